@@ -1,0 +1,47 @@
+# strata developer entry points. Needs only python3 (>= 3.11) and network access to PyPI.
+#   make demo      run the end-to-end demo
+#   make test      fast suite (everything not marked slow)
+#   make test-all  full suite
+#   make lint      ruff + mypy
+#   make bench     install the bench extras (numba, numba-cuda) and run benchmarks/run_all.py
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.stamp
+BENCH_STAMP := $(VENV)/.stamp-bench
+
+.PHONY: venv demo test test-all lint bench clean
+
+venv: $(STAMP)
+
+# Re-runs only when pyproject.toml is newer than the stamp, so repeated `make test` is instant.
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "strata needs Python >= 3.11 in $(VENV); remove it and run: make PYTHON=python3.11 venv" >&2; exit 1; }
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $@
+
+demo: venv
+	$(BIN)/strata demo
+
+test: venv
+	$(BIN)/python -m pytest -q -m "not slow"
+
+test-all: venv
+	$(BIN)/python -m pytest -q
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[bench]'
+	@touch $@
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,93 @@
+# Runs every strata benchmark side by side with its peer, prints the results table, and writes
+# benchmarks/results.json (machine, date, settings, every row with its raw figures). `make bench`
+# runs this. Exit status 0 only if every row PASSes.
+#
+#   PYTHONPATH=src .venv/bin/python benchmarks/run_all.py [--quick] [--repeat 3] [--skip-sgemm]
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import bench_saxpy
+import bench_sgemm
+import peers
+from harness import BENCH_DIR, PASS, BenchResult, format_table, log, machine_info, now_iso
+
+
+def _guard(name: str, fn: Any) -> list[BenchResult]:
+    """Run one benchmark; an unexpected crash in the harness itself becomes an ERROR row, not a traceback."""
+    try:
+        out = fn()
+        return out if isinstance(out, list) else [out]
+    except Exception as e:
+        traceback.print_exc(file=sys.stderr)
+        return [
+            BenchResult(
+                name=name,
+                description="harness crashed",
+                target="-",
+                note=f"benchmark harness error: {type(e).__name__}: {e}",
+            )
+        ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Run all strata benchmarks against their peers.")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"time the Numba simulator on n={peers.QUICK_N} and scale linearly (says so)",
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="timed strata launches per benchmark (best reported)")
+    parser.add_argument("--sim-repeat", type=int, default=3, help="timed Numba simulator launches (best reported)")
+    parser.add_argument("--tile", type=int, default=bench_sgemm.TILE, choices=(16, 32), help="SGEMM tile")
+    parser.add_argument("--skip-sgemm", action="store_true", help="leave out the 1024^3 SGEMM")
+    parser.add_argument("--json", type=Path, default=BENCH_DIR / "results.json", help="where to write results")
+    args = parser.parse_args()
+
+    t0 = time.perf_counter()
+    started = now_iso()
+    results: list[BenchResult] = []
+    rep = args.repeat
+    results += _guard(
+        "saxpy_vs_numba_sim",
+        lambda: bench_saxpy.bench_vs_numba_sim(quick=args.quick, repeats=rep, sim_repeats=args.sim_repeat),
+    )
+    results += _guard("saxpy_vs_numpy", lambda: bench_saxpy.bench_vs_numpy(repeats=rep))
+    if not args.skip_sgemm:
+        results += _guard("sgemm", lambda: bench_sgemm.bench_sgemm(tile=args.tile, repeats=rep))
+
+    table = format_table(results)
+    print(table)
+    doc = {
+        "date": started,
+        "elapsed_s": time.perf_counter() - t0,
+        "machine": machine_info(),
+        "settings": {
+            "quick": args.quick,
+            "sim_repeat": args.sim_repeat,
+            "repeat": args.repeat,
+            "sgemm_tile": args.tile,
+            "skip_sgemm": args.skip_sgemm,
+            "timing": "strata: compile and one warm launch excluded, then best of --repeat timed launches "
+            "(launch + synchronize; copies not timed). numpy: one warm-up, best of 5 (saxpy) / 3 "
+            "(matmul). numba simulator: one 1-block warm-up, then best of --sim-repeat timed launches at n "
+            f"(or at n={peers.QUICK_N} scaled linearly with --quick).",
+        },
+        "all_pass": all(r.status == PASS for r in results),
+        "results": [r.as_dict() for r in results],
+        "table": table,
+    }
+    args.json.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    log(f"wrote {args.json}")
+    return 0 if doc["all_pass"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,143 @@
+"""Source of truth for strata's environment variables: names, types, defaults, validation.
+
+The only module that reads `os.environ`. A leaf: any layer may import it. `settings()` re-reads the
+environment on every call (microseconds), so tests can `monkeypatch.setenv` without reloading anything.
+Each variable is documented in docs/config.md; `ENV_VARS` below holds the same one-line summaries.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+GPUS: tuple[str, ...] = ("h100", "h200", "a100", "mi300x")
+DEFAULT_GPU = "h200"
+DEFAULT_LAUNCH_BUDGET = 5_000_000_000
+DEFAULT_CHUNK_LANES = 65536
+MAX_DEBUG = 4
+
+# Name -> one-line summary; `strata env`-style tooling and docs/config.md list these.
+ENV_VARS: dict[str, str] = {
+    "STRATA_GPU": f"virtual GPU model to emulate and time: {'|'.join(GPUS)} (default {DEFAULT_GPU})",
+    "STRATA_CACHE_DIR": "directory for the NVRTC PTX cache (default $XDG_CACHE_HOME/strata/ptx, "
+    "else ~/.cache/strata/ptx)",
+    "STRATA_DEBUG": "verbosity 0-4: 1 launches, 2 +sources, 3 +PTX, 4 +per-instruction trace (default 0)",
+    "STRATA_LAUNCH_BUDGET": "max thread-instructions one launch may execute before LaunchTimeout "
+    f"(default {DEFAULT_LAUNCH_BUDGET:_})",
+    "STRATA_CHUNK_LANES": "threads the emulator executes at once, as one vector "
+    f"(default {DEFAULT_CHUNK_LANES})",
+    "STRATA_NVCC": "path to nvcc, or 0 to never use it (default: nvcc on PATH, if any)",
+}
+
+_OFF = frozenset({"0", "off", "false", "no", "none"})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A snapshot of strata's configuration, read from the environment by `settings()`.
+
+    Attributes:
+        gpu: model of the virtual GPU (`STRATA_GPU`), lower-case, one of `GPUS`.
+        cache_dir: where compiled PTX is cached (`STRATA_CACHE_DIR`); created on first write.
+        debug: verbosity level 0-4 (`STRATA_DEBUG`).
+        launch_budget: thread-instructions a single launch may execute (`STRATA_LAUNCH_BUDGET`);
+            the emulator raises LaunchTimeout past it, the way a watchdog kills a hung kernel.
+        chunk_lanes: how many threads the emulator runs at once as one NumPy vector
+            (`STRATA_CHUNK_LANES`); trades memory for speed, never changes results.
+        nvcc: resolved path to nvcc, or None when absent or disabled (`STRATA_NVCC`).
+            nvcc is optional: strata only uses it to cross-check, never to run.
+
+    Example:
+        >>> s = Settings()
+        >>> (s.gpu, s.debug, s.chunk_lanes)
+        ('h200', 0, 65536)
+    """
+
+    gpu: str = DEFAULT_GPU
+    cache_dir: Path = Path("~/.cache/strata/ptx").expanduser()
+    debug: int = 0
+    launch_budget: int = DEFAULT_LAUNCH_BUDGET
+    chunk_lanes: int = DEFAULT_CHUNK_LANES
+    nvcc: Path | None = None
+
+
+def settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read strata's configuration from the environment (or `environ`, for tests).
+
+    Args:
+        environ: mapping to read instead of `os.environ`.
+
+    Returns:
+        A frozen `Settings`.
+
+    Raises:
+        ValueError: a variable is set to a value outside its documented range; the message names it.
+
+    Example:
+        >>> settings({"STRATA_GPU": "H100", "STRATA_DEBUG": "2"}).gpu
+        'h100'
+        >>> settings({"STRATA_DEBUG": "9"})
+        Traceback (most recent call last):
+        ...
+        ValueError: STRATA_DEBUG must be an integer in 0..4, got '9'
+    """
+    env = os.environ if environ is None else environ
+    return Settings(
+        gpu=_gpu(env),
+        cache_dir=_cache_dir(env),
+        debug=_int(env, "STRATA_DEBUG", 0, lo=0, hi=MAX_DEBUG),
+        launch_budget=_int(env, "STRATA_LAUNCH_BUDGET", DEFAULT_LAUNCH_BUDGET, lo=1),
+        chunk_lanes=_int(env, "STRATA_CHUNK_LANES", DEFAULT_CHUNK_LANES, lo=1),
+        nvcc=_nvcc(env),
+    )
+
+
+# --- helpers ------------------------------------------------------------------------------------------
+
+
+def _gpu(env: Mapping[str, str]) -> str:
+    raw = env.get("STRATA_GPU", "").strip()
+    gpu = raw.lower() or DEFAULT_GPU
+    if gpu not in GPUS:
+        raise ValueError(f"STRATA_GPU must be one of {', '.join(GPUS)}, got {raw!r}")
+    return gpu
+
+
+def _cache_dir(env: Mapping[str, str]) -> Path:
+    if raw := env.get("STRATA_CACHE_DIR", "").strip():
+        return Path(raw).expanduser()
+    # XDG says a relative XDG_CACHE_HOME is invalid and must be ignored.
+    xdg = env.get("XDG_CACHE_HOME", "").strip()
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path("~/.cache").expanduser()
+    return base / "strata" / "ptx"
+
+
+def _int(env: Mapping[str, str], name: str, default: int, *, lo: int, hi: int | None = None) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    text = raw.replace("_", "")
+    try:
+        # Accept 5e9 as well as 5_000_000_000, but only when the value is integral.
+        value = int(text) if text.lstrip("+-").isdigit() else float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value != int(value) or value < lo or (hi is not None and value > hi):
+        rng = f"in {lo}..{hi}" if hi is not None else f">= {lo}"
+        raise ValueError(f"{name} must be an integer {rng}, got {raw!r}")
+    return int(value)
+
+
+def _nvcc(env: Mapping[str, str]) -> Path | None:
+    raw = env.get("STRATA_NVCC")
+    if raw is not None and raw.strip().lower() in _OFF | {""}:
+        return None
+    # Re-resolved on every call (a few stat()s) so a monkeypatched PATH is honoured.
+    found = shutil.which(raw.strip() if raw is not None else "nvcc", path=env.get("PATH", os.defpath))
+    if found is None and raw is not None:
+        raise ValueError(f"STRATA_NVCC must name an executable nvcc (or 0 to disable), got {raw!r}")
+    return Path(found) if found else None

@@ -1,0 +1,257 @@
+"""CUDA C++ -> PTX through NVRTC, with a content-addressed disk cache.
+
+Source of truth for how strata invokes NVRTC: default options (compute_90, -lineinfo, C++17, the
+CUDA headers from the nvidia-cuda-runtime wheel), how name expressions are lowered, the cache key and
+cache-file format, and how a failed compile becomes a CompileError.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import util as importlib_util
+from pathlib import Path
+from typing import Any
+
+from cuda.bindings import nvrtc
+
+from strata.config import settings
+
+DEFAULT_ARCH = "compute_90"
+# Bump when the cache-file layout or the meaning of an entry changes; old entries are then ignored.
+CACHE_FORMAT = 1
+# NVRTC diagnostics look like `k.cu(3): error: ...`, `k.cu(1): catastrophic error: ...`, `nvrtc: error: ...`.
+_ERROR_LINE = re.compile(r"\berror(\s*#[\w-]+)?\s*:", re.IGNORECASE)
+
+
+class CompileError(ValueError):
+    """NVRTC rejected a program; `.log` holds NVRTC's full log.
+
+    Example:
+        >>> try:
+        ...     compile_to_ptx("__global__ void k() { int x = ; }", name="bad.cu", cache=False)
+        ... except CompileError as e:
+        ...     print("expected an expression" in e.log)
+        True
+    """
+
+    def __init__(self, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
+
+
+@dataclass(frozen=True)
+class CompiledSource:
+    """What NVRTC produced for one program.
+
+    Attributes:
+        ptx: the PTX module text.
+        lowered_names: each requested name expression (e.g. "scale<float>") -> its mangled symbol.
+        log: NVRTC's log (warnings; empty when clean).
+        nvrtc_version: (major, minor) of the NVRTC that compiled it.
+        cached: True when served from the disk cache instead of NVRTC (not part of equality).
+    """
+
+    ptx: str
+    lowered_names: dict[str, str]
+    log: str
+    nvrtc_version: tuple[int, int]
+    cached: bool = field(default=False, compare=False)
+
+
+def compile_to_ptx(
+    source: str,
+    *,
+    options: Sequence[str] = (),
+    name_expressions: Sequence[str] = (),
+    name: str = "kernel.cu",
+    lineinfo: bool = True,
+    cache: bool = True,
+) -> CompiledSource:
+    """Compile CUDA C++ `source` to PTX with NVRTC.
+
+    Defaults added unless `options` already says otherwise: `--gpu-architecture=compute_90`,
+    `--std=c++17`, `-lineinfo` (so the PTX carries `.loc` lines for fault reports), and always
+    `-I<nvidia/cu13/include>` so `#include <cuda_fp16.h>` and friends resolve.
+
+    Args:
+        source: CUDA C++ translation unit.
+        options: extra NVRTC options, e.g. ("-DN=4", "--use_fast_math", "-arch=compute_80").
+        name_expressions: C++ names to lower, e.g. ("scale<float>",); see `CompiledSource.lowered_names`.
+        name: file name NVRTC uses in diagnostics.
+        lineinfo: add `-lineinfo` (the default).
+        cache: look up and store the result in the PTX cache (`STRATA_CACHE_DIR`).
+
+    Returns:
+        A `CompiledSource`.
+
+    Raises:
+        CompileError: NVRTC rejected the program or an option; `.log` has NVRTC's log.
+
+    Example:
+        >>> out = compile_to_ptx('extern "C" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }')
+        >>> ".visible .entry k(" in out.ptx
+        True
+    """
+    opts = _full_options(options, lineinfo)
+    exprs = list(dict.fromkeys(name_expressions))  # NVRTC rejects duplicates; keep first-seen order
+    version = nvrtc_version()
+    cfg = settings()
+    if cfg.debug >= 2:
+        print(f"[strata:compile] {name} options={opts}\n{source}", file=sys.stderr)
+
+    path = cfg.cache_dir / f"{_cache_key(source, opts, exprs, name, version)}.json" if cache else None
+    hit = _cache_load(path) if path is not None else None
+    result = hit or _nvrtc_compile(source, opts, exprs, name)
+    if cfg.debug >= 3:
+        print(f"[strata:compile] {name} -> PTX\n{result.ptx}", file=sys.stderr)
+    if path is not None and hit is None:
+        _cache_store(path, result)
+    return result
+
+
+@functools.cache
+def nvrtc_version() -> tuple[int, int]:
+    """(major, minor) of the loaded NVRTC library.
+
+    Example:
+        >>> nvrtc_version() >= (13, 0)
+        True
+    """
+    major, minor = _check(nvrtc.nvrtcVersion(), "nvrtcVersion")
+    return int(major), int(minor)
+
+
+@functools.cache
+def cuda_include_dir() -> Path | None:
+    """The CUDA headers shipped in the nvidia-cuda-runtime wheel (`nvidia/cu13/include`), or None.
+
+    Example:
+        >>> (cuda_include_dir() / "cuda_runtime.h").is_file()
+        True
+    """
+    spec = importlib_util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        inc = Path(root) / "cu13" / "include"
+        if (inc / "cuda_runtime.h").is_file():
+            return inc
+    return None
+
+
+# --- NVRTC ------------------------------------------------------------------------------------------
+
+
+def _full_options(options: Sequence[str], lineinfo: bool) -> list[str]:
+    opts = [str(o) for o in options]
+    defaults = []
+    if not any(o.startswith(("--gpu-architecture", "-arch")) for o in opts):
+        defaults.append(f"--gpu-architecture={DEFAULT_ARCH}")
+    if not any(o.startswith(("--std", "-std")) for o in opts):
+        defaults.append("--std=c++17")
+    if lineinfo and not any(o in ("-lineinfo", "--generate-line-info") for o in opts):
+        defaults.append("-lineinfo")
+    if (inc := cuda_include_dir()) is not None:
+        defaults.append(f"-I{inc}")
+    return defaults + opts
+
+
+def _nvrtc_compile(source: str, opts: list[str], exprs: list[str], name: str) -> CompiledSource:
+    prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []), "nvrtcCreateProgram")
+    try:
+        for expr in exprs:
+            _check(nvrtc.nvrtcAddNameExpression(prog, expr.encode()), "nvrtcAddNameExpression")
+        raw_opts = [o.encode() for o in opts]
+        (status,) = nvrtc.nvrtcCompileProgram(prog, len(raw_opts), raw_opts)
+        log = _read(prog, nvrtc.nvrtcGetProgramLogSize, nvrtc.nvrtcGetProgramLog)
+        if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise CompileError(f"[compile] NVRTC could not compile {name}: {_first_error(log, status)}", log)
+        ptx = _read(prog, nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX)
+        lowered = {}
+        for expr in exprs:
+            mangled = _check(nvrtc.nvrtcGetLoweredName(prog, expr.encode()), f"nvrtcGetLoweredName({expr!r})")
+            lowered[expr] = mangled.decode() if isinstance(mangled, bytes) else str(mangled)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return CompiledSource(ptx=ptx, lowered_names=lowered, log=log, nvrtc_version=nvrtc_version())
+
+
+def _read(prog: Any, size_fn: Callable[..., tuple[Any, ...]], get_fn: Callable[..., tuple[Any, ...]]) -> str:
+    size = _check(size_fn(prog), "nvrtcGet*Size")
+    buf = b" " * int(size)
+    _check(get_fn(prog, buf), "nvrtcGet*")
+    return buf.rstrip(b"\0").decode("utf-8", errors="replace")
+
+
+def _check(ret: tuple[Any, ...], what: str) -> Any:
+    """Unpack a cuda-bindings `(status, *values)` tuple, raising on a non-success status."""
+    status, *values = ret
+    if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        _, text = nvrtc.nvrtcGetErrorString(status)
+        raise CompileError(f"[compile] {what} failed: {text.decode() if isinstance(text, bytes) else text}")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def _first_error(log: str, status: object) -> str:
+    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+    for ln in lines:
+        if _ERROR_LINE.search(ln):
+            return ln
+    return lines[0] if lines else str(getattr(status, "name", status))
+
+
+# --- cache ------------------------------------------------------------------------------------------
+
+
+def _cache_key(source: str, opts: list[str], exprs: list[str], name: str, version: tuple[int, int]) -> str:
+    # `name` is part of the key because -lineinfo writes it into the PTX's `.file` directive.
+    blob = json.dumps([CACHE_FORMAT, source, opts, exprs, name, list(version)], separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _cache_load(path: Path) -> CompiledSource | None:
+    # Any unreadable, truncated or foreign entry is a miss; the fresh compile then overwrites it.
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        if entry.get("format") != CACHE_FORMAT:
+            return None
+        ptx, lowered, log = entry["ptx"], entry["lowered_names"], entry["log"]
+        version = entry["nvrtc_version"]
+        if not (isinstance(ptx, str) and isinstance(lowered, dict) and isinstance(log, str)):
+            return None
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in lowered.items()):
+            return None
+        return CompiledSource(ptx, lowered, log, (int(version[0]), int(version[1])), cached=True)
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+
+
+def _cache_store(path: Path, result: CompiledSource) -> None:
+    entry = {
+        "format": CACHE_FORMAT,
+        "ptx": result.ptx,
+        "lowered_names": result.lowered_names,
+        "log": result.log,
+        "nvrtc_version": list(result.nvrtc_version),
+    }
+    # Write-then-rename so a concurrent reader never sees half a file; a read-only cache is not fatal.
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(entry, f)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        pass

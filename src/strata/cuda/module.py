@@ -1,0 +1,281 @@
+"""Modules and kernels: `compile` (NVRTC), `Module.from_ptx`, `Kernel.launch` and its `LaunchReport`.
+
+The L3 contract later layers keep. A launch packs its arguments by the kernel's PTX parameter list
+(as cuLaunchKernel does from the kernel image), validates the configuration against the device's
+limits with CUDA's error names, and goes down through the runtime (L2) and driver (L1) to the
+virtual GPU (L0).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from strata import trace
+from strata.cuda.compiler import compile_to_ptx
+from strata.cuda.device import Device, current_device
+from strata.cuda.memory import DeviceArray
+from strata.errors import CudaError, InvalidLaunchConfig
+from strata.hw.counters import Counters
+from strata.hw.engine import LaunchConfig
+from strata.hw.occupancy import estimate_registers, ptxas_registers
+from strata.hw.perf import ModeledTime, model_launch
+from strata.hw.ptx import parse
+from strata.hw.ptx.ir import Function, Module as PTXModule, Param
+from strata.runtime import LoadedModule, launch_kernel, load_module
+
+Dim3 = int | tuple[int, ...]
+LAYERS = ("L3 strata.cuda (CUDA runtime API)", "L2 strata.runtime (module load, dispatch)",
+          "L1 strata.driver (doorbell)", "L0 strata.hw (PTX JIT + SIMT engine)")
+
+
+def compile(source: str, *, options: Sequence[str] = (), name_expressions: Sequence[str] = (),
+            name: str = "kernel.cu") -> Module:  # noqa: A001 - the issue names it compile
+    """Compile CUDA C++ with NVRTC to PTX for compute_90 and return a Module.
+
+    Args:
+        source: CUDA C++ source text.
+        options: extra NVRTC options (e.g. "-use_fast_math", "-DN=4").
+        name_expressions: C++ names of template instantiations to make loadable ("scale<float>").
+    Raises:
+        CompileError: NVRTC rejected the source; `.log` holds NVRTC's log.
+
+    Example:
+        >>> m = compile('extern "C" __global__ void k(int* p) { *p = 7; }')
+        >>> m.kernels
+        ['k']
+    """
+    with trace.span("L3", "nvrtcCompileProgram", name=name):
+        result = compile_to_ptx(source, options=options, name_expressions=name_expressions, name=name)
+    mod = Module.from_ptx(result.ptx)
+    mod.lowered_names = dict(result.lowered_names)
+    mod.compile_log = result.log
+    return mod
+
+
+class Module:
+    """A PTX module (cuModule). Parsing happens now; loading onto a device happens at first launch.
+
+    Example:
+        >>> ptx = ".version 8.0\\n.target sm_90\\n.address_size 64\\n.visible .entry k() { ret; }"
+        >>> Module.from_ptx(ptx).get_function("k").name
+        'k'
+    """
+
+    def __init__(self, ptx: str) -> None:
+        self.ptx = ptx
+        self.ir: PTXModule = parse(ptx)
+        self.lowered_names: dict[str, str] = {}
+        self.compile_log = ""
+        self._loaded: dict[int, LoadedModule] = {}
+
+    @classmethod
+    def from_ptx(cls, text: str) -> Module:
+        """Load PTX text (cuModuleLoadData). Raises PTXSyntaxError with line and column."""
+        return cls(text)
+
+    @property
+    def kernels(self) -> list[str]:
+        return self.ir.kernels
+
+    def get_function(self, name: str) -> Kernel:
+        """The kernel `name`, or a name expression given to `compile` (cuModuleGetFunction)."""
+        mangled = self.lowered_names.get(name, name)
+        fn = self.ir.functions.get(mangled)
+        if fn is None or not fn.is_entry:
+            raise CudaError("cudaErrorInvalidDeviceFunction",
+                            f"[get_function] no kernel named {name!r} in module; kernels: {self.kernels}")
+        return Kernel(self, fn, name)
+
+    def loaded(self, device: Device) -> LoadedModule:
+        lm = self._loaded.get(id(device))
+        if lm is None:
+            lm = load_module(device.file, self.ptx)
+            self._loaded[id(device)] = lm
+        return lm
+
+
+@dataclass
+class LaunchReport:
+    """What one launch did: counters, modeled time on the device, and the emulation's wall time."""
+
+    kernel: str
+    device: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_mem: int
+    registers: int
+    registers_source: str  # 'ptxas' or 'estimate'
+    counters: Counters
+    modeled: ModeledTime
+    wall_time_s: float
+    layers: tuple[str, ...] = field(default=LAYERS)
+
+    @property
+    def modeled_time_s(self) -> float:
+        return self.modeled.seconds
+
+    def __str__(self) -> str:
+        c = self.counters
+        return (f"{self.kernel}<<<{self.grid}, {self.block}, {self.shared_mem}>>> on virtual {self.device}: "
+                f"{c.total_thread_instructions:,} thread-instructions, SIMT efficiency {c.simt_efficiency:.0%}, "
+                f"{c.global_bytes:,} global bytes (coalescing {c.coalescing_efficiency:.0%}); "
+                f"{self.modeled}; emulated in {self.wall_time_s * 1e3:.1f} ms wall")
+
+
+class Kernel:
+    """A kernel in a module (cuFunction). Call it or use `launch`."""
+
+    def __init__(self, module: Module, fn: Function, name: str) -> None:
+        self.module = module
+        self.fn = fn
+        self.name = name
+        self._regs: tuple[int, str] | None = None
+
+    @property
+    def params(self) -> list[Param]:
+        return self.fn.params
+
+    def __call__(self, grid: Dim3, block: Dim3, args: Sequence[Any], shared_mem: int = 0) -> LaunchReport:
+        return self.launch(grid, block, args, shared_mem=shared_mem)
+
+    def launch(self, grid: Dim3, block: Dim3, args: Sequence[Any], *, shared_mem: int = 0) -> LaunchReport:
+        """Launch on the current device: `kernel<<<grid, block, shared_mem>>>(*args)`.
+
+        Args:
+            grid, block: an int or a tuple of up to 3 ints.
+            args: one per PTX parameter: a DeviceArray or int for pointers, NumPy scalars for values.
+            shared_mem: dynamic shared memory per block, bytes.
+        Raises:
+            TypeError: wrong argument count or type (names the parameter).
+            InvalidLaunchConfig: grid/block/shared memory outside the device's limits.
+            DeviceFault, LaunchTimeout: from the device while it runs.
+        """
+        device = current_device()
+        g, b = _dim3(grid, "grid"), _dim3(block, "block")
+        regs, source = self.registers()
+        with trace.span("L3", "cudaLaunchKernel", kernel=self.name, grid=g, block=b,
+                        shared_mem=shared_mem) as span_args:
+            self._validate(device, g, b, shared_mem, regs)
+            params = pack_arguments(self.name, self.fn.params, args)
+            loaded = self.module.loaded(device)
+            t0 = time.perf_counter()
+            result = launch_kernel(loaded, self.fn.name, LaunchConfig(g, b, shared_mem, params))
+            wall = time.perf_counter() - t0
+            modeled = model_launch(device.spec, result.counters, grid_blocks=g[0] * g[1] * g[2],
+                                   threads_per_block=b[0] * b[1] * b[2], regs_per_thread=regs,
+                                   smem_per_block=result.shared_bytes_per_block)
+            span_args["modeled_s"] = modeled.seconds
+        return LaunchReport(self.name, device.spec.product, g, b, shared_mem, regs, source, result.counters,
+                            modeled, wall)
+
+    def registers(self) -> tuple[int, str]:
+        """Registers per thread: `ptxas -v` when ptxas is present, else an estimate from the PTX."""
+        if self._regs is None:
+            n = ptxas_registers(self.module.ptx, self.fn.name)
+            self._regs = (n, "ptxas") if n is not None else (estimate_registers(self.fn.regs), "estimate")
+        return self._regs
+
+    def _validate(self, device: Device, g: tuple[int, int, int], b: tuple[int, int, int], shared_mem: int,
+                  regs: int) -> None:
+        spec = device.spec
+        threads = b[0] * b[1] * b[2]
+        for axis, (n, lim) in enumerate(zip(b, spec.max_block_dim, strict=True)):
+            if n > lim:
+                raise InvalidLaunchConfig(message=f"[launch {self.name}] blockDim.{'xyz'[axis]}={n} exceeds "
+                                          f"the device limit {lim}")
+        if threads > spec.max_threads_per_block:
+            raise InvalidLaunchConfig(message=f"[launch {self.name}] {threads} threads per block exceeds "
+                                      f"maxThreadsPerBlock={spec.max_threads_per_block}")
+        for axis, (n, lim) in enumerate(zip(g, spec.max_grid_dim, strict=True)):
+            if n > lim:
+                raise InvalidLaunchConfig(message=f"[launch {self.name}] gridDim.{'xyz'[axis]}={n} exceeds "
+                                          f"the device limit {lim}")
+        maxntid = self.fn.directives.get("maxntid") or self.fn.directives.get("reqntid")
+        if maxntid and threads > int(np.prod(maxntid)):
+            raise InvalidLaunchConfig("cudaErrorLaunchOutOfResources",
+                                      f"[launch {self.name}] {threads} threads per block exceeds the kernel's "
+                                      f"__launch_bounds__ of {int(np.prod(maxntid))}")
+        if shared_mem < 0 or shared_mem > spec.shared_mem_per_block:
+            raise InvalidLaunchConfig("cudaErrorInvalidValue",
+                                      f"[launch {self.name}] dynamic shared memory {shared_mem} bytes exceeds "
+                                      f"the {spec.shared_mem_per_block}-byte default limit (the opt-in "
+                                      f"attribute arrives with the full runtime API)")
+        if regs * threads > spec.regs_per_block:
+            raise InvalidLaunchConfig("cudaErrorLaunchOutOfResources",
+                                      f"[launch {self.name}] {threads} threads x {regs} registers = "
+                                      f"{regs * threads} exceeds regsPerBlock={spec.regs_per_block}")
+
+
+def _dim3(v: Dim3, what: str) -> tuple[int, int, int]:
+    t = (v,) if isinstance(v, int | np.integer) else tuple(v)
+    if not 1 <= len(t) <= 3:
+        raise InvalidLaunchConfig(message=f"[launch] {what} must be an int or a tuple of 1 to 3 ints, got {v!r}")
+    dims = []
+    for x in t:
+        if not isinstance(x, int | np.integer) or int(x) < 1:
+            raise InvalidLaunchConfig(message=f"[launch] {what} dimensions must be positive ints, got {v!r}")
+        dims.append(int(x))
+    dims += [1] * (3 - len(dims))
+    return dims[0], dims[1], dims[2]
+
+
+_VALUE_TYPES: dict[str, type[np.generic]] = {
+    "u8": np.uint8, "s8": np.int8, "b8": np.uint8, "u16": np.uint16, "s16": np.int16, "b16": np.uint16,
+    "f16": np.float16, "u32": np.uint32, "s32": np.int32, "b32": np.uint32, "f32": np.float32,
+    "u64": np.uint64, "s64": np.int64, "b64": np.uint64, "f64": np.float64,
+}
+
+
+def pack_arguments(kernel: str, params: list[Param], args: Sequence[Any]) -> bytes:
+    """Pack launch arguments into the kernel's parameter buffer by its PTX parameter list."""
+    if isinstance(args, DeviceArray | np.generic | int | float):
+        args = (args,)
+    if len(args) != len(params):
+        names = ", ".join(f"{p.name} (.{p.type})" for p in params)
+        raise TypeError(f"[launch {kernel}] expects {len(params)} arguments ({names}), got {len(args)}")
+    buf = bytearray()
+    for i, (p, a) in enumerate(zip(params, args, strict=True)):
+        buf += bytes(-len(buf) % p.align)
+        buf += _pack_one(kernel, i, p, a)
+    return bytes(buf)
+
+
+def _pack_one(kernel: str, i: int, p: Param, a: Any) -> bytes:
+    where = f"[launch {kernel}] parameter {i} ({p.name}, .{p.type}{'[' + str(p.size) + ']' if p.type == 'b8' else ''})"
+    if p.type == "b8" and p.size > 1:  # a struct passed by value
+        raw = a.tobytes() if isinstance(a, np.ndarray | np.generic) else bytes(a) \
+            if isinstance(a, bytes | bytearray) else None
+        if raw is None or len(raw) != p.size:
+            raise TypeError(f"{where} expects {p.size} bytes (a struct by value), got {type(a).__name__}")
+        return raw
+    want = _VALUE_TYPES.get(p.type)
+    if want is None:
+        raise TypeError(f"{where}: parameter type .{p.type} is not supported")
+    if isinstance(a, DeviceArray):
+        if p.size != 8:
+            raise TypeError(f"{where} is not a pointer; got a DeviceArray")
+        if a.freed:
+            raise CudaError("cudaErrorInvalidValue", f"{where}: DeviceArray {a.ptr:#x} was freed")
+        return int(a.ptr).to_bytes(8, "little")
+    if isinstance(a, np.generic):
+        if a.dtype != np.dtype(want) and not (p.size == 8 and a.dtype in (np.int64, np.uint64)) and not (
+                a.dtype.kind in "iu" and np.dtype(want).kind in "iu" and a.dtype.itemsize == p.size):
+            raise TypeError(f"{where} expects a {np.dtype(want).name}, got numpy.{a.dtype.name}")
+        return a.tobytes()
+    if isinstance(a, bool):
+        raise TypeError(f"{where} expects a {np.dtype(want).name}, got bool")
+    if isinstance(a, int):
+        if np.dtype(want).kind == "f":
+            raise TypeError(f"{where} expects a {np.dtype(want).name}, got int")
+        bits = 8 * p.size
+        if not -(1 << (bits - 1)) <= a < (1 << bits):
+            raise TypeError(f"{where}: {a} does not fit in {bits} bits")
+        return (a & ((1 << bits) - 1)).to_bytes(p.size, "little")
+    if isinstance(a, float) and np.dtype(want).kind == "f":
+        return np.array(a, dtype=want).tobytes()
+    raise TypeError(f"{where} expects a NumPy scalar or DeviceArray, got {type(a).__name__}")

@@ -1,0 +1,106 @@
+"""Errors every layer raises, with the CUDA and HIP names users search for.
+
+A leaf module: any layer may import it. `strata.cuda` re-exports these names, which is where users
+meet them; they live here so the virtual GPU (L0) can raise them without importing upward.
+"""
+
+from __future__ import annotations
+
+# CUDA runtime error name -> (cudaError_t value, HIP twin). Values match the real enums.
+CUDA_ERRORS: dict[str, tuple[int, str]] = {
+    "cudaErrorInvalidValue": (1, "hipErrorInvalidValue"),
+    "cudaErrorMemoryAllocation": (2, "hipErrorOutOfMemory"),
+    "cudaErrorInitializationError": (3, "hipErrorNotInitialized"),
+    "cudaErrorInvalidConfiguration": (9, "hipErrorInvalidConfiguration"),
+    "cudaErrorInvalidDeviceFunction": (98, "hipErrorInvalidDeviceFunction"),
+    "cudaErrorNoDevice": (100, "hipErrorNoDevice"),
+    "cudaErrorInvalidDevice": (101, "hipErrorInvalidDevice"),
+    "cudaErrorInvalidKernelImage": (200, "hipErrorInvalidImage"),
+    "cudaErrorInvalidPtx": (218, "hipErrorInvalidKernelFile"),
+    "cudaErrorInvalidSource": (300, "hipErrorInvalidSource"),
+    "cudaErrorInvalidResourceHandle": (400, "hipErrorInvalidHandle"),
+    "cudaErrorSymbolNotFound": (500, "hipErrorNotFound"),
+    "cudaErrorNotReady": (600, "hipErrorNotReady"),
+    "cudaErrorIllegalAddress": (700, "hipErrorIllegalAddress"),
+    "cudaErrorLaunchOutOfResources": (701, "hipErrorLaunchOutOfResources"),
+    "cudaErrorLaunchTimeout": (702, "hipErrorLaunchTimeOut"),
+    "cudaErrorAssert": (710, "hipErrorAssert"),
+    "cudaErrorIllegalInstruction": (715, "hipErrorIllegalInstruction"),
+    "cudaErrorMisalignedAddress": (716, "hipErrorMisalignedAddress"),
+    "cudaErrorLaunchFailure": (719, "hipErrorLaunchFailure"),
+    "cudaErrorNotSupported": (801, "hipErrorNotSupported"),
+    "cudaErrorUnknown": (999, "hipErrorUnknown"),
+}
+
+
+class CudaError(RuntimeError):
+    """A CUDA runtime error; `.name` is the cudaError_t name, `.hip_name` its HIP twin.
+
+    Example:
+        >>> e = CudaError("cudaErrorIllegalAddress", "bad access")
+        >>> (e.name, e.code, e.hip_name)
+        ('cudaErrorIllegalAddress', 700, 'hipErrorIllegalAddress')
+    """
+
+    default_name = "cudaErrorUnknown"
+
+    def __init__(self, name: str | None = None, message: str = "") -> None:
+        self.name = name or self.default_name
+        self.code, self.hip_name = CUDA_ERRORS.get(self.name, (999, "hipErrorUnknown"))
+        self.message = message
+        super().__init__(f"{self.name}: {message}" if message else self.name)
+
+
+class DeviceFault(CudaError):
+    """A kernel touched memory it may not (memcheck), trapped, or failed an assertion.
+
+    `.report` holds the structured fields compute-sanitizer prints: kernel, ptx_line, source_line,
+    block, thread, address, size, access ('read'/'write'/'atomic'), space, and nearest allocation.
+    """
+
+    default_name = "cudaErrorIllegalAddress"
+
+    def __init__(self, name: str | None = None, message: str = "", report: dict | None = None) -> None:
+        super().__init__(name, message)
+        self.report = dict(report or {})
+
+
+class LaunchTimeout(CudaError):
+    """A kernel ran past the launch budget (`STRATA_LAUNCH_BUDGET`) and was stopped."""
+
+    default_name = "cudaErrorLaunchTimeout"
+
+
+class InvalidLaunchConfig(CudaError):
+    """Grid, block or shared-memory request outside the device's limits."""
+
+    default_name = "cudaErrorInvalidConfiguration"
+
+
+class OutOfMemoryError(CudaError, MemoryError):
+    """Device memory is exhausted (`cudaErrorMemoryAllocation`)."""
+
+    default_name = "cudaErrorMemoryAllocation"
+
+
+class PTXSyntaxError(ValueError):
+    """Malformed PTX text; the message names line and column."""
+
+    def __init__(self, message: str, line: int = 0, column: int = 0, source_line: str = "") -> None:
+        self.line, self.column, self.source_line = line, column, source_line
+        where = f"line {line}, column {column}: " if line else ""
+        text = f"{where}{message}"
+        if source_line:
+            text += f"\n    {source_line.rstrip()}\n    {' ' * max(column - 1, 0)}^"
+        super().__init__(text)
+
+
+class UnsupportedInstruction(NotImplementedError):
+    """A PTX instruction the virtual GPU does not implement, found when the module is loaded."""
+
+    def __init__(self, opcode: str, kernel: str = "", line: int = 0) -> None:
+        self.opcode, self.kernel, self.line = opcode, kernel, line
+        super().__init__(
+            f"the virtual GPU does not implement PTX instruction '{opcode}'"
+            + (f" (in {kernel}, PTX line {line})" if kernel else "")
+        )

@@ -1,0 +1,1 @@
+"""L5: the PyTorch-style framework. Arrives with the framework issue."""

@@ -1,0 +1,1 @@
+"""L0: the virtual GPU. Device catalogue, PTX front end, JIT, SIMT engine, memory, timing model."""

@@ -1,0 +1,436 @@
+"""The SIMT engine: runs a kernel launch as NumPy vectors of threads, many blocks at a time.
+
+Source of truth for how the virtual GPU executes: lanes are array elements (one per thread; each
+block's threads padded to whole 32-lane warps), a chunk holds as many whole blocks as fit in
+`STRATA_CHUNK_LANES`, and control flow follows a reconvergence stack: a branch whose lanes disagree
+splits the active mask, both sides run, and lanes rejoin at the branch's immediate post-dominator.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from strata.errors import DeviceFault, LaunchTimeout
+from strata.hw.counters import INSTRUCTION_CLASSES, Counters
+from strata.hw.isa.registry import LaneFault
+from strata.hw.jit import EXIT, JitFunction, Program, const_value
+from strata.hw.memory import DeviceMemory
+
+
+@dataclass
+class LaunchConfig:
+    """Grid and block shape (3-D), dynamic shared memory bytes, and packed kernel parameters."""
+
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_mem: int = 0
+    params: bytes = b""
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def num_blocks(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+
+@dataclass
+class LaunchResult:
+    """What the engine reports after a launch: counters and the host time it took."""
+
+    counters: Counters
+    wall_time_s: float
+    shared_bytes_per_block: int
+    local_bytes_per_thread: int
+
+
+@dataclass
+class Launch:
+    """State shared by all chunks of one launch."""
+
+    program: Program
+    kernel: JitFunction
+    config: LaunchConfig
+    mem: DeviceMemory
+    sm_count: int
+    budget: int
+    chunk_lanes: int
+    counters: Counters = field(default_factory=Counters)
+    executed: int = 0
+    acc: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict)
+    start_ns: int = 0
+
+    def accumulators(self, jf: JitFunction) -> tuple[list[int], list[int]]:
+        a = self.acc.get(jf.index)
+        if a is None:
+            a = ([0] * len(jf.blocks), [0] * len(jf.blocks))
+            self.acc[jf.index] = a
+        return a
+
+
+class Chunk:
+    """The lanes of a group of whole blocks, run together."""
+
+    def __init__(self, launch: Launch, first_block: int, nblocks: int) -> None:
+        cfg = launch.config
+        self.launch = launch
+        self.mem = launch.mem
+        self.threads = cfg.threads_per_block
+        self.lanes_per_block = -(-self.threads // 32) * 32
+        self.first_block = first_block
+        self.nblocks = nblocks
+        self.n = nblocks * self.lanes_per_block
+        lane = np.arange(self.n, dtype=np.int64)
+        self.in_block = lane % self.lanes_per_block
+        self.block_local = lane // self.lanes_per_block
+        ghost = self.threads != self.lanes_per_block
+        self.alive: np.ndarray | None = (self.in_block < self.threads) if ghost else None
+        self.entry_mask = None if self.alive is None else self.alive.copy()
+        self.shared_size = _shared_size(launch)
+        self.shared = np.zeros(max(nblocks * self.shared_size, 16), dtype=np.uint8)
+        self._shared_base: np.ndarray | None = None
+        self.local: np.ndarray | None = None  # (n, capacity) bytes, grown on demand
+        self.local_top = 0
+        self.frames: list[Frame] = []
+        self._specials: dict[str, Any] = {}
+
+    @property
+    def shared_base(self) -> np.ndarray:
+        """Per lane: where its block's shared memory starts in `self.shared`."""
+        if self._shared_base is None:
+            self._shared_base = self.block_local * self.shared_size
+        return self._shared_base
+
+    def alloc_local(self, size: int) -> int:
+        base = self.local_top
+        top = base + (-(-size // 16) * 16)
+        cap = 0 if self.local is None else self.local.shape[1]
+        if top > cap:
+            new_cap = max(top, 2 * cap, 64)
+            grown = np.zeros((self.n, new_cap), dtype=np.uint8)
+            if self.local is not None:
+                grown[:, :cap] = self.local
+            self.local = grown
+        self.local_top = top
+        return base
+
+    def special(self, name: str, dtype: np.dtype) -> Any:
+        key = f"{name}:{dtype.str}"
+        v = self._specials.get(key)
+        if v is None:
+            v = self._compute_special(name)
+            v = v.astype(dtype) if isinstance(v, np.ndarray) else const_value(int(v), dtype)
+            self._specials[key] = v
+        return v
+
+    def _compute_special(self, name: str) -> Any:
+        cfg = self.launch.config
+        bx, by, bz = cfg.block
+        gx, gy, gz = cfg.grid
+        base, _, axis = name.partition(".")
+        k = "xyz".index(axis) if axis in ("x", "y", "z") else -1
+        if base == "%tid":
+            t = self.in_block
+            return (t % bx, (t // bx) % by, t // (bx * by))[k]
+        if base == "%ntid":
+            return cfg.block[k]
+        if base == "%ctaid":
+            lin = self.block_local + self.first_block
+            return (lin % gx, (lin // gx) % gy, lin // (gx * gy))[k]
+        if base == "%nctaid":
+            return cfg.grid[k]
+        if base == "%laneid":
+            return self.in_block % 32
+        if base == "%warpid":
+            return self.in_block // 32
+        if base == "%nwarpid":
+            return 64
+        if base == "%smid":
+            return (self.block_local + self.first_block) % self.launch.sm_count
+        if base == "%nsmid":
+            return self.launch.sm_count
+        if base == "%gridid":
+            return 1
+        if base.startswith("%lanemask_"):
+            lane = (self.in_block % 32).astype(np.uint64)
+            one = np.uint64(1)
+            lt = (one << lane) - one
+            le = (one << (lane + one)) - one
+            full = np.uint64(0xFFFFFFFF)
+            return {"%lanemask_eq": one << lane, "%lanemask_lt": lt, "%lanemask_le": le,
+                    "%lanemask_gt": full & ~le, "%lanemask_ge": full & ~lt}[base]
+        if base == "%dynamic_smem_size":
+            return cfg.shared_mem
+        if base in ("%total_smem_size", "%aggr_smem_size"):
+            return self.shared_size
+        if base.startswith("%envreg"):
+            return 0
+        if base in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
+            return self.clock(base)
+        raise DeviceFault("cudaErrorIllegalInstruction", f"special register {name} is not modeled")
+
+    def clock(self, name: str) -> int:
+        """A monotonic counter: modeled cycles as instructions issued so far (clock), or ns."""
+        if name in ("%clock", "%clock64"):
+            return self.launch.executed // 32 + 1
+        ns = time.perf_counter_ns() - self.launch.start_ns
+        if name == "%globaltimer_hi":
+            return ns >> 32
+        return ns if name == "%globaltimer" else ns & 0xFFFFFFFF
+
+    def count(self, m: np.ndarray | None) -> tuple[int, int]:
+        """(active lanes, active warps) of a mask."""
+        if m is None:
+            return self.n, self.n // 32
+        return int(np.count_nonzero(m)), int(np.count_nonzero(m.reshape(-1, 32).any(axis=1)))
+
+
+def _shared_size(launch: Launch) -> int:
+    size = launch.program.dynamic_shared_offset() + launch.config.shared_mem \
+        if launch.config.shared_mem or launch.program.dynamic_shared else launch.program.shared_static_size
+    return -(-size // 16) * 16
+
+
+class _Entry:
+    __slots__ = ("pc", "mask", "rpc", "full", "tc", "wc")
+
+    def __init__(self, pc: int, mask: np.ndarray | None, rpc: int, full: bool, tc: int, wc: int) -> None:
+        self.pc, self.mask, self.rpc, self.full, self.tc, self.wc = pc, mask, rpc, full, tc, wc
+
+
+class Frame:
+    """One activation of a function on a chunk: its registers (`V`) and reconvergence stack."""
+
+    def __init__(self, jf: JitFunction, chunk: Chunk, params: dict[str, np.ndarray] | None = None) -> None:
+        self.jf = jf
+        self.chunk = chunk
+        self.params: dict[str, np.ndarray] = params or {}
+        self.local_base = chunk.alloc_local(jf.local_size) if jf.local_size else chunk.local_top
+        self.stack: list[_Entry] = []
+        n = chunk.n
+        bases = {name: np.zeros(n, dtype=dt) for name, dt in jf.reg_storage.items()}
+        V: list[Any] = []
+        for s in jf.slots:
+            if s.kind == "view":
+                b = bases[s.key]
+                if b.dtype == s.dtype:
+                    V.append(b)
+                elif b.dtype.itemsize == s.dtype.itemsize:
+                    V.append(b.view(s.dtype))
+                else:
+                    V.append(b.view(s.dtype)[:: b.dtype.itemsize // s.dtype.itemsize])
+            elif s.kind == "const":
+                V.append(const_value(s.key, s.dtype))
+            elif s.kind == "special":
+                V.append(chunk.special(s.key, s.dtype))
+            elif s.kind == "local_sym":
+                V.append(const_value(self.local_base + s.key, s.dtype))
+            else:
+                raise AssertionError(s.kind)
+        self.V = V
+
+    def param(self, name: str, size: int) -> np.ndarray:
+        """Per-lane storage of a `.param` variable (call arguments and return values)."""
+        p = self.params.get(name)
+        if p is None:
+            p = np.zeros((self.chunk.n, max(size, 1)), dtype=np.uint8)
+            self.params[name] = p
+        return p
+
+    def remove_lanes(self, lanes: np.ndarray) -> None:
+        """Lanes that returned or exited leave every entry of this frame's stack."""
+        keep = []
+        for e in self.stack:
+            e.mask = ~lanes if e.mask is None else e.mask & ~lanes
+            e.tc, e.wc = self.chunk.count(e.mask)
+            if e.tc:
+                keep.append(e)
+        self.stack[:] = keep
+
+
+def run_frame(f: Frame, mask: np.ndarray | None) -> None:
+    """Run a function on the lanes in `mask` until all of them return or exit."""
+    chunk = f.chunk
+    launch = chunk.launch
+    blocks = f.jf.blocks
+    acc_t, acc_w = launch.accumulators(f.jf)
+    tc, wc = chunk.count(mask)
+    if tc == 0:
+        return
+    stack = f.stack
+    stack.append(_Entry(0, mask, EXIT, True, tc, wc))
+    chunk.frames.append(f)
+    V = f.V
+    budget = launch.budget
+    try:
+        while stack:
+            e = stack[-1]
+            b = e.pc
+            if b == e.rpc or b == EXIT:
+                stack.pop()
+                continue
+            blk = blocks[b]
+            m = e.mask
+            am = None if e.full else m
+            for fn, exact in blk.ops:
+                fn(f, m if exact else am)
+            acc_t[b] += e.tc
+            acc_w[b] += e.wc
+            launch.executed += blk.n_instructions * e.tc
+            if launch.executed > budget:
+                raise LaunchTimeout(message=(
+                    f"kernel {launch.kernel.name} ran past the launch budget of {budget:,} thread-instructions "
+                    f"(STRATA_LAUNCH_BUDGET); stopped in {f.jf.name} at PTX line {blk.lines[-1]}"))
+            term = blk.term
+            if term == "fall":
+                e.pc = b + 1 if b + 1 < len(blocks) else EXIT
+                continue
+            g = blk.guard
+            if term == "bra":
+                if g < 0:
+                    e.pc = blk.target
+                    continue
+                _branch(f, e, b, blk, V[g])
+                continue
+            # ret / exit
+            if g < 0:
+                lanes = m
+            else:
+                p = V[g]
+                lanes = ~p if blk.guard_neg else p
+                if m is not None:
+                    lanes = lanes & m
+                if not lanes.any():
+                    e.pc = b + 1
+                    continue
+                e.pc = b + 1
+            if lanes is None:
+                lanes = np.ones(chunk.n, dtype=bool)
+            if term == "exit" or f.jf.fn.is_entry:
+                _exit_lanes(chunk, lanes)
+            else:
+                f.remove_lanes(lanes)
+    finally:
+        chunk.frames.pop()
+
+
+def _branch(f: Frame, e: _Entry, b: int, blk: Any, p: np.ndarray) -> None:
+    chunk = f.chunk
+    m = e.mask
+    taken = ~p if blk.guard_neg else p
+    if m is not None:
+        taken = taken & m
+    tcount = int(np.count_nonzero(taken))
+    counters = chunk.launch.counters
+    counters.branches += e.wc
+    if tcount == e.tc:
+        e.pc = blk.target
+        return
+    if tcount == 0:
+        e.pc = b + 1
+        return
+    not_taken = ~taken if m is None else m & ~taken
+    tw = taken.reshape(-1, 32).any(axis=1)
+    nw = not_taken.reshape(-1, 32).any(axis=1)
+    counters.divergent_branches += int(np.count_nonzero(tw & nw))
+    r = blk.ipdom
+    stack = f.stack
+    if e.rpc == r:
+        stack.pop()
+    else:
+        e.pc = r
+    if b + 1 != r:
+        stack.append(_Entry(b + 1, not_taken, r, False, e.tc - tcount, int(np.count_nonzero(nw))))
+    if blk.target != r:
+        stack.append(_Entry(blk.target, taken, r, False, tcount, int(np.count_nonzero(tw))))
+
+
+def _exit_lanes(chunk: Chunk, lanes: np.ndarray) -> None:
+    chunk.alive = ~lanes if chunk.alive is None else chunk.alive & ~lanes
+    for fr in chunk.frames:
+        fr.remove_lanes(lanes)
+
+
+def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: DeviceMemory, *,
+            sm_count: int, budget: int, chunk_lanes: int) -> LaunchResult:
+    """Run one kernel launch to completion on the virtual GPU.
+
+    Raises DeviceFault (memcheck, trap, assert) or LaunchTimeout; device memory outside what the
+    kernel wrote stays intact and the device stays usable.
+    """
+    jf = program.functions[kernel_name]
+    launch = Launch(program, jf, config, mem, sm_count, budget, chunk_lanes)
+    launch.start_ns = time.perf_counter_ns()
+    t0 = time.perf_counter()
+    lanes_per_block = -(-config.threads_per_block // 32) * 32
+    per_chunk = max(1, chunk_lanes // lanes_per_block)
+    nblocks = config.num_blocks
+    with np.errstate(all="ignore"):
+        for first in range(0, nblocks, per_chunk):
+            chunk = Chunk(launch, first, min(per_chunk, nblocks - first))
+            frame = Frame(jf, chunk)
+            try:
+                run_frame(frame, chunk.entry_mask)
+            except LaneFault as fault:
+                raise _device_fault(launch, chunk, fault) from None
+    c = launch.counters
+    c.threads_launched = nblocks * config.threads_per_block
+    c.blocks_launched = nblocks
+    _fold_counters(launch)
+    return LaunchResult(c, time.perf_counter() - t0, _shared_size(launch), jf.local_size)
+
+
+def _fold_counters(launch: Launch) -> None:
+    c = launch.counters
+    thread = np.zeros(len(INSTRUCTION_CLASSES), dtype=np.int64)
+    warp = np.zeros(len(INSTRUCTION_CLASSES), dtype=np.int64)
+    for jf in launch.program.functions.values():
+        acc = launch.acc.get(jf.index)
+        if acc is None:
+            continue
+        for blk, t, w in zip(jf.blocks, acc[0], acc[1], strict=True):
+            if t:
+                thread += blk.hist * t
+                warp += blk.hist * w
+                for k, v in blk.flops.items():
+                    c.flops[k] = c.flops.get(k, 0) + v * t
+    for i, name in enumerate(INSTRUCTION_CLASSES):
+        c.thread_instructions[name] += int(thread[i])
+        c.warp_instructions[name] += int(warp[i])
+
+
+def _device_fault(launch: Launch, chunk: Chunk, fault: LaneFault) -> DeviceFault:
+    cfg = launch.config
+    lane = fault.lane
+    blk_lin = chunk.first_block + lane // chunk.lanes_per_block
+    t = lane % chunk.lanes_per_block
+    bx, by, _ = cfg.block
+    gx, gy, _ = cfg.grid
+    thread = (t % bx, (t // bx) % by, t // (bx * by))
+    block = (blk_lin % gx, (blk_lin // gx) % gy, blk_lin // (gx * gy))
+    ins = fault.ins
+    source = None
+    if ins.loc is not None:
+        fname = launch.program.module.files.get(ins.loc[0], "?")
+        source = f"{fname}:{ins.loc[1]}"
+    report = {
+        "kernel": launch.kernel.name,
+        "ptx_line": ins.line,
+        "instruction": ins.full_opcode,
+        "source": source,
+        "block": block,
+        "thread": thread,
+        **fault.fields,
+    }
+    where = f"in {launch.kernel.name} at PTX line {ins.line} ({ins.full_opcode})"
+    if source:
+        where += f", source {source}"
+    msg = f"{fault.message}\n    {where}\n    by thread {thread} in block {block}"
+    if "nearest" in fault.fields:
+        msg += f"\n    address is {fault.fields['nearest']}"
+    return DeviceFault(fault.cuda_name, msg, report)

@@ -1,0 +1,45 @@
+"""One virtual GPU: its catalogue entry, its HBM, and the engine that runs its kernels.
+
+This is the device the kernel driver (L1) opens. Everything below the driver's interface is
+hardware: memory, the loaded programs, and execution of launches.
+"""
+
+from __future__ import annotations
+
+from strata import config
+from strata.hw.catalog import GPUSpec, get_spec
+from strata.hw.engine import LaunchConfig, LaunchResult, execute
+from strata.hw.jit import Program
+from strata.hw.memory import GLOBAL_BASE, DeviceMemory
+from strata.hw.ptx import parse
+from strata.hw.ptx.ir import Module
+
+
+class VirtualGPU:
+    """A virtual GPU modeled on a catalogue entry (default: H200).
+
+    Example:
+        >>> gpu = VirtualGPU("h100")
+        >>> gpu.spec.sm_count, gpu.memory.capacity == gpu.spec.hbm_bytes
+        (132, True)
+    """
+
+    def __init__(self, model: str = "h200") -> None:
+        self.spec: GPUSpec = get_spec(model)
+        self.memory = DeviceMemory(self.spec.hbm_bytes)
+        self.base_address = GLOBAL_BASE
+
+    @staticmethod
+    def parse(ptx: str) -> Module:
+        """Parse PTX text (raises PTXSyntaxError with line and column)."""
+        return parse(ptx)
+
+    def load(self, module: Module, global_addresses: dict[str, int]) -> Program:
+        """JIT a parsed module whose variables live at `global_addresses` (UnsupportedInstruction
+        if any instruction cannot run)."""
+        return Program(module, global_addresses)
+
+    def launch(self, program: Program, kernel: str, launch: LaunchConfig) -> LaunchResult:
+        s = config.settings()
+        return execute(program, kernel, launch, self.memory, sm_count=self.spec.sm_count,
+                       budget=s.launch_budget, chunk_lanes=s.chunk_lanes)

@@ -1,0 +1,246 @@
+"""Semantics of calls, barriers, fences and traps, and of the two system calls device code makes:
+`vprintf` (printf) and `__assertfail` (assert). Branches, `ret` and `exit` are the engine's.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import sys
+from typing import Any
+
+import numpy as np
+
+from strata.hw.isa.registry import LaneFault, Op, lowers, split_mods, write
+from strata.hw.memory import GLOBAL_BASE
+from strata.hw.ptx.ir import CallArgs, Imm, Reg, Sym
+
+SYSCALLS = ("vprintf", "__assertfail")
+
+
+@lowers("call")
+def lower_call(ins: Any, ctx: Any) -> Op:
+    ops = list(ins.operands)
+    rets: tuple[Any, ...] = ()
+    if ops and isinstance(ops[0], CallArgs):
+        rets = ops.pop(0).items
+    if not ops or not isinstance(ops[0], Sym):
+        raise ctx.unsupported("call through a function pointer")
+    name = ops.pop(0).name
+    args = ops.pop(0).items if ops and isinstance(ops[0], CallArgs) else ()
+    arg_names = [_param_name(ctx, a) for a in args]
+    ret_names = [_param_name(ctx, r) for r in rets]
+    module_fn = ctx.program.module.functions.get(name)
+    if module_fn is None:
+        raise ctx.fail(f"call to undeclared function {name!r}")
+    if not module_fn.has_body:
+        if name not in SYSCALLS:
+            raise ctx.unsupported(f"call to external function {name}")
+        return _syscall(ins, ctx, name, arg_names, ret_names)
+    if len(arg_names) != len(module_fn.params) or len(ret_names) != len(module_fn.returns):
+        raise ctx.fail(f"call to {name} passes {len(arg_names)} arguments and {len(ret_names)} returns, "
+                       f"the function takes {len(module_fn.params)} and {len(module_fn.returns)}")
+    sizes = {n: ctx.param_vars.get(n, 8) for n in (*arg_names, *ret_names)}
+    binding = [(p.name, a) for p, a in zip(module_fn.params, arg_names, strict=True)]
+    binding += [(p.name, r) for p, r in zip(module_fn.returns, ret_names, strict=True)]
+    program = ctx.program
+
+    def run(f: Any, m: Any) -> None:
+        from strata.hw import engine  # NOTE: same layer; engine imports the ISA, so bind late
+
+        callee = program.functions[name]
+        params = {callee_name: f.param(caller_name, sizes[caller_name]) for callee_name, caller_name in binding}
+        chunk = f.chunk
+        top = chunk.local_top
+        frame = engine.Frame(callee, chunk, params)
+        try:
+            engine.run_frame(frame, m)
+        finally:
+            chunk.local_top = top
+
+    return Op(run, "control", exact=True)
+
+
+def _param_name(ctx: Any, op: Any) -> str:
+    if isinstance(op, Sym):
+        return op.name
+    raise ctx.unsupported("call arguments that are not .param variables")
+
+
+# -- barriers
+@lowers("bar", "barrier")
+def lower_bar(ins: Any, ctx: Any) -> Op:
+    flags, types = split_mods(ins.mods)
+    if "arrive" in flags:
+        return Op(lambda f, m: None, "sync")
+    if "red" in flags:
+        return _bar_red(ins, ctx, flags, types)
+    partial = len(ins.operands) > 1  # bar.sync id, count: only `count` threads take part
+
+    def run(f: Any, m: Any) -> None:
+        chunk = f.chunk
+        if m is not None and not partial:
+            _check_convergence(chunk, m, ins)
+        chunk.launch.counters.barriers += chunk.nblocks if m is None else int(
+            np.count_nonzero(m.reshape(chunk.nblocks, -1).any(axis=1)))
+
+    return Op(run, "sync", exact=True)
+
+
+def _check_convergence(chunk: Any, m: np.ndarray, ins: Any) -> None:
+    """bar.sync must be reached by every live thread of a block (threads that exited don't count)."""
+    live = chunk.alive if chunk.alive is not None else np.ones(chunk.n, dtype=bool)
+    act = m.reshape(chunk.nblocks, -1)
+    waiting = (live & ~m).reshape(chunk.nblocks, -1)
+    bad = act.any(axis=1) & waiting.any(axis=1)
+    if bad.any():
+        b = int(np.flatnonzero(bad)[0])
+        lane = b * chunk.lanes_per_block + int(np.flatnonzero(waiting[b])[0])
+        raise LaneFault(lane, ins, "Barrier error: bar.sync reached by some threads of the block while "
+                        "other live threads of the block are elsewhere (divergent barrier); this thread "
+                        "did not arrive", "cudaErrorLaunchFailure", reason="divergent barrier")
+
+
+def _bar_red(ins: Any, ctx: Any, flags: list[str], types: list[str]) -> Op:
+    op = next((x for x in ("popc", "and", "or") if x in flags), None)
+    if op is None or len(ins.operands) < 3:
+        raise ctx.unsupported()
+    psrc, neg = ctx.pred(ins.operands[-1])
+    d = ctx.dst(ins.operands[0], "u32" if op == "popc" else "pred")
+
+    def run(f: Any, m: Any) -> None:
+        chunk = f.chunk
+        if m is not None:
+            _check_convergence(chunk, m, ins)
+        p = f.V[psrc]
+        p = ~p if neg else p
+        act = np.ones(chunk.n, dtype=bool) if m is None else m
+        if chunk.alive is not None:
+            act = act & chunk.alive
+        vals = (p & act).reshape(chunk.nblocks, -1)
+        if op == "popc":
+            per_block = vals.sum(axis=1).astype(np.uint32)
+        elif op == "and":
+            per_block = ~((~p & act).reshape(chunk.nblocks, -1).any(axis=1))
+        else:
+            per_block = vals.any(axis=1)
+        write(f.V[d], np.repeat(per_block, chunk.lanes_per_block), m)
+        chunk.launch.counters.barriers += chunk.nblocks
+
+    return Op(run, "sync", exact=True)
+
+
+@lowers("membar", "fence", "nop", "pmevent", "griddepcontrol", "setmaxnreg", "elect")
+def lower_noop(ins: Any, ctx: Any) -> Op:
+    # The engine runs a chunk in lockstep: every store is visible before the next instruction, so
+    # fences order nothing further. elect is not a no-op, so refuse it rather than guess.
+    if ins.opcode == "elect":
+        raise ctx.unsupported()
+    return Op(lambda f, m: None, "sync")
+
+
+@lowers("trap", "brkpt")
+def lower_trap(ins: Any, ctx: Any) -> Op:
+    def run(f: Any, m: Any) -> None:
+        lanes = np.flatnonzero(m) if m is not None else np.arange(1)
+        if lanes.size:
+            raise LaneFault(int(lanes[0]), ins, f"{ins.opcode} executed: the kernel aborted (unspecified launch "
+                            "failure)", "cudaErrorLaunchFailure", reason=ins.opcode)
+
+    return Op(run, "control", exact=True)
+
+
+# -- system calls
+def _syscall(ins: Any, ctx: Any, name: str, args: list[str], rets: list[str]) -> Op:
+    sizes = {n: ctx.param_vars.get(n, 8) for n in (*args, *rets)}
+
+    def arg(f: Any, k: int, lanes: np.ndarray, fmt: str) -> np.ndarray:
+        raw = f.param(args[k], sizes[args[k]])[lanes]
+        return np.ascontiguousarray(raw[:, : struct.calcsize(fmt)]).view(np.dtype(fmt))[:, 0]
+
+    if name == "__assertfail":
+        def run_assert(f: Any, m: Any) -> None:
+            lanes = np.flatnonzero(m) if m is not None else np.arange(f.chunk.n)
+            if not lanes.size:
+                return
+            lane = lanes[:1]
+            mem = f.chunk.mem
+            msg = _cstring(mem, int(arg(f, 0, lane, "<u8")[0]))
+            file = _cstring(mem, int(arg(f, 1, lane, "<u8")[0]))
+            line = int(arg(f, 2, lane, "<u4")[0])
+            func = _cstring(mem, int(arg(f, 3, lane, "<u8")[0]))
+            raise LaneFault(int(lane[0]), ins, f"Assertion `{msg}` failed at {file}:{line} in {func}",
+                            "cudaErrorAssert", reason="assert", assertion=msg, file=file, line=line)
+
+        return Op(run_assert, "control", exact=True)
+
+    def run_printf(f: Any, m: Any) -> None:
+        lanes = np.flatnonzero(m) if m is not None else np.arange(f.chunk.n)
+        if f.chunk.alive is not None:
+            lanes = lanes[f.chunk.alive[lanes]]
+        if not lanes.size:
+            return
+        fmts = arg(f, 0, lanes, "<u8")
+        bufs = arg(f, 1, lanes, "<u8")
+        out = []
+        for lane, fp, bp in zip(lanes, fmts, bufs, strict=True):
+            out.append(_format(f, int(lane), _cstring(f.chunk.mem, int(fp)), int(bp)))
+        sys.stdout.write("".join(out))
+        if rets:
+            store = f.param(rets[0], sizes[rets[0]])
+            store[lanes, :4] = 0
+
+    return Op(run_printf, "control", exact=True)
+
+
+def _cstring(mem: Any, addr: int, limit: int = 4096) -> str:
+    if addr < GLOBAL_BASE or mem.allocation_at(addr) is None:
+        return f"<bad string pointer {addr:#x}>"
+    a = mem.allocation_at(addr)
+    raw = mem.read(addr, min(limit, a.end - addr))
+    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+_SPEC = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+))?(hh|h|ll|l|z|j|t)?([diouxXeEfgGcsp%])")
+
+
+def _format(f: Any, lane: int, fmt: str, buf: int) -> str:
+    """Format one lane's printf: arguments are packed in its local buffer, each aligned to its size."""
+    from strata.hw.memory import LOCAL_WINDOW  # local buffer address is generic
+
+    chunk = f.chunk
+    pos = 0
+
+    def take(size: int) -> bytes:
+        nonlocal pos
+        pos = -(-pos // size) * size
+        addr = buf + pos
+        pos += size
+        if LOCAL_WINDOW <= addr < LOCAL_WINDOW + (1 << 32) and chunk.local is not None:
+            o = addr - LOCAL_WINDOW
+            return chunk.local[lane, o:o + size].tobytes()
+        if addr >= GLOBAL_BASE and chunk.mem.allocation_at(addr) is not None:
+            return chunk.mem.read(addr, size)
+        return bytes(size)
+
+    def sub(mt: re.Match[str]) -> str:
+        flags, width, prec, length, conv = mt.groups()
+        if conv == "%":
+            return "%"
+        spec = "%" + (flags or "") + (width or "") + (f".{prec}" if prec else "")
+        if conv in "diouxXc":
+            size = 8 if length in ("l", "ll", "z", "j", "t") else 4
+            raw = take(size)
+            signed = conv in "di"
+            v = int.from_bytes(raw, "little", signed=signed)
+            return (spec + ("d" if conv == "i" else "d" if conv == "u" else conv)) % v
+        if conv in "eEfgG":
+            return (spec + conv) % struct.unpack("<d", take(8))[0]
+        if conv == "s":
+            return (spec + "s") % _cstring(chunk.mem, int.from_bytes(take(8), "little"))
+        return f"{int.from_bytes(take(8), 'little'):#x}"
+
+    return _SPEC.sub(sub, fmt)
+
+
+__all__ = ["Imm", "Reg"]

@@ -1,0 +1,472 @@
+"""Semantics of memory instructions: ld, st, ldu, cvta, isspacep, prefetch, and memcheck on each.
+
+Source of truth for how an address becomes bytes: global (HBM, checked against the driver's
+allocations), shared (per block, checked against the block's shared size), local (per thread,
+checked against the thread's stack), param (kernel arguments and call slots) and generic addresses,
+which resolve to one of those by window. Every access is checked before it happens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from strata.hw.isa.registry import DTYPES, LaneFault, Op, lowers, split_mods, write
+from strata.hw.memory import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from strata.hw.ptx.ir import Mem, Reg, Sink, Sym, Vec
+
+SPACES = ("global", "shared", "local", "param", "const", "generic")
+_U64 = np.uint64
+_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
+
+
+@dataclass
+class Access:
+    """Resolved addresses of the active lanes in one state space."""
+
+    space: str
+    sel: np.ndarray | None  # chunk lane indices (None: every lane, in order)
+    buf: Any  # object with .view(dtype) / typed(dtype)
+    off: np.ndarray  # byte offsets into buf, one per selected lane
+
+
+def space_of(ins: Any) -> str:
+    for mod in ins.mods:
+        if mod in SPACES:
+            return mod
+    return "generic"
+
+
+class Addresser:
+    """Computes and checks the addresses of `[base+offset]` for the active lanes."""
+
+    def __init__(self, ctx: Any, ins: Any, op: Mem, space: str, size: int, access: str) -> None:
+        self.ins, self.space, self.size, self.access = ins, space, size, access
+        self.offset = op.offset
+        if isinstance(op.base, Reg):
+            rt = ctx.reg_type(op.base.name)
+            wide = rt.endswith("64")
+            self.base = ctx.src(op.base, "u64" if wide else "u32")
+            self.const: int | None = None
+        elif isinstance(op.base, Sym):
+            self.base = ctx.symbol_slot(op.base.name, np.dtype(np.uint64))
+            self.const = None
+        else:
+            self.base = ctx.src_const(op.offset) if hasattr(ctx, "src_const") else None
+            self.const = op.offset
+            self.offset = 0
+
+    def lanes(self, f: Any, m: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray]:
+        """(selected lanes or None, their addresses as uint64)."""
+        if self.const is not None:
+            v: Any = _U64(self.const)
+        else:
+            v = f.V[self.base]
+        if isinstance(v, np.ndarray):
+            a = v if v.dtype == np.uint64 else v.astype(np.uint64)
+            if self.offset:
+                a = a + _U64(self.offset & 0xFFFFFFFFFFFFFFFF)
+            if m is None:
+                return None, a
+            sel = np.flatnonzero(m)
+            return sel, a[sel]
+        addr = _U64((int(v) + self.offset) & 0xFFFFFFFFFFFFFFFF)
+        n = f.chunk.n if m is None else int(np.count_nonzero(m))
+        sel = None if m is None else np.flatnonzero(m)
+        return sel, np.full(n, addr, dtype=np.uint64)
+
+    def resolve(self, f: Any, m: np.ndarray | None) -> list[Access]:
+        sel, a = self.lanes(f, m)
+        if a.size == 0:
+            return []
+        space = self.space
+        if space == "generic":
+            return self._generic(f, sel, a)
+        return [self._one(f, space, sel, a)]
+
+    def _generic(self, f: Any, sel: np.ndarray | None, a: np.ndarray) -> list[Access]:
+        lo, hi = int(a.min()), int(a.max())
+        if lo >= GLOBAL_BASE and hi < LOCAL_WINDOW:
+            return [self._one(f, "global", sel, a)]
+        out = []
+        lanes = np.arange(a.size) if sel is None else sel
+        windows = (("shared", SHARED_WINDOW), ("local", LOCAL_WINDOW))
+        rest = np.ones(a.size, dtype=bool)
+        for space, base in windows:
+            inside = (a >= _U64(base)) & (a < _U64(base + WINDOW_SIZE))
+            if inside.any():
+                out.append(self._one(f, space, lanes[inside], a[inside] - _U64(base)))
+                rest &= ~inside
+        if rest.any():
+            out.append(self._one(f, "global", lanes[rest], a[rest]))
+        return out
+
+    def _fault(self, f: Any, sel: np.ndarray | None, i: int, addr: int, why: str, nearest: str,
+               name: str = "cudaErrorIllegalAddress", space: str = "global") -> LaneFault:
+        lane = int(i if sel is None else sel[i])
+        verb = {"read": "read", "write": "write", "atomic": "atomic"}.get(self.access, self.access)
+        return LaneFault(
+            lane, self.ins,
+            f"Invalid {space} {verb} of size {self.size} bytes at address {addr:#x}: {why}",
+            name, address=addr, size=self.size, access=self.access, space=space, reason=why,
+            nearest=nearest,
+        )
+
+    def _one(self, f: Any, space: str, sel: np.ndarray | None, a: np.ndarray) -> Access:
+        chunk = f.chunk
+        size = self.size
+        if space in ("global", "const"):
+            bad = chunk.mem.check(a, size)
+            if bad is not None:
+                name = "cudaErrorMisalignedAddress" if bad.kind == "misaligned" else "cudaErrorIllegalAddress"
+                raise self._fault(f, sel, bad.lane, bad.address, bad.kind, bad.nearest, name, "global")
+            return Access("global", sel, chunk.mem, (a - _U64(GLOBAL_BASE)).view(np.int64))
+        if space == "shared":
+            limit = chunk.shared_size
+            return Access("shared", sel, chunk.shared, self._window(f, sel, a, limit, "shared")
+                          + (chunk.shared_base if sel is None else chunk.shared_base[sel]))
+        if space == "local":
+            limit = chunk.local_top
+            off = self._window(f, sel, a, limit, "local")
+            cap = 0 if chunk.local is None else chunk.local.shape[1]
+            lanes = np.arange(chunk.n) if sel is None else sel
+            return Access("local", sel, chunk.local.reshape(-1) if chunk.local is not None else None,
+                          off + lanes * cap)
+        raise AssertionError(space)
+
+    def _window(self, f: Any, sel: np.ndarray | None, a: np.ndarray, limit: int, space: str) -> np.ndarray:
+        size = self.size
+        if size > 1:
+            mis = a & _U64(size - 1)
+            if mis.any():
+                i = int(np.flatnonzero(mis)[0])
+                raise self._fault(f, sel, i, int(a[i]), "misaligned", f"{space} window",
+                                  "cudaErrorMisalignedAddress", space)
+        if int(a.max()) + size > limit:
+            i = int(np.flatnonzero(a + _U64(size) > _U64(limit))[0])
+            what = f"the block's shared memory is {limit} bytes" if space == "shared" else \
+                f"the thread's local memory is {limit} bytes"
+            raise self._fault(f, sel, i, int(a[i]), f"out of bounds ({what})", what, space=space)
+        return a.view(np.int64)
+
+
+def typed(buf: Any, dtype: np.dtype) -> np.ndarray:
+    if hasattr(buf, "typed"):
+        return buf.typed(dtype)
+    return buf.view(dtype)
+
+
+# -- counters
+def count_global(f: Any, acc: Access, nbytes: int, store: bool) -> None:
+    c = f.chunk.launch.counters
+    lanes = acc.off.size
+    sectors, requests = _sectors(f, acc, nbytes)
+    if store:
+        c.global_store_bytes += lanes * nbytes
+        c.global_store_sectors += sectors
+        c.global_store_requests += requests
+    else:
+        c.global_load_bytes += lanes * nbytes
+        c.global_load_sectors += sectors
+        c.global_load_requests += requests
+
+
+def _sectors(f: Any, acc: Access, nbytes: int) -> tuple[int, int]:
+    """32-byte sectors the warps touched, and the number of warp-level requests."""
+    off = acc.off
+    if acc.sel is None and off.size % 32 == 0:
+        w = off.reshape(-1, 32)
+        d = np.diff(w, axis=1)
+        if (d == nbytes).all():
+            first, last = w[:, 0] >> 5, (w[:, -1] + (nbytes - 1)) >> 5
+            return int((last - first + 1).sum()), w.shape[0]
+        warp_ids = None
+    else:
+        lanes = np.arange(off.size) if acc.sel is None else acc.sel
+        warp_ids = lanes >> 5
+    start = off >> 5
+    end = (off + (nbytes - 1)) >> 5
+    if warp_ids is None:
+        warp_ids = np.arange(off.size) >> 5
+    keys = np.concatenate([warp_ids * (1 << 40) + start, warp_ids * (1 << 40) + end])
+    uniq = np.unique(keys)
+    return int(uniq.size), int(np.unique(warp_ids).size)
+
+
+def count_shared(f: Any, acc: Access, nbytes: int, store: bool) -> None:
+    c = f.chunk.launch.counters
+    lanes = acc.off.size
+    if store:
+        c.shared_store_bytes += lanes * nbytes
+    else:
+        c.shared_load_bytes += lanes * nbytes
+    word = acc.off >> 2  # absolute words: blocks are 16-byte aligned so banks are preserved
+    if acc.sel is None and word.size % 32 == 0:
+        w = word.reshape(-1, 32)
+        c.shared_requests += w.shape[0]
+        span = w.max(axis=1) - w.min(axis=1)
+        if (span < 32).all():
+            return
+        rows = w[span >= 32]
+        wids = np.repeat(np.arange(rows.shape[0]), 32)
+        flat = rows.reshape(-1)
+    else:
+        lanes_idx = np.arange(word.size) if acc.sel is None else acc.sel
+        wids = lanes_idx >> 5
+        c.shared_requests += int(np.unique(wids).size)
+        flat = word
+    # distinct words per (warp, bank): the busiest bank sets the wavefronts a request needs
+    keys = np.unique(wids * (1 << 40) + flat)
+    kw, kword = keys >> 40, keys & ((1 << 40) - 1)
+    bank_keys = kw * 32 + (kword & 31)
+    _, counts = np.unique(bank_keys, return_counts=True)
+    ukw = np.unique(bank_keys) >> 5
+    per_warp_max = np.zeros(int(ukw.max()) + 1, dtype=np.int64)
+    np.maximum.at(per_warp_max, ukw, counts)
+    c.shared_bank_conflicts += int((per_warp_max[per_warp_max > 0] - 1).sum())
+
+
+# -- ld / st
+def _vec_dsts(ctx: Any, op: Any, t: str) -> list[int | None]:
+    elems = op.elems if isinstance(op, Vec) else (op,)
+    return [None if isinstance(e, Sink) else ctx.dst(e, t) for e in elems]
+
+
+def _vec_srcs(ctx: Any, op: Any, t: str) -> list[int]:
+    elems = op.elems if isinstance(op, Vec) else (op,)
+    return [ctx.src(e, t) for e in elems]
+
+
+def _mem_type(ctx: Any, ins: Any) -> tuple[str, int]:
+    _, types = split_mods(ins.mods)
+    if len(types) != 1:
+        raise ctx.fail(f"{ins.full_opcode} needs exactly one type")
+    t = types[0]
+    vec = 1
+    for mod in ins.mods:
+        if mod in ("v2", "v4", "v8"):
+            vec = int(mod[1:])
+    return t, vec
+
+
+@lowers("ld", "ldu")
+def lower_ld(ins: Any, ctx: Any) -> Op:
+    t, vec = _mem_type(ctx, ins)
+    space = space_of(ins)
+    if len(ins.operands) < 2 or not isinstance(ins.operands[1], Mem):
+        raise ctx.fail(f"{ins.full_opcode} needs a destination and an address")
+    dtype = DTYPES[t] if t != "pred" else None
+    if dtype is None:
+        raise ctx.fail("ld cannot load a predicate")
+    load_t = {"f16": "u16", "bf16": "u16"}.get(t, t)
+    dsts = _vec_dsts(ctx, ins.operands[0], load_t)
+    if len(dsts) != vec:
+        raise ctx.fail(f"{ins.full_opcode} expects {vec} destination registers, got {len(dsts)}")
+    if space == "param":
+        return _ld_param(ins, ctx, dsts, np.dtype(DTYPES[load_t]))
+    ldt = np.dtype(DTYPES[load_t])
+    size = ldt.itemsize
+    addresser = Addresser(ctx, ins, ins.operands[1], space, size * vec, "read")
+    shift = _SHIFT[size]
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        for acc in addresser.resolve(f, m):
+            view = typed(acc.buf, ldt)
+            idx = acc.off >> shift
+            for k, d in enumerate(dsts):
+                if d is None:
+                    continue
+                vals = view[idx + k] if k else view[idx]
+                if acc.sel is None:
+                    np.copyto(V[d], vals, casting="unsafe")
+                else:
+                    V[d][acc.sel] = vals
+            if acc.space == "global":
+                count_global(f, acc, size * vec, False)
+            elif acc.space == "shared":
+                count_shared(f, acc, size * vec, False)
+            else:
+                f.chunk.launch.counters.local_bytes += acc.off.size * size * vec
+
+    return Op(run, "memory", exact=True)
+
+
+@lowers("st")
+def lower_st(ins: Any, ctx: Any) -> Op:
+    t, vec = _mem_type(ctx, ins)
+    space = space_of(ins)
+    if len(ins.operands) != 2 or not isinstance(ins.operands[0], Mem):
+        raise ctx.fail(f"{ins.full_opcode} needs an address and a value")
+    store_t = {"f16": "u16", "bf16": "u16"}.get(t, t)
+    srcs = _vec_srcs(ctx, ins.operands[1], store_t)
+    if len(srcs) != vec:
+        raise ctx.fail(f"{ins.full_opcode} expects {vec} source registers, got {len(srcs)}")
+    stt = np.dtype(DTYPES[store_t])
+    if space == "param":
+        return _st_param(ins, ctx, srcs, stt)
+    size = stt.itemsize
+    addresser = Addresser(ctx, ins, ins.operands[0], space, size * vec, "write")
+    shift = _SHIFT[size]
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        for acc in addresser.resolve(f, m):
+            view = typed(acc.buf, stt)
+            idx = acc.off >> shift
+            for k, s in enumerate(srcs):
+                v = V[s]
+                if isinstance(v, np.ndarray) and acc.sel is not None:
+                    v = v[acc.sel]
+                view[idx + k if k else idx] = v
+            if acc.space == "global":
+                count_global(f, acc, size * vec, True)
+            elif acc.space == "shared":
+                count_shared(f, acc, size * vec, True)
+            else:
+                f.chunk.launch.counters.local_bytes += acc.off.size * size * vec
+
+    return Op(run, "memory", exact=True)
+
+
+# -- the param space: kernel arguments (uniform) and call slots (per lane)
+def _param_target(ins: Any, ctx: Any, op: Any) -> tuple[str, int, str]:
+    if not isinstance(op, Mem) or not isinstance(op.base, Sym):
+        raise ctx.unsupported(f"{ins.full_opcode} through a register address")
+    name = op.base.name
+    fn = ctx.fn
+    if fn.is_entry:
+        off = 0
+        for p in fn.params:
+            off = -(-off // p.align) * p.align
+            if p.name == name:
+                return "kernel", off + op.offset, name
+            off += p.size
+    for p in (*fn.params, *fn.returns):
+        if p.name == name:
+            return "frame", op.offset, name
+    if name in ctx.param_vars:
+        return "frame", op.offset, name
+    raise ctx.fail(f"unknown parameter {name!r}")
+
+
+def _param_size(ctx: Any, name: str) -> int:
+    for p in (*ctx.fn.params, *ctx.fn.returns):
+        if p.name == name:
+            return p.size
+    return ctx.param_vars.get(name, 8)
+
+
+def _ld_param(ins: Any, ctx: Any, dsts: list[int | None], dt: np.dtype) -> Op:
+    kind, off, name = _param_target(ins, ctx, ins.operands[1])
+    size = dt.itemsize
+    if kind == "kernel":
+        def run_kernel(f: Any, m: Any) -> None:
+            params = f.chunk.launch.config.params
+            V = f.V
+            for k, d in enumerate(dsts):
+                if d is not None:
+                    o = off + k * size
+                    if o + size > len(params):
+                        raise LaneFault(0, ins, f"ld.param reads past the kernel's {len(params)}-byte parameter "
+                                        f"buffer at offset {o}", "cudaErrorInvalidValue")
+                    write(V[d], np.frombuffer(params, dtype=dt, count=1, offset=o)[0], m)
+
+        return Op(run_kernel, "memory", exact=False)
+    psize = _param_size(ctx, name)
+
+    def run_frame(f: Any, m: Any) -> None:
+        store = f.param(name, psize)
+        V = f.V
+        for k, d in enumerate(dsts):
+            if d is not None:
+                o = off + k * size
+                write(V[d], store[:, o:o + size].copy().view(dt)[:, 0], m)
+
+    return Op(run_frame, "memory", exact=False)
+
+
+def _st_param(ins: Any, ctx: Any, srcs: list[int], dt: np.dtype) -> Op:
+    kind, off, name = _param_target(ins, ctx, ins.operands[0])
+    if kind == "kernel":
+        raise ctx.fail("st.param cannot write a kernel parameter")
+    size = dt.itemsize
+    psize = _param_size(ctx, name)
+
+    def run(f: Any, m: Any) -> None:
+        store = f.param(name, psize)
+        V = f.V
+        for k, s in enumerate(srcs):
+            o = off + k * size
+            vals = np.broadcast_to(np.asarray(V[s], dtype=dt), (f.chunk.n,))
+            raw = np.ascontiguousarray(vals).view(np.uint8).reshape(-1, size)
+            if m is None:
+                store[:, o:o + size] = raw
+            else:
+                store[m, o:o + size] = raw[m]
+
+    return Op(run, "memory", exact=True)
+
+
+# -- address conversion
+@lowers("cvta")
+def lower_cvta(ins: Any, ctx: Any) -> Op:
+    flags, types = split_mods(ins.mods)
+    to = "to" in flags
+    spaces = [s for s in flags if s in ("global", "shared", "local", "const", "param")]
+    if len(spaces) != 1 or len(types) != 1:
+        raise ctx.fail(f"bad {ins.full_opcode}")
+    space, t = spaces[0], types[0]
+    base = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW}.get(space, 0)
+    d = ctx.dst(ins.operands[0], t)
+    a = ctx.src(ins.operands[1], t)
+    wide = np.dtype(DTYPES[t]).type
+    delta = wide(base & (2 ** (8 * np.dtype(DTYPES[t]).itemsize) - 1))
+    if space == "param":
+        raise ctx.unsupported()
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        v = V[a]
+        write(V[d], v - delta if to else v + delta, m)
+
+    return Op(run, "integer")
+
+
+@lowers("isspacep")
+def lower_isspacep(ins: Any, ctx: Any) -> Op:
+    flags, _ = split_mods(ins.mods)
+    space = flags[0] if flags else ""
+    ranges = {"shared": (SHARED_WINDOW, SHARED_WINDOW + WINDOW_SIZE),
+              "local": (LOCAL_WINDOW, LOCAL_WINDOW + WINDOW_SIZE),
+              "global": (GLOBAL_BASE, LOCAL_WINDOW), "const": (GLOBAL_BASE, LOCAL_WINDOW)}
+    if space not in ranges:
+        raise ctx.unsupported()
+    lo, hi = (_U64(x) for x in ranges[space])
+    d = ctx.dst(ins.operands[0], "pred")
+    a = ctx.src(ins.operands[1], "u64")
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        v = V[a]
+        write(V[d], (v >= lo) & (v < hi), m)
+
+    return Op(run, "integer")
+
+
+@lowers("prefetch", "prefetchu", "applypriority", "discard", "createpolicy")
+def lower_prefetch(ins: Any, ctx: Any) -> Op:
+    if ins.opcode == "createpolicy":
+        d = ctx.dst(ins.operands[0], "b64")
+
+        def run_policy(f: Any, m: Any) -> None:
+            write(f.V[d], 0, m)
+
+        return Op(run_policy, "integer")
+
+    def run(f: Any, m: Any) -> None:  # cache hints: no architectural effect
+        return None
+
+    return Op(run, "memory")

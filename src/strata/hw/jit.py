@@ -1,0 +1,387 @@
+"""The driver JIT of the virtual GPU: lowers each PTX function once into runnable basic blocks.
+
+Like a GPU driver compiling PTX to machine code at module load, this resolves every operand to a
+slot in a frame's value list, picks one handler per opcode variant, splits the body into basic
+blocks and computes each branch's reconvergence point (its immediate post-dominator). Anything the
+engine cannot run is rejected here, at load time, with UnsupportedInstruction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from strata.errors import PTXSyntaxError, UnsupportedInstruction
+from strata.hw.counters import INSTRUCTION_CLASSES
+from strata.hw.isa import REGISTRY, Op
+from strata.hw.isa.registry import DTYPES, TYPE_NAMES
+from strata.hw.ptx.parser import TYPE_SIZES
+from strata.hw.ptx.ir import FImm, Function, Imm, Instruction, Module, Operand, Reg, Sym
+
+EXIT = -1
+TERMINATORS = ("bra", "ret", "exit", "brx")
+CLASS_INDEX = {c: i for i, c in enumerate(INSTRUCTION_CLASSES)}
+
+# Special registers: name -> how the engine computes them per chunk (see engine.Chunk.special).
+SPECIAL_PREFIXES = (
+    "%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid",
+    "%gridid", "%clock", "%clock64", "%globaltimer", "%lanemask_eq", "%lanemask_lt", "%lanemask_le",
+    "%lanemask_gt", "%lanemask_ge", "%dynamic_smem_size", "%total_smem_size", "%envreg",
+    "%globaltimer_lo", "%globaltimer_hi", "%pm", "%cluster", "%nclusterid", "%clusterid",
+    "%is_explicit_cluster", "%cluster_ctarank", "%cluster_nctarank", "%aggr_smem_size",
+)
+
+
+def storage_dtype(ptx_type: str) -> np.dtype:
+    """Register storage: raw bits of the declared width (pred -> bool)."""
+    if ptx_type == "pred":
+        return np.dtype(np.bool_)
+    return np.dtype(f"u{TYPE_SIZES.get(ptx_type, 4)}")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """How a frame fills one entry of its value list."""
+
+    kind: str  # 'view' | 'const' | 'special' | 'local_sym'
+    key: Any
+    dtype: np.dtype
+
+
+@dataclass
+class Block:
+    """A basic block: ops in order, then a terminator."""
+
+    start: int
+    ops: list[tuple[Callable[[Any, Any], None], bool]] = field(default_factory=list)
+    term: str = "fall"  # 'fall' | 'bra' | 'ret' | 'exit'
+    target: int = EXIT  # block index for 'bra'
+    guard: int = -1  # slot of the guard predicate, -1 if none
+    guard_neg: bool = False
+    ipdom: int = EXIT
+    hist: np.ndarray = field(default_factory=lambda: np.zeros(len(INSTRUCTION_CLASSES), np.int64))
+    flops: dict[str, int] = field(default_factory=dict)
+    n_instructions: int = 0
+    lines: list[int] = field(default_factory=list)
+
+
+@dataclass
+class JitFunction:
+    """A lowered `.entry` or `.func`."""
+
+    name: str
+    fn: Function
+    slots: list[Slot]
+    reg_storage: dict[str, np.dtype]
+    blocks: list[Block]
+    local_size: int  # bytes of this frame's local depot (all .local variables)
+    local_offsets: dict[str, int]
+    param_vars: dict[str, int]  # body .param variable -> size
+    index: int = 0
+
+
+class LoweringContext:
+    """What a lowering sees: the instruction's operands as slots, symbols, and the program."""
+
+    def __init__(self, program: Program, fn: Function) -> None:
+        self.program = program
+        self.fn = fn
+        self.slots: list[Slot] = []
+        self._slot_index: dict[tuple[Any, ...], int] = {}
+        self.reg_storage: dict[str, np.dtype] = {}
+        self.ins: Instruction | None = None
+        self.local_offsets: dict[str, int] = {}
+        self.local_size = 0
+        self.param_vars: dict[str, int] = {}
+        for v in fn.variables:
+            if v.space == "local":
+                off = -(-self.local_size // max(v.align, 1)) * max(v.align, 1)
+                self.local_offsets[v.name] = off
+                self.local_size = off + v.size
+            elif v.space == "param":
+                self.param_vars[v.name] = v.size
+            elif v.space == "shared":
+                program.add_shared(v)
+            elif v.space in ("global", "const"):
+                program.add_global(v)
+
+    # -- errors
+    def fail(self, message: str) -> PTXSyntaxError:
+        line = self.ins.line if self.ins else 0
+        return PTXSyntaxError(f"{message} (in {self.fn.name})", line)
+
+    def unsupported(self, what: str | None = None) -> UnsupportedInstruction:
+        ins = self.ins
+        name = what or (ins.full_opcode if ins else "?")
+        return UnsupportedInstruction(name, self.fn.name, ins.line if ins else 0)
+
+    # -- slots
+    def _slot(self, kind: str, key: Any, dtype: np.dtype) -> int:
+        k = (kind, key, dtype.str if dtype.kind != "b" else "bool")
+        i = self._slot_index.get(k)
+        if i is None:
+            i = len(self.slots)
+            self.slots.append(Slot(kind, key, dtype))
+            self._slot_index[k] = i
+        return i
+
+    def reg_type(self, name: str) -> str:
+        t = self.fn.regs.get(name)
+        if t is None:
+            raise self.fail(f"register {name} is not declared")
+        return t
+
+    def src(self, op: Operand, ptx_type: str) -> int:
+        """Slot holding `op` read as `ptx_type` (a register view, a constant or a special reg)."""
+        dtype = DTYPES[ptx_type] if ptx_type in DTYPES else np.dtype(ptx_type)
+        if isinstance(op, Reg):
+            if op.negated:
+                raise self.fail(f"'!' is only allowed on predicate operands, got !{op.name}")
+            if op.name.startswith(SPECIAL_PREFIXES) and op.name not in self.fn.regs:
+                return self._slot("special", op.name, dtype)
+            rt = self.reg_type(op.name)
+            self._declare(op.name, rt)
+            return self._view(op.name, rt, dtype)
+        if isinstance(op, Imm):
+            return self._slot("const", op.value, dtype)
+        if isinstance(op, FImm):
+            return self._slot("const", ("f", op.bits, op.width), dtype)
+        if isinstance(op, Sym):
+            return self.symbol_slot(op.name, dtype)
+        raise self.fail(f"operand {op!r} cannot be used as a value here")
+
+    def dst(self, op: Operand, ptx_type: str) -> int:
+        """Slot of a register view that writes `ptx_type` values into register `op`.
+
+        A narrower type than the register widens on write (sign- or zero-extending), as PTX does
+        for `ld.u8 %r1` or `cvt.s8.s32` into a 32-bit register.
+        """
+        if not isinstance(op, Reg) or op.negated:
+            raise self.fail(f"destination must be a register, got {op!r}")
+        rt = self.reg_type(op.name)
+        self._declare(op.name, rt)
+        dtype = DTYPES[ptx_type] if ptx_type in DTYPES else np.dtype(ptx_type)
+        store = self.reg_storage[op.name]
+        if dtype.kind == "b" or store.kind == "b":
+            return self._view(op.name, rt, dtype)
+        if dtype.itemsize < store.itemsize:
+            signed = dtype.kind == "i"
+            dtype = np.dtype(f"{'i' if signed else 'u'}{store.itemsize}")
+            if ptx_type == "f16":  # half in a 32-bit register: bits go in the low half, zero-extended
+                dtype = np.dtype(f"u{store.itemsize}")
+        return self._view(op.name, rt, dtype)
+
+    def _declare(self, name: str, rt: str) -> None:
+        if name not in self.reg_storage:
+            self.reg_storage[name] = storage_dtype(rt)
+
+    def _view(self, name: str, rt: str, dtype: np.dtype) -> int:
+        store = self.reg_storage[name]
+        if (store.kind == "b") != (dtype.kind == "b"):
+            raise self.fail(f"register {name} (.{rt}) used as {dtype}")
+        if dtype.itemsize > store.itemsize:
+            raise self.fail(f"register {name} (.{rt}) is narrower than the operand type {dtype}")
+        return self._slot("view", name, dtype)
+
+    def symbol_slot(self, name: str, dtype: np.dtype) -> int:
+        """A variable's address as a constant (global/const/shared) or frame-relative (local)."""
+        if name in self.local_offsets:
+            return self._slot("local_sym", self.local_offsets[name], dtype)
+        addr = self.program.symbol_address(name)
+        if addr is None:
+            raise self.fail(f"unknown symbol {name!r}")
+        return self._slot("const", addr, dtype)
+
+    def pred(self, op: Operand) -> tuple[int, bool]:
+        if not isinstance(op, Reg):
+            raise self.fail(f"expected a predicate register, got {op!r}")
+        return self.src(Reg(op.name), "pred"), op.negated
+
+
+class Program:
+    """A loaded PTX module: lowered functions plus where its variables live.
+
+    `symbols` maps module variables to device addresses (the runtime allocates them) and shared
+    variables to offsets in each block's shared memory.
+    """
+
+    def __init__(self, module: Module, global_addresses: dict[str, int]) -> None:
+        self.module = module
+        self.global_addresses = dict(global_addresses)
+        self.shared_offsets: dict[str, int] = {}
+        self.shared_static_size = 0
+        self.dynamic_shared: set[str] = set()
+        self.functions: dict[str, JitFunction] = {}
+        for v in module.variables:
+            if v.space == "shared":
+                self.add_shared(v)
+        for f in module.functions.values():
+            if f.has_body:
+                self.functions[f.name] = lower_function(self, f)
+        for i, jf in enumerate(self.functions.values()):
+            jf.index = i
+        for f in module.functions.values():
+            if not f.has_body and f.name not in self.functions:
+                # an .extern .func declaration nothing defines: fail when a call needs it
+                continue
+
+    def add_shared(self, v: Any) -> None:
+        if v.name in self.shared_offsets or v.name in self.dynamic_shared:
+            return
+        if v.extern or v.size == 0:
+            self.dynamic_shared.add(v.name)
+            return
+        align = max(v.align, 1)
+        off = -(-self.shared_static_size // align) * align
+        self.shared_offsets[v.name] = off
+        self.shared_static_size = off + v.size
+
+    def add_global(self, v: Any) -> None:
+        if v.name not in self.global_addresses:
+            raise PTXSyntaxError(f"function-scope .{v.space} variable {v.name!r} was not allocated", v.line)
+
+    def dynamic_shared_offset(self) -> int:
+        return -(-self.shared_static_size // 16) * 16
+
+    def symbol_address(self, name: str) -> int | None:
+        if name in self.global_addresses:
+            return self.global_addresses[name]
+        if name in self.shared_offsets:
+            return self.shared_offsets[name]
+        if name in self.dynamic_shared:
+            return self.dynamic_shared_offset()
+        return None
+
+    def shared_space(self, name: str) -> bool:
+        return name in self.shared_offsets or name in self.dynamic_shared
+
+
+def lower_function(program: Program, fn: Function) -> JitFunction:
+    """Lower one function: operands to slots, instructions to ops, body to basic blocks."""
+    ctx = LoweringContext(program, fn)
+    body = fn.body
+    leaders = {0} | set(fn.labels.values())
+    for i, ins in enumerate(body):
+        if ins.opcode in TERMINATORS:
+            leaders.add(i + 1)
+    starts = sorted(x for x in leaders if x < len(body)) or [0]
+    block_of = {s: b for b, s in enumerate(starts)}
+    blocks: list[Block] = []
+    for b, s in enumerate(starts):
+        end = starts[b + 1] if b + 1 < len(starts) else len(body)
+        blk = Block(start=s)
+        for ins in body[s:end]:
+            ctx.ins = ins
+            blk.lines.append(ins.line)
+            if ins.opcode in TERMINATORS:
+                _terminator(ctx, blk, ins, fn, block_of)
+                blk.hist[CLASS_INDEX["control"]] += 1
+                blk.n_instructions += 1
+                continue
+            lowering = REGISTRY.get(ins.opcode)
+            if lowering is None:
+                raise UnsupportedInstruction(ins.full_opcode, fn.name, ins.line)
+            op = lowering(ins, ctx)
+            fn_run = op.fn
+            if ins.guard is not None:
+                fn_run = _guarded(fn_run, *ctx.pred(ins.guard))
+            blk.ops.append((fn_run, op.exact))
+            blk.hist[CLASS_INDEX[op.cls]] += 1
+            blk.n_instructions += 1
+            if op.flops:
+                blk.flops[op.flop_cls] = blk.flops.get(op.flop_cls, 0) + op.flops
+        if blk.term == "fall" and b + 1 >= len(starts):
+            blk.term = "ret"
+        blocks.append(blk)
+    _post_dominators(blocks)
+    return JitFunction(fn.name, fn, ctx.slots, ctx.reg_storage, blocks, ctx.local_size,
+                       ctx.local_offsets, ctx.param_vars)
+
+
+def _terminator(ctx: LoweringContext, blk: Block, ins: Instruction, fn: Function,
+                block_of: dict[int, int]) -> None:
+    if ins.opcode == "brx":
+        raise ctx.unsupported()
+    blk.term = ins.opcode
+    if ins.opcode == "bra":
+        if len(ins.operands) != 1 or not isinstance(ins.operands[0], Sym):
+            raise ctx.fail("bra needs one label operand")
+        label = ins.operands[0].name
+        if label not in fn.labels:
+            raise ctx.fail(f"branch to undefined label {label!r}")
+        idx = fn.labels[label]
+        blk.target = block_of[idx] if idx in block_of else EXIT
+    if ins.guard is not None:
+        blk.guard, blk.guard_neg = ctx.pred(ins.guard)
+
+
+def _guarded(run: Callable[[Any, Any], None], slot: int, neg: bool) -> Callable[[Any, Any], None]:
+    def guarded(f: Any, m: Any) -> None:
+        p = f.V[slot]
+        g = ~p if neg else p
+        if m is not None:
+            g = g & m
+        run(f, g)
+
+    return guarded
+
+
+def _successors(blocks: list[Block], b: int) -> list[int]:
+    blk = blocks[b]
+    nxt = b + 1 if b + 1 < len(blocks) else EXIT
+    if blk.term == "bra":
+        return [blk.target, nxt] if blk.guard >= 0 else [blk.target]
+    if blk.term in ("ret", "exit"):
+        return [EXIT, nxt] if blk.guard >= 0 else [EXIT]
+    return [nxt]
+
+
+def _post_dominators(blocks: list[Block]) -> None:
+    """Set each block's immediate post-dominator: where lanes that split at its branch rejoin."""
+    n = len(blocks)
+    full = frozenset(range(n)) | {EXIT}
+    pdom: dict[int, frozenset[int]] = {EXIT: frozenset({EXIT})}
+    for b in range(n):
+        pdom[b] = full
+    succ = [_successors(blocks, b) for b in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(range(n)):
+            new = frozenset.intersection(*(pdom[s] for s in succ[b])) | {b}
+            if new != pdom[b]:
+                pdom[b], changed = new, True
+    for b in range(n):
+        strict = pdom[b] - {b}
+        if strict == full - {b}:  # no path to the exit (an endless loop): never reconverges
+            blocks[b].ipdom = EXIT
+            continue
+        ip = EXIT
+        for d in strict:
+            if len(pdom[d]) == len(strict):
+                ip = d
+                break
+        blocks[b].ipdom = ip
+
+
+def const_value(key: Any, dtype: np.dtype) -> Any:
+    """A constant slot's value as a NumPy scalar of `dtype`."""
+    if isinstance(key, tuple) and key and key[0] == "f":
+        _, bits, width = key
+        if dtype.kind == "f":
+            fv = np.array([bits], dtype=np.uint32 if width == 32 else np.uint64).view(
+                np.float32 if width == 32 else np.float64)[0]
+            return dtype.type(fv)
+        return np.array([bits & ((1 << (8 * dtype.itemsize)) - 1)], dtype=f"u{dtype.itemsize}").view(dtype)[0]
+    if dtype.kind == "b":
+        return np.bool_(bool(key))
+    if dtype.kind == "f":
+        return dtype.type(key)
+    return np.array([key & ((1 << (8 * dtype.itemsize)) - 1)], dtype=f"u{dtype.itemsize}").view(dtype)[0]
+
+
+__all__ = ["EXIT", "Block", "JitFunction", "LoweringContext", "Program", "Slot", "TYPE_NAMES",
+           "const_value", "lower_function"]

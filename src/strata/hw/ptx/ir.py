@@ -1,0 +1,154 @@
+"""The PTX module as the virtual GPU's front end sees it: operands, instructions, functions.
+
+This is the parser's output and the JIT's input. It keeps every fact the engine or an error
+message needs (PTX line, CUDA source line from `.loc`) and nothing about how instructions run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Reg:
+    """A register operand (`%r1`, `%tid.x`, `%p2`); `negated` for `!%p2`."""
+
+    name: str
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Imm:
+    """An integer literal (`42`, `-1`, `0xff`)."""
+
+    value: int
+
+
+@dataclass(frozen=True)
+class FImm:
+    """A floating literal; `bits` is its IEEE pattern of `width` bits (`0f3F800000` -> 32)."""
+
+    bits: int
+    width: int
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A name that is not a register: a label, a variable, a parameter or a function."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Mem:
+    """An address operand `[base+offset]`; base is a Reg, a Sym or None (absolute address)."""
+
+    base: Reg | Sym | None
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class Vec:
+    """A vector operand `{%f1, %f2, %f3, %f4}`; elements may be `_` (Sink)."""
+
+    elems: tuple[Operand, ...]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two destinations written `%r1|%p1` (setp with two results, shfl.sync's predicate)."""
+
+    first: Operand
+    second: Operand
+
+
+@dataclass(frozen=True)
+class Sink:
+    """The bit bucket `_`."""
+
+
+@dataclass(frozen=True)
+class CallArgs:
+    """A parenthesised operand list in `call (ret), func, (a, b);`."""
+
+    items: tuple[Operand, ...]
+
+
+Operand = Reg | Imm | FImm | Sym | Mem | Vec | Pair | Sink | CallArgs
+
+
+@dataclass
+class Instruction:
+    """One PTX instruction: `@%p add.rn.f32 %f1, %f2, %f3;` -> opcode 'add', mods ('rn', 'f32')."""
+
+    opcode: str
+    mods: tuple[str, ...]
+    operands: tuple[Operand, ...]
+    guard: Reg | None = None
+    line: int = 0
+    loc: tuple[int, int] | None = None  # (file index, CUDA source line) from `.loc`
+
+    @property
+    def full_opcode(self) -> str:
+        return ".".join((self.opcode, *self.mods))
+
+
+@dataclass
+class VarDecl:
+    """A state-space variable: `.global .align 4 .b8 table[16] = {...};`, `.shared`, `.local`..."""
+
+    space: str  # 'global' | 'const' | 'shared' | 'local' | 'param'
+    name: str
+    type: str  # 'b8', 'u32', 'f32', ...
+    size: int  # bytes in all
+    align: int
+    init: bytes | None = None
+    extern: bool = False
+    line: int = 0
+    # (offset in init, symbol) for initializers that hold addresses of other variables
+    relocs: tuple[tuple[int, str, int], ...] = ()
+
+
+@dataclass
+class Param:
+    """A kernel or function parameter (`.param .u64 k_param_0`, `.param .align 8 .b8 p[16]`)."""
+
+    name: str
+    type: str
+    size: int
+    align: int
+    ptr_space: str | None = None  # `.ptr.global` attribute, if given
+
+
+@dataclass
+class Function:
+    """A `.entry` (kernel) or `.func` (device function)."""
+
+    name: str
+    is_entry: bool
+    params: list[Param] = field(default_factory=list)
+    returns: list[Param] = field(default_factory=list)
+    regs: dict[str, str] = field(default_factory=dict)  # register name -> type ('b32', 'pred')
+    body: list[Instruction] = field(default_factory=list)
+    labels: dict[str, int] = field(default_factory=dict)  # label -> index into body
+    variables: list[VarDecl] = field(default_factory=list)  # .local/.shared/.param inside the body
+    directives: dict[str, tuple[int, ...]] = field(default_factory=dict)  # maxntid, reqntid, ...
+    line: int = 0
+    has_body: bool = True
+
+
+@dataclass
+class Module:
+    """A whole PTX module as NVRTC or nvcc emits it."""
+
+    version: tuple[int, int] = (0, 0)
+    target: tuple[str, ...] = ()
+    address_size: int = 64
+    variables: list[VarDecl] = field(default_factory=list)
+    functions: dict[str, Function] = field(default_factory=dict)
+    files: dict[int, str] = field(default_factory=dict)
+    text: str = ""
+
+    @property
+    def kernels(self) -> list[str]:
+        return [f.name for f in self.functions.values() if f.is_entry]

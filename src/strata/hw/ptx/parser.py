@@ -1,0 +1,633 @@
+"""PTX text -> `ir.Module`: the front end of the virtual GPU's driver JIT.
+
+Accepts whole modules as NVRTC and nvcc 12-13 emit them (PTX ISA up to 9.x): directives, module
+variables with initializers, `.entry`/`.func` with parameters and returns, register declarations,
+labels, guards, vector operands, addresses, float literals and `.loc`/`.file` line info, including
+the `{ ... }` scopes inline assembly opens. Malformed text raises PTXSyntaxError with line and column.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+
+from strata.errors import PTXSyntaxError
+from strata.hw.ptx.ir import (
+    CallArgs,
+    FImm,
+    Function,
+    Imm,
+    Instruction,
+    Mem,
+    Module,
+    Operand,
+    Pair,
+    Param,
+    Reg,
+    Sink,
+    Sym,
+    VarDecl,
+    Vec,
+)
+
+TYPE_SIZES: dict[str, int] = {
+    "b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
+    "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
+    "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16, "pred": 1,
+    "e4m3x2": 2, "e5m2x2": 2,
+}
+SPACES = ("global", "const", "shared", "local", "param", "tex")
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>[ \t\r]+)
+  | (?P<nl>\n)
+  | (?P<lcomment>//[^\n]*)
+  | (?P<bcomment>/\*.*?\*/)
+  | (?P<string>"[^"\n]*")
+  | (?P<fhex>0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16})
+  | (?P<float>\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)
+  | (?P<int>0[xX][0-9a-fA-F]+U?|0[bB][01]+U?|\d+U?)
+  | (?P<directive>\.[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<word>[A-Za-z_$%][A-Za-z0-9_$%]*(?:\.[A-Za-z0-9_]+(?:::[A-Za-z0-9_]+)*)*)
+  | (?P<punct>[{}()\[\],;:@!+\-|<>=])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
+@dataclass
+class Token:
+    kind: str
+    text: str
+    line: int
+    col: int
+
+
+def tokenize(text: str) -> list[Token]:
+    """Split PTX text into tokens, dropping whitespace and comments."""
+    tokens: list[Token] = []
+    line, line_start, pos = 1, 0, 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise PTXSyntaxError(
+                f"unexpected character {text[pos]!r}", line, pos - line_start + 1,
+                _line_text(text, line_start),
+            )
+        kind = m.lastgroup or ""
+        if kind == "nl":
+            line, line_start = line + 1, m.end()
+        elif kind == "bcomment":
+            newlines = m.group().count("\n")
+            if newlines:
+                line += newlines
+                line_start = m.start() + m.group().rfind("\n") + 1
+        elif kind not in ("ws", "lcomment"):
+            tokens.append(Token(kind, m.group(), line, pos - line_start + 1))
+        pos = m.end()
+    tokens.append(Token("eof", "", line, pos - line_start + 1))
+    return tokens
+
+
+def parse(text: str) -> Module:
+    """Parse a PTX module.
+
+    Example:
+        >>> m = parse(".version 8.0\\n.target sm_90\\n.address_size 64\\n"
+        ...           ".visible .entry k() { ret; }")
+        >>> m.kernels, m.functions["k"].body[0].opcode
+        (['k'], 'ret')
+    """
+    return _Parser(text).module()
+
+
+def _line_text(text: str, start: int) -> str:
+    end = text.find("\n", start)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def _int_value(tok: str) -> int:
+    t = tok.rstrip("U")
+    if t[:2] in ("0x", "0X"):
+        return int(t[2:], 16)
+    if t[:2] in ("0b", "0B"):
+        return int(t[2:], 2)
+    # PTX, like C, reads a leading 0 as octal
+    if len(t) > 1 and t[0] == "0":
+        return int(t, 8)
+    return int(t)
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = text.split("\n")
+        self.toks = tokenize(text)
+        self.i = 0
+        self.mod = Module(text=text)
+        self.loc: tuple[int, int] | None = None
+
+    # -- token helpers
+    def peek(self, k: int = 0) -> Token:
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def next(self) -> Token:
+        t = self.toks[self.i]
+        self.i = min(self.i + 1, len(self.toks) - 1)
+        return t
+
+    def error(self, msg: str, tok: Token | None = None) -> PTXSyntaxError:
+        tok = tok or self.peek()
+        src = self.lines[tok.line - 1] if 0 < tok.line <= len(self.lines) else ""
+        return PTXSyntaxError(msg, tok.line, tok.col, src)
+
+    def expect(self, text: str) -> Token:
+        t = self.peek()
+        if t.text != text:
+            got = "end of input" if t.kind == "eof" else repr(t.text)
+            raise self.error(f"expected '{text}', got {got}")
+        return self.next()
+
+    def accept(self, text: str) -> bool:
+        if self.peek().text == text:
+            self.next()
+            return True
+        return False
+
+    def expect_int(self) -> int:
+        neg = self.accept("-")
+        t = self.next()
+        if t.kind != "int":
+            raise self.error(f"expected an integer, got {t.text!r}", t)
+        v = _int_value(t.text)
+        return -v if neg else v
+
+    def expect_name(self) -> Token:
+        t = self.next()
+        if t.kind != "word":
+            raise self.error(f"expected a name, got {t.text!r}", t)
+        return t
+
+    # -- module level
+    def module(self) -> Module:
+        while self.peek().kind != "eof":
+            self.top_level()
+        return self.mod
+
+    def top_level(self) -> None:
+        t = self.peek()
+        d = t.text
+        if d == ".version":
+            self.next()
+            tok = self.next()
+            major, _, minor = tok.text.partition(".")
+            if not (major.isdigit() and minor.isdigit()):
+                raise self.error(f"bad .version {tok.text!r}, expected MAJOR.MINOR", tok)
+            self.mod.version = (int(major), int(minor))
+            if self.mod.version[0] > 9:
+                raise self.error(f"PTX ISA {tok.text} is newer than supported (up to 9.x)", tok)
+        elif d == ".target":
+            self.next()
+            targets = [self.expect_name().text]
+            while self.accept(","):
+                targets.append(self.expect_name().text)
+            self.mod.target = tuple(targets)
+        elif d == ".address_size":
+            self.next()
+            self.mod.address_size = self.expect_int()
+        elif d == ".file":
+            self.next()
+            idx = self.expect_int()
+            s = self.next()
+            if s.kind != "string":
+                raise self.error("expected a file name string after .file", s)
+            self.mod.files[idx] = s.text.strip('"')
+            while self.accept(","):
+                self.expect_int()
+        elif d == ".section" or d == "@@DWARF":
+            self.skip_section()
+        elif d in (".visible", ".extern", ".weak", ".common", ".entry", ".func", ".global",
+                   ".const", ".shared", ".local", ".tex", ".alias"):
+            self.declaration()
+        elif t.kind == "eof":
+            return
+        else:
+            raise self.error(f"unexpected {d!r} at module scope")
+
+    def skip_section(self) -> None:
+        # DWARF sections (-G) carry nothing the engine needs
+        self.next()
+        while self.peek().text != "{" and self.peek().kind != "eof":
+            self.next()
+        depth = 0
+        while self.peek().kind != "eof":
+            tok = self.next()
+            if tok.text == "{":
+                depth += 1
+            elif tok.text == "}":
+                depth -= 1
+                if depth == 0:
+                    return
+
+    def declaration(self) -> None:
+        extern = False
+        while self.peek().text in (".visible", ".extern", ".weak", ".common"):
+            extern |= self.next().text == ".extern"
+        t = self.peek()
+        if t.text in (".entry", ".func"):
+            self.function(extern)
+        elif t.text == ".alias":
+            while self.next().text != ";":
+                pass
+        else:
+            for v in self.var_decl(extern):
+                self.mod.variables.append(v)
+
+    # -- variables
+    def var_decl(self, extern: bool = False) -> list[VarDecl]:
+        line = self.peek().line
+        space = self.next().text.lstrip(".")
+        if space not in SPACES:
+            raise self.error(f"unknown state space .{space}")
+        align, vec, vtype = 0, 1, ""
+        while self.peek().kind == "directive":
+            d = self.next().text
+            if d == ".align":
+                align = self.expect_int()
+            elif d in (".v2", ".v4", ".v8"):
+                vec = int(d[2:])
+            elif d.lstrip(".") in TYPE_SIZES:
+                vtype = d.lstrip(".")
+            elif d in (".ptr", ".attribute"):
+                continue
+            else:
+                raise self.error(f"unexpected {d!r} in a variable declaration")
+        if not vtype:
+            raise self.error(f"a .{space} variable needs a type")
+        out: list[VarDecl] = []
+        while True:
+            name = self.expect_name().text
+            count, unsized = 1, False
+            dims: list[int] = []
+            while self.accept("["):
+                if self.accept("]"):
+                    unsized = True
+                    dims.append(0)
+                    continue
+                dims.append(self.expect_int())
+                self.expect("]")
+            for d_ in dims:
+                count *= d_ if d_ else 1
+            elem = TYPE_SIZES[vtype] * vec
+            init = None
+            relocs: tuple[tuple[int, str, int], ...] = ()
+            if self.accept("="):
+                init, relocs, n_init = self.initializer(vtype, vec)
+                if unsized:
+                    count = max(count, n_init // elem if elem else 0)
+            size = elem * count if not (unsized and init is None) else 0
+            if init is not None and len(init) < size:
+                init = init + bytes(size - len(init))
+            out.append(VarDecl(space, name, vtype, size, align or elem, init, extern, line, relocs))
+            if not self.accept(","):
+                break
+        self.expect(";")
+        return out
+
+    def initializer(self, vtype: str, vec: int) -> tuple[bytes, tuple[tuple[int, str, int], ...], int]:
+        values: list[Operand] = []
+
+        def items() -> None:
+            if self.accept("{"):
+                if not self.accept("}"):
+                    items()
+                    while self.accept(","):
+                        items()
+                    self.expect("}")
+            else:
+                values.append(self.init_value())
+
+        items()
+        size = TYPE_SIZES[vtype]
+        out = bytearray()
+        relocs: list[tuple[int, str, int]] = []
+        for v in values:
+            if isinstance(v, Sym) or (isinstance(v, Mem) and isinstance(v.base, Sym)):
+                sym = v.name if isinstance(v, Sym) else v.base.name  # type: ignore[union-attr]
+                off = 0 if isinstance(v, Sym) else v.offset
+                relocs.append((len(out), sym, off))
+                out += bytes(size)
+            else:
+                out += _encode_scalar(v, vtype)
+        return bytes(out), tuple(relocs), len(out)
+
+    def init_value(self) -> Operand:
+        t = self.peek()
+        if t.kind == "word" and t.text.startswith(("generic(", "generic")) and t.text == "generic":
+            self.next()
+            self.expect("(")
+            name = self.expect_name().text
+            self.expect(")")
+            return Sym(name)
+        if t.kind == "word":
+            self.next()
+            if self.accept("+"):
+                return Mem(Sym(t.text), self.expect_int())
+            return Sym(t.text)
+        return self.literal()
+
+    def literal(self) -> Operand:
+        neg = self.accept("-")
+        t = self.next()
+        if t.kind == "int":
+            v = _int_value(t.text)
+            return Imm(-v if neg else v)
+        if t.kind == "fhex":
+            width = 32 if t.text[1] in "fF" else 64
+            bits = int(t.text[2:], 16)
+            if neg:
+                bits ^= 1 << (width - 1)
+            return FImm(bits, width)
+        if t.kind == "float":
+            v = -float(t.text) if neg else float(t.text)
+            return FImm(struct.unpack("<Q", struct.pack("<d", v))[0], 64)
+        raise self.error(f"expected a literal, got {t.text!r}", t)
+
+    # -- functions
+    def function(self, extern: bool) -> None:
+        kind = self.next()
+        is_entry = kind.text == ".entry"
+        fn = Function("", is_entry, line=kind.line)
+        if not is_entry and self.peek().text == "(":
+            fn.returns = self.param_list()
+        while self.peek().kind == "directive" and self.peek().text in (".attribute", ".noreturn"):
+            self.next()
+            if self.peek().text == "(":
+                self.next()
+                while self.next().text != ")":
+                    pass
+        fn.name = self.expect_name().text
+        if self.peek().text == "(":
+            fn.params = self.param_list()
+        while self.peek().kind == "directive" and self.peek().text in (
+            ".maxntid", ".reqntid", ".minnctapersm", ".maxnreg", ".maxnctapersm", ".noreturn",
+            ".pragma", ".explicitcluster", ".reqnctapercluster", ".maxclusterrank", ".blocksareclusters",
+        ):
+            d = self.next().text.lstrip(".")
+            vals: list[int] = []
+            if d == "pragma":
+                while self.next().text != ";":
+                    pass
+                continue
+            if self.peek().kind == "int":
+                vals.append(self.expect_int())
+                while self.accept(","):
+                    vals.append(self.expect_int())
+            fn.directives[d] = tuple(vals)
+        if self.accept(";"):
+            fn.has_body = False
+        else:
+            self.body(fn)
+        prev = self.mod.functions.get(fn.name)
+        if prev is None or not prev.has_body:
+            self.mod.functions[fn.name] = fn
+        elif fn.has_body:
+            raise self.error(f"function {fn.name!r} defined twice", kind)
+
+    def param_list(self) -> list[Param]:
+        self.expect("(")
+        params: list[Param] = []
+        if self.accept(")"):
+            return params
+        while True:
+            params.append(self.param())
+            if self.accept(")"):
+                return params
+            self.expect(",")
+
+    def param(self) -> Param:
+        space = self.next()
+        if space.text not in (".param", ".reg"):
+            raise self.error(f"expected .param, got {space.text!r}", space)
+        align, ptype, ptr_space = 0, "", None
+        while self.peek().kind == "directive":
+            d = self.next().text.lstrip(".")
+            if d == "align":
+                align = self.expect_int()
+            elif d == "ptr":
+                continue
+            elif d in SPACES:
+                ptr_space = d
+            elif d in TYPE_SIZES:
+                ptype = d
+            else:
+                raise self.error(f"unexpected .{d} in a parameter")
+        if not ptype:
+            raise self.error("a parameter needs a type")
+        name = self.expect_name().text
+        size = TYPE_SIZES[ptype]
+        if self.accept("["):
+            size *= self.expect_int()
+            self.expect("]")
+        return Param(name, ptype, size, align or TYPE_SIZES[ptype], ptr_space)
+
+    def body(self, fn: Function) -> None:
+        self.expect("{")
+        # inline asm opens nested scopes whose registers may shadow outer ones; rename them
+        scopes: list[dict[str, str]] = [{}]
+        scope_id = 0
+        while True:
+            t = self.peek()
+            if t.kind == "eof":
+                raise self.error(f"unterminated body of {fn.name!r}: missing '}}'")
+            if t.text == "}":
+                self.next()
+                if len(scopes) == 1:
+                    return
+                scopes.pop()
+                continue
+            if t.text == "{":
+                self.next()
+                scope_id += 1
+                scopes.append({"": f"$s{scope_id}"})
+                continue
+            if t.text == ".reg":
+                self.reg_decl(fn, scopes)
+            elif t.text in (".local", ".shared", ".param", ".const", ".global"):
+                for v in self.var_decl():
+                    if len(scopes) > 1:
+                        scopes[-1][v.name] = v.name + scopes[-1][""]
+                        v.name = scopes[-1][v.name]
+                    fn.variables.append(v)
+            elif t.text == ".loc":
+                self.next()
+                f = self.expect_int()
+                ln = self.expect_int()
+                self.expect_int()
+                while self.accept(","):
+                    # `, function_name ..., inlined_at f l c` forms
+                    while self.peek().text not in (",",) and self.peek().line == t.line:
+                        self.next()
+                self.loc = (f, ln)
+            elif t.text == ".pragma":
+                while self.next().text != ";":
+                    pass
+            elif t.kind == "directive" and t.text in (".maxnreg", ".maxntid", ".reqntid", ".minnctapersm"):
+                while self.next().text != ";":
+                    pass
+            elif t.kind == "word" and self.peek(1).text == ":":
+                self.next()
+                self.next()
+                if t.text in fn.labels:
+                    raise self.error(f"label {t.text!r} defined twice", t)
+                fn.labels[t.text] = len(fn.body)
+            else:
+                fn.body.append(self.instruction(fn, scopes))
+
+    def reg_decl(self, fn: Function, scopes: list[dict[str, str]]) -> None:
+        self.next()
+        rtype = ""
+        vec = 1
+        while self.peek().kind == "directive":
+            d = self.next().text.lstrip(".")
+            if d in ("v2", "v4"):
+                vec = int(d[1:])
+            elif d in TYPE_SIZES:
+                rtype = d
+            else:
+                raise self.error(f"unexpected .{d} in a register declaration")
+        if not rtype:
+            raise self.error("a register declaration needs a type")
+        if vec != 1:
+            raise self.error("vector registers are not supported")
+        while True:
+            name_tok = self.expect_name()
+            name = name_tok.text
+            if self.accept("<"):
+                n = self.expect_int()
+                self.expect(">")
+                for k in range(n):
+                    fn.regs[self.scoped(f"{name}{k}", scopes, declare=True)] = rtype
+            else:
+                fn.regs[self.scoped(name, scopes, declare=True)] = rtype
+            if not self.accept(","):
+                break
+        self.expect(";")
+
+    @staticmethod
+    def scoped(name: str, scopes: list[dict[str, str]], declare: bool = False) -> str:
+        if declare:
+            if len(scopes) == 1:
+                return name
+            scopes[-1][name] = name + scopes[-1][""]
+            return scopes[-1][name]
+        for sc in reversed(scopes[1:]):
+            if name in sc:
+                return sc[name]
+        return name
+
+    # -- instructions
+    def instruction(self, fn: Function, scopes: list[dict[str, str]]) -> Instruction:
+        guard = None
+        first = self.peek()
+        if self.accept("@"):
+            neg = self.accept("!")
+            g = self.expect_name()
+            guard = Reg(self.scoped(g.text, scopes), neg)
+        op_tok = self.next()
+        if op_tok.kind != "word":
+            raise self.error(f"expected an instruction, got {op_tok.text!r}", op_tok)
+        parts = op_tok.text.split(".")
+        opcode, mods = parts[0], tuple(parts[1:])
+        # `.type` suffixes the lexer split off, e.g. `ld.global.nc.v4.f32` stays one token, but
+        # some forms put a directive-like token right after the opcode
+        while self.peek().kind == "directive" and self.peek().line == op_tok.line and \
+                self.peek().col == op_tok.col + len(op_tok.text):
+            mods = (*mods, self.next().text.lstrip("."))
+        operands: list[Operand] = []
+        if self.peek().text != ";":
+            operands.append(self.operand(scopes))
+            while self.accept(","):
+                operands.append(self.operand(scopes))
+        if self.peek().text != ";":
+            raise self.error(f"expected ';' after {op_tok.text}, got {self.peek().text!r}")
+        self.next()
+        return Instruction(opcode, mods, tuple(operands), guard, first.line, self.loc)
+
+    def operand(self, scopes: list[dict[str, str]]) -> Operand:
+        op = self.simple_operand(scopes)
+        if self.accept("|"):
+            return Pair(op, self.simple_operand(scopes))
+        return op
+
+    def simple_operand(self, scopes: list[dict[str, str]]) -> Operand:
+        t = self.peek()
+        if t.text == "[":
+            return self.address(scopes)
+        if t.text == "{":
+            self.next()
+            elems = [self.simple_operand(scopes)]
+            while self.accept(","):
+                elems.append(self.simple_operand(scopes))
+            self.expect("}")
+            return Vec(tuple(elems))
+        if t.text == "(":
+            self.next()
+            items: list[Operand] = []
+            if not self.accept(")"):
+                items.append(self.simple_operand(scopes))
+                while self.accept(","):
+                    items.append(self.simple_operand(scopes))
+                self.expect(")")
+            return CallArgs(tuple(items))
+        if t.text == "!":
+            self.next()
+            r = self.expect_name()
+            return Reg(self.scoped(r.text, scopes), True)
+        if t.kind == "word":
+            self.next()
+            if t.text == "_":
+                return Sink()
+            name = self.scoped(t.text, scopes)
+            if name.startswith("%"):
+                return Reg(name)
+            return Sym(name)
+        if t.kind in ("int", "fhex", "float") or t.text == "-":
+            return self.literal()
+        raise self.error(f"expected an operand, got {t.text!r}")
+
+    def address(self, scopes: list[dict[str, str]]) -> Mem:
+        self.expect("[")
+        base: Reg | Sym | None = None
+        offset = 0
+        t = self.peek()
+        if t.kind == "word":
+            self.next()
+            name = self.scoped(t.text, scopes)
+            base = Reg(name) if name.startswith("%") else Sym(name)
+            while self.peek().text in ("+", "-"):
+                sign = -1 if self.next().text == "-" else 1
+                offset += sign * self.expect_int()
+        else:
+            offset = self.expect_int()
+        self.expect("]")
+        return Mem(base, offset)
+
+
+def _encode_scalar(v: Operand, vtype: str) -> bytes:
+    size = TYPE_SIZES[vtype]
+    if isinstance(v, FImm):
+        if vtype.startswith("f") and size in (4, 8):
+            if v.width == size * 8:
+                return v.bits.to_bytes(size, "little")
+            fv = struct.unpack("<d", v.bits.to_bytes(8, "little"))[0] if v.width == 64 else \
+                struct.unpack("<f", v.bits.to_bytes(4, "little"))[0]
+            return struct.pack("<f" if size == 4 else "<d", fv)
+        return (v.bits & ((1 << (size * 8)) - 1)).to_bytes(size, "little")
+    if isinstance(v, Imm):
+        if vtype in ("f32", "f64"):
+            return struct.pack("<f" if size == 4 else "<d", float(v.value))
+        return (v.value & ((1 << (size * 8)) - 1)).to_bytes(size, "little")
+    raise PTXSyntaxError(f"cannot use {v!r} to initialise a .{vtype} variable")

@@ -1,0 +1,57 @@
+"""Module loading (cuModuleLoadData / hipModuleLoadData): parse PTX, place its variables in device
+memory with their initializers, and have the device JIT it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from strata import trace
+from strata.driver.device import DeviceFile
+from strata.hw.jit import Program
+from strata.hw.ptx.ir import Module, VarDecl
+
+
+@dataclass
+class LoadedModule:
+    """A module resident on a device: the JIT'd program and the addresses of its variables."""
+
+    device: DeviceFile
+    module: Module
+    program: Program
+    variables: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (address, size)
+
+    def unload(self) -> None:
+        for addr, _ in self.variables.values():
+            self.device.free(addr)
+        self.variables.clear()
+
+
+def load_module(device: DeviceFile, ptx: str) -> LoadedModule:
+    """Load PTX text onto `device`. Raises PTXSyntaxError or UnsupportedInstruction."""
+    with trace.span("L2", "module_load", bytes=len(ptx)):
+        module = device.gpu.parse(ptx)
+        decls: list[VarDecl] = [v for v in module.variables if v.space in ("global", "const")]
+        for fn in module.functions.values():
+            decls += [v for v in fn.variables if v.space in ("global", "const")]
+        variables: dict[str, tuple[int, int]] = {}
+        try:
+            for v in decls:
+                if v.extern or v.name in variables:
+                    continue
+                addr = device.alloc(max(v.size, 1), f".{v.space} {v.name}")
+                variables[v.name] = (addr, v.size)
+            for v in decls:
+                if v.name in variables and v.init is not None:
+                    addr, _ = variables[v.name]
+                    init = bytearray(v.init)
+                    for off, sym, add in v.relocs:
+                        target = variables.get(sym, (0, 0))[0]
+                        size = {"b64": 8, "u64": 8, "s64": 8}.get(v.type, 4)
+                        init[off:off + size] = ((target + add) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+                    device.gpu.memory.write(addr, bytes(init))
+            program = device.load_program(module, {k: a for k, (a, _) in variables.items()})
+        except BaseException:
+            for addr, _ in variables.values():
+                device.free(addr)
+            raise
+        return LoadedModule(device, module, program, variables)

@@ -1,0 +1,118 @@
+"""The event record: layer, name, arguments, host time span, modeled device time, correlation id."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+LAYERS = ("L5", "L4", "L3", "L2", "L1", "L0")
+
+
+@dataclass
+class Event:
+    """One thing a layer did. Times: host `start`/`end` in seconds (perf_counter); modeled device
+    `device_start`/`device_end` in seconds on the modeled timeline, when the layer knows them."""
+
+    layer: str
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    start: float = 0.0
+    end: float = 0.0
+    device_start: float | None = None
+    device_end: float | None = None
+    correlation: int = 0
+    depth: int = 0
+
+
+class Recording:
+    """Events collected by one `record()` block, in the order they finished."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def by_correlation(self) -> dict[int, list[Event]]:
+        out: dict[int, list[Event]] = {}
+        for e in self.events:
+            out.setdefault(e.correlation, []).append(e)
+        return out
+
+    def walk(self) -> str:
+        """Each user call's path down the layers, indented by nesting."""
+        lines = []
+        for cid, evs in self.by_correlation().items():
+            lines.append(f"call #{cid}")
+            for e in sorted(evs, key=lambda e: (e.start, e.depth)):
+                args = ", ".join(f"{k}={v}" for k, v in e.args.items())
+                lines.append(f"  {'  ' * e.depth}{e.layer} {e.name}({args})")
+        return "\n".join(lines)
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[int] = []  # open span depths' correlation ids
+        self.depth = 0
+
+
+_recordings: list[Recording] = []
+_state = _State()
+_ids = itertools.count(1)
+
+
+def recording() -> bool:
+    """True when some `record()` block is collecting events."""
+    return bool(_recordings)
+
+
+def current_correlation() -> int:
+    return _state.stack[0] if _state.stack else 0
+
+
+def emit(layer: str, name: str, /, *, device_start: float | None = None, device_end: float | None = None,
+         **args: Any) -> None:
+    """Record an instantaneous event (no-op unless recording)."""
+    if not _recordings:
+        return
+    now = time.perf_counter()
+    ev = Event(layer, name, args, now, now, device_start, device_end,
+               current_correlation() or next(_ids), _state.depth)
+    for r in _recordings:
+        r.events.append(ev)
+
+
+@contextlib.contextmanager
+def span(layer: str, name: str, /, **args: Any) -> Iterator[dict[str, Any]]:
+    """Record an event covering the block; the yielded dict may gain arguments along the way."""
+    if not _recordings:
+        yield args
+        return
+    top = not _state.stack
+    cid = next(_ids) if top else _state.stack[0]
+    _state.stack.append(cid)
+    depth = _state.depth
+    _state.depth += 1
+    start = time.perf_counter()
+    try:
+        yield args
+    finally:
+        _state.depth -= 1
+        _state.stack.pop()
+        ev = Event(layer, name, args, start, time.perf_counter(), args.pop("device_start", None),
+                   args.pop("device_end", None), cid, depth)
+        for r in _recordings:
+            r.events.append(ev)
+
+
+@contextlib.contextmanager
+def record() -> Iterator[Recording]:
+    """Collect events from every layer while the block runs."""
+    rec = Recording()
+    _recordings.append(rec)
+    try:
+        yield rec
+    finally:
+        _recordings.remove(rec)
