@@ -79,7 +79,9 @@ def run_strata_saxpy(n: int, *, repeats: int = 3, seed: int = 0) -> dict[str, An
         out = d_out.get()
 
     ref = a.astype(np.float64) * x + y.astype(np.float64)
-    correct = bool(out.shape == (n,) and out.dtype == np.float32 and np.allclose(out, ref, rtol=1e-6, atol=1e-6))
+    correct = bool(
+        out.shape == (n,) and out.dtype == np.float32 and np.allclose(out, ref, rtol=1e-6, atol=1e-6)
+    )
     return {
         "n": n,
         "grid": grid,
@@ -94,7 +96,9 @@ def run_strata_saxpy(n: int, *, repeats: int = 3, seed: int = 0) -> dict[str, An
     }
 
 
-def bench_vs_numba_sim(*, n: int = SIM_N, quick: bool = False, repeats: int = 3, sim_repeats: int = 3) -> BenchResult:
+def bench_vs_numba_sim(
+    *, n: int = SIM_N, quick: bool = False, repeats: int = 3, sim_repeats: int = 3
+) -> BenchResult:
     """SAXPY, strata vs the Numba CUDA simulator; ratio = simulator time / strata time."""
     r = BenchResult(
         name=f"saxpy_vs_numba_sim (n={n})",
@@ -157,7 +161,9 @@ def bench_vs_numpy(*, n: int = NUMPY_N, repeats: int = 3) -> BenchResult:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="SAXPY benchmarks (strata vs Numba simulator, vs NumPy).")
-    parser.add_argument("--quick", action="store_true", help=f"simulator on n={peers.QUICK_N}, scaled linearly")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"simulator on n={peers.QUICK_N}, scaled linearly"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="timed strata launches (best reported)")
     parser.add_argument("--sim-repeat", type=int, default=3, help="timed simulator launches (best reported)")
     args = parser.parse_args()

@@ -79,7 +79,9 @@ def check_sgemm(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[bool, floa
     return frac <= 1.0, frac
 
 
-def run_strata_sgemm(size: int = SIZE, *, tile: int = TILE, repeats: int = 3, seed: int = 0) -> dict[str, Any]:
+def run_strata_sgemm(
+    size: int = SIZE, *, tile: int = TILE, repeats: int = 3, seed: int = 0
+) -> dict[str, Any]:
     """Time strata's tiled SGEMM (size^3) and check it against NumPy.
 
     Timing: compile and one warm launch are excluded; then `repeats` timed launches (launch plus

@@ -114,7 +114,8 @@ def import_strata_cuda() -> ModuleType:
     if missing:
         where = getattr(cuda, "__file__", None) or list(getattr(cuda, "__path__", []))
         raise StrataUnavailable(
-            f"strata.cuda (at {where}) lacks {', '.join(missing)} of the user contract; is the emulator built yet?"
+            f"strata.cuda (at {where}) lacks {', '.join(missing)} of the user contract; "
+            "is the emulator built yet?"
         )
     return cuda
 
@@ -127,24 +128,22 @@ def strata_step(bench: str, step: str) -> Iterator[None]:
     except StrataUnavailable:
         raise
     except Exception as e:
-        hint = " (raise STRATA_LAUNCH_BUDGET for benchmark runs)" if type(e).__name__ == "LaunchTimeout" else ""
+        hint = (
+            " (raise STRATA_LAUNCH_BUDGET for benchmark runs)" if type(e).__name__ == "LaunchTimeout" else ""
+        )
         raise StrataUnavailable(f"[{bench}] strata {step} failed: {type(e).__name__}: {e}{hint}") from e
 
 
 def synchronize(cuda: ModuleType) -> None:
-    """Wait for the device if strata exposes a way to; launches in the emulator are synchronous."""
+    """Wait for the device if strata exposes a way to; launches in the emulator are synchronous today."""
     sync = getattr(cuda, "synchronize", None)
     if callable(sync):
         sync()
         return
-    device_cls = getattr(cuda, "Device", None)
-    if device_cls is not None:
-        try:
-            dev_sync = getattr(device_cls(), "synchronize", None)
-        except Exception:
-            return  # Device() with different arguments: nothing to wait on that we know of
-        if callable(dev_sync):
-            dev_sync()
+    current = getattr(cuda, "current_device", None)
+    dev_sync = getattr(current(), "synchronize", None) if callable(current) else None
+    if callable(dev_sync):
+        dev_sync()
 
 
 def report_summary(report: object) -> dict[str, Any]:
@@ -162,6 +161,9 @@ def report_summary(report: object) -> dict[str, Any]:
             v = getattr(counters, name, None)
             if isinstance(v, (int, float, np.integer, np.floating)):
                 out[name] = v.item() if isinstance(v, np.generic) else v
+    modeled_s = getattr(report, "modeled_time_s", None)
+    if isinstance(modeled_s, (int, float)):
+        out["modeled_time_s"] = float(modeled_s)
     modeled = getattr(report, "modeled", None)
     if modeled is not None:
         as_dict = getattr(modeled, "as_dict", None)
@@ -196,7 +198,9 @@ def _version(module: str) -> str | None:
 
 def _git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if out.returncode != 0:

@@ -46,7 +46,9 @@ def numba_sim_saxpy(
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired as e:
-        raise PeerUnavailable(f"[numba_sim_saxpy] simulator ran past {timeout_s:.0f} s at n={measured_n}") from e
+        raise PeerUnavailable(
+            f"[numba_sim_saxpy] simulator ran past {timeout_s:.0f} s at n={measured_n}"
+        ) from e
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
         hint = " (install it: .venv/bin/pip install numba numba-cuda)" if "No module named" in tail else ""
@@ -54,11 +56,15 @@ def numba_sim_saxpy(
     try:
         res: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError) as e:
-        raise PeerUnavailable(f"[numba_sim_saxpy] expected one JSON line on stdout, got {proc.stdout!r:.200}") from e
+        raise PeerUnavailable(
+            f"[numba_sim_saxpy] expected one JSON line on stdout, got {proc.stdout!r:.200}"
+        ) from e
     if not res.get("correct"):
         raise PeerUnavailable(f"[numba_sim_saxpy] the simulator's SAXPY disagrees with NumPy: {res}")
     if not res.get("simulator"):
-        raise PeerUnavailable("[numba_sim_saxpy] numba did not run on the simulator (NUMBA_ENABLE_CUDASIM ignored?)")
+        raise PeerUnavailable(
+            "[numba_sim_saxpy] numba did not run on the simulator (NUMBA_ENABLE_CUDASIM ignored?)"
+        )
     res["measured_n"] = measured_n
     res["measured_wall_s"] = res["wall_s"]
     res["scaled"] = measured_n != n

@@ -44,11 +44,17 @@ def main() -> int:
         action="store_true",
         help=f"time the Numba simulator on n={peers.QUICK_N} and scale linearly (says so)",
     )
-    parser.add_argument("--repeat", type=int, default=3, help="timed strata launches per benchmark (best reported)")
-    parser.add_argument("--sim-repeat", type=int, default=3, help="timed Numba simulator launches (best reported)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="timed strata launches per benchmark (best reported)"
+    )
+    parser.add_argument(
+        "--sim-repeat", type=int, default=3, help="timed Numba simulator launches (best reported)"
+    )
     parser.add_argument("--tile", type=int, default=bench_sgemm.TILE, choices=(16, 32), help="SGEMM tile")
     parser.add_argument("--skip-sgemm", action="store_true", help="leave out the 1024^3 SGEMM")
-    parser.add_argument("--json", type=Path, default=BENCH_DIR / "results.json", help="where to write results")
+    parser.add_argument(
+        "--json", type=Path, default=BENCH_DIR / "results.json", help="where to write results"
+    )
     args = parser.parse_args()
 
     t0 = time.perf_counter()

@@ -9,7 +9,7 @@ import pytest
 from strata import config
 from strata.errors import InvalidLaunchConfig
 from strata.hw.catalog import PRECISIONS, GiB, KiB, MiB, get_spec, models
-from strata.hw.occupancy import estimate_registers, occupancy, ptxas_registers
+from strata.hw.occupancy import estimate_registers, max_registers_per_thread, occupancy, ptxas_registers
 
 # --- catalogue values (numbers.md section 1 and 2.1) ------------------------------------------------
 
@@ -164,6 +164,20 @@ def test_occupancy_rejects_impossible_blocks() -> None:
         occupancy(h100, 128, 32, 228 * KiB)
     # 1024 threads x 64 regs is exactly the 65536-register block limit: one block fits.
     assert occupancy(h100, 1024, 64, 0).blocks_per_sm == 1
+
+
+@pytest.mark.parametrize("name", models())
+@pytest.mark.parametrize("threads", [32, 96, 256, 512, 768, 992, 1024])
+def test_max_registers_per_thread_is_the_largest_that_fits(name: str, threads: int) -> None:
+    spec = get_spec(name)
+    r = max_registers_per_thread(spec, threads)
+    assert occupancy(spec, threads, r, 0).blocks_per_sm >= 1
+    if r < spec.max_regs_per_thread:
+        with pytest.raises(InvalidLaunchConfig):
+            occupancy(spec, threads, r + 1, 0)
+    # H100 hand values: 1024 threads -> 65536 / 32 warps = 2048/warp -> 64; 768 -> 2730 -> 2560/warp -> 80.
+    if name == "h100":
+        assert r == {1024: 64, 992: 64, 768: 80, 512: 128}.get(threads, 255)
 
 
 # --- occupancy: AMD rule ([P5] worked examples) ----------------------------------------------------------

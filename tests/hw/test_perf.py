@@ -97,7 +97,8 @@ def test_tensor_flops_priced_at_requested_precision() -> None:
     blocks = h100.sm_count
     c = _counters({"tensor": 1000})
     c.flops["tensor"] = 10**15
-    kw: dict[str, Any] = dict(grid_blocks=blocks, threads_per_block=128, regs_per_thread=128, smem_per_block=0)
+    kw: dict[str, Any] = dict(grid_blocks=blocks, threads_per_block=128, regs_per_thread=128,
+                              smem_per_block=0)
     fp16 = model_launch(h100, c, **kw)
     fp8 = model_launch(h100, c, tensor_precision="tensor_fp8", **kw)
     assert fp16.compute_s == pytest.approx(1e15 / 989.4e12, rel=1e-9)
@@ -149,7 +150,7 @@ def test_l2_footprint_rule() -> None:
     assert t.dram_bytes == 16 * 2**20
     assert t.memory_s == pytest.approx(16 * 2**20 / bw)
     # Without the hint: no reuse assumed, all 1 GiB from DRAM.
-    assert model_launch(h100, c, **kw).dram_bytes == 2**30  # type: ignore[arg-type]
+    assert model_launch(h100, c, **kw).dram_bytes == 2**30
     # Footprint 200 MiB > L2: re-reads hit with probability 50/200.
     t = model_launch(h100, c, unique_global_bytes=200 * 2**20, **kw)
     expected = 200 * 2**20 + (2**30 - 200 * 2**20) * (1 - 50 / 200)
@@ -177,6 +178,14 @@ def test_empty_kernel_costs_launch_overhead() -> None:
                      smem_per_block=0)
     assert t.seconds == pytest.approx(4e-6)
     assert t.kernel_s == 0 and t.achieved_flops == 0
+
+
+def test_register_over_estimate_is_clamped() -> None:
+    # 255 estimated registers x 1024 threads cannot fit; the model uses 64 (the most that fits) and says so.
+    t = model_launch("h100", _streaming(1 << 20), grid_blocks=4096, threads_per_block=1024,
+                     regs_per_thread=255, smem_per_block=0)
+    assert t.occupancy.blocks_per_sm == 1 and t.occupancy.regs_per_warp == 64 * 32
+    assert any("modeled with 64" in line for line in t.explanation)
 
 
 def test_bad_grid_is_rejected() -> None:

@@ -22,7 +22,8 @@ from strata.cuda.memory import DeviceArray
 from strata.errors import CudaError, InvalidLaunchConfig
 from strata.hw.counters import Counters
 from strata.hw.engine import LaunchConfig
-from strata.hw.occupancy import estimate_registers, ptxas_registers
+from strata.hw.jit import register_pressure
+from strata.hw.occupancy import ptxas_registers
 from strata.hw.perf import ModeledTime, model_launch
 from strata.hw.ptx import parse
 from strata.hw.ptx.ir import Function, Module as PTXModule, Param
@@ -177,7 +178,7 @@ class Kernel:
         """Registers per thread: `ptxas -v` when ptxas is present, else an estimate from the PTX."""
         if self._regs is None:
             n = ptxas_registers(self.module.ptx, self.fn.name)
-            self._regs = (n, "ptxas") if n is not None else (estimate_registers(self.fn.regs), "estimate")
+            self._regs = (n, "ptxas") if n is not None else (register_pressure(self.fn), "estimate")
         return self._regs
 
     def _validate(self, device: Device, g: tuple[int, int, int], b: tuple[int, int, int], shared_mem: int,
@@ -205,7 +206,7 @@ class Kernel:
                                       f"[launch {self.name}] dynamic shared memory {shared_mem} bytes exceeds "
                                       f"the {spec.shared_mem_per_block}-byte default limit (the opt-in "
                                       f"attribute arrives with the full runtime API)")
-        if regs * threads > spec.regs_per_block:
+        if regs * threads > spec.regs_per_block and self.registers()[1] == "ptxas":
             raise InvalidLaunchConfig("cudaErrorLaunchOutOfResources",
                                       f"[launch {self.name}] {threads} threads x {regs} registers = "
                                       f"{regs * threads} exceeds regsPerBlock={spec.regs_per_block}")

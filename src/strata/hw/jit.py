@@ -385,3 +385,53 @@ def const_value(key: Any, dtype: np.dtype) -> Any:
 
 __all__ = ["EXIT", "Block", "JitFunction", "LoweringContext", "Program", "Slot", "TYPE_NAMES",
            "const_value", "lower_function"]
+
+
+def register_pressure(fn: Function) -> int:
+    """Estimate registers per thread as a register allocator would need them: the peak number of
+    32-bit register words live at once (linear live intervals, stretched over loops), plus 2.
+
+    NVRTC declares one virtual register per value; counting declarations overestimates by 3-10x.
+    """
+    from strata.hw.ptx.ir import Mem, Pair, Vec
+
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+
+    def regs_of(op: Any) -> list[str]:
+        if isinstance(op, Reg):
+            return [op.name]
+        if isinstance(op, Mem) and isinstance(op.base, Reg):
+            return [op.base.name]
+        if isinstance(op, Vec):
+            return [n for e in op.elems for n in regs_of(e)]
+        if isinstance(op, Pair):
+            return regs_of(op.first) + regs_of(op.second)
+        return []
+
+    for i, ins in enumerate(fn.body):
+        names = [n for op in ins.operands for n in regs_of(op)]
+        if ins.guard is not None:
+            names.append(ins.guard.name)
+        for n in names:
+            if n in fn.regs:
+                first.setdefault(n, i)
+                last[n] = i
+    for i, ins in enumerate(fn.body):
+        if ins.opcode == "bra" and ins.operands and isinstance(ins.operands[0], Sym):
+            target = fn.labels.get(ins.operands[0].name, i)
+            if target <= i:  # a loop: values live into it stay live through it
+                for n in first:
+                    if first[n] < target <= last[n]:
+                        first[n] = min(first[n], target)
+                        last[n] = max(last[n], i)
+    delta = np.zeros(len(fn.body) + 2, dtype=np.int64)
+    for n, s in first.items():
+        t = fn.regs[n]
+        if t == "pred":
+            continue
+        words = 2 if t.endswith("64") else 1
+        delta[s] += words
+        delta[last[n] + 1] -= words
+    peak = int(np.cumsum(delta).max()) if len(delta) else 0
+    return max(16, min(255, peak + 2 + (peak + 2) % 2))

@@ -170,6 +170,29 @@ def _finish(
     )
 
 
+def max_registers_per_thread(spec: GPUSpec, threads_per_block: int) -> int:
+    """The most registers per thread with which one block of `threads_per_block` still fits an SM.
+
+    Example:
+        >>> from strata.hw.catalog import get_spec
+        >>> max_registers_per_thread(get_spec("h100"), 1024), max_registers_per_thread(get_spec("h100"), 128)
+        (64, 255)
+        >>> max_registers_per_thread(get_spec("mi300x"), 1024)
+        128
+    """
+    warps = -(-threads_per_block // spec.warp_size)
+    units = spec.warp_alloc_granularity
+    if spec.vendor == "amd":
+        # The workgroup's waves share the 4 SIMDs; each SIMD has 512 VGPRs per lane.
+        per_lane = spec.regs_per_sm // units // spec.warp_size // -(-warps // units)
+        regs = per_lane // spec.reg_alloc_unit * spec.reg_alloc_unit
+    else:
+        # The per-block hardware check: warps rounded up to the sub-partitions, whole allocation units.
+        per_warp = spec.regs_per_block // _round_up(warps, units)
+        regs = per_warp // spec.reg_alloc_unit * spec.reg_alloc_unit // spec.warp_size
+    return max(0, min(spec.max_regs_per_thread, regs))
+
+
 # --- register counts ---------------------------------------------------------------------------
 
 def estimate_registers(ptx_function_regs: Mapping[str, str]) -> int:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from strata.hw.catalog import GPUSpec, get_spec
 from strata.hw.counters import Counters
-from strata.hw.occupancy import Occupancy, occupancy
+from strata.hw.occupancy import Occupancy, max_registers_per_thread, occupancy
 
 PTX_WARP = 32  # the counters count 32-lane PTX warps, whatever the device's warp size
 
@@ -81,7 +81,8 @@ def model_launch(
         counters: what the launch did.
         grid_blocks: blocks in the grid (product of the grid dims).
         threads_per_block: threads per block.
-        regs_per_thread: registers per thread (ptxas count or `estimate_registers`).
+        regs_per_thread: registers per thread (ptxas count or `estimate_registers`); a count too
+            large for one block is taken as an over-estimate and clamped (noted in the explanation).
         smem_per_block: static + dynamic shared memory per block, bytes.
         unique_global_bytes: total size of the distinct allocations the kernel touched, if known;
             without it every touched sector is assumed to come from DRAM (no reuse).
@@ -89,7 +90,8 @@ def model_launch(
     Returns:
         A `ModeledTime`.
     Raises:
-        ValueError: grid_blocks < 1. InvalidLaunchConfig from `occupancy` for impossible blocks.
+        ValueError: grid_blocks < 1.
+        InvalidLaunchConfig: from `occupancy`, for too many threads or too much shared memory.
 
     Example:
         >>> from strata.hw.counters import Counters
@@ -103,13 +105,20 @@ def model_launch(
         spec = get_spec(spec)
     if grid_blocks < 1:
         raise ValueError(f"[model_launch] grid_blocks must be >= 1, got {grid_blocks}")
-    occ = occupancy(spec, threads_per_block, regs_per_thread, smem_per_block)
     sms = spec.sm_count
     lines = [
         f"device {spec.name} ({spec.product}): {sms} SMs @ {spec.clock_mhz:.0f} MHz; "
         "every time below is modeled, not measured",
-        f"occupancy: {occ}; blocks/SM by " + ", ".join(f"{k}={v}" for k, v in occ.limits.items()),
     ]
+    # The kernel already ran, so a register count too large for one block can only be an
+    # over-estimate (the launch path validates ptxas counts): model with the most that fits.
+    fit = max_registers_per_thread(spec, threads_per_block)
+    if regs_per_thread > fit:
+        lines.append(f"registers: {regs_per_thread}/thread cannot fit a {threads_per_block}-thread block; "
+                     f"modeled with {fit}, the most that fits")
+        regs_per_thread = fit
+    occ = occupancy(spec, threads_per_block, regs_per_thread, smem_per_block)
+    lines.append(f"occupancy: {occ}; blocks/SM by " + ", ".join(f"{k}={v}" for k, v in occ.limits.items()))
 
     # Waves and tail. An SM's throughput is shared by its resident blocks, so the busiest SM runs
     # ceil(blocks / SMs) blocks' worth of work whatever the residency (see docs/perf-model.md).
@@ -213,9 +222,10 @@ def _compute_time(
                      f"x {sms} x {clock:.3g} Hz) = {_fmt_s(pipe_s[pipe])}")
     tensor_flops = c.flops.get("tensor", 0)
     if tensor_flops:
-        peak = spec.peak_flops.get(tensor_precision, 0.0) or spec.peak_flops["tensor_fp16"]
+        used = tensor_precision if spec.peak_flops.get(tensor_precision, 0.0) else "tensor_fp16"
+        peak = spec.peak_flops[used]  # e.g. FP8 on A100 (no FP8 tensor cores): priced as FP16
         pipe_s["tensor"] = tensor_flops / peak
-        lines.append(f"pipe tensor: {tensor_flops:,} FLOP / {peak:.4g} FLOP/s ({tensor_precision}) "
+        lines.append(f"pipe tensor: {tensor_flops:,} FLOP / {peak:.4g} FLOP/s ({used}) "
                      f"= {_fmt_s(pipe_s['tensor'])}")
     busiest = max(pipe_s, key=lambda p: pipe_s[p]) if pipe_s else "none"
     ideal = max(issue_s, pipe_s.get(busiest, 0.0))

@@ -30,6 +30,7 @@ class Access:
     sel: np.ndarray | None  # chunk lane indices (None: every lane, in order)
     buf: Any  # object with .view(dtype) / typed(dtype)
     off: np.ndarray  # byte offsets into buf, one per selected lane
+    raw32: np.ndarray | None = None  # the 32-bit address register, when every lane accessed
 
 
 def space_of(ins: Any) -> str:
@@ -78,6 +79,10 @@ class Addresser:
         return sel, np.full(n, addr, dtype=np.uint64)
 
     def resolve(self, f: Any, m: np.ndarray | None) -> list[Access]:
+        if self.space == "shared" and m is None and self.const is None:
+            v = f.V[self.base]
+            if isinstance(v, np.ndarray) and v.dtype == np.uint32:
+                return [self._shared_fast(f, v)]
         sel, a = self.lanes(f, m)
         if a.size == 0:
             return []
@@ -102,6 +107,18 @@ class Addresser:
         if rest.any():
             out.append(self._one(f, "global", lanes[rest], a[rest]))
         return out
+
+    def _shared_fast(self, f: Any, a: np.ndarray) -> Access:
+        """All lanes, 32-bit shared addresses: checks on the raw register, offsets in int64."""
+        chunk = f.chunk
+        size, off = self.size, self.offset
+        if size > 1 and (int(np.bitwise_or.reduce(a)) | off) & (size - 1):
+            return self._one(f, "shared", None, a.astype(np.uint64) + _U64(off & 0xFFFFFFFFFFFFFFFF))
+        if int(a.max()) + off + size > chunk.shared_size or (off < 0 and int(a.min()) + off < 0):
+            return self._one(f, "shared", None, a.astype(np.uint64) + _U64(off & 0xFFFFFFFFFFFFFFFF))
+        byte = a.astype(np.int64)
+        byte += chunk.shared_base_plus(off)
+        return Access("shared", None, chunk.shared, byte, a)
 
     def _fault(self, f: Any, sel: np.ndarray | None, i: int, addr: int, why: str, nearest: str,
                name: str = "cudaErrorIllegalAddress", space: str = "global") -> LaneFault:
@@ -202,7 +219,14 @@ def count_shared(f: Any, acc: Access, nbytes: int, store: bool) -> None:
         c.shared_store_bytes += lanes * nbytes
     else:
         c.shared_load_bytes += lanes * nbytes
-    word = acc.off >> 2  # absolute words: blocks are 16-byte aligned so banks are preserved
+    if acc.raw32 is not None and acc.raw32.size % 32 == 0:
+        # a uniform shift of a warp's addresses keeps its conflicts, so test the raw register:
+        # lane 0 lowest and every lane within 128 bytes of it -> one wavefront per request
+        r = acc.raw32.reshape(-1, 32)
+        if ((r - r[:, :1]) < 128).all():
+            c.shared_requests += r.shape[0]
+            return
+    word = acc.off >> 2  # conflicts are per warp, and a warp's lanes share one block base
     if acc.sel is None and word.size % 32 == 0:
         w = word.reshape(-1, 32)
         c.shared_requests += w.shape[0]
@@ -279,11 +303,15 @@ def lower_ld(ins: Any, ctx: Any) -> Op:
             for k, d in enumerate(dsts):
                 if d is None:
                     continue
-                vals = view[idx + k] if k else view[idx]
+                ix = idx + k if k else idx
+                out = V[d]
                 if acc.sel is None:
-                    np.copyto(V[d], vals, casting="unsafe")
+                    if out.dtype == ldt and out.flags.c_contiguous:
+                        np.take(view, ix, out=out, mode="clip")  # bounds already checked
+                    else:
+                        np.copyto(out, view[ix], casting="unsafe")
                 else:
-                    V[d][acc.sel] = vals
+                    out[acc.sel] = view[ix]
             if acc.space == "global":
                 count_global(f, acc, size * vec, False)
             elif acc.space == "shared":
