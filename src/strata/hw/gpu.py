@@ -6,7 +6,7 @@ hardware: memory, the loaded programs, and execution of launches.
 
 from __future__ import annotations
 
-from strata import config
+from strata import config, trace
 from strata.hw.catalog import GPUSpec, get_spec
 from strata.hw.engine import LaunchConfig, LaunchResult, execute
 from strata.hw.jit import Program
@@ -41,5 +41,8 @@ class VirtualGPU:
 
     def launch(self, program: Program, kernel: str, launch: LaunchConfig) -> LaunchResult:
         s = config.settings()
-        return execute(program, kernel, launch, self.memory, sm_count=self.spec.sm_count,
-                       budget=s.launch_budget, chunk_lanes=s.chunk_lanes)
+        with trace.span("L0", "execute", kernel=kernel, threads=launch.num_blocks * launch.threads_per_block) as ev:
+            result = execute(program, kernel, launch, self.memory, sm_count=self.spec.sm_count,
+                             budget=s.launch_budget, chunk_lanes=s.chunk_lanes)
+            ev["thread_instructions"] = result.counters.total_thread_instructions
+        return result

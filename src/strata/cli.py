@@ -1,0 +1,44 @@
+"""The `strata` command: `strata demo` runs the main job, `strata info` describes this stack."""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import shutil
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="strata", description="A GPU software stack in Python, on a virtual GPU.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="compile and run SAXPY, a reduction and a tiled SGEMM on the virtual GPU")
+    demo.add_argument("--gpu", help="virtual GPU model: h200 (default), h100, a100")
+    demo.add_argument("--sgemm-size", type=int, default=1024, help="SGEMM matrix size (default 1024)")
+    sub.add_parser("info", help="what this machine's stack is, layer by layer")
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        from strata.demo import main as demo_main
+
+        return demo_main(args.gpu, args.sgemm_size)
+    return info()
+
+
+def info() -> int:
+    import numpy as np
+
+    from strata import __version__, config
+    from strata.cuda.compiler import cuda_include_dir, nvrtc_version
+    from strata.hw.catalog import get_spec, models
+
+    s = config.settings()
+    spec = get_spec(s.gpu)
+    print(f"strata {__version__}")
+    print(f"  L0 virtual GPU: {spec.product} ({spec.arch}, {spec.sm_count} SMs); models: {', '.join(models())}")
+    print(f"  NVRTC {'.'.join(map(str, nvrtc_version()))}; CUDA headers: {cuda_include_dir()}")
+    print(f"  nvcc: {s.nvcc or 'not found'}; ptxas: {shutil.which('ptxas') or 'not found'}")
+    print(f"  Python {platform.python_version()}, NumPy {np.__version__}, {platform.platform()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
