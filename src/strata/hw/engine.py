@@ -65,12 +65,28 @@ class Launch:
     acc: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict)
     start_ns: int = 0
 
+    def cached(self, key: str, nblocks: int, make: Any) -> Any:
+        """A chunk-geometry array, shared by launches with the same block shape (read-only)."""
+        k = (key, nblocks, self.config.block, self.chunk_lanes, _shared_size(self))
+        v = _GEOMETRY.get(k)
+        if v is None:
+            v = make()
+            if isinstance(v, np.ndarray):
+                v.flags.writeable = False
+            if len(_GEOMETRY) > 512:
+                _GEOMETRY.clear()
+            _GEOMETRY[k] = v
+        return v
+
     def accumulators(self, jf: JitFunction) -> tuple[list[int], list[int]]:
         a = self.acc.get(jf.index)
         if a is None:
             a = ([0] * len(jf.blocks), [0] * len(jf.blocks))
             self.acc[jf.index] = a
         return a
+
+
+_GEOMETRY: dict[tuple[Any, ...], Any] = {}
 
 
 class Chunk:
@@ -85,15 +101,18 @@ class Chunk:
         self.first_block = first_block
         self.nblocks = nblocks
         self.n = nblocks * self.lanes_per_block
-        lane = np.arange(self.n, dtype=np.int64)
-        self.in_block = lane % self.lanes_per_block
-        self.block_local = lane // self.lanes_per_block
+        lpb = self.lanes_per_block
+        self.in_block = launch.cached("in_block", nblocks, lambda: np.tile(np.arange(lpb, dtype=np.int64), nblocks))
+        self.block_local = launch.cached("block_local", nblocks,
+                                         lambda: np.repeat(np.arange(nblocks, dtype=np.int64), lpb))
         ghost = self.threads != self.lanes_per_block
-        self.alive: np.ndarray | None = (self.in_block < self.threads) if ghost else None
+        self.alive: np.ndarray | None = launch.cached(
+            "alive", nblocks, lambda: self.in_block < self.threads).copy() if ghost else None
         self.entry_mask = None if self.alive is None else self.alive.copy()
         self.shared_size = _shared_size(launch)
         self.shared = np.zeros(max(nblocks * self.shared_size, 16), dtype=np.uint8)
-        self._shared_base: np.ndarray | None = None
+        self._shared_base: np.ndarray | None = launch.cached(
+            "shared_base", nblocks, lambda: self.block_local * self.shared_size)
         self._shared_plus: dict[int, np.ndarray] = {}
         self.local: np.ndarray | None = None  # (n, capacity) bytes, grown on demand
         self.local_top = 0
@@ -133,10 +152,16 @@ class Chunk:
         key = f"{name}:{dtype.str}"
         v = self._specials.get(key)
         if v is None:
-            v = self._compute_special(name)
-            v = v.astype(dtype) if isinstance(v, np.ndarray) else const_value(int(v), dtype)
+            if name.startswith(("%ctaid", "%smid", "%clock", "%globaltimer")):  # differ between chunks
+                v = self._special_value(name, dtype)
+            else:
+                v = self.launch.cached(key, self.nblocks, lambda: self._special_value(name, dtype))
             self._specials[key] = v
         return v
+
+    def _special_value(self, name: str, dtype: np.dtype) -> Any:
+        v = self._compute_special(name)
+        return v.astype(dtype) if isinstance(v, np.ndarray) else const_value(int(v), dtype)
 
     def _compute_special(self, name: str) -> Any:
         cfg = self.launch.config
@@ -150,8 +175,11 @@ class Chunk:
         if base == "%ntid":
             return cfg.block[k]
         if base == "%ctaid":
-            lin = self.block_local + self.first_block
-            return (lin % gx, (lin // gx) % gy, lin // (gx * gy))[k]
+            if cfg.grid[1] == cfg.grid[2] == 1:  # 1-D grid: the block's index is its linear id
+                return (self.block_local + self.first_block) if k == 0 else 0
+            lin = np.arange(self.first_block, self.first_block + self.nblocks, dtype=np.int64)
+            per_block = (lin % gx, (lin // gx) % gy, lin // (gx * gy))[k]
+            return np.repeat(per_block, self.lanes_per_block)
         if base == "%nctaid":
             return cfg.grid[k]
         if base == "%laneid":
@@ -161,7 +189,8 @@ class Chunk:
         if base == "%nwarpid":
             return 64
         if base == "%smid":
-            return (self.block_local + self.first_block) % self.launch.sm_count
+            lin = np.arange(self.first_block, self.first_block + self.nblocks, dtype=np.int64)
+            return np.repeat(lin % self.launch.sm_count, self.lanes_per_block)
         if base == "%nsmid":
             return self.launch.sm_count
         if base == "%gridid":
@@ -223,7 +252,10 @@ class Frame:
         self.local_base = chunk.alloc_local(jf.local_size) if jf.local_size else chunk.local_top
         self.stack: list[_Entry] = []
         n = chunk.n
-        bases = {name: np.zeros(n, dtype=dt) for name, dt in jf.reg_storage.items()}
+        pool = jf.reg_pool.setdefault(n, [])
+        # registers start undefined in PTX; reusing a finished frame's arrays saves allocating them
+        bases = pool.pop() if pool else {name: np.zeros(n, dtype=dt) for name, dt in jf.reg_storage.items()}
+        self._bases = bases
         V: list[Any] = []
         for s in jf.slots:
             if s.kind == "view":
@@ -243,6 +275,12 @@ class Frame:
             else:
                 raise AssertionError(s.kind)
         self.V = V
+
+    def release(self) -> None:
+        """Return this frame's register arrays for the next frame of the same function and size."""
+        pool = self.jf.reg_pool.setdefault(self.chunk.n, [])
+        if len(pool) < 4:
+            pool.append(self._bases)
 
     def param(self, name: str, size: int) -> np.ndarray:
         """Per-lane storage of a `.param` variable (call arguments and return values)."""
@@ -327,6 +365,7 @@ def run_frame(f: Frame, mask: np.ndarray | None) -> None:
                 f.remove_lanes(lanes)
     finally:
         chunk.frames.pop()
+        f.release()
 
 
 def _branch(f: Frame, e: _Entry, b: int, blk: Any, p: np.ndarray) -> None:

@@ -81,6 +81,7 @@ class JitFunction:
     local_offsets: dict[str, int]
     param_vars: dict[str, int]  # body .param variable -> size
     index: int = 0
+    reg_pool: dict[int, list[dict[str, np.ndarray]]] = field(default_factory=dict)  # lanes -> free register sets
 
 
 class LoweringContext:

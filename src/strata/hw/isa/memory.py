@@ -195,8 +195,7 @@ def _sectors(f: Any, acc: Access, nbytes: int) -> tuple[int, int]:
     off = acc.off
     if acc.sel is None and off.size % 32 == 0:
         w = off.reshape(-1, 32)
-        d = np.diff(w, axis=1)
-        if (d == nbytes).all():
+        if ((w[:, 1:] - w[:, :-1]) == nbytes).all():
             first, last = w[:, 0] >> 5, (w[:, -1] + (nbytes - 1)) >> 5
             return int((last - first + 1).sum()), w.shape[0]
         warp_ids = None

@@ -1,0 +1,327 @@
+"""Semantics of warp-level instructions: shfl(.sync), vote(.sync), activemask, match.sync, redux.sync,
+and bar.warp.sync. Source of truth for how the 32 lanes of a warp see each other's registers.
+
+A warp is 32 consecutive lanes of a chunk (`arr.reshape(-1, 32)`), so these ops work on (warps, 32)
+views. The engine runs a warp's active lanes in lockstep, which gives the .sync forms their meaning
+directly: the lanes that execute (the mask `m`) are the ones that arrived. Lanes that are inactive here
+(diverged elsewhere, exited, or ghost lanes padding a partial warp) do not take part; a lane named in
+`membermask` but not active is treated as not participating (hardware would wait for it or leave the
+result undefined). Reading a register from an inactive lane (shfl) returns whatever that lane's register
+holds now; the PTX ISA leaves that value undefined.
+
+Counters: these ops issue on the integer/ALU side of the SM, so they count as class "integer".
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from strata.hw.isa.registry import Op, lowers, split_mods, write
+from strata.hw.ptx.ir import Pair, Reg, Sink
+
+FULL = 0xFFFFFFFF
+_SHFL_MODES = ("up", "down", "bfly", "idx")
+
+
+# -- lane geometry (the same for every chunk of n lanes: warps never straddle blocks)
+@functools.lru_cache(maxsize=16)
+def _geometry(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(lane index 0..n-1, lane id within its warp, 1 << laneid as uint32), all read-only."""
+    iota = np.arange(n, dtype=np.int64)
+    lane = iota & 31
+    bit = (np.uint32(1) << lane.astype(np.uint32)).astype(np.uint32)
+    for a in (iota, lane, bit):
+        a.flags.writeable = False
+    return iota, lane, bit
+
+
+def _active(f: Any, m: np.ndarray | None) -> np.ndarray | None:
+    """Lanes that execute this instruction (None: every lane of the chunk)."""
+    alive = f.chunk.alive
+    if m is None:
+        return alive
+    return m if alive is None else m & alive
+
+
+def _ballot(bits: np.ndarray) -> np.ndarray:
+    """Per warp, the uint32 whose bit i is bits[warp, i]; bits is (n,) bool -> (n // 32,) uint32."""
+    packed = np.packbits(bits.reshape(-1, 32), axis=1, bitorder="little")  # (W, 4) uint8
+    return packed.view("<u4").reshape(-1).astype(np.uint32, copy=False)
+
+
+def _per_lane(per_warp: np.ndarray) -> np.ndarray:
+    return np.repeat(per_warp, 32)
+
+
+class _Members:
+    """The membermask operand: which lanes take part (each active lane whose own bit is set)."""
+
+    def __init__(self, ctx: Any, op: Any | None) -> None:
+        self.slot = None if op is None else ctx.src(op, "b32")
+
+    def mask(self, f: Any) -> Any:
+        return np.uint32(FULL) if self.slot is None else f.V[self.slot]
+
+    def participants(self, f: Any, m: np.ndarray | None) -> tuple[np.ndarray, Any]:
+        """(bool per lane: takes part, membermask per lane or as a scalar)."""
+        n = f.chunk.n
+        act = _active(f, m)
+        part = np.ones(n, dtype=bool) if act is None else act
+        mask = self.mask(f)
+        if isinstance(mask, np.ndarray) or int(mask) != FULL:
+            _, _, bit = _geometry(n)
+            part = part & ((mask & bit) != 0)
+        return part, mask
+
+
+def _lanes_of(mask: Any) -> Any:
+    """A membermask as uint32 (scalar or per-lane array)."""
+    return mask if isinstance(mask, np.ndarray) else np.uint32(int(mask) & FULL)
+
+
+# -- shfl
+@lowers("shfl")
+def lower_shfl(ins: Any, ctx: Any) -> Op:
+    """shfl.sync.mode.b32 d[|p], a, b, c, membermask (and legacy shfl without .sync / membermask)."""
+    flags, types = split_mods(ins.mods)
+    modes = [x for x in flags if x in _SHFL_MODES]
+    if len(modes) != 1 or types != ["b32"] or any(x not in (*_SHFL_MODES, "sync") for x in flags):
+        raise ctx.unsupported()
+    mode = modes[0]
+    nops = 5 if "sync" in flags else 4
+    if len(ins.operands) != nops:
+        raise ctx.fail(f"{ins.full_opcode} takes {nops} operands, got {len(ins.operands)}")
+    dst = ins.operands[0]
+    d_op, p_op = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, None)
+    d = None if isinstance(d_op, Sink) else ctx.dst(d_op, "b32")
+    p = None if p_op is None or isinstance(p_op, Sink) else ctx.dst(p_op, "pred")
+    a = ctx.src(ins.operands[1], "b32")
+    b = ctx.src(ins.operands[2], "b32")
+    c = ctx.src(ins.operands[3], "b32")
+    # membermask names lanes that must converge; in lockstep the active lanes already have, and
+    # the source lane is read whether or not it is active (undefined on hardware), so it is unused.
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        n = f.chunk.n
+        iota, lane, _ = _geometry(n)
+        j, ok = shfl_source(mode, lane, V[b], V[c])
+        if d is not None:
+            src = V[a]
+            val = src[iota + (j - lane)] if isinstance(src, np.ndarray) else src
+            write(V[d], val, m)
+        if p is not None:
+            write(V[p], ok, m)
+
+    return Op(run, "integer", exact=True)
+
+
+def shfl_source(mode: str, lane: np.ndarray, b: Any, c: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Source lane j (within the warp) and the in-range predicate, per the PTX ISA pseudo-code.
+
+    c packs the clamp value (bits 0-4) and the segment mask (bits 8-12); an out-of-range source
+    falls back to the lane itself.
+
+    Example:
+        >>> j, ok = shfl_source("down", np.arange(32), np.uint32(16), np.uint32(0x1F))
+        >>> int(j[3]), bool(ok[3]), int(j[20]), bool(ok[20])
+        (19, True, 20, False)
+    """
+    bval = np.asarray(b).astype(np.int64) & 31
+    cv = np.asarray(c).astype(np.int64)
+    clamp, seg = cv & 31, (cv >> 8) & 31
+    max_lane = (lane & seg) | (clamp & ~seg & 31)
+    if mode == "up":
+        j = lane - bval
+        ok = j >= max_lane
+    elif mode == "down":
+        j = lane + bval
+        ok = j <= max_lane
+    elif mode == "bfly":
+        j = lane ^ bval
+        ok = j <= max_lane
+    else:  # idx
+        j = (lane & seg) | (bval & ~seg & 31)
+        ok = j <= max_lane
+    return np.where(ok, j, lane), ok
+
+
+# -- vote, activemask
+@lowers("vote")
+def lower_vote(ins: Any, ctx: Any) -> Op:
+    """vote.sync.{all,any,uni}.pred d, {!}a, membermask; vote.sync.ballot.b32 d, {!}a, membermask.
+
+    Only participating lanes (active and in membermask) vote; a ballot bit is 0 for every other lane.
+    The legacy form without .sync takes every active lane.
+    """
+    flags, types = split_mods(ins.mods)
+    modes = [x for x in flags if x in ("all", "any", "uni", "ballot")]
+    if len(modes) != 1 or any(x not in ("all", "any", "uni", "ballot", "sync") for x in flags):
+        raise ctx.unsupported()
+    mode = modes[0]
+    want_t = ["b32"] if mode == "ballot" else ["pred"]
+    if types != want_t:
+        raise ctx.fail(f"{ins.full_opcode}: expected type .{want_t[0]}")
+    nops = 3 if "sync" in flags else 2
+    if len(ins.operands) != nops:
+        raise ctx.fail(f"{ins.full_opcode} takes {nops} operands, got {len(ins.operands)}")
+    d = ctx.dst(ins.operands[0], "b32" if mode == "ballot" else "pred")
+    if not isinstance(ins.operands[1], Reg):
+        raise ctx.fail(f"{ins.full_opcode}: the source must be a predicate register")
+    a, neg = ctx.pred(ins.operands[1])
+    members = _Members(ctx, ins.operands[2] if nops == 3 else None)
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        part, mask = members.participants(f, m)
+        pv = V[a]
+        votes = part & (~pv if neg else pv)
+        yes = _per_lane(_ballot(votes))
+        if mode == "ballot":
+            write(V[d], yes & _lanes_of(mask), m)
+            return
+        if mode == "any":
+            res = yes != 0
+        else:
+            voters = _per_lane(_ballot(part))
+            if mode == "all":
+                res = yes == voters
+            else:  # uni: every voter agrees
+                res = (yes == 0) | (yes == voters)
+        write(V[d], res, m)
+
+    return Op(run, "integer", exact=True)
+
+
+@lowers("activemask")
+def lower_activemask(ins: Any, ctx: Any) -> Op:
+    """activemask.b32 d: bit i set when lane i of the warp executes this instruction."""
+    if len(ins.operands) != 1 or split_mods(ins.mods)[1] != ["b32"]:
+        raise ctx.fail("activemask takes .b32 and one destination")
+    d = ctx.dst(ins.operands[0], "b32")
+
+    def run(f: Any, m: Any) -> None:
+        act = _active(f, m)
+        if act is None:
+            write(f.V[d], np.uint32(FULL), m)
+        else:
+            write(f.V[d], _per_lane(_ballot(act)), m)
+
+    return Op(run, "integer", exact=True)
+
+
+# -- match
+@lowers("match")
+def lower_match(ins: Any, ctx: Any) -> Op:
+    """match.any.sync.{b32,b64} d, a, membermask; match.all.sync.{b32,b64} d[|p], a, membermask.
+
+    any: d = lanes of membermask (that take part) whose a equals this lane's a.
+    all: d = the participating lanes of membermask when they all hold the same a, else 0; p = that test.
+    """
+    flags, types = split_mods(ins.mods)
+    modes = [x for x in flags if x in ("any", "all")]
+    if len(modes) != 1 or "sync" not in flags or len(types) != 1 or types[0] not in ("b32", "b64"):
+        raise ctx.unsupported()
+    mode, t = modes[0], types[0]
+    if len(ins.operands) != 3:
+        raise ctx.fail(f"{ins.full_opcode} takes 3 operands, got {len(ins.operands)}")
+    dst = ins.operands[0]
+    d_op, p_op = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, None)
+    if p_op is not None and mode == "any":
+        raise ctx.fail("match.any has no predicate destination")
+    d = None if isinstance(d_op, Sink) else ctx.dst(d_op, "b32")
+    p = None if p_op is None or isinstance(p_op, Sink) else ctx.dst(p_op, "pred")
+    a = ctx.src(ins.operands[1], t)
+    members = _Members(ctx, ins.operands[2])
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        n = f.chunk.n
+        part, mask = members.participants(f, m)
+        mask = _lanes_of(mask)
+        av = V[a]
+        if not isinstance(av, np.ndarray):
+            av = np.full(n, av)
+        w = av.reshape(-1, 32)
+        same = (w[:, :, None] == w[:, None, :]) & part.reshape(-1, 1, 32)  # (W, 32 me, 32 other)
+        packed = np.packbits(same, axis=2, bitorder="little")  # (W, 32, 4)
+        hits = packed.view("<u4").reshape(n) & mask
+        if mode == "any":
+            if d is not None:
+                write(V[d], hits, m)
+            return
+        members_now = _per_lane(_ballot(part)) & mask
+        uniform = hits == members_now
+        if d is not None:
+            write(V[d], np.where(uniform, members_now, np.uint32(0)), m)
+        if p is not None:
+            write(V[p], uniform, m)
+
+    return Op(run, "integer", exact=True)
+
+
+# -- redux
+_REDUX: dict[str, tuple[Any, str]] = {
+    "add": (np.add, "int"), "min": (np.minimum, "int"), "max": (np.maximum, "int"),
+    "and": (np.bitwise_and, "b"), "or": (np.bitwise_or, "b"), "xor": (np.bitwise_xor, "b"),
+}
+
+
+@lowers("redux")
+def lower_redux(ins: Any, ctx: Any) -> Op:
+    """redux.sync.op.type d, a, membermask over the participating lanes; .add wraps to 32 bits.
+
+    .add/.min/.max take .u32/.s32, .and/.or/.xor take .b32. The sm_100a .f32 min/max (with .abs,
+    .NaN) is not modeled (the virtual GPUs are sm_90 and older).
+    """
+    flags, types = split_mods(ins.mods)
+    ops = [x for x in flags if x in _REDUX]
+    if "sync" not in flags or len(ops) != 1 or len(types) != 1 or len(flags) != 2:
+        raise ctx.unsupported()
+    op, t = ops[0], types[0]
+    ufunc, kind = _REDUX[op]
+    if (kind == "int" and t not in ("u32", "s32")) or (kind == "b" and t != "b32"):
+        raise ctx.unsupported()
+    if len(ins.operands) != 3:
+        raise ctx.fail(f"{ins.full_opcode} takes 3 operands, got {len(ins.operands)}")
+    d = ctx.dst(ins.operands[0], t)
+    a = ctx.src(ins.operands[1], t)
+    members = _Members(ctx, ins.operands[2])
+    dt = np.dtype(np.int32 if t == "s32" else np.uint32)
+    info = np.iinfo(dt)
+    # the value a non-participating lane contributes: the identity of the operation
+    identity = {"add": 0, "min": info.max, "max": info.min, "and": FULL, "or": 0, "xor": 0}[op]
+    ident = dt.type(identity if dt.kind == "u" or identity <= info.max else -1)
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        n = f.chunk.n
+        part, _ = members.participants(f, m)
+        av = V[a]
+        if not isinstance(av, np.ndarray):
+            av = np.full(n, av, dtype=dt)
+        vals = np.where(part, av.view(dt) if av.dtype != dt else av, ident).reshape(-1, 32)
+        if op == "add":
+            per_warp = vals.view(np.uint32).sum(axis=1, dtype=np.uint64).astype(np.uint32).view(dt)
+        else:
+            per_warp = ufunc.reduce(vals, axis=1)
+        write(V[d], _per_lane(per_warp), m)
+
+    return Op(run, "integer", exact=True)
+
+
+# -- bar.warp.sync
+def lower_bar_warp(ins: Any, ctx: Any) -> Op:
+    """bar.warp.sync membermask (CUDA's __syncwarp): a no-op for a lockstep warp.
+
+    NOTE: `bar.warp.sync` parses as opcode `bar`, which control.py owns; control.lower_bar should
+    delegate here when 'warp' is among the modifiers (a block barrier's convergence check would
+    wrongly fault on __syncwarp inside divergent code).
+    """
+    if len(ins.operands) != 1:
+        raise ctx.fail(f"{ins.full_opcode} takes one membermask operand")
+    ctx.src(ins.operands[0], "b32")  # checks the operand; every named lane is already in step
+    return Op(lambda f, m: None, "sync")
