@@ -50,7 +50,7 @@ def test_unsupported_instruction_named_at_load():
     with pytest.raises(cuda.UnsupportedInstruction) as ei:
         k(1, 1, (0,))
     e = ei.value
-    assert e.opcode == "tex.1d.v4.s32.s32" and e.kernel == "k" and e.line == 10
+    assert e.opcode == "tex.1d.v4.s32.s32" and e.kernel == "k" and e.line == 9
     assert isinstance(e, NotImplementedError)
 
 
@@ -91,8 +91,10 @@ def test_invalid_launch_configurations(mod):
     k = mod.get_function("add1")
     x = cuda.zeros(4, np.int32)
     with pytest.raises(cuda.InvalidLaunchConfig) as ei:
-        k(1, 2048, (x, np.int32(4)))
+        k(1, (64, 32), (x, np.int32(4)))
     assert ei.value.name == "cudaErrorInvalidConfiguration" and "maxThreadsPerBlock=1024" in str(ei.value)
+    with pytest.raises(cuda.InvalidLaunchConfig, match="blockDim.x=2048 exceeds the device limit 1024"):
+        k(1, 2048, (x, np.int32(4)))
     with pytest.raises(cuda.InvalidLaunchConfig, match="blockDim.z=128"):
         k(1, (1, 1, 128), (x, np.int32(4)))
     with pytest.raises(cuda.InvalidLaunchConfig, match="positive"):

@@ -27,8 +27,8 @@ INT_TYPES = frozenset(("u16", "u32", "u64", "s16", "s32", "s64", "b16", "b32", "
 ARITH_TYPES = frozenset(("u16", "u32", "u64", "s16", "s32", "s64"))
 X2_TYPES = ("u16x2", "s16x2")
 FLOAT_TYPES = frozenset(("f16", "bf16", "f16x2", "bf16x2", "f32", "f64"))
-_U = {16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
-_S = {16: np.dtype(np.int16), 32: np.dtype(np.int32), 64: np.dtype(np.int64)}
+_U: dict[int, np.dtype[Any]] = {16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
+_S: dict[int, np.dtype[Any]] = {16: np.dtype(np.int16), 32: np.dtype(np.int32), 64: np.dtype(np.int64)}
 _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
 
 Run = Callable[[Any, Any], None]
@@ -166,7 +166,7 @@ def _carry_run(d: int, compute: Callable[[list[Any]], Any], z: int, dt: np.dtype
     def run(f: Any, m: Any) -> None:
         V = f.V
         D = V[d]
-        cc = _carry_flag(f, D.shape[0]) if (cin or cout) else None
+        cc = _carry_flag(f, D.shape[0])
         s, c = _add_carry(compute(V), V[z], cc if cin else None, dt, sub)
         write(D, s, m)
         if cout:
@@ -1338,6 +1338,8 @@ def lower_setp(ins: Any, ctx: Any) -> Op:
     def run(f: Any, m: Any) -> None:
         V = f.V
         r = fn(V)
+        tp: Any
+        tq: Any
         tp, tq = r if packed else (r, None)
         if comb is not None:
             cv = V[cslot]

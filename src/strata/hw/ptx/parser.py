@@ -598,7 +598,21 @@ class _Parser:
             return self.literal()
         raise self.error(f"expected an operand, got {t.text!r}")
 
-    def address(self, scopes: list[dict[str, str]]) -> Mem:
+    def address(self, scopes: list[dict[str, str]]) -> Mem | Vec:
+        # texture and surface forms `[tex, {coords}]` are tuples, not addresses
+        depth, k = 0, 1
+        while self.peek(k).kind != "eof" and not (depth == 0 and self.peek(k).text == "]"):
+            t = self.peek(k).text
+            depth += t == "{"
+            depth -= t == "}"
+            if depth == 0 and t == ",":
+                self.expect("[")
+                items = [self.simple_operand(scopes)]
+                while self.accept(","):
+                    items.append(self.simple_operand(scopes))
+                self.expect("]")
+                return Vec(tuple(items))
+            k += 1
         self.expect("[")
         base: Reg | Sym | None = None
         offset = 0
