@@ -20,9 +20,11 @@ extern "C" __global__ void shared_oob(float* y, int k) {
     __syncthreads();
     y[threadIdx.x] = s[threadIdx.x + k];             // k > 0 runs off the 256-byte array
 }
-extern "C" __global__ void shared_oob_write(int k) {
+extern "C" __global__ void shared_oob_write(float* y, int k) {
     __shared__ float s[64];
-    s[threadIdx.x * k] = 1.0f;
+    s[threadIdx.x * k] = 1.0f;                       // k = 2: threads 32.. write past the end
+    __syncthreads();
+    y[threadIdx.x] = s[threadIdx.x];
 }
 extern "C" __global__ void misaligned(char* p) {
     *(float*)(p + 1 + 4 * threadIdx.x) = 2.0f;
@@ -82,7 +84,7 @@ def test_shared_out_of_bounds_read(mod):
 
 def test_shared_out_of_bounds_write(mod):
     with pytest.raises(cuda.DeviceFault) as ei:
-        mod.get_function("shared_oob_write")(1, 64, (np.int32(2),))
+        mod.get_function("shared_oob_write")(1, 64, (cuda.zeros(64, np.float32), np.int32(2)))
     assert ei.value.report["access"] == "write" and ei.value.report["thread"] == (32, 0, 0)
 
 

@@ -109,7 +109,8 @@ class Chunk:
         self.alive: np.ndarray | None = launch.cached(
             "alive", nblocks, lambda: self.in_block < self.threads).copy() if ghost else None
         self.entry_mask = None if self.alive is None else self.alive.copy()
-        self.shared_size = _shared_size(launch)
+        self.shared_size = _shared_size(launch)  # per block, padded to 16 bytes
+        self.shared_limit = launch.program.shared_bytes(launch.kernel.name, launch.config.shared_mem)
         self.shared = np.zeros(max(nblocks * self.shared_size, 16), dtype=np.uint8)
         self._shared_base: np.ndarray | None = launch.cached(
             "shared_base", nblocks, lambda: self.block_local * self.shared_size)
@@ -230,8 +231,7 @@ class Chunk:
 
 
 def _shared_size(launch: Launch) -> int:
-    size = launch.program.dynamic_shared_offset() + launch.config.shared_mem \
-        if launch.config.shared_mem or launch.program.dynamic_shared else launch.program.shared_static_size
+    size = launch.program.shared_bytes(launch.kernel.name, launch.config.shared_mem)
     return -(-size // 16) * 16
 
 
@@ -251,6 +251,7 @@ class Frame:
         self.params: dict[str, np.ndarray] = params or {}
         self.local_base = chunk.alloc_local(jf.local_size) if jf.local_size else chunk.local_top
         self.stack: list[_Entry] = []
+        self.addr_cache: dict[Any, Any] = {}  # address work shared within one basic-block execution
         n = chunk.n
         pool = jf.reg_pool.setdefault(n, [])
         # registers start undefined in PTX; reusing a finished frame's arrays saves allocating them
@@ -325,6 +326,8 @@ def run_frame(f: Frame, mask: np.ndarray | None) -> None:
             blk = blocks[b]
             m = e.mask
             am = None if e.full else m
+            if f.addr_cache:
+                f.addr_cache.clear()
             for fn, exact in blk.ops:
                 fn(f, m if exact else am)
             acc_t[b] += e.tc
@@ -384,6 +387,19 @@ def _branch(f: Frame, e: _Entry, b: int, blk: Any, p: np.ndarray) -> None:
         e.pc = b + 1
         return
     not_taken = ~taken if m is None else m & ~taken
+    blocks = f.jf.blocks
+    # lanes branching to a bare `ret`/`exit` leave now rather than wait to reconverge there, so a
+    # barrier the others reach next does not wait for them (CUDA: exited threads don't count)
+    for lanes, dest, other in ((taken, blk.target, b + 1), (not_taken, b + 1, blk.target)):
+        if dest < len(blocks) and dest != EXIT and blocks[dest].pure_exit:
+            counters.divergent_branches += int(np.count_nonzero(
+                taken.reshape(-1, 32).any(axis=1) & not_taken.reshape(-1, 32).any(axis=1)))
+            if blocks[dest].term == "exit" or f.jf.fn.is_entry:
+                _exit_lanes(chunk, lanes)
+            else:
+                f.remove_lanes(lanes)
+            e.pc = other
+            return
     tw = taken.reshape(-1, 32).any(axis=1)
     nw = not_taken.reshape(-1, 32).any(axis=1)
     counters.divergent_branches += int(np.count_nonzero(tw & nw))

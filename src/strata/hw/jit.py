@@ -67,6 +67,11 @@ class Block:
     n_instructions: int = 0
     lines: list[int] = field(default_factory=list)
 
+    @property
+    def pure_exit(self) -> bool:
+        """Just `ret` or `exit`: lanes branching here can leave at once (nothing else to run)."""
+        return not self.ops and self.term in ("ret", "exit") and self.guard < 0
+
 
 @dataclass
 class JitFunction:
@@ -85,9 +90,15 @@ class JitFunction:
 
 
 class LoweringContext:
-    """What a lowering sees: the instruction's operands as slots, symbols, and the program."""
+    """What a lowering sees: the instruction's operands as slots, symbols, and the program.
+
+    `block_index` and `last_write` (register -> position of its last writer earlier in the current
+    basic block) let a memory op share address work with other ops of the same block execution.
+    """
 
     def __init__(self, program: Program, fn: Function) -> None:
+        self.block_index = 0
+        self.last_write: dict[str, int] = {}
         self.program = program
         self.fn = fn
         self.slots: list[Slot] = []
@@ -216,9 +227,28 @@ class Program:
         self.shared_static_size = 0
         self.dynamic_shared: set[str] = set()
         self.functions: dict[str, JitFunction] = {}
+        self.kernel_shared: dict[str, int] = {}  # kernel -> its static shared bytes
+        # Shared layout: module-scope and device-function variables first (every kernel may reach
+        # them), then each kernel's own variables from the same offset (kernels never coexist).
         for v in module.variables:
             if v.space == "shared":
                 self.add_shared(v)
+        for f in module.functions.values():
+            if not f.is_entry:
+                for v in f.variables:
+                    if v.space == "shared":
+                        self.add_shared(v)
+        common = self.shared_static_size
+        widest = common
+        for f in module.functions.values():
+            if f.is_entry:
+                self.shared_static_size = common
+                for v in f.variables:
+                    if v.space == "shared":
+                        self.add_shared(v)
+                self.kernel_shared[f.name] = self.shared_static_size
+                widest = max(widest, self.shared_static_size)
+        self.shared_static_size = widest
         for f in module.functions.values():
             if f.has_body:
                 self.functions[f.name] = lower_function(self, f)
@@ -245,7 +275,15 @@ class Program:
             raise PTXSyntaxError(f"function-scope .{v.space} variable {v.name!r} was not allocated", v.line)
 
     def dynamic_shared_offset(self) -> int:
+        """Where `extern .shared` arrays start: after the largest kernel's static variables, so
+        device-function code that names them sees one address in every kernel."""
         return -(-self.shared_static_size // 16) * 16
+
+    def shared_bytes(self, kernel: str, dynamic: int) -> int:
+        """Shared memory one block of `kernel` uses: static variables, plus dynamic if requested."""
+        if dynamic or self.dynamic_shared:
+            return self.dynamic_shared_offset() + dynamic
+        return self.kernel_shared.get(kernel, self.shared_static_size)
 
     def symbol_address(self, name: str) -> int | None:
         if name in self.global_addresses:
@@ -274,7 +312,9 @@ def lower_function(program: Program, fn: Function) -> JitFunction:
     for b, s in enumerate(starts):
         end = starts[b + 1] if b + 1 < len(starts) else len(body)
         blk = Block(start=s)
-        for ins in body[s:end]:
+        ctx.block_index = b
+        ctx.last_write = {}
+        for pos, ins in enumerate(body[s:end]):
             ctx.ins = ins
             blk.lines.append(ins.line)
             if ins.opcode in TERMINATORS:
@@ -290,6 +330,8 @@ def lower_function(program: Program, fn: Function) -> JitFunction:
             if ins.guard is not None:
                 fn_run = _guarded(fn_run, *ctx.pred(ins.guard))
             blk.ops.append((fn_run, op.exact))
+            for reg in written_registers(ins):
+                ctx.last_write[reg] = pos
             blk.hist[CLASS_INDEX[op.cls]] += 1
             blk.n_instructions += 1
             if op.flops:
@@ -300,6 +342,28 @@ def lower_function(program: Program, fn: Function) -> JitFunction:
     _post_dominators(blocks)
     return JitFunction(fn.name, fn, ctx.slots, ctx.reg_storage, blocks, ctx.local_size,
                        ctx.local_offsets, ctx.param_vars)
+
+
+_NO_REGISTER_RESULT = frozenset({"st", "red", "bar", "barrier", "membar", "fence", "prefetch", "prefetchu",
+                                 "call", "trap", "brkpt", "nop", "pmevent", "cp", "griddepcontrol"})
+
+
+def written_registers(ins: Instruction) -> list[str]:
+    """Registers an instruction writes: those in its first operand, unless it only stores or syncs."""
+    if ins.opcode in _NO_REGISTER_RESULT or not ins.operands:
+        return []
+    from strata.hw.ptx.ir import Pair, Vec
+
+    def regs(op: Operand) -> list[str]:
+        if isinstance(op, Reg):
+            return [op.name]
+        if isinstance(op, Vec):
+            return [n for e in op.elems for n in regs(e)]
+        if isinstance(op, Pair):
+            return regs(op.first) + regs(op.second)
+        return []
+
+    return regs(ins.operands[0])
 
 
 def _terminator(ctx: LoweringContext, blk: Block, ins: Instruction, fn: Function,

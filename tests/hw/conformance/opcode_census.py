@@ -30,12 +30,29 @@ import conformance_lib  # noqa: E402
 from conformance_lib import REGISTRY, KernelSource, nvcc_ptx  # noqa: E402
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_LABEL = re.compile(r"^[$%\w]+:\s*")
+_LABEL = re.compile(r"^[$%\w]+\s*:\s*")
 _PRED = re.compile(r"^@!?%\w+\s+")
-_OPCODE = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_:]+)*")
+_OPCODE = re.compile(r"^[a-z][a-z0-9_]*(?:\.[A-Za-z0-9_:]+)*")  # max.NaN.f16 keeps its case
 # Directives written without a trailing ';' (they would otherwise swallow the next instruction).
-_BARE_DIRECTIVES = (".loc", ".file", ".section", ".b8", ".b16", ".b32", ".b64", ".visible", ".entry", ".func",
-                    ".param", ".weak", ".extern", ".maxntid", ".reqntid", ".minnctapersm", ".maxnreg")
+_BARE_DIRECTIVES = (
+    ".loc",
+    ".file",
+    ".section",
+    ".b8",
+    ".b16",
+    ".b32",
+    ".b64",
+    ".visible",
+    ".entry",
+    ".func",
+    ".param",
+    ".weak",
+    ".extern",
+    ".maxntid",
+    ".reqntid",
+    ".minnctapersm",
+    ".maxnreg",
+)
 
 
 def ptx_opcodes(ptx: str) -> Counter[str]:
@@ -76,18 +93,15 @@ def _include_dir() -> str:
 
 
 def nvrtc_ptx(ks: KernelSource) -> str:
-    """PTX from NVRTC: strata's compiler when it exists, else cuda.bindings.nvrtc directly."""
+    """PTX from NVRTC through strata's compiler (same options the tests use); bare NVRTC without strata."""
     try:
-        from strata.cuda.compiler import compile_to_ptx  # type: ignore[import-not-found]
-    except ImportError:
-        compile_to_ptx = None
-    if compile_to_ptx is not None:
-        try:
-            out = compile_to_ptx(ks.source, options=ks.options, name=f"{ks.name}.cu")
-            text = getattr(out, "ptx", out)  # CompiledSource(.ptx) or plain text
-            return text if isinstance(text, str) else text.decode()
-        except TypeError:
-            pass
+        from strata.cuda.compiler import compile_to_ptx
+    except ImportError:  # strata not importable (e.g. PYTHONPATH unset): same NVRTC, same flags
+        return _nvrtc_direct(ks)
+    return compile_to_ptx(ks.source, options=ks.options, name=f"{ks.name}.cu").ptx
+
+
+def _nvrtc_direct(ks: KernelSource) -> str:
     from cuda.bindings import nvrtc
 
     def check(res: object, what: str, prog: object = None) -> None:
@@ -102,7 +116,7 @@ def nvrtc_ptx(ks: KernelSource) -> str:
 
     err, prog = nvrtc.nvrtcCreateProgram(ks.source.encode(), f"{ks.name}.cu".encode(), 0, [], [])
     check(err, "nvrtcCreateProgram")
-    opts = [b"--gpu-architecture=compute_90", b"-lineinfo", f"-I{_include_dir()}".encode()]
+    opts = [b"--gpu-architecture=compute_90", b"--std=c++17", b"-lineinfo", f"-I{_include_dir()}".encode()]
     opts += [o.encode() for o in ks.options]
     (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
     check(err, "nvrtcCompileProgram", prog)
@@ -129,7 +143,9 @@ def load_corpus() -> dict[str, KernelSource]:
     return dict(sorted(REGISTRY.items()))
 
 
-def census(compiler: str, corpus: dict[str, KernelSource]) -> tuple[Counter[str], dict[str, Counter[str]], list[str]]:
+def census(
+    compiler: str, corpus: dict[str, KernelSource]
+) -> tuple[Counter[str], dict[str, Counter[str]], list[str]]:
     total: Counter[str] = Counter()
     per: dict[str, Counter[str]] = {}
     failures: list[str] = []
@@ -145,8 +161,14 @@ def census(compiler: str, corpus: dict[str, KernelSource]) -> tuple[Counter[str]
     return total, per, failures
 
 
-def render(compiler: str, corpus: dict[str, KernelSource], total: Counter[str], per: dict[str, Counter[str]],
-           failures: list[str], per_kernel: bool) -> str:
+def render(
+    compiler: str,
+    corpus: dict[str, KernelSource],
+    total: Counter[str],
+    per: dict[str, Counter[str]],
+    failures: list[str],
+    per_kernel: bool,
+) -> str:
     n_entries = sum(len(ks.kernels) for ks in corpus.values())
     out = [
         f"# {compiler} opcode census: {len(corpus)} translation units, {n_entries} kernels, "

@@ -11,7 +11,7 @@ from conformance_lib import assert_close, assert_exact, both_compilers, kernel, 
 
 HIST = kernel(
     "atomics.histogram_global_and_shared",
-    r'''
+    r"""
 extern "C" __global__ void hist_global(int n, const int* keys, int* bins) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
         atomicAdd(&bins[keys[i]], 1);                     // red.global.add.u32 (result unused)
@@ -25,7 +25,7 @@ extern "C" __global__ void hist_shared(int n, const int* keys, unsigned* bins) {
     __syncthreads();
     for (int b = threadIdx.x; b < 64; b += blockDim.x) atomicAdd(&bins[b], local[b]);
 }
-''',
+""",
 )
 
 
@@ -43,7 +43,7 @@ def test_histogram_global_and_shared(compiler: str) -> None:
 
 ADD_TYPES = kernel(
     "atomics.add_all_types",
-    r'''
+    r"""
 #include <cuda_fp16.h>
 extern "C" __global__ void add_types(int n, const int* v, int* si, unsigned* ui, unsigned long long* ull,
                                      float* f, double* d, __half2* h2, int* tickets) {
@@ -58,7 +58,7 @@ extern "C" __global__ void add_types(int n, const int* v, int* si, unsigned* ui,
     atomicAdd(h2, __halves2half2(__float2half(1.0f), __float2half((float)(x & 1))));
     tickets[i] = atomicAdd(&si[1], 1);                     // returned old values: a permutation
 }
-''',
+""",
 )
 
 
@@ -67,8 +67,15 @@ def test_atomic_add_all_types(compiler: str) -> None:
     n = 1000
     v = rng(31).integers(-100, 100, n).astype(np.int32)
     args = (
-        np.int32(n), v, np.zeros(2, np.int32), np.zeros(1, np.uint32), np.zeros(1, np.uint64),
-        np.zeros(1, np.float32), np.zeros(1, np.float64), np.zeros(2, np.float16), np.full(n, -1, np.int32),
+        np.int32(n),
+        v,
+        np.zeros(2, np.int32),
+        np.zeros(1, np.uint32),
+        np.zeros(1, np.uint64),
+        np.zeros(1, np.float32),
+        np.zeros(1, np.float64),
+        np.zeros(2, np.float16),
+        np.full(n, -1, np.int32),
     )
     (_, si, ui, ull, f, d, h2, tickets) = run(ADD_TYPES, compiler, "add_types", 4, 256, *args)
     s = int(v.astype(np.int64).sum())
@@ -84,12 +91,12 @@ def test_atomic_add_all_types(compiler: str) -> None:
 
 FLOAT_ATOMICS = kernel(
     "atomics.float_fractional_tolerance",
-    r'''
+    r"""
 extern "C" __global__ void fsum(int n, const float* x, float* out, double* dout) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) { atomicAdd(out, x[i]); atomicAdd(dout, (double)x[i]); }
 }
-''',
+""",
 )
 
 
@@ -97,7 +104,9 @@ extern "C" __global__ void fsum(int n, const float* x, float* out, double* dout)
 def test_float_atomics_tolerance(compiler: str) -> None:
     n = 2000
     x = rng(32).uniform(0, 1, n).astype(np.float32)
-    (_, out, dout) = run(FLOAT_ATOMICS, compiler, "fsum", 8, 256, np.int32(n), x, np.zeros(1, np.float32), np.zeros(1))
+    (_, out, dout) = run(
+        FLOAT_ATOMICS, compiler, "fsum", 8, 256, np.int32(n), x, np.zeros(1, np.float32), np.zeros(1)
+    )
     total = x.astype(np.float64).sum()
     # Any order of n float32 additions of values in [0,1): error <= n * eps * total.
     assert_close(out, np.array([total], np.float32), rtol=n * 2**-24)
@@ -106,7 +115,7 @@ def test_float_atomics_tolerance(compiler: str) -> None:
 
 MINMAX = kernel(
     "atomics.min_max_sub_exch",
-    r'''
+    r"""
 extern "C" __global__ void minmax(int n, const long long* v, int* s32, unsigned* u32, long long* s64,
                                   unsigned long long* u64, int* sub, unsigned* exch_old, unsigned* exch) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -123,7 +132,7 @@ extern "C" __global__ void minmax(int n, const long long* v, int* s32, unsigned*
     atomicSub(sub, (int)(x & 0xff));
     exch_old[i] = atomicExch(exch, (unsigned)i + 1u);
 }
-''',
+""",
 )
 
 
@@ -134,12 +143,26 @@ def test_atomic_min_max_sub_exch(compiler: str) -> None:
     v[::7] = rng(34).integers(-(2**31), 2**31, len(v[::7]))  # values that survive the (int) cast
     s32 = v.astype(np.int32)  # (int)x keeps the low 32 bits, like NumPy's wrapping astype
     init = dict(
-        s32=np.array([2**31 - 1, -(2**31)], np.int32), u32=np.array([2**32 - 1, 0], np.uint32),
-        s64=np.array([2**63 - 1, -(2**63)], np.int64), u64=np.array([2**64 - 1, 0], np.uint64),
+        s32=np.array([2**31 - 1, -(2**31)], np.int32),
+        u32=np.array([2**32 - 1, 0], np.uint32),
+        s64=np.array([2**63 - 1, -(2**63)], np.int64),
+        u64=np.array([2**64 - 1, 0], np.uint64),
     )
     outs = run(
-        MINMAX, compiler, "minmax", 4, 256, np.int32(n), v, init["s32"], init["u32"], init["s64"], init["u64"],
-        np.array([1000], np.int32), np.zeros(n, np.uint32), np.array([0], np.uint32),
+        MINMAX,
+        compiler,
+        "minmax",
+        4,
+        256,
+        np.int32(n),
+        v,
+        init["s32"],
+        init["u32"],
+        init["s64"],
+        init["u64"],
+        np.array([1000], np.int32),
+        np.zeros(n, np.uint32),
+        np.array([0], np.uint32),
     )
     (_, o32, ou32, o64, ou64, sub, exch_old, exch) = outs
     assert_exact(o32, np.array([s32.min(), s32.max()], np.int32))
@@ -154,7 +177,7 @@ def test_atomic_min_max_sub_exch(compiler: str) -> None:
 
 CAS = kernel(
     "atomics.cas_loops",
-    r'''
+    r"""
 __device__ double cas_add_double(double* addr, double v) {
     unsigned long long* p = (unsigned long long*)addr;
     unsigned long long old = *p, assumed;
@@ -172,15 +195,23 @@ extern "C" __global__ void cas(int n, int* counter, double* dsum, int* winner, i
     cas_add_double(dsum, (double)(i % 10));
     won[i] = atomicCAS(winner, 0, i + 1) == 0;   // exactly one thread wins
 }
-''',
+""",
 )
 
 
 @both_compilers
 def test_atomic_cas_loops(compiler: str) -> None:
     n = 600
-    (_, counter, dsum, winner, won) = run(
-        CAS, compiler, "cas", 3, 256, np.int32(n), np.array([5], np.int32), np.zeros(1), np.zeros(1, np.int32),
+    (counter, dsum, winner, won) = run(
+        CAS,
+        compiler,
+        "cas",
+        3,
+        256,
+        np.int32(n),
+        np.array([5], np.int32),
+        np.zeros(1),
+        np.zeros(1, np.int32),
         np.zeros(n, np.int32),
     )
     assert_exact(counter, np.array([5 + 2 * n], np.int32))
@@ -191,8 +222,9 @@ def test_atomic_cas_loops(compiler: str) -> None:
 
 BITS_INCDEC = kernel(
     "atomics.bitwise_inc_dec",
-    r'''
-extern "C" __global__ void bits(int n, unsigned* ors, unsigned* ands, unsigned* xors, unsigned long long* or64,
+    r"""
+extern "C" __global__ void bits(int n, unsigned* ors, unsigned* ands, unsigned* xors,
+                                unsigned long long* or64,
                                 unsigned* inc, unsigned* dec, unsigned* inc_old) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -203,7 +235,7 @@ extern "C" __global__ void bits(int n, unsigned* ors, unsigned* ands, unsigned* 
     inc_old[i] = atomicInc(inc, 9u);       // counts 0..9 then wraps to 0
     atomicDec(dec, 6u);                    // 0 or > 6 -> 6, else -1
 }
-''',
+""",
 )
 
 
@@ -212,8 +244,18 @@ def test_atomic_bitwise_inc_dec(compiler: str) -> None:
     n = 203
     i = np.arange(n)
     outs = run(
-        BITS_INCDEC, compiler, "bits", 1, 256, np.int32(n), np.zeros(4, np.uint32), np.full(4, 0xFFFFFFFF, np.uint32),
-        np.array([0x12345678], np.uint32), np.zeros(1, np.uint64), np.zeros(1, np.uint32), np.array([3], np.uint32),
+        BITS_INCDEC,
+        compiler,
+        "bits",
+        1,
+        256,
+        np.int32(n),
+        np.zeros(4, np.uint32),
+        np.full(4, 0xFFFFFFFF, np.uint32),
+        np.array([0x12345678], np.uint32),
+        np.zeros(1, np.uint64),
+        np.zeros(1, np.uint32),
+        np.array([3], np.uint32),
         np.zeros(n, np.uint32),
     )
     (ors, ands, xors, or64, inc, dec, inc_old) = outs
@@ -237,7 +279,7 @@ def test_atomic_bitwise_inc_dec(compiler: str) -> None:
 
 SHARED_ATOMICS = kernel(
     "atomics.shared_memory_all_ops",
-    r'''
+    r"""
 extern "C" __global__ void shared_ops(const int* v, int* out, float* fout, unsigned long long* uout) {
     __shared__ int s[8];
     __shared__ float sf;
@@ -261,7 +303,7 @@ extern "C" __global__ void shared_ops(const int* v, int* out, float* fout, unsig
     if (t < 8) out[t] = s[t];
     if (t == 0) { fout[0] = sf; uout[0] = su; }
 }
-''',
+""",
 )
 
 
@@ -270,7 +312,14 @@ def test_shared_memory_atomics(compiler: str) -> None:
     nt = 160
     v = rng(35).integers(-5000, 5000, nt).astype(np.int32)
     (_, out, fout, uout) = run(
-        SHARED_ATOMICS, compiler, "shared_ops", 1, nt, v, np.zeros(8, np.int32), np.zeros(1, np.float32),
+        SHARED_ATOMICS,
+        compiler,
+        "shared_ops",
+        1,
+        nt,
+        v,
+        np.zeros(8, np.int32),
+        np.zeros(1, np.float32),
         np.zeros(1, np.uint64),
     )
     exp_or = 0
@@ -278,7 +327,10 @@ def test_shared_memory_atomics(compiler: str) -> None:
     for t in range(nt):
         exp_or |= 1 << (t % 31)
         exp_and &= ~(1 << (t % 16))
-    assert_exact(out[:7], np.array([v.sum(), -nt, min(v.min(), 2**31 - 1), max(v.max(), 0), exp_or, exp_and, nt % 5], np.int32))
+    assert_exact(
+        out[:7],
+        np.array([v.sum(), -nt, min(v.min(), 2**31 - 1), max(v.max(), 0), exp_or, exp_and, nt % 5], np.int32),
+    )
     # atomicCAS(&s[7], t, t+1) succeeds for thread t only when s[7] == t at that moment, so the
     # final value depends on the interleaving; only its range is order-independent.
     assert 0 <= out[7] <= nt
@@ -288,7 +340,7 @@ def test_shared_memory_atomics(compiler: str) -> None:
 
 SCOPED = kernel(
     "atomics.scoped_block_system",
-    r'''
+    r"""
 extern "C" __global__ void scoped(int* g, unsigned long long* g64, float* gf) {
     __shared__ int s;
     if (threadIdx.x == 0) s = 0;
@@ -302,13 +354,22 @@ extern "C" __global__ void scoped(int* g, unsigned long long* g64, float* gf) {
     __syncthreads();
     if (threadIdx.x == 0) atomicAdd(&g[3], s);
 }
-''',
+""",
 )
 
 
 @both_compilers
 def test_scoped_atomics(compiler: str) -> None:
-    (g, g64, gf) = run(SCOPED, compiler, "scoped", 3, 64, np.zeros(4, np.int32), np.zeros(1, np.uint64), np.zeros(1, np.float32))
+    (g, g64, gf) = run(
+        SCOPED,
+        compiler,
+        "scoped",
+        3,
+        64,
+        np.zeros(4, np.int32),
+        np.zeros(1, np.uint64),
+        np.zeros(1, np.float32),
+    )
     assert_exact(g, np.array([192, 63, 42, 192], np.int32))
     assert_exact(g64, np.array([3 * 192], np.uint64))
     assert_exact(gf, np.array([192.0], np.float32))

@@ -12,7 +12,7 @@ from conformance_lib import assert_exact, both_compilers, kernel, rng, run
 
 DIVERGE = kernel(
     "control.divergence_loops_switch",
-    r'''
+    r"""
 __device__ __noinline__ int collatz_steps(unsigned v) {
     int s = 0;
     while (v != 1u && s < 500) { v = (v & 1u) ? 3u * v + 1u : v / 2u; ++s; }
@@ -49,7 +49,7 @@ extern "C" __global__ void diverge(int n, const int* in, int* out) {
     do { w += v & 3; v >>= 2; } while (v != 0);   // data-dependent do/while
     out[t] = r * 64 + w;
 }
-''',
+""",
 )
 
 
@@ -109,13 +109,15 @@ def test_divergence_loops_switch(compiler: str) -> None:
 
 EARLY_EXIT = kernel(
     "control.early_return_before_barrier",
-    r'''
+    r"""
 extern "C" __global__ void early(int n, const int* in, int* out) {
     __shared__ int s[128];
     int t = threadIdx.x;
     if (t >= n) return;            // the tail of the block (mid-warp) leaves before the barrier
     s[t] = in[t] * 2;
-    __syncthreads();               // exited threads do not hold the barrier up
+    // sm_70+: bar.sync completes once every NON-EXITED thread of the block arrives (CUDA Programming
+    // Guide, Independent Thread Scheduling), so the early exits above must not hold it up.
+    __syncthreads();
     int acc = s[n - 1 - t];
     for (int k = 0; k < 3; ++k) {
         __syncthreads();
@@ -125,7 +127,7 @@ extern "C" __global__ void early(int n, const int* in, int* out) {
     }
     out[t] = acc;
 }
-''',
+""",
 )
 
 
@@ -145,7 +147,7 @@ def test_early_return_before_barrier(compiler: str) -> None:
 
 CALLS = kernel(
     "control.calls_params_structs_recursion",
-    r'''
+    r"""
 struct Vec3 { float x, y, z; int tag; };
 struct Big { double d[3]; long long k; char c; };
 
@@ -153,7 +155,8 @@ __device__ __noinline__ Vec3 combine(Vec3 a, Vec3 b, float s) {      // struct p
     Vec3 r; r.x = a.x + s * b.x; r.y = a.y - b.y; r.z = a.z * b.z; r.tag = a.tag ^ b.tag; return r;
 }
 __device__ __noinline__ Big make_big(int i) {
-    Big b; b.d[0] = i; b.d[1] = i * 0.5; b.d[2] = -i; b.k = (long long)i << 35; b.c = (char)(i & 0x7f); return b;
+    Big b;  b.d[0] = i;  b.d[1] = i * 0.5;
+    b.d[2] = -i;  b.k = (long long)i << 35;  b.c = (char)(i & 0x7f);  return b;
 }
 __device__ __noinline__ long long many(int a, long long b, float c, double d, char e, short f, unsigned g,
                                        int h, double i, float j, int k, long long l, Big big) {
@@ -185,7 +188,7 @@ extern "C" __global__ void calls(int n, const float* f, long long* out, float* v
     for (int k = 0; k < 12; ++k) buf[k] = t + k;
     out[4 * t + 3] = sum_down(buf, t % 12);
 }
-''',
+""",
 )
 
 
@@ -207,15 +210,40 @@ def _sum_down(buf: list[int], n: int) -> int:
 def test_calls_params_structs_recursion(compiler: str) -> None:
     n = 96
     f = (np.arange(n, dtype=np.float32) - 40) * np.float32(0.25)
-    (_, out, vout) = run(CALLS, compiler, "calls", 1, 128, np.int32(n), f, np.zeros(4 * n, np.int64), np.zeros(4 * n, np.float32))
+    (_, out, vout) = run(
+        CALLS,
+        compiler,
+        "calls",
+        1,
+        128,
+        np.int32(n),
+        f,
+        np.zeros(4 * n, np.int64),
+        np.zeros(4 * n, np.float32),
+    )
     exp, vexp = [], []
     for t in range(n):
         x = float(f[t])
         vexp += [x + 0.5 * 1.0, 2.0 - x, 3.0 * -1.0, float(t ^ 0x55)]
         c = t & 0x3F
         big_d1, big_k, big_c = t * 0.5, t << 35, t & 0x7F
-        m = (t + -3 * t + int(1.5 * t) + int(-2.25 * t) + c + (-t) + t * 7 + t // 3 + 1000 + (-4) + t % 5 + (1 << 40)
-             + int(big_d1) * 2 + big_k + big_c)
+        m = (
+            t
+            + -3 * t
+            + int(1.5 * t)
+            + int(-2.25 * t)
+            + c
+            + (-t)
+            + t * 7
+            + t // 3
+            + 1000
+            + (-4)
+            + t % 5
+            + (1 << 40)
+            + int(big_d1) * 2
+            + big_k
+            + big_c
+        )
         buf = [t + k for k in range(12)]
         exp += [m, _fib(t % 12), int(t % 2 == 0), _sum_down(buf, t % 12)]
     assert_exact(out, np.array(exp, np.int64))
@@ -224,7 +252,7 @@ def test_calls_params_structs_recursion(compiler: str) -> None:
 
 INDIRECT = kernel(
     "control.function_pointer_table",
-    r'''
+    r"""
 typedef int (*binop_t)(int, int);
 __device__ int op_add(int a, int b) { return a + b; }
 __device__ int op_mul(int a, int b) { return a * b; }
@@ -238,7 +266,7 @@ extern "C" __global__ void indirect(int n, const int* sel, const int* a, const i
     binop_t f = table[sel[t] & 3];       // per-thread target: divergent indirect call
     out[t] = f(a[t], b[t]);
 }
-''',
+""",
 )
 
 
@@ -249,14 +277,16 @@ def test_function_pointer_table(compiler: str) -> None:
     sel = r.integers(0, 4, n).astype(np.int32)
     a = r.integers(-1000, 1000, n).astype(np.int32)
     b = r.integers(-1000, 1000, n).astype(np.int32)
-    (_, _, _, out) = run(INDIRECT, compiler, "indirect", 1, 256, np.int32(n), sel, a, b, np.zeros(n, np.int32))
+    (_, _, _, out) = run(
+        INDIRECT, compiler, "indirect", 1, 256, np.int32(n), sel, a, b, np.zeros(n, np.int32)
+    )
     exp = np.select([sel == 0, sel == 1, sel == 2, sel == 3], [a + b, a * b, np.maximum(a, b), a - b])
     assert_exact(out, exp.astype(np.int32))
 
 
 RECONVERGE = kernel(
     "control.reconvergence_then_collective",
-    r'''
+    r"""
 extern "C" __global__ void reconverge(const int* in, int* out) {
     int t = threadIdx.x;
     int v = in[t];
@@ -268,7 +298,7 @@ extern "C" __global__ void reconverge(const int* in, int* out) {
     for (int off = 16; off > 0; off >>= 1) total += __shfl_xor_sync(0xffffffffu, total, off);
     out[t] = total * 1000 + k;
 }
-''',
+""",
 )
 
 

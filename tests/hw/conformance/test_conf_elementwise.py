@@ -19,13 +19,13 @@ from conformance_lib import (
 
 SAXPY = kernel(
     "elementwise.saxpy_grid_stride",
-    r'''
+    r"""
 extern "C" __global__ void saxpy(int n, float a, const float* __restrict__ x, float* y) {
     // Grid-stride loop: fewer threads than elements, every thread does several.
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
         y[i] = a * x[i] + y[i];
 }
-''',
+""",
 )
 
 
@@ -44,7 +44,7 @@ def test_saxpy_grid_stride(compiler: str) -> None:
 
 VEC_INT = kernel(
     "elementwise.int32_ops",
-    r'''
+    r"""
 extern "C" __global__ void int_ops(int n, const int* a, const int* b, int* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -60,7 +60,7 @@ extern "C" __global__ void int_ops(int n, const int* a, const int* b, int* out) 
     out[8 * n + i] = (x & y) | (x ^ 0x0f0f0f0f);
     out[9 * n + i] = ~x;
 }
-''',
+""",
 )
 
 
@@ -74,18 +74,34 @@ def test_int32_ops(compiler: str) -> None:
     b[:4] = [-1, 1, np.iinfo(np.int32).min, np.iinfo(np.int32).max]
     a[5] = np.iinfo(np.int32).min + 1  # abs(INT_MIN) is UB in C; keep it out of abs()
     a[0] = np.iinfo(np.int32).min + 1
-    (_, _, out) = run(VEC_INT, compiler, "int_ops", (n + 255) // 256, 256, np.int32(n), a, b, np.zeros(10 * n, np.int32))
+    (_, _, out) = run(
+        VEC_INT, compiler, "int_ops", (n + 255) // 256, 256, np.int32(n), a, b, np.zeros(10 * n, np.int32)
+    )
     with np.errstate(over="ignore"):
-        exp = np.stack([
-            a + b, a - b, a * b, np.minimum(a, b), np.maximum(a, b), np.abs(a), -a,
-            a * np.int32(7) + b, (a & b) | (a ^ np.int32(0x0F0F0F0F)), ~a,
-        ]).astype(np.int32).ravel()
+        exp = (
+            np.stack(
+                [
+                    a + b,
+                    a - b,
+                    a * b,
+                    np.minimum(a, b),
+                    np.maximum(a, b),
+                    np.abs(a),
+                    -a,
+                    a * np.int32(7) + b,
+                    (a & b) | (a ^ np.int32(0x0F0F0F0F)),
+                    ~a,
+                ]
+            )
+            .astype(np.int32)
+            .ravel()
+        )
     assert_exact(out, exp)
 
 
 VEC_U64 = kernel(
     "elementwise.uint64_ops",
-    r'''
+    r"""
 extern "C" __global__ void u64_ops(int n, const unsigned long long* a, const unsigned long long* b,
                                    unsigned long long* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -100,7 +116,7 @@ extern "C" __global__ void u64_ops(int n, const unsigned long long* a, const uns
     out[6 * n + i] = x / (y | 1ull);        // div.u64
     out[7 * n + i] = x % (y | 1ull);
 }
-''',
+""",
 )
 
 
@@ -115,17 +131,24 @@ def test_uint64_ops(compiler: str) -> None:
     b[10:20] >>= np.uint64(40)  # small divisors too
     (_, _, out) = run(VEC_U64, compiler, "u64_ops", 3, 256, np.int32(n), a, b, np.zeros(8 * n, np.uint64))
     one = np.uint64(1)
-    exp = np.stack([
-        a + b, a - b, a * b, a ^ (b >> np.uint64(7)), np.minimum(a, b),
-        (a.view(np.int64) < b.view(np.int64)).astype(np.uint64),
-        a // (b | one), a % (b | one),
-    ]).ravel()
+    exp = np.stack(
+        [
+            a + b,
+            a - b,
+            a * b,
+            a ^ (b >> np.uint64(7)),
+            np.minimum(a, b),
+            (a.view(np.int64) < b.view(np.int64)).astype(np.uint64),
+            a // (b | one),
+            a % (b | one),
+        ]
+    ).ravel()
     assert_exact(out, exp)
 
 
 VEC_F64 = kernel(
     "elementwise.double_ops",
-    r'''
+    r"""
 extern "C" __global__ void f64_ops(int n, const double* a, const double* b, double* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -140,7 +163,7 @@ extern "C" __global__ void f64_ops(int n, const double* a, const double* b, doub
     out[6 * n + i] = fmin(x, y);
     out[7 * n + i] = -fabs(y);
 }
-''',
+""",
 )
 
 
@@ -164,7 +187,7 @@ def test_double_ops(compiler: str) -> None:
 
 VEC_F32 = kernel(
     "elementwise.float_ops",
-    r'''
+    r"""
 extern "C" __global__ void f32_ops(int n, const float* a, const float* b, float* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -178,7 +201,7 @@ extern "C" __global__ void f32_ops(int n, const float* a, const float* b, float*
     out[6 * n + i] = fabsf(x) * -2.0f;
     out[7 * n + i] = 1.0f / y;              // rcp.rn.f32
 }
-''',
+""",
 )
 
 
@@ -202,7 +225,7 @@ def test_float_ops(compiler: str) -> None:
 
 VEC4 = kernel(
     "elementwise.float4_vector_loads",
-    r'''
+    r"""
 extern "C" __global__ void scale4(int n4, const float4* __restrict__ in, float4* out, float s) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n4) {
@@ -218,7 +241,7 @@ extern "C" __global__ void add_d2(int n2, const double2* a, double2* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n2) { double2 v = a[i]; out[i] = make_double2(v.x + v.y, v.x - v.y); }
 }
-''',
+""",
 )
 
 
@@ -239,7 +262,7 @@ def test_vector_loads(compiler: str) -> None:
 
 MAT2D = kernel(
     "elementwise.matrix_2d_grid",
-    r'''
+    r"""
 extern "C" __global__ void mat_add(int rows, int cols, const float* a, const float* b, float* c) {
     int col = blockIdx.x * blockDim.x + threadIdx.x;
     int row = blockIdx.y * blockDim.y + threadIdx.y;
@@ -248,7 +271,7 @@ extern "C" __global__ void mat_add(int rows, int cols, const float* a, const flo
         c[k] = a[k] + 2.0f * b[k];
     }
 }
-''',
+""",
 )
 
 
@@ -259,5 +282,7 @@ def test_matrix_2d_grid(compiler: str) -> None:
     a = r.integers(-100, 100, (rows, cols)).astype(np.float32)
     b = r.integers(-100, 100, (rows, cols)).astype(np.float32)
     grid = ((cols + 15) // 16, (rows + 7) // 8)
-    (_, _, c) = run(MAT2D, compiler, "mat_add", grid, (16, 8), np.int32(rows), np.int32(cols), a, b, np.zeros_like(a))
+    (_, _, c) = run(
+        MAT2D, compiler, "mat_add", grid, (16, 8), np.int32(rows), np.int32(cols), a, b, np.zeros_like(a)
+    )
     assert_exact(c, a + 2 * b)  # small integers: exact whether or not fma is used

@@ -14,8 +14,8 @@ from conformance_lib import (
     binop_exact,
     both_compilers,
     exact_float_op,
-    fma_exact,
     float_to_int_sat,
+    fma_exact,
     kernel,
     rng,
     run,
@@ -36,9 +36,10 @@ def half_inputs(seed: int, n: int, dtype: type = np.float16) -> np.ndarray:
 
 HALF_SCALAR = kernel(
     "half.fp16_scalar_ops",
-    r'''
+    r"""
 #include <cuda_fp16.h>
-extern "C" __global__ void hops(int n, const __half* a, const __half* b, const __half* c, __half* o, unsigned* cmp) {
+extern "C" __global__ void hops(int n, const __half* a, const __half* b, const __half* c, __half* o,
+                                unsigned* cmp) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     __half x = a[i], y = b[i], z = c[i];
@@ -60,7 +61,7 @@ extern "C" __global__ void hops(int n, const __half* a, const __half* b, const _
     v |= __hisnan(x) << 8;  v |= (__hisinf(x) != 0) << 9;
     cmp[i] = v;
 }
-''',
+""",
 )
 
 
@@ -74,7 +75,19 @@ def test_fp16_scalar_ops(compiler: str) -> None:
     a, b, c = half_inputs(70, n), half_inputs(71, n), half_inputs(72, n)
     b[:8] = b[8:16]
     b[20:40] = a[20:40]  # equal pairs for == / <=
-    outs = run(HALF_SCALAR, compiler, "hops", 1, 256, np.int32(n), a, b, c, np.zeros(11 * n, np.float16), np.zeros(n, np.uint32))
+    outs = run(
+        HALF_SCALAR,
+        compiler,
+        "hops",
+        1,
+        256,
+        np.int32(n),
+        a,
+        b,
+        c,
+        np.zeros(11 * n, np.float16),
+        np.zeros(n, np.uint32),
+    )
     got = outs[3].reshape(11, n)
     both_zero = (a == 0) & (b == 0)  # max/min of +-0 pairs is not pinned down; skip those
     assert_exact(got[0], binop_exact("add", a, b))
@@ -98,7 +111,7 @@ def test_fp16_scalar_ops(compiler: str) -> None:
 
 HALF2 = kernel(
     "half.fp16x2_packed_ops",
-    r'''
+    r"""
 #include <cuda_fp16.h>
 extern "C" __global__ void h2ops(int n2, const __half2* a, const __half2* b, const __half2* c, __half2* o) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -116,7 +129,7 @@ extern "C" __global__ void h2ops(int n2, const __half2* a, const __half2* b, con
     r[8 * n2] = __lowhigh2highlow(x);   // swap halves
     r[9 * n2] = __halves2half2(__high2half(x), __low2half(y));
 }
-''',
+""",
 )
 
 
@@ -144,7 +157,7 @@ def test_fp16x2_packed_ops(compiler: str) -> None:
 
 BF16_OPS = kernel(
     "half.bf16_scalar_and_packed_ops",
-    r'''
+    r"""
 #include <cuda_bf16.h>
 extern "C" __global__ void bops(int n, const __nv_bfloat16* a, const __nv_bfloat16* b, const __nv_bfloat16* c,
                                 __nv_bfloat16* o, unsigned* cmp) {
@@ -170,7 +183,7 @@ extern "C" __global__ void bops(int n, const __nv_bfloat16* a, const __nv_bfloat
         r[9 * n] = __low2bfloat16(f);  r[9 * n + 1] = __high2bfloat16(f);
     }
 }
-''',
+""",
 )
 
 
@@ -181,7 +194,19 @@ def test_bf16_scalar_and_packed_ops(compiler: str) -> None:
     b[:8] = b[8:16]
     b[20:30] = a[20:30]
     u16 = lambda v: v.view(np.uint16)  # noqa: E731  (bf16 travels as raw 16-bit words)
-    outs = run(BF16_OPS, compiler, "bops", 1, 256, np.int32(n), u16(a), u16(b), u16(c), np.zeros(10 * n, np.uint16), np.zeros(n, np.uint32))
+    outs = run(
+        BF16_OPS,
+        compiler,
+        "bops",
+        1,
+        256,
+        np.int32(n),
+        u16(a),
+        u16(b),
+        u16(c),
+        np.zeros(10 * n, np.uint16),
+        np.zeros(n, np.uint32),
+    )
     got = outs[3].view(BF16).reshape(10, n)
     both_zero = (a == 0) & (b == 0)
     add, mul, fma = binop_exact("add", a, b), binop_exact("mul", a, b), fma_exact(a, b, c)
@@ -197,15 +222,18 @@ def test_bf16_scalar_and_packed_ops(compiler: str) -> None:
     assert_exact(got[8], mul)
     assert_exact(got[9], fma)
     with np.errstate(invalid="ignore"):
-        exp = ((af < bf).astype(np.uint32) | ((af >= bf).astype(np.uint32) << 1)
-               | (((af == bf) | np.isnan(af) | np.isnan(bf)).astype(np.uint32) << 2)
-               | (np.isnan(af).astype(np.uint32) << 3))
+        exp = (
+            (af < bf).astype(np.uint32)
+            | ((af >= bf).astype(np.uint32) << 1)
+            | (((af == bf) | np.isnan(af) | np.isnan(bf)).astype(np.uint32) << 2)
+            | (np.isnan(af).astype(np.uint32) << 3)
+        )
     assert_exact(outs[4], exp.astype(np.uint32))
 
 
 CONVERT = kernel(
     "half.conversions",
-    r'''
+    r"""
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 extern "C" __global__ void hcvt(int n, const float* f, const double* d, const int* k, const __half* h,
@@ -235,7 +263,7 @@ extern "C" __global__ void hcvt(int n, const float* f, const double* d, const in
     oi[3 * n + i] = __half2int_rd(h[i]);
     oi[4 * n + i] = (int)__half2short_rn(h[i]);
 }
-''',
+""",
 )
 
 
@@ -253,15 +281,31 @@ def test_half_conversions(compiler: str) -> None:
     k[:40] = r.integers(-3000, 3000, 40)
     h = half_inputs(80, n)
     h[8:12] = [2.5, -2.5, 3.5, -0.5]
-    outs = run(CONVERT, compiler, "hcvt", 2, 256, np.int32(n), f, d, k, h, np.zeros(9 * n, np.float16),
-               np.zeros(5 * n, np.uint16), np.zeros(2 * n, np.float32), np.zeros(5 * n, np.int32))
+    outs = run(
+        CONVERT,
+        compiler,
+        "hcvt",
+        2,
+        256,
+        np.int32(n),
+        f,
+        d,
+        k,
+        h,
+        np.zeros(9 * n, np.float16),
+        np.zeros(5 * n, np.uint16),
+        np.zeros(2 * n, np.float32),
+        np.zeros(5 * n, np.int32),
+    )
     oh = outs[4].reshape(9, n)
     ob = outs[5].view(BF16).reshape(5, n)
     of = outs[6].reshape(2, n)
     oi = outs[7].reshape(5, n)
 
     def conv(x: np.ndarray, dtype: object, mode: str) -> np.ndarray:
-        return exact_float_op(lambda q: q, dtype, mode, x, special=lambda v: v, zero_sign=lambda v: bool(np.signbit(v)))
+        return exact_float_op(
+            lambda q: q, dtype, mode, x, special=lambda v: v, zero_sign=lambda v: bool(np.signbit(v))
+        )
 
     for j, mode in enumerate(MODES):
         assert_exact(oh[j], conv(f, np.float16, mode))

@@ -31,7 +31,7 @@ def cdiv(a: int, b: int) -> int:
 
 WIDE = kernel(
     "int.wide_mulhi_64bit",
-    r'''
+    r"""
 extern "C" __global__ void wide(int n, const int* a, const int* b, const long long* c, const long long* d,
                                 long long* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -56,7 +56,7 @@ extern "C" __global__ void wide(int n, const int* a, const int* b, const long lo
     o[14] = (long long)x * 1000000007LL + p;                          // mad.wide-ish
     o[15] = (p & q) | (~p & (q >> 32));
 }
-''',
+""",
 )
 
 
@@ -77,18 +77,32 @@ def test_wide_mulhi_64bit(compiler: str) -> None:
     for x, y, p, q in zip(a.tolist(), b.tolist(), c.tolist(), d.tolist()):
         ux, uy, up, uq = x & M32, y & M32, p & M64, q & M64
         x24, y24 = s32(x << 8) >> 8, s32(y << 8) >> 8
-        exp.append([
-            x * y, ux * uy, (x * y) >> 32, (ux * uy) >> 32, (p * q) >> 64, s64((up * uq) >> 64),
-            s64(p * q), s64(p + q), s64(p - q), p >> 13, s64(up >> 13), s64(up << 7),
-            s32(x24 * y24), s32((ux & 0xFFFFFF) * (uy & 0xFFFFFF)), s64(x * 1000000007 + p),
-            s64((p & q) | (~p & (q >> 32))),
-        ])
+        exp.append(
+            [
+                x * y,
+                s64(ux * uy),
+                (x * y) >> 32,
+                (ux * uy) >> 32,
+                (p * q) >> 64,
+                s64((up * uq) >> 64),
+                s64(p * q),
+                s64(p + q),
+                s64(p - q),
+                p >> 13,
+                s64(up >> 13),
+                s64(up << 7),
+                s32(x24 * y24),
+                s32((ux & 0xFFFFFF) * (uy & 0xFFFFFF)),
+                s64(x * 1000000007 + p),
+                s64((p & q) | (~p & (q >> 32))),
+            ]
+        )
     assert_exact(outs[4], np.array(exp, dtype=np.int64).ravel())
 
 
 DIVREM = kernel(
     "int.div_rem_signed_unsigned",
-    r'''
+    r"""
 extern "C" __global__ void divrem(int n, const int* a, const int* b, const long long* c, const long long* d,
                                   int* o32, long long* o64) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -114,7 +128,7 @@ extern "C" __global__ void divrem(int n, const int* a, const int* b, const long 
     s[4] = p / 1000003LL;
     s[5] = (long long)((unsigned long long)p % 12345ULL);
 }
-''',
+""",
 )
 
 
@@ -132,24 +146,54 @@ def test_div_rem_signed_unsigned(compiler: str) -> None:
     b[:4] = [1, -1, 2, -2]
     c[:4] = [-(2**63), 2**63 - 1, -7, 7]
     d[:4] = [1, -1, 2, -2]
-    outs = run(DIVREM, compiler, "divrem", 2, 256, np.int32(n), a, b, c, d, np.zeros(10 * n, np.int32), np.zeros(6 * n, np.int64))
+    outs = run(
+        DIVREM,
+        compiler,
+        "divrem",
+        2,
+        256,
+        np.int32(n),
+        a,
+        b,
+        c,
+        d,
+        np.zeros(10 * n, np.int32),
+        np.zeros(6 * n, np.int64),
+    )
     e32, e64 = [], []
     for x, y, p, q in zip(a.tolist(), b.tolist(), c.tolist(), d.tolist()):
         ux, uy, up, uq = x & M32, y & M32, p & M64, q & M64
-        e32.append([
-            cdiv(x, y), x - cdiv(x, y) * y, s32(ux // uy), s32(ux % uy), cdiv(x, 7), x - cdiv(x, -3) * -3,
-            s32(ux // 10), s32(ux % 1000), cdiv(x, 16), x - cdiv(x, 16) * 16,
-        ])
-        e64.append([
-            cdiv(p, q), p - cdiv(p, q) * q, s64(up // uq), s64(up % uq), cdiv(p, 1000003), s64(up % 12345),
-        ])
+        e32.append(
+            [
+                cdiv(x, y),
+                x - cdiv(x, y) * y,
+                s32(ux // uy),
+                s32(ux % uy),
+                cdiv(x, 7),
+                x - cdiv(x, -3) * -3,
+                s32(ux // 10),
+                s32(ux % 1000),
+                cdiv(x, 16),
+                x - cdiv(x, 16) * 16,
+            ]
+        )
+        e64.append(
+            [
+                cdiv(p, q),
+                p - cdiv(p, q) * q,
+                s64(up // uq),
+                s64(up % uq),
+                cdiv(p, 1000003),
+                s64(up % 12345),
+            ]
+        )
     assert_exact(outs[4], np.array(e32, dtype=np.int32).ravel())
     assert_exact(outs[5], np.array(e64, dtype=np.int64).ravel())
 
 
 BITS = kernel(
     "int.bit_manipulation",
-    r'''
+    r"""
 extern "C" __global__ void bits(int n, const unsigned* a, const unsigned* b, const unsigned long long* c,
                                 unsigned* o) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -178,7 +222,7 @@ extern "C" __global__ void bits(int n, const unsigned* a, const unsigned* b, con
     r[18] = (unsigned)(p >> 32) ^ (unsigned)p;     // 64-bit halves
     r[19] = __popc(x & -x);                        // neg on unsigned
 }
-''',
+""",
 )
 
 
@@ -221,21 +265,38 @@ def test_bit_manipulation(compiler: str) -> None:
     outs = run(BITS, compiler, "bits", 2, 256, np.int32(n), a, b, c, np.zeros(20 * n, np.uint32))
     exp = []
     for x, y, p in zip(a.tolist(), b.tolist(), c.tolist()):
-        exp.append([
-            _brev(x, 32), (_brev(p, 64) >> 17) & M32, _clz(x, 32), _clz(p, 64), _ffs(x), _ffs(p),
-            bin(x).count("1"), bin(p).count("1"), _prmt(x, y, 0x3210), _prmt(x, y, 0x0123),
-            _prmt(x, y, 0x7531), _prmt(x, y, y & 0x7777), (x & y) ^ ((~y & M32) | x), (x >> 7) & 0x3FF,
-            (s32(x << 9) >> 20) & M32, (x & ~(0xFF << 12) & M32) | ((y & 0xFF) << 12),
-            (x | 1).bit_length() - 1, (x ^ (x >> 16) ^ (x << 5)) & M32, (p >> 32) ^ (p & M32),
-            bin(x & -x & M32).count("1"),
-        ])
+        exp.append(
+            [
+                _brev(x, 32),
+                (_brev(p, 64) >> 17) & M32,
+                _clz(x, 32),
+                _clz(p, 64),
+                _ffs(x),
+                _ffs(p),
+                bin(x).count("1"),
+                bin(p).count("1"),
+                _prmt(x, y, 0x3210),
+                _prmt(x, y, 0x0123),
+                _prmt(x, y, 0x7531),
+                _prmt(x, y, y & 0x7777),
+                (x & y) ^ ((~y & M32) | x),
+                (x >> 7) & 0x3FF,
+                (s32(x << 9) >> 20) & M32,
+                (x & ~(0xFF << 12) & M32) | ((y & 0xFF) << 12),
+                (x | 1).bit_length() - 1,
+                (x ^ (x >> 16) ^ (x << 5)) & M32,
+                (p >> 32) ^ (p & M32),
+                bin(x & -x & M32).count("1"),
+            ]
+        )
     assert_exact(outs[3], np.array(exp, dtype=np.uint64).astype(np.uint32).ravel())
 
 
 FUNNEL = kernel(
     "int.funnel_shift_sad_dp4a_avg",
-    r'''
-extern "C" __global__ void funnel(int n, const unsigned* a, const unsigned* b, const unsigned* s, unsigned* o) {
+    r"""
+extern "C" __global__ void funnel(int n, const unsigned* a, const unsigned* b, const unsigned* s,
+                                  unsigned* o) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     unsigned x = a[i], y = b[i], k = s[i];
@@ -255,7 +316,7 @@ extern "C" __global__ void funnel(int n, const unsigned* a, const unsigned* b, c
     r[12] = __uhadd(x, y);
     r[13] = __urhadd(x, y);
 }
-''',
+""",
 )
 
 
@@ -285,22 +346,30 @@ def test_funnel_shift_sad_dp4a_avg(compiler: str) -> None:
         bx, by = _bytes(x, True), _bytes(y, True)
         ux, uy = _bytes(x, False), _bytes(y, False)
         hx_s, hx_u = _bytes(x, True, 16), _bytes(x, False, 16)
-        exp.append([
-            ((cat << (s & 31)) >> 32) & M32, ((cat << min(s, 32)) >> 32) & M32,
-            (cat >> (s & 31)) & M32, (cat >> min(s, 32)) & M32,
-            (abs(sx - sy) + s) & M32, (abs(x - y) + s) & M32,
-            (sum(p * q for p, q in zip(bx, by)) + s32(s)) & M32,
-            (sum(p * q for p, q in zip(ux, uy)) + s) & M32,
-            (hx_s[0] * by[0] + hx_s[1] * by[1] + s32(s)) & M32,
-            (hx_u[0] * uy[2] + hx_u[1] * uy[3] + s) & M32,
-            ((sx + sy) >> 1) & M32, ((sx + sy + 1) >> 1) & M32, (x + y) >> 1, (x + y + 1) >> 1,
-        ])
-    assert_exact(outs[4], np.array(exp, dtype=np.uint64).astype(np.uint32).ravel())
+        exp.append(
+            [
+                ((cat << (s & 31)) >> 32) & M32,
+                ((cat << min(s, 32)) >> 32) & M32,
+                (cat >> (s & 31)) & M32,
+                (cat >> min(s, 32)) & M32,
+                (abs(sx - sy) + s) & M32,
+                (abs(x - y) + s) & M32,
+                (sum(p * q for p, q in zip(bx, by)) + s32(s)) & M32,
+                (sum(p * q for p, q in zip(ux, uy)) + s) & M32,
+                (hx_s[0] * by[0] + hx_s[1] * by[1] + s32(s)) & M32,
+                (hx_u[0] * uy[2] + hx_u[1] * uy[3] + s) & M32,
+                ((sx + sy) >> 1) & M32,
+                ((sx + sy + 1) >> 1) & M32,
+                (x + y) >> 1,
+                (x + y + 1) >> 1,
+            ]
+        )
+    assert_exact(outs[3], np.array(exp, dtype=np.uint64).astype(np.uint32).ravel())
 
 
 SHIFTS = kernel(
     "int.shift_by_width_or_more",
-    r'''
+    r"""
 extern "C" __global__ void shifts(int n, const unsigned* a, const unsigned long long* c, const unsigned* s,
                                   unsigned* o32, unsigned long long* o64) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -316,7 +385,7 @@ extern "C" __global__ void shifts(int n, const unsigned* a, const unsigned long 
     o64[3 * i + 1] = p >> k;
     o64[3 * i + 2] = (unsigned long long)((long long)p >> k);
 }
-''',
+""",
 )
 
 
@@ -328,7 +397,19 @@ def test_shift_by_width_or_more(compiler: str) -> None:
     c = r.integers(0, 2**64, n, dtype=np.uint64)
     k = r.integers(0, 100, n).astype(np.uint32)
     k[:6] = [0, 31, 32, 33, 63, 64]
-    outs = run(SHIFTS, compiler, "shifts", 1, 256, np.int32(n), a, c, k, np.zeros(3 * n, np.uint32), np.zeros(3 * n, np.uint64))
+    outs = run(
+        SHIFTS,
+        compiler,
+        "shifts",
+        1,
+        256,
+        np.int32(n),
+        a,
+        c,
+        k,
+        np.zeros(3 * n, np.uint32),
+        np.zeros(3 * n, np.uint64),
+    )
     e32, e64 = [], []
     for x, p, s in zip(a.tolist(), c.tolist(), k.tolist()):
         s32c, s64c = min(s, 32), min(s, 64)
@@ -340,7 +421,7 @@ def test_shift_by_width_or_more(compiler: str) -> None:
 
 COMPARE = kernel(
     "int.setp_selp_comparisons",
-    r'''
+    r"""
 extern "C" __global__ void cmp(int n, const int* a, const int* b, const long long* c, const long long* d,
                                unsigned* o) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -364,7 +445,7 @@ extern "C" __global__ void cmp(int n, const int* a, const int* b, const long lon
     o[4 * i + 2] = (unsigned)min(x, y) ^ max(ux, uy); // min.s32 / max.u32
     o[4 * i + 3] = (unsigned)(p < q ? p : q) ^ (unsigned)(up > uq ? up : uq);  // 64-bit min/max
 }
-''',
+""",
 )
 
 
@@ -383,26 +464,51 @@ def test_setp_selp_comparisons(compiler: str) -> None:
     for x, y, p, q in zip(a.tolist(), b.tolist(), c.tolist(), d.tolist()):
         ux, uy, up, uq = x & M32, y & M32, p & M64, q & M64
         preds = [
-            x < y, x <= y, x > y, x >= y, x == y, x != y, ux < uy, ux <= uy, ux > uy, ux >= uy,
-            p < q, p <= q, p > q, p >= q, p == q, p != q, up < uq, up <= uq, up > uq, up >= uq,
-            x < 0 and p > 0, x < 0 or uy > 100, (x < y) != (p < q),
+            x < y,
+            x <= y,
+            x > y,
+            x >= y,
+            x == y,
+            x != y,
+            ux < uy,
+            ux <= uy,
+            ux > uy,
+            ux >= uy,
+            p < q,
+            p <= q,
+            p > q,
+            p >= q,
+            p == q,
+            p != q,
+            up < uq,
+            up <= uq,
+            up > uq,
+            up >= uq,
+            x < 0 and p > 0,
+            x < 0 or uy > 100,
+            (x < y) != (p < q),
         ]
         bitsv = sum(int(v) << k for k, v in enumerate(preds))
-        exp.append([
-            bitsv, ux if x < y else uy, (min(x, y) & M32) ^ max(ux, uy),
-            (min(p, q) & M32) ^ (max(up, uq) & M32),
-        ])
+        exp.append(
+            [
+                bitsv,
+                ux if x < y else uy,
+                (min(x, y) & M32) ^ max(ux, uy),
+                (min(p, q) & M32) ^ (max(up, uq) & M32),
+            ]
+        )
     assert_exact(outs[4], np.array(exp, dtype=np.uint64).astype(np.uint32).ravel())
 
 
 FNS = kernel(
     "int.fns_find_nth_set",
-    r'''
-extern "C" __global__ void fns(int n, const unsigned* mask, const unsigned* base, const int* off, unsigned* o) {
+    r"""
+extern "C" __global__ void fns(int n, const unsigned* mask, const unsigned* base, const int* off,
+                               unsigned* o) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) o[i] = __fns(mask[i], base[i], off[i]);
 }
-''',
+""",
 )
 
 
@@ -432,12 +538,12 @@ def test_fns_find_nth_set(compiler: str) -> None:
     off = r.choice(np.array([-6, -3, -2, -1, 0, 1, 2, 3, 7, 40]), n).astype(np.int32)
     outs = run(FNS, compiler, "fns", 1, 256, np.int32(n), mask, base, off, np.zeros(n, np.uint32))
     exp = [_fns(m, b, o) for m, b, o in zip(mask.tolist(), base.tolist(), off.tolist())]
-    assert_exact(outs[4], np.array(exp, dtype=np.uint32))
+    assert_exact(outs[3], np.array(exp, dtype=np.uint32))
 
 
 NARROW = kernel(
     "int.short_and_char_arithmetic",
-    r'''
+    r"""
 extern "C" __global__ void narrow(int n, const short* a, const short* b, const unsigned char* c, short* o16,
                                   unsigned char* o8) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -450,7 +556,7 @@ extern "C" __global__ void narrow(int n, const short* a, const short* b, const u
     o8[2 * i + 0] = (unsigned char)(u * 3 + 7);
     o8[2 * i + 1] = (unsigned char)(u > 128 ? u - 128 : u + 100);
 }
-''',
+""",
 )
 
 
@@ -461,7 +567,19 @@ def test_short_and_char_arithmetic(compiler: str) -> None:
     a = r.integers(-(2**15), 2**15, n).astype(np.int16)
     b = r.integers(-(2**15), 2**15, n).astype(np.int16)
     c = r.integers(0, 256, n).astype(np.uint8)
-    outs = run(NARROW, compiler, "narrow", 2, 256, np.int32(n), a, b, c, np.zeros(3 * n, np.int16), np.zeros(2 * n, np.uint8))
+    outs = run(
+        NARROW,
+        compiler,
+        "narrow",
+        2,
+        256,
+        np.int32(n),
+        a,
+        b,
+        c,
+        np.zeros(3 * n, np.int16),
+        np.zeros(2 * n, np.uint8),
+    )
     a32, b32, c32 = a.astype(np.int32), b.astype(np.int32), c.astype(np.int32)
     e16 = np.stack([a32 + b32, a32 * b32, (a32 >> 3) ^ b32], axis=1).astype(np.int16).ravel()
     e8 = np.stack([c32 * 3 + 7, np.where(c32 > 128, c32 - 128, c32 + 100)], axis=1).astype(np.uint8).ravel()

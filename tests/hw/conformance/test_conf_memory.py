@@ -12,7 +12,7 @@ from conformance_lib import assert_exact, both_compilers, kernel, rng, run
 
 LOCAL = kernel(
     "memory.local_array_dynamic_index",
-    r'''
+    r"""
 extern "C" __global__ void local_perm(int n, const int* in, const int* idx, int* out) {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= n) return;
@@ -29,7 +29,7 @@ extern "C" __global__ void local_perm(int n, const int* in, const int* idx, int*
     out[2 * t] = acc;
     out[2 * t + 1] = (int)(dbuf[idx[t] & 7] * 4.0);
 }
-''',
+""",
 )
 
 
@@ -57,7 +57,7 @@ def test_local_array_dynamic_index(compiler: str) -> None:
 
 CONST_GLOBALS = kernel(
     "memory.constant_and_device_globals",
-    r'''
+    r"""
 __constant__ float coeff[4] = {1.0f, 2.0f, 3.0f, 4.0f};
 __constant__ int table[8] = {3, 1, 4, 1, 5, 9, 2, 6};
 __constant__ double dconst = 0.125;
@@ -82,7 +82,7 @@ extern "C" __global__ void read_globals(int* out, unsigned long long* out64) {
     out[0] = counter;
     out64[0] = big;
 }
-''',
+""",
 )
 
 
@@ -110,7 +110,7 @@ def test_constant_and_device_globals(compiler: str) -> None:
 
 GENERIC = kernel(
     "memory.generic_pointers_isspacep",
-    r'''
+    r"""
 __device__ __noinline__ int sum3(const int* p) { return p[0] + p[1] + p[2]; }   // generic ld
 __device__ __noinline__ void scale(int* p, int k) { p[0] *= k; }                // generic st
 __device__ __noinline__ unsigned where(const void* p) {
@@ -142,27 +142,34 @@ extern "C" __global__ void generic(const int* g, int* out, unsigned* kinds) {
         kinds[3] = where(cdata);
     }
 }
-''',
+""",
 )
 
 
 @both_compilers
 def test_generic_pointers_isspacep(compiler: str) -> None:
     g = np.arange(66, dtype=np.int32) * 3 - 50
-    (_, out, kinds) = run(GENERIC, compiler, "generic", 1, 64, g, np.zeros(4 * 64, np.int32), np.zeros(4, np.uint32))
+    (_, out, kinds) = run(
+        GENERIC, compiler, "generic", 1, 64, g, np.zeros(4 * 64, np.int32), np.zeros(4, np.uint32)
+    )
     s = np.concatenate([g[:64] * 10, [0, 0]])
     exp = []
     for t in range(64):
         loc = [t, t + 1, t + 2, int(g[t])]
         k = (t % 4) % 2
-        exp += [int(s[t] + s[t + 1] + s[t + 2]), int(g[t] + g[t + 1] + g[t + 2]), sum(loc[k : k + 3]), int(g[t]) * 3]
+        exp += [
+            int(s[t] + s[t + 1] + s[t + 2]),
+            int(g[t] + g[t + 1] + g[t + 2]),
+            sum(loc[k : k + 3]),
+            int(g[t]) * 3,
+        ]
     assert_exact(out, np.array(exp, np.int32))
     assert_exact(kinds, np.array([1, 2, 4, 8], np.uint32))
 
 
 CACHE_HINTS = kernel(
     "memory.cache_hint_loads_stores",
-    r'''
+    r"""
 extern "C" __global__ void hints(int n, const float* a, const int* b, const double* c, float* o1, int* o2,
                                  double* o3, float4* o4, const float4* a4) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -175,7 +182,7 @@ extern "C" __global__ void hints(int n, const float* a, const int* b, const doub
     __stwt(&o3[i], z * 2.0);            // st.global.wt
     if (i < n / 4) __stwb(&o4[i], __ldg(&a4[i]));   // vector ld.global.nc.v4.f32 / st.global.wb.v4
 }
-''',
+""",
 )
 
 
@@ -186,8 +193,22 @@ def test_cache_hint_loads_stores(compiler: str) -> None:
     a = r.integers(-100, 100, n).astype(np.float32)
     b = r.integers(-1000, 1000, n).astype(np.int32)
     c = r.standard_normal(n)
-    outs = run(CACHE_HINTS, compiler, "hints", 1, 256, np.int32(n), a, b, c, np.zeros(n, np.float32),
-               np.zeros(n, np.int32), np.zeros(n), np.zeros(n, np.float32), a)
+    outs = run(
+        CACHE_HINTS,
+        compiler,
+        "hints",
+        1,
+        256,
+        np.int32(n),
+        a,
+        b,
+        c,
+        np.zeros(n, np.float32),
+        np.zeros(n, np.int32),
+        np.zeros(n),
+        np.zeros(n, np.float32),
+        a,
+    )
     i = np.arange(n)
     assert_exact(outs[3], a + a[(i + 1) % n] + a[(i + 2) % n])
     assert_exact(outs[4], b + b[(i + 3) % n] + b[(i + 5) % n])
@@ -197,7 +218,7 @@ def test_cache_hint_loads_stores(compiler: str) -> None:
 
 POINTERS = kernel(
     "memory.pointer_arithmetic_64bit",
-    r'''
+    r"""
 struct Node { int value; int next; double weight; };   // 16-byte stride, mixed-width fields
 extern "C" __global__ void walk(int n, const Node* nodes, const long long* offsets, double* out) {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -211,7 +232,7 @@ extern "C" __global__ void walk(int n, const Node* nodes, const long long* offse
     const Node* m = (const Node*)(base + offsets[t]);
     out[t] = acc + m->weight;
 }
-''',
+""",
 )
 
 
@@ -234,4 +255,4 @@ def test_pointer_arithmetic_64bit(compiler: str) -> None:
             acc += nodes["weight"][cur] * nodes["value"][cur]
             cur = nodes["next"][cur]
         exp[t] = acc + nodes["weight"][offsets[t] // 16]
-    assert_exact(outs[3], exp)
+    assert_exact(outs[2], exp)

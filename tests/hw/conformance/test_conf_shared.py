@@ -9,7 +9,7 @@ from conformance_lib import assert_close, assert_exact, both_compilers, kernel, 
 
 BLOCK_REDUCE = kernel(
     "shared.block_reduce_int",
-    r'''
+    r"""
 extern "C" __global__ void block_sum(int n, const int* in, long long* partial) {
     __shared__ long long s[256];
     int t = threadIdx.x;
@@ -25,7 +25,7 @@ extern "C" __global__ void block_sum(int n, const int* in, long long* partial) {
     }
     if (t == 0) partial[blockIdx.x] = s[0];
 }
-''',
+""",
 )
 
 
@@ -34,7 +34,9 @@ def test_block_reduce_int(compiler: str) -> None:
     n = 5000
     x = rng(10).integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
     blocks = (n + 511) // 512
-    (_, partial) = run(BLOCK_REDUCE, compiler, "block_sum", blocks, 256, np.int32(n), x, np.zeros(blocks, np.int64))
+    (_, partial) = run(
+        BLOCK_REDUCE, compiler, "block_sum", blocks, 256, np.int32(n), x, np.zeros(blocks, np.int64)
+    )
     padded = np.zeros(blocks * 512, np.int64)
     padded[:n] = x
     assert_exact(partial, padded.reshape(blocks, 512).sum(axis=1))
@@ -42,7 +44,7 @@ def test_block_reduce_int(compiler: str) -> None:
 
 WARP_SHARED_REDUCE = kernel(
     "shared.warp_shuffle_block_reduce_float",
-    r'''
+    r"""
 __device__ float warp_sum(float v) {
     for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
     return v;
@@ -61,7 +63,7 @@ extern "C" __global__ void block_sum_f(int n, const float* in, float* out) {
         if (lane == 0) out[blockIdx.x] = v;
     }
 }
-''',
+""",
 )
 
 
@@ -70,7 +72,9 @@ def test_warp_shuffle_block_reduce_float(compiler: str) -> None:
     n = 4000
     x = rng(11).uniform(-1, 1, n).astype(np.float32)
     blocks = (n + 383) // 384
-    (_, out) = run(WARP_SHARED_REDUCE, compiler, "block_sum_f", blocks, 384, np.int32(n), x, np.zeros(blocks, np.float32))
+    (_, out) = run(
+        WARP_SHARED_REDUCE, compiler, "block_sum_f", blocks, 384, np.int32(n), x, np.zeros(blocks, np.float32)
+    )
     padded = np.zeros(blocks * 384, np.float64)
     padded[:n] = x
     # Summation order differs from NumPy's; 384 terms of size <= 1 in float32.
@@ -79,7 +83,7 @@ def test_warp_shuffle_block_reduce_float(compiler: str) -> None:
 
 TRANSPOSE = kernel(
     "shared.tiled_transpose_padded",
-    r'''
+    r"""
 #define TILE 32
 #define ROWS 8
 extern "C" __global__ void transpose(int rows, int cols, const float* in, float* out) {
@@ -94,7 +98,7 @@ extern "C" __global__ void transpose(int rows, int cols, const float* in, float*
     for (int j = 0; j < TILE; j += ROWS)
         if (x < rows && y + j < cols) out[(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];
 }
-''',
+""",
 )
 
 
@@ -103,13 +107,23 @@ def test_tiled_transpose_padded(compiler: str) -> None:
     rows, cols = 45, 70
     a = rng(12).standard_normal((rows, cols)).astype(np.float32)
     grid = ((cols + 31) // 32, (rows + 31) // 32)
-    (_, out) = run(TRANSPOSE, compiler, "transpose", grid, (32, 8), np.int32(rows), np.int32(cols), a, np.zeros(rows * cols, np.float32))
+    (_, out) = run(
+        TRANSPOSE,
+        compiler,
+        "transpose",
+        grid,
+        (32, 8),
+        np.int32(rows),
+        np.int32(cols),
+        a,
+        np.zeros(rows * cols, np.float32),
+    )
     assert_exact(out, a.T.copy().ravel())
 
 
 MATMUL = kernel(
     "shared.tiled_matmul",
-    r'''
+    r"""
 #define T 16
 extern "C" __global__ void matmul(int M, int N, int K, const float* A, const float* B, float* C) {
     __shared__ float As[T][T];
@@ -127,7 +141,7 @@ extern "C" __global__ void matmul(int M, int N, int K, const float* A, const flo
     }
     if (row < M && col < N) C[row * N + col] = acc;
 }
-''',
+""",
 )
 
 
@@ -140,13 +154,25 @@ def test_tiled_matmul(compiler: str) -> None:
     A = r.integers(-8, 8, (M, K)).astype(np.float32)
     B = r.integers(-8, 8, (K, N)).astype(np.float32)
     grid = ((N + 15) // 16, (M + 15) // 16)
-    (_, _, C) = run(MATMUL, compiler, "matmul", grid, (16, 16), np.int32(M), np.int32(N), np.int32(K), A, B, np.zeros(M * N, np.float32))
+    (_, _, C) = run(
+        MATMUL,
+        compiler,
+        "matmul",
+        grid,
+        (16, 16),
+        np.int32(M),
+        np.int32(N),
+        np.int32(K),
+        A,
+        B,
+        np.zeros(M * N, np.float32),
+    )
     assert_exact(C, (A.astype(np.int64) @ B.astype(np.int64)).astype(np.float32).ravel())
 
 
 DYN_SHARED = kernel(
     "shared.dynamic_extern_shared",
-    r'''
+    r"""
 extern "C" __global__ void reverse_block(int* data) {
     extern __shared__ int buf[];            // size given at launch
     int t = threadIdx.x, base = blockIdx.x * blockDim.x;
@@ -164,7 +190,7 @@ extern "C" __global__ void two_arrays(const float* in, float* out) {
     __syncthreads();
     out[t] = a[(t + 1) % blockDim.x] + (float)b[blockDim.x - 1 - t];
 }
-''',
+""",
 )
 
 
@@ -175,5 +201,7 @@ def test_dynamic_extern_shared(compiler: str) -> None:
     assert_exact(out, x.reshape(4, 96)[:, ::-1].ravel())
     nt = 100
     f = np.arange(nt, dtype=np.float32) - 17
-    (_, o2) = run(DYN_SHARED, compiler, "two_arrays", 1, nt, f, np.zeros(nt, np.float32), shared_mem=nt * 4 + nt * 8)
+    (_, o2) = run(
+        DYN_SHARED, compiler, "two_arrays", 1, nt, f, np.zeros(nt, np.float32), shared_mem=nt * 4 + nt * 8
+    )
     assert_exact(o2, np.roll(f, -1) + (f[::-1] * 2))

@@ -12,7 +12,7 @@ from conformance_lib import assert_exact, both_compilers, kernel, rng, run
 
 GRID3D = kernel(
     "special.grid_block_3d_registers",
-    r'''
+    r"""
 extern "C" __global__ void ids(unsigned* out) {
     unsigned bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;
     unsigned tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
@@ -30,7 +30,7 @@ extern "C" __global__ void ids(unsigned* out) {
     o[6] = g;
     o[7] = warpSize;
 }
-''',
+""",
 )
 
 
@@ -49,14 +49,22 @@ def test_grid_block_3d_registers(compiler: str) -> None:
                         for tx in range(5):
                             loc = (tz * 4 + ty) * 5 + tx
                             g = blk * nthreads + loc
-                            exp[g] = [tx | ty << 8 | tz << 16, bx | by << 8 | bz << 16, 5 | 4 << 8 | 3 << 16,
-                                      3 | 2 << 8 | 2 << 16, loc % 32, loc // 32, g, 32]
+                            exp[g] = [
+                                tx | ty << 8 | tz << 16,
+                                bx | by << 8 | bz << 16,
+                                5 | 4 << 8 | 3 << 16,
+                                3 | 2 << 8 | 2 << 16,
+                                loc % 32,
+                                loc // 32,
+                                g,
+                                32,
+                            ]
     assert_exact(out, exp.ravel())
 
 
 CLOCK = kernel(
     "special.clock_monotonic",
-    r'''
+    r"""
 extern "C" __global__ void clocks(int iters, long long* c64, unsigned* c32, float* sink) {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     long long a = clock64();
@@ -70,14 +78,23 @@ extern "C" __global__ void clocks(int iters, long long* c64, unsigned* c32, floa
     c32[t] = b32 - a32;                 // wrap-safe elapsed 32-bit cycles
     sink[t] = acc;
 }
-''',
+""",
 )
 
 
 @both_compilers
 def test_clock_monotonic(compiler: str) -> None:
-    (c64, c32, _) = run(CLOCK, compiler, "clocks", 2, 64, np.int32(50), np.zeros(256, np.int64), np.zeros(128, np.uint32),
-                        np.zeros(128, np.float32))
+    (c64, c32, _) = run(
+        CLOCK,
+        compiler,
+        "clocks",
+        2,
+        64,
+        np.int32(50),
+        np.zeros(256, np.int64),
+        np.zeros(128, np.uint32),
+        np.zeros(128, np.float32),
+    )
     a, b = c64[0::2], c64[1::2]
     assert np.all(a >= 0)
     assert np.all(b > a), "clock64 must advance across a 50-iteration loop"
@@ -86,16 +103,20 @@ def test_clock_monotonic(compiler: str) -> None:
 
 BAR_RED = kernel(
     "special.syncthreads_count_and_or",
-    r'''
+    r"""
 extern "C" __global__ void barred(const int* in, int* out) {
     int t = threadIdx.x;
     int v = in[blockIdx.x * blockDim.x + t];
     int cnt = __syncthreads_count(v > 0);       // bar.red.popc.u32
     int all = __syncthreads_and(v > -50);       // bar.red.and.pred
     int any = __syncthreads_or(v > 90);         // bar.red.or.pred
-    if (t == 0) { out[3 * blockIdx.x] = cnt; out[3 * blockIdx.x + 1] = all != 0; out[3 * blockIdx.x + 2] = any != 0; }
+    if (t == 0) {
+        out[3 * blockIdx.x] = cnt;
+        out[3 * blockIdx.x + 1] = all != 0;
+        out[3 * blockIdx.x + 2] = any != 0;
+    }
 }
-''',
+""",
 )
 
 
@@ -112,7 +133,7 @@ def test_syncthreads_count_and_or(compiler: str) -> None:
 
 FENCE = kernel(
     "special.threadfence_last_block",
-    r'''
+    r"""
 __device__ unsigned int blocks_done = 0;
 extern "C" __global__ void fence_sum(int n, const int* in, volatile long long* partial, long long* total) {
     __shared__ long long s[128];
@@ -141,7 +162,7 @@ extern "C" __global__ void fence_sum(int n, const int* in, volatile long long* p
         __threadfence_system();
     }
 }
-''',
+""",
 )
 
 
@@ -150,7 +171,9 @@ def test_threadfence_last_block(compiler: str) -> None:
     n = 1000
     x = rng(121).integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
     for _ in range(2):  # twice: the kernel must reset its own counter
-        (_, partial, total) = run(FENCE, compiler, "fence_sum", 8, 128, np.int32(n), x, np.zeros(8, np.int64), np.zeros(1, np.int64))
+        (_, partial, total) = run(
+            FENCE, compiler, "fence_sum", 8, 128, np.int32(n), x, np.zeros(8, np.int64), np.zeros(1, np.int64)
+        )
         padded = np.zeros(1024, np.int64)
         padded[:n] = x
         assert_exact(partial, padded.reshape(8, 128).sum(axis=1))
@@ -159,12 +182,12 @@ def test_threadfence_last_block(compiler: str) -> None:
 
 TRAP = kernel(
     "special.trap",
-    r'''
+    r"""
 extern "C" __global__ void trap_if(const int* flag, int* out) {
     out[threadIdx.x] = 1;
     if (flag[0] == 1 && threadIdx.x == 3) __trap();
 }
-''',
+""",
 )
 
 
@@ -181,14 +204,14 @@ def test_trap_raises_device_fault(compiler: str) -> None:
 
 ASSERT = kernel(
     "special.device_assert",
-    r'''
+    r"""
 extern "C" __global__ void check(int n, const int* v, int* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     assert(v[i] >= 0);            // __assertfail when violated
     out[i] = v[i] * 2;
 }
-''',
+""",
 )
 
 

@@ -42,7 +42,7 @@ def shfl_oracle(vals: np.ndarray, mode: str, b: int, width: int) -> np.ndarray:
 
 SHFL = kernel(
     "warp.shfl_variants",
-    r'''
+    r"""
 extern "C" __global__ void shfl_all(const int* in, int* out, int width) {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     int n = gridDim.x * blockDim.x;
@@ -57,23 +57,25 @@ extern "C" __global__ void shfl_all(const int* in, int* out, int width) {
     out[6 * n + t] = __shfl_up_sync(0xffffffffu, v, 1);
     out[7 * n + t] = __shfl_down_sync(0xffffffffu, v, 16);
 }
-''',
+""",
 )
 
 
 def _shfl_expected(v: np.ndarray, width: int) -> np.ndarray:
     src = np.array([(lane * 7 + 3) % 32 for lane in range(32)])
     idx_var = v.reshape(-1, 32)[:, src].ravel()
-    return np.concatenate([
-        idx_var,
-        shfl_oracle(v, "idx", 5, width),
-        shfl_oracle(v, "up", 3, width),
-        shfl_oracle(v, "down", 3, width),
-        shfl_oracle(v, "bfly", 1, width),
-        shfl_oracle(v, "bfly", 12, width),
-        shfl_oracle(v, "up", 1, 32),
-        shfl_oracle(v, "down", 16, 32),
-    ])
+    return np.concatenate(
+        [
+            idx_var,
+            shfl_oracle(v, "idx", 5, width),
+            shfl_oracle(v, "up", 3, width),
+            shfl_oracle(v, "down", 3, width),
+            shfl_oracle(v, "bfly", 1, width),
+            shfl_oracle(v, "bfly", 12, width),
+            shfl_oracle(v, "up", 1, 32),
+            shfl_oracle(v, "down", 16, 32),
+        ]
+    )
 
 
 @both_compilers
@@ -86,7 +88,7 @@ def test_shfl_variants(compiler: str) -> None:
 
 SHFL64 = kernel(
     "warp.shfl_64bit_and_partial_mask",
-    r'''
+    r"""
 extern "C" __global__ void shfl64(const double* in, double* out, const long long* li, long long* lo) {
     int t = threadIdx.x;
     double d = in[t];
@@ -107,7 +109,7 @@ extern "C" __global__ void shfl_partial(const int* in, int* out) {
     }
     out[t] = r;
 }
-''',
+""",
 )
 
 
@@ -129,7 +131,7 @@ def test_shfl_64bit_and_partial_mask(compiler: str) -> None:
 
 VOTE = kernel(
     "warp.vote_ballot_activemask",
-    r'''
+    r"""
 extern "C" __global__ void vote(const int* in, unsigned* out) {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     int n = gridDim.x * blockDim.x;
@@ -146,7 +148,7 @@ extern "C" __global__ void vote(const int* in, unsigned* out) {
     out[4 * n + t] = m;
     out[5 * n + t] = b;
 }
-''',
+""",
 )
 
 
@@ -176,7 +178,7 @@ def test_vote_ballot_activemask(compiler: str) -> None:
 
 MATCH = kernel(
     "warp.match_any_all",
-    r'''
+    r"""
 extern "C" __global__ void match(const int* in, const long long* in64, unsigned* out) {
     int t = threadIdx.x;
     int n = blockDim.x;
@@ -188,7 +190,7 @@ extern "C" __global__ void match(const int* in, const long long* in64, unsigned*
     out[4 * n + t] = __match_all_sync(0xffffffffu, in64[t], &pred);
     out[5 * n + t] = pred;
 }
-''',
+""",
 )
 
 
@@ -215,7 +217,7 @@ def test_match_any_all(compiler: str) -> None:
 
 REDUX = kernel(
     "warp.redux_sync",
-    r'''
+    r"""
 extern "C" __global__ void redux(const int* in, unsigned* uout, int* sout) {
     int t = threadIdx.x;
     int n = blockDim.x;
@@ -234,28 +236,46 @@ extern "C" __global__ void redux(const int* in, unsigned* uout, int* sout) {
     if ((t % 32) < 20) part = __reduce_min_sync(0x000fffffu, v);   // lanes 0..19 only
     sout[3 * n + t] = part;
 }
-''',
+""",
 )
 
 
 @both_compilers
 def test_redux_sync(compiler: str) -> None:
     v = rng(24).integers(-(2**31), 2**31, 64, dtype=np.int64).astype(np.int32)
-    (_, uo, so) = run(REDUX, compiler, "redux", 1, 64, v, np.zeros(6 * 64, np.uint32), np.zeros(4 * 64, np.int32))
+    (_, uo, so) = run(
+        REDUX, compiler, "redux", 1, 64, v, np.zeros(6 * 64, np.uint32), np.zeros(4 * 64, np.int32)
+    )
     u = v.view(np.uint32).reshape(2, 32)
     s = v.reshape(2, 32)
     rep = lambda x: np.repeat(np.asarray(x), 32)  # noqa: E731
-    exp_u = np.stack([
-        rep((u.astype(np.uint64).sum(axis=1) % 2**32).astype(np.uint32)),
-        rep(u.min(axis=1)), rep(u.max(axis=1)),
-        rep(np.bitwise_and.reduce(u, axis=1)), rep(np.bitwise_or.reduce(u, axis=1)),
-        rep(np.bitwise_xor.reduce(u, axis=1)),
-    ]).astype(np.uint32).ravel()
+    exp_u = (
+        np.stack(
+            [
+                rep((u.astype(np.uint64).sum(axis=1) % 2**32).astype(np.uint32)),
+                rep(u.min(axis=1)),
+                rep(u.max(axis=1)),
+                rep(np.bitwise_and.reduce(u, axis=1)),
+                rep(np.bitwise_or.reduce(u, axis=1)),
+                rep(np.bitwise_xor.reduce(u, axis=1)),
+            ]
+        )
+        .astype(np.uint32)
+        .ravel()
+    )
     assert_exact(uo, exp_u)
     part = np.full((2, 32), 12345, np.int32)
     part[:, :20] = s[:, :20].min(axis=1, keepdims=True)
-    exp_s = np.stack([
-        rep((s.astype(np.int64).sum(axis=1) % 2**32).astype(np.uint32).view(np.int32)),
-        rep(s.min(axis=1)), rep(s.max(axis=1)), part.ravel(),
-    ]).astype(np.int32).ravel()
+    exp_s = (
+        np.stack(
+            [
+                rep((s.astype(np.int64).sum(axis=1) % 2**32).astype(np.uint32).view(np.int32)),
+                rep(s.min(axis=1)),
+                rep(s.max(axis=1)),
+                part.ravel(),
+            ]
+        )
+        .astype(np.int32)
+        .ravel()
+    )
     assert_exact(so, exp_s)

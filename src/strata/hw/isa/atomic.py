@@ -86,16 +86,20 @@ def lower_atom(ins: Any, ctx: Any) -> Op:
 
     def run(f: Any, m: Any) -> None:
         V = f.V
-        for acc in addresser.resolve(f, m):
+        accs = addresser.resolve(f, m)
+        for acc in accs:  # every lane is checked before any lane's update happens
             if acc.space not in ("global", "shared"):
                 lane = int(acc.sel[0]) if acc.sel is not None else 0
-                raise LaneFault(lane, ins, f"Invalid atomic on {acc.space} memory: {ins.full_opcode} works on "
-                                "global and shared addresses only", space=acc.space, access="atomic",
+                raise LaneFault(lane, ins, f"Invalid atomic on {acc.space} memory: {ins.full_opcode} works "
+                                "on global and shared addresses only", space=acc.space, access="atomic",
                                 reason=f"atomic on {acc.space} memory")
+        for acc in accs:
             n = acc.off.size
             vals = [_gather(V[s], acc.sel, n, reg_dt) for s in srcs]
             old = apply(acc.buf, acc.off, vals, acc.space == "global")
             if d is not None:
+                if old.dtype.itemsize == reg_dt.itemsize:
+                    old = old.view(reg_dt)  # bits, not values (u32 work type -> s32 register)
                 if acc.sel is None:
                     np.copyto(V[d], old, casting="unsafe")
                 else:
@@ -165,7 +169,8 @@ def _applier(form: _Form) -> Any:
             idx = off >> 1
             lo = _assoc(view, idx, (b & 0xFFFF).astype(np.uint16).view(mem), np.add, False)
             hi = _assoc(view, idx + 1, (b >> 16).astype(np.uint16).view(mem), np.add, False)
-            return lo.view(np.uint16).astype(np.uint32) | (hi.view(np.uint16).astype(np.uint32) << np.uint32(16))
+            lo32, hi32 = lo.view(np.uint16).astype(np.uint32), hi.view(np.uint16).astype(np.uint32)
+            return lo32 | (hi32 << np.uint32(16))
         return packed_add
 
     if op in _ASSOC:

@@ -22,15 +22,59 @@ _U64 = np.uint64
 _SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 
 
-@dataclass
-class Access:
-    """Resolved addresses of the active lanes in one state space."""
+class AddrEntry:
+    """Address work for one base register, shared by the ops of one basic-block execution that
+    use it with different constant offsets (`[%r1]`, `[%r1+4]`, ...; e.g. an unrolled loop)."""
 
-    space: str
-    sel: np.ndarray | None  # chunk lane indices (None: every lane, in order)
-    buf: Any  # object with .view(dtype) / typed(dtype)
-    off: np.ndarray  # byte offsets into buf, one per selected lane
-    raw32: np.ndarray | None = None  # the 32-bit address register, when every lane accessed
+    __slots__ = ("byte", "lo", "hi", "orr", "words", "alloc", "conflicts", "warp_first", "linear")
+
+    def __init__(self, byte: np.ndarray, lo: int, hi: int, orr: int) -> None:
+        self.byte, self.lo, self.hi, self.orr = byte, lo, hi, orr
+        self.words: dict[int, np.ndarray] = {}
+        self.alloc: Any = None
+        self.conflicts: tuple[int, int] | None = None  # (requests, conflicts), offset-invariant
+        self.warp_first: np.ndarray | None = None
+        self.linear: dict[int, bool] = {}
+
+    def index(self, shift: int) -> np.ndarray:
+        w = self.words.get(shift)
+        if w is None:
+            w = self.byte >> shift
+            self.words[shift] = w
+        return w
+
+
+class Access:
+    """Resolved addresses of the active lanes in one state space.
+
+    `off` are byte offsets into `buf`, one per selected lane; on the shared fast path they are
+    `entry.byte + const` and built only if a consumer asks (`index()` avoids it).
+    """
+
+    __slots__ = ("space", "sel", "buf", "_off", "raw32", "entry", "const")
+
+    def __init__(self, space: str, sel: np.ndarray | None, buf: Any, off: np.ndarray | None,
+                 raw32: np.ndarray | None = None, entry: AddrEntry | None = None, const: int = 0) -> None:
+        self.space, self.sel, self.buf, self._off = space, sel, buf, off
+        self.raw32, self.entry, self.const = raw32, entry, const
+
+    @property
+    def off(self) -> np.ndarray:
+        if self._off is None:
+            assert self.entry is not None
+            self._off = self.entry.byte + self.const
+        return self._off
+
+    @property
+    def lanes(self) -> int:
+        return self.entry.byte.size if self.entry is not None else self._off.size  # type: ignore[union-attr]
+
+    def view_index(self, view: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """(view, index) so that view[index] are the accessed elements of `size` bytes."""
+        shift = _SHIFT[size]
+        if self.entry is not None and self.const >= 0 and self.const % size == 0:
+            return view[self.const >> shift:], self.entry.index(shift)
+        return view, self.off >> shift
 
 
 def space_of(ins: Any) -> str:
@@ -46,11 +90,14 @@ class Addresser:
     def __init__(self, ctx: Any, ins: Any, op: Mem, space: str, size: int, access: str) -> None:
         self.ins, self.space, self.size, self.access = ins, space, size, access
         self.offset = op.offset
+        self.key: tuple[Any, ...] | None = None
         if isinstance(op.base, Reg):
             rt = ctx.reg_type(op.base.name)
             wide = rt.endswith("64")
             self.base = ctx.src(op.base, "u64" if wide else "u32")
             self.const: int | None = None
+            name = op.base.name
+            self.key = (space, name, getattr(ctx, "last_write", {}).get(name, -1))
         elif isinstance(op.base, Sym):
             self.base = ctx.symbol_slot(op.base.name, np.dtype(np.uint64))
             self.const = None
@@ -79,10 +126,17 @@ class Addresser:
         return sel, np.full(n, addr, dtype=np.uint64)
 
     def resolve(self, f: Any, m: np.ndarray | None) -> list[Access]:
-        if self.space == "shared" and m is None and self.const is None:
+        if m is None and self.key is not None:
             v = f.V[self.base]
-            if isinstance(v, np.ndarray) and v.dtype == np.uint32:
-                return [self._shared_fast(f, v)]
+            if isinstance(v, np.ndarray):
+                if self.space == "shared" and v.dtype == np.uint32:
+                    acc = self._shared_fast(f, v)
+                    if acc is not None:
+                        return [acc]
+                elif self.space in ("global", "const") and v.dtype == np.uint64:
+                    acc = self._global_fast(f, v)
+                    if acc is not None:
+                        return [acc]
         sel, a = self.lanes(f, m)
         if a.size == 0:
             return []
@@ -108,17 +162,34 @@ class Addresser:
             out.append(self._one(f, "global", lanes[rest], a[rest]))
         return out
 
-    def _shared_fast(self, f: Any, a: np.ndarray) -> Access:
-        """All lanes, 32-bit shared addresses: checks on the raw register, offsets in int64."""
+    def _entry(self, f: Any, a: np.ndarray, make_byte: Any) -> AddrEntry:
+        e = f.addr_cache.get(self.key)
+        if e is None:
+            e = AddrEntry(make_byte(a), int(a.min()), int(a.max()), int(np.bitwise_or.reduce(a)))
+            f.addr_cache[self.key] = e
+        return e
+
+    def _shared_fast(self, f: Any, a: np.ndarray) -> Access | None:
+        """All lanes, 32-bit shared addresses: bounds from the register's cached min/max."""
         chunk = f.chunk
         size, off = self.size, self.offset
-        if size > 1 and (int(np.bitwise_or.reduce(a)) | off) & (size - 1):
-            return self._one(f, "shared", None, a.astype(np.uint64) + _U64(off & 0xFFFFFFFFFFFFFFFF))
-        if int(a.max()) + off + size > chunk.shared_size or (off < 0 and int(a.min()) + off < 0):
-            return self._one(f, "shared", None, a.astype(np.uint64) + _U64(off & 0xFFFFFFFFFFFFFFFF))
-        byte = a.astype(np.int64)
-        byte += chunk.shared_base_plus(off)
-        return Access("shared", None, chunk.shared, byte, a)
+        e = self._entry(f, a, lambda r: r.astype(np.int64) + chunk.shared_base)
+        if (e.orr | off) & (size - 1) or e.hi + off + size > chunk.shared_limit or e.lo + off < 0:
+            return None  # the general path finds and reports the offending lane
+        return Access("shared", None, chunk.shared, None, a, e, off)
+
+    def _global_fast(self, f: Any, a: np.ndarray) -> Access | None:
+        """All lanes, 64-bit global addresses inside one allocation: one check per register."""
+        mem = f.chunk.mem
+        size, off = self.size, self.offset
+        e = self._entry(f, a, lambda r: (r - _U64(GLOBAL_BASE)).view(np.int64))
+        if e.alloc is None:
+            e.alloc = mem.allocation_at(e.lo) or False
+        alloc = e.alloc
+        if not alloc or (e.orr | off) & (size - 1) or e.lo + off < alloc.address or \
+                e.hi + off + size > alloc.end or alloc.freed:
+            return None
+        return Access("global", None, mem, None, None, e, off)
 
     def _fault(self, f: Any, sel: np.ndarray | None, i: int, addr: int, why: str, nearest: str,
                name: str = "cudaErrorIllegalAddress", space: str = "global") -> LaneFault:
@@ -141,7 +212,7 @@ class Addresser:
                 raise self._fault(f, sel, bad.lane, bad.address, bad.kind, bad.nearest, name, "global")
             return Access("global", sel, chunk.mem, (a - _U64(GLOBAL_BASE)).view(np.int64))
         if space == "shared":
-            limit = chunk.shared_size
+            limit = chunk.shared_limit
             return Access("shared", sel, chunk.shared, self._window(f, sel, a, limit, "shared")
                           + (chunk.shared_base if sel is None else chunk.shared_base[sel]))
         if space == "local":
@@ -178,7 +249,7 @@ def typed(buf: Any, dtype: np.dtype) -> np.ndarray:
 # -- counters
 def count_global(f: Any, acc: Access, nbytes: int, store: bool) -> None:
     c = f.chunk.launch.counters
-    lanes = acc.off.size
+    lanes = acc.lanes
     sectors, requests = _sectors(f, acc, nbytes)
     if store:
         c.global_store_bytes += lanes * nbytes
@@ -192,6 +263,19 @@ def count_global(f: Any, acc: Access, nbytes: int, store: bool) -> None:
 
 def _sectors(f: Any, acc: Access, nbytes: int) -> tuple[int, int]:
     """32-byte sectors the warps touched, and the number of warp-level requests."""
+    e = acc.entry
+    if e is not None and e.byte.size % 32 == 0:
+        lin = e.linear.get(nbytes)
+        if lin is None:
+            w = e.byte.reshape(-1, 32)
+            lin = bool(((w[:, 1:] - w[:, :-1]) == nbytes).all())
+            e.linear[nbytes] = lin
+            e.warp_first = w[:, 0].copy()
+        if lin:
+            assert e.warp_first is not None
+            first = e.warp_first + acc.const
+            sectors = ((first + (31 * nbytes + nbytes - 1)) >> 5) - (first >> 5) + 1
+            return int(sectors.sum()), int(first.size)
     off = acc.off
     if acc.sel is None and off.size % 32 == 0:
         w = off.reshape(-1, 32)
@@ -213,11 +297,26 @@ def _sectors(f: Any, acc: Access, nbytes: int) -> tuple[int, int]:
 
 def count_shared(f: Any, acc: Access, nbytes: int, store: bool) -> None:
     c = f.chunk.launch.counters
-    lanes = acc.off.size
+    lanes = acc.lanes
     if store:
         c.shared_store_bytes += lanes * nbytes
     else:
         c.shared_load_bytes += lanes * nbytes
+    e = acc.entry
+    if e is not None:
+        # a constant offset shifts every lane of a warp alike, so the conflicts don't change
+        if e.conflicts is None:
+            before = (c.shared_requests, c.shared_bank_conflicts)
+            _count_conflicts(c, Access("shared", None, None, e.byte, acc.raw32))
+            e.conflicts = (c.shared_requests - before[0], c.shared_bank_conflicts - before[1])
+        else:
+            c.shared_requests += e.conflicts[0]
+            c.shared_bank_conflicts += e.conflicts[1]
+        return
+    _count_conflicts(c, acc)
+
+
+def _count_conflicts(c: Any, acc: Access) -> None:
     if acc.raw32 is not None and acc.raw32.size % 32 == 0:
         # a uniform shift of a warp's addresses keeps its conflicts, so test the raw register:
         # lane 0 lowest and every lane within 128 bytes of it -> one wavefront per request
@@ -297,8 +396,7 @@ def lower_ld(ins: Any, ctx: Any) -> Op:
     def run(f: Any, m: Any) -> None:
         V = f.V
         for acc in addresser.resolve(f, m):
-            view = typed(acc.buf, ldt)
-            idx = acc.off >> shift
+            view, idx = acc.view_index(typed(acc.buf, ldt), size)
             for k, d in enumerate(dsts):
                 if d is None:
                     continue
@@ -316,7 +414,7 @@ def lower_ld(ins: Any, ctx: Any) -> Op:
             elif acc.space == "shared":
                 count_shared(f, acc, size * vec, False)
             else:
-                f.chunk.launch.counters.local_bytes += acc.off.size * size * vec
+                f.chunk.launch.counters.local_bytes += acc.lanes * size * vec
 
     return Op(run, "memory", exact=True)
 
@@ -341,8 +439,7 @@ def lower_st(ins: Any, ctx: Any) -> Op:
     def run(f: Any, m: Any) -> None:
         V = f.V
         for acc in addresser.resolve(f, m):
-            view = typed(acc.buf, stt)
-            idx = acc.off >> shift
+            view, idx = acc.view_index(typed(acc.buf, stt), size)
             for k, s in enumerate(srcs):
                 v = V[s]
                 if isinstance(v, np.ndarray) and acc.sel is not None:
@@ -353,7 +450,7 @@ def lower_st(ins: Any, ctx: Any) -> Op:
             elif acc.space == "shared":
                 count_shared(f, acc, size * vec, True)
             else:
-                f.chunk.launch.counters.local_bytes += acc.off.size * size * vec
+                f.chunk.launch.counters.local_bytes += acc.lanes * size * vec
 
     return Op(run, "memory", exact=True)
 

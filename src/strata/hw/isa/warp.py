@@ -1,5 +1,6 @@
 """Semantics of warp-level instructions: shfl(.sync), vote(.sync), activemask, match.sync, redux.sync,
-and bar.warp.sync. Source of truth for how the 32 lanes of a warp see each other's registers.
+plus elect.sync and bar.warp.sync (lowerings control.py routes here: their opcodes are its). Source of
+truth for how the 32 lanes of a warp see each other's registers.
 
 A warp is 32 consecutive lanes of a chunk (`arr.reshape(-1, 32)`), so these ops work on (warps, 32)
 views. The engine runs a warp's active lanes in lockstep, which gives the .sync forms their meaning
@@ -294,7 +295,7 @@ def lower_redux(ins: Any, ctx: Any) -> Op:
     info = np.iinfo(dt)
     # the value a non-participating lane contributes: the identity of the operation
     identity = {"add": 0, "min": info.max, "max": info.min, "and": FULL, "or": 0, "xor": 0}[op]
-    ident = dt.type(identity if dt.kind == "u" or identity <= info.max else -1)
+    ident = dt.type(identity)
 
     def run(f: Any, m: Any) -> None:
         V = f.V
@@ -303,12 +304,40 @@ def lower_redux(ins: Any, ctx: Any) -> Op:
         av = V[a]
         if not isinstance(av, np.ndarray):
             av = np.full(n, av, dtype=dt)
-        vals = np.where(part, av.view(dt) if av.dtype != dt else av, ident).reshape(-1, 32)
+        vals = np.where(part, av, ident).reshape(-1, 32)  # (warps, 32)
         if op == "add":
             per_warp = vals.view(np.uint32).sum(axis=1, dtype=np.uint64).astype(np.uint32).view(dt)
         else:
             per_warp = ufunc.reduce(vals, axis=1)
         write(V[d], _per_lane(per_warp), m)
+
+    return Op(run, "integer", exact=True)
+
+
+# -- elect.sync
+def lower_elect(ins: Any, ctx: Any) -> Op:
+    """elect.sync d|p, membermask: the lowest participating lane leads; d = its laneid, p = "I lead".
+
+    NOTE: not registered here: control.py currently claims `elect` (and refuses it); registering it
+    from this module too would make the winner depend on import order.
+    """
+    if "sync" not in ins.mods or len(ins.operands) != 2:
+        raise ctx.unsupported()
+    dst = ins.operands[0]
+    d_op, p_op = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, None)
+    d = None if isinstance(d_op, Sink) else ctx.dst(d_op, "b32")
+    p = None if p_op is None or isinstance(p_op, Sink) else ctx.dst(p_op, "pred")
+    members = _Members(ctx, ins.operands[1])
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        _, lane, _ = _geometry(f.chunk.n)
+        part, _ = members.participants(f, m)
+        leader = _per_lane(np.argmax(part.reshape(-1, 32), axis=1))  # first True (0 if none: unused)
+        if d is not None:
+            write(V[d], leader.astype(np.uint32), m)
+        if p is not None:
+            write(V[p], part & (lane == leader), m)
 
     return Op(run, "integer", exact=True)
 

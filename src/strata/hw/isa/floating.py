@@ -1,0 +1,622 @@
+# Source of truth for the semantics of the .f32/.f64 floating-point instructions of the virtual GPU:
+# add, sub, mul, fma, mad, div, rcp, sqrt, rsqrt, sin, cos, lg2, ex2, tanh, copysign, with every
+# rounding mode, .ftz and .sat. IEEE operations are bit-exact; .approx ones are within the PTX ISA's
+# documented error bounds. (min/max/abs/neg/setp/testp live in integer.py.)
+"""Floating-point instructions on .f32 and .f64 (PTX ISA 9.7.3).
+
+Exactness: ``.rn`` add/sub/mul/div/sqrt run as the host's IEEE f32/f64 operations (correctly
+rounded). Directed modes (``.rz/.rm/.rp``) and fused multiply-add use the error-free transforms in
+:mod:`strata.hw.isa.fpround`: the round-to-nearest result is stepped one ulp when the sign of the
+exact residual says the exact value lies on the wrong side.
+
+- ``fma.rn.f32``: the product is exact in f64 and ``p + c`` is rounded once in f64. That double
+  rounding can only differ from a single rounding when the f64 sum is exactly halfway between two
+  f32 values (or lands in the f32 subnormal range), so only those lanes (rare) are recomputed with
+  round-to-odd (TwoSum). Everything else is two f64 ops and one cast.
+- ``fma.f64``: Boldo-Melquiond (TwoProduct, TwoSum, round-to-odd, one RN addition). Lanes whose
+  magnitudes would make the error terms over/underflow (|a|, |b| > 2^995, |a*b| < 2^-969 or
+  > 2^1000, |c| > 2^1000, |result| < 2^-1000), are recomputed exactly with Python rationals; lanes
+  with a NaN/inf operand or a zero product use the plain IEEE expression (exact there).
+
+NaNs: f32 NaN results are the canonical 0x7fffffff NVIDIA GPUs produce ("unspecified" in PTX);
+f64 results keep the host's NaN (payload of an input NaN propagated, as PTX specifies).
+``.ftz`` flushes f32 subnormal inputs and (rounded) results to zero of the same sign. ``.sat``
+clamps to [+0.0, 1.0] with NaN and -0.0 giving +0.0.
+
+Approximate ops (computed in f64 and rounded once to f32, which is inside every bound below):
+rcp.approx.f32 (PTX: max 1 ulp), sqrt.approx.f32 (rel 2^-23), rsqrt.approx.f32 (rel 2^-22.9),
+div.approx.f32 and div.full.f32 (2 ulp; div.approx returns a*0 for 2^126 < |b| < 2^128 as the
+hardware does), ex2.approx.f32 (2 ulp), lg2.approx.f32 (abs 2^-22 in (0.5, 2), else rel 2^-22),
+sin/cos.approx.f32 (abs 2^-20.5 in [-2pi, 2pi]), tanh.approx.f32 (rel 2^-11).
+rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64 use the upper 32 bits of the input and zero the low 32
+bits of the result, as documented; input NaNs give 0x7fffffff00000000.
+
+Counter classes: IEEE ops 'fp32'/'fp64' (flops: add/sub/mul 1, fma/mad 2, div/rcp/sqrt 1);
+.approx transcendental ops and rsqrt 'sfu' (no flops).
+
+Example (through the JIT, with a frame whose V holds the registers):
+    >>> from strata.hw.isa import REGISTRY
+    >>> all(op in REGISTRY for op in ("fma", "div", "sqrt", "ex2", "copysign"))
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from strata.hw.isa import fpround as fr
+from strata.hw.isa.registry import DTYPES, REGISTRY, Op, split_mods, write
+from strata.hw.ptx.ir import Instruction
+
+F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+FLOAT_TYPES = frozenset(("f32", "f64"))
+_CLS = {"f32": "fp32", "f64": "fp64"}
+_SCRATCH = fr.Scratch()
+_MID = np.uint32(0x80000000)
+
+Run = Callable[[Any, Any], None]
+Lowering = Callable[[Instruction, Any], Op]
+
+
+# ------------------------------------------------------------------------------------------------
+# Registration shared with other families (add.s32 is integer.py's, add.f32 ours, add.f16 half.py's)
+# ------------------------------------------------------------------------------------------------
+
+
+def lowers_for_types(opcodes: tuple[str, ...], types: frozenset[str]) -> Callable[[Lowering], Lowering]:
+    """Register a lowering for the variants of `opcodes` whose suffixes include one of `types`.
+
+    Other variants go to whatever lowering was registered for the opcode before (another family's),
+    so families sharing an opcode can load in any order as long as each one chains like this.
+    """
+
+    def deco(fn: Lowering) -> Lowering:
+        for op in opcodes:
+            REGISTRY[op] = _dispatch(fn, REGISTRY.get(op), types)
+        return fn
+
+    return deco
+
+
+def _dispatch(fn: Lowering, prev: Lowering | None, types: frozenset[str]) -> Lowering:
+    def lower(ins: Instruction, ctx: Any) -> Op:
+        if any(m in types for m in ins.mods):
+            return fn(ins, ctx)
+        if prev is not None:
+            return prev(ins, ctx)
+        raise ctx.unsupported()
+
+    return lower
+
+
+# ------------------------------------------------------------------------------------------------
+# Operand and modifier helpers
+# ------------------------------------------------------------------------------------------------
+
+
+class _Mods:
+    """Parsed modifiers of one float instruction."""
+
+    def __init__(self, ins: Instruction, ctx: Any, allowed: set[str], nsrc: int) -> None:
+        flags, types = split_mods(ins.mods)
+        if "f32x2" in flags:
+            raise ctx.unsupported()  # sm_100 packed f32
+        if len(types) != 1 or types[0] not in FLOAT_TYPES:
+            raise ctx.fail(f"{ins.full_opcode} needs one of the types .f32/.f64")
+        self.t = types[0]
+        rnds = [f for f in flags if f in fr.ROUND_MODES]
+        if len(rnds) > 1:
+            raise ctx.fail(f"{ins.full_opcode} has more than one rounding modifier")
+        self.rnd = rnds[0] if rnds else None
+        self.flags = {f for f in flags if f not in fr.ROUND_MODES}
+        for f in self.flags:
+            if f not in allowed:
+                raise ctx.unsupported()
+        if self.t == "f64" and self.flags & {"ftz", "sat"} and not (self.flags >= {"approx", "ftz"}):
+            raise ctx.fail(f"{ins.full_opcode}: .ftz/.sat are not allowed on .f64")
+        self.ftz = "ftz" in self.flags
+        self.sat = "sat" in self.flags
+        if len(ins.operands) != nsrc + 1:
+            raise ctx.fail(f"{ins.full_opcode} needs {nsrc + 1} operands, got {len(ins.operands)}")
+        self.srcs = [ctx.src(op, self.t) for op in ins.operands[1:]]
+        self.d, self.bits = _dst(ctx, ins.operands[0], self.t)
+
+    @property
+    def cls(self) -> str:
+        return _CLS[self.t]
+
+
+def _dst(ctx: Any, op: Any, t: str) -> tuple[int, Any]:
+    """Destination slot; when the register is wider than the type the result is written as bits."""
+    d = ctx.dst(op, t)
+    if ctx.slots[d].dtype == DTYPES[t]:
+        return d, None
+    bt = "b32" if t == "f32" else "b64"
+    return ctx.dst(op, bt), DTYPES[bt]
+
+
+def _store(V: list[Any], d: int, bits: Any, r: Any, m: Any) -> None:
+    if bits is not None:
+        r = np.asarray(r).view(bits)
+    write(V[d], r, m)
+
+
+def _take(x: Any, idx: np.ndarray) -> Any:
+    return x[idx] if np.ndim(x) else x
+
+
+def _post32(r: Any, ftz: bool, sat: bool) -> np.ndarray:
+    """f32 result post-processing: .ftz flush, .sat clamp, canonical NaN."""
+    if ftz:
+        r = fr.flush32(r)
+    if sat:
+        r = np.where(r > 0, np.minimum(r, np.float32(1)), np.float32(0)).astype(np.float32)
+    return fr.canon_nan32(r)
+
+
+def _canon_inplace(out: np.ndarray, m: Any) -> None:
+    """Canonical NaN for an f32 destination written in place (only lanes in m)."""
+    if np.isnan(np.minimum.reduce(out, axis=None)):
+        nan = np.isnan(out)
+        if m is not None:
+            nan &= m
+        out.view(np.uint32)[nan] = fr.CANON_NAN32
+
+
+def _rm_zero(r: np.ndarray, x: Any, y: Any) -> np.ndarray:
+    """Round-toward-minus: an exact zero sum of x + y is -0 unless both are +0 (IEEE 754 6.3)."""
+    z = r == 0
+    if np.any(z):
+        neg = np.signbit(x) | np.signbit(y)
+        r = np.where(z & neg, -np.abs(r), r).astype(r.dtype)
+    return r
+
+
+def _finite(*xs: Any) -> Any:
+    ok = np.isfinite(xs[0])
+    for x in xs[1:]:
+        ok = ok & np.isfinite(x)
+    return ok
+
+
+# ------------------------------------------------------------------------------------------------
+# add, sub, mul
+# ------------------------------------------------------------------------------------------------
+
+
+@lowers_for_types(("add", "sub", "mul"), FLOAT_TYPES | {"f32x2"})
+def lower_add_sub_mul(ins: Instruction, ctx: Any) -> Op:
+    mods = _Mods(ins, ctx, {"ftz", "sat"}, 2)
+    op = ins.opcode
+    rnd = mods.rnd or "rn"  # no modifier: round to nearest (the optimizer may fuse; we don't)
+    a, b = mods.srcs
+    d, bits = mods.d, mods.bits
+    uf = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op]
+    op_fn = _op32 if mods.t == "f32" else _op64
+    fast = rnd == "rn" and not (mods.ftz or mods.sat) and bits is None
+
+    if fast and mods.t == "f32":
+        def run(f: Any, m: Any) -> None:
+            V = f.V
+            out = V[d]
+            uf(V[a], V[b], out=out, where=True if m is None else m)
+            _canon_inplace(out, m)
+    elif fast:
+        def run(f: Any, m: Any) -> None:
+            V = f.V
+            uf(V[a], V[b], out=V[d], where=True if m is None else m)
+    else:
+        compute = op_fn(op, rnd, mods.ftz, mods.sat)
+
+        def run(f: Any, m: Any) -> None:
+            V = f.V
+            _store(V, d, bits, compute(V[a], V[b]), m)
+
+    return Op(run, mods.cls, flops=1, flop_cls=mods.cls)
+
+
+def _op32(op: str, rnd: str, ftz: bool, sat: bool) -> Callable[[Any, Any], np.ndarray]:
+    def compute(x: Any, y: Any) -> np.ndarray:
+        if ftz:
+            x, y = fr.flush32(x), fr.flush32(y)
+        if rnd == "rn":
+            r = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op](x, y, dtype=np.float32)
+        else:
+            x64, y64 = np.asarray(x, F64), np.asarray(y, F64)
+            if op == "mul":
+                r = fr.to_f32(x64 * y64, rnd)  # the f64 product of two f32s is exact
+            else:
+                y64 = -y64 if op == "sub" else y64
+                s, e = fr.two_sum(x64, y64)
+                r = fr.to_f32(fr.round_odd(s, e), rnd)
+                if rnd == "rm":
+                    r = _rm_zero(r, x64, y64)
+        return _post32(r, ftz, sat)
+
+    return compute
+
+
+def _op64(op: str, rnd: str, ftz: bool, sat: bool) -> Callable[[Any, Any], np.ndarray]:
+    def compute(x: Any, y: Any) -> np.ndarray:
+        x, y = np.asarray(x, F64), np.asarray(y, F64)
+        if op == "sub":
+            y = -y
+        if op == "mul":
+            r = x * y
+            sgn = _mul64_residual_sign(x, y, r)
+        else:
+            r, sgn = fr.two_sum(x, y)
+            # overflow to inf from finite operands: the exact value is below it in magnitude
+            sgn = np.where(np.isinf(r) & _finite(x, y), -r, sgn)
+        if rnd == "rn":
+            return np.asarray(r)
+        r = fr.step_by_sign(r, sgn, rnd)
+        return _rm_zero(r, x, y) if (rnd == "rm" and op != "mul") else r
+
+    return compute
+
+
+def _mul64_residual_sign(x: np.ndarray, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """sign(x*y - p) for p = RN(x*y), exact for all finite inputs (scaled into a safe range)."""
+    mx, ex = np.frexp(x)
+    my, ey = np.frexp(y)
+    P = np.ldexp(p, -(ex + ey))  # exact power-of-two scaling, ~ mx*my in [1/4, 1)
+    h, l = fr.two_prod(mx, my)
+    sgn = fr.sum_sign(h, l, -P)
+    return np.where(np.isinf(p) & _finite(x, y), -p, sgn)
+
+
+# ------------------------------------------------------------------------------------------------
+# fma, mad
+# ------------------------------------------------------------------------------------------------
+
+
+@lowers_for_types(("fma", "mad"), FLOAT_TYPES | {"f32x2"})
+def lower_fma(ins: Instruction, ctx: Any) -> Op:
+    mods = _Mods(ins, ctx, {"ftz", "sat"}, 3)
+    if mods.rnd is None and not (ins.opcode == "mad"):
+        raise ctx.fail(f"{ins.full_opcode} needs a rounding modifier (.rn/.rz/.rm/.rp)")
+    # legacy `mad.f32` without rounding: ptxas maps it to mad.rn.f32 for sm_20+ (PTX ISA errata)
+    rnd = mods.rnd or "rn"
+    a, b, c = mods.srcs
+    d, bits = mods.d, mods.bits
+    if mods.t == "f32" and rnd == "rn" and not mods.sat:
+        run = _fma32_rn_fast(a, b, c, d, bits, mods.ftz)
+    elif mods.t == "f32":
+        compute32 = _fma32(rnd, mods.ftz, mods.sat)
+
+        def run(f: Any, m: Any) -> None:
+            V = f.V
+            _store(V, d, bits, compute32(V[a], V[b], V[c]), m)
+    else:
+        def run(f: Any, m: Any) -> None:
+            V = f.V
+            _store(V, d, bits, fma64(V[a], V[b], V[c], rnd), m)
+
+    return Op(run, mods.cls, flops=2, flop_cls=mods.cls)
+
+
+def _fma32(rnd: str, ftz: bool, sat: bool) -> Callable[[Any, Any, Any], np.ndarray]:
+    def compute(x: Any, y: Any, z: Any) -> np.ndarray:
+        if ftz:
+            x, y, z = fr.flush32(x), fr.flush32(y), fr.flush32(z)
+        r = fma32(x, y, z, rnd)
+        return _post32(r, ftz, sat)
+
+    return compute
+
+
+def fma32(x: Any, y: Any, z: Any, rnd: str) -> np.ndarray:
+    """fma.rnd.f32 for any lanes: exact f64 product, TwoSum, round-to-odd, one rounding to f32."""
+    p = np.multiply(x, y, dtype=np.float64)  # 24 x 24 bits: exact
+    z64 = np.asarray(z, F64)
+    s, e = fr.two_sum(p, z64)
+    r = fr.to_f32(fr.round_odd(s, e), rnd)
+    return _rm_zero(r, p, z64) if rnd == "rm" else r
+
+
+def _fma32_rn_fast(a: int, b: int, c: int, d: int, bits: Any, ftz: bool) -> Run:
+    """fma.rn{.ftz}.f32: p + c rounded in f64, then to f32; lanes where that double rounding could
+    differ from one rounding (f64 sum exactly at an f32 midpoint, or in the f32 subnormal range) or
+    that produced NaN are recomputed with round-to-odd."""
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        A, B, C = V[a], V[b], V[c]
+        if ftz:
+            A, B, C = fr.flush32(A), fr.flush32(B), fr.flush32(C)
+        n = V[d].shape[0]
+        S = _SCRATCH.get("fma_s", n, F64)
+        R = _SCRATCH.get("fma_r", n, F32)
+        L = _SCRATCH.get("fma_l", n, np.uint32)
+        AR = _SCRATCH.get("fma_a", n, F32)
+        flag = _SCRATCH.get("fma_f", n, np.bool_)
+        np.copyto(S, A)
+        np.multiply(S, B, out=S)  # exact: 24 x 24 bits (the loop must run in f64, not f32)
+        np.add(S, C, out=S)  # RN to 53 bits
+        np.copyto(R, S, casting="unsafe")  # RN to 24 bits
+        # an f32 midpoint in f64 has its low 29 bits = 1 followed by 28 zeros
+        np.copyto(L, S.view(np.uint64), casting="unsafe")  # low 32 bits
+        np.left_shift(L, np.uint32(3), out=L)
+        np.equal(L, _MID, out=flag)
+        np.abs(R, out=AR)
+        lo = np.minimum.reduce(AR)
+        if not lo > fr.FLT_MIN:  # some result is NaN, subnormal or zero: flag the NaN/subnormal ones
+            flag |= ((AR <= fr.FLT_MIN) & (S != 0)) | np.isnan(AR)
+        if flag.any():
+            idx = np.flatnonzero(flag)
+            fix = fma32(_take(A, idx), _take(B, idx), _take(C, idx), "rn")
+            R[idx] = _post32(fix, ftz, False)
+        _store(V, d, bits, R, m)
+
+    return run
+
+
+def fma64(x: Any, y: Any, z: Any, rnd: str) -> np.ndarray:
+    """fma.rnd.f64 (Boldo-Melquiond), exact for all inputs (see the module docstring)."""
+    x, y, z = np.asarray(x, F64), np.asarray(y, F64), np.asarray(z, F64)
+    shape = np.broadcast(x, y, z).shape or (1,)
+    x, y, z = (np.broadcast_to(v, shape) for v in (x, y, z))
+    uh, ul = fr.two_prod(x, y)
+    th, tl = fr.two_sum(z, uh)
+    vs, ve = fr.two_sum(tl, ul)
+    r = th + fr.round_odd(vs, ve)
+    if rnd != "rn":
+        r = fr.step_by_sign(r, fr.sum_sign(uh, ul, z, -r), rnd)
+    au, ar = np.abs(uh), np.abs(r)
+    safe = (np.abs(x) <= 2.0**995) & (np.abs(y) <= 2.0**995) & (au >= 2.0**-969) & (au <= 2.0**1000)
+    safe &= (np.abs(z) <= 2.0**1000) & (ar >= 2.0**-1000)
+    if not safe.all():
+        r = np.array(r)
+        idx = np.flatnonzero(~safe)
+        xs, ys, zs = x[idx], y[idx], z[idx]
+        plain = ~_finite(xs, ys, zs) | (xs == 0) | (ys == 0)
+        pr = xs * ys
+        # finite a*b with c = +-inf (or NaN) is c exactly, even where a*b alone would overflow
+        pv = np.where(_finite(xs, ys) & ~np.isfinite(zs), zs + 0.0, pr + zs)
+        if rnd == "rm":
+            pv = _rm_zero(pv, pr, zs)
+        r[idx[plain]] = pv[plain]
+        fmt = fr.FORMATS["f64"]
+        for i in idx[~plain].tolist():  # over/underflow-prone lanes: exact rationals (rare)
+            r[i] = fr.exact_fma_scalar(float(x[i]), float(y[i]), float(z[i]), fmt, rnd)
+    return r
+
+
+# ------------------------------------------------------------------------------------------------
+# div, rcp, sqrt
+# ------------------------------------------------------------------------------------------------
+
+
+@lowers_for_types(("div",), FLOAT_TYPES)
+def lower_div(ins: Instruction, ctx: Any) -> Op:
+    mods = _Mods(ins, ctx, {"ftz", "approx", "full"}, 2)
+    return _lower_quotient(ins, ctx, mods, *mods.srcs)
+
+
+@lowers_for_types(("rcp",), FLOAT_TYPES)
+def lower_rcp(ins: Instruction, ctx: Any) -> Op:
+    mods = _Mods(ins, ctx, {"ftz", "approx"}, 1)
+    if mods.t == "f64" and "approx" in mods.flags:
+        return _lower_hi32_approx(ins, ctx, mods, rsqrt=False)
+    return _lower_quotient(ins, ctx, mods, None, mods.srcs[0])
+
+
+def _lower_quotient(ins: Instruction, ctx: Any, mods: _Mods, a: int | None, b: int) -> Op:
+    """div (a / b) and rcp (1 / b)."""
+    t, d, bits, ftz = mods.t, mods.d, mods.bits, mods.ftz
+    approx = mods.flags & {"approx", "full"}
+    if approx and mods.rnd:
+        raise ctx.fail(f"{ins.full_opcode}: .approx/.full take no rounding modifier")
+    if not approx and mods.rnd is None:
+        if t == "f32":  # PTX ISA 1.0-1.3 default: div/rcp.approx.ftz.f32
+            approx, ftz = {"approx"}, True
+        else:
+            mods.rnd = "rn"
+    if approx and t == "f64":
+        raise ctx.unsupported()
+    rnd = mods.rnd or "rn"
+    div_approx = ins.opcode == "div" and "approx" in approx
+
+    def compute(num: Any, den: Any) -> np.ndarray:
+        if t == "f64":
+            return _div64(np.asarray(num, F64), np.asarray(den, F64), rnd)
+        if ftz:
+            num, den = fr.flush32(num), fr.flush32(den)
+        if approx:
+            q = (np.asarray(num, F64) / np.asarray(den, F64)).astype(np.float32)
+            if div_approx:  # computed as a * (1/b): 1/b is a flushed subnormal for |b| > 2^126
+                big = (np.abs(den) > np.float32(2.0**126)) & np.isfinite(den)
+                q = np.where(big, num * np.copysign(np.float32(0), den), q).astype(np.float32)
+        else:
+            q = _div32(num, den, rnd)
+        return _post32(q, ftz, False)
+
+    one = np.float32(1) if t == "f32" else np.float64(1)
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        _store(V, d, bits, compute(one if a is None else V[a], V[b]), m)
+
+    cls = "sfu" if approx else mods.cls
+    return Op(run, cls, flops=0 if approx else 1, flop_cls=mods.cls)
+
+
+def _div32(x: Any, y: Any, rnd: str) -> np.ndarray:
+    q = np.divide(x, y, dtype=np.float32)  # IEEE: correctly rounded to nearest
+    if rnd == "rn":
+        return np.asarray(q)
+    x64, y64, q64 = np.asarray(x, F64), np.asarray(y, F64), np.asarray(q, F64)
+    res = x64 - q64 * y64  # exact: q*y has 48 bits and cancels against x
+    sgn = np.sign(res) * np.sign(y64)
+    over = np.isinf(q64) & _finite(x64, y64) & (y64 != 0)
+    sgn = np.where(over, -np.sign(q64), sgn)
+    return fr.step_by_sign(q, sgn, rnd)
+
+
+def _div64(x: np.ndarray, y: np.ndarray, rnd: str) -> np.ndarray:
+    q = np.asarray(x / y)
+    if rnd == "rn":
+        return q
+    mx, ex = np.frexp(x)
+    my, ey = np.frexp(y)
+    Q = np.ldexp(q, ey - ex)  # exact scaling of q to ~ mx/my
+    h, l = fr.two_prod(Q, my)
+    sgn = fr.sum_sign(mx, -h, -l) * np.sign(my)
+    over = np.isinf(q) & _finite(x, y) & (y != 0)
+    sgn = np.where(over, -np.sign(q), sgn)
+    return fr.step_by_sign(q, sgn, rnd)
+
+
+@lowers_for_types(("sqrt",), FLOAT_TYPES)
+def lower_sqrt(ins: Instruction, ctx: Any) -> Op:
+    mods = _Mods(ins, ctx, {"ftz", "approx"}, 1)
+    t, d, bits, (a,) = mods.t, mods.d, mods.bits, mods.srcs
+    approx = "approx" in mods.flags
+    ftz = mods.ftz
+    if approx and (mods.rnd or t == "f64"):
+        raise ctx.fail(f"{ins.full_opcode}: .approx is .f32 only and takes no rounding modifier")
+    if not approx and mods.rnd is None and t == "f32":  # PTX ISA 1.0-1.3: sqrt.approx.ftz.f32
+        approx, ftz = True, True
+    rnd = mods.rnd or "rn"
+
+    def compute(x: Any) -> np.ndarray:
+        if t == "f64":
+            return _sqrt64(np.asarray(x, F64), rnd)
+        if ftz:
+            x = fr.flush32(x)
+        q = np.sqrt(x, dtype=np.float32)
+        if rnd != "rn":
+            x64, q64 = np.asarray(x, F64), np.asarray(q, F64)
+            q = fr.step_by_sign(q, np.sign(x64 - q64 * q64), rnd)  # x - q^2 is exact in f64
+        return _post32(q, ftz, False)
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        _store(V, d, bits, compute(V[a]), m)
+
+    return Op(run, "sfu" if approx else mods.cls, flops=0 if approx else 1, flop_cls=mods.cls)
+
+
+def _sqrt64(x: np.ndarray, rnd: str) -> np.ndarray:
+    q = np.sqrt(x)
+    if rnd == "rn":
+        return np.asarray(q)
+    _, e = np.frexp(x)
+    k = e // 2
+    X = np.ldexp(x, -2 * k)  # in [1/2, 2): exact
+    Q = np.ldexp(q, -k)
+    h, l = fr.two_prod(Q, Q)
+    return fr.step_by_sign(q, fr.sum_sign(X, -h, -l), rnd)
+
+
+# ------------------------------------------------------------------------------------------------
+# rsqrt, rcp.approx.ftz.f64, and the .approx transcendentals
+# ------------------------------------------------------------------------------------------------
+
+
+@lowers_for_types(("rsqrt",), FLOAT_TYPES)
+def lower_rsqrt(ins: Instruction, ctx: Any) -> Op:
+    mods = _Mods(ins, ctx, {"ftz", "approx"}, 1)
+    if mods.rnd:
+        raise ctx.fail(f"{ins.full_opcode}: rsqrt takes no rounding modifier")
+    if mods.t == "f64" and mods.ftz:
+        return _lower_hi32_approx(ins, ctx, mods, rsqrt=True)
+    return _lower_unary_approx(mods, lambda x: 1.0 / np.sqrt(x), ftz=mods.ftz or "approx" not in mods.flags)
+
+
+_TRANSCENDENTAL: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "sin": np.sin, "cos": np.cos, "lg2": np.log2, "ex2": np.exp2, "tanh": np.tanh,
+}
+
+
+@lowers_for_types(("sin", "cos", "lg2", "ex2", "tanh"), frozenset({"f32"}))
+def lower_transcendental(ins: Instruction, ctx: Any) -> Op:
+    allowed = {"approx"} if ins.opcode == "tanh" else {"approx", "ftz"}
+    mods = _Mods(ins, ctx, allowed, 1)
+    if mods.rnd:
+        raise ctx.fail(f"{ins.full_opcode} takes no rounding modifier")
+    # PTX ISA 1.0-1.3: no .approx means .approx.ftz
+    ftz = mods.ftz or ("approx" not in mods.flags and ins.opcode != "tanh")
+    return _lower_unary_approx(mods, _TRANSCENDENTAL[ins.opcode], ftz)
+
+
+def _lower_unary_approx(mods: _Mods, fn: Callable[[np.ndarray], np.ndarray], ftz: bool) -> Op:
+    """An .approx op: evaluated in f64 and rounded once (well inside the documented bounds)."""
+    d, bits, (a,) = mods.d, mods.bits, mods.srcs
+    if mods.t == "f64":
+        def compute(x: Any) -> np.ndarray:
+            return np.asarray(fn(np.asarray(x, F64)))
+    else:
+        def compute(x: Any) -> np.ndarray:
+            if ftz:
+                x = fr.flush32(x)
+            r = np.asarray(fn(np.asarray(x, F64))).astype(np.float32)
+            return _post32(r, ftz, False)
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        _store(V, d, bits, compute(V[a]), m)
+
+    return Op(run, "sfu")
+
+
+def _lower_hi32_approx(ins: Instruction, ctx: Any, mods: _Mods, rsqrt: bool) -> Op:
+    """rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64: computed on the upper 32 bits of the operand
+    (1.11.20 format); the low 32 bits of the result are zero; input NaN -> 0x7fffffff00000000."""
+    if not mods.ftz or "approx" not in mods.flags:
+        raise ctx.fail(f"{ins.full_opcode}: only .approx.ftz is defined on .f64")
+    d, bits, (a,) = mods.d, mods.bits, mods.srcs
+    hi_mask = np.uint64(0xFFFFFFFF00000000)
+
+    def compute(x: Any) -> np.ndarray:
+        xb = np.array(x, F64, ndmin=1).view(np.uint64) & hi_mask
+        tmp = xb.view(np.float64)
+        tmp = np.where(np.abs(tmp) < 2.0**-1022, np.copysign(0.0, tmp), tmp)  # subnormal in: +-0
+        r = 1.0 / np.sqrt(tmp) if rsqrt else 1.0 / tmp
+        if rsqrt:  # the table: -0 and -subnormal give -inf (1/sqrt(-0) does too)
+            r = np.where(tmp == 0, np.copysign(np.inf, tmp), r)
+        r = np.where(np.abs(r) < 2.0**-1022, np.copysign(0.0, r), r)  # subnormal out: +-0
+        rb = np.asarray(r, F64).view(np.uint64) & hi_mask
+        rb = np.where(np.isnan(r), np.uint64(0x7FFFFFFF00000000), rb)
+        return rb.view(np.float64)
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        _store(V, d, bits, compute(V[a]), m)
+
+    return Op(run, "sfu")
+
+
+# ------------------------------------------------------------------------------------------------
+# copysign
+# ------------------------------------------------------------------------------------------------
+
+
+@lowers_for_types(("copysign",), FLOAT_TYPES)
+def lower_copysign(ins: Instruction, ctx: Any) -> Op:
+    """copysign d, a, b: b's magnitude with a's sign bit (bit operations: NaN payloads kept)."""
+    mods = _Mods(ins, ctx, set(), 2)
+    if mods.rnd:
+        raise ctx.fail(f"{ins.full_opcode} takes no rounding modifier")
+    bt = "b32" if mods.t == "f32" else "b64"
+    a_op, b_op = ins.operands[1], ins.operands[2]
+    a, b = ctx.src(a_op, mods.t), ctx.src(b_op, mods.t)
+    d = ctx.dst(ins.operands[0], bt)
+    ut = DTYPES[bt].type
+    sign = ut(1 << (8 * DTYPES[bt].itemsize - 1))
+    mag = ut(sign - ut(1))
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        xa = np.asarray(V[a]).view(ut)
+        xb = np.asarray(V[b]).view(ut)
+        write(V[d], (xb & mag) | (xa & sign), m)
+
+    return Op(run, mods.cls)
+
+
+__all__ = ["FLOAT_TYPES", "fma32", "fma64", "lowers_for_types"]
