@@ -27,6 +27,7 @@ CUDA_ERRORS: dict[str, tuple[int, str]] = {
     "cudaErrorAssert": (710, "hipErrorAssert"),
     "cudaErrorIllegalInstruction": (715, "hipErrorIllegalInstruction"),
     "cudaErrorMisalignedAddress": (716, "hipErrorMisalignedAddress"),
+    "cudaErrorInvalidPc": (718, "hipErrorInvalidPc"),
     "cudaErrorLaunchFailure": (719, "hipErrorLaunchFailure"),
     "cudaErrorNotSupported": (801, "hipErrorNotSupported"),
     "cudaErrorUnknown": (999, "hipErrorUnknown"),

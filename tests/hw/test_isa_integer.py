@@ -28,10 +28,24 @@ LANES = 64
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 _NP: dict[str, Any] = {
-    "u16": np.uint16, "s16": np.int16, "b16": np.uint16, "u32": np.uint32, "s32": np.int32,
-    "b32": np.uint32, "u64": np.uint64, "s64": np.int64, "b64": np.uint64, "f32": np.float32,
-    "f64": np.float64, "f16": np.float16, "bf16": np.uint16, "f16x2": np.uint32, "bf16x2": np.uint32,
-    "u16x2": np.uint32, "s16x2": np.uint32, "pred": np.bool_,
+    "u16": np.uint16,
+    "s16": np.int16,
+    "b16": np.uint16,
+    "u32": np.uint32,
+    "s32": np.int32,
+    "b32": np.uint32,
+    "u64": np.uint64,
+    "s64": np.int64,
+    "b64": np.uint64,
+    "f32": np.float32,
+    "f64": np.float64,
+    "f16": np.float16,
+    "bf16": np.uint16,
+    "f16x2": np.uint32,
+    "bf16x2": np.uint32,
+    "u16x2": np.uint32,
+    "s16x2": np.uint32,
+    "pred": np.bool_,
 }
 _REG = {"f32": ".f32", "f64": ".f64", "pred": ".pred"}
 _LD = {"f32": "f32", "f64": "f64"}
@@ -46,18 +60,28 @@ def _bits(t: str) -> int:
 # ------------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kernel(body: str, ins: tuple[str, ...], outs: tuple[str, ...]) -> Any:
     params = [f".param .u64 p{k}" for k in range(len(ins) + len(outs))] + [".param .u32 n"]
     decl = [".reg .pred %pt;", ".reg .b32 %rt<4>;", ".reg .b64 %ra;", ".reg .b64 %ro;", ".reg .b16 %h0;"]
-    code = ["mov.u32 %rt0, %tid.x;", "mov.u32 %rt1, %ctaid.x;", "mov.u32 %rt2, %ntid.x;",
-            "mad.lo.s32 %rt3, %rt1, %rt2, %rt0;", "ld.param.u32 %rt0, [n];",
-            "setp.ge.u32 %pt, %rt3, %rt0;", "@%pt bra DONE;"]
+    code = [
+        "mov.u32 %rt0, %tid.x;",
+        "mov.u32 %rt1, %ctaid.x;",
+        "mov.u32 %rt2, %ntid.x;",
+        "mad.lo.s32 %rt3, %rt1, %rt2, %rt0;",
+        "ld.param.u32 %rt0, [n];",
+        "setp.ge.u32 %pt, %rt3, %rt0;",
+        "@%pt bra DONE;",
+    ]
 
     def addr(k: int, t: str) -> list[str]:
         size = max(_bits(t) // 8, 1)
-        return [f"ld.param.u64 %ra, [p{k}];", "cvta.to.global.u64 %ra, %ra;",
-                f"mul.wide.u32 %ro, %rt3, {size};", "add.s64 %ra, %ra, %ro;"]
+        return [
+            f"ld.param.u64 %ra, [p{k}];",
+            "cvta.to.global.u64 %ra, %ra;",
+            f"mul.wide.u32 %ro, %rt3, {size};",
+            "add.s64 %ra, %ra, %ro;",
+        ]
 
     def load(name: str, k: int, t: str) -> list[str]:
         if t == "pred":
@@ -75,9 +99,22 @@ def _kernel(body: str, ins: tuple[str, ...], outs: tuple[str, ...]) -> Any:
     for k, t in enumerate(ins):
         decl.append(f".reg {_REG.get(t, f'.b{_bits(t)}')} %i{k};")
         code += load(f"%i{k}", k, t)
-    text = "\n".join([
-        ".version 8.0", ".target sm_90", ".address_size 64",
-        f".visible .entry k({', '.join(params)})", "{", *decl, *code, body, *stores, "DONE:", "ret;", "}"])
+    text = "\n".join(
+        [
+            ".version 8.0",
+            ".target sm_90",
+            ".address_size 64",
+            f".visible .entry k({', '.join(params)})",
+            "{",
+            *decl,
+            *code,
+            body,
+            *stores,
+            "DONE:",
+            "ret;",
+            "}",
+        ]
+    )
     return cuda.Module.from_ptx(text).get_function("k")
 
 
@@ -91,7 +128,7 @@ def run(body: str, ins: Sequence[tuple[str, Any]], outs: Sequence[tuple[str, Any
         bufs.append(cuda.to_device(a.astype(np.uint8) if t == "pred" else a))
     k(((n + 127) // 128,), (128,), (*bufs, np.uint32(n)))
     res = []
-    for (t, _), buf in zip(outs, bufs[len(ins):]):
+    for (t, _), buf in zip(outs, bufs[len(ins) :]):
         v = buf.get()
         res.append(v.astype(bool) if t == "pred" else v)
     return res
@@ -115,8 +152,11 @@ def ints(t: str) -> st.SearchStrategy[int]:
     w = _bits(t)
     signed = t[0] == "s"
     lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
-    return st.one_of(st.sampled_from(_edges(w, signed)), st.integers(lo, hi), st.integers(-8, 8).map(
-        lambda v: v if signed else v & ((1 << w) - 1)))
+    return st.one_of(
+        st.sampled_from(_edges(w, signed)),
+        st.integers(lo, hi),
+        st.integers(-8, 8).map(lambda v: v if signed else v & ((1 << w) - 1)),
+    )
 
 
 def lanes(t: str, elements: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy[np.ndarray]:
@@ -183,8 +223,9 @@ def test_add_sub_packed(op: str, t: str, data: Any) -> None:
     (out,) = run(f"{op}.{t} %o0, %i0, %i1;", [("u32", a), ("u32", b)], [("u32", None)])
 
     def f(x: int, y: int) -> int:
-        parts = [(((x >> s) & 0xFFFF) + (1 if op == "add" else -1) * ((y >> s) & 0xFFFF)) & 0xFFFF
-                 for s in (0, 16)]
+        parts = [
+            (((x >> s) & 0xFFFF) + (1 if op == "add" else -1) * ((y >> s) & 0xFFFF)) & 0xFFFF for s in (0, 16)
+        ]
         return parts[0] | parts[1] << 16
 
     same(out, ref(f, "u32", a, b))
@@ -201,8 +242,10 @@ def _limbs(vals: Sequence[int], n: int, w: int) -> list[np.ndarray]:
 def test_carry_chain_128bit(w: int, op: str, data: Any) -> None:
     """add.cc/addc.cc/addc (and sub.cc/subc) chains compute exact 128-bit sums/differences."""
     n = 128 // w
-    big = st.one_of(st.integers(0, (1 << 128) - 1), st.sampled_from([0, 1, (1 << 128) - 1, (1 << 64) - 1,
-                                                                       1 << 64, (1 << 96) - 1]))
+    big = st.one_of(
+        st.integers(0, (1 << 128) - 1),
+        st.sampled_from([0, 1, (1 << 128) - 1, (1 << 64) - 1, 1 << 64, (1 << 96) - 1]),
+    )
     xs = data.draw(st.lists(big, min_size=LANES, max_size=LANES))
     ys = data.draw(st.lists(big, min_size=LANES, max_size=LANES))
     t = f"u{w}"
@@ -247,8 +290,11 @@ def test_madc_extended_multiply(data: Any) -> None:
 def test_subc_borrow_semantics(data: Any) -> None:
     """subc computes a - (b + CF) with CF the borrow of the previous sub.cc (64-bit values)."""
     a, b, c, d = (data.draw(lanes("u64")) for _ in range(4))
-    outs = run("sub.cc.u64 %o0, %i0, %i1;\nsubc.cc.u64 %o1, %i2, %i3;\nsubc.u64 %o2, 0, 0;",
-               [("u64", a), ("u64", b), ("u64", c), ("u64", d)], [("u64", None)] * 3)
+    outs = run(
+        "sub.cc.u64 %o0, %i0, %i1;\nsubc.cc.u64 %o1, %i2, %i3;\nsubc.u64 %o2, 0, 0;",
+        [("u64", a), ("u64", b), ("u64", c), ("u64", d)],
+        [("u64", None)] * 3,
+    )
     borrow1 = [int(x) < int(y) for x, y in zip(a, b)]
     same(outs[1], ref(lambda x, y, br: x - y - br, "u64", c, d, np.array(borrow1, dtype=np.uint64)))
     borrow2 = [int(x) < int(y) + br for x, y, br in zip(c, d, borrow1)]
@@ -315,8 +361,11 @@ def test_mad_hi_sat_s32(data: Any) -> None:
 @given(data=st.data())
 def test_mul24_mad24(t: str, mode: str, data: Any) -> None:
     a, b, c = (data.draw(lanes(t)) for _ in range(3))
-    outs = run(f"mul24.{mode}.{t} %o0, %i0, %i1;\nmad24.{mode}.{t} %o1, %i0, %i1, %i2;",
-               [(t, a), (t, b), (t, c)], [(t, None), (t, None)])
+    outs = run(
+        f"mul24.{mode}.{t} %o0, %i0, %i1;\nmad24.{mode}.{t} %o1, %i0, %i1, %i2;",
+        [(t, a), (t, b), (t, c)],
+        [(t, None), (t, None)],
+    )
 
     def part(x: int, y: int) -> int:
         x24, y24 = (sx(x, 24), sx(y, 24)) if t == "s32" else (x & 0xFFFFFF, y & 0xFFFFFF)
@@ -331,10 +380,21 @@ def test_mul24_mad24(t: str, mode: str, data: Any) -> None:
 @given(data=st.data())
 def test_mad24_hi_sat(data: Any) -> None:
     a, b, c = (data.draw(lanes("s32")) for _ in range(3))
-    (out,) = run("mad24.hi.sat.s32 %o0, %i0, %i1, %i2;", [("s32", a), ("s32", b), ("s32", c)],
-                 [("s32", None)])
-    same(out, ref(lambda x, y, z: max(-(1 << 31), min((1 << 31) - 1, wrap((sx(x, 24) * sx(y, 24)) >> 16, "s32")
-                                                       + z)), "s32", a, b, c))
+    (out,) = run(
+        "mad24.hi.sat.s32 %o0, %i0, %i1, %i2;", [("s32", a), ("s32", b), ("s32", c)], [("s32", None)]
+    )
+    same(
+        out,
+        ref(
+            lambda x, y, z: max(
+                -(1 << 31), min((1 << 31) - 1, wrap((sx(x, 24) * sx(y, 24)) >> 16, "s32") + z)
+            ),
+            "s32",
+            a,
+            b,
+            c,
+        ),
+    )
 
 
 @pytest.mark.parametrize("t", INT_ARITH)
@@ -374,7 +434,9 @@ def test_div_rem(t: str, data: Any) -> None:
 @pytest.mark.parametrize("divisor", [0, 1, 3, -7, 16, 1 << 31])
 def test_div_rem_immediate(t: str, divisor: int) -> None:
     a = np.array(_edges(_bits(t), t[0] == "s") * 4, dtype=_NP[t])
-    outs = run(f"div.{t} %o0, %i0, {divisor};\nrem.{t} %o1, %i0, {divisor};", [(t, a)], [(t, None), (t, None)])
+    outs = run(
+        f"div.{t} %o0, %i0, {divisor};\nrem.{t} %o1, %i0, {divisor};", [(t, a)], [(t, None), (t, None)]
+    )
     dv = wrap(divisor, t)
     same(outs[0], ref(lambda x: _tdiv(x, dv, t, False), t, a))
     same(outs[1], ref(lambda x: _tdiv(x, dv, t, True), t, a))
@@ -409,8 +471,11 @@ def test_min_max_int(t: str, data: Any) -> None:
 @given(data=st.data())
 def test_min_max_relu(data: Any) -> None:
     a, b = data.draw(lanes("s32")), data.draw(lanes("s32"))
-    outs = run("min.relu.s32 %o0, %i0, %i1;\nmax.relu.s32 %o1, %i0, %i1;", [("s32", a), ("s32", b)],
-               [("s32", None), ("s32", None)])
+    outs = run(
+        "min.relu.s32 %o0, %i0, %i1;\nmax.relu.s32 %o1, %i0, %i1;",
+        [("s32", a), ("s32", b)],
+        [("s32", None), ("s32", None)],
+    )
     same(outs[0], ref(lambda x, y: max(0, min(x, y)), "s32", a, b))
     same(outs[1], ref(lambda x, y: max(0, max(x, y)), "s32", a, b))
 
@@ -452,8 +517,11 @@ def test_min_max_packed(t: str, op: str, data: Any) -> None:
 def test_popc_clz_brev(t: str, data: Any) -> None:
     a = data.draw(lanes(t))
     w = _bits(t)
-    outs = run(f"popc.{t} %o0, %i0;\nclz.{t} %o1, %i0;\nbrev.{t} %o2, %i0;", [(t, a)],
-               [("u32", None), ("u32", None), (t, None)])
+    outs = run(
+        f"popc.{t} %o0, %i0;\nclz.{t} %o1, %i0;\nbrev.{t} %o2, %i0;",
+        [(t, a)],
+        [("u32", None), ("u32", None), (t, None)],
+    )
     same(outs[0], ref(lambda x: bin(x).count("1"), "u32", a))
     same(outs[1], ref(lambda x: w - x.bit_length(), "u32", a))
     same(outs[2], ref(lambda x: int(f"{x:0{w}b}"[::-1], 2), t, a))
@@ -480,7 +548,9 @@ def test_bfind(t: str, data: Any) -> None:
     same(outs[1], ref(lambda x: find(x, True), "u32", a))
 
 
-field_bounds = st.one_of(st.integers(0, 70), st.integers(0, 0xFFFFFFFF), st.sampled_from([0, 255, 256, 0x1FF]))
+field_bounds = st.one_of(
+    st.integers(0, 70), st.integers(0, 0xFFFFFFFF), st.sampled_from([0, 255, 256, 0x1FF])
+)
 
 
 @pytest.mark.parametrize("t", ["u32", "s32", "u64", "s64"])
@@ -528,8 +598,11 @@ def test_bfi(t: str, data: Any) -> None:
 def test_bmsk_szext(mode: str, data: Any) -> None:
     a, b = data.draw(lanes("u32", field_bounds)), data.draw(lanes("u32", field_bounds))
     x = data.draw(lanes("u32"))
-    outs = run(f"bmsk.{mode}.b32 %o0, %i0, %i1;\nszext.{mode}.s32 %o1, %i2, %i1;\nszext.{mode}.u32 %o2, %i2, %i1;",
-               [("u32", a), ("u32", b), ("u32", x)], [("u32", None)] * 3)
+    outs = run(
+        f"bmsk.{mode}.b32 %o0, %i0, %i1;\nszext.{mode}.s32 %o1, %i2, %i1;\nszext.{mode}.u32 %o2, %i2, %i1;",
+        [("u32", a), ("u32", b), ("u32", x)],
+        [("u32", None)] * 3,
+    )
     ones = 0xFFFFFFFF
 
     def bmsk(pa: int, wb: int) -> int:
@@ -581,8 +654,11 @@ def test_fns(data: Any) -> None:
         return 0xFFFFFFFF
 
     same(out, ref(fns, "u32", mask, base, off))
-    examples = run("fns.b32 %o0, %i0, %i1, %i2;", [("u32", np.full(4, 0xAAAAAAAA)), ("u32", [3, 3, 2, 2]),
-                                                   ("s32", [1, -1, 1, -1])], [("u32", None)])[0]
+    examples = run(
+        "fns.b32 %o0, %i0, %i1, %i2;",
+        [("u32", np.full(4, 0xAAAAAAAA)), ("u32", [3, 3, 2, 2]), ("s32", [1, -1, 1, -1])],
+        [("u32", None)],
+    )[0]
     assert examples.tolist() == [3, 3, 3, 1]  # the PTX manual's examples
 
 
@@ -593,18 +669,45 @@ def test_fns(data: Any) -> None:
 def test_dp4a_dp2a(at: str, bt: str, data: Any) -> None:
     ct = "u32" if at == bt == "u32" else "s32"
     a, b, c = data.draw(lanes("u32")), data.draw(lanes("u32")), data.draw(lanes(ct))
-    outs = run(f"dp4a.{at}.{bt} %o0, %i0, %i1, %i2;\ndp2a.lo.{at}.{bt} %o1, %i0, %i1, %i2;\n"
-               f"dp2a.hi.{at}.{bt} %o2, %i0, %i1, %i2;", [("u32", a), ("u32", b), (ct, c)], [(ct, None)] * 3)
+    outs = run(
+        f"dp4a.{at}.{bt} %o0, %i0, %i1, %i2;\ndp2a.lo.{at}.{bt} %o1, %i0, %i1, %i2;\n"
+        f"dp2a.hi.{at}.{bt} %o2, %i0, %i1, %i2;",
+        [("u32", a), ("u32", b), (ct, c)],
+        [(ct, None)] * 3,
+    )
 
     def parts(x: int, n: int, signed: bool) -> list[int]:
         w = 32 // n
         return [sx(x >> (w * i), w) if signed else (x >> (w * i)) & ((1 << w) - 1) for i in range(n)]
 
-    same(outs[0], ref(lambda x, y, z: z + sum(p * q for p, q in zip(parts(x, 4, at == "s32"),
-                                                                   parts(y, 4, bt == "s32"))), ct, a, b, c))
+    same(
+        outs[0],
+        ref(
+            lambda x, y, z: (
+                z + sum(p * q for p, q in zip(parts(x, 4, at == "s32"), parts(y, 4, bt == "s32")))
+            ),
+            ct,
+            a,
+            b,
+            c,
+        ),
+    )
     for k, first in ((1, 0), (2, 2)):
-        same(outs[k], ref(lambda x, y, z, f=first: z + sum(
-            p * q for p, q in zip(parts(x, 2, at == "s32"), parts(y, 4, bt == "s32")[f:f + 2])), ct, a, b, c))
+        same(
+            outs[k],
+            ref(
+                lambda x, y, z, f=first: (
+                    z
+                    + sum(
+                        p * q for p, q in zip(parts(x, 2, at == "s32"), parts(y, 4, bt == "s32")[f : f + 2])
+                    )
+                ),
+                ct,
+                a,
+                b,
+                c,
+            ),
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -644,8 +747,11 @@ def test_prmt(mode: str | None, data: Any) -> None:
     a, b, c = data.draw(lanes("u32")), data.draw(lanes("u32")), data.draw(lanes("u32"))
     imm = data.draw(st.integers(0, 0xFFFF))
     m = f".{mode}" if mode else ""
-    outs = run(f"prmt.b32{m} %o0, %i0, %i1, %i2;\nprmt.b32{m} %o1, %i0, %i1, {imm};",
-               [("u32", a), ("u32", b), ("u32", c)], [("u32", None), ("u32", None)])
+    outs = run(
+        f"prmt.b32{m} %o0, %i0, %i1, %i2;\nprmt.b32{m} %o1, %i0, %i1, {imm};",
+        [("u32", a), ("u32", b), ("u32", c)],
+        [("u32", None), ("u32", None)],
+    )
     same(outs[0], ref(lambda x, y, z: prmt_ref(mode, x, y, z), "u32", a, b, c))
     same(outs[1], ref(lambda x, y: prmt_ref(mode, x, y, imm), "u32", a, b))
 
@@ -673,10 +779,12 @@ def test_lop3_kernel_and_predicate_forms(data: Any) -> None:
     a, b, c = (data.draw(lanes("u32", st.one_of(st.integers(0, 3), ints("u32")))) for _ in range(3))
     q = data.draw(lanes("pred", st.booleans()))
     lut = data.draw(st.integers(0, 255))
-    outs = run(f"lop3.b32 %o0, %i0, %i1, %i2, {lut};\nlop3.or.b32 %o1|%o2, %i0, %i1, %i2, {lut}, %i3;\n"
-               f"lop3.and.b32 _|%o3, %i0, %i1, %i2, {lut}, !%i3;",
-               [("u32", a), ("u32", b), ("u32", c), ("pred", q)],
-               [("u32", None), ("u32", None), ("pred", None), ("pred", None)])
+    outs = run(
+        f"lop3.b32 %o0, %i0, %i1, %i2, {lut};\nlop3.or.b32 %o1|%o2, %i0, %i1, %i2, {lut}, %i3;\n"
+        f"lop3.and.b32 _|%o3, %i0, %i1, %i2, {lut}, !%i3;",
+        [("u32", a), ("u32", b), ("u32", c), ("pred", q)],
+        [("u32", None), ("u32", None), ("pred", None), ("pred", None)],
+    )
     expect = ref(lambda x, y, z: lop3_ref(lut, x, y, z), "u32", a, b, c)
     same(outs[0], expect)
     same(outs[1], expect)
@@ -694,8 +802,12 @@ def test_lop3_kernel_and_predicate_forms(data: Any) -> None:
 @given(data=st.data())
 def test_logic(t: str, data: Any) -> None:
     a, b = data.draw(lanes(t)), data.draw(lanes(t))
-    outs = run(f"and.{t} %o0, %i0, %i1;\nor.{t} %o1, %i0, %i1;\nxor.{t} %o2, %i0, %i1;\nnot.{t} %o3, %i0;\n"
-               f"cnot.{t} %o4, %i0;", [(t, a), (t, b)], [(t, None)] * 5)
+    outs = run(
+        f"and.{t} %o0, %i0, %i1;\nor.{t} %o1, %i0, %i1;\nxor.{t} %o2, %i0, %i1;\nnot.{t} %o3, %i0;\n"
+        f"cnot.{t} %o4, %i0;",
+        [(t, a), (t, b)],
+        [(t, None)] * 5,
+    )
     same(outs[0], a & b)
     same(outs[1], a | b)
     same(outs[2], a ^ b)
@@ -707,16 +819,22 @@ def test_logic(t: str, data: Any) -> None:
 @given(data=st.data())
 def test_logic_pred(data: Any) -> None:
     a, b = data.draw(lanes("pred", st.booleans())), data.draw(lanes("pred", st.booleans()))
-    outs = run("and.pred %o0, %i0, %i1;\nor.pred %o1, %i0, !%i1;\nxor.pred %o2, %i0, %i1;\nnot.pred %o3, %i0;",
-               [("pred", a), ("pred", b)], [("pred", None)] * 4)
+    outs = run(
+        "and.pred %o0, %i0, %i1;\nor.pred %o1, %i0, !%i1;\nxor.pred %o2, %i0, %i1;\nnot.pred %o3, %i0;",
+        [("pred", a), ("pred", b)],
+        [("pred", None)] * 4,
+    )
     same(outs[0], a & b)
     same(outs[1], a | ~b)
     same(outs[2], a ^ b)
     same(outs[3], ~a)
 
 
-shift_amounts = st.one_of(st.integers(0, 70), st.integers(0, 0xFFFFFFFF), st.sampled_from([15, 16, 31, 32, 63, 64,
-                                                                                          1 << 31, 0xFFFFFFFF]))
+shift_amounts = st.one_of(
+    st.integers(0, 70),
+    st.integers(0, 0xFFFFFFFF),
+    st.sampled_from([15, 16, 31, 32, 63, 64, 1 << 31, 0xFFFFFFFF]),
+)
 
 
 def _shift_ref(op: str, t: str) -> Callable[[int, int], int]:
@@ -754,7 +872,9 @@ def test_shift_clamps(t: str, op: str, data: Any) -> None:
 def test_shf(d: str, mode: str, data: Any) -> None:
     a, b = data.draw(lanes("u32")), data.draw(lanes("u32"))
     c = data.draw(lanes("u32", shift_amounts))
-    (out,) = run(f"shf.{d}.{mode}.b32 %o0, %i0, %i1, %i2;", [("u32", a), ("u32", b), ("u32", c)], [("u32", None)])
+    (out,) = run(
+        f"shf.{d}.{mode}.b32 %o0, %i0, %i1, %i2;", [("u32", a), ("u32", b), ("u32", c)], [("u32", None)]
+    )
 
     def shf(x: int, y: int, n: int) -> int:
         n = min(n, 32) if mode == "clamp" else n & 31
@@ -768,8 +888,14 @@ def test_shf(d: str, mode: str, data: Any) -> None:
 # setp / set / selp / slct / testp
 # ------------------------------------------------------------------------------------------------
 
-INT_CMPS = {"eq": lambda x, y: x == y, "ne": lambda x, y: x != y, "lt": lambda x, y: x < y,
-            "le": lambda x, y: x <= y, "gt": lambda x, y: x > y, "ge": lambda x, y: x >= y}
+INT_CMPS = {
+    "eq": lambda x, y: x == y,
+    "ne": lambda x, y: x != y,
+    "lt": lambda x, y: x < y,
+    "le": lambda x, y: x <= y,
+    "gt": lambda x, y: x > y,
+    "ge": lambda x, y: x >= y,
+}
 UNSIGNED_CMPS = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
 BOOL = {"and": lambda x, y: x & y, "or": lambda x, y: x | y, "xor": lambda x, y: x ^ y}
 
@@ -800,8 +926,11 @@ def test_setp_int(t: str, cmp: str, data: Any) -> None:
 def test_setp_boolop_pair(boolop: str, neg: str, data: Any) -> None:
     a, b = data.draw(lanes("s32")), data.draw(lanes("s32"))
     c = data.draw(lanes("pred", st.booleans()))
-    outs = run(f"setp.lt.{boolop}.s32 %o0|%o1, %i0, %i1, {neg}%i2;\nsetp.ge.{boolop}.s32 _|%o2, %i0, %i1, {neg}%i2;",
-               [("s32", a), ("s32", b), ("pred", c)], [("pred", None)] * 3)
+    outs = run(
+        f"setp.lt.{boolop}.s32 %o0|%o1, %i0, %i1, {neg}%i2;\nsetp.ge.{boolop}.s32 _|%o2, %i0, %i1, {neg}%i2;",
+        [("s32", a), ("s32", b), ("pred", c)],
+        [("pred", None)] * 3,
+    )
     t = a < b
     cv = ~c if neg else c
     same(outs[0], BOOL[boolop](t, cv))
@@ -822,14 +951,70 @@ def fcmp_ref(cmp: str, x: float, y: float) -> bool:
     return (un or base) if cmp.endswith("u") else (not un and base)
 
 
-F32_EDGES = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000,
-             0x7F800001, 0x00000001, 0x80000001, 0x007FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7FFFFFFF]
-F64_EDGES = [0, 1 << 63, 0x3FF0000000000000, 0xBFF0000000000000, 0x7FF0000000000000, 0xFFF0000000000000,
-             0x7FF8000000000000, 0xFFF8000000000001, 1, (1 << 63) | 1, 0x000FFFFFFFFFFFFF, 0x0010000000000000]
-F16_EDGES = [0x0000, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0xFE01, 0x0001, 0x8001, 0x03FF, 0x0400,
-             0x7BFF, 0x7FFF]
-BF16_EDGES = [0x0000, 0x8000, 0x3F80, 0xBF80, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x0001, 0x8001, 0x007F, 0x0080,
-              0x7F7F, 0x7FFF]
+F32_EDGES = [
+    0x00000000,
+    0x80000000,
+    0x3F800000,
+    0xBF800000,
+    0x7F800000,
+    0xFF800000,
+    0x7FC00000,
+    0xFFC00000,
+    0x7F800001,
+    0x00000001,
+    0x80000001,
+    0x007FFFFF,
+    0x00800000,
+    0x7F7FFFFF,
+    0xFF7FFFFF,
+    0x7FFFFFFF,
+]
+F64_EDGES = [
+    0,
+    1 << 63,
+    0x3FF0000000000000,
+    0xBFF0000000000000,
+    0x7FF0000000000000,
+    0xFFF0000000000000,
+    0x7FF8000000000000,
+    0xFFF8000000000001,
+    1,
+    (1 << 63) | 1,
+    0x000FFFFFFFFFFFFF,
+    0x0010000000000000,
+]
+F16_EDGES = [
+    0x0000,
+    0x8000,
+    0x3C00,
+    0xBC00,
+    0x7C00,
+    0xFC00,
+    0x7E00,
+    0xFE01,
+    0x0001,
+    0x8001,
+    0x03FF,
+    0x0400,
+    0x7BFF,
+    0x7FFF,
+]
+BF16_EDGES = [
+    0x0000,
+    0x8000,
+    0x3F80,
+    0xBF80,
+    0x7F80,
+    0xFF80,
+    0x7FC0,
+    0xFFC1,
+    0x0001,
+    0x8001,
+    0x007F,
+    0x0080,
+    0x7F7F,
+    0x7FFF,
+]
 
 
 def fbits(w: int, edges: list[int], pool: list[int] | None = None) -> st.SearchStrategy[np.ndarray]:
@@ -848,9 +1033,12 @@ def to_float(bits: int, fmt: str) -> float:
     return float(np.array([bits << 16], np.uint32).view(np.float32)[0])  # bf16
 
 
-_FMT = {"f32": (32, 0x80000000, 0x7F800000, 0x7FFFFFFF, F32_EDGES),
-        "f64": (64, 1 << 63, 0x7FF0000000000000, (1 << 63) - 1, F64_EDGES),
-        "f16": (16, 0x8000, 0x7C00, 0x7FFF, F16_EDGES), "bf16": (16, 0x8000, 0x7F80, 0x7FFF, BF16_EDGES)}
+_FMT = {
+    "f32": (32, 0x80000000, 0x7F800000, 0x7FFFFFFF, F32_EDGES),
+    "f64": (64, 1 << 63, 0x7FF0000000000000, (1 << 63) - 1, F64_EDGES),
+    "f16": (16, 0x8000, 0x7C00, 0x7FFF, F16_EDGES),
+    "bf16": (16, 0x8000, 0x7F80, 0x7FFF, BF16_EDGES),
+}
 
 
 def flush(bits: int, fmt: str) -> int:
@@ -870,10 +1058,15 @@ def test_setp_float_unordered(t: str, cmp: str, data: Any) -> None:
     ftz = data.draw(st.booleans()) if t == "f32" else False
     mod = ".ftz" if ftz else ""
     a, b = ab.view(_NP[t]), bb.view(_NP[t])
-    outs = run(f"setp.{cmp}{mod}.{t} %o0|%o1, %i0, %i1;\nsetp.{cmp}{mod}.{t} %o2, %i0, %i1;",
-               [(t, a), (t, b)], [("pred", None)] * 3)
+    outs = run(
+        f"setp.{cmp}{mod}.{t} %o0|%o1, %i0, %i1;\nsetp.{cmp}{mod}.{t} %o2, %i0, %i1;",
+        [(t, a), (t, b)],
+        [("pred", None)] * 3,
+    )
     fl = (lambda v: flush(v, t)) if ftz else (lambda v: v)
-    expect = np.array([fcmp_ref(cmp, to_float(fl(int(x)), t), to_float(fl(int(y)), t)) for x, y in zip(ab, bb)])
+    expect = np.array(
+        [fcmp_ref(cmp, to_float(fl(int(x)), t), to_float(fl(int(y)), t)) for x, y in zip(ab, bb)]
+    )
     same(outs[0], expect)
     same(outs[1], ~expect)
     same(outs[2], expect)
@@ -892,12 +1085,22 @@ def test_setp_half(t: str, cmp: str, data: Any) -> None:
     ab, bb = data.draw(fbits(w, edges)), data.draw(fbits(w, edges))
     if w == 16:
         outs = run(f"setp.{cmp}.{t} %o0, %i0, %i1;", [(f"u{w}", ab), (f"u{w}", bb)], [("pred", None)])
-        same(outs[0], np.array([fcmp_ref(cmp, to_float(int(x), fmt), to_float(int(y), fmt)) for x, y in zip(ab, bb)]))
+        same(
+            outs[0],
+            np.array([fcmp_ref(cmp, to_float(int(x), fmt), to_float(int(y), fmt)) for x, y in zip(ab, bb)]),
+        )
         return
     outs = run(f"setp.{cmp}.{t} %o0|%o1, %i0, %i1;", [("u32", ab), ("u32", bb)], [("pred", None)] * 2)
     for k, s in enumerate((0, 16)):  # p compares the low halves, q the high halves
-        same(outs[k], np.array([fcmp_ref(cmp, to_float(int(x) >> s & 0xFFFF, fmt), to_float(int(y) >> s & 0xFFFF, fmt))
-                                for x, y in zip(ab, bb)]))
+        same(
+            outs[k],
+            np.array(
+                [
+                    fcmp_ref(cmp, to_float(int(x) >> s & 0xFFFF, fmt), to_float(int(y) >> s & 0xFFFF, fmt))
+                    for x, y in zip(ab, bb)
+                ]
+            ),
+        )
 
 
 @pytest.mark.parametrize("stype", ["s32", "u64", "f32", "f64"])
@@ -916,8 +1119,11 @@ def test_set(stype: str, dtype: str, data: Any) -> None:
         cmp = data.draw(st.sampled_from(list(INT_CMPS)))
         t = [INT_CMPS[cmp](int(x), int(y)) for x, y in zip(a, b)]
     c = data.draw(lanes("pred", st.booleans()))
-    outs = run(f"set.{cmp}.{dtype}.{stype} %o0, %i0, %i1;\nset.{cmp}.xor.{dtype}.{stype} %o1, %i0, %i1, !%i2;",
-               [(stype, a), (stype, b), ("pred", c)], [("u32", None)] * 2)
+    outs = run(
+        f"set.{cmp}.{dtype}.{stype} %o0, %i0, %i1;\nset.{cmp}.xor.{dtype}.{stype} %o1, %i0, %i1, !%i2;",
+        [(stype, a), (stype, b), ("pred", c)],
+        [("u32", None)] * 2,
+    )
     true = 0x3F800000 if dtype == "f32" else 0xFFFFFFFF
     tv = np.array(t)
     same(outs[0], np.where(tv, true, 0).astype(np.uint32))
@@ -927,12 +1133,17 @@ def test_set(stype: str, dtype: str, data: Any) -> None:
 def test_set_half_destinations() -> None:
     a = np.array([0x3C00 | 0x4000 << 16, 0x7E00 | 0xBC00 << 16], np.uint32)  # f16x2 (1, 2), (nan, -1)
     b = np.array([0x4000 | 0x3C00 << 16, 0x0000 | 0x0000 << 16], np.uint32)  # (2, 1), (0, 0)
-    outs = run("set.lt.f16x2.f16x2 %o0, %i0, %i1;\nset.ltu.u32.f16x2 %o1, %i0, %i1;",
-               [("u32", a), ("u32", b)], [("u32", None)] * 2)
+    outs = run(
+        "set.lt.f16x2.f16x2 %o0, %i0, %i1;\nset.ltu.u32.f16x2 %o1, %i0, %i1;",
+        [("u32", a), ("u32", b)],
+        [("u32", None)] * 2,
+    )
     assert outs[0].tolist() == [0x3C00, 0x3C00 << 16]
     assert outs[1].tolist() == [0xFFFF, 0xFFFFFFFF]
     h = np.array([0x3C00, 0x7E00], np.uint16)
-    (o,) = run("set.gtu.f16.f16 %o0, %i0, %i1;", [("u16", h), ("u16", np.zeros(2, np.uint16))], [("u16", None)])
+    (o,) = run(
+        "set.gtu.f16.f16 %o0, %i0, %i1;", [("u16", h), ("u16", np.zeros(2, np.uint16))], [("u16", None)]
+    )
     assert o.tolist() == [0x3C00, 0x3C00]
 
 
@@ -945,8 +1156,11 @@ def test_selp(t: str, data: Any) -> None:
     b = data.draw(lanes(f"u{w}")).view(_NP[t])
     c = data.draw(lanes("pred", st.booleans()))
     lit = "0f3F800000" if t == "f32" else ("0d3FF0000000000000" if t == "f64" else "7")
-    outs = run(f"selp.{t} %o0, %i0, %i1, %i2;\nselp.{t} %o1, %i0, {lit}, !%i2;", [(t, a), (t, b), ("pred", c)],
-               [(t, None)] * 2)
+    outs = run(
+        f"selp.{t} %o0, %i0, %i1, %i2;\nselp.{t} %o1, %i0, {lit}, !%i2;",
+        [(t, a), (t, b), ("pred", c)],
+        [(t, None)] * 2,
+    )
     same(outs[0], np.where(c, a, b))
     lit_v = np.array([1.0 if t[0] == "f" else 7]).astype(_NP[t])
     same(outs[1], np.where(~c, a, lit_v))
@@ -972,12 +1186,16 @@ def test_slct(ct: str, data: Any) -> None:
 def test_testp(t: str, data: Any) -> None:
     a = data.draw(fbits(_bits(t), _FMT[t][4])).view(_NP[t])
     tests = ["finite", "infinite", "number", "notanumber", "normal", "subnormal"]
-    outs = run("\n".join(f"testp.{x}.{t} %o{k}, %i0;" for k, x in enumerate(tests)), [(t, a)], [("pred", None)] * 6)
+    outs = run(
+        "\n".join(f"testp.{x}.{t} %o{k}, %i0;" for k, x in enumerate(tests)), [(t, a)], [("pred", None)] * 6
+    )
     tiny = float(np.finfo(_NP[t]).tiny)
     vals = [float(x) for x in a]
     expect = {
-        "finite": [math.isfinite(v) for v in vals], "infinite": [math.isinf(v) for v in vals],
-        "number": [not math.isnan(v) for v in vals], "notanumber": [math.isnan(v) for v in vals],
+        "finite": [math.isfinite(v) for v in vals],
+        "infinite": [math.isinf(v) for v in vals],
+        "number": [not math.isnan(v) for v in vals],
+        "notanumber": [math.isnan(v) for v in vals],
         "normal": [math.isfinite(v) and abs(v) >= tiny for v in vals],
         "subnormal": [0 < abs(v) < tiny for v in vals],
     }
@@ -990,8 +1208,9 @@ def test_testp(t: str, data: Any) -> None:
 # ------------------------------------------------------------------------------------------------
 
 
-def fminmax_ref(op: str, x: int, y: int, fmt: str, nan: bool = False, ftz: bool = False,
-                xorsign: bool = False) -> int:
+def fminmax_ref(
+    op: str, x: int, y: int, fmt: str, nan: bool = False, ftz: bool = False, xorsign: bool = False
+) -> int:
     _, sign, _, canon, _ = _FMT[fmt]
     if ftz:
         x, y = flush(x, fmt), flush(y, fmt)
@@ -1038,8 +1257,10 @@ def test_min_max_float(t: str, op: str, data: Any) -> None:
         def f(x: int, y: int, kw: dict[str, bool] = kw) -> int:
             if not packed:
                 return fminmax_ref(op, x, y, fmt, **kw)
-            return fminmax_ref(op, x & 0xFFFF, y & 0xFFFF, fmt, **kw) | \
-                fminmax_ref(op, x >> 16, y >> 16, fmt, **kw) << 16
+            return (
+                fminmax_ref(op, x & 0xFFFF, y & 0xFFFF, fmt, **kw)
+                | fminmax_ref(op, x >> 16, y >> 16, fmt, **kw) << 16
+            )
 
         same(outs[k], ref(f, bt, ab, bb))
 
@@ -1048,12 +1269,32 @@ def test_min_max_float_spot_values() -> None:
     nan, pz, nz = np.float32("nan"), np.float32(0.0), np.float32(-0.0)
     a = np.array([nan, 1.0, nan, pz, nz, -np.inf], np.float32)
     b = np.array([2.0, nan, nan, nz, pz, 3.0], np.float32)
-    mn, mx = run("min.f32 %o0, %i0, %i1;\nmax.f32 %o1, %i0, %i1;", [("f32", a), ("f32", b)],
-                 [("f32", None), ("f32", None)])
-    assert mn.view(np.uint32).tolist() == [0x40000000, 0x3F800000, 0x7FFFFFFF, 0x80000000, 0x80000000, 0xFF800000]
-    assert mx.view(np.uint32).tolist() == [0x40000000, 0x3F800000, 0x7FFFFFFF, 0x00000000, 0x00000000, 0x40400000]
-    (m3,) = run("max.f32 %o0, %i0, %i1, %i2;", [("f32", a), ("f32", b), ("f32", np.full(6, 2.5, np.float32))],
-                [("f32", None)])
+    mn, mx = run(
+        "min.f32 %o0, %i0, %i1;\nmax.f32 %o1, %i0, %i1;",
+        [("f32", a), ("f32", b)],
+        [("f32", None), ("f32", None)],
+    )
+    assert mn.view(np.uint32).tolist() == [
+        0x40000000,
+        0x3F800000,
+        0x7FFFFFFF,
+        0x80000000,
+        0x80000000,
+        0xFF800000,
+    ]
+    assert mx.view(np.uint32).tolist() == [
+        0x40000000,
+        0x3F800000,
+        0x7FFFFFFF,
+        0x00000000,
+        0x00000000,
+        0x40400000,
+    ]
+    (m3,) = run(
+        "max.f32 %o0, %i0, %i1, %i2;",
+        [("f32", a), ("f32", b), ("f32", np.full(6, 2.5, np.float32))],
+        [("f32", None)],
+    )
     assert m3.tolist() == [2.5, 2.5, 2.5, 2.5, 2.5, 3.0]
 
 
@@ -1095,38 +1336,79 @@ def test_guarded_lanes_keep_their_registers(data: Any) -> None:
     a, b = data.draw(lanes("s32")), data.draw(lanes("s32"))
     g = data.draw(lanes("pred", st.booleans()))
     init = data.draw(lanes("s32"))
-    body = ("@%i2 add.s32 %o0, %i0, %i1;\n@!%i2 mul.wide.s32 %o1, %i0, %i1;\n@%i2 setp.lt.s32 %o2|%o3, %i0, %i1;\n"
-            "@%i2 div.s32 %o4, %i0, %i1;\n@%i2 selp.b32 %o5, %i0, %i1, %i2;\n@%i2 shl.b32 %o6, %i0, %i1;")
-    outs = run(body, [("s32", a), ("s32", b), ("pred", g)],
-               [("s32", init), ("s64", init.astype(np.int64)), ("pred", init > 0), ("pred", init < 0), ("s32", init),
-                ("s32", init), ("s32", init)])
+    body = (
+        "@%i2 add.s32 %o0, %i0, %i1;\n@!%i2 mul.wide.s32 %o1, %i0, %i1;\n"
+        "@%i2 setp.lt.s32 %o2|%o3, %i0, %i1;\n@%i2 div.s32 %o4, %i0, %i1;\n"
+        "@%i2 selp.b32 %o5, %i0, %i1, %i2;\n@%i2 shl.b32 %o6, %i0, %i1;"
+    )
+    outs = run(
+        body,
+        [("s32", a), ("s32", b), ("pred", g)],
+        [
+            ("s32", init),
+            ("s64", init.astype(np.int64)),
+            ("pred", init > 0),
+            ("pred", init < 0),
+            ("s32", init),
+            ("s32", init),
+            ("s32", init),
+        ],
+    )
     same(outs[0], np.where(g, ref(lambda x, y: x + y, "s32", a, b), init))
     same(outs[1], np.where(~g, a.astype(np.int64) * b, init.astype(np.int64)))
     same(outs[2], np.where(g, a < b, init > 0))
     same(outs[3], np.where(g, a >= b, init < 0))
     same(outs[4], np.where(g, ref(lambda x, y: _tdiv(x, y, "s32", False), "s32", a, b), init))
     same(outs[5], np.where(g, a, init))
-    same(outs[6], np.where(g, ref(lambda x, y: _shift_ref("shl", "b32")(x, y & 0xFFFFFFFF), "s32", a, b), init))
+    same(
+        outs[6], np.where(g, ref(lambda x, y: _shift_ref("shl", "b32")(x, y & 0xFFFFFFFF), "s32", a, b), init)
+    )
 
 
 def test_instruction_classes_are_counted() -> None:
     a = np.arange(64, dtype=np.float32)
-    k = _kernel("setp.lt.f32 %o0, %i0, %i1;\nsetp.lt.f64 %o1, %i2, %i2;\nmax.f32 %o2, %i0, %i1;\nadd.s32 %o3, %o3, 1;",
-                ("f32", "f32", "f64"), ("pred", "pred", "f32", "s32"))
-    bufs = [cuda.to_device(x) for x in (a, a, a.astype(np.float64), np.zeros(64, np.uint8), np.zeros(64, np.uint8),
-                                         a, np.zeros(64, np.int32))]
+    k = _kernel(
+        "setp.lt.f32 %o0, %i0, %i1;\nsetp.lt.f64 %o1, %i2, %i2;\n"
+        "max.f32 %o2, %i0, %i1;\nadd.s32 %o3, %o3, 1;",
+        ("f32", "f32", "f64"),
+        ("pred", "pred", "f32", "s32"),
+    )
+    bufs = [
+        cuda.to_device(x)
+        for x in (
+            a,
+            a,
+            a.astype(np.float64),
+            np.zeros(64, np.uint8),
+            np.zeros(64, np.uint8),
+            a,
+            np.zeros(64, np.int32),
+        )
+    ]
     rep = k((1,), (64,), (*bufs, np.uint32(64)))
-    empty = _kernel("", ("f32", "f32", "f64"), ("pred", "pred", "f32", "s32"))((1,), (64,), (*bufs, np.uint32(64)))
-    diff = {c: rep.counters.thread_instructions[c] - empty.counters.thread_instructions[c]
-            for c in rep.counters.thread_instructions}
+    empty = _kernel("", ("f32", "f32", "f64"), ("pred", "pred", "f32", "s32"))(
+        (1,), (64,), (*bufs, np.uint32(64))
+    )
+    diff = {
+        c: rep.counters.thread_instructions[c] - empty.counters.thread_instructions[c]
+        for c in rep.counters.thread_instructions
+    }
     assert diff["fp32"] == 2 * 64 and diff["fp64"] == 64 and diff["integer"] == 64
 
 
-@pytest.mark.parametrize("line", [
-    "add.cc.u16 %o0, %i0, %i0;", "mul.wide.u64 %o0, %i0, %i0;", "min.relu.u32 %o0, %i0, %i0;",
-    "add.sat.u32 %o0, %i0, %i0;", "mad.lo.sat.s32 %o0, %i0, %i0, %i0;", "shl.u32 %o0, %i0, 1;",
-    "bfind.b32 %o0, %i0;", "abs.u32 %o0, %i0;",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "add.cc.u16 %o0, %i0, %i0;",
+        "mul.wide.u64 %o0, %i0, %i0;",
+        "min.relu.u32 %o0, %i0, %i0;",
+        "add.sat.u32 %o0, %i0, %i0;",
+        "mad.lo.sat.s32 %o0, %i0, %i0, %i0;",
+        "shl.u32 %o0, %i0, 1;",
+        "bfind.b32 %o0, %i0;",
+        "abs.u32 %o0, %i0;",
+    ],
+)
 def test_unsupported_forms_fail_at_load(line: str) -> None:
     with pytest.raises(cuda.UnsupportedInstruction):  # the driver JIT lowers at first launch
         run(line, [("u32", np.zeros(4, np.uint32))], [("u32", None)])
@@ -1137,7 +1419,10 @@ def test_mul_hi_64_spot_values() -> None:
     xs = [m, m, 1 << 63, (1 << 63) - 1, 0x123456789ABCDEF0, 3]
     ys = [m, 2, 1 << 63, (1 << 63) - 1, 0xFEDCBA9876543210, 1 << 63]
     a, b = np.array(xs, np.uint64), np.array(ys, np.uint64)
-    hu, hs = run("mul.hi.u64 %o0, %i0, %i1;\nmul.hi.s64 %o1, %i0, %i1;", [("u64", a), ("u64", b)],
-                 [("u64", None), ("s64", None)])
+    hu, hs = run(
+        "mul.hi.u64 %o0, %i0, %i1;\nmul.hi.s64 %o1, %i0, %i1;",
+        [("u64", a), ("u64", b)],
+        [("u64", None), ("s64", None)],
+    )
     assert hu.tolist() == [(x * y) >> 64 for x, y in zip(xs, ys)]
     assert hs.tolist() == [(sx(x, 64) * sx(y, 64)) >> 64 for x, y in zip(xs, ys)]

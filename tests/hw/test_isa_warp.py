@@ -349,8 +349,6 @@ extern "C" __global__ void syncwarp_divergent(int* out) {
 '''
 
 
-@pytest.mark.xfail(reason="bar.warp.sync parses as opcode 'bar' (control.py), which treats it as a block "
-                          "barrier; control.lower_bar must delegate to warp.lower_bar_warp", strict=False)
 def test_syncwarp_in_divergent_code() -> None:
     (out,), _ = launch(SYNCWARP, "syncwarp_divergent", 1, 64, np.zeros(32, np.int32))
     np.testing.assert_array_equal(out, (31 - np.arange(32)) * 3)

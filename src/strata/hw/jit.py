@@ -286,6 +286,10 @@ class Program:
         return self.kernel_shared.get(kernel, self.shared_static_size)
 
     def symbol_address(self, name: str) -> int | None:
+        if name == "WARP_SZ":  # PTX's predefined constant
+            return 32
+        if name in self.module.functions:
+            return function_address(self.module, name)
         if name in self.global_addresses:
             return self.global_addresses[name]
         if name in self.shared_offsets:
@@ -296,6 +300,22 @@ class Program:
 
     def shared_space(self, name: str) -> bool:
         return name in self.shared_offsets or name in self.dynamic_shared
+
+
+def function_address(module: Module, name: str) -> int:
+    """The address a function pointer to `name` holds (a code address in its own window)."""
+    from strata.hw.memory import FUNCTION_WINDOW
+
+    return FUNCTION_WINDOW + 16 * list(module.functions).index(name)
+
+
+def function_at(module: Module, address: int) -> str | None:
+    """The function whose address is `address`, or None."""
+    from strata.hw.memory import FUNCTION_WINDOW
+
+    k, rem = divmod(address - FUNCTION_WINDOW, 16)
+    names = list(module.functions)
+    return names[k] if rem == 0 and 0 <= k < len(names) else None
 
 
 def lower_function(program: Program, fn: Function) -> JitFunction:

@@ -17,6 +17,7 @@ import numpy as np
 GLOBAL_BASE = 0x7000_0000_0000
 SHARED_WINDOW = 0x7F00_0000_0000
 LOCAL_WINDOW = 0x7E00_0000_0000
+FUNCTION_WINDOW = 0x7C00_0000_0000  # function addresses (for function pointers), 16 bytes apart
 WINDOW_SIZE = 1 << 32
 
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)

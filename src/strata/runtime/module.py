@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 from strata import trace
 from strata.driver.device import DeviceFile
-from strata.hw.jit import Program
+from strata.errors import PTXSyntaxError
+from strata.hw.jit import Program, function_address
 from strata.hw.ptx.ir import Module, VarDecl
 
 
@@ -39,13 +40,19 @@ def load_module(device: DeviceFile, ptx: str) -> LoadedModule:
                 if v.extern or v.name in variables:
                     continue
                 addr = device.alloc(max(v.size, 1), f".{v.space} {v.name}")
+                device.memset(addr, 0, max(v.size, 1))  # C++: variables without initializers are zero
                 variables[v.name] = (addr, v.size)
             for v in decls:
                 if v.name in variables and v.init is not None:
                     addr, _ = variables[v.name]
                     init = bytearray(v.init)
                     for off, sym, add in v.relocs:
-                        target = variables.get(sym, (0, 0))[0]
+                        if sym in variables:
+                            target = variables[sym][0]
+                        elif sym in module.functions:
+                            target = function_address(module, sym)
+                        else:
+                            raise PTXSyntaxError(f"initializer of {v.name!r} refers to unknown symbol {sym!r}", v.line)
                         size = {"b64": 8, "u64": 8, "s64": 8}.get(v.type, 4)
                         init[off:off + size] = ((target + add) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
                     device.gpu.memory.write(addr, bytes(init))

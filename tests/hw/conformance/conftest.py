@@ -1,6 +1,6 @@
-# Pytest wiring for the conformance corpus: puts conformance_lib on sys.path (works under both the
-# default and the importlib import modes), registers the `nvcc` marker, and exposes the shared
-# helpers (run, assert_ulp, ...) as fixtures for tests that prefer fixtures to imports.
+# Pytest wiring for the conformance corpus: puts conformance_lib on sys.path (the repo runs pytest in
+# importlib mode, where test modules cannot import conftest or each other) and exposes the shared
+# helpers (run, assert_exact, assert_ulp, oracles) as a fixture. The `nvcc` marker is in pyproject.
 """Conformance corpus fixtures; the helpers themselves live in conformance_lib.py."""
 
 from __future__ import annotations
@@ -16,10 +16,6 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 import conformance_lib  # noqa: E402
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "nvcc: runs PTX produced by nvcc (skipped when nvcc is absent)")
 
 
 @pytest.fixture

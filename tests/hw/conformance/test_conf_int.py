@@ -92,7 +92,7 @@ def test_wide_mulhi_64bit(compiler: str) -> None:
                 s64(up >> 13),
                 s64(up << 7),
                 s32(x24 * y24),
-                s32((ux & 0xFFFFFF) * (uy & 0xFFFFFF)),
+                ((ux & 0xFFFFFF) * (uy & 0xFFFFFF)) & M32,
                 s64(x * 1000000007 + p),
                 s64((p & q) | (~p & (q >> 32))),
             ]

@@ -13,7 +13,7 @@ import numpy as np
 
 from strata.hw.isa.registry import LaneFault, Op, lowers, split_mods, write
 from strata.hw.memory import GLOBAL_BASE
-from strata.hw.ptx.ir import CallArgs, Imm, Reg, Sym
+from strata.hw.ptx.ir import CallArgs, Reg, Sym
 
 SYSCALLS = ("vprintf", "__assertfail")
 
@@ -24,8 +24,10 @@ def lower_call(ins: Any, ctx: Any) -> Op:
     rets: tuple[Any, ...] = ()
     if ops and isinstance(ops[0], CallArgs):
         rets = ops.pop(0).items
+    if ops and isinstance(ops[0], Reg):
+        return _indirect_call(ins, ctx, rets, ops)
     if not ops or not isinstance(ops[0], Sym):
-        raise ctx.unsupported("call through a function pointer")
+        raise ctx.fail("call needs a function name or a register holding a function address")
     name = ops.pop(0).name
     args = ops.pop(0).items if ops and isinstance(ops[0], CallArgs) else ()
     arg_names = [_param_name(ctx, a) for a in args]
@@ -61,6 +63,48 @@ def lower_call(ins: Any, ctx: Any) -> Op:
     return Op(run, "control", exact=True)
 
 
+def _indirect_call(ins: Any, ctx: Any, rets: tuple[Any, ...], ops: list[Any]) -> Op:
+    """`call (ret), %rd, (args), prototype;`: lanes may hold different targets; each group runs."""
+    target = ctx.src(ops.pop(0), "u64")
+    args = ops.pop(0).items if ops and isinstance(ops[0], CallArgs) else ()
+    arg_names = [_param_name(ctx, a) for a in args]
+    ret_names = [_param_name(ctx, r) for r in rets]
+    sizes = {n: ctx.param_vars.get(n, 8) for n in (*arg_names, *ret_names)}
+    program = ctx.program
+    module = program.module
+
+    def run(f: Any, m: Any) -> None:
+        from strata.hw import engine  # NOTE: same layer; engine imports the ISA, so bind late
+        from strata.hw.jit import function_at
+
+        t = f.V[target]
+        t = np.broadcast_to(np.asarray(t, dtype=np.uint64), (f.chunk.n,))
+        active = t if m is None else t[m]
+        for addr in np.unique(active):
+            name = function_at(module, int(addr))
+            lanes = (t == addr) if m is None else (m & (t == addr))
+            callee_ir = module.functions.get(name) if name else None
+            if callee_ir is None or not callee_ir.has_body or len(callee_ir.params) != len(arg_names) \
+                    or len(callee_ir.returns) != len(ret_names):
+                lane = int(np.flatnonzero(lanes)[0])
+                what = f"no function at {int(addr):#x}" if callee_ir is None else \
+                    f"{name} does not match the call's prototype"
+                raise LaneFault(lane, ins, f"indirect call through a bad function pointer: {what}",
+                                "cudaErrorInvalidPc", address=int(addr), reason="bad function pointer")
+            binding = [(p.name, a) for p, a in zip(callee_ir.params, arg_names, strict=True)]
+            binding += [(p.name, r) for p, r in zip(callee_ir.returns, ret_names, strict=True)]
+            params = {cn: f.param(an, sizes[an]) for cn, an in binding}
+            chunk = f.chunk
+            top = chunk.local_top
+            frame = engine.Frame(program.functions[name], chunk, params)
+            try:
+                engine.run_frame(frame, lanes)
+            finally:
+                chunk.local_top = top
+
+    return Op(run, "control", exact=True)
+
+
 def _param_name(ctx: Any, op: Any) -> str:
     if isinstance(op, Sym):
         return op.name
@@ -71,6 +115,10 @@ def _param_name(ctx: Any, op: Any) -> str:
 @lowers("bar", "barrier")
 def lower_bar(ins: Any, ctx: Any) -> Op:
     flags, types = split_mods(ins.mods)
+    if "warp" in flags:  # bar.warp.sync (__syncwarp) is the warp family's
+        from strata.hw.isa import warp
+
+        return warp.lower_bar_warp(ins, ctx)
     if "arrive" in flags:
         return Op(lambda f, m: None, "sync")
     if "red" in flags:
@@ -130,12 +178,10 @@ def _bar_red(ins: Any, ctx: Any, flags: list[str], types: list[str]) -> Op:
     return Op(run, "sync", exact=True)
 
 
-@lowers("membar", "fence", "nop", "pmevent", "griddepcontrol", "setmaxnreg", "elect")
+@lowers("membar", "fence", "nop", "pmevent", "griddepcontrol", "setmaxnreg", "nanosleep")
 def lower_noop(ins: Any, ctx: Any) -> Op:
     # The engine runs a chunk in lockstep: every store is visible before the next instruction, so
-    # fences order nothing further. elect is not a no-op, so refuse it rather than guess.
-    if ins.opcode == "elect":
-        raise ctx.unsupported()
+    # fences order nothing further.
     return Op(lambda f, m: None, "sync")
 
 
@@ -156,7 +202,8 @@ def _syscall(ins: Any, ctx: Any, name: str, args: list[str], rets: list[str]) ->
 
     def arg(f: Any, k: int, lanes: np.ndarray, fmt: str) -> np.ndarray:
         raw = f.param(args[k], sizes[args[k]])[lanes]
-        return np.ascontiguousarray(raw[:, : struct.calcsize(fmt)]).view(np.dtype(fmt))[:, 0]
+        dt = np.dtype(fmt)
+        return np.ascontiguousarray(raw[:, : dt.itemsize]).view(dt)[:, 0]
 
     if name == "__assertfail":
         def run_assert(f: Any, m: Any) -> None:
@@ -242,5 +289,3 @@ def _format(f: Any, lane: int, fmt: str, buf: int) -> str:
 
     return _SPEC.sub(sub, fmt)
 
-
-__all__ = ["Imm", "Reg"]

@@ -166,9 +166,13 @@ def _canon_inplace(out: np.ndarray, m: Any) -> None:
         out.view(np.uint32)[nan] = fr.CANON_NAN32
 
 
-def _rm_zero(r: np.ndarray, x: Any, y: Any) -> np.ndarray:
-    """Round-toward-minus: an exact zero sum of x + y is -0 unless both are +0 (IEEE 754 6.3)."""
-    z = r == 0
+def _rm_zero(r: np.ndarray, x: Any, y: Any, s: Any) -> np.ndarray:
+    """Round-toward-minus: an exact zero sum s = x + y is -0 unless both are +0 (IEEE 754 6.3).
+
+    s is the f64 sum (zero only when exactly zero); results that merely round to zero keep the
+    sign of the exact value.
+    """
+    z = s == 0
     if np.any(z):
         neg = np.signbit(x) | np.signbit(y)
         r = np.where(z & neg, -np.abs(r), r).astype(r.dtype)
@@ -233,7 +237,7 @@ def _op32(op: str, rnd: str, ftz: bool, sat: bool) -> Callable[[Any, Any], np.nd
                 s, e = fr.two_sum(x64, y64)
                 r = fr.to_f32(fr.round_odd(s, e), rnd)
                 if rnd == "rm":
-                    r = _rm_zero(r, x64, y64)
+                    r = _rm_zero(r, x64, y64, s)
         return _post32(r, ftz, sat)
 
     return compute
@@ -254,7 +258,7 @@ def _op64(op: str, rnd: str, ftz: bool, sat: bool) -> Callable[[Any, Any], np.nd
         if rnd == "rn":
             return np.asarray(r)
         r = fr.step_by_sign(r, sgn, rnd)
-        return _rm_zero(r, x, y) if (rnd == "rm" and op != "mul") else r
+        return _rm_zero(r, x, y, r) if (rnd == "rm" and op != "mul") else r
 
     return compute
 
@@ -315,7 +319,7 @@ def fma32(x: Any, y: Any, z: Any, rnd: str) -> np.ndarray:
     z64 = np.asarray(z, F64)
     s, e = fr.two_sum(p, z64)
     r = fr.to_f32(fr.round_odd(s, e), rnd)
-    return _rm_zero(r, p, z64) if rnd == "rm" else r
+    return _rm_zero(r, p, z64, s) if rnd == "rm" else r
 
 
 def _fma32_rn_fast(a: int, b: int, c: int, d: int, bits: Any, ftz: bool) -> Run:
@@ -378,7 +382,7 @@ def fma64(x: Any, y: Any, z: Any, rnd: str) -> np.ndarray:
         # finite a*b with c = +-inf (or NaN) is c exactly, even where a*b alone would overflow
         pv = np.where(_finite(xs, ys) & ~np.isfinite(zs), zs + 0.0, pr + zs)
         if rnd == "rm":
-            pv = _rm_zero(pv, pr, zs)
+            pv = _rm_zero(pv, pr, zs, pv)  # zero products: pr + zs is exact
         r[idx[plain]] = pv[plain]
         fmt = fr.FORMATS["f64"]
         for i in idx[~plain].tolist():  # over/underflow-prone lanes: exact rationals (rare)

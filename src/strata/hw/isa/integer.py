@@ -266,18 +266,35 @@ _S32 = np.uint64(32)
 
 def _mulhi_u64(x: Any, y: Any) -> Any:
     """High 64 bits of the 128-bit product of uint64 values, via 32-bit limbs."""
-    xl, xh = x & _M32, x >> _S32
-    yl, yh = y & _M32, y >> _S32
-    ll, lh, hl, hh = xl * yl, xl * yh, xh * yl, xh * yh
-    mid = (ll >> _S32) + (lh & _M32) + (hl & _M32)
-    return hh + (lh >> _S32) + (hl >> _S32) + (mid >> _S32)
+    x, y = np.asarray(x, np.uint64), np.asarray(y, np.uint64)
+    xl, xh, yl, yh = x & _M32, x >> _S32, y & _M32, y >> _S32
+    mid = np.multiply(xl, yl)
+    np.right_shift(mid, _S32, out=mid)
+    lh = np.multiply(xl, yh)
+    hl = np.multiply(xh, yl)
+    hh = np.multiply(xh, yh)
+    mid += lh & _M32
+    mid += hl & _M32
+    np.right_shift(lh, _S32, out=lh)
+    np.right_shift(hl, _S32, out=hl)
+    np.right_shift(mid, _S32, out=mid)
+    hh += lh
+    hh += hl
+    hh += mid
+    return hh
 
 
 def _mulhi_s64(xu: Any, yu: Any, xs: Any, ys: Any) -> Any:
     """Signed high half: the unsigned one minus b where a < 0 and minus a where b < 0 (mod 2^64)."""
     hi = _mulhi_u64(xu, yu)
-    zero = np.uint64(0)
-    return hi - np.where(xs < 0, yu, zero) - np.where(ys < 0, xu, zero)
+    hi -= yu & _sign_mask(xs, 64)
+    hi -= xu & _sign_mask(ys, 64)
+    return hi
+
+
+def _sign_mask(x: Any, w: int) -> Any:
+    """All ones (unsigned) where the signed value x is negative, else 0: branch-free selects."""
+    return (np.asarray(x) >> _S[w].type(w - 1)).view(_U[w])
 
 
 def _product(ctx: Any, mode: str, t: str, a_op: Operand, b_op: Operand) -> Callable[[list[Any]], Any]:
@@ -475,9 +492,9 @@ def lower_sad(ins: Any, ctx: Any) -> Op:
 
     def compute(V: list[Any]) -> Any:
         # |a - b| fits the unsigned width even when a - b overflows the signed one
-        diff = np.where(np.greater_equal(V[a], V[b]), np.subtract(V[au], V[bu], dtype=dt),
-                        np.subtract(V[bu], V[au], dtype=dt))
-        return np.add(diff, V[c], dtype=dt)
+        diff = np.subtract(V[au], V[bu], dtype=dt)
+        s = np.negative(np.less(V[a], V[b]), dtype=dt)  # all ones where a < b: negate
+        return np.add((diff ^ s) - s, V[c], dtype=dt)
 
     return Op(_computed(d, compute), "integer")
 
@@ -500,28 +517,37 @@ def lower_div_rem(ins: Any, ctx: Any) -> Op:
     t = _one_type(ins, ctx, types, ARITH_TYPES)
     _check(ctx, flags, set())
     d_op, a_op, b_op = _operands(ins, ctx, 3)
-    dt = DTYPES[t]
-    d, a, b = ctx.dst(d_op, t), ctx.src(a_op, t), ctx.src(b_op, t)
-    ones = dt.type(-1) if t[0] == "s" else dt.type(np.iinfo(dt).max)
+    w = _width(t)
+    ut = _ut(t)
+    udt = DTYPES[ut]
+    d, a, b = ctx.dst(d_op, ut), ctx.src(a_op, t), ctx.src(b_op, t)
     is_div = ins.opcode == "div"
     signed = t[0] == "s"
-    if isinstance(b_op, Imm):
-        bv = b_op.value
-        if bv & ((1 << _width(t)) - 1) == 0:  # constant zero divisor: the result is known
-            return Op(_computed(d, lambda V: ones), "integer")
-        if not signed:  # the common `x / 4`, `x % n` with immediate n
-            uf = np.floor_divide if is_div else np.remainder
-            return Op(_binary(uf, d, a, b, dt), "integer")
+    ones = udt.type(np.iinfo(udt).max)
+    # a nonzero immediate divisor needs no zero check, and NumPy divides by a scalar much faster
+    const_b = isinstance(b_op, Imm)
+    if isinstance(b_op, Imm) and b_op.value & ((1 << w) - 1) == 0:
+        return Op(_computed(d, lambda V: ones), "integer")
 
     def compute(V: list[Any]) -> Any:
-        x, y = V[a], V[b]
-        if signed:
-            r = np.fmod(x, y, dtype=dt)  # C remainder: sign of the dividend; 0 for y == 0
-            res = np.floor_divide(np.subtract(x, r, dtype=dt), y, dtype=dt) if is_div else r
+        x, y = np.asarray(V[a]), np.asarray(V[b])
+        if signed:  # divide magnitudes (|INT_MIN| is fine as unsigned), then fix signs branch-free
+            mx, my = np.abs(x).view(udt), np.abs(y).view(udt)
         else:
-            res = (np.floor_divide if is_div else np.remainder)(x, y, dtype=dt)
-        res = np.asarray(res)
-        np.copyto(res, ones, where=np.equal(y, 0))
+            mx, my = x, y
+        q = np.floor_divide(mx, my)  # y == 0 gives 0 (fixed below)
+        if is_div:
+            res = q
+            if signed:
+                s = _sign_mask(x ^ y, w)
+                res = (res ^ s) - s
+        else:
+            res = mx - q * my
+            if signed:
+                s = _sign_mask(x, w)
+                res = (res ^ s) - s
+        if not const_b:
+            res = res | np.negative(np.equal(y, 0), dtype=udt)
         return res
 
     return Op(_computed(d, compute), "integer")
@@ -548,11 +574,14 @@ def lower_abs_neg(ins: Any, ctx: Any) -> Op:
         ut = _ut(t)
         return Op(_unary(np.negative, ctx.dst(d_op, ut), ctx.src(a_op, ut), DTYPES[ut]), "integer")
     ut = _ut(t)
+    w = _width(t)
     d, a, au = ctx.dst(d_op, ut), ctx.src(a_op, t), ctx.src(a_op, ut)
-    dt = DTYPES[ut]
-    # |INT_MIN| wraps to INT_MIN: negate the unsigned bits where the signed value is negative
-    return Op(_computed(d, lambda V: np.where(np.less(V[a], 0), np.negative(V[au], dtype=dt), V[au])),
-              "integer")
+
+    def compute(V: list[Any]) -> Any:  # (x ^ s) - s negates where s is all ones; |INT_MIN| wraps
+        s = _sign_mask(V[a], w)
+        return (V[au] ^ s) - s
+
+    return Op(_computed(d, compute), "integer")
 
 
 @lowers("min", "max")
@@ -607,10 +636,18 @@ class _FloatFormat:
             return (b.astype(np.uint32) << np.uint32(16)).view(np.float32)
         return b.view({"f16": np.float16, "f32": np.float32, "f64": np.float64}[self.name])
 
+    def from_float(self, f: Any) -> np.ndarray:
+        """Bits of values produced by `to_float` (exact: they are inputs or NaNs), writable."""
+        f = np.asarray(f)
+        if self.name == "bf16":
+            return (f.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+        return f.view(self.bits)
+
     def flush(self, b: np.ndarray) -> np.ndarray:
-        """.ftz: subnormals become zero of the same sign."""
+        """.ftz: subnormals become zero of the same sign (branch-free)."""
         t = self.bits.type
-        return np.where((b & t(self.exp)) == 0, b & t(self.sign), b)
+        subnormal = np.negative((b & t(self.exp)) == 0, dtype=self.bits)  # all ones where exp == 0
+        return b & (~subnormal | t(self.sign))
 
 
 _FMT = {
@@ -695,34 +732,36 @@ def _float_min_max(ins: Any, ctx: Any, flags: list[str], t: str) -> Op:
     d_op, *src_ops = ins.operands
     srcs = [_float_bits_src(ctx, op, t) for op in src_ops]
     d = ctx.dst(d_op, {"f32": "b32", "f64": "b64", "f16": "b16", "bf16": "b16"}.get(t, "b32"))
-    is_max = ins.opcode == "max"
     st = fmt.bits.type
     sign, mag = st(fmt.sign), st(~fmt.sign & ((1 << 8 * fmt.bits.itemsize) - 1))
     canon = st(fmt.canon)
-    pick = np.greater if is_max else np.less
-    merge = np.bitwise_and if is_max else np.bitwise_or  # max(+0,-0) = +0; min(+0,-0) = -0
+    is_max = ins.opcode == "max"
+    uf = np.fmax if is_max else np.fmin  # IEEE maxNum/minNum: NaN only when both are NaN
 
     def pair(ab: np.ndarray, bb: np.ndarray) -> np.ndarray:
         fa, fb = fmt.to_float(ab), fmt.to_float(bb)
-        na, nb = fa != fa, fb != fb
-        r = np.where(pick(fb, fa) | na, bb, ab)
-        r = np.where(fa == fb, merge(ab, bb), r)
-        return np.where((na | nb) if nan_mode else (na & nb), canon, r)
+        rf = uf(fa, fb)
+        r = fmt.from_float(rf)
+        # equal values have equal bits except +0/-0: max(+0,-0) = +0 (AND), min = -0 (OR)
+        eq = fa == fb
+        if is_max:
+            np.bitwise_and(r, ab & bb, out=r, where=eq)
+        else:
+            np.bitwise_or(r, ab | bb, out=r, where=eq)
+        np.copyto(r, canon, where=((fa != fa) | (fb != fb)) if nan_mode else (rf != rf))
+        return r
 
     def elem(*bs: np.ndarray) -> np.ndarray:
         if ftz:
             bs = tuple(fmt.flush(b) for b in bs)
-        sgn = None
-        if xorsign:
-            sgn = (bs[0] ^ bs[1]) & sign
+        sgn = (bs[0] ^ bs[1]) & sign if xorsign else None
         if absm:
             bs = tuple(b & mag for b in bs)
         r = pair(bs[0], bs[1])
         for b in bs[2:]:
             r = pair(r, b)
-        if sgn is not None:
-            fr = fmt.to_float(r)
-            r = np.where(fr != fr, r, r | sgn)
+        if sgn is not None:  # a NaN result is the canonical NaN, which keeps its sign
+            np.bitwise_or(r, sgn, out=r, where=r != canon)
         return r
 
     def compute(V: list[Any]) -> Any:
@@ -737,8 +776,10 @@ def _float_min_max(ins: Any, ctx: Any, flags: list[str], t: str) -> Op:
 
 
 def _bit_length32(x: Any) -> np.ndarray:
-    """Number of significant bits of uint32 values (0 for 0), exact through float64's exponent."""
-    return np.frexp(np.asarray(x, dtype=np.float64))[1].astype(np.uint32)
+    """Number of significant bits of uint32 values (0 for 0): float64 holds them exactly, so the
+    biased exponent is bit_length + 1022."""
+    e = (np.asarray(x, dtype=np.float64).view(np.uint64) >> np.uint64(52)).astype(np.int32)
+    return np.maximum(e - 1022, 0).astype(np.uint32)
 
 
 def _bit_length(x: Any, w: int) -> np.ndarray:
@@ -777,7 +818,7 @@ def lower_bfind(ins: Any, ctx: Any) -> Op:
     def compute(V: list[Any]) -> Any:
         x = V[au]
         if signed:  # negative values: find the most significant 0
-            x = np.where(np.less(V[a], 0), np.invert(x), x)
+            x = x ^ _sign_mask(V[a], w)
         n = _bit_length(x, w)
         pos = (np.uint32(w) - n) if shiftamt else (n - np.uint32(1))
         return np.where(n == 0, none, pos)
@@ -986,11 +1027,22 @@ def lower_prmt(ins: Any, ctx: Any) -> Op:
         out = np.where(rep, ((out >> 7) * np.uint8(0xFF)).astype(np.uint8), out)
         return np.ascontiguousarray(out, dtype=np.uint8).view(np.uint32).reshape(-1)
 
-    if isinstance(c_op, Imm):  # compile-time selector: the byte moves are fixed
-        ctl = np.array(_prmt_table(mode, c_op.value & 0xFFFF), dtype=np.uint8)
+    if isinstance(c_op, Imm):  # compile-time selector: four byte-column copies
+        moves = [(i, k & 7, bool(k & 8)) for i, k in enumerate(_prmt_table(mode, c_op.value & 0xFFFF))]
 
         def compute_const(V: list[Any]) -> Any:
-            return assemble(source(V), ctl)
+            x, y = V[a], V[b]
+            n = np.size(x) if np.ndim(x) else np.size(y)
+            xb = np.ascontiguousarray(np.broadcast_to(x, (n,)), dtype=np.uint32).view(np.uint8).reshape(n, 4)
+            yb = np.ascontiguousarray(np.broadcast_to(y, (n,)), dtype=np.uint32).view(np.uint8).reshape(n, 4)
+            out = np.empty((n, 4), dtype=np.uint8)
+            for i, k, rep in moves:
+                col = (xb if k < 4 else yb)[:, k & 3]
+                if rep:  # replicate the byte's sign bit: 0x00 or 0xff
+                    np.negative(col >> np.uint8(7), out=out[:, i])
+                else:
+                    out[:, i] = col
+            return out.view(np.uint32).reshape(n)
 
         return Op(_computed(d, compute_const), "integer")
     c = ctx.src(c_op, "u32")
@@ -1025,11 +1077,19 @@ def lop3_function(lut: int) -> Callable[[Any, Any, Any], Any]:
     """F(a, b, c) for an immLut, as a few NumPy bit operations (Shannon expansion on a:
     F = F0(b,c) ^ (a & (F0 ^ F1)(b,c)) with F1/F0 the cofactors at a = 1/0)."""
     f1, f0 = (lut >> 4) & 0xF, lut & 0xF
-    g0, g = _LUT2[f0], _LUT2[f0 ^ f1]
-    if f0 == f1:
+    g0, g1, g = _LUT2[f0], _LUT2[f1], _LUT2[f0 ^ f1]
+    if f0 == f1:  # a does not matter
         return lambda a, b, c: g0(b, c) | (a & 0)
+    if f0 ^ f1 == 0xF:  # a flips the result: F = F0 ^ a (e.g. 0x96 = a ^ b ^ c)
+        return lambda a, b, c: g0(b, c) ^ a
     if f0 == 0:
-        return lambda a, b, c: a & g(b, c)
+        return lambda a, b, c: a & g1(b, c)
+    if f1 == 0:
+        return lambda a, b, c: ~a & g0(b, c)
+    if f1 == 0xF:
+        return lambda a, b, c: a | g0(b, c)
+    if f0 == 0xF:
+        return lambda a, b, c: ~a | g1(b, c)
     return lambda a, b, c: g0(b, c) ^ (a & g(b, c))
 
 
@@ -1447,8 +1507,10 @@ def lower_slct(ins: Any, ctx: Any) -> Op:
         cv = V[c]
         if ftz:
             cv = _ftz_value(cv)
-        # c >= 0 selects a; -0.0 counts as zero and a NaN selects b
-        return np.where(np.greater_equal(cv, 0), np.asarray(V[a]).view(udt), np.asarray(V[b]).view(udt))
+        # c >= 0 selects a; -0.0 counts as zero and a NaN selects b. Blend: b ^ ((a ^ b) & -cond)
+        y = np.asarray(V[b]).view(udt)
+        sel = np.negative(np.greater_equal(cv, 0), dtype=udt)
+        return ((np.asarray(V[a]).view(udt) ^ y) & sel) ^ y
 
     return Op(_computed(d, compute), "fp32" if ctype == "f32" else "integer")
 

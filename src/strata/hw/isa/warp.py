@@ -315,6 +315,7 @@ def lower_redux(ins: Any, ctx: Any) -> Op:
 
 
 # -- elect.sync
+@lowers("elect")
 def lower_elect(ins: Any, ctx: Any) -> Op:
     """elect.sync d|p, membermask: the lowest participating lane leads; d = its laneid, p = "I lead".
 

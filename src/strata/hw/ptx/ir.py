@@ -135,6 +135,7 @@ class Function:
     directives: dict[str, tuple[int, ...]] = field(default_factory=dict)  # maxntid, reqntid, ...
     line: int = 0
     has_body: bool = True
+    prototypes: set[str] = field(default_factory=set)  # `.callprototype` labels for indirect calls
 
 
 @dataclass

@@ -128,6 +128,7 @@ class _Parser:
         self.i = 0
         self.mod = Module(text=text)
         self.loc: tuple[int, int] | None = None
+        self.fn = Function("", False)
 
     # -- token helpers
     def peek(self, k: int = 0) -> Token:
@@ -434,6 +435,7 @@ class _Parser:
         return Param(name, ptype, size, align or TYPE_SIZES[ptype], ptr_space)
 
     def body(self, fn: Function) -> None:
+        self.fn = fn
         self.expect("{")
         # inline asm opens nested scopes whose registers may shadow outer ones; rename them
         scopes: list[dict[str, str]] = [{}]
@@ -477,6 +479,12 @@ class _Parser:
             elif t.kind == "directive" and t.text in (".maxnreg", ".maxntid", ".reqntid", ".minnctapersm"):
                 while self.next().text != ";":
                     pass
+            elif t.kind == "word" and self.peek(1).text == ":" and self.peek(2).text == ".callprototype":
+                self.next()
+                self.next()
+                while self.next().text != ";":  # a call signature for indirect calls; no code
+                    pass
+                fn.prototypes.add(t.text)
             elif t.kind == "word" and self.peek(1).text == ":":
                 self.next()
                 self.next()
@@ -591,7 +599,7 @@ class _Parser:
             if t.text == "_":
                 return Sink()
             name = self.scoped(t.text, scopes)
-            if name.startswith("%"):
+            if name.startswith("%") or name in self.fn.regs:  # inline asm names registers freely
                 return Reg(name)
             return Sym(name)
         if t.kind in ("int", "fhex", "float") or t.text == "-":
@@ -620,7 +628,7 @@ class _Parser:
         if t.kind == "word":
             self.next()
             name = self.scoped(t.text, scopes)
-            base = Reg(name) if name.startswith("%") else Sym(name)
+            base = Reg(name) if name.startswith("%") or name in self.fn.regs else Sym(name)
             while self.peek().text in ("+", "-"):
                 sign = -1 if self.next().text == "-" else 1
                 offset += sign * self.expect_int()
