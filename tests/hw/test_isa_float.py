@@ -548,10 +548,10 @@ def test_approx_f64_forms() -> None:
 
 
 def test_unsupported_and_malformed_forms_are_rejected() -> None:
-    def load(body: str) -> None:
+    def load(body: str) -> None:  # modules load (and lower) at their first launch
         text = "\n".join([".version 8.0", ".target sm_90", ".address_size 64", ".visible .entry k()",
                           "{", ".reg .f32 %f<4>;", ".reg .f64 %d<4>;", ".reg .b64 %r<4>;", body, "ret;", "}"])
-        cuda.Module.from_ptx(text).get_function("k")
+        cuda.Module.from_ptx(text).get_function("k")((1,), (1,), ())
 
     with pytest.raises(cuda.UnsupportedInstruction):
         load("add.rn.f32x2 %r1, %r2, %r3;")

@@ -1298,6 +1298,25 @@ def test_min_max_float_spot_values() -> None:
     assert m3.tolist() == [2.5, 2.5, 2.5, 2.5, 2.5, 3.0]
 
 
+@pytest.mark.parametrize("t", ["f32", "f64"])
+@pytest.mark.parametrize("op", ["min", "max"])
+@SETTINGS
+@given(data=st.data())
+def test_min_max_float_literal(t: str, op: str, data: Any) -> None:
+    """A literal operand (ReLU: `max.f32 d, x, 0f00000000`) gives the same results as registers."""
+    w = _bits(t)
+    ab = data.draw(fbits(w, _FMT[t][4]))
+    lits = [0.0, -0.0, 1.0, -2.5, math.inf, -math.inf, math.nan]
+    lit = data.draw(st.sampled_from(lits))
+    bits = int(np.array([lit], _NP[t]).view(_NP[f"u{w}"])[0])
+    text = f"0f{bits:08X}" if w == 32 else f"0d{bits:016X}"
+    body = f"{op}.{t} %o0, %i0, {text};\n{op}.{t} %o1, {text}, %i0;"
+    outs = run(body, [(t, ab.view(_NP[t]))], [(t, None)] * 2)
+    expect = ref(lambda x: fminmax_ref(op, x, bits, t), f"u{w}", ab)
+    same(outs[0].view(_NP[f"u{w}"]), expect)
+    same(outs[1].view(_NP[f"u{w}"]), ref(lambda x: fminmax_ref(op, bits, x, t), f"u{w}", ab))
+
+
 @pytest.mark.parametrize("t", ["f32", "f64", "f16", "bf16", "f16x2", "bf16x2"])
 @SETTINGS
 @given(data=st.data())

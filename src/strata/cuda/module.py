@@ -8,6 +8,7 @@ virtual GPU (L0).
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from strata import trace
+from strata import config, trace
 from strata.cuda.compiler import compile_to_ptx
 from strata.cuda.device import Device, current_device
 from strata.cuda.memory import DeviceArray
@@ -171,8 +172,11 @@ class Kernel:
                                    threads_per_block=b[0] * b[1] * b[2], regs_per_thread=regs,
                                    smem_per_block=result.shared_bytes_per_block)
             span_args["modeled_s"] = modeled.seconds
-        return LaunchReport(self.name, device.spec.product, g, b, shared_mem, regs, source, result.counters,
-                            modeled, wall)
+        report = LaunchReport(self.name, device.spec.product, g, b, shared_mem, regs, source, result.counters,
+                              modeled, wall)
+        if config.settings().debug >= 1:
+            print(f"[strata] {report}", file=sys.stderr)
+        return report
 
     def registers(self) -> tuple[int, str]:
         """Registers per thread: `ptxas -v` when ptxas is present, else an estimate from the PTX."""

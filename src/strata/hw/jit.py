@@ -346,7 +346,7 @@ def lower_function(program: Program, fn: Function) -> JitFunction:
             if lowering is None:
                 raise UnsupportedInstruction(ins.full_opcode, fn.name, ins.line)
             op = lowering(ins, ctx)
-            fn_run = op.fn
+            fn_run = op.fn if not _trace_instructions() else _traced(op.fn, fn.name, ins)
             if ins.guard is not None:
                 fn_run = _guarded(fn_run, *ctx.pred(ins.guard))
             blk.ops.append((fn_run, op.exact))
@@ -401,6 +401,49 @@ def _terminator(ctx: LoweringContext, blk: Block, ins: Instruction, fn: Function
         blk.target = block_of[idx] if idx in block_of else EXIT
     if ins.guard is not None:
         blk.guard, blk.guard_neg = ctx.pred(ins.guard)
+
+
+def _trace_instructions() -> bool:
+    from strata import config
+
+    return config.settings().debug >= 4
+
+
+def _traced(run: Callable[[Any, Any], None], fname: str, ins: Instruction) -> Callable[[Any, Any], None]:
+    """STRATA_DEBUG=4: print each instruction as it executes, with how many lanes run it."""
+    import sys
+
+    text = f"[strata] {fname} PTX line {ins.line}: {ins.full_opcode} " + ", ".join(map(_fmt, ins.operands))
+
+    def traced(f: Any, m: Any) -> None:
+        lanes = "all live lanes" if m is None else f"{int(np.count_nonzero(m))} lanes"
+        print(f"{text}  ({lanes})", file=sys.stderr)
+        run(f, m)
+
+    return traced
+
+
+def _fmt(op: Operand) -> str:
+    from strata.hw.ptx.ir import Mem, Pair, Vec
+
+    if isinstance(op, Reg):
+        return ("!" if op.negated else "") + op.name
+    if isinstance(op, Imm):
+        return str(op.value)
+    if isinstance(op, FImm):
+        return f"0{'f' if op.width == 32 else 'd'}{op.bits:0{op.width // 4}X}"
+    if isinstance(op, Sym):
+        return op.name
+    if isinstance(op, Mem):
+        base = "" if op.base is None else _fmt(op.base)
+        if not base:
+            return f"[{op.offset}]"
+        return f"[{base}{'' if not op.offset else f'{op.offset:+d}'}]"
+    if isinstance(op, Vec):
+        return "{" + ", ".join(map(_fmt, op.elems)) + "}"
+    if isinstance(op, Pair):
+        return f"{_fmt(op.first)}|{_fmt(op.second)}"
+    return type(op).__name__
 
 
 def _guarded(run: Callable[[Any, Any], None], slot: int, neg: bool) -> Callable[[Any, Any], None]:

@@ -320,8 +320,8 @@ class _Cvt:
         def enc(x: np.ndarray) -> np.ndarray:
             v = fr.round_small(np.asarray(x, np.float64), fmt, "rn")
             v = np.clip(v, -fmt.max_finite, fmt.max_finite)  # .satfinite (NaN stays NaN)
-            if relu:
-                v = np.where(v < 0, 0.0, v)
+            if relu:  # negatives and -0 -> +0 (NaN stays NaN)
+                v = np.where(np.signbit(v) & ~np.isnan(v), 0.0, v)
             out = v.astype(f8_dtype).view(np.uint8)  # exact: v is representable
             return np.where(np.isnan(v), canon8, out).astype(np.uint16)
 

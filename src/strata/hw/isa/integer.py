@@ -9,6 +9,8 @@ bit-exact. Unspecified PTX results (integer division by zero) are documented whe
 
 from __future__ import annotations
 
+import math
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from strata.hw.isa.registry import DTYPES, REGISTRY, Op, lowers, split_mods, write
-from strata.hw.ptx.ir import Imm, Operand, Pair, Reg, Sink
+from strata.hw.ptx.ir import FImm, Imm, Operand, Pair, Reg, Sink
 
 # Lowerings other families registered before us for opcodes we share (`add.f32` belongs to the
 # float family; `add.s32` to us): float types are handed back to them.
@@ -358,8 +360,19 @@ def lower_mul(ins: Any, ctx: Any) -> Op:
         d, a, b = ctx.dst(d_op, wt), ctx.src(a_op, t), ctx.src(b_op, t)
         # inputs widen (safe cast) inside the ufunc loop: one pass, no temporaries
         return Op(_binary(np.multiply, d, a, b, DTYPES[wt]), "integer")
-    prod = _product(ctx, "hi", t, a_op, b_op)
-    return Op(_computed(ctx.dst(d_op, _ut(t)), prod), "integer")
+    d = ctx.dst(d_op, _ut(t))
+    if w == 64:
+        return Op(_computed(d, _product(ctx, "hi", t, a_op, b_op)), "integer")
+    a, b = ctx.src(a_op, t), ctx.src(b_op, t)
+    wide = (_S if t[0] == "s" else _U)[2 * w]
+    sh = wide.type(w)
+
+    def run_hi(f: Any, m: Any) -> None:  # the shifted wide product stores straight into d
+        V = f.V
+        p = np.multiply(V[a], V[b], dtype=wide)
+        np.right_shift(p, sh, out=V[d], casting="unsafe", where=True if m is None else m)
+
+    return Op(run_hi, "integer")
 
 
 @lowers("mad")
@@ -730,12 +743,16 @@ def _float_min_max(ins: Any, ctx: Any, flags: list[str], t: str) -> Op:
     if len(ins.operands) == 4 and (xorsign or t != "f32"):
         raise ctx.unsupported()
     d_op, *src_ops = ins.operands
+    is_max = ins.opcode == "max"
+    if t in ("f32", "f64") and not flags and len(src_ops) == 2:
+        fast = _min_max_literal(ctx, t, is_max, d_op, src_ops)
+        if fast is not None:
+            return fast
     srcs = [_float_bits_src(ctx, op, t) for op in src_ops]
     d = ctx.dst(d_op, {"f32": "b32", "f64": "b64", "f16": "b16", "bf16": "b16"}.get(t, "b32"))
     st = fmt.bits.type
     sign, mag = st(fmt.sign), st(~fmt.sign & ((1 << 8 * fmt.bits.itemsize) - 1))
     canon = st(fmt.canon)
-    is_max = ins.opcode == "max"
     uf = np.fmax if is_max else np.fmin  # IEEE maxNum/minNum: NaN only when both are NaN
 
     def pair(ab: np.ndarray, bb: np.ndarray) -> np.ndarray:
@@ -770,6 +787,40 @@ def _float_min_max(ins: Any, ctx: Any, flags: list[str], t: str) -> Op:
     return Op(_computed(d, compute), fmt.cls)
 
 
+def _literal_value(op: Operand) -> float | None:
+    if isinstance(op, FImm):
+        fmt = "<f" if op.width == 32 else "<d"
+        return float(struct.unpack(fmt, op.bits.to_bytes(op.width // 8, "little"))[0])
+    return None
+
+
+def _min_max_literal(ctx: Any, t: str, is_max: bool, d_op: Operand, src_ops: list[Operand]) -> Op | None:
+    """min/max of a register and a non-NaN literal (ReLU is `max.f32 d, x, 0f00000000`): one
+    fmax/fmin already gives the PTX result, except max(-0, +0) = +0, which adding +0.0 fixes."""
+    lit = [_literal_value(op) for op in src_ops]
+    k = 1 if lit[1] is not None else 0 if lit[0] is not None else -1
+    if k < 0:
+        return None
+    c = lit[k]
+    assert c is not None
+    if math.isnan(c) or (c == 0 and not (is_max and math.copysign(1, c) > 0)):
+        return None
+    x, y = ctx.src(src_ops[1 - k], t), ctx.src(src_ops[k], t)
+    d = ctx.dst(d_op, t)
+    uf = np.fmax if is_max else np.fmin
+    zero = DTYPES[t].type(0)
+    fix_zero = c == 0
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        w_ = True if m is None else m
+        uf(V[x], V[y], out=V[d], where=w_)
+        if fix_zero:
+            np.add(V[d], zero, out=V[d], where=w_)  # -0.0 + 0.0 = +0.0; all else unchanged
+
+    return Op(run, _FMT[t].cls)
+
+
 # ------------------------------------------------------------------------------------------------
 # Bit counting and bit fields: popc, clz, bfind, fns, brev, bfe, bfi, bmsk, szext
 # ------------------------------------------------------------------------------------------------
@@ -800,6 +851,14 @@ def lower_popc_clz(ins: Any, ctx: Any) -> Op:
     if ins.opcode == "popc":
         return Op(_computed(d, lambda V: np.bitwise_count(V[a])), "integer")
     w = _width(t)
+    if w == 32:
+
+        def clz32(V: list[Any]) -> Any:  # float64 exponent e = 1022 + bit length; x == 0 -> e = 0
+            e = np.asarray(V[a], dtype=np.float64).view(np.uint64) >> np.uint64(52)
+            np.subtract(np.uint64(1054), e, out=e)
+            return np.minimum(e, np.uint64(32), out=e)
+
+        return Op(_computed(d, clz32), "integer")
     return Op(_computed(d, lambda V: np.uint32(w) - _bit_length(V[a], w)), "integer")
 
 
