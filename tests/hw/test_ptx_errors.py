@@ -32,10 +32,10 @@ def test_unterminated_body():
 def test_undeclared_register_and_undefined_label():
     bad_reg = HEAD + ".visible .entry k() {\n mov.u32 %r9, 1;\n ret;\n}"
     with pytest.raises(cuda.PTXSyntaxError, match=r"register %r9 is not declared"):
-        cuda.Module.from_ptx(bad_reg).get_function("k")(1, 1, ())
+        cuda.Module.from_ptx(bad_reg)
     bad_label = HEAD + ".visible .entry k() {\n bra $nowhere;\n}"
     with pytest.raises(cuda.PTXSyntaxError, match="undefined label"):
-        cuda.Module.from_ptx(bad_label).get_function("k")(1, 1, ())
+        cuda.Module.from_ptx(bad_label)
 
 
 def test_newer_ptx_version_rejected():
@@ -46,9 +46,8 @@ def test_newer_ptx_version_rejected():
 def test_unsupported_instruction_named_at_load():
     text = HEAD + ".visible .entry k(.param .u64 p)\n{\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n" \
         " ld.param.u64 %rd1, [p];\n tex.1d.v4.s32.s32 {%r0, %r1, %r2, %r2}, [%rd1, {%r0}];\n ret;\n}\n"
-    k = cuda.Module.from_ptx(text).get_function("k")
     with pytest.raises(cuda.UnsupportedInstruction) as ei:
-        k(1, 1, (0,))
+        cuda.Module.from_ptx(text)  # at load, before any launch
     e = ei.value
     assert e.opcode == "tex.1d.v4.s32.s32" and e.kernel == "k" and e.line == 9
     assert isinstance(e, NotImplementedError)

@@ -60,7 +60,8 @@ def compile(source: str, *, options: Sequence[str] = (), name_expressions: Seque
 
 
 class Module:
-    """A PTX module (cuModule). Parsing happens now; loading onto a device happens at first launch.
+    """A PTX module (cuModule), parsed and loaded onto the current device (JIT) when created; other
+    devices load it at their first launch.
 
     Example:
         >>> ptx = ".version 8.0\\n.target sm_90\\n.address_size 64\\n.visible .entry k() { ret; }"
@@ -74,10 +75,13 @@ class Module:
         self.lowered_names: dict[str, str] = {}
         self.compile_log = ""
         self._loaded: dict[int, LoadedModule] = {}
+        # cuModuleLoadData JITs at once, so an instruction the device lacks fails here, not at launch
+        self.loaded(current_device())
 
     @classmethod
     def from_ptx(cls, text: str) -> Module:
-        """Load PTX text (cuModuleLoadData). Raises PTXSyntaxError with line and column."""
+        """Load PTX text (cuModuleLoadData). Raises PTXSyntaxError with line and column, or
+        UnsupportedInstruction naming opcode, kernel and PTX line."""
         return cls(text)
 
     @property

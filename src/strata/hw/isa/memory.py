@@ -26,15 +26,24 @@ class AddrEntry:
     """Address work for one base register, shared by the ops of one basic-block execution that
     use it with different constant offsets (`[%r1]`, `[%r1+4]`, ...; e.g. an unrolled loop)."""
 
-    __slots__ = ("byte", "lo", "hi", "orr", "words", "alloc", "conflicts", "warp_first", "linear")
+    __slots__ = ("_byte", "_make", "lo", "hi", "orr", "words", "alloc", "conflicts", "warp_first", "linear",
+                 "stride")
 
-    def __init__(self, byte: np.ndarray, lo: int, hi: int, orr: int) -> None:
-        self.byte, self.lo, self.hi, self.orr = byte, lo, hi, orr
+    def __init__(self, byte: np.ndarray | None, lo: int, hi: int, orr: int, make: Any = None,
+                 stride: int = 0) -> None:
+        self._byte, self._make, self.lo, self.hi, self.orr = byte, make, lo, hi, orr
         self.words: dict[int, np.ndarray] = {}
         self.alloc: Any = None
         self.conflicts: tuple[int, int] | None = None  # (requests, conflicts), offset-invariant
         self.warp_first: np.ndarray | None = None
         self.linear: dict[int, bool] = {}
+        self.stride = stride  # > 0: lane i's address is lo + i * stride (then `byte` is built lazily)
+
+    @property
+    def byte(self) -> np.ndarray:
+        if self._byte is None:
+            self._byte = self._make()
+        return self._byte
 
     def index(self, shift: int) -> np.ndarray:
         w = self.words.get(shift)
@@ -67,7 +76,19 @@ class Access:
 
     @property
     def lanes(self) -> int:
-        return self.entry.byte.size if self.entry is not None else self._off.size  # type: ignore[union-attr]
+        e = self.entry
+        if e is not None:
+            return (e.hi - e.lo) // e.stride + 1 if e.stride else e.byte.size
+        return self._off.size  # type: ignore[union-attr]
+
+    def linear_slice(self, view: np.ndarray, size: int, vec: int, k: int) -> np.ndarray | None:
+        """Element k of every lane's vector as a strided slice of `view`, when lanes are consecutive."""
+        e = self.entry
+        if e is None or e.stride != size * vec or self.space != "global":
+            return None
+        start = (e.lo - GLOBAL_BASE + self.const) // size + k
+        n = (e.hi - e.lo) // e.stride + 1
+        return view[start: start + n * vec: vec]
 
     def view_index(self, view: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
         """(view, index) so that view[index] are the accessed elements of `size` bytes."""
@@ -75,6 +96,19 @@ class Access:
         if self.entry is not None and self.const >= 0 and self.const % size == 0:
             return view[self.const >> shift:], self.entry.index(shift)
         return view, self.off >> shift
+
+
+_RAMPS: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _ramp(n: int, stride: int) -> np.ndarray:
+    """0, stride, 2*stride, ... as uint64 (cached)."""
+    r = _RAMPS.get((n, stride))
+    if r is None:
+        r = np.arange(n, dtype=np.uint64) * _U64(stride)
+        r.flags.writeable = False
+        _RAMPS[(n, stride)] = r
+    return r
 
 
 def space_of(ins: Any) -> str:
@@ -179,10 +213,20 @@ class Addresser:
         return Access("shared", None, chunk.shared, None, a, e, off)
 
     def _global_fast(self, f: Any, a: np.ndarray) -> Access | None:
-        """All lanes, 64-bit global addresses inside one allocation: one check per register."""
+        """All lanes, 64-bit global addresses inside one allocation: one check per register.
+
+        The common case, lane i at base + i * size, is recognised once and needs no gather."""
         mem = f.chunk.mem
         size, off = self.size, self.offset
-        e = self._entry(f, a, lambda r: (r - _U64(GLOBAL_BASE)).view(np.int64))
+        e = f.addr_cache.get(self.key)
+        if e is None:
+            first = int(a[0])
+            if first + (a.size - 1) * size == int(a[-1]) and np.array_equal(a - a[0], _ramp(a.size, size)):
+                e = AddrEntry(None, first, int(a[-1]), first, lambda: (a - _U64(GLOBAL_BASE)).view(np.int64),
+                              stride=size)
+                f.addr_cache[self.key] = e
+            else:
+                e = self._entry(f, a, lambda r: (r - _U64(GLOBAL_BASE)).view(np.int64))
         if e.alloc is None:
             e.alloc = mem.allocation_at(e.lo) or False
         alloc = e.alloc
@@ -264,6 +308,12 @@ def count_global(f: Any, acc: Access, nbytes: int, store: bool) -> None:
 def _sectors(f: Any, acc: Access, nbytes: int) -> tuple[int, int]:
     """32-byte sectors the warps touched, and the number of warp-level requests."""
     e = acc.entry
+    if e is not None and e.stride == nbytes:
+        n = (e.hi - e.lo) // nbytes + 1
+        if n % 32 == 0:
+            first = (e.lo - GLOBAL_BASE + acc.const) + np.arange(n // 32, dtype=np.int64) * (32 * nbytes)
+            sectors = ((first + (32 * nbytes - 1)) >> 5) - (first >> 5) + 1
+            return int(sectors.sum()), n // 32
     if e is not None and e.byte.size % 32 == 0:
         lin = e.linear.get(nbytes)
         if lin is None:
@@ -396,7 +446,18 @@ def lower_ld(ins: Any, ctx: Any) -> Op:
     def run(f: Any, m: Any) -> None:
         V = f.V
         for acc in addresser.resolve(f, m):
-            view, idx = acc.view_index(typed(acc.buf, ldt), size)
+            tv = typed(acc.buf, ldt)
+            if acc.entry is not None and acc.entry.stride:
+                for k, d in enumerate(dsts):
+                    sl = acc.linear_slice(tv, size, vec, k)
+                    if sl is None:
+                        break
+                    if d is not None:
+                        np.copyto(V[d], sl, casting="unsafe")
+                else:
+                    count_global(f, acc, size * vec, False)
+                    continue
+            view, idx = acc.view_index(tv, size)
             for k, d in enumerate(dsts):
                 if d is None:
                     continue
@@ -439,7 +500,17 @@ def lower_st(ins: Any, ctx: Any) -> Op:
     def run(f: Any, m: Any) -> None:
         V = f.V
         for acc in addresser.resolve(f, m):
-            view, idx = acc.view_index(typed(acc.buf, stt), size)
+            tv = typed(acc.buf, stt)
+            if acc.entry is not None and acc.entry.stride:
+                for k, s in enumerate(srcs):
+                    sl = acc.linear_slice(tv, size, vec, k)
+                    if sl is None:
+                        break
+                    sl[...] = V[s]
+                else:
+                    count_global(f, acc, size * vec, True)
+                    continue
+            view, idx = acc.view_index(tv, size)
             for k, s in enumerate(srcs):
                 v = V[s]
                 if isinstance(v, np.ndarray) and acc.sel is not None:
