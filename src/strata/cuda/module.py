@@ -27,7 +27,8 @@ from strata.hw.jit import register_pressure
 from strata.hw.occupancy import ptxas_registers
 from strata.hw.perf import ModeledTime, model_launch
 from strata.hw.ptx import parse
-from strata.hw.ptx.ir import Function, Module as PTXModule, Param
+from strata.hw.ptx.ir import Function, Param
+from strata.hw.ptx.ir import Module as PTXModule
 from strata.runtime import LoadedModule, launch_kernel, load_module
 
 Dim3 = int | tuple[int, ...]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from strata import trace
+from strata.driver.vram import VramManager
 from strata.errors import CudaError
-from strata.hw.engine import LaunchConfig, LaunchResult
 from strata.hw.catalog import get_spec
+from strata.hw.engine import LaunchConfig, LaunchResult
 from strata.hw.gpu import VirtualGPU
 from strata.hw.jit import Program
 from strata.hw.ptx.ir import Module
-from strata.driver.vram import VramManager
-from strata import trace
 
 
 class DeviceFile:

@@ -16,10 +16,10 @@ import numpy as np
 
 from strata.errors import PTXSyntaxError, UnsupportedInstruction
 from strata.hw.counters import INSTRUCTION_CLASSES
-from strata.hw.isa import REGISTRY, Op
+from strata.hw.isa import REGISTRY
 from strata.hw.isa.registry import DTYPES, TYPE_NAMES
-from strata.hw.ptx.parser import TYPE_SIZES
 from strata.hw.ptx.ir import FImm, Function, Imm, Instruction, Module, Operand, Reg, Sym
+from strata.hw.ptx.parser import TYPE_SIZES
 
 EXIT = -1
 TERMINATORS = ("bra", "ret", "exit", "brx")
@@ -398,7 +398,7 @@ def _terminator(ctx: LoweringContext, blk: Block, ins: Instruction, fn: Function
         if label not in fn.labels:
             raise ctx.fail(f"branch to undefined label {label!r}")
         idx = fn.labels[label]
-        blk.target = block_of[idx] if idx in block_of else EXIT
+        blk.target = block_of.get(idx, EXIT)
     if ins.guard is not None:
         blk.guard, blk.guard_neg = ctx.pred(ins.guard)
 

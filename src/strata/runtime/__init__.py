@@ -4,7 +4,7 @@ Thin in this issue (the CUDA driver API's cuModuleLoadData and cuLaunchKernel, d
 issue 'Kernel driver and system runtime' puts HSA-style queues, AQL packets and signals here.
 """
 
-from strata.runtime.module import LoadedModule, load_module
 from strata.runtime.launch import launch_kernel
+from strata.runtime.module import LoadedModule, load_module
 
 __all__ = ["LoadedModule", "launch_kernel", "load_module"]

@@ -314,11 +314,31 @@ def _fma32(rnd: str, ftz: bool, sat: bool) -> Callable[[Any, Any, Any], np.ndarr
 
 
 def fma32(x: Any, y: Any, z: Any, rnd: str) -> np.ndarray:
-    """fma.rnd.f32 for any lanes: exact f64 product, TwoSum, round-to-odd, one rounding to f32."""
+    """fma.rnd.f32 for any lanes: the exact f64 product plus c, rounded once to f32.
+
+    .rn: TwoSum + round-to-odd in f64, then round to f32. Directed modes: rounding the f64 sum s
+    directly is already correct unless s is itself an f32 value while p + c was inexact (then
+    the exact value sits just off that f32); only those lanes need the TwoSum error's sign.
+    """
     p = np.multiply(x, y, dtype=np.float64)  # 24 x 24 bits: exact
     z64 = np.asarray(z, F64)
-    s, e = fr.two_sum(p, z64)
-    r = fr.to_f32(fr.round_odd(s, e), rnd)
+    shape = np.broadcast(p, z64).shape or (1,)
+    p, z64 = np.broadcast_to(p, shape), np.broadcast_to(z64, shape)
+    if rnd == "rn":
+        s, e = fr.two_sum(p, z64)
+        return fr.to_f32(fr.round_odd(s, e), rnd)
+    s = p + z64
+    r = s.astype(np.float32)
+    back = r.astype(np.float64)
+    on_grid = back == s
+    fr.step(r.view(np.int32), s > back, s < back, rnd)
+    inexact_on_grid = on_grid & ((s - p != z64) | (s - z64 != p))  # exact sums satisfy both
+    if inexact_on_grid.any():
+        idx = np.flatnonzero(inexact_on_grid)
+        _, e = fr.two_sum(p[idx], z64[idx])
+        ri = r[idx]
+        fr.step(ri.view(np.int32), e > 0, e < 0, rnd)
+        r[idx] = ri
     return _rm_zero(r, p, z64, s) if rnd == "rm" else r
 
 
@@ -370,10 +390,10 @@ def fma64(x: Any, y: Any, z: Any, rnd: str) -> np.ndarray:
     r = th + fr.round_odd(vs, ve)
     if rnd != "rn":
         r = fr.step_by_sign(r, fr.sum_sign(uh, ul, z, -r), rnd)
-    au, ar = np.abs(uh), np.abs(r)
-    safe = (np.abs(x) <= 2.0**995) & (np.abs(y) <= 2.0**995) & (au >= 2.0**-969) & (au <= 2.0**1000)
-    safe &= (np.abs(z) <= 2.0**1000) & (ar >= 2.0**-1000)
-    if not safe.all():
+    if not _fma64_in_range(x, y, z, uh, r):
+        au, ar = np.abs(uh), np.abs(r)
+        safe = (np.abs(x) <= 2.0**995) & (np.abs(y) <= 2.0**995) & (au >= 2.0**-969) & (au <= 2.0**1000)
+        safe &= (np.abs(z) <= 2.0**1000) & (ar >= 2.0**-1000)
         r = np.array(r)
         idx = np.flatnonzero(~safe)
         xs, ys, zs = x[idx], y[idx], z[idx]
@@ -388,6 +408,17 @@ def fma64(x: Any, y: Any, z: Any, rnd: str) -> np.ndarray:
         for i in idx[~plain].tolist():  # over/underflow-prone lanes: exact rationals (rare)
             r[i] = fr.exact_fma_scalar(float(x[i]), float(y[i]), float(z[i]), fmt, rnd)
     return r
+
+
+def _fma64_in_range(x: np.ndarray, y: np.ndarray, z: np.ndarray, uh: np.ndarray, r: np.ndarray) -> bool:
+    """True when no lane can make the error-free transforms over/underflow (NaNs say False)."""
+
+    def max_abs(v: np.ndarray) -> Any:
+        return max(np.max(v), -np.min(v))
+
+    return bool(max_abs(x) <= 2.0**995 and max_abs(y) <= 2.0**995 and max_abs(z) <= 2.0**1000
+                and max_abs(uh) <= 2.0**1000 and np.min(np.abs(uh)) >= 2.0**-969
+                and np.min(np.abs(r)) >= 2.0**-1000)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -174,22 +174,18 @@ def step(bits: np.ndarray, gt: Any, lt: Any, mode: str) -> np.ndarray:
     bits: signed-integer view of the result's bit patterns (sign-magnitude floats).
     gt, lt: where the exact value is greater / less than the result.
     Adding 1 to the signed view moves away from zero, subtracting moves toward zero (for both signs).
+    (Plain arithmetic on 0/1 arrays: masked ufuncs with scattered masks are far slower.)
     """
     if mode == "rn":
         return bits
+    dt = bits.dtype
     neg = bits < 0
-    one = bits.dtype.type(1)
-    if mode == "rz":  # exact is nearer zero than the result
-        move = (lt & ~neg) | (gt & neg)
-        np.subtract(bits, one, out=bits, where=move)
-    elif mode == "rm":  # exact below the result: one step toward -inf
-        lt = np.broadcast_to(lt, bits.shape)
-        np.subtract(bits, one, out=bits, where=lt & ~neg)
-        np.add(bits, one, out=bits, where=lt & neg)
-    elif mode == "rp":
-        gt = np.broadcast_to(gt, bits.shape)
-        np.add(bits, one, out=bits, where=gt & ~neg)
-        np.subtract(bits, one, out=bits, where=gt & neg)
+    if mode == "rz":  # exact nearer zero than the result: one step toward zero
+        bits -= ((lt & ~neg) | (gt & neg)).astype(dt)
+    elif mode == "rm":  # exact below the result: one step toward -inf (+1 on negatives)
+        bits += np.asarray(lt).astype(dt) * (neg.astype(dt) * dt.type(2) - dt.type(1))
+    elif mode == "rp":  # exact above: one step toward +inf (-1 on negatives)
+        bits += np.asarray(gt).astype(dt) * (dt.type(1) - neg.astype(dt) * dt.type(2))
     else:
         raise ValueError(f"[step] unknown rounding mode {mode!r}")
     return bits
@@ -241,11 +237,12 @@ def canon_nan32(r: Any) -> np.ndarray:
 
 def flush32(x: Any) -> Any:
     """.ftz for f32: subnormals become zero of the same sign (returns x itself when none are)."""
-    a = np.abs(x)
-    sub = (a < FLT_MIN) & (a > 0)
-    if not sub.any():
+    x = np.asarray(x, dtype=np.float32)
+    # |bits| - 1 wraps zero to the top, so only subnormals fall below 0x7fffff
+    m = (x.view(np.uint32) & np.uint32(0x7FFFFFFF)) - np.uint32(1)
+    if m.size == 0 or np.min(m) >= 0x7FFFFF:
         return x
-    return np.where(sub, np.copysign(np.float32(0), x), x)
+    return np.where(m < np.uint32(0x7FFFFF), np.copysign(np.float32(0), x), x)
 
 
 def flush64_as32(x: Any) -> Any:
@@ -345,7 +342,8 @@ def round_small(x: Any, fmt: Format, mode: str) -> np.ndarray:
     """Round exact f64 values to a small format's value set (p <= 24), returned as f64 values.
 
     Overflow follows IEEE for the mode (inf, or the largest finite value for modes that round
-    toward it). Formats without infinities get NaN for overflow (callers saturate first).
+    toward it). Formats without infinities (e4m3) also get +-inf: their conversions are always
+    .satfinite, which clamps it to the largest finite value.
     """
     x = np.asarray(x, dtype=np.float64)
     ax = np.abs(x)
@@ -369,8 +367,7 @@ def round_small(x: Any, fmt: Format, mode: str) -> np.ndarray:
     big = v > fmt.max_finite
     if big.any():
         to_inf = {"rn": True, "rna": True, "rz": False, "rm": neg, "rp": ~neg}[mode]
-        inf = np.inf if fmt.has_inf else np.nan
-        v = np.where(big, np.where(to_inf, inf, fmt.max_finite), v)
+        v = np.where(big, np.where(to_inf, np.inf, fmt.max_finite), v)
     v = np.where(np.isfinite(ax), v, ax)  # inf and NaN pass through
     return np.copysign(v, x)
 

@@ -8,7 +8,6 @@ which resolve to one of those by window. Every access is checked before it happe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -155,9 +154,10 @@ class Addresser:
             sel = np.flatnonzero(m)
             return sel, a[sel]
         addr = _U64((int(v) + self.offset) & 0xFFFFFFFFFFFFFFFF)
-        n = f.chunk.n if m is None else int(np.count_nonzero(m))
-        sel = None if m is None else np.flatnonzero(m)
-        return sel, np.full(n, addr, dtype=np.uint64)
+        if m is None:
+            return None, np.full(f.chunk.n, addr, dtype=np.uint64)
+        lanes = np.flatnonzero(m)
+        return lanes, np.full(lanes.size, addr, dtype=np.uint64)
 
     def resolve(self, f: Any, m: np.ndarray | None) -> list[Access]:
         if m is None and self.key is not None:
@@ -441,7 +441,6 @@ def lower_ld(ins: Any, ctx: Any) -> Op:
     ldt = np.dtype(DTYPES[load_t])
     size = ldt.itemsize
     addresser = Addresser(ctx, ins, ins.operands[1], space, size * vec, "read")
-    shift = _SHIFT[size]
 
     def run(f: Any, m: Any) -> None:
         V = f.V
@@ -495,7 +494,6 @@ def lower_st(ins: Any, ctx: Any) -> Op:
         return _st_param(ins, ctx, srcs, stt)
     size = stt.itemsize
     addresser = Addresser(ctx, ins, ins.operands[0], space, size * vec, "write")
-    shift = _SHIFT[size]
 
     def run(f: Any, m: Any) -> None:
         V = f.V

@@ -352,8 +352,8 @@ class _Parser:
                 bits ^= 1 << (width - 1)
             return FImm(bits, width)
         if t.kind == "float":
-            v = -float(t.text) if neg else float(t.text)
-            return FImm(struct.unpack("<Q", struct.pack("<d", v))[0], 64)
+            fv = -float(t.text) if neg else float(t.text)
+            return FImm(struct.unpack("<Q", struct.pack("<d", fv))[0], 64)
         raise self.error(f"expected a literal, got {t.text!r}", t)
 
     # -- functions
@@ -473,10 +473,7 @@ class _Parser:
                     while self.peek().text not in (",",) and self.peek().line == t.line:
                         self.next()
                 self.loc = (f, ln)
-            elif t.text == ".pragma":
-                while self.next().text != ";":
-                    pass
-            elif t.kind == "directive" and t.text in (".maxnreg", ".maxntid", ".reqntid", ".minnctapersm"):
+            elif t.text in (".pragma", ".maxnreg", ".maxntid", ".reqntid", ".minnctapersm"):
                 while self.next().text != ";":
                     pass
             elif t.kind == "word" and self.peek(1).text == ":" and self.peek(2).text == ".callprototype":
@@ -610,10 +607,10 @@ class _Parser:
         # texture and surface forms `[tex, {coords}]` are tuples, not addresses
         depth, k = 0, 1
         while self.peek(k).kind != "eof" and not (depth == 0 and self.peek(k).text == "]"):
-            t = self.peek(k).text
-            depth += t == "{"
-            depth -= t == "}"
-            if depth == 0 and t == ",":
+            text = self.peek(k).text
+            depth += text == "{"
+            depth -= text == "}"
+            if depth == 0 and text == ",":
                 self.expect("[")
                 items = [self.simple_operand(scopes)]
                 while self.accept(","):
