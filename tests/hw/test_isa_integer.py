@@ -25,7 +25,7 @@ import strata.cuda as cuda
 from strata.hw.isa.integer import lop3_function
 
 LANES = 64
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 _NP: dict[str, Any] = {
     "u16": np.uint16,
@@ -223,9 +223,7 @@ def test_add_sub_packed(op: str, t: str, data: Any) -> None:
     (out,) = run(f"{op}.{t} %o0, %i0, %i1;", [("u32", a), ("u32", b)], [("u32", None)])
 
     def f(x: int, y: int) -> int:
-        parts = [
-            (((x >> s) & 0xFFFF) + (1 if op == "add" else -1) * ((y >> s) & 0xFFFF)) & 0xFFFF for s in (0, 16)
-        ]
+        parts = [(((x >> s) & 0xFFFF) + (1 if op == "add" else -1) * ((y >> s) & 0xFFFF)) & 0xFFFF for s in (0, 16)]
         return parts[0] | parts[1] << 16
 
     same(out, ref(f, "u32", a, b))
@@ -380,15 +378,11 @@ def test_mul24_mad24(t: str, mode: str, data: Any) -> None:
 @given(data=st.data())
 def test_mad24_hi_sat(data: Any) -> None:
     a, b, c = (data.draw(lanes("s32")) for _ in range(3))
-    (out,) = run(
-        "mad24.hi.sat.s32 %o0, %i0, %i1, %i2;", [("s32", a), ("s32", b), ("s32", c)], [("s32", None)]
-    )
+    (out,) = run("mad24.hi.sat.s32 %o0, %i0, %i1, %i2;", [("s32", a), ("s32", b), ("s32", c)], [("s32", None)])
     same(
         out,
         ref(
-            lambda x, y, z: max(
-                -(1 << 31), min((1 << 31) - 1, wrap((sx(x, 24) * sx(y, 24)) >> 16, "s32") + z)
-            ),
+            lambda x, y, z: max(-(1 << 31), min((1 << 31) - 1, wrap((sx(x, 24) * sx(y, 24)) >> 16, "s32") + z)),
             "s32",
             a,
             b,
@@ -434,9 +428,7 @@ def test_div_rem(t: str, data: Any) -> None:
 @pytest.mark.parametrize("divisor", [0, 1, 3, -7, 16, 1 << 31])
 def test_div_rem_immediate(t: str, divisor: int) -> None:
     a = np.array(_edges(_bits(t), t[0] == "s") * 4, dtype=_NP[t])
-    outs = run(
-        f"div.{t} %o0, %i0, {divisor};\nrem.{t} %o1, %i0, {divisor};", [(t, a)], [(t, None), (t, None)]
-    )
+    outs = run(f"div.{t} %o0, %i0, {divisor};\nrem.{t} %o1, %i0, {divisor};", [(t, a)], [(t, None), (t, None)])
     dv = wrap(divisor, t)
     same(outs[0], ref(lambda x: _tdiv(x, dv, t, False), t, a))
     same(outs[1], ref(lambda x: _tdiv(x, dv, t, True), t, a))
@@ -548,9 +540,7 @@ def test_bfind(t: str, data: Any) -> None:
     same(outs[1], ref(lambda x: find(x, True), "u32", a))
 
 
-field_bounds = st.one_of(
-    st.integers(0, 70), st.integers(0, 0xFFFFFFFF), st.sampled_from([0, 255, 256, 0x1FF])
-)
+field_bounds = st.one_of(st.integers(0, 70), st.integers(0, 0xFFFFFFFF), st.sampled_from([0, 255, 256, 0x1FF]))
 
 
 @pytest.mark.parametrize("t", ["u32", "s32", "u64", "s64"])
@@ -683,9 +673,7 @@ def test_dp4a_dp2a(at: str, bt: str, data: Any) -> None:
     same(
         outs[0],
         ref(
-            lambda x, y, z: (
-                z + sum(p * q for p, q in zip(parts(x, 4, at == "s32"), parts(y, 4, bt == "s32")))
-            ),
+            lambda x, y, z: z + sum(p * q for p, q in zip(parts(x, 4, at == "s32"), parts(y, 4, bt == "s32"))),
             ct,
             a,
             b,
@@ -697,10 +685,7 @@ def test_dp4a_dp2a(at: str, bt: str, data: Any) -> None:
             outs[k],
             ref(
                 lambda x, y, z, f=first: (
-                    z
-                    + sum(
-                        p * q for p, q in zip(parts(x, 2, at == "s32"), parts(y, 4, bt == "s32")[f : f + 2])
-                    )
+                    z + sum(p * q for p, q in zip(parts(x, 2, at == "s32"), parts(y, 4, bt == "s32")[f : f + 2]))
                 ),
                 ct,
                 a,
@@ -803,8 +788,7 @@ def test_lop3_kernel_and_predicate_forms(data: Any) -> None:
 def test_logic(t: str, data: Any) -> None:
     a, b = data.draw(lanes(t)), data.draw(lanes(t))
     outs = run(
-        f"and.{t} %o0, %i0, %i1;\nor.{t} %o1, %i0, %i1;\nxor.{t} %o2, %i0, %i1;\nnot.{t} %o3, %i0;\n"
-        f"cnot.{t} %o4, %i0;",
+        f"and.{t} %o0, %i0, %i1;\nor.{t} %o1, %i0, %i1;\nxor.{t} %o2, %i0, %i1;\nnot.{t} %o3, %i0;\ncnot.{t} %o4, %i0;",
         [(t, a), (t, b)],
         [(t, None)] * 5,
     )
@@ -872,9 +856,7 @@ def test_shift_clamps(t: str, op: str, data: Any) -> None:
 def test_shf(d: str, mode: str, data: Any) -> None:
     a, b = data.draw(lanes("u32")), data.draw(lanes("u32"))
     c = data.draw(lanes("u32", shift_amounts))
-    (out,) = run(
-        f"shf.{d}.{mode}.b32 %o0, %i0, %i1, %i2;", [("u32", a), ("u32", b), ("u32", c)], [("u32", None)]
-    )
+    (out,) = run(f"shf.{d}.{mode}.b32 %o0, %i0, %i1, %i2;", [("u32", a), ("u32", b), ("u32", c)], [("u32", None)])
 
     def shf(x: int, y: int, n: int) -> int:
         n = min(n, 32) if mode == "clamp" else n & 31
@@ -902,7 +884,7 @@ BOOL = {"and": lambda x, y: x & y, "or": lambda x, y: x | y, "xor": lambda x, y:
 
 @pytest.mark.parametrize("t", ["u16", "s16", "u32", "s32", "u64", "s64", "b32", "b64"])
 @pytest.mark.parametrize("cmp", [*INT_CMPS, *UNSIGNED_CMPS])
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(data=st.data())
 def test_setp_int(t: str, cmp: str, data: Any) -> None:
     if t[0] == "b" and cmp not in ("eq", "ne"):
@@ -1048,7 +1030,7 @@ def flush(bits: int, fmt: str) -> int:
 
 @pytest.mark.parametrize("t", ["f32", "f64"])
 @pytest.mark.parametrize("cmp", FLOAT_CMPS)
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(data=st.data())
 def test_setp_float_unordered(t: str, cmp: str, data: Any) -> None:
     w = _bits(t)
@@ -1064,9 +1046,7 @@ def test_setp_float_unordered(t: str, cmp: str, data: Any) -> None:
         [("pred", None)] * 3,
     )
     fl = (lambda v: flush(v, t)) if ftz else (lambda v: v)
-    expect = np.array(
-        [fcmp_ref(cmp, to_float(fl(int(x)), t), to_float(fl(int(y)), t)) for x, y in zip(ab, bb)]
-    )
+    expect = np.array([fcmp_ref(cmp, to_float(fl(int(x)), t), to_float(fl(int(y)), t)) for x, y in zip(ab, bb)])
     same(outs[0], expect)
     same(outs[1], ~expect)
     same(outs[2], expect)
@@ -1074,7 +1054,7 @@ def test_setp_float_unordered(t: str, cmp: str, data: Any) -> None:
 
 @pytest.mark.parametrize("t", ["f16", "bf16", "f16x2", "bf16x2"])
 @pytest.mark.parametrize("cmp", ["lt", "ne", "equ", "geu", "nan"])
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(data=st.data())
 def test_setp_half(t: str, cmp: str, data: Any) -> None:
     fmt = t[:-2] if t.endswith("x2") else t
@@ -1105,7 +1085,7 @@ def test_setp_half(t: str, cmp: str, data: Any) -> None:
 
 @pytest.mark.parametrize("stype", ["s32", "u64", "f32", "f64"])
 @pytest.mark.parametrize("dtype", ["u32", "s32", "f32"])
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(data=st.data())
 def test_set(stype: str, dtype: str, data: Any) -> None:
     if stype[0] == "f":
@@ -1141,9 +1121,7 @@ def test_set_half_destinations() -> None:
     assert outs[0].tolist() == [0x3C00, 0x3C00 << 16]
     assert outs[1].tolist() == [0xFFFF, 0xFFFFFFFF]
     h = np.array([0x3C00, 0x7E00], np.uint16)
-    (o,) = run(
-        "set.gtu.f16.f16 %o0, %i0, %i1;", [("u16", h), ("u16", np.zeros(2, np.uint16))], [("u16", None)]
-    )
+    (o,) = run("set.gtu.f16.f16 %o0, %i0, %i1;", [("u16", h), ("u16", np.zeros(2, np.uint16))], [("u16", None)])
     assert o.tolist() == [0x3C00, 0x3C00]
 
 
@@ -1186,9 +1164,7 @@ def test_slct(ct: str, data: Any) -> None:
 def test_testp(t: str, data: Any) -> None:
     a = data.draw(fbits(_bits(t), _FMT[t][4])).view(_NP[t])
     tests = ["finite", "infinite", "number", "notanumber", "normal", "subnormal"]
-    outs = run(
-        "\n".join(f"testp.{x}.{t} %o{k}, %i0;" for k, x in enumerate(tests)), [(t, a)], [("pred", None)] * 6
-    )
+    outs = run("\n".join(f"testp.{x}.{t} %o{k}, %i0;" for k, x in enumerate(tests)), [(t, a)], [("pred", None)] * 6)
     tiny = float(np.finfo(_NP[t]).tiny)
     vals = [float(x) for x in a]
     expect = {
@@ -1208,9 +1184,7 @@ def test_testp(t: str, data: Any) -> None:
 # ------------------------------------------------------------------------------------------------
 
 
-def fminmax_ref(
-    op: str, x: int, y: int, fmt: str, nan: bool = False, ftz: bool = False, xorsign: bool = False
-) -> int:
+def fminmax_ref(op: str, x: int, y: int, fmt: str, nan: bool = False, ftz: bool = False, xorsign: bool = False) -> int:
     _, sign, _, canon, _ = _FMT[fmt]
     if ftz:
         x, y = flush(x, fmt), flush(y, fmt)
@@ -1258,8 +1232,7 @@ def test_min_max_float(t: str, op: str, data: Any) -> None:
             if not packed:
                 return fminmax_ref(op, x, y, fmt, **kw)
             return (
-                fminmax_ref(op, x & 0xFFFF, y & 0xFFFF, fmt, **kw)
-                | fminmax_ref(op, x >> 16, y >> 16, fmt, **kw) << 16
+                fminmax_ref(op, x & 0xFFFF, y & 0xFFFF, fmt, **kw) | fminmax_ref(op, x >> 16, y >> 16, fmt, **kw) << 16
             )
 
         same(outs[k], ref(f, bt, ab, bb))
@@ -1379,16 +1352,13 @@ def test_guarded_lanes_keep_their_registers(data: Any) -> None:
     same(outs[3], np.where(g, a >= b, init < 0))
     same(outs[4], np.where(g, ref(lambda x, y: _tdiv(x, y, "s32", False), "s32", a, b), init))
     same(outs[5], np.where(g, a, init))
-    same(
-        outs[6], np.where(g, ref(lambda x, y: _shift_ref("shl", "b32")(x, y & 0xFFFFFFFF), "s32", a, b), init)
-    )
+    same(outs[6], np.where(g, ref(lambda x, y: _shift_ref("shl", "b32")(x, y & 0xFFFFFFFF), "s32", a, b), init))
 
 
 def test_instruction_classes_are_counted() -> None:
     a = np.arange(64, dtype=np.float32)
     k = _kernel(
-        "setp.lt.f32 %o0, %i0, %i1;\nsetp.lt.f64 %o1, %i2, %i2;\n"
-        "max.f32 %o2, %i0, %i1;\nadd.s32 %o3, %o3, 1;",
+        "setp.lt.f32 %o0, %i0, %i1;\nsetp.lt.f64 %o1, %i2, %i2;\nmax.f32 %o2, %i0, %i1;\nadd.s32 %o3, %o3, 1;",
         ("f32", "f32", "f64"),
         ("pred", "pred", "f32", "s32"),
     )
@@ -1405,9 +1375,7 @@ def test_instruction_classes_are_counted() -> None:
         )
     ]
     rep = k((1,), (64,), (*bufs, np.uint32(64)))
-    empty = _kernel("", ("f32", "f32", "f64"), ("pred", "pred", "f32", "s32"))(
-        (1,), (64,), (*bufs, np.uint32(64))
-    )
+    empty = _kernel("", ("f32", "f32", "f64"), ("pred", "pred", "f32", "s32"))((1,), (64,), (*bufs, np.uint32(64)))
     diff = {
         c: rep.counters.thread_instructions[c] - empty.counters.thread_instructions[c]
         for c in rep.counters.thread_instructions

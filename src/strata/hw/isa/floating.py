@@ -380,14 +380,55 @@ def _fma32_rn_fast(a: int, b: int, c: int, d: int, bits: Any, ftz: bool) -> Run:
 
 
 def fma64(x: Any, y: Any, z: Any, rnd: str) -> np.ndarray:
-    """fma.rnd.f64 (Boldo-Melquiond), exact for all inputs (see the module docstring)."""
+    """fma.rnd.f64, exact for all inputs (see the module docstring)."""
     x, y, z = np.asarray(x, F64), np.asarray(y, F64), np.asarray(z, F64)
     shape = np.broadcast(x, y, z).shape or (1,)
     x, y, z = (np.broadcast_to(v, shape) for v in (x, y, z))
-    uh, ul = fr.two_prod(x, y)
-    th, tl = fr.two_sum(z, uh)
-    vs, ve = fr.two_sum(tl, ul)
-    r = th + fr.round_odd(vs, ve)
+    if rnd != "rn":
+        return _fma64_exact(x, y, z, rnd)
+    r, unsure = _fma64_rn_quick(x, y, z)
+    if unsure.any():
+        idx = np.flatnonzero(unsure)
+        r[idx] = _fma64_exact(x[idx], y[idx], z[idx], "rn")
+    return r
+
+
+def _fma64_rn_quick(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """RN(RN(x*y) + z) and the lanes where it might differ from RN(x*y + z).
+
+    With uh = RN(x*y), s = RN(uh + z) and e1 = uh + z - s (TwoSum), the exact value is
+    s + e1 + ul where |ul| <= ulp(uh)/2 <= |uh| 2^-53 + 2^-1075. s is the correct result when
+    |e1| + that bound < ulp(s)/2 (and s is not a power of two, whose lower gap is half as wide):
+    the exact value is then strictly inside s's rounding interval. Other lanes (cancellation,
+    ties, tiny/huge/non-finite values) are reported unsure.
+    """
+    n = x.size
+    uh, t, bb = (_SCRATCH.get(f"fq{k}", n, F64).reshape(x.shape) for k in range(3))
+    np.multiply(x, y, out=uh)
+    r = np.add(uh, z)
+    np.subtract(r, uh, out=bb)  # TwoSum error of uh + z into t
+    np.subtract(r, bb, out=t)
+    np.subtract(uh, t, out=t)
+    np.subtract(z, bb, out=bb)
+    t += bb
+    np.abs(t, out=t)
+    np.abs(uh, out=bb)
+    bb *= 2.0**-52  # twice the bound on |ul|: slack for rounding in this test's own additions
+    bb += 2.0**-1073
+    t += bb
+    rb = r.view(np.int64)
+    hb = _SCRATCH.get("fq_h", n, np.int64).reshape(x.shape)
+    np.bitwise_and(rb, 0x7FF0000000000000, out=hb)
+    hb -= 53 << 52  # ulp(s)/2 as bits; negative (so no lane passes) for tiny s
+    unsure = ~np.less(t, hb.view(np.float64))  # NaN (inf/NaN lanes) -> unsure
+    np.bitwise_and(rb, 0x000FFFFFFFFFFFFF, out=hb)
+    unsure |= hb == 0  # powers of two (and zeros)
+    return r, unsure
+
+
+def _fma64_exact(x: np.ndarray, y: np.ndarray, z: np.ndarray, rnd: str) -> np.ndarray:
+    """fma.rnd.f64 by Boldo-Melquiond; out-of-range lanes exactly (plain IEEE or rationals)."""
+    uh, ul, r = _boldo_melquiond(x, y, z)
     if rnd != "rn":
         r = fr.step_by_sign(r, fr.sum_sign(uh, ul, z, -r), rnd)
     if not _fma64_in_range(x, y, z, uh, r):
@@ -408,6 +449,70 @@ def fma64(x: Any, y: Any, z: Any, rnd: str) -> np.ndarray:
         for i in idx[~plain].tolist():  # over/underflow-prone lanes: exact rationals (rare)
             r[i] = fr.exact_fma_scalar(float(x[i]), float(y[i]), float(z[i]), fmt, rnd)
     return r
+
+
+_BM_BLOCK = 8192  # lanes per block: the ~10 work arrays then stay in the L2 cache
+
+
+def _boldo_melquiond(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+    """(uh, ul, RN(x*y + z)) for lanes in range: TwoProduct, TwoSum, round-to-odd, one addition."""
+    n = x.size
+    if n <= 2 * _BM_BLOCK or x.ndim != 1:
+        return _bm_block(x, y, z)
+    uh, ul, r = np.empty(n), np.empty(n), np.empty(n)
+    for i in range(0, n, _BM_BLOCK):
+        sl = slice(i, i + _BM_BLOCK)
+        uh[sl], ul[sl], r[sl] = _bm_block(x[sl], y[sl], z[sl])
+    return uh, ul, r
+
+
+def _bm_block(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Boldo-Melquiond on one block: the same steps as fpround.two_prod/two_sum/round_odd, in
+    place on scratch buffers (fma.rn.f64 is the inner op of f64 math; temporaries would dominate).
+    """
+    n = x.size
+    sc = [_SCRATCH.get(f"bm{k}", n, F64).reshape(x.shape) for k in range(8)]
+    uh, ul, t, xh, xl, yh, yl, bb = sc
+    np.multiply(x, y, out=uh)
+    for v, hi, lo in ((x, xh, xl), (y, yh, yl)):  # Veltkamp split: hi = t - (t - v), lo = v - hi
+        np.multiply(v, fr.SPLIT, out=t)
+        np.subtract(t, v, out=hi)
+        np.subtract(t, hi, out=hi)
+        np.subtract(v, hi, out=lo)
+    np.multiply(xh, yh, out=ul)  # ul = ((xh*yh - uh) + xh*yl + xl*yh) + xl*yl, all exact
+    ul -= uh
+    np.multiply(xh, yl, out=t)
+    ul += t
+    np.multiply(xl, yh, out=t)
+    ul += t
+    np.multiply(xl, yl, out=t)
+    ul += t
+    th, tl, vs = xh, xl, yh  # (th, tl) = TwoSum(z, uh)
+    np.add(z, uh, out=th)
+    np.subtract(th, z, out=bb)
+    np.subtract(th, bb, out=tl)
+    np.subtract(z, tl, out=tl)
+    np.subtract(uh, bb, out=bb)
+    tl += bb
+    np.add(tl, ul, out=vs)  # (vs, ve) = TwoSum(tl, ul), ve in t
+    np.subtract(vs, tl, out=bb)
+    np.subtract(vs, bb, out=t)
+    np.subtract(tl, t, out=t)
+    np.subtract(ul, bb, out=bb)
+    t += bb
+    # round vs to odd: an even vs with a nonzero error steps one ulp toward the error
+    np.sign(t, out=t)
+    np.sign(vs, out=bb)
+    t *= bb  # +1: away from zero, -1: toward zero (NaN lanes are out of range, redone later)
+    vb = vs.view(np.int64)
+    odd = yl.view(np.int64)
+    np.bitwise_and(vb, 1, out=odd)
+    np.subtract(1.0, odd, out=bb)
+    t *= bb
+    np.nan_to_num(t, copy=False)
+    vb += t.astype(np.int64)
+    r = th + vs
+    return uh, ul, r  # uh, ul are scratch: valid until the next call
 
 
 def _fma64_in_range(x: np.ndarray, y: np.ndarray, z: np.ndarray, uh: np.ndarray, r: np.ndarray) -> bool:

@@ -41,7 +41,7 @@ CANON_NAN16 = np.uint16(0x7FFF)  # f16 and bf16 NaN results
 FLT_MIN = np.float32(2.0**-126)  # smallest normal f32
 HALF_MIN = np.float32(2.0**-14)  # smallest normal f16
 
-_SPLIT = 134217729.0  # 2^27 + 1, Veltkamp's splitter for f64
+SPLIT = 134217729.0  # 2^27 + 1, Veltkamp's splitter for f64
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def two_sum(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def split(a: Any) -> tuple[np.ndarray, np.ndarray]:
     """Veltkamp split: a == hi + lo with 26-bit halves (needs |a| < 2^996)."""
-    t = np.multiply(a, _SPLIT)
+    t = np.multiply(a, SPLIT)
     hi = t - (t - a)
     return hi, a - hi
 
@@ -476,7 +476,7 @@ def exact_fma_scalar(a: float, b: float, c: float, fmt: Format, mode: str) -> fl
 
 
 __all__ = [
-    "CANON_NAN16", "CANON_NAN32", "FLT_MIN", "FORMATS", "HALF_MIN", "INT_ROUND_MODES", "ROUND_MODES",
+    "CANON_NAN16", "CANON_NAN32", "FLT_MIN", "FORMATS", "HALF_MIN", "INT_ROUND_MODES", "ROUND_MODES", "SPLIT",
     "Format", "Scratch", "bf16_to_f32", "canon_nan32", "exact_fma_scalar", "f16_to_f32", "f32_to_bf16",
     "f32_to_f16", "f32_to_tf32", "flush32", "flush64_as32", "int_parts", "int_to_float", "narrow",
     "ro_f32", "round_fraction", "round_integral", "round_odd", "round_small", "split", "step",
