@@ -363,7 +363,7 @@ def _fma32_rn_fast(a: int, b: int, c: int, d: int, bits: Any, ftz: bool) -> Run:
         np.add(S, C, out=S)  # RN to 53 bits
         np.copyto(R, S, casting="unsafe")  # RN to 24 bits
         # an f32 midpoint in f64 has its low 29 bits = 1 followed by 28 zeros
-        np.copyto(L, S.view(np.uint64), casting="unsafe")  # low 32 bits
+        np.copyto(L, S.view(np.uint64), casting="unsafe")  # the low 32 bits
         np.left_shift(L, np.uint32(3), out=L)
         np.equal(L, _MID, out=flag)
         np.abs(R, out=AR)

@@ -92,10 +92,6 @@ def _delegate(ins: Any, ctx: Any) -> Op:
     return prev(ins, ctx)
 
 
-def _is_const(ctx: Any, slot: int) -> bool:
-    return bool(ctx.slots[slot].kind == "const")
-
-
 def _pred_src(ctx: Any, op: Operand) -> tuple[int, bool]:
     if isinstance(op, Reg):
         return ctx.pred(op)
