@@ -20,6 +20,7 @@ from strata.hw.isa import REGISTRY
 from strata.hw.isa.registry import DTYPES, TYPE_NAMES
 from strata.hw.ptx.ir import FImm, Function, Imm, Instruction, Module, Operand, Reg, Sym
 from strata.hw.ptx.parser import TYPE_SIZES
+from strata.hw.uniform import scalar_definition, uniform_registers
 
 EXIT = -1
 TERMINATORS = ("bra", "ret", "exit", "brx")
@@ -329,6 +330,8 @@ def lower_function(program: Program, fn: Function) -> JitFunction:
     starts = sorted(x for x in leaders if x < len(body)) or [0]
     block_of = {s: b for b, s in enumerate(starts)}
     blocks: list[Block] = []
+    uniform = uniform_registers(fn)
+    scalar_defs: list[tuple[Block, int, str]] = []
     for b, s in enumerate(starts):
         end = starts[b + 1] if b + 1 < len(starts) else len(body)
         blk = Block(start=s)
@@ -349,6 +352,8 @@ def lower_function(program: Program, fn: Function) -> JitFunction:
             fn_run = op.fn if not _trace_instructions() else _traced(op.fn, fn.name, ins)
             if ins.guard is not None:
                 fn_run = _guarded(fn_run, *ctx.pred(ins.guard))
+            if uniform and ins.operands and isinstance(ins.operands[0], Reg) and ins.operands[0].name in uniform:
+                scalar_defs.append((blk, len(blk.ops), ins.operands[0].name))
             blk.ops.append((fn_run, op.exact))
             for reg in written_registers(ins):
                 ctx.last_write[reg] = pos
@@ -359,6 +364,10 @@ def lower_function(program: Program, fn: Function) -> JitFunction:
         if blk.term == "fall" and b + 1 >= len(starts):
             blk.term = "ret"
         blocks.append(blk)
+    for blk, k, reg in scalar_defs:  # now every view of the register has its slot
+        views = [(i, sl.dtype) for i, sl in enumerate(ctx.slots) if sl.kind == "view" and sl.key == reg]
+        run, exact = blk.ops[k]
+        blk.ops[k] = (scalar_definition(run, ctx.reg_storage[reg], views), exact)
     _post_dominators(blocks)
     return JitFunction(fn.name, fn, ctx.slots, ctx.reg_storage, blocks, ctx.local_size,
                        ctx.local_offsets, ctx.param_vars)

@@ -11,12 +11,17 @@ exact residual says the exact value lies on the wrong side.
 
 - ``fma.rn.f32``: the product is exact in f64 and ``p + c`` is rounded once in f64. That double
   rounding can only differ from a single rounding when the f64 sum is exactly halfway between two
-  f32 values (or lands in the f32 subnormal range), so only those lanes (rare) are recomputed with
-  round-to-odd (TwoSum). Everything else is two f64 ops and one cast.
-- ``fma.f64``: Boldo-Melquiond (TwoProduct, TwoSum, round-to-odd, one RN addition). Lanes whose
-  magnitudes would make the error terms over/underflow (|a|, |b| > 2^995, |a*b| < 2^-969 or
-  > 2^1000, |c| > 2^1000, |result| < 2^-1000), are recomputed exactly with Python rationals; lanes
-  with a NaN/inf operand or a zero product use the plain IEEE expression (exact there).
+  f32 values (any magnitude, subnormal grid included); such sums have their low 28 bits zero, so
+  only those lanes (rare) are examined and recomputed with round-to-odd (TwoSum). Directed f32
+  fma rounds the f64 sum directly and fixes the lanes where it is an f32 value but inexact.
+- ``fma.rn.f64``: RN(RN(a*b) + c) is kept where TwoSum's error plus the bound on the product's
+  error leaves the exact value inside the result's rounding interval (the common case when the
+  addend dominates, as in accumulations and Horner steps); other lanes, and directed modes, use
+  Boldo-Melquiond (TwoProduct, TwoSum, round-to-odd, one RN addition). Lanes whose magnitudes
+  would make its error terms over/underflow (|a|, |b| > 2^995, |a*b| < 2^-969 or > 2^1000,
+  |c| > 2^1000, |result| < 2^-1000) are recomputed exactly with Python rationals, lane by lane
+  (rare: tiny/huge values only); lanes with a NaN/inf operand or a zero product use the plain
+  IEEE expression, which is exact there.
 
 NaNs: f32 NaN results are the canonical 0x7fffffff NVIDIA GPUs produce ("unspecified" in PTX);
 f64 results keep the host's NaN (payload of an input NaN propagated, as PTX specifies).
@@ -343,9 +348,15 @@ def fma32(x: Any, y: Any, z: Any, rnd: str) -> np.ndarray:
 
 
 def _fma32_rn_fast(a: int, b: int, c: int, d: int, bits: Any, ftz: bool) -> Run:
-    """fma.rn{.ftz}.f32: p + c rounded in f64, then to f32; lanes where that double rounding could
-    differ from one rounding (f64 sum exactly at an f32 midpoint, or in the f32 subnormal range) or
-    that produced NaN are recomputed with round-to-odd."""
+    """fma.rn{.ftz}.f32: p + c rounded in f64, then to f32, fixing the rare lanes where that double
+    rounding can differ from one rounding.
+
+    RN32(RN64(x)) != RN32(x) only when RN64(x) is exactly halfway between two f32 values (at the
+    f32 grid of its own magnitude, subnormal grid included). Such an f64 has at least its low 28
+    mantissa bits zero, so lanes without that pattern are final; among the others (which include
+    exact f32 values, NaN and infinities) the ones that are not f32 values are redone with
+    round-to-odd. .ftz also flushes subnormal inputs and results.
+    """
 
     def run(f: Any, m: Any) -> None:
         V = f.V
@@ -354,29 +365,55 @@ def _fma32_rn_fast(a: int, b: int, c: int, d: int, bits: Any, ftz: bool) -> Run:
             A, B, C = fr.flush32(A), fr.flush32(B), fr.flush32(C)
         n = V[d].shape[0]
         S = _SCRATCH.get("fma_s", n, F64)
-        R = _SCRATCH.get("fma_r", n, F32)
         L = _SCRATCH.get("fma_l", n, np.uint32)
-        AR = _SCRATCH.get("fma_a", n, F32)
-        flag = _SCRATCH.get("fma_f", n, np.bool_)
         np.copyto(S, A)
         np.multiply(S, B, out=S)  # exact: 24 x 24 bits (the loop must run in f64, not f32)
         np.add(S, C, out=S)  # RN to 53 bits
-        np.copyto(R, S, casting="unsafe")  # RN to 24 bits
-        # an f32 midpoint in f64 has its low 29 bits = 1 followed by 28 zeros
-        np.copyto(L, S.view(np.uint64), casting="unsafe")  # the low 32 bits
-        np.left_shift(L, np.uint32(3), out=L)
-        np.equal(L, _MID, out=flag)
-        np.abs(R, out=AR)
-        lo = np.minimum.reduce(AR)
-        if not lo > fr.FLT_MIN:  # some result is NaN, subnormal or zero: flag the NaN/subnormal ones
-            flag |= ((AR <= fr.FLT_MIN) & (S != 0)) | np.isnan(AR)
-        if flag.any():
-            idx = np.flatnonzero(flag)
-            fix = fma32(_take(A, idx), _take(B, idx), _take(C, idx), "rn")
-            R[idx] = _post32(fix, ftz, False)
-        _store(V, d, bits, R, m)
+        np.copyto(L, S.view(np.uint64), casting="unsafe")  # the low 32 bits of each f64
+        np.left_shift(L, np.uint32(4), out=L)  # zero iff the low 28 bits are
+        fix_idx, fix = _fma32_fixes(A, B, C, S, L, n)  # before any write: d may alias a, b or c
+        if ftz or bits is not None:
+            R = _SCRATCH.get("fma_r", n, F32)
+            np.copyto(R, S, casting="unsafe")
+            if fix_idx is not None:
+                R[fix_idx] = fix
+            _store(V, d, bits, fr.flush32(R) if ftz else R, m)
+            return
+        out = V[d]
+        np.copyto(out, S, casting="unsafe", where=True if m is None else m)  # RN to 24 bits
+        if fix_idx is not None:
+            if m is not None:
+                sel = m[fix_idx]
+                fix_idx, fix = fix_idx[sel], fix[sel]
+            out[fix_idx] = fix
 
     return run
+
+
+def _fma32_fixes(A: Any, B: Any, C: Any, S: np.ndarray, L: np.ndarray, n: int) -> tuple[Any, Any]:
+    """(lanes, values) where RN32(S) is not the correctly rounded fma, or (None, None).
+
+    Candidates have the low 28 bits of S zero (L == 0); of those, the ones whose S is an f32 value
+    are final (an inexact sum that lands on an f32 is still rounded correctly); the rest are f32
+    midpoints or NaN and are recomputed with round-to-odd (NaN becomes canonical).
+    """
+    if np.minimum.reduce(L) != 0:
+        return None, None
+    cand = np.flatnonzero(L == 0)
+    if cand.size <= n // 8:
+        Sc = S[cand]
+        idx = cand[Sc.astype(np.float32).astype(np.float64) != Sc]  # NaN compares unequal
+    else:  # many candidates (integer-valued data): whole-array passes beat gathers
+        T = _SCRATCH.get("fma_t", n, F64)
+        R = _SCRATCH.get("fma_r", n, F32)
+        np.copyto(R, S, casting="unsafe")
+        np.copyto(T, R)
+        flag = np.not_equal(T, S)
+        flag &= L == 0
+        idx = np.flatnonzero(flag)
+    if idx.size == 0:
+        return None, None
+    return idx, _post32(fma32(_take(A, idx), _take(B, idx), _take(C, idx), "rn"), False, False)
 
 
 def fma64(x: Any, y: Any, z: Any, rnd: str) -> np.ndarray:

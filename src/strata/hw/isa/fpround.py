@@ -178,14 +178,13 @@ def step(bits: np.ndarray, gt: Any, lt: Any, mode: str) -> np.ndarray:
     """
     if mode == "rn":
         return bits
-    dt = bits.dtype
-    neg = bits < 0
+    neg = (bits < 0).view(np.int8)  # 0/1 bytes: small temporaries
     if mode == "rz":  # exact nearer zero than the result: one step toward zero
-        bits -= ((lt & ~neg) | (gt & neg)).astype(dt)
+        bits -= ((lt & (neg == 0)) | (gt & (neg == 1))).view(np.int8)
     elif mode == "rm":  # exact below the result: one step toward -inf (+1 on negatives)
-        bits += np.asarray(lt).astype(dt) * (neg.astype(dt) * dt.type(2) - dt.type(1))
+        bits += np.asarray(lt, dtype=np.bool_).view(np.int8) * (neg * np.int8(2) - np.int8(1))
     elif mode == "rp":  # exact above: one step toward +inf (-1 on negatives)
-        bits += np.asarray(gt).astype(dt) * (dt.type(1) - neg.astype(dt) * dt.type(2))
+        bits += np.asarray(gt, dtype=np.bool_).view(np.int8) * (np.int8(1) - neg * np.int8(2))
     else:
         raise ValueError(f"[step] unknown rounding mode {mode!r}")
     return bits
