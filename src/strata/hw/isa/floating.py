@@ -413,6 +413,16 @@ def _fma32_fixes(A: Any, B: Any, C: Any, S: np.ndarray, L: np.ndarray, n: int) -
         idx = np.flatnonzero(flag)
     if idx.size == 0:
         return None, None
+    # A midpoint S that is the exact sum (TwoSum error 0) already rounds right (ties to even); only
+    # inexact ones, where f64 rounding may have moved the sum onto the midpoint, need round-to-odd.
+    p = np.multiply(_take(A, idx), _take(B, idx), dtype=np.float64)
+    c = np.asarray(_take(C, idx), dtype=np.float64)
+    s = S[idx]
+    z = s - p
+    e = (p - (s - z)) + (c - z)
+    idx = idx[(e != 0) | np.isnan(s)]
+    if idx.size == 0:
+        return None, None
     return idx, _post32(fma32(_take(A, idx), _take(B, idx), _take(C, idx), "rn"), False, False)
 
 
