@@ -16,7 +16,7 @@ class Device:
     Example:
         >>> d = Device(model="h100")
         >>> d.name, d.multiProcessorCount
-        ('NVIDIA H100 SXM5 80GB', 132)
+        ('NVIDIA H100 80GB HBM3 (SXM5)', 132)
     """
 
     _by_model: dict[str, Device] = {}
