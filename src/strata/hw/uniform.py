@@ -87,9 +87,7 @@ def _safe_reader(ins: Instruction) -> bool:
         return False
     if ins.opcode in ("fma", "mad", "div", "rem", "min", "max") and ("f64" in ins.mods or "cc" in ins.mods):
         return False
-    if ins.opcode not in ("ld", "st") and any(isinstance(op, Vec | Pair | CallArgs) for op in ins.operands):
-        return False
-    return True
+    return ins.opcode in ("ld", "st") or not any(isinstance(op, Vec | Pair | CallArgs) for op in ins.operands)
 
 
 def _written(ins: Instruction) -> list[str]:
