@@ -393,34 +393,28 @@ def _fma32_rn_fast(a: int, b: int, c: int, d: int, bits: Any, ftz: bool) -> Run:
 def _fma32_fixes(A: Any, B: Any, C: Any, S: np.ndarray, L: np.ndarray, n: int) -> tuple[Any, Any]:
     """(lanes, values) where RN32(S) is not the correctly rounded fma, or (None, None).
 
-    Candidates have the low 28 bits of S zero (L == 0); of those, the ones whose S is an f32 value
-    are final (an inexact sum that lands on an f32 is still rounded correctly); the rest are f32
+    Candidates have the low 28 bits of S zero (L == 0). A candidate that is the exact sum rounds
+    right already (ties to even); S = P + C exactly iff S - P == C and S - C == P (a nonzero f64
+    rounding error is at least the finer operand's ulp, too big to vanish from both differences).
+    Of the inexact candidates, those whose S is an f32 value are final too; the rest are f32
     midpoints or NaN and are recomputed with round-to-odd (NaN becomes canonical).
     """
     if np.minimum.reduce(L) != 0:
         return None, None
-    cand = np.flatnonzero(L == 0)
-    if cand.size <= n // 8:
-        Sc = S[cand]
-        idx = cand[Sc.astype(np.float32).astype(np.float64) != Sc]  # NaN compares unequal
-    else:  # many candidates (integer-valued data): whole-array passes beat gathers
-        T = _SCRATCH.get("fma_t", n, F64)
-        R = _SCRATCH.get("fma_r", n, F32)
-        np.copyto(R, S, casting="unsafe")
-        np.copyto(T, R)
-        flag = np.not_equal(T, S)
-        flag &= L == 0
-        idx = np.flatnonzero(flag)
-    if idx.size == 0:
+    # whole-array passes: compacting lanes by a data-dependent mask costs more than these
+    P = _SCRATCH.get("fma_p", n, F64)
+    T = _SCRATCH.get("fma_t", n, F64)
+    np.multiply(A, B, out=P, dtype=F64)  # exact
+    np.subtract(S, P, out=T)
+    inexact = np.not_equal(T, C)  # NaN compares unequal: kept
+    np.subtract(S, C, out=T, dtype=F64)
+    inexact |= np.not_equal(T, P)
+    inexact &= L == 0
+    cand = np.flatnonzero(inexact)
+    if cand.size == 0:
         return None, None
-    # A midpoint S that is the exact sum (TwoSum error 0) already rounds right (ties to even); only
-    # inexact ones, where f64 rounding may have moved the sum onto the midpoint, need round-to-odd.
-    p = np.multiply(_take(A, idx), _take(B, idx), dtype=np.float64)
-    c = np.asarray(_take(C, idx), dtype=np.float64)
-    s = S[idx]
-    z = s - p
-    e = (p - (s - z)) + (c - z)
-    idx = idx[(e != 0) | np.isnan(s)]
+    Sc = S[cand]
+    idx = cand[Sc.astype(np.float32).astype(np.float64) != Sc]
     if idx.size == 0:
         return None, None
     return idx, _post32(fma32(_take(A, idx), _take(B, idx), _take(C, idx), "rn"), False, False)
