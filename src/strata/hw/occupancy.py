@@ -256,6 +256,8 @@ def ptxas_registers(ptx_text: str, kernel_name: str, arch: str = "sm_90") -> int
     return _ptxas_report(exe, ptx_text, arch).get(kernel_name)
 
 
+_TOO_NEW = re.compile(r"Unsupported \.version (\d+\.\d+); current version is '(\d+\.\d+)'")
+_VERSION_LINE = re.compile(r"^\.version \d+\.\d+", re.MULTILINE)
 _COMPILING = re.compile(r"Compiling (?:entry )?function '([^']+)'")
 _USED = re.compile(r"Used (\d+) registers")
 
@@ -274,6 +276,12 @@ def _ptxas_report(exe: str, ptx_text: str, arch: str) -> dict[str, int]:
         except (OSError, subprocess.TimeoutExpired):
             return {}
     if proc.returncode != 0:
+        # An older ptxas than NVRTC (CUDA 13.0 beside NVRTC 13.5) refuses the newer `.version` line
+        # only; the same code at the version it knows gives the same register allocation.
+        m = _TOO_NEW.search(proc.stderr)
+        if m and m.group(2) != m.group(1):
+            older = _VERSION_LINE.sub(f".version {m.group(2)}", ptx_text, count=1)
+            return _ptxas_report(exe, older, arch)
         return {}
     regs: dict[str, int] = {}
     current: str | None = None
