@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import ml_dtypes
@@ -14,24 +13,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ptx_harness import PTX_HEAD, launch
 
 import strata.cuda as cuda
 from strata.hw.isa import atomic
 
 BF16 = ml_dtypes.bfloat16
-
-
-@functools.cache
-def _module(src: str) -> Any:
-    return cuda.compile(src)
-
-
-def launch(src: str | Any, name: str, grid: int, block: int, *args: Any, shared: int = 0) -> tuple[list, Any]:
-    """Run `name` with NumPy arrays copied in; returns every array argument copied back, and the report."""
-    mod = _module(src) if isinstance(src, str) else src
-    dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
-    report = mod.get_function(name).launch((grid,), (block,), tuple(dev), shared_mem=shared)
-    return [d.get() for d in dev if isinstance(d, cuda.DeviceArray)], report
 
 
 # -- histograms: contention on shared and global memory -----------------------------------------
@@ -299,7 +286,6 @@ def test_global_f32_atomic_add_flushes_subnormals_shared_keeps_them() -> None:
 
 
 # -- hand-written PTX: generic addresses, red, qualifiers, memcheck, unsupported forms --------------
-PTX_HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
 GENERIC = PTX_HEAD + r'''
 .visible .entry k(.param .u64 pout, .param .u64 pg)
 {
@@ -360,22 +346,25 @@ OOB = PTX_HEAD + r'''
 '''
 
 
+def _fault(ptx: str, buf: cuda.DeviceArray) -> cuda.DeviceFault:
+    """The DeviceFault that one 32-thread block of `ptx`'s kernel k raises on `buf`."""
+    with pytest.raises(cuda.DeviceFault) as e:
+        cuda.Module.from_ptx(ptx).get_function("k")((1,), (32,), (buf,))
+    return e.value
+
+
 def test_out_of_bounds_atomic_faults_before_any_update() -> None:
     buf = cuda.to_device(np.zeros(16, np.uint32))
-    with pytest.raises(cuda.DeviceFault) as e:
-        cuda.Module.from_ptx(OOB).get_function("k")((1,), (32,), (buf,))
-    assert e.value.name == "cudaErrorIllegalAddress"
-    assert e.value.report["access"] == "atomic"
-    assert e.value.report["thread"] == (16, 0, 0)
+    fault = _fault(OOB, buf)
+    assert fault.name == "cudaErrorIllegalAddress"
+    assert fault.report["access"] == "atomic"
+    assert fault.report["thread"] == (16, 0, 0)
     np.testing.assert_array_equal(buf.get(), np.zeros(16, np.uint32))  # checked before it happened
 
 
 def test_misaligned_atomic_faults() -> None:
     ptx = OOB.replace("mul.wide.u32 %rd2, %r1, 4;", "mul.wide.u32 %rd2, %r1, 2;")
-    buf = cuda.to_device(np.zeros(64, np.uint32))
-    with pytest.raises(cuda.DeviceFault) as e:
-        cuda.Module.from_ptx(ptx).get_function("k")((1,), (32,), (buf,))
-    assert e.value.name == "cudaErrorMisalignedAddress"
+    assert _fault(ptx, cuda.to_device(np.zeros(64, np.uint32))).name == "cudaErrorMisalignedAddress"
 
 
 @pytest.mark.parametrize("line", [
@@ -510,8 +499,7 @@ LOCAL = PTX_HEAD + r'''
 
 def test_generic_atomic_on_local_memory_faults() -> None:
     buf = cuda.to_device(np.zeros(4, np.uint32))
-    with pytest.raises(cuda.DeviceFault) as e:
-        cuda.Module.from_ptx(LOCAL).get_function("k")((1,), (32,), (buf,))
-    assert e.value.name == "cudaErrorIllegalAddress"
-    assert e.value.report["space"] == "local"
+    fault = _fault(LOCAL, buf)
+    assert fault.name == "cudaErrorIllegalAddress"
+    assert fault.report["space"] == "local"
     assert buf.get()[0] == 32  # the global atomic before it ran; the faulting one changed nothing

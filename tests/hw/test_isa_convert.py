@@ -5,14 +5,14 @@
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
 import ml_dtypes
 import numpy as np
+import ptx_harness
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -44,59 +44,13 @@ FMT: dict[str, tuple[int, int, Fraction]] = {
 CANON = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "tf32": 0x7FFFFFFF}
 
 # ------------------------------------------------------------------------------------------------
-# Harness
+# Harness (ptx_harness)
 # ------------------------------------------------------------------------------------------------
 
 
-def _reg(t: str) -> str:
-    w = np.dtype(_NP[t]).itemsize * 8 if t != "pred" else 1
-    if t in ("f32", "f64", "pred"):
-        return t
-    return f"b{max(w, 16)}"
-
-
-def _ldst(t: str) -> str:
-    if t in ("u8", "s8", "f32", "f64"):
-        return t
-    return f"b{np.dtype(_NP[t]).itemsize * 8}"
-
-
-@functools.cache
-def _kernel(body: str, ins: tuple[str, ...], out: str) -> Any:
-    types = (*ins, out)
-    params = [f".param .u64 p{k}" for k in range(len(types))] + [".param .u32 n"]
-    decl = [".reg .pred %pt;", ".reg .b32 %t<4>;", ".reg .b64 %a;", ".reg .b64 %off;", ".reg .b16 %h;"]
-    code = ["mov.u32 %t0, %tid.x;", "mov.u32 %t1, %ctaid.x;", "mov.u32 %t2, %ntid.x;",
-            "mad.lo.s32 %t3, %t1, %t2, %t0;", "ld.param.u32 %t0, [n];", "setp.ge.u32 %pt, %t3, %t0;",
-            "@%pt bra DONE;"]
-
-    def addr(k: int, t: str) -> list[str]:
-        size = 1 if t == "pred" else np.dtype(_NP[t]).itemsize
-        return [f"ld.param.u64 %a, [p{k}];", "cvta.to.global.u64 %a, %a;",
-                f"mul.wide.u32 %off, %t3, {size};", "add.s64 %a, %a, %off;"]
-
-    names = [f"%i{k}" for k in range(len(ins))] + ["%o0"]
-    for k in [len(ins), *range(len(ins))]:
-        t, name = types[k], names[k]
-        decl.append(f".reg .{_reg(t)} {name};")
-        if t == "pred":
-            code += [*addr(k, t), "ld.global.u8 %h, [%a];", f"setp.ne.b16 {name}, %h, 0;"]
-        else:
-            code += [*addr(k, t), f"ld.global.{_ldst(t)} {name}, [%a];"]
-    store = [*addr(len(ins), out), f"st.global.{_ldst(out)} [%a], %o0;"]
-    text = "\n".join([".version 8.0", ".target sm_90", ".address_size 64",
-                      f".visible .entry k({', '.join(params)})", "{", *decl, *code, body, *store,
-                      "DONE:", "ret;", "}"])
-    return cuda.Module.from_ptx(text).get_function("k")
-
-
 def run(body: str, ins: Sequence[tuple[str, Any]], out: str, init: Any = None) -> np.ndarray:
-    n = len(ins[0][1])
-    k = _kernel(body, tuple(t for t, _ in ins), out)
-    bufs = [cuda.to_device(np.asarray(a).astype(np.uint8 if t == "pred" else _NP[t])) for t, a in ins]
-    bufs.append(cuda.to_device(np.zeros(n, _NP[out]) if init is None else np.asarray(init, _NP[out])))
-    k(((n + 127) // 128,), (128,), (*bufs, np.uint32(n)))
-    return bufs[-1].get()
+    """Run `body` (writing %o0) over lanes; inputs (type, array). Returns %o0 per lane."""
+    return ptx_harness.run_lanes(body, ins, [(out, init)], _NP)[0]
 
 
 def check(got: np.ndarray, want: np.ndarray, what: str = "") -> None:
@@ -105,6 +59,12 @@ def check(got: np.ndarray, want: np.ndarray, what: str = "") -> None:
     bad = np.flatnonzero(g != w)
     assert bad.size == 0, what + ": " + ", ".join(f"lane {i}: got {int(g[i]):#x} want {int(w[i]):#x}"
                                                   for i in bad[:8])
+
+
+def check_cvt(form: str, ins: Sequence[tuple[str, Any]], out: str, want: np.ndarray) -> None:
+    """Run `form %o0, %i0[, %i1]` and check it bit-exactly against want (a failure names the form)."""
+    operands = ", ".join(f"%i{k}" for k in range(len(ins)))
+    check(run(f"{form} %o0, {operands};", ins, out), want, form)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -240,40 +200,37 @@ def _as_input(t: str, b: np.ndarray) -> np.ndarray:
     return b.view(_NP[t]) if t in ("f32", "f64") else b
 
 
+def type_pairs(a: str, a_types: Sequence[str], b: str, b_types: Sequence[str]) -> Callable[[Any], Any]:
+    """Parametrize a property test over every (a, b) type pair; it draws its lanes from `data`."""
+    def wrap(test: Any) -> Any:
+        return pytest.mark.parametrize(b, b_types)(pytest.mark.parametrize(a, a_types)(
+            SETTINGS(given(data=st.data())(test))))
+    return wrap
+
+
 # ------------------------------------------------------------------------------------------------
 # int <-> float, float -> float, int <-> int
 # ------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("ft", FLOATS)
-@pytest.mark.parametrize("it", INTS)
-@SETTINGS
-@given(data=st.data())
+@type_pairs("it", INTS, "ft", FLOATS)
 def test_int_to_float(it: str, ft: str, data: st.DataObject) -> None:
     v = data.draw(ints(it))
     for mode in FRND:
-        got = run(f"cvt.{mode}.{ft}.{it} %o0, %i0;", [(it, v)], ft)
         want = np.array([encode(ft, round_q(Fraction(int(x)), ft, mode)) for x in v], _BITS[ft])
-        check(got, want, f"cvt.{mode}.{ft}.{it}")
+        check_cvt(f"cvt.{mode}.{ft}.{it}", [(it, v)], ft, want)
 
 
-@pytest.mark.parametrize("ft", FLOATS)
-@pytest.mark.parametrize("it", INTS)
-@SETTINGS
-@given(data=st.data())
+@type_pairs("it", INTS, "ft", FLOATS)
 def test_float_to_int(it: str, ft: str, data: st.DataObject) -> None:
     b = data.draw(floats(ft))
     x = [value(ft, v) for v in b]
     for irnd in IRND:
-        got = run(f"cvt.{irnd}.{it}.{ft} %o0, %i0;", [(ft, _as_input(ft, b))], it)
         want = np.array([to_int(v, irnd, ft, it) for v in x], dtype=object).astype(_NP[it])
-        check(got, want, f"cvt.{irnd}.{it}.{ft}")
+        check_cvt(f"cvt.{irnd}.{it}.{ft}", [(ft, _as_input(ft, b))], it, want)
 
 
-@pytest.mark.parametrize("dt", FLOATS)
-@pytest.mark.parametrize("at", FLOATS)
-@SETTINGS
-@given(data=st.data())
+@type_pairs("at", FLOATS, "dt", FLOATS)
 def test_float_to_float(at: str, dt: str, data: st.DataObject) -> None:
     b = data.draw(floats(at))
     x = [value(at, v) for v in b]
@@ -281,8 +238,8 @@ def test_float_to_float(at: str, dt: str, data: st.DataObject) -> None:
     modes: Sequence[str | None] = [None] if (widening or at == dt) else FRND
     for mode in modes:
         rnd = f".{mode}" if mode else ""
-        got = run(f"cvt{rnd}.{dt}.{at} %o0, %i0;", [(at, _as_input(at, b))], dt)
         if widening:  # exact; NaN payloads are kept, so compare NaN-ness there
+            got = run(f"cvt{rnd}.{dt}.{at} %o0, %i0;", [(at, _as_input(at, b))], dt)
             want = np.array([encode(dt, v) if not math.isnan(v) else 0 for v in x], _BITS[dt])
             nan = np.isnan(np.array(x))
             gv = np.array([value(dt, g) for g in got.view(_BITS[dt])])
@@ -290,37 +247,31 @@ def test_float_to_float(at: str, dt: str, data: st.DataObject) -> None:
             check(got.view(_BITS[dt])[~nan], want[~nan], f"cvt.{dt}.{at}")
         else:
             want = np.array([narrow(v, dt, mode or "rn") for v in x], _BITS[dt])
-            check(got, want, f"cvt{rnd}.{dt}.{at}")
+            check_cvt(f"cvt{rnd}.{dt}.{at}", [(at, _as_input(at, b))], dt, want)
     if at == dt:  # integer rounding within a type
         for irnd in IRND:
-            got = run(f"cvt.{irnd}.{dt}.{at} %o0, %i0;", [(at, _as_input(at, b))], dt)
             want = np.array([encode(dt, v if not math.isfinite(v) else
                                     math.copysign(float(to_int_exact(v, irnd)), v)) for v in x], _BITS[dt])
             if dt == "f64":  # f64 NaNs keep their payload
                 nan = np.isnan(np.array(x))
                 want[nan] = b[nan]
-            check(got, want, f"cvt.{irnd}.{dt}.{at}")
+            check_cvt(f"cvt.{irnd}.{dt}.{at}", [(at, _as_input(at, b))], dt, want)
 
 
 def to_int_exact(x: float, irnd: str) -> int:
     return {"rzi": math.trunc, "rmi": math.floor, "rpi": math.ceil, "rni": round}[irnd](Fraction(x))
 
 
-@pytest.mark.parametrize("dt", INTS)
-@pytest.mark.parametrize("at", INTS)
-@SETTINGS
-@given(data=st.data())
+@type_pairs("at", INTS, "dt", INTS)
 def test_int_to_int(at: str, dt: str, data: st.DataObject) -> None:
     v = data.draw(ints(at))
     lo, hi = int_range(dt)
     w = np.dtype(_NP[dt]).itemsize * 8
-    got = run(f"cvt.{dt}.{at} %o0, %i0;", [(at, v)], dt)
     wrap = [((int(x) & ((1 << w) - 1)) ^ (1 << (w - 1))) - (1 << (w - 1)) if dt[0] == "s"
             else int(x) & ((1 << w) - 1) for x in v]
-    check(got, np.array(wrap, dtype=object).astype(_NP[dt]), f"cvt.{dt}.{at}")
-    got = run(f"cvt.sat.{dt}.{at} %o0, %i0;", [(at, v)], dt)
-    check(got, np.array([min(max(int(x), lo), hi) for x in v], dtype=object).astype(_NP[dt]),
-          f"cvt.sat.{dt}.{at}")
+    check_cvt(f"cvt.{dt}.{at}", [(at, v)], dt, np.array(wrap, dtype=object).astype(_NP[dt]))
+    sat = [min(max(int(x), lo), hi) for x in v]
+    check_cvt(f"cvt.sat.{dt}.{at}", [(at, v)], dt, np.array(sat, dtype=object).astype(_NP[dt]))
 
 
 def test_sign_and_zero_extension_into_wide_registers() -> None:
@@ -367,9 +318,9 @@ def test_ftz_and_sat(data: st.DataObject) -> None:
     b64 = data.draw(floats("f64", spread=140))
     x64 = [value("f64", v) for v in b64]
     for mode in FRND:
-        got = run(f"cvt.{mode}.ftz.sat.f32.f64 %o0, %i0;", [("f64", b64.view(np.float64))], "f32")
         want = [_sat(_flush(value("f32", narrow(v, "f32", mode)))) for v in x64]
-        check(got, np.array([encode("f32", w) for w in want], np.uint32), f"cvt.{mode}.ftz.sat.f32.f64")
+        check_cvt(f"cvt.{mode}.ftz.sat.f32.f64", [("f64", b64.view(np.float64))], "f32",
+                  np.array([encode("f32", w) for w in want], np.uint32))
     got = run("cvt.rn.sat.f16.f64 %o0, %i0;", [("f64", b64.view(np.float64))], "f16")
     check(got, np.array([encode("f16", _sat(value("f16", narrow(v, "f16", "rn")))) for v in x64], np.uint16))
 
@@ -382,7 +333,6 @@ def test_relu_and_satfinite(ft: str, data: st.DataObject) -> None:
     x = [value("f32", v) for v in b]
     top = float(FMT[ft][2])
     for mode in ("rn", "rz"):
-        got = run(f"cvt.{mode}.relu.satfinite.{ft}.f32 %o0, %i0;", [("f32", b.view(np.float32))], ft)
         want = []
         for v in x:
             r = value(ft, narrow(v, ft, mode))
@@ -391,7 +341,7 @@ def test_relu_and_satfinite(ft: str, data: st.DataObject) -> None:
             if not math.isnan(r) and (r < 0 or math.copysign(1, r) < 0):
                 r = 0.0
             want.append(encode(ft, r))
-        check(got, np.array(want, np.uint16), f"cvt.{mode}.relu.satfinite.{ft}.f32")
+        check_cvt(f"cvt.{mode}.relu.satfinite.{ft}.f32", [("f32", b.view(np.float32))], ft, np.array(want, np.uint16))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -406,11 +356,10 @@ def test_pack_two_f32(pt: str, data: st.DataObject) -> None:
     a, b = data.draw(floats("f32")), data.draw(floats("f32"))
     et = pt.removesuffix("x2")
     for mode in FRND:
-        got = run(f"cvt.{mode}.{pt}.f32 %o0, %i0, %i1;", [("f32", a.view(np.float32)),
-                                                           ("f32", b.view(np.float32))], pt)
         hi = np.array([narrow(value("f32", v), et, mode) for v in a], np.uint32)
         lo = np.array([narrow(value("f32", v), et, mode) for v in b], np.uint32)
-        check(got, (hi << 16) | lo, f"cvt.{mode}.{pt}.f32")  # a -> upper half
+        check_cvt(f"cvt.{mode}.{pt}.f32", [("f32", a.view(np.float32)), ("f32", b.view(np.float32))], pt,
+                  (hi << 16) | lo)  # a -> upper half
 
 
 @SETTINGS
@@ -450,24 +399,21 @@ def test_fp8_pairs(f8: str, data: st.DataObject) -> None:
 
     for relu in (False, True):
         m = ".relu" if relu else ""
-        got = run(f"cvt.rn.satfinite{m}.{f8}.f32 %o0, %i0, %i1;", [("f32", a.view(np.float32)),
-                                                                   ("f32", b.view(np.float32))], "b16")
         want = [(enc(value("f32", u), relu) << 8) | enc(value("f32", v), relu) for u, v in zip(a, b)]
-        check(got, np.array(want, np.uint16), f"cvt.rn.satfinite{m}.{f8}.f32")
+        check_cvt(f"cvt.rn.satfinite{m}.{f8}.f32", [("f32", a.view(np.float32)), ("f32", b.view(np.float32))],
+                  "b16", np.array(want, np.uint16))
     # decode every fp8 pair back to f16x2 (exact)
     codes = (np.arange(LANES * 4) * 257).astype(np.uint16)  # (k, k) for every code k
-    got = run(f"cvt.rn.f16x2.{f8} %o0, %i0;", [("b16", codes)], "f16x2")
     vals = codes.astype(np.uint8).view(dt).astype(np.float32)
     hi = (codes >> 8).astype(np.uint8).view(dt).astype(np.float32)
     want = np.array([(encode("f16", float(h)) << 16) | encode("f16", float(v)) for h, v in zip(hi, vals)],
                     np.uint32)
-    check(got, want, f"cvt.rn.f16x2.{f8}")
+    check_cvt(f"cvt.rn.f16x2.{f8}", [("b16", codes)], "f16x2", want)
     # and f16x2 -> fp8 pair
     h = (np.arange(LANES, dtype=np.uint32) * 2654435761) & 0x7BFF7BFF
-    got = run(f"cvt.rn.satfinite.{f8}.f16x2 %o0, %i0;", [("f16x2", h)], "b16")
     want = [(enc(value("f16", int(v) >> 16), False) << 8) | enc(value("f16", int(v) & 0xFFFF), False)
             for v in h]
-    check(got, np.array(want, np.uint16), f"cvt.rn.satfinite.{f8}.f16x2")
+    check_cvt(f"cvt.rn.satfinite.{f8}.f16x2", [("f16x2", h)], "b16", np.array(want, np.uint16))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -476,25 +422,16 @@ def test_fp8_pairs(f8: str, data: st.DataObject) -> None:
 
 
 def test_rejected_forms_and_classes() -> None:
-    def load(body: str) -> None:  # modules load (and lower) at their first launch
-        text = "\n".join([".version 8.0", ".target sm_90", ".address_size 64", ".visible .entry k()", "{",
-                          ".reg .b16 %h<4>;", ".reg .b32 %r<4>;", ".reg .f32 %f<4>;", ".reg .f64 %d<4>;",
-                          body, "ret;", "}"])
-        cuda.Module.from_ptx(text).get_function("k")((1,), (1,), ())
-
-    for bad in ("cvt.s32.f32 %r1, %f1;", "cvt.f32.s32 %f1, %r1;", "cvt.f32.f64 %f1, %d1;",
-                "cvt.rni.f32.f64 %f1, %d1;", "cvt.rn.rz.f32.f64 %f1, %d1;",
-                "cvt.rn.e4m3x2.f32 %h1, %f1, %f2;"):
-        with pytest.raises(cuda.PTXSyntaxError):
-            load(bad)
-    for bad in ("cvt.rs.f16x2.f32 %r1, %f1, %f2, %r2;", "cvt.pack.sat.u16.s32 %r1, %r2, %r3;",
-                "cvt.rn.satfinite.e2m1x2.f32 %h1, %f1, %f2;"):
-        with pytest.raises(cuda.UnsupportedInstruction):
-            load(bad)
+    regs = (".reg .b16 %h<4>;", ".reg .b32 %r<4>;", ".reg .f32 %f<4>;", ".reg .f64 %d<4>;")
+    ptx_harness.assert_load_fails(cuda.PTXSyntaxError, regs, [
+        "cvt.s32.f32 %r1, %f1;", "cvt.f32.s32 %f1, %r1;", "cvt.f32.f64 %f1, %d1;", "cvt.rni.f32.f64 %f1, %d1;",
+        "cvt.rn.rz.f32.f64 %f1, %d1;", "cvt.rn.e4m3x2.f32 %h1, %f1, %f2;"])
+    ptx_harness.assert_load_fails(cuda.UnsupportedInstruction, regs, [
+        "cvt.rs.f16x2.f32 %r1, %f1, %f2, %r2;", "cvt.pack.sat.u16.s32 %r1, %r2, %r3;",
+        "cvt.rn.satfinite.e2m1x2.f32 %h1, %f1, %f2;"])
     x = np.arange(LANES, dtype=np.int32)
-    k = _kernel("cvt.rn.f32.s32 %o0, %i0;\ncvt.s64.s32 %a, %i0;\ncvt.f64.f32 %a, %o0;", ("s32",), "f32")
-    bufs = [cuda.to_device(x), cuda.to_device(np.zeros(LANES, np.float32))]
-    rep = k(((LANES + 127) // 128,), (128,), (*bufs, np.uint32(LANES)))
+    body = "cvt.rn.f32.s32 %o0, %i0;\ncvt.s64.s32 %a, %i0;\ncvt.f64.f32 %a, %o0;"  # %a: a harness scratch
+    _, rep = ptx_harness.launch_lanes(body, [("s32", x)], [("f32", None)], _NP)
     counts = rep.counters.thread_instructions
     assert counts["fp32"] >= LANES and counts["fp64"] >= LANES
 

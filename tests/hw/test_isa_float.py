@@ -10,13 +10,13 @@ keep their initial value, which is checked too.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import ptx_harness
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -35,49 +35,13 @@ _UINT = {"f32": np.uint32, "f64": np.uint64}
 CANON32 = 0x7FFFFFFF
 
 # ------------------------------------------------------------------------------------------------
-# Harness: one kernel per (body, operand types), launched over the given lanes
+# Harness: one kernel per (body, operand types), launched over the given lanes (ptx_harness)
 # ------------------------------------------------------------------------------------------------
-
-
-@functools.cache
-def _kernel(body: str, ins: tuple[str, ...], out: str) -> Any:
-    types = (*ins, out)
-    params = [f".param .u64 p{k}" for k in range(len(types))] + [".param .u32 n"]
-    decl = [".reg .pred %pt;", ".reg .b32 %t<4>;", ".reg .b64 %a;", ".reg .b64 %off;", ".reg .b16 %h;"]
-    code = ["mov.u32 %t0, %tid.x;", "mov.u32 %t1, %ctaid.x;", "mov.u32 %t2, %ntid.x;",
-            "mad.lo.s32 %t3, %t1, %t2, %t0;", "ld.param.u32 %t0, [n];", "setp.ge.u32 %pt, %t3, %t0;",
-            "@%pt bra DONE;"]
-
-    def addr(k: int, t: str) -> list[str]:
-        size = 1 if t == "pred" else np.dtype(_NP[t]).itemsize
-        return [f"ld.param.u64 %a, [p{k}];", "cvta.to.global.u64 %a, %a;",
-                f"mul.wide.u32 %off, %t3, {size};", "add.s64 %a, %a, %off;"]
-
-    names = [f"%i{k}" for k in range(len(ins))] + ["%o0"]
-    order = [len(ins), *range(len(ins))]  # the output first: its initial value shows skipped lanes
-    for k in order:
-        t, name = types[k], names[k]
-        decl.append(f".reg .{t} {name};")
-        if t == "pred":
-            code += [*addr(k, t), "ld.global.u8 %h, [%a];", f"setp.ne.b16 {name}, %h, 0;"]
-        else:
-            code += [*addr(k, t), f"ld.global.{t} {name}, [%a];"]
-    store = [*addr(len(ins), out), f"st.global.{out} [%a], %o0;"]
-    text = "\n".join([".version 8.0", ".target sm_90", ".address_size 64",
-                      f".visible .entry k({', '.join(params)})", "{", *decl, *code, body, *store,
-                      "DONE:", "ret;", "}"])
-    return cuda.Module.from_ptx(text).get_function("k")
 
 
 def run(body: str, ins: Sequence[tuple[str, Any]], out: str, init: Any = None) -> np.ndarray:
     """Run `body` (writing %o0) over lanes; inputs (type, array). Returns %o0 per lane."""
-    n = len(ins[0][1])
-    k = _kernel(body, tuple(t for t, _ in ins), out)
-    bufs = [cuda.to_device(np.asarray(a).astype(np.uint8 if t == "pred" else _NP[t])) for t, a in ins]
-    o = np.zeros(n, _NP[out]) if init is None else np.asarray(init, _NP[out])
-    bufs.append(cuda.to_device(o))
-    k(((n + 127) // 128,), (128,), (*bufs, np.uint32(n)))
-    return bufs[-1].get()
+    return ptx_harness.run_lanes(body, ins, [(out, init)], _NP)[0]
 
 
 def bits(x: Any, t: str) -> np.ndarray:
@@ -254,22 +218,15 @@ def floats(t: str) -> st.SearchStrategy[np.ndarray]:
 # ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("t", ["f32", "f64"])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("op", ["add", "sub", "mul"])
 @SETTINGS
-@given(x=floats("f32"), y=floats("f32"))
-def test_add_sub_mul_f32(op: str, mode: str, x: np.ndarray, y: np.ndarray) -> None:
-    got = run(f"{op}.{mode}.f32 %o0, %i0, %i1;", [("f32", x), ("f32", y)], "f32")
-    same_bits(got, oracle(op, "f32", mode, [x, y]), "f32")
-
-
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("op", ["add", "sub", "mul"])
-@SETTINGS
-@given(x=floats("f64"), y=floats("f64"))
-def test_add_sub_mul_f64(op: str, mode: str, x: np.ndarray, y: np.ndarray) -> None:
-    got = run(f"{op}.{mode}.f64 %o0, %i0, %i1;", [("f64", x), ("f64", y)], "f64")
-    same_bits(got, oracle(op, "f64", mode, [x, y]), "f64")
+@given(data=st.data())
+def test_add_sub_mul(op: str, mode: str, t: str, data: st.DataObject) -> None:
+    x, y = data.draw(floats(t)), data.draw(floats(t))
+    got = run(f"{op}.{mode}.{t} %o0, %i0, %i1;", [(t, x), (t, y)], t)
+    same_bits(got, oracle(op, t, mode, [x, y]), t)
 
 
 @pytest.mark.parametrize("t", ["f32", "f64"])
@@ -548,26 +505,19 @@ def test_approx_f64_forms() -> None:
 
 
 def test_unsupported_and_malformed_forms_are_rejected() -> None:
-    def load(body: str) -> None:  # modules load (and lower) at their first launch
-        text = "\n".join([".version 8.0", ".target sm_90", ".address_size 64", ".visible .entry k()",
-                          "{", ".reg .f32 %f<4>;", ".reg .f64 %d<4>;", ".reg .b64 %r<4>;", body, "ret;", "}"])
-        cuda.Module.from_ptx(text).get_function("k")((1,), (1,), ())
-
-    with pytest.raises(cuda.UnsupportedInstruction):
-        load("add.rn.f32x2 %r1, %r2, %r3;")
-    for bad in ("fma.f32 %f1, %f2, %f3, %f1;", "add.rn.rz.f32 %f1, %f2, %f3;", "add.ftz.f64 %d1, %d2, %d3;",
-                "div.approx.rn.f32 %f1, %f2, %f3;", "add.f32 %f1, %f2;"):
-        with pytest.raises(cuda.PTXSyntaxError):
-            load(bad)
-    load("add.rn.f32 %f1, %f2, %f3;\nadd.s64 %r1, %r2, %r3;\nmul.lo.s64 %r1, %r2, %r3;")
+    regs = (".reg .f32 %f<4>;", ".reg .f64 %d<4>;", ".reg .b64 %r<4>;")
+    ptx_harness.assert_load_fails(cuda.UnsupportedInstruction, regs, ["add.rn.f32x2 %r1, %r2, %r3;"])
+    ptx_harness.assert_load_fails(cuda.PTXSyntaxError, regs, [
+        "fma.f32 %f1, %f2, %f3, %f1;", "add.rn.rz.f32 %f1, %f2, %f3;", "add.ftz.f64 %d1, %d2, %d3;",
+        "div.approx.rn.f32 %f1, %f2, %f3;", "add.f32 %f1, %f2;"])
+    ptx_harness.launch_entry(*regs, "add.rn.f32 %f1, %f2, %f3;\nadd.s64 %r1, %r2, %r3;\nmul.lo.s64 %r1, %r2, %r3;")
 
 
 def test_counters_classes_and_flops() -> None:
     x = np.ones(LANES, np.float32)
     body = "fma.rn.f32 %o0, %i0, %i1, %o0;\nex2.approx.f32 %o0, %o0;\nadd.f64 %i2, %i2, %i2;"
-    k = _kernel(body, ("f32", "f32", "f64"), "f32")
-    bufs = [cuda.to_device(a) for a in (x, x, x.astype(np.float64), x)]
-    rep = k(((LANES + 127) // 128,), (128,), (*bufs, np.uint32(LANES)))
+    _, rep = ptx_harness.launch_lanes(body, [("f32", x), ("f32", x), ("f64", x.astype(np.float64))],
+                                      [("f32", x)], _NP)
     c = rep.counters
     assert c.flops["fp32"] == 2 * LANES and c.flops["fp64"] == LANES
     assert c.thread_instructions["sfu"] == LANES

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
@@ -13,6 +12,7 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
+import ptx_harness
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,46 +27,13 @@ FORMATS = {"f16": (11, -14, 15), "bf16": (8, -126, 127)}
 CANON = 0x7FFF
 
 # ------------------------------------------------------------------------------------------------
-# Harness
+# Harness (ptx_harness)
 # ------------------------------------------------------------------------------------------------
 
 
-@functools.cache
-def _kernel(body: str, ins: tuple[str, ...], out: str) -> Any:
-    types = (*ins, out)
-    params = [f".param .u64 p{k}" for k in range(len(types))] + [".param .u32 n"]
-    decl = [".reg .pred %pt;", ".reg .b32 %t<4>;", ".reg .b64 %a;", ".reg .b64 %off;", ".reg .b16 %h;"]
-    code = ["mov.u32 %t0, %tid.x;", "mov.u32 %t1, %ctaid.x;", "mov.u32 %t2, %ntid.x;",
-            "mad.lo.s32 %t3, %t1, %t2, %t0;", "ld.param.u32 %t0, [n];", "setp.ge.u32 %pt, %t3, %t0;",
-            "@%pt bra DONE;"]
-
-    def addr(k: int, t: str) -> list[str]:
-        size = 1 if t == "pred" else np.dtype(_NP[t]).itemsize
-        return [f"ld.param.u64 %a, [p{k}];", "cvta.to.global.u64 %a, %a;",
-                f"mul.wide.u32 %off, %t3, {size};", "add.s64 %a, %a, %off;"]
-
-    names = [f"%i{k}" for k in range(len(ins))] + ["%o0"]
-    for k in [len(ins), *range(len(ins))]:
-        t, name = types[k], names[k]
-        decl.append(f".reg .{t} {name};")
-        if t == "pred":
-            code += [*addr(k, t), "ld.global.u8 %h, [%a];", f"setp.ne.b16 {name}, %h, 0;"]
-        else:
-            code += [*addr(k, t), f"ld.global.{t} {name}, [%a];"]
-    store = [*addr(len(ins), out), f"st.global.{out} [%a], %o0;"]
-    text = "\n".join([".version 8.0", ".target sm_90", ".address_size 64",
-                      f".visible .entry k({', '.join(params)})", "{", *decl, *code, body, *store,
-                      "DONE:", "ret;", "}"])
-    return cuda.Module.from_ptx(text).get_function("k")
-
-
 def run(body: str, ins: Sequence[tuple[str, Any]], out: str, init: Any = None) -> np.ndarray:
-    n = len(ins[0][1])
-    k = _kernel(body, tuple(t for t, _ in ins), out)
-    bufs = [cuda.to_device(np.asarray(a).astype(np.uint8 if t == "pred" else _NP[t])) for t, a in ins]
-    bufs.append(cuda.to_device(np.zeros(n, _NP[out]) if init is None else np.asarray(init, _NP[out])))
-    k(((n + 127) // 128,), (128,), (*bufs, np.uint32(n)))
-    return bufs[-1].get()
+    """Run `body` (writing %o0) over lanes; inputs (type, array). Returns %o0 per lane."""
+    return ptx_harness.run_lanes(body, ins, [(out, init)], _NP)[0]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -330,25 +297,16 @@ def test_ex2_bf16_ftz_flushes_subnormals() -> None:
 
 
 def test_rejected_forms_and_counters() -> None:
-    def load(body: str) -> None:  # modules load (and lower) at their first launch
-        text = "\n".join([".version 8.0", ".target sm_90", ".address_size 64", ".visible .entry k()", "{",
-                          ".reg .b16 %h<4>;", ".reg .b32 %r<4>;", body, "ret;", "}"])
-        cuda.Module.from_ptx(text).get_function("k")((1,), (1,), ())
-
-    for bad in ("add.ftz.bf16 %h1, %h2, %h3;", "add.rz.f16 %h1, %h2, %h3;",
-                "fma.rn.oob.f16 %h1, %h2, %h3, %h1;"):
-        with pytest.raises(cuda.UnsupportedInstruction):
-            load(bad)
-    for bad in ("fma.f16 %h1, %h2, %h3, %h1;", "fma.rn.sat.relu.f16 %h1, %h2, %h3, %h1;",
-                "ex2.f16 %h1, %h2;"):
-        with pytest.raises(cuda.PTXSyntaxError):
-            load(bad)
+    regs = (".reg .b16 %h<4>;", ".reg .b32 %r<4>;")
+    ptx_harness.assert_load_fails(cuda.UnsupportedInstruction, regs, [
+        "add.ftz.bf16 %h1, %h2, %h3;", "add.rz.f16 %h1, %h2, %h3;", "fma.rn.oob.f16 %h1, %h2, %h3, %h1;"])
+    ptx_harness.assert_load_fails(cuda.PTXSyntaxError, regs, [
+        "fma.f16 %h1, %h2, %h3, %h1;", "fma.rn.sat.relu.f16 %h1, %h2, %h3, %h1;", "ex2.f16 %h1, %h2;"])
     x = np.full(LANES, 0x3C003C00, np.uint32)
-    k = _kernel("fma.rn.f16x2 %o0, %i0, %i0, %i0;\nadd.f16x2 %o0, %o0, %i0;", ("b32",), "b32")
-    out = cuda.to_device(np.zeros(LANES, np.uint32))
-    rep = k(((LANES + 127) // 128,), (128,), (cuda.to_device(x), out, np.uint32(LANES)))
+    (out,), rep = ptx_harness.launch_lanes("fma.rn.f16x2 %o0, %i0, %i0, %i0;\nadd.f16x2 %o0, %o0, %i0;",
+                                           [("b32", x)], [("b32", None)], _NP)
     assert rep.counters.flops["fp16"] == 6 * LANES
-    assert (out.get() == 0x42004200).all()  # 1*1+1 = 2, + 1 = 3
+    assert (out == 0x42004200).all()  # 1*1+1 = 2, + 1 = 3
 
 
 def test_nvrtc_half_intrinsics() -> None:

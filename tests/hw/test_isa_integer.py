@@ -10,12 +10,12 @@ instruction does not execute (guards) keep their initial value and that is check
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import ptx_harness
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -47,8 +47,6 @@ _NP: dict[str, Any] = {
     "s16x2": np.uint32,
     "pred": np.bool_,
 }
-_REG = {"f32": ".f32", "f64": ".f64", "pred": ".pred"}
-_LD = {"f32": "f32", "f64": "f64"}
 
 
 def _bits(t: str) -> int:
@@ -56,82 +54,13 @@ def _bits(t: str) -> int:
 
 
 # ------------------------------------------------------------------------------------------------
-# Harness
+# Harness (ptx_harness)
 # ------------------------------------------------------------------------------------------------
-
-
-@functools.cache
-def _kernel(body: str, ins: tuple[str, ...], outs: tuple[str, ...]) -> Any:
-    params = [f".param .u64 p{k}" for k in range(len(ins) + len(outs))] + [".param .u32 n"]
-    decl = [".reg .pred %pt;", ".reg .b32 %rt<4>;", ".reg .b64 %ra;", ".reg .b64 %ro;", ".reg .b16 %h0;"]
-    code = [
-        "mov.u32 %rt0, %tid.x;",
-        "mov.u32 %rt1, %ctaid.x;",
-        "mov.u32 %rt2, %ntid.x;",
-        "mad.lo.s32 %rt3, %rt1, %rt2, %rt0;",
-        "ld.param.u32 %rt0, [n];",
-        "setp.ge.u32 %pt, %rt3, %rt0;",
-        "@%pt bra DONE;",
-    ]
-
-    def addr(k: int, t: str) -> list[str]:
-        size = max(_bits(t) // 8, 1)
-        return [
-            f"ld.param.u64 %ra, [p{k}];",
-            "cvta.to.global.u64 %ra, %ra;",
-            f"mul.wide.u32 %ro, %rt3, {size};",
-            "add.s64 %ra, %ra, %ro;",
-        ]
-
-    def load(name: str, k: int, t: str) -> list[str]:
-        if t == "pred":
-            return [*addr(k, t), "ld.global.u8 %h0, [%ra];", f"setp.ne.b16 {name}, %h0, 0;"]
-        return [*addr(k, t), f"ld.global.{_LD.get(t, f'b{_bits(t)}')} {name}, [%ra];"]
-
-    stores = []
-    for j, t in enumerate(outs):
-        decl.append(f".reg {_REG.get(t, f'.b{_bits(t)}')} %o{j};")
-        code += load(f"%o{j}", len(ins) + j, t)
-        if t == "pred":
-            stores += [*addr(len(ins) + j, t), f"selp.b16 %h0, 1, 0, %o{j};", "st.global.u8 [%ra], %h0;"]
-        else:
-            stores += [*addr(len(ins) + j, t), f"st.global.{_LD.get(t, f'b{_bits(t)}')} [%ra], %o{j};"]
-    for k, t in enumerate(ins):
-        decl.append(f".reg {_REG.get(t, f'.b{_bits(t)}')} %i{k};")
-        code += load(f"%i{k}", k, t)
-    text = "\n".join(
-        [
-            ".version 8.0",
-            ".target sm_90",
-            ".address_size 64",
-            f".visible .entry k({', '.join(params)})",
-            "{",
-            *decl,
-            *code,
-            body,
-            *stores,
-            "DONE:",
-            "ret;",
-            "}",
-        ]
-    )
-    return cuda.Module.from_ptx(text).get_function("k")
 
 
 def run(body: str, ins: Sequence[tuple[str, Any]], outs: Sequence[tuple[str, Any]]) -> list[np.ndarray]:
     """Run `body` with inputs (type, array) -> outputs (type, initial array or None)."""
-    n = len(ins[0][1])
-    k = _kernel(body, tuple(t for t, _ in ins), tuple(t for t, _ in outs))
-    bufs = []
-    for t, arr in list(ins) + list(outs):
-        a = np.zeros(n, _NP[t]) if arr is None else np.asarray(arr).astype(_NP[t])
-        bufs.append(cuda.to_device(a.astype(np.uint8) if t == "pred" else a))
-    k(((n + 127) // 128,), (128,), (*bufs, np.uint32(n)))
-    res = []
-    for (t, _), buf in zip(outs, bufs[len(ins) :]):
-        v = buf.get()
-        res.append(v.astype(bool) if t == "pred" else v)
-    return res
+    return ptx_harness.run_lanes(body, ins, outs, _NP)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -304,6 +233,13 @@ def test_subc_borrow_semantics(data: Any) -> None:
 # ------------------------------------------------------------------------------------------------
 
 
+def _product(mode: str, t: str) -> tuple[str, Callable[[int, int], int]]:
+    """The result type of mul/mad.{lo,hi,wide}.t and a reference for its product."""
+    w = _bits(t)
+    rt = f"{t[0]}{2 * w}" if mode == "wide" else t
+    return rt, {"lo": lambda x, y: x * y, "hi": lambda x, y: (x * y) >> w, "wide": lambda x, y: x * y}[mode]
+
+
 @pytest.mark.parametrize("t", INT_ARITH)
 @pytest.mark.parametrize("mode", ["lo", "hi", "wide"])
 @SETTINGS
@@ -312,10 +248,8 @@ def test_mul(t: str, mode: str, data: Any) -> None:
     if mode == "wide" and t.endswith("64"):
         return
     a, b = data.draw(lanes(t)), data.draw(lanes(t))
-    w = _bits(t)
-    rt = f"{t[0]}{2 * w}" if mode == "wide" else t
+    rt, fn = _product(mode, t)
     (out,) = run(f"mul.{mode}.{t} %o0, %i0, %i1;", [(t, a), (t, b)], [(rt, None)])
-    fn = {"lo": lambda x, y: x * y, "hi": lambda x, y: (x * y) >> w, "wide": lambda x, y: x * y}[mode]
     same(out, ref(fn, rt, a, b))
 
 
@@ -326,11 +260,9 @@ def test_mul(t: str, mode: str, data: Any) -> None:
 def test_mad(t: str, mode: str, data: Any) -> None:
     if mode == "wide" and t.endswith("64"):
         return
-    w = _bits(t)
-    rt = f"{t[0]}{2 * w}" if mode == "wide" else t
+    rt, part = _product(mode, t)
     a, b, c = data.draw(lanes(t)), data.draw(lanes(t)), data.draw(lanes(rt))
     (out,) = run(f"mad.{mode}.{t} %o0, %i0, %i1, %i2;", [(t, a), (t, b), (rt, c)], [(rt, None)])
-    part = {"lo": lambda x, y: x * y, "hi": lambda x, y: (x * y) >> w, "wide": lambda x, y: x * y}[mode]
     same(out, ref(lambda x, y, z: part(x, y) + z, rt, a, b, c))
 
 
@@ -1357,10 +1289,11 @@ def test_guarded_lanes_keep_their_registers(data: Any) -> None:
 
 def test_instruction_classes_are_counted() -> None:
     a = np.arange(64, dtype=np.float32)
-    k = _kernel(
+    ins, outs = ("f32", "f32", "f64"), ("pred", "pred", "f32", "s32")
+    k = ptx_harness.lane_kernel(
         "setp.lt.f32 %o0, %i0, %i1;\nsetp.lt.f64 %o1, %i2, %i2;\nmax.f32 %o2, %i0, %i1;\nadd.s32 %o3, %o3, 1;",
-        ("f32", "f32", "f64"),
-        ("pred", "pred", "f32", "s32"),
+        ins,
+        outs,
     )
     bufs = [
         cuda.to_device(x)
@@ -1375,7 +1308,7 @@ def test_instruction_classes_are_counted() -> None:
         )
     ]
     rep = k((1,), (64,), (*bufs, np.uint32(64)))
-    empty = _kernel("", ("f32", "f32", "f64"), ("pred", "pred", "f32", "s32"))((1,), (64,), (*bufs, np.uint32(64)))
+    empty = ptx_harness.lane_kernel("", ins, outs)((1,), (64,), (*bufs, np.uint32(64)))
     diff = {
         c: rep.counters.thread_instructions[c] - empty.counters.thread_instructions[c]
         for c in rep.counters.thread_instructions

@@ -5,31 +5,18 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ptx_harness import PTX_HEAD, launch, launch_entry
 
 import strata.cuda as cuda
 from strata.hw.isa import warp
 
 FULL = 0xFFFFFFFF
-
-
-@functools.cache
-def _module(src: str) -> Any:
-    return cuda.compile(src)
-
-
-def launch(src: str | Any, name: str, grid: int, block: int, *args: Any) -> tuple[list[np.ndarray], Any]:
-    """Run `name` with NumPy arrays copied in; returns every array argument copied back, and the report."""
-    mod = _module(src) if isinstance(src, str) else src
-    dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
-    report = mod.get_function(name)((grid,), (block,), tuple(dev))
-    return [d.get() for d in dev if isinstance(d, cuda.DeviceArray)], report
 
 
 def bits(p: np.ndarray) -> int:
@@ -266,7 +253,6 @@ def test_redux_sync(block: int) -> None:
 
 
 # -- hand-written PTX: predicate outputs, immediates, legacy forms, unsupported variants ------
-PTX_HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
 SHFL_PTX = PTX_HEAD + r'''
 .visible .entry k(.param .u64 pin, .param .u64 pout, .param .u64 ppred)
 {
@@ -330,10 +316,8 @@ def test_hand_ptx_predicates_immediates_and_legacy_forms() -> None:
     "shfl.sync.idx.b64 %r2, %r1, 0, 31, -1;",
 ])
 def test_unsupported_variants_fail_at_load(line: str) -> None:
-    body = " .reg .b32 %r<4>;\n mov.u32 %r1, %tid.x;\n " + line + "\n ret;\n"
-    ptx = PTX_HEAD + ".visible .entry k()\n{\n" + body + "}\n"
     with pytest.raises(cuda.UnsupportedInstruction):
-        launch(cuda.Module.from_ptx(ptx), "k", 1, 32)
+        launch_entry(".reg .b32 %r<4>;", "mov.u32 %r1, %tid.x;", line, block=32)
 
 
 SYNCWARP = r'''
