@@ -1,8 +1,13 @@
-"""Imports every instruction-family module so their lowerings register (order does not matter)."""
+"""Imports every instruction-family module so their lowerings register.
+
+Families that share an opcode by type (add.s32 / add.f32 / add.f16) wrap the lowering registered
+before them (registry.lowers_for_types, integer.py's `_PREVIOUS`), so this order shapes those chains.
+"""
 
 import importlib
 
-_FAMILIES = ("moves", "memory", "control", "integer", "floating", "half", "convert", "warp", "atomic")
+_FAMILIES = ("moves", "memory", "control", "integer", "bits", "compare", "floating", "fma", "half", "convert",
+             "warp", "atomic")
 
 for _name in _FAMILIES:
     try:

@@ -1,7 +1,7 @@
 # Source of truth for the semantics of the half-precision instructions of the virtual GPU on .f16,
 # .f16x2, .bf16 and .bf16x2 (raw bits in 16/32-bit registers): add, sub, mul, fma (.rn, .ftz, .sat,
 # .relu) and ex2.approx/tanh.approx. Results are bit-exact (single rounding to nearest-even).
-# (neg/abs/min/max on these types live in integer.py, packing moves in moves.py, cvt in convert.py.)
+# (neg/abs/min/max on these types live in compare.py, packing moves in moves.py, cvt in convert.py.)
 """Half-precision floating-point instructions (PTX ISA 9.7.4).
 
 Registers hold raw bits: one element in the low 16 bits, or two packed in 32 bits (element 0 in
@@ -34,8 +34,7 @@ from typing import Any
 import numpy as np
 
 from strata.hw.isa import fpround as fr
-from strata.hw.isa.floating import lowers_for_types
-from strata.hw.isa.registry import Op, split_mods, write
+from strata.hw.isa.registry import Op, lowers_for_types, split_mods, write
 from strata.hw.ptx.ir import FImm, Imm, Instruction, Operand
 
 HALF_TYPES = frozenset(("f16", "f16x2", "bf16", "bf16x2"))

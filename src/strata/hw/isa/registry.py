@@ -1,5 +1,8 @@
 """How an instruction family plugs into the JIT: `@lowers("add", ...)` and the `Op` it returns.
 
+Families that share an opcode by type (`add.s32`, `add.f32`, `add.f16`) register with
+`@lowers_for_types`, which hands the other types to the lowering registered before.
+
 A lowering runs once per instruction when a module is loaded. It resolves operands to slots of the
 frame's value list (`f.V`) and returns an `Op` whose `fn(f, m)` executes the instruction for every
 lane of a chunk at once; `m` is None (all lanes) or a bool mask of the lanes that execute.
@@ -52,6 +55,33 @@ def lowers(*opcodes: str) -> Callable[[Lowering], Lowering]:
         return fn
 
     return deco
+
+
+def lowers_for_types(opcodes: tuple[str, ...], types: frozenset[str]) -> Callable[[Lowering], Lowering]:
+    """Register a lowering for the variants of `opcodes` whose suffixes include one of `types`.
+
+    Other variants go to whatever lowering was registered for the opcode before (another family's),
+    so families sharing an opcode (`add.s32` is integer.py's, `add.f32` floating.py's, `add.f16`
+    half.py's) can load in any order as long as each one chains like this.
+    """
+
+    def deco(fn: Lowering) -> Lowering:
+        for op in opcodes:
+            REGISTRY[op] = _dispatch(fn, REGISTRY.get(op), types)
+        return fn
+
+    return deco
+
+
+def _dispatch(fn: Lowering, prev: Lowering | None, types: frozenset[str]) -> Lowering:
+    def lower(ins: Instruction, ctx: Any) -> Op:
+        if any(m in types for m in ins.mods):
+            return fn(ins, ctx)
+        if prev is not None:
+            return prev(ins, ctx)
+        raise ctx.unsupported()
+
+    return lower
 
 
 # PTX type suffix -> NumPy dtype used to view a register's bits for that operation.
