@@ -134,8 +134,8 @@ class Addresser:
         elif isinstance(op.base, Sym):
             self.base = ctx.symbol_slot(op.base.name, np.dtype(np.uint64))
             self.const = None
-        else:
-            self.base = ctx.src_const(op.offset) if hasattr(ctx, "src_const") else None
+        else:  # an absolute address `[0x1000]`
+            self.base = -1
             self.const = op.offset
             self.offset = 0
 
