@@ -51,24 +51,16 @@ class Device:
         return f"<strata.cuda.Device {self.index}: virtual {self.spec.product}>"
 
 
-_current: Device | None = None
+_explicit: Device | None = None  # set by set_device; otherwise STRATA_GPU decides
 
 
 def current_device() -> Device:
     """The device calls go to: set by `set_device`, else the default model's device."""
-    global _current
-    want = get_spec(config.settings().gpu).name
-    if _current is None or (_current.spec.name != want and _explicit is None):
-        _current = Device(want)
-    return _current
-
-
-_explicit: Device | None = None
+    return _explicit if _explicit is not None else Device(config.settings().gpu)
 
 
 def set_device(device: Device | str) -> Device:
     """Make `device` (a Device or a model name) current for later allocations and launches."""
-    global _current, _explicit
-    dev = device if isinstance(device, Device) else Device(device)
-    _current = _explicit = dev
-    return dev
+    global _explicit
+    _explicit = device if isinstance(device, Device) else Device(device)
+    return _explicit

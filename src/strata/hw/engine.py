@@ -135,29 +135,13 @@ class Chunk:
         self.shared_size = _shared_size(launch)  # per block, padded to 16 bytes
         self.shared_limit = launch.program.shared_bytes(launch.kernel.name, launch.config.shared_mem)
         self.shared = np.zeros(max(nblocks * self.shared_size, 16), dtype=np.uint8)
-        self._shared_base: np.ndarray | None = launch.cached(
+        # per lane: where its block's shared memory starts in `self.shared`
+        self.shared_base: np.ndarray = launch.cached(
             "shared_base", nblocks, lambda: self.block_local * self.shared_size)
-        self._shared_plus: dict[int, np.ndarray] = {}
         self.local: np.ndarray | None = None  # (n, capacity) bytes, grown on demand
         self.local_top = 0
         self.frames: list[Frame] = []
         self._specials: dict[str, Any] = {}
-
-    @property
-    def shared_base(self) -> np.ndarray:
-        """Per lane: where its block's shared memory starts in `self.shared`."""
-        if self._shared_base is None:
-            self._shared_base = self.block_local * self.shared_size
-        return self._shared_base
-
-    def shared_base_plus(self, offset: int) -> np.ndarray:
-        """Per lane: byte index of `offset` in its block's shared memory (cached per offset)."""
-        v = self._shared_plus.get(offset)
-        if v is None:
-            v = self.shared_base + offset
-            if len(self._shared_plus) < 256:
-                self._shared_plus[offset] = v
-        return v
 
     def alloc_local(self, size: int) -> int:
         base = self.local_top
