@@ -48,19 +48,22 @@ def lower_call(ins: Any, ctx: Any) -> Op:
     program = ctx.program
 
     def run(f: Any, m: Any) -> None:
-        from strata.hw import engine  # NOTE: same layer; engine imports the ISA, so bind late
-
-        callee = program.functions[name]
-        params = {callee_name: f.param(caller_name, sizes[caller_name]) for callee_name, caller_name in binding}
-        chunk = f.chunk
-        top = chunk.local_top
-        frame = engine.Frame(callee, chunk, params)
-        try:
-            engine.run_frame(frame, m)
-        finally:
-            chunk.local_top = top
+        _run_callee(f, program.functions[name], binding, sizes, m)
 
     return Op(run, "control", exact=True)
+
+
+def _run_callee(f: Any, callee: Any, binding: list[tuple[str, str]], sizes: dict[str, int], lanes: Any) -> None:
+    """Run `callee` on `lanes` in a new frame whose parameters are the caller's `.param` slots."""
+    from strata.hw import engine  # NOTE: same layer; engine imports the ISA, so bind late
+
+    params = {callee_name: f.param(caller_name, sizes[caller_name]) for callee_name, caller_name in binding}
+    chunk = f.chunk
+    top = chunk.local_top
+    try:
+        engine.run_frame(engine.Frame(callee, chunk, params), lanes)
+    finally:
+        chunk.local_top = top  # the callee's local depot is popped
 
 
 def _indirect_call(ins: Any, ctx: Any, rets: tuple[Any, ...], ops: list[Any]) -> Op:
@@ -74,7 +77,6 @@ def _indirect_call(ins: Any, ctx: Any, rets: tuple[Any, ...], ops: list[Any]) ->
     module = program.module
 
     def run(f: Any, m: Any) -> None:
-        from strata.hw import engine  # NOTE: same layer; engine imports the ISA, so bind late
         from strata.hw.jit import function_at
 
         t = f.V[target]
@@ -93,14 +95,7 @@ def _indirect_call(ins: Any, ctx: Any, rets: tuple[Any, ...], ops: list[Any]) ->
                                 "cudaErrorInvalidPc", address=int(addr), reason="bad function pointer")
             binding = [(p.name, a) for p, a in zip(callee_ir.params, arg_names, strict=True)]
             binding += [(p.name, r) for p, r in zip(callee_ir.returns, ret_names, strict=True)]
-            params = {cn: f.param(an, sizes[an]) for cn, an in binding}
-            chunk = f.chunk
-            top = chunk.local_top
-            frame = engine.Frame(program.functions[name], chunk, params)
-            try:
-                engine.run_frame(frame, lanes)
-            finally:
-                chunk.local_top = top
+            _run_callee(f, program.functions[name], binding, sizes, lanes)
 
     return Op(run, "control", exact=True)
 
