@@ -18,7 +18,18 @@ from strata.errors import PTXSyntaxError, UnsupportedInstruction
 from strata.hw.counters import INSTRUCTION_CLASSES
 from strata.hw.isa import REGISTRY
 from strata.hw.isa.registry import DTYPES, TYPE_NAMES
-from strata.hw.ptx.ir import FImm, Function, Imm, Instruction, Module, Operand, Reg, Sym
+from strata.hw.ptx.ir import (
+    FImm,
+    Function,
+    Imm,
+    Instruction,
+    Module,
+    Operand,
+    Reg,
+    Sym,
+    operand_registers,
+    written_registers,
+)
 from strata.hw.ptx.parser import TYPE_SIZES
 from strata.hw.uniform import scalar_definition, uniform_registers
 
@@ -373,28 +384,6 @@ def lower_function(program: Program, fn: Function) -> JitFunction:
                        ctx.local_offsets, ctx.param_vars)
 
 
-_NO_REGISTER_RESULT = frozenset({"st", "red", "bar", "barrier", "membar", "fence", "prefetch", "prefetchu",
-                                 "call", "trap", "brkpt", "nop", "pmevent", "cp", "griddepcontrol"})
-
-
-def written_registers(ins: Instruction) -> list[str]:
-    """Registers an instruction writes: those in its first operand, unless it only stores or syncs."""
-    if ins.opcode in _NO_REGISTER_RESULT or not ins.operands:
-        return []
-    from strata.hw.ptx.ir import Pair, Vec
-
-    def regs(op: Operand) -> list[str]:
-        if isinstance(op, Reg):
-            return [op.name]
-        if isinstance(op, Vec):
-            return [n for e in op.elems for n in regs(e)]
-        if isinstance(op, Pair):
-            return regs(op.first) + regs(op.second)
-        return []
-
-    return regs(ins.operands[0])
-
-
 def _terminator(ctx: LoweringContext, blk: Block, ins: Instruction, fn: Function,
                 block_of: dict[int, int]) -> None:
     if ins.opcode == "brx":
@@ -530,24 +519,11 @@ def register_pressure(fn: Function) -> int:
 
     NVRTC declares one virtual register per value; counting declarations overestimates by 3-10x.
     """
-    from strata.hw.ptx.ir import Mem, Pair, Vec
-
     first: dict[str, int] = {}
     last: dict[str, int] = {}
 
-    def regs_of(op: Any) -> list[str]:
-        if isinstance(op, Reg):
-            return [op.name]
-        if isinstance(op, Mem) and isinstance(op.base, Reg):
-            return [op.base.name]
-        if isinstance(op, Vec):
-            return [n for e in op.elems for n in regs_of(e)]
-        if isinstance(op, Pair):
-            return regs_of(op.first) + regs_of(op.second)
-        return []
-
     for i, ins in enumerate(fn.body):
-        names = [n for op in ins.operands for n in regs_of(op)]
+        names = [n for op in ins.operands for n in operand_registers(op)]
         if ins.guard is not None:
             names.append(ins.guard.name)
         for n in names:

@@ -16,7 +16,22 @@ from typing import Any
 
 import numpy as np
 
-from strata.hw.ptx.ir import CallArgs, FImm, Function, Imm, Instruction, Mem, Operand, Pair, Reg, Sym, Vec
+from strata.hw.ptx.ir import (
+    NO_REGISTER_RESULT,
+    CallArgs,
+    FImm,
+    Function,
+    Imm,
+    Instruction,
+    Mem,
+    Operand,
+    Pair,
+    Reg,
+    Sym,
+    Vec,
+    operand_registers,
+    written_registers,
+)
 
 DEFINERS = frozenset({"mov", "ld", "cvta", "add", "sub", "mul", "shl", "shr", "and", "or", "xor", "mad", "cvt"})
 READERS = frozenset({
@@ -25,7 +40,6 @@ READERS = frozenset({
 })
 UNIFORM_SPECIALS = ("%ntid", "%nctaid", "%nsmid", "%gridid", "%nwarpid", "%dynamic_smem_size",
                     "%total_smem_size")
-_NO_RESULT = frozenset({"st", "red", "bar", "barrier", "membar", "fence", "call", "trap", "prefetch"})
 
 
 def uniform_registers(fn: Function) -> set[str]:
@@ -34,7 +48,7 @@ def uniform_registers(fn: Function) -> set[str]:
         return set()
     defs: dict[str, int] = {}
     for ins in fn.body:
-        for r in _written(ins):
+        for r in written_registers(ins):
             defs[r] = defs.get(r, 0) + 1
     params = {p.name for p in fn.params}
     cand: dict[str, Instruction] = {}
@@ -90,33 +104,14 @@ def _safe_reader(ins: Instruction) -> bool:
     return ins.opcode in ("ld", "st") or not any(isinstance(op, Vec | Pair | CallArgs) for op in ins.operands)
 
 
-def _written(ins: Instruction) -> list[str]:
-    if ins.opcode in _NO_RESULT or not ins.operands:
-        return []
-    return _regs(ins.operands[0])
-
-
 def _read(ins: Instruction) -> list[str]:
-    ops = ins.operands if ins.opcode in _NO_RESULT else ins.operands[1:]
-    out = [r for op in ops for r in _regs(op)]
-    if ins.opcode not in _NO_RESULT and ins.operands and isinstance(ins.operands[0], Mem):
-        out += _regs(ins.operands[0])
+    ops = ins.operands if ins.opcode in NO_REGISTER_RESULT else ins.operands[1:]
+    out = [r for op in ops for r in operand_registers(op)]
+    if ins.opcode not in NO_REGISTER_RESULT and ins.operands and isinstance(ins.operands[0], Mem):
+        out += operand_registers(ins.operands[0])
     if ins.guard is not None:
         out.append(ins.guard.name)
     return out
-
-
-def _regs(op: Operand) -> list[str]:
-    if isinstance(op, Reg):
-        return [op.name]
-    if isinstance(op, Mem) and isinstance(op.base, Reg):
-        return [op.base.name]
-    if isinstance(op, Vec | CallArgs):
-        items = op.elems if isinstance(op, Vec) else op.items
-        return [r for e in items for r in _regs(e)]
-    if isinstance(op, Pair):
-        return _regs(op.first) + _regs(op.second)
-    return []
 
 
 def scalar_definition(run: Any, storage: np.dtype, view_slots: list[tuple[int, np.dtype]]) -> Any:

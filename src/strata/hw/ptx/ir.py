@@ -153,3 +153,29 @@ class Module:
     @property
     def kernels(self) -> list[str]:
         return [f.name for f in self.functions.values() if f.is_entry]
+
+
+# Instructions whose first operand is not a register they write (stores, barriers, calls, ...).
+NO_REGISTER_RESULT = frozenset({"st", "red", "bar", "barrier", "membar", "fence", "prefetch", "prefetchu",
+                                "call", "trap", "brkpt", "nop", "pmevent", "cp", "griddepcontrol"})
+
+
+def operand_registers(op: Operand) -> list[str]:
+    """Register names an operand mentions: itself, an address base, vector or call-list elements."""
+    if isinstance(op, Reg):
+        return [op.name]
+    if isinstance(op, Mem) and isinstance(op.base, Reg):
+        return [op.base.name]
+    if isinstance(op, Vec | CallArgs):
+        items = op.elems if isinstance(op, Vec) else op.items
+        return [r for e in items for r in operand_registers(e)]
+    if isinstance(op, Pair):
+        return operand_registers(op.first) + operand_registers(op.second)
+    return []
+
+
+def written_registers(ins: Instruction) -> list[str]:
+    """Registers an instruction writes: those in its first operand, unless it only stores or syncs."""
+    if ins.opcode in NO_REGISTER_RESULT or not ins.operands or isinstance(ins.operands[0], Mem):
+        return []
+    return operand_registers(ins.operands[0])
