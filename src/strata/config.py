@@ -7,6 +7,7 @@ Each variable is documented in docs/config.md; `ENV_VARS` below holds the same o
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import shutil
@@ -31,6 +32,10 @@ ENV_VARS: dict[str, str] = {
     "STRATA_CHUNK_LANES": "threads the emulator executes at once, as one vector "
     f"(default {DEFAULT_CHUNK_LANES})",
     "STRATA_NVCC": "path to nvcc, or 0 to never use it (default: nvcc on PATH, if any)",
+    "STRATA_DEVICES": "the virtual GPUs present, e.g. 'h200', 'h200,h100' or '4xh200' (default: one STRATA_GPU)",
+    "STRATA_LAUNCH_BLOCKING": "1 makes every launch and async copy synchronous, like CUDA_LAUNCH_BLOCKING (default 0)",
+    "STRATA_DEFAULT_STREAM": "legacy (synchronizes with other streams, the default) or per-thread, like "
+    "nvcc --default-stream",
 }
 
 _OFF = frozenset({"0", "off", "false", "no", "none"})
@@ -50,6 +55,9 @@ class Settings:
             (`STRATA_CHUNK_LANES`); trades memory for speed, never changes results.
         nvcc: resolved path to nvcc, or None when absent or disabled (`STRATA_NVCC`).
             nvcc is optional: strata only uses it to cross-check, never to run.
+        devices: model of each virtual GPU present, by device index (`STRATA_DEVICES`).
+        launch_blocking: launches and async copies complete before returning (`STRATA_LAUNCH_BLOCKING`).
+        default_stream: 'legacy' or 'per-thread' semantics of the default stream (`STRATA_DEFAULT_STREAM`).
 
     Example:
         >>> s = Settings()
@@ -63,6 +71,9 @@ class Settings:
     launch_budget: int = DEFAULT_LAUNCH_BUDGET
     chunk_lanes: int = DEFAULT_CHUNK_LANES
     nvcc: Path | None = None
+    devices: tuple[str, ...] = (DEFAULT_GPU,)
+    launch_blocking: bool = False
+    default_stream: str = "legacy"
 
 
 def settings(environ: Mapping[str, str] | None = None) -> Settings:
@@ -85,14 +96,37 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         ...
         ValueError: STRATA_DEBUG must be an integer in 0..4, got '9'
     """
-    env = os.environ if environ is None else environ
+    if environ is None:
+        # Cached on the variables read, so a launch pays a dict lookup, not a PATH search.
+        # os.environ's raw bytes mapping makes the key ~1 us instead of ~25 us of str decoding.
+        raw = getattr(os.environ, "_data", None)
+        if isinstance(raw, dict):
+            return _cached(tuple(raw.get(k) for k in _READ_RAW))
+        return _read(os.environ)
+    return _read(environ)
+
+
+_READ = (*ENV_VARS, "XDG_CACHE_HOME", "HOME", "PATH")
+_READ_RAW = tuple(os.fsencode(k) for k in _READ)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached(values: tuple[bytes | str | None, ...]) -> Settings:
+    return _read(os.environ)
+
+
+def _read(env: Mapping[str, str]) -> Settings:
+    gpu = _gpu(env)
     return Settings(
-        gpu=_gpu(env),
+        gpu=gpu,
         cache_dir=_cache_dir(env),
         debug=_int(env, "STRATA_DEBUG", 0, lo=0, hi=MAX_DEBUG),
         launch_budget=_int(env, "STRATA_LAUNCH_BUDGET", DEFAULT_LAUNCH_BUDGET, lo=1),
         chunk_lanes=_int(env, "STRATA_CHUNK_LANES", DEFAULT_CHUNK_LANES, lo=1),
         nvcc=_nvcc(env),
+        devices=_devices(env, gpu),
+        launch_blocking=_int(env, "STRATA_LAUNCH_BLOCKING", 0, lo=0, hi=1) == 1,
+        default_stream=_choice(env, "STRATA_DEFAULT_STREAM", ("legacy", "per-thread")),
     )
 
 
@@ -105,6 +139,31 @@ def _gpu(env: Mapping[str, str]) -> str:
     if gpu not in GPUS:
         raise ValueError(f"STRATA_GPU must be one of {', '.join(GPUS)}, got {raw!r}")
     return gpu
+
+
+def _devices(env: Mapping[str, str], gpu: str) -> tuple[str, ...]:
+    raw = env.get("STRATA_DEVICES", "").strip()
+    if not raw:
+        return (gpu,)
+    out: list[str] = []
+    for item in raw.lower().replace(" ", "").split(","):
+        count, _, model = item.partition("x") if item.split("x", 1)[0].isdigit() else ("1", "", item)
+        if model not in GPUS or not count.isdigit() or not 1 <= int(count) <= 64:
+            raise ValueError(f"STRATA_DEVICES must list models from {', '.join(GPUS)} (e.g. 'h200,h100' or "
+                             f"'4xh200'), got {raw!r}")
+        out += [model] * int(count)
+    if len(out) > 64:
+        raise ValueError(f"STRATA_DEVICES lists {len(out)} devices; at most 64 are supported")
+    return tuple(out)
+
+
+def _choice(env: Mapping[str, str], name: str, options: tuple[str, ...]) -> str:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return options[0]
+    if raw not in options:
+        raise ValueError(f"{name} must be one of {', '.join(options)}, got {raw!r}")
+    return raw
 
 
 def _cache_dir(env: Mapping[str, str]) -> Path:
@@ -136,7 +195,7 @@ def _nvcc(env: Mapping[str, str]) -> Path | None:
     raw = env.get("STRATA_NVCC")
     if raw is not None and raw.strip().lower() in _OFF | {""}:
         return None
-    # Re-resolved on every call (a few stat()s) so a monkeypatched PATH is honoured.
+    # Resolved again whenever PATH or STRATA_NVCC change (settings() caches on them).
     found = shutil.which(raw.strip() if raw is not None else "nvcc", path=env.get("PATH", os.defpath))
     if found is None and raw is not None:
         raise ValueError(f"STRATA_NVCC must name an executable nvcc (or 0 to disable), got {raw!r}")

@@ -14,6 +14,7 @@ def test_launch_walks_down_the_layers():
     k = mod.get_function("k")
     with trace.record() as rec:
         k(1, 32, (p,))
+        cuda.synchronize()  # the launch is asynchronous: the device runs it on its own thread
     launch = [e for e in rec.events if e.name == "cudaLaunchKernel"]
     assert len(launch) == 1
     cid = launch[0].correlation

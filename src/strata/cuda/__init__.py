@@ -11,9 +11,10 @@ Example:
 """
 
 from strata.cuda.compiler import CompileError
-from strata.cuda.device import Device, current_device, set_device
-from strata.cuda.memory import DeviceArray, empty, to_device, zeros
+from strata.cuda.device import Device, current_device, set_device, synchronize
+from strata.cuda.memory import DeviceArray, empty, pinned_empty, to_device, zeros
 from strata.cuda.module import Kernel, LaunchReport, Module, compile
+from strata.cuda.stream import Event, Stream
 from strata.errors import (
     CudaError,
     DeviceFault,
@@ -25,7 +26,8 @@ from strata.errors import (
 )
 
 __all__ = [
-    "CompileError", "CudaError", "Device", "DeviceArray", "DeviceFault", "InvalidLaunchConfig", "Kernel",
-    "LaunchReport", "LaunchTimeout", "Module", "OutOfMemoryError", "PTXSyntaxError", "UnsupportedInstruction",
-    "compile", "current_device", "empty", "set_device", "to_device", "zeros",
+    "CompileError", "CudaError", "Device", "DeviceArray", "DeviceFault", "Event", "InvalidLaunchConfig", "Kernel",
+    "LaunchReport", "LaunchTimeout", "Module", "OutOfMemoryError", "PTXSyntaxError", "Stream",
+    "UnsupportedInstruction", "compile", "current_device", "empty", "pinned_empty", "set_device", "synchronize",
+    "to_device", "zeros",
 ]

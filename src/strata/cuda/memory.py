@@ -11,6 +11,7 @@ import numpy as np
 from strata import trace
 from strata.cuda.device import Device, current_device
 from strata.errors import CudaError
+from strata.runtime import Context, Stream
 
 
 class DeviceArray:
@@ -32,31 +33,57 @@ class DeviceArray:
         self.dtype = np.dtype(dtype)
         self.device = device or current_device()
         self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        ctx = self.device.context
         with trace.span("L3", "cudaMalloc", bytes=self.nbytes):
-            self.ptr = self.device.file.alloc(self.nbytes, f"DeviceArray{self.shape} {self.dtype}")
-        self._finalizer = weakref.finalize(self, _release, self.device, self.ptr)
+            self.ptr = ctx.malloc(self.nbytes, f"DeviceArray{self.shape} {self.dtype}")
+        self._generation = ctx.generation
+        self._finalizer = weakref.finalize(self, _release, ctx, self.ptr, self._generation)
 
     @property
     def size(self) -> int:
         return self.nbytes // self.dtype.itemsize if self.dtype.itemsize else 0
 
-    def get(self) -> np.ndarray:
-        """Copy to a new host ndarray (cudaMemcpy DeviceToHost)."""
+    def get(self, out: np.ndarray | None = None, *, stream: Stream | None = None) -> np.ndarray:
+        """Copy to host (cudaMemcpy DeviceToHost): into a new ndarray, or into `out`.
+
+        With `stream`, the copy is queued on it (cudaMemcpyAsync) and returns at once when `out` is
+        pinned (see `pinned_empty`); read `out` after synchronizing. Pageable memory copies wait."""
         self._check_live("get")
-        out = np.empty(self.shape, dtype=self.dtype)
-        with trace.span("L3", "cudaMemcpy", kind="DeviceToHost", bytes=self.nbytes):
-            self.device.file.copy_from_device(self.ptr, out)
+        if out is None:
+            out = np.empty(self.shape, dtype=self.dtype)
+        elif out.nbytes != self.nbytes:
+            raise ValueError(f"[get] out has {out.nbytes} bytes, the array {self.nbytes}")
+        name = "cudaMemcpy" if stream is None else "cudaMemcpyAsync"
+        with trace.span("L3", name, kind="DeviceToHost", bytes=self.nbytes):
+            if self.nbytes:
+                self.device.context.memcpy_dtoh(out, self.ptr, stream, asynchronous=stream is not None)
         return out
 
-    def set(self, host: np.ndarray) -> None:
-        """Copy a host array of the same shape and dtype in (cudaMemcpy HostToDevice)."""
+    def set(self, host: np.ndarray, *, stream: Stream | None = None) -> None:
+        """Copy a host array of the same shape and dtype in (cudaMemcpy HostToDevice; with `stream`,
+        cudaMemcpyAsync, which returns at once for pinned memory: keep it unchanged until done)."""
         self._check_live("set")
         host = np.asarray(host)
         if host.shape != self.shape or host.dtype != self.dtype:
             raise ValueError(f"[set] expected shape {self.shape} and dtype {self.dtype}, "
                              f"got {host.shape} and {host.dtype}")
-        with trace.span("L3", "cudaMemcpy", kind="HostToDevice", bytes=self.nbytes):
-            self.device.file.copy_to_device(self.ptr, np.ascontiguousarray(host))
+        name = "cudaMemcpy" if stream is None else "cudaMemcpyAsync"
+        with trace.span("L3", name, kind="HostToDevice", bytes=self.nbytes):
+            if self.nbytes:
+                self.device.context.memcpy_htod(self.ptr, host, stream, asynchronous=stream is not None)
+
+    def copy_from(self, other: DeviceArray, *, stream: Stream | None = None) -> None:
+        """Device-to-device copy of an array of the same size (cudaMemcpy DeviceToDevice)."""
+        self._check_live("copy_from")
+        other._check_live("copy_from")
+        if other.nbytes != self.nbytes or other.device is not self.device:
+            raise ValueError(f"[copy_from] expected {self.nbytes} bytes on {self.device}, "
+                             f"got {other.nbytes} bytes on {other.device}")
+        with trace.span("L3", "cudaMemcpy" if stream is None else "cudaMemcpyAsync", kind="DeviceToDevice",
+                        bytes=self.nbytes):
+            if self.nbytes:
+                self.device.context.memcpy_dtod(self.ptr, other.ptr, self.nbytes, stream,
+                                                asynchronous=stream is not None)
 
     def free(self) -> None:
         """Release the device memory now (cudaFree); the array can't be used afterwards."""
@@ -65,20 +92,25 @@ class DeviceArray:
 
     @property
     def freed(self) -> bool:
-        return not self._finalizer.alive
+        return not self._finalizer.alive or self._generation != self.device.context.generation
 
     def _check_live(self, op: str) -> None:
-        if self.freed:
+        if not self._finalizer.alive:
             raise CudaError("cudaErrorInvalidValue", f"[{op}] DeviceArray at {self.ptr:#x} was freed")
+        if self._generation != self.device.context.generation:
+            raise CudaError("cudaErrorInvalidValue", f"[{op}] DeviceArray at {self.ptr:#x} was released by "
+                            f"Device.reset() of device {self.device.index}")
 
     def __repr__(self) -> str:
         state = " freed" if self.freed else ""
         return f"<DeviceArray shape={self.shape} dtype={self.dtype} ptr={self.ptr:#x}{state}>"
 
 
-def _release(device: Device, ptr: int) -> None:
+def _release(ctx: Context, ptr: int, generation: int) -> None:
+    if generation != ctx.generation:
+        return  # a device reset already freed it
     with trace.span("L3", "cudaFree", address=hex(ptr)):
-        device.file.free(ptr)
+        ctx.free(ptr)
 
 
 def empty(shape: int | tuple[int, ...], dtype: Any = np.float32) -> DeviceArray:
@@ -89,7 +121,9 @@ def empty(shape: int | tuple[int, ...], dtype: Any = np.float32) -> DeviceArray:
 def zeros(shape: int | tuple[int, ...], dtype: Any = np.float32) -> DeviceArray:
     """Allocate a device array filled with zeros (cudaMalloc + cudaMemset)."""
     a = empty(shape, dtype)
-    a.device.file.memset(a.ptr, 0, a.nbytes)
+    if a.nbytes:
+        with trace.span("L3", "cudaMemset", bytes=a.nbytes):
+            a.device.context.memset(a.ptr, 0, a.nbytes)
     return a
 
 
@@ -100,6 +134,21 @@ def to_device(host: Any) -> DeviceArray:
         raise TypeError("[to_device] object arrays cannot live in device memory")
     a = DeviceArray(arr.shape, arr.dtype)
     if a.nbytes:
-        with trace.span("L3", "cudaMemcpy", kind="HostToDevice", bytes=a.nbytes):
-            a.device.file.copy_to_device(a.ptr, arr)
+        a.set(arr)
     return a
+
+
+def pinned_empty(shape: int | tuple[int, ...], dtype: Any = np.float32) -> np.ndarray:
+    """A host ndarray in pinned (page-locked) memory (cudaHostAlloc): copies from and to it run at
+    pinned speed on the modeled link and may be asynchronous.
+
+    Example:
+        >>> h = pinned_empty(4); h[:] = 1; d = empty(4); d.set(h); d.get().tolist()
+        [1.0, 1.0, 1.0, 1.0]
+    """
+    shape_t = (shape,) if isinstance(shape, int) else tuple(shape)
+    dt = np.dtype(dtype)
+    n = int(np.prod(shape_t, dtype=np.int64))
+    with trace.span("L3", "cudaHostAlloc", bytes=n * dt.itemsize):
+        raw = current_device().file.pinned_host(n * dt.itemsize)
+    return raw.view(dt).reshape(shape_t)

@@ -9,9 +9,7 @@ virtual GPU (L0).
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,15 +23,16 @@ from strata.hw.counters import Counters
 from strata.hw.engine import LaunchConfig
 from strata.hw.jit import register_pressure
 from strata.hw.occupancy import ptxas_registers
-from strata.hw.perf import ModeledTime, model_launch
+from strata.hw.perf import ModeledTime
 from strata.hw.ptx import parse
 from strata.hw.ptx.ir import Function, Param
 from strata.hw.ptx.ir import Module as PTXModule
-from strata.runtime import LoadedModule, launch_kernel, load_module
+from strata.hw.cp import DispatchRecord
+from strata.runtime import LoadedModule, Signal, Stream, completion_record, launch_kernel, load_module
 
 Dim3 = int | tuple[int, ...]
-LAYERS = ("L3 strata.cuda (CUDA runtime API)", "L2 strata.runtime (module load, dispatch)",
-          "L1 strata.driver (doorbell)", "L0 strata.hw (PTX JIT + SIMT engine)")
+LAYERS = ("L3 strata.cuda (CUDA runtime API)", "L2 strata.runtime (stream -> AQL dispatch packet)",
+          "L1 strata.driver (doorbell, interrupt)", "L0 strata.hw (command processor, PTX JIT + SIMT engine)")
 
 
 def compile(source: str, *, options: Sequence[str] = (), name_expressions: Sequence[str] = (),
@@ -75,7 +74,7 @@ class Module:
         self.ir: PTXModule = parse(ptx)
         self.lowered_names: dict[str, str] = {}
         self.compile_log = ""
-        self._loaded: dict[int, LoadedModule] = {}
+        self._loaded: dict[tuple[int, int], LoadedModule] = {}
         # cuModuleLoadData JITs at once, so an instruction the device lacks fails here, not at launch
         self.loaded(current_device())
 
@@ -99,32 +98,86 @@ class Module:
         return Kernel(self, fn, name)
 
     def loaded(self, device: Device) -> LoadedModule:
-        lm = self._loaded.get(id(device))
+        """The module as loaded on `device` (loaded again after a Device.reset())."""
+        key = (device.index, device.context.generation)
+        lm = self._loaded.get(key)
         if lm is None:
             lm = load_module(device.file, self.ptx)
-            self._loaded[id(device)] = lm
+            self._loaded = {k: v for k, v in self._loaded.items() if k[0] != device.index}
+            self._loaded[key] = lm
         return lm
 
 
-@dataclass
 class LaunchReport:
-    """What one launch did: counters, modeled time on the device, and the emulation's wall time."""
+    """What one launch did: counters, modeled time on the device, and the emulation's wall time.
 
-    kernel: str
-    device: str
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    shared_mem: int
-    registers: int
-    registers_source: str  # 'ptxas' or 'estimate'
-    counters: Counters
-    modeled: ModeledTime
-    wall_time_s: float
-    layers: tuple[str, ...] = field(default=LAYERS)
+    A launch returns as soon as its packet is queued; reading `counters`, `modeled` or
+    `wall_time_s` waits for the kernel to complete (and raises the context's sticky error if it
+    faulted). `done` says whether it completed; `wait()` waits explicitly.
+    """
+
+    def __init__(self, kernel: str, device: Device, grid: tuple[int, int, int], block: tuple[int, int, int],
+                 shared_mem: int, registers: int, registers_source: str, signal: Signal) -> None:
+        self.kernel = kernel
+        self.device = device.name
+        self.grid, self.block, self.shared_mem = grid, block, shared_mem
+        self.registers, self.registers_source = registers, registers_source
+        self.layers: tuple[str, ...] = LAYERS
+        self._context = device.context
+        self._signal: Signal | None = signal
+        self._record: DispatchRecord | None = None
+
+    @property
+    def done(self) -> bool:
+        return self._record is not None or (self._signal is not None and self._signal.done)
+
+    def wait(self) -> LaunchReport:
+        """Block until the kernel completed; raises DeviceFault/LaunchTimeout if it (or an earlier
+        launch on the device) faulted."""
+        if self._record is None:
+            assert self._signal is not None
+            self._context.wait(self._signal)
+            self._record = completion_record(self._signal)
+            if self._record is None or self._record.result is None:
+                raise CudaError("cudaErrorUnknown", f"[launch {self.kernel}] completed without a dispatch record")
+            self._signal = None  # the signal can go back to the runtime
+        return self
+
+    @property
+    def counters(self) -> Counters:
+        rec = self.wait()._record
+        assert rec is not None and rec.result is not None
+        return rec.result.counters
+
+    @property
+    def modeled(self) -> ModeledTime:
+        rec = self.wait()._record
+        assert rec is not None and rec.modeled is not None
+        return rec.modeled
+
+    @property
+    def wall_time_s(self) -> float:
+        """Host seconds the emulator spent executing the kernel (not device time)."""
+        rec = self.wait()._record
+        assert rec is not None
+        return rec.wall_s
 
     @property
     def modeled_time_s(self) -> float:
         return self.modeled.seconds
+
+    @property
+    def device_start(self) -> float:
+        """Modeled device time (s) the kernel started at on the device timeline."""
+        rec = self.wait()._record
+        assert rec is not None
+        return rec.start
+
+    @property
+    def device_end(self) -> float:
+        rec = self.wait()._record
+        assert rec is not None
+        return rec.end
 
     def __str__(self) -> str:
         c = self.counters
@@ -132,6 +185,10 @@ class LaunchReport:
                 f"{c.total_thread_instructions:,} thread-instructions, SIMT efficiency {c.simt_efficiency:.0%}, "
                 f"{c.global_bytes:,} global bytes (coalescing {c.coalescing_efficiency:.0%}); "
                 f"{self.modeled}; emulated in {self.wall_time_s * 1e3:.1f} ms wall")
+
+    def __repr__(self) -> str:
+        state = "done" if self.done else "queued"
+        return f"<LaunchReport {self.kernel}<<<{self.grid}, {self.block}>>> {state}>"
 
 
 class Kernel:
@@ -147,40 +204,38 @@ class Kernel:
     def params(self) -> list[Param]:
         return self.fn.params
 
-    def __call__(self, grid: Dim3, block: Dim3, args: Sequence[Any], shared_mem: int = 0) -> LaunchReport:
-        return self.launch(grid, block, args, shared_mem=shared_mem)
+    def __call__(self, grid: Dim3, block: Dim3, args: Sequence[Any], shared_mem: int = 0,
+                 stream: Stream | None = None) -> LaunchReport:
+        return self.launch(grid, block, args, shared_mem=shared_mem, stream=stream)
 
-    def launch(self, grid: Dim3, block: Dim3, args: Sequence[Any], *, shared_mem: int = 0) -> LaunchReport:
-        """Launch on the current device: `kernel<<<grid, block, shared_mem>>>(*args)`.
+    def launch(self, grid: Dim3, block: Dim3, args: Sequence[Any], *, shared_mem: int = 0,
+               stream: Stream | None = None) -> LaunchReport:
+        """Launch on the current device: `kernel<<<grid, block, shared_mem, stream>>>(*args)`.
+
+        Returns as soon as the dispatch packet is queued (STRATA_LAUNCH_BLOCKING=1: after it ran).
 
         Args:
             grid, block: an int or a tuple of up to 3 ints.
             args: one per PTX parameter: a DeviceArray or int for pointers, NumPy scalars for values.
             shared_mem: dynamic shared memory per block, bytes.
+            stream: the stream to queue on (default: the default stream).
         Raises:
             TypeError: wrong argument count or type (names the parameter).
             InvalidLaunchConfig: grid/block/shared memory outside the device's limits.
-            DeviceFault, LaunchTimeout: from the device while it runs.
+            DeviceFault, LaunchTimeout: the sticky error of an earlier faulted launch on this device.
         """
-        device = current_device()
+        device = current_device() if stream is None else _device_of(stream)
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
         regs, source = self.registers()
-        with trace.span("L3", "cudaLaunchKernel", kernel=self.name, grid=g, block=b,
-                        shared_mem=shared_mem) as span_args:
+        with trace.span("L3", "cudaLaunchKernel", kernel=self.name, grid=g, block=b, shared_mem=shared_mem):
             self._validate(device, g, b, shared_mem, regs)
             params = pack_arguments(self.name, self.fn.params, args)
             loaded = self.module.loaded(device)
-            t0 = time.perf_counter()
-            result = launch_kernel(loaded, self.fn.name, LaunchConfig(g, b, shared_mem, params))
-            wall = time.perf_counter() - t0
-            modeled = model_launch(device.spec, result.counters, grid_blocks=g[0] * g[1] * g[2],
-                                   threads_per_block=b[0] * b[1] * b[2], regs_per_thread=regs,
-                                   smem_per_block=result.shared_bytes_per_block)
-            span_args["modeled_s"] = modeled.seconds
-        report = LaunchReport(self.name, device.spec.product, g, b, shared_mem, regs, source, result.counters,
-                              modeled, wall)
+            signal = launch_kernel(device.context.stream(stream), loaded, self.fn.name,
+                                   LaunchConfig(g, b, shared_mem, params), registers=regs, registers_source=source)
+        report = LaunchReport(self.name, device, g, b, shared_mem, regs, source, signal)
         if config.settings().debug >= 1:
-            print(f"[strata] {report}", file=sys.stderr)
+            print(f"[strata] {report.wait()}", file=sys.stderr)
         return report
 
     def registers(self) -> tuple[int, str]:
@@ -219,6 +274,10 @@ class Kernel:
             raise InvalidLaunchConfig("cudaErrorLaunchOutOfResources",
                                       f"[launch {self.name}] {threads} threads x {regs} registers = "
                                       f"{regs * threads} exceeds regsPerBlock={spec.regs_per_block}")
+
+
+def _device_of(stream: Stream) -> Device:
+    return Device(stream.context.device.index)
 
 
 def _dim3(v: Dim3, what: str) -> tuple[int, int, int]:

@@ -1,11 +1,13 @@
-"""L1: the kernel driver. Opens the virtual GPUs, manages their VRAM, copies memory, submits work.
-
-In this issue the driver is thin: it owns device discovery and the VRAM allocator, and passes
-launches straight to the device. The issue 'Kernel driver and system runtime' adds queues,
-copy engines, doorbells and interrupts behind the same calls.
+"""L1: the kernel driver. Discovers and opens the virtual GPUs, manages VRAM and pinned host memory,
+creates hardware queues bound to the compute and copy engines, rings doorbells, delivers interrupts
+and reports telemetry (the role of nvidia.ko, and of amdgpu + KFD).
 """
 
-from strata.driver.device import DeviceFile, open_device
-from strata.driver.vram import VramManager
+from strata.driver.device import DeviceFile, open_device, opened_devices
+from strata.driver.discovery import DeviceNode, list_devices
+from strata.driver.hostmem import HOST_MEMORY
+from strata.driver.interrupts import EVENTS
+from strata.driver.vram import PAGE_SIZE, VramManager, VramStats
 
-__all__ = ["DeviceFile", "VramManager", "open_device"]
+__all__ = ["EVENTS", "HOST_MEMORY", "PAGE_SIZE", "DeviceFile", "DeviceNode", "VramManager", "VramStats",
+           "list_devices", "open_device", "opened_devices"]

@@ -1,85 +1,217 @@
-"""Device discovery and opening: the virtual GPUs present, like device nodes a runtime opens."""
+"""An opened virtual GPU: the kernel driver's calls a user-mode runtime makes on a device node.
+
+Source of truth for what the driver owns per device: its VRAM manager, its command processor (queues
+bound to the compute and DMA engines), doorbells, the interrupt handler, telemetry, and which
+runtime contexts have it open. A device that faulted keeps running other queues; `reset()` stops
+its queues, frees its memory and starts it clean.
+"""
 
 from __future__ import annotations
 
+import atexit
+import threading
+import time
+from collections.abc import Callable
+
 import numpy as np
 
-from strata import trace
+from strata import config, trace
+from strata.driver.discovery import DeviceNode, device_node
+from strata.driver.hostmem import HOST_MEMORY
+from strata.driver.interrupts import EVENTS
+from strata.driver.telemetry import Telemetry, TelemetrySample
 from strata.driver.vram import VramManager
 from strata.errors import CudaError
+from strata.hw import aql
 from strata.hw.catalog import get_spec
+from strata.hw.cp import CommandProcessor, HwQueue, KernelObject
 from strata.hw.engine import LaunchConfig, LaunchResult
 from strata.hw.gpu import VirtualGPU
-from strata.hw.jit import Program
 from strata.hw.ptx.ir import Module
+
+MAX_QUEUE_SIZE = 1 << 17  # packets (HSA_AGENT_INFO_QUEUE_MAX_SIZE on MI300X)
+QueueErrorHandler = Callable[[HwQueue, BaseException], None]
 
 
 class DeviceFile:
-    """An opened virtual GPU: its hardware, VRAM manager, and the calls a runtime makes.
+    """An opened virtual GPU.
 
     Example:
-        >>> dev = open_device(0, "h100")
-        >>> dev.gpu.spec.name
-        'h100'
+        >>> dev = open_device(0)
+        >>> dev.node.model, dev.node.pci_bus_id
+        ('h200', '0000:18:00.0')
     """
 
-    def __init__(self, index: int, model: str) -> None:
-        self.index = index
-        self.gpu = VirtualGPU(model)
+    def __init__(self, node: DeviceNode) -> None:
+        self.node = node
+        self.index = node.index
+        self.gpu = VirtualGPU(node.model)
         self.vram = VramManager(self.gpu.memory)
-        self.pci_bus_id = f"0000:{0x18 + index:02x}:00.0"
+        self.pci_bus_id = node.pci_bus_id
+        self.telemetry = Telemetry(self.gpu.spec)
+        self.cp = CommandProcessor(self.gpu.spec, self.gpu.memory, self._run_kernel, interrupt=self._interrupt,
+                                   on_queue_error=self._queue_error, on_busy=self.telemetry.record_busy)
+        self.contexts: dict[int, str] = {}  # context id -> description, for `strata smi`
+        self._queue_handlers: dict[int, QueueErrorHandler] = {}
+        self._queue_ids = 0
+        self._lock = threading.Lock()
+        self.doorbells = 0
 
     # -- memory
-    def alloc(self, size: int, tag: str = "") -> int:
+    def alloc(self, size: int, tag: str = "", alignment: int = 4096) -> int:
         with trace.span("L1", "vram_alloc", size=size):
-            return self.vram.alloc(size, tag)
+            return self.vram.alloc(size, tag, alignment)
 
     def free(self, address: int) -> None:
         with trace.span("L1", "vram_free", address=hex(address)):
             self.vram.free(address)
 
-    def _check_range(self, address: int, size: int, op: str) -> None:
+    def check_range(self, address: int, size: int, op: str) -> None:
+        """cudaErrorInvalidValue unless [address, address + size) lies inside one allocation."""
         a = self.gpu.memory.allocation_at(address)
         if size and (a is None or address + size > a.end):
             raise CudaError("cudaErrorInvalidValue",
                             f"[{op}] device range {address:#x}+{size} is not inside one allocation")
 
-    def copy_to_device(self, address: int, data: np.ndarray) -> None:
-        """DMA host -> device (the copy engines arrive with the runtime issue)."""
-        self._check_range(address, data.nbytes, "memcpy HtoD")
-        with trace.span("L1", "dma_htod", bytes=data.nbytes):
-            self.gpu.memory.write(address, data)
+    def write(self, address: int, data: bytes | np.ndarray) -> None:
+        """A CPU write through the BAR aperture (the loader writes module initializers this way)."""
+        self.gpu.memory.write(address, data)
 
-    def copy_from_device(self, address: int, out: np.ndarray) -> None:
-        self._check_range(address, out.nbytes, "memcpy DtoH")
-        with trace.span("L1", "dma_dtoh", bytes=out.nbytes):
-            out.reshape(-1).view(np.uint8)[:] = self.gpu.memory.view(address, out.nbytes)
-
-    def memset(self, address: int, value: int, size: int) -> None:
-        self._check_range(address, size, "memset")
+    def fill(self, address: int, value: int, size: int) -> None:
         self.gpu.memory.fill(address, size, value)
 
-    # -- programs
-    def load_program(self, module: Module, addresses: dict[str, int]) -> Program:
+    @staticmethod
+    def pinned_host(nbytes: int) -> np.ndarray:
+        """Page-locked host memory (cudaHostAlloc / hsaKmtAllocMemory of system memory)."""
+        return HOST_MEMORY.pinned(nbytes)
+
+    @staticmethod
+    def is_pinned(address: int, nbytes: int) -> bool:
+        return HOST_MEMORY.is_pinned(address, nbytes)
+
+    # -- code objects
+    def load_program(self, module: Module, addresses: dict[str, int]) -> object:
         return self.gpu.load(module, addresses)
 
-    def submit(self, program: Program, kernel: str, config: LaunchConfig) -> LaunchResult:
-        """Ring the doorbell: in this thin driver the launch runs to completion here."""
-        with trace.span("L1", "doorbell", kernel=kernel):
-            return self.gpu.launch(program, kernel, config)
+    def register_kernel(self, ko: KernelObject) -> int:
+        """Make a kernel dispatchable; returns its kernel_object handle for AQL packets."""
+        return self.cp.register_kernel_object(ko)
+
+    def unregister_kernel(self, handle: int) -> None:
+        self.cp.unregister_kernel_object(handle)
+
+    def _run_kernel(self, ko: KernelObject, launch: LaunchConfig) -> LaunchResult:
+        return self.gpu.launch(ko.program, ko.name, launch)
+
+    # -- queues, doorbells, interrupts (hsaKmtCreateQueue, the doorbell page, KFD events)
+    def create_queue(self, size: int, engine: str, on_error: QueueErrorHandler) -> HwQueue:
+        """A ring of `size` AQL packets in pinned host memory, bound to `engine`."""
+        if size < 1 or size & (size - 1) or size > MAX_QUEUE_SIZE:
+            raise CudaError("cudaErrorInvalidValue",
+                            f"[create_queue] size must be a power of two in 1..{MAX_QUEUE_SIZE}, got {size}")
+        with self._lock:
+            self._queue_ids += 1
+            qid = self._queue_ids
+        ring = self.pinned_host(size * aql.PACKET_SIZE)
+        for slot in range(size):  # every slot starts INVALID, as hsa_queue_create promises
+            aql.retire(ring, slot * aql.PACKET_SIZE)
+        queue = HwQueue(qid, ring, size, engine)
+        self._queue_handlers[qid] = on_error
+        self.cp.add_queue(queue)
+        trace.emit("L1", "create_queue", queue=qid, engine=engine, size=size)
+        return queue
+
+    def destroy_queue(self, queue: HwQueue) -> None:
+        self.cp.remove_queue(queue)
+        self._queue_handlers.pop(queue.id, None)
+
+    def ring_doorbell(self, queue: HwQueue, index: int) -> None:
+        """The doorbell write: wakes the engine that serves `queue`."""
+        self.doorbells += 1
+        trace.emit("L1", "doorbell", queue=queue.id, engine=queue.engine, index=index)
+        self.cp.ring_doorbell(queue, index)
+
+    @staticmethod
+    def create_event() -> int:
+        return EVENTS.create()
+
+    def _interrupt(self, event_id: int) -> None:
+        EVENTS.set(event_id)
+
+    def _queue_error(self, queue: HwQueue, exc: BaseException) -> None:
+        handler = self._queue_handlers.get(queue.id)
+        if handler is not None:
+            handler(queue, exc)
+        EVENTS.broadcast()  # waiters re-check and find the error
+
+    # -- state
+    def idle(self) -> bool:
+        return self.cp.idle()
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Wait until every queue is drained or stopped by an error."""
+        deadline = time.monotonic() + timeout
+        while not self.cp.idle():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.0002)
+        return True
+
+    def telemetry_sample(self) -> TelemetrySample:
+        return self.telemetry.sample(memory_used=self.vram.stats().used, now=self.cp.now())
+
+    def reset(self) -> None:
+        """Stop every queue, free all device memory and code objects, zero the clocks."""
+        with trace.span("L1", "device_reset", device=self.index):
+            for eng in self.cp.engines.values():
+                for q in list(eng.queues):
+                    self.destroy_queue(q)
+            self.wait_idle(timeout=10.0)
+            self.vram.free_all()
+            self.cp.kernel_objects.clear()
+            self.cp.reset_clocks()
+            self.telemetry.reset()
+            self.contexts.clear()
+
+    def close(self) -> None:
+        self.cp.shutdown()
 
 
 _open: dict[int, DeviceFile] = {}
+_open_lock = threading.Lock()
 
 
 def open_device(index: int = 0, model: str | None = None) -> DeviceFile:
-    """Open virtual GPU `index` (model from STRATA_GPU unless given; reopening returns the same)."""
-    from strata import config
+    """Open virtual GPU `index` (present devices from STRATA_DEVICES; reopening returns the same).
 
-    dev = _open.get(index)
-    if dev is None or (model is not None and get_spec(model).name != dev.gpu.spec.name):
-        if index < 0:
-            raise CudaError("cudaErrorInvalidDevice", f"device index must be >= 0, got {index}")
-        dev = DeviceFile(index, model or config.settings().gpu)
-        _open[index] = dev
-    return dev
+    `model` names the model a device beyond the present ones gets when first opened (strata can add
+    virtual devices on demand, e.g. `strata demo --gpu a100`)."""
+    if index < 0:
+        raise CudaError("cudaErrorInvalidDevice", f"device index must be >= 0, got {index}")
+    with _open_lock:
+        dev = _open.get(index)
+        if dev is None:
+            present = config.settings().devices
+            if index < len(present):
+                chosen = present[index]
+            elif model is not None:
+                chosen = get_spec(model).name
+            else:
+                raise CudaError("cudaErrorInvalidDevice",
+                                f"device {index} does not exist: {len(present)} device(s) present "
+                                f"(STRATA_DEVICES={','.join(present)})")
+            dev = DeviceFile(device_node(index, chosen))
+            _open[index] = dev
+        return dev
+
+
+def opened_devices() -> list[DeviceFile]:
+    return [d for _, d in sorted(_open.items())]
+
+
+def _shutdown() -> None:
+    for dev in list(_open.values()):
+        dev.close()
+
+
+atexit.register(_shutdown)

@@ -1,4 +1,10 @@
-"""The VRAM manager: hands out ranges of a device's HBM and maps them so the GPU may touch them."""
+"""The VRAM manager: hands out page-granular ranges of a device's HBM and maps them for the GPU.
+
+HBM is a lazily committed host mapping the size of the model's memory (141 GB of addresses on an
+H200); only pages something touched cost host RAM, and freeing gives them back. Allocations are
+whole 4 KiB pages (the GPU's small page), aligned to `alignment` (a power of two, at least a page),
+placed first-fit; free ranges coalesce.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from dataclasses import dataclass
 from strata.errors import CudaError, OutOfMemoryError
 from strata.hw.memory import GLOBAL_BASE, DeviceMemory
 
-ALIGNMENT = 512  # cudaMalloc returns addresses aligned to at least 256 bytes; we use 512
+PAGE_SIZE = 4096  # the GPU MMU's small page; cudaMalloc promises 256-byte alignment, pages give more
 
 
 @dataclass
@@ -33,7 +39,9 @@ class VramManager:
         >>> vram = VramManager(DeviceMemory(1 << 20))
         >>> a = vram.alloc(1000); b = vram.alloc(10)
         >>> b - a, vram.stats().used
-        (1024, 1536)
+        (4096, 8192)
+        >>> c = vram.alloc(5000, alignment=65536); c % 65536, vram.size_of(c)
+        (0, 8192)
     """
 
     def __init__(self, memory: DeviceMemory) -> None:
@@ -41,19 +49,23 @@ class VramManager:
         self._free: list[tuple[int, int]] = [(GLOBAL_BASE, memory.capacity)]  # (start, size), sorted
         self._sizes: dict[int, int] = {}
 
-    def alloc(self, size: int, tag: str = "") -> int:
+    def alloc(self, size: int, tag: str = "", alignment: int = PAGE_SIZE) -> int:
+        """Map `size` bytes (rounded up to pages) at an address aligned to `alignment`."""
         if size < 0:
             raise CudaError("cudaErrorInvalidValue", f"[malloc] size must be >= 0, got {size}")
-        rounded = max(ALIGNMENT, -(-size // ALIGNMENT) * ALIGNMENT)
+        if alignment < PAGE_SIZE or alignment & (alignment - 1):
+            raise CudaError("cudaErrorInvalidValue",
+                            f"[malloc] alignment must be a power of two >= {PAGE_SIZE}, got {alignment}")
+        rounded = max(PAGE_SIZE, -(-size // PAGE_SIZE) * PAGE_SIZE)
         for i, (start, length) in enumerate(self._free):
-            if length >= rounded:
-                if length == rounded:
-                    del self._free[i]
-                else:
-                    self._free[i] = (start + rounded, length - rounded)
-                self._sizes[start] = rounded
-                self.memory.map(start, max(size, 1), tag)
-                return start
+            aligned = -(-start // alignment) * alignment
+            if aligned + rounded > start + length:
+                continue
+            pieces = [(start, aligned - start), (aligned + rounded, start + length - aligned - rounded)]
+            self._free[i:i + 1] = [p for p in pieces if p[1] > 0]
+            self._sizes[aligned] = rounded
+            self.memory.map(aligned, max(size, 1), tag)
+            return aligned
         st = self.stats()
         raise OutOfMemoryError(message=(
             f"[malloc] out of device memory: requested {size:,} bytes, {st.free:,} bytes free, "
@@ -65,6 +77,7 @@ class VramManager:
             raise CudaError("cudaErrorInvalidValue", f"[free] {address:#x} is not an allocation's start "
                             "(double free or foreign pointer)")
         self.memory.unmap(address)
+        self.memory.release(address, size)
         i = bisect.bisect_left(self._free, (address, 0))
         self._free.insert(i, (address, size))
         # coalesce with neighbours
@@ -75,8 +88,19 @@ class VramManager:
             self._free[i - 1] = (self._free[i - 1][0], self._free[i - 1][1] + self._free[i][1])
             del self._free[i]
 
+    def free_all(self) -> int:
+        """Free every allocation (a device reset); returns how many there were."""
+        live = list(self._sizes)
+        for address in live:
+            self.free(address)
+        return len(live)
+
     def size_of(self, address: int) -> int | None:
         return self._sizes.get(address)
+
+    @property
+    def allocations(self) -> int:
+        return len(self._sizes)
 
     def stats(self) -> VramStats:
         free = sum(s for _, s in self._free)

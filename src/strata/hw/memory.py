@@ -62,6 +62,7 @@ class DeviceMemory:
         self.capacity = capacity
         self._mmap = mmap.mmap(-1, capacity, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE)
         self.bytes = np.frombuffer(self._mmap, dtype=np.uint8)
+        self._base = int(self.bytes.ctypes.data)
         self._views: dict[np.dtype, np.ndarray] = {}
         self._starts: list[int] = []  # sorted live allocation starts
         self._live: dict[int, Allocation] = {}
@@ -114,6 +115,17 @@ class DeviceMemory:
     def view(self, address: int, size: int) -> np.ndarray:
         off = address - GLOBAL_BASE
         return self.bytes[off: off + size]
+
+    def host_pointer(self, address: int) -> int:
+        """The host address backing device `address` (what a DMA engine reads or writes)."""
+        return self._base + (address - GLOBAL_BASE)
+
+    def release(self, address: int, size: int) -> None:
+        """Give the host RAM behind a freed page-aligned range back (it reads as zeros afterwards)."""
+        off = address - GLOBAL_BASE
+        lo, hi = -(-off // mmap.PAGESIZE) * mmap.PAGESIZE, (off + size) // mmap.PAGESIZE * mmap.PAGESIZE
+        if hi > lo and hasattr(self._mmap, "madvise"):
+            self._mmap.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
     def fill(self, address: int, size: int, value: int) -> None:
         off = address - GLOBAL_BASE

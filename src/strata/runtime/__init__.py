@@ -1,10 +1,13 @@
-"""L2: the system runtime. Loads modules into a device and launches kernels on it.
-
-Thin in this issue (the CUDA driver API's cuModuleLoadData and cuLaunchKernel, done directly); the
-issue 'Kernel driver and system runtime' puts HSA-style queues, AQL packets and signals here.
+"""L2: the system runtime. User-mode queues of AQL packets, signals, module loading, and the
+CUDA-driver-style contexts, streams and events built on them (the role of the CUDA driver API and
+of ROCr). `strata.runtime.hsa` is the same machinery under HSA's names.
 """
 
+from strata.runtime.context import Context, Event, Stream, completion_record, primary_context
 from strata.runtime.launch import launch_kernel
 from strata.runtime.module import LoadedModule, load_module
+from strata.runtime.queue import UserQueue
+from strata.runtime.signals import Condition, Signal
 
-__all__ = ["LoadedModule", "launch_kernel", "load_module"]
+__all__ = ["Condition", "Context", "Event", "LoadedModule", "Signal", "Stream", "UserQueue", "completion_record",
+           "launch_kernel", "load_module", "primary_context"]

@@ -1,13 +1,22 @@
-"""Kernel launch (cuLaunchKernel / hipModuleLaunchKernel): hand a configured launch to the driver."""
+"""Kernel launch (cuLaunchKernel / hipModuleLaunchKernel): an AQL dispatch packet on a stream."""
 
 from __future__ import annotations
 
-from strata import trace
-from strata.hw.engine import LaunchConfig, LaunchResult
+from strata import config, trace
+from strata.hw.engine import LaunchConfig
+from strata.runtime.context import Stream
 from strata.runtime.module import LoadedModule
+from strata.runtime.signals import Signal
 
 
-def launch_kernel(module: LoadedModule, kernel: str, config: LaunchConfig) -> LaunchResult:
-    """Launch `kernel` with a packed parameter buffer (the kernarg segment) in `config.params`."""
-    with trace.span("L2", "dispatch", kernel=kernel, grid=config.grid, block=config.block):
-        return module.device.submit(module.program, kernel, config)
+def launch_kernel(stream: Stream, module: LoadedModule, kernel: str, launch: LaunchConfig, *,
+                  registers: int, registers_source: str) -> Signal:
+    """Queue `kernel` with its packed parameters (the kernarg block) in `launch.params`; returns the
+    completion signal. With STRATA_LAUNCH_BLOCKING=1 it also waits, raising any fault at once."""
+    with trace.span("L2", "cuLaunchKernel", kernel=kernel, grid=launch.grid, block=launch.block):
+        handle = module.kernel_object(kernel, registers, registers_source)
+        group = module.program.shared_bytes(kernel, 0) + launch.shared_mem
+        signal = stream.launch(handle, launch.grid, launch.block, group, launch.params)
+    if config.settings().launch_blocking:
+        stream.context.wait(signal)
+    return signal

@@ -69,17 +69,19 @@ def recording() -> bool:
 
 
 def current_correlation() -> int:
+    """The id of the outermost open span on this thread (the user call in progress), 0 if none."""
     return _state.stack[0] if _state.stack else 0
 
 
 def emit(layer: str, name: str, /, *, device_start: float | None = None, device_end: float | None = None,
-         **args: Any) -> None:
-    """Record an instantaneous event (no-op unless recording)."""
+         correlation: int | None = None, **args: Any) -> None:
+    """Record an instantaneous event (no-op unless recording). `correlation` links it to the call
+    that caused it when it happens on another thread (a device engine, an interrupt)."""
     if not _recordings:
         return
     now = time.perf_counter()
     ev = Event(layer, name, args, now, now, device_start, device_end,
-               current_correlation() or next(_ids), _state.depth)
+               correlation or current_correlation() or next(_ids), _state.depth)
     for r in _recordings:
         r.events.append(ev)
 
@@ -105,6 +107,27 @@ def span(layer: str, name: str, /, **args: Any) -> Iterator[dict[str, Any]]:
                    args.pop("device_end", None), cid, depth)
         for r in _recordings:
             r.events.append(ev)
+
+
+@contextlib.contextmanager
+def correlated(correlation: int, depth: int = 0) -> Iterator[None]:
+    """Attribute events recorded in this block (on this thread) to `correlation`, the id of the
+    call that caused them, nested at `depth`; device threads use it for the packets they run."""
+    if not _recordings or not correlation:
+        yield
+        return
+    _state.stack.append(correlation)
+    saved, _state.depth = _state.depth, depth
+    try:
+        yield
+    finally:
+        _state.stack.pop()
+        _state.depth = saved
+
+
+def current_depth() -> int:
+    """How deeply nested the open spans on this thread are."""
+    return _state.depth
 
 
 @contextlib.contextmanager

@@ -1,0 +1,332 @@
+"""The command processor: the virtual GPU's packet processor and its engines, each on its own thread.
+
+Source of truth for how queued work runs and for the modeled device timeline. The kernel driver
+registers queues (ring buffers of AQL packets in host memory) and binds each to an engine: the
+compute engine runs kernel dispatches, the DMA engines `dma0` (host-to-device and device-to-device)
+and `dma1` (device-to-host) run copies. A doorbell write wakes the engine; it fetches packets of
+each of its queues in order, waits for barrier dependencies, runs the packet, stamps the modeled
+start and end on the completion signal, decrements it, raises the signal's interrupt and retires the
+slot (header back to INVALID, read index + 1).
+
+Modeled timeline: each engine has a clock. A packet starts at the latest of: when the host submitted
+it (the runtime's modeled host clock, kept beside the ring), when its engine is free, when the
+previous packet of its queue ended (barrier bit), and when its dependencies completed. Kernels on
+one device run one at a time on the compute engine; copies overlap with them on the DMA engines.
+A packet that faults stops its queue and is reported through `on_queue_error`; other queues and
+devices go on.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from strata import trace
+from strata.errors import CudaError
+from strata.hw import aql
+from strata.hw.aql import AgentDispatch, AgentOp, Barrier, CopyFlags, KernelDispatch, PacketType
+from strata.hw.dma import copy_seconds
+from strata.hw.engine import LaunchConfig, LaunchResult
+from strata.hw.perf import ModeledTime, model_launch
+from strata.hw.signals import SIGNALS
+
+ENGINES = ("compute", "dma0", "dma1")
+_IDLE_POLL_S = 0.5  # an idle engine re-checks its queues this often even without a doorbell
+
+
+@dataclass(frozen=True)
+class KernelObject:
+    """What a code object's kernel descriptor tells the packet processor (kernel_object handle)."""
+
+    program: Any  # hw.jit.Program
+    name: str
+    kernarg_size: int
+    static_group_segment_size: int
+    registers: int
+    registers_source: str  # 'ptxas' | 'estimate'
+
+
+@dataclass
+class DispatchRecord:
+    """What a completed packet leaves on its completion signal for profilers and LaunchReports."""
+
+    kind: str  # 'kernel' | 'copy' | 'fill' | 'barrier'
+    engine: str
+    start: float  # modeled device seconds
+    end: float
+    wall_s: float = 0.0
+    result: LaunchResult | None = None
+    modeled: ModeledTime | None = None
+    nbytes: int = 0
+    detail: str = ""
+
+
+@dataclass
+class HwQueue:
+    """A queue as the packet processor sees it (the memory queue descriptor the driver sets up)."""
+
+    id: int
+    ring: Any  # writable buffer of size * 64 bytes
+    size: int
+    engine: str
+    read_index: int = 0
+    write_index: int = 0  # the producer's published write index
+    doorbell: int = -1
+    meta: list[tuple[float, int, int]] = field(default_factory=list)  # per slot: (modeled submit time,
+    # correlation id and trace depth of the call that queued it)
+    last_end: float = 0.0
+    error: BaseException | None = None
+    active: bool = True
+
+    def __post_init__(self) -> None:
+        self.mask = self.size - 1
+        if not self.meta:
+            self.meta = [(0.0, 0, 0)] * self.size
+
+    @property
+    def idle(self) -> bool:
+        return self.read_index >= self.write_index
+
+
+class _Engine:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.clock = 0.0
+        self.queues: list[HwQueue] = []
+        self.wake = threading.Condition()
+        self.kicked = False
+        self.thread: threading.Thread | None = None
+        self.busy_packet = False
+
+
+class CommandProcessor:
+    """Runs the packets of registered queues for one GPU. Threads start with the first queue.
+
+    `run_kernel(kernel_object, config)` executes a kernel on the SIMT engine; `memory` is the HBM;
+    the callbacks are the driver's: interrupt(event_id), on_queue_error(queue, exception),
+    on_busy(engine, start, end).
+    """
+
+    def __init__(self, spec: Any, memory: Any, run_kernel: Callable[[KernelObject, LaunchConfig], LaunchResult],
+                 *, interrupt: Callable[[int], None], on_queue_error: Callable[[HwQueue, BaseException], None],
+                 on_busy: Callable[[str, float, float], None]) -> None:
+        self.spec = spec
+        self.memory = memory
+        self.run_kernel = run_kernel
+        self.interrupt = interrupt
+        self.on_queue_error = on_queue_error
+        self.on_busy = on_busy
+        self.kernel_objects: dict[int, KernelObject] = {}
+        self.engines = {name: _Engine(name) for name in ENGINES}
+        self._running = True
+        self._next_object = 1
+        self._lock = threading.Lock()
+        SIGNALS.add_listener(self.kick_all)
+
+    # -- what the driver calls
+    def register_kernel_object(self, ko: KernelObject) -> int:
+        with self._lock:
+            handle = self._next_object
+            self._next_object += 1
+        self.kernel_objects[handle] = ko
+        return handle
+
+    def unregister_kernel_object(self, handle: int) -> None:
+        self.kernel_objects.pop(handle, None)
+
+    def add_queue(self, queue: HwQueue) -> None:
+        if queue.engine not in self.engines:
+            raise ValueError(f"engine must be one of {ENGINES}, got {queue.engine!r}")
+        eng = self.engines[queue.engine]
+        with eng.wake:
+            eng.queues = [*eng.queues, queue]
+        if eng.thread is None:
+            eng.thread = threading.Thread(target=self._run, args=(eng,), name=f"strata-{eng.name}", daemon=True)
+            eng.thread.start()
+
+    def remove_queue(self, queue: HwQueue) -> None:
+        eng = self.engines[queue.engine]
+        with eng.wake:
+            eng.queues = [q for q in eng.queues if q is not queue]
+        queue.active = False
+
+    def ring_doorbell(self, queue: HwQueue, value: int) -> None:
+        queue.doorbell = value
+        self.kick(self.engines[queue.engine])
+
+    def kick(self, eng: _Engine) -> None:
+        with eng.wake:
+            eng.kicked = True
+            eng.wake.notify()
+
+    def kick_all(self) -> None:
+        for eng in self.engines.values():
+            if eng.queues:
+                self.kick(eng)
+
+    def idle(self) -> bool:
+        return all(q.idle or q.error is not None for e in self.engines.values() for q in e.queues) and \
+            not any(e.busy_packet for e in self.engines.values())
+
+    def now(self) -> float:
+        """The latest modeled time any engine has reached."""
+        return max(e.clock for e in self.engines.values())
+
+    def reset_clocks(self) -> None:
+        for e in self.engines.values():
+            e.clock = 0.0
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        self._running = False
+        SIGNALS.remove_listener(self.kick_all)
+        for eng in self.engines.values():
+            self.kick(eng)
+            if eng.thread is not None and eng.thread is not threading.current_thread():
+                eng.thread.join(timeout)
+
+    # -- the engine threads
+    def _run(self, eng: _Engine) -> None:
+        while self._running:
+            progressed = False
+            for q in eng.queues:
+                if q.active and q.error is None:
+                    progressed |= self._service(eng, q)
+            if not progressed:
+                with eng.wake:
+                    if not eng.kicked and self._running:
+                        eng.wake.wait(_IDLE_POLL_S)
+                    eng.kicked = False
+
+    def _service(self, eng: _Engine, q: HwQueue) -> bool:
+        """Run every packet of `q` that is ready; True if any ran."""
+        ran = False
+        while q.read_index < q.write_index and q.active and self._running:
+            slot = q.read_index & q.mask
+            off = slot * aql.PACKET_SIZE
+            if aql.packet_type(q.ring, off) == PacketType.INVALID:
+                break  # reserved but not yet published
+            try:
+                packet = aql.decode(q.ring, off)
+                ready, deps_end = _dependencies(packet)
+                if not ready:
+                    break
+                submitted, correlation, depth = q.meta[slot]
+                start = max(submitted, deps_end, q.last_end if packet.barrier else 0.0)
+                eng.busy_packet = True
+                with trace.correlated(correlation, depth):
+                    record = self._execute(eng, packet, start)
+            except Exception as exc:  # a fault: the queue stops, the error goes to the driver
+                eng.busy_packet = False
+                q.error = exc
+                trace.emit("L0", "queue_error", correlation=q.meta[slot][1], queue=q.id, error=type(exc).__name__)
+                self.on_queue_error(q, exc)
+                return ran
+            q.last_end = record.end
+            self._complete(packet.completion_signal, record, q.meta[slot][1])
+            aql.retire(q.ring, off)
+            q.read_index += 1
+            eng.busy_packet = False
+            ran = True
+        return ran
+
+    def _execute(self, eng: _Engine, packet: aql.Packet, start: float) -> DispatchRecord:
+        if isinstance(packet, Barrier):
+            trace.emit("L0", "barrier_or" if packet.is_or else "barrier_and", device_start=start, device_end=start,
+                       deps=len(packet.deps))
+            return DispatchRecord("barrier", eng.name, start, start)
+        t0 = time.perf_counter()
+        if isinstance(packet, KernelDispatch):
+            if eng.name != "compute":
+                raise CudaError("cudaErrorNotSupported", f"[{eng.name}] a DMA engine cannot run a kernel dispatch")
+            record = self._dispatch(packet, max(start, eng.clock))
+        elif isinstance(packet, AgentDispatch):
+            record = self._dma(eng, packet, max(start, eng.clock))
+        else:  # pragma: no cover - decode() returns only these
+            raise TypeError(packet)
+        record.wall_s = time.perf_counter() - t0
+        eng.clock = record.end
+        self.on_busy(eng.name, record.start, record.end)
+        return record
+
+    def _dispatch(self, p: KernelDispatch, start: float) -> DispatchRecord:
+        ko = self.kernel_objects.get(p.kernel_object)
+        if ko is None:
+            raise CudaError("cudaErrorInvalidResourceHandle",
+                            f"[dispatch] kernel_object {p.kernel_object:#x} is not loaded on this device")
+        grid = tuple(g // w for g, w in zip(p.grid, p.workgroup, strict=True))
+        if any(g * w != n for g, w, n in zip(grid, p.workgroup, p.grid, strict=True)):
+            raise CudaError("cudaErrorInvalidConfiguration", f"[dispatch {ko.name}] grid {p.grid} work-items is "
+                            f"not a multiple of workgroup {p.workgroup}")
+        params = ctypes.string_at(p.kernarg_address, ko.kernarg_size) if ko.kernarg_size else b""
+        dynamic_shared = p.group_segment_size - ko.static_group_segment_size
+        config = LaunchConfig(grid, p.workgroup, dynamic_shared, params)  # type: ignore[arg-type]
+        result = self.run_kernel(ko, config)
+        modeled = model_launch(self.spec, result.counters, grid_blocks=config.num_blocks,
+                               threads_per_block=config.threads_per_block, regs_per_thread=ko.registers,
+                               smem_per_block=result.shared_bytes_per_block)
+        end = start + modeled.seconds
+        trace.emit("L0", "kernel", device_start=start, device_end=end, kernel=ko.name, bound=modeled.bound)
+        return DispatchRecord("kernel", "compute", start, end, result=result, modeled=modeled, detail=ko.name)
+
+    def _dma(self, eng: _Engine, p: AgentDispatch, start: float) -> DispatchRecord:
+        dst, src, nbytes, flags = p.args
+        if p.op == AgentOp.COPY:
+            flags = CopyFlags(flags)
+            kind = "HtoD" if CopyFlags.SRC_HOST in flags else "DtoH" if CopyFlags.DST_HOST in flags else "DtoD"
+            src_ptr = src if CopyFlags.SRC_HOST in flags else self._device_pointer(src, nbytes, kind)
+            dst_ptr = dst if CopyFlags.DST_HOST in flags else self._device_pointer(dst, nbytes, kind)
+            if nbytes:
+                ctypes.memmove(dst_ptr, src_ptr, nbytes)
+            seconds = copy_seconds(self.spec, kind, nbytes, pinned=CopyFlags.PINNED in flags or kind == "DtoD")
+        elif p.op == AgentOp.FILL:
+            self._device_pointer(dst, nbytes, "memset")
+            self.memory.fill(dst, nbytes, src)
+            kind, seconds = "fill", copy_seconds(self.spec, "fill", nbytes)
+        else:
+            raise aql.PacketFormatError(f"[{eng.name}] agent dispatch type {p.op} is not a DMA operation "
+                                        f"(expected COPY=1 or FILL=2)")
+        end = start + seconds
+        trace.emit("L1", f"dma_{kind}", device_start=start, device_end=end, engine=eng.name, bytes=nbytes)
+        return DispatchRecord("copy" if kind != "fill" else "fill", eng.name, start, end, nbytes=nbytes, detail=kind)
+
+    def _device_pointer(self, address: int, nbytes: int, what: str) -> int:
+        """A device range's host pointer; an unmapped range faults like a DMA page fault would."""
+        a = self.memory.allocation_at(address)
+        if nbytes and (a is None or address + nbytes > a.end):
+            raise CudaError("cudaErrorIllegalAddress",
+                            f"[{what}] DMA to device range {address:#x}+{nbytes} outside any allocation; "
+                            f"{self.memory.describe_nearest(address)}")
+        return self.memory.host_pointer(address)
+
+    def _complete(self, handle: int, record: DispatchRecord, correlation: int) -> None:
+        if not handle:
+            return
+        sig = SIGNALS.get(handle)
+        if sig is None:
+            return
+        sig.start_ts, sig.end_ts, sig.profile = record.start, record.end, record
+        SIGNALS.add(handle, -1)
+        if sig.event_id:
+            trace.emit("L1", "interrupt", correlation=correlation, event=sig.event_id)
+            self.interrupt(sig.event_id)
+
+
+def _dependencies(packet: aql.Packet) -> tuple[bool, float]:
+    """Whether a barrier packet's dependencies are met, and when (modeled) they were."""
+    if not isinstance(packet, Barrier) or not packet.deps:
+        return True, 0.0
+    ends = []
+    for h in packet.deps:
+        sig = SIGNALS.get(h)
+        done = sig is None or sig.value == 0  # a destroyed signal cannot complete: treat it as satisfied
+        if done:
+            ends.append(sig.end_ts if sig is not None else 0.0)
+        elif not packet.is_or:
+            return False, 0.0
+    if not ends:
+        return False, 0.0
+    return True, (min(ends) if packet.is_or else max(ends))

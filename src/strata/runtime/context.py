@@ -1,0 +1,390 @@
+"""Contexts, streams and events: the CUDA-driver-style face of the runtime, over queues and signals.
+
+Source of truth for stream semantics in strata:
+- A stream is in order. Each stream owns a compute queue and, when it first copies, queues on the
+  DMA engines (`dma0` host-to-device and device-to-device, `dma1` device-to-host). Every packet has
+  the barrier bit set; when a stream's next operation goes to a different queue than its last one,
+  the runtime first queues a barrier-AND packet on the new queue that waits for the last one's
+  completion signal (skipped if it already completed).
+- The legacy default stream synchronizes with every blocking stream of its context: its operations
+  wait for their last work, and their operations wait for its last work. Streams created
+  non-blocking don't. `STRATA_DEFAULT_STREAM=per-thread` gives each host thread its own ordinary
+  default stream instead (nvcc --default-stream per-thread).
+- An event record is a barrier-AND packet with a fresh completion signal; its modeled end is the
+  event's timestamp. `Stream.wait_event` queues a barrier-AND on the waiting stream.
+- A kernel or copy fault stops its queue and becomes the context's sticky error: every later call
+  that synchronizes (and every launch) raises it, until `reset()`.
+- The modeled host clock: the host submits at `host_time`, which moves forward to a completion's
+  modeled end whenever the host waits for it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import weakref
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from strata import config, trace
+from strata.driver import DeviceFile
+from strata.errors import CudaError
+from strata.hw.aql import AgentOp, CopyFlags
+from strata.hw.cp import DispatchRecord, HwQueue
+from strata.runtime.queue import DEFAULT_QUEUE_SIZE, UserQueue
+from strata.runtime.signals import Condition, Signal
+
+COPY_ENGINE = {"HtoD": "dma0", "DtoD": "dma0", "fill": "dma0", "DtoH": "dma1"}
+_ids = itertools.count(1)
+
+
+class Context:
+    """A device's primary context: its memory, streams, sticky error and modeled host clock.
+
+    Example:
+        >>> from strata.driver import open_device
+        >>> ctx = primary_context(open_device(0))
+        >>> s = Stream(ctx)
+        >>> ptr = ctx.malloc(16)
+        >>> _ = s.fill(ptr, 7, 16); s.synchronize()
+        >>> out = np.zeros(16, np.uint8); _ = ctx.memcpy_dtoh(out, ptr); int(out.sum())
+        112
+        >>> ctx.free(ptr)
+    """
+
+    def __init__(self, device: DeviceFile) -> None:
+        self.device = device
+        self.id = next(_ids)
+        self.error: BaseException | None = None
+        self.host_time = 0.0
+        self.generation = 0
+        self.event_id = device.create_event()
+        self.streams: weakref.WeakSet[Stream] = weakref.WeakSet()
+        self._lock = threading.RLock()
+        self._per_thread = threading.local()
+        self.null_stream = Stream(self, legacy=True)
+        device.contexts[self.id] = f"pid {os.getpid()} context {self.id}"
+
+    # -- errors
+    def check(self) -> None:
+        """Raise the sticky error, if a fault happened on this context."""
+        if self.error is not None:
+            raise self.error
+
+    def _on_queue_error(self, queue: HwQueue, exc: BaseException) -> None:
+        with self._lock:
+            if self.error is None:
+                self.error = exc
+
+    # -- memory
+    def malloc(self, size: int, tag: str = "") -> int:
+        self.check()
+        return self.device.alloc(size, tag)
+
+    def free(self, address: int) -> None:
+        """cudaFree: waits for the device to finish work that may still use the memory."""
+        self.device.wait_idle()
+        self.device.free(address)
+
+    def memcpy_htod(self, dst: int, host: np.ndarray, stream: Stream | None = None, *,
+                    asynchronous: bool = False) -> Signal:
+        src = _contiguous(host)
+        return self._copy(stream, "HtoD", dst, int(src.ctypes.data), src.nbytes, src, asynchronous)
+
+    def memcpy_dtoh(self, host: np.ndarray, src: int, stream: Stream | None = None, *,
+                    asynchronous: bool = False) -> Signal:
+        if not host.flags.c_contiguous or not host.flags.writeable:
+            raise CudaError("cudaErrorInvalidValue", "[memcpy DtoH] destination must be a writeable C-contiguous array")
+        return self._copy(stream, "DtoH", int(host.ctypes.data), src, host.nbytes, host, asynchronous)
+
+    def memcpy_dtod(self, dst: int, src: int, nbytes: int, stream: Stream | None = None, *,
+                    asynchronous: bool = False) -> Signal:
+        return self._copy(stream, "DtoD", dst, src, nbytes, None, asynchronous)
+
+    def memset(self, dst: int, value: int, nbytes: int, stream: Stream | None = None, *,
+               asynchronous: bool = False) -> Signal:
+        s = self.stream(stream)
+        sig = s.fill(dst, value, nbytes)
+        if not asynchronous or config.settings().launch_blocking:
+            self.wait(sig)
+        return sig
+
+    def _copy(self, stream: Stream | None, kind: str, dst: int, src: int, nbytes: int, host: Any,
+              asynchronous: bool) -> Signal:
+        s = self.stream(stream)
+        pinned = kind == "DtoD" or self.device.is_pinned(dst if kind == "DtoH" else src, nbytes)
+        sig = s.copy(kind, dst, src, nbytes, pinned=pinned, keep=host)
+        # Pageable memory cannot be read by the DMA engine after the call returns, so CUDA waits.
+        if not asynchronous or not pinned or config.settings().launch_blocking:
+            self.wait(sig)
+        return sig
+
+    # -- streams and synchronization
+    def stream(self, stream: Stream | None) -> Stream:
+        """The stream an API call with `stream=None` uses: the legacy or per-thread default stream."""
+        if stream is not None:
+            if stream.context is not self:
+                raise CudaError("cudaErrorInvalidResourceHandle",
+                                "[stream] the stream belongs to another device's context")
+            return stream
+        if config.settings().default_stream == "per-thread":
+            s = getattr(self._per_thread, "stream", None)
+            if s is None:
+                s = self._per_thread.stream = Stream(self)
+            return s
+        return self.null_stream
+
+    def wait(self, signal: Signal, timeout: float | None = None) -> bool:
+        """Block until a completion signal reaches 0; raise the sticky error if the context faulted.
+        False if `timeout` passed first."""
+        value = signal.wait(Condition.EQ, 0, timeout, check=self.check)
+        if value != 0:
+            self.check()
+            return False
+        self.host_time = max(self.host_time, signal.hw.end_ts)
+        return True
+
+    def synchronize(self) -> None:
+        """cudaDeviceSynchronize / cuCtxSynchronize: wait for all streams, raise a sticky error."""
+        with trace.span("L2", "ctx_synchronize", context=self.id):
+            for s in list(self.streams):
+                if s.last is not None:
+                    self.wait(s.last)
+            self.check()
+
+    def reset(self) -> None:
+        """cudaDeviceReset: drop all work, memory, modules and the sticky error."""
+        with self._lock:
+            for s in list(self.streams):
+                s._drop_queues()
+            self.device.reset()
+            self.generation += 1
+            self.error = None
+            self.host_time = 0.0
+            self.device.contexts[self.id] = f"pid {os.getpid()} context {self.id}"
+
+
+class Stream:
+    """An in-order stream of work on one context (cuStream / hipStream).
+
+    Example:
+        >>> from strata.driver import open_device
+        >>> ctx = primary_context(open_device(0))
+        >>> a, b = Stream(ctx), Stream(ctx, non_blocking=True)
+        >>> ev = Event(ctx); ev.record(a); b.wait_event(ev); b.synchronize(); ev.query()
+        True
+    """
+
+    def __init__(self, context: Context, *, non_blocking: bool = False, legacy: bool = False,
+                 queue_size: int = DEFAULT_QUEUE_SIZE) -> None:
+        self.context = context
+        self.non_blocking = non_blocking
+        self.legacy = legacy
+        self.queue_size = queue_size
+        self.queues: dict[str, UserQueue] = {}
+        self.last: Signal | None = None  # completion signal of the stream's last operation
+        self.last_engine = "compute"
+        self._generation = context.generation
+        self._lock = threading.Lock()
+        context.streams.add(self)
+
+    def __repr__(self) -> str:
+        kind = "legacy default" if self.legacy else "non-blocking" if self.non_blocking else "blocking"
+        return f"<strata.runtime.Stream {kind} on context {self.context.id}>"
+
+    # -- operations
+    def launch(self, kernel_object: int, grid: tuple[int, int, int], block: tuple[int, int, int],
+               group_segment_size: int, params: bytes) -> Signal:
+        """Queue a kernel dispatch; returns its completion signal."""
+        with self._lock:
+            q = self._prepare("compute")
+            sig = Signal(1, self.context.event_id)
+            with trace.span("L2", "aql_kernel_dispatch", queue=q.id, grid=grid, block=block):
+                q.dispatch(kernel_object, grid, block, group_segment_size, params, sig, self.context.host_time)
+            self.last = sig
+            return sig
+
+    def copy(self, kind: str, dst: int, src: int, nbytes: int, *, pinned: bool, keep: Any = None) -> Signal:
+        """Queue a DMA copy ('HtoD', 'DtoH', 'DtoD'); host sides are host pointers."""
+        flags = (CopyFlags.SRC_HOST if kind == "HtoD" else CopyFlags.DST_HOST if kind == "DtoH" else 0) | \
+            (CopyFlags.PINNED if pinned else 0)
+        if kind != "HtoD":
+            self.context.device.check_range(src, nbytes, f"memcpy {kind}")
+        if kind != "DtoH":
+            self.context.device.check_range(dst, nbytes, f"memcpy {kind}")
+        return self._agent(COPY_ENGINE[kind], AgentOp.COPY, (dst, src, nbytes, int(flags)), keep,
+                           f"aql_copy_{kind}", nbytes)
+
+    def fill(self, dst: int, value: int, nbytes: int) -> Signal:
+        """Queue a memset of `nbytes` bytes to `value` on the copy engine."""
+        self.context.device.check_range(dst, nbytes, "memset")
+        return self._agent(COPY_ENGINE["fill"], AgentOp.FILL, (dst, value & 0xFF, nbytes, 0), None, "aql_fill", nbytes)
+
+    def _agent(self, engine: str, op: AgentOp, args: tuple[int, int, int, int], keep: Any, name: str,
+               nbytes: int) -> Signal:
+        with self._lock:
+            q = self._prepare(engine)
+            sig = Signal(1, self.context.event_id)
+            with trace.span("L2", name, queue=q.id, engine=engine, bytes=nbytes):
+                q.agent(op, args, sig, self.context.host_time, keep)
+            self.last = sig
+            return sig
+
+    def record(self, event: Event) -> None:
+        """cuEventRecord: a barrier-AND marker after everything queued so far."""
+        with self._lock:
+            q = self._prepare(self.last_engine)
+            sig = Signal(1, self.context.event_id)
+            with trace.span("L2", "aql_barrier_and", queue=q.id, purpose="event record"):
+                q.barrier([], sig, self.context.host_time)
+            self.last = sig
+        event.signal, event.stream = sig, self
+
+    def wait_event(self, event: Event) -> None:
+        """cuStreamWaitEvent: later work waits for the event's last record (no-op if never recorded)."""
+        if event.signal is None:
+            return
+        with self._lock:
+            q = self._prepare(self.last_engine, extra=[event.signal])
+            self.last = Signal(1, self.context.event_id)
+            with trace.span("L2", "aql_barrier_and", queue=q.id, purpose="wait event"):
+                q.barrier([], self.last, self.context.host_time)
+
+    def query(self) -> bool:
+        """True when all work queued so far has completed (cudaStreamQuery)."""
+        self.context.check()
+        return self.last is None or self.last.done
+
+    def synchronize(self) -> None:
+        """Block until all queued work completed; raise the context's sticky error."""
+        with trace.span("L2", "stream_synchronize"):
+            if self.last is not None:
+                self.context.wait(self.last)
+            self.context.check()
+
+    # -- internals
+    def _queue(self, engine: str) -> UserQueue:
+        if self._generation != self.context.generation:
+            self._drop_queues()
+            self._generation = self.context.generation
+        q = self.queues.get(engine)
+        if q is None:
+            q = UserQueue(self.context.device, engine, self.context._on_queue_error, self.queue_size)
+            self.queues[engine] = q
+        return q
+
+    def _prepare(self, engine: str, extra: Iterable[Signal] = ()) -> UserQueue:
+        """The queue for the next operation, after barrier packets for what it must wait for."""
+        self.context.check()
+        q = self._queue(engine)
+        deps = [*extra]
+        if self.last is not None and engine != self.last_engine:
+            deps.append(self.last)
+        deps += self._implicit_deps()
+        deps = [d for d in deps if not d.done]
+        for i in range(0, len(deps), 5):
+            chunk = deps[i:i + 5]
+            with trace.span("L2", "aql_barrier_and", queue=q.id, deps=len(chunk), purpose="stream order"):
+                q.barrier(chunk, None, self.context.host_time)
+        self.last_engine = engine
+        return q
+
+    def _implicit_deps(self) -> list[Signal]:
+        """Legacy default stream semantics."""
+        if self.non_blocking:
+            return []
+        ctx = self.context
+        if self.legacy:
+            return [s.last for s in list(ctx.streams) if s is not self and not s.non_blocking and s.last is not None]
+        null = ctx.null_stream.last
+        return [null] if null is not None else []
+
+    def _drop_queues(self) -> None:
+        for q in self.queues.values():
+            q.destroy()
+        self.queues.clear()
+        self.last = None
+
+
+class Event:
+    """A marker in a stream (cuEvent): query, synchronize, and modeled elapsed time between two.
+
+    Example:
+        >>> from strata.driver import open_device
+        >>> ctx = primary_context(open_device(0))
+        >>> start, end = Event(ctx), Event(ctx)
+        >>> start.record(ctx.null_stream); end.record(ctx.null_stream); end.synchronize()
+        >>> start.elapsed_time(end)
+        0.0
+    """
+
+    def __init__(self, context: Context, *, timing: bool = True, blocking_sync: bool = False) -> None:
+        self.context = context
+        self.timing = timing
+        self.blocking_sync = blocking_sync
+        self.signal: Signal | None = None
+        self.stream: Stream | None = None
+
+    def record(self, stream: Stream | None = None) -> None:
+        self.context.stream(stream).record(self)
+
+    def query(self) -> bool:
+        """True if the last record completed (or the event was never recorded)."""
+        self.context.check()
+        return self.signal is None or self.signal.done
+
+    def synchronize(self) -> None:
+        if self.signal is not None:
+            self.context.wait(self.signal)
+
+    @property
+    def timestamp(self) -> float:
+        """Modeled device time (s) at which the recorded point was reached."""
+        self._require_complete("timestamp")
+        assert self.signal is not None
+        return self.signal.hw.end_ts
+
+    def elapsed_time(self, end: Event) -> float:
+        """Milliseconds of modeled device time from this event to `end` (cudaEventElapsedTime)."""
+        for ev in (self, end):
+            if not ev.timing:
+                raise CudaError("cudaErrorInvalidResourceHandle",
+                                "[elapsed_time] an event created with timing disabled has no timestamp")
+            ev._require_complete("elapsed_time")
+        return (end.timestamp - self.timestamp) * 1e3
+
+    def _require_complete(self, op: str) -> None:
+        if self.signal is None:
+            raise CudaError("cudaErrorInvalidResourceHandle", f"[{op}] the event was never recorded")
+        self.context.check()
+        if not self.signal.done:
+            raise CudaError("cudaErrorNotReady", f"[{op}] the event's work has not completed yet")
+
+
+def completion_record(signal: Signal) -> DispatchRecord | None:
+    """What the packet that completed `signal` left for profilers (None until it completes)."""
+    rec = signal.hw.profile
+    return rec if isinstance(rec, DispatchRecord) else None
+
+
+_primary: dict[int, Context] = {}
+_primary_lock = threading.Lock()
+
+
+def primary_context(device: DeviceFile) -> Context:
+    """The device's primary context (created on first use, as the CUDA runtime does)."""
+    with _primary_lock:
+        ctx = _primary.get(device.index)
+        if ctx is None or ctx.device is not device:
+            ctx = _primary[device.index] = Context(device)
+        return ctx
+
+
+def _contiguous(host: Any) -> np.ndarray:
+    arr = np.ascontiguousarray(host)
+    if arr.dtype == object:
+        raise TypeError("[memcpy] object arrays cannot be copied to device memory")
+    return arr

@@ -1,0 +1,118 @@
+"""User-mode queues: how the runtime writes AQL packets into a ring and rings the doorbell.
+
+The submission protocol of ROCr (../shared/reference/apis.md §1.6): load the write index, wait while
+the ring is full (write - read >= size), write the packet body with its header still INVALID,
+publish the header and setup as one 32-bit store, store write index + 1, and write the packet's
+index to the doorbell. Kernel arguments go into the queue's kernarg segment (one 256-byte slot per
+ring slot in pinned memory; larger argument blocks get their own buffer). Everything a packet
+points at (kernarg buffers, host arrays of async copies, signals) is kept alive until the packet
+processor retires that slot.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from typing import Any
+
+from strata import trace
+from strata.driver import DeviceFile
+from strata.driver.device import QueueErrorHandler
+from strata.hw import aql
+from strata.hw.aql import AgentOp, PacketType
+from strata.runtime.signals import Signal
+
+DEFAULT_QUEUE_SIZE = 4096  # packets
+KERNARG_SLOT = 256  # bytes of kernel arguments per ring slot before a launch needs its own buffer
+
+
+class UserQueue:
+    """A ring of AQL packets on one engine ('compute', 'dma0', 'dma1') of a device."""
+
+    def __init__(self, device: DeviceFile, engine: str, on_error: QueueErrorHandler,
+                 size: int = DEFAULT_QUEUE_SIZE) -> None:
+        self.device = device
+        self.engine = engine
+        self.hw = device.create_queue(size, engine, on_error)
+        self.size = size
+        self.mask = size - 1
+        self.ring = self.hw.ring
+        self.kernarg = device.pinned_host(size * KERNARG_SLOT) if engine == "compute" else None
+        self._kernarg_base = int(self.kernarg.ctypes.data) if self.kernarg is not None else 0
+        self._keep: list[Any] = [None] * size
+        self._released = 0  # slots below this index no longer hold references
+
+    @property
+    def id(self) -> int:
+        return self.hw.id
+
+    @property
+    def error(self) -> BaseException | None:
+        return self.hw.error
+
+    def destroy(self) -> None:
+        self.device.destroy_queue(self.hw)
+
+    # -- packets
+    def dispatch(self, kernel_object: int, grid: tuple[int, int, int], block: tuple[int, int, int],
+                 group_segment_size: int, params: bytes, signal: Signal | None, host_time: float) -> int:
+        """Queue a kernel dispatch (`grid` in blocks, as CUDA counts; the packet counts work-items)."""
+        index = self._reserve()
+        slot = index & self.mask
+        if len(params) <= KERNARG_SLOT:
+            kernarg_address = self._kernarg_base + slot * KERNARG_SLOT
+            ctypes.memmove(kernarg_address, params, len(params))
+            keep: Any = signal
+        else:
+            own = self.device.pinned_host(len(params))
+            own[:] = memoryview(params)
+            kernarg_address, keep = int(own.ctypes.data), (signal, own)
+        dims = 3 if grid[2] > 1 or block[2] > 1 else 2 if grid[1] > 1 or block[1] > 1 else 1
+        aql.write_kernel_dispatch(
+            self.ring, slot * aql.PACKET_SIZE, grid=(grid[0] * block[0], grid[1] * block[1], grid[2] * block[2]),
+            workgroup=block, kernel_object=kernel_object, kernarg_address=kernarg_address,
+            group_segment_size=group_segment_size, private_segment_size=0,
+            completion_signal=signal.handle if signal is not None else 0)
+        self._publish(index, aql.header(PacketType.KERNEL_DISPATCH, barrier=True), dims, host_time, keep)
+        return index
+
+    def barrier(self, deps: list[Signal], signal: Signal | None, host_time: float, *, is_or: bool = False) -> int:
+        """Queue a barrier-AND (all deps reach 0) or barrier-OR (any does) packet."""
+        index = self._reserve()
+        slot = index & self.mask
+        aql.write_barrier(self.ring, slot * aql.PACKET_SIZE, tuple(d.handle for d in deps),
+                          signal.handle if signal is not None else 0)
+        kind = PacketType.BARRIER_OR if is_or else PacketType.BARRIER_AND
+        self._publish(index, aql.header(kind, barrier=True), 0, host_time, (signal, deps))
+        return index
+
+    def agent(self, op: AgentOp, args: tuple[int, int, int, int], signal: Signal | None, host_time: float,
+              keep: Any = None) -> int:
+        """Queue a DMA operation (copy or fill) for this queue's copy engine."""
+        index = self._reserve()
+        aql.write_agent_dispatch(self.ring, (index & self.mask) * aql.PACKET_SIZE, op, args,
+                                 signal.handle if signal is not None else 0)
+        # the 32-bit publish covers header and the agent packet's `type` field, as it does `setup`
+        self._publish(index, aql.header(PacketType.AGENT_DISPATCH, barrier=True), int(op), host_time, (signal, keep))
+        return index
+
+    # -- the protocol
+    def _reserve(self) -> int:
+        write = self.hw.write_index
+        while write - self.hw.read_index >= self.size:  # ring full: wait for the packet processor
+            if self.hw.error is not None:
+                raise self.hw.error
+            time.sleep(5e-5)
+        read = self.hw.read_index
+        while self._released < read:
+            self._keep[self._released & self.mask] = None
+            self._released += 1
+        return write
+
+    def _publish(self, index: int, header: int, setup: int, host_time: float, keep: Any) -> None:
+        slot = index & self.mask
+        self._keep[slot] = keep
+        self.hw.meta[slot] = (host_time, trace.current_correlation(), trace.current_depth())
+        aql.publish(self.ring, slot * aql.PACKET_SIZE, header, setup)
+        self.hw.write_index = index + 1
+        self.device.ring_doorbell(self.hw, index)
