@@ -1,4 +1,5 @@
-"""The `strata` command: `strata demo` runs the main job, `strata info` describes this stack."""
+"""The `strata` command: `strata demo` runs the main job, `strata info` describes this stack, `strata smi`
+shows the devices (like nvidia-smi)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,15 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--gpu", help="virtual GPU model: h200 (default), h100, a100")
     demo.add_argument("--sgemm-size", type=int, default=1024, help="SGEMM matrix size (default 1024)")
     sub.add_parser("info", help="what this machine's stack is, layer by layer")
+    smi_parser = sub.add_parser("smi", help="devices, memory, utilization, power, temperature, clocks and contexts")
+    smi_parser.add_argument("--json", action="store_true", help="one JSON object per device instead of the table")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from strata.demo import main as demo_main
 
         return demo_main(args.gpu, args.sgemm_size)
+    if args.command == "smi":
+        return smi(as_json=args.json)
     return info()
 
 
@@ -37,6 +42,16 @@ def info() -> int:
     print(f"  NVRTC {'.'.join(map(str, nvrtc_version()))}; CUDA headers: {cuda_include_dir()}")
     print(f"  nvcc: {s.nvcc or 'not found'}; ptxas: {shutil.which('ptxas') or 'not found'}")
     print(f"  Python {platform.python_version()}, NumPy {np.__version__}, {platform.platform()}")
+    return 0
+
+
+def smi(as_json: bool = False) -> int:
+    """Print the `strata smi` table (or, with `as_json`, `smi_json()` as a JSON list) for every device."""
+    import json
+
+    from strata.smi import smi_json, smi_table
+
+    print(json.dumps(smi_json(), indent=2) if as_json else smi_table())
     return 0
 
 

@@ -81,11 +81,15 @@ class HwQueue:
     last_end: float = 0.0
     error: BaseException | None = None
     active: bool = True
+    orphaned: bool = False  # its owner let go: remove it once drained
+    resources: list[Any] = field(default_factory=list)  # memory packets point into (a kernarg segment)
 
     def __post_init__(self) -> None:
         self.mask = self.size - 1
         if not self.meta:
             self.meta = [(0.0, 0, 0)] * self.size
+        # what each in-flight packet points at (signals, host buffers), released when it retires
+        self.keep: list[Any] = [None] * self.size
 
     @property
     def idle(self) -> bool:
@@ -195,6 +199,8 @@ class CommandProcessor:
             for q in eng.queues:
                 if q.active and q.error is None:
                     progressed |= self._service(eng, q)
+                if q.orphaned and (q.idle or q.error is not None):
+                    self.remove_queue(q)
             if not progressed:
                 with eng.wake:
                     if not eng.kicked and self._running:
@@ -228,6 +234,7 @@ class CommandProcessor:
             q.last_end = record.end
             self._complete(packet.completion_signal, record, q.meta[slot][1])
             aql.retire(q.ring, off)
+            q.keep[slot] = None
             q.read_index += 1
             eng.busy_packet = False
             ran = True

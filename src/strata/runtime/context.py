@@ -200,10 +200,10 @@ class Stream:
                group_segment_size: int, params: bytes) -> Signal:
         """Queue a kernel dispatch; returns its completion signal."""
         with self._lock:
-            q = self._prepare("compute")
+            q, not_before = self._prepare("compute")
             sig = Signal(1, self.context.event_id)
             with trace.span("L2", "aql_kernel_dispatch", queue=q.id, grid=grid, block=block):
-                q.dispatch(kernel_object, grid, block, group_segment_size, params, sig, self.context.host_time)
+                q.dispatch(kernel_object, grid, block, group_segment_size, params, sig, not_before)
             self.last = sig
             return sig
 
@@ -226,20 +226,20 @@ class Stream:
     def _agent(self, engine: str, op: AgentOp, args: tuple[int, int, int, int], keep: Any, name: str,
                nbytes: int) -> Signal:
         with self._lock:
-            q = self._prepare(engine)
+            q, not_before = self._prepare(engine)
             sig = Signal(1, self.context.event_id)
             with trace.span("L2", name, queue=q.id, engine=engine, bytes=nbytes):
-                q.agent(op, args, sig, self.context.host_time, keep)
+                q.agent(op, args, sig, not_before, keep)
             self.last = sig
             return sig
 
     def record(self, event: Event) -> None:
         """cuEventRecord: a barrier-AND marker after everything queued so far."""
         with self._lock:
-            q = self._prepare(self.last_engine)
+            q, not_before = self._prepare(self.last_engine)
             sig = Signal(1, self.context.event_id)
             with trace.span("L2", "aql_barrier_and", queue=q.id, purpose="event record"):
-                q.barrier([], sig, self.context.host_time)
+                q.barrier([], sig, not_before)
             self.last = sig
         event.signal, event.stream = sig, self
 
@@ -248,10 +248,10 @@ class Stream:
         if event.signal is None:
             return
         with self._lock:
-            q = self._prepare(self.last_engine, extra=[event.signal])
+            q, not_before = self._prepare(self.last_engine, extra=[event.signal])
             self.last = Signal(1, self.context.event_id)
             with trace.span("L2", "aql_barrier_and", queue=q.id, purpose="wait event"):
-                q.barrier([], self.last, self.context.host_time)
+                q.barrier([], self.last, not_before)
 
     def query(self) -> bool:
         """True when all work queued so far has completed (cudaStreamQuery)."""
@@ -276,21 +276,29 @@ class Stream:
             self.queues[engine] = q
         return q
 
-    def _prepare(self, engine: str, extra: Iterable[Signal] = ()) -> UserQueue:
-        """The queue for the next operation, after barrier packets for what it must wait for."""
+    def _prepare(self, engine: str, extra: Iterable[Signal] = ()) -> tuple[UserQueue, float]:
+        """The queue for the next operation, after barrier packets for what it must wait for, and
+        the modeled time it may start at (dependencies that already completed need no packet, but
+        their modeled end still bounds the start)."""
         self.context.check()
         q = self._queue(engine)
         deps = [*extra]
         if self.last is not None and engine != self.last_engine:
             deps.append(self.last)
         deps += self._implicit_deps()
-        deps = [d for d in deps if not d.done]
-        for i in range(0, len(deps), 5):
-            chunk = deps[i:i + 5]
+        not_before = self.context.host_time
+        pending = []
+        for d in deps:
+            if d.done:
+                not_before = max(not_before, d.hw.end_ts)
+            else:
+                pending.append(d)
+        for i in range(0, len(pending), 5):
+            chunk = pending[i:i + 5]
             with trace.span("L2", "aql_barrier_and", queue=q.id, deps=len(chunk), purpose="stream order"):
-                q.barrier(chunk, None, self.context.host_time)
+                q.barrier(chunk, None, not_before)
         self.last_engine = engine
-        return q
+        return q, not_before
 
     def _implicit_deps(self) -> list[Signal]:
         """Legacy default stream semantics."""

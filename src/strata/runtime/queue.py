@@ -6,7 +6,8 @@ publish the header and setup as one 32-bit store, store write index + 1, and wri
 index to the doorbell. Kernel arguments go into the queue's kernarg segment (one 256-byte slot per
 ring slot in pinned memory; larger argument blocks get their own buffer). Everything a packet
 points at (kernarg buffers, host arrays of async copies, signals) is kept alive until the packet
-processor retires that slot.
+processor retires that slot (the hardware queue holds them, so they outlive this object if it is
+dropped with work in flight).
 """
 
 from __future__ import annotations
@@ -39,8 +40,14 @@ class UserQueue:
         self.ring = self.hw.ring
         self.kernarg = device.pinned_host(size * KERNARG_SLOT) if engine == "compute" else None
         self._kernarg_base = int(self.kernarg.ctypes.data) if self.kernarg is not None else 0
-        self._keep: list[Any] = [None] * size
-        self._released = 0  # slots below this index no longer hold references
+        if self.kernarg is not None:
+            self.hw.resources.append(self.kernarg)  # the device may read it after this object is gone
+        self._destroyed = False
+
+    def __del__(self) -> None:
+        # Like cudaStreamDestroy with work pending: the queue goes away once the device drained it.
+        if not self._destroyed:
+            self.hw.orphaned = True
 
     @property
     def id(self) -> int:
@@ -51,6 +58,7 @@ class UserQueue:
         return self.hw.error
 
     def destroy(self) -> None:
+        self._destroyed = True
         self.device.destroy_queue(self.hw)
 
     # -- packets
@@ -103,15 +111,11 @@ class UserQueue:
             if self.hw.error is not None:
                 raise self.hw.error
             time.sleep(5e-5)
-        read = self.hw.read_index
-        while self._released < read:
-            self._keep[self._released & self.mask] = None
-            self._released += 1
         return write
 
     def _publish(self, index: int, header: int, setup: int, host_time: float, keep: Any) -> None:
         slot = index & self.mask
-        self._keep[slot] = keep
+        self.hw.keep[slot] = keep
         self.hw.meta[slot] = (host_time, trace.current_correlation(), trace.current_depth())
         aql.publish(self.ring, slot * aql.PACKET_SIZE, header, setup)
         self.hw.write_index = index + 1
