@@ -14,6 +14,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import bench_copy
+import bench_launch
 import bench_saxpy
 import bench_sgemm
 import peers
@@ -52,6 +54,8 @@ def main() -> int:
     )
     parser.add_argument("--tile", type=int, default=bench_sgemm.TILE, choices=(16, 32), help="SGEMM tile")
     parser.add_argument("--skip-sgemm", action="store_true", help="leave out the 1024^3 SGEMM")
+    parser.add_argument("--skip-launch", action="store_true", help="leave out the empty-kernel launch rows")
+    parser.add_argument("--skip-copy", action="store_true", help="leave out the 256 MiB host-to-device copy rows")
     parser.add_argument(
         "--json", type=Path, default=BENCH_DIR / "results.json", help="where to write results"
     )
@@ -66,6 +70,12 @@ def main() -> int:
         lambda: bench_saxpy.bench_vs_numba_sim(quick=args.quick, repeats=rep, sim_repeats=args.sim_repeat),
     )
     results += _guard("saxpy_vs_numpy", lambda: bench_saxpy.bench_vs_numpy(repeats=rep))
+    if not args.skip_launch:
+        results += _guard(
+            "launch", lambda: bench_launch.bench_launch(repeats=rep, sim_repeats=args.sim_repeat)
+        )
+    if not args.skip_copy:
+        results += _guard("copy_htod", lambda: bench_copy.bench_copy(repeats=rep))
     if not args.skip_sgemm:
         results += _guard("sgemm", lambda: bench_sgemm.bench_sgemm(tile=args.tile, repeats=rep))
 
@@ -81,10 +91,19 @@ def main() -> int:
             "repeat": args.repeat,
             "sgemm_tile": args.tile,
             "skip_sgemm": args.skip_sgemm,
+            "skip_launch": args.skip_launch,
+            "skip_copy": args.skip_copy,
             "timing": "strata: compile and one warm launch excluded, then best of --repeat timed launches "
             "(launch + synchronize; copies not timed). numpy: one warm-up, best of 5 (saxpy) / 3 "
             "(matmul). numba simulator: one 1-block warm-up, then best of --sim-repeat timed launches at n "
-            f"(or at n={peers.QUICK_N} scaled linearly with --quick).",
+            f"(or at n={peers.QUICK_N} scaled linearly with --quick). "
+            f"launch: compile and {bench_launch.N_WARMUP} warm launches excluded; best of --repeat rounds of "
+            f"{bench_launch.N_PIPELINED} pipelined launches on one stream (enqueue loop timed, wall and host-thread "
+            f"CPU; launches/s = n / (first launch .. stream sync)) and of {bench_launch.N_SYNC} launch + "
+            "stream.synchronize(); the numba simulator peer (subprocess) the same, best of --sim-repeat. "
+            f"copy: {bench_copy.SIZE_MIB} MiB float32 host-to-device, one warm copy, best of --repeat "
+            "synchronous DeviceArray.set (wall per 1e9 bytes), modeled time from Events around a stream copy; "
+            "numpy np.copyto of the same bytes, one warm-up, best of 5.",
         },
         "all_pass": all(r.status == PASS for r in results),
         "results": [r.as_dict() for r in results],

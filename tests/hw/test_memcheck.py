@@ -45,7 +45,7 @@ def test_global_read_out_of_bounds_report(mod):
     x = cuda.to_device(np.arange(100, dtype=np.float32))
     y = cuda.zeros(100, np.float32)
     with pytest.raises(cuda.DeviceFault) as ei:
-        mod.get_function("read_past")(1, 128, (x, y, np.int32(100)))
+        mod.get_function("read_past")(1, 128, (x, y, np.int32(100))).wait()
     e = ei.value
     assert e.name == "cudaErrorIllegalAddress" and e.hip_name == "hipErrorIllegalAddress"
     r = e.report
@@ -63,10 +63,17 @@ def test_global_write_out_of_bounds_and_memory_intact(mod):
     keep = cuda.to_device(np.arange(1000, dtype=np.float32))
     with pytest.raises(cuda.DeviceFault) as ei:
         mod.get_function("write_past")(1, 96, (y, np.int32(64)))
+        cuda.synchronize()  # the fault is reported at the next synchronizing call
     assert ei.value.report["access"] == "write"
     assert ei.value.report["thread"] == (64, 0, 0)
-    np.testing.assert_array_equal(keep.get(), np.arange(1000, dtype=np.float32))
-    # the device is still usable
+    # memory the kernel did not write is intact (read below the runtime: the context is faulted)
+    hbm = cuda.current_device().file.gpu.memory
+    np.testing.assert_array_equal(np.frombuffer(hbm.read(keep.ptr, 4000), np.float32),
+                                  np.arange(1000, dtype=np.float32))
+    with pytest.raises(cuda.DeviceFault):  # the error is sticky until the device is reset
+        keep.get()
+    cuda.current_device().reset()
+    # the device is usable again
     out = cuda.zeros(10, np.float32)
     mod.get_function("fill")(1, 32, (out, np.float32(3), np.int32(10)))
     np.testing.assert_array_equal(out.get(), np.full(10, 3, np.float32))
@@ -75,7 +82,7 @@ def test_global_write_out_of_bounds_and_memory_intact(mod):
 def test_shared_out_of_bounds_read(mod):
     y = cuda.zeros(64, np.float32)
     with pytest.raises(cuda.DeviceFault) as ei:
-        mod.get_function("shared_oob")(2, 64, (y, np.int32(8)))
+        mod.get_function("shared_oob")(2, 64, (y, np.int32(8))).wait()
     r = ei.value.report
     assert r["space"] == "shared" and r["access"] == "read" and r["size"] == 4
     assert r["thread"] == (56, 0, 0) and r["address"] == 256
@@ -84,14 +91,14 @@ def test_shared_out_of_bounds_read(mod):
 
 def test_shared_out_of_bounds_write(mod):
     with pytest.raises(cuda.DeviceFault) as ei:
-        mod.get_function("shared_oob_write")(1, 64, (cuda.zeros(64, np.float32), np.int32(2)))
+        mod.get_function("shared_oob_write")(1, 64, (cuda.zeros(64, np.float32), np.int32(2))).wait()
     assert ei.value.report["access"] == "write" and ei.value.report["thread"] == (32, 0, 0)
 
 
 def test_misaligned_access(mod):
     buf = cuda.zeros(1024, np.uint8)
     with pytest.raises(cuda.DeviceFault) as ei:
-        mod.get_function("misaligned")(1, 32, (buf,))
+        mod.get_function("misaligned")(1, 32, (buf,)).wait()
     assert ei.value.name == "cudaErrorMisalignedAddress"
     assert ei.value.report["reason"] == "misaligned" and ei.value.report["address"] == buf.ptr + 1
 
@@ -101,7 +108,8 @@ def test_use_after_free(mod):
     ptr = y.ptr
     y.free()
     with pytest.raises(cuda.DeviceFault) as ei:
-        mod.get_function("fill")(1, 32, (ptr, np.float32(1), np.int32(32)))
+        mod.get_function("fill")(1, 32, (ptr, np.float32(1), np.int32(32))).wait()
     assert "freed allocation" in ei.value.report["nearest"]
+    cuda.current_device().reset()
     with pytest.raises(cuda.CudaError):
         mod.get_function("fill")(1, 32, (y, np.float32(1), np.int32(32)))

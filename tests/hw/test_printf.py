@@ -16,6 +16,7 @@ def test_printf_formats_each_threads_arguments(capsys):
     mod = cuda.compile(SRC, name="printf.cu")
     x = cuda.to_device(np.arange(4, dtype=np.float32) * 1.5)
     mod.get_function("hello")(1, 4, (x,))
+    cuda.synchronize()  # like CUDA, printf output is complete once the kernel is
     lines = capsys.readouterr().out.splitlines()
     assert lines == [
         "thread 0 of 4: x=0.00 hex=ff long=0",

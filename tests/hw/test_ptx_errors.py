@@ -68,8 +68,9 @@ def test_runaway_kernel_times_out_and_device_survives(mod, monkeypatch):
     monkeypatch.setenv("STRATA_LAUNCH_BUDGET", "200000")
     flag = cuda.zeros(1, np.int32)
     with pytest.raises(cuda.LaunchTimeout) as ei:
-        mod.get_function("spin")(1, 32, (flag,))
+        mod.get_function("spin")(1, 32, (flag,)).wait()
     assert ei.value.name == "cudaErrorLaunchTimeout" and "spin" in str(ei.value)
+    cuda.current_device().reset()  # a timed-out kernel leaves the context faulted, as in CUDA
     x = cuda.to_device(np.arange(8, dtype=np.int32))
     mod.get_function("add1")(1, 32, (x, np.int32(8)))
     np.testing.assert_array_equal(x.get(), np.arange(1, 9, dtype=np.int32))

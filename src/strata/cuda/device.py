@@ -42,11 +42,7 @@ class Device:
         self.index = file.index
         self.file = file
         self.spec: GPUSpec = file.gpu.spec
-
-    @property
-    def context(self) -> Context:
-        """The device's primary context (streams, sticky errors)."""
-        return primary_context(self.file)
+        self.context: Context = primary_context(file)  # streams, sticky errors; survives reset()
 
     # -- cudaDeviceProp names
     @property
@@ -107,11 +103,18 @@ def _index_for_model(model: str) -> int:
 
 
 _explicit: Device | None = None  # set by set_device; otherwise device 0 of STRATA_DEVICES/STRATA_GPU
+_default: dict[str, Device] = {}  # default model -> its Device (the lookup runs on every launch)
 
 
 def current_device() -> Device:
     """The device calls go to: set by `set_device`, else the default device."""
-    return _explicit if _explicit is not None else Device()
+    if _explicit is not None:
+        return _explicit
+    model = config.settings().devices[0]
+    dev = _default.get(model)
+    if dev is None:
+        dev = _default[model] = Device()
+    return dev
 
 
 def set_device(device: Device | int | str) -> Device:

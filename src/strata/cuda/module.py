@@ -225,6 +225,7 @@ class Kernel:
             DeviceFault, LaunchTimeout: the sticky error of an earlier faulted launch on this device.
         """
         device = current_device() if stream is None else _device_of(stream)
+        settings = config.settings()
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
         regs, source = self.registers()
         with trace.span("L3", "cudaLaunchKernel", kernel=self.name, grid=g, block=b, shared_mem=shared_mem):
@@ -232,9 +233,10 @@ class Kernel:
             params = pack_arguments(self.name, self.fn.params, args)
             loaded = self.module.loaded(device)
             signal = launch_kernel(device.context.stream(stream), loaded, self.fn.name,
-                                   LaunchConfig(g, b, shared_mem, params), registers=regs, registers_source=source)
+                                   LaunchConfig(g, b, shared_mem, params), registers=regs, registers_source=source,
+                                   blocking=settings.launch_blocking)
         report = LaunchReport(self.name, device, g, b, shared_mem, regs, source, signal)
-        if config.settings().debug >= 1:
+        if settings.debug >= 1:
             print(f"[strata] {report.wait()}", file=sys.stderr)
         return report
 

@@ -103,6 +103,8 @@ class _Engine:
         self.queues: list[HwQueue] = []
         self.wake = threading.Condition()
         self.kicked = False
+        self.sleeping = False  # waiting on `wake`: only then does a doorbell need to notify
+        self.blocked = False  # some queue's next packet waits on a signal: signal changes must wake us
         self.thread: threading.Thread | None = None
         self.busy_packet = False
 
@@ -163,13 +165,17 @@ class CommandProcessor:
         self.kick(self.engines[queue.engine])
 
     def kick(self, eng: _Engine) -> None:
-        with eng.wake:
-            eng.kicked = True
-            eng.wake.notify()
+        # A busy engine will look at its queues again anyway; waking only a sleeping one keeps the
+        # host thread from handing the interpreter lock to the engine on every doorbell.
+        eng.kicked = True
+        if eng.sleeping:
+            with eng.wake:
+                eng.wake.notify()
 
     def kick_all(self) -> None:
+        """A signal changed: wake engines whose queues wait on one."""
         for eng in self.engines.values():
-            if eng.queues:
+            if eng.blocked or not self._running:
                 self.kick(eng)
 
     def idle(self) -> bool:
@@ -188,7 +194,9 @@ class CommandProcessor:
         self._running = False
         SIGNALS.remove_listener(self.kick_all)
         for eng in self.engines.values():
-            self.kick(eng)
+            eng.kicked = True
+            with eng.wake:
+                eng.wake.notify()
             if eng.thread is not None and eng.thread is not threading.current_thread():
                 eng.thread.join(timeout)
 
@@ -196,6 +204,7 @@ class CommandProcessor:
     def _run(self, eng: _Engine) -> None:
         while self._running:
             progressed = False
+            eng.blocked = False
             for q in eng.queues:
                 if q.active and q.error is None:
                     progressed |= self._service(eng, q)
@@ -203,8 +212,10 @@ class CommandProcessor:
                     self.remove_queue(q)
             if not progressed:
                 with eng.wake:
+                    eng.sleeping = True  # set before testing `kicked`, so a kick in between notifies
                     if not eng.kicked and self._running:
                         eng.wake.wait(_IDLE_POLL_S)
+                    eng.sleeping = False
                     eng.kicked = False
 
     def _service(self, eng: _Engine, q: HwQueue) -> bool:
@@ -219,6 +230,7 @@ class CommandProcessor:
                 packet = aql.decode(q.ring, off)
                 ready, deps_end = _dependencies(packet)
                 if not ready:
+                    eng.blocked = True
                     break
                 submitted, correlation, depth = q.meta[slot]
                 start = max(submitted, deps_end, q.last_end if packet.barrier else 0.0)

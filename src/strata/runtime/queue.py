@@ -12,7 +12,6 @@ dropped with work in flight).
 
 from __future__ import annotations
 
-import ctypes
 import time
 from typing import Any
 
@@ -40,6 +39,7 @@ class UserQueue:
         self.ring = self.hw.ring
         self.kernarg = device.pinned_host(size * KERNARG_SLOT) if engine == "compute" else None
         self._kernarg_base = int(self.kernarg.ctypes.data) if self.kernarg is not None else 0
+        self._kernarg_view = memoryview(self.kernarg) if self.kernarg is not None else memoryview(b"")
         if self.kernarg is not None:
             self.hw.resources.append(self.kernarg)  # the device may read it after this object is gone
         self._destroyed = False
@@ -69,7 +69,7 @@ class UserQueue:
         slot = index & self.mask
         if len(params) <= KERNARG_SLOT:
             kernarg_address = self._kernarg_base + slot * KERNARG_SLOT
-            ctypes.memmove(kernarg_address, params, len(params))
+            self._kernarg_view[slot * KERNARG_SLOT: slot * KERNARG_SLOT + len(params)] = params
             keep: Any = signal
         else:
             own = self.device.pinned_host(len(params))
