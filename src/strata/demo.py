@@ -69,9 +69,12 @@ class DemoResult:
 
 
 def _walk(rec: trace.Recording) -> list[str]:
-    """The distinct layer steps one launch took, top to bottom."""
+    """The distinct layer steps the kernel launch took, top to bottom (the host's calls, then what
+    the device's engine thread did for it)."""
+    launch = next((e.correlation for e in rec.events if e.name == "cudaLaunchKernel"), None)
+    events = [e for e in rec.events if launch is None or e.correlation == launch]
     seen: list[str] = []
-    for e in sorted(rec.events, key=lambda e: (e.start, e.depth)):
+    for e in sorted(events, key=lambda e: (e.start, e.depth)):
         step = f"{e.layer} {e.name}"
         if step not in seen:
             seen.append(step)
