@@ -164,8 +164,8 @@ def test_explanation_and_label() -> None:
     assert t.label == "modeled"
     assert str(t).startswith("modeled ")
     assert "memory-bound" in str(t)
-    assert len(t.explanation) >= 8
-    text = "\n".join(t.explanation)
+    assert len(t.explain()) >= 8
+    text = "\n".join(t.explain())
     needles = ("occupancy", "waves = ceil", "issue:", "DRAM =", "memory =", "latency =", "launch overhead")
     for needle in needles:
         assert needle in text
@@ -185,7 +185,7 @@ def test_register_over_estimate_is_clamped() -> None:
     t = model_launch("h100", _streaming(1 << 20), grid_blocks=4096, threads_per_block=1024,
                      regs_per_thread=255, smem_per_block=0)
     assert t.occupancy.blocks_per_sm == 1 and t.occupancy.regs_per_warp == 64 * 32
-    assert any("modeled with 64" in line for line in t.explanation)
+    assert any("modeled with 64" in line for line in t.explain())
 
 
 def test_bad_grid_is_rejected() -> None:

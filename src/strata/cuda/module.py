@@ -20,6 +20,7 @@ from strata.cuda.device import Device, current_device
 from strata.cuda.memory import DeviceArray
 from strata.errors import CudaError, InvalidLaunchConfig
 from strata.hw.counters import Counters
+from strata.hw.cp import DispatchRecord
 from strata.hw.engine import LaunchConfig
 from strata.hw.jit import register_pressure
 from strata.hw.occupancy import ptxas_registers
@@ -27,7 +28,6 @@ from strata.hw.perf import ModeledTime
 from strata.hw.ptx import parse
 from strata.hw.ptx.ir import Function, Param
 from strata.hw.ptx.ir import Module as PTXModule
-from strata.hw.cp import DispatchRecord
 from strata.runtime import LoadedModule, Signal, Stream, completion_record, launch_kernel, load_module
 
 Dim3 = int | tuple[int, ...]

@@ -27,6 +27,7 @@ from strata.hw.catalog import get_spec
 from strata.hw.cp import CommandProcessor, HwQueue, KernelObject
 from strata.hw.engine import LaunchConfig, LaunchResult
 from strata.hw.gpu import VirtualGPU
+from strata.hw.jit import Program
 from strata.hw.ptx.ir import Module
 
 MAX_QUEUE_SIZE = 1 << 17  # packets (HSA_AGENT_INFO_QUEUE_MAX_SIZE on MI300X)
@@ -90,7 +91,7 @@ class DeviceFile:
         return HOST_MEMORY.is_pinned(address, nbytes)
 
     # -- code objects
-    def load_program(self, module: Module, addresses: dict[str, int]) -> object:
+    def load_program(self, module: Module, addresses: dict[str, int]) -> Program:
         return self.gpu.load(module, addresses)
 
     def register_kernel(self, ko: KernelObject) -> int:

@@ -228,9 +228,9 @@ class CommandProcessor:
                 break  # reserved but not yet published
             try:
                 packet = aql.decode(q.ring, off)
+                eng.blocked = True  # before reading signals: a change from here on must kick us
                 ready, deps_end = _dependencies(packet)
                 if not ready:
-                    eng.blocked = True
                     break
                 submitted, correlation, depth = q.meta[slot]
                 start = max(submitted, deps_end, q.last_end if packet.barrier else 0.0)
@@ -250,6 +250,9 @@ class CommandProcessor:
             q.read_index += 1
             eng.busy_packet = False
             ran = True
+            # Hand the interpreter lock to a host thread that wants it: a real GPU never takes CPU
+            # time from the program feeding it, so the emulated one should not starve it either.
+            time.sleep(0)
         return ran
 
     def _execute(self, eng: _Engine, packet: aql.Packet, start: float) -> DispatchRecord:

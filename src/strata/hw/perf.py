@@ -34,12 +34,19 @@ class ModeledTime:
     waves: int
     achieved_flops: float  # FLOP/s
     achieved_bytes_per_s: float  # DRAM bytes/s
-    explanation: list[str] = field(default_factory=list)
+    explanation: list[str] = field(default_factory=list)  # filled with explain=True; see explain()
     device: str = ""
     kernel_s: float = 0.0
     dram_bytes: float = 0.0
     tail_efficiency: float = 1.0
     label: str = "modeled"
+    inputs: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+
+    def explain(self) -> list[str]:
+        """The derivation of this time, line by line (rebuilt from the launch's inputs if needed)."""
+        if self.explanation or not self.inputs:
+            return self.explanation
+        return model_launch(**self.inputs, explain=True).explanation  # type: ignore[arg-type]
 
     def __str__(self) -> str:
         return (f"modeled {_fmt_s(self.seconds)} on {self.device} ({self.bound}-bound: "
@@ -47,7 +54,8 @@ class ModeledTime:
                 f"latency {_fmt_s(self.latency_s)}, launch {_fmt_s(self.launch_overhead_s)})")
 
     def as_dict(self) -> dict[str, object]:
-        d: dict[str, object] = {k: v for k, v in self.__dict__.items() if k != "occupancy"}
+        d: dict[str, object] = {k: v for k, v in self.__dict__.items() if k not in ("occupancy", "inputs")}
+        d["explanation"] = self.explain()
         d["occupancy"] = {
             "blocks_per_sm": self.occupancy.blocks_per_sm,
             "active_warps": self.occupancy.active_warps,
@@ -67,6 +75,7 @@ def model_launch(
     smem_per_block: int,
     unique_global_bytes: int | None = None,
     tensor_precision: str = "tensor_fp16",
+    explain: bool = False,
 ) -> ModeledTime:
     """Model one launch's time: max(compute, memory, latency) + launch overhead.
 
@@ -87,6 +96,7 @@ def model_launch(
         unique_global_bytes: total size of the distinct allocations the kernel touched, if known;
             without it every touched sector is assumed to come from DRAM (no reuse).
         tensor_precision: which `peak_flops` entry prices `counters.flops['tensor']`.
+        explain: also build `explanation` now; otherwise `ModeledTime.explain()` rebuilds it on demand.
     Returns:
         A `ModeledTime`.
     Raises:
@@ -106,19 +116,23 @@ def model_launch(
     if grid_blocks < 1:
         raise ValueError(f"[model_launch] grid_blocks must be >= 1, got {grid_blocks}")
     sms = spec.sm_count
-    lines = [
+    # The explanation text costs as much as the model; it is built only when asked for.
+    lines: list[str] | None = [
         f"device {spec.name} ({spec.product}): {sms} SMs @ {spec.clock_mhz:.0f} MHz; "
         "every time below is modeled, not measured",
-    ]
+    ] if explain else None
     # The kernel already ran, so a register count too large for one block can only be an
     # over-estimate (the launch path validates ptxas counts): model with the most that fits.
+    requested_regs = regs_per_thread
     fit = max_registers_per_thread(spec, threads_per_block)
     if regs_per_thread > fit:
-        lines.append(f"registers: {regs_per_thread}/thread cannot fit a {threads_per_block}-thread block; "
-                     f"modeled with {fit}, the most that fits")
+        if lines is not None:
+            lines.append(f"registers: {regs_per_thread}/thread cannot fit a {threads_per_block}-thread block; "
+                         f"modeled with {fit}, the most that fits")
         regs_per_thread = fit
     occ = occupancy(spec, threads_per_block, regs_per_thread, smem_per_block)
-    lines.append(f"occupancy: {occ}; blocks/SM by " + ", ".join(f"{k}={v}" for k, v in occ.limits.items()))
+    if lines is not None:
+        lines.append(f"occupancy: {occ}; blocks/SM by " + ", ".join(f"{k}={v}" for k, v in occ.limits.items()))
 
     # Waves and tail. An SM's throughput is shared by its resident blocks, so the busiest SM runs
     # ceil(blocks / SMs) blocks' worth of work whatever the residency (see docs/perf-model.md).
@@ -126,10 +140,11 @@ def model_launch(
     waves = -(-grid_blocks // slots)
     per_sm = -(-grid_blocks // sms)
     tail_eff = grid_blocks / (sms * per_sm)
-    lines.append(
-        f"waves = ceil({grid_blocks} blocks / ({sms} SMs x {occ.blocks_per_sm} blocks/SM)) = {waves}; "
-        f"tail efficiency = {grid_blocks} / ({sms} x ceil({grid_blocks}/{sms})={per_sm}) = {tail_eff:.3f}"
-    )
+    if lines is not None:
+        lines.append(
+            f"waves = ceil({grid_blocks} blocks / ({sms} SMs x {occ.blocks_per_sm} blocks/SM)) = {waves}; "
+            f"tail efficiency = {grid_blocks} / ({sms} x ceil({grid_blocks}/{sms})={per_sm}) = {tail_eff:.3f}"
+        )
 
     compute_s = _compute_time(spec, counters, tail_eff, tensor_precision, lines)
     dram_bytes, memory_s = _memory_time(spec, counters, unique_global_bytes, lines)
@@ -139,10 +154,12 @@ def model_launch(
     bound = max(terms, key=lambda k: terms[k]) if any(terms.values()) else "latency"
     kernel_s = terms[bound]
     seconds = kernel_s + spec.launch_overhead_s
-    lines.append(f"kernel = max(compute {_fmt_s(compute_s)}, memory {_fmt_s(memory_s)}, "
-                 f"latency {_fmt_s(latency_s)}) = {_fmt_s(kernel_s)} ({bound}-bound)")
-    lines.append(f"total = kernel {_fmt_s(kernel_s)} + launch overhead {_fmt_s(spec.launch_overhead_s)} "
-                 f"= {_fmt_s(seconds)} (modeled)")
+    if lines is not None:
+        lines.append(f"kernel = max(compute {_fmt_s(compute_s)}, memory {_fmt_s(memory_s)}, "
+                     f"latency {_fmt_s(latency_s)}) = {_fmt_s(kernel_s)} ({bound}-bound)")
+    if lines is not None:
+        lines.append(f"total = kernel {_fmt_s(kernel_s)} + launch overhead {_fmt_s(spec.launch_overhead_s)} "
+                     f"= {_fmt_s(seconds)} (modeled)")
 
     flops = sum(counters.flops.values())
     return ModeledTime(
@@ -156,11 +173,15 @@ def model_launch(
         waves=waves,
         achieved_flops=flops / kernel_s if kernel_s else 0.0,
         achieved_bytes_per_s=dram_bytes / kernel_s if kernel_s else 0.0,
-        explanation=lines,
+        explanation=lines or [],
         device=spec.name,
         kernel_s=kernel_s,
         dram_bytes=dram_bytes,
         tail_efficiency=tail_eff,
+        inputs={} if explain else {
+            "spec": spec, "counters": counters, "grid_blocks": grid_blocks, "threads_per_block": threads_per_block,
+            "regs_per_thread": requested_regs, "smem_per_block": smem_per_block,
+            "unique_global_bytes": unique_global_bytes, "tensor_precision": tensor_precision},
     )
 
 
@@ -198,7 +219,7 @@ _PIPE_OF = {
 
 
 def _compute_time(
-    spec: GPUSpec, c: Counters, tail_eff: float, tensor_precision: str, lines: list[str]
+    spec: GPUSpec, c: Counters, tail_eff: float, tensor_precision: str, lines: list[str] | None
 ) -> float:
     sms, clock = spec.sm_count, spec.clock_hz
     lanes = pipe_lanes_per_clk(spec)
@@ -211,32 +232,36 @@ def _compute_time(
 
     total = c.total_warp_instructions + c.shared_bank_conflicts
     issue_s = total * PTX_WARP / (spec.issue_lanes_per_clk * sms * clock)
-    lines.append(f"issue: {total:,} warp-inst x {PTX_WARP} / ({spec.issue_lanes_per_clk} lanes/clk "
-                 f"x {sms} SMs x {clock:.3g} Hz) = {_fmt_s(issue_s)}")
+    if lines is not None:
+        lines.append(f"issue: {total:,} warp-inst x {PTX_WARP} / ({spec.issue_lanes_per_clk} lanes/clk "
+                     f"x {sms} SMs x {clock:.3g} Hz) = {_fmt_s(issue_s)}")
     pipe_s: dict[str, float] = {}
     for pipe, count in sorted(pipe_inst.items()):
         if lanes.get(pipe, 0) <= 0:
             continue
         pipe_s[pipe] = count * PTX_WARP / (lanes[pipe] * sms * clock)
-        lines.append(f"pipe {pipe}: {count:,.0f} warp-inst x {PTX_WARP} / ({lanes[pipe]:.1f} lanes/clk "
-                     f"x {sms} x {clock:.3g} Hz) = {_fmt_s(pipe_s[pipe])}")
+        if lines is not None:
+            lines.append(f"pipe {pipe}: {count:,.0f} warp-inst x {PTX_WARP} / ({lanes[pipe]:.1f} lanes/clk "
+                         f"x {sms} x {clock:.3g} Hz) = {_fmt_s(pipe_s[pipe])}")
     tensor_flops = c.flops.get("tensor", 0)
     if tensor_flops:
         used = tensor_precision if spec.peak_flops.get(tensor_precision, 0.0) else "tensor_fp16"
         peak = spec.peak_flops[used]  # e.g. FP8 on A100 (no FP8 tensor cores): priced as FP16
         pipe_s["tensor"] = tensor_flops / peak
-        lines.append(f"pipe tensor: {tensor_flops:,} FLOP / {peak:.4g} FLOP/s ({used}) "
-                     f"= {_fmt_s(pipe_s['tensor'])}")
+        if lines is not None:
+            lines.append(f"pipe tensor: {tensor_flops:,} FLOP / {peak:.4g} FLOP/s ({used}) "
+                         f"= {_fmt_s(pipe_s['tensor'])}")
     busiest = max(pipe_s, key=lambda p: pipe_s[p]) if pipe_s else "none"
     ideal = max(issue_s, pipe_s.get(busiest, 0.0))
     compute_s = ideal / tail_eff
-    lines.append(f"compute = max(issue {_fmt_s(issue_s)}, busiest pipe {busiest} "
-                 f"{_fmt_s(pipe_s.get(busiest, 0.0))}) / tail efficiency {tail_eff:.3f} "
-                 f"= {_fmt_s(compute_s)}")
+    if lines is not None:
+        lines.append(f"compute = max(issue {_fmt_s(issue_s)}, busiest pipe {busiest} "
+                     f"{_fmt_s(pipe_s.get(busiest, 0.0))}) / tail efficiency {tail_eff:.3f} "
+                     f"= {_fmt_s(compute_s)}")
     return compute_s
 
 
-def _memory_time(spec: GPUSpec, c: Counters, unique: int | None, lines: list[str]) -> tuple[float, float]:
+def _memory_time(spec: GPUSpec, c: Counters, unique: int | None, lines: list[str] | None) -> tuple[float, float]:
     # Bytes moved in 32-byte sectors; fall back to requested bytes if the engine left sectors at 0.
     loads = max(32 * c.global_load_sectors, c.global_load_bytes)
     stores = max(32 * c.global_store_sectors, c.global_store_bytes)
@@ -248,26 +273,30 @@ def _memory_time(spec: GPUSpec, c: Counters, unique: int | None, lines: list[str
     bw = spec.achievable_hbm_bandwidth
     memory_s = dram / bw
     source = "unique_global_bytes" if unique is not None else "no reuse assumed"
-    lines.append(f"traffic T = loads {loads:,} + stores {stores:,} + local {c.local_bytes:,} B "
-                 f"= {traffic:,} B; footprint U = {footprint:,} B ({source})")
-    lines.append(f"DRAM = min(T, U) + max(0, T - U) x (1 - min(1, LLC {spec.llc_bytes:,} / U)={hit:.3f}) "
-                 f"= {dram:,.0f} B")
-    lines.append(f"memory = {dram:,.0f} B / ({spec.hbm_bandwidth:.4g} B/s x {spec.hbm_efficiency}) "
-                 f"= {_fmt_s(memory_s)}")
+    if lines is not None:
+        lines.append(f"traffic T = loads {loads:,} + stores {stores:,} + local {c.local_bytes:,} B "
+                     f"= {traffic:,} B; footprint U = {footprint:,} B ({source})")
+    if lines is not None:
+        lines.append(f"DRAM = min(T, U) + max(0, T - U) x (1 - min(1, LLC {spec.llc_bytes:,} / U)={hit:.3f}) "
+                     f"= {dram:,.0f} B")
+    if lines is not None:
+        lines.append(f"memory = {dram:,.0f} B / ({spec.hbm_bandwidth:.4g} B/s x {spec.hbm_efficiency}) "
+                     f"= {_fmt_s(memory_s)}")
     return dram, memory_s
 
 
 def _latency_time(
-    spec: GPUSpec, c: Counters, blocks: int, threads: int, waves: int, lines: list[str]
+    spec: GPUSpec, c: Counters, blocks: int, threads: int, waves: int, lines: list[str] | None
 ) -> float:
     warps = blocks * -(-threads // PTX_WARP)
     inst = c.total_warp_instructions / warps
     mem = min(inst, (c.global_load_requests + c.warp_instructions.get("atomic", 0)) / warps)
     chain = (inst - mem) * spec.alu_latency_cycles + mem * spec.mem_latency_cycles
     latency_s = waves * chain / spec.clock_hz
-    lines.append(f"latency = {waves} waves x ({inst - mem:.1f} inst/warp x {spec.alu_latency_cycles:g} cyc + "
-                 f"{mem:.1f} loads/warp x {spec.mem_latency_cycles:g} cyc) / {spec.clock_hz:.3g} Hz "
-                 f"= {_fmt_s(latency_s)}")
+    if lines is not None:
+        lines.append(f"latency = {waves} waves x ({inst - mem:.1f} inst/warp x {spec.alu_latency_cycles:g} cyc + "
+                     f"{mem:.1f} loads/warp x {spec.mem_latency_cycles:g} cyc) / {spec.clock_hz:.3g} Hz "
+                     f"= {_fmt_s(latency_s)}")
     return latency_s
 
 

@@ -305,7 +305,7 @@ class Agent:
     def device(self) -> DeviceFile:
         """The opened GPU behind a GPU agent."""
         if self.node is None:
-            raise HsaError(Status.ERROR_INVALID_AGENT, "the CPU agent has no GPU device")
+            raise HsaError(Status.ERROR_INVALID_AGENT, "[agent.device] the CPU agent has no GPU device")
         return open_device(self.node.index)
 
     def __repr__(self) -> str:
@@ -384,7 +384,7 @@ class Queue:
 class _Runtime:
     agents: list[Agent]
     pools: dict[int, list[MemoryPool]] = field(default_factory=dict)  # agent handle -> pools
-    signals: dict[int, Signal] = field(default_factory=dict)  # user signals by handle
+    signals: dict[int, Signal] = field(default_factory=dict)  # live user and doorbell signals by handle
     queues: dict[int, Queue] = field(default_factory=dict)
     host_allocs: dict[int, np.ndarray] = field(default_factory=dict)  # address -> pinned buffer
     host_starts: list[int] = field(default_factory=list)
@@ -415,7 +415,7 @@ _init_lock = threading.Lock()
 def _rt() -> _Runtime:
     state = _state
     if state is None:
-        raise HsaError(Status.ERROR_NOT_INITIALIZED, "call init() first")
+        raise HsaError(Status.ERROR_NOT_INITIALIZED, "[hsa] the runtime is not initialized: call init() first")
     return state
 
 
@@ -688,6 +688,8 @@ def host_array(address: int, dtype: Any = np.uint8, count: int = -1) -> np.ndarr
     offset = address - rt.host_starts[i] if buf is not None else -1
     if buf is None or offset >= buf.nbytes:
         raise HsaError(Status.ERROR_INVALID_ARGUMENT, f"[host_array] {address:#x} is not inside a CPU pool allocation")
+    if count < 0:
+        count = (buf.nbytes - offset) // np.dtype(dtype).itemsize
     return np.frombuffer(buf, dtype=dtype, count=count, offset=offset)
 
 
@@ -697,7 +699,9 @@ def amd_memory_async_copy(dst: int, dst_agent: Agent, src: int, src_agent: Agent
     signal reached 0; `completion_signal` is decremented when the copy is done.
 
     The agent owning each side says whether it is host or device memory. Host-to-device and
-    device-to-device copies go to the `dma0` engine, device-to-host to `dma1` (strata's split).
+    device-to-device copies go to the `dma0` engine, device-to-host to `dma1` (strata's split). A
+    copy that faults later (its memory was freed in between) makes every later `signal_wait_*`
+    raise until `shut_down`, as no callback can take it.
 
     Raises:
         HsaError: ERROR_INVALID_ARGUMENT (no completion signal, a device range outside any allocation,
@@ -771,7 +775,8 @@ def _copy_error_handler(rt: _Runtime) -> Callable[[HwQueue, BaseException], None
 
 def signal_create(initial_value: int, num_consumers: int = 0, consumers: Iterable[Agent] = ()) -> Signal:
     """hsa_signal_create: a signal holding `initial_value`; its changes raise an interrupt that
-    wakes waiters (consumers are accepted and ignored: every agent may use every signal)."""
+    wakes waiters (`num_consumers`/`consumers` are accepted and ignored: every agent may use every
+    signal)."""
     rt = _rt()
     sig = Signal(CoreSignal(int(initial_value), EVENTS.create()))
     with rt.lock:
@@ -939,7 +944,8 @@ def queue_create(agent: Agent, size: int, type: QueueType | int = QueueType.MULT
     Every slot starts INVALID; read and write index start at 0; the size is max(size, QUEUE_MIN_SIZE).
     If the packet processor meets a packet it cannot run (a bad format, a fault), the queue stops,
     `queue.error` holds the HsaError and `callback(status, queue, data)` runs on the engine thread;
-    without a callback every later `signal_wait_*` raises that error (where ROCr would abort).
+    without a callback every later `signal_wait_*` raises that error (where ROCr would abort) until
+    the queue is destroyed. `private_segment_size` and `group_segment_size` are accepted and ignored.
 
     Raises:
         HsaError: ERROR_INVALID_ARGUMENT (size not a power of two in 1..QUEUE_MAX_SIZE, or a bad type),

@@ -39,7 +39,7 @@ class UserQueue:
         self.ring = self.hw.ring
         self.kernarg = device.pinned_host(size * KERNARG_SLOT) if engine == "compute" else None
         self._kernarg_base = int(self.kernarg.ctypes.data) if self.kernarg is not None else 0
-        self._kernarg_view = memoryview(self.kernarg) if self.kernarg is not None else memoryview(b"")
+        self._kernarg_view = memoryview(self.kernarg.data) if self.kernarg is not None else memoryview(bytearray())
         if self.kernarg is not None:
             self.hw.resources.append(self.kernarg)  # the device may read it after this object is gone
         self._destroyed = False

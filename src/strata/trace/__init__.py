@@ -12,6 +12,17 @@ Example:
     [('L0', 'execute'), ('L3', 'cudaLaunchKernel')]
 """
 
-from strata.trace.events import Event, Recording, correlated, current_correlation, current_depth, emit, record, recording, span
+from strata.trace.events import (
+    Event,
+    Recording,
+    correlated,
+    current_correlation,
+    current_depth,
+    emit,
+    record,
+    recording,
+    span,
+)
 
-__all__ = ["Event", "Recording", "correlated", "current_correlation", "current_depth", "emit", "record", "recording", "span"]
+__all__ = ["Event", "Recording", "correlated", "current_correlation", "current_depth", "emit", "record", "recording",
+           "span"]
