@@ -16,10 +16,8 @@ import pytest
 @pytest.fixture(autouse=True)
 def _reset_faulted_devices() -> Iterator[None]:
     yield
-    from strata.driver import opened_devices
-    from strata.runtime import primary_context
+    from strata.runtime import contexts
 
-    for dev in opened_devices():
-        ctx = primary_context(dev)
+    for ctx in contexts():
         if ctx.error is not None:
             ctx.reset()

@@ -150,7 +150,10 @@ class DeviceFile:
         return self.cp.idle()
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
-        """Wait until every queue is drained or stopped by an error."""
+        """Wait until every queue is drained or stopped by an error. From an engine thread (a
+        garbage-collected array freed there) it returns at once: the engine cannot wait for itself."""
+        if self.cp.on_engine_thread():
+            return self.cp.idle()
         deadline = time.monotonic() + timeout
         while not self.cp.idle():
             if time.monotonic() > deadline:

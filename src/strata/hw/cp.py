@@ -178,6 +178,11 @@ class CommandProcessor:
             if eng.blocked or not self._running:
                 self.kick(eng)
 
+    def on_engine_thread(self) -> bool:
+        """True when called from one of this processor's engine threads."""
+        me = threading.current_thread()
+        return any(e.thread is me for e in self.engines.values())
+
     def idle(self) -> bool:
         return all(q.idle or q.error is not None for e in self.engines.values() for q in e.queues) and \
             not any(e.busy_packet for e in self.engines.values())

@@ -391,6 +391,12 @@ def primary_context(device: DeviceFile) -> Context:
         return ctx
 
 
+def contexts() -> list[Context]:
+    """The primary contexts created so far (never creates one)."""
+    with _primary_lock:
+        return list(_primary.values())
+
+
 def _contiguous(host: Any) -> np.ndarray:
     arr = np.ascontiguousarray(host)
     if arr.dtype == object:
