@@ -33,12 +33,17 @@ def info() -> int:
 
     from strata import __version__, config
     from strata.cuda.compiler import cuda_include_dir, nvrtc_version
-    from strata.hw.catalog import get_spec, models
+    from strata.driver import list_devices
+    from strata.hw.catalog import models
 
     s = config.settings()
-    spec = get_spec(s.gpu)
     print(f"strata {__version__}")
-    print(f"  L0 virtual GPU: {spec.product} ({spec.arch}, {spec.sm_count} SMs); models: {', '.join(models())}")
+    for n in list_devices():
+        units = (f"cc {n.compute_capability[0]}.{n.compute_capability[1]}, {n.spec.sm_count} SMs"
+                 if n.arch.startswith("sm_") else f"{n.spec.sm_count} CUs")
+        print(f"  L1 device {n.index}: virtual {n.product} ({n.arch}, {units}) at "
+              f"{n.pci_bus_id}, PCI {n.vendor_id:04x}:{n.device_id:04x}, {n.node_path}")
+    print(f"  L0 models available: {', '.join(models())} (STRATA_DEVICES / STRATA_GPU choose)")
     print(f"  NVRTC {'.'.join(map(str, nvrtc_version()))}; CUDA headers: {cuda_include_dir()}")
     print(f"  nvcc: {s.nvcc or 'not found'}; ptxas: {shutil.which('ptxas') or 'not found'}")
     print(f"  Python {platform.python_version()}, NumPy {np.__version__}, {platform.platform()}")
