@@ -227,8 +227,6 @@ def test_barrier_or_completes_when_any_dependency_does(ptx: str) -> None:
     assert hsa.signal_wait_scacquire(done_and, hsa.SIGNAL_CONDITION_EQ, 0, timeout_hint=10.0) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="hw/cp.py _dependencies treats a barrier with no non-zero dep_signal as "
-                   "ready; for BARRIER_OR, hsa.h says a 0 handle is a dependency NOT satisfied")
 def test_barrier_or_with_only_null_dependencies_never_completes(ptx: str) -> None:
     s = Setup(ptx)
     queue = hsa.queue_create(s.gpu, 64)

@@ -32,7 +32,7 @@ from strata.hw.aql import AgentDispatch, AgentOp, Barrier, CopyFlags, KernelDisp
 from strata.hw.dma import copy_seconds
 from strata.hw.engine import LaunchConfig, LaunchResult
 from strata.hw.perf import ModeledTime, model_launch
-from strata.hw.signals import SIGNALS
+from strata.hw.signals import SIGNALS, HwSignal
 
 ENGINES = ("compute", "dma0", "dma1")
 _IDLE_POLL_S = 0.5  # an idle engine re-checks its queues this often even without a doorbell
@@ -249,10 +249,14 @@ class CommandProcessor:
                 self.on_queue_error(q, exc)
                 return ran
             q.last_end = record.end
-            self._complete(packet.completion_signal, record, q.meta[slot][1])
+            correlation = q.meta[slot][1]
+            signal = SIGNALS.get(packet.completion_signal) if packet.completion_signal else None
+            # Retire first, so a host woken by the completion already sees the slot free.
             aql.retire(q.ring, off)
             q.keep[slot] = None
             q.read_index += 1
+            if signal is not None:
+                self._complete(signal, record, correlation)
             eng.busy_packet = False
             ran = True
             # Hand the interpreter lock to a host thread that wants it: a real GPU never takes CPU
@@ -290,6 +294,10 @@ class CommandProcessor:
                             f"not a multiple of workgroup {p.workgroup}")
         params = ctypes.string_at(p.kernarg_address, ko.kernarg_size) if ko.kernarg_size else b""
         dynamic_shared = p.group_segment_size - ko.static_group_segment_size
+        if dynamic_shared < 0:
+            raise aql.PacketFormatError(
+                f"[dispatch {ko.name}] group_segment_size {p.group_segment_size} is smaller than the kernel's "
+                f"static group (shared) memory of {ko.static_group_segment_size} bytes")
         config = LaunchConfig(grid, p.workgroup, dynamic_shared, params)  # type: ignore[arg-type]
         result = self.run_kernel(ko, config)
         modeled = model_launch(self.spec, result.counters, grid_blocks=config.num_blocks,
@@ -329,27 +337,26 @@ class CommandProcessor:
                             f"{self.memory.describe_nearest(address)}")
         return self.memory.host_pointer(address)
 
-    def _complete(self, handle: int, record: DispatchRecord, correlation: int) -> None:
-        if not handle:
-            return
-        sig = SIGNALS.get(handle)
-        if sig is None:
-            return
+    def _complete(self, sig: HwSignal, record: DispatchRecord, correlation: int) -> None:
         sig.start_ts, sig.end_ts, sig.profile = record.start, record.end, record
-        SIGNALS.add(handle, -1)
+        SIGNALS.add(sig.handle, -1)
         if sig.event_id:
             trace.emit("L1", "interrupt", correlation=correlation, event=sig.event_id)
             self.interrupt(sig.event_id)
 
 
 def _dependencies(packet: aql.Packet) -> tuple[bool, float]:
-    """Whether a barrier packet's dependencies are met, and when (modeled) they were."""
-    if not isinstance(packet, Barrier) or not packet.deps:
+    """Whether a barrier packet's dependencies are met, and when (modeled) they were. Null handles
+    count as met in a barrier-AND and as never met in a barrier-OR (hsa.h)."""
+    if not isinstance(packet, Barrier):
         return True, 0.0
+    if not packet.deps:
+        return not packet.is_or, 0.0
     ends = []
     for h in packet.deps:
         sig = SIGNALS.get(h)
-        done = sig is None or sig.value == 0  # a destroyed signal cannot complete: treat it as satisfied
+        # A destroyed signal can never complete: AND treats it as met (else it would hang), OR not.
+        done = sig.value == 0 if sig is not None else not packet.is_or
         if done:
             ends.append(sig.end_ts if sig is not None else 0.0)
         elif not packet.is_or:

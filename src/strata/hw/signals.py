@@ -59,10 +59,12 @@ class SignalMemory:
         return self._signals.get(handle)
 
     def store(self, handle: int, value: int) -> None:
-        sig = self._signals.get(handle)
-        if sig is not None:
+        with self._lock:  # not between another thread's read and write of an add
+            sig = self._signals.get(handle)
+            if sig is None:
+                return
             sig.value = value
-            self._notify()
+        self._notify()
 
     def add(self, handle: int, delta: int) -> int:
         """Atomically add `delta` and return the new value (0 if the handle is gone)."""
