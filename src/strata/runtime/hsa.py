@@ -971,7 +971,7 @@ def queue_create(agent: Agent, size: int, type: QueueType | int = QueueType.MULT
                 trace.emit("L2", "hsa_queue_callback_error", queue=q.id, error=repr(cb_exc))
 
     with trace.span("L2", "hsa_queue_create", size=size):
-        core = UserQueue(a.device, "compute", on_error, max(size, QUEUE_MIN_SIZE))
+        core = UserQueue(a.device, "compute", on_error, max(size, QUEUE_MIN_SIZE), kernarg=False)
         doorbell = Signal(CoreSignal(0))
         q = Queue(a, core, kind, doorbell, callback, data)
         doorbell.queue = q

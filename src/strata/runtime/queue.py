@@ -30,14 +30,15 @@ class UserQueue:
     """A ring of AQL packets on one engine ('compute', 'dma0', 'dma1') of a device."""
 
     def __init__(self, device: DeviceFile, engine: str, on_error: QueueErrorHandler,
-                 size: int = DEFAULT_QUEUE_SIZE) -> None:
+                 size: int = DEFAULT_QUEUE_SIZE, *, kernarg: bool = True) -> None:
+        """`kernarg=False`: no kernarg segment (HSA users allocate kernel arguments themselves)."""
         self.device = device
         self.engine = engine
         self.hw = device.create_queue(size, engine, on_error)
         self.size = size
         self.mask = size - 1
         self.ring = self.hw.ring
-        self.kernarg = device.pinned_host(size * KERNARG_SLOT) if engine == "compute" else None
+        self.kernarg = device.pinned_host(size * KERNARG_SLOT) if engine == "compute" and kernarg else None
         self._kernarg_base = int(self.kernarg.ctypes.data) if self.kernarg is not None else 0
         self._kernarg_view = memoryview(self.kernarg.data) if self.kernarg is not None else memoryview(bytearray())
         if self.kernarg is not None:
@@ -67,7 +68,7 @@ class UserQueue:
         """Queue a kernel dispatch (`grid` in blocks, as CUDA counts; the packet counts work-items)."""
         index = self._reserve()
         slot = index & self.mask
-        if len(params) <= KERNARG_SLOT:
+        if len(params) <= KERNARG_SLOT and self.kernarg is not None:
             kernarg_address = self._kernarg_base + slot * KERNARG_SLOT
             self._kernarg_view[slot * KERNARG_SLOT: slot * KERNARG_SLOT + len(params)] = params
             keep: Any = signal
