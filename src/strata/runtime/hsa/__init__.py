@@ -9,6 +9,11 @@ also be passed as their integer handle, which is what packets carry). The memory
 alike. Timeouts are in seconds, not HSA's system-timestamp ticks. Layouts and semantics follow
 ../shared/reference/apis.md §1; docs/hsa.md walks through a hand-submitted dispatch.
 
+One module per concept, all re-exported here: `status` (hsa_status_t, HsaError, the enumerations and C
+constants), `agent` (init/shut_down, agents and their attributes), `memory` (pools, allocation, host
+views, copies), `signals`, `queues` (creation, indices, writing packets) and `loader` (executables and
+symbols); `_runtime` holds the state init() creates.
+
 Example:
     >>> init()
     >>> gpu = next(a for a in agents() if agent_get_info(a, "device") == DEVICE_TYPE_GPU)
