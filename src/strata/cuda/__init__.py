@@ -11,9 +11,32 @@ Example:
 """
 
 from strata.cuda.compiler import CompileError
-from strata.cuda.device import Device, current_device, set_device, synchronize
+from strata.cuda.device import (
+    Device,
+    DeviceProperties,
+    current_device,
+    device_count,
+    get_device,
+    get_device_properties,
+    set_device,
+    synchronize,
+)
+from strata.cuda.errors import get_error_name, get_error_string, get_last_error, peek_at_last_error
+from strata.cuda.memcpy import (
+    MemcpyKind,
+    free,
+    malloc,
+    mem_get_info,
+    memcpy,
+    memcpy_async,
+    memcpy_from_symbol,
+    memcpy_to_symbol,
+    memset,
+    memset_async,
+)
 from strata.cuda.memory import DeviceArray, empty, pinned_empty, to_device, zeros
-from strata.cuda.module import Kernel, LaunchReport, Module, compile
+from strata.cuda.module import FuncAttributes, Kernel, LaunchReport, Module, compile
+from strata.cuda.occupancy import occupancy_max_active_blocks_per_multiprocessor, occupancy_max_potential_block_size
 from strata.cuda.stream import Event, Stream
 from strata.errors import (
     CudaError,
@@ -26,8 +49,11 @@ from strata.errors import (
 )
 
 __all__ = [
-    "CompileError", "CudaError", "Device", "DeviceArray", "DeviceFault", "Event", "InvalidLaunchConfig", "Kernel",
-    "LaunchReport", "LaunchTimeout", "Module", "OutOfMemoryError", "PTXSyntaxError", "Stream",
-    "UnsupportedInstruction", "compile", "current_device", "empty", "pinned_empty", "set_device", "synchronize",
-    "to_device", "zeros",
+    "CompileError", "CudaError", "Device", "DeviceArray", "DeviceFault", "DeviceProperties", "Event",
+    "FuncAttributes", "InvalidLaunchConfig", "Kernel", "LaunchReport", "LaunchTimeout", "MemcpyKind", "Module",
+    "OutOfMemoryError", "PTXSyntaxError", "Stream", "UnsupportedInstruction", "compile", "current_device",
+    "device_count", "empty", "free", "get_device", "get_device_properties", "get_error_name", "get_error_string",
+    "get_last_error", "malloc", "mem_get_info", "memcpy", "memcpy_async", "memcpy_from_symbol", "memcpy_to_symbol",
+    "memset", "memset_async", "occupancy_max_active_blocks_per_multiprocessor", "occupancy_max_potential_block_size",
+    "peek_at_last_error", "pinned_empty", "set_device", "synchronize", "to_device", "zeros",
 ]

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import util as importlib_util
 from pathlib import Path
@@ -74,6 +74,7 @@ def compile_to_ptx(
     name: str = "kernel.cu",
     lineinfo: bool = True,
     cache: bool = True,
+    headers: Mapping[str, str] | None = None,
 ) -> CompiledSource:
     """Compile CUDA C++ `source` to PTX with NVRTC.
 
@@ -88,6 +89,8 @@ def compile_to_ptx(
         name: file name NVRTC uses in diagnostics.
         lineinfo: add `-lineinfo` (the default).
         cache: look up and store the result in the PTX cache (`STRATA_CACHE_DIR`).
+        headers: extra headers by include name (`{"my.h": "..."}`), found by `#include "my.h"` before
+            the file system, as NVRTC's in-memory headers are.
 
     Returns:
         A `CompiledSource`.
@@ -107,9 +110,10 @@ def compile_to_ptx(
     if cfg.debug >= 2:
         print(f"[strata:compile] {name} options={opts}\n{source}", file=sys.stderr)
 
-    path = cfg.cache_dir / f"{_cache_key(source, opts, exprs, name, version)}.json" if cache else None
+    hdrs = dict(sorted((headers or {}).items()))
+    path = cfg.cache_dir / f"{_cache_key(source, opts, exprs, name, version, hdrs)}.json" if cache else None
     hit = _cache_load(path) if path is not None else None
-    result = hit or _nvrtc_compile(source, opts, exprs, name)
+    result = hit or _nvrtc_compile(source, opts, exprs, name, hdrs)
     if cfg.debug >= 3:
         print(f"[strata:compile] {name} -> PTX\n{result.ptx}", file=sys.stderr)
     if path is not None and hit is None:
@@ -162,8 +166,11 @@ def _full_options(options: Sequence[str], lineinfo: bool) -> list[str]:
     return defaults + opts
 
 
-def _nvrtc_compile(source: str, opts: list[str], exprs: list[str], name: str) -> CompiledSource:
-    prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []), "nvrtcCreateProgram")
+def _nvrtc_compile(source: str, opts: list[str], exprs: list[str], name: str,
+                   headers: Mapping[str, str]) -> CompiledSource:
+    prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), len(headers),
+                                           [h.encode() for h in headers.values()],
+                                           [k.encode() for k in headers]), "nvrtcCreateProgram")
     try:
         for expr in exprs:
             _check(nvrtc.nvrtcAddNameExpression(prog, expr.encode()), "nvrtcAddNameExpression")
@@ -211,9 +218,13 @@ def _first_error(log: str, status: object) -> str:
 # --- cache ------------------------------------------------------------------------------------------
 
 
-def _cache_key(source: str, opts: list[str], exprs: list[str], name: str, version: tuple[int, int]) -> str:
+def _cache_key(source: str, opts: list[str], exprs: list[str], name: str, version: tuple[int, int],
+               headers: Mapping[str, str] | None = None) -> str:
     # `name` is part of the key because -lineinfo writes it into the PTX's `.file` directive.
-    blob = json.dumps([CACHE_FORMAT, source, opts, exprs, name, list(version)], separators=(",", ":"))
+    parts: list[object] = [CACHE_FORMAT, source, opts, exprs, name, list(version)]
+    if headers:  # only then, so entries cached before headers existed stay valid
+        parts.append(sorted(headers.items()))
+    blob = json.dumps(parts, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

@@ -5,8 +5,13 @@ Each Device wraps an opened virtual GPU (L1) and its primary context (L2).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+from typing import Any
+
 from strata import config, trace
 from strata.driver import DeviceFile, open_device, opened_devices
+from strata.driver.telemetry import memory_clock_mhz
+from strata.errors import CudaError
 from strata.hw.catalog import GPUSpec, get_spec
 from strata.runtime import Context, primary_context
 
@@ -44,29 +49,21 @@ class Device:
         self.spec: GPUSpec = file.gpu.spec
         self.context: Context = primary_context(file)  # streams, sticky errors; survives reset()
 
-    # -- cudaDeviceProp names
-    @property
-    def name(self) -> str:
-        return self.spec.product
+    # -- cudaDeviceProp names: every field of `properties()` is also an attribute
+    def properties(self) -> DeviceProperties:
+        """cudaGetDeviceProperties for this device (fixed for the device's life, so computed once)."""
+        props = self.__dict__.get("_properties")
+        if props is None:
+            props = self.__dict__["_properties"] = device_properties(self.file)
+        return props
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _PROPERTY_NAMES:
+            return getattr(self.properties(), name)
+        raise AttributeError(f"'Device' object has no attribute {name!r}")
 
     @property
-    def multiProcessorCount(self) -> int:  # noqa: N802 - cudaDeviceProp's name
-        return self.spec.sm_count
-
-    @property
-    def totalGlobalMem(self) -> int:  # noqa: N802 - cudaDeviceProp's name
-        return self.spec.hbm_bytes
-
-    @property
-    def major(self) -> int:
-        return self.spec.compute_capability[0]
-
-    @property
-    def minor(self) -> int:
-        return self.spec.compute_capability[1]
-
-    @property
-    def pciBusId(self) -> str:  # noqa: N802 - cudaDeviceProp's name (as cudaDeviceGetPCIBusId prints it)
+    def pciBusId(self) -> str:  # noqa: N802 - as cudaDeviceGetPCIBusId prints it
         return self.file.pci_bus_id
 
     # -- whole-device operations
@@ -102,6 +99,94 @@ def _index_for_model(model: str) -> int:
     return max([len(present) - 1, *opened]) + 1
 
 
+@dataclass(frozen=True)
+class DeviceProperties:
+    """cudaDeviceProp / hipDeviceProp_t: the fields programs read, from the device catalogue.
+
+    Rates in kHz and widths in bits, as CUDA reports them.
+
+    Example:
+        >>> p = get_device_properties(0)
+        >>> p.name, p.warpSize, p.maxThreadsPerBlock, p.sharedMemPerBlock, p.sharedMemPerBlockOptin
+        ('NVIDIA H200 (SXM)', 32, 1024, 49152, 232448)
+    """
+
+    name: str
+    totalGlobalMem: int  # noqa: N815 - cudaDeviceProp field names throughout
+    sharedMemPerBlock: int  # noqa: N815
+    sharedMemPerBlockOptin: int  # noqa: N815
+    sharedMemPerMultiprocessor: int  # noqa: N815
+    reservedSharedMemPerBlock: int  # noqa: N815
+    regsPerBlock: int  # noqa: N815
+    regsPerMultiprocessor: int  # noqa: N815
+    warpSize: int  # noqa: N815
+    maxThreadsPerBlock: int  # noqa: N815
+    maxThreadsDim: tuple[int, int, int]  # noqa: N815
+    maxGridSize: tuple[int, int, int]  # noqa: N815
+    maxThreadsPerMultiProcessor: int  # noqa: N815
+    maxBlocksPerMultiProcessor: int  # noqa: N815
+    multiProcessorCount: int  # noqa: N815
+    clockRate: int  # noqa: N815 - kHz
+    memoryClockRate: int  # noqa: N815 - kHz
+    memoryBusWidth: int  # noqa: N815 - bits
+    l2CacheSize: int  # noqa: N815
+    totalConstMem: int  # noqa: N815
+    major: int
+    minor: int
+    pciDomainID: int  # noqa: N815
+    pciBusID: int  # noqa: N815
+    pciDeviceID: int  # noqa: N815
+    asyncEngineCount: int  # noqa: N815 - copy engines that run beside compute
+    concurrentKernels: int  # noqa: N815
+    unifiedAddressing: int  # noqa: N815
+    managedMemory: int  # noqa: N815
+    canMapHostMemory: int  # noqa: N815
+    integrated: int
+    computeMode: int  # noqa: N815
+    ECCEnabled: int  # noqa: N815
+    gcnArchName: str  # noqa: N815 - HIP's field: the gfx target on AMD, the sm_ arch on NVIDIA
+
+
+_PROPERTY_NAMES = frozenset(f.name for f in fields(DeviceProperties))
+TOTAL_CONST_MEM = 65536  # 64 KiB of __constant__ memory on every modeled GPU
+
+
+def device_properties(file: DeviceFile) -> DeviceProperties:
+    spec = file.gpu.spec
+    domain, bus, device_fn = file.pci_bus_id.split(":")
+    mem_clock = memory_clock_mhz(spec)
+    return DeviceProperties(
+        name=spec.product, totalGlobalMem=spec.hbm_bytes, sharedMemPerBlock=spec.shared_mem_per_block,
+        sharedMemPerBlockOptin=spec.shared_mem_per_block_optin, sharedMemPerMultiprocessor=spec.shared_mem_per_sm,
+        reservedSharedMemPerBlock=spec.smem_reserved_per_block, regsPerBlock=spec.regs_per_block,
+        regsPerMultiprocessor=spec.regs_per_sm, warpSize=spec.warp_size, maxThreadsPerBlock=spec.max_threads_per_block,
+        maxThreadsDim=spec.max_block_dim, maxGridSize=spec.max_grid_dim,
+        maxThreadsPerMultiProcessor=spec.max_threads_per_sm, maxBlocksPerMultiProcessor=spec.max_blocks_per_sm,
+        multiProcessorCount=spec.sm_count, clockRate=int(spec.clock_mhz * 1000),
+        memoryClockRate=int(mem_clock * 1000), memoryBusWidth=int(round(spec.hbm_bandwidth / (mem_clock * 1e6) / (
+            4 if spec.vendor == "amd" else 2) * 8)),
+        l2CacheSize=spec.l2_bytes, totalConstMem=TOTAL_CONST_MEM, major=spec.compute_capability[0],
+        minor=spec.compute_capability[1], pciDomainID=int(domain, 16), pciBusID=int(bus, 16),
+        pciDeviceID=int(device_fn.split(".")[0], 16), asyncEngineCount=2, concurrentKernels=1, unifiedAddressing=1,
+        managedMemory=0, canMapHostMemory=0, integrated=0, computeMode=0, ECCEnabled=1, gcnArchName=spec.arch)
+
+
+def device_count() -> int:
+    """cudaGetDeviceCount: the virtual GPUs present (STRATA_DEVICES)."""
+    return len(config.settings().devices)
+
+
+def get_device_properties(device: int | Device | None = None) -> DeviceProperties:
+    """cudaGetDeviceProperties (default: the current device)."""
+    dev = current_device() if device is None else device if isinstance(device, Device) else Device(device)
+    return dev.properties()
+
+
+def get_device() -> int:
+    """cudaGetDevice: the index of the current device."""
+    return current_device().index
+
+
 _explicit: Device | None = None  # set by set_device; otherwise device 0 of STRATA_DEVICES/STRATA_GPU
 _default: dict[str, Device] = {}  # default model -> its Device (the lookup runs on every launch)
 
@@ -118,8 +203,12 @@ def current_device() -> Device:
 
 
 def set_device(device: Device | int | str) -> Device:
-    """Make `device` (a Device, an index or a model name) current for later allocations and launches."""
+    """cudaSetDevice: make `device` (a Device, an index or a model name) current for later calls.
+    An index must name a present device (cudaErrorInvalidDevice otherwise)."""
     global _explicit
+    if isinstance(device, int) and not 0 <= device < max(device_count(), len(Device._by_index)):
+        raise CudaError("cudaErrorInvalidDevice",
+                        f"[set_device] device {device} does not exist: {device_count()} device(s) present")
     _explicit = device if isinstance(device, Device) else Device(device)
     return _explicit
 

@@ -9,7 +9,8 @@ virtual GPU (L0).
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,13 +37,16 @@ LAYERS = ("L3 strata.cuda (CUDA runtime API)", "L2 strata.runtime (stream -> AQL
 
 
 def compile(source: str, *, options: Sequence[str] = (), name_expressions: Sequence[str] = (),
-            name: str = "kernel.cu") -> Module:  # noqa: A001 - the issue names it compile
+            name: str = "kernel.cu", headers: Mapping[str, str] | None = None) -> Module:  # noqa: A001
     """Compile CUDA C++ with NVRTC to PTX for compute_90 and return a Module.
 
     Args:
         source: CUDA C++ source text.
         options: extra NVRTC options (e.g. "-use_fast_math", "-DN=4").
-        name_expressions: C++ names of template instantiations to make loadable ("scale<float>").
+        name_expressions: C++ names of template instantiations (or `__device__` template variables) to
+            make loadable ("scale<float>").
+        name: the file name NVRTC reports in diagnostics and `.loc` lines.
+        headers: extra headers by include name, e.g. {"common.h": "..."} for `#include "common.h"`.
     Raises:
         CompileError: NVRTC rejected the source; `.log` holds NVRTC's log.
 
@@ -52,7 +56,8 @@ def compile(source: str, *, options: Sequence[str] = (), name_expressions: Seque
         ['k']
     """
     with trace.span("L3", "nvrtcCompileProgram", name=name):
-        result = compile_to_ptx(source, options=options, name_expressions=name_expressions, name=name)
+        result = compile_to_ptx(source, options=options, name_expressions=name_expressions, name=name,
+                                headers=headers)
     mod = Module.from_ptx(result.ptx)
     mod.lowered_names = dict(result.lowered_names)
     mod.compile_log = result.log
@@ -75,6 +80,7 @@ class Module:
         self.lowered_names: dict[str, str] = {}
         self.compile_log = ""
         self._loaded: dict[tuple[int, int], LoadedModule] = {}
+        self._kernels: dict[str, Kernel] = {}
         # cuModuleLoadData JITs at once, so an instruction the device lacks fails here, not at launch
         self.loaded(current_device())
 
@@ -88,14 +94,34 @@ class Module:
     def kernels(self) -> list[str]:
         return self.ir.kernels
 
+    @property
+    def const_bytes(self) -> int:
+        """Bytes of `__constant__` variables the module declares."""
+        return sum(v.size for v in self.ir.variables if v.space == "const" and not v.extern)
+
     def get_function(self, name: str) -> Kernel:
-        """The kernel `name`, or a name expression given to `compile` (cuModuleGetFunction)."""
+        """The kernel `name`, or a name expression given to `compile` (cuModuleGetFunction). The same
+        Kernel object each time, so attributes set on it stay set."""
+        k = self._kernels.get(name)
+        if k is None:
+            mangled = self.lowered_names.get(name, name)
+            fn = self.ir.functions.get(mangled)
+            if fn is None or not fn.is_entry:
+                raise CudaError("cudaErrorInvalidDeviceFunction",
+                                f"[get_function] no kernel named {name!r} in module; kernels: {self.kernels}")
+            k = self._kernels[name] = Kernel(self, fn, name)
+        return k
+
+    def get_global(self, name: str) -> tuple[int, int]:
+        """(device address, size in bytes) of a `__device__` or `__constant__` variable on the current
+        device (cuModuleGetGlobal; the cudaMemcpyToSymbol path). `name` may be a name expression."""
         mangled = self.lowered_names.get(name, name)
-        fn = self.ir.functions.get(mangled)
-        if fn is None or not fn.is_entry:
-            raise CudaError("cudaErrorInvalidDeviceFunction",
-                            f"[get_function] no kernel named {name!r} in module; kernels: {self.kernels}")
-        return Kernel(self, fn, name)
+        variables = self.loaded(current_device()).variables
+        if mangled not in variables:
+            names = sorted(self.lowered_names.get(n, n) for n in variables)
+            raise CudaError("cudaErrorInvalidSymbol", f"[get_global] no __device__/__constant__ variable {name!r} "
+                            f"in module; variables: {names}")
+        return variables[mangled]
 
     def loaded(self, device: Device) -> LoadedModule:
         """The module as loaded on `device` (loaded again after a Device.reset())."""
@@ -199,6 +225,62 @@ class Kernel:
         self.fn = fn
         self.name = name
         self._regs: tuple[int, str] | None = None
+        self.max_dynamic_shared_size_bytes: int | None = None  # None: CUDA's default opt-in limit
+
+    @property
+    def attributes(self) -> FuncAttributes:
+        """cudaFuncGetAttributes on the current device."""
+        device = current_device()
+        regs, _ = self.registers()
+        static_smem = self.module.loaded(device).program.shared_bytes(self.fn.name, 0)
+        return FuncAttributes(
+            num_regs=regs, shared_size_bytes=static_smem, const_size_bytes=self.module.const_bytes,
+            local_size_bytes=self.local_bytes(), max_threads_per_block=self.max_threads_per_block(device),
+            max_dynamic_shared_size_bytes=self._dynamic_limit(device, static_smem),
+            ptx_version=self.module.ir.version[0] * 10 + self.module.ir.version[1],
+            binary_version=device.major * 10 + device.minor)
+
+    def set_attribute(self, attribute: str, value: int) -> None:
+        """cudaFuncSetAttribute. Supported: 'max_dynamic_shared_size_bytes' (opt in above 48 KiB of
+        dynamic shared memory, up to sharedMemPerBlockOptin minus the kernel's static shared memory)."""
+        if attribute != "max_dynamic_shared_size_bytes":
+            raise CudaError("cudaErrorInvalidValue", f"[set_attribute] unsupported attribute {attribute!r} "
+                            "(supported: 'max_dynamic_shared_size_bytes')")
+        device = current_device()
+        static_smem = self.module.loaded(device).program.shared_bytes(self.fn.name, 0)
+        limit = device.spec.shared_mem_per_block_optin - static_smem
+        if not 0 <= value <= limit:
+            raise CudaError("cudaErrorInvalidValue",
+                            f"[set_attribute {self.name}] max_dynamic_shared_size_bytes must be in 0..{limit} "
+                            f"(sharedMemPerBlockOptin {device.spec.shared_mem_per_block_optin} - static "
+                            f"{static_smem}), got {value}")
+        self.max_dynamic_shared_size_bytes = value
+
+    def local_bytes(self) -> int:
+        """Local memory per thread (the function's local depot)."""
+        device = current_device()
+        jf = self.module.loaded(device).program.functions.get(self.fn.name)
+        return int(getattr(jf, "local_size", 0))
+
+    def max_threads_per_block(self, device: Device) -> int:
+        """The largest block this kernel can launch with: the device limit, `__launch_bounds__`,
+        and registers (when ptxas counted them)."""
+        limit = device.spec.max_threads_per_block
+        maxntid = self.fn.directives.get("maxntid") or self.fn.directives.get("reqntid")
+        if maxntid:
+            limit = min(limit, int(np.prod(maxntid)))
+        regs, source = self.registers()
+        if source == "ptxas" and regs:
+            limit = min(limit, device.spec.regs_per_block // (-(-regs // 8) * 8) // 32 * 32)
+        return limit
+
+    def _static_smem(self, device: Device) -> int:
+        return int(self.module.loaded(device).program.shared_bytes(self.fn.name, 0))
+
+    def _dynamic_limit(self, device: Device, static_smem: int) -> int:
+        if self.max_dynamic_shared_size_bytes is not None:
+            return self.max_dynamic_shared_size_bytes
+        return max(0, device.spec.shared_mem_per_block - static_smem)
 
     @property
     def params(self) -> list[Param]:
@@ -267,15 +349,35 @@ class Kernel:
             raise InvalidLaunchConfig("cudaErrorLaunchOutOfResources",
                                       f"[launch {self.name}] {threads} threads per block exceeds the kernel's "
                                       f"__launch_bounds__ of {int(np.prod(maxntid))}")
-        if shared_mem < 0 or shared_mem > spec.shared_mem_per_block:
+        if shared_mem < 0:
+            raise InvalidLaunchConfig("cudaErrorInvalidValue", f"[launch {self.name}] dynamic shared memory "
+                                      f"must be >= 0 bytes, got {shared_mem}")
+        limit = self._dynamic_limit(device, self._static_smem(device))
+        if shared_mem > limit:
+            how = ("raise it with kernel.set_attribute('max_dynamic_shared_size_bytes', n), up to "
+                   f"sharedMemPerBlockOptin={spec.shared_mem_per_block_optin} minus static shared memory"
+                   if self.max_dynamic_shared_size_bytes is None else "set by max_dynamic_shared_size_bytes")
             raise InvalidLaunchConfig("cudaErrorInvalidValue",
                                       f"[launch {self.name}] dynamic shared memory {shared_mem} bytes exceeds "
-                                      f"the {spec.shared_mem_per_block}-byte default limit (the opt-in "
-                                      f"attribute arrives with the full runtime API)")
+                                      f"the kernel's limit of {limit} bytes ({how})")
         if regs * threads > spec.regs_per_block and self.registers()[1] == "ptxas":
             raise InvalidLaunchConfig("cudaErrorLaunchOutOfResources",
                                       f"[launch {self.name}] {threads} threads x {regs} registers = "
                                       f"{regs * threads} exceeds regsPerBlock={spec.regs_per_block}")
+
+
+@dataclass(frozen=True)
+class FuncAttributes:
+    """cudaFuncAttributes / hipFuncAttributes of a kernel on a device."""
+
+    num_regs: int
+    shared_size_bytes: int  # static shared memory per block
+    const_size_bytes: int
+    local_size_bytes: int  # per thread
+    max_threads_per_block: int
+    max_dynamic_shared_size_bytes: int
+    ptx_version: int  # e.g. 88 for PTX ISA 8.8
+    binary_version: int  # e.g. 90 for sm_90
 
 
 def _device_of(stream: Stream) -> Device:

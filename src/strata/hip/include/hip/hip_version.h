@@ -1,0 +1,15 @@
+/* strata HIP headers: the HIP API version they implement.
+ * HIP_VERSION = HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH, as in HIP.
+ * Written for strata; this is not AMD's header. */
+#ifndef STRATA_HIP_VERSION_H
+#define STRATA_HIP_VERSION_H
+
+#define HIP_VERSION_MAJOR 6
+#define HIP_VERSION_MINOR 4
+#define HIP_VERSION_PATCH 0
+#define HIP_VERSION_GITHASH "strata"
+#define HIP_VERSION_BUILD_ID 0
+#define HIP_VERSION_BUILD_NAME "strata"
+#define HIP_VERSION (HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH)
+
+#endif /* STRATA_HIP_VERSION_H */
