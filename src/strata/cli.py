@@ -1,5 +1,5 @@
 """The `strata` command: `strata demo` runs the main job, `strata info` describes this stack, `strata smi`
-shows the devices (like nvidia-smi)."""
+shows the devices (like nvidia-smi), `strata run program.py` runs a program on the virtual GPUs."""
 
 from __future__ import annotations
 
@@ -18,7 +18,16 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("info", help="what this machine's stack is, layer by layer")
     smi_parser = sub.add_parser("smi", help="devices, memory, utilization, power, temperature, clocks and contexts")
     smi_parser.add_argument("--json", action="store_true", help="one JSON object per device instead of the table")
+    run = sub.add_parser("run", help="run a Python program with strata's stack as its GPU")
+    run.add_argument("--gpu", help="virtual GPU model of device 0: h200 (default), h100, a100, mi300x")
+    run.add_argument("--devices", help="the virtual GPUs present, e.g. 'h200,h100' or '4xh200' (STRATA_DEVICES)")
+    run.add_argument("--launch-blocking", action="store_true", help="synchronous launches (STRATA_LAUNCH_BLOCKING=1)")
+    run.add_argument("program", help="the Python file to run")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
     args = parser.parse_args(argv)
+    if args.command == "run":
+        return run_program(args.program, args.args, gpu=args.gpu, devices=args.devices,
+                           launch_blocking=args.launch_blocking)
     if args.command == "demo":
         from strata.demo import main as demo_main
 
@@ -26,6 +35,42 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "smi":
         return smi(as_json=args.json)
     return info()
+
+
+def run_program(program: str, argv: list[str], *, gpu: str | None = None, devices: str | None = None,
+                launch_blocking: bool = False) -> int:
+    """`strata run`: execute `program` as __main__ (its sys.argv is [program, *argv]) with the virtual
+    GPUs chosen by the options, then wait for the devices so a fault of the program's last kernels is
+    reported (like a CUDA program's final synchronize). Returns the program's exit status."""
+    import os
+    import runpy
+    from pathlib import Path
+
+    if not Path(program).is_file():
+        print(f"strata run: no such file: {program}", file=sys.stderr)
+        return 2
+    for name, value in (("STRATA_GPU", gpu), ("STRATA_DEVICES", devices),
+                        ("STRATA_LAUNCH_BLOCKING", "1" if launch_blocking else None)):
+        if value is not None:
+            os.environ[name] = value
+    from strata import config
+
+    config.settings()  # a bad --gpu/--devices fails here with the variable's message
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = [program, *argv]
+    sys.path.insert(0, str(Path(program).resolve().parent))
+    status = 0
+    try:
+        runpy.run_path(program, run_name="__main__")
+    except SystemExit as e:
+        status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    from strata.runtime import contexts
+
+    for ctx in contexts():
+        ctx.synchronize()  # raises a sticky fault the program never synchronized to see
+    return status
 
 
 def info() -> int:
