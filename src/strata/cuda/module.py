@@ -26,9 +26,9 @@ from strata.hw.engine import LaunchConfig
 from strata.hw.jit import register_pressure
 from strata.hw.occupancy import ptxas_registers
 from strata.hw.perf import ModeledTime
-from strata.hw.ptx import parse
 from strata.hw.ptx.ir import Function, Param
 from strata.hw.ptx.ir import Module as PTXModule
+from strata.hw.ptx.parser import parse_cached
 from strata.runtime import LoadedModule, Signal, Stream, completion_record, launch_kernel, load_module
 
 Dim3 = int | tuple[int, ...]
@@ -76,7 +76,7 @@ class Module:
 
     def __init__(self, ptx: str) -> None:
         self.ptx = ptx
-        self.ir: PTXModule = parse(ptx)
+        self.ir: PTXModule = parse_cached(ptx)
         self.lowered_names: dict[str, str] = {}
         self.compile_log = ""
         self._loaded: dict[tuple[int, int], LoadedModule] = {}

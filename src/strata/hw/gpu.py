@@ -11,8 +11,8 @@ from strata.hw.catalog import GPUSpec, get_spec
 from strata.hw.engine import LaunchConfig, LaunchResult, execute
 from strata.hw.jit import Program
 from strata.hw.memory import GLOBAL_BASE, DeviceMemory
-from strata.hw.ptx import parse
 from strata.hw.ptx.ir import Module
+from strata.hw.ptx.parser import parse_cached
 
 
 class VirtualGPU:
@@ -31,8 +31,8 @@ class VirtualGPU:
 
     @staticmethod
     def parse(ptx: str) -> Module:
-        """Parse PTX text (raises PTXSyntaxError with line and column)."""
-        return parse(ptx)
+        """Parse PTX text (raises PTXSyntaxError with line and column); the same text parses once."""
+        return parse_cached(ptx)
 
     def load(self, module: Module, global_addresses: dict[str, int]) -> Program:
         """JIT a parsed module whose variables live at `global_addresses` (UnsupportedInstruction

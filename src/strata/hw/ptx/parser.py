@@ -8,6 +8,7 @@ the `{ ... }` scopes inline assembly opens. Malformed text raises PTXSyntaxError
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from dataclasses import dataclass
@@ -101,6 +102,13 @@ def parse(text: str) -> Module:
         (['k'], 'ret')
     """
     return _Parser(text).module()
+
+
+@functools.lru_cache(maxsize=128)
+def parse_cached(text: str) -> Module:
+    """`parse`, remembered per PTX text: loading the same module again (another device, a rebuilt
+    Module from the compile cache) skips the parser. The IR is never modified after parsing."""
+    return parse(text)
 
 
 def _line_text(text: str, start: int) -> str:

@@ -1,0 +1,91 @@
+"""HIP C++ -> PTX: the role hipcc/hipRTC play on NVIDIA platforms, played by strata's HIP headers + NVRTC.
+
+Source of truth for how strata compiles HIP source: NVRTC (through `strata.cuda.compile`, so the same
+options, PTX cache and errors) with `-I<strata/hip/include>` for `#include <hip/hip_runtime.h>` and
+`-D__HIPCC__`, which HIP's compiler driver defines. The headers map HIP's device API onto CUDA's
+(docs/hip.md lists what they provide).
+
+Example:
+    >>> import numpy as np
+    >>> mod = compile('''#include <hip/hip_runtime.h>
+    ... extern "C" __global__ void iota(int* x) { x[hipThreadIdx_x] = hipThreadIdx_x; }''')
+    >>> from strata.cuda import empty
+    >>> x = empty(4, np.int32); _ = mod.get_function("iota")(1, 4, (x,)); x.get().tolist()
+    [0, 1, 2, 3]
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from strata import cuda
+
+# The HIP API version the headers implement; include/hip/hip_version.h says the same (a test checks).
+HIP_VERSION_MAJOR, HIP_VERSION_MINOR, HIP_VERSION_PATCH = 6, 4, 0
+HIP_VERSION = HIP_VERSION_MAJOR * 10_000_000 + HIP_VERSION_MINOR * 100_000 + HIP_VERSION_PATCH
+
+
+def compile(source: str, *, options: Sequence[str] = (), name_expressions: Sequence[str] = (),
+            name: str = "kernel.hip", headers: Mapping[str, str] | None = None) -> cuda.Module:  # noqa: A001
+    """Compile HIP C++ to a loaded module (hiprtcCompileProgram + hipModuleLoadData).
+
+    The source may `#include <hip/hip_runtime.h>` (and hip_fp16.h, hip_bf16.h, hip_bfloat16.h,
+    hip_math_constants.h, hip_vector_types.h) and use HIP's device API: hipThreadIdx_x,
+    HIP_DYNAMIC_SHARED, __shfl_down, __ballot, ... Everything else is `strata.cuda.compile`'s.
+
+    Args:
+        source: HIP C++ source text (device code).
+        options: extra NVRTC options (e.g. "-DN=4", "--use_fast_math").
+        name_expressions: C++ names of template instantiations to make loadable ("scale<float>").
+        name: the file name diagnostics and `.loc` lines report.
+        headers: extra headers by include name, e.g. {"common.h": "..."}.
+
+    Returns:
+        A `strata.cuda.Module` (an instance of `strata.hip.Module` too).
+
+    Raises:
+        CompileError: NVRTC rejected the source; `.log` holds its log.
+
+    Example:
+        >>> compile('#include <hip/hip_runtime.h>\\n'
+        ...         'extern "C" __global__ void k(float* x) { x[hipBlockIdx_x] = 1.0f; }').kernels
+        ['k']
+    """
+    return cuda.compile(source, options=(*hipcc_options(), *options), name_expressions=name_expressions,
+                        name=name, headers=headers)
+
+
+def hipcc_options() -> tuple[str, ...]:
+    """The NVRTC options that make it a HIP compiler for the NVIDIA platform.
+
+    Example:
+        >>> hipcc_options()[0]
+        '-D__HIPCC__'
+    """
+    return ("-D__HIPCC__", f"-I{include_dir()}")
+
+
+@functools.cache
+def include_dir() -> Path:
+    """The directory holding `hip/hip_runtime.h` and the other HIP headers strata ships.
+
+    Example:
+        >>> (include_dir() / "hip" / "hip_runtime.h").is_file()
+        True
+    """
+    return Path(__file__).resolve().parent / "include"
+
+
+def header_version() -> tuple[int, int, int]:
+    """(major, minor, patch) as `include/hip/hip_version.h` defines them.
+
+    Example:
+        >>> header_version() == (HIP_VERSION_MAJOR, HIP_VERSION_MINOR, HIP_VERSION_PATCH)
+        True
+    """
+    text = (include_dir() / "hip" / "hip_version.h").read_text(encoding="utf-8")
+    found = dict(re.findall(r"#define HIP_VERSION_(MAJOR|MINOR|PATCH) (\d+)", text))
+    return int(found["MAJOR"]), int(found["MINOR"]), int(found["PATCH"])
