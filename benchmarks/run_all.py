@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import bench_compile
 import bench_copy
 import bench_launch
 import bench_saxpy
@@ -56,6 +57,7 @@ def main() -> int:
     parser.add_argument("--skip-sgemm", action="store_true", help="leave out the 1024^3 SGEMM")
     parser.add_argument("--skip-launch", action="store_true", help="leave out the empty-kernel launch rows")
     parser.add_argument("--skip-copy", action="store_true", help="leave out the 256 MiB host-to-device copy rows")
+    parser.add_argument("--skip-compile", action="store_true", help="leave out the NVRTC compile / PTX cache rows")
     parser.add_argument(
         "--json", type=Path, default=BENCH_DIR / "results.json", help="where to write results"
     )
@@ -76,6 +78,8 @@ def main() -> int:
         )
     if not args.skip_copy:
         results += _guard("copy_htod", lambda: bench_copy.bench_copy(repeats=rep))
+    if not args.skip_compile:
+        results += _guard("compile", lambda: bench_compile.bench_compile(cold_repeats=rep))
     if not args.skip_sgemm:
         results += _guard("sgemm", lambda: bench_sgemm.bench_sgemm(tile=args.tile, repeats=rep))
 
@@ -93,6 +97,7 @@ def main() -> int:
             "skip_sgemm": args.skip_sgemm,
             "skip_launch": args.skip_launch,
             "skip_copy": args.skip_copy,
+            "skip_compile": args.skip_compile,
             "timing": "strata: compile and one warm launch excluded, then best of --repeat timed launches "
             "(launch + synchronize; copies not timed). numpy: one warm-up, best of 5 (saxpy) / 3 "
             "(matmul). numba simulator: one 1-block warm-up, then best of --sim-repeat timed launches at n "
@@ -103,7 +108,12 @@ def main() -> int:
             "stream.synchronize(); the numba simulator peer (subprocess) the same, best of --sim-repeat. "
             f"copy: {bench_copy.SIZE_MIB} MiB float32 host-to-device, one warm copy, best of --repeat "
             "synchronous DeviceArray.set (wall per 1e9 bytes), modeled time from Events around a stream copy; "
-            "numpy np.copyto of the same bytes, one warm-up, best of 5.",
+            "numpy np.copyto of the same bytes, one warm-up, best of 5. "
+            "compile: per kernel (the demo's SAXPY, REDUCE, SGEMM and a name-expression template), in a temporary "
+            "STRATA_CACHE_DIR: one untimed NVRTC compile, then best of --repeat compile_to_ptx(cache=False) (the "
+            "cold peer); one miss that stores the entry, one untimed hit, best of "
+            f"{bench_compile.HIT_REPEATS} cache hits; one cuda.compile, then best of {bench_compile.E2E_REPEATS} "
+            "(cache hit + parse + JIT + module load).",
         },
         "all_pass": all(r.status == PASS for r in results),
         "results": [r.as_dict() for r in results],

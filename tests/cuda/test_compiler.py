@@ -162,3 +162,20 @@ def test_unwritable_cache_dir_is_not_fatal(tmp_path: Path, monkeypatch: pytest.M
     blocker.write_text("")
     monkeypatch.setenv("STRATA_CACHE_DIR", str(blocker / "sub"))  # mkdir under a file fails
     assert ".entry saxpy(" in compile_to_ptx(SAXPY).ptx
+
+
+def test_cache_key_follows_the_directory_nvrtc_writes_into_the_ptx(tmp_path, monkeypatch) -> None:
+    # -lineinfo puts the absolute path of a relative file name into `.file`: a hit must not return
+    # PTX naming another directory.
+    from strata.cuda.compiler import compile_to_ptx
+
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
+    src = 'extern "C" __global__ void k(int* p) { p[0] = 1; }'
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    first = compile_to_ptx(src, name="k.cu")
+    monkeypatch.chdir(tmp_path / "b")
+    second = compile_to_ptx(src, name="k.cu")
+    assert not second.cached
+    assert str(tmp_path / "a") in first.ptx and str(tmp_path / "b") in second.ptx

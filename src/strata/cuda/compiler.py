@@ -220,8 +220,10 @@ def _first_error(log: str, status: object) -> str:
 
 def _cache_key(source: str, opts: list[str], exprs: list[str], name: str, version: tuple[int, int],
                headers: Mapping[str, str] | None = None) -> str:
-    # `name` is part of the key because -lineinfo writes it into the PTX's `.file` directive.
-    parts: list[object] = [CACHE_FORMAT, source, opts, exprs, name, list(version)]
+    # `name` is part of the key because -lineinfo writes it into the PTX's `.file` directive, which
+    # NVRTC resolves against the current directory when the name is relative.
+    where = name if os.path.isabs(name) else os.path.join(os.getcwd(), name)
+    parts: list[object] = [CACHE_FORMAT, source, opts, exprs, where, list(version)]
     if headers:  # only then, so entries cached before headers existed stay valid
         parts.append(sorted(headers.items()))
     blob = json.dumps(parts, separators=(",", ":"))

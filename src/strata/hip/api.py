@@ -1,0 +1,414 @@
+"""The Pythonic HIP face: every public name of `strata.cuda` under the same Pythonic name, documented
+with the HIP C name it stands for (`malloc` is hipMalloc, `Stream` is hipStream_t).
+
+Source of truth for the mapping between strata's Pythonic names and HIP's C names (`MAPPING`, which
+docs/hip.md tabulates). Behaviour is strata.cuda's, by construction: functions call their CUDA twin,
+and classes are *faces* of the CUDA class: a subclass that adds only HIP's documentation and for which
+`isinstance` accepts the CUDA twin's instances, since both names denote one type (`hip.Device(0)` is
+the very object `cuda.Device(0)` is). Exceptions are the same objects as strata.cuda's; each carries
+its HIP error name in `.hip_name`.
+
+Example:
+    >>> import numpy as np, strata.hip as hip, strata.cuda as cuda
+    >>> x = hip.to_device(np.arange(4, dtype=np.float32))
+    >>> isinstance(x, hip.DeviceArray), isinstance(x, cuda.DeviceArray)
+    (True, True)
+    >>> s = hip.Stream(); start, end = hip.Event(), hip.Event()
+    >>> start.record(s); y = hip.malloc(16); hip.memcpy_async(y, x, 16, "DeviceToDevice", stream=s)
+    >>> end.record(s); end.synchronize(); start.elapsed_time(end) > 0
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from strata import cuda
+from strata.cuda import (
+    CompileError,
+    CudaError,
+    DeviceFault,
+    InvalidLaunchConfig,
+    LaunchTimeout,
+    MemcpyKind,
+    OutOfMemoryError,
+    PTXSyntaxError,
+    UnsupportedInstruction,
+)
+from strata.errors import CUDA_ERRORS
+from strata.hip.compiler import compile
+
+# Pythonic name -> (HIP C name(s), CUDA C name(s)). One row per public name of strata.cuda.
+MAPPING: dict[str, tuple[str, str]] = {
+    # devices
+    "Device": ("hipDevice_t (hipDeviceGet)", "cudaDevice / CUdevice (cuDeviceGet)"),
+    "DeviceProperties": ("hipDeviceProp_t", "cudaDeviceProp"),
+    "device_count": ("hipGetDeviceCount", "cudaGetDeviceCount"),
+    "get_device": ("hipGetDevice", "cudaGetDevice"),
+    "set_device": ("hipSetDevice", "cudaSetDevice"),
+    "current_device": ("hipGetDevice (as a Device)", "cudaGetDevice (as a Device)"),
+    "get_device_properties": ("hipGetDeviceProperties", "cudaGetDeviceProperties"),
+    "synchronize": ("hipDeviceSynchronize", "cudaDeviceSynchronize"),
+    # memory
+    "malloc": ("hipMalloc", "cudaMalloc"),
+    "free": ("hipFree", "cudaFree"),
+    "mem_get_info": ("hipMemGetInfo", "cudaMemGetInfo"),
+    "MemcpyKind": ("hipMemcpyKind", "cudaMemcpyKind"),
+    "memcpy": ("hipMemcpy", "cudaMemcpy"),
+    "memcpy_async": ("hipMemcpyAsync", "cudaMemcpyAsync"),
+    "memset": ("hipMemset", "cudaMemset"),
+    "memset_async": ("hipMemsetAsync", "cudaMemsetAsync"),
+    "memcpy_to_symbol": ("hipMemcpyToSymbol", "cudaMemcpyToSymbol"),
+    "memcpy_from_symbol": ("hipMemcpyFromSymbol", "cudaMemcpyFromSymbol"),
+    "pinned_empty": ("hipHostMalloc", "cudaMallocHost / cudaHostAlloc"),
+    "DeviceArray": ("hipMalloc + hipMemcpy (a typed hipDeviceptr_t)", "cudaMalloc + cudaMemcpy"),
+    "empty": ("hipMalloc", "cudaMalloc"),
+    "zeros": ("hipMalloc + hipMemset", "cudaMalloc + cudaMemset"),
+    "to_device": ("hipMalloc + hipMemcpy(hipMemcpyHostToDevice)", "cudaMalloc + cudaMemcpy(cudaMemcpyHostToDevice)"),
+    # modules and kernels
+    "compile": ("hiprtcCompileProgram + hipModuleLoadData", "nvrtcCompileProgram + cuModuleLoadData"),
+    "Module": ("hipModule_t (hipModuleLoadData, hipModuleGetFunction, hipModuleGetGlobal)",
+               "CUmodule (cuModuleLoadData, cuModuleGetFunction, cuModuleGetGlobal)"),
+    "Kernel": ("hipFunction_t (hipModuleLaunchKernel, hipFuncGetAttributes, hipFuncSetAttribute)",
+               "CUfunction (cuLaunchKernel, cudaFuncGetAttributes, cudaFuncSetAttribute)"),
+    "FuncAttributes": ("hipFuncAttributes", "cudaFuncAttributes"),
+    "LaunchReport": ("hipModuleLaunchKernel's completion (no HIP type)", "cuLaunchKernel's completion (no CUDA type)"),
+    "occupancy_max_active_blocks_per_multiprocessor": ("hipOccupancyMaxActiveBlocksPerMultiprocessor",
+                                                       "cudaOccupancyMaxActiveBlocksPerMultiprocessor"),
+    "occupancy_max_potential_block_size": ("hipOccupancyMaxPotentialBlockSize", "cudaOccupancyMaxPotentialBlockSize"),
+    # streams and events
+    "Stream": ("hipStream_t (hipStreamCreateWithFlags)", "cudaStream_t (cudaStreamCreateWithFlags)"),
+    "Event": ("hipEvent_t (hipEventCreateWithFlags)", "cudaEvent_t (cudaEventCreateWithFlags)"),
+    # errors
+    "get_last_error": ("hipGetLastError", "cudaGetLastError"),
+    "peek_at_last_error": ("hipPeekAtLastError", "cudaPeekAtLastError"),
+    "get_error_name": ("hipGetErrorName", "cudaGetErrorName"),
+    "get_error_string": ("hipGetErrorString", "cudaGetErrorString"),
+    "CudaError": ("hipError_t", "cudaError_t"),
+    "DeviceFault": ("hipErrorIllegalAddress", "cudaErrorIllegalAddress"),
+    "InvalidLaunchConfig": ("hipErrorInvalidConfiguration", "cudaErrorInvalidConfiguration"),
+    "LaunchTimeout": ("hipErrorLaunchTimeOut", "cudaErrorLaunchTimeout"),
+    "OutOfMemoryError": ("hipErrorOutOfMemory", "cudaErrorMemoryAllocation"),
+    "CompileError": ("HIPRTC_ERROR_COMPILATION", "NVRTC_ERROR_COMPILATION"),
+    "PTXSyntaxError": ("hipErrorInvalidKernelFile", "cudaErrorInvalidPtx"),
+    "UnsupportedInstruction": ("hipErrorInvalidKernelFile", "cudaErrorInvalidPtx"),
+}
+
+# The exceptions are strata.cuda's own classes (one error hierarchy for both faces).
+SHARED = frozenset({"CompileError", "CudaError", "DeviceFault", "InvalidLaunchConfig", "LaunchTimeout",
+                    "OutOfMemoryError", "PTXSyntaxError", "UnsupportedInstruction", "MemcpyKind"})
+
+HipError = CudaError  # hipError_t as an exception: strata's CudaError, whose `.hip_name` is the HIP name
+
+_HIP_NAME_BY_CODE = {code: hip for code, hip in CUDA_ERRORS.values()}
+
+
+class _Face(type):
+    """Metaclass of the HIP face classes: instances and subclasses of the CUDA twin (the face's base)
+    count as instances and subclasses of the face."""
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, cls.__bases__[0])
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, cls.__bases__[0])
+
+
+# --- devices -------------------------------------------------------------------------------------------
+
+
+class Device(cuda.Device, metaclass=_Face):
+    """A virtual GPU as HIP names it (hipDevice_t; hipGetDeviceProperties, hipDeviceSynchronize,
+    hipDeviceReset). `Device(i)` returns the one object `strata.cuda.Device(i)` returns.
+
+    Example:
+        >>> import strata.cuda as cuda
+        >>> Device(0) is cuda.Device(0), Device(0).warpSize
+        (True, 32)
+    """
+
+    def __new__(cls, index: int | str | None = None, *, model: str | None = None) -> cuda.Device:  # type: ignore[misc]
+        return cuda.Device(index, model=model)
+
+
+class DeviceProperties(cuda.DeviceProperties, metaclass=_Face):
+    """hipDeviceProp_t: the fields programs read (cudaDeviceProp's names, plus HIP's gcnArchName).
+
+    Example:
+        >>> isinstance(get_device_properties(0), DeviceProperties)
+        True
+    """
+
+
+def device_count() -> int:
+    """hipGetDeviceCount: the virtual GPUs present (STRATA_DEVICES).
+
+    Example:
+        >>> device_count() >= 1
+        True
+    """
+    return cuda.device_count()
+
+
+def get_device() -> int:
+    """hipGetDevice: the index of the current device.
+
+    Example:
+        >>> get_device()
+        0
+    """
+    return cuda.get_device()
+
+
+def set_device(device: cuda.Device | int | str) -> cuda.Device:
+    """hipSetDevice: make `device` (a Device, an index or a model name) current.
+
+    Raises:
+        CudaError: hipErrorInvalidDevice for an index that names no present device.
+    """
+    return cuda.set_device(device)
+
+
+def current_device() -> cuda.Device:
+    """The current device as an object (hipGetDevice, then the Device of that index).
+
+    Example:
+        >>> current_device().index == get_device()
+        True
+    """
+    return cuda.current_device()
+
+
+def get_device_properties(device: int | cuda.Device | None = None) -> cuda.DeviceProperties:
+    """hipGetDeviceProperties (default: the current device).
+
+    Example:
+        >>> get_device_properties(0).warpSize
+        32
+    """
+    return cuda.get_device_properties(device)
+
+
+def synchronize() -> None:
+    """hipDeviceSynchronize on the current device; raises a sticky fault (DeviceFault, ...)."""
+    cuda.synchronize()
+
+
+# --- memory --------------------------------------------------------------------------------------------
+
+
+def malloc(nbytes: int) -> int:
+    """hipMalloc: `nbytes` of device memory on the current device; returns its device address.
+
+    Raises:
+        OutOfMemoryError: hipErrorOutOfMemory.
+    """
+    return cuda.malloc(nbytes)
+
+
+def free(ptr: int | cuda.DeviceArray) -> None:
+    """hipFree (waits for the device first); `free(0)` does nothing."""
+    cuda.free(ptr)
+
+
+def mem_get_info() -> tuple[int, int]:
+    """hipMemGetInfo: (free, total) bytes of the current device.
+
+    Example:
+        >>> free_bytes, total = mem_get_info(); 0 < free_bytes <= total
+        True
+    """
+    return cuda.mem_get_info()
+
+
+def memcpy(dst: Any, src: Any, count: int, kind: MemcpyKind | str | int = MemcpyKind.Default) -> None:
+    """hipMemcpy: copy `count` bytes; `kind` is a MemcpyKind (hipMemcpyKind), its name, with or without
+    the "hipMemcpy" prefix, or its value. Device pointers are ints or DeviceArrays, host memory NumPy.
+
+    Raises:
+        CudaError: hipErrorInvalidMemcpyDirection, hipErrorInvalidValue.
+    """
+    cuda.memcpy(dst, src, count, kind)
+
+
+def memcpy_async(dst: Any, src: Any, count: int, kind: MemcpyKind | str | int = MemcpyKind.Default,
+                 stream: cuda.Stream | None = None) -> None:
+    """hipMemcpyAsync: queue the copy on `stream` (returns at once with pinned host memory)."""
+    cuda.memcpy_async(dst, src, count, kind, stream)
+
+
+def memset(ptr: int | cuda.DeviceArray, value: int, count: int) -> None:
+    """hipMemset: set `count` bytes at `ptr` to the byte `value`."""
+    cuda.memset(ptr, value, count)
+
+
+def memset_async(ptr: int | cuda.DeviceArray, value: int, count: int, stream: cuda.Stream | None = None) -> None:
+    """hipMemsetAsync."""
+    cuda.memset_async(ptr, value, count, stream)
+
+
+def memcpy_to_symbol(module: cuda.Module, symbol: str, src: np.ndarray, count: int | None = None, offset: int = 0,
+                     stream: cuda.Stream | None = None) -> None:
+    """hipMemcpyToSymbol: copy host `src` into the `__device__`/`__constant__` variable `symbol`."""
+    cuda.memcpy_to_symbol(module, symbol, src, count, offset, stream)
+
+
+def memcpy_from_symbol(dst: np.ndarray, module: cuda.Module, symbol: str, count: int | None = None,
+                       offset: int = 0, stream: cuda.Stream | None = None) -> None:
+    """hipMemcpyFromSymbol: copy the variable `symbol` (from byte `offset`) into host `dst`."""
+    cuda.memcpy_from_symbol(dst, module, symbol, count, offset, stream)
+
+
+def pinned_empty(shape: int | tuple[int, ...], dtype: Any = np.float32) -> np.ndarray:
+    """hipHostMalloc: a host ndarray in pinned (page-locked) memory, for fast and asynchronous copies.
+
+    Example:
+        >>> pinned_empty((2, 3), np.int16).shape
+        (2, 3)
+    """
+    return cuda.pinned_empty(shape, dtype)
+
+
+class DeviceArray(cuda.DeviceArray, metaclass=_Face):
+    """An n-dimensional array in device memory: hipMalloc'd memory with its shape and dtype
+    (`.ptr` is the hipDeviceptr_t), copied with hipMemcpy by `.get()`/`.set()`, freed by hipFree.
+
+    Example:
+        >>> DeviceArray((2,), np.int32).nbytes
+        8
+    """
+
+
+def empty(shape: int | tuple[int, ...], dtype: Any = np.float32) -> cuda.DeviceArray:
+    """An uninitialised device array (hipMalloc)."""
+    return cuda.empty(shape, dtype)
+
+
+def zeros(shape: int | tuple[int, ...], dtype: Any = np.float32) -> cuda.DeviceArray:
+    """A device array of zeros (hipMalloc + hipMemset).
+
+    Example:
+        >>> zeros(3, np.int32).get().tolist()
+        [0, 0, 0]
+    """
+    return cuda.zeros(shape, dtype)
+
+
+def to_device(host: Any) -> cuda.DeviceArray:
+    """Copy a host array to a new device array (hipMalloc + hipMemcpy with hipMemcpyHostToDevice).
+
+    Example:
+        >>> to_device(np.ones(2, np.float32)).get().tolist()
+        [1.0, 1.0]
+    """
+    return cuda.to_device(host)
+
+
+# --- modules and kernels -------------------------------------------------------------------------------
+
+
+class Module(cuda.Module, metaclass=_Face):
+    """A loaded module (hipModule_t). `Module.from_ptx(ptx)` is hipModuleLoadData with a code object
+    (PTX on this platform); `get_function` is hipModuleGetFunction; `get_global` is hipModuleGetGlobal.
+    `strata.hip.compile` (hipRTC + hipModuleLoadData) returns one.
+
+    Example:
+        >>> m = compile('extern "C" __global__ void k(int* p) { *p = 1; }')
+        >>> isinstance(m, Module), m.get_function("k").name
+        (True, 'k')
+    """
+
+
+class Kernel(cuda.Kernel, metaclass=_Face):
+    """A kernel of a module (hipFunction_t): `launch`/call is hipModuleLaunchKernel, `attributes` is
+    hipFuncGetAttributes, `set_attribute("max_dynamic_shared_size_bytes", n)` is hipFuncSetAttribute
+    with hipFuncAttributeMaxDynamicSharedMemorySize."""
+
+
+class FuncAttributes(cuda.FuncAttributes, metaclass=_Face):
+    """hipFuncAttributes: registers, static/const/local memory and limits of a kernel."""
+
+
+class LaunchReport(cuda.LaunchReport, metaclass=_Face):
+    """What one launch (hipModuleLaunchKernel) did: counters, modeled time, wall time. HIP has no such
+    type; reading a field waits for the kernel as hipStreamSynchronize would."""
+
+
+def occupancy_max_active_blocks_per_multiprocessor(kernel: cuda.Kernel, block_size: int,
+                                                   dynamic_smem: int = 0) -> int:
+    """hipOccupancyMaxActiveBlocksPerMultiprocessor: resident blocks per SM for `block_size` threads."""
+    return cuda.occupancy_max_active_blocks_per_multiprocessor(kernel, block_size, dynamic_smem)
+
+
+def occupancy_max_potential_block_size(kernel: cuda.Kernel, dynamic_smem: int = 0,
+                                       block_size_limit: int = 0) -> tuple[int, int]:
+    """hipOccupancyMaxPotentialBlockSize: (min_grid_size, block_size) that fills every SM."""
+    return cuda.occupancy_max_potential_block_size(kernel, dynamic_smem, block_size_limit)
+
+
+# --- streams and events --------------------------------------------------------------------------------
+
+
+class Stream(cuda.Stream, metaclass=_Face):
+    """A stream (hipStream_t): `Stream()` is hipStreamCreate, `Stream(non_blocking=True)` is
+    hipStreamCreateWithFlags(hipStreamNonBlocking); `synchronize` is hipStreamSynchronize,
+    `wait_event` hipStreamWaitEvent, `query` hipStreamQuery."""
+
+
+class Event(cuda.Event, metaclass=_Face):
+    """An event (hipEvent_t): `Event()` is hipEventCreate, `Event(timing=False)` is
+    hipEventCreateWithFlags(hipEventDisableTiming); `record` is hipEventRecord, `synchronize`
+    hipEventSynchronize, `query` hipEventQuery, `elapsed_time` hipEventElapsedTime (ms of modeled
+    device time)."""
+
+
+# --- errors --------------------------------------------------------------------------------------------
+
+
+def get_last_error() -> int:
+    """hipGetLastError: the sticky error code of the current device (0 = hipSuccess).
+
+    Example:
+        >>> get_last_error()
+        0
+    """
+    return cuda.get_last_error()
+
+
+def peek_at_last_error() -> int:
+    """hipPeekAtLastError: as get_last_error (sticky errors stay until Device.reset())."""
+    return cuda.peek_at_last_error()
+
+
+def get_error_name(code: int) -> str:
+    """hipGetErrorName: HIP's name for an error code ('hipErrorUnknown' if strata lacks the code).
+
+    Example:
+        >>> get_error_name(700), get_error_name(2)
+        ('hipErrorIllegalAddress', 'hipErrorOutOfMemory')
+    """
+    return _HIP_NAME_BY_CODE.get(int(code), "hipErrorUnknown")
+
+
+def get_error_string(code: int) -> str:
+    """hipGetErrorString: the description of an error code.
+
+    Example:
+        >>> get_error_string(700)
+        'an illegal memory access was encountered'
+    """
+    return cuda.get_error_string(code)
+
+
+__all__ = [
+    "MAPPING", "SHARED", "CompileError", "CudaError", "Device", "DeviceArray", "DeviceFault", "DeviceProperties",
+    "Event", "FuncAttributes", "HipError", "InvalidLaunchConfig", "Kernel", "LaunchReport", "LaunchTimeout",
+    "MemcpyKind", "Module", "OutOfMemoryError", "PTXSyntaxError", "Stream", "UnsupportedInstruction", "compile",
+    "current_device", "device_count", "empty", "free", "get_device", "get_device_properties", "get_error_name",
+    "get_error_string", "get_last_error", "malloc", "mem_get_info", "memcpy", "memcpy_async", "memcpy_from_symbol",
+    "memcpy_to_symbol", "memset", "memset_async", "occupancy_max_active_blocks_per_multiprocessor",
+    "occupancy_max_potential_block_size", "peek_at_last_error", "pinned_empty", "set_device", "synchronize",
+    "to_device", "zeros",
+]
