@@ -88,7 +88,7 @@ def info() -> int:
                  if n.arch.startswith("sm_") else f"{n.spec.sm_count} CUs")
         print(f"  L1 device {n.index}: virtual {n.product} ({n.arch}, {units}) at "
               f"{n.pci_bus_id}, PCI {n.vendor_id:04x}:{n.device_id:04x}, {n.node_path}")
-    print(f"  L0 models available: {', '.join(models())} (STRATA_DEVICES / STRATA_GPU choose)")
+    print(f"  L0 virtual GPU models: {', '.join(models())} (STRATA_DEVICES / STRATA_GPU choose)")
     print(f"  NVRTC {'.'.join(map(str, nvrtc_version()))}; CUDA headers: {cuda_include_dir()}")
     print(f"  nvcc: {s.nvcc or 'not found'}; ptxas: {shutil.which('ptxas') or 'not found'}")
     print(f"  Python {platform.python_version()}, NumPy {np.__version__}, {platform.platform()}")
