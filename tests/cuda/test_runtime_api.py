@@ -273,3 +273,36 @@ def test_error_queries(mod: cuda.Module) -> None:
     assert cuda.get_last_error() == 700 and cuda.peek_at_last_error() == 700  # sticky
     cuda.current_device().reset()
     assert cuda.get_last_error() == 0
+
+
+# The CUresult/cudaError_t values and HIP twins of ../shared/reference/apis.md §2.5 (from HIPIFY's maps).
+REFERENCE_ERRORS = {
+    "cudaErrorInvalidValue": (1, "hipErrorInvalidValue"), "cudaErrorMemoryAllocation": (2, "hipErrorOutOfMemory"),
+    "cudaErrorInitializationError": (3, "hipErrorNotInitialized"),
+    "cudaErrorCudartUnloading": (4, "hipErrorDeinitialized"),
+    "cudaErrorInvalidConfiguration": (9, "hipErrorInvalidConfiguration"),
+    "cudaErrorInvalidDeviceFunction": (98, "hipErrorInvalidDeviceFunction"),
+    "cudaErrorNoDevice": (100, "hipErrorNoDevice"), "cudaErrorInvalidDevice": (101, "hipErrorInvalidDevice"),
+    "cudaErrorInvalidKernelImage": (200, "hipErrorInvalidImage"),
+    "cudaErrorDeviceUninitialized": (201, "hipErrorInvalidContext"),
+    "cudaErrorAlreadyMapped": (208, "hipErrorAlreadyMapped"),
+    "cudaErrorNoKernelImageForDevice": (209, "hipErrorNoBinaryForGpu"),
+    "cudaErrorDeviceAlreadyInUse": (216, "hipErrorContextAlreadyInUse"),
+    "cudaErrorInvalidPtx": (218, "hipErrorInvalidKernelFile"), "cudaErrorInvalidSource": (300, "hipErrorInvalidSource"),
+    "cudaErrorFileNotFound": (301, "hipErrorFileNotFound"), "cudaErrorOperatingSystem": (304, "hipErrorOperatingSystem"),
+    "cudaErrorInvalidResourceHandle": (400, "hipErrorInvalidHandle"),
+    "cudaErrorSymbolNotFound": (500, "hipErrorNotFound"), "cudaErrorNotReady": (600, "hipErrorNotReady"),
+    "cudaErrorIllegalAddress": (700, "hipErrorIllegalAddress"),
+    "cudaErrorLaunchOutOfResources": (701, "hipErrorLaunchOutOfResources"),
+    "cudaErrorLaunchTimeout": (702, "hipErrorLaunchTimeOut"),
+    "cudaErrorPeerAccessAlreadyEnabled": (704, "hipErrorPeerAccessAlreadyEnabled"),
+    "cudaErrorAssert": (710, "hipErrorAssert"), "cudaErrorLaunchFailure": (719, "hipErrorLaunchFailure"),
+    "cudaErrorNotSupported": (801, "hipErrorNotSupported"), "cudaErrorUnknown": (999, "hipErrorUnknown"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE_ERRORS))
+def test_error_values_and_hip_twins_match_the_real_enums(name: str) -> None:
+    e = cuda.CudaError(name, "x")
+    assert (e.code, e.hip_name) == REFERENCE_ERRORS[name]
+    assert cuda.get_error_name(e.code) == name
