@@ -40,6 +40,10 @@ class DeviceArray:
         self._finalizer = weakref.finalize(self, _release, ctx, self.ptr, self._generation)
 
     @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
     def size(self) -> int:
         return self.nbytes // self.dtype.itemsize if self.dtype.itemsize else 0
 
