@@ -179,3 +179,14 @@ def test_cache_key_follows_the_directory_nvrtc_writes_into_the_ptx(tmp_path, mon
     second = compile_to_ptx(src, name="k.cu")
     assert not second.cached
     assert str(tmp_path / "a") in first.ptx and str(tmp_path / "b") in second.ptx
+
+
+def test_compiling_leaves_the_interpreters_shared_bytes_alone() -> None:
+    # A clean compile has a 1-byte log (just the NUL). NVRTC writes it into the buffer it is given; an
+    # immutable b" " * 1 is the interpreter's shared b" ", which then turned into b"\0" process-wide
+    # (print's separators came out as NULs on pipes).
+    from strata.cuda.compiler import compile_to_ptx
+
+    out = compile_to_ptx('extern "C" __global__ void k() {}', name="clean.cu", cache=False)
+    assert out.log == ""
+    assert b" " == bytes([32]) and " ".encode() == b"\x20" and b" " * 1 == bytes([32])

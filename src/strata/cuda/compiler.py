@@ -191,9 +191,11 @@ def _nvrtc_compile(source: str, opts: list[str], exprs: list[str], name: str,
 
 def _read(prog: Any, size_fn: Callable[..., tuple[Any, ...]], get_fn: Callable[..., tuple[Any, ...]]) -> str:
     size = _check(size_fn(prog), "nvrtcGet*Size")
-    buf = b" " * int(size)
+    # NVRTC writes into the buffer, so it must be mutable: `b" " * 1` would be the interpreter's shared
+    # one-byte b" " object, and an empty log (size 1, just the NUL) would overwrite it for the process.
+    buf = bytearray(int(size))
     _check(get_fn(prog, buf), "nvrtcGet*")
-    return buf.rstrip(b"\0").decode("utf-8", errors="replace")
+    return bytes(buf).rstrip(b"\0").decode("utf-8", errors="replace")
 
 
 def _check(ret: tuple[Any, ...], what: str) -> Any:
