@@ -14,8 +14,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import bench_blas
 import bench_compile
 import bench_copy
+import bench_hipify
 import bench_launch
 import bench_saxpy
 import bench_sgemm
@@ -57,7 +59,9 @@ def main() -> int:
     parser.add_argument("--skip-sgemm", action="store_true", help="leave out the 1024^3 SGEMM")
     parser.add_argument("--skip-launch", action="store_true", help="leave out the empty-kernel launch rows")
     parser.add_argument("--skip-copy", action="store_true", help="leave out the 256 MiB host-to-device copy rows")
+    parser.add_argument("--skip-hipify", action="store_true", help="leave out the hipify throughput row")
     parser.add_argument("--skip-compile", action="store_true", help="leave out the NVRTC compile / PTX cache rows")
+    parser.add_argument("--skip-blas", action="store_true", help="leave out the strata.libs.blas GEMM rows")
     parser.add_argument(
         "--json", type=Path, default=BENCH_DIR / "results.json", help="where to write results"
     )
@@ -80,8 +84,12 @@ def main() -> int:
         results += _guard("copy_htod", lambda: bench_copy.bench_copy(repeats=rep))
     if not args.skip_compile:
         results += _guard("compile", lambda: bench_compile.bench_compile(cold_repeats=rep))
+    if not args.skip_hipify:
+        results += _guard("hipify", lambda: bench_hipify.bench_hipify(repeats=rep))
     if not args.skip_sgemm:
         results += _guard("sgemm", lambda: bench_sgemm.bench_sgemm(tile=args.tile, repeats=rep))
+    if not args.skip_blas:  # one timed call per GEMM: the bf16 one takes tens of seconds to emulate
+        results += _guard("blas", lambda: bench_blas.bench_blas(repeats=1))
 
     table = format_table(results)
     print(table)
@@ -97,7 +105,9 @@ def main() -> int:
             "skip_sgemm": args.skip_sgemm,
             "skip_launch": args.skip_launch,
             "skip_copy": args.skip_copy,
+            "skip_hipify": args.skip_hipify,
             "skip_compile": args.skip_compile,
+            "skip_blas": args.skip_blas,
             "timing": "strata: compile and one warm launch excluded, then best of --repeat timed launches "
             "(launch + synchronize; copies not timed). numpy: one warm-up, best of 5 (saxpy) / 3 "
             "(matmul). numba simulator: one 1-block warm-up, then best of --sim-repeat timed launches at n "
@@ -113,7 +123,13 @@ def main() -> int:
             "STRATA_CACHE_DIR: one untimed NVRTC compile, then best of --repeat compile_to_ptx(cache=False) (the "
             "cold peer); one miss that stores the entry, one untimed hit, best of "
             f"{bench_compile.HIT_REPEATS} cache hits; one cuda.compile, then best of {bench_compile.E2E_REPEATS} "
-            "(cache hit + parse + JIT + module load).",
+            "(cache hit + parse + JIT + module load). "
+            f"hipify: strata.hip.hipify on the test corpus repeated to {bench_hipify.LINES} lines, one warm run, best "
+            f"of --repeat; the naive re.sub loop over the same table timed on {bench_hipify.PEER_LINES} lines, best "
+            "of 2, scaled linearly. "
+            "blas: each GEMM through strata.libs.blas after an untimed 64^3 call of the same kernel (compile, JIT, "
+            "load), then one timed call + synchronize at full size; modeled rows are the timing model's H200 "
+            "time of the call's kernels beside cuBLAS's figures from numbers.md (modeled, not measured).",
         },
         "all_pass": all(r.status == PASS for r in results),
         "results": [r.as_dict() for r in results],

@@ -1,5 +1,6 @@
 """The `strata` command: `strata demo` runs the main job, `strata info` describes this stack, `strata smi`
-shows the devices (like nvidia-smi), `strata run program.py` runs a program on the virtual GPUs."""
+shows the devices (like nvidia-smi), `strata run program.py` runs a program on the virtual GPUs, `strata hipify
+FILE.cu` translates CUDA source to HIP."""
 
 from __future__ import annotations
 
@@ -24,6 +25,14 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--launch-blocking", action="store_true", help="synchronous launches (STRATA_LAUNCH_BLOCKING=1)")
     run.add_argument("program", help="the Python file to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
+    hip = sub.add_parser("hipify", help="translate CUDA source to HIP (like hipify-perl)")
+    hip.add_argument("files", nargs="+", metavar="FILE", help="CUDA source file(s)")
+    hip.add_argument("-o", dest="output", metavar="OUT", help="where to write the HIP source (default stdout)")
+    hip.add_argument("--print-stats", action="store_true", help="the statistics report, on stderr")
+    hip.add_argument("--examine", action="store_true", help="warnings and statistics only, no HIP source")
+    hip.add_argument("--quiet-warnings", action="store_true", help="do not print warnings")
+    hip.add_argument("--cuda-kernel-execution-syntax", action="store_true",
+                     help="keep kernel<<<...>>> launches instead of writing hipLaunchKernelGGL(...)")
     args = parser.parse_args(argv)
     if args.command == "run":
         return run_program(args.program, args.args, gpu=args.gpu, devices=args.devices,
@@ -34,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
         return demo_main(args.gpu, args.sgemm_size)
     if args.command == "smi":
         return smi(as_json=args.json)
+    if args.command == "hipify":
+        return hipify(args)
     return info()
 
 
@@ -103,6 +114,18 @@ def smi(as_json: bool = False) -> int:
 
     print(json.dumps(smi_json(), indent=2) if as_json else smi_table())
     return 0
+
+
+def hipify(args: argparse.Namespace) -> int:
+    """Run `strata hipify` (strata.hip.hipify.main) with the parsed command-line arguments."""
+    from strata.hip.hipify import main as hipify_main
+
+    if args.output is not None and len(args.files) != 1:
+        print("strata hipify: -o takes exactly one FILE", file=sys.stderr)
+        return 2
+    return hipify_main(args.files, output=args.output, print_stats=args.print_stats or args.examine,
+                       no_output=args.examine, quiet_warnings=args.quiet_warnings,
+                       launch_syntax="cuda" if args.cuda_kernel_execution_syntax else "hip")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ meet them; they live here so the virtual GPU (L0) can raise them without importi
 from __future__ import annotations
 
 # CUDA runtime error name -> (cudaError_t value, HIP twin). Values match the real enums.
-CUDA_ERRORS: dict[str, tuple[int, str]] = {
+CUDA_ERRORS: dict[str, tuple[int, str | None]] = {
     "cudaSuccess": (0, "hipSuccess"),
     "cudaErrorInvalidValue": (1, "hipErrorInvalidValue"),
     "cudaErrorMemoryAllocation": (2, "hipErrorOutOfMemory"),
@@ -36,15 +36,22 @@ CUDA_ERRORS: dict[str, tuple[int, str]] = {
     "cudaErrorLaunchTimeout": (702, "hipErrorLaunchTimeOut"),
     "cudaErrorPeerAccessAlreadyEnabled": (704, "hipErrorPeerAccessAlreadyEnabled"),
     "cudaErrorAssert": (710, "hipErrorAssert"),
-    "cudaErrorHardwareStackError": (714, "hipErrorHardwareStackError"),
-    "cudaErrorIllegalInstruction": (715, "hipErrorIllegalInstruction"),
-    "cudaErrorMisalignedAddress": (716, "hipErrorMisalignedAddress"),
-    "cudaErrorInvalidPc": (718, "hipErrorInvalidPc"),
+    "cudaErrorHardwareStackError": (714, None),
+    "cudaErrorIllegalInstruction": (715, None),
+    "cudaErrorMisalignedAddress": (716, None),
+    "cudaErrorInvalidPc": (718, None),
     "cudaErrorLaunchFailure": (719, "hipErrorLaunchFailure"),
-    "cudaErrorNotPermitted": (800, "hipErrorNotPermitted"),
+    "cudaErrorNotPermitted": (800, None),
     "cudaErrorNotSupported": (801, "hipErrorNotSupported"),
     "cudaErrorUnknown": (999, "hipErrorUnknown"),
 }
+
+
+# HIP has no twin for these (HIPIFY: HIP_UNSUPPORTED); what a HIP program sees for the same event instead.
+HIP_FALLBACK = {"cudaErrorHardwareStackError": "hipErrorLaunchFailure",
+                "cudaErrorIllegalInstruction": "hipErrorLaunchFailure",
+                "cudaErrorMisalignedAddress": "hipErrorLaunchFailure", "cudaErrorInvalidPc": "hipErrorLaunchFailure",
+                "cudaErrorNotPermitted": "hipErrorNotSupported"}
 
 
 class CudaError(RuntimeError):
@@ -60,7 +67,8 @@ class CudaError(RuntimeError):
 
     def __init__(self, name: str | None = None, message: str = "") -> None:
         self.name = name or self.default_name
-        self.code, self.hip_name = CUDA_ERRORS.get(self.name, (999, "hipErrorUnknown"))
+        self.code, twin = CUDA_ERRORS.get(self.name, (999, "hipErrorUnknown"))
+        self.hip_name: str = twin or HIP_FALLBACK.get(self.name, "hipErrorUnknown")
         self.message = message
         super().__init__(f"{self.name}: {message}" if message else self.name)
 

@@ -5,7 +5,7 @@ hipMalloc, `hip.Stream` is hipStream_t; `api.MAPPING` lists every pair), and als
 its C names (`hipMalloc`, `hipModuleLaunchKernel`, ... in `capi`). Both run on the same runtime as
 strata.cuda, so HIP and CUDA code share devices, memory, streams and results. HIP kernel source
 compiles the way HIP does on NVIDIA platforms: `hip/hip_runtime.h` maps HIP's device API onto CUDA's,
-then NVRTC compiles it (`compile`). See docs/hip.md.
+then NVRTC compiles it (`compile`). `hipify` ports CUDA source to HIP. See docs/hip.md.
 
 Example:
     >>> import numpy as np, strata.hip as hip
@@ -22,6 +22,8 @@ Example:
 from strata.hip import api, capi
 from strata.hip.api import *  # noqa: F403 - the Pythonic mirror of strata.cuda, listed in api.__all__
 from strata.hip.capi import *  # noqa: F403 - HIP's C names, listed in capi.__all__
-from strata.hip.compiler import HIP_VERSION, compile, include_dir
+from strata.hip.compiler import include_dir
+from strata.hip.hipify import hipify
 
-__all__ = list(dict.fromkeys(["HIP_VERSION", "api", "capi", "compile", "include_dir", *api.__all__, *capi.__all__]))
+# api.__all__ has compile; capi.__all__ has HIP_VERSION
+__all__ = ["api", "capi", "hipify", "include_dir", *api.__all__, *capi.__all__]

@@ -43,7 +43,7 @@ from strata.hip.compiler import compile
 # Pythonic name -> (HIP C name(s), CUDA C name(s)). One row per public name of strata.cuda.
 MAPPING: dict[str, tuple[str, str]] = {
     # devices
-    "Device": ("hipDevice_t (hipDeviceGet)", "cudaDevice / CUdevice (cuDeviceGet)"),
+    "Device": ("hipDevice_t (hipDeviceGet)", "CUdevice (cuDeviceGet); a device ordinal in the runtime API"),
     "DeviceProperties": ("hipDeviceProp_t", "cudaDeviceProp"),
     "device_count": ("hipGetDeviceCount", "cudaGetDeviceCount"),
     "get_device": ("hipGetDevice", "cudaGetDevice"),
@@ -102,32 +102,37 @@ SHARED = frozenset({"CompileError", "CudaError", "DeviceFault", "InvalidLaunchCo
 
 HipError = CudaError  # hipError_t as an exception: strata's CudaError, whose `.hip_name` is the HIP name
 
-_HIP_NAME_BY_CODE = {code: hip for code, hip in CUDA_ERRORS.values()}
+_HIP_NAME_BY_CODE = {code: hip for code, hip in CUDA_ERRORS.values() if hip}  # codes HIP lacks read as unknown
 
 
 class _Face(type):
-    """Metaclass of the HIP face classes: instances and subclasses of the CUDA twin (the face's base)
-    count as instances and subclasses of the face."""
+    """Metaclass of the HIP face classes: for a face (a class that names its `_cuda_twin`), instances and
+    subclasses of the CUDA twin count as its own; a user's subclass of a face checks normally."""
 
     def __instancecheck__(cls, obj: object) -> bool:
-        return isinstance(obj, cls.__bases__[0])
+        twin = cls.__dict__.get("_cuda_twin")
+        return isinstance(obj, twin) if twin is not None else type.__instancecheck__(cls, obj)
 
     def __subclasscheck__(cls, sub: type) -> bool:
-        return issubclass(sub, cls.__bases__[0])
+        twin = cls.__dict__.get("_cuda_twin")
+        return issubclass(sub, twin) if twin is not None else type.__subclasscheck__(cls, sub)
 
 
 # --- devices -------------------------------------------------------------------------------------------
 
 
 class Device(cuda.Device, metaclass=_Face):
-    """A virtual GPU as HIP names it (hipDevice_t; hipGetDeviceProperties, hipDeviceSynchronize,
-    hipDeviceReset). `Device(i)` returns the one object `strata.cuda.Device(i)` returns.
+    """A virtual GPU as HIP names it (hipDevice_t, from hipDeviceGet; `properties()` is
+    hipGetDeviceProperties, `synchronize()` hipDeviceSynchronize, `reset()` hipDeviceReset).
+    `Device(i)` returns the one object `strata.cuda.Device(i)` returns.
 
     Example:
         >>> import strata.cuda as cuda
         >>> Device(0) is cuda.Device(0), Device(0).warpSize
         (True, 32)
     """
+
+    _cuda_twin = cuda.Device
 
     def __new__(cls, index: int | str | None = None, *, model: str | None = None) -> cuda.Device:  # type: ignore[misc]
         return cuda.Device(index, model=model)
@@ -140,6 +145,8 @@ class DeviceProperties(cuda.DeviceProperties, metaclass=_Face):
         >>> isinstance(get_device_properties(0), DeviceProperties)
         True
     """
+
+    _cuda_twin = cuda.DeviceProperties
 
 
 def device_count() -> int:
@@ -280,6 +287,8 @@ class DeviceArray(cuda.DeviceArray, metaclass=_Face):
         8
     """
 
+    _cuda_twin = cuda.DeviceArray
+
 
 def empty(shape: int | tuple[int, ...], dtype: Any = np.float32) -> cuda.DeviceArray:
     """An uninitialised device array (hipMalloc)."""
@@ -320,20 +329,28 @@ class Module(cuda.Module, metaclass=_Face):
         (True, 'k')
     """
 
+    _cuda_twin = cuda.Module
+
 
 class Kernel(cuda.Kernel, metaclass=_Face):
     """A kernel of a module (hipFunction_t): `launch`/call is hipModuleLaunchKernel, `attributes` is
     hipFuncGetAttributes, `set_attribute("max_dynamic_shared_size_bytes", n)` is hipFuncSetAttribute
     with hipFuncAttributeMaxDynamicSharedMemorySize."""
 
+    _cuda_twin = cuda.Kernel
+
 
 class FuncAttributes(cuda.FuncAttributes, metaclass=_Face):
     """hipFuncAttributes: registers, static/const/local memory and limits of a kernel."""
+
+    _cuda_twin = cuda.FuncAttributes
 
 
 class LaunchReport(cuda.LaunchReport, metaclass=_Face):
     """What one launch (hipModuleLaunchKernel) did: counters, modeled time, wall time. HIP has no such
     type; reading a field waits for the kernel as hipStreamSynchronize would."""
+
+    _cuda_twin = cuda.LaunchReport
 
 
 def occupancy_max_active_blocks_per_multiprocessor(kernel: cuda.Kernel, block_size: int,
@@ -356,12 +373,16 @@ class Stream(cuda.Stream, metaclass=_Face):
     hipStreamCreateWithFlags(hipStreamNonBlocking); `synchronize` is hipStreamSynchronize,
     `wait_event` hipStreamWaitEvent, `query` hipStreamQuery."""
 
+    _cuda_twin = cuda.Stream
+
 
 class Event(cuda.Event, metaclass=_Face):
     """An event (hipEvent_t): `Event()` is hipEventCreate, `Event(timing=False)` is
     hipEventCreateWithFlags(hipEventDisableTiming); `record` is hipEventRecord, `synchronize`
     hipEventSynchronize, `query` hipEventQuery, `elapsed_time` hipEventElapsedTime (ms of modeled
     device time)."""
+
+    _cuda_twin = cuda.Event
 
 
 # --- errors --------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -32,7 +33,7 @@ from strata.hip.compiler import HIP_VERSION
 from strata.runtime import Stream as RuntimeStream
 
 # hipError_t: the codes strata raises, by their HIP names (hipSuccess = 0, hipErrorIllegalAddress = 700).
-hipError_t = enum.IntEnum("hipError_t", {hip: code for code, hip in CUDA_ERRORS.values()})  # type: ignore[misc]  # noqa: N816
+hipError_t = enum.IntEnum("hipError_t", {hip: code for code, hip in CUDA_ERRORS.values() if hip})  # type: ignore[misc]  # noqa: N816
 hipError_t.__doc__ = "hipError_t values (the HIP twin of every cudaError_t strata raises)."
 globals().update(hipError_t.__members__)  # hipSuccess, hipErrorInvalidValue, ... as module constants
 
@@ -52,6 +53,18 @@ hipEventInterprocess = 0x4
 hipHostMallocDefault = 0x0
 # hipFuncAttribute (for hipFuncSetAttribute)
 hipFuncAttributeMaxDynamicSharedMemorySize = 8
+# hipFunction_attribute (for hipFuncGetAttribute; cuFuncGetAttribute's CU_FUNC_ATTRIBUTE_* values)
+HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
+HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
+HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2
+HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
+HIP_FUNC_ATTRIBUTE_NUM_REGS = 4
+HIP_FUNC_ATTRIBUTE_PTX_VERSION = 5
+HIP_FUNC_ATTRIBUTE_BINARY_VERSION = 6
+HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+_FUNC_ATTRIBUTES = {0: "max_threads_per_block", 1: "shared_size_bytes", 2: "const_size_bytes",
+                    3: "local_size_bytes", 4: "num_regs", 5: "ptx_version", 6: "binary_version",
+                    8: "max_dynamic_shared_size_bytes"}
 
 
 class dim3(NamedTuple):  # noqa: N801 - HIP's type name
@@ -105,6 +118,42 @@ def hipRuntimeGetVersion() -> int:  # noqa: N802
     return HIP_VERSION
 
 
+def hipDriverGetVersion() -> int:  # noqa: N802
+    """hipDriverGetVersion(int* driverVersion) -> HIP_VERSION (one version for strata's whole stack)."""
+    return HIP_VERSION
+
+
+def hipInit(flags: int = 0) -> None:  # noqa: N802
+    """hipInit(unsigned flags) (cuInit's twin): nothing to do, strata initializes on first use; flags must be 0."""
+    if flags != 0:
+        raise CudaError("cudaErrorInvalidValue", f"[hipInit] flags must be 0, got {flags:#x}")
+
+
+def hipDeviceGet(ordinal: int) -> int:  # noqa: N802
+    """hipDeviceGet(hipDevice_t* device, int ordinal) -> device (cuDeviceGet's twin); a hipDevice_t is its
+    ordinal. Raises CudaError (hipErrorInvalidDevice) for a device that is not present."""
+    if not 0 <= ordinal < api.device_count():
+        raise CudaError("cudaErrorInvalidDevice",
+                        f"[hipDeviceGet] device {ordinal} does not exist: {api.device_count()} device(s) present")
+    return ordinal
+
+
+def hipDeviceGetName(device: int) -> str:  # noqa: N802
+    """hipDeviceGetName(char* name, int len, hipDevice_t device) -> name."""
+    return api.get_device_properties(hipDeviceGet(device)).name
+
+
+def hipDeviceTotalMem(device: int) -> int:  # noqa: N802
+    """hipDeviceTotalMem(size_t* bytes, hipDevice_t device) -> bytes of device memory."""
+    return api.get_device_properties(hipDeviceGet(device)).totalGlobalMem
+
+
+def hipDeviceComputeCapability(device: int) -> tuple[int, int]:  # noqa: N802
+    """hipDeviceComputeCapability(int* major, int* minor, hipDevice_t device) -> (major, minor)."""
+    props = api.get_device_properties(hipDeviceGet(device))
+    return props.major, props.minor
+
+
 # --- memory --------------------------------------------------------------------------------------------
 
 
@@ -156,6 +205,29 @@ def hipMemcpyDtoH(dst: np.ndarray, src: int | cuda.DeviceArray, size_bytes: int)
 def hipMemcpyDtoD(dst: int | cuda.DeviceArray, src: int | cuda.DeviceArray, size_bytes: int) -> None:  # noqa: N802
     """hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes) (cuMemcpyDtoD's twin)."""
     api.memcpy(dst, src, size_bytes, hipMemcpyDeviceToDevice)
+
+
+def hipMemcpyHtoDAsync(dst: int | cuda.DeviceArray, src: np.ndarray, size_bytes: int,  # noqa: N802
+                       stream: cuda.Stream | int | None = None) -> None:
+    """hipMemcpyHtoDAsync(hipDeviceptr_t dst, void* src, size_t sizeBytes, hipStream_t stream)."""
+    api.memcpy_async(dst, src, size_bytes, hipMemcpyHostToDevice, _stream(stream))
+
+
+def hipMemcpyDtoHAsync(dst: np.ndarray, src: int | cuda.DeviceArray, size_bytes: int,  # noqa: N802
+                       stream: cuda.Stream | int | None = None) -> None:
+    """hipMemcpyDtoHAsync(void* dst, hipDeviceptr_t src, size_t sizeBytes, hipStream_t stream)."""
+    api.memcpy_async(dst, src, size_bytes, hipMemcpyDeviceToHost, _stream(stream))
+
+
+def hipMemcpyDtoDAsync(dst: int | cuda.DeviceArray, src: int | cuda.DeviceArray, size_bytes: int,  # noqa: N802
+                       stream: cuda.Stream | int | None = None) -> None:
+    """hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes, hipStream_t stream)."""
+    api.memcpy_async(dst, src, size_bytes, hipMemcpyDeviceToDevice, _stream(stream))
+
+
+def hipHostFree(ptr: np.ndarray) -> None:  # noqa: N802
+    """hipHostFree(void* ptr): nothing happens at once; pinned memory goes back to the driver when its
+    array is garbage-collected (drop every reference to it)."""
 
 
 def hipMemset(dst: int | cuda.DeviceArray, value: int, size_bytes: int) -> None:  # noqa: N802
@@ -280,6 +352,20 @@ def hipModuleLoadData(image: str | bytes) -> cuda.Module:  # noqa: N802
     return api.Module.from_ptx(text)
 
 
+def hipModuleLoad(fname: str | Path) -> cuda.Module:  # noqa: N802
+    """hipModuleLoad(hipModule_t* module, const char* fname) -> module, from a code-object file (PTX here)."""
+    try:
+        image = Path(fname).read_text(encoding="utf-8")
+    except OSError as e:
+        raise CudaError("cudaErrorFileNotFound", f"[hipModuleLoad] cannot read {fname}: {e.strerror}") from e
+    return hipModuleLoadData(image)
+
+
+def hipModuleUnload(module: cuda.Module) -> None:  # noqa: N802
+    """hipModuleUnload(hipModule_t module): nothing to release at once; a module's device memory goes with
+    the device's next hipDeviceReset, and the object with its last reference."""
+
+
 def hipModuleGetFunction(module: cuda.Module, name: str) -> cuda.Kernel:  # noqa: N802
     """hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* kname) -> function.
 
@@ -320,6 +406,16 @@ def hipLaunchKernelGGL(kernel: cuda.Kernel, grid: int | Sequence[int], block: in
 def hipFuncGetAttributes(func: cuda.Kernel) -> cuda.FuncAttributes:  # noqa: N802
     """hipFuncGetAttributes(hipFuncAttributes* attr, const void* func) -> attr."""
     return func.attributes
+
+
+def hipFuncGetAttribute(attrib: int, func: cuda.Kernel) -> int:  # noqa: N802
+    """hipFuncGetAttribute(int* value, hipFunction_attribute attrib, hipFunction_t hfunc) -> value
+    (cuFuncGetAttribute's twin), for the HIP_FUNC_ATTRIBUTE_* constants this module defines."""
+    field = _FUNC_ATTRIBUTES.get(attrib)
+    if field is None:
+        raise CudaError("cudaErrorInvalidValue", f"[hipFuncGetAttribute] unsupported attribute {attrib} "
+                        f"(supported: {sorted(_FUNC_ATTRIBUTES)})")
+    return int(getattr(func.attributes, field))
 
 
 def hipFuncSetAttribute(func: cuda.Kernel, attr: int, value: int) -> None:  # noqa: N802
@@ -373,6 +469,16 @@ def hipGetErrorString(error: int) -> str:  # noqa: N802
     return api.get_error_string(error)
 
 
+def hipDrvGetErrorName(error: int) -> str:  # noqa: N802
+    """hipDrvGetErrorName(hipError_t hipError, const char** errorString) (cuGetErrorName's twin) -> name."""
+    return api.get_error_name(error)
+
+
+def hipDrvGetErrorString(error: int) -> str:  # noqa: N802
+    """hipDrvGetErrorString(hipError_t hipError, const char** errorString) (cuGetErrorString's twin)."""
+    return api.get_error_string(error)
+
+
 # --- helpers -------------------------------------------------------------------------------------------
 
 
@@ -392,7 +498,7 @@ def _resolve(stream: cuda.Stream | int | None) -> RuntimeStream:
 
 
 def _dim(v: int | Sequence[int]) -> int | tuple[int, ...]:
-    return v if isinstance(v, int | np.integer) else tuple(v)  # type: ignore[return-value]
+    return v if isinstance(v, int | np.integer) else tuple(v)
 
 
-__all__ = sorted(name for name in globals() if name.startswith("hip") or name == "dim3")
+__all__ = sorted(name for name in globals() if name.startswith(("hip", "HIP_")) or name == "dim3")

@@ -1,9 +1,9 @@
 """HIP C++ -> PTX: the role hipcc/hipRTC play on NVIDIA platforms, played by strata's HIP headers + NVRTC.
 
 Source of truth for how strata compiles HIP source: NVRTC (through `strata.cuda.compile`, so the same
-options, PTX cache and errors) with `-I<strata/hip/include>` for `#include <hip/hip_runtime.h>` and
-`-D__HIPCC__`, which HIP's compiler driver defines. The headers map HIP's device API onto CUDA's
-(docs/hip.md lists what they provide).
+options, PTX cache and errors) with `-I<strata/hip/include>` for `#include <hip/hip_runtime.h>`, that
+header pre-included (hipRTC programs need not include it), and the macros hipRTC defines, `__HIPCC__`
+and `__HIPCC_RTC__`. The headers map HIP's device API onto CUDA's (docs/hip.md lists what they provide).
 
 Example:
     >>> import numpy as np
@@ -32,9 +32,10 @@ def compile(source: str, *, options: Sequence[str] = (), name_expressions: Seque
             name: str = "kernel.hip", headers: Mapping[str, str] | None = None) -> cuda.Module:  # noqa: A001
     """Compile HIP C++ to a loaded module (hiprtcCompileProgram + hipModuleLoadData).
 
-    The source may `#include <hip/hip_runtime.h>` (and hip_fp16.h, hip_bf16.h, hip_bfloat16.h,
-    hip_math_constants.h, hip_vector_types.h) and use HIP's device API: hipThreadIdx_x,
-    HIP_DYNAMIC_SHARED, __shfl_down, __ballot, ... Everything else is `strata.cuda.compile`'s.
+    HIP's device API (hipThreadIdx_x, HIP_DYNAMIC_SHARED, __shfl_down, __ballot, ...) is available
+    with or without `#include <hip/hip_runtime.h>`, as under hipRTC; the other HIP headers (hip_fp16.h,
+    hip_bf16.h, hip_bfloat16.h, hip_complex.h, hip_math_constants.h, ...) are there to include.
+    `__HIPCC__` and `__HIPCC_RTC__` are defined. Everything else is `strata.cuda.compile`'s.
 
     Args:
         source: HIP C++ source text (device code).
@@ -54,18 +55,18 @@ def compile(source: str, *, options: Sequence[str] = (), name_expressions: Seque
         ...         'extern "C" __global__ void k(float* x) { x[hipBlockIdx_x] = 1.0f; }').kernels
         ['k']
     """
-    return cuda.compile(source, options=(*hipcc_options(), *options), name_expressions=name_expressions,
+    return cuda.compile(source, options=(*hiprtc_options(), *options), name_expressions=name_expressions,
                         name=name, headers=headers)
 
 
-def hipcc_options() -> tuple[str, ...]:
-    """The NVRTC options that make it a HIP compiler for the NVIDIA platform.
+def hiprtc_options() -> tuple[str, ...]:
+    """The NVRTC options that make it hipRTC for the NVIDIA platform.
 
     Example:
-        >>> hipcc_options()[0]
-        '-D__HIPCC__'
+        >>> hiprtc_options()[:2]
+        ('-D__HIPCC__', '-D__HIPCC_RTC__')
     """
-    return ("-D__HIPCC__", f"-I{include_dir()}")
+    return ("-D__HIPCC__", "-D__HIPCC_RTC__", f"-I{include_dir()}", "--pre-include=hip/hip_runtime.h")
 
 
 @functools.cache

@@ -112,8 +112,9 @@ def _ramp(n: int, stride: int) -> np.ndarray:
 
 def space_of(ins: Any) -> str:
     for mod in ins.mods:
-        if mod in SPACES:
-            return mod
+        base = mod.split("::", 1)[0]  # `.shared::cta` is .shared; `.shared::cluster` is not modeled
+        if base in SPACES and (mod == base or mod == "shared::cta"):
+            return base
     return "generic"
 
 

@@ -3,7 +3,8 @@
  * This is how HIP runs on NVIDIA platforms: HIP kernel source is compiled by NVIDIA's compiler after a
  * header maps HIP's names onto CUDA's. Most of HIP's device API already *is* CUDA's (threadIdx,
  * __syncthreads, atomicAdd, __shfl_down_sync, __popc, math functions); this header adds the HIP-only
- * spellings. strata.hip.compile passes -I<this directory's parent> and -D__HIPCC__ to NVRTC.
+ * spellings. strata.hip.compile passes -I<this directory's parent>, pre-includes this header and defines
+ * __HIPCC__ and __HIPCC_RTC__, as hipRTC does.
  * Written for strata; this is not AMD's header.
  */
 #ifndef STRATA_HIP_RUNTIME_H

@@ -16,6 +16,8 @@ typedef enum hipError_t {
     hipErrorNotInitialized = 3,
     hipErrorDeinitialized = 4,
     hipErrorInvalidConfiguration = 9,
+    hipErrorInvalidSymbol = 13,
+    hipErrorInvalidMemcpyDirection = 21,
     hipErrorInvalidDeviceFunction = 98,
     hipErrorNoDevice = 100,
     hipErrorInvalidDevice = 101,
