@@ -189,4 +189,4 @@ def test_compiling_leaves_the_interpreters_shared_bytes_alone() -> None:
 
     out = compile_to_ptx('extern "C" __global__ void k() {}', name="clean.cu", cache=False)
     assert out.log == ""
-    assert b" "[0] == 32 and " ".encode()[0] == 32 and (b"a" + b" ")[1] == 32  # the byte value itself
+    assert b" "[0] == 32 and b" "[0] == 32 and (b"a" + b" ")[1] == 32  # the byte value itself
