@@ -192,3 +192,21 @@ def test_bad_grid_is_rejected() -> None:
     with pytest.raises(ValueError, match="grid_blocks"):
         model_launch("h100", Counters(), grid_blocks=0, threads_per_block=32, regs_per_thread=16,
                      smem_per_block=0)
+
+
+def test_tensor_work_is_priced_at_its_own_precisions_peak() -> None:
+    from strata.hw.catalog import get_spec
+    from strata.hw.counters import Counters
+
+    spec = get_spec("h100")
+    flops = 2 * 10**12
+    times = {}
+    for prec in ("tensor_bf16", "tensor_tf32", "tensor_fp64"):
+        c = Counters(threads_launched=2**20)
+        c.flops["tensor"] = flops
+        c.tensor_flops[prec] = flops
+        t = model_launch(spec, c, grid_blocks=132 * 8, threads_per_block=128, regs_per_thread=32, smem_per_block=0)
+        times[prec] = t.compute_s
+        assert t.compute_s == pytest.approx(flops / spec.peak_flops[prec] / t.tail_efficiency, rel=1e-9)
+    assert times["tensor_tf32"] / times["tensor_bf16"] == pytest.approx(
+        spec.peak_flops["tensor_bf16"] / spec.peak_flops["tensor_tf32"])

@@ -21,6 +21,8 @@ class Counters:
     thread_instructions: dict[str, int] = field(default_factory=lambda: dict.fromkeys(INSTRUCTION_CLASSES, 0))
     warp_instructions: dict[str, int] = field(default_factory=lambda: dict.fromkeys(INSTRUCTION_CLASSES, 0))
     flops: dict[str, int] = field(default_factory=lambda: {"fp32": 0, "fp64": 0, "fp16": 0, "tensor": 0})
+    # flops['tensor'] split by the catalogue peak that prices it ('tensor_bf16', 'tensor_tf32', 'int8', ...)
+    tensor_flops: dict[str, int] = field(default_factory=dict)
     global_load_bytes: int = 0
     global_store_bytes: int = 0
     global_load_sectors: int = 0  # 32-byte sectors the warps' loads touched

@@ -470,6 +470,10 @@ def _fold_counters(launch: Launch) -> None:
                 thread += blk.hist * t
                 warp += blk.hist * w
                 for k, v in blk.flops.items():
+                    if k.startswith("tensor:"):  # tensor work, by the peak that prices it
+                        prec = k[7:]
+                        c.tensor_flops[prec] = c.tensor_flops.get(prec, 0) + v * t
+                        k = "tensor"
                     c.flops[k] = c.flops.get(k, 0) + v * t
     for i, name in enumerate(INSTRUCTION_CLASSES):
         c.thread_instructions[name] += int(thread[i])

@@ -95,7 +95,8 @@ def model_launch(
         smem_per_block: static + dynamic shared memory per block, bytes.
         unique_global_bytes: total size of the distinct allocations the kernel touched, if known;
             without it every touched sector is assumed to come from DRAM (no reuse).
-        tensor_precision: which `peak_flops` entry prices `counters.flops['tensor']`.
+        tensor_precision: which `peak_flops` entry prices tensor FLOPs the counters do not attribute to a
+            precision (`counters.tensor_flops` holds those that are, each priced at its own peak).
         explain: also build `explanation` now; otherwise `ModeledTime.explain()` rebuilds it on demand.
     Returns:
         A `ModeledTime`.
@@ -245,12 +246,19 @@ def _compute_time(
                          f"x {sms} x {clock:.3g} Hz) = {_fmt_s(pipe_s[pipe])}")
     tensor_flops = c.flops.get("tensor", 0)
     if tensor_flops:
-        used = tensor_precision if spec.peak_flops.get(tensor_precision, 0.0) else "tensor_fp16"
-        peak = spec.peak_flops[used]  # e.g. FP8 on A100 (no FP8 tensor cores): priced as FP16
-        pipe_s["tensor"] = tensor_flops / peak
-        if lines is not None:
-            lines.append(f"pipe tensor: {tensor_flops:,} FLOP / {peak:.4g} FLOP/s ({used}) "
-                         f"= {_fmt_s(pipe_s['tensor'])}")
+        # Each precision at its own peak; tensor work counted without one at `tensor_precision`.
+        parts = dict(c.tensor_flops)
+        rest = tensor_flops - sum(parts.values())
+        if rest > 0:
+            parts[tensor_precision] = parts.get(tensor_precision, 0) + rest
+        pipe_s["tensor"] = 0.0
+        for prec, amount in sorted(parts.items()):
+            used = prec if spec.peak_flops.get(prec, 0.0) else "tensor_fp16"
+            peak = spec.peak_flops[used]  # e.g. FP8 on A100 (no FP8 tensor cores): priced as FP16
+            pipe_s["tensor"] += amount / peak
+            if lines is not None:
+                lines.append(f"pipe tensor: {amount:,} FLOP / {peak:.4g} FLOP/s ({used}) "
+                             f"= {_fmt_s(amount / peak)}")
     busiest = max(pipe_s, key=lambda p: pipe_s[p]) if pipe_s else "none"
     ideal = max(issue_s, pipe_s.get(busiest, 0.0))
     compute_s = ideal / tail_eff
