@@ -158,7 +158,6 @@ def model_launch(
     if lines is not None:
         lines.append(f"kernel = max(compute {_fmt_s(compute_s)}, memory {_fmt_s(memory_s)}, "
                      f"latency {_fmt_s(latency_s)}) = {_fmt_s(kernel_s)} ({bound}-bound)")
-    if lines is not None:
         lines.append(f"total = kernel {_fmt_s(kernel_s)} + launch overhead {_fmt_s(spec.launch_overhead_s)} "
                      f"= {_fmt_s(seconds)} (modeled)")
 
@@ -284,10 +283,8 @@ def _memory_time(spec: GPUSpec, c: Counters, unique: int | None, lines: list[str
     if lines is not None:
         lines.append(f"traffic T = loads {loads:,} + stores {stores:,} + local {c.local_bytes:,} B "
                      f"= {traffic:,} B; footprint U = {footprint:,} B ({source})")
-    if lines is not None:
         lines.append(f"DRAM = min(T, U) + max(0, T - U) x (1 - min(1, LLC {spec.llc_bytes:,} / U)={hit:.3f}) "
                      f"= {dram:,.0f} B")
-    if lines is not None:
         lines.append(f"memory = {dram:,.0f} B / ({spec.hbm_bandwidth:.4g} B/s x {spec.hbm_efficiency}) "
                      f"= {_fmt_s(memory_s)}")
     return dram, memory_s
