@@ -90,9 +90,10 @@ def test_gemm_each_kernel_and_transpose(h: Any, kernel: str, ta: str, tb: str) -
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize(("ta", "tb"), [("N", "N"), ("N", "T"), ("T", "N"), ("T", "T")])
-def test_gemm_tiled_vector_staging(h: Any, dtype: Any, ta: str, tb: str) -> None:
+def test_gemm_tiled_vector_staging(h: Any, dtype: Any, ta: str, tb: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Leading dimensions that keep columns 16-byte aligned let interior tiles load 16 bytes at a
     time; the last row and column of tiles still take the element path."""
+    monkeypatch.setattr(level3, "TILED_VECTOR_LOADS", True)
     m, n, k = 130, 70, 96
     a, b, c = rand(*((m, k) if ta == "N" else (k, m)), dtype=dtype), rand(*((k, n) if tb == "N" else (n, k)),
                                                                           dtype=dtype), rand(m, n, dtype=dtype)

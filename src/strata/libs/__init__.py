@@ -1,1 +1,9 @@
-"""L4: math libraries (BLAS, DNN, solver) as CUDA kernels on the virtual GPU. Arrives with the math-libraries issue."""
+"""L4: math libraries as CUDA C++ kernels on the virtual GPU, behind APIs shaped like the vendors'.
+
+`strata.libs.blas` plays cuBLAS / rocBLAS, `strata.libs.rand` cuRAND / rocRAND; `strata.libs.common`
+holds what they share (compile-once kernel sets, the L4 trace span of a call, argument errors).
+"""
+
+from strata.libs import blas, rand
+
+__all__ = ["blas", "rand"]

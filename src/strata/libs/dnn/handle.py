@@ -1,0 +1,186 @@
+"""The DNN handle (cudnnHandle_t / miopenHandle_t) and what every DNN routine shares: argument checks in
+cuDNN's style, the launch on the handle's stream, and the CUDA C++ reduction helpers the kernels use.
+
+A handle is bound to the device current at creation and to one stream of it (None: the default
+stream). Every kernel of every call on the handle is queued on that stream, in call order.
+
+Example:
+    >>> import strata.cuda as cuda
+    >>> s = cuda.Stream()
+    >>> h = create_handle(s)
+    >>> h.stream is s, h.last_kernel
+    (True, None)
+    >>> set_stream(h, None); h.stream is None
+    True
+    >>> destroy_handle(h)
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from strata.cuda import Device, DeviceArray, Kernel, LaunchReport, Stream, current_device
+from strata.libs.common import LibraryError, library_call
+from strata.runtime import Stream as RuntimeStream
+
+BAD_PARAM = "CUDNN_STATUS_BAD_PARAM"
+NOT_SUPPORTED = "CUDNN_STATUS_NOT_SUPPORTED"
+NOT_INITIALIZED = "CUDNN_STATUS_NOT_INITIALIZED"
+F32 = np.dtype(np.float32)
+
+# Block-wide reductions shared by the row kernels (softmax, norms, cross-entropy): a warp reduces with
+# shuffles, warps meet in shared memory. Every thread of the block gets the result.
+REDUCE_CU = r"""
+#define NEG_INF __int_as_float(0xff800000)
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+__device__ float block_sum(float v) {
+    __shared__ float part[32];
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    v = warp_sum(v);
+    __syncthreads();              // part[] may still be read by a previous reduction
+    if (lane == 0) part[w] = v;
+    __syncthreads();
+    return warp_sum(lane < nw ? part[lane] : 0.0f);
+}
+__device__ float block_max(float v) {
+    __shared__ float part[32];
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    v = warp_max(v);
+    __syncthreads();
+    if (lane == 0) part[w] = v;
+    __syncthreads();
+    return warp_max(lane < nw ? part[lane] : NEG_INF);
+}
+"""
+
+
+class Handle:
+    """A DNN library context: device, stream, `last_kernel` (the kernels the last call launched, joined
+    by '+'; None before any call) and `last_launches` (their LaunchReports)."""
+
+    def __init__(self, device: Device, stream: Stream | None) -> None:
+        self.device = device
+        self.stream = stream
+        self.last_kernel: str | None = None
+        self.last_launches: list[LaunchReport] = []
+        self.destroyed = False
+        self._workspace: DeviceArray | None = None
+
+    def __repr__(self) -> str:
+        state = " destroyed" if self.destroyed else ""
+        return f"<dnn.Handle device={self.device.index} stream={self.stream!r}{state}>"
+
+    def queue(self) -> RuntimeStream:
+        """The stream kernels go to: the handle's, or the device's default stream at call time."""
+        return self.stream if self.stream is not None else self.device.context.stream(None)
+
+    def launch(self, kernel: Kernel, grid: Sequence[int] | int, block: Sequence[int] | int, args: Sequence[Any],
+               shared_mem: int = 0) -> None:
+        """Queue one kernel on the handle's stream and remember it for `last_kernel`."""
+        g = tuple(grid) if not isinstance(grid, int) else grid
+        b = tuple(block) if not isinstance(block, int) else block
+        self.last_launches.append(kernel.launch(g, b, args, shared_mem=shared_mem, stream=self.queue()))
+        self.last_kernel = kernel.name if self.last_kernel is None else f"{self.last_kernel}+{kernel.name}"
+
+    def workspace(self, nbytes: int) -> DeviceArray:
+        """A device buffer of at least `nbytes`, kept across calls and grown as needed."""
+        if self._workspace is None or self._workspace.nbytes < nbytes:
+            old, self._workspace = self._workspace, None
+            if old is not None:
+                old.free()
+            self._workspace = DeviceArray((max(nbytes, 4096),), np.uint8, self.device)
+        return self._workspace
+
+
+def create_handle(stream: Stream | None = None) -> Handle:
+    """cudnnCreate + cudnnSetStream (miopenCreateWithStream): a handle on the current device.
+
+    Args:
+        stream: a strata.cuda Stream of the current device, or None for the default stream.
+    Returns:
+        Handle.
+    Raises:
+        LibraryError: CUDNN_STATUS_BAD_PARAM if `stream` is not a stream of the current device.
+    """
+    device = current_device()
+    _check_stream("create_handle", stream, device)
+    return Handle(device, stream)
+
+
+def destroy_handle(handle: Handle) -> None:
+    """cudnnDestroy / miopenDestroy: free the workspace; later calls with the handle raise NOT_INITIALIZED."""
+    check_handle(handle, "destroy_handle")
+    if handle._workspace is not None and not handle._workspace.freed:
+        handle._workspace.free()
+    handle._workspace = None
+    handle.destroyed = True
+
+
+def set_stream(handle: Handle, stream: Stream | None) -> None:
+    """cudnnSetStream / miopenSetStream: later calls queue their kernels on `stream` (None: default)."""
+    check_handle(handle, "set_stream")
+    _check_stream("set_stream", stream, handle.device)
+    handle.stream = stream
+
+
+def check_handle(handle: Any, op: str) -> None:
+    """Raise CUDNN_STATUS_NOT_INITIALIZED unless `handle` is a live dnn Handle."""
+    if not isinstance(handle, Handle):
+        raise LibraryError(NOT_INITIALIZED, f"[{op}] handle must be a dnn Handle from create_handle, "
+                                            f"got {type(handle).__name__}")
+    if handle.destroyed:
+        raise LibraryError(NOT_INITIALIZED, f"[{op}] the handle was destroyed")
+
+
+def tensor(x: Any, what: str, op: str, shape: tuple[int, ...] | None = None, *,
+           dtypes: Sequence[Any] = (np.float32,), min_ndim: int = 0) -> DeviceArray:
+    """Check that `x` is a live DeviceArray of one of `dtypes` (and of `shape`, if given); return it."""
+    if not isinstance(x, DeviceArray):
+        raise LibraryError(BAD_PARAM, f"[{op}] {what} must be a DeviceArray, got {type(x).__name__}")
+    if x.freed:
+        raise LibraryError(BAD_PARAM, f"[{op}] {what} was freed")
+    allowed = [np.dtype(d) for d in dtypes]
+    if x.dtype not in allowed:
+        raise LibraryError(NOT_SUPPORTED, f"[{op}] {what} must be {' or '.join(d.name for d in allowed)}, "
+                                          f"got {x.dtype}")
+    if x.ndim < min_ndim:
+        raise LibraryError(BAD_PARAM, f"[{op}] {what} must have at least {min_ndim} dimension(s), got shape {x.shape}")
+    if shape is not None and x.shape != tuple(shape):
+        raise LibraryError(BAD_PARAM, f"[{op}] {what} must have shape {tuple(shape)}, got {x.shape}")
+    return x
+
+
+def row_block(cols: int) -> int:
+    """Threads per block for a kernel that gives one block to each row of `cols` values."""
+    return int(min(256, max(32, 1 << max(0, (cols - 1).bit_length()))))
+
+
+@contextlib.contextmanager
+def dnn_call(handle: Handle, api: str, cuda_name: str, rocm_name: str, **args: Any) -> Iterator[None]:
+    """The L4 trace span of one DNN call; the kernels launched inside are recorded as `kernel`."""
+    handle.last_kernel = None
+    handle.last_launches = []
+    with library_call(f"dnn.{api}", cuda_name=cuda_name, rocm_name=rocm_name, **args) as ev:
+        yield
+        ev["kernel"] = handle.last_kernel
+
+
+def _check_stream(op: str, stream: Any, device: Device) -> None:
+    if stream is None:
+        return
+    if not isinstance(stream, RuntimeStream):
+        raise LibraryError(BAD_PARAM, f"[{op}] stream must be a strata.cuda.Stream or None, got {type(stream).__name__}")
+    if stream.context is not device.context:
+        raise LibraryError(BAD_PARAM, f"[{op}] the stream belongs to another device than the handle's "
+                                      f"(device {device.index})")
