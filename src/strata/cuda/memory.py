@@ -133,7 +133,7 @@ def zeros(shape: int | tuple[int, ...], dtype: Any = np.float32) -> DeviceArray:
 
 def to_device(host: Any) -> DeviceArray:
     """Copy a host array to a new device array (cudaMalloc + cudaMemcpy HostToDevice)."""
-    arr = np.ascontiguousarray(host)
+    arr = np.ascontiguousarray(host).reshape(np.shape(host))  # ascontiguousarray makes 0-d arrays 1-d
     if arr.dtype == object:
         raise TypeError("[to_device] object arrays cannot live in device memory")
     a = DeviceArray(arr.shape, arr.dtype)

@@ -21,6 +21,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from strata.cuda import Device, DeviceArray, Kernel, LaunchReport, Stream, current_device
@@ -31,6 +32,22 @@ BAD_PARAM = "CUDNN_STATUS_BAD_PARAM"
 NOT_SUPPORTED = "CUDNN_STATUS_NOT_SUPPORTED"
 NOT_INITIALIZED = "CUDNN_STATUS_NOT_INITIALIZED"
 F32 = np.dtype(np.float32)
+F16 = np.dtype(np.float16)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+FLOATS = (F32, F16, BF16)
+C_TYPES = {F32: "float", F16: "__half", BF16: "__nv_bfloat16"}
+
+# Loads and stores that widen half and bfloat16 to float (the kernels compute in float) and round back.
+TYPES_CU = r"""
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+__device__ __forceinline__ float ld(const float* p, long long i) { return p[i]; }
+__device__ __forceinline__ float ld(const __half* p, long long i) { return __half2float(p[i]); }
+__device__ __forceinline__ float ld(const __nv_bfloat16* p, long long i) { return __bfloat162float(p[i]); }
+__device__ __forceinline__ void st(float* p, long long i, float v) { p[i] = v; }
+__device__ __forceinline__ void st(__half* p, long long i, float v) { p[i] = __float2half(v); }
+__device__ __forceinline__ void st(__nv_bfloat16* p, long long i, float v) { p[i] = __float2bfloat16(v); }
+"""
 
 # Block-wide reductions shared by the row kernels (softmax, norms, cross-entropy): a warp reduces with
 # shuffles, warps meet in shared memory. Every thread of the block gets the result.
@@ -87,7 +104,15 @@ class Handle:
 
     def launch(self, kernel: Kernel, grid: Sequence[int] | int, block: Sequence[int] | int, args: Sequence[Any],
                shared_mem: int = 0) -> None:
-        """Queue one kernel on the handle's stream and remember it for `last_kernel`."""
+        """Queue one kernel on the handle's stream and remember it for `last_kernel`.
+
+        Raises:
+            LibraryError: CUDNN_STATUS_BAD_PARAM if an array argument lives on another device.
+        """
+        for a in args:
+            if isinstance(a, DeviceArray) and a.device.index != self.device.index:
+                raise LibraryError(BAD_PARAM, f"[{kernel.name}] an array lives on device {a.device.index}, "
+                                              f"the handle on device {self.device.index}")
         g = tuple(grid) if not isinstance(grid, int) else grid
         b = tuple(block) if not isinstance(block, int) else block
         self.last_launches.append(kernel.launch(g, b, args, shared_mem=shared_mem, stream=self.queue()))
@@ -161,6 +186,16 @@ def tensor(x: Any, what: str, op: str, shape: tuple[int, ...] | None = None, *,
     return x
 
 
+def typed(kernel: str, dtype: np.dtype) -> str:
+    """The name expression of a kernel template instantiated for `dtype`: 'softmax_fwd<__half>'."""
+    return f"{kernel}<{C_TYPES[dtype]}>"
+
+
+def instances(*kernels: str) -> list[str]:
+    """Name expressions of `kernels` for float, half and bfloat16 (what a KernelSet compiles)."""
+    return [typed(k, d) for k in kernels for d in FLOATS]
+
+
 def row_block(cols: int) -> int:
     """Threads per block for a kernel that gives one block to each row of `cols` values."""
     return int(min(256, max(32, 1 << max(0, (cols - 1).bit_length()))))
@@ -180,7 +215,8 @@ def _check_stream(op: str, stream: Any, device: Device) -> None:
     if stream is None:
         return
     if not isinstance(stream, RuntimeStream):
-        raise LibraryError(BAD_PARAM, f"[{op}] stream must be a strata.cuda.Stream or None, got {type(stream).__name__}")
+        raise LibraryError(BAD_PARAM, f"[{op}] stream must be a strata.cuda.Stream or None, "
+                                      f"got {type(stream).__name__}")
     if stream.context is not device.context:
         raise LibraryError(BAD_PARAM, f"[{op}] the stream belongs to another device than the handle's "
                                       f"(device {device.index})")

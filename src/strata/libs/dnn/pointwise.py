@@ -4,6 +4,7 @@ sigmoid, tanh), softmax and log-softmax, and dropout, forward and backward, as C
 Softmax runs one block per row of the last dimension: a max pass and a sum-of-exponentials pass
 (block reductions with warp shuffles), then the write. Dropout draws its keep mask with Philox4x32-10
 exactly as `strata.libs.rand.bernoulli(gen, out, 1 - p)` would from the same (seed, offset).
+Each kernel is a template for float, half and bfloat16 storage; arithmetic is float.
 
 Example:
     >>> import numpy as np, strata.cuda as cuda
@@ -27,7 +28,19 @@ import numpy as np
 
 from strata.cuda import DeviceArray
 from strata.libs.common import KernelSet, LibraryError, require
-from strata.libs.dnn.handle import BAD_PARAM, REDUCE_CU, Handle, check_handle, dnn_call, row_block, tensor
+from strata.libs.dnn.handle import (
+    BAD_PARAM,
+    FLOATS,
+    REDUCE_CU,
+    TYPES_CU,
+    Handle,
+    check_handle,
+    dnn_call,
+    instances,
+    row_block,
+    tensor,
+    typed,
+)
 from strata.libs.rand import Generator
 from strata.libs.rand.philox import SOURCE as PHILOX_CU
 
@@ -37,7 +50,7 @@ CUDNN_MODES = {"relu": "CUDNN_ACTIVATION_RELU", "sigmoid": "CUDNN_ACTIVATION_SIG
                "silu": "CUDNN_ACTIVATION_SWISH"}
 BLOCK = 256
 
-SOURCE = REDUCE_CU + PHILOX_CU + r"""
+SOURCE = TYPES_CU + REDUCE_CU + PHILOX_CU + r"""
 #define K_SQRT1_2 0.70710678118654752f
 #define K_INV_SQRT_2PI 0.39894228040143268f
 #define K_SQRT_2_PI 0.79788456080286536f
@@ -71,64 +84,66 @@ __device__ float dact(int mode, float x) {
     }
 }
 
-extern "C" __global__ void activation_fwd(const float* x, float* y, long long n, int mode) {
+template <class T> __global__ void activation_fwd(const T* x, T* y, long long n, int mode) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i < n) y[i] = act(mode, x[i]);
+    if (i < n) st(y, i, act(mode, ld(x, i)));
 }
 
-extern "C" __global__ void activation_bwd(const float* x, const float* dy, float* dx, long long n, int mode) {
+template <class T> __global__ void activation_bwd(const T* x, const T* dy, T* dx, long long n, int mode) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i < n) dx[i] = dy[i] * dact(mode, x[i]);
+    if (i < n) st(dx, i, ld(dy, i) * dact(mode, ld(x, i)));
 }
 
 // one block per row: y = exp(x - max) / sum, or (log) x - max - log(sum)
-extern "C" __global__ void softmax_fwd(const float* x, float* y, int cols, int log_mode) {
-    const float* xr = x + (long long)blockIdx.x * cols;
-    float* yr = y + (long long)blockIdx.x * cols;
+template <class T> __global__ void softmax_fwd(const T* x, T* y, int cols, int log_mode) {
+    long long base = (long long)blockIdx.x * cols;
     float m = NEG_INF;
-    for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, xr[c]);
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, ld(x, base + c));
     m = block_max(m);
     float s = 0.0f;
-    for (int c = threadIdx.x; c < cols; c += blockDim.x) s += expf(xr[c] - m);
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) s += expf(ld(x, base + c) - m);
     s = block_sum(s);
     if (log_mode) {
         float lse = m + logf(s);
-        for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = xr[c] - lse;
+        for (int c = threadIdx.x; c < cols; c += blockDim.x) st(y, base + c, ld(x, base + c) - lse);
     } else {
         float inv = 1.0f / s;
-        for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = expf(xr[c] - m) * inv;
+        for (int c = threadIdx.x; c < cols; c += blockDim.x) st(y, base + c, expf(ld(x, base + c) - m) * inv);
     }
 }
 
 // softmax: dx = y * (dy - sum(dy * y)); log-softmax: dx = dy - exp(y) * sum(dy)
-extern "C" __global__ void softmax_bwd(const float* y, const float* dy, float* dx, int cols, int log_mode) {
+template <class T> __global__ void softmax_bwd(const T* y, const T* dy, T* dx, int cols, int log_mode) {
     long long base = (long long)blockIdx.x * cols;
     float s = 0.0f;
-    for (int c = threadIdx.x; c < cols; c += blockDim.x) s += log_mode ? dy[base + c] : dy[base + c] * y[base + c];
+    for (int c = threadIdx.x; c < cols; c += blockDim.x)
+        s += log_mode ? ld(dy, base + c) : ld(dy, base + c) * ld(y, base + c);
     s = block_sum(s);
     for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-        float yy = y[base + c], g = dy[base + c];
-        dx[base + c] = log_mode ? g - expf(yy) * s : yy * (g - s);
+        float yy = ld(y, base + c), g = ld(dy, base + c);
+        st(dx, base + c, log_mode ? g - expf(yy) * s : yy * (g - s));
     }
 }
 
 // keep = (uniform <= 1 - p), the draw rand.bernoulli makes; y = x * keep * scale
-extern "C" __global__ void dropout_fwd(const float* x, float* y, unsigned char* mask, long long n, float keep_p,
-                                       float scale, unsigned long long offset, unsigned k0, unsigned k1) {
+template <class T> __global__ void dropout_fwd(const T* x, T* y, unsigned char* mask, long long n, float keep_p,
+                                               float scale, unsigned long long offset, unsigned k0, unsigned k1) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (i >= n) return;
     unsigned char keep = to_uniform(raw_at(offset, i, k0, k1)) <= keep_p ? 1 : 0;
     mask[i] = keep;
-    y[i] = keep ? x[i] * scale : 0.0f;
+    st(y, i, keep ? ld(x, i) * scale : 0.0f);
 }
 
-extern "C" __global__ void dropout_bwd(const float* dy, const unsigned char* mask, float* dx, long long n, float scale) {
+template <class T> __global__ void dropout_bwd(const T* dy, const unsigned char* mask, T* dx, long long n,
+                                               float scale) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i < n) dx[i] = mask[i] ? dy[i] * scale : 0.0f;
+    if (i < n) st(dx, i, mask[i] ? ld(dy, i) * scale : 0.0f);
 }
 """
 
-KERNELS = KernelSet("dnn_pointwise", SOURCE)
+KERNELS = KernelSet("dnn_pointwise", SOURCE, name_expressions=instances(
+    "activation_fwd", "activation_bwd", "softmax_fwd", "softmax_bwd", "dropout_fwd", "dropout_bwd"))
 
 
 def activation_forward(handle: Handle, mode: str, x: DeviceArray, y: DeviceArray) -> None:
@@ -140,18 +155,18 @@ def activation_forward(handle: Handle, mode: str, x: DeviceArray, y: DeviceArray
     Args:
         handle: from create_handle.
         mode: one of the modes above.
-        x, y: float32 DeviceArrays of one shape (y may be x: in place).
+        x, y: DeviceArrays of one shape and dtype, float32, float16 or bfloat16 (y may be x: in place).
     Raises:
         LibraryError: CUDNN_STATUS_BAD_PARAM for an unknown mode or mismatched shapes.
     """
     op = "activation_forward"
     code = _mode(handle, op, mode)
-    x = tensor(x, "x", op)
-    y = tensor(y, "y", op, x.shape)
+    x = tensor(x, "x", op, dtypes=FLOATS)
+    y = tensor(y, "y", op, x.shape, dtypes=(x.dtype,))
     with dnn_call(handle, op, "cudnnActivationForward", "miopenActivationForward", mode=CUDNN_MODES[mode],
                   shape=x.shape):
         if x.size:
-            handle.launch(KERNELS.get("activation_fwd"), -(-x.size // BLOCK), BLOCK,
+            handle.launch(KERNELS.get(typed("activation_fwd", x.dtype)), -(-x.size // BLOCK), BLOCK,
                           (x, y, np.int64(x.size), np.int32(code)))
 
 
@@ -164,17 +179,17 @@ def activation_backward(handle: Handle, mode: str, x: DeviceArray, dy: DeviceArr
     Args:
         handle: from create_handle.
         mode: as activation_forward.
-        x, dy, dx: float32 DeviceArrays of one shape (dx may be dy).
+        x, dy, dx: DeviceArrays of one shape and floating dtype (dx may be dy).
     """
     op = "activation_backward"
     code = _mode(handle, op, mode)
-    x = tensor(x, "x", op)
-    dy = tensor(dy, "dy", op, x.shape)
-    dx = tensor(dx, "dx", op, x.shape)
+    x = tensor(x, "x", op, dtypes=FLOATS)
+    dy = tensor(dy, "dy", op, x.shape, dtypes=(x.dtype,))
+    dx = tensor(dx, "dx", op, x.shape, dtypes=(x.dtype,))
     with dnn_call(handle, op, "cudnnActivationBackward", "miopenActivationBackward", mode=CUDNN_MODES[mode],
                   shape=x.shape):
         if x.size:
-            handle.launch(KERNELS.get("activation_bwd"), -(-x.size // BLOCK), BLOCK,
+            handle.launch(KERNELS.get(typed("activation_bwd", x.dtype)), -(-x.size // BLOCK), BLOCK,
                           (x, dy, dx, np.int64(x.size), np.int32(code)))
 
 
@@ -185,17 +200,18 @@ def softmax_forward(handle: Handle, x: DeviceArray, y: DeviceArray, log: bool = 
 
     Args:
         handle: from create_handle.
-        x, y: float32 DeviceArrays of one shape (..., features), at least 1-D.
+        x, y: DeviceArrays of one shape (..., features), at least 1-D, and one floating dtype.
         log: log-softmax.
     """
     op = "softmax_forward"
     check_handle(handle, op)
-    x = tensor(x, "x", op, min_ndim=1)
-    y = tensor(y, "y", op, x.shape)
+    x = tensor(x, "x", op, min_ndim=1, dtypes=FLOATS)
+    y = tensor(y, "y", op, x.shape, dtypes=(x.dtype,))
     rows, cols = _rows(x)
     with dnn_call(handle, op, "cudnnSoftmaxForward", "miopenSoftmaxForward_V2", log=log, shape=x.shape):
         if rows and cols:
-            handle.launch(KERNELS.get("softmax_fwd"), rows, row_block(cols), (x, y, np.int32(cols), np.int32(log)))
+            handle.launch(KERNELS.get(typed("softmax_fwd", x.dtype)), rows, row_block(cols),
+                          (x, y, np.int32(cols), np.int32(log)))
 
 
 def softmax_backward(handle: Handle, y: DeviceArray, dy: DeviceArray, dx: DeviceArray, log: bool = False) -> None:
@@ -204,18 +220,18 @@ def softmax_backward(handle: Handle, y: DeviceArray, dy: DeviceArray, dx: Device
 
     Args:
         handle: from create_handle.
-        y, dy, dx: float32 DeviceArrays of one shape (..., features).
+        y, dy, dx: DeviceArrays of one shape (..., features) and one floating dtype.
         log: y came from log-softmax.
     """
     op = "softmax_backward"
     check_handle(handle, op)
-    y = tensor(y, "y", op, min_ndim=1)
-    dy = tensor(dy, "dy", op, y.shape)
-    dx = tensor(dx, "dx", op, y.shape)
+    y = tensor(y, "y", op, min_ndim=1, dtypes=FLOATS)
+    dy = tensor(dy, "dy", op, y.shape, dtypes=(y.dtype,))
+    dx = tensor(dx, "dx", op, y.shape, dtypes=(y.dtype,))
     rows, cols = _rows(y)
     with dnn_call(handle, op, "cudnnSoftmaxBackward", "miopenSoftmaxBackward_V2", log=log, shape=y.shape):
         if rows and cols:
-            handle.launch(KERNELS.get("softmax_bwd"), rows, row_block(cols),
+            handle.launch(KERNELS.get(typed("softmax_bwd", y.dtype)), rows, row_block(cols),
                           (y, dy, dx, np.int32(cols), np.int32(log)))
 
 
@@ -229,15 +245,15 @@ def dropout_forward(handle: Handle, x: DeviceArray, y: DeviceArray, mask: Device
 
     Args:
         handle: from create_handle.
-        x, y: float32 DeviceArrays of one shape.
+        x, y: DeviceArrays of one shape and one floating dtype.
         mask: uint8 DeviceArray of that shape: 1 where kept (the reserve space dropout_backward reads).
         p: drop probability in [0, 1] (p == 1 drops everything).
         gen: a strata.libs.rand Generator.
     """
     op = "dropout_forward"
     check_handle(handle, op)
-    x = tensor(x, "x", op)
-    y = tensor(y, "y", op, x.shape)
+    x = tensor(x, "x", op, dtypes=FLOATS)
+    y = tensor(y, "y", op, x.shape, dtypes=(x.dtype,))
     mask = tensor(mask, "mask", op, x.shape, dtypes=(np.uint8,))
     scale = _dropout_scale(op, p)
     if not isinstance(gen, Generator):
@@ -246,7 +262,7 @@ def dropout_forward(handle: Handle, x: DeviceArray, y: DeviceArray, mask: Device
                   shape=x.shape):
         if x.size:
             k0, k1 = gen.key
-            handle.launch(KERNELS.get("dropout_fwd"), -(-x.size // BLOCK), BLOCK,
+            handle.launch(KERNELS.get(typed("dropout_fwd", x.dtype)), -(-x.size // BLOCK), BLOCK,
                           (x, y, mask, np.int64(x.size), np.float32(1.0 - p), np.float32(scale),
                            np.uint64(gen.offset), np.uint32(k0), np.uint32(k1)))
         gen.offset += x.size
@@ -257,19 +273,19 @@ def dropout_backward(handle: Handle, dy: DeviceArray, mask: DeviceArray, dx: Dev
 
     Args:
         handle: from create_handle.
-        dy, dx: float32 DeviceArrays of one shape.
+        dy, dx: DeviceArrays of one shape and one floating dtype.
         mask: the uint8 mask dropout_forward wrote.
         p: the drop probability of the forward call.
     """
     op = "dropout_backward"
     check_handle(handle, op)
-    dy = tensor(dy, "dy", op)
+    dy = tensor(dy, "dy", op, dtypes=FLOATS)
     mask = tensor(mask, "mask", op, dy.shape, dtypes=(np.uint8,))
-    dx = tensor(dx, "dx", op, dy.shape)
+    dx = tensor(dx, "dx", op, dy.shape, dtypes=(dy.dtype,))
     scale = _dropout_scale(op, p)
     with dnn_call(handle, op, "cudnnDropoutBackward", "miopenDropoutBackward", p=p, shape=dy.shape):
         if dy.size:
-            handle.launch(KERNELS.get("dropout_bwd"), -(-dy.size // BLOCK), BLOCK,
+            handle.launch(KERNELS.get(typed("dropout_bwd", dy.dtype)), -(-dy.size // BLOCK), BLOCK,
                           (dy, mask, dx, np.int64(dy.size), np.float32(scale)))
 
 
