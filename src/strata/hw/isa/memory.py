@@ -342,8 +342,15 @@ def _sectors(f: Any, acc: Access, nbytes: int) -> tuple[int, int]:
     if warp_ids is None:
         warp_ids = np.arange(off.size) >> 5
     keys = np.concatenate([warp_ids * (1 << 40) + start, warp_ids * (1 << 40) + end])
-    uniq = np.unique(keys)
-    return int(uniq.size), int(np.unique(warp_ids).size)
+    return _distinct(keys), _distinct(warp_ids)
+
+
+def _distinct(a: np.ndarray) -> int:
+    """How many distinct values `a` holds (np.unique(a).size, without building the set)."""
+    if a.size == 0:
+        return 0
+    s = np.sort(a)
+    return int(np.count_nonzero(s[1:] != s[:-1])) + 1
 
 
 def count_shared(f: Any, acc: Access, nbytes: int, store: bool) -> None:
@@ -367,6 +374,60 @@ def count_shared(f: Any, acc: Access, nbytes: int, store: bool) -> None:
     _count_conflicts(c, acc)
 
 
+def count_shared_requests(f: Any, nbytes: int, requests: int, conflicts: int, store: bool) -> None:
+    """Add shared traffic counted elsewhere: `nbytes` moved in `requests` warp requests that needed
+    `conflicts` extra wavefronts (e.g. a wmma.load whose warps share one cached address pattern)."""
+    c = f.chunk.launch.counters
+    if store:
+        c.shared_store_bytes += nbytes
+    else:
+        c.shared_load_bytes += nbytes
+    c.shared_requests += requests
+    c.shared_bank_conflicts += conflicts
+
+
+def warp_bank_conflicts(words: np.ndarray) -> np.ndarray:
+    """Extra wavefronts of each request: row i of `words` (requests, L) are the 4-byte words one
+    warp request touches (repeats allowed); a bank serves one distinct word per wavefront, so the
+    request needs as many wavefronts as its busiest bank has distinct words. Returns (requests,) int64.
+
+    Example:
+        >>> warp_bank_conflicts(np.array([[0, 1, 2, 3], [0, 32, 64, 0], [5, 5, 5, 5]])).tolist()
+        [0, 2, 0]
+    """
+    k, L = words.shape
+    if k == 0 or L == 0:
+        return np.zeros(k, dtype=np.int64)
+    w = np.sort(words, axis=1)
+    first = np.ones((k, L), dtype=bool)  # first occurrence of each distinct word in its row
+    np.not_equal(w[:, 1:], w[:, :-1], out=first[:, 1:])
+    keys = (np.arange(k, dtype=np.int64) * 32)[:, None] + (w & 31)
+    per_bank = np.bincount(keys[first], minlength=32 * k).reshape(k, 32)
+    return per_bank.max(axis=1).astype(np.int64) - 1
+
+
+def _grouped_conflicts(wids: np.ndarray, words: np.ndarray) -> tuple[int, int]:
+    """(requests, extra wavefronts) of word accesses tagged with their warp: one request per warp."""
+    if wids.size == 0:
+        return 0, 0
+    if (wids[1:] >= wids[:-1]).all():
+        # warps in order: with equal-sized groups (e.g. E elements per lane, whole warps), per-row sort
+        sizes = np.diff(np.flatnonzero(np.concatenate(([True], wids[1:] != wids[:-1], [True]))))
+        if (sizes == sizes[0]).all():
+            rows = words.reshape(-1, int(sizes[0]))
+            return rows.shape[0], int(warp_bank_conflicts(rows).sum())
+    keys = np.sort(wids.astype(np.int64) * (1 << 40) + words)  # (warp, word) pairs, warp-major
+    first = np.ones(keys.size, dtype=bool)
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    kw = keys >> 40
+    new_warp = np.ones(keys.size, dtype=bool)
+    np.not_equal(kw[1:], kw[:-1], out=new_warp[1:])
+    warp = np.cumsum(new_warp) - 1  # compact warp index 0 .. warps-1
+    nw = int(warp[-1]) + 1
+    per_bank = np.bincount((warp * 32 + (keys & 31))[first], minlength=32 * nw).reshape(nw, 32)
+    return nw, int((per_bank.max(axis=1) - 1).sum())
+
+
 def _count_conflicts(c: Any, acc: Access) -> None:
     if acc.raw32 is not None and acc.raw32.size % 32 == 0:
         # a uniform shift of a warp's addresses keeps its conflicts, so test the raw register:
@@ -380,25 +441,14 @@ def _count_conflicts(c: Any, acc: Access) -> None:
         w = word.reshape(-1, 32)
         c.shared_requests += w.shape[0]
         span = w.max(axis=1) - w.min(axis=1)
-        if (span < 32).all():
+        if (span < 32).all():  # distinct words within 32 of each other sit in distinct banks
             return
-        rows = w[span >= 32]
-        wids = np.repeat(np.arange(rows.shape[0]), 32)
-        flat = rows.reshape(-1)
-    else:
-        lanes_idx = np.arange(word.size) if acc.sel is None else acc.sel
-        wids = lanes_idx >> 5
-        c.shared_requests += int(np.unique(wids).size)
-        flat = word
-    # distinct words per (warp, bank): the busiest bank sets the wavefronts a request needs
-    keys = np.unique(wids * (1 << 40) + flat)
-    kw, kword = keys >> 40, keys & ((1 << 40) - 1)
-    bank_keys = kw * 32 + (kword & 31)
-    _, counts = np.unique(bank_keys, return_counts=True)
-    ukw = np.unique(bank_keys) >> 5
-    per_warp_max = np.zeros(int(ukw.max()) + 1, dtype=np.int64)
-    np.maximum.at(per_warp_max, ukw, counts)
-    c.shared_bank_conflicts += int((per_warp_max[per_warp_max > 0] - 1).sum())
+        c.shared_bank_conflicts += int(warp_bank_conflicts(w[span >= 32]).sum())
+        return
+    lanes_idx = np.arange(word.size) if acc.sel is None else acc.sel
+    requests, conflicts = _grouped_conflicts(lanes_idx >> 5, word)
+    c.shared_requests += requests
+    c.shared_bank_conflicts += conflicts
 
 
 # -- ld / st

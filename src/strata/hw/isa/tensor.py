@@ -19,7 +19,9 @@ fragments do). Arithmetic:
 
 Counters: mma and wmma.mma are class 'tensor' with 2*M*N*K FLOPs per warp (`flops['tensor']`);
 ldmatrix/stmatrix/wmma.load/wmma.store are 'memory' (checked and counted like ld/st); movmatrix
-is 'integer' (a register exchange, like shfl).
+is 'integer' (a register exchange, like shfl). A wmma.load/store of whole warps from shared memory at
+a warp-uniform address is one cached pattern of element offsets (and bank conflicts) per stride,
+shifted per warp; anything else takes the per-element path, with the same checks and counts.
 
 Example:
     >>> rows, cols = mma_layout("m16n8k16", "a", "f16")
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -39,7 +42,14 @@ import numpy as np
 
 from strata.hw.isa import fpround as fr
 from strata.hw.isa.fma import fma64
-from strata.hw.isa.memory import Access, Addresser, count_global, count_shared
+from strata.hw.isa.memory import (
+    Access,
+    Addresser,
+    count_global,
+    count_shared,
+    count_shared_requests,
+    warp_bank_conflicts,
+)
 from strata.hw.isa.registry import LaneFault, Op, lowers, write
 from strata.hw.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from strata.hw.ptx.ir import Instruction, Mem, Operand, Vec
@@ -51,6 +61,8 @@ ELEMENTS: dict[str, tuple[int, str]] = {
 }
 _BITS_DTYPE: dict[int, np.dtype] = {b: np.dtype(f"u{b // 8}") for b in (8, 16, 32, 64)}
 _SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)$")
+_LITTLE = sys.byteorder == "little"
+_SCRATCH = fr.Scratch()  # per-thread work arrays of the tensor instructions
 _RND = ("rn", "rz", "rm", "rp")
 
 # mma.sync: (shape, A/B type) -> accumulator types allowed (C and D)
@@ -174,13 +186,22 @@ class Fragment:
         inv[self.lin[::-1]] = np.arange(self.lin.size)[::-1]  # first holder wins
         assert (inv >= 0).all(), "a fragment layout must cover its matrix"
         self.inv = inv
+        size = inv.size
+        # WMMA's layouts hold the row-major matrix in lane order: gathers become reshapes
+        self.row_major = bool((inv == np.arange(size)).all())
+        self.identity = self.row_major and self.lin.size == size
 
     def to_matrix(self, vals: np.ndarray) -> np.ndarray:
         """(n, E) per-lane elements -> (warps, rows, cols)."""
-        return vals.reshape(-1, self.lin.size)[:, self.inv].reshape(-1, *self.shape)
+        warp = vals.reshape(-1, self.lin.size)
+        if self.row_major:
+            return warp[:, :self.inv.size].reshape(-1, *self.shape)
+        return warp[:, self.inv].reshape(-1, *self.shape)
 
     def from_matrix(self, mat: np.ndarray) -> np.ndarray:
         """(warps, rows, cols) -> (n, E) per-lane elements."""
+        if self.identity:
+            return mat.reshape(-1, self.per_lane)
         return mat.reshape(mat.shape[0], -1)[:, self.lin].reshape(-1, self.per_lane)
 
 
@@ -210,6 +231,8 @@ def _unpack(regs: np.ndarray, et: str) -> np.ndarray:
     bits = ELEMENTS[et][0]
     if bits >= 32:
         return regs
+    if _LITTLE:  # a register's low bits are its first bytes: the elements are a view
+        return np.ascontiguousarray(regs, dtype=np.uint32).view(_BITS_DTYPE[bits])
     per = 32 // bits
     shifts = (np.arange(per, dtype=np.uint32) * np.uint32(bits))[None, None, :]
     out = (regs[:, :, None] >> shifts) & np.uint32((1 << bits) - 1)
@@ -221,6 +244,8 @@ def _pack(elems: np.ndarray, et: str) -> np.ndarray:
     bits = ELEMENTS[et][0]
     if bits >= 32:
         return elems
+    if _LITTLE:
+        return np.ascontiguousarray(elems, dtype=_BITS_DTYPE[bits]).view(np.uint32)
     per = 32 // bits
     e = elems.astype(np.uint32).reshape(elems.shape[0], -1, per)
     shifts = (np.arange(per, dtype=np.uint32) * np.uint32(bits))[None, None, :]
@@ -249,6 +274,28 @@ def _decode(b: np.ndarray, et: str) -> np.ndarray:
     return b.astype(np.uint32).view(np.int32).astype(np.int64)  # s32
 
 
+def _values(regs: np.ndarray, et: str, tag: str) -> np.ndarray:
+    """(n, R) register bits -> (n, E) values, as `_decode(_unpack(regs))`; the 16- and 32-bit float
+    types go through reused f64 work arrays (a bf16 is the high half of an f32)."""
+    if et not in ("f16", "bf16", "tf32", "f32") or not _LITTLE:
+        return _decode(_unpack(regs, et), et)
+    n, R = regs.shape
+    per = 2 if ELEMENTS[et][0] == 16 else 1
+    out = _SCRATCH.get(f"{tag}_f64", n * R * per, np.float64).reshape(n, R * per)
+    if et == "f16":
+        np.copyto(out, regs.view(np.float16))
+    elif et == "f32":
+        np.copyto(out, regs.view(np.float32))
+    else:
+        bits = _SCRATCH.get(f"{tag}_f32", n * R * per, np.uint32).reshape(n, R * per)
+        if et == "bf16":
+            np.left_shift(regs.view(np.uint16), np.uint32(16), out=bits)
+        else:  # tf32: the low 13 mantissa bits are ignored
+            np.bitwise_and(regs, np.uint32(0xFFFFE000), out=bits)
+        np.copyto(out, bits.view(np.float32))
+    return out
+
+
 def _peak_key(t: str) -> str:
     """The catalogue's peak_flops entry for tensor work on operands of PTX type `t`."""
     if t in ("s8", "u8"):
@@ -275,7 +322,8 @@ def _product(A: np.ndarray, B: np.ndarray, C: np.ndarray, ab: str, dt: str, rnd:
         if sat:
             v = np.clip(v, -(2**31), 2**31 - 1)
         return (v & 0xFFFFFFFF).astype(np.uint32)
-    v = np.matmul(A, B) + C  # f64: exact products, one rounding below
+    v = np.matmul(A, B, out=_SCRATCH.get("mma_d", C.size, np.float64).reshape(C.shape))
+    np.add(v, C, out=v)  # f64: exact products, one rounding below
     return fr.narrow(v, dt, "rn")
 
 
@@ -291,8 +339,8 @@ def _vec_slots(ctx: Any, op: Operand, t: str, n: int, what: str, dst: bool = Fal
     return [ctx.dst(e, t) if dst else ctx.src(e, t) for e in elems]
 
 
-def _gather(V: list[Any], slots: list[int], n: int, dtype: np.dtype) -> np.ndarray:
-    out = np.empty((n, len(slots)), dtype=dtype)
+def _gather(V: list[Any], slots: list[int], n: int, dtype: np.dtype, buf: np.ndarray | None = None) -> np.ndarray:
+    out = np.empty((n, len(slots)), dtype=dtype) if buf is None else buf.reshape(n, len(slots))
     for j, s in enumerate(slots):
         out[:, j] = V[s]  # a scalar (constant operand) broadcasts
     return out
@@ -380,8 +428,8 @@ def _lower_product(ins: Instruction, ctx: Any, kind: str, shape: str, ab: tuple[
         V, n = f.V, f.chunk.n
         mats = {}
         for x in "abc":
-            bits = _unpack(_gather(V, slots[x], n, reg_dt[x]), types[x])
-            mats[x] = frags[x].to_matrix(_decode(bits, types[x]))  # (warps, rows, cols)
+            regs = _gather(V, slots[x], n, reg_dt[x], _SCRATCH.get(f"mma_{x}", n * len(slots[x]), reg_dt[x]))
+            mats[x] = frags[x].to_matrix(_values(regs, types[x], f"mma_{x}"))  # (warps, rows, cols)
         d = _product(mats["a"], mats["b"], mats["c"], ab[0], dt, rnd, sat)
         _scatter(V, slots["d"], _pack(frags["d"].from_matrix(d), dt), m)
 
@@ -494,11 +542,16 @@ def lower_wmma(ins: Instruction, ctx: Any) -> Op:
     addresser = ElementAddresser(ctx, ins, mem_op, space, size, "write" if store else "read")
     edt = _BITS_DTYPE[bits]
     reg_dt = np.dtype(np.uint64 if et == "f64" else np.uint32)
+    patterns: dict[int, _Pattern] = {}
 
     def run(f: Any, m: Any) -> None:
         V, n = f.V, f.chunk.n
         sel, base = addresser.lanes(f, m)
         if base.size == 0:
+            return
+        if m is None and space != "global" and \
+                _shared_fast(f, base, V[stride_slot] if stride_slot is not None else default, patterns,
+                             major, minor, size, space, store, slots, et, edt, reg_dt):
             return
         lanes = np.arange(n) if sel is None else sel
         stride = default if stride_slot is None else V[stride_slot]
@@ -534,6 +587,68 @@ def lower_wmma(ins: Instruction, ctx: Any) -> Op:
 
 
 _SHIFT = {1: 0, 2: 1, 4: 2, 8: 3}
+
+
+class _Pattern:
+    """A wmma.load/store's byte offsets from the warp's base for one stride, lane-major (32*E,),
+    their range, and the bank conflicts of one warp request by the base's phase within a word."""
+
+    def __init__(self, major: np.ndarray, minor: np.ndarray, stride: int, size: int) -> None:
+        self.off = ((major * stride + minor) * size).reshape(-1)
+        self.lo, self.hi = int(self.off.min()), int(self.off.max())
+        self.elems = self.off >> _SHIFT[size]
+        self.conflicts = [-1] * 4
+
+    def conflicts_at(self, phase: int) -> int:
+        c = self.conflicts[phase]
+        if c < 0:
+            c = self.conflicts[phase] = int(warp_bank_conflicts(((self.off + phase) >> 2)[None, :])[0])
+        return c
+
+
+def _shared_fast(f: Any, base: np.ndarray, stride: Any, patterns: dict[int, _Pattern], major: np.ndarray,
+                 minor: np.ndarray, size: int, space: str, store: bool, slots: list[int], et: str,
+                 edt: np.dtype, reg_dt: np.dtype) -> bool:
+    """wmma.load/store of whole warps from shared memory at a warp-uniform base and one stride: the
+    element addresses and their bank conflicts are one pattern shifted per warp. False (nothing done)
+    for anything else, which the general path handles and reports."""
+    chunk = f.chunk
+    n = chunk.n
+    if n % 32:
+        return False
+    if isinstance(stride, np.ndarray):
+        if stride.size != n or (stride != stride[0]).any():
+            return False
+        stride = stride[0]
+    stride = int(stride)
+    bw = base[::32]  # (warps,) one address per warp
+    if base.size != n or (base.reshape(-1, 32) != bw[:, None]).any() or \
+            (int(np.bitwise_or.reduce(bw)) | stride * size) & 15:
+        return False
+    pat = patterns.get(stride)
+    if pat is None:
+        if len(patterns) > 64:
+            patterns.clear()
+        pat = patterns[stride] = _Pattern(major, minor, stride, size)
+    lo, hi = int(bw.min()), int(bw.max())
+    if space == "generic":
+        if lo + pat.lo < SHARED_WINDOW or hi + pat.hi >= SHARED_WINDOW + WINDOW_SIZE:
+            return False
+        lo, hi, bw = lo - SHARED_WINDOW, hi - SHARED_WINDOW, bw - np.uint64(SHARED_WINDOW)
+    if lo + pat.lo < 0 or hi + pat.hi + size > chunk.shared_limit:
+        return False
+    start = bw.view(np.int64) + chunk.shared_base[::32]  # (warps,) byte offset into the chunk's shared
+    shift = _SHIFT[size]
+    idx = (start >> shift)[:, None] + pat.elems[None, :]  # (warps, 32*E) element indices
+    view = chunk.shared.view(edt)
+    phases = np.bincount(start & 3, minlength=4)
+    conflicts = sum(int(k) * pat.conflicts_at(p) for p, k in enumerate(phases) if k)
+    count_shared_requests(f, idx.size * size, bw.size, conflicts, store)
+    if store:
+        view[idx.reshape(-1)] = _unpack(_gather(f.V, slots, n, reg_dt), et).reshape(-1)
+    else:
+        _scatter(f.V, slots, _pack(view[idx].reshape(n, -1), et), None)
+    return True
 
 
 # ------------------------------------------------------------------------------------------------
