@@ -33,9 +33,7 @@ from strata.libs.blas.gemm_kernels import C_TYPE, COMMON, KernelFamily
 
 # The heuristic routes f16/bf16/tf32 GEMMs here only when this is True and available() says so;
 # otherwise (False, or no wmma on the device, or no crt/mma.h) they run on the SIMT kernels with f32
-# accumulation. NOTE: the emulation of wmma.load from shared memory is slow today (per-element bank
-# conflict counting), so these GEMMs take longer to emulate than on the SIMT kernels; the modeled
-# device time is what the switch is about.
+# accumulation.
 ENABLED = True
 
 SOURCE = COMMON + r"""
