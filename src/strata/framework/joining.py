@@ -1,0 +1,76 @@
+"""Joining tensors: `cat` and `stack`, with PyTorch's type promotion and checks, and their gradients
+(slices of the output's gradient). On "cuda" each input is written into its slice of the output by
+the copy kernel.
+
+Example:
+    >>> import strata
+    >>> a, b = strata.tensor([[1, 2]]), strata.tensor([[3.5, 4.0]])
+    >>> strata.cat([a, b]).tolist(), strata.stack([a, a], dim=2).shape
+    ([[1.0, 2.0], [3.5, 4.0]], strata.Size([1, 2, 2]))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from strata.framework import autograd
+from strata.framework import dtypes as dt
+from strata.framework.ops import _check_same_device, copy_into, empty, record
+from strata.framework.tensor import Tensor, _wrap_dim
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Concatenate along `dim` (sizes must match elsewhere); the result dtype is the promoted one.
+
+    Raises:
+        ValueError: an empty list (as PyTorch).
+        RuntimeError: ranks or sizes differ outside `dim`, or devices differ.
+    """
+    ts = list(tensors)
+    if not ts:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    dev = _check_same_device(*ts)
+    first = ts[0]
+    d = _wrap_dim(dim, first.dim())
+    for i, t in enumerate(ts):
+        if t.dim() != first.dim():
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {first.dim()} and {t.dim()}")
+        for k in range(first.dim()):
+            if k != d and t.shape[k] != first.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                                   f"{first.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
+    out_dt = ts[0].dtype
+    for t in ts[1:]:
+        out_dt = dt.promote_types(out_dt, t.dtype)
+    shape = list(first.shape)
+    shape[d] = sum(t.shape[d] for t in ts)
+    out = empty(shape, out_dt, dev if dev.type == "cuda" else first.device)
+    offsets = []
+    start = 0
+    with autograd.no_grad():
+        for t in ts:
+            index = (slice(None),) * d + (slice(start, start + t.shape[d]),)
+            copy_into(out[index], t)
+            offsets.append(index)
+            start += t.shape[d]
+
+    def bw(g: Tensor) -> tuple:
+        return tuple(g[ix].to(t.dtype) if t.requires_grad else None for ix, t in zip(offsets, ts, strict=True))
+    return record(out, ts, "CatBackward0", bw)
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join same-shaped tensors along a new dim `dim`.
+
+    Raises:
+        RuntimeError: shapes differ.
+    """
+    ts = list(tensors)
+    if not ts:
+        raise ValueError("stack expects a non-empty TensorList")
+    for i, t in enumerate(ts):
+        if t.shape != ts[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ts[0].shape)} at entry 0 "
+                               f"and {list(t.shape)} at entry {i}")
+    d = _wrap_dim(dim, ts[0].dim() + 1)
+    return cat([t.unsqueeze(d) for t in ts], d)

@@ -1,0 +1,66 @@
+"""Untyped storage behind tensors: host bytes (a NumPy uint8 array) for "cpu", a block of the caching
+allocator for "cuda". Views share one Storage; it is released when the last tensor using it goes.
+
+Example:
+    >>> from strata.framework.device import device
+    >>> s = Storage(16, device("cpu")); s.nbytes, s.device
+    (16, device(type='cpu'))
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from strata.cuda import CudaError, MemcpyKind, memcpy
+from strata.framework.allocator import get_allocator
+from strata.framework.device import device, on
+
+
+class Storage:
+    """`nbytes` bytes on `device`: `.host` (cpu) or `.ptr` (cuda device address)."""
+
+    def __init__(self, nbytes: int, dev: device, host: np.ndarray | None = None) -> None:
+        self.nbytes = int(nbytes)
+        self.device = dev
+        self.host: np.ndarray | None = None
+        self._ptr = 0
+        if dev.type == "cpu":
+            self.host = host if host is not None else np.empty(self.nbytes, np.uint8)
+        else:
+            assert dev.index is not None
+            self._alloc = get_allocator(dev.index)
+            self._block = self._alloc.malloc(self.nbytes)
+            self._ptr = self._block.ptr
+            self._finalizer = weakref.finalize(self, self._alloc.free, self._block)
+
+    @property
+    def ptr(self) -> int:
+        """The device address of the data.
+
+        Raises:
+            CudaError: cudaErrorInvalidValue after `Device.reset()` released the memory.
+        """
+        if self.host is None and not self._alloc.is_live(self._block):
+            raise CudaError("cudaErrorInvalidValue", f"[strata] tensor storage at {self._ptr:#x} was released by "
+                            f"Device.reset() of device {self.device.index}")
+        return self._ptr
+
+    def copy_from_host(self, data: np.ndarray, byte_offset: int = 0) -> None:
+        """Write the bytes of a contiguous host array at `byte_offset` (cudaMemcpy HostToDevice for cuda)."""
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        if self.host is not None:
+            self.host[byte_offset:byte_offset + raw.size] = raw
+        elif raw.size:
+            with on(self.device):
+                memcpy(self.ptr + byte_offset, raw, raw.size, MemcpyKind.HostToDevice)
+
+    def read_to_host(self, out: np.ndarray, byte_offset: int = 0) -> None:
+        """Fill the contiguous host array `out` from the bytes at `byte_offset`."""
+        raw = out.reshape(-1).view(np.uint8)
+        if self.host is not None:
+            raw[:] = self.host[byte_offset:byte_offset + raw.size]
+        elif raw.size:
+            with on(self.device):
+                memcpy(raw, self.ptr + byte_offset, raw.size, MemcpyKind.DeviceToHost)

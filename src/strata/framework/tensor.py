@@ -1,0 +1,528 @@
+"""`Tensor`: a strided view (shape, strides, storage offset, dtype) of a Storage on a device, with
+PyTorch's view semantics (view/reshape/permute/transpose/expand/squeeze/unsqueeze/flatten/slicing share
+storage), conversions (`to`, `cuda`, `cpu`, `numpy`, `item`, `tolist`) and PyTorch's printing.
+
+The math lives in `ops.py` (elementwise, reductions, matmul) and the graph in `autograd.py`; the
+methods here forward to them.
+
+Example:
+    >>> import strata
+    >>> x = strata.arange(6).view(2, 3)
+    >>> x.T.shape, x.T.stride(), x.T.is_contiguous()
+    (strata.Size([3, 2]), (1, 3), False)
+    >>> x[1]
+    tensor([3, 4, 5])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from strata.framework import autograd
+from strata.framework import dtypes as dt
+from strata.framework.device import CPU, canonical, device
+from strata.framework.storage import Storage
+from strata.framework.tensor_ops import TensorOps
+
+
+class Size(tuple):
+    """A tensor's shape (a tuple of ints), printed as PyTorch prints torch.Size."""
+
+    def numel(self) -> int:
+        """The product of the sizes."""
+        return math.prod(self)
+
+    def __repr__(self) -> str:
+        return f"strata.Size({list(self)})"
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """Row-major element strides of `shape`."""
+    st, acc = [], 1
+    for s in reversed(shape):
+        st.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(st))
+
+
+def _shape_arg(args: tuple) -> tuple[int, ...]:
+    if len(args) == 1 and isinstance(args[0], Sequence | Size):
+        args = tuple(args[0])
+    for a in args:
+        if not isinstance(a, int | np.integer) or isinstance(a, bool):
+            raise TypeError(f"expected a sequence of integers as the size, got {type(a).__name__}")
+    return tuple(int(a) for a in args)
+
+
+def _wrap_dim(d: int, ndim: int, op: str = "") -> int:
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n
+
+
+class Tensor(TensorOps):
+    """An n-dimensional array on "cpu" or "cuda", with autograd.
+
+    Attributes:
+        dtype, device, requires_grad, grad, grad_fn: as in PyTorch.
+    """
+
+    __array_priority__ = 1000  # NumPy scalars on the left defer to our reflected operators
+
+    def __init__(self, storage: Storage, shape: Sequence[int], stride: Sequence[int], offset: int,
+                 dtype: dt.dtype, requires_grad: bool = False) -> None:
+        self._storage = storage
+        self._shape = Size(int(s) for s in shape)
+        self._stride = tuple(int(s) for s in stride)
+        self._offset = int(offset)
+        self.dtype = dtype
+        self._requires_grad = bool(requires_grad)
+        self.grad: Tensor | None = None
+        self.grad_fn: autograd.Node | None = None
+
+    # -- metadata
+    @property
+    def device(self) -> device:
+        """Where the data lives."""
+        return self._storage.device
+
+    @property
+    def shape(self) -> Size:
+        """The sizes, as strata.Size."""
+        return self._shape
+
+    def size(self, dim: int | None = None) -> Any:
+        """The shape, or the size of dimension `dim`."""
+        return self._shape if dim is None else self._shape[_wrap_dim(dim, self.dim())]
+
+    def stride(self, dim: int | None = None) -> Any:
+        """Element strides (all dims, or `dim`)."""
+        return self._stride if dim is None else self._stride[_wrap_dim(dim, self.dim())]
+
+    def storage_offset(self) -> int:
+        """The index of element [0, ..., 0] in the storage, in elements."""
+        return self._offset
+
+    def dim(self) -> int:
+        """The number of dimensions."""
+        return len(self._shape)
+
+    ndim = property(dim)
+
+    def numel(self) -> int:
+        """The number of elements."""
+        return math.prod(self._shape)
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def is_cuda(self) -> bool:
+        """True for tensors on a virtual GPU."""
+        return self.device.type == "cuda"
+
+    def is_floating_point(self) -> bool:
+        """True for float16/bfloat16/float32/float64 tensors."""
+        return self.dtype.is_floating_point
+
+    def is_contiguous(self) -> bool:
+        """True when the strides are row-major for the shape (size-1 dims ignored)."""
+        expected = 1
+        for s, st in zip(reversed(self._shape), reversed(self._stride), strict=True):
+            if s != 1 and st != expected:
+                return False
+            expected *= s
+        return True
+
+    def __len__(self) -> int:
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    # -- autograd surface
+    @property
+    def requires_grad(self) -> bool:
+        """Whether ops on this tensor record a graph."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self.grad_fn is not None and not value:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
+                               "computed variable in a subgraph that doesn't require differentiation use "
+                               "var_no_grad = var.detach().")
+        if value and not (self.dtype.is_floating_point):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set requires_grad in place; returns self."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded op."""
+        return self.grad_fn is None
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None) -> None:
+        """Accumulate d(self)/d(leaf) into the `.grad` of every leaf requiring grad (see autograd.py)."""
+        autograd.backward(self, gradient, retain_graph)
+
+    def detach(self) -> Tensor:
+        """The same data, cut from the graph (requires_grad=False)."""
+        return Tensor(self._storage, self._shape, self._stride, self._offset, self.dtype)
+
+    def _view(self, shape: Sequence[int], stride: Sequence[int], offset: int) -> Tensor:
+        return Tensor(self._storage, shape, stride, offset, self.dtype)
+
+    # -- host access
+    def _host(self) -> np.ndarray:
+        """A NumPy view of a cpu tensor's elements (shares memory)."""
+        assert self._storage.host is not None
+        base = self._storage.host.view(self.dtype.np)
+        isz = self.dtype.itemsize
+        if self.numel() == 0:
+            return np.empty(self._shape, self.dtype.np)
+        return np.lib.stride_tricks.as_strided(base[self._offset:], self._shape, [s * isz for s in self._stride])
+
+    def numpy(self) -> np.ndarray:
+        """The data as an ndarray sharing memory (cpu tensors that don't require grad only)."""
+        if self.device.type != "cpu":
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy the "
+                            "tensor to host memory first.")
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._host()
+
+    def _to_numpy(self) -> np.ndarray:
+        """A host copy of the data (any device; doesn't care about requires_grad)."""
+        if self.device.type == "cpu":
+            return self._host().copy()
+        c = self.contiguous()
+        out = np.empty(c._shape, self.dtype.np)
+        c._storage.read_to_host(out, c._offset * self.dtype.itemsize)
+        return out
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        v = self._to_numpy().reshape(-1)[0]
+        return bool(v) if self.dtype is dt.bool_ else int(v) if not self.dtype.is_floating_point else float(v)
+
+    def tolist(self) -> Any:
+        """Nested Python lists of the values (a number for 0-dim tensors)."""
+        a = self._to_numpy()
+        if self.dtype.is_floating_point and a.dtype != np.float64:
+            a = a.astype(np.float64)
+        return a.tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    # -- device and dtype conversion
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """A tensor on another device and/or of another dtype (self if nothing changes):
+        `to("cuda")`, `to(strata.float16)`, `to("cpu", strata.float64)`, `to(other)`, `to(device=, dtype=)`."""
+        dev: Any = kwargs.pop("device", None)
+        dtype: Any = kwargs.pop("dtype", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dev, dtype = a.device, a.dtype
+            elif isinstance(a, dt.dtype):
+                dtype = a
+            elif isinstance(a, str | device | int):
+                dev = a
+            else:
+                raise TypeError(f"to() received an invalid argument {a!r}")
+        target_dev = canonical(dev) if dev is not None else self.device
+        target_dt = dt.as_dtype(dtype) if dtype is not None else self.dtype
+        if target_dev == self.device and target_dt is self.dtype and not copy:
+            return self
+        return ops.to_copy(self, target_dev, target_dt)
+
+    def cuda(self, device: Any = None) -> Tensor:
+        """A copy on the current CUDA device, or on `device` (an index, "cuda:N" or a strata.device)."""
+        return self.to("cuda" if device is None else device)
+
+    def cpu(self) -> Tensor:
+        """A copy in host memory (self if already there)."""
+        return self.to(CPU)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        """self.to(other.dtype)."""
+        return self.to(other.dtype)
+
+    # -- views
+    def view(self, *shape: Any) -> Tensor:
+        """The same storage seen with another shape (one dim may be -1). Needs compatible strides.
+
+        Raises:
+            RuntimeError: the shape has another number of elements, or the strides don't allow a view.
+        """
+        new = _infer_shape(_shape_arg(shape), self.numel())
+        st = _view_strides(self._shape, self._stride, new)
+        if st is None:
+            raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                               "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+        return ops.record_view(self, self._view(new, st, self._offset), "ViewBackward0",
+                               lambda g: (g.reshape(self._shape),))
+
+    def reshape(self, *shape: Any) -> Tensor:
+        """A view when the strides allow it, else a contiguous copy with the new shape."""
+        new = _infer_shape(_shape_arg(shape), self.numel())
+        if _view_strides(self._shape, self._stride, new) is not None:
+            return self.view(new)
+        return self.contiguous().view(new)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        """self.view(other.shape)."""
+        return self.view(other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        """self.reshape(other.shape)."""
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Merge dims start_dim..end_dim into one."""
+        if self.dim() == 0:
+            return self.reshape(1)
+        s, e = _wrap_dim(start_dim, self.dim()), _wrap_dim(end_dim, self.dim())
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        shape = self._shape[:s] + (math.prod(self._shape[s:e + 1]),) + self._shape[e + 1:]
+        return self.reshape(shape)
+
+    def permute(self, *dims: Any) -> Tensor:
+        """Reorder the dims (a view)."""
+        d = _shape_arg(dims)
+        if len(d) != self.dim():
+            raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                               f"length of the desired ordering of dimensions i.e. input.dim() = {self.dim()} is not "
+                               f"equal to len(dims) = {len(d)}")
+        d = tuple(_wrap_dim(x, self.dim()) for x in d)
+        if len(set(d)) != len(d):
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
+        inv = [0] * len(d)
+        for i, x in enumerate(d):
+            inv[x] = i
+        out = self._view([self._shape[x] for x in d], [self._stride[x] for x in d], self._offset)
+        return ops.record_view(self, out, "PermuteBackward0", lambda g: (g.permute(inv),))
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        """Swap two dims (a view)."""
+        if self.dim() == 0:
+            return self
+        a, b = _wrap_dim(dim0, self.dim()), _wrap_dim(dim1, self.dim())
+        order = list(range(self.dim()))
+        order[a], order[b] = order[b], order[a]
+        return self.permute(order)
+
+    def t(self) -> Tensor:
+        """Transpose of a tensor of at most 2 dims."""
+        if self.dim() > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+        return self.transpose(0, 1) if self.dim() == 2 else self
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """All dims reversed."""
+        return self.permute(list(range(self.dim()))[::-1])
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """The last two dims swapped."""
+        return self.transpose(-2, -1)
+
+    def expand(self, *sizes: Any) -> Tensor:
+        """Repeat size-1 dims (stride 0, a view); -1 keeps a size; new leading dims may be added."""
+        shape = _shape_arg(sizes)
+        if len(shape) < self.dim():
+            raise RuntimeError(f"expand(torch.FloatTensor{{{list(self._shape)}}}, size={list(shape)}): the number of "
+                               f"sizes provided ({len(shape)}) must be greater or equal to the number of dimensions "
+                               f"in the tensor ({self.dim()})")
+        lead = len(shape) - self.dim()
+        new_shape, new_st = [], []
+        for i, s in enumerate(shape):
+            if i < lead:
+                if s < 0:
+                    raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a leading, "
+                                       "non-existing dimension 0")
+                new_shape.append(s)
+                new_st.append(0)
+                continue
+            cur, st = self._shape[i - lead], self._stride[i - lead]
+            if s == -1 or s == cur:
+                new_shape.append(cur)
+                new_st.append(st)
+            elif cur == 1:
+                new_shape.append(s)
+                new_st.append(0)
+            else:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                                   f"non-singleton dimension {i}.  Target sizes: {list(shape)}.  Tensor sizes: "
+                                   f"{list(self._shape)}")
+        orig = self._shape
+        return ops.record_view(self, self._view(new_shape, new_st, self._offset), "ExpandBackward0",
+                               lambda g: (ops.sum_to_size(g, orig),))
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        """self.expand(other.shape)."""
+        return self.expand(other.shape)
+
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> Tensor:
+        """Drop size-1 dims (all, or those in `dim`)."""
+        if dim is None:
+            dims = {i for i, s in enumerate(self._shape) if s == 1}
+        else:
+            ds = (dim,) if isinstance(dim, int) else tuple(dim)
+            dims = {_wrap_dim(d, self.dim()) for d in ds if self._shape[_wrap_dim(d, self.dim())] == 1} \
+                if self.dim() else set()
+        keep = [i for i in range(self.dim()) if i not in dims]
+        return self.reshape([self._shape[i] for i in keep]) if dims else self._alias_view()
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        """Insert a size-1 dim at `dim` (a view)."""
+        d = _wrap_dim(dim, self.dim() + 1)
+        shape = list(self._shape)
+        shape.insert(d, 1)
+        return self.view(shape)
+
+    def _alias_view(self) -> Tensor:
+        return ops.record_view(self, self._view(self._shape, self._stride, self._offset), "AliasBackward0",
+                               lambda g: (g,))
+
+    def contiguous(self) -> Tensor:
+        """self if row-major, else a row-major copy."""
+        return self if self.is_contiguous() else self.clone()
+
+    def clone(self) -> Tensor:
+        """A copy with its own (row-major) storage; gradients flow back to self."""
+        return ops.clone(self)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return ops.getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        ops.setitem(self, index, value)
+
+    def __iter__(self) -> Any:
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._shape[0]))
+
+    def __repr__(self) -> str:
+        from strata.framework.printing import tensor_repr  # NOTE: same layer; printing needs Tensor
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+
+    # -- dtype shorthands (last: their names shadow builtins inside the class body)
+    def float(self) -> Tensor:
+        """self.to(strata.float32)."""
+        return self.to(dt.float32)
+
+    def double(self) -> Tensor:
+        """self.to(strata.float64)."""
+        return self.to(dt.float64)
+
+    def half(self) -> Tensor:
+        """self.to(strata.float16)."""
+        return self.to(dt.float16)
+
+    def bfloat16(self) -> Tensor:
+        """self.to(strata.bfloat16)."""
+        return self.to(dt.bfloat16)
+
+    def long(self) -> Tensor:
+        """self.to(strata.int64)."""
+        return self.to(dt.int64)
+
+    def int(self) -> Tensor:
+        """self.to(strata.int32)."""
+        return self.to(dt.int32)
+
+    def bool(self) -> Tensor:
+        """self.to(strata.bool)."""
+        return self.to(dt.bool_)
+
+
+def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = math.prod(s for s in shape if s != -1)
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    if math.prod(shape) != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def _view_strides(old: Sequence[int], old_st: Sequence[int], new: Sequence[int]) -> tuple[int, ...] | None:
+    """Strides that show the storage of (old, old_st) with shape `new`, or None (ATen's computeStride)."""
+    if math.prod(old) == 0:
+        return contiguous_strides(new)
+    dims = [(s, st) for s, st in zip(old, old_st, strict=True) if s != 1]
+    # group old dims into runs that are contiguous among themselves
+    chunks: list[tuple[int, int]] = []  # (size of run, stride of its innermost dim)
+    for s, st in dims:
+        if chunks and chunks[-1][1] == s * st:
+            chunks[-1] = (chunks[-1][0] * s, st)
+        else:
+            chunks.append((s, st))
+    out: list[int] = [0] * len(new)
+    # walk new dims from the innermost, consuming runs from the innermost
+    chunks = chunks[::-1]
+    ci, used = 0, 1
+    for i in range(len(new) - 1, -1, -1):
+        s = new[i]
+        if s == 1:
+            out[i] = (out[i + 1] * new[i + 1]) if i + 1 < len(new) else 1
+            continue
+        if ci >= len(chunks):
+            return None
+        size, st = chunks[ci]
+        if size % (used * s):
+            return None
+        out[i] = st * used
+        used *= s
+        if used == size:
+            ci, used = ci + 1, 1
+    return tuple(out) if ci == len(chunks) else None
+
+
+from strata.framework import ops  # noqa: E402 - ops builds on Tensor, so it comes after it
