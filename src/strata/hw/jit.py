@@ -18,6 +18,7 @@ from strata.errors import PTXSyntaxError, UnsupportedInstruction
 from strata.hw.counters import INSTRUCTION_CLASSES
 from strata.hw.isa import REGISTRY
 from strata.hw.isa.registry import DTYPES, TYPE_NAMES
+from strata.hw.memory import PARAM_WINDOW
 from strata.hw.ptx.ir import (
     FImm,
     Function,
@@ -216,6 +217,8 @@ class LoweringContext:
             return self._slot("local_sym", self.local_offsets[name], dtype)
         addr = self.program.symbol_address(name)
         if addr is None:
+            addr = kernel_param_address(self.fn, name)
+        if addr is None:
             raise self.fail(f"unknown symbol {name!r}")
         return self._slot("const", addr, dtype)
 
@@ -223,6 +226,26 @@ class LoweringContext:
         if not isinstance(op, Reg):
             raise self.fail(f"expected a predicate register, got {op!r}")
         return self.src(Reg(op.name), "pred"), op.negated
+
+
+def kernel_param_offset(fn: Function, name: str) -> int | None:
+    """Byte offset of kernel parameter `name` in the packed argument buffer (None if not one)."""
+    if not fn.is_entry:
+        return None
+    off = 0
+    for p in fn.params:
+        off = -(-off // p.align) * p.align
+        if p.name == name:
+            return off
+        off += p.size
+    return None
+
+
+def kernel_param_address(fn: Function, name: str) -> int | None:
+    """The address `mov.b64 %rd, name` gives a kernel parameter: PARAM_WINDOW + its offset. NVRTC
+    takes it for large by-value structs, then reads fields with `ld.param [%rd+off]`."""
+    off = kernel_param_offset(fn, name)
+    return None if off is None else PARAM_WINDOW + off
 
 
 class Program:

@@ -18,6 +18,7 @@ GLOBAL_BASE = 0x7000_0000_0000
 SHARED_WINDOW = 0x7F00_0000_0000
 LOCAL_WINDOW = 0x7E00_0000_0000
 FUNCTION_WINDOW = 0x7C00_0000_0000  # function addresses (for function pointers), 16 bytes apart
+PARAM_WINDOW = 0x7B00_0000_0000  # a kernel parameter's address (`mov.b64 %rd, k_param_0`), for ld.param
 WINDOW_SIZE = 1 << 32
 
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from strata.hw.isa.registry import DTYPES, LaneFault, Op, lowers, split_mods, write
-from strata.hw.memory import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from strata.hw.memory import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from strata.hw.ptx.ir import Mem, Reg, Sink, Sym, Vec
 
 SPACES = ("global", "shared", "local", "param", "const", "generic")
@@ -603,8 +603,35 @@ def _param_size(ctx: Any, name: str) -> int:
     return ctx.param_vars.get(name, 8)
 
 
+def _ld_param_through_register(ins: Any, ctx: Any, dsts: list[int | None], dt: np.dtype) -> Op:
+    """`ld.param [%rd+off]` where %rd holds a kernel parameter's address (PARAM_WINDOW + its offset)."""
+    op = ins.operands[1]
+    wide = ctx.reg_type(op.base.name).endswith("64")
+    base = ctx.src(op.base, "u64" if wide else "u32")
+    size = dt.itemsize
+
+    def run(f: Any, m: Any) -> None:
+        params = np.frombuffer(f.chunk.launch.config.params, dtype=np.uint8)
+        V = f.V
+        offs = np.broadcast_to(np.asarray(V[base], dtype=np.int64) - PARAM_WINDOW + op.offset, (f.chunk.n,))
+        live = offs if m is None else offs[m]
+        if live.size and (int(live.min()) < 0 or int(live.max()) + size * len(dsts) > len(params)):
+            lane = int(np.flatnonzero((offs < 0) | (offs + size * len(dsts) > len(params)))[0])
+            raise LaneFault(lane, ins, f"ld.param through a register reads outside the kernel's {len(params)}-byte "
+                            f"parameter buffer (offset {int(offs[lane])})", "cudaErrorIllegalAddress")
+        for k, d in enumerate(dsts):
+            if d is not None:
+                idx = np.clip(offs[:, None] + (k * size + np.arange(size)), 0, max(len(params) - 1, 0))
+                write(V[d], np.ascontiguousarray(params[idx]).view(dt)[:, 0], m)
+
+    return Op(run, "memory", exact=False)
+
+
 def _ld_param(ins: Any, ctx: Any, dsts: list[int | None], dt: np.dtype) -> Op:
-    kind, off, name = _param_target(ins, ctx, ins.operands[1])
+    op = ins.operands[1]
+    if isinstance(op, Mem) and isinstance(op.base, Reg) and ctx.fn.is_entry:
+        return _ld_param_through_register(ins, ctx, dsts, dt)
+    kind, off, name = _param_target(ins, ctx, op)
     size = dt.itemsize
     if kind == "kernel":
         def run_kernel(f: Any, m: Any) -> None:
