@@ -29,6 +29,7 @@ import numpy as np
 
 from strata import trace
 from strata.cuda import DeviceArray, Kernel, Module, compile
+from strata.runtime import Stream as RuntimeStream
 
 
 class LibraryError(ValueError):
@@ -81,6 +82,19 @@ def pointer(x: DeviceArray | int, what: str, status: str = "INVALID_VALUE") -> i
     if isinstance(x, int | np.integer) and not isinstance(x, bool):
         return int(x)
     raise LibraryError(status, f"{what} must be a DeviceArray or a device address, got {type(x).__name__}")
+
+
+def check_stream(routine: str, stream: Any, device: Any, status: str) -> None:
+    """Raise LibraryError(status) unless `stream` is None or a stream of `device` (a library handle's
+    create/set_stream check, shared by every library)."""
+    if stream is None:
+        return
+    if not isinstance(stream, RuntimeStream):
+        raise LibraryError(status, f"[{routine}] stream must be a strata.cuda.Stream or None, got "
+                                   f"{type(stream).__name__}")
+    if stream.context is not device.context:
+        raise LibraryError(status, f"[{routine}] the stream belongs to another device than the handle's "
+                                   f"(device {device.index})")
 
 
 def require(condition: bool, status: str, message: str) -> None:

@@ -27,6 +27,7 @@ import numpy as np
 
 from strata.cuda import Device, DeviceArray, Kernel, LaunchReport, Stream, current_device
 from strata.libs.blas.checks import INVALID, NOT_INITIALIZED, fail
+from strata.libs.common import check_stream
 from strata.runtime import Stream as RuntimeStream
 
 
@@ -97,7 +98,7 @@ def create_handle(stream: Stream | None = None) -> Handle:
         LibraryError: CUBLAS_STATUS_INVALID_VALUE if `stream` is not a stream of the current device.
     """
     device = current_device()
-    _check_stream("create_handle", stream, device)
+    check_stream("create_handle", stream, device, INVALID)
     return Handle(device, stream)
 
 
@@ -118,7 +119,7 @@ def set_stream(handle: Handle, stream: Stream | None) -> None:
         LibraryError: CUBLAS_STATUS_INVALID_VALUE for a stream of another device.
     """
     check_handle(handle, "set_stream")
-    _check_stream("set_stream", stream, handle.device)
+    check_stream("set_stream", stream, handle.device, INVALID)
     handle.stream = stream
 
 
@@ -129,13 +130,3 @@ def check_handle(handle: Any, routine: str) -> None:
                                     f"{type(handle).__name__}")
     if handle.destroyed:
         raise fail(NOT_INITIALIZED, f"[{routine}] the handle was destroyed")
-
-
-def _check_stream(routine: str, stream: Any, device: Device) -> None:
-    if stream is None:
-        return
-    if not isinstance(stream, RuntimeStream):
-        raise fail(INVALID, f"[{routine}] stream must be a strata.cuda.Stream or None, got {type(stream).__name__}")
-    if stream.context is not device.context:
-        raise fail(INVALID, f"[{routine}] the stream belongs to another device than the handle's "
-                            f"(device {device.index})")

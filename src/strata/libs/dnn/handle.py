@@ -25,7 +25,7 @@ import ml_dtypes
 import numpy as np
 
 from strata.cuda import Device, DeviceArray, Kernel, LaunchReport, Stream, current_device
-from strata.libs.common import LibraryError, library_call
+from strata.libs.common import LibraryError, check_stream, library_call
 from strata.runtime import Stream as RuntimeStream
 
 BAD_PARAM = "CUDNN_STATUS_BAD_PARAM"
@@ -139,7 +139,7 @@ def create_handle(stream: Stream | None = None) -> Handle:
         LibraryError: CUDNN_STATUS_BAD_PARAM if `stream` is not a stream of the current device.
     """
     device = current_device()
-    _check_stream("create_handle", stream, device)
+    check_stream("create_handle", stream, device, BAD_PARAM)
     return Handle(device, stream)
 
 
@@ -155,7 +155,7 @@ def destroy_handle(handle: Handle) -> None:
 def set_stream(handle: Handle, stream: Stream | None) -> None:
     """cudnnSetStream / miopenSetStream: later calls queue their kernels on `stream` (None: default)."""
     check_handle(handle, "set_stream")
-    _check_stream("set_stream", stream, handle.device)
+    check_stream("set_stream", stream, handle.device, BAD_PARAM)
     handle.stream = stream
 
 
@@ -209,14 +209,3 @@ def dnn_call(handle: Handle, api: str, cuda_name: str, rocm_name: str, **args: A
     with library_call(f"dnn.{api}", cuda_name=cuda_name, rocm_name=rocm_name, **args) as ev:
         yield
         ev["kernel"] = handle.last_kernel
-
-
-def _check_stream(op: str, stream: Any, device: Device) -> None:
-    if stream is None:
-        return
-    if not isinstance(stream, RuntimeStream):
-        raise LibraryError(BAD_PARAM, f"[{op}] stream must be a strata.cuda.Stream or None, "
-                                      f"got {type(stream).__name__}")
-    if stream.context is not device.context:
-        raise LibraryError(BAD_PARAM, f"[{op}] the stream belongs to another device than the handle's "
-                                      f"(device {device.index})")

@@ -26,9 +26,8 @@ from typing import Any
 import numpy as np
 
 from strata.cuda import Device, DeviceArray, Kernel, LaunchReport, Stream, current_device
-from strata.libs.common import LibraryError, pointer
+from strata.libs.common import LibraryError, check_stream, pointer
 from strata.libs.solver.kernels import KERNELS
-from strata.runtime import Stream as RuntimeStream
 
 INVALID = "CUSOLVER_STATUS_INVALID_VALUE"
 NOT_SUPPORTED = "CUSOLVER_STATUS_NOT_SUPPORTED"
@@ -75,7 +74,7 @@ def create_handle(stream: Stream | None = None) -> Handle:
         LibraryError: CUSOLVER_STATUS_INVALID_VALUE if `stream` is not a stream of the current device.
     """
     device = current_device()
-    _check_stream("create_handle", stream, device)
+    check_stream("create_handle", stream, device, INVALID)
     return Handle(device, stream)
 
 
@@ -92,7 +91,7 @@ def set_stream(handle: Handle, stream: Stream | None) -> None:
         LibraryError: CUSOLVER_STATUS_INVALID_VALUE for a stream of another device.
     """
     check_handle(handle, "set_stream")
-    _check_stream("set_stream", stream, handle.device)
+    check_stream("set_stream", stream, handle.device, INVALID)
     handle.stream = stream
 
 
@@ -103,17 +102,6 @@ def check_handle(handle: Any, routine: str) -> None:
                                             f"{type(handle).__name__}")
     if handle.destroyed:
         raise LibraryError(NOT_INITIALIZED, f"[{routine}] the handle was destroyed")
-
-
-def _check_stream(routine: str, stream: Any, device: Device) -> None:
-    if stream is None:
-        return
-    if not isinstance(stream, RuntimeStream):
-        raise LibraryError(INVALID, f"[{routine}] stream must be a strata.cuda.Stream or None, got "
-                                    f"{type(stream).__name__}")
-    if stream.context is not device.context:
-        raise LibraryError(INVALID, f"[{routine}] the stream belongs to another device than the handle's "
-                                    f"(device {device.index})")
 
 
 class Call:
