@@ -10,6 +10,13 @@ Example:
     300.0
 """
 
+from strata.cuda.caching_allocator import (
+    empty_cache,
+    max_memory_allocated,
+    memory_allocated,
+    memory_reserved,
+    reset_peak_memory_stats,
+)
 from strata.cuda.compiler import CompileError
 from strata.cuda.device import (
     Device,
@@ -18,6 +25,7 @@ from strata.cuda.device import (
     device_count,
     get_device,
     get_device_properties,
+    is_available,
     set_device,
     synchronize,
 )
@@ -52,8 +60,10 @@ __all__ = [
     "CompileError", "CudaError", "Device", "DeviceArray", "DeviceFault", "DeviceProperties", "Event",
     "FuncAttributes", "InvalidLaunchConfig", "Kernel", "LaunchReport", "LaunchTimeout", "MemcpyKind", "Module",
     "OutOfMemoryError", "PTXSyntaxError", "Stream", "UnsupportedInstruction", "compile", "current_device",
-    "device_count", "empty", "free", "get_device", "get_device_properties", "get_error_name", "get_error_string",
-    "get_last_error", "malloc", "mem_get_info", "memcpy", "memcpy_async", "memcpy_from_symbol", "memcpy_to_symbol",
+    "device_count", "empty", "empty_cache", "free", "get_device", "get_device_properties", "get_error_name",
+    "get_error_string",
+    "get_last_error", "is_available", "malloc", "max_memory_allocated", "mem_get_info", "memory_allocated",
+    "memory_reserved", "memcpy", "memcpy_async", "memcpy_from_symbol", "memcpy_to_symbol",
     "memset", "memset_async", "occupancy_max_active_blocks_per_multiprocessor", "occupancy_max_potential_block_size",
-    "peek_at_last_error", "pinned_empty", "set_device", "synchronize", "to_device", "zeros",
+    "peek_at_last_error", "pinned_empty", "reset_peak_memory_stats", "set_device", "synchronize", "to_device", "zeros",
 ]

@@ -176,6 +176,12 @@ def device_count() -> int:
     return len(config.settings().devices)
 
 
+def is_available() -> bool:
+    """Whether a CUDA device is present (torch.cuda.is_available): always a virtual GPU here unless
+    STRATA_DEVICES lists none."""
+    return device_count() > 0
+
+
 def get_device_properties(device: int | Device | None = None) -> DeviceProperties:
     """cudaGetDeviceProperties (default: the current device)."""
     dev = current_device() if device is None else device if isinstance(device, Device) else Device(device)

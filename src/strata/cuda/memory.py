@@ -26,6 +26,10 @@ class DeviceArray:
         ((4,), dtype('float32'), 16, [0.0, 1.0, 2.0, 3.0])
     """
 
+    _is_view = False
+    _owner: object = None
+    _finalizer: weakref.finalize[Any, Any]
+
     def __init__(self, shape: tuple[int, ...], dtype: Any, device: Device | None = None) -> None:
         self.shape = tuple(int(s) for s in shape)
         if any(s < 0 for s in self.shape):
@@ -38,6 +42,31 @@ class DeviceArray:
             self.ptr = ctx.malloc(self.nbytes, f"DeviceArray{self.shape} {self.dtype}")
         self._generation = ctx.generation
         self._finalizer = weakref.finalize(self, _release, ctx, self.ptr, self._generation)
+
+    @classmethod
+    def view(cls, ptr: int, shape: tuple[int, ...], dtype: Any, device: Device | None = None, *,
+             owner: object = None) -> DeviceArray:
+        """A DeviceArray over memory someone else owns (a framework tensor's storage, a pool block):
+        libraries take it like any array; it is never freed through this object. `owner` is kept
+        alive as long as the view.
+
+        Example:
+            >>> base = to_device(np.arange(6, dtype=np.float32))
+            >>> tail = DeviceArray.view(base.ptr + 8, (2, 2), np.float32, owner=base)
+            >>> tail.get().tolist()
+            [[2.0, 3.0], [4.0, 5.0]]
+        """
+        self = cls.__new__(cls)
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        self.device = device or current_device()
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        self.ptr = int(ptr)
+        self._generation = self.device.context.generation
+        self._owner = owner
+        self._is_view = True
+        self._finalizer = weakref.finalize(self, _no_release)
+        return self
 
     @property
     def ndim(self) -> int:
@@ -90,8 +119,14 @@ class DeviceArray:
                                                 asynchronous=stream is not None)
 
     def free(self) -> None:
-        """Release the device memory now (cudaFree); the array can't be used afterwards."""
+        """Release the device memory now (cudaFree); the array can't be used afterwards.
+
+        Raises:
+            CudaError: cudaErrorInvalidValue for a `view` (its memory belongs to its owner)."""
         self._check_live("free")
+        if self._is_view:
+            raise CudaError("cudaErrorInvalidValue", f"[free] DeviceArray at {self.ptr:#x} is a view of memory "
+                            "it does not own")
         self._finalizer()
 
     @property
@@ -108,6 +143,10 @@ class DeviceArray:
     def __repr__(self) -> str:
         state = " freed" if self.freed else ""
         return f"<DeviceArray shape={self.shape} dtype={self.dtype} ptr={self.ptr:#x}{state}>"
+
+
+def _no_release() -> None:
+    """The finalizer of a view: its memory is its owner's to free."""
 
 
 def _release(ctx: Context, ptr: int, generation: int) -> None:

@@ -12,14 +12,15 @@ Example:
 
 from collections.abc import Callable
 
-from strata.framework import ops as _ops
-from strata.framework.allocator import (
+from strata.cuda.caching_allocator import (
     empty_cache,
     max_memory_allocated,
     memory_allocated,
     memory_reserved,
     reset_peak_memory_stats,
 )
+from strata.framework import ops as _ops
+from strata.framework.amp import autocast
 from strata.framework.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from strata.framework.creation import (
     arange,
@@ -109,7 +110,8 @@ ge = _compare("ge")
 clip = clamp
 
 __all__ = [
-    "abs", "add", "arange", "argmax", "argmin", "as_tensor", "bfloat16", "bool", "bool_", "broadcast_shapes", "cat",
+    "autocast", "abs", "add", "arange", "argmax", "argmin", "as_tensor", "bfloat16", "bool", "bool_",
+    "broadcast_shapes", "cat",
     "clamp", "clip", "device", "div", "double", "dtype", "empty", "empty_cache", "empty_like", "enable_grad", "eq",
     "exp", "eye", "float", "float16", "float32", "float64", "from_numpy", "full", "full_like", "ge",
     "get_default_dtype", "gt", "half", "int", "int16", "int32", "int64", "int8", "is_grad_enabled", "le",
@@ -119,3 +121,21 @@ __all__ = [
     "rsqrt", "set_default_dtype", "set_grad_enabled", "short", "sigmoid", "sign", "Size", "softmax", "sqrt",
     "stack", "std", "sub", "sum", "tanh", "Tensor", "tensor", "uint8", "var", "where", "zeros", "zeros_like",
 ]
+
+# Feature modules append their exports below, one marked block each (kept apart so they merge cleanly).
+# -- block: indexing
+# -- end block: indexing
+# -- block: sorting
+# -- end block: sorting
+# -- block: math
+# -- end block: math
+# -- block: random
+# -- end block: random
+# -- block: nn
+# -- end block: nn
+# -- block: optim
+# -- end block: optim
+# -- block: serialization
+# -- end block: serialization
+# -- block: autograd
+# -- end block: autograd

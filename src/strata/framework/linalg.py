@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from strata.cuda import Device
-from strata.framework import autograd
+from strata.framework import amp, autograd
 from strata.framework import dtypes as dt
 from strata.framework.device import CPU, device, on
 from strata.framework.ops import (
@@ -102,7 +102,7 @@ def _matmul_nd(a: Tensor, b: Tensor) -> Tensor:
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dims (input @ other)."""
-    a, b = input, other
+    a, b = amp.lower_precision(input, other)
     if a.dim() == 0 or b.dim() == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.dim()}D and {b.dim()}D")
     _check_same_device(a, b)

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from strata.cuda import Device
+from strata.cuda.memory import DeviceArray
 from strata.framework import autograd, kernels
 from strata.framework import dtypes as dt
 from strata.framework.device import CPU, device, on
@@ -169,6 +171,14 @@ def copy_into(dst: Tensor, src: Tensor) -> Tensor:
 
 def _ptr(t: Tensor) -> int:
     return t._storage.ptr + t._offset * t.dtype.itemsize
+
+
+def device_array(t: Tensor) -> Any:
+    """A DeviceArray view of a contiguous "cuda" tensor, for library calls (strata.libs.dnn, rand)
+    that take arrays; it keeps t's storage alive and never frees it."""
+    if not t.is_contiguous():
+        raise RuntimeError("device_array: the tensor must be contiguous (call .contiguous() first)")
+    return DeviceArray.view(_ptr(t), tuple(t.shape), t.dtype.np, Device(t.device.index or 0), owner=t._storage)
 
 
 def _cast(t: Tensor, dtype: dt.dtype) -> Tensor:

@@ -14,7 +14,7 @@ import weakref
 import numpy as np
 
 from strata.cuda import CudaError, MemcpyKind, memcpy
-from strata.framework.allocator import get_allocator
+from strata.cuda.caching_allocator import get_allocator
 from strata.framework.device import device, on
 
 

@@ -322,6 +322,26 @@ class TensorOps:
     def __itruediv__(self, other: Any) -> Any:
         return self.div_(other)
 
+    # Feature modules add their methods below, one marked block each; a method imports its module
+    # lazily (`from strata.framework import indexing`) because those modules import tensor.py.
+    # -- block: indexing
+    # -- end block: indexing
+
+    # -- block: sorting
+    # -- end block: sorting
+
+    # -- block: math
+    # -- end block: math
+
+    # -- block: random
+    # -- end block: random
+
+    # -- block: nn
+    # -- end block: nn
+
+    # -- block: autograd
+    # -- end block: autograd
+
 
 def _bools(a: Any, b: Any) -> bool:
     return all(getattr(x, "dtype", None) is None or x.dtype.name == "bool" for x in (a, b))

@@ -1,4 +1,5 @@
-"""The caching device allocator behind "cuda" tensors, in the manner of PyTorch's CUDACachingAllocator.
+"""The caching device allocator behind the framework's "cuda" tensors, in the manner of PyTorch's
+CUDACachingAllocator (which lives in c10/cuda, beside the CUDA runtime, below the framework).
 
 Sizes are rounded up to 512 B. Requests up to 1 MiB come from the small pool, whose segments are
 2 MiB cudaMallocs; larger ones from the large pool (20 MiB segments for 1-10 MiB requests, else the
@@ -23,13 +24,15 @@ Example:
 from __future__ import annotations
 
 import bisect
+import contextlib
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
-from strata.cuda import OutOfMemoryError, free, malloc
 from strata.cuda import device as _cuda_device
-from strata.framework.device import device as _device
-from strata.framework.device import on
+from strata.cuda.memcpy import free, malloc
+from strata.errors import OutOfMemoryError
 
 K_MIN_BLOCK = 512
 K_SMALL_SIZE = 1 << 20
@@ -131,7 +134,7 @@ class CachingAllocator:
 
     def _new_segment(self, size: int, small: bool) -> Block:
         seg = allocation_size(size)
-        with on(_device("cuda", self.index)):
+        with _on(self.index):
             try:
                 ptr = malloc(seg)
             except OutOfMemoryError:
@@ -174,7 +177,7 @@ class CachingAllocator:
                 if b.is_split:
                     keep.append(entry)
                     continue
-                with on(_device("cuda", self.index)):
+                with _on(self.index):
                     free(b.segment)
                 self.reserved -= self._segments.pop(b.segment)
             self._pools[small] = keep
@@ -219,31 +222,50 @@ def get_allocator(index: int) -> CachingAllocator:
     return a
 
 
-def _index(d: int | _device | str | None) -> int:
+@contextlib.contextmanager
+def _on(index: int) -> Iterator[None]:
+    """Make device `index` current for the cudaMalloc/cudaFree calls inside."""
+    prev = _cuda_device.current_device()
+    if prev.index == index:
+        yield
+        return
+    _cuda_device.set_device(index)
+    try:
+        yield
+    finally:
+        _cuda_device.set_device(prev)
+
+
+def _index(d: Any) -> int:
+    """A device index from None (current), an int, "cuda"/"cuda:N", or a device object with `.index`."""
     if d is None:
         return _cuda_device.current_device().index
     if isinstance(d, int):
         return d
-    dev = _device(d)
-    return dev.index if dev.index is not None else _cuda_device.current_device().index
+    index = getattr(d, "index", None)
+    if index is None and isinstance(d, str):
+        if d != "cuda" and not d.startswith("cuda:"):
+            raise ValueError(f"Expected a cuda device, but got: {d}")
+        index = int(d.split(":")[1]) if ":" in d else None
+    return index if index is not None else _cuda_device.current_device().index
 
 
-def memory_allocated(device: int | _device | str | None = None) -> int:
+def memory_allocated(device: Any = None) -> int:
     """Bytes held by "cuda" tensors on `device` (default: the current device)."""
     return get_allocator(_index(device)).memory_allocated()
 
 
-def memory_reserved(device: int | _device | str | None = None) -> int:
+def memory_reserved(device: Any = None) -> int:
     """Bytes the caching allocator holds from the driver on `device`."""
     return get_allocator(_index(device)).memory_reserved()
 
 
-def max_memory_allocated(device: int | _device | str | None = None) -> int:
+def max_memory_allocated(device: Any = None) -> int:
     """Peak of memory_allocated on `device`."""
     return get_allocator(_index(device)).max_memory_allocated()
 
 
-def reset_peak_memory_stats(device: int | _device | str | None = None) -> None:
+def reset_peak_memory_stats(device: Any = None) -> None:
     """Reset the peak tracked by max_memory_allocated."""
     get_allocator(_index(device)).reset_peak_memory_stats()
 

@@ -8,7 +8,7 @@ import pytest
 
 import strata
 import strata.cuda as cuda
-from strata.framework.allocator import K_LARGE_BUFFER, K_SMALL_BUFFER, CachingAllocator, allocation_size, round_size
+from strata.cuda.caching_allocator import K_LARGE_BUFFER, K_SMALL_BUFFER, CachingAllocator, allocation_size, round_size
 
 MiB = 1 << 20
 
