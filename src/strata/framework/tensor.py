@@ -145,6 +145,63 @@ class Tensor(TensorOps):
             raise TypeError("len() of a 0-d tensor")
         return self._shape[0]
 
+    @property
+    def is_cpu(self) -> bool:
+        """True for tensors in host memory."""
+        return self.device.type == "cpu"
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the elements this tensor views (numel * itemsize)."""
+        return self.numel() * self.dtype.itemsize
+
+    def data_ptr(self) -> int:
+        """The address of the first element: a device address for "cuda", a host address for "cpu"."""
+        if self._storage.host is not None:
+            return int(self._storage.host.ctypes.data) + self._offset * self.dtype.itemsize
+        return self._storage.ptr + self._offset * self.dtype.itemsize
+
+    def get_device(self) -> int:
+        """The CUDA device index, or -1 on "cpu"."""
+        return -1 if self.device.type == "cpu" else int(self.device.index or 0)
+
+    @property
+    def data(self) -> Tensor:
+        """The same data, detached from the graph. Assigning `t.data = other` makes t view other's data
+        (shape, dtype and device included) while t stays the same object, as PyTorch's does."""
+        return self.detach()
+
+    @data.setter
+    def data(self, other: Tensor) -> None:
+        if not isinstance(other, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
+        self._storage, self._shape, self._stride = other._storage, other._shape, other._stride
+        self._offset, self.dtype = other._offset, other.dtype
+
+    def __format__(self, spec: str) -> str:
+        if self.dim() == 0 and spec:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        with autograd.no_grad():
+            out = self.clone()
+        out.requires_grad_(self.requires_grad)
+        if self.grad is not None:
+            out.grad = self.grad.__deepcopy__(memo)
+        memo[id(self)] = out
+        return out
+
     # -- autograd surface
     @property
     def requires_grad(self) -> bool:

@@ -60,6 +60,7 @@ class Context:
         self.id = next(_ids)
         self.error: BaseException | None = None
         self.host_time = 0.0
+        self.host_syncs = 0  # times the host blocked on the device (synchronous copies, synchronize, waits)
         self.generation = 0
         self.event_id = device.create_event()
         self.streams: weakref.WeakSet[Stream] = weakref.WeakSet()
@@ -140,6 +141,10 @@ class Context:
     def wait(self, signal: Signal, timeout: float | None = None) -> bool:
         """Block until a completion signal reaches 0; raise the sticky error if the context faulted.
         False if `timeout` passed first."""
+        self.host_syncs += 1
+        return self._await(signal, timeout)
+
+    def _await(self, signal: Signal, timeout: float | None = None) -> bool:
         value = signal.wait(Condition.EQ, 0, timeout, check=self.check)
         if value != 0:
             self.check()
@@ -150,9 +155,10 @@ class Context:
     def synchronize(self) -> None:
         """cudaDeviceSynchronize / cuCtxSynchronize: wait for all streams, raise a sticky error."""
         with trace.span("L2", "ctx_synchronize", context=self.id):
+            self.host_syncs += 1
             for s in list(self.streams):
                 if s.last is not None:
-                    self.wait(s.last)
+                    self._await(s.last)
             self.check()
 
     def reset(self) -> None:
