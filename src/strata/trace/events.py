@@ -41,15 +41,16 @@ class Recording:
             out.setdefault(e.correlation, []).append(e)
         return out
 
-    def walk(self) -> str:
-        """Each user call's path down the layers, indented by nesting."""
-        lines = []
-        for cid, evs in self.by_correlation().items():
-            lines.append(f"call #{cid}")
-            for e in sorted(evs, key=lambda e: (e.start, e.depth)):
-                args = ", ".join(f"{k}={v}" for k, v in e.args.items())
-                lines.append(f"  {'  ' * e.depth}{e.layer} {e.name}({args})")
-        return "\n".join(lines)
+    def walk(self, *, ecosystems: bool = True, collapse: bool = True) -> str:
+        """Each user call's path down the layers, with CUDA/ROCm counterpart names and repeats collapsed
+        (see strata.trace.walk)."""
+        from strata.trace.walk import walk  # walk.py builds on this module
+        return walk(self, ecosystems=ecosystems, collapse=collapse)
+
+    def save_perfetto(self, path: Any, gpu: str = "") -> Any:
+        """Write the recording as Chrome/Perfetto trace JSON (see strata.trace.perfetto)."""
+        from strata.trace.perfetto import save_perfetto  # perfetto.py builds on this module
+        return save_perfetto(self, path, gpu)
 
 
 class _State(threading.local):
