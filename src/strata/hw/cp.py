@@ -304,7 +304,14 @@ class CommandProcessor:
                                threads_per_block=config.threads_per_block, regs_per_thread=ko.registers,
                                smem_per_block=result.shared_bytes_per_block)
         end = start + modeled.seconds
-        trace.emit("L0", "kernel", device_start=start, device_end=end, kernel=ko.name, bound=modeled.bound)
+        if trace.recording():  # the kernel table and roofline of a trace report read these
+            c = result.counters
+            trace.emit("L0", "kernel", device_start=start, device_end=end, kernel=ko.name, bound=modeled.bound,
+                       grid=config.num_blocks, block=config.threads_per_block,
+                       occupancy=round(modeled.occupancy.occupancy, 4), flops_per_s=modeled.achieved_flops,
+                       dram_bytes=modeled.dram_bytes, bytes_per_s=modeled.achieved_bytes_per_s,
+                       kernel_s=modeled.kernel_s, simt_efficiency=round(c.simt_efficiency, 4),
+                       coalescing_efficiency=round(c.coalescing_efficiency, 4), device=self.spec.name)
         return DispatchRecord("kernel", "compute", start, end, result=result, modeled=modeled, detail=ko.name)
 
     def _dma(self, eng: _Engine, p: AgentDispatch, start: float) -> DispatchRecord:

@@ -47,6 +47,11 @@ class Recording:
         from strata.trace.walk import walk  # walk.py builds on this module
         return walk(self, ecosystems=ecosystems, collapse=collapse)
 
+    def save_html(self, path: Any, ceilings: dict[str, Any] | None = None, title: str = "strata trace") -> Any:
+        """Write the self-contained HTML report (see strata.trace.report)."""
+        from strata.trace.report import save_html  # report.py builds on this module
+        return save_html(self, path, ceilings, title)
+
     def save_perfetto(self, path: Any, gpu: str = "") -> Any:
         """Write the recording as Chrome/Perfetto trace JSON (see strata.trace.perfetto)."""
         from strata.trace.perfetto import save_perfetto  # perfetto.py builds on this module
