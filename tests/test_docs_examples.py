@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ["docs/cuda.md", "docs/runtime.md", "docs/blas.md", "docs/solver.md", "docs/dnn.md", "docs/libs.md", "docs/framework.md"]
+PAGES = ["docs/cuda.md", "docs/runtime.md", "docs/blas.md", "docs/solver.md", "docs/dnn.md", "docs/libs.md",
+         "docs/framework.md", "docs/trace.md"]
 
 
 def examples(page: str) -> list[str]:
