@@ -59,7 +59,8 @@ from strata.framework.dtypes import (
 from strata.framework.joining import cat, stack
 from strata.framework.linalg import matmul
 from strata.framework.ops import add, broadcast_shapes, clamp, div, maximum, minimum, mul, pow, sub, where
-from strata.framework.reductions import argmax, argmin, log_softmax, max, mean, min, softmax, std, sum, var
+from strata.framework.reductions import argmax, argmin, max, mean, min, std, sum, var
+from strata.framework.sorting import log_softmax, softmax
 from strata.framework.tensor import Size, Tensor
 
 float = float32  # noqa: A001 - PyTorch's aliases
@@ -126,6 +127,9 @@ __all__ = [
 # -- block: indexing
 # -- end block: indexing
 # -- block: sorting
+from strata.framework.sorting import argsort, cumprod, cumsum, logsumexp, sort, std_mean, topk, var_mean  # noqa: E402
+
+__all__ += ["argsort", "cumprod", "cumsum", "logsumexp", "sort", "std_mean", "topk", "var_mean"]
 # -- end block: sorting
 # -- block: math
 # -- end block: math

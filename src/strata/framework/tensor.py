@@ -132,7 +132,9 @@ class Tensor(TensorOps):
         return self.dtype.is_floating_point
 
     def is_contiguous(self) -> bool:
-        """True when the strides are row-major for the shape (size-1 dims ignored)."""
+        """True when the strides are row-major for the shape (size-1 dims ignored; empty tensors always)."""
+        if 0 in self._shape:
+            return True
         expected = 1
         for s, st in zip(reversed(self._shape), reversed(self._stride), strict=True):
             if s != 1 and st != expected:

@@ -168,13 +168,15 @@ class TensorOps:
         """Standard deviation over dim."""
         return reductions.std(self, dim, correction=correction, keepdim=keepdim)
 
-    def softmax(self, dim: int) -> Any:
-        """Softmax along dim."""
-        return reductions.softmax(self, dim)
+    def softmax(self, dim: int, dtype: Any = None) -> Any:
+        """Softmax along dim (sorting.softmax: the fused dnn row kernel on "cuda")."""
+        from strata.framework import sorting
+        return sorting.softmax(self, dim, dtype)
 
-    def log_softmax(self, dim: int) -> Any:
-        """Log-softmax along dim."""
-        return reductions.log_softmax(self, dim)
+    def log_softmax(self, dim: int, dtype: Any = None) -> Any:
+        """Log-softmax along dim (see softmax)."""
+        from strata.framework import sorting
+        return sorting.log_softmax(self, dim, dtype)
 
     def matmul(self, other: Any) -> Any:
         """self @ other."""
@@ -328,6 +330,41 @@ class TensorOps:
     # -- end block: indexing
 
     # -- block: sorting
+    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
+        """(values, indices) sorted along dim (stable; NaN largest)."""
+        from strata.framework import sorting
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return sorting.sort(me, dim, descending, stable=stable)
+
+    def argsort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
+        """Indices that sort self along dim."""
+        from strata.framework import sorting
+        me: Any = self
+        return sorting.argsort(me, dim, descending, stable=stable)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+        """(values, indices) of the k largest (or smallest) along dim."""
+        from strata.framework import sorting
+        me: Any = self
+        return sorting.topk(me, k, dim, largest, sorted)
+
+    def cumsum(self, dim: int, *, dtype: Any = None) -> Any:
+        """Cumulative sum along dim."""
+        from strata.framework import sorting
+        me: Any = self
+        return sorting.cumsum(me, dim, dtype=dtype)
+
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Any:
+        """Cumulative product along dim."""
+        from strata.framework import sorting
+        me: Any = self
+        return sorting.cumprod(me, dim, dtype=dtype)
+
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> Any:
+        """log(sum(exp(self))) over dim, max-shifted."""
+        from strata.framework import sorting
+        me: Any = self
+        return sorting.logsumexp(me, dim, keepdim)
     # -- end block: sorting
 
     # -- block: math

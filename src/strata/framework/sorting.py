@@ -1,0 +1,443 @@
+"""Sorting, scans and row reductions with PyTorch's semantics: `sort`, `argsort`, `topk`, `cumsum`,
+`cumprod`, `logsumexp`, fused `softmax` / `log_softmax`, `var_mean`, `std_mean`; with gradients.
+
+On "cuda": `sort` is a stable bitonic sort of each row in one block (kernels/sorting.py; NaN sorts as
+the largest value, equal values keep their order), `topk` takes the first k of it; `cumsum` / `cumprod`
+are one block per row scanning chunks in shared memory; `softmax` / `log_softmax` (float32, float16,
+bfloat16) call strata.libs.dnn's fused row kernels, forward and backward; `logsumexp` composes the
+reduction and elementwise kernels. On "cpu" NumPy computes them (half and bfloat16 in float32).
+
+Example:
+    >>> import strata
+    >>> x = strata.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]], device="cuda")
+    >>> v, i = strata.sort(x, dim=1, descending=True)
+    >>> v.tolist(), i.tolist()
+    ([[3.0, 2.0, 1.0], [5.0, 4.0, 0.0]], [[0, 2, 1], [1, 2, 0]])
+    >>> strata.topk(x, 1).indices.tolist(), strata.cumsum(x, 0).tolist()
+    ([[0], [1]], [[3.0, 1.0, 2.0], [3.0, 6.0, 6.0]])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from strata.cuda import Device
+from strata.framework import amp, autograd
+from strata.framework import dtypes as dt
+from strata.framework.device import CPU, device, on
+from strata.framework.kernels import sorting as kernels
+from strata.framework.ops import (
+    _cast,
+    _fit,
+    _opmath,
+    _ptr,
+    _torch_name,
+    clone,
+    device_array,
+    empty,
+    from_host,
+    full,
+    record,
+    where,
+)
+from strata.framework.reductions import MaxMin, _dims, _restore, max, mean, sum, var
+from strata.framework.tensor import Tensor, _wrap_dim
+
+_handles: dict[tuple[int, int], Any] = {}
+
+
+# ----------------------------------------------------------------------------------------- sort
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> MaxMin:  # noqa: A002
+    """Sort along `dim`: (values, indices) with values = input.gather(dim, indices).
+
+    The sort is always stable (equal values keep their order, so `stable` changes nothing) and NaN
+    sorts as the largest value, as in PyTorch.
+
+    Args:
+        input: the tensor.
+        dim: the dim to sort along.
+        descending: largest first.
+        stable: accepted for PyTorch's signature.
+    Returns:
+        A named pair (values, indices); indices are int64.
+    Raises:
+        IndexError: `dim` out of range.
+
+    Example:
+        >>> import strata
+        >>> strata.sort(strata.tensor([2, 1, 2, 0])).indices.tolist()
+        [3, 1, 0, 2]
+    """
+    if not isinstance(stable, bool):
+        raise TypeError(f"sort(): argument 'stable' must be bool, not {type(stable).__name__}")
+    d = _wrap_dim(dim, input.dim())
+    values, indices = _sort(input, d, descending)
+    shape = input.shape
+    record(values, [input], "SortBackward0", lambda g: (_fit(_scatter_rows(g, indices, d, shape), input),))
+    return MaxMin(values, indices, "sort")
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:  # noqa: A002
+    """The indices that sort `input` along `dim` (`sort(...).indices`)."""
+    with autograd.no_grad():
+        return sort(input, dim, descending, stable=stable).indices
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> MaxMin:  # noqa: A002
+    """The k largest (or smallest) values along `dim` and their indices, largest first (smallest first
+    for largest=False). Ties come out in index order (PyTorch leaves their order unspecified).
+
+    Raises:
+        RuntimeError: k outside [0, input.size(dim)]; a bool input.
+        IndexError: `dim` out of range.
+
+    Example:
+        >>> import strata
+        >>> strata.topk(strata.tensor([1.0, 4.0, 3.0]), 2).values.tolist()
+        [4.0, 3.0]
+    """
+    d = _wrap_dim(dim, input.dim())
+    if input.dtype is dt.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    size = input.shape[d] if input.dim() else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    with autograd.no_grad():
+        values, indices = _sort(input, d, largest)
+        if input.dim() and k != size:
+            cut = (slice(None),) * d + (slice(0, k),)
+            values, indices = values[cut].contiguous(), indices[cut].contiguous()
+    shape = input.shape
+    record(values, [input], "TopkBackward0", lambda g: (_fit(_scatter_rows(g, indices, d, shape), input),))
+    return MaxMin(values, indices, "topk")
+
+
+def _rows(shape: Any, d: int) -> tuple[int, int, int]:
+    """(outer, n, inner) of a contiguous tensor of `shape` seen as rows along dim d."""
+    if not shape:
+        return 1, 1, 1
+    return math.prod(shape[:d]), shape[d], math.prod(shape[d + 1:])
+
+
+def _sort(x: Tensor, d: int, descending: bool) -> tuple[Tensor, Tensor]:
+    """(values, indices) of a stable sort along d, without autograd."""
+    if x.dim() == 0:
+        with autograd.no_grad():
+            return clone(x), full((), 0, dt.int64, x.device)
+    if x.device.type == "cpu":
+        a = x._host()
+        key = _opmath(a)
+        if descending:  # a stable ascending sort of the reversed row, reversed back, keeps ties in order
+            rev = np.flip(key, d)
+            idx = np.flip(np.argsort(rev, axis=d, kind="stable"), d)
+            idx = x.shape[d] - 1 - idx
+        else:
+            idx = np.argsort(key, axis=d, kind="stable")
+        return from_host(np.take_along_axis(a, idx, d), x.dtype, CPU), from_host(idx, dt.int64, CPU)
+    src = x.detach().contiguous()
+    outer, n, inner = _rows(x.shape, d)
+    values = empty(x.shape, x.dtype, x.device)
+    indices = empty(x.shape, dt.int64, x.device)
+    p = kernels.scratch_len(n)
+    kv = ki = None
+    if p:
+        key_dt = dt.float32 if x.dtype in (dt.float16, dt.bfloat16) else x.dtype
+        kv, ki = empty((outer * inner * p,), key_dt, x.device), empty((outer * inner * p,), dt.int32, x.device)
+    with on(x.device):
+        kernels.sort(x.dtype.name, outer, n, inner, _ptr(values), _ptr(indices), _ptr(src), descending=descending,
+                     key_scratch=_ptr(kv) if kv is not None else 0, idx_scratch=_ptr(ki) if ki is not None else 0)
+    return values, indices
+
+
+def _scatter_rows(g: Tensor, indices: Tensor, d: int, shape: Any) -> Tensor:
+    """zeros(shape) with g put at `indices` along d (the gradient of sort/topk), without autograd."""
+    if g.dim() == 0:
+        return g.reshape(shape)
+    if g.device.type == "cpu":
+        z = np.zeros(tuple(shape), g.dtype.np)
+        np.put_along_axis(z, indices._host(), g._host(), d)
+        return from_host(z, g.dtype, CPU)
+    with autograd.no_grad():
+        gc, ic = g.contiguous(), indices.contiguous()
+    out = full(shape, 0, g.dtype, g.device)
+    outer, n, inner = _rows(shape, d)
+    with on(g.device):
+        kernels.scatter_rows(g.dtype.name, outer, g.shape[d], n, inner, _ptr(out), _ptr(gc), _ptr(ic))
+    return out
+
+
+# ----------------------------------------------------------------------------------------- scans
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """y_i = x_0 + ... + x_i along `dim`; integral and bool inputs give int64 (unless `dtype`).
+
+    Args:
+        input: the tensor.
+        dim: the dim to scan.
+        dtype: cast the input to this dtype first.
+    Raises:
+        IndexError: `dim` out of range.
+
+    Example:
+        >>> import strata
+        >>> strata.cumsum(strata.tensor([1, 2, 3]), 0)
+        tensor([1, 3, 6])
+    """
+    return _cum("sum", input, dim, dtype)
+
+
+def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """y_i = x_0 * ... * x_i along `dim`; integral and bool inputs give int64 (unless `dtype`).
+
+    Example:
+        >>> import strata
+        >>> strata.cumprod(strata.tensor([1.0, 2.0, 3.0]), 0).tolist()
+        [1.0, 2.0, 6.0]
+    """
+    return _cum("prod", input, dim, dtype)
+
+
+def _cum(op: str, input: Tensor, dim: int, dtype: Any) -> Tensor:  # noqa: A002
+    d = _wrap_dim(dim, input.dim())
+    if dtype is None:  # autocast runs cumsum/cumprod in float32 unless a dtype is given, as PyTorch's
+        (input,) = amp.full_precision(input)
+    x = input
+    if dtype is not None:
+        target = dt.as_dtype(dtype)
+        if target is dt.bool_:
+            raise NotImplementedError(f"\"cum{op}_out_cpu\" not implemented for 'Bool'")
+        with autograd.no_grad():
+            x = input if input.dtype is target else _cast(input, target)
+    out = _scan(op, x, d, reverse=False)
+    if op == "sum":
+        return record(out, [input], "CumsumBackward0",
+                      lambda g: (_fit(_scan("sum", g, d, reverse=True), input),))
+    return record(out, [input], "CumprodBackward0", lambda g: (_fit(_cumprod_backward(x, g, d), input),))
+
+
+def _scan(op: str, x: Tensor, d: int, *, reverse: bool) -> Tensor:
+    """Inclusive scan along d (from the end if `reverse`), without autograd."""
+    out_dt = x.dtype if x.dtype.is_floating_point else dt.int64
+    if x.device.type == "cpu":
+        a = x._host()
+        if a.ndim == 0:
+            a = a.reshape(1)
+        # PyTorch's CPU scans accumulate float32 in double, half/bfloat16 in float
+        acc = {dt.float32: np.float64, dt.float64: np.float64, dt.float16: np.float32, dt.bfloat16: np.float32}
+        a = a.astype(acc.get(x.dtype, np.int64))
+        if reverse:
+            a = np.flip(a, d)
+        with np.errstate(all="ignore"):
+            r = np.cumsum(a, axis=d) if op == "sum" else np.cumprod(a, axis=d)
+        if reverse:
+            r = np.flip(r, d)
+        return from_host(r.reshape(x.shape), out_dt, CPU)
+    with autograd.no_grad():
+        src = x.contiguous()
+    out = empty(x.shape, out_dt, x.device)
+    outer, n, inner = _rows(x.shape, d)
+    with on(x.device):
+        kernels.scan(op, x.dtype.name, outer, n, inner, _ptr(out), _ptr(src), reverse=reverse)
+    return out
+
+
+def _cumprod_backward(x: Tensor, g: Tensor, d: int) -> Tensor:
+    """d cumprod(x) / dx applied to g (exact where x has zeros), without autograd."""
+    if g.dtype is not x.dtype:
+        g = _cast(g, x.dtype)
+    if x.device.type == "cpu":
+        a, gh = _opmath(x._host()).reshape(_rows(x.shape, d)), _opmath(g._host()).reshape(_rows(x.shape, d))
+        a, gh = a.astype(np.float64), gh.astype(np.float64)
+        r = np.empty_like(gh)
+        n = a.shape[1]
+        with np.errstate(all="ignore"):
+            for i in range(n - 1, -1, -1):  # r_i = g_i + x_{i+1} r_{i+1}
+                r[:, i] = gh[:, i] if i == n - 1 else gh[:, i] + a[:, i + 1] * r[:, i + 1]
+            excl = np.cumprod(np.concatenate([np.ones_like(a[:, :1]), a[:, :-1]], axis=1), axis=1)
+            res = excl * r
+        return from_host(res.reshape(x.shape), x.dtype, CPU)
+    with autograd.no_grad():
+        xc, gc = x.contiguous(), g.contiguous()
+    out = empty(x.shape, x.dtype, x.device)
+    outer, n, inner = _rows(x.shape, d)
+    with on(x.device):
+        kernels.cumprod_backward(x.dtype.name, outer, n, inner, _ptr(out), _ptr(xc), _ptr(gc))
+    return out
+
+
+# ----------------------------------------------------------------------------------------- row reductions
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """log(sum(exp(x))) over `dim` (an int or a tuple), computed as m + log(sum(exp(x - m))) with m the
+    max (0 where the max is infinite), so large inputs do not overflow; integral inputs give the default
+    float dtype.
+
+    Example:
+        >>> import strata
+        >>> round(strata.logsumexp(strata.tensor([1000.0, 1000.0]), 0).item(), 2)
+        1000.69
+    """
+    x = input
+    if not x.dtype.is_floating_point:
+        with autograd.no_grad():
+            x = _cast(input, dt.get_default_dtype())
+    dims = _dims(x, dim)
+    with autograd.no_grad():
+        if any(x.shape[i] == 0 for i in dims):
+            out_k = full([1 if i in dims else s for i, s in enumerate(x.shape)], -math.inf, x.dtype, x.device)
+        else:
+            m = x
+            for i in dims:
+                m = max(m, i, keepdim=True).values
+            m = where(m.abs() == math.inf, full((), 0, m.dtype, m.device), m)
+            out_k = sum((x - m).exp(), dims, keepdim=True).log() + m
+        out = out_k
+        if not keepdim:
+            for i in reversed(dims):
+                out = out.squeeze(i)
+        out = out.detach()
+
+    def bw(g: Tensor) -> tuple:
+        return (_fit(_restore(g, x, dims, keepdim) * (x - out_k).exp(), input),)
+    return record(out, [input], "LogsumexpBackward0", bw)
+
+
+def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:  # noqa: A002
+    """exp(x - max) / sum(exp(x - max)) along `dim`, after casting to `dtype` if given.
+
+    On "cuda" float32/float16/bfloat16 run strata.libs.dnn's fused row kernel (softmax_forward; its
+    backward is softmax_backward); float64 composes the reduction and elementwise kernels.
+
+    Raises:
+        NotImplementedError: an integral input (without a floating `dtype`).
+        IndexError: `dim` out of range.
+
+    Example:
+        >>> import strata
+        >>> strata.framework.sorting.softmax(strata.tensor([0.0, 0.0], device="cuda"), 0).tolist()
+        [0.5, 0.5]
+    """
+    return _softmax(False, input, dim, dtype)
+
+
+def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:  # noqa: A002
+    """x - max - log(sum(exp(x - max))) along `dim` (see `softmax`)."""
+    return _softmax(True, input, dim, dtype)
+
+
+def _softmax(log: bool, input: Tensor, dim: int, dtype: Any) -> Tensor:  # noqa: A002
+    name = "log_softmax" if log else "softmax"
+    if dtype is None:  # autocast runs softmax in float32 unless a dtype is given, as PyTorch's
+        (input,) = amp.full_precision(input)
+    x = input
+    if dtype is not None:
+        with autograd.no_grad():
+            target = dt.as_dtype(dtype)
+            x = input if input.dtype is target else _cast(input, target)
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name}_lastdim_kernel_impl\" not implemented for '{_torch_name(x.dtype.name)}'")
+    d = _wrap_dim(dim, x.dim())
+    fused = x.device.type == "cuda" and x.dtype in (dt.float32, dt.float16, dt.bfloat16)
+    saved: Tensor | None = None
+    if x.numel() == 0:
+        out = empty(x.shape, x.dtype, x.device)
+    elif x.device.type == "cpu":
+        out = _softmax_cpu(log, x, d)
+    elif fused:
+        rows = _to_rows(x, d)
+        saved = empty(rows.shape, x.dtype, x.device)  # the output as rows, which the fused backward reads
+        with on(x.device):
+            _dnn().softmax_forward(_dnn_handle(x.device), device_array(rows), device_array(saved), log=log)
+        out = _from_rows(saved, x, d)
+    else:
+        with autograd.no_grad():
+            shifted = x - max(x, d, keepdim=True).values if x.dim() else x - x
+            lse = sum(shifted.exp(), d, keepdim=True).log()
+            out = shifted - lse if log else (shifted - lse).exp()
+
+    def bw(g: Tensor) -> tuple:
+        if g.dtype is not out.dtype:
+            g = _cast(g, out.dtype)
+        if saved is not None:  # the fused backward
+            gm = _to_rows(g, d)
+            dx = empty(gm.shape, g.dtype, g.device)
+            with on(g.device):
+                _dnn().softmax_backward(_dnn_handle(g.device), device_array(saved), device_array(gm),
+                                        device_array(dx), log=log)
+            return (_fit(_from_rows(dx, x, d), input),)
+        if log:
+            r = g - out.exp() * sum(g, d, keepdim=True)
+        else:
+            r = out * (g - sum(g * out, d, keepdim=True))
+        return (_fit(r, input),)
+    return record(out, [input], "LogSoftmaxBackward0" if log else "SoftmaxBackward0", bw)
+
+
+def _softmax_cpu(log: bool, x: Tensor, d: int) -> Tensor:
+    a = _opmath(x._host())
+    if a.ndim == 0:
+        a = a.reshape(1)
+        d = 0
+    with np.errstate(all="ignore"):
+        shifted = a - a.max(axis=d, keepdims=True) if a.size else a
+        e = np.exp(shifted)
+        s = e.sum(axis=d, keepdims=True)
+        r = shifted - np.log(s) if log else e / s
+    return from_host(r.reshape(x.shape), x.dtype, CPU)
+
+
+def _to_rows(t: Tensor, d: int) -> Tensor:
+    """t as C-contiguous rows along d (d moved last; a 0-dim t as one row of one), without autograd."""
+    with autograd.no_grad():
+        if t.dim() == 0:
+            return t.reshape(1)
+        if d != t.dim() - 1:
+            t = t.transpose(d, -1)
+        return t.contiguous()
+
+
+def _from_rows(r: Tensor, like: Tensor, d: int) -> Tensor:
+    """Undo `_to_rows`: a contiguous tensor of like's shape."""
+    with autograd.no_grad():
+        if like.dim() == 0:
+            return r.reshape(())
+        if d != like.dim() - 1:
+            r = r.transpose(d, -1).contiguous()
+        return r.detach()
+
+
+def _dnn() -> Any:
+    from strata.libs import dnn  # NOTE: imported on first use so `import strata` stays light (as linalg's blas)
+    return dnn
+
+
+def _dnn_handle(dev: device) -> Any:
+    """One DNN handle per device, remade after a device reset."""
+    index = dev.index or 0
+    key = (index, Device(index).context.generation)
+    h = _handles.get(key)
+    if h is None:
+        with on(device("cuda", index)):
+            h = _handles[key] = _dnn().create_handle()
+    return h
+
+
+# ----------------------------------------------------------------------------------------- moments
+def var_mean(input: Tensor, dim: Any = None, *, correction: float = 1,  # noqa: A002
+             keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """(var(input, dim, correction=correction, keepdim=keepdim), mean(input, dim, keepdim=keepdim)).
+
+    Example:
+        >>> import strata
+        >>> [t.item() for t in strata.var_mean(strata.tensor([1.0, 2.0, 6.0]))]
+        [7.0, 3.0]
+    """
+    return var(input, dim, correction=correction, keepdim=keepdim), mean(input, dim, keepdim=keepdim)
+
+
+def std_mean(input: Tensor, dim: Any = None, *, correction: float = 1,  # noqa: A002
+             keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """(std(input, dim, ...), mean(input, dim, ...)) (see `var_mean`)."""
+    v, m = var_mean(input, dim, correction=correction, keepdim=keepdim)
+    return v.sqrt(), m
