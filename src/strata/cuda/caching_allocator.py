@@ -242,11 +242,12 @@ def _index(d: Any) -> int:
         return _cuda_device.current_device().index
     if isinstance(d, int):
         return d
-    index = getattr(d, "index", None)
-    if index is None and isinstance(d, str):
+    if isinstance(d, str):  # before getattr: str has an `index` method
         if d != "cuda" and not d.startswith("cuda:"):
             raise ValueError(f"Expected a cuda device, but got: {d}")
         index = int(d.split(":")[1]) if ":" in d else None
+    else:
+        index = getattr(d, "index", None)
     return index if index is not None else _cuda_device.current_device().index
 
 

@@ -67,6 +67,18 @@ MAPPING: dict[str, tuple[str, str]] = {
     "empty": ("hipMalloc", "cudaMalloc"),
     "zeros": ("hipMalloc + hipMemset", "cudaMalloc + cudaMemset"),
     "to_device": ("hipMalloc + hipMemcpy(hipMemcpyHostToDevice)", "cudaMalloc + cudaMemcpy(cudaMemcpyHostToDevice)"),
+    # the caching allocator (PyTorch's c10 HIPCachingAllocator / CUDACachingAllocator)
+    "memory_allocated": ("HIPCachingAllocator: bytes in use of its hipMalloc segments",
+                         "CUDACachingAllocator: bytes in use of its cudaMalloc segments"),
+    "memory_reserved": ("HIPCachingAllocator: bytes of hipMalloc segments held",
+                        "CUDACachingAllocator: bytes of cudaMalloc segments held"),
+    "max_memory_allocated": ("HIPCachingAllocator: peak bytes in use of its hipMalloc segments",
+                             "CUDACachingAllocator: peak bytes in use of its cudaMalloc segments"),
+    "reset_peak_memory_stats": ("HIPCachingAllocator::resetPeakStats (over hipMalloc segments)",
+                                "CUDACachingAllocator::resetPeakStats (over cudaMalloc segments)"),
+    "empty_cache": ("HIPCachingAllocator::emptyCache (hipFree of unused segments)",
+                    "CUDACachingAllocator::emptyCache (cudaFree of unused segments)"),
+    "is_available": ("hipGetDeviceCount > 0", "cudaGetDeviceCount > 0"),
     # modules and kernels
     "compile": ("hiprtcCompileProgram + hipModuleLoadData", "nvrtcCompileProgram + cuModuleLoadData"),
     "Module": ("hipModule_t (hipModuleLoadData, hipModuleGetFunction, hipModuleGetGlobal)",
@@ -228,6 +240,42 @@ def mem_get_info() -> tuple[int, int]:
         True
     """
     return cuda.mem_get_info()
+
+
+def memory_allocated(device: Any = None) -> int:
+    """Bytes held by "cuda" tensors on `device` (default: the current device): the HIPCachingAllocator's
+    count of bytes in use within its hipMalloc segments (torch.cuda.memory_allocated on ROCm).
+
+    Example:
+        >>> memory_allocated() >= 0
+        True
+    """
+    return cuda.memory_allocated(device)
+
+
+def memory_reserved(device: Any = None) -> int:
+    """Bytes of hipMalloc segments the HIPCachingAllocator holds on `device`, in use or cached."""
+    return cuda.memory_reserved(device)
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    """Peak of memory_allocated on `device` (HIPCachingAllocator statistics over hipMalloc segments)."""
+    return cuda.max_memory_allocated(device)
+
+
+def reset_peak_memory_stats(device: Any = None) -> None:
+    """Reset the peak behind max_memory_allocated (HIPCachingAllocator over hipMalloc segments)."""
+    cuda.reset_peak_memory_stats(device)
+
+
+def empty_cache() -> None:
+    """Return the HIPCachingAllocator's unused cached segments to the driver (hipFree each)."""
+    cuda.empty_cache()
+
+
+def is_available() -> bool:
+    """True when hipGetDeviceCount finds a device (always: the virtual GPUs are always present)."""
+    return cuda.is_available()
 
 
 def memcpy(dst: Any, src: Any, count: int, kind: MemcpyKind | str | int = MemcpyKind.Default) -> None:
@@ -427,9 +475,10 @@ __all__ = [
     "MAPPING", "SHARED", "CompileError", "CudaError", "Device", "DeviceArray", "DeviceFault", "DeviceProperties",
     "Event", "FuncAttributes", "HipError", "InvalidLaunchConfig", "Kernel", "LaunchReport", "LaunchTimeout",
     "MemcpyKind", "Module", "OutOfMemoryError", "PTXSyntaxError", "Stream", "UnsupportedInstruction", "compile",
-    "current_device", "device_count", "empty", "free", "get_device", "get_device_properties", "get_error_name",
-    "get_error_string", "get_last_error", "malloc", "mem_get_info", "memcpy", "memcpy_async", "memcpy_from_symbol",
+    "current_device", "device_count", "empty", "empty_cache", "free", "get_device", "get_device_properties",
+    "get_error_name", "get_error_string", "get_last_error", "is_available", "malloc", "max_memory_allocated",
+    "mem_get_info", "memory_allocated", "memory_reserved", "memcpy", "memcpy_async", "memcpy_from_symbol",
     "memcpy_to_symbol", "memset", "memset_async", "occupancy_max_active_blocks_per_multiprocessor",
-    "occupancy_max_potential_block_size", "peek_at_last_error", "pinned_empty", "set_device", "synchronize",
-    "to_device", "zeros",
+    "occupancy_max_potential_block_size", "peek_at_last_error", "pinned_empty", "reset_peak_memory_stats",
+    "set_device", "synchronize", "to_device", "zeros",
 ]
