@@ -1,6 +1,6 @@
 """The `strata` command: `strata demo` runs the main job, `strata info` describes this stack, `strata smi`
-shows the devices (like nvidia-smi), `strata run program.py` runs a program on the virtual GPUs, `strata hipify
-FILE.cu` translates CUDA source to HIP."""
+shows the devices (like nvidia-smi), `strata run program.py` runs a program on the virtual GPUs (`--as-torch`:
+a PyTorch program, its `import torch` served by strata), `strata hipify FILE.cu` translates CUDA source to HIP."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--gpu", help="virtual GPU model of device 0: h200 (default), h100, a100, mi300x")
     run.add_argument("--devices", help="the virtual GPUs present, e.g. 'h200,h100' or '4xh200' (STRATA_DEVICES)")
     run.add_argument("--launch-blocking", action="store_true", help="synchronous launches (STRATA_LAUNCH_BLOCKING=1)")
+    run.add_argument("--as-torch", action="store_true",
+                     help="serve `import torch` (torch.nn, torch.optim, torch.cuda, ...) from strata, so a PyTorch "
+                          "program runs unchanged")
     run.add_argument("program", help="the Python file to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
     hip = sub.add_parser("hipify", help="translate CUDA source to HIP (like hipify-perl)")
@@ -36,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "run":
         return run_program(args.program, args.args, gpu=args.gpu, devices=args.devices,
-                           launch_blocking=args.launch_blocking)
+                           launch_blocking=args.launch_blocking, as_torch=args.as_torch)
     if args.command == "demo":
         from strata.demo import main as demo_main
 
@@ -49,10 +52,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_program(program: str, argv: list[str], *, gpu: str | None = None, devices: str | None = None,
-                launch_blocking: bool = False) -> int:
+                launch_blocking: bool = False, as_torch: bool = False) -> int:
     """`strata run`: execute `program` as __main__ (its sys.argv is [program, *argv]) with the virtual
     GPUs chosen by the options, then wait for the devices so a fault of the program's last kernels is
-    reported (like a CUDA program's final synchronize). Returns the program's exit status."""
+    reported (like a CUDA program's final synchronize). With `as_torch`, the program's `import torch`
+    is answered by strata (`strata.install_torch_alias`). Returns the program's exit status."""
     import os
     import runpy
     from pathlib import Path
@@ -67,6 +71,14 @@ def run_program(program: str, argv: list[str], *, gpu: str | None = None, device
     from strata import config
 
     config.settings()  # a bad --gpu/--devices fails here with the variable's message
+    if as_torch:
+        from strata.framework.torch_alias import install_torch_alias
+
+        try:
+            install_torch_alias()
+        except RuntimeError as e:
+            print(f"strata run --as-torch: {e}", file=sys.stderr)
+            return 2
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [program, *argv]
     sys.path.insert(0, str(Path(program).resolve().parent))

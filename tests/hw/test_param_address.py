@@ -15,7 +15,9 @@ template <typename T, int OP> __global__ void binary(Geometry g, T* out, const T
     long long rem = i, oa = 0, ob = 0;
     #pragma unroll
     for (int d = 7; d >= 0; --d) {
-        if (d < g.ndim) { long long c = rem % g.shape[d]; rem /= g.shape[d]; oa += c * g.st[1][d]; ob += c * g.st[2][d]; }
+        if (d < g.ndim) {
+            long long c = rem % g.shape[d]; rem /= g.shape[d]; oa += c * g.st[1][d]; ob += c * g.st[2][d];
+        }
     }
     out[i] = OP == 0 ? a[oa] + b[ob] : a[oa] * b[ob];
 }

@@ -125,6 +125,26 @@ __all__ = [
 
 # Feature modules append their exports below, one marked block each (kept apart so they merge cleanly).
 # -- block: indexing
+from strata.framework.indexing import (  # noqa: E402
+    argwhere,
+    gather,
+    index_add,
+    index_put,
+    index_put_,
+    index_select,
+    masked_fill,
+    masked_select,
+    nonzero,
+    scatter,
+    scatter_add,
+    take_along_dim,
+    tril,
+    triu,
+    where,  # noqa: F811 - adds where(condition), the one-argument form, to ops.where
+)
+
+__all__ += ["argwhere", "gather", "index_add", "index_put", "index_put_", "index_select", "masked_fill",
+            "masked_select", "nonzero", "scatter", "scatter_add", "take_along_dim", "tril", "triu", "where"]
 # -- end block: indexing
 # -- block: sorting
 from strata.framework.sorting import argsort, cumprod, cumsum, logsumexp, sort, std_mean, topk, var_mean  # noqa: E402
@@ -132,14 +152,139 @@ from strata.framework.sorting import argsort, cumprod, cumsum, logsumexp, sort, 
 __all__ += ["argsort", "cumprod", "cumsum", "logsumexp", "sort", "std_mean", "topk", "var_mean"]
 # -- end block: sorting
 # -- block: math
+from strata.framework.ops import (  # noqa: E402
+    acos,
+    acosh,
+    allclose,
+    amax,
+    amin,
+    aminmax,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    ceil,
+    copysign,
+    cos,
+    cosh,
+    count_nonzero,
+    equal,
+    erf,
+    erfinv,
+    exp2,
+    expm1,
+    floor,
+    floor_divide,
+    fmod,
+    frac,
+    hypot,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    lerp,
+    log1p,
+    log2,
+    log10,
+    logical_and,
+    logical_or,
+    logical_xor,
+    nan_to_num,
+    norm,
+    prod,
+    remainder,
+    sin,
+    sinh,
+    square,
+    tan,
+    trunc,
+)
+from strata.framework.ops import all_true as all  # noqa: E402,A004
+from strata.framework.ops import any_true as any  # noqa: E402,A004
+from strata.framework.ops import round_half_even as round  # noqa: E402,A004
+from strata.framework.shape_ops import (  # noqa: E402
+    bmm,
+    broadcast_to,
+    chunk,
+    diag,
+    diagonal,
+    einsum,
+    flip,
+    moveaxis,
+    movedim,
+    narrow,
+    outer,
+    repeat_interleave,
+    roll,
+    split,
+    swapaxes,
+    swapdims,
+    tile,
+    unbind,
+    unflatten,
+)
+
+fix = trunc
+arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
+__all__ += [
+    "acos", "acosh", "all", "allclose", "amax", "amin", "aminmax", "any", "arccos", "arcsin", "arctan", "arctan2",
+    "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm",
+    "broadcast_to", "ceil", "chunk", "copysign", "cos", "cosh", "count_nonzero", "diag", "diagonal", "einsum",
+    "equal", "erf", "erfinv", "exp2", "expm1", "fix", "flip", "floor", "floor_divide", "fmod", "frac", "hypot",
+    "isclose", "isfinite", "isinf", "isnan", "lerp", "log10", "log1p", "log2", "logical_and", "logical_or",
+    "logical_xor", "moveaxis", "movedim", "nan_to_num", "narrow", "norm", "outer", "prod", "remainder",
+    "repeat_interleave", "roll", "round", "sin", "sinh", "split", "square", "swapaxes", "swapdims", "tan", "tile",
+    "trunc", "unbind", "unflatten",
+]
 # -- end block: math
 # -- block: random
+from strata.framework.random import (  # noqa: E402
+    Generator,
+    bernoulli,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    multinomial,
+    normal,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    set_rng_state,
+)
+
+__all__ += ["Generator", "bernoulli", "default_generator", "get_rng_state", "initial_seed", "manual_seed",
+            "multinomial", "normal", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like",
+            "randperm", "seed", "set_rng_state"]
 # -- end block: random
-# -- block: nn
-# -- end block: nn
-# -- block: optim
-# -- end block: optim
-# -- block: serialization
-# -- end block: serialization
-# -- block: autograd
-# -- end block: autograd
+# -- block: packages
+import sys as _sys  # noqa: E402
+
+from strata.framework import autograd, linalg, nn, optim  # noqa: E402
+from strata.framework.serialization import load, save  # noqa: E402
+from strata.framework.torch_alias import install_torch_alias  # noqa: E402
+
+
+def _answer_as_strata(package: str) -> None:
+    """`import strata.nn.functional as F`, `import strata.optim`: strata.framework.X and its submodules
+    also answer as strata.X, the way torch.nn lives at the top of torch."""
+    full = f"strata.framework.{package}"
+    for name, mod in list(_sys.modules.items()):
+        if name == full or name.startswith(full + "."):
+            _sys.modules.setdefault("strata" + name[len("strata.framework"):], mod)
+
+
+for _package in ("autograd", "linalg", "nn", "optim"):
+    _answer_as_strata(_package)
+__all__ += ["autograd", "install_torch_alias", "linalg", "load", "nn", "optim", "save"]
+# -- end block: packages

@@ -1,6 +1,7 @@
-"""Matrix products: `matmul` (and `@`) with PyTorch's rules for 1-D operands and broadcast batch dims,
-and its gradient. On "cuda" it calls strata.libs.blas (gemm_strided_batched for float32/float64,
-gemm_ex with float32 compute for float16/bfloat16); on "cpu" NumPy.
+"""`strata.linalg` (torch.linalg's role) and matrix products: `matmul` (and `@`) with PyTorch's rules for
+1-D operands and broadcast batch dims, and its gradient; `vector_norm` is ops'. On "cuda" matmul calls
+strata.libs.blas (gemm_strided_batched for float32/float64, gemm_ex with float32 compute for
+float16/bfloat16); on "cpu" NumPy.
 
 Example:
     >>> import strata
@@ -12,14 +13,13 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from strata.cuda import Device
-from strata.framework import amp, autograd
+from strata.framework import amp, autograd, profiling
 from strata.framework import dtypes as dt
-from strata.framework.device import CPU, device, on
+from strata.framework.device import CPU, on
+from strata.framework.handles import library, library_handle
 from strata.framework.ops import (
     _check_same_device,
     _fit,
@@ -31,27 +31,15 @@ from strata.framework.ops import (
     fill_,
     from_host,
     record,
+    vector_norm,  # noqa: F401 - strata.linalg.vector_norm
 )
 from strata.framework.tensor import Tensor
-
-_handles: dict[tuple[int, int], Any] = {}
-
-
-def _blas_handle(index: int) -> Any:
-    """One BLAS handle per device, remade after a device reset (which frees its workspace)."""
-    from strata.libs import blas  # NOTE: imported on first matmul so `import strata` stays light
-    key = (index, Device(index).context.generation)
-    h = _handles.get(key)
-    if h is None:
-        with on(device("cuda", index)):
-            h = _handles[key] = blas.create_handle()
-    return h
 
 
 def _mm_cuda(a: Tensor, b: Tensor) -> Tensor:
     """Batched row-major (B, m, k) @ (B, k, n) on the GPU with strata.libs.blas (column-major trick:
     C^T = B^T A^T, so row-major B and A go in as column-major B^T and A^T, no transposes needed)."""
-    from strata.libs import blas  # NOTE: see _blas_handle
+    blas = library("blas")
     batch, m, k = a.shape
     n = b.shape[2]
     out = empty((batch, m, n), a.dtype, a.device)
@@ -60,7 +48,7 @@ def _mm_cuda(a: Tensor, b: Tensor) -> Tensor:
     if k == 0:
         return fill_(out, 0)
     a, b = a.contiguous(), b.contiguous()
-    h = _blas_handle(a.device.index or 0)
+    h = library_handle("blas", a.device)
     with on(a.device):
         if a.dtype in (dt.float32, dt.float64):
             blas.gemm_strided_batched(h, "N", "N", n, m, k, 1.0, _ptr(b), n, k * n, _ptr(a), k, m * k, 0.0,
@@ -100,6 +88,7 @@ def _matmul_nd(a: Tensor, b: Tensor) -> Tensor:
     return record(out, [a, b], "MmBackward0" if a.dim() == 2 and b.dim() == 2 else "BmmBackward0", bw)
 
 
+@profiling.op("aten::matmul")
 def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dims (input @ other)."""
     a, b = amp.lower_precision(input, other)

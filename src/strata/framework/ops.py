@@ -21,7 +21,7 @@ import builtins
 import math
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -569,6 +569,669 @@ def inplace(self: Tensor, result: Callable[[Tensor], Tensor]) -> Tensor:
         self._requires_grad = True
         self.grad_fn = res.grad_fn
     return self
+
+
+# ----------------------------------------------------------------------------------------- more math
+def _erf_np(x: np.ndarray) -> np.ndarray:
+    return np.frompyfunc(math.erf, 1, 1)(x).astype(x.dtype)
+
+
+def _erfinv_np(y: np.ndarray) -> np.ndarray:
+    """erf^-1 by Giles' single-precision approximation, polished with Newton steps in float64."""
+    y64 = y.astype(np.float64)
+    w = -np.log((1.0 - y64) * (1.0 + y64))
+    small = w < 5.0
+    ws, wl = w - 2.5, np.sqrt(np.abs(w)) - 3.0
+    ps = np.polyval([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                     -0.00125372503, -0.00417768164, 0.246640727, 1.50140941], ws)
+    pl = np.polyval([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                     -0.0076224613, 0.00943887047, 1.00167406, 2.83297682], wl)
+    x = np.where(small, ps, pl) * y64
+    for _ in range(3):
+        x = x - (_erf_np(x) - y64) / (2.0 / math.sqrt(math.pi) * np.exp(-x * x))
+    x = np.where(np.abs(y64) == 1, np.copysign(np.inf, y64), x)
+    return np.where(np.abs(y64) > 1, np.nan, x).astype(y.dtype)
+
+
+def _gelu_np(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1 + _erf_np(x * np.asarray(0.7071067811865476, x.dtype)))
+
+
+def _gelu_tanh_np(x: np.ndarray) -> np.ndarray:
+    k = np.asarray(0.7978845608028654, x.dtype)
+    return 0.5 * x * (1 + np.tanh(k * (x + np.asarray(0.044715, x.dtype) * x * x * x)))
+
+
+_NP_MATH_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "log1p": np.log1p, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "exp2": np.exp2, "erf": _erf_np,
+    "erfinv": _erfinv_np, "silu": lambda x: x / (1 + np.exp(-x)), "gelu": _gelu_np, "gelu_tanh": _gelu_tanh_np,
+    "floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc, "frac": lambda x: x - np.trunc(x),
+}
+# the ATen kernel names PyTorch's errors quote for dtypes an op does not take
+_KERNEL_NAMES = {"floor": "floor_vml_cpu", "ceil": "ceil_vml_cpu", "round": "round_vml_cpu", "trunc": "trunc_vml_cpu",
+                 "frac": "frac_cpu", "silu": "silu_cpu", "gelu": "GeluKernelImpl", "gelu_tanh": "GeluKernelImpl",
+                 "fmod": "fmod_cpu", "remainder": "remainder_cpu", "floor_divide": "div_floor_cpu",
+                 "hypot": "hypot_cpu", "bitwise_and": "bitwise_and_cpu", "bitwise_or": "bitwise_or_cpu",
+                 "bitwise_xor": "bitwise_xor_cpu", "bitwise_not": "bitwise_not_cpu"}
+
+
+def _not_implemented(op: str, d: dt.dtype) -> NotImplementedError:
+    return NotImplementedError(f"\"{_KERNEL_NAMES[op]}\" not implemented for '{_torch_name(d.name)}'")
+
+
+def math_unary(op: str, x: Tensor) -> Tensor:
+    """out = op(x) for the ops of kernels.FLOAT_UNARY, without autograd. Transcendental ops give integral
+    and bool inputs the default float dtype; rounding ops return integral inputs unchanged (a copy)."""
+    rounding = op in kernels.ROUNDING
+    if not x.dtype.is_floating_point:
+        if x.dtype is dt.bool_ and rounding or op in ("frac", "silu", "gelu", "gelu_tanh"):
+            raise _not_implemented(op, x.dtype)
+        if rounding:
+            return _cast(x, x.dtype)
+    out_dt = x.dtype if x.dtype.is_floating_point else dt.get_default_dtype()
+    if x.device.type == "cpu":
+        with np.errstate(all="ignore"):
+            r = _NP_MATH_UNARY[op](_opmath(x._host().astype(out_dt.np)))
+        return from_host(np.asarray(r), out_dt, CPU)
+    src = x if x.dtype is out_dt else _cast(x, out_dt)
+    out = empty(x.shape, out_dt, x.device)
+    with on(x.device):
+        kernels.math_unary(op, out_dt.name, x.shape, _ptr(out), out.stride(), _ptr(src), src.stride())
+    return out
+
+
+_SQRT_PI = math.sqrt(math.pi)
+
+
+def _math_unary_grad(op: str, x: Tensor, out: Tensor, g: Tensor) -> Tensor:
+    """d op(x) / dx times g, with strata ops (so it runs where x lives)."""
+    if op in ("floor", "ceil", "round", "trunc"):
+        return zeros_like(g)
+    if op == "frac":
+        return g
+    if op in ("sin", "cos", "sinh", "cosh"):
+        other = {"sin": "cos", "cos": "sin", "sinh": "cosh", "cosh": "sinh"}[op]
+        d = math_unary_op(other, x)
+        return -g * d if op == "cos" else g * d
+    if op == "tan":
+        return g * (out * out + 1)
+    if op in ("asin", "acos"):
+        d = g / unary_op("sqrt", 1 - x * x)
+        return -d if op == "acos" else d
+    if op == "atan":
+        return g / (x * x + 1)
+    if op == "asinh":
+        return g / unary_op("sqrt", x * x + 1)
+    if op == "acosh":
+        return g / unary_op("sqrt", x * x - 1)
+    if op == "atanh":
+        return g / (1 - x * x)
+    if op == "log1p":
+        return g / (x + 1)
+    if op == "expm1":
+        return g * (out + 1)
+    if op in ("log2", "log10"):
+        return g / (x * math.log(2.0 if op == "log2" else 10.0))
+    if op == "exp2":
+        return g * out * math.log(2.0)
+    if op == "erf":
+        return g * (2.0 / _SQRT_PI) * unary_op("exp", -(x * x))
+    if op == "erfinv":
+        return g * (_SQRT_PI / 2.0) * unary_op("exp", out * out)
+    if op == "silu":
+        s = unary_op("sigmoid", x)
+        return g * s * (1 + x * (1 - s))
+    if op == "gelu":
+        cdf = (math_unary_op("erf", x * 0.7071067811865476) + 1) * 0.5
+        pdf = unary_op("exp", x * x * -0.5) * (1 / math.sqrt(2 * math.pi))
+        return g * (cdf + x * pdf)
+    # gelu_tanh
+    k, c = 0.7978845608028654, 0.044715
+    t = unary_op("tanh", (x + x * x * x * c) * k)
+    return g * ((t + 1) * 0.5 + x * 0.5 * (1 - t * t) * k * (x * x * (3 * c) + 1))
+
+
+_NODE_NAMES = {"log1p": "Log1PBackward0", "gelu_tanh": "GeluBackward0", "floor_divide": "NotImplemented",
+               "atan2": "Atan2Backward0"}
+
+
+def _node(op: str, suffix: str = "0") -> str:
+    return _NODE_NAMES.get(op) or "".join(p.capitalize() for p in op.split("_")) + "Backward" + suffix
+
+
+def math_unary_op(op: str, x: Tensor) -> Tensor:
+    """Differentiable `math_unary`."""
+    out = math_unary(op, x)
+    if not out.dtype.is_floating_point:
+        return out
+    return record(out, [x], _node(op), lambda g: (_fit(_math_unary_grad(op, x, out, g), x),))
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
+    """GELU: x * Phi(x) (approximate='none', with erf) or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return math_unary_op("gelu" if approximate == "none" else "gelu_tanh", input)
+
+
+def silu(input: Tensor) -> Tensor:  # noqa: A002
+    """SiLU (swish): x * sigmoid(x)."""
+    return math_unary_op("silu", input)
+
+
+def round_half_even(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A002
+    """Round half to even; with `decimals`, round(x * 10^decimals) / 10^decimals (negative: / then *)."""
+    if decimals == 0:
+        return math_unary_op("round", input)
+    if not input.dtype.is_floating_point:
+        raise _not_implemented("round", input.dtype)
+    p = 10.0 ** builtins.abs(decimals)
+    with autograd.no_grad():
+        out = binary("div" if decimals > 0 else "mul", math_unary("round", binary("mul" if decimals > 0 else "div",
+                                                                                input, p)), p)
+    return record(out, [input], "RoundBackward1", lambda g: (_fit(zeros_like(g), input),))
+
+
+def square(input: Tensor) -> Tensor:  # noqa: A002
+    """input * input (input ** 2: integral stays integral, bool becomes int64)."""
+    return pow(input, 2)
+
+
+def _predicate(op: str, x: Tensor) -> Tensor:
+    if not x.dtype.is_floating_point:  # integers are never NaN or infinite: only the shape matters
+        return full(x.shape, op == "isfinite", dt.bool_, x.device)
+    if x.device.type == "cpu":
+        return from_host(getattr(np, op)(_opmath(x._host())), dt.bool_, CPU)
+    out = empty(x.shape, dt.bool_, x.device)
+    with on(x.device):
+        kernels.math_unary(op, x.dtype.name, x.shape, _ptr(out), out.stride(), _ptr(x), x.stride())
+    return out
+
+
+def isnan(input: Tensor) -> Tensor:  # noqa: A002
+    """True where input is NaN."""
+    return _predicate("isnan", input)
+
+
+def isinf(input: Tensor) -> Tensor:  # noqa: A002
+    """True where input is +inf or -inf."""
+    return _predicate("isinf", input)
+
+
+def isfinite(input: Tensor) -> Tensor:  # noqa: A002
+    """True where input is neither NaN nor infinite."""
+    return _predicate("isfinite", input)
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,  # noqa: A002
+               neginf: float | None = None) -> Tensor:
+    """input with NaN -> nan, +inf -> posinf, -inf -> neginf (default: the dtype's largest / lowest value)."""
+    x = input
+    if not x.dtype.is_floating_point:
+        return clone(x)
+    info = np.finfo(x.dtype.np)
+    pinf = float(info.max) if posinf is None else float(posinf)
+    ninf = float(info.min) if neginf is None else float(neginf)
+    if x.device.type == "cpu":
+        a = _opmath(x._host())
+        r = np.where(np.isnan(a), nan, np.where(np.isposinf(a), pinf, np.where(np.isneginf(a), ninf, a)))
+        out = from_host(r, x.dtype, CPU)
+    else:
+        out = empty(x.shape, x.dtype, x.device)
+        with on(x.device):
+            kernels.nan_to_num(x.dtype.name, x.shape, _ptr(out), out.stride(), _ptr(x), x.stride(), nan, pinf, ninf)
+    return record(out, [x], "NanToNumBackward0",
+                  lambda g: (_fit(where(_predicate("isfinite", x), g, zeros_like(g)), x),))
+
+
+# logical ops: any dtypes, bool result (nonzero is true)
+def _logical(op: str, a: Tensor, b: Tensor) -> Tensor:
+    _need_tensor(f"logical_{op}", b)
+    dev = _check_same_device(a, b)
+    ta, tb = _as_tensor(a, dt.bool_, dev), _as_tensor(b, dt.bool_, dev)
+    kernel = {"and": "minimum", "or": "maximum", "xor": "ne"}[op]
+    return binary(kernel, ta, tb)
+
+
+def logical_and(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Elementwise `input and other` (nonzero is true), bool result."""
+    return _logical("and", input, other)
+
+
+def logical_or(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Elementwise `input or other`, bool result."""
+    return _logical("or", input, other)
+
+
+def logical_xor(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Elementwise `bool(input) != bool(other)`, bool result."""
+    return _logical("xor", input, other)
+
+
+_NP_MATH_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "fmod": np.fmod, "remainder": np.remainder, "floor_divide": np.floor_divide, "atan2": np.arctan2,
+    "hypot": np.hypot, "copysign": np.copysign, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor,
+}
+
+
+def math_binary(op: str, a: Any, b: Any) -> Tensor:
+    """out = op(a, b) for the ops of kernels.DIVMOD, FLOAT_BINARY and BITWISE, with type promotion and
+    broadcasting, without autograd."""
+    dev = _check_same_device(a, b)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"{op}: expected at least one tensor")
+    res = dt.result_type(a, b)
+    if op in kernels.BITWISE:
+        if res.is_floating_point:
+            raise _not_implemented(op, res)
+    elif res is dt.bool_ and op in kernels.DIVMOD or op == "hypot" and not res.is_floating_point:
+        raise _not_implemented(op, res)
+    elif op in ("atan2", "copysign") and not res.is_floating_point:
+        res = dt.get_default_dtype()
+    if op in kernels.DIVMOD and not res.is_floating_point and not isinstance(b, Tensor) and b == 0:
+        raise RuntimeError("ZeroDivisionError")
+    ta, tb = _as_tensor(a, res, dev), _as_tensor(b, res, dev)
+    shape = broadcast_shapes(ta.shape, tb.shape)
+    if dev.type == "cpu":
+        ha, hb = _opmath(ta._host()), _opmath(tb._host())
+        if op in kernels.DIVMOD and not res.is_floating_point and (hb == 0).any():
+            raise RuntimeError("ZeroDivisionError")
+        with np.errstate(all="ignore"):
+            r = _NP_MATH_BINARY[op](ha, hb)
+        return from_host(np.broadcast_to(np.asarray(r), shape), res, CPU)
+    out = empty(shape, res, dev)
+    with on(dev):
+        kernels.math_binary(op, res.name, shape, _ptr(out), out.stride(), _ptr(ta), _bstrides(ta, shape), _ptr(tb),
+                            _bstrides(tb, shape))
+    return out
+
+
+def _math_binary_grad(op: str, a: Any, b: Any, out: Tensor) -> Callable[[Tensor], tuple]:
+    def bw(g: Tensor) -> tuple:
+        ga: Any = None
+        gb: Any = None
+        if op in ("fmod", "remainder"):
+            ga = g
+            if isinstance(b, Tensor) and b.requires_grad:
+                q = binary("div", a, b)
+                q = math_unary("trunc" if op == "fmod" else "floor", q)
+                gb = -g * q
+        elif op == "atan2":
+            den = a * a + b * b
+            ga, gb = g * b / den, -g * a / den
+        elif op == "hypot":
+            ga, gb = g * a / out, g * b / out
+        elif op == "copysign":
+            ratio = binary("div", out, a)
+            ga = g * where(binary("eq", a, 0), zeros_like(ratio), ratio)
+            gb = zeros_like(g) if isinstance(b, Tensor) else None
+        else:  # floor_divide: PyTorch has no derivative for it
+            raise RuntimeError("the derivative for 'floor_divide' is not implemented.")
+        return _fit(ga, a), _fit(gb, b)
+    return bw
+
+
+def math_binary_op(op: str, a: Any, b: Any) -> Tensor:
+    """Differentiable `math_binary`."""
+    if op in ("atan2", "hypot") and not isinstance(b, Tensor):
+        raise TypeError(f"{op}(): argument 'other' (position 2) must be Tensor, not {type(b).__name__}")
+    out = math_binary(op, a, b)
+    if not out.dtype.is_floating_point:
+        return out
+    # PyTorch numbers the overloads: fmod/remainder by a tensor and copysign by a scalar are ...Backward1
+    suffix = "0"
+    if op in ("fmod", "remainder") and isinstance(b, Tensor) or op == "copysign" and not isinstance(b, Tensor):
+        suffix = "1"
+    return record(out, [a, b], _node(op, suffix), _math_binary_grad(op, a, b, out))
+
+
+def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """C's fmod: the remainder of input / other with the sign of input."""
+    return math_binary_op("fmod", input, other)
+
+
+def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Python's %: input - floor(input / other) * other, with the sign of other."""
+    return math_binary_op("remainder", input, other)
+
+
+def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """floor(input / other) (Python's //; integral inputs stay integral)."""
+    return math_binary_op("floor_divide", input, other)
+
+
+def atan2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The angle of the point (other, input): atan(input / other) in the right quadrant."""
+    return math_binary_op("atan2", input, other)
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """sqrt(input^2 + other^2) without overflow."""
+    return math_binary_op("hypot", input, other)
+
+
+def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """|input| with the sign (bit) of other."""
+    return math_binary_op("copysign", input, other)
+
+
+def bitwise_and(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """input & other on integral or bool tensors."""
+    return math_binary("bitwise_and", input, other)
+
+
+def bitwise_or(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """input | other on integral or bool tensors."""
+    return math_binary("bitwise_or", input, other)
+
+
+def bitwise_xor(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """input ^ other on integral or bool tensors."""
+    return math_binary("bitwise_xor", input, other)
+
+
+def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
+    """~input on integral tensors (logical not on bool)."""
+    if input.dtype.is_floating_point:
+        raise _not_implemented("bitwise_not", input.dtype)
+    if input.device.type == "cpu":
+        return from_host(np.invert(input._host()), input.dtype, CPU)
+    out = empty(input.shape, input.dtype, input.device)
+    with on(input.device):
+        kernels.math_unary("bitwise_not", input.dtype.name, input.shape, _ptr(out), out.stride(), _ptr(input),
+                           input.stride())
+    return out
+
+
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:  # noqa: A002
+    """input + weight * (end - input) (weight a scalar or a tensor), with lerp's gradients."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"lerp_kernel_{'tensor' if isinstance(weight, Tensor) else 'scalar'}\" not "
+                                  f"implemented for '{_torch_name(input.dtype.name)}'")
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t.dtype is not input.dtype and (name == "end" or t.dim() > 0):
+            raise RuntimeError(f"expected dtype {_ctype_name(input.dtype)} for `{name}` but got dtype "
+                               f"{_ctype_name(t.dtype)}")
+    with autograd.no_grad():
+        w = weight.to(input.dtype) if isinstance(weight, Tensor) else weight
+        diff = binary("sub", end, input)
+        out = binary("add", input, binary("mul", w, diff))
+
+    def bw(g: Tensor) -> tuple:
+        gi = g * (1 - w) if input.requires_grad else None
+        ge = g * w if isinstance(end, Tensor) and end.requires_grad else None
+        gw = g * (end - input) if isinstance(weight, Tensor) and weight.requires_grad else None
+        return _fit(gi, input), _fit(ge, end), _fit(gw, weight)
+    return record(out, [input, end, weight], "LerpBackward1" if isinstance(weight, Tensor) else "LerpBackward0", bw)
+
+
+def _ctype_name(d: dt.dtype) -> str:
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}.get(
+        d.name, d.name)
+
+
+# ----------------------------------------------------------------------------------------- reductions
+class AminmaxResult(NamedTuple):
+    """(min, max), printed as torch.return_types.aminmax."""
+
+    min: Tensor
+    max: Tensor
+
+    def __repr__(self) -> str:
+        return f"strata.return_types.aminmax(\nmin={self.min!r},\nmax={self.max!r})"
+
+
+def _red_dims(x: Tensor, dim: Any) -> list[int]:
+    return reductions._dims(x, dim)
+
+
+def _reduce_to(op: str, x: Tensor, dims: list[int], keepdim: bool, out_dt: dt.dtype) -> Tensor:
+    """reductions' kernel (or NumPy) over `dims`; an empty `dims` (a 0-dim input) is a copy."""
+    if not dims:
+        return _cast(x, out_dt)
+    if op == "prod" and x.device.type == "cpu":
+        shape = [1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else \
+            [s for i, s in enumerate(x.shape) if i not in dims]
+        a = _opmath(x._host())
+        acc = a.dtype if a.dtype.kind == "f" else np.int64
+        with np.errstate(all="ignore"):
+            r = np.prod(a, axis=tuple(dims), dtype=acc)
+        return from_host(np.asarray(r).reshape(shape), out_dt, CPU)
+    if op == "prod":
+        kept = [i for i in range(x.dim()) if i not in dims]
+        out_shape = [1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else \
+            [x.shape[i] for i in kept]
+        out = empty(out_shape, out_dt, x.device)
+        kshape = [x.shape[i] for i in kept]
+        with on(x.device):
+            kernels.reduce("prod", x.dtype.name, kshape, _ptr(out), contiguous_strides(kshape), 0,
+                           [x.stride(i) for i in kept], [x.shape[i] for i in dims], [x.stride(i) for i in dims],
+                           _ptr(x))
+        return out
+    return reductions._reduce(op, x, dims, keepdim, out_dt)[0]
+
+
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
+         dtype: Any = None) -> Tensor:
+    """Product over `dim` (all if None); integral and bool inputs give int64. The gradient handles zeros
+    (the product of the other elements)."""
+    x = input if dtype is None else input.to(dt.as_dtype(dtype))
+    if dim is not None and not isinstance(dim, int):
+        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
+    dims = _red_dims(x, dim)
+    out_dt = x.dtype if x.dtype.is_floating_point else dt.int64
+    if x.numel() == 0:
+        out = full([1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else
+                   [s for i, s in enumerate(x.shape) if i not in dims], 1, out_dt, x.device)
+    else:
+        out = _reduce_to("prod", x, dims, keepdim, out_dt)
+    shape = x.shape
+
+    def bw(g: Tensor) -> tuple:
+        with autograd.no_grad():
+            zero = binary("eq", x, 0)
+            nonzero_x = where(zero, ones_like(x), x)
+            p_nz = reductions._restore(_reduce_to("prod", nonzero_x, dims, keepdim, x.dtype), x, dims, keepdim)
+            zeros = reductions._restore(reductions.sum(zero, dims, keepdim), x, dims, keepdim)
+        gg = reductions._restore(g, x, dims, keepdim).expand(shape)
+        none_zero = where(binary("eq", zeros, 0), binary("div", p_nz, nonzero_x), zeros_like(nonzero_x))
+        one_zero = where(binary("mul", zero, binary("eq", zeros, 1)), p_nz.expand(shape), zeros_like(nonzero_x))
+        return (_fit(gg * binary("add", none_zero, one_zero), x),)
+    return record(out, [x], "ProdBackward1" if dim is not None else "ProdBackward0", bw)
+
+
+def _all_any(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:  # noqa: A002
+    x = input
+    dims = _red_dims(x, dim)
+    out_dt = dt.uint8 if x.dtype is dt.uint8 else dt.bool_
+    nz = binary("ne", x, 0) if x.dtype is not dt.bool_ else x
+    if x.numel() == 0:
+        shape = [1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else \
+            [s for i, s in enumerate(x.shape) if i not in dims]
+        return full(shape, op == "all", out_dt, x.device)
+    r = _reduce_to("min" if op == "all" else "max", _cast(nz, dt.uint8), dims, keepdim, dt.uint8)
+    return r if out_dt is dt.uint8 else _cast(r, dt.bool_)
+
+
+def all_true(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """True if every element (along `dim`, an int or a tuple) is nonzero; uint8 inputs give uint8."""
+    return _all_any("all", input, dim, keepdim)
+
+
+def any_true(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """True if some element (along `dim`) is nonzero; uint8 inputs give uint8."""
+    return _all_any("any", input, dim, keepdim)
+
+
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
+    """Number of nonzero elements (along `dim`, an int or a tuple), int64."""
+    return reductions.sum(binary("ne", input, 0), dim)
+
+
+def _amaxmin(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:  # noqa: A002
+    x = input
+    dims = _red_dims(x, dim if dim != () else None)
+    name = "amax" if op == "max" else "amin"
+    if x.numel() == 0 and (dim is None or dim == () or builtins.any(x.shape[d] == 0 for d in dims)):
+        if dim is None or dim == ():
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                               "reduction dim with the 'dim' argument.")
+        bad = next(d for d in dims if x.shape[d] == 0)
+        raise IndexError(f"{name}(): Expected reduction dim {bad} to have non-zero size.")
+    src = _cast(x, dt.uint8) if x.dtype is dt.bool_ and x.device.type == "cuda" else x
+    if x.numel() == 0:  # nothing reduced into an empty output
+        out = empty([1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else
+                    [s for i, s in enumerate(x.shape) if i not in dims], src.dtype, x.device)
+    else:
+        out = _reduce_to(op, src, dims, keepdim, src.dtype)
+    if out.dtype is not x.dtype:
+        out = _cast(out, x.dtype)
+    shape = x.shape
+
+    def bw(g: Tensor) -> tuple:
+        mask = binary("eq", x, reductions._restore(out, x, dims, keepdim))
+        count = reductions._restore(reductions.sum(mask, dims, keepdim), x, dims, keepdim)
+        gg = reductions._restore(g, x, dims, keepdim).expand(shape)
+        return (_fit(where(mask, gg / count, zeros_like(gg)), x),)
+    return record(out, [x], "AmaxBackward0" if op == "max" else "AminBackward0", bw)
+
+
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Largest value over `dim` (an int or a tuple; all dims if empty); the gradient is shared by ties."""
+    return _amaxmin("max", input, dim, keepdim)
+
+
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Smallest value over `dim` (an int or a tuple; all dims if empty)."""
+    return _amaxmin("min", input, dim, keepdim)
+
+
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> AminmaxResult:  # noqa: A002
+    """(min, max) over `dim` (all if None)."""
+    with autograd.no_grad():
+        if dim is None and input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        d = () if dim is None else dim
+        return AminmaxResult(_amaxmin("min", input, d, keepdim), _amaxmin("max", input, d, keepdim))
+
+
+def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
+                dtype: Any = None) -> Tensor:
+    """(sum |x|^ord)^(1/ord) over `dim` (all if None); ord inf / -inf: max / min |x|; ord 0: the number
+    of nonzeros. Needs a floating input."""
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_torch_name(x.dtype.name)}")
+    if dtype is not None:
+        x = x.to(dt.as_dtype(dtype))
+    dims = _red_dims(x, dim)
+    p = float(ord)
+    with autograd.no_grad():
+        ax = unary("abs", x)
+        if p == math.inf or p == -math.inf:
+            out = _amaxmin("max" if p > 0 else "min", ax, dims, keepdim) if x.numel() else \
+                full([], 0, x.dtype, x.device)
+        elif p == 0:
+            out = reductions.sum(binary("ne", x, 0), dims, keepdim).to(x.dtype)
+        elif p == 1:
+            out = reductions.sum(ax, dims, keepdim)
+        elif p == 2:
+            out = unary("sqrt", reductions.sum(binary("mul", x, x), dims, keepdim))
+        else:
+            out = binary("pow", reductions.sum(binary("pow", ax, p), dims, keepdim), 1.0 / p)
+    shape = x.shape
+
+    def bw(g: Tensor) -> tuple:
+        norm = reductions._restore(out, x, dims, keepdim)
+        gg = reductions._restore(g, x, dims, keepdim).expand(shape)
+        if p == 0:  # no gradient (PyTorch leaves it undefined)
+            return (None,)
+        sgn = unary("sign", x)
+        if p == 1:
+            r = gg * sgn
+        elif builtins.abs(p) == math.inf:
+            mask = binary("eq", unary("abs", x), norm)
+            count = reductions._restore(reductions.sum(mask, dims, keepdim), x, dims, keepdim)
+            r = where(mask, gg * sgn / count, zeros_like(gg))
+        elif p == 2:
+            r = where(binary("eq", norm, 0), zeros_like(gg), gg * x / norm)
+        else:
+            r = gg * sgn * unary("abs", x) ** (p - 1) / norm ** (p - 1)
+            r = where(binary("eq", norm, 0), zeros_like(gg), r)
+        return (_fit(r, x),)
+    return record(out, [x], "LinalgVectorNormBackward0", bw)
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,  # noqa: A002
+         dtype: Any = None) -> Tensor:
+    """torch.norm: the vector p-norm over `dim` (all dims if None); 'fro' is the 2-norm."""
+    if p == "fro":
+        p = 2
+    elif isinstance(p, str):
+        raise NotImplementedError(f"norm(p={p!r}) (matrix norms) is not implemented")
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+def _same_dtype(a: Tensor, b: Tensor) -> None:
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{_torch_name(a.dtype.name)} did not match {_torch_name(b.dtype.name)}")
+
+
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
+            equal_nan: bool = False) -> Tensor:
+    """|input - other| <= atol + rtol * |other| elementwise (equal infinities are close; NaN only with
+    equal_nan), bool result."""
+    _same_dtype(input, other)
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    with autograd.no_grad():
+        close = binary("eq", input, other)
+        if equal_nan and input.dtype.is_floating_point:
+            close = binary("maximum", close, binary("minimum", _predicate("isnan", input), _predicate("isnan", other)))
+        if input.dtype is dt.bool_ or (rtol == 0 and atol == 0):
+            return close
+        a, b = input, other
+        if not a.dtype.is_floating_point:
+            a, b = _cast(a, dt.get_default_dtype()), _cast(b, dt.get_default_dtype())
+        err = unary("abs", binary("sub", a, b))
+        allowed = binary("add", unary("abs", binary("mul", b, rtol)), atol)
+        ok = binary("minimum", _predicate("isfinite", err), binary("le", err, allowed))
+        return binary("maximum", close, ok)
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
+             equal_nan: bool = False) -> bool:
+    """isclose(...).all() as a Python bool (reads the device, as PyTorch does)."""
+    return builtins.bool(all_true(isclose(input, other, rtol, atol, equal_nan)).item())
+
+
+def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
+    """True if both have the same shape and the same values (a Python bool; reads the device)."""
+    _check_same_device(input, other)
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    with autograd.no_grad():
+        return builtins.bool(all_true(binary("eq", input, other)).item())
+
+
+def _math_fn(op: str) -> Callable[[Tensor], Tensor]:
+    def fn(input: Tensor) -> Tensor:  # noqa: A002
+        return math_unary_op(op, input)
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = f"Elementwise {op}, as torch.{op} (integral inputs give the default float dtype, except rounding)."
+    return fn
+
+
+sin, cos, tan, asin, acos, atan = (_math_fn(op) for op in ("sin", "cos", "tan", "asin", "acos", "atan"))
+sinh, cosh, asinh, acosh, atanh = (_math_fn(op) for op in ("sinh", "cosh", "asinh", "acosh", "atanh"))
+log1p, expm1, log2, log10, exp2 = (_math_fn(op) for op in ("log1p", "expm1", "log2", "log10", "exp2"))
+erf, erfinv, floor, ceil, trunc, frac = (_math_fn(op) for op in ("erf", "erfinv", "floor", "ceil", "trunc", "frac"))
 
 
 # reductions and linalg build on this module; Tensor's methods reach all three through tensor_ops

@@ -245,20 +245,3 @@ def std(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool 
     return var(input, dim, correction=correction, keepdim=keepdim).sqrt()
 
 
-def softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    """exp(x - max) / sum(exp(x - max)) along `dim` (the max shift is constant for the gradient)."""
-    _need_float("softmax", input)
-    e = (input - max(input, dim, keepdim=True).values.detach()).exp()
-    return e / sum(e, dim, keepdim=True)
-
-
-def log_softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    """x - max - log(sum(exp(x - max))) along `dim`."""
-    _need_float("log_softmax", input)
-    shifted = input - max(input, dim, keepdim=True).values.detach()
-    return shifted - sum(shifted.exp(), dim, keepdim=True).log()
-
-
-def _need_float(op: str, x: Tensor) -> None:
-    if not x.dtype.is_floating_point:
-        raise RuntimeError(f"\"{op}_lastdim_kernel_impl\" not implemented for '{_torch_name(x.dtype.name)}'")

@@ -19,15 +19,16 @@ Example:
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any
 
 import numpy as np
 
-from strata.cuda import Device
 from strata.framework import amp, autograd
 from strata.framework import dtypes as dt
 from strata.framework.device import CPU, device, on
+from strata.framework.handles import library, library_handle
 from strata.framework.kernels import sorting as kernels
 from strata.framework.ops import (
     _cast,
@@ -45,8 +46,6 @@ from strata.framework.ops import (
 )
 from strata.framework.reductions import MaxMin, _dims, _restore, max, mean, sum, var
 from strata.framework.tensor import Tensor, _wrap_dim
-
-_handles: dict[tuple[int, int], Any] = {}
 
 
 # ----------------------------------------------------------------------------------------- sort
@@ -335,9 +334,10 @@ def _softmax(log: bool, input: Tensor, dim: int, dtype: Any) -> Tensor:  # noqa:
         with autograd.no_grad():
             target = dt.as_dtype(dtype)
             x = input if input.dtype is target else _cast(input, target)
-    if not x.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{name}_lastdim_kernel_impl\" not implemented for '{_torch_name(x.dtype.name)}'")
     d = _wrap_dim(dim, x.dim())
+    if not x.dtype.is_floating_point:  # PyTorch names the kernel it would have run
+        kernel = name + ("_lastdim" if d == builtins.max(x.dim() - 1, 0) else "")
+        raise NotImplementedError(f"\"{kernel}_kernel_impl\" not implemented for '{_torch_name(x.dtype.name)}'")
     fused = x.device.type == "cuda" and x.dtype in (dt.float32, dt.float16, dt.bfloat16)
     saved: Tensor | None = None
     if x.numel() == 0:
@@ -408,19 +408,11 @@ def _from_rows(r: Tensor, like: Tensor, d: int) -> Tensor:
 
 
 def _dnn() -> Any:
-    from strata.libs import dnn  # NOTE: imported on first use so `import strata` stays light (as linalg's blas)
-    return dnn
+    return library("dnn")
 
 
 def _dnn_handle(dev: device) -> Any:
-    """One DNN handle per device, remade after a device reset."""
-    index = dev.index or 0
-    key = (index, Device(index).context.generation)
-    h = _handles.get(key)
-    if h is None:
-        with on(device("cuda", index)):
-            h = _handles[key] = _dnn().create_handle()
-    return h
+    return library_handle("dnn", dev)
 
 
 # ----------------------------------------------------------------------------------------- moments

@@ -82,7 +82,7 @@ class Tensor(TensorOps):
         self._offset = int(offset)
         self.dtype = dtype
         self._requires_grad = bool(requires_grad)
-        self.grad: Tensor | None = None
+        self._grad: Tensor | None = None
         self.grad_fn: autograd.Node | None = None
 
     # -- metadata
@@ -221,7 +221,11 @@ class Tensor(TensorOps):
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set requires_grad in place; returns self."""
+        """Set requires_grad in place; returns self.
+
+        Raises:
+            RuntimeError: turning it off on a non-leaf, or on for a non-floating dtype.
+        """
         self.requires_grad = requires_grad
         return self
 
@@ -230,13 +234,85 @@ class Tensor(TensorOps):
         """True for tensors not produced by a recorded op."""
         return self.grad_fn is None
 
-    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None) -> None:
-        """Accumulate d(self)/d(leaf) into the `.grad` of every leaf requiring grad (see autograd.py)."""
-        autograd.backward(self, gradient, retain_graph)
+    _retains_grad = False
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient (leaves, and non-leaves after `retain_grad()`); reading it on any
+        other non-leaf warns as PyTorch does."""
+        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
+            autograd._warn_non_leaf_grad()
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype.name}' to a tensor "
+                                   f"with grad_dtype '{self.dtype.name}'. The gradient must match the tensor's "
+                                   "grad_dtype (defaults to the tensor's dtype).")
+            if tuple(value.shape) != tuple(self._shape):
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                                   f"size '{list(self._shape)}'. Please ensure that the gradient and the tensor are "
+                                   "the same size")
+            if value.device != self.device:
+                raise RuntimeError("assigned grad has data located on a different device")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        """True for a non-leaf on which `retain_grad()` was called."""
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        """Make backward fill this non-leaf's `.grad` too (a no-op on leaves).
+
+        Raises:
+            RuntimeError: the tensor does not require grad.
+        """
+        autograd.retain_grad(self)
+
+    def register_hook(self, hook: Any) -> Any:
+        """Call `hook(grad)` whenever this tensor's gradient is computed; a non-None return value
+        replaces the gradient. Returns a handle whose `remove()` unregisters the hook.
+
+        Raises:
+            RuntimeError: the tensor does not require grad.
+        """
+        return autograd.register_hook(self, hook)
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False,
+                 inputs: Any = None) -> None:
+        """Accumulate d(self)/d(leaf) into the `.grad` of every leaf requiring grad (or of `inputs`);
+        `create_graph=True` records the pass for higher-order gradients (see autograd.py)."""
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph (requires_grad=False)."""
         return Tensor(self._storage, self._shape, self._stride, self._offset, self.dtype)
+
+    def detach_(self) -> Tensor:
+        """Cut self from the graph in place: it becomes a leaf that does not require grad.
+
+        Raises:
+            RuntimeError: self is a view recorded in a graph (use detach()).
+        """
+        if self.grad_fn is not None and self.grad_fn.name() in _VIEW_NODES:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                               "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                               "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                               "function in torch/optim/optimizer.py as the solution.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
 
     def _view(self, shape: Sequence[int], stride: Sequence[int], offset: int) -> Tensor:
         return Tensor(self._storage, shape, stride, offset, self.dtype)
@@ -484,10 +560,17 @@ class Tensor(TensorOps):
         return ops.clone(self)
 
     def __getitem__(self, index: Any) -> Tensor:
+        from strata.framework import indexing  # NOTE: same layer; indexing builds on ops, which imports us
+        if indexing.is_advanced(index):
+            return indexing.getitem(self, index)
         return ops.getitem(self, index)
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        ops.setitem(self, index, value)
+        from strata.framework import indexing  # NOTE: same layer; indexing builds on ops, which imports us
+        if indexing.is_advanced(index) or ops._needs_grad(self, value):
+            indexing.setitem(self, index, value)
+        else:
+            ops.setitem(self, index, value)
 
     def __iter__(self) -> Any:
         if self.dim() == 0:
@@ -536,6 +619,13 @@ class Tensor(TensorOps):
     def bool(self) -> Tensor:
         """self.to(strata.bool)."""
         return self.to(dt.bool_)
+
+
+# the nodes of ops whose output is a view of their input (detach_ refuses those, as PyTorch does)
+_VIEW_NODES = frozenset({"ViewBackward0", "SliceBackward0", "SelectBackward0", "PermuteBackward0",
+                         "TransposeBackward0", "ExpandBackward0", "AliasBackward0", "UnsqueezeBackward0",
+                         "SqueezeBackward0", "SqueezeBackward1", "TBackward0", "AsStridedBackward0",
+                         "UnbindBackward0", "SplitBackward0", "DiagonalBackward0", "UnfoldBackward0"})
 
 
 def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:

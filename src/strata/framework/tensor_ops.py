@@ -10,7 +10,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 # `ops` imports tensor.py, which imports this module: tensor.py sets these once they are loaded.
 ops: Any = None
@@ -171,12 +171,12 @@ class TensorOps:
     def softmax(self, dim: int, dtype: Any = None) -> Any:
         """Softmax along dim (sorting.softmax: the fused dnn row kernel on "cuda")."""
         from strata.framework import sorting
-        return sorting.softmax(self, dim, dtype)
+        return sorting.softmax(cast(Any, self), dim, dtype)
 
     def log_softmax(self, dim: int, dtype: Any = None) -> Any:
         """Log-softmax along dim (see softmax)."""
         from strata.framework import sorting
-        return sorting.log_softmax(self, dim, dtype)
+        return sorting.log_softmax(cast(Any, self), dim, dtype)
 
     def matmul(self, other: Any) -> Any:
         """self @ other."""
@@ -327,6 +327,119 @@ class TensorOps:
     # Feature modules add their methods below, one marked block each; a method imports its module
     # lazily (`from strata.framework import indexing`) because those modules import tensor.py.
     # -- block: indexing
+    def index_put_(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
+        """self[indices] = values (+= with accumulate), in place."""
+        from strata.framework import indexing
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return indexing.index_put_(me, indices, values, accumulate)
+
+    def index_put(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
+        """A copy of self with self[indices] = values (+= with accumulate)."""
+        from strata.framework import indexing
+        me: Any = self
+        return indexing.index_put(me, indices, values, accumulate)
+
+    def gather(self, dim: int, index: Any, *, sparse_grad: bool = False) -> Any:
+        """Values of self at `index` along dim (out has index's shape)."""
+        from strata.framework import indexing
+        me: Any = self
+        return indexing.gather(me, dim, index)
+
+    def scatter(self, dim: int, index: Any, src: Any = None, value: Any = None, *, reduce: Any = None) -> Any:
+        """A copy of self with src (or value) written at `index` along dim."""
+        from strata.framework import indexing
+        me: Any = self
+        return indexing.scatter(me, dim, index, src, value, reduce=reduce)
+
+    def scatter_(self, dim: int, index: Any, src: Any = None, value: Any = None, *, reduce: Any = None) -> Any:
+        """scatter in place."""
+        from strata.framework import indexing
+        return ops.inplace(self, lambda s: indexing.scatter(s, dim, index, src, value, reduce=reduce))
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Any:
+        """A copy of self with src added at `index` along dim (repeats add up)."""
+        from strata.framework import indexing
+        me: Any = self
+        return indexing.scatter_add(me, dim, index, src)
+
+    def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
+        """scatter_add in place."""
+        from strata.framework import indexing
+        return ops.inplace(self, lambda s: indexing.scatter_add(s, dim, index, src))
+
+    def index_select(self, dim: int, index: Any) -> Any:
+        """The slices of self along dim at the 1-D `index`."""
+        from strata.framework import indexing
+        me: Any = self
+        return indexing.index_select(me, dim, index)
+
+    def index_add(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
+        """A copy of self with alpha * source added at the rows `index` along dim."""
+        from strata.framework import indexing
+        me: Any = self
+        return indexing.index_add(me, dim, index, source, alpha=alpha)
+
+    def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
+        """index_add in place."""
+        from strata.framework import indexing
+        return ops.inplace(self, lambda s: indexing.index_add(s, dim, index, source, alpha=alpha))
+
+    def masked_fill(self, mask: Any, value: Any) -> Any:
+        """self with value where mask is True."""
+        from strata.framework import indexing
+        me: Any = self
+        return indexing.masked_fill(me, mask, value)
+
+    def masked_fill_(self, mask: Any, value: Any) -> Any:
+        """masked_fill in place (mask broadcasts to self)."""
+        from strata.framework import indexing
+        return ops.inplace(self, lambda s: indexing.masked_fill(s, mask, value))
+
+    def masked_select(self, mask: Any) -> Any:
+        """The elements of self where mask is True, as a 1-D tensor."""
+        from strata.framework import indexing
+        me: Any = self
+        return indexing.masked_select(me, mask)
+
+    def take_along_dim(self, indices: Any, dim: Any = None) -> Any:
+        """Values of self at `indices` along dim (broadcast apart from dim)."""
+        from strata.framework import indexing
+        me: Any = self
+        return indexing.take_along_dim(me, indices, dim)
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        """Indices of the nonzero elements ((n, ndim), or a tuple of 1-D tensors)."""
+        from strata.framework import indexing
+        me: Any = self
+        return indexing.nonzero(me, as_tuple=as_tuple)
+
+    def argwhere(self) -> Any:
+        """nonzero(): the (n, ndim) indices of the nonzero elements."""
+        from strata.framework import indexing
+        me: Any = self
+        return indexing.argwhere(me)
+
+    def tril(self, diagonal: int = 0) -> Any:
+        """Lower triangle of the last two dims."""
+        from strata.framework import indexing
+        me: Any = self
+        return indexing.tril(me, diagonal)
+
+    def triu(self, diagonal: int = 0) -> Any:
+        """Upper triangle of the last two dims."""
+        from strata.framework import indexing
+        me: Any = self
+        return indexing.triu(me, diagonal)
+
+    def tril_(self, diagonal: int = 0) -> Any:
+        """tril in place."""
+        from strata.framework import indexing
+        return ops.inplace(self, lambda s: indexing.tril(s, diagonal))
+
+    def triu_(self, diagonal: int = 0) -> Any:
+        """triu in place."""
+        from strata.framework import indexing
+        return ops.inplace(self, lambda s: indexing.triu(s, diagonal))
     # -- end block: indexing
 
     # -- block: sorting
@@ -368,9 +481,455 @@ class TensorOps:
     # -- end block: sorting
 
     # -- block: math
+    def sin(self) -> Any:
+        """sin(self)."""
+        return ops.math_unary_op("sin", self)
+
+    def cos(self) -> Any:
+        """cos(self)."""
+        return ops.math_unary_op("cos", self)
+
+    def tan(self) -> Any:
+        """tan(self)."""
+        return ops.math_unary_op("tan", self)
+
+    def asin(self) -> Any:
+        """arcsin(self)."""
+        return ops.math_unary_op("asin", self)
+
+    def acos(self) -> Any:
+        """arccos(self)."""
+        return ops.math_unary_op("acos", self)
+
+    def atan(self) -> Any:
+        """arctan(self)."""
+        return ops.math_unary_op("atan", self)
+
+    def sinh(self) -> Any:
+        """sinh(self)."""
+        return ops.math_unary_op("sinh", self)
+
+    def cosh(self) -> Any:
+        """cosh(self)."""
+        return ops.math_unary_op("cosh", self)
+
+    def asinh(self) -> Any:
+        """arsinh(self)."""
+        return ops.math_unary_op("asinh", self)
+
+    def acosh(self) -> Any:
+        """arcosh(self)."""
+        return ops.math_unary_op("acosh", self)
+
+    def atanh(self) -> Any:
+        """artanh(self)."""
+        return ops.math_unary_op("atanh", self)
+
+    def log1p(self) -> Any:
+        """ln(1 + self)."""
+        return ops.math_unary_op("log1p", self)
+
+    def expm1(self) -> Any:
+        """e ** self - 1."""
+        return ops.math_unary_op("expm1", self)
+
+    def log2(self) -> Any:
+        """log2(self)."""
+        return ops.math_unary_op("log2", self)
+
+    def log10(self) -> Any:
+        """log10(self)."""
+        return ops.math_unary_op("log10", self)
+
+    def exp2(self) -> Any:
+        """2 ** self."""
+        return ops.math_unary_op("exp2", self)
+
+    def erf(self) -> Any:
+        """The error function 2/sqrt(pi) * integral_0^self exp(-t^2) dt."""
+        return ops.math_unary_op("erf", self)
+
+    def erfinv(self) -> Any:
+        """The inverse of erf."""
+        return ops.math_unary_op("erfinv", self)
+
+    def floor(self) -> Any:
+        """Largest integer <= self (integral tensors unchanged)."""
+        return ops.math_unary_op("floor", self)
+
+    def ceil(self) -> Any:
+        """Smallest integer >= self."""
+        return ops.math_unary_op("ceil", self)
+
+    def trunc(self) -> Any:
+        """self rounded toward zero."""
+        return ops.math_unary_op("trunc", self)
+
+    def frac(self) -> Any:
+        """self - trunc(self)."""
+        return ops.math_unary_op("frac", self)
+
+    def round(self, *, decimals: int = 0) -> Any:
+        """self rounded half to even (to `decimals` decimal places)."""
+        return ops.round_half_even(self, decimals=decimals)
+
+    def square(self) -> Any:
+        """self * self."""
+        return ops.square(self)
+
+    def isnan(self) -> Any:
+        """True where self is NaN."""
+        return ops.isnan(self)
+
+    def isinf(self) -> Any:
+        """True where self is infinite."""
+        return ops.isinf(self)
+
+    def isfinite(self) -> Any:
+        """True where self is finite."""
+        return ops.isfinite(self)
+
+    def nan_to_num(self, nan: float = 0.0, posinf: Any = None, neginf: Any = None) -> Any:
+        """NaN and infinities replaced by finite values."""
+        return ops.nan_to_num(self, nan, posinf, neginf)
+
+    def logical_and(self, other: Any) -> Any:
+        """Elementwise self and other (bool)."""
+        return ops.logical_and(self, other)
+
+    def logical_or(self, other: Any) -> Any:
+        """Elementwise self or other (bool)."""
+        return ops.logical_or(self, other)
+
+    def logical_xor(self, other: Any) -> Any:
+        """Elementwise self xor other (bool)."""
+        return ops.logical_xor(self, other)
+
+    def fmod(self, other: Any) -> Any:
+        """C's fmod (sign of self)."""
+        return ops.fmod(self, other)
+
+    def remainder(self, other: Any) -> Any:
+        """Python's % (sign of other)."""
+        return ops.remainder(self, other)
+
+    def floor_divide(self, other: Any) -> Any:
+        """floor(self / other)."""
+        return ops.floor_divide(self, other)
+
+    def atan2(self, other: Any) -> Any:
+        """atan2(self, other)."""
+        return ops.atan2(self, other)
+
+    arctan2 = atan2
+
+    def hypot(self, other: Any) -> Any:
+        """sqrt(self^2 + other^2)."""
+        return ops.hypot(self, other)
+
+    def copysign(self, other: Any) -> Any:
+        """|self| with other's sign."""
+        return ops.copysign(self, other)
+
+    def lerp(self, end: Any, weight: Any) -> Any:
+        """self + weight * (end - self)."""
+        return ops.lerp(self, end, weight)
+
+    def bitwise_and(self, other: Any) -> Any:
+        """self & other (integral or bool)."""
+        return ops.bitwise_and(self, other)
+
+    def bitwise_or(self, other: Any) -> Any:
+        """self | other (integral or bool)."""
+        return ops.bitwise_or(self, other)
+
+    def bitwise_xor(self, other: Any) -> Any:
+        """self ^ other (integral or bool)."""
+        return ops.bitwise_xor(self, other)
+
+    def bitwise_not(self) -> Any:
+        """~self (integral or bool)."""
+        return ops.bitwise_not(self)
+
+    def floor_(self) -> Any:
+        """floor in place."""
+        return ops.inplace(self, lambda s: ops.math_unary_op("floor", s))
+
+    def ceil_(self) -> Any:
+        """ceil in place."""
+        return ops.inplace(self, lambda s: ops.math_unary_op("ceil", s))
+
+    def trunc_(self) -> Any:
+        """trunc in place."""
+        return ops.inplace(self, lambda s: ops.math_unary_op("trunc", s))
+
+    def round_(self, *, decimals: int = 0) -> Any:
+        """round in place."""
+        return ops.inplace(self, lambda s: ops.round_half_even(s, decimals=decimals))
+
+    def nan_to_num_(self, nan: float = 0.0, posinf: Any = None, neginf: Any = None) -> Any:
+        """nan_to_num in place."""
+        return ops.inplace(self, lambda s: ops.nan_to_num(s, nan, posinf, neginf))
+
+    def lerp_(self, end: Any, weight: Any) -> Any:
+        """lerp in place."""
+        return ops.inplace(self, lambda s: ops.lerp(s, end, weight))
+
+    def fmod_(self, other: Any) -> Any:
+        """fmod in place."""
+        return ops.inplace(self, lambda s: ops.fmod(s, other))
+
+    def remainder_(self, other: Any) -> Any:
+        """remainder in place."""
+        return ops.inplace(self, lambda s: ops.remainder(s, other))
+
+    def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+        """Product over dim (all if None)."""
+        return ops.prod(self, dim, keepdim, dtype=dtype)
+
+    def all(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """True if every element (along dim) is nonzero."""
+        return ops.all_true(self, dim, keepdim)
+
+    def any(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """True if some element (along dim) is nonzero."""
+        return ops.any_true(self, dim, keepdim)
+
+    def count_nonzero(self, dim: Any = None) -> Any:
+        """Number of nonzero elements (along dim)."""
+        return ops.count_nonzero(self, dim)
+
+    def amax(self, dim: Any = (), keepdim: bool = False) -> Any:
+        """Largest value over dim (all if empty)."""
+        return ops.amax(self, dim, keepdim)
+
+    def amin(self, dim: Any = (), keepdim: bool = False) -> Any:
+        """Smallest value over dim (all if empty)."""
+        return ops.amin(self, dim, keepdim)
+
+    def aminmax(self, *, dim: Any = None, keepdim: bool = False) -> Any:
+        """(min, max) over dim (all if None)."""
+        return ops.aminmax(self, dim=dim, keepdim=keepdim)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+        """The vector p-norm over dim (all if None)."""
+        return ops.norm(self, p, dim, keepdim, dtype)
+
+    def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
+        """|self - other| <= atol + rtol * |other| elementwise."""
+        return ops.isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+        """True if every element is close (a Python bool)."""
+        return ops.allclose(self, other, rtol, atol, equal_nan)
+
+    def equal(self, other: Any) -> bool:
+        """True if same shape and values (a Python bool)."""
+        return ops.equal(self, other)
+
+    def split(self, split_size: Any, dim: int = 0) -> Any:
+        """Views of pieces along dim (a size, or a list of sizes)."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.split(me, split_size, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> Any:
+        """At most `chunks` views along dim."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.chunk(me, chunks, dim)
+
+    def unbind(self, dim: int = 0) -> Any:
+        """The slices along dim."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.unbind(me, dim)
+
+    def narrow(self, dim: int, start: Any, length: int) -> Any:
+        """The view self[..., start:start+length, ...] along dim."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.narrow(me, dim, start, length)
+
+    def repeat(self, *sizes: Any) -> Any:
+        """self tiled sizes[i] times along dim i."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.repeat(me, *sizes)
+
+    def tile(self, *dims: Any) -> Any:
+        """repeat with dims padded by leading ones."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.tile(me, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
+
+    def repeat_interleave(self, repeats: Any, dim: Any = None, *, output_size: Any = None) -> Any:
+        """Each element repeated `repeats` times along dim."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.repeat_interleave(me, repeats, dim, output_size=output_size)
+
+    def flip(self, *dims: Any) -> Any:
+        """A copy reversed along dims."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.flip(me, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Any:
+        """A copy with elements shifted along dims."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.roll(me, shifts, dims)
+
+    def movedim(self, source: Any, destination: Any) -> Any:
+        """Dims moved from source to destination (a view)."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.movedim(me, source, destination)
+
+    moveaxis = movedim
+
+    def swapaxes(self, axis0: int, axis1: int) -> Any:
+        """transpose(axis0, axis1)."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.swapaxes(me, axis0, axis1)
+
+    def swapdims(self, dim0: int, dim1: int) -> Any:
+        """transpose(dim0, dim1)."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.swapdims(me, dim0, dim1)
+
+    def broadcast_to(self, size: Any) -> Any:
+        """expand(size)."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.broadcast_to(me, size)
+
+    def unflatten(self, dim: int, sizes: Any) -> Any:
+        """Dim `dim` split into `sizes`."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.unflatten(me, dim, sizes)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+        """A diagonal of the planes over dim1, dim2 (a view)."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.diagonal(me, offset, dim1, dim2)
+
+    def diag(self, diagonal: int = 0) -> Any:
+        """1-D: a diagonal matrix; 2-D: a copy of a diagonal."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.diag(me, diagonal)
+
+    def outer(self, vec2: Any) -> Any:
+        """The outer product of two 1-D tensors."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.outer(me, vec2)
+
+    def bmm(self, mat2: Any) -> Any:
+        """Batched matrix product of 3-D tensors."""
+        from strata.framework import shape_ops
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return shape_ops.bmm(me, mat2)
+
+    def __invert__(self) -> Any:  # type: ignore[no-redef]  # noqa: F811 - replaces the bool-only one above
+        if self.dtype.is_floating_point:
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+        return ops.bitwise_not(self)
+
+    def __and__(self, other: Any) -> Any:  # type: ignore[no-redef]  # noqa: F811
+        return ops.bitwise_and(self, other)
+
+    def __or__(self, other: Any) -> Any:  # type: ignore[no-redef]  # noqa: F811
+        return ops.bitwise_or(self, other)
+
+    def __xor__(self, other: Any) -> Any:
+        return ops.bitwise_xor(self, other)
+
+    def __rand__(self, other: Any) -> Any:
+        return ops.bitwise_and(other, self)
+
+    def __ror__(self, other: Any) -> Any:
+        return ops.bitwise_or(other, self)
+
+    def __rxor__(self, other: Any) -> Any:
+        return ops.bitwise_xor(other, self)
+
+    def __iand__(self, other: Any) -> Any:
+        return ops.inplace(self, lambda s: ops.bitwise_and(s, other))
+
+    def __ior__(self, other: Any) -> Any:
+        return ops.inplace(self, lambda s: ops.bitwise_or(s, other))
+
+    def __ixor__(self, other: Any) -> Any:
+        return ops.inplace(self, lambda s: ops.bitwise_xor(s, other))
+
+    def __floordiv__(self, other: Any) -> Any:
+        return ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return ops.floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> Any:
+        return ops.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return ops.remainder(other, self)
+
+    def __ifloordiv__(self, other: Any) -> Any:
+        return ops.inplace(self, lambda s: ops.floor_divide(s, other))
+
+    def __imod__(self, other: Any) -> Any:
+        return ops.inplace(self, lambda s: ops.remainder(s, other))
     # -- end block: math
 
     # -- block: random
+    def uniform_(self, from_: float = 0, to: float = 1, *, generator: Any = None) -> Any:
+        """Fill with draws from U[from, to), in place."""
+        from strata.framework import random
+        me: Any = self  # (a Tensor; TensorOps is its mixin)
+        return random.uniform_(me, from_, to, generator=generator)
+
+    def normal_(self, mean: float = 0, std: float = 1, *, generator: Any = None) -> Any:
+        """Fill with draws from N(mean, std^2), in place."""
+        from strata.framework import random
+        me: Any = self
+        return random.normal_(me, mean, std, generator=generator)
+
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Any:
+        """Set each element to 1 with probability p (float or tensor), else 0, in place."""
+        from strata.framework import random
+        me: Any = self
+        return random.bernoulli_(me, p, generator=generator)
+
+    def bernoulli(self, p: Any = None, *, generator: Any = None) -> Any:
+        """strata.bernoulli(self, p): 1 with probability self (or p), else 0."""
+        from strata.framework import random
+        me: Any = self
+        return random.bernoulli(me, p, generator=generator)
+
+    def exponential_(self, lambd: float = 1, *, generator: Any = None) -> Any:
+        """Fill with exponential draws of rate lambd, in place."""
+        from strata.framework import random
+        me: Any = self
+        return random.exponential_(me, lambd, generator=generator)
+
+    def random_(self, *args: Any, generator: Any = None, **kwargs: Any) -> Any:
+        """random_(from=0, to=None): integers from [from, to - 1] (to alone: [0, to)), in place."""
+        from strata.framework import random
+        me: Any = self
+        return random.random_(me, *args, generator=generator, **kwargs)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Any:
+        """strata.multinomial(self, num_samples, replacement)."""
+        from strata.framework import random
+        me: Any = self
+        return random.multinomial(me, num_samples, replacement, generator=generator)
     # -- end block: random
 
     # -- block: nn

@@ -279,6 +279,198 @@ __global__ void reduce(O* out, long long* idx, const T* a, RGEO_PARAMS) {
 }
 """
 
+# More elementwise math, in families of their own (so the sets above keep their cached PTX and each
+# set stays small): float-only unary ops, predicates, nan_to_num, division-like and float binary ops,
+# bitwise ops, and the product reduction. Each family maps op name -> template code.
+TRIG = {"sin": 0, "cos": 1, "tan": 2, "asin": 3, "acos": 4, "atan": 5, "sinh": 6, "cosh": 7, "asinh": 8,
+        "acosh": 9, "atanh": 10}
+SPECIAL = {"log1p": 11, "expm1": 12, "log2": 13, "log10": 14, "exp2": 15, "erf": 16, "erfinv": 17, "silu": 18,
+           "gelu": 19, "gelu_tanh": 20}
+ROUNDING = {"floor": 21, "ceil": 22, "round": 23, "trunc": 24, "frac": 25}
+FLOAT_UNARY_FAMILY = {**{op: "trig" for op in TRIG}, **{op: "special" for op in SPECIAL},
+                      **{op: "rounding" for op in ROUNDING}}
+FLOAT_UNARY = {**TRIG, **SPECIAL, **ROUNDING}
+PREDICATES = {"isnan": 0, "isinf": 1, "isfinite": 2}
+DIVMOD = {"fmod": 0, "remainder": 1, "floor_divide": 2}
+FLOAT_BINARY = {"atan2": 3, "hypot": 4, "copysign": 5}
+BITWISE = {"bitwise_and": 6, "bitwise_or": 7, "bitwise_xor": 8}
+
+MATH_CU = COMMON_CU + r"""
+#define F1(name, f, d) \
+    __device__ __forceinline__ float name(float x) { return f(x); } \
+    __device__ __forceinline__ double name(double x) { return d(x); }
+#define F2(name, f, d) \
+    __device__ __forceinline__ float name(float x, float y) { return f(x, y); } \
+    __device__ __forceinline__ double name(double x, double y) { return d(x, y); }
+F1(m_sin, sinf, sin) F1(m_cos, cosf, cos) F1(m_tan, tanf, tan) F1(m_asin, asinf, asin) F1(m_acos, acosf, acos)
+F1(m_atan, atanf, atan) F1(m_sinh, sinhf, sinh) F1(m_cosh, coshf, cosh) F1(m_asinh, asinhf, asinh)
+F1(m_acosh, acoshf, acosh) F1(m_atanh, atanhf, atanh) F1(m_log1p, log1pf, log1p) F1(m_expm1, expm1f, expm1)
+F1(m_log2, log2f, log2) F1(m_log10, log10f, log10) F1(m_exp2, exp2f, exp2) F1(m_erf, erff, erf)
+F1(m_erfinv, erfinvf, erfinv) F1(m_floor, floorf, floor) F1(m_ceil, ceilf, ceil) F1(m_rint, rintf, rint)
+F1(m_trunc, truncf, trunc)
+F2(m_atan2, atan2f, atan2) F2(m_hypot, hypotf, hypot) F2(m_copysign, copysignf, copysign) F2(m_fmod, fmodf, fmod)
+
+// integral fmod and floor division (C's % truncates; a zero divisor gives 0 rather than a trap)
+template <typename T> __device__ __forceinline__ T m_fmod(T a, T b) { return b == T(0) ? T(0) : T(a % b); }
+template <typename T> __device__ __forceinline__ T m_floordiv(T a, T b) {
+    if (b == T(0)) return T(0);
+    T q = a / b;
+    return (a % b != T(0) && ((a < T(0)) != (b < T(0)))) ? T(q - T(1)) : q;
+}
+// floating floor division as Python's float //: from fmod, so (a - mod) / b is exact before rounding
+template <typename A> __device__ __forceinline__ A f_floordiv(A a, A b) {
+    if (b == A(0)) return a / b;
+    A mod = m_fmod(a, b);
+    A div = (a - mod) / b;
+    if (mod != A(0) && ((b < A(0)) != (mod < A(0)))) div -= A(1);
+    if (div == A(0)) return m_copysign(A(0), a / b);
+    A fl = m_floor(div);
+    return (div - fl > A(0.5)) ? fl + A(1) : fl;
+}
+__device__ __forceinline__ float m_floordiv(float a, float b) { return f_floordiv(a, b); }
+__device__ __forceinline__ double m_floordiv(double a, double b) { return f_floordiv(a, b); }
+
+template <int OP, typename A> __device__ __forceinline__ A funop(A x) {
+    if (OP == 0) return m_sin(x);
+    if (OP == 1) return m_cos(x);
+    if (OP == 2) return m_tan(x);
+    if (OP == 3) return m_asin(x);
+    if (OP == 4) return m_acos(x);
+    if (OP == 5) return m_atan(x);
+    if (OP == 6) return m_sinh(x);
+    if (OP == 7) return m_cosh(x);
+    if (OP == 8) return m_asinh(x);
+    if (OP == 9) return m_acosh(x);
+    if (OP == 10) return m_atanh(x);
+    if (OP == 11) return m_log1p(x);
+    if (OP == 12) return m_expm1(x);
+    if (OP == 13) return m_log2(x);
+    if (OP == 14) return m_log10(x);
+    if (OP == 15) return m_exp2(x);
+    if (OP == 16) return m_erf(x);
+    if (OP == 17) return m_erfinv(x);
+    if (OP == 18) return x / (A(1) + m_exp(-x));                                    // silu
+    if (OP == 19) return A(0.5) * x * (A(1) + m_erf(x * A(0.70710678118654752)));  // gelu, erf form
+    if (OP == 20) {                                                                 // gelu, tanh form
+        A inner = A(0.79788456080286536) * (x + A(0.044715) * x * x * x);
+        return A(0.5) * x * (A(1) + m_tanh(inner));
+    }
+    if (OP == 21) return m_floor(x);
+    if (OP == 22) return m_ceil(x);
+    if (OP == 23) return m_rint(x);                                                 // half to even
+    if (OP == 24) return m_trunc(x);
+    if (OP == 25) return x - m_trunc(x);                                            // frac
+    return x;
+}
+template <int OP, typename A> __device__ __forceinline__ A binop2(A a, A b) {
+    if (OP == 0) return m_fmod(a, b);
+    if (OP == 1) { A r = m_fmod(a, b); return (r != A(0) && ((r < A(0)) != (b < A(0)))) ? A(r + b) : r; }
+    if (OP == 2) return m_floordiv(a, b);
+    return a;
+}
+template <int OP, typename A> __device__ __forceinline__ A fbinop(A a, A b) {
+    if (OP == 3) return m_atan2(a, b);
+    if (OP == 4) return m_hypot(a, b);
+    if (OP == 5) return m_copysign(a, b);
+    return a;
+}
+template <int OP, typename T> __device__ __forceinline__ T bitop(T a, T b) {
+    if (OP == 6) return T(a & b);
+    if (OP == 7) return T(a | b);
+    return T(a ^ b);
+}
+template <typename T> __device__ __forceinline__ T bnot(T x) { return T(~x); }
+__device__ __forceinline__ bool bnot(bool x) { return !x; }
+
+template <typename T, int OP> __global__ void funary(T* out, const T* a, GEO_PARAMS) {
+    GEO_BUILD
+    GRID_STRIDE(i, g.n) {
+        long long off[2]; offsets<2>(g, i, off);
+        out[off[0]] = Down<T>::f(funop<OP>(up(a[off[1]])));
+    }
+}
+// isnan / isinf / isfinite: x - x is 0 for finite x and NaN for inf and NaN
+template <typename T, int OP> __global__ void predicate(bool* out, const T* a, GEO_PARAMS) {
+    GEO_BUILD
+    GRID_STRIDE(i, g.n) {
+        long long off[2]; offsets<2>(g, i, off);
+        typename Op<T>::type x = up(a[off[1]]);
+        bool nan = x != x, finite = (x - x) == (x - x);
+        out[off[0]] = OP == 0 ? nan : OP == 1 ? (!nan && !finite) : finite;
+    }
+}
+template <typename T> __global__ void nan_to_num(T* out, const T* a, double nan, double posinf, double neginf,
+                                                 GEO_PARAMS) {
+    GEO_BUILD
+    GRID_STRIDE(i, g.n) {
+        long long off[2]; offsets<2>(g, i, off);
+        T v = a[off[1]];
+        typename Op<T>::type x = up(v);
+        if (x != x) out[off[0]] = Down<T>::f(nan);
+        else if ((x - x) != (x - x)) out[off[0]] = Down<T>::f(x > 0 ? posinf : neginf);
+        else out[off[0]] = v;
+    }
+}
+template <typename T, int OP> __global__ void binary2(T* out, const T* a, const T* b, GEO_PARAMS) {
+    GEO_BUILD
+    GRID_STRIDE(i, g.n) {
+        long long off[3]; offsets<3>(g, i, off);
+        out[off[0]] = Down<T>::f(binop2<OP>(up(a[off[1]]), up(b[off[2]])));
+    }
+}
+template <typename T, int OP> __global__ void fbinary(T* out, const T* a, const T* b, GEO_PARAMS) {
+    GEO_BUILD
+    GRID_STRIDE(i, g.n) {
+        long long off[3]; offsets<3>(g, i, off);
+        out[off[0]] = Down<T>::f(fbinop<OP>(up(a[off[1]]), up(b[off[2]])));
+    }
+}
+template <typename T, int OP> __global__ void bitwise(T* out, const T* a, const T* b, GEO_PARAMS) {
+    GEO_BUILD
+    GRID_STRIDE(i, g.n) {
+        long long off[3]; offsets<3>(g, i, off);
+        out[off[0]] = bitop<OP>(a[off[1]], b[off[2]]);
+    }
+}
+template <typename T> __global__ void bitwise_not(T* out, const T* a, GEO_PARAMS) {
+    GEO_BUILD
+    GRID_STRIDE(i, g.n) {
+        long long off[2]; offsets<2>(g, i, off);
+        out[off[0]] = bnot(a[off[1]]);
+    }
+}
+"""
+
+# The product over reduced dims: `reduce`'s geometry and tree, with 1 as the identity.
+PROD_CU = r"""
+template <typename T, typename A, typename O>
+__global__ void reduce_prod(O* out, long long* idx, const T* a, RGEO_PARAMS) {
+    RGEO_BUILD
+    __shared__ A sv[RT];
+    long long o = blockIdx.x, base = 0, obase = 0, r = o;
+    #pragma unroll
+    for (int d = MAXD - 1; d >= 0; --d) {
+        if (d < g.ndim) { long long c = r % g.shape[d]; r /= g.shape[d]; base += c * g.ist[d]; obase += c * g.ost[d]; }
+    }
+    A acc = A(1);
+    for (long long j = threadIdx.x; j < g.nred; j += blockDim.x) {
+        long long q = j, off = base;
+        #pragma unroll
+        for (int d = MAXD - 1; d >= 0; --d) {
+            if (d < g.rdim) { long long c = q % g.rshape[d]; q /= g.rshape[d]; off += c * g.rst[d]; }
+        }
+        acc *= static_cast<A>(up(a[off]));
+    }
+    sv[threadIdx.x] = acc;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) sv[threadIdx.x] *= sv[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[obase] = Down<O>::f(sv[0]);
+}
+"""
+
 _sets: dict[tuple[str, str, str], KernelSet] = {}
 
 
@@ -292,8 +484,9 @@ def _acc(dt: str) -> str:
 
 def kernel_set(family: str, dt: str, dst: str = "") -> KernelSet:
     """The compile-once KernelSet of `family` ('unary', 'binary', 'compare', 'where', 'fill', 'copy',
-    'reduce') for dtype `dt` (copy: from `dt` to `dst`): small modules, so a process loads (JITs) only
-    the kernels it uses."""
+    'reduce'; the math families 'trig', 'special', 'rounding', 'divmod', 'float_binary', 'bitwise', 'prod')
+    for dtype `dt` (copy: from `dt` to `dst`): small modules, so a process loads (JITs) only the kernels
+    it uses."""
     key = (family, dt, dst)
     ks = _sets.get(key)
     if ks is not None:
@@ -326,6 +519,23 @@ def kernel_set(family: str, dt: str, dst: str = "") -> KernelSet:
         if dt in FLOATS:
             names.append(f"reduce<{c}, {acc}, {c}, 3>")
         source = COMMON_CU + REDUCE_CU
+    elif family in ("trig", "special", "rounding"):  # float dtypes only
+        names = [f"funary<{c}, {code}>" for op, code in FLOAT_UNARY.items() if FLOAT_UNARY_FAMILY[op] == family]
+        if family == "rounding":
+            names += [f"predicate<{c}, {code}>" for code in PREDICATES.values()] + [f"nan_to_num<{c}>"]
+        source = MATH_CU
+    elif family == "divmod":  # integral and float dtypes
+        names = [f"binary2<{c}, {code}>" for code in DIVMOD.values()]
+        source = MATH_CU
+    elif family == "float_binary":
+        names = [f"fbinary<{c}, {code}>" for code in FLOAT_BINARY.values()]
+        source = MATH_CU
+    elif family == "bitwise":  # integral dtypes and bool
+        names = [f"bitwise<{c}, {code}>" for code in BITWISE.values()] + [f"bitwise_not<{c}>"]
+        source = MATH_CU
+    elif family == "prod":
+        names = [f"reduce_prod<{c}, {_acc(dt)}, {c if dt in FLOATS else 'long long'}>"]
+        source = COMMON_CU + REDUCE_CU + PROD_CU
     else:
         raise ValueError(f"unknown kernel family {family!r}")
     ks = _sets[key] = KernelSet(f"framework_{family}_{dt}{'_' + dst if dst else ''}", source,
@@ -392,6 +602,43 @@ def binary(op: str, dt: str, out_dt: str, shape: Sequence[int], out: int, out_st
             (out, a, b, *_geometry(shape, (out_st, a_st, b_st))))
 
 
+def math_unary(op: str, dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], a: int,
+               a_st: Sequence[int]) -> None:
+    """out = op(a) for the float-only ops of FLOAT_UNARY (dt a float type), `bitwise_not` (integral or
+    bool), or a PREDICATES op (out is bool)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    c = C_TYPES[dt]
+    if op in PREDICATES:
+        family, name = "rounding", f"predicate<{c}, {PREDICATES[op]}>"
+    elif op == "bitwise_not":
+        family, name = "bitwise", f"bitwise_not<{c}>"
+    else:
+        family, name = FLOAT_UNARY_FAMILY[op], f"funary<{c}, {FLOAT_UNARY[op]}>"
+    _launch(family, dt, name, n, (out, a, *_geometry(shape, (out_st, a_st))))
+
+
+def nan_to_num(dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], a: int, a_st: Sequence[int],
+               nan: float, posinf: float, neginf: float) -> None:
+    """out = a with NaN, +inf and -inf replaced by the given values (dt a float type)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    _launch("rounding", dt, f"nan_to_num<{C_TYPES[dt]}>", n,
+            (out, a, np.float64(nan), np.float64(posinf), np.float64(neginf), *_geometry(shape, (out_st, a_st))))
+
+
+def math_binary(op: str, dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], a: int,
+                a_st: Sequence[int], b: int, b_st: Sequence[int]) -> None:
+    """out = op(a, b) for the DIVMOD, FLOAT_BINARY and BITWISE ops, over broadcast strides."""
+    n = int(np.prod(shape, dtype=np.int64))
+    c = C_TYPES[dt]
+    if op in DIVMOD:
+        family, name = "divmod", f"binary2<{c}, {DIVMOD[op]}>"
+    elif op in FLOAT_BINARY:
+        family, name = "float_binary", f"fbinary<{c}, {FLOAT_BINARY[op]}>"
+    else:
+        family, name = "bitwise", f"bitwise<{c}, {BITWISE[op]}>"
+    _launch(family, dt, name, n, (out, a, b, *_geometry(shape, (out_st, a_st, b_st))))
+
+
 def where(dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], c: int, c_st: Sequence[int], a: int,
           a_st: Sequence[int], b: int, b_st: Sequence[int]) -> None:
     """out = c ? a : b elementwise (c bool)."""
@@ -420,7 +667,8 @@ def copy(src_dt: str, dst_dt: str, shape: Sequence[int], out: int, out_st: Seque
 def reduce(op: str, dt: str, out_shape: Sequence[int], out: int, out_st: Sequence[int], idx: int,
            in_st: Sequence[int], red_shape: Sequence[int], red_st: Sequence[int], a: int) -> None:
     """Reduce `a` over the dims `red_shape`/`red_st` into each element of `out` (kept dims `out_shape`,
-    input strides `in_st`); max/min also write int64 indices (within the flattened reduced dims) at `idx`."""
+    input strides `in_st`); max/min also write int64 indices (within the flattened reduced dims) at `idx`;
+    "prod" multiplies (its own kernel set)."""
     out_shape, (out_st, in_st) = coalesce(out_shape, (out_st, in_st))
     red_shape, (red_st,) = coalesce(red_shape, (red_st,))
     if len(out_shape) > MAXD or len(red_shape) > MAXD:
@@ -444,4 +692,7 @@ def reduce(op: str, dt: str, out_shape: Sequence[int], out: int, out_st: Sequenc
     threads = 32  # a power of two (the tree halves it), no wider than the reduced extent needs
     while threads < THREADS and threads < g[b]:
         threads *= 2
+    if op == "prod":
+        kernel_set("prod", dt).get(f"reduce_prod<{c}, {acc}, {o}>")(nout, threads, (out, idx, a, *g))
+        return
     kernel_set("reduce", dt).get(f"reduce<{c}, {acc}, {o}, {REDUCE[op]}>")(nout, threads, (out, idx, a, *g))

@@ -1,0 +1,922 @@
+"""PyTorch's advanced indexing for strata tensors: `x[idx]` and `x[idx] = v` with integer tensors, lists,
+NumPy arrays and boolean masks mixed with ints, slices, None and Ellipsis; `index_put_`, `gather`,
+`scatter` / `scatter_add`, `index_select`, `index_add_`, `masked_fill`, `masked_select`,
+`take_along_dim`, `nonzero` / `argwhere` / one-argument `where`, `tril` / `triu`; with gradients.
+
+An index is first brought to a canonical form: Ellipsis expanded, boolean masks replaced by the int64
+indices of their nonzero elements (on "cuda" a scan kernel finds them; only the count is read back, as
+PyTorch syncs there too). Ints, slices and None are then applied as a view (ints select, as ATen does),
+and the index tensors broadcast together to a shape B. Adjacent index dims put B in their place, separated
+ones put it first. The kernels (kernels/indexing.py) see "index dims first": a (K, nb) int64 buffer of
+indices and the remaining dims by strides.
+
+Index bounds: indices given on the host (lists, NumPy arrays, "cpu" tensors) are checked on the host before
+any launch, raising PyTorch's IndexError. Indices that live on the GPU are checked by the kernel: a bad
+index is never dereferenced and the first one goes to a per-device error record, read lazily (at the next
+host sync of this module, at `check_index_errors()`, or at once under STRATA_LAUNCH_BLOCKING=1, PyTorch's
+CUDA_LAUNCH_BLOCKING) and raised with PyTorch's CPU message, where PyTorch on CUDA has a device-side assert.
+
+Example:
+    >>> import strata
+    >>> x = strata.arange(12).view(3, 4)
+    >>> x[[0, 2], 1:3]
+    tensor([[ 1,  2],
+            [ 9, 10]])
+    >>> x[(x > 4) & (x < 7)].tolist(), x.gather(1, strata.tensor([[3], [0], [1]])).flatten().tolist()
+    ([5, 6], [3, 4, 9])
+    >>> x[:, [1, 3]] = 0
+    >>> x[0].tolist(), strata.triu(x)[2].tolist()
+    ([0, 0, 2, 0], [0, 0, 10, 0])
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from strata import config
+from strata.cuda import Device
+from strata.framework import autograd, ops, reductions
+from strata.framework import dtypes as dt
+from strata.framework.device import canonical, device, on
+from strata.framework.kernels import indexing as ik
+from strata.framework.ops import _fit, _ptr, _torch_name, empty, record
+from strata.framework.tensor import Tensor, _wrap_dim
+
+INDEX_DTYPES = "tensors used as indices must be long, int, byte or bool tensors"
+# dtype names as ATen's C++ messages print them
+_C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
+            "int8": "signed char", "uint8": "unsigned char", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+# ----------------------------------------------------------------------------------------- error record
+_records: dict[device, tuple[int, Tensor]] = {}
+_pending: set[device] = set()
+
+
+def _err_record(dev: device) -> int:
+    """The address of the device's 5 x int64 error record (flag, index, dim, size, kind)."""
+    gen = Device(dev.index or 0).context.generation
+    hit = _records.get(dev)
+    if hit is None or hit[0] != gen:  # first use, or the device was reset
+        hit = _records[dev] = (gen, ops.full((5,), 0, dt.int64, dev))
+        _pending.discard(dev)
+    return _ptr(hit[1])
+
+
+def _launched_checked(dev: device) -> None:
+    """A kernel that checks user indices was queued on `dev`: check now (launch blocking) or later."""
+    _pending.add(dev)
+    if config.settings().launch_blocking:
+        check_index_errors(dev)
+
+
+def check_index_errors(dev: Any = None) -> None:
+    """Raise the error of the first out-of-range index a GPU indexing kernel met since the last check
+    (reading the record is a host sync; it happens only if such a kernel ran since then).
+
+    Args:
+        dev: a device, or None for every device.
+
+    Raises:
+        IndexError / RuntimeError: PyTorch's message for that op, e.g. "index 5 is out of bounds for
+            dimension 0 with size 3".
+    """
+    devs = [canonical(dev)] if dev is not None else list(_pending)
+    for d in devs:
+        if d not in _pending:
+            continue
+        _pending.discard(d)
+        rec = _records[d][1]
+        flag, v, k, size, kind = (int(x) for x in rec._to_numpy())
+        if flag:
+            ops.fill_(rec, 0)
+            if kind == 2:
+                raise IndexError("index out of range in self")
+            msg = f"index {v} is out of bounds for dimension {k} with size {size}"
+            raise (RuntimeError if kind == 3 else IndexError)(msg)
+
+
+# ----------------------------------------------------------------------------------------- parsing
+@dataclass
+class _Idx:
+    """An index tensor of the canonical form: host int64 values, or a GPU integer tensor."""
+
+    host: np.ndarray | None
+    dev: Tensor | None
+    trusted: bool = False  # in range already (host-checked and wrapped, or from a mask)
+    new_dim: bool = False  # a 0-dim mask: indexes a new size-1 dim (as None would insert)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.host.shape) if self.host is not None else tuple(self.dev.shape)  # type: ignore[union-attr]
+
+
+@dataclass
+class _Plan:
+    """A parsed index: `canon` (ints, slices, None, _Idx) applies to any tensor of the indexed shape;
+    `buf` is the (K, nb) int64 index buffer (host array on "cpu", tensor on "cuda")."""
+
+    canon: list[Any]
+    bshape: tuple[int, ...]
+    buf: Any
+    check: int
+
+
+def is_advanced(index: Any) -> bool:
+    """True if `index` holds a tensor, list, NumPy array or bool (advanced indexing)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(ix, Tensor | list | np.ndarray | bool | np.bool_) for ix in items)
+
+
+def _selects(index: Any) -> Any:
+    """The index with 0-dim integer tensors as ints: they select, as ints do (PyTorch reads them too)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not any(isinstance(ix, Tensor) and ix.dim() == 0 and ix.dtype not in (dt.bool_, dt.uint8)
+               and not ix.dtype.is_floating_point for ix in items):
+        return index
+    out = tuple(int(ix.item()) if isinstance(ix, Tensor) and ix.dim() == 0 and ix.dtype not in (dt.bool_, dt.uint8)
+                and not ix.dtype.is_floating_point else ix for ix in items)
+    return out if isinstance(index, tuple) else out[0]
+
+
+def _to_items(t: Tensor, index: Any) -> list[Any]:
+    """Index items with lists/arrays as host arrays, checked for dtype (masks stay bool)."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    out: list[Any] = []
+    for ix in items:
+        if isinstance(ix, bool | np.bool_):
+            out.append(np.asarray(bool(ix)))
+        elif isinstance(ix, list | np.ndarray):
+            a = np.asarray(ix)
+            if a.size == 0 and a.dtype.kind == "f":
+                a = a.astype(np.int64)
+            if a.dtype.kind not in "biu":
+                raise IndexError(INDEX_DTYPES)
+            out.append(a)
+        elif isinstance(ix, Tensor):
+            if ix.dtype.is_floating_point:
+                raise IndexError(INDEX_DTYPES)
+            if ix.device != t.device and ix.device.type != "cpu":
+                raise RuntimeError(f"indices should be either on cpu or on the same device as the indexed tensor "
+                                   f"({t.device})")
+            if ix.device.type == "cpu":
+                out.append(ix._host().copy())
+            else:
+                out.append(ix)
+        else:
+            out.append(ix)
+    return out
+
+
+def _is_mask(ix: Any) -> bool:
+    return (isinstance(ix, np.ndarray) and ix.dtype in (np.bool_, np.uint8)) or \
+        (isinstance(ix, Tensor) and ix.dtype in (dt.bool_, dt.uint8))
+
+
+def _consumed(ix: Any) -> int:
+    if ix is None or ix is Ellipsis:
+        return 0
+    return ix.ndim if _is_mask(ix) else 1
+
+
+def _canonical(t: Tensor, index: Any) -> list[Any]:
+    """Ellipsis expanded, masks replaced by index tensors (a 0-dim mask by None plus an index)."""
+    items = _to_items(t, index)
+    n_real = builtins.sum(_consumed(ix) for ix in items)
+    if n_real > t.dim():
+        raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
+    if Ellipsis in [ix for ix in items if not isinstance(ix, np.ndarray | Tensor)]:
+        i = next(k for k, ix in enumerate(items) if ix is Ellipsis)
+        items = items[:i] + [slice(None)] * (t.dim() - n_real) + items[i + 1:]
+    canon: list[Any] = []
+    shape = list(t.shape)
+    p = 0  # the dim of t the next item applies to
+    for ix in items:
+        if ix is None:
+            canon.append(None)
+        elif _is_mask(ix) and ix.ndim == 0:
+            keep = bool(ix.item() if isinstance(ix, Tensor) else ix)
+            canon.append(_Idx(np.zeros(int(keep), np.int64), None, True, new_dim=True))
+        elif _is_mask(ix):
+            m = ix.ndim
+            for j in range(m):
+                if ix.shape[j] != shape[p + j]:
+                    raise IndexError(f"The shape of the mask {list(ix.shape)} at index {j} does not match the shape "
+                                     f"of the indexed tensor {shape} at index {p + j}")
+            if isinstance(ix, Tensor):
+                rows = _nonzero_rows(ix if ix.dtype is dt.bool_ else ops._cast(ix, dt.bool_))  # (m, n)
+                canon += [_Idx(None, rows[j], True) for j in range(m)]
+            else:
+                canon += [_Idx(np.ascontiguousarray(a, np.int64), None, True) for a in np.nonzero(ix)]
+            p += m
+        elif isinstance(ix, np.ndarray):
+            canon.append(_Idx(ix.astype(np.int64), None))
+            p += 1
+        elif isinstance(ix, Tensor):
+            canon.append(_Idx(None, ix))
+            p += 1
+        elif isinstance(ix, int | np.integer | slice):
+            canon.append(ix)
+            p += 1
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             f"valid indices (got {type(ix).__name__})")
+    return canon
+
+
+def _walk(t: Tensor, canon: list[Any]) -> tuple[Tensor, list[int], list[_Idx]]:
+    """Apply ints, slices and None as a view of t; the view dims the index tensors address."""
+    basic: list[Any] = []
+    marks: list[tuple[int, _Idx]] = []  # (position in `basic`, index)
+    for ix in canon:
+        if isinstance(ix, _Idx):
+            marks.append((len(basic), ix))
+            basic.append(None if ix.new_dim else slice(None))
+        else:
+            basic.append(ix)
+    shape, strides, offset, _ = ops._normalize_index(t, tuple(basic))
+    view = t._view(shape, strides, offset)
+    # the view dim of each marked slice: count the items before it that keep or add a dim
+    dims = []
+    for pos, _ix in marks:
+        dims.append(builtins.sum(1 for b in basic[:pos] if b is None or isinstance(b, slice)))
+    return view, dims, [ix for _, ix in marks]
+
+
+def _broadcast(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    try:
+        return tuple(ops.broadcast_shapes(*shapes))
+    except RuntimeError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(str(list(s)) for s in shapes)) from None
+
+
+def _plan(t: Tensor, index: Any, kind: int = 1) -> _Plan:
+    """Parse `index` against t (kind: how out-of-range indices are reported, see kernels/indexing.py)."""
+    canon = _canonical(t, index)
+    view, dims, idxs = _walk(t, canon)
+    sizes = [view.shape[d] for d in dims]
+    bshape = _broadcast([ix.shape for ix in idxs])
+    nb = math.prod(bshape)
+    check = 0
+    host_rows: list[np.ndarray] = []
+    for k, (ix, size) in enumerate(zip(idxs, sizes, strict=True)):
+        if ix.host is None:
+            check = kind
+            continue
+        a = ix.host
+        if not ix.trusted and a.size:
+            lo = -size if kind == 1 else 0
+            bad = (a < lo) | (a >= size)
+            if bad.any():
+                v = int(a[bad].flat[0])
+                if kind == 2:
+                    raise IndexError("index out of range in self")
+                msg = f"index {v} is out of bounds for dimension {k} with size {size}"
+                raise (RuntimeError if kind == 3 else IndexError)(msg)
+            a = np.where(a < 0, a + size, a)
+        host_rows.append(np.broadcast_to(a, bshape).reshape(nb))
+    if t.device.type == "cpu":
+        buf: Any = np.stack(host_rows) if host_rows else np.zeros((0, nb), np.int64)
+    elif not check:
+        only = idxs[0].dev if len(idxs) == 1 else None
+        if only is not None and only.dtype is dt.int64 and only.is_contiguous():
+            buf = only.reshape(1, nb)  # a mask's nonzero row: used as it is
+        elif all(ix.host is not None for ix in idxs):
+            buf = ops.from_host(np.stack(host_rows), dt.int64, t.device)
+        else:
+            buf = _device_buffer(t, idxs, bshape)
+    else:
+        only = idxs[0].dev if len(idxs) == 1 else None
+        if only is not None and only.dtype is dt.int64 and only.is_contiguous():
+            buf = only.reshape(1, nb)
+        else:
+            buf = _device_buffer(t, idxs, bshape)
+    return _Plan(canon, bshape, buf, check)
+
+
+def _device_buffer(t: Tensor, idxs: list[_Idx], bshape: tuple[int, ...]) -> Tensor:
+    """The (K, nb) int64 buffer on t's device: each index broadcast and converted by the copy kernel."""
+    nb = math.prod(bshape)
+    buf = empty((len(idxs), nb), dt.int64, t.device)
+    for k, ix in enumerate(idxs):
+        src = ix.dev if ix.dev is not None else ops.from_host(ix.host, dt.int64, t.device)  # type: ignore[arg-type]
+        ops.copy_into(buf[k].view(bshape), src.detach())
+    return buf
+
+
+@dataclass
+class _Geom:
+    """A plan applied to one tensor: the view, the indexed dims, the result shape and the front layout."""
+
+    view: Tensor
+    dims: list[int]
+    rest: list[int]
+    out_shape: tuple[int, ...]
+    b_at: int  # where B's dims start in out_shape
+
+
+def _geom(t: Tensor, plan: _Plan) -> _Geom:
+    view, dims, _ = _walk(t, plan.canon)
+    rest = [d for d in range(view.dim()) if d not in dims]
+    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+    b_at = dims[0] if adjacent else 0
+    rshape = [view.shape[d] for d in rest]
+    out_shape = tuple(rshape[:b_at]) + plan.bshape + tuple(rshape[b_at:])
+    return _Geom(view, dims, rest, out_shape, b_at)
+
+
+def _front_strides(g: _Geom, st: Sequence[int], bshape: tuple[int, ...]) -> list[int]:
+    """Strides over (nb, *rest) of a tensor laid out as g.out_shape with strides `st` (B's dims contiguous)."""
+    nbd = len(bshape)
+    b_st = st[g.b_at + nbd - 1] if nbd else 0
+    rest_st = list(st[:g.b_at]) + list(st[g.b_at + nbd:])
+    return [b_st, *rest_st]
+
+
+# ----------------------------------------------------------------------------------------- core: get / put
+def _get(t: Tensor, plan: _Plan) -> Tensor:
+    """t[plan] as a new contiguous tensor (no autograd)."""
+    g = _geom(t, plan)
+    if t.device.type == "cpu":
+        a = g.view._host()
+        nb = math.prod(plan.bshape)
+        sel: list[Any] = [slice(None)] * g.view.dim()
+        for k, d in enumerate(g.dims):
+            sel[d] = plan.buf[k].reshape(plan.bshape) if nb else np.zeros(plan.bshape, np.int64)
+        return ops.from_host(np.ascontiguousarray(a[tuple(sel)]).reshape(g.out_shape), t.dtype, t.device)
+    out = empty(g.out_shape, t.dtype, t.device)
+    nb = math.prod(plan.bshape)
+    with on(t.device):
+        err = _err_record(t.device)
+        ik.index_get(t.dtype.name, nb, [g.view.shape[d] for d in g.rest], _ptr(out),
+                     _front_strides(g, out.stride(), plan.bshape), _ptr(g.view), [g.view.stride(d) for d in g.rest],
+                     _ptr(plan.buf), [g.view.shape[d] for d in g.dims], [g.view.stride(d) for d in g.dims], err,
+                     plan.check)
+    if plan.check:
+        _launched_checked(t.device)
+    return out
+
+
+def _put(t: Tensor, plan: _Plan, values: Tensor, accumulate: bool) -> None:
+    """t[plan] = values (or += with accumulate), in place, without autograd; values has t's dtype and
+    broadcasts to the indexing result."""
+    g = _geom(t, plan)
+    try:
+        shape = ops.broadcast_shapes(values.shape, g.out_shape)
+        if tuple(shape) != g.out_shape:
+            raise RuntimeError
+    except RuntimeError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(g.out_shape)}") from None
+    if values.device != t.device:
+        values = ops.to_copy(values.detach(), t.device, values.dtype)
+    nb = math.prod(plan.bshape)
+    if t.device.type == "cpu":
+        a = g.view._host()
+        sel: list[Any] = [slice(None)] * g.view.dim()
+        for k, d in enumerate(g.dims):
+            sel[d] = plan.buf[k].reshape(plan.bshape) if nb else np.zeros(plan.bshape, np.int64)
+        v = np.broadcast_to(values._host(), g.out_shape)
+        if accumulate:
+            if a.dtype in (np.float16, dt.bfloat16.np):
+                acc = a.astype(np.float32)
+                np.add.at(acc, tuple(sel), v.astype(np.float32))
+                a[...] = acc.astype(a.dtype)
+            elif a.dtype == np.bool_:
+                np.logical_or.at(a, tuple(sel), v)
+            else:
+                np.add.at(a, tuple(sel), v)
+        else:
+            a[tuple(sel)] = v
+        return
+    name = t.dtype.name
+    if accumulate and name not in ik.ATOMIC:  # accumulate in a widened copy
+        wide = dt.float32 if t.dtype.is_floating_point else dt.int64
+        tw = ops._cast(t, wide)
+        _put(tw, plan, ops._cast(values, wide), True)
+        ops.copy_into(t, tw)
+        return
+    vst = ops._bstrides(values, g.out_shape)
+    nbd = len(plan.bshape)
+    if any(vst[g.b_at + i] != vst[g.b_at + i + 1] * plan.bshape[i + 1] for i in range(nbd - 1)):
+        values = ops._cast(values.expand(g.out_shape), values.dtype)  # B's dims must form one run
+        vst = list(values.stride())
+    with on(t.device):
+        err = _err_record(t.device)
+        ik.index_put(name, accumulate, nb, [g.view.shape[d] for d in g.rest], _ptr(g.view),
+                     [g.view.stride(d) for d in g.rest], _ptr(values), _front_strides(g, vst, plan.bshape),
+                     _ptr(plan.buf), [g.view.shape[d] for d in g.dims], [g.view.stride(d) for d in g.dims], err,
+                     plan.check)
+    if plan.check:
+        _launched_checked(t.device)
+
+
+def _value_tensor(value: Any, dtype: dt.dtype, dev: device) -> Tensor:
+    """A Python number, or a tensor, as a tensor of `dtype` on `dev` (differentiable for tensors)."""
+    if isinstance(value, Tensor):
+        if value.device != dev and value.dim() == 0 and value.device.type == "cpu":
+            return ops.full((), value.item(), dtype, dev)
+        return value.to(dev, dtype) if (value.device != dev or value.dtype is not dtype) else value
+    return ops.full((), value, dtype, dev)
+
+
+def _index_put(t: Tensor, plan: _Plan, values: Tensor, accumulate: bool) -> Tensor:
+    """Out of place: a copy of t with t[plan] = values; records IndexPutBackward0."""
+    out = ops._cast(t, t.dtype)
+    _put(out, plan, values, accumulate)
+
+    def bw(g: Tensor) -> tuple:
+        gs = g
+        if not accumulate and t.requires_grad:
+            gs = ops._cast(g, g.dtype)
+            _put(gs, plan, ops.full((), 0, g.dtype, g.device), False)
+        gv = _get(g, plan) if values.requires_grad else None
+        return _fit(gs, t), _fit(gv, values)
+    return record(out, [t, values], "IndexPutBackward0", bw)
+
+
+# ----------------------------------------------------------------------------------------- public: []
+def getitem(t: Tensor, index: Any) -> Tensor:
+    """t[index] with advanced indexing (a copy); differentiable (IndexBackward0).
+
+    Raises:
+        IndexError: an index out of range, a mask of the wrong shape, index tensors that don't
+            broadcast, a float index tensor, too many indices.
+    """
+    index = _selects(index)
+    if not is_advanced(index):
+        return ops.getitem(t, index)
+    plan = _plan(t, index)
+    out = _get(t, plan)
+    shape, dtype = t.shape, t.dtype
+
+    def bw(g: Tensor) -> tuple:
+        z = ops.full(shape, 0, g.dtype, g.device)
+        _put(z, plan, g, True)
+        return (_fit(z.to(dtype) if z.dtype is not dtype else z, t),)
+    return record(out, [t], "IndexBackward0", bw)
+
+
+def setitem(t: Tensor, index: Any, value: Any) -> None:
+    """t[index] = value (a number or a tensor broadcast to the selection, converted to t's dtype).
+
+    In a graph, t's grad_fn becomes IndexPutBackward0 (advanced indices) or CopySlices (basic ones).
+
+    Raises:
+        RuntimeError: t is a leaf that requires grad; value doesn't broadcast to the selection.
+    """
+    index = _selects(index)
+    if not is_advanced(index):  # basic indices with autograd: PyTorch's CopySlices
+        if autograd.is_grad_enabled() and t.requires_grad and t.is_leaf:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        ops.inplace(t, lambda s: _copy_slices(s, index, value))
+        return
+    plan = _plan(t, index)
+    if ops._needs_grad(t, value):
+        ops.inplace(t, lambda s: _index_put(s, plan, _value_tensor(value, s.dtype, s.device), False))
+        return
+    _put(t, plan, _value_tensor(value, t.dtype, t.device), False)
+
+
+def _copy_slices(t: Tensor, index: Any, value: Any) -> Tensor:
+    out = ops._cast(t, t.dtype)
+    v = _value_tensor(value, t.dtype, t.device)
+    sub = ops.getitem(out.detach(), index)
+    ops.copy_into(sub, v.detach())
+
+    def bw(g: Tensor) -> tuple:
+        gs = ops._cast(g, g.dtype)
+        ops.fill_(ops.getitem(gs, index), 0)
+        gv = ops.getitem(g, index) if isinstance(v, Tensor) and v.requires_grad else None
+        return _fit(gs, t), _fit(gv, v)
+    return record(out, [t, v], "torch::autograd::CopySlices", bw)
+
+
+def index_put(input: Tensor, indices: Sequence[Any], values: Tensor, accumulate: bool = False) -> Tensor:  # noqa: A002
+    """A copy of input with input[indices] = values (+= with accumulate); differentiable.
+
+    Args:
+        input: the tensor.
+        indices: a tuple of index tensors (None for a full dim), one per leading dim.
+        values: a tensor of input's dtype, broadcast to the indexing result.
+        accumulate: add instead of assign (repeated indices add up).
+
+    Raises:
+        RuntimeError: values of another dtype, or of a shape that doesn't broadcast.
+    """
+    _check_put_values(input, values)
+    plan = _plan(input, tuple(slice(None) if ix is None else ix for ix in indices))
+    return _index_put(input, plan, values, accumulate)
+
+
+def index_put_(input: Tensor, indices: Sequence[Any], values: Tensor, accumulate: bool = False) -> Tensor:  # noqa: A002
+    """In-place index_put; returns input."""
+    _check_put_values(input, values)
+    plan = _plan(input, tuple(slice(None) if ix is None else ix for ix in indices))
+    if ops._needs_grad(input, values):
+        return ops.inplace(input, lambda s: _index_put(s, plan, values, accumulate))
+    _put(input, plan, values, accumulate)
+    return input
+
+
+def _check_put_values(t: Tensor, values: Any) -> None:
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put_(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    if values.dtype is not t.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_torch_name(t.dtype.name)} for the destination and {_torch_name(values.dtype.name)} "
+                           f"for the source.")
+
+
+# ----------------------------------------------------------------------------------------- nonzero
+def _nonzero_rows(x: Tensor, transpose: bool = True) -> Tensor:
+    """The coordinates of x's nonzero elements, row-major order: (ndim, n) if transpose else (n, ndim),
+    int64 on x's device. On "cuda" only the count is read back."""
+    nd = x.dim()
+    if x.device.type == "cpu":
+        a = np.argwhere(x._host()) if nd else np.zeros((int(bool(x._host())), 0), np.int64)
+        a = a.astype(np.int64)
+        return ops.from_host(a.T if transpose else a, dt.int64, x.device)
+    check_index_errors(x.device)
+    n = x.numel()
+    pos = empty((n + 1,), dt.int64, x.device)
+    with on(x.device):
+        ik.nonzero_scan(x.dtype.name, x.shape, _ptr(pos), _ptr(x), x.stride())
+    count = int(pos[n].item())  # the one host sync, as PyTorch's
+    out = empty((nd, count) if transpose else (count, nd), dt.int64, x.device)
+    if count and nd:
+        with on(x.device):
+            ik.nonzero_write(x.dtype.name, x.shape, _ptr(out), _ptr(pos), 1 if transpose else nd,
+                             count if transpose else 1)
+    return out
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
+    """The indices of the nonzero elements: a (n, ndim) int64 tensor, or with `as_tuple` one 1-D tensor
+    per dim. Reads the count back to the host (a sync, as in PyTorch)."""
+    if as_tuple:
+        if input.dim() == 0:
+            return (_nonzero_rows(input.reshape(1))[0],)
+        rows = _nonzero_rows(input)
+        return tuple(rows[d] for d in range(input.dim()))
+    return _nonzero_rows(input, transpose=False)
+
+
+def argwhere(input: Tensor) -> Tensor:  # noqa: A002
+    """nonzero(input): the (n, ndim) indices of the nonzero elements."""
+    return nonzero(input)
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # noqa: A002
+    """where(condition, input, other): elementwise choice (see ops.where); where(condition): the
+    tuple of indices of condition's nonzero elements (= nonzero(condition, as_tuple=True))."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() expected either 1 or 3 arguments (condition, input, other)")
+    return ops.where(condition, input, other)
+
+
+# ----------------------------------------------------------------------------------------- select / add
+def _index_vector(index: Any, op: str) -> Tensor:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' (position 3) must be Tensor, not {type(index).__name__}")
+    if index.dim() > 1:
+        raise IndexError(f"{op}(): Index is supposed to be a vector")
+    if index.dtype.name not in ("int64", "int32"):
+        raise RuntimeError(f"{op}(): Expected dtype int32 or int64 for index")
+    return index.reshape(-1)
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
+    """input's slices along `dim` at the 1-D `index`: out.shape[dim] = index.numel(); differentiable.
+
+    Raises:
+        IndexError: an index outside [0, size) ("index out of range in self"), a 2-D index.
+        RuntimeError: an index that is not int32/int64.
+    """
+    idx = _index_vector(index, "index_select")
+    ops._check_same_device(input, idx)
+    d = _wrap_dim(dim, input.dim())
+    src = input if input.dim() else input.reshape(1)
+    plan = _plan(src, (slice(None),) * d + (idx,), kind=2)
+    out = _get(src, plan)
+    if input.dim() == 0:
+        out = out.reshape(())
+    shape = input.shape
+
+    def bw(g: Tensor) -> tuple:
+        z = ops.full(shape if shape else (1,), 0, g.dtype, g.device)
+        _put(z, plan, g.reshape(out.shape if shape else (idx.numel(),)), True)
+        return (_fit(z.reshape(shape), input),)
+    return record(out, [input], "IndexSelectBackward0", bw)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """A copy of input with source (times alpha) added at the rows `index` along `dim`; repeated indices
+    add up; differentiable."""
+    idx = _index_vector(index, "index_add")
+    d = _wrap_dim(dim, input.dim())
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"index_add_(): self ({_torch_name(input.dtype.name)}) and source "
+                           f"({_torch_name(source.dtype.name)}) must have the same scalar type")
+    src = input if input.dim() else input.reshape(1)
+    plan = _plan(src, (slice(None),) * d + (idx,), kind=3)
+    vals = source if alpha == 1 else ops.mul(source, alpha).to(input.dtype)
+    g0 = _geom(src, plan)
+    if math.prod(vals.shape) != math.prod(g0.out_shape):
+        raise RuntimeError(f"index_add_(): Number of indices ({idx.numel()}) should be equal to source.size(dim) "
+                           f"({source.shape[d] if source.dim() else 1})")
+    with autograd.no_grad():
+        out = ops._cast(input, input.dtype)
+        _put(out if input.dim() else out.reshape(1), plan, vals.detach().reshape(g0.out_shape), True)
+
+    def bw(g: Tensor) -> tuple:
+        gsrc = None
+        if isinstance(source, Tensor) and source.requires_grad:
+            gsrc = _get(g if g.dim() else g.reshape(1), plan).reshape(source.shape)
+            if alpha != 1:
+                gsrc = gsrc * alpha
+        return _fit(g, input), _fit(gsrc, source)
+    return record(out, [input, source], "IndexAddBackward0", bw)
+
+
+# ----------------------------------------------------------------------------------------- gather / scatter
+def _gather_index(input: Tensor, dim: int, index: Any, op: str) -> tuple[int, Tensor]:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' (position 3) must be Tensor, not {type(index).__name__}")
+    d = _wrap_dim(dim, input.dim())
+    if index.dtype.name not in ("int64", "int32"):
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    if index.dim() != input.dim() and not (index.dim() <= 1 and input.dim() <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    ops._check_same_device(input, index)
+    if index.dtype is not dt.int64:
+        index = ops._cast(index, dt.int64)
+    return d, index
+
+
+def _host_bounds(index: Tensor, size: int, d: int) -> None:
+    if index.device.type == "cpu" and index.numel():
+        a = index._host()
+        bad = (a < 0) | (a >= size)
+        if bad.any():
+            raise RuntimeError(f"index {int(a[bad].flat[0])} is out of bounds for dimension {d} with size {size}")
+
+
+def _gather(input: Tensor, d: int, index: Tensor) -> Tensor:
+    src = input if input.dim() else input.reshape(1)
+    ix = index if index.dim() else index.reshape(1)
+    dsize = src.shape[d]
+    _host_bounds(ix, dsize, d)
+    if input.device.type == "cpu":
+        a = src._host()[tuple(slice(None) if k == d else slice(0, n) for k, n in enumerate(ix.shape))]
+        r = np.take_along_axis(a, ix._host(), d) if ix.numel() else np.zeros(ix.shape, src.dtype.np)
+        return ops.from_host(r, input.dtype, input.device).reshape(index.shape)
+    out = empty(ix.shape, input.dtype, input.device)
+    sst = list(ops._bstrides(src, src.shape))
+    sst[d] = 0
+    with on(input.device):
+        ik.gather(input.dtype.name, ix.shape, _ptr(out), out.stride(), _ptr(src), sst, _ptr(ix), ix.stride(), d,
+                  dsize, src.stride(d), _err_record(input.device))
+    _launched_checked(input.device)
+    return out.reshape(index.shape)
+
+
+def _scatter_into(out: Tensor, d: int, index: Tensor, src: Tensor, accumulate: bool) -> None:
+    """out (contiguous, modified in place) scattered into from src along d at index, no autograd."""
+    o = out if out.dim() else out.reshape(1)
+    ix = index if index.dim() else index.reshape(1)
+    s = src
+    dsize = o.shape[d]
+    _host_bounds(ix, dsize, d)
+    if not ix.numel():
+        return
+    if out.device.type == "cpu":
+        a = o._host()
+        coords: list[Any] = list(np.indices(ix.shape, sparse=True))
+        coords[d] = ix._host()
+        sv = np.broadcast_to(s._host(), ix.shape) if s.dim() == 0 else s._host()[tuple(slice(0, n) for n in ix.shape)]
+        if accumulate:
+            np.add.at(a, tuple(coords), sv)
+        else:
+            a[tuple(coords)] = sv
+        return
+    if accumulate and out.dtype.name not in ik.ATOMIC:
+        wide = dt.float32 if out.dtype.is_floating_point else dt.int64
+        ow = ops._cast(o, wide)
+        _scatter_into(ow, d, ix, ops._cast(s, wide), True)
+        ops.copy_into(o, ow)
+        return
+    ost = list(o.stride())
+    ost[d] = 0
+    sst = [0] * ix.dim() if s.dim() == 0 else list(s.stride())
+    with on(out.device):
+        ik.scatter(out.dtype.name, accumulate, ix.shape, _ptr(o), ost, _ptr(s), sst, _ptr(ix), ix.stride(), d,
+                   dsize, o.stride(d), _err_record(out.device))
+    _launched_checked(out.device)
+
+
+def _check_scatter_sizes(input: Tensor, d: int, index: Tensor, src: Tensor | None) -> None:
+    for k in range(index.dim()):
+        if k != d and index.shape[k] > input.shape[k] or (src is not None and src.dim() and
+                                                          index.shape[k] > src.shape[k]):
+            what = f"Expected index {list(index.shape)} to be no larger than self {list(input.shape)} apart from " \
+                   f"dimension {d}"
+            if src is not None and src.dim():
+                what += f" and to be no larger size than src {list(src.shape)}"
+            raise RuntimeError(what)
+
+
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:  # noqa: A002
+    """out[i][j][k] = input[index[i][j][k]][j][k] (for dim 0; likewise for other dims); out has
+    index's shape; differentiable (GatherBackward0).
+
+    Raises:
+        RuntimeError: index not int32/int64, of another number of dims, larger than input apart from
+            dim, or out of [0, size) ("index 5 is out of bounds for dimension 0 with size 3").
+    """
+    d, index = _gather_index(input, dim, index, "gather")
+    for k in range(index.dim()):
+        if k != d and index.shape[k] > input.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be no "
+                               f"larger than self {list(input.shape)} apart from dimension {d}")
+    out = _gather(input, d, index)
+    shape = input.shape
+
+    def bw(g: Tensor) -> tuple:
+        z = ops.full(shape, 0, g.dtype, g.device)
+        _scatter_into(z, d, index, g.contiguous(), True)
+        return (_fit(z, input),)
+    return record(out, [input], "GatherBackward0", bw)
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None, *,  # noqa: A002
+            reduce: str | None = None) -> Tensor:
+    """A copy of input with out[index[i][j]][j] = src[i][j] (for dim 0), or = value; differentiable
+    (ScatterBackward0 / ScatterBackward1). reduce="add" is scatter_add.
+
+    Raises:
+        RuntimeError: src of another dtype, index larger than input (apart from dim) or src, index out
+            of range.
+    """
+    if src is not None and not isinstance(src, Tensor):
+        src, value = None, src
+    if reduce is not None:
+        if reduce != "add":
+            raise NotImplementedError(f"scatter: reduce='{reduce}' is not implemented (only 'add')")
+        if src is None:
+            src = ops.full(index.shape, value, input.dtype, input.device)
+        return scatter_add(input, dim, index, src)
+    d, index = _gather_index(input, dim, index, "scatter")
+    if src is not None and src.dtype is not input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    _check_scatter_sizes(input, d, index, src)
+    s = src if src is not None else ops.full((), value, input.dtype, input.device)
+    out = ops._cast(input, input.dtype)
+    _scatter_into(out, d, index, s.detach().contiguous() if s.dim() else s.detach(), False)
+
+    def bw(g: Tensor) -> tuple:
+        gi = None
+        if input.requires_grad:
+            gi = ops._cast(g, g.dtype)
+            _scatter_into(gi, d, index, ops.full((), 0, g.dtype, g.device), False)
+        gs = _src_grad(g, d, index, src) if src is not None and src.requires_grad else None
+        return _fit(gi, input), _fit(gs, src)
+    return record(out, [input, src], "ScatterBackward0" if src is not None else "ScatterBackward1", bw)
+
+
+def _src_grad(g: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
+    """g gathered at index, placed in a zero tensor of src's shape (src may be larger than index)."""
+    gg = _gather(g, d, index)
+    if tuple(gg.shape) == tuple(src.shape):
+        return gg
+    z = ops.full(src.shape, 0, g.dtype, g.device)
+    ops.copy_into(ops.getitem(z, tuple(slice(0, n) for n in gg.shape)), gg)
+    return z
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:  # noqa: A002
+    """A copy of input with out[index[i][j]][j] += src[i][j] (for dim 0); repeated indices add up
+    (atomically on "cuda"; float16/bfloat16 accumulate in float32); differentiable."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
+    d, index = _gather_index(input, dim, index, "scatter_add")
+    if src.dtype is not input.dtype:
+        raise RuntimeError("scatter_add(): Expected self.dtype to be equal to src.dtype")
+    _check_scatter_sizes(input, d, index, src)
+    out = ops._cast(input, input.dtype)
+    _scatter_into(out, d, index, src.detach().contiguous(), True)
+
+    def bw(g: Tensor) -> tuple:
+        gs = _src_grad(g, d, index, src) if src.requires_grad else None
+        return _fit(g, input), _fit(gs, src)
+    return record(out, [input, src], "ScatterAddBackward0", bw)
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
+    """Values of input at `indices` along `dim` (input and indices broadcast apart from dim); with
+    dim=None both are flattened. Differentiable (through gather)."""
+    if indices.dtype is not dt.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_torch_name(indices.dtype.name)}")
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    if input.dim() != indices.dim():
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {input.dim()} dimensions for input, and {indices.dim()} dimensions for indices")
+    d = _wrap_dim(dim, input.dim())
+    ishape = list(input.shape)
+    ishape[d] = indices.shape[d]
+    b = list(ops.broadcast_shapes(ishape, indices.shape))
+    idx = indices.expand(b) if list(indices.shape) != b else indices
+    b[d] = input.shape[d]
+    x = input.expand(b) if list(input.shape) != b else input
+    return gather(x, d, idx)
+
+
+# ----------------------------------------------------------------------------------------- masks
+def _check_mask(mask: Any, op: str) -> None:
+    if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
+        got = _C_NAMES.get(mask.dtype.name, mask.dtype.name) if isinstance(mask, Tensor) else type(mask).__name__
+        raise RuntimeError(f"{op} only supports boolean masks, but got mask with dtype {got}")
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:  # noqa: A002
+    """input with `value` where mask is True (mask and input broadcast); keeps input's dtype;
+    differentiable in input and in a 0-dim tensor value (MaskedFillBackward0)."""
+    _check_mask(mask, "masked_fill_")
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.dim()} dimension(s).")
+    dev = ops._check_same_device(input, mask)
+    v = _value_tensor(value, input.dtype, dev)
+    with autograd.no_grad():
+        out = ops.where(mask if mask.device == dev else mask.to(dev), v, input)
+
+    def bw(g: Tensor) -> tuple:
+        z = ops.zeros_like(g)
+        gi = ops.where(mask, z, g) if input.requires_grad else None
+        gv = None
+        if isinstance(value, Tensor) and value.requires_grad:
+            gv = reductions.sum(ops.where(mask, g, z))
+        return _fit(gi, input), None, _fit(gv, value)
+    return record(out, [input, mask, value], "MaskedFillBackward0", bw)
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
+    """The elements of input where mask is True (both broadcast), as a 1-D tensor; differentiable.
+    Reads the count of True back to the host (a sync, as in PyTorch)."""
+    if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    ops._check_same_device(input, mask)
+    shape = tuple(ops.broadcast_shapes(input.shape, mask.shape))
+    x = input.detach().expand(shape) if tuple(input.shape) != shape else input.detach()
+    m = mask.expand(shape) if tuple(mask.shape) != shape else mask
+    plan = _plan(x, (m,)) if shape else _plan(x.reshape(1), (m.reshape(1),))
+    out = _get(x if shape else x.reshape(1), plan)
+
+    def bw(g: Tensor) -> tuple:
+        z = ops.full(shape if shape else (1,), 0, g.dtype, g.device)
+        _put(z, plan, g, True)
+        return (_fit(z.reshape(shape), input),)
+    return record(out, [input], "MaskedSelectBackward0", bw)
+
+
+# ----------------------------------------------------------------------------------------- tril / triu
+def _tri(input: Tensor, diagonal: int, upper: bool) -> Tensor:
+    name = "triu" if upper else "tril"
+    if input.dim() < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    if input.device.type == "cpu":
+        f = np.triu if upper else np.tril
+        out = ops.from_host(f(input._host(), diagonal), input.dtype, input.device)
+    else:
+        out = empty(input.shape, input.dtype, input.device)
+        with on(input.device):
+            ik.tri(input.dtype.name, upper, int(diagonal), input.shape, _ptr(out), out.stride(), _ptr(input),
+                   input.stride())
+    return record(out, [input], "TriuBackward0" if upper else "TrilBackward0",
+                  lambda g: (_fit(_tri(g, diagonal, upper), input),))
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """The lower triangle of the last two dims (elements with col - row <= diagonal), zeros elsewhere."""
+    return _tri(input, diagonal, False)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """The upper triangle of the last two dims (elements with col - row >= diagonal), zeros elsewhere."""
+    return _tri(input, diagonal, True)
+
+
+__all__ = ["argwhere", "check_index_errors", "gather", "index_add", "index_put", "index_put_", "index_select",
+           "masked_fill", "masked_select", "nonzero", "scatter", "scatter_add", "take_along_dim", "tril", "triu",
+           "where"]

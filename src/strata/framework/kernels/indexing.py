@@ -1,0 +1,283 @@
+"""The framework's indexing kernels for "cuda" tensors: advanced-index reads and writes (`x[idx]`,
+`index_put_` with or without accumulation), `gather` / `scatter` / `scatter_add` along a dim, `tril` /
+`triu`, and the two passes of `nonzero` (a block scan that counts, then a pass that writes coordinates).
+
+Advanced indexing sees the indexed tensor as "index dims first": K index dims (sizes `isz`, strides
+`ist`) addressed by a (K, nb) int64 buffer of broadcast indices, then the remaining dims. The launch
+geometry (kernels/__init__.py's GEO_PARAMS) runs over (nb, rest...) with three operands: the output or
+values, the source's rest dims (stride 0 on the nb dim) and b itself (stride 1 on nb, 0 elsewhere).
+Kernels that read user indices check their bounds; a bad index is not dereferenced and the first one is
+recorded in a 5 x int64 error record (flag, index, dim, size, kind) that the framework reads lazily.
+accumulate uses atomicAdd for float32/float64/int32/int64; other dtypes accumulate in a widened copy.
+
+Example:
+    >>> import numpy as np, strata.cuda as cuda
+    >>> a = cuda.to_device(np.array([10.0, 20.0, 30.0], np.float32))
+    >>> idx = cuda.to_device(np.array([2, -3], np.int64))
+    >>> out, err = cuda.empty(2, np.float32), cuda.zeros(5, np.int64)
+    >>> index_get("float32", 2, (), out.ptr, (1,), a.ptr, (), idx.ptr, [3], [1], err.ptr, 1)
+    >>> out.get().tolist(), err.get().tolist()
+    ([30.0, 10.0], [0, 0, 0, 0, 0])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from strata.framework.kernels import C_TYPES, COMMON_CU, MAXD, _geometry, _grid
+from strata.libs.common import KernelSet
+
+ATOMIC = ("float32", "float64", "int32", "int64")  # dtypes with a native atomicAdd
+SCAN_THREADS = 256
+
+INDEX_CU = COMMON_CU + r"""
+#define IDX_PARAMS long long K, long long nb, long long z0, long long z1, long long z2, long long z3, \
+    long long z4, long long z5, long long s0, long long s1, long long s2, long long s3, long long s4, long long s5
+#define IDX_BUILD long long isz[MAXD] = {z0, z1, z2, z3, z4, z5}; long long ist[MAXD] = {s0, s1, s2, s3, s4, s5};
+
+// the first bad index wins the record: err = {1, index, dim, size, kind}
+__device__ __forceinline__ void report(long long* err, long long v, long long k, long long size, int kind) {
+    if (atomicCAS((unsigned long long*)err, 0ULL, 1ULL) == 0ULL) {
+        err[1] = v; err[2] = k; err[3] = size; err[4] = kind; }
+}
+
+template <typename T> __device__ __forceinline__ void acc_add(T* p, T v) { *p = Down<T>::f(up(*p) + up(v)); }
+__device__ __forceinline__ void acc_add(float* p, float v) { atomicAdd(p, v); }
+__device__ __forceinline__ void acc_add(double* p, double v) { atomicAdd(p, v); }
+__device__ __forceinline__ void acc_add(int* p, int v) { atomicAdd(p, v); }
+__device__ __forceinline__ void acc_add(long long* p, long long v) {
+    atomicAdd((unsigned long long*)p, (unsigned long long)v); }
+
+// the source offset of index row b (plus the rest-dims offset `so`); false (and a report) if out of range.
+// check: 0 trusted indices, 1 [-size, size) (negatives wrap), 2 and 3 [0, size) (the kind of error raised)
+__device__ __forceinline__ bool index_offset(const long long* idx, long long K, long long nb, long long b,
+                                             const long long* isz, const long long* ist, long long* err,
+                                             int check, long long* so) {
+    for (int k = 0; k < MAXD; ++k) {
+        if (k < K) {
+            long long v = idx[k * nb + b];
+            if (check && (v < (check == 1 ? -isz[k] : 0) || v >= isz[k])) {
+                report(err, v, k, isz[k], check);
+                return false;
+            }
+            *so += (v < 0 ? v + isz[k] : v) * ist[k];
+        }
+    }
+    return true;
+}
+
+// out[b, rest] = src[idx[:, b], rest]
+template <typename T> __global__ void index_get(T* out, const T* src, const long long* idx, long long* err,
+                                                int check, IDX_PARAMS, GEO_PARAMS) {
+    GEO_BUILD IDX_BUILD
+    GRID_STRIDE(i, g.n) {
+        long long off[3]; offsets<3>(g, i, off);
+        long long so = off[1];
+        bool ok = index_offset(idx, K, nb, off[2], isz, ist, err, check, &so);
+        out[off[0]] = ok ? src[so] : Down<T>::f(0);
+    }
+}
+
+// dst[idx[:, b], rest] = vals[b, rest] (ACC: +=)
+template <typename T, int ACC> __global__ void index_put(T* dst, const T* vals, const long long* idx,
+                                                         long long* err, int check, IDX_PARAMS, GEO_PARAMS) {
+    GEO_BUILD IDX_BUILD
+    GRID_STRIDE(i, g.n) {
+        long long off[3]; offsets<3>(g, i, off);
+        long long so = off[1];
+        if (!index_offset(idx, K, nb, off[2], isz, ist, err, check, &so)) continue;
+        if (ACC) acc_add(dst + so, vals[off[0]]); else dst[so] = vals[off[0]];
+    }
+}
+
+// over index's shape: out[o0] = src[o1 + index[o2] * dstride] (src has stride 0 on dim)
+template <typename T> __global__ void gather(T* out, const T* src, const long long* index, long long* err,
+                                             long long dsize, long long dstride, long long dim, GEO_PARAMS) {
+    GEO_BUILD
+    GRID_STRIDE(i, g.n) {
+        long long off[3]; offsets<3>(g, i, off);
+        long long v = index[off[2]];
+        if (v < 0 || v >= dsize) { report(err, v, dim, dsize, 3); out[off[0]] = Down<T>::f(0); continue; }
+        out[off[0]] = src[off[1] + v * dstride];
+    }
+}
+
+// over index's shape: dst[o1 + index[o2] * dstride] = src[o0] (ACC: +=)
+template <typename T, int ACC> __global__ void scatter(T* dst, const T* src, const long long* index, long long* err,
+                                                       long long dsize, long long dstride, long long dim,
+                                                       GEO_PARAMS) {
+    GEO_BUILD
+    GRID_STRIDE(i, g.n) {
+        long long off[3]; offsets<3>(g, i, off);
+        long long v = index[off[2]];
+        if (v < 0 || v >= dsize) { report(err, v, dim, dsize, 3); continue; }
+        if (ACC) acc_add(dst + off[1] + v * dstride, src[off[0]]); else dst[off[1] + v * dstride] = src[off[0]];
+    }
+}
+
+// tril (upper = 0) / triu (upper = 1) over the last two dims (R, C); i is the row-major linear index
+template <typename T> __global__ void tri(T* out, const T* src, long long R, long long C, long long diag, int upper,
+                                          GEO_PARAMS) {
+    GEO_BUILD
+    GRID_STRIDE(i, g.n) {
+        long long off[2]; offsets<2>(g, i, off);
+        long long c = i % C, r = (i / C) % R;
+        bool keep = upper ? (c - r >= diag) : (c - r <= diag);
+        out[off[0]] = keep ? src[off[1]] : Down<T>::f(0);
+    }
+}
+
+// nonzero, pass 1 (one block): pos[i] = number of nonzero elements in x[0..i]; pos[n] = the total
+template <typename T> __global__ void nonzero_scan(long long* pos, const T* x, GEO_PARAMS) {
+    GEO_BUILD
+    __shared__ long long buf[SCAN_T];
+    long long carry = 0;
+    for (long long c = 0; c < g.n; c += blockDim.x) {
+        long long j = c + threadIdx.x;
+        long long f = 0;
+        if (j < g.n) { long long off[1]; offsets<1>(g, j, off); f = up(x[off[0]]) != 0; }
+        buf[threadIdx.x] = f;
+        __syncthreads();
+        for (int s = 1; s < blockDim.x; s <<= 1) {
+            long long w = buf[threadIdx.x];
+            if (threadIdx.x >= s) w += buf[threadIdx.x - s];
+            __syncthreads();
+            buf[threadIdx.x] = w;
+            __syncthreads();
+        }
+        if (j < g.n) pos[j] = carry + buf[threadIdx.x];
+        carry += buf[blockDim.x - 1];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) pos[g.n] = carry;
+}
+
+// nonzero, pass 2: element i (row-major in shape h) that is nonzero writes its coordinates to row pos[i] - 1
+// of out; coordinate d of row r at out[r * rs + d * cs]
+__global__ void nonzero_write(long long* out, const long long* pos, long long n, long long ndim, long long rs,
+                              long long cs, long long h0, long long h1, long long h2, long long h3, long long h4,
+                              long long h5) {
+    long long h[MAXD] = {h0, h1, h2, h3, h4, h5};
+    GRID_STRIDE(i, n) {
+        long long prev = i ? pos[i - 1] : 0;
+        if (pos[i] == prev) continue;
+        long long q = i;
+        for (int d = MAXD - 1; d >= 0; --d) {
+            if (d < ndim) { out[prev * rs + d * cs] = q % h[d]; q /= h[d]; }
+        }
+    }
+}
+""".replace("SCAN_T", str(SCAN_THREADS))
+
+_sets: dict[str, KernelSet] = {}
+
+
+def kernel_set(dt: str) -> KernelSet:
+    """The compile-once KernelSet of every indexing kernel for dtype `dt` (one module per dtype)."""
+    ks = _sets.get(dt)
+    if ks is None:
+        c = C_TYPES[dt]
+        names = [f"index_get<{c}>", f"index_put<{c}, 0>", f"gather<{c}>", f"scatter<{c}, 0>", f"tri<{c}>",
+                 f"nonzero_scan<{c}>", "nonzero_write"]
+        if dt in ATOMIC:
+            names += [f"index_put<{c}, 1>", f"scatter<{c}, 1>"]
+        ks = _sets[dt] = KernelSet(f"framework_indexing_{dt}", INDEX_CU, name_expressions=names)
+    return ks
+
+
+def _idx_params(k: int, nb: int, sizes: Sequence[int], strides: Sequence[int]) -> tuple[np.int64, ...]:
+    z = np.zeros(2 + 2 * MAXD, np.int64)
+    z[0], z[1] = k, nb
+    z[2:2 + k] = sizes
+    z[2 + MAXD:2 + MAXD + k] = strides
+    return tuple(z)
+
+
+def _front_geometry(nb: int, rest: Sequence[int], a_st: Sequence[int], b_st: Sequence[int]) -> tuple:
+    """GEO_PARAMS over (nb, *rest): operand a (strides for all dims), b (rest-dim strides, 0 on nb), the
+    index row (1 on nb, 0 elsewhere)."""
+    shape = (nb, *rest)
+    return _geometry(shape, (tuple(a_st), (0, *b_st), (1,) + (0,) * len(rest)))
+
+
+def index_get(dt: str, nb: int, rest: Sequence[int], out: int, out_st: Sequence[int], src: int,
+              src_rest_st: Sequence[int], idx: int, sizes: Sequence[int], strides: Sequence[int], err: int,
+              check: int) -> None:
+    """out[b, r...] = src[idx[:, b], r...] with `out_st` the strides of out over (nb, *rest); `idx` a
+    contiguous (K, nb) int64 buffer for the K index dims of `sizes`/`strides` (negative indices wrap)."""
+    n = nb * int(np.prod(rest, dtype=np.int64))
+    if n == 0:
+        return
+    args = (out, src, idx, err, np.int32(check), *_idx_params(len(sizes), nb, sizes, strides),
+            *_front_geometry(nb, rest, out_st, src_rest_st))
+    kernel_set(dt).get(f"index_get<{C_TYPES[dt]}>")(_grid(n), 256, args)
+
+
+def index_put(dt: str, accumulate: bool, nb: int, rest: Sequence[int], dst: int, dst_rest_st: Sequence[int],
+              vals: int, vals_st: Sequence[int], idx: int, sizes: Sequence[int], strides: Sequence[int], err: int,
+              check: int) -> None:
+    """dst[idx[:, b], r...] = vals[b, r...] (`accumulate`: +=, atomically; dt must be in ATOMIC);
+    `vals_st` are the (broadcast) strides of the values over (nb, *rest)."""
+    n = nb * int(np.prod(rest, dtype=np.int64))
+    if n == 0:
+        return
+    args = (dst, vals, idx, err, np.int32(check), *_idx_params(len(sizes), nb, sizes, strides),
+            *_front_geometry(nb, rest, vals_st, dst_rest_st))
+    kernel_set(dt).get(f"index_put<{C_TYPES[dt]}, {int(accumulate)}>")(_grid(n), 256, args)
+
+
+def gather(dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], src: int, src_st: Sequence[int],
+           index: int, index_st: Sequence[int], dim: int, dsize: int, dstride: int, err: int) -> None:
+    """out = src gathered along `dim` by the int64 `index` (all strided over `shape`, src with stride 0
+    on dim); indices outside [0, dsize) are reported, not read."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0:
+        return
+    args = (out, src, index, err, np.int64(dsize), np.int64(dstride), np.int64(dim),
+            *_geometry(shape, (out_st, src_st, index_st)))
+    kernel_set(dt).get(f"gather<{C_TYPES[dt]}>")(_grid(n), 256, args)
+
+
+def scatter(dt: str, accumulate: bool, shape: Sequence[int], dst: int, dst_st: Sequence[int], src: int,
+            src_st: Sequence[int], index: int, index_st: Sequence[int], dim: int, dsize: int, dstride: int,
+            err: int) -> None:
+    """dst scattered into along `dim` from src by `index` over `shape` (dst with stride 0 on dim);
+    `accumulate` adds atomically (dt in ATOMIC)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0:
+        return
+    args = (dst, src, index, err, np.int64(dsize), np.int64(dstride), np.int64(dim),
+            *_geometry(shape, (src_st, dst_st, index_st)))
+    kernel_set(dt).get(f"scatter<{C_TYPES[dt]}, {int(accumulate)}>")(_grid(n), 256, args)
+
+
+def tri(dt: str, upper: bool, diagonal: int, shape: Sequence[int], out: int, out_st: Sequence[int], src: int,
+        src_st: Sequence[int]) -> None:
+    """out = tril(src, diagonal) (or triu with `upper`) over the last two dims of `shape`."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0:
+        return
+    args = (out, src, np.int64(shape[-2]), np.int64(shape[-1]), np.int64(diagonal), np.int32(upper),
+            *_geometry(shape, (out_st, src_st)))
+    kernel_set(dt).get(f"tri<{C_TYPES[dt]}>")(_grid(n), 256, args)
+
+
+def nonzero_scan(dt: str, shape: Sequence[int], pos: int, x: int, x_st: Sequence[int]) -> None:
+    """pos[i] = count of nonzero elements of x (row-major order) up to i; pos[n] = total (one block)."""
+    kernel_set(dt).get(f"nonzero_scan<{C_TYPES[dt]}>")(1, SCAN_THREADS, (pos, x, *_geometry(shape, (x_st,))))
+
+
+def nonzero_write(dt: str, shape: Sequence[int], out: int, pos: int, rs: int, cs: int) -> None:
+    """Write the coordinates of each nonzero element (found by `nonzero_scan` into `pos`) to its row of
+    `out` (coordinate d of row r at out[r * rs + d * cs])."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0:
+        return
+    if len(shape) > MAXD:
+        raise RuntimeError(f"[strata kernels] tensors of more than {MAXD} dims are not supported, got {len(shape)}")
+    h = np.ones(MAXD, np.int64)
+    h[:len(shape)] = shape
+    kernel_set(dt).get("nonzero_write")(_grid(n), 256, (out, pos, np.int64(n), np.int64(len(shape)), np.int64(rs),
+                                                         np.int64(cs), *h))

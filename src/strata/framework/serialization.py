@@ -1,0 +1,172 @@
+"""`strata.save` / `strata.load`: state dicts in the safetensors format (strata.storage.safetensors), so the
+`safetensors` library, and PyTorch users through `safetensors.torch`, read what strata writes and back.
+
+A flat dict of names to tensors (a module's `state_dict()`) is written as is: one safetensors tensor per
+name. Any other object made of dicts (str or int keys), lists, tuples, tensors, numbers, strings, bools and
+None (an optimizer's `state_dict()`, a checkpoint {"model": ..., "optim": ..., "epoch": 3}) is flattened:
+each tensor is stored under its dotted path ("optim.state.0.exp_avg") and the structure, with the
+non-tensor values, goes to `__metadata__["strata.structure"]` as JSON. The devices of tensors not on
+"cpu" go to `__metadata__["strata.devices"]`, so `load` puts them back, as torch.load does, unless
+`map_location` says otherwise. Loading to "cuda" reads the file on the host, then copies each tensor once.
+
+Example:
+    >>> import io, strata
+    >>> buf = io.BytesIO()
+    >>> strata.save({"w": strata.ones(2, 3), "step": strata.tensor(7)}, buf)
+    >>> _ = buf.seek(0)
+    >>> sd = strata.load(buf)
+    >>> sorted(sd), sd["w"].shape, sd["step"].item()
+    (['step', 'w'], strata.Size([2, 3]), 7)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import IO, Any
+
+import numpy as np
+
+from strata.framework import dtypes as dt
+from strata.framework import ops
+from strata.framework.device import CPU, canonical, device
+from strata.framework.tensor import Tensor
+from strata.storage import safetensors
+
+STRUCTURE_KEY = "strata.structure"
+DEVICES_KEY = "strata.devices"
+
+FileLike = str | os.PathLike[str] | IO[bytes]
+
+
+def save(obj: Any, f: FileLike, *, metadata: Mapping[str, str] | None = None) -> None:
+    """Write `obj` (a state dict, an optimizer state dict, or a nest of them) to a path or a binary file
+    object, in the safetensors format.
+
+    Args:
+        obj: a dict of names to tensors, or a nest of dicts/lists/tuples of tensors and plain values.
+        f: a file path or a writable binary file object.
+        metadata: extra strings for the file's `__metadata__` (keys starting with "strata." are reserved).
+
+    Raises:
+        TypeError: a value that cannot be stored (not a tensor, number, string, bool, None or container),
+            or a dict key that is neither str nor int.
+        ValueError: two tensors flattening to the same name, or a reserved metadata key.
+    """
+    tensors: dict[str, Tensor] = {}
+    meta = dict(metadata or {})
+    if any(k.startswith("strata.") for k in meta):
+        raise ValueError("strata.save: metadata keys starting with 'strata.' are reserved")
+    flat = isinstance(obj, Mapping) and all(isinstance(k, str) and isinstance(v, Tensor) for k, v in obj.items())
+    if flat:
+        tensors = dict(obj)
+    else:
+        meta[STRUCTURE_KEY] = json.dumps(_encode(obj, "", tensors), separators=(",", ":"))
+    devices = {k: str(t.device) for k, t in tensors.items() if t.device.type != "cpu"}
+    if devices:
+        meta[DEVICES_KEY] = json.dumps(devices, separators=(",", ":"))
+    arrays = {k: t.detach()._to_numpy() for k, t in tensors.items()}
+    safetensors.save_file(arrays, f, meta or None)
+
+
+def load(f: FileLike, map_location: Any = None, *, weights_only: bool = True, mmap: bool | None = None) -> Any:
+    """Read what `save` wrote (or any safetensors file: a dict of names to tensors).
+
+    Args:
+        f: a file path or a readable binary file object.
+        map_location: where tensors go: None (back to the device each was saved from; "cpu" for files from
+            elsewhere), a device or device string, a dict mapping saved device strings to devices, or a
+            callable (tensor on "cpu", saved location string) -> tensor.
+        weights_only: accepted for torch.load compatibility; safetensors files never run code either way.
+        mmap: accepted for compatibility; the file is read at once.
+
+    Returns:
+        The saved object: a dict of names to tensors, or the saved nest.
+
+    Raises:
+        strata.storage.safetensors.SafetensorsError: a malformed file (a ValueError; the subclass names the
+            problem).
+        ValueError: a `strata.structure` metadata entry that does not match the file's tensors.
+    """
+    arrays, meta = safetensors.load_file_with_metadata(f)
+    meta = meta or {}
+    saved_dev: dict[str, str] = json.loads(meta[DEVICES_KEY]) if DEVICES_KEY in meta else {}
+    tensors = {k: _place(a, saved_dev.get(k, "cpu"), map_location) for k, a in arrays.items()}
+    if STRUCTURE_KEY not in meta:
+        return tensors
+    used: set[str] = set()
+    out = _decode(json.loads(meta[STRUCTURE_KEY]), tensors, used)
+    if used != set(tensors):
+        raise ValueError(f"strata.load: the file's tensors {sorted(set(tensors) - used)} are not in its structure")
+    return out
+
+
+def _place(a: np.ndarray, location: str, map_location: Any) -> Tensor:
+    """The host array as a tensor where map_location sends `location` (one host-to-device copy)."""
+    t = ops.from_host(a, dt.from_numpy_dtype(a.dtype), CPU)
+    target: Any
+    if map_location is None:
+        target = location
+    elif isinstance(map_location, Mapping):
+        target = map_location.get(location, location)
+    elif callable(map_location):
+        res = map_location(t, location)
+        if not isinstance(res, Tensor):
+            raise TypeError(f"strata.load: map_location returned {type(res).__name__}, expected a Tensor")
+        return res
+    elif isinstance(map_location, str | device):
+        target = map_location
+    else:
+        raise TypeError(f"strata.load: map_location must be None, a device, a str, a dict or a callable, got "
+                        f"{type(map_location).__name__}")
+    dev = canonical(target)
+    return t if dev == CPU else ops.from_host(a, t.dtype, dev)
+
+
+def _encode(obj: Any, path: str, tensors: dict[str, Tensor]) -> Any:
+    """The JSON structure of obj; tensors are collected under their dotted path."""
+    if isinstance(obj, Tensor):
+        if path in tensors:
+            raise ValueError(f"strata.save: two tensors flatten to the name {path!r}")
+        tensors[path] = obj
+        return {"T": path}
+    if isinstance(obj, Mapping):
+        items = []
+        for k, v in obj.items():
+            if not isinstance(k, str | int) or isinstance(k, bool):
+                raise TypeError(f"strata.save: dict keys must be str or int, got {type(k).__name__}")
+            items.append([k, _encode(v, f"{path}.{k}" if path else str(k), tensors)])
+        return {"D": items}
+    if isinstance(obj, list | tuple):
+        kind = "L" if isinstance(obj, list) else "U"
+        return {kind: [_encode(v, f"{path}.{i}" if path else str(i), tensors) for i, v in enumerate(obj)]}
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return {"V": obj}
+    if isinstance(obj, np.integer | np.floating | np.bool_):
+        return {"V": obj.item()}
+    if isinstance(obj, dt.dtype):
+        return {"dtype": obj.name}
+    raise TypeError(f"strata.save: cannot store a value of type {type(obj).__name__} (at {path or 'the top'})")
+
+
+def _decode(node: Any, tensors: Mapping[str, Tensor], used: set[str]) -> Any:
+    if not isinstance(node, dict) or len(node) != 1:
+        raise ValueError(f"strata.load: malformed structure entry {node!r}")
+    (kind, val), = node.items()
+    if kind == "T":
+        if val not in tensors:
+            raise ValueError(f"strata.load: the structure names tensor {val!r}, which the file does not hold")
+        used.add(val)
+        return tensors[val]
+    if kind == "D":
+        return {k: _decode(v, tensors, used) for k, v in val}
+    if kind == "L":
+        return [_decode(v, tensors, used) for v in val]
+    if kind == "U":
+        return tuple(_decode(v, tensors, used) for v in val)
+    if kind == "V":
+        return val
+    if kind == "dtype":
+        return dt.as_dtype(val)
+    raise ValueError(f"strata.load: malformed structure entry {node!r}")

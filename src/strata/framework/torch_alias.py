@@ -1,0 +1,254 @@
+"""`import torch` answered by strata: a meta path finder that serves `torch` and its submodules from
+strata's framework, so a PyTorch program runs unchanged on the virtual GPUs (`strata run --as-torch
+script.py`, or `strata.install_torch_alias()` before the program's imports).
+
+| the program imports | it gets |
+|---|---|
+| `torch` | a module that forwards to `strata` (tensors, dtypes, creation, math, `no_grad`, ...) |
+| `torch.nn`, `torch.nn.functional`, `torch.nn.init`, ... | `strata.framework.nn` and its submodules |
+| `torch.optim`, `torch.optim.lr_scheduler` | `strata.framework.optim` and its submodules |
+| `torch.autograd` | `strata.framework.autograd` |
+| `torch.cuda` | `strata.framework.cuda_api` (PyTorch's `torch.cuda` names; `strata.cuda` is the L3 API) |
+| `torch.utils.data` | `strata.framework.data` |
+| `torch.amp` | `strata.framework.amp` |
+| `torch.backends`, `torch.version` | small stand-ins (cudnn/matmul flags, version strings) |
+
+Submodules are resolved by name when first imported, so this file depends on no module's content.
+Anything else under `torch.` fails with ModuleNotFoundError naming what the alias covers. The real
+PyTorch cannot share a process with the alias: installing refuses when `torch` is already imported,
+and once installed the finder answers every `torch` import first.
+
+Example:
+    >>> from strata.framework.torch_alias import resolve
+    >>> resolve("torch.nn.functional"), resolve("torch.cuda"), resolve("torch._dynamo")
+    ('strata.framework.nn.functional', 'strata.framework.cuda_api', None)
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+from collections.abc import Sequence
+from typing import Any
+
+TORCH_API_VERSION = "2.13.0"
+
+# torch.<key> (and everything under it) -> the strata module that answers it
+_MAPPED: dict[str, str] = {
+    "torch.nn": "strata.framework.nn",
+    "torch.optim": "strata.framework.optim",
+    "torch.autograd": "strata.framework.autograd",
+    "torch.cuda": "strata.framework.cuda_api",
+    "torch.utils.data": "strata.framework.data",
+    "torch.amp": "strata.framework.amp",
+}
+# modules the alias builds itself
+_SYNTHETIC = ("torch", "torch.utils", "torch.backends", "torch.version")
+# attributes of `torch` that are submodules (imported on first access, as `import torch` makes them available)
+_LAZY_CHILDREN = {"nn", "optim", "autograd", "cuda", "utils", "amp", "backends", "version"}
+
+
+def resolve(name: str) -> str | None:
+    """The strata module that answers `import name` (None: synthetic, or not covered)."""
+    for prefix in sorted(_MAPPED, key=len, reverse=True):
+        if name == prefix or name.startswith(prefix + "."):
+            return _MAPPED[prefix] + name[len(prefix):]
+    return None
+
+
+def _version() -> str:
+    from strata import __version__  # NOTE: the top-level package; imported lazily (it imports this module)
+
+    return f"{TORCH_API_VERSION}+strata.{__version__}"
+
+
+class _LazyPackage(types.ModuleType):
+    """A package module whose listed children import on first attribute access."""
+
+    _children: frozenset[str] = frozenset()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._children:
+            return importlib.import_module(f"{self.__name__}.{name}")
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+
+
+class TorchModule(_LazyPackage):
+    """`torch` under the alias: strata's names, plus the submodules and a few torch-only knobs."""
+
+    _children = frozenset(_LAZY_CHILDREN)
+    __strata__ = True
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._children:
+            return importlib.import_module(f"torch.{name}")
+        import strata  # NOTE: the top-level package, imported lazily (it imports this module)
+
+        try:
+            return getattr(strata, name)
+        except AttributeError:
+            pass
+        if name in _EXTRAS:
+            return _EXTRAS[name]
+        raise AttributeError(f"module 'torch' has no attribute {name!r} (this 'torch' is strata's alias; strata "
+                             f"does not provide torch.{name})")
+
+    def __dir__(self) -> list[str]:
+        import strata  # NOTE: see __getattr__
+
+        return sorted(set(dir(strata)) | set(self._children) | set(_EXTRAS) | set(self.__dict__))
+
+
+# torch-level functions strata has no use for: accepted so programs run (performance knobs and the like)
+def _compile(model: Any = None, **kwargs: Any) -> Any:
+    """torch.compile: returns the model or function unchanged (strata has no graph compiler)."""
+    if model is None:
+        return lambda m: m
+    return model
+
+
+_matmul_precision = ["highest"]
+
+
+def _set_float32_matmul_precision(precision: str) -> None:
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid precision {precision!r}; expected 'highest', 'high' or 'medium'")
+    _matmul_precision[0] = precision
+
+
+def _noop(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+def _inference_mode(mode: bool = True) -> Any:
+    import strata  # NOTE: see TorchModule.__getattr__
+
+    return strata.no_grad() if mode else strata.enable_grad()
+
+
+def _is_tensor(obj: Any) -> bool:
+    import strata  # NOTE: see TorchModule.__getattr__
+
+    return isinstance(obj, strata.Tensor)
+
+
+_EXTRAS: dict[str, Any] = {
+    "compile": _compile,
+    "set_float32_matmul_precision": _set_float32_matmul_precision,
+    "get_float32_matmul_precision": lambda: _matmul_precision[0],
+    "set_num_threads": _noop,
+    "get_num_threads": lambda: 1,
+    "use_deterministic_algorithms": _noop,
+    "inference_mode": _inference_mode,
+    "is_tensor": _is_tensor,
+}
+
+
+def _build(name: str) -> types.ModuleType:
+    """The synthetic modules."""
+    if name == "torch":
+        mod: types.ModuleType = TorchModule("torch", "PyTorch's API served by strata (strata.install_torch_alias)")
+        mod.__version__ = _version()  # type: ignore[attr-defined]
+        return mod
+    if name == "torch.utils":
+        pkg = _LazyPackage("torch.utils")
+        pkg._children = frozenset({"data"})
+        return pkg
+    if name == "torch.version":
+        mod = types.ModuleType("torch.version")
+        mod.__version__ = _version()  # type: ignore[attr-defined]
+        mod.cuda = "12.8"  # type: ignore[attr-defined]
+        mod.hip = None  # type: ignore[attr-defined]
+        mod.git_version = "strata"  # type: ignore[attr-defined]
+        return mod
+    assert name == "torch.backends", name
+    mod = types.ModuleType("torch.backends")
+    mod.cudnn = types.SimpleNamespace(  # type: ignore[attr-defined]
+        enabled=True, benchmark=False, deterministic=False, allow_tf32=True,
+        is_available=lambda: True, version=lambda: None)
+    mod.cuda = types.SimpleNamespace(  # type: ignore[attr-defined]
+        matmul=types.SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
+                                     allow_bf16_reduced_precision_reduction=True),
+        is_built=lambda: True)
+    mod.mps = types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)  # type: ignore[attr-defined]
+    return mod
+
+
+class _Loader(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        if spec.name in _SYNTHETIC:
+            mod = _build(spec.name)
+            mod.__path__ = []  # a package: submodule imports come back here
+            return mod
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        target = resolve(module.__name__)
+        if target is not None:
+            # the import system returns whatever sys.modules holds for the name after exec_module
+            sys.modules[module.__name__] = importlib.import_module(target)
+
+
+class TorchAliasFinder(importlib.abc.MetaPathFinder):
+    """Answers `torch` and `torch.*` imports with strata's modules (see the module docstring)."""
+
+    _loader = _Loader()
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "torch" and not fullname.startswith("torch."):
+            return None
+        if fullname in _SYNTHETIC:
+            return importlib.util.spec_from_loader(fullname, self._loader, is_package=True)
+        target_name = resolve(fullname)
+        if target_name is None:
+            covered = ", ".join(["torch", *sorted(_MAPPED), "torch.backends", "torch.version"])
+            raise ModuleNotFoundError(f"No module named {fullname!r}: strata's torch alias covers {covered}",
+                                      name=fullname)
+        if importlib.util.find_spec(target_name) is None:
+            raise ModuleNotFoundError(f"No module named {fullname!r}: strata's torch alias maps it to {target_name}, "
+                                      "which does not exist", name=fullname)
+        return importlib.util.spec_from_loader(fullname, self._loader)
+
+
+def is_installed() -> bool:
+    """True when `import torch` is answered by strata in this process."""
+    return any(isinstance(f, TorchAliasFinder) for f in sys.meta_path)
+
+
+def install_torch_alias() -> None:
+    """Make `import torch` (and `torch.nn`, `torch.optim`, `torch.cuda`, `torch.utils.data`, ...)
+    resolve to strata's modules in this process, so PyTorch code runs unchanged on strata.
+
+    Raises:
+        RuntimeError: the real PyTorch is already imported in this process.
+
+    Example:
+        >>> import strata
+        >>> strata.install_torch_alias()    # doctest: +SKIP
+        >>> import torch                    # doctest: +SKIP
+        >>> torch.__version__               # doctest: +SKIP
+        '2.13.0+strata.0.1.0'
+    """
+    if is_installed():
+        return
+    real = [n for n in sys.modules if n == "torch" or n.startswith("torch.")]
+    if real and not getattr(sys.modules.get("torch"), "__strata__", False):
+        torch = sys.modules.get("torch")
+        where = f" {getattr(torch, '__version__', '')} from {getattr(torch, '__file__', '?')}" if torch else ""
+        raise RuntimeError(f"[install_torch_alias] the real PyTorch{where} is already imported in this process, "
+                           "so `import torch` cannot be served by strata; install the alias before anything "
+                           "imports torch (or run the program with `strata run --as-torch program.py`)")
+    sys.meta_path.insert(0, TorchAliasFinder())
+
+
+def uninstall_torch_alias() -> None:
+    """Undo `install_torch_alias` and forget the aliased `torch` modules (for tests and tools)."""
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, TorchAliasFinder)]
+    if getattr(sys.modules.get("torch"), "__strata__", False):
+        for n in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
+            del sys.modules[n]
