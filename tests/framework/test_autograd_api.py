@@ -75,15 +75,7 @@ SECOND_ORDER: dict[str, Callable[[Any, Any], Any]] = {
 
 
 @pytest.mark.parametrize("case", list(SECOND_ORDER))
-def test_second_order_matches_torch(case: str, device: str, request: pytest.FixtureRequest) -> None:
-    if device == "cuda" and "softmax" in case:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="sorting.softmax's backward on cuda is "
-                                              "strata.libs.dnn's softmax_backward, not recorded ops: no graph "
-                                              "for create_graph=True"))
-    if case == "slice":
-        request.applymarker(pytest.mark.xfail(strict=True, reason="SliceBackward0's closure (ops.getitem) writes g "
-                                              "with copy_into, which records nothing: the slice's second-order "
-                                              "term is silently lost"))
+def test_second_order_matches_torch(case: str, device: str) -> None:
     f = SECOND_ORDER[case]
     (sx, tx), (sw, tw) = pair(X, device=device, requires_grad=True), pair(W, device=device, requires_grad=True)
     sg, tg = _second(f, strata, sx, sw), _second(f, torch, tx, tw)

@@ -288,3 +288,51 @@ for _package in ("autograd", "linalg", "nn", "optim"):
     _answer_as_strata(_package)
 __all__ += ["autograd", "install_torch_alias", "linalg", "load", "nn", "optim", "save"]
 # -- end block: packages
+# -- block: L5 trace spans
+from strata.framework import (  # noqa: E402
+    creation,
+    indexing,
+    joining,
+    profiling,
+    random,
+    reductions,
+    shape_ops,
+    sorting,
+)
+from strata.framework.nn import functional as _functional  # noqa: E402
+
+# Public functions that are not ops (no aten:: event in PyTorch's profiler either).
+_NOT_OPS = frozenset({"broadcast_shapes", "get_rng_state", "initial_seed", "manual_seed", "seed", "set_rng_state"})
+# strata name -> PyTorch profiler name, where they differ.
+_PROFILER_NAMES = {"cross_entropy": "cross_entropy_loss", "nll_loss": "nll_loss_nd", "log_softmax": "log_softmax",
+                   "scaled_dot_product_attention": "scaled_dot_product_attention"}
+
+
+def _trace_public_ops() -> None:
+    """Make every public op report an L5 span named as PyTorch's profiler names it (aten::add, aten::sum,
+    aten::linear ...): the op's module attribute and this namespace both get the traced function, so
+    `ops.add` looked up by Tensor.__add__ and `strata.add` are traced alike."""
+    namespace = globals()
+    modules = {m.__name__: m for m in (_ops, reductions, sorting, joining, shape_ops, indexing, linalg, creation,
+                                       random)}
+    for public in __all__:
+        fn = namespace.get(public)
+        module = modules.get(getattr(fn, "__module__", ""))
+        if module is None or public in _NOT_OPS or not callable(fn) or isinstance(fn, type):
+            continue
+        attr = fn.__name__
+        if getattr(module, attr, None) is fn:
+            profiling.instrument(module, {attr: "aten::" + public})
+            namespace[public] = getattr(module, attr)
+    profiling.instrument(_functional, {n: "aten::" + _PROFILER_NAMES.get(n, n) for n in _functional.__all__
+                                       if callable(getattr(_functional, n))})
+    _ops.unary_op = profiling.named_op(_ops.unary_op)
+    _ops.binary_op = profiling.named_op(_ops.binary_op)
+    profiling.instrument(Tensor, {"clone": "aten::clone", "to": "aten::to",
+                                  "copy_": "aten::copy_", "__getitem__": "aten::index",
+                                  "__setitem__": "aten::index_put_", "item": "aten::item",
+                                  "tolist": "aten::tolist", "numpy": "aten::numpy"})
+
+
+_trace_public_ops()
+# -- end block: L5 trace spans

@@ -34,6 +34,8 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from strata import trace
+
 if TYPE_CHECKING:
     from strata.framework.tensor import Tensor
 
@@ -340,7 +342,11 @@ def _execute(outputs: tuple, roots_g: list[Tensor], inputs: tuple | None, *, ret
                 continue
             if node.backward_fn is None:
                 raise RuntimeError(_FREED)
-            in_grads = node.backward_fn(g)
+            if trace.recording():  # PyTorch's profiler name for running one node
+                with trace.span("L5", f"autograd::engine::evaluate_function: {node.name()}"):
+                    in_grads = node.backward_fn(g)
+            else:
+                in_grads = node.backward_fn(g)
             if not retain_graph:
                 node.backward_fn = None
             for (nxt, _), ig in zip(node.next_functions, in_grads, strict=True):

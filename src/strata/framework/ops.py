@@ -160,8 +160,8 @@ def copy_into(dst: Tensor, src: Tensor) -> Tensor:
     if tuple(shape) != tuple(dst.shape):
         raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape {list(shape)}")
     if dst.device.type == "cpu":
-        with np.errstate(all="ignore"):
-            dst._host()[...] = src._host().astype(dst.dtype.np)
+        with np.errstate(all="ignore"):  # copyto converts while copying: no temporary of dst's size
+            np.copyto(dst._host(), src._host(), casting="unsafe")
     else:
         with on(dst.device):
             kernels.copy(src.dtype.name, dst.dtype.name, shape, _ptr(dst), dst.stride(), _ptr(src),
@@ -534,7 +534,8 @@ def getitem(t: Tensor, index: Any) -> Tensor:
     def bw(g: Tensor) -> tuple:
         z = full(orig, 0, g.dtype, g.device)
         copy_into(getitem(z, index), g)
-        return (z,)
+        # under create_graph the scatter is itself differentiable: its gradient is the slice again
+        return (record(z, [g], "SliceBackwardBackward0", lambda gg: (getitem(gg, index),)),)
     return record_view(t, out, "SliceBackward0", bw)
 
 

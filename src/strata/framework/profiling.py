@@ -3,7 +3,10 @@
 walk starts at the op the user called and descends through the library call, the launch, the packets
 and the doorbell to the kernel.
 
-`op(name)` wraps a function in a `trace.span("L5", name)`; when nothing records it costs one check.
+`op(name)` wraps a function in a `trace.span("L5", name)`; `named_op` does it for the dispatchers whose
+first argument is the op's name (`unary_op("exp", x)`); `instrument` wraps a module's public ops in place
+(so `ops.add`, looked up at call time, is the traced one). When nothing records, a traced op costs one
+check.
 
 Example:
     >>> import strata, strata.trace as trace
@@ -17,12 +20,33 @@ Example:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from strata import trace
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _OpenOp(threading.local):
+    name = ""  # the innermost L5 op running on this thread ("" outside any)
+
+
+_open = _OpenOp()
+
+
+def _call(name: str, fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    """fn(*args, **kwargs) inside an L5 span `name`, unless the op it implements is already open
+    (`ops.add` dispatching to `binary_op("add")` is one op, not two)."""
+    if _open.name == name:
+        return fn(*args, **kwargs)
+    saved, _open.name = _open.name, name
+    try:
+        with trace.span("L5", name):
+            return fn(*args, **kwargs)
+    finally:
+        _open.name = saved
 
 
 def op(name: str) -> Callable[[F], F]:
@@ -32,8 +56,8 @@ def op(name: str) -> Callable[[F], F]:
         def traced(*args: Any, **kwargs: Any) -> Any:
             if not trace.recording():
                 return fn(*args, **kwargs)
-            with trace.span("L5", name):
-                return fn(*args, **kwargs)
+            return _call(name, fn, args, kwargs)
+        traced.l5_span = name  # type: ignore[attr-defined]  # marks it traced
         return traced  # type: ignore[return-value]
     return decorate
 
@@ -41,3 +65,23 @@ def op(name: str) -> Callable[[F], F]:
 def span(name: str, **args: Any) -> Any:
     """An L5 span for code that is not one function (an autograd node, an optimizer step)."""
     return trace.span("L5", name, **args)
+
+
+def named_op(fn: F) -> F:
+    """Trace a dispatcher `fn(name, *args)` as the L5 span "aten::<name>"."""
+    @functools.wraps(fn)
+    def traced(name: str, *args: Any, **kwargs: Any) -> Any:
+        if not trace.recording():
+            return fn(name, *args, **kwargs)
+        return _call("aten::" + name, fn, (name, *args), kwargs)
+    return traced  # type: ignore[return-value]
+
+
+def instrument(owner: Any, names: Mapping[str, str]) -> None:
+    """Replace each function or method `owner.<attr>` (attr -> profiler name in `names`) by its traced
+    self; `owner` is a module or a class (an inherited method is wrapped on `owner` itself). Attributes
+    already traced or missing are skipped."""
+    for attr, name in names.items():
+        fn = getattr(owner, attr, None)
+        if callable(fn) and not hasattr(fn, "l5_span"):
+            setattr(owner, attr, op(name)(fn))

@@ -359,7 +359,7 @@ def _softmax(log: bool, input: Tensor, dim: int, dtype: Any) -> Tensor:  # noqa:
     def bw(g: Tensor) -> tuple:
         if g.dtype is not out.dtype:
             g = _cast(g, out.dtype)
-        if saved is not None:  # the fused backward
+        if saved is not None and not autograd.is_grad_enabled():  # the fused backward (records no graph)
             gm = _to_rows(g, d)
             dx = empty(gm.shape, g.dtype, g.device)
             with on(g.device):

@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from strata.framework import autograd, ops
+from strata.framework import autograd, ops, profiling
 from strata.framework import dtypes as dt
 from strata.framework.device import CPU
 from strata.framework.tensor import Tensor
@@ -53,6 +53,12 @@ class Optimizer:
         ValueError: an empty parameter list, a non-leaf tensor, a parameter in two groups, or a group
             without a required option.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Each optimizer's step and zero_grad report L5 spans named as PyTorch's profiler names them."""
+        super().__init_subclass__(**kwargs)
+        profiling.instrument(cls, {"step": f"Optimizer.step#{cls.__name__}.step",
+                                   "zero_grad": f"Optimizer.zero_grad#{cls.__name__}.zero_grad"})
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults

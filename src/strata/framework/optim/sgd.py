@@ -92,6 +92,10 @@ class SGD(Optimizer):
 def _sgd_update(p: Tensor, grad: Tensor, buf: Tensor | None, group: dict[str, Any], first: bool) -> None:
     lr, wd, momentum = float(group["lr"]), float(group["weight_decay"]), float(group["momentum"])
     dampening, nesterov, maximize = float(group["dampening"]), bool(group["nesterov"]), bool(group["maximize"])
+    if p.device.type == "cpu" and p.dtype.name in ("float32", "float64"):
+        _sgd_update_inplace(p._host(), grad._host(), buf._host() if buf is not None else None,
+                            lr, wd, momentum, dampening, nesterov, maximize, first)
+        return
     if p.device.type == "cpu":
         acc: Any = np.float64 if p.dtype.name == "float64" else np.float32
         x: Any = p._host().astype(acc)
@@ -115,6 +119,26 @@ def _sgd_update(p: Tensor, grad: Tensor, buf: Tensor | None, group: dict[str, An
                 maximize=maximize, first=first)
     if target is not p:
         ops.copy_into(p, target)
+
+
+def _sgd_update_inplace(x: np.ndarray, d: np.ndarray, b: np.ndarray | None, lr: float, wd: float, momentum: float,
+                        dampening: float, nesterov: bool, maximize: bool, first: bool) -> None:
+    """The float32/float64 host update in place, op by op in the parameter's dtype as PyTorch's
+    foreach kernels round (the same values as the widening path above, without its copies)."""
+    s = x.dtype.type
+    if maximize:
+        d = -d
+    if wd != 0:
+        d = d + s(wd) * x
+    if momentum != 0:
+        assert b is not None
+        if first:
+            b[...] = d
+        else:
+            b *= s(momentum)
+            b += s(1 - dampening) * d
+        d = d + s(momentum) * b if nesterov else b
+    x += s(-lr) * d
 
 
 def _contiguous(t: Tensor, dtype: Any = None) -> Tensor:
