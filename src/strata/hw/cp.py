@@ -240,7 +240,7 @@ class CommandProcessor:
                 submitted, correlation, depth = q.meta[slot]
                 start = max(submitted, deps_end, q.last_end if packet.barrier else 0.0)
                 eng.busy_packet = True
-                with trace.correlated(correlation, depth):
+                with trace.correlated(correlation, depth, (q.id, q.read_index)):
                     record = self._execute(eng, packet, start)
             except Exception as exc:  # a fault: the queue stops, the error goes to the driver
                 eng.busy_packet = False
@@ -254,9 +254,10 @@ class CommandProcessor:
             # Retire first, so a host woken by the completion already sees the slot free.
             aql.retire(q.ring, off)
             q.keep[slot] = None
-            q.read_index += 1
+            index, q.read_index = q.read_index, q.read_index + 1
             if signal is not None:
-                self._complete(signal, record, correlation)
+                with trace.correlated(correlation, depth, (q.id, index)):
+                    self._complete(signal, record, correlation)
             eng.busy_packet = False
             ran = True
             # Hand the interpreter lock to a host thread that wants it: a real GPU never takes CPU

@@ -27,6 +27,9 @@ class Event:
     device_end: float | None = None
     correlation: int = 0
     depth: int = 0
+    # (queue id, packet index) of the packet whose execution emitted this event, on a device thread;
+    # the walk shows such events under that packet's doorbell
+    anchor: tuple[int, int] | None = None
 
 
 class Recording:
@@ -62,6 +65,7 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.stack: list[int] = []  # open span depths' correlation ids
         self.depth = 0
+        self.anchor: tuple[int, int] | None = None
 
 
 _recordings: list[Recording] = []
@@ -87,7 +91,7 @@ def emit(layer: str, name: str, /, *, device_start: float | None = None, device_
         return
     now = time.perf_counter()
     ev = Event(layer, name, args, now, now, device_start, device_end,
-               correlation or current_correlation() or next(_ids), _state.depth)
+               correlation or current_correlation() or next(_ids), _state.depth, _state.anchor)
     for r in _recordings:
         r.events.append(ev)
 
@@ -110,25 +114,26 @@ def span(layer: str, name: str, /, **args: Any) -> Iterator[dict[str, Any]]:
         _state.depth -= 1
         _state.stack.pop()
         ev = Event(layer, name, args, start, time.perf_counter(), args.pop("device_start", None),
-                   args.pop("device_end", None), cid, depth)
+                   args.pop("device_end", None), cid, depth, _state.anchor)
         for r in _recordings:
             r.events.append(ev)
 
 
 @contextlib.contextmanager
-def correlated(correlation: int, depth: int = 0) -> Iterator[None]:
+def correlated(correlation: int, depth: int = 0, anchor: tuple[int, int] | None = None) -> Iterator[None]:
     """Attribute events recorded in this block (on this thread) to `correlation`, the id of the
-    call that caused them, nested at `depth`; device threads use it for the packets they run."""
-    if not _recordings or not correlation:
+    call that caused them, nested at `depth`; device threads use it for the packets they run, with
+    `anchor` = (queue id, packet index) naming the packet."""
+    if not _recordings:
         yield
         return
-    _state.stack.append(correlation)
-    saved, _state.depth = _state.depth, depth
+    saved = list(_state.stack), _state.depth, _state.anchor
+    # correlation 0: work submitted before the recording began (no call to attribute it to)
+    _state.stack, _state.depth, _state.anchor = [correlation] if correlation else [], depth, anchor
     try:
         yield
     finally:
-        _state.stack.pop()
-        _state.depth = saved
+        _state.stack, _state.depth, _state.anchor = saved
 
 
 def current_depth() -> int:

@@ -45,9 +45,24 @@ def _line(e: Event, ecosystems: bool) -> str:
 
 
 def _calls(rec: Recording) -> list[tuple[int, list[Event]]]:
-    """(correlation, events in start order) for each call, in the order the calls began."""
-    calls = [(cid, sorted(evs, key=lambda e: (e.start, e.depth))) for cid, evs in rec.by_correlation().items()]
-    return sorted(calls, key=lambda c: c[1][0].start)
+    """(correlation, events in walk order) for each call, in the order the calls began."""
+    calls = [(cid, _walk_order(evs)) for cid, evs in rec.by_correlation().items()]
+    return sorted(calls, key=lambda c: min(e.start for e in c[1]))
+
+
+def _walk_order(events: list[Event]) -> list[Event]:
+    """Host events in start order, each packet's device-side events (they run later, on the engine's
+    thread) right after the doorbell that submitted the packet."""
+    host = sorted((e for e in events if e.anchor is None), key=lambda e: (e.start, e.depth))
+    by_packet: dict[tuple[int, int], list[Event]] = {}
+    for e in sorted((e for e in events if e.anchor is not None), key=lambda e: e.start):
+        by_packet.setdefault(e.anchor, []).append(e)  # type: ignore[arg-type]
+    ordered: list[Event] = []
+    for e in host:
+        ordered.append(e)
+        if e.layer == "L1" and e.name == "doorbell":
+            ordered += by_packet.pop((e.args.get("queue"), e.args.get("index")), [])  # type: ignore[arg-type]
+    return ordered + [e for evs in by_packet.values() for e in evs]  # packets whose doorbell is elsewhere
 
 
 def _signature(events: Sequence[Event]) -> tuple[tuple[int, str, str], ...]:
@@ -66,6 +81,8 @@ def _period(sigs: Sequence[Any]) -> int:
 def walk(rec: Recording, *, ecosystems: bool = True, collapse: bool = True) -> str:
     """The recording's calls walked down the layers (see the module docstring)."""
     calls = _calls(rec)
+    earlier = sum(len(evs) for _, evs in calls if all(e.anchor is not None for e in evs))
+    calls = [c for c in calls if any(e.anchor is None for e in c[1])]
     sigs = [_signature(evs) for _, evs in calls]
     shown = calls
     tail = ""
@@ -105,4 +122,6 @@ def walk(rec: Recording, *, ecosystems: bool = True, collapse: bool = True) -> s
     flush()
     if tail:
         lines.append(tail)
+    if earlier:
+        lines.append(f"({earlier} device event(s) of work submitted before the recording began not shown)")
     return "\n".join(lines)
