@@ -175,6 +175,12 @@ REPRS = [
     lambda m: m.ones(2, requires_grad=True) * 2,
     lambda m: m.tensor([[1.0, 5.0], [5.0, 1.0]]).max(0),
     lambda m: m.tensor([[1, 5], [5, 1]]).min(1, keepdim=True),
+    # over 1000 elements: summarized, the first and last 3 of every long dim
+    lambda m: m.arange(2000.0).reshape(40, 50),
+    lambda m: m.arange(1001),
+    lambda m: (m.arange(3 * 20 * 30) % 7 - 3.5).reshape(3, 20, 30) / 9,
+    lambda m: m.arange(5000).reshape(50, 100) % 7 == 0,
+    lambda m: m.arange(1200.0).reshape(2, 600).T,
 ]
 
 

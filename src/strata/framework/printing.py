@@ -1,6 +1,7 @@
 """How tensors print: PyTorch's `tensor([...])` format (precision 4, integer mode for whole floats,
 scientific mode for wide ranges, aligned columns, 80-column lines) with its suffixes (device, dtype,
-grad_fn / requires_grad). Tensors over 1000 elements print in full (PyTorch would summarize).
+grad_fn / requires_grad). Tensors over 1000 elements print summarized, as PyTorch does: the first and
+last 3 entries of every long dimension, with "..." between.
 
 Example:
     >>> import strata
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 
 PRECISION = 4
 LINEWIDTH = 80
+THRESHOLD = 1000  # more elements than this print summarized
+EDGEITEMS = 3  # entries kept at each end of a summarized dimension
 
 
 class _Formatter:
@@ -73,16 +76,31 @@ class _Formatter:
         return (self.max_width - len(ret)) * " " + ret
 
 
-def _body(values: Any, ndim: int, indent: int, fmt: _Formatter) -> str:
-    if ndim == 0:
-        return fmt.format(values)
-    if ndim == 1:
+def _summarized(a: np.ndarray) -> np.ndarray:
+    """The entries a summarized print shows: the first and last EDGEITEMS of every longer dimension."""
+    for axis, n in enumerate(a.shape):
+        if n > 2 * EDGEITEMS:
+            a = np.concatenate([a.take(range(EDGEITEMS), axis), a.take(range(n - EDGEITEMS, n), axis)], axis)
+    return a
+
+
+def _body(values: np.ndarray, indent: int, fmt: _Formatter, summarize: bool) -> str:
+    if values.ndim == 0:
+        return fmt.format(values.item())
+    n = values.shape[0]
+    cut = summarize and n > 2 * EDGEITEMS
+    if values.ndim == 1:
         per_line = max(1, int(math.floor((LINEWIDTH - indent) / (fmt.max_width + 2))))
-        data = [fmt.format(v) for v in values]
+        if cut:
+            data = ([fmt.format(v) for v in values[:EDGEITEMS].tolist()] + [" ..."]
+                    + [fmt.format(v) for v in values[n - EDGEITEMS:].tolist()])
+        else:
+            data = [fmt.format(v) for v in values.tolist()]
         lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
         return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
-    parts = [_body(v, ndim - 1, indent + 1, fmt) for v in values]
-    return "[" + ("," + "\n" * (ndim - 1) + " " * (indent + 1)).join(parts) + "]"
+    rows = [*range(EDGEITEMS), -1, *range(n - EDGEITEMS, n)] if cut else range(n)
+    parts = ["..." if i < 0 else _body(values[i], indent + 1, fmt, summarize) for i in rows]
+    return "[" + ("," + "\n" * (values.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
 
 
 def tensor_repr(t: Tensor) -> str:
@@ -99,8 +117,9 @@ def tensor_repr(t: Tensor) -> str:
         body = "[]"
     else:
         vals = host.astype(np.float64) if t.dtype.is_floating_point else host
-        fmt = _Formatter(vals, t.dtype.is_floating_point)
-        body = _body(vals.tolist(), t.dim(), indent, fmt)
+        summarize = t.numel() > THRESHOLD
+        fmt = _Formatter(_summarized(vals) if summarize else vals, t.dtype.is_floating_point)
+        body = _body(vals, indent, fmt, summarize)
     if t.dtype not in (dt.get_default_dtype(), dt.int64, dt.bool_):
         suffixes.append(f"dtype={t.dtype!r}")
     if t.grad_fn is not None:
