@@ -32,6 +32,12 @@ CREATION = [
     ("arange_neg", lambda m, dev: m.arange(10, 0, -3, device=dev)),
     ("linspace", lambda m, dev: m.linspace(-1, 1, 7, device=dev)),
     ("eye", lambda m, dev: m.eye(3, 2, device=dev)),
+    ("eye_square_int", lambda m, dev: m.eye(4, dtype=m.int32, device=dev)),
+    ("arange_half", lambda m, dev: m.arange(-2, 3, 0.5, dtype=m.float16, device=dev)),
+    ("arange_bf16", lambda m, dev: m.arange(0, 300, 7, dtype=m.bfloat16, device=dev)),
+    ("arange_long", lambda m, dev: m.arange(-(2 ** 40), 2 ** 40, 2 ** 37, device=dev)),
+    ("arange_f64", lambda m, dev: m.arange(0.1, 10.0, 0.3, dtype=m.float64, device=dev)),
+    ("linspace_f64", lambda m, dev: m.linspace(-3, 5, 101, dtype=m.float64, device=dev)),
     ("zeros_like", lambda m, dev: m.zeros_like(m.ones(2, 3, dtype=m.float64, device=dev))),
     ("ones_like", lambda m, dev: m.ones_like(m.ones(2, dtype=m.int16, device=dev))),
     ("full_like", lambda m, dev: m.full_like(m.ones(2, device=dev), 4)),
@@ -43,6 +49,20 @@ def test_creation(name: str, make: Any, device: str, oracle: Any) -> None:
     ours = make(strata, device)
     oracle.assert_same(ours, make(torch, "cpu"), device=device)
     assert ours.is_contiguous()
+
+
+def test_sequences_on_cuda_are_kernels_without_a_host_wait() -> None:
+    """arange, linspace and eye on "cuda" are written by kernels: no host-to-device copy, no host sync."""
+    ctx = strata.cuda.Device(0).context
+    strata.cuda.synchronize()
+    before = ctx.host_syncs
+    a = strata.arange(1000, device="cuda")
+    lin = strata.linspace(0, 1, 11, dtype=strata.float64, device="cuda")
+    e = strata.eye(5, 7, device="cuda")
+    assert ctx.host_syncs == before
+    np.testing.assert_array_equal(a.cpu().numpy(), np.arange(1000))
+    np.testing.assert_array_equal(lin.cpu().numpy(), strata.linspace(0, 1, 11, dtype=strata.float64).numpy())
+    np.testing.assert_array_equal(e.cpu().numpy(), np.eye(5, 7, dtype=np.float32))
 
 
 def test_creation_errors() -> None:

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from strata.framework import dtypes as dt
-from strata.framework import ops
-from strata.framework.device import CPU, canonical
+from strata.framework import kernels, ops
+from strata.framework.device import CPU, canonical, on
 from strata.framework.storage import Storage
 from strata.framework.tensor import Tensor, _shape_arg, contiguous_strides
 
@@ -183,11 +183,20 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     d = dt.as_dtype(dtype) if dtype is not None else dt.result_type(start, end, step)
     n = max(0, math.ceil((end - start) / step))
+    dev = _dev(device)
+    if dev.type == "cuda":  # written by a kernel: no host-to-device copy, no wait
+        out = ops.empty((n,), d, dev)
+        with on(dev):
+            if d.is_floating_point:
+                kernels.sequence(d.name, n, ops._ptr(out), start=float(start), step=float(step))
+            else:
+                kernels.sequence(d.name, n, ops._ptr(out), istart=int(start), istep=int(step), integral=True)
+        return _finish(out, requires_grad)
     if d.is_floating_point:
         host = start + np.arange(n, dtype=np.float64) * step
     else:
         host = start + np.arange(n, dtype=np.int64) * int(step)
-    return _finish(ops.from_host(host, d, _dev(device)), requires_grad)
+    return _finish(ops.from_host(host, d, dev), requires_grad)
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
@@ -196,8 +205,15 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     d = dt.as_dtype(dtype) if dtype is not None else dt.get_default_dtype()
-    i = np.arange(steps, dtype=np.float64)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    dev = _dev(device)
+    if dev.type == "cuda":
+        out = ops.empty((steps,), d, dev)
+        with on(dev):
+            kernels.sequence(d.name, steps, ops._ptr(out), start=float(start), step=step, end=float(end),
+                             two_sided=steps > 1)
+        return _finish(out, requires_grad)
+    i = np.arange(steps, dtype=np.float64)
     host = np.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step) if steps > 1 \
         else np.full(steps, float(start))
     return _finish(ops.from_host(host, d, _dev(device)), requires_grad)
@@ -207,4 +223,10 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     """The n x m identity (ones on the diagonal)."""
     d = dt.as_dtype(dtype) if dtype is not None else dt.get_default_dtype()
-    return _finish(ops.from_host(np.eye(n, n if m is None else m), d, _dev(device)), requires_grad)
+    m = n if m is None else m
+    dev = _dev(device)
+    if dev.type == "cuda":  # zeros, then ones on the diagonal (a strided view, stride m + 1)
+        out = ops.full((n, m), 0, d, dev)
+        ops.fill_(out._view((min(n, m),), (m + 1,), 0), 1)
+        return _finish(out, requires_grad)
+    return _finish(ops.from_host(np.eye(n, m), d, dev), requires_grad)

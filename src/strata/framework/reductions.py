@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from strata.framework import autograd, kernels
+from strata.framework import autograd, creation, kernels
 from strata.framework import dtypes as dt
 from strata.framework.device import CPU, on
 from strata.framework.ops import (
@@ -185,7 +185,7 @@ def _maxmin(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:  # noqa: A0
         idx = _restore(indices, input, d, keepdim)
         pos_shape = [1] * input.dim()
         pos_shape[d[0]] = size
-        pos = from_host(np.arange(size).reshape(pos_shape), dt.int64, input.device)
+        pos = creation.arange(size, device=input.device).reshape(pos_shape)  # a kernel on "cuda": no copy
         mask = binary("eq", pos, idx)
         g = _restore(g, input, d, keepdim)
         return (_fit(where(mask, g, zeros_like(g)), input),)

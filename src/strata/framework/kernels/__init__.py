@@ -210,6 +210,17 @@ template <typename T> __global__ void fill(T* out, double v, long long iv, int i
         out[off[0]] = integral ? Down<T>::f(iv) : Down<T>::f(v);
     }
 }
+// arange and linspace into a contiguous out: integral values exactly in long long; floating ones in double
+// as the host computes them (__dmul_rn/__dadd_rn: never contracted into an fma), linspace from both ends
+template <typename T> __global__ void sequence(T* out, long long n, double start, double step, double end,
+                                               long long istart, long long istep, int integral, int two_sided) {
+    GRID_STRIDE(i, n) {
+        if (integral) { out[i] = Down<T>::f(istart + i * istep); continue; }
+        double v = (two_sided && i >= n / 2) ? __dadd_rn(end, -__dmul_rn((double)(n - 1 - i), step))
+                                             : __dadd_rn(start, __dmul_rn((double)i, step));
+        out[i] = Down<T>::f(v);
+    }
+}
 """
 
 COPY_CU = COMMON_CU + r"""
@@ -506,8 +517,11 @@ def kernel_set(family: str, dt: str, dst: str = "") -> KernelSet:
     elif family == "compare":
         names = [f"compare<{c}, {BINARY[op]}>" for op in COMPARISONS]
         source = ELEMENTWISE_CU
-    elif family in ("where", "fill"):
-        names = [f"{family}<{c}>"]
+    elif family == "where":
+        names = [f"where<{c}>"]
+        source = ELEMENTWISE_CU
+    elif family == "fill":
+        names = [f"fill<{c}>", f"sequence<{c}>"]
         source = ELEMENTWISE_CU
     elif family == "copy":  # dt is the source type, dst the destination's
         names = [f"copy<{c}, {C_TYPES[dst]}>"]
@@ -654,6 +668,15 @@ def fill(dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], value: 
     _launch("fill", dt, f"fill<{C_TYPES[dt]}>", n,
             (out, np.float64(0.0 if integral else float(value)), np.int64(iv), np.int32(integral),
              *_geometry(shape, (out_st,))))
+
+
+def sequence(dt: str, n: int, out: int, *, start: float = 0.0, step: float = 0.0, end: float = 0.0,
+             istart: int = 0, istep: int = 0, integral: bool = False, two_sided: bool = False) -> None:
+    """out[i] (contiguous, `n` elements) = istart + i * istep (integral), start + i * step (arange), or
+    for linspace (two_sided) that from start for the first half and end - (n - 1 - i) * step after."""
+    _launch("fill", dt, f"sequence<{C_TYPES[dt]}>", n,
+            (out, np.int64(n), np.float64(start), np.float64(step), np.float64(end), np.int64(istart),
+             np.int64(istep), np.int32(integral), np.int32(two_sided)))
 
 
 def copy(src_dt: str, dst_dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], a: int,
