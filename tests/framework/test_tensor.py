@@ -212,3 +212,21 @@ def test_repr_matches_torch(make: Any) -> None:
 def test_repr_cuda_suffix() -> None:
     assert repr(strata.tensor([1.0, 2.0], device="cuda", dtype=strata.float64)) == \
         "tensor([1., 2.], device='cuda:0', dtype=strata.float64)"
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_new_factories_follow_torch(device: str) -> None:
+    for m, dev in ((strata, device), (torch, "cpu")):
+        t = m.ones(2, dtype=m.float16, device=dev)
+        made = [t.new_zeros(2, 3), t.new_ones((1, 2)), t.new_full((2,), 3.5), t.new_tensor([1, 2]),
+                t.new_zeros(2, dtype=m.int64), t.new_empty(3)]
+        got = [(tuple(x.shape), str(x.dtype).split(".")[1]) for x in made]
+        if m is strata:
+            ours = got
+            assert all(x.device == t.device for x in made)
+            values = [x.cpu().tolist() for x in made[:5]]
+        else:
+            assert ours == got
+            assert values == [x.tolist() for x in made[:5]]
+    with pytest.raises(RuntimeError, match="tensor.mT is only supported on matrices"):
+        _ = strata.ones(2).mT

@@ -491,6 +491,9 @@ class Tensor(TensorOps):
     @property
     def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
         """The last two dims swapped."""
+        if self.dim() < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D "
+                               "tensor.")
         return self.transpose(-2, -1)
 
     def expand(self, *sizes: Any) -> Tensor:

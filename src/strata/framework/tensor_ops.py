@@ -232,13 +232,32 @@ class TensorOps:
         """Copy `src` (broadcast, converted, from any device) into self."""
         return ops.inplace(self, lambda s: ops.to_copy(src, s.device, s.dtype))
 
-    def new_ones(self, size: Any) -> Any:
-        """Ones of `size` with self's dtype and device."""
-        return ops.full(tuple(size), 1, self.dtype, self.device)
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Any:
+        """`fill_value` of `size`, with self's dtype and device unless given."""
+        from strata.framework import creation
+        return creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                             requires_grad=requires_grad)
 
-    def new_zeros(self, size: Any) -> Any:
-        """Zeros of `size` with self's dtype and device."""
-        return ops.full(tuple(size), 0, self.dtype, self.device)
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+        """Ones of `size` (ints or one sequence), with self's dtype and device unless given."""
+        return self.new_full(_size(size), 1, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+        """Zeros of `size` (ints or one sequence), with self's dtype and device unless given."""
+        return self.new_full(_size(size), 0, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+        """Uninitialized memory of `size`, with self's dtype and device unless given."""
+        from strata.framework import creation
+        return creation.empty(_size(size), dtype=dtype or self.dtype, device=device or self.device,
+                              requires_grad=requires_grad)
+
+    def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+        """A copy of `data` as a tensor with self's dtype and device unless given (as torch's)."""
+        from strata.framework import creation
+        return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                               requires_grad=requires_grad)
 
     # -- operators
     def __add__(self, other: Any) -> Any:
@@ -945,3 +964,10 @@ def _bools(a: Any, b: Any) -> bool:
 
 def _no_bitwise(op: str) -> Any:
     raise NotImplementedError(f"bitwise {op} on non-bool tensors is not implemented yet")
+
+
+def _size(args: tuple) -> tuple[int, ...]:
+    """A size given as ints or as one sequence (`new_zeros(2, 3)` or `new_zeros((2, 3))`)."""
+    if len(args) == 1 and not isinstance(args[0], int):
+        args = tuple(args[0])
+    return tuple(int(a) for a in args)
