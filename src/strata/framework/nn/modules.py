@@ -559,19 +559,28 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
-class ReLU(Module):
-    """max(x, 0) elementwise."""
+class _InplaceActivation(Module):
+    """An elementwise activation with PyTorch's `inplace` option: F.<function>(input, inplace=...)."""
+
+    function: str  # looked up at call time, so the traced F.<function> runs
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        """F.relu(input)."""
-        return F.relu(input, inplace=self.inplace) if self.inplace else F.relu(input)
+        """The activation of input (written into input when inplace)."""
+        fn = getattr(F, self.function)
+        return fn(input, inplace=True) if self.inplace else fn(input)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_InplaceActivation):
+    """max(x, 0) elementwise."""
+
+    function = "relu"
 
 
 class GELU(Module):
@@ -593,19 +602,10 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
+class SiLU(_InplaceActivation):
     """x * sigmoid(x) elementwise."""
 
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        """F.silu(input)."""
-        return F.silu(input, inplace=self.inplace) if self.inplace else F.silu(input)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+    function = "silu"
 
 
 class Tanh(Module):

@@ -60,20 +60,17 @@ class Adam(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One Adam update of every parameter that has a gradient; returns closure() if given."""
         loss = self._closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = check_grad(p)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["exp_avg"] = ops.zeros_like(p)
-                    state["exp_avg_sq"] = ops.zeros_like(p)
-                    if group["amsgrad"]:
-                        state["max_exp_avg_sq"] = ops.zeros_like(p)
-                step = self._step_tensor(state)
-                _adam_update(p, grad, state, group, step)
+        for group, p in self._params_with_grad():
+            grad = check_grad(p)
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = new_step()
+                state["exp_avg"] = ops.zeros_like(p)
+                state["exp_avg_sq"] = ops.zeros_like(p)
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = ops.zeros_like(p)
+            step = self._step_tensor(state)
+            _adam_update(p, grad, state, group, step)
         return loss
 
 

@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from strata.framework import autograd, ops, profiling
@@ -140,6 +140,13 @@ class Optimizer:
                         p.grad.requires_grad_(False)
                     with autograd.no_grad():
                         p.grad.zero_()
+
+    def _params_with_grad(self) -> Iterator[tuple[dict[str, Any], Tensor]]:
+        """(group, parameter) for each parameter that has a gradient, group by group (what a step updates)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    yield group, p
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update the parameters once; `closure` (re-evaluating the loss) runs with grad enabled first and

@@ -74,18 +74,15 @@ class SGD(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One SGD update of every parameter that has a gradient; returns closure() if given."""
         loss = self._closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                buf, first = None, False
-                if group["momentum"] != 0:  # (state stays empty without momentum, as in PyTorch)
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
-                    first = buf is None
-                    if first:
-                        buf = state["momentum_buffer"] = ops.empty(p.shape, p.dtype, p.device)
-                _sgd_update(p, check_grad(p), buf, group, first)
+        for group, p in self._params_with_grad():
+            buf, first = None, False
+            if group["momentum"] != 0:  # (state stays empty without momentum, as in PyTorch)
+                state = self.state[p]
+                buf = state.get("momentum_buffer")
+                first = buf is None
+                if first:
+                    buf = state["momentum_buffer"] = ops.empty(p.shape, p.dtype, p.device)
+            _sgd_update(p, check_grad(p), buf, group, first)
         return loss
 
 
