@@ -13,9 +13,11 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="strata", description="A GPU software stack in Python, on a virtual GPU.")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="compile and run SAXPY, a reduction and a tiled SGEMM on the virtual GPU")
-    demo.add_argument("--gpu", help="virtual GPU model: h200 (default), h100, a100")
-    demo.add_argument("--sgemm-size", type=int, default=1024, help="SGEMM matrix size (default 1024)")
+    demo = sub.add_parser("demo", help="C = matmul(A, B) on the virtual GPU: its walk down the layers, a NumPy "
+                                       "check, where the time went, and an HTML report")
+    demo.add_argument("--gpu", help="virtual GPU model: h200 (default), h100, a100, mi300x")
+    demo.add_argument("--size", type=int, default=1024, help="matrix size n of the n x n matrices (default 1024)")
+    demo.add_argument("--out", default="strata-demo", help="where report.html and trace.json go (./strata-demo)")
     sub.add_parser("info", help="what this machine's stack is, layer by layer")
     smi_parser = sub.add_parser("smi", help="devices, memory, utilization, power, temperature, clocks and contexts")
     smi_parser.add_argument("--json", action="store_true", help="one JSON object per device instead of the table")
@@ -43,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         from strata.demo import main as demo_main
 
-        return demo_main(args.gpu, args.sgemm_size)
+        return demo_main(args.gpu, args.size, args.out)
     if args.command == "smi":
         return smi(as_json=args.json)
     if args.command == "hipify":

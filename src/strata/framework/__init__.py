@@ -330,8 +330,7 @@ def _trace_public_ops() -> None:
     _ops.binary_op = profiling.named_op(_ops.binary_op)
     profiling.instrument(Tensor, {"clone": "aten::clone", "to": "aten::to",
                                   "copy_": "aten::copy_", "__getitem__": "aten::index",
-                                  "__setitem__": "aten::index_put_", "item": "aten::item",
-                                  "tolist": "aten::tolist", "numpy": "aten::numpy"})
+                                  "__setitem__": "aten::index_put_", "item": "aten::item"})
 
 
 _trace_public_ops()

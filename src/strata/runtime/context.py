@@ -145,7 +145,8 @@ class Context:
         return self._await(signal, timeout)
 
     def _await(self, signal: Signal, timeout: float | None = None) -> bool:
-        value = signal.wait(Condition.EQ, 0, timeout, check=self.check)
+        with trace.span("L2", "signal_wait"):  # the host blocked on the device (summaries count it apart)
+            value = signal.wait(Condition.EQ, 0, timeout, check=self.check)
         if value != 0:
             self.check()
             return False

@@ -48,6 +48,7 @@ _NAMES: dict[tuple[str, str], tuple[str, str]] = {
     ("L2", "aql_copy_DtoD"): ("copy-engine launch (cuMemcpyDtoDAsync)", "SDMA copy (hsa_amd_memory_async_copy)"),
     ("L2", "aql_fill"): ("copy-engine memset (cuMemsetD8Async)", "SDMA constant fill"),
     ("L2", "ctx_synchronize"): ("cuCtxSynchronize", "hsa_signal_wait_scacquire (all queues)"),
+    ("L2", "signal_wait"): ("semaphore wait (cuEventSynchronize's blocking sync)", "hsa_signal_wait_scacquire"),
     ("L2", "stream_synchronize"): ("cuStreamSynchronize", "hsa_signal_wait_scacquire"),
     ("L1", "doorbell"): ("GPFIFO doorbell write (usermode work submit)", "queue doorbell write (KFD user queue)"),
     ("L1", "interrupt"): ("nvidia.ko interrupt (semaphore release)", "amdgpu IH ring -> KFD event"),

@@ -30,7 +30,7 @@ MAX_ARG = 60
 
 
 def _fmt_arg(v: Any) -> str:
-    s = str(v)
+    s = f"{v:.4g}" if isinstance(v, float) else str(v)
     return s if len(s) <= MAX_ARG else s[:MAX_ARG - 3] + "..."
 
 
