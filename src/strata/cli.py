@@ -8,6 +8,7 @@ import argparse
 import platform
 import shutil
 import sys
+from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,6 +31,15 @@ def main(argv: list[str] | None = None) -> int:
                           "program runs unchanged")
     run.add_argument("program", help="the Python file to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
+    tr = sub.add_parser("trace", help="run a Python program with recording on: its walk down the layers, a "
+                                      "Perfetto trace and an HTML report")
+    tr.add_argument("--gpu", help="virtual GPU model of device 0 (and the report's roofline): h200 (default), h100, "
+                                  "a100, mi300x")
+    tr.add_argument("--out", default="strata-trace", help="where trace.json and report.html go (./strata-trace)")
+    tr.add_argument("--as-torch", action="store_true", help="serve `import torch` from strata (a PyTorch program)")
+    tr.add_argument("--no-collapse", action="store_true", help="print every call in full (no repeat collapsing)")
+    tr.add_argument("program", help="the Python file to run")
+    tr.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
     hip = sub.add_parser("hipify", help="translate CUDA source to HIP (like hipify-perl)")
     hip.add_argument("files", nargs="+", metavar="FILE", help="CUDA source file(s)")
     hip.add_argument("-o", dest="output", metavar="OUT", help="where to write the HIP source (default stdout)")
@@ -42,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         return run_program(args.program, args.args, gpu=args.gpu, devices=args.devices,
                            launch_blocking=args.launch_blocking, as_torch=args.as_torch)
+    if args.command == "trace":
+        return trace_program(args.program, args.args, gpu=args.gpu, out=args.out, as_torch=args.as_torch,
+                             collapse=not args.no_collapse)
     if args.command == "demo":
         from strata.demo import main as demo_main
 
@@ -53,6 +66,28 @@ def main(argv: list[str] | None = None) -> int:
     return info()
 
 
+def trace_program(program: str, argv: list[str], *, gpu: str | None = None, out: str = "strata-trace",
+                  as_torch: bool = False, collapse: bool = True) -> int:
+    """`strata trace`: `run_program` with recording on; then the walk on stdout and trace.json and
+    report.html in `out`, written also when the program fails. Returns the program's exit status (1 if it
+    raised)."""
+    import traceback
+
+    from strata.trace_run import trace_call
+
+    status = [1]
+
+    def run() -> None:
+        status[0] = run_program(program, argv, gpu=gpu, as_torch=as_torch)
+
+    try:
+        trace_call(run, out, model=gpu, title=f"strata trace {Path(program).name}", collapse=collapse)
+    except Exception:  # noqa: BLE001 - the program's own error: shown, and the trace is already written
+        traceback.print_exc()
+        return 1
+    return status[0]
+
+
 def run_program(program: str, argv: list[str], *, gpu: str | None = None, devices: str | None = None,
                 launch_blocking: bool = False, as_torch: bool = False) -> int:
     """`strata run`: execute `program` as __main__ (its sys.argv is [program, *argv]) with the virtual
@@ -61,7 +96,6 @@ def run_program(program: str, argv: list[str], *, gpu: str | None = None, device
     is answered by strata (`strata.install_torch_alias`). Returns the program's exit status."""
     import os
     import runpy
-    from pathlib import Path
 
     if not Path(program).is_file():
         print(f"strata run: no such file: {program}", file=sys.stderr)

@@ -29,19 +29,27 @@ def ceilings(model: str | None = None) -> dict[str, Any]:
 
 
 def trace_call(fn: Callable[[], Any], out_dir: str | Path | None = None, *, model: str | None = None,
-               title: str = "strata trace", show_walk: bool = True) -> tuple[Any, trace.Recording]:
+               title: str = "strata trace", show_walk: bool = True,
+               collapse: bool = True) -> tuple[Any, trace.Recording]:
     """Run `fn` with recording on (waiting for the devices before the recording ends, so every kernel's
-    events are in it); print the walk; write trace.json and report.html to `out_dir` when given."""
+    events are in it); print the walk; write trace.json and report.html to `out_dir` when given. If `fn`
+    (or the final wait) raises, the walk and files are still produced, then the error is re-raised."""
     from strata.runtime import contexts
 
+    error: BaseException | None = None
+    result = None
     with trace.record() as rec:
         try:
             result = fn()
-        finally:
-            for ctx in contexts():
+        except BaseException as e:  # noqa: BLE001 - re-raised below, after the trace is written
+            error = e
+        for ctx in contexts():
+            try:
                 ctx.synchronize()
+            except Exception as e:  # noqa: BLE001 - a sticky device fault: re-raised below
+                error = error or e
     if show_walk:
-        print(rec.walk())
+        print(rec.walk(collapse=collapse))
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -50,4 +58,6 @@ def trace_call(fn: Callable[[], Any], out_dir: str | Path | None = None, *, mode
         rec.save_html(out / "report.html", roof, title=title)
         print(f"\nwrote {out / 'trace.json'} (open in ui.perfetto.dev or chrome://tracing) and {out / 'report.html'}",
               file=sys.stderr)
+    if error is not None:
+        raise error
     return result, rec

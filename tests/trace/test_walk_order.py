@@ -33,3 +33,19 @@ def test_device_events_follow_their_doorbell() -> None:
     ours = [e for e in rec.events if e.anchor is not None and e.correlation in {d.correlation for d in rec.events
                                                                                if d.name == "doorbell"}]
     assert all(e.depth > 0 for e in ours)
+
+
+def test_a_loop_between_a_prologue_and_an_epilogue_collapses() -> None:
+    from strata.trace.events import Event, Recording
+
+    rec = Recording()
+    names = ["compile+step", "fwd", "bwd"] + ["fwd", "bwd"] * 4 + ["item"]
+    for cid, name in enumerate(names, start=1):
+        rec.events.append(Event("L5", name, {}, float(cid), cid + 0.5, correlation=cid))
+        if name == "compile+step":
+            rec.events.append(Event("L3", "nvrtcCompileProgram", {}, cid + 0.1, cid + 0.2, correlation=cid, depth=1))
+    text = rec.walk(ecosystems=False)
+    assert "... the last 2 call(s) repeat 4 more time(s)" in text
+    lines = text.splitlines()
+    assert lines[-2:] == ["call #12", "  L5 item()"]  # after the loop, printed as usual
+    assert text.count("L5 fwd()") == 1 and "nvrtcCompileProgram" in text

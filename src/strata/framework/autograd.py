@@ -398,8 +398,9 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence
     retain = create_graph if retain_graph is None else retain_graph
     if create_graph:
         warnings.warn(CREATE_GRAPH_WARNING, UserWarning, stacklevel=2)
-    _execute(outs, _root_grads(outs, grad_tensors, create_graph), ins, retain_graph=retain,
-             create_graph=create_graph, accumulate=True)
+    with trace.span("L5", "autograd::backward"):  # one call in a walk: the nodes it runs nest under it
+        _execute(outs, _root_grads(outs, grad_tensors, create_graph), ins, retain_graph=retain,
+                 create_graph=create_graph, accumulate=True)
 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],

@@ -83,5 +83,8 @@ def instrument(owner: Any, names: Mapping[str, str]) -> None:
     already traced or missing are skipped."""
     for attr, name in names.items():
         fn = getattr(owner, attr, None)
-        if callable(fn) and not hasattr(fn, "l5_span"):
-            setattr(owner, attr, op(name)(fn))
+        if not callable(fn) or getattr(fn, "l5_span", None) == name:
+            continue
+        if hasattr(fn, "l5_span"):  # inherited under another name (AdamW's step is Adam's): trace it anew
+            fn = fn.__wrapped__
+        setattr(owner, attr, op(name)(fn))

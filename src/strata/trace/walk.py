@@ -3,8 +3,9 @@ and ROCm-ecosystem names, and repeats collapsed so a training loop stays readabl
 
 A call's first occurrence is printed in full. A later call that took the same path (the same events
 in the same nesting, arguments aside) prints as one line naming the call it repeats; runs of those
-merge into one line with a count; and when the whole recording is one block of calls repeated (a
-training loop), the block is printed once and the repeats are counted.
+merge into one line with a count; and a block of calls repeated back to back (the steps of a training
+loop) is printed once and its repeats are counted, what comes before it (a first step that also compiled
+its kernels) and after it (reading the loss) printed as usual.
 
 Example:
     >>> rec = Recording()
@@ -15,7 +16,7 @@ Example:
     call #1
       L3 cudaLaunchKernel(kernel=k)
         L1 doorbell(queue=1)
-    ... the same 1 call(s) repeat 2 more time(s)
+    ... the last 1 call(s) repeat 2 more time(s)
 """
 
 from __future__ import annotations
@@ -69,13 +70,27 @@ def _signature(events: Sequence[Event]) -> tuple[tuple[int, str, str], ...]:
     return tuple((e.depth, e.layer, e.name) for e in events)
 
 
-def _period(sigs: Sequence[Any]) -> int:
-    """The smallest p with sigs[i] == sigs[i - p] for every i >= p and at least two repeats; 0 if none."""
+MAX_PROLOGUE = 400  # calls before a loop's steady state that the search for a loop skips at most
+MAX_PERIOD = 200  # calls in one step of a loop, at most
+
+
+def _loop(sigs: Sequence[Any]) -> tuple[int, int, int]:
+    """(s, p, k): the block of p calls starting at s repeated k >= 2 times in a row that covers the most
+    calls (ties: the earliest, then the shortest block). A training loop: s skips its first step, which
+    also compiled kernels, and what follows the loop (reading the loss) stays outside. (0, 0, 0) if none."""
     n = len(sigs)
-    for p in range(1, n // 2 + 1):
-        if all(sigs[i] == sigs[i - p] for i in range(p, n)):
-            return p
-    return 0
+    best = (0, 0, 0)
+    for s in range(min(n, MAX_PROLOGUE)):
+        for p in range(1, min(MAX_PERIOD, (n - s) // 2) + 1):
+            if p * (n - s) // p <= best[1] * best[2]:
+                break  # even repeating to the end would not beat the best
+            i = s + p
+            while i < n and sigs[i] == sigs[i - p]:
+                i += 1
+            k = (i - s) // p
+            if k >= 2 and k * p > best[1] * best[2]:
+                best = (s, p, k)
+    return best
 
 
 def walk(rec: Recording, *, ecosystems: bool = True, collapse: bool = True) -> str:
@@ -84,44 +99,49 @@ def walk(rec: Recording, *, ecosystems: bool = True, collapse: bool = True) -> s
     earlier = sum(len(evs) for _, evs in calls if all(e.anchor is not None for e in evs))
     calls = [c for c in calls if any(e.anchor is None for e in c[1])]
     sigs = [_signature(evs) for _, evs in calls]
-    shown = calls
-    tail = ""
-    if collapse:
-        p = _period(sigs)
-        if p:
-            shown = calls[:p]
-            tail = f"... the same {p} call(s) repeat {len(calls) // p - 1} more time(s)"
-            if len(calls) % p:
-                tail += f" (and {len(calls) % p} more)"
-    lines: list[str] = []
-    first_of: dict[Any, int] = {}
-    pending: tuple[str, int] | None = None  # a repeated-call line and how many times in a row
-
-    def flush() -> None:
-        nonlocal pending
-        if pending is not None:
-            text, count = pending
-            lines.append(text + (f" x{count}" if count > 1 else ""))
-            pending = None
-
-    for (cid, evs), sig in zip(shown, sigs, strict=False):
-        if collapse and sig in first_of:
-            top = evs[0]
-            text = f"call #{cid}: {top.layer} {top.name} (same path as call #{first_of[sig]})"
-            key = f"{top.layer} {top.name} (same path as call #{first_of[sig]})"
-            if pending is not None and pending[0].endswith(key):
-                pending = (pending[0], pending[1] + 1)
-            else:
-                flush()
-                pending = (text, 1)
-            continue
-        flush()
-        first_of.setdefault(sig, cid)
-        lines.append(f"call #{cid}")
-        lines.extend(_line(e, ecosystems) for e in evs)
-    flush()
-    if tail:
-        lines.append(tail)
+    printer = _Printer(ecosystems, collapse)
+    s, p, k = _loop(sigs) if collapse else (0, 0, 0)
+    if p:
+        printer.add(calls[:s + p], sigs[:s + p])
+        printer.flush()
+        printer.lines.append(f"... the last {p} call(s) repeat {k - 1} more time(s)")
+        printer.add(calls[s + p * k:], sigs[s + p * k:])
+    else:
+        printer.add(calls, sigs)
+    printer.flush()
     if earlier:
-        lines.append(f"({earlier} device event(s) of work submitted before the recording began not shown)")
-    return "\n".join(lines)
+        printer.lines.append(f"({earlier} device event(s) of work submitted before the recording began not shown)")
+    return "\n".join(printer.lines)
+
+
+class _Printer:
+    """Writes calls in full the first time their path is seen, then as one line naming that first call;
+    consecutive such lines for the same path merge with a count."""
+
+    def __init__(self, ecosystems: bool, collapse: bool) -> None:
+        self.ecosystems, self.collapse = ecosystems, collapse
+        self.lines: list[str] = []
+        self.first_of: dict[Any, int] = {}
+        self.pending: tuple[str, int] | None = None  # a repeated-call line and how many times in a row
+
+    def flush(self) -> None:
+        if self.pending is not None:
+            text, count = self.pending
+            self.lines.append(text + (f" x{count}" if count > 1 else ""))
+            self.pending = None
+
+    def add(self, calls: Sequence[tuple[int, list[Event]]], sigs: Sequence[Any]) -> None:
+        for (cid, evs), sig in zip(calls, sigs, strict=True):
+            if self.collapse and sig in self.first_of:
+                top = evs[0]
+                key = f"{top.layer} {top.name} (same path as call #{self.first_of[sig]})"
+                if self.pending is not None and self.pending[0].endswith(key):
+                    self.pending = (self.pending[0], self.pending[1] + 1)
+                else:
+                    self.flush()
+                    self.pending = (f"call #{cid}: {key}", 1)
+                continue
+            self.flush()
+            self.first_of.setdefault(sig, cid)
+            self.lines.append(f"call #{cid}")
+            self.lines.extend(_line(e, self.ecosystems) for e in evs)
