@@ -5,8 +5,6 @@ a PyTorch program, its `import torch` served by strata), `strata hipify FILE.cu`
 from __future__ import annotations
 
 import argparse
-import platform
-import shutil
 import sys
 from pathlib import Path
 
@@ -19,7 +17,8 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--gpu", help="virtual GPU model: h200 (default), h100, a100, mi300x")
     demo.add_argument("--size", type=int, default=1024, help="matrix size n of the n x n matrices (default 1024)")
     demo.add_argument("--out", default="strata-demo", help="where report.html and trace.json go (./strata-demo)")
-    sub.add_parser("info", help="what this machine's stack is, layer by layer")
+    info_parser = sub.add_parser("info", help="what this machine's stack is, layer by layer (and any real GPU)")
+    info_parser.add_argument("--json", action="store_true", help="the facts as one JSON object")
     smi_parser = sub.add_parser("smi", help="devices, memory, utilization, power, temperature, clocks and contexts")
     smi_parser.add_argument("--json", action="store_true", help="one JSON object per device instead of the table")
     run = sub.add_parser("run", help="run a Python program with strata's stack as its GPU")
@@ -63,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         return smi(as_json=args.json)
     if args.command == "hipify":
         return hipify(args)
-    return info()
+    return info(as_json=args.json)
 
 
 def trace_program(program: str, argv: list[str], *, gpu: str | None = None, out: str = "strata-trace",
@@ -132,25 +131,14 @@ def run_program(program: str, argv: list[str], *, gpu: str | None = None, device
     return status
 
 
-def info() -> int:
-    import numpy as np
+def info(as_json: bool = False) -> int:
+    """Print `strata info` (strata.info.format_info), or with `as_json` its facts as JSON."""
+    import json
 
-    from strata import __version__, config
-    from strata.cuda.compiler import cuda_include_dir, nvrtc_version
-    from strata.driver import list_devices
-    from strata.hw.catalog import models
+    from strata.info import collect, format_info
 
-    s = config.settings()
-    print(f"strata {__version__}")
-    for n in list_devices():
-        units = (f"cc {n.compute_capability[0]}.{n.compute_capability[1]}, {n.spec.sm_count} SMs"
-                 if n.arch.startswith("sm_") else f"{n.spec.sm_count} CUs")
-        print(f"  L1 device {n.index}: virtual {n.product} ({n.arch}, {units}) at "
-              f"{n.pci_bus_id}, PCI {n.vendor_id:04x}:{n.device_id:04x}, {n.node_path}")
-    print(f"  L0 virtual GPU models: {', '.join(models())} (STRATA_DEVICES / STRATA_GPU choose)")
-    print(f"  NVRTC {'.'.join(map(str, nvrtc_version()))}; CUDA headers: {cuda_include_dir()}")
-    print(f"  nvcc: {s.nvcc or 'not found'}; ptxas: {shutil.which('ptxas') or 'not found'}")
-    print(f"  Python {platform.python_version()}, NumPy {np.__version__}, {platform.platform()}")
+    facts = collect()
+    print(json.dumps(facts, indent=2) if as_json else format_info(facts))
     return 0
 
 
