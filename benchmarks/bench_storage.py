@@ -78,7 +78,7 @@ def run(mib: int, repeats: int, directory: Path) -> list[BenchResult]:
         size = path.stat().st_size
         try:
             import_strata_cuda()
-            from strata.storage import load_safetensors
+            from strata.storage import read_tensors as load_safetensors
         except StrataUnavailable as e:
             r = BenchResult("load_safetensors", "strata.storage", "-")
             r.add_note(str(e))

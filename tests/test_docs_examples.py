@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ["docs/cuda.md", "docs/runtime.md", "docs/blas.md", "docs/solver.md", "docs/dnn.md", "docs/libs.md",
-         "docs/framework.md", "docs/trace.md"]
+         "docs/framework.md", "docs/trace.md", "docs/storage.md"]
 
 
 def examples(page: str) -> list[str]:

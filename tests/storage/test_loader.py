@@ -1,4 +1,4 @@
-"""load_safetensors / save_safetensors (strata.storage.loader): every dtype round trips; the direct and
+"""read_tensors / save_safetensors (strata.storage.loader): every dtype round trips; the direct and
 bounce paths give byte-identical arrays; files of the `safetensors` library (numpy and torch flavours,
 the oracles) load identically and files written here load there; corrupt files raise a named error and
 leave no device memory allocated; the LoadReport and the L1 trace events say what each path did."""
@@ -23,7 +23,7 @@ import strata.cuda as cuda
 import strata.trace as trace
 from strata.hw import storage_model
 from strata.hw.dma import copy_seconds
-from strata.storage import LoadedTensors, load_safetensors, loader, read_file_header, safetensors, save_safetensors
+from strata.storage import LoadedTensors, loader, read_file_header, read_tensors, safetensors, save_safetensors
 
 RNG = np.random.default_rng(11)
 
@@ -89,7 +89,7 @@ def test_every_dtype_from_the_torch_library(tmp_path: Path, direct: bool) -> Non
     arrays = _arrays()
     path = tmp_path / "lib.safetensors"
     st_torch.save_file({n: _to_torch(a) for n, a in arrays.items()}, str(path), metadata={"format": "pt"})
-    out = load_safetensors(path, device="cuda", direct=direct)
+    out = read_tensors(path, device="cuda", direct=direct)
     _same(out, arrays)
     assert out.metadata == {"format": "pt"}
     names = {n: t.dtype for n, t in out.items()}
@@ -101,7 +101,7 @@ def test_files_of_the_numpy_library_load_identically(tmp_path: Path) -> None:
     path = tmp_path / "np.safetensors"
     st_numpy.save_file(arrays, str(path))
     oracle = st_numpy.load_file(str(path))
-    _same(load_safetensors(path), {n: oracle[n] for n in arrays})
+    _same(read_tensors(path), {n: oracle[n] for n in arrays})
 
 
 def test_direct_and_bounce_are_byte_identical(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_direct_and_bounce_are_byte_identical(tmp_path: Path) -> None:
     arrays["big"] = RNG.standard_normal(3000).astype(np.float32)
     path = tmp_path / "both.safetensors"
     safetensors.save_file(arrays, path)
-    direct, bounce = load_safetensors(path, direct=True), load_safetensors(path, direct=False)
+    direct, bounce = read_tensors(path, direct=True), read_tensors(path, direct=False)
     for name in arrays:
         assert direct[name].array.get().tobytes() == bounce[name].array.get().tobytes() == arrays[name].tobytes()
     assert direct.report.bytes == bounce.report.bytes == sum(a.nbytes for a in arrays.values())
@@ -135,13 +135,13 @@ def test_saved_files_load_in_the_safetensors_library(tmp_path: Path, direct: boo
     # and byte for byte the file the safetensors library and the format module write for the same arrays
     assert path.read_bytes() == st_torch.save({n: _to_torch(a) for n, a in arrays.items()}, {"step": "7"})
     assert path.read_bytes() == safetensors.serialize(arrays, {"step": "7"})
-    _same(load_safetensors(path), arrays)
+    _same(read_tensors(path), arrays)
 
 
 def test_save_accepts_loaded_tensors_and_raw_dtypes(tmp_path: Path) -> None:
     bits = RNG.integers(0, 2**16, 8, dtype=np.uint16)
     save_safetensors({"raw": ("BF16", cuda.to_device(bits))}, tmp_path / "a.safetensors")
-    a = load_safetensors(tmp_path / "a.safetensors")
+    a = read_tensors(tmp_path / "a.safetensors")
     assert a["raw"].dtype == "BF16" and a["raw"].array.get().view(np.uint16).tolist() == bits.tolist()
     save_safetensors(a, tmp_path / "b.safetensors")  # LoadedTensor values keep their dtype name
     assert (tmp_path / "b.safetensors").read_bytes() == (tmp_path / "a.safetensors").read_bytes()
@@ -156,7 +156,7 @@ def test_save_accepts_loaded_tensors_and_raw_dtypes(tmp_path: Path) -> None:
 def test_views_keep_the_buffer_alive(tmp_path: Path) -> None:
     arrays = {"a": np.arange(10, dtype=np.int32), "b": np.ones(3)}
     safetensors.save_file(arrays, tmp_path / "k.safetensors")
-    out = load_safetensors(tmp_path / "k.safetensors")
+    out = read_tensors(tmp_path / "k.safetensors")
     keep = out["a"].array
     del out
     gc.collect()
@@ -166,11 +166,11 @@ def test_views_keep_the_buffer_alive(tmp_path: Path) -> None:
 def test_device_argument(tmp_path: Path) -> None:
     safetensors.save_file({"a": np.ones(2, np.float32)}, tmp_path / "d.safetensors")
     for device in ("cuda", "cuda:0", 0, cuda.current_device()):
-        assert load_safetensors(tmp_path / "d.safetensors", device=device)["a"].array.device.index == 0
+        assert read_tensors(tmp_path / "d.safetensors", device=device)["a"].array.device.index == 0
     with pytest.raises(ValueError, match="device must be 'cuda'"):
-        load_safetensors(tmp_path / "d.safetensors", device="cpu")
+        read_tensors(tmp_path / "d.safetensors", device="cpu")
     with pytest.raises(FileNotFoundError):
-        load_safetensors(tmp_path / "missing.safetensors")
+        read_tensors(tmp_path / "missing.safetensors")
 
 
 # ----------------------------------------------------------------------------- report and traces
@@ -181,7 +181,7 @@ def test_load_report_and_trace_events(tmp_path: Path) -> None:
     nbytes = sum(a.nbytes for a in arrays.values())
     spec = cuda.current_device().spec
     with trace.record() as rec:
-        direct = load_safetensors(path, direct=True)
+        direct = read_tensors(path, direct=True)
     r = direct.report
     assert r.bytes == nbytes and r.tensors == 2 and r.wall_s > 0
     if r.mode == "gds":
@@ -193,7 +193,7 @@ def test_load_report_and_trace_events(tmp_path: Path) -> None:
     assert any(e.name == "load_safetensors" and e.layer == "L3" for e in rec.events)
 
     with trace.record() as rec:
-        bounce = load_safetensors(path, direct=False)
+        bounce = read_tensors(path, direct=False)
     b = bounce.report
     assert b.mode == "bounce" and b.host_copy_bytes == nbytes and b.host_copies_per_byte == 1.0
     assert b.modeled_s == pytest.approx(storage_model.bounce_read_seconds(spec, nbytes, requests=1))
@@ -265,7 +265,7 @@ def test_corrupt_files_raise_and_leak_nothing(tmp_path: Path, free_vram: Callabl
         safetensors.deserialize(blob)
     before = free_vram()
     with pytest.raises(error, match=message) as info:
-        load_safetensors(path, direct=direct)
+        read_tensors(path, direct=direct)
     assert free_vram() == before  # measured while the traceback (and its frames' locals) is alive
     del info
 
@@ -290,7 +290,7 @@ def test_a_file_shrinking_during_the_read_leaks_nothing(tmp_path: Path, free_vra
     monkeypatch.setattr(loader, "read_to_device", truncate_then_read)
     before = free_vram()
     with pytest.raises(safetensors.IncompleteBufferError, match="shrank") as info:
-        load_safetensors(path)
+        read_tensors(path)
     assert free_vram() == before  # measured while the traceback (and its frames' locals) is alive
     del info
 
@@ -308,7 +308,7 @@ def test_an_io_error_during_the_read_leaks_nothing(tmp_path: Path, free_vram: Ca
         with monkeypatch.context() as m:
             m.setattr(loader, name, fail)
             with pytest.raises(OSError, match="Input/output error") as info:
-                load_safetensors(path, direct=name == "read_to_device")
+                read_tensors(path, direct=name == "read_to_device")
         assert free_vram() == before  # measured while the traceback (and its frames' locals) is alive
         del info
 
@@ -319,7 +319,7 @@ def test_compat_mode_when_the_file_system_refuses_o_direct(tmp_path: Path, monke
     path = tmp_path / "compat.safetensors"
     safetensors.save_file(arrays, path)
     monkeypatch.setattr(storage_dma, "_open_direct", lambda p, f: None)
-    out = load_safetensors(path, direct=True)
+    out = read_tensors(path, direct=True)
     _same(out, arrays)
     assert out.report.mode == "compat" and out.report.host_copy_bytes == out.report.file_bytes
 
@@ -328,8 +328,8 @@ def test_the_walk_shows_both_paths(tmp_path: Path) -> None:
     path = tmp_path / "walk.safetensors"
     safetensors.save_file({"w": np.ones((8, 8), np.float32)}, path)
     with trace.record() as rec:
-        load_safetensors(path)
-        load_safetensors(path, direct=False)
+        read_tensors(path)
+        read_tensors(path, direct=False)
     text = rec.walk()
     assert text.count("L3 load_safetensors") == 2
     assert "L1 dma_nvme_to_device" in text and "L1 dma_HtoD" in text
@@ -340,7 +340,7 @@ def test_files_without_data(tmp_path: Path, direct: bool) -> None:
     for i, (arrays, meta) in enumerate([({}, None), ({}, {"only": "metadata"}), ({"e": np.zeros((0, 3))}, None)]):
         path = tmp_path / f"empty{i}.safetensors"
         st_numpy.save_file(arrays, str(path), meta)
-        out = load_safetensors(path, direct=direct)
+        out = read_tensors(path, direct=direct)
         assert set(out) == set(arrays) and out.metadata == meta and out.report.bytes == 0
         for name, a in arrays.items():
             assert out[name].shape == a.shape and out[name].array.get().shape == a.shape

@@ -7,7 +7,9 @@ None (an optimizer's `state_dict()`, a checkpoint {"model": ..., "optim": ..., "
 each tensor is stored under its dotted path ("optim.state.0.exp_avg") and the structure, with the
 non-tensor values, goes to `__metadata__["strata.structure"]` as JSON. The devices of tensors not on
 "cpu" go to `__metadata__["strata.devices"]`, so `load` puts them back, as torch.load does, unless
-`map_location` says otherwise. Loading to "cuda" reads the file on the host, then copies each tensor once.
+`map_location` says otherwise. A file path whose tensors all go to one "cuda" device is read straight
+into device memory (strata.storage.load_safetensors, the direct path: no host staging); otherwise the
+file is read on the host and each tensor copied once.
 
 Example:
     >>> import io, strata
@@ -28,10 +30,13 @@ from typing import IO, Any
 
 import numpy as np
 
+from strata import storage
+from strata.cuda import DeviceArray
 from strata.framework import dtypes as dt
 from strata.framework import ops
 from strata.framework.device import CPU, canonical, device
-from strata.framework.tensor import Tensor
+from strata.framework.storage import Storage
+from strata.framework.tensor import Tensor, contiguous_strides
 from strata.storage import safetensors
 
 STRUCTURE_KEY = "strata.structure"
@@ -89,10 +94,17 @@ def load(f: FileLike, map_location: Any = None, *, weights_only: bool = True, mm
             problem).
         ValueError: a `strata.structure` metadata entry that does not match the file's tensors.
     """
-    arrays, meta = safetensors.load_file_with_metadata(f)
-    meta = meta or {}
-    saved_dev: dict[str, str] = json.loads(meta[DEVICES_KEY]) if DEVICES_KEY in meta else {}
-    tensors = {k: _place(a, saved_dev.get(k, "cpu"), map_location) for k, a in arrays.items()}
+    targets = _targets(f, map_location)
+    cuda_targets = {d for d in targets.values() if d.type == "cuda"}
+    if len(cuda_targets) == 1:  # straight from the file into device memory (strata.storage's direct path)
+        loaded = storage.load_safetensors(f, device=cuda_targets.pop(), direct=True)  # type: ignore[arg-type]
+        tensors: dict[str, Tensor] = {k: t if targets[k].type == "cuda" else t.cpu() for k, t in loaded.items()}
+        meta = loaded.metadata or {}
+    else:
+        arrays, file_meta = safetensors.load_file_with_metadata(f)
+        meta = file_meta or {}
+        saved_dev: dict[str, str] = json.loads(meta[DEVICES_KEY]) if DEVICES_KEY in meta else {}
+        tensors = {k: _place(a, saved_dev.get(k, "cpu"), map_location) for k, a in arrays.items()}
     if STRUCTURE_KEY not in meta:
         return tensors
     used: set[str] = set()
@@ -102,25 +114,58 @@ def load(f: FileLike, map_location: Any = None, *, weights_only: bool = True, mm
     return out
 
 
+def _tensor_from_array(array: DeviceArray | np.ndarray, owner: DeviceArray | None) -> Tensor:
+    """A device array as a "cuda" tensor viewing its memory (no copy), or a host array as a "cpu" tensor."""
+    d = dt.from_numpy_dtype(array.dtype)
+    if isinstance(array, np.ndarray):
+        return ops.from_host(array, d, CPU)
+    dev = device("cuda", array.device.index)
+    shape = tuple(array.shape)
+    return Tensor(Storage.borrow(array, dev, owner), shape, contiguous_strides(shape), 0, d)
+
+
+def _array_from_tensor(t: Tensor) -> DeviceArray | np.ndarray:
+    """A tensor's data for strata.storage to write: a host array, or a DeviceArray view of it on "cuda"."""
+    t = t.detach()
+    return t._to_numpy() if t.device == CPU else ops.device_array(t.contiguous())
+
+
+storage.register_tensor_type(Tensor, _tensor_from_array, _array_from_tensor)
+
+
+def _targets(f: FileLike, map_location: Any) -> dict[str, device]:
+    """Where each tensor of file `f` goes, when `f` is a path; {} for a file object or a callable
+    map_location (those are read on the host). A file whose tensors go to one "cuda" device (and maybe
+    the host: an optimizer's step counts) is read by the direct path."""
+    if not isinstance(f, str | os.PathLike) or callable(map_location) and not isinstance(map_location, Mapping):
+        return {}
+    header = storage.read_file_header(f)
+    meta = header.metadata or {}
+    saved_dev: dict[str, str] = json.loads(meta[DEVICES_KEY]) if DEVICES_KEY in meta else {}
+    return {k: canonical(_target(saved_dev.get(k, "cpu"), map_location)) for k in header.entries}
+
+
+def _target(location: str, map_location: Any) -> Any:
+    """Where map_location (None, a mapping, a device or str) sends tensors saved at `location`."""
+    if map_location is None:
+        return location
+    if isinstance(map_location, Mapping):
+        return map_location.get(location, location)
+    if isinstance(map_location, str | device):
+        return map_location
+    raise TypeError(f"strata.load: map_location must be None, a device, a str, a dict or a callable, got "
+                    f"{type(map_location).__name__}")
+
+
 def _place(a: np.ndarray, location: str, map_location: Any) -> Tensor:
     """The host array as a tensor where map_location sends `location` (one host-to-device copy)."""
     t = ops.from_host(a, dt.from_numpy_dtype(a.dtype), CPU)
-    target: Any
-    if map_location is None:
-        target = location
-    elif isinstance(map_location, Mapping):
-        target = map_location.get(location, location)
-    elif callable(map_location):
+    if callable(map_location) and not isinstance(map_location, Mapping):
         res = map_location(t, location)
         if not isinstance(res, Tensor):
             raise TypeError(f"strata.load: map_location returned {type(res).__name__}, expected a Tensor")
         return res
-    elif isinstance(map_location, str | device):
-        target = map_location
-    else:
-        raise TypeError(f"strata.load: map_location must be None, a device, a str, a dict or a callable, got "
-                        f"{type(map_location).__name__}")
-    dev = canonical(target)
+    dev = canonical(_target(location, map_location))
     return t if dev == CPU else ops.from_host(a, t.dtype, dev)
 
 

@@ -1,5 +1,7 @@
 """Untyped storage behind tensors: host bytes (a NumPy uint8 array) for "cpu", a block of the caching
-allocator for "cuda". Views share one Storage; it is released when the last tensor using it goes.
+allocator for "cuda", or device memory borrowed from a strata.cuda DeviceArray (`Storage.borrow`: a
+checkpoint loaded by strata.storage). Views share one Storage; it is released when the last tensor using
+it goes.
 
 Example:
     >>> from strata.framework.device import device
@@ -13,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from strata.cuda import CudaError, MemcpyKind, memcpy
+from strata.cuda import CudaError, DeviceArray, MemcpyKind, memcpy
 from strata.cuda.caching_allocator import get_allocator
 from strata.framework.device import device, on
 
@@ -26,14 +28,26 @@ class Storage:
         self.device = dev
         self.host: np.ndarray | None = None
         self._ptr = 0
+        self._owner: DeviceArray | None = None
         if dev.type == "cpu":
             self.host = host if host is not None else np.empty(self.nbytes, np.uint8)
+        elif nbytes < 0:  # `borrow` fills it in
+            pass
         else:
             assert dev.index is not None
             self._alloc = get_allocator(dev.index)
             self._block = self._alloc.malloc(self.nbytes)
             self._ptr = self._block.ptr
             self._finalizer = weakref.finalize(self, self._alloc.free, self._block)
+
+    @classmethod
+    def borrow(cls, array: DeviceArray, dev: device, owner: DeviceArray | None = None) -> Storage:
+        """Storage over `array`'s device memory, keeping `owner` (the allocation `array` views; default
+        `array` itself) alive; not counted by the caching allocator, as PyTorch does not count memory it
+        did not allocate."""
+        s = cls(-1, dev)
+        s.nbytes, s._ptr, s._owner = array.nbytes, array.ptr, owner or array
+        return s
 
     @property
     def ptr(self) -> int:
@@ -42,6 +56,11 @@ class Storage:
         Raises:
             CudaError: cudaErrorInvalidValue after `Device.reset()` released the memory.
         """
+        if self._owner is not None:
+            if self._owner.freed:
+                raise CudaError("cudaErrorInvalidValue", f"[strata] tensor storage at {self._ptr:#x} was freed or "
+                                "released by a device reset")
+            return self._ptr
         if self.host is None and not self._alloc.is_live(self._block):
             raise CudaError("cudaErrorInvalidValue", f"[strata] tensor storage at {self._ptr:#x} was released by "
                             f"Device.reset() of device {self.device.index}")

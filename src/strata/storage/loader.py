@@ -1,7 +1,8 @@
 """Loading safetensors files into device memory, and saving device arrays to them, by the direct path
 (GPUDirect Storage: file -> device memory, no host staging buffer) or the bounce path (file -> pinned
 host buffer -> cudaMemcpy). The role of `safetensors.torch.load_file(..., device="cuda")` and of
-fastsafetensors; the framework's `strata.load` wraps the arrays as tensors.
+fastsafetensors. `read_tensors` gives device arrays; `load_safetensors` gives strata tensors, through
+the tensor type the framework registers (strata.storage sits below it: `register_tensor_type`).
 
 The header is read and validated in full (strata.storage.safetensors: length, JSON, dtypes, shapes,
 contiguous in-bounds offsets covering the file exactly) before any device memory is allocated, so a
@@ -14,14 +15,14 @@ each tensor is a `DeviceArray.view` into it that keeps the buffer alive.
 Example:
     >>> import os, tempfile, numpy as np
     >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
-    >>> from strata.storage import safetensors
+    >>> from strata.storage import safetensors, tensor_type
     >>> safetensors.save_file({"w": np.arange(6, dtype=np.float32).reshape(2, 3)}, path)
-    >>> out = load_safetensors(path, device="cuda")
+    >>> out = read_tensors(path, device="cuda")
     >>> t = out["w"]; t.dtype, t.shape, t.array.get().tolist()
     ('F32', (2, 3), [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
     >>> out.report.bytes, out.report.host_copy_bytes
     (24, 0)
-    >>> bounce = load_safetensors(path, direct=False)
+    >>> bounce = read_tensors(path, direct=False)
     >>> bounce.report.mode, bounce.report.host_copy_bytes
     ('bounce', 24)
 """
@@ -44,7 +45,7 @@ from strata.cuda.memory import DeviceArray
 from strata.driver.storage_dma import ALIGN, DmaTransfer, StorageFile, read_to_device, write_from_device
 from strata.hw import storage_model
 from strata.hw.dma import copy_seconds
-from strata.storage import safetensors
+from strata.storage import safetensors, tensor_type
 from strata.storage.cufile import bounce_read, bounce_write
 
 # NumPy dtype -> safetensors name (the inverse of safetensors.DTYPES; BF16 needs ml_dtypes)
@@ -131,9 +132,10 @@ def read_file_header(path: str | os.PathLike[str]) -> FileHeader:
         return _header_of_fd(f.fileno())
 
 
-def load_safetensors(path: str | os.PathLike[str], device: str | int | Device = "cuda", direct: bool = True
-                     ) -> LoadedTensors:
-    """Load every tensor of a safetensors file into device memory.
+def read_tensors(path: str | os.PathLike[str], device: str | int | Device = "cuda", direct: bool = True
+                 ) -> LoadedTensors:
+    """Load every tensor of a safetensors file into device memory, as device arrays (`load_safetensors`
+    wraps them as strata tensors).
 
     Args:
         path: the file.
@@ -194,14 +196,68 @@ def load_safetensors(path: str | os.PathLike[str], device: str | int | Device = 
     return out
 
 
+class TensorDict(dict[str, Any]):
+    """name -> strata tensor in header order, plus `metadata` (the file's `__metadata__` or None) and
+    `report` (a LoadReport)."""
+
+    metadata: dict[str, str] | None
+    report: LoadReport
+
+
+def load_safetensors(path: str | os.PathLike[str], device: Any = "cuda", direct: bool = True) -> TensorDict:
+    """Load a safetensors file as strata tensors (as `safetensors.torch.load_file` does for PyTorch).
+
+    On "cuda" the file goes into one device allocation by the direct path (GPUDirect Storage's role:
+    O_DIRECT reads straight into device memory) or, with direct=False, the bounce path (pinned host
+    buffer + cudaMemcpy); each tensor views that allocation. On "cpu" it is read into host memory.
+
+    Args:
+        path: the file.
+        device: "cuda", "cuda:N", "cpu", a device index, a strata.device or a strata.cuda.Device.
+        direct: the direct path (True) or the bounce path (False), for "cuda".
+
+    Returns:
+        A TensorDict with `.metadata` and `.report` (bytes, host copies, modeled and wall time).
+
+    Raises:
+        SafetensorsError: the file is malformed or truncated, a subclass naming the problem (nothing is
+            left allocated).
+        OSError: the file cannot be opened or read.
+
+    Example:
+        >>> import os, tempfile, strata
+        >>> path = os.path.join(tempfile.mkdtemp(), "m.safetensors")
+        >>> save_safetensors({"w": strata.arange(6.0).reshape(2, 3)}, path)  # doctest: +ELLIPSIS
+        LoadReport(...)
+        >>> sd = load_safetensors(path, device="cuda")
+        >>> sd["w"].device, sd["w"].sum().item(), sd.report.host_copy_bytes
+        (device(type='cuda', index=0), 15.0, 0)
+    """
+    t0 = time.perf_counter()
+    if tensor_type.device_kind(device) == "cpu":
+        arrays, meta = safetensors.load_file_with_metadata(path)
+        out = TensorDict({n: tensor_type.wrap(a, None) for n, a in arrays.items()})
+        size = os.path.getsize(path)
+        nbytes = sum(a.nbytes for a in arrays.values())
+        nvme = storage_model.nvme_read_seconds(size)
+        out.metadata, out.report = meta, LoadReport(os.fspath(path), -1, "host", len(out), nbytes, size, nbytes, 1,
+                                                    nvme, 0.0, 0.0, nvme, time.perf_counter() - t0)
+        return out
+    loaded = read_tensors(path, tensor_type.device_kind(device), direct)
+    out = TensorDict({n: tensor_type.wrap(t.array, loaded.buffer) for n, t in loaded.items()})
+    out.metadata, out.report = loaded.metadata, loaded.report
+    return out
+
+
 def save_safetensors(tensors: Mapping[str, Any], path: str | os.PathLike[str],
                      metadata: Mapping[str, str] | None = None, *, direct: bool = True) -> LoadReport:
     """Write arrays to a safetensors file (readable by the `safetensors` library); device arrays go
     from device memory to the file directly (GDS writes) or, with direct=False, through pinned memory.
 
     Args:
-        tensors: name -> DeviceArray, LoadedTensor, NumPy array, or (dtype name, array) to store an
-            array's raw bytes under a dtype of the same item size (e.g. ("BF16", uint16 bits)).
+        tensors: name -> strata tensor (any device), DeviceArray, LoadedTensor, NumPy array, or (dtype
+            name, array) to store an array's raw bytes under a dtype of the same item size (e.g. ("BF16",
+            uint16 bits)).
         path: the file (created or truncated).
         metadata: optional string -> string map stored as `__metadata__`.
         direct: device arrays by the direct path (True) or the bounce path (False).
@@ -281,7 +337,7 @@ def _device(device: str | int | Device) -> Device:
             return current_device()
         if device.startswith("cuda:") and device[5:].isdigit():
             return Device(int(device[5:]))
-    raise ValueError(f"[load_safetensors] device must be 'cuda', 'cuda:N', an index or a Device, got {device!r} "
+    raise ValueError(f"[read_tensors] device must be 'cuda', 'cuda:N', an index or a Device, got {device!r} "
                      "(for host arrays use strata.storage.safetensors.load_file)")
 
 
@@ -311,6 +367,7 @@ def _entry(name: str, value: Any) -> tuple[str, str, tuple[int, ...], DeviceArra
         raw, value = value
         if raw not in safetensors.DTYPES:
             raise safetensors.InvalidDtypeError(f"[save_safetensors] tensor {name!r}: unknown dtype {raw!r}")
+    value = tensor_type.unwrap(value)
     if isinstance(value, LoadedTensor):
         raw, value = raw or value.dtype, value.array
     if isinstance(value, DeviceArray):
@@ -341,5 +398,5 @@ def _bounce_write(dev: Any, sf: StorageFile, address: int, size: int, file_offse
     return bounce_write(dev, sf.fd, address, size, file_offset)
 
 
-__all__ = ["FileHeader", "LoadReport", "LoadedTensor", "LoadedTensors", "load_safetensors", "read_file_header",
-           "save_safetensors"]
+__all__ = ["FileHeader", "LoadReport", "LoadedTensor", "LoadedTensors", "TensorDict", "load_safetensors",
+           "read_file_header", "read_tensors", "save_safetensors"]
