@@ -171,11 +171,29 @@ def _timeline(rec: Recording) -> str:
     return "".join(parts)
 
 
+def source_names(rec: Recording) -> dict[str, str]:
+    """Mangled kernel name -> the name the source launched it by (`gemm_small<float, float, float, 0>`):
+    each driver-level launch (L2 cuLaunchKernel, mangled) paired with the runtime launch (L3
+    cudaLaunchKernel) it nests in, as Nsight shows demangled names."""
+    names: dict[str, str] = {}
+    outer: dict[int, str] = {}
+    launches = (e for e in rec.events if e.name in ("cudaLaunchKernel", "cuLaunchKernel") and e.anchor is None)
+    for e in sorted(launches, key=lambda e: (e.start, e.depth)):
+        if e.name == "cudaLaunchKernel":
+            outer[e.correlation] = str(e.args.get("kernel", ""))
+        elif e.correlation in outer and outer[e.correlation]:
+            names.setdefault(str(e.args.get("kernel", "")), outer[e.correlation])
+    return names
+
+
 def kernel_rows(rec: Recording) -> list[dict[str, Any]]:
-    """Kernels aggregated by name: launches, modeled time, and the mean of each rate and efficiency."""
+    """Kernels aggregated by name (the source's name where the trace has it): launches, modeled time,
+    and the mean of each rate and efficiency."""
     groups: dict[str, list[Event]] = defaultdict(list)
+    pretty = source_names(rec)
     for e in _kernels(rec):
-        groups[str(e.args.get("kernel", "?"))].append(e)
+        name = str(e.args.get("kernel", "?"))
+        groups[pretty.get(name, name)].append(e)
     rows = []
     for name, evs in groups.items():
         def mean(key: str, evs: list[Event] = evs) -> float:
