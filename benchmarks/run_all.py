@@ -17,10 +17,13 @@ from typing import Any
 import bench_blas
 import bench_compile
 import bench_copy
+import bench_framework
 import bench_hipify
 import bench_launch
 import bench_saxpy
 import bench_sgemm
+import bench_storage
+import bench_trace
 import peers
 from harness import BENCH_DIR, PASS, BenchResult, format_table, log, machine_info, now_iso
 
@@ -62,6 +65,9 @@ def main() -> int:
     parser.add_argument("--skip-hipify", action="store_true", help="leave out the hipify throughput row")
     parser.add_argument("--skip-compile", action="store_true", help="leave out the NVRTC compile / PTX cache rows")
     parser.add_argument("--skip-blas", action="store_true", help="leave out the strata.libs.blas GEMM rows")
+    parser.add_argument("--skip-framework", action="store_true", help="leave out the MLP / transformer step rows")
+    parser.add_argument("--skip-storage", action="store_true", help="leave out the 1 GiB safetensors load rows")
+    parser.add_argument("--skip-trace", action="store_true", help="leave out the trace overhead row")
     parser.add_argument(
         "--json", type=Path, default=BENCH_DIR / "results.json", help="where to write results"
     )
@@ -90,6 +96,12 @@ def main() -> int:
         results += _guard("sgemm", lambda: bench_sgemm.bench_sgemm(tile=args.tile, repeats=rep))
     if not args.skip_blas:  # one timed call per GEMM: the bf16 one takes tens of seconds to emulate
         results += _guard("blas", lambda: bench_blas.bench_blas(repeats=1))
+    if not args.skip_framework:
+        results += _guard("framework", lambda: bench_framework.bench_mlp(20) + bench_framework.bench_transformer(3))
+    if not args.skip_storage:
+        results += _guard("storage", lambda: bench_storage.run(bench_storage.SIZE_MIB, 3, Path("/tmp")))
+    if not args.skip_trace:
+        results += _guard("trace", bench_trace.bench_trace)
 
     table = format_table(results)
     print(table)
