@@ -378,3 +378,17 @@ def test_accumulate_grad_node_is_shared() -> None:
     a, b = x * 2, x + 1
     assert a.grad_fn.next_functions[0][0] is b.grad_fn.next_functions[0][0]
     assert a.grad_fn.next_functions[0][0].variable is x
+
+
+def test_inference_mode_as_context_and_decorator() -> None:
+    x = strata.ones(2, requires_grad=True)
+    with strata.inference_mode():
+        assert not (x * 2).requires_grad
+    with strata.inference_mode(False):
+        assert (x * 2).requires_grad
+
+    @strata.inference_mode()
+    def f() -> bool:
+        return (x * 2).requires_grad
+
+    assert f() is False and (x * 2).requires_grad

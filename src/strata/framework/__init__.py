@@ -21,7 +21,7 @@ from strata.cuda.caching_allocator import (
 )
 from strata.framework import ops as _ops
 from strata.framework.amp import autocast
-from strata.framework.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from strata.framework.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from strata.framework.creation import (
     arange,
     as_tensor,
@@ -115,7 +115,8 @@ __all__ = [
     "broadcast_shapes", "cat",
     "clamp", "clip", "device", "div", "double", "dtype", "empty", "empty_cache", "empty_like", "enable_grad", "eq",
     "exp", "eye", "float", "float16", "float32", "float64", "from_numpy", "full", "full_like", "ge",
-    "get_default_dtype", "gt", "half", "int", "int16", "int32", "int64", "int8", "is_grad_enabled", "le",
+    "get_default_dtype", "gt", "half", "inference_mode", "int", "int16", "int32", "int64", "int8", "is_grad_enabled",
+    "le",
     "linspace", "log", "log_softmax", "logical_not", "long", "lt", "matmul", "max", "max_memory_allocated",
     "maximum", "mean", "memory_allocated", "memory_reserved", "min", "minimum", "mul", "ne", "neg", "no_grad",
     "ones", "ones_like", "pow", "promote_types", "reciprocal", "relu", "reset_peak_memory_stats", "result_type",

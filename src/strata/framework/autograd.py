@@ -97,6 +97,25 @@ class enable_grad(_GradMode):  # noqa: N801 - PyTorch's name
     _mode = True
 
 
+class inference_mode(_GradMode):  # noqa: N801 - PyTorch's name
+    """Context manager and decorator for inference: as `no_grad` (strata has no separate inference
+    tensors, so `inference_mode()` and `no_grad()` behave alike); `inference_mode(False)` is a no-op."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = bool(mode)
+
+    def __enter__(self) -> None:
+        self._prev = is_grad_enabled()
+        _set_enabled(self._prev and not self.mode)
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(self.mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
 class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
     """Turn recording on or off: as a call (`set_grad_enabled(False)`, effective at once, as in PyTorch),
     a context manager (`with set_grad_enabled(False):`, restored on exit) or a decorator."""
