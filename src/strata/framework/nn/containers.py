@@ -34,7 +34,24 @@ def _renumber(m: Module) -> None:
     m.__dict__["_modules"] = OrderedDict((str(i), v) for i, v in enumerate(m._modules.values()))
 
 
-class Sequential(Module):
+class _NumberedModules(Module):
+    """What Sequential and ModuleList share: submodules in order, deleted by index or slice (the rest
+    renumbered), counted and iterated."""
+
+    def __delitem__(self, idx: Any) -> None:
+        keys = list(self._modules)
+        for key in (keys[idx] if isinstance(idx, slice) else [keys[_abs_index(idx, len(self))]]):
+            delattr(self, key)
+        _renumber(self)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())  # type: ignore[arg-type]
+
+
+class Sequential(_NumberedModules):
     """Children called in order, each on the output of the previous one.
 
     Args:
@@ -58,18 +75,6 @@ class Sequential(Module):
     def __setitem__(self, idx: int, module: Module) -> None:
         key = list(self._modules)[_abs_index(idx, len(self))]
         setattr(self, key, module)
-
-    def __delitem__(self, idx: Any) -> None:
-        keys = list(self._modules)
-        for key in (keys[idx] if isinstance(idx, slice) else [keys[_abs_index(idx, len(self))]]):
-            delattr(self, key)
-        _renumber(self)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())  # type: ignore[arg-type]
 
     def __add__(self, other: Sequential) -> Sequential:
         if not isinstance(other, Sequential):
@@ -115,7 +120,7 @@ class Sequential(Module):
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_NumberedModules):
     """A list of modules, registered as children "0", "1", ...; indexable, iterable, appendable. It has
     no forward: the owner decides how to call them.
 
@@ -135,18 +140,6 @@ class ModuleList(Module):
 
     def __setitem__(self, idx: int, module: Module) -> None:
         setattr(self, str(_abs_index(idx, len(self))), module)
-
-    def __delitem__(self, idx: Any) -> None:
-        keys = list(self._modules)
-        for key in (keys[idx] if isinstance(idx, slice) else [keys[_abs_index(idx, len(self))]]):
-            delattr(self, key)
-        _renumber(self)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())  # type: ignore[arg-type]
 
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)
