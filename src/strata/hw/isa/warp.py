@@ -7,7 +7,9 @@ views. The engine runs a warp's active lanes in lockstep, which gives the .sync 
 directly: the lanes that execute (the mask `m`) are the ones that arrived. Lanes that are inactive here
 (diverged elsewhere, exited, or ghost lanes padding a partial warp) do not take part; a lane named in
 `membermask` but not active is treated as not participating (hardware would wait for it or leave the
-result undefined). Reading a register from an inactive lane (shfl) returns whatever that lane's register
+result undefined). Each lane's result is over the participants ITS OWN membermask names: converged lanes
+may pass different masks (cg::labeled_partition, tiled groups) and each group then votes, matches and
+reduces on its own (see `_Groups`). Reading a register from an inactive lane (shfl) returns whatever that lane's register
 holds now; the PTX ISA leaves that value undefined.
 
 Counters: these ops issue on the integer/ALU side of the SM, so they count as class "integer".
@@ -81,6 +83,52 @@ class _Members:
 def _lanes_of(mask: Any) -> Any:
     """A membermask as uint32 (scalar or per-lane array)."""
     return mask if isinstance(mask, np.ndarray) else np.uint32(int(mask) & FULL)
+
+
+class _Groups:
+    """Which lanes each lane's .sync op runs over: the participants named in ITS OWN membermask.
+
+    Converged lanes may pass different masks (cg::labeled_partition, tiled groups): lane i's result
+    is over `g[i] = ballot(participants) & membermask[i]`. `warp` is the per-warp group when every
+    participant of each warp names the same group (the common case, one reduction per warp), else None.
+    """
+
+    __slots__ = ("part", "g", "warp")
+
+    def __init__(self, f: Any, m: np.ndarray | None, members: _Members) -> None:
+        part, mask = members.participants(f, m)
+        self.part = part
+        voters = _ballot(part)  # (W,)
+        if not isinstance(mask, np.ndarray):
+            gw = voters & np.uint32(int(mask) & FULL)
+            self.warp: np.ndarray | None = gw
+            self.g = _per_lane(gw)
+            return
+        g = _per_lane(voters) & mask.astype(np.uint32, copy=False)
+        self.g = g
+        gw2 = g.reshape(-1, 32)
+        pw = part.reshape(-1, 32)
+        first = np.where(pw, gw2, np.uint32(0)).max(axis=1)  # a participant's group (0: none)
+        self.warp = first if bool(((gw2 == first[:, None]) | ~pw).all()) else None
+
+    def reduce(self, vals: np.ndarray, ufunc: Any, ident: Any, wrap_add: bool = False) -> np.ndarray:
+        """Per lane, `ufunc` over the values (n,) of the lanes in its group (the identity if empty)."""
+        w = vals.reshape(-1, 32)
+        _, lane, _ = _geometry(32)
+        if self.warp is not None:
+            inw = ((self.warp[:, None] >> lane.astype(np.uint32)) & 1).astype(bool)  # (W, 32 other)
+            picked = np.where(inw, w, ident)
+            axis = 1
+        else:
+            g = self.g.reshape(-1, 32)
+            sel = ((g[:, :, None] >> lane.astype(np.uint32)) & 1).astype(bool)  # (W, 32 me, 32 other)
+            picked = np.where(sel, w[:, None, :], ident)
+            axis = 2
+        if wrap_add:
+            out = picked.view(np.uint32).sum(axis=axis, dtype=np.uint64).astype(np.uint32).view(vals.dtype)
+        else:
+            out = ufunc.reduce(picked, axis=axis)
+        return _per_lane(out) if self.warp is not None else out.reshape(-1)
 
 
 # -- shfl
@@ -177,21 +225,20 @@ def lower_vote(ins: Any, ctx: Any) -> Op:
 
     def run(f: Any, m: Any) -> None:
         V = f.V
-        part, mask = members.participants(f, m)
+        grp = _Groups(f, m, members)
+        g = grp.g
         pv = V[a]
-        votes = part & (~pv if neg else pv)
-        yes = _per_lane(_ballot(votes))
+        votes = grp.part & (~pv if neg else pv)
+        yes = _per_lane(_ballot(votes)) & g  # each lane counts the votes of its own group only
         if mode == "ballot":
-            write(V[d], yes & _lanes_of(mask), m)
+            write(V[d], yes, m)
             return
         if mode == "any":
             res = yes != 0
-        else:
-            voters = _per_lane(_ballot(part))
-            if mode == "all":
-                res = yes == voters
-            else:  # uni: every voter agrees
-                res = (yes == 0) | (yes == voters)
+        elif mode == "all":
+            res = yes == g
+        else:  # uni: every voter of the group agrees
+            res = (yes == 0) | (yes == g)
         write(V[d], res, m)
 
     return Op(run, "integer", exact=True)
@@ -241,23 +288,21 @@ def lower_match(ins: Any, ctx: Any) -> Op:
     def run(f: Any, m: Any) -> None:
         V = f.V
         n = f.chunk.n
-        part, mask = members.participants(f, m)
-        mask = _lanes_of(mask)
+        grp = _Groups(f, m, members)
         av = V[a]
         if not isinstance(av, np.ndarray):
             av = np.full(n, av)
         w = av.reshape(-1, 32)
-        same = (w[:, :, None] == w[:, None, :]) & part.reshape(-1, 1, 32)  # (W, 32 me, 32 other)
+        same = (w[:, :, None] == w[:, None, :]) & grp.part.reshape(-1, 1, 32)  # (W, 32 me, 32 other)
         packed = np.packbits(same, axis=2, bitorder="little")  # (W, 32, 4)
-        hits = packed.view("<u4").reshape(n) & mask
+        hits = packed.view("<u4").reshape(n) & grp.g  # within this lane's own group
         if mode == "any":
             if d is not None:
                 write(V[d], hits, m)
             return
-        members_now = _per_lane(_ballot(part)) & mask
-        uniform = hits == members_now
+        uniform = hits == grp.g
         if d is not None:
-            write(V[d], np.where(uniform, members_now, np.uint32(0)), m)
+            write(V[d], np.where(uniform, grp.g, np.uint32(0)), m)
         if p is not None:
             write(V[p], uniform, m)
 
@@ -300,16 +345,13 @@ def lower_redux(ins: Any, ctx: Any) -> Op:
     def run(f: Any, m: Any) -> None:
         V = f.V
         n = f.chunk.n
-        part, _ = members.participants(f, m)
+        grp = _Groups(f, m, members)
         av = V[a]
         if not isinstance(av, np.ndarray):
             av = np.full(n, av, dtype=dt)
-        vals = np.where(part, av, ident).reshape(-1, 32)  # (warps, 32)
-        if op == "add":
-            per_warp = vals.view(np.uint32).sum(axis=1, dtype=np.uint64).astype(np.uint32).view(dt)
-        else:
-            per_warp = ufunc.reduce(vals, axis=1)
-        write(V[d], _per_lane(per_warp), m)
+        elif av.dtype != dt:
+            av = av.view(dt)
+        write(V[d], grp.reduce(av, ufunc, ident, wrap_add=op == "add"), m)
 
     return Op(run, "integer", exact=True)
 
@@ -333,12 +375,14 @@ def lower_elect(ins: Any, ctx: Any) -> Op:
     def run(f: Any, m: Any) -> None:
         V = f.V
         _, lane, _ = _geometry(f.chunk.n)
-        part, _ = members.participants(f, m)
-        leader = _per_lane(np.argmax(part.reshape(-1, 32), axis=1))  # first True (0 if none: unused)
+        grp = _Groups(f, m, members)
+        g = grp.g.astype(np.int64)
+        low = g & -g  # the lowest lane of each lane's own group (0 if none: unused)
+        leader = np.where(low > 0, np.log2(np.maximum(low, 1)).astype(np.int64), 0)
         if d is not None:
             write(V[d], leader.astype(np.uint32), m)
         if p is not None:
-            write(V[p], part & (lane == leader), m)
+            write(V[p], grp.part & (lane == leader), m)
 
     return Op(run, "integer", exact=True)
 
