@@ -10,7 +10,7 @@ from strata import config, trace
 from strata.hw.catalog import GPUSpec, get_spec
 from strata.hw.engine import LaunchConfig, LaunchResult, execute
 from strata.hw.jit import Program
-from strata.hw.memory import GLOBAL_BASE, DeviceMemory
+from strata.hw.memory import DeviceMemory
 from strata.hw.ptx.ir import Module
 from strata.hw.ptx.parser import parse_cached
 
@@ -26,8 +26,8 @@ class VirtualGPU:
 
     def __init__(self, model: str = "h200") -> None:
         self.spec: GPUSpec = get_spec(model)
-        self.memory = DeviceMemory(self.spec.hbm_bytes)
-        self.base_address = GLOBAL_BASE
+        self.memory = DeviceMemory(self.spec.hbm_bytes, uva=True)  # its own range of the unified address space
+        self.base_address = self.memory.base
 
     @staticmethod
     def parse(ptx: str) -> Module:

@@ -3,12 +3,22 @@
 The source of truth for what a device address means: HBM is one flat host mapping (lazily committed,
 so 141 GB of addresses cost only the pages touched), and an address is valid only inside a range the
 driver mapped. Every global access the engine makes is checked here, as compute-sanitizer does.
+
+Unified virtual addressing (CUDA's UVA): the devices of a process share one address space, and each
+device's memory owns its own range of it, `UVA_RANGE` bytes (512 GiB, more than any catalogued HBM)
+starting at `GLOBAL_BASE + slot * UVA_RANGE`, so the device a pointer belongs to follows from the
+address (`memory_of`). All ranges are views of one lazily committed host mapping, so an engine that
+indexes HBM by `address - GLOBAL_BASE` reaches any device's bytes; whether it may is memcheck's call:
+an address in another device's range is valid only if peer access to that device is enabled
+(`enable_peer`), and then the access is counted as interconnect traffic (`peer_bytes`).
 """
 
 from __future__ import annotations
 
 import bisect
 import mmap
+import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +31,65 @@ FUNCTION_WINDOW = 0x7C00_0000_0000  # function addresses (for function pointers)
 PARAM_WINDOW = 0x7B00_0000_0000  # a kernel parameter's address (`mov.b64 %rd, k_param_0`), for ld.param
 WINDOW_SIZE = 1 << 32
 
+# One device's range of the unified address space. 512 GiB holds the largest catalogued HBM (192 GiB on
+# MI300X) with room for the guard pages the VRAM manager leaves after allocations.
+UVA_SHIFT = 39
+UVA_RANGE = 1 << UVA_SHIFT
+UVA_SLOTS = (PARAM_WINDOW - GLOBAL_BASE) >> UVA_SHIFT  # 22 ranges below the parameter window
+
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
+
+
+class _UnifiedAddressSpace:
+    """The process's unified address space: one reserved mapping, one range (slot) per device memory."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.mapping: mmap.mmap | None = None
+        self.bytes: np.ndarray | None = None
+        self.slots: dict[int, weakref.ref[DeviceMemory]] = {}
+
+    def claim(self, memory: DeviceMemory) -> int:
+        """The lowest free slot for `memory` (device memories opened in order get slots 0, 1, ...)."""
+        with self.lock:
+            if self.mapping is None:  # reserved, never committed: pages cost RAM only once touched
+                self.mapping = mmap.mmap(-1, UVA_SLOTS * UVA_RANGE,
+                                         flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE)
+                self.bytes = np.frombuffer(self.mapping, dtype=np.uint8)
+            for slot in range(UVA_SLOTS):
+                ref = self.slots.get(slot)
+                if ref is None or ref() is None:
+                    self.slots[slot] = weakref.ref(memory)
+                    return slot
+        raise MemoryError(f"[uva] all {UVA_SLOTS} device address ranges are in use")
+
+    def release(self, slot: int) -> None:
+        """Forget a dropped device memory's range and give its host pages back (it reads as zeros)."""
+        with self.lock:
+            self.slots.pop(slot, None)
+            if self.mapping is not None and hasattr(self.mapping, "madvise"):
+                self.mapping.madvise(mmap.MADV_DONTNEED, slot * UVA_RANGE, UVA_RANGE)
+
+    def owner(self, address: int) -> DeviceMemory | None:
+        slot = uva_slot(address)
+        ref = self.slots.get(slot) if slot is not None else None
+        return ref() if ref is not None else None
+
+
+_UVA = _UnifiedAddressSpace()
+
+
+def uva_slot(address: int) -> int | None:
+    """The unified-address range `address` falls in (None outside every device's range)."""
+    if GLOBAL_BASE <= address < GLOBAL_BASE + UVA_SLOTS * UVA_RANGE:
+        return (address - GLOBAL_BASE) >> UVA_SHIFT
+    return None
+
+
+def memory_of(address: int) -> DeviceMemory | None:
+    """The device memory whose unified-address range holds `address` (cudaPointerGetAttributes'
+    device), or None if no device owns that range."""
+    return _UVA.owner(int(address))
 
 
 @dataclass
@@ -50,7 +118,12 @@ class AccessFault:
 
 
 class DeviceMemory:
-    """HBM of one virtual GPU: `capacity` bytes at device addresses from GLOBAL_BASE.
+    """HBM of one virtual GPU: `capacity` bytes of memory behind the address range [base, end).
+
+    A standalone memory (the default) has addresses from GLOBAL_BASE, `capacity` of them. With
+    `uva=True` (a device's memory) it takes the next free range of the unified address space:
+    `base = GLOBAL_BASE + slot * UVA_RANGE` and `UVA_RANGE` addresses, more than `capacity`, so the
+    VRAM manager can leave unmapped guard pages between allocations.
 
     Example:
         >>> mem = DeviceMemory(1 << 20)
@@ -59,46 +132,89 @@ class DeviceMemory:
         b'abcd'
     """
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, *, uva: bool = False) -> None:
         self.capacity = capacity
-        self._mmap = mmap.mmap(-1, capacity, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE)
-        self.bytes = np.frombuffer(self._mmap, dtype=np.uint8)
+        self.slot: int | None = None
+        if uva:
+            if capacity > UVA_RANGE:
+                raise ValueError(f"[memory] {capacity:,} bytes do not fit a {UVA_RANGE:,}-byte address range")
+            self.slot = _UVA.claim(self)
+            assert _UVA.mapping is not None and _UVA.bytes is not None
+            self._mmap = _UVA.mapping
+            self.bytes = _UVA.bytes  # the whole unified space, indexed by address - GLOBAL_BASE
+            self.base = GLOBAL_BASE + self.slot * UVA_RANGE
+            self.va_size = UVA_RANGE
+            weakref.finalize(self, _UVA.release, self.slot)
+        else:
+            self._mmap = mmap.mmap(-1, capacity, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE)
+            self.bytes = np.frombuffer(self._mmap, dtype=np.uint8)
+            self.base = GLOBAL_BASE
+            self.va_size = capacity
+        self.end = self.base + self.va_size
         self._base = int(self.bytes.ctypes.data)
         self._views: dict[np.dtype, np.ndarray] = {}
+        self._lock = threading.RLock()  # the map is changed by host threads while engines read it
         self._starts: list[int] = []  # sorted live allocation starts
         self._live: dict[int, Allocation] = {}
         self._freed: list[Allocation] = []  # recent frees, for use-after-free reports
+        self.peers: dict[int, DeviceMemory] = {}  # slot -> peer memory this device's kernels may access
+        self.peer_bytes: dict[int, int] = {}  # slot -> bytes kernels moved over the interconnect
+
+    # -- peer access (cudaDeviceEnablePeerAccess): the routing of addresses in other devices' ranges
+    def enable_peer(self, peer: DeviceMemory) -> None:
+        """Let kernels on this device access `peer`'s memory through its unified addresses."""
+        if peer.slot is None or self.slot is None or peer is self:
+            raise ValueError("[peer] peer access needs two different device memories in the unified space")
+        self.peers[peer.slot] = peer
+
+    def disable_peer(self, peer: DeviceMemory) -> None:
+        if peer.slot is not None:
+            self.peers.pop(peer.slot, None)
 
     # -- address map (the driver maps; the engine checks)
     def map(self, address: int, size: int, tag: str = "") -> None:
-        if address < GLOBAL_BASE or address + size > GLOBAL_BASE + self.capacity:
-            raise ValueError(f"[map] range {address:#x}+{size} is outside HBM")
-        bisect.insort(self._starts, address)
-        self._live[address] = Allocation(address, size, tag)
-        self._freed = [a for a in self._freed if a.end <= address or a.address >= address + size]
+        if address < self.base or address + size > self.end:
+            raise ValueError(f"[map] range {address:#x}+{size} is outside this device's addresses "
+                             f"[{self.base:#x}, {self.end:#x})")
+        with self._lock:
+            if address in self._live:
+                raise ValueError(f"[map] {address:#x} is already mapped")
+            bisect.insort(self._starts, address)
+            self._live[address] = Allocation(address, size, tag)
+            self._freed = [a for a in self._freed if a.end <= address or a.address >= address + size]
 
     def unmap(self, address: int) -> Allocation:
-        alloc = self._live.pop(address)
-        self._starts.remove(address)
-        alloc.freed = True
-        self._freed.append(alloc)
-        del self._freed[:-64]
-        return alloc
+        with self._lock:
+            alloc = self._live.pop(address, None)
+            if alloc is None:
+                raise ValueError(f"[unmap] {address:#x} is not a mapped allocation's start")
+            self._starts.remove(address)
+            alloc.freed = True
+            self._freed.append(alloc)
+            del self._freed[:-64]
+            return alloc
 
     def allocation_at(self, address: int) -> Allocation | None:
-        i = bisect.bisect_right(self._starts, address) - 1
-        if i >= 0:
-            a = self._live[self._starts[i]]
-            if address < a.end:
-                return a
+        with self._lock:
+            i = bisect.bisect_right(self._starts, address) - 1
+            if i >= 0:
+                a = self._live[self._starts[i]]
+                if address < a.end:
+                    return a
         return None
+
+    def allocations(self) -> list[Allocation]:
+        """The live allocations, in address order (a snapshot)."""
+        with self._lock:
+            return [self._live[s] for s in self._starts]
 
     def typed(self, dtype: np.dtype | type) -> np.ndarray:
         """HBM viewed as an array of `dtype` (index = byte offset // itemsize)."""
         dt = np.dtype(dtype)
         v = self._views.get(dt)
         if v is None:
-            v = self.bytes[: self.capacity - self.capacity % dt.itemsize].view(dt)
+            n = self.bytes.size
+            v = self.bytes[: n - n % dt.itemsize].view(dt)
             self._views[dt] = v
         return v
 
@@ -134,7 +250,10 @@ class DeviceMemory:
 
     # -- memcheck
     def check(self, addr: np.ndarray, size: int) -> AccessFault | None:
-        """Check lanes' accesses of `size` bytes at `addr` (uint64). None when all are valid."""
+        """Check lanes' accesses of `size` bytes at `addr` (uint64). None when all are valid.
+
+        Byte-exact: an access is valid only if all its bytes lie inside one live allocation of this
+        device, or of a peer whose access is enabled (then its bytes count as peer traffic)."""
         if addr.size == 0:
             return None
         if size > 1 and (np.bitwise_or.reduce(addr) & np.uint64(size - 1)):
@@ -145,13 +264,19 @@ class DeviceMemory:
         a = self.allocation_at(lo)
         if a is not None and hi + size <= a.end:
             return None
-        starts = np.asarray(self._starts, dtype=np.uint64)
-        ends = np.asarray([self._live[s].end for s in self._starts], dtype=np.uint64)
+        if self.peers and (lo < self.base or hi >= self.end):
+            return self._check_routed(addr, size)
+        return self._check_own(addr, size)
+
+    def _check_own(self, addr: np.ndarray, size: int) -> AccessFault | None:
+        with self._lock:
+            starts = np.asarray(self._starts, dtype=np.uint64)
+            ends = np.asarray([self._live[s].end for s in self._starts], dtype=np.uint64)
         idx = np.searchsorted(starts, addr, side="right").astype(np.int64) - 1
         ok = idx >= 0
         safe = np.where(ok, idx, 0)
         if starts.size:
-            ok &= addr + np.uint64(size) <= ends[safe]
+            ok &= addr <= ends[safe] - np.uint64(size)  # not `addr + size`: it wraps near 2^64
         else:
             ok[:] = False
         bad = np.flatnonzero(~ok)
@@ -160,10 +285,39 @@ class DeviceMemory:
         lane = int(bad[0])
         return AccessFault(lane, int(addr[lane]), size, "out of bounds", self.describe_nearest(int(addr[lane])))
 
+    def _check_routed(self, addr: np.ndarray, size: int) -> AccessFault | None:
+        """The slow path for accesses that leave this device's range: each lane is checked by the
+        memory that owns its address, if it is this device or an enabled peer."""
+        rel = addr - np.uint64(GLOBAL_BASE)
+        inside = addr >= np.uint64(GLOBAL_BASE)
+        slot = np.where(inside, rel >> np.uint64(UVA_SHIFT), np.uint64(UVA_SLOTS)).astype(np.int64)
+        faults: list[AccessFault] = []
+        for s in np.unique(slot).tolist():
+            lanes = np.flatnonzero(slot == s)
+            owner = self.peers.get(int(s))
+            fault = (owner or self)._check_own(addr[lanes], size)
+            if fault is not None:
+                fault.lane = int(lanes[fault.lane])
+                if owner is None:
+                    fault.nearest = self.describe_nearest(fault.address)
+                faults.append(fault)
+            elif owner is not None:
+                self.peer_bytes[int(s)] = self.peer_bytes.get(int(s), 0) + int(lanes.size) * size
+        return min(faults, key=lambda f: f.lane) if faults else None
+
     def describe_nearest(self, address: int) -> str:
         """Where `address` lies relative to the closest allocation, live or recently freed."""
+        if self.slot is not None and not self.base <= address < self.end:
+            owner = memory_of(address)
+            if owner is not None and owner is not self:
+                where = owner.describe_nearest(address) if owner._live else "no allocation there"
+                access = "enabled" if owner.slot in self.peers else "not enabled"
+                return (f"address is in another device's memory (unified range {owner.slot}: {where}); "
+                        f"peer access to it is {access}")
         best: tuple[int, str] | None = None
-        for a in [*self._live.values(), *self._freed]:
+        with self._lock:
+            candidates = [*self._live.values(), *self._freed]
+        for a in candidates:
             if a.address <= address < a.end:
                 dist, text = 0, f"{address - a.address} bytes inside"
             elif address >= a.end:
