@@ -507,6 +507,8 @@ def _device_fault(launch: Launch, chunk: Chunk, fault: LaneFault) -> DeviceFault
     if source:
         where += f", source {source}"
     msg = f"{fault.message}\n    {where}\n    by thread {thread} in block {block}"
+    if fault.cuda_name == "cudaErrorAssert":  # the headline PyTorch (c10's CUDA check) shows for an assert
+        msg = f"CUDA error: device-side assert triggered\n{msg}"
     if "nearest" in fault.fields:
         msg += f"\n    address is {fault.fields['nearest']}"
     return DeviceFault(fault.cuda_name, msg, report)
