@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import struct
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,13 @@ from strata.hw.memory import GLOBAL_BASE
 from strata.hw.ptx.ir import CallArgs, Reg, Sym
 
 SYSCALLS = ("vprintf", "__assertfail")
+
+# CUDA's default per-thread call stack (cudaLimitStackSize, 1024 bytes). The driver sizes the stack for
+# non-recursive call chains statically, so only frames of functions on a call-graph cycle (recursion)
+# spend it: each one its local depot plus RETURN_FRAME_BYTES (return address and saved registers).
+# A launch that recurses past it stops with cudaErrorLaunchFailure ("stack overflow"), as on hardware.
+STACK_LIMIT_BYTES = 1024
+RETURN_FRAME_BYTES = 8
 
 
 @lowers("call")
@@ -30,40 +38,126 @@ def lower_call(ins: Any, ctx: Any) -> Op:
         raise ctx.fail("call needs a function name or a register holding a function address")
     name = ops.pop(0).name
     args = ops.pop(0).items if ops and isinstance(ops[0], CallArgs) else ()
-    arg_names = [_param_name(ctx, a) for a in args]
-    ret_names = [_param_name(ctx, r) for r in rets]
     module_fn = ctx.program.module.functions.get(name)
     if module_fn is None:
         raise ctx.fail(f"call to undeclared function {name!r}")
     if not module_fn.has_body:
         if name not in SYSCALLS:
             raise ctx.unsupported(f"call to external function {name}")
-        return _syscall(ins, ctx, name, arg_names, ret_names)
-    if len(arg_names) != len(module_fn.params) or len(ret_names) != len(module_fn.returns):
-        raise ctx.fail(f"call to {name} passes {len(arg_names)} arguments and {len(ret_names)} returns, "
+        return _syscall(ins, ctx, name, [_param_name(ctx, a) for a in args], [_param_name(ctx, r) for r in rets])
+    if len(args) != len(module_fn.params) or len(rets) != len(module_fn.returns):
+        raise ctx.fail(f"call to {name} passes {len(args)} arguments and {len(rets)} returns, "
                        f"the function takes {len(module_fn.params)} and {len(module_fn.returns)}")
-    sizes = {n: ctx.param_vars.get(n, 8) for n in (*arg_names, *ret_names)}
-    binding = [(p.name, a) for p, a in zip(module_fn.params, arg_names, strict=True)]
-    binding += [(p.name, r) for p, r in zip(module_fn.returns, ret_names, strict=True)]
+    sizes: dict[str, int] = {}
+    binding: list[tuple[str, str]] = []
+    reg_in: list[tuple[str, int]] = []  # callee register parameter <- caller slot
+    reg_out: list[tuple[str, int]] = []  # callee register return -> caller slot
+    for p, a in zip(module_fn.params, args, strict=True):
+        if p.space == "reg":
+            reg_in.append((p.name, ctx.src(a, _bits_type(p.type))))
+        else:
+            binding.append((p.name, _param_name(ctx, a)))
+    for p, r in zip(module_fn.returns, rets, strict=True):
+        if p.space == "reg":
+            reg_out.append((p.name, ctx.dst(r, _bits_type(p.type))))
+        else:
+            binding.append((p.name, _param_name(ctx, r)))
+    for _, caller_name in binding:
+        sizes[caller_name] = ctx.param_vars.get(caller_name, 8)
     program = ctx.program
+    recursive = name in recursive_functions(program.module)
 
     def run(f: Any, m: Any) -> None:
-        _run_callee(f, program.functions[name], binding, sizes, m)
+        _run_callee(f, program.functions[name], binding, sizes, m, ins, recursive, reg_in, reg_out)
 
     return Op(run, "control", exact=True)
 
 
-def _run_callee(f: Any, callee: Any, binding: list[tuple[str, str]], sizes: dict[str, int], lanes: Any) -> None:
-    """Run `callee` on `lanes` in a new frame whose parameters are the caller's `.param` slots."""
+def _bits_type(t: str) -> str:
+    """A register parameter travels as raw bits of its width (a .f32 argument keeps its bit pattern)."""
+    if t == "pred":
+        return t
+    from strata.hw.ptx.parser import TYPE_SIZES
+
+    return f"b{8 * TYPE_SIZES.get(t, 4)}"
+
+
+def recursive_functions(module: Any) -> frozenset[str]:
+    """Functions on a cycle of the module's direct call graph (they may recurse without bound)."""
+    cached = getattr(module, "_recursive_functions", None)
+    if cached is not None:
+        return frozenset(cached)
+    calls: dict[str, set[str]] = {}
+    for fn in module.functions.values():
+        calls[fn.name] = {op.name for ins in fn.body if ins.opcode == "call"
+                          for op in ins.operands if isinstance(op, Sym) and op.name in module.functions}
+    out: set[str] = set()
+    for start in calls:  # a function is recursive when it reaches itself; iterative DFS per function
+        seen: set[str] = set()
+        todo = list(calls[start])
+        while todo:
+            g = todo.pop()
+            if g == start:
+                out.add(start)
+                break
+            if g not in seen:
+                seen.add(g)
+                todo.extend(calls.get(g, ()))
+    result = frozenset(out)
+    module._recursive_functions = result
+    return result
+
+
+def _run_callee(f: Any, callee: Any, binding: list[tuple[str, str]], sizes: dict[str, int], lanes: Any,
+                ins: Any, recursive: bool, reg_in: Sequence[tuple[str, int]] = (),
+                reg_out: Sequence[tuple[str, int]] = ()) -> None:
+    """Run `callee` on `lanes` in a new frame whose parameters are the caller's `.param` slots
+    (and, for `.reg` parameters, copies of the caller's registers)."""
     from strata.hw import engine  # NOTE: same layer; engine imports the ISA, so bind late
 
-    params = {callee_name: f.param(caller_name, sizes[caller_name]) for callee_name, caller_name in binding}
     chunk = f.chunk
+    if recursive:
+        _check_stack(chunk, callee, lanes, ins)
+    params = {callee_name: f.param(caller_name, sizes[caller_name]) for callee_name, caller_name in binding}
     top = chunk.local_top
     try:
-        engine.run_frame(engine.Frame(callee, chunk, params), lanes)
+        frame = engine.Frame(callee, chunk, params)
+        regs = frame._bases  # the callee's register arrays, by name (only those its body uses)
+        for pname, slot in reg_in:
+            if pname in regs:
+                write(regs[pname], _as_storage(f.V[slot], regs[pname]), lanes)
+        engine.run_frame(frame, lanes)
+        for pname, slot in reg_out:
+            if pname in regs:
+                write(f.V[slot], _as_storage(regs[pname], f.V[slot]), lanes)
+    except RecursionError:  # a deep non-recursive call chain: Python's stack ran out before the model's
+        lane = 0 if lanes is None else int(np.flatnonzero(lanes)[0])
+        raise LaneFault(lane, ins, "stack overflow: device calls nested too deeply", "cudaErrorLaunchFailure",
+                        reason="stack overflow") from None
     finally:
         chunk.local_top = top  # the callee's local depot is popped
+
+
+def _as_storage(v: Any, like: np.ndarray) -> Any:
+    """`v` reinterpreted (not converted) as `like`'s dtype when the widths agree."""
+    a = np.asarray(v)
+    if a.dtype != like.dtype and a.dtype.itemsize == like.dtype.itemsize and like.dtype.kind != "b":
+        return a.view(like.dtype)
+    return a
+
+
+def _check_stack(chunk: Any, callee: Any, lanes: Any, ins: Any) -> None:
+    """Stop the launch when the recursive frames on this chunk's call stack pass STACK_LIMIT_BYTES."""
+    recursive = recursive_functions(chunk.launch.program.module)
+    used = sum(fr.jf.local_size + RETURN_FRAME_BYTES for fr in chunk.frames if fr.jf.name in recursive)
+    need = callee.local_size + RETURN_FRAME_BYTES
+    if used + need > STACK_LIMIT_BYTES:
+        lane = 0 if lanes is None else int(np.flatnonzero(lanes)[0])
+        depth = sum(1 for fr in chunk.frames if fr.jf.name in recursive)
+        raise LaneFault(lane, ins, f"stack overflow: call to {callee.name} at recursion depth {depth + 1} needs "
+                        f"{used + need} bytes of call stack, the limit is {STACK_LIMIT_BYTES} "
+                        "(cudaLimitStackSize)", "cudaErrorLaunchFailure", reason="stack overflow",
+                        stack_bytes=used + need, stack_limit=STACK_LIMIT_BYTES)
 
 
 def _indirect_call(ins: Any, ctx: Any, rets: tuple[Any, ...], ops: list[Any]) -> Op:
@@ -93,9 +187,14 @@ def _indirect_call(ins: Any, ctx: Any, rets: tuple[Any, ...], ops: list[Any]) ->
                     f"{name} does not match the call's prototype"
                 raise LaneFault(lane, ins, f"indirect call through a bad function pointer: {what}",
                                 "cudaErrorInvalidPc", address=int(addr), reason="bad function pointer")
+            if any(p.space == "reg" for p in (*callee_ir.params, *callee_ir.returns)):
+                lane = int(np.flatnonzero(lanes)[0])
+                raise LaneFault(lane, ins, f"indirect call to {name}, which takes .reg parameters (not modeled)",
+                                "cudaErrorInvalidPc", address=int(addr), reason="bad function pointer")
             binding = [(p.name, a) for p, a in zip(callee_ir.params, arg_names, strict=True)]
             binding += [(p.name, r) for p, r in zip(callee_ir.returns, ret_names, strict=True)]
-            _run_callee(f, program.functions[name], binding, sizes, lanes)
+            _run_callee(f, program.functions[name], binding, sizes, lanes, ins,
+                        name in recursive_functions(module))
 
     return Op(run, "control", exact=True)
 

@@ -118,6 +118,7 @@ class Param:
     size: int
     align: int
     ptr_space: str | None = None  # `.ptr.global` attribute, if given
+    space: str = "param"  # 'reg' for `.func` register parameters (`.func (.reg .b32 r) f (.reg .b32 a)`)
 
 
 @dataclass

@@ -40,6 +40,18 @@ TYPE_SIZES: dict[str, int] = {
 }
 SPACES = ("global", "const", "shared", "local", "param", "tex")
 
+# Limits of what the front end accepts. Each bounds the memory or time one line of PTX can cost (a
+# `%r<N>` declaration names N registers in a few bytes); all sit far above what NVRTC emits (the
+# largest modules of the test suite declare ~1000 registers in one declaration, ~5000 in a module).
+MAX_REGISTERS_PER_FUNCTION = 65536  # registers one function declares in all (`%r<N>` counts N)
+MAX_REGISTERS_PER_MODULE = 262144  # registers all functions of a module declare together
+MAX_PARAM_BYTES = 32764  # one parameter or `.param` variable: CUDA's kernel-parameter limit (12.1+)
+MAX_LOCAL_BYTES = 512 * 1024  # one `.local` variable: the per-thread local memory of sm_70..sm_100
+MAX_NESTING = 64  # `{` nesting of initializers and vector operands (the parser recurses on them)
+MAX_LITERAL = (1 << 64) - 1  # integer literals are at most 64 bits (PTX ISA 4.5.1)
+VECTOR_FIELDS = ("x", "y", "z", "w")
+_FIELD_ALIAS = {"r": "x", "g": "y", "b": "z", "a": "w"}  # `%v.r` is `%v.x` (PTX ISA 5.4.2)
+
 _TOKEN = re.compile(
     r"""
     (?P<ws>[ \t\r]+)
@@ -101,7 +113,11 @@ def parse(text: str) -> Module:
         >>> m.kernels, m.functions["k"].body[0].opcode
         (['k'], 'ret')
     """
-    return _Parser(text).module()
+    parser = _Parser(text)
+    try:
+        return parser.module()
+    except RecursionError:  # a safety net: nesting is bounded by MAX_NESTING already
+        raise parser.error("PTX nested too deeply") from None
 
 
 @functools.lru_cache(maxsize=128)
@@ -124,6 +140,8 @@ def _int_value(tok: str) -> int:
         return int(t[2:], 2)
     # PTX, like C, reads a leading 0 as octal
     if len(t) > 1 and t[0] == "0":
+        if any(c in "89" for c in t):
+            raise ValueError(f"{tok} is not an octal number")
         return int(t, 8)
     return int(t)
 
@@ -137,6 +155,10 @@ class _Parser:
         self.mod = Module(text=text)
         self.loc: tuple[int, int] | None = None
         self.fn = Function("", False)
+        self.module_regs = 0  # registers declared so far in the whole module
+        self.depth = 0  # current `{` nesting of initializers and vector operands
+        self.fn_regs = 0  # registers declared so far in the current function
+        self.vectors: dict[str, int] = {}  # vector registers of the current function -> length
 
     # -- token helpers
     def peek(self, k: int = 0) -> Token:
@@ -144,8 +166,21 @@ class _Parser:
 
     def next(self) -> Token:
         t = self.toks[self.i]
-        self.i = min(self.i + 1, len(self.toks) - 1)
+        if t.kind == "eof":  # every loop that consumes tokens ends here on truncated input
+            raise self.error("unexpected end of input", t)
+        self.i += 1
         return t
+
+    def skip_past(self, text: str) -> None:
+        """Consume tokens up to and including `text` (a `;` or `)`); truncated input is an error."""
+        while self.next().text != text:
+            pass
+
+    def nest(self) -> None:
+        """Enter one more `{` level; too deep is an error, not a Python RecursionError."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error(f"braces nested more than {MAX_NESTING} deep")
 
     def error(self, msg: str, tok: Token | None = None) -> PTXSyntaxError:
         tok = tok or self.peek()
@@ -170,8 +205,25 @@ class _Parser:
         t = self.next()
         if t.kind != "int":
             raise self.error(f"expected an integer, got {t.text!r}", t)
-        v = _int_value(t.text)
+        v = self.int_value(t)
         return -v if neg else v
+
+    def int_value(self, t: Token) -> int:
+        try:
+            v = _int_value(t.text)
+        except ValueError as e:
+            raise self.error(str(e), t) from None
+        if v > MAX_LITERAL:
+            raise self.error(f"integer literal {t.text} does not fit in 64 bits", t)
+        return v
+
+    def positive_int(self, what: str, limit: int) -> int:
+        """An integer in [1, limit] (array dimensions, register counts)."""
+        tok = self.peek()
+        v = self.expect_int()
+        if not 0 < v <= limit:
+            raise self.error(f"{what} {v} is out of range (1..{limit})", tok)
+        return v
 
     def expect_name(self) -> Token:
         t = self.next()
@@ -248,8 +300,7 @@ class _Parser:
         if t.text in (".entry", ".func"):
             self.function(extern)
         elif t.text == ".alias":
-            while self.next().text != ";":
-                pass
+            self.skip_past(";")
         else:
             for v in self.var_decl(extern):
                 self.mod.variables.append(v)
@@ -285,7 +336,7 @@ class _Parser:
                     unsized = True
                     dims.append(0)
                     continue
-                dims.append(self.expect_int())
+                dims.append(self.positive_int("array dimension", MAX_LITERAL))
                 self.expect("]")
             for d_ in dims:
                 count *= d_ if d_ else 1
@@ -297,8 +348,12 @@ class _Parser:
                 if unsized:
                     count = max(count, n_init // elem if elem else 0)
             size = elem * count if not (unsized and init is None) else 0
-            if init is not None and len(init) < size:
-                init = init + bytes(size - len(init))
+            # the loader zero-fills variables, so a short initializer is not padded here
+            if init is not None and len(init) > size:
+                raise self.error(f"initializer of {name!r} has {len(init)} bytes, the variable holds {size}")
+            limit = {"param": MAX_PARAM_BYTES, "local": MAX_LOCAL_BYTES}.get(space)
+            if limit is not None and size > limit:
+                raise self.error(f".{space} variable {name!r} of {size} bytes exceeds the limit of {limit}")
             out.append(VarDecl(space, name, vtype, size, align or elem, init, extern, line, relocs))
             if not self.accept(","):
                 break
@@ -310,11 +365,13 @@ class _Parser:
 
         def items() -> None:
             if self.accept("{"):
+                self.nest()
                 if not self.accept("}"):
                     items()
                     while self.accept(","):
                         items()
                     self.expect("}")
+                self.depth -= 1
             else:
                 values.append(self.init_value())
 
@@ -351,7 +408,7 @@ class _Parser:
         neg = self.accept("-")
         t = self.next()
         if t.kind == "int":
-            v = _int_value(t.text)
+            v = self.int_value(t)
             return Imm(-v if neg else v)
         if t.kind == "fhex":
             width = 32 if t.text[1] in "fF" else 64
@@ -375,8 +432,7 @@ class _Parser:
             self.next()
             if self.peek().text == "(":
                 self.next()
-                while self.next().text != ")":
-                    pass
+                self.skip_past(")")
         fn.name = self.expect_name().text
         if self.peek().text == "(":
             fn.params = self.param_list()
@@ -387,14 +443,18 @@ class _Parser:
             d = self.next().text.lstrip(".")
             vals: list[int] = []
             if d == "pragma":
-                while self.next().text != ";":
-                    pass
+                self.skip_past(";")
                 continue
             if self.peek().kind == "int":
                 vals.append(self.expect_int())
                 while self.accept(","):
                     vals.append(self.expect_int())
             fn.directives[d] = tuple(vals)
+        for p in (*fn.returns, *fn.params):
+            if p.space == "reg":  # `.func (.reg .b32 r) f (.reg .b32 a)`: registers of the body
+                if fn.is_entry:
+                    raise self.error(f"kernel parameter {p.name!r} must be .param, not .reg")
+                fn.regs[p.name] = p.type
         if self.accept(";"):
             fn.has_body = False
         else:
@@ -419,31 +479,39 @@ class _Parser:
     def param(self) -> Param:
         space = self.next()
         if space.text not in (".param", ".reg"):
-            raise self.error(f"expected .param, got {space.text!r}", space)
-        align, ptype, ptr_space = 0, "", None
+            raise self.error(f"expected .param or .reg, got {space.text!r}", space)
+        align, ptype, ptr_space, vec = 0, "", None, 1
         while self.peek().kind == "directive":
             d = self.next().text.lstrip(".")
             if d == "align":
-                align = self.expect_int()
+                align = self.positive_int("alignment", MAX_PARAM_BYTES)
             elif d == "ptr":
                 continue
             elif d in SPACES:
                 ptr_space = d
             elif d in TYPE_SIZES:
                 ptype = d
+            elif d in ("v2", "v4", "v8") and space.text == ".param":
+                vec = int(d[1:])
             else:
                 raise self.error(f"unexpected .{d} in a parameter")
         if not ptype:
             raise self.error("a parameter needs a type")
         name = self.expect_name().text
-        size = TYPE_SIZES[ptype]
+        size = TYPE_SIZES[ptype] * vec
         if self.accept("["):
-            size *= self.expect_int()
+            if space.text == ".reg":
+                raise self.error(".reg parameters cannot be arrays")
+            size *= self.positive_int("parameter array size", MAX_PARAM_BYTES)
             self.expect("]")
-        return Param(name, ptype, size, align or TYPE_SIZES[ptype], ptr_space)
+        if size > MAX_PARAM_BYTES:
+            raise self.error(f"parameter {name!r} of {size} bytes exceeds the limit of {MAX_PARAM_BYTES}")
+        return Param(name, ptype, size, align or TYPE_SIZES[ptype] * vec, ptr_space, space.text.lstrip("."))
 
     def body(self, fn: Function) -> None:
         self.fn = fn
+        self.fn_regs = len(fn.regs)  # `.reg` parameters
+        self.vectors = {}
         self.expect("{")
         # inline asm opens nested scopes whose registers may shadow outer ones; rename them
         scopes: list[dict[str, str]] = [{}]
@@ -478,17 +546,15 @@ class _Parser:
                 self.expect_int()
                 while self.accept(","):
                     # `, function_name ..., inlined_at f l c` forms
-                    while self.peek().text not in (",",) and self.peek().line == t.line:
+                    while self.peek().text != "," and self.peek().line == t.line and self.peek().kind != "eof":
                         self.next()
                 self.loc = (f, ln)
             elif t.text in (".pragma", ".maxnreg", ".maxntid", ".reqntid", ".minnctapersm"):
-                while self.next().text != ";":
-                    pass
+                self.skip_past(";")
             elif t.kind == "word" and self.peek(1).text == ":" and self.peek(2).text == ".callprototype":
                 self.next()
                 self.next()
-                while self.next().text != ";":  # a call signature for indirect calls; no code
-                    pass
+                self.skip_past(";")  # a call signature for indirect calls; no code
                 fn.prototypes.add(t.text)
             elif t.kind == "word" and self.peek(1).text == ":":
                 self.next()
@@ -513,21 +579,47 @@ class _Parser:
                 raise self.error(f"unexpected .{d} in a register declaration")
         if not rtype:
             raise self.error("a register declaration needs a type")
-        if vec != 1:
-            raise self.error("vector registers are not supported")
+        if vec != 1 and rtype == "pred":
+            raise self.error("predicate registers cannot be vectors")
         while True:
             name_tok = self.expect_name()
             name = name_tok.text
-            if self.accept("<"):
-                n = self.expect_int()
+            if "." in name:
+                raise self.error(f"bad register name {name!r}", name_tok)
+            count = self.positive_int("register count", MAX_REGISTERS_PER_FUNCTION) if self.accept("<") else 0
+            if count:
                 self.expect(">")
-                for k in range(n):
-                    fn.regs[self.scoped(f"{name}{k}", scopes, declare=True)] = rtype
-            else:
-                fn.regs[self.scoped(name, scopes, declare=True)] = rtype
+            names = [f"{name}{k}" for k in range(count)] if count else [name]
+            self.count_registers(len(names) * vec, name_tok)
+            for n in names:
+                full = self.scoped(n, scopes, declare=True)
+                if vec == 1:
+                    fn.regs[full] = rtype
+                    continue
+                # a vector register is its elements, `%v.x` .. `%v.w`, each a scalar register
+                self.vectors[full] = vec
+                for c in VECTOR_FIELDS[:vec]:
+                    fn.regs[f"{full}.{c}"] = rtype
             if not self.accept(","):
                 break
         self.expect(";")
+
+    def count_registers(self, n: int, tok: Token) -> None:
+        self.fn_regs += n
+        self.module_regs += n
+        if self.fn_regs > MAX_REGISTERS_PER_FUNCTION:
+            raise self.error(f"function declares more than {MAX_REGISTERS_PER_FUNCTION} registers", tok)
+        if self.module_regs > MAX_REGISTERS_PER_MODULE:
+            raise self.error(f"module declares more than {MAX_REGISTERS_PER_MODULE} registers", tok)
+
+    def register_name(self, text: str, scopes: list[dict[str, str]]) -> str:
+        """The scoped name of `text`; a vector element `%v.r` becomes `%v.x` of the scoped `%v`."""
+        base, dot, fld = text.partition(".")
+        if dot and fld in (*VECTOR_FIELDS, *_FIELD_ALIAS):
+            vbase = self.scoped(base, scopes)
+            if vbase in self.vectors:
+                return f"{vbase}.{_FIELD_ALIAS.get(fld, fld)}"
+        return self.scoped(text, scopes)
 
     @staticmethod
     def scoped(name: str, scopes: list[dict[str, str]], declare: bool = False) -> str:
@@ -581,19 +673,26 @@ class _Parser:
             return self.address(scopes)
         if t.text == "{":
             self.next()
+            self.nest()
             elems = [self.simple_operand(scopes)]
             while self.accept(","):
                 elems.append(self.simple_operand(scopes))
             self.expect("}")
-            return Vec(tuple(elems))
+            self.depth -= 1
+            flat: list[Operand] = []
+            for e in elems:  # a whole vector register inside braces stands for its elements
+                flat.extend(e.elems if isinstance(e, Vec) else (e,))
+            return Vec(tuple(flat))
         if t.text == "(":
             self.next()
+            self.nest()
             items: list[Operand] = []
             if not self.accept(")"):
                 items.append(self.simple_operand(scopes))
                 while self.accept(","):
                     items.append(self.simple_operand(scopes))
                 self.expect(")")
+            self.depth -= 1
             return CallArgs(tuple(items))
         if t.text == "!":
             self.next()
@@ -603,7 +702,9 @@ class _Parser:
             self.next()
             if t.text == "_":
                 return Sink()
-            name = self.scoped(t.text, scopes)
+            name = self.register_name(t.text, scopes)
+            if name in self.vectors:
+                return Vec(tuple(Reg(f"{name}.{c}") for c in VECTOR_FIELDS[:self.vectors[name]]))
             if name.startswith("%") or name in self.fn.regs:  # inline asm names registers freely
                 return Reg(name)
             return Sym(name)
@@ -632,7 +733,7 @@ class _Parser:
         t = self.peek()
         if t.kind == "word":
             self.next()
-            name = self.scoped(t.text, scopes)
+            name = self.register_name(t.text, scopes)
             base = Reg(name) if name.startswith("%") or name in self.fn.regs else Sym(name)
             while self.peek().text in ("+", "-"):
                 sign = -1 if self.next().text == "-" else 1

@@ -1,0 +1,215 @@
+# PTX forms the front end accepts beyond what NVRTC's common output uses (issue 12, item 3): vector
+# registers and vector parameters, `.func` with `.reg` parameters and several return values,
+# `cvt.pack.sat`, `%reserved_smem_*`, and the device call stack limit of recursion. Hand-written PTX for
+# forms NVRTC does not emit; NVRTC kernels (with NumPy oracles) where it does.
+"""Front-end forms: vector registers, register parameters, multiple returns, call stack limit."""
+
+from __future__ import annotations
+
+import signal
+
+import numpy as np
+import ptx_harness
+import pytest
+
+import strata.cuda as cuda
+from strata.errors import DeviceFault, PTXSyntaxError
+from strata.hw.ptx.parser import parse
+
+HEAD = ptx_harness.PTX_HEAD
+
+
+def _run_ptx(text: str, n: int, *arrays: np.ndarray) -> list[np.ndarray]:
+    """Launch kernel `k(p0, p1, ...)` of `text` on one block of `n` threads; arrays copied back."""
+    dev = [cuda.to_device(a) for a in arrays]
+    cuda.Module.from_ptx(HEAD + text).get_function("k")((1,), (n,), tuple(dev))
+    return [d.get() for d in dev]
+
+
+PROLOGUE = """
+    .reg .b32 %tid;
+    .reg .b64 %a, %b, %off;
+    mov.u32 %tid, %tid.x;
+    mul.wide.u32 %off, %tid, 16;
+    ld.param.u64 %a, [p0];
+    cvta.to.global.u64 %a, %a;
+    add.s64 %a, %a, %off;
+    ld.param.u64 %b, [p1];
+    cvta.to.global.u64 %b, %b;
+    add.s64 %b, %b, %off;
+"""
+
+
+def test_vector_registers_load_store_and_elements() -> None:
+    text = """.visible .entry k(.param .u64 p0, .param .u64 p1)
+{
+    .reg .v4 .u32 %v;
+    .reg .v2 .b32 %w<2>;
+    .reg .b32 %s;
+""" + PROLOGUE + """
+    ld.global.v4.u32 %v, [%a];
+    add.s32 %v.x, %v.x, %v.w;
+    mov.b32 %s, %v.g;
+    xor.b32 %v.b, %v.b, %s;
+    mov.b32 %w1.y, %v.r;
+    st.global.v4.u32 [%b], {%v.y, %v.z, %v.x, %w1.y};
+    ret;
+}"""
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 2**32, size=(32, 4), dtype=np.uint32)
+    _, out = _run_ptx(text, 32, x, np.zeros_like(x))
+    s0 = x[:, 0] + x[:, 3]
+    want = np.stack([x[:, 1], x[:, 2] ^ x[:, 1], s0, s0], axis=1)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_vector_parameter_and_reg_parameters_with_two_returns() -> None:
+    """`.func (.reg .b32 q, .reg .b32 r) divmod (.reg .b32 a, .reg .b32 b)` called with registers,
+    and a `.param .v2 .u32` argument passed through a vector store."""
+    text = """
+.func (.reg .b32 q, .reg .b32 r) divmod(.reg .b32 a, .reg .b32 b)
+{
+    div.u32 q, a, b;
+    rem.u32 r, a, b;
+    ret;
+}
+.func (.param .b32 ret0) sum2(.param .v2 .u32 pv)
+{
+    .reg .b32 %x, %y;
+    ld.param.v2.u32 {%x, %y}, [pv];
+    add.s32 %x, %x, %y;
+    st.param.b32 [ret0], %x;
+    ret;
+}
+.visible .entry k(.param .u64 p0, .param .u64 p1)
+{
+    .reg .b32 %x<4>, %q, %r, %s;
+""" + PROLOGUE + """
+    ld.global.v4.u32 {%x0, %x1, %x2, %x3}, [%a];
+    or.b32 %x1, %x1, 1;
+    call (%q, %r), divmod, (%x0, %x1);
+    {
+    .param .align 8 .b8 arg[8];
+    .param .b32 rv;
+    st.param.v2.u32 [arg], {%x2, %x3};
+    call (rv), sum2, (arg);
+    ld.param.b32 %s, [rv];
+    }
+    st.global.v4.u32 [%b], {%q, %r, %s, 7};
+    ret;
+}"""
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 2**32, size=(32, 4), dtype=np.uint32)
+    _, out = _run_ptx(text, 32, x, np.zeros_like(x))
+    d = x[:, 1] | 1
+    want = np.stack([x[:, 0] // d, x[:, 0] % d, x[:, 2] + x[:, 3], np.full(32, 7, np.uint32)], axis=1)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_reg_parameter_keeps_float_bits_and_immediates() -> None:
+    text = """
+.func (.reg .f32 y) twice(.reg .f32 x, .reg .b32 k)
+{
+    .reg .f32 %kf;
+    cvt.rn.f32.u32 %kf, k;
+    mul.f32 y, x, %kf;
+    ret;
+}
+.visible .entry k(.param .u64 p0, .param .u64 p1)
+{
+    .reg .f32 %f<4>;
+""" + PROLOGUE + """
+    ld.global.v4.f32 {%f0, %f1, %f2, %f3}, [%a];
+    call (%f1), twice, (%f0, 3);
+    call (%f2), twice, (0f3FC00000, 2);
+    st.global.v4.f32 [%b], {%f0, %f1, %f2, %f3};
+    ret;
+}"""
+    x = np.linspace(-3, 3, 128, dtype=np.float32).reshape(32, 4)
+    _, out = _run_ptx(text, 32, x, np.zeros_like(x))
+    want = np.stack([x[:, 0], x[:, 0] * np.float32(3), np.full(32, 3.0, np.float32), x[:, 3]], axis=1)
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("bad", [
+    ".visible .entry k(.reg .b32 a) { ret; }",  # kernels take .param only
+    ".visible .entry k() { .reg .v4 .pred %p; ret; }",
+    ".visible .entry k() { .reg .b32 %r<0>; ret; }",
+    ".visible .entry k() { .reg .b32 %r<70000>; ret; }",
+    ".visible .entry k() { .reg .b32 %r<40000>; .reg .b32 %s<40000>; ret; }",
+    ".visible .entry k() { .reg .b32 %r<2000000000>; ret; }",
+    ".visible .entry k() { .local .b8 big[1048576]; ret; }",
+    ".global .u32 g[2] = {1, 2, 3};",
+    ".visible .entry k(.param .b8 p[40000]) { ret; }",
+    ".visible .entry k() { mov.u32 %r1, 18446744073709551616; ret; }",
+    ".visible .entry k() { mov.u32 %r1, 09; ret; }",
+    ".global .u32 g = " + "{" * 200 + "1" + "}" * 200 + ";",
+    ".visible .entry k() { mov.b32 %r1, " + "{" * 3000 + "%r2" + "}" * 3000 + "; ret; }",
+])
+def test_rejected_declarations(bad: str) -> None:
+    with pytest.raises(PTXSyntaxError):
+        parse(HEAD + bad)
+
+
+def _parse_within(text: str, seconds: float) -> None:
+    """parse(text), failing the test (instead of hanging it) if it takes longer than `seconds`."""
+
+    def alarm(signum: int, frame: object) -> None:
+        raise TimeoutError(f"parse did not finish in {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        parse(text)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("text", [
+    ".visible .entry k() {\n.loc 1 2 3, function_name",
+    ".visible .entry k() {\n.loc 1 2 3, function_name $L__info_string0, inlined_at",
+    ".visible .entry k() {\n.pragma \"nounroll\"",
+    ".visible .entry k() .pragma \"nounroll\"",
+    ".visible .func (.param .b32 r) .attribute(.unified",
+    ".alias a, b",
+    ".visible .entry k() { L1: .callprototype",
+    ".visible .entry k() { ld.global.u32 %r1, [%rd1",
+    ".global .u32 g[4] = {1, 2",
+])
+def test_truncated_input_is_a_syntax_error_not_a_hang(text: str) -> None:
+    with pytest.raises(PTXSyntaxError, match="end of input|expected|unterminated"):
+        _parse_within(HEAD + text, 5)
+
+
+def test_large_register_declaration_is_fast() -> None:
+    """The largest declaration accepted still parses quickly (NVRTC's largest are ~1000)."""
+    fn = parse(HEAD + ".visible .entry k() { .reg .b32 %r<65536>; ret; }").functions["k"]
+    assert len(fn.regs) == 65536
+
+
+RECURSE = r"""
+__device__ __noinline__ int depth(int n) { if (n == 0) return 1; int a = depth(n - 1); return a * a + n; }
+extern "C" __global__ void k(int n, int* out) { out[threadIdx.x] = depth(n + threadIdx.x); }
+"""
+
+
+def _depth_oracle(n: int) -> int:
+    a = 1
+    for k in range(1, n + 1):
+        a = (a * a + k) & 0xFFFFFFFF
+    return a - (1 << 32) if a >= 1 << 31 else a
+
+
+def test_recursion_within_the_stack_limit_runs() -> None:
+    (out,), _ = ptx_harness.launch(RECURSE, "k", 1, 4, np.int32(60), np.zeros(4, np.int32))
+    np.testing.assert_array_equal(out, [_depth_oracle(60 + t) for t in range(4)])
+
+
+def test_recursion_past_the_stack_limit_is_a_stack_overflow_fault() -> None:
+    """CUDA's default stack (cudaLimitStackSize, 1024 bytes) holds ~128 frames of this function; deeper
+    recursion stops the launch with a launch failure, not a Python RecursionError."""
+    with pytest.raises(DeviceFault, match="stack overflow") as exc:
+        ptx_harness.launch(RECURSE, "k", 1, 4, np.int32(5000), np.zeros(4, np.int32))
+    assert exc.value.name == "cudaErrorLaunchFailure"
+    assert exc.value.report["reason"] == "stack overflow"
