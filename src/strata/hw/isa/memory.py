@@ -125,9 +125,14 @@ class Addresser:
         self.ins, self.space, self.size, self.access = ins, space, size, access
         self.offset = op.offset
         self.key: tuple[Any, ...] | None = None
+        # address arithmetic wraps at the address's width: a 32-bit register (shared/local offsets) wraps
+        # mod 2^32, so NVRTC's folded `sub.s32 %r2, %r1, 64; ld.shared [%r2+68]` reads offset 4
+        self.addr_mask = 0xFFFFFFFFFFFFFFFF
         if isinstance(op.base, Reg):
             rt = ctx.reg_type(op.base.name)
             wide = rt.endswith("64")
+            if not wide:
+                self.addr_mask = 0xFFFFFFFF
             self.base = ctx.src(op.base, "u64" if wide else "u32")
             self.const: int | None = None
             name = op.base.name
@@ -146,15 +151,18 @@ class Addresser:
             v: Any = _U64(self.const)
         else:
             v = f.V[self.base]
+        amask = self.addr_mask
         if isinstance(v, np.ndarray):
             a = v if v.dtype == np.uint64 else v.astype(np.uint64)
             if self.offset:
-                a = a + _U64(self.offset & 0xFFFFFFFFFFFFFFFF)
+                a = a + _U64(self.offset & 0xFFFFFFFFFFFFFFFF)  # uint64 arithmetic wraps mod 2^64
+                if amask != 0xFFFFFFFFFFFFFFFF:
+                    a &= _U64(amask)
             if m is None:
                 return None, a
             sel = np.flatnonzero(m)
             return sel, a[sel]
-        addr = _U64((int(v) + self.offset) & 0xFFFFFFFFFFFFFFFF)
+        addr = _U64((int(v) + self.offset) & amask)
         if m is None:
             return None, np.full(f.chunk.n, addr, dtype=np.uint64)
         lanes = np.flatnonzero(m)
@@ -251,6 +259,10 @@ class Addresser:
         chunk = f.chunk
         size = self.size
         if space in ("global", "const"):
+            top = int(a.max())
+            if top > 0xFFFFFFFFFFFFFFFF - size:  # the access runs past 2^64: no allocation holds it
+                i = int(np.argmax(a))
+                raise self._fault(f, sel, i, top, "out of bounds", chunk.mem.describe_nearest(top))
             bad = chunk.mem.check(a, size)
             if bad is not None:
                 name = "cudaErrorMisalignedAddress" if bad.kind == "misaligned" else "cudaErrorIllegalAddress"
@@ -278,7 +290,8 @@ class Addresser:
                 raise self._fault(f, sel, i, int(a[i]), "misaligned", f"{space} window",
                                   "cudaErrorMisalignedAddress", space)
         if int(a.max()) + size > limit:
-            i = int(np.flatnonzero(a + _U64(size) > _U64(limit))[0])
+            # compare without `a + size`, which wraps for addresses near 2^64 (a negative 64-bit offset)
+            i = int(np.flatnonzero(a > _U64(limit - size))[0]) if limit >= size else 0
             what = f"the block's shared memory is {limit} bytes" if space == "shared" else \
                 f"the thread's local memory is {limit} bytes"
             raise self._fault(f, sel, i, int(a[i]), f"out of bounds ({what})", what, space=space)
