@@ -1,19 +1,28 @@
 """CUDA C++ -> PTX through NVRTC, with a content-addressed disk cache.
 
 Source of truth for how strata invokes NVRTC: default options (compute_90, -lineinfo, C++17, the
-CUDA headers from the nvidia-cuda-runtime wheel), how name expressions are lowered, the cache key and
-cache-file format, and how a failed compile becomes a CompileError.
+include path), how name expressions are lowered, the cache key and cache-file format, how the PTX names
+its source files, and how a failed compile becomes a CompileError.
+
+The include path, in search order: the CUDA headers and CCCL (libcu++ `cuda/std/...`, `nv/target`, CUB,
+Thrust) that NVRTC bundles in libnvrtc-builtins, extracted once per NVRTC version into
+`<cache_dir>/../nvrtc-headers/<major>.<minor>` (see `bundled_headers_dir`); then the nvidia/cu13/include
+directory the nvidia-cuda-runtime, -crt and -curand wheels install into (`cuda_runtime.h`, `crt/mma.h`,
+`curand_kernel.h`). docs/headers.md lists what this makes available.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import util as importlib_util
@@ -26,7 +35,11 @@ from strata.config import settings
 
 DEFAULT_ARCH = "compute_90"
 # Bump when the cache-file layout or the meaning of an entry changes; old entries are then ignored.
-CACHE_FORMAT = 1
+# 2: `.file` directives name in-memory sources `<nvrtc:hash>/name` instead of `<cwd>/name`.
+CACHE_FORMAT = 2
+# What the PTX's `.file` directives call a source that lives only in memory (the program itself and
+# `headers=`): NVRTC would otherwise write `<cwd>/<name>`, a file that does not exist.
+MEMORY_FILE_PREFIX = "<nvrtc:"
 # NVRTC diagnostics look like `k.cu(3): error: ...`, `k.cu(1): catastrophic error: ...`, `nvrtc: error: ...`.
 _ERROR_LINE = re.compile(r"\berror(\s*#[\w-]+)?\s*:", re.IGNORECASE)
 
@@ -79,14 +92,20 @@ def compile_to_ptx(
     """Compile CUDA C++ `source` to PTX with NVRTC.
 
     Defaults added unless `options` already says otherwise: `--gpu-architecture=compute_90`,
-    `--std=c++17`, `-lineinfo` (so the PTX carries `.loc` lines for fault reports), and always
-    `-I<nvidia/cu13/include>` so `#include <cuda_fp16.h>` and friends resolve.
+    `--std=c++17`, `-lineinfo` (so the PTX carries `.loc` lines for fault reports), and always the
+    include path of `include_dirs()`, so `#include <cooperative_groups.h>`, `<cuda/std/array>`,
+    `<cub/cub.cuh>`, `<curand_kernel.h>`, `<cuda_fp16.h>` and friends resolve.
+
+    A relative `name` (and every in-memory header) has no file behind it, so the PTX's `.file`
+    directives call it `<nvrtc:XXXXXXXX>/name` (XXXXXXXX: the first 8 hex digits of the source's
+    SHA-256) rather than the `<cwd>/name` NVRTC would write; fault reports then name that. An absolute
+    `name` is kept as it is (pass the real path of a `.cu` file read from disk).
 
     Args:
         source: CUDA C++ translation unit.
         options: extra NVRTC options, e.g. ("-DN=4", "--use_fast_math", "-arch=compute_80").
         name_expressions: C++ names to lower, e.g. ("scale<float>",); see `CompiledSource.lowered_names`.
-        name: file name NVRTC uses in diagnostics.
+        name: file name NVRTC uses in diagnostics (`name(3): error: ...`) and, as above, in `.file`.
         lineinfo: add `-lineinfo` (the default).
         cache: look up and store the result in the PTX cache (`STRATA_CACHE_DIR`).
         headers: extra headers by include name (`{"my.h": "..."}`), found by `#include "my.h"` before
@@ -113,7 +132,7 @@ def compile_to_ptx(
     hdrs = dict(sorted((headers or {}).items()))
     path = cfg.cache_dir / f"{_cache_key(source, opts, exprs, name, version, hdrs)}.json" if cache else None
     hit = _cache_load(path) if path is not None else None
-    result = hit or _nvrtc_compile(source, opts, exprs, name, hdrs)
+    result = hit or _label_memory_files(_nvrtc_compile(source, opts, exprs, name, hdrs), source, name, hdrs)
     if cfg.debug >= 3:
         print(f"[strata:compile] {name} -> PTX\n{result.ptx}", file=sys.stderr)
     if path is not None and hit is None:
@@ -133,9 +152,113 @@ def nvrtc_version() -> tuple[int, int]:
     return int(major), int(minor)
 
 
+def memory_file_label(source: str, name: str) -> str:
+    """What the PTX's `.file` directives call `name` when it has no file behind it.
+
+    Example:
+        >>> memory_file_label("__global__ void k() {}", "kernel.cu")
+        '<nvrtc:cf0a9752>/kernel.cu'
+    """
+    digest = hashlib.sha256(source.encode()).hexdigest()[:8]
+    return f"{MEMORY_FILE_PREFIX}{digest}>/{os.path.normpath(name)}"
+
+
+def include_dirs() -> list[Path]:
+    """The directories strata puts on NVRTC's include path, in search order.
+
+    The bundled CUDA headers and `<that>/cccl` (`bundled_headers_dir`, when NVRTC ships them and they
+    could be extracted), then the wheels' nvidia/cu13/include (`cuda_include_dir`, when installed).
+
+    Example:
+        >>> any((d / "curand_kernel.h").is_file() for d in include_dirs())
+        True
+    """
+    dirs = []
+    if (bundled := bundled_headers_dir()) is not None:
+        dirs += [bundled, bundled / "cccl"]
+    if (inc := cuda_include_dir()) is not None:
+        dirs.append(inc)
+    return dirs
+
+
+_BUNDLED_LOCK = threading.Lock()
+_bundled_dir: Path | None = None  # where this process found or put the headers; re-checked per call
+
+
+def bundled_headers_dir() -> Path | None:
+    """The CUDA headers + CCCL bundled in libnvrtc-builtins, extracted on first use; None if unavailable.
+
+    They go to `<cache_dir>/../nvrtc-headers/<major>.<minor>` (beside the PTX cache, so by default
+    `~/.cache/strata/nvrtc-headers/13.5`), or, when that is not writable, under the temporary directory.
+    Extraction (`nvrtcInstallBundledHeaders`, ~26 MB, ~0.6 s) happens once per NVRTC version and
+    machine: into a fresh temporary directory that is then renamed into place, so a concurrent process
+    sees either nothing or the complete tree, and the loser of a race discards its copy. The location
+    is decided once per process (a test that points `STRATA_CACHE_DIR` elsewhere does not cause a
+    second extraction); a directory deleted meanwhile is extracted again.
+
+    Example:
+        >>> d = bundled_headers_dir()
+        >>> (d / "cccl" / "nv" / "target").is_file() and (d / "cooperative_groups.h").is_file()
+        True
+    """
+    global _bundled_dir
+    with _BUNDLED_LOCK:
+        if _bundled_dir is not None and _headers_complete(_bundled_dir):
+            return _bundled_dir
+        info = _bundled_info()
+        if info is None:
+            return None
+        version = f"{info[0]}.{info[1]}"
+        roots = [settings().cache_dir.parent, Path(tempfile.gettempdir()) / f"strata-{os.getuid()}"]
+        for root in roots:
+            target = root / "nvrtc-headers" / version
+            if _headers_complete(target) or _install_bundled(target):
+                _bundled_dir = target
+                return target
+        return None
+
+
+@functools.cache
+def _bundled_info() -> tuple[int, int] | None:
+    """(CUDA major, minor) of the headers this NVRTC bundles, or None if it bundles none (NVRTC < 13.3)."""
+    query = getattr(nvrtc, "nvrtcGetBundledHeadersInfo", None)
+    if query is None:
+        return None
+    status, info, *_ = query()
+    if status != nvrtc.nvrtcResult.NVRTC_SUCCESS or not info.available:
+        return None
+    return int(info.cudaVersionMajor), int(info.cudaVersionMinor)
+
+
+def _headers_complete(path: Path) -> bool:
+    # The version marker is written last by NVRTC, and the tree only appears here by an atomic rename.
+    return (path / ".nvrtc_headers_version").is_file() and (path / "cccl" / "nv" / "target").is_file()
+
+
+def _install_bundled(target: Path) -> bool:
+    """Extract the bundled headers into `target` atomically; False if that is not possible there."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
+    except OSError:
+        return False
+    try:
+        status, *_ = nvrtc.nvrtcInstallBundledHeaders(str(tmp).encode(), 0)
+        if status != nvrtc.nvrtcResult.NVRTC_SUCCESS or not _headers_complete(tmp):
+            return False
+        if target.exists():  # an incomplete leftover (a complete one was checked before): replace it
+            shutil.rmtree(target, ignore_errors=True)
+        # If another process renamed its copy first, the rename fails; theirs is as good as ours.
+        with contextlib.suppress(OSError):
+            os.rename(tmp, target)
+        return _headers_complete(target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 @functools.cache
 def cuda_include_dir() -> Path | None:
-    """The CUDA headers shipped in the nvidia-cuda-runtime wheel (`nvidia/cu13/include`), or None.
+    """The headers the nvidia-cuda-runtime, -crt and -curand wheels install (`nvidia/cu13/include`), or None.
 
     Example:
         >>> (cuda_include_dir() / "cuda_runtime.h").is_file()
@@ -161,8 +284,7 @@ def _full_options(options: Sequence[str], lineinfo: bool) -> list[str]:
         defaults.append("--std=c++17")
     if lineinfo and not any(o in ("-lineinfo", "--generate-line-info") for o in opts):
         defaults.append("-lineinfo")
-    if (inc := cuda_include_dir()) is not None:
-        defaults.append(f"-I{inc}")
+    defaults += [f"-I{d}" for d in include_dirs()]
     return defaults + opts
 
 
@@ -187,6 +309,26 @@ def _nvrtc_compile(source: str, opts: list[str], exprs: list[str], name: str,
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
     return CompiledSource(ptx=ptx, lowered_names=lowered, log=log, nvrtc_version=nvrtc_version())
+
+
+_FILE_DIRECTIVE = re.compile(r'^(\s*\.file\s+\d+\s+)"([^"]*)"', re.MULTILINE)
+
+
+def _label_memory_files(result: CompiledSource, source: str, name: str,
+                        headers: Mapping[str, str]) -> CompiledSource:
+    """Rename, in the PTX's `.file` directives, the `<cwd>/name` NVRTC wrote for in-memory sources."""
+    if ".file" not in result.ptx:
+        return result
+    cwd = os.getcwd()
+    relabel: dict[str, str] = {}
+    for n in (name, *headers):
+        if not os.path.isabs(n):
+            label = memory_file_label(source, n)
+            relabel[os.path.join(cwd, n)] = relabel[os.path.normpath(os.path.join(cwd, n))] = label
+    if not relabel:
+        return result
+    ptx = _FILE_DIRECTIVE.sub(lambda m: m.group(1) + f'"{relabel.get(m.group(2), m.group(2))}"', result.ptx)
+    return CompiledSource(ptx, result.lowered_names, result.log, result.nvrtc_version)
 
 
 def _read(prog: Any, size_fn: Callable[..., tuple[Any, ...]], get_fn: Callable[..., tuple[Any, ...]]) -> str:
@@ -222,8 +364,8 @@ def _first_error(log: str, status: object) -> str:
 
 def _cache_key(source: str, opts: list[str], exprs: list[str], name: str, version: tuple[int, int],
                headers: Mapping[str, str] | None = None) -> str:
-    # `name` is part of the key because -lineinfo writes it into the PTX's `.file` directive, which
-    # NVRTC resolves against the current directory when the name is relative.
+    # The current directory is part of the key because NVRTC resolves relative `-I` options and file
+    # names against it (the `.file` directives of relative names are relabelled, but keep it simple).
     where = name if os.path.isabs(name) else os.path.join(os.getcwd(), name)
     parts: list[object] = [CACHE_FORMAT, source, opts, exprs, where, list(version)]
     if headers:  # only then, so entries cached before headers existed stay valid
