@@ -74,9 +74,65 @@ class Device:
 
     def reset(self) -> None:
         """cudaDeviceReset: drop queued work, free all memory and modules, clear a sticky error.
-        DeviceArrays and loaded modules of this device become invalid; other devices are untouched."""
+        DeviceArrays and loaded modules of this device become invalid; other devices are untouched.
+        Peer access this device enabled ends with its context, as in CUDA."""
         with trace.span("L3", "cudaDeviceReset", device=self.index):
             self.context.reset()
+            self.file.gpu.memory.peers.clear()
+
+    # -- peer access (cudaDeviceCanAccessPeer / cudaDeviceEnablePeerAccess / cudaDeviceDisablePeerAccess)
+    def can_access_peer(self, peer: Device | int) -> bool:
+        """cudaDeviceCanAccessPeer: whether kernels on this device could access `peer`'s memory.
+
+        Modeled GPUs of one vendor share an interconnect (NVLink, Infinity Fabric); a device is not
+        its own peer, and an NVIDIA and an AMD GPU are never peers."""
+        other = _as_device(peer, "can_access_peer")
+        return other is not self and other.spec.vendor == self.spec.vendor
+
+    def enable_peer_access(self, peer: Device | int, flags: int = 0) -> None:
+        """cudaDeviceEnablePeerAccess (with this device current): kernels on this device may then read
+        and write `peer`'s memory through its unified addresses; the bytes travel over the interconnect
+        and are counted in `peer_traffic()`. One direction only, as in CUDA.
+
+        Raises:
+            CudaError: cudaErrorInvalidValue (flags != 0), cudaErrorInvalidDevice (a device is not its
+                own peer), cudaErrorPeerAccessUnsupported (different vendors),
+                cudaErrorPeerAccessAlreadyEnabled."""
+        other = _as_device(peer, "enable_peer_access")
+        if flags != 0:
+            raise CudaError("cudaErrorInvalidValue", f"[enable_peer_access] flags must be 0, got {flags}")
+        if other is self:
+            raise CudaError("cudaErrorInvalidDevice", f"[enable_peer_access] device {self.index} cannot be its "
+                            "own peer")
+        if not self.can_access_peer(other):
+            raise CudaError("cudaErrorPeerAccessUnsupported",
+                            f"[enable_peer_access] device {self.index} ({self.spec.vendor}) cannot access device "
+                            f"{other.index} ({other.spec.vendor}): no shared interconnect")
+        mem, peer_mem = self.file.gpu.memory, other.file.gpu.memory
+        if peer_mem.slot in mem.peers:
+            raise CudaError("cudaErrorPeerAccessAlreadyEnabled",
+                            f"[enable_peer_access] device {self.index} already accesses device {other.index}")
+        with trace.span("L3", "cudaDeviceEnablePeerAccess", device=self.index, peer=other.index):
+            mem.enable_peer(peer_mem)
+
+    def disable_peer_access(self, peer: Device | int) -> None:
+        """cudaDeviceDisablePeerAccess: kernels on this device fault on `peer`'s addresses again.
+
+        Raises:
+            CudaError: cudaErrorPeerAccessNotEnabled if access was not enabled."""
+        other = _as_device(peer, "disable_peer_access")
+        mem, peer_mem = self.file.gpu.memory, other.file.gpu.memory
+        if peer_mem.slot not in mem.peers:
+            raise CudaError("cudaErrorPeerAccessNotEnabled",
+                            f"[disable_peer_access] device {self.index} does not access device {other.index}")
+        with trace.span("L3", "cudaDeviceDisablePeerAccess", device=self.index, peer=other.index):
+            mem.disable_peer(peer_mem)
+
+    def peer_traffic(self) -> dict[int, int]:
+        """Bytes kernels on this device have read or written in each peer's memory, by peer device index."""
+        by_slot = dict(self.file.gpu.memory.peer_bytes)
+        return {d.index: by_slot[d.file.gpu.memory.slot] for d in list(Device._by_index.values())
+                if d.file.gpu.memory.slot in by_slot}
 
     @property
     def error(self) -> BaseException | None:
@@ -85,6 +141,30 @@ class Device:
 
     def __repr__(self) -> str:
         return f"<strata.cuda.Device {self.index}: virtual {self.spec.product}>"
+
+
+def _as_device(device: Device | int, op: str) -> Device:
+    if isinstance(device, Device):
+        return device
+    if isinstance(device, bool) or not isinstance(device, int) or \
+            not 0 <= device < max(device_count(), len(Device._by_index)):
+        raise CudaError("cudaErrorInvalidDevice", f"[{op}] no device {device!r}: {device_count()} device(s) present")
+    return Device(device)
+
+
+def device_can_access_peer(device: Device | int, peer: Device | int) -> bool:
+    """cudaDeviceCanAccessPeer(&can, device, peer)."""
+    return _as_device(device, "device_can_access_peer").can_access_peer(peer)
+
+
+def device_enable_peer_access(peer: Device | int, flags: int = 0) -> None:
+    """cudaDeviceEnablePeerAccess: the current device may access `peer`'s memory."""
+    current_device().enable_peer_access(peer, flags)
+
+
+def device_disable_peer_access(peer: Device | int) -> None:
+    """cudaDeviceDisablePeerAccess for the current device."""
+    current_device().disable_peer_access(peer)
 
 
 def _index_for_model(model: str) -> int:

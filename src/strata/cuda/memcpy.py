@@ -4,6 +4,12 @@ Device pointers are ints (device addresses) or DeviceArrays; host memory is a Nu
 it came from `pinned_empty`). `count` is in bytes, as in CUDA. `kind` is a `MemcpyKind` or its name;
 `MemcpyKind.Default` infers the direction from the pointers, as unified addressing allows.
 
+Every device range is checked up front, byte-exact: `count` bytes at a device pointer must lie inside
+one live allocation (cudaErrorInvalidValue otherwise, before anything is queued). Unified addressing:
+each device owns its own range of addresses, so a pointer says which device it belongs to
+(`pointer_get_attributes`), and a device-to-device copy between two devices is a peer copy
+(`memcpy_peer`), staged through pinned host memory.
+
 Example:
     >>> import numpy as np
     >>> p = malloc(16)
@@ -16,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,7 +31,10 @@ from strata import trace
 from strata.cuda.device import Device, current_device
 from strata.cuda.memory import DeviceArray
 from strata.cuda.module import Module
+from strata.driver import opened_devices
+from strata.driver.hostmem import HOST_MEMORY
 from strata.errors import CudaError
+from strata.hw.memory import memory_of
 from strata.runtime import Stream
 
 
@@ -76,17 +86,81 @@ def memcpy_async(dst: Any, src: Any, count: int, kind: MemcpyKind | str | int = 
 
 
 def memset(ptr: int | DeviceArray, value: int, count: int) -> None:
-    """cudaMemset: set `count` bytes at `ptr` to the byte `value`."""
-    address, dev = _device_side(ptr, "memset")
+    """cudaMemset: set `count` bytes at `ptr` to the byte `value` (its low 8 bits, as in CUDA).
+
+    Raises:
+        CudaError: cudaErrorInvalidValue for a negative count or a range outside one allocation."""
+    _check_count(count, "memset")
+    address, dev = _device_side(ptr, "memset", count)
     with trace.span("L3", "cudaMemset", bytes=count):
-        dev.context.memset(address, value, count)
+        if count:
+            dev.context.memset(address, int(value), count)
 
 
 def memset_async(ptr: int | DeviceArray, value: int, count: int, stream: Stream | None = None) -> None:
-    """cudaMemsetAsync."""
-    address, dev = _device_side(ptr, "memset")
+    """cudaMemsetAsync (same checks as `memset`)."""
+    _check_count(count, "memset_async")
+    address, dev = _device_side(ptr, "memset_async", count)
     with trace.span("L3", "cudaMemsetAsync", bytes=count):
-        dev.context.memset(address, value, count, stream, asynchronous=True)
+        if count:
+            dev.context.memset(address, int(value), count, stream, asynchronous=True)
+
+
+def memcpy_peer(dst: int | DeviceArray, dst_device: Device | int, src: int | DeviceArray, src_device: Device | int,
+                count: int) -> None:
+    """cudaMemcpyPeer: copy `count` bytes from `src` on `src_device` to `dst` on `dst_device`.
+
+    Works with or without peer access (CUDA stages through the host when there is none; the model
+    always does: a device-to-host copy into pinned memory, then host-to-device)."""
+    _peer(dst, dst_device, src, src_device, count, None, asynchronous=False)
+
+
+def memcpy_peer_async(dst: int | DeviceArray, dst_device: Device | int, src: int | DeviceArray,
+                      src_device: Device | int, count: int, stream: Stream | None = None) -> None:
+    """cudaMemcpyPeerAsync: as `memcpy_peer`; the host-to-device half is queued on `stream` (a stream
+    of the destination device)."""
+    _peer(dst, dst_device, src, src_device, count, stream, asynchronous=True)
+
+
+@dataclass(frozen=True)
+class PointerAttributes:
+    """cudaPointerAttributes: what unified addressing knows about a pointer.
+
+    `type` is "device" (inside a live allocation), "host" (pinned host memory) or "unregistered";
+    `device` is the index of the device whose address range holds a device address (-1 for host
+    memory or an address outside every device's range); `start`/`size` name the allocation."""
+
+    type: str
+    device: int
+    device_pointer: int | None
+    host_pointer: int | None
+    start: int | None = None
+    size: int | None = None
+
+
+def pointer_get_attributes(ptr: Any) -> PointerAttributes:
+    """cudaPointerGetAttributes: the device an address belongs to follows from the address itself.
+
+    Example:
+        >>> p = malloc(64); a = pointer_get_attributes(p + 8)
+        >>> a.type, a.device == current_device().index, a.start == p, a.size
+        ('device', True, True, 64)
+        >>> free(p)
+    """
+    if isinstance(ptr, DeviceArray):
+        ptr = ptr.ptr
+    if isinstance(ptr, np.ndarray):
+        host = int(ptr.ctypes.data)
+        kind = "host" if HOST_MEMORY.is_pinned(host, max(ptr.nbytes, 1)) else "unregistered"
+        return PointerAttributes(kind, -1, None, host)
+    address = int(ptr)
+    dev = _device_of(address)
+    if dev is None:
+        return PointerAttributes("unregistered", -1, None, None)
+    a = dev.file.gpu.memory.allocation_at(address)
+    if a is None:
+        return PointerAttributes("unregistered", dev.index, None, None)
+    return PointerAttributes("device", dev.index, address, None, a.address, a.size)
 
 
 # --- internals --------------------------------------------------------------------------------------
@@ -111,21 +185,79 @@ def _is_device(p: Any) -> bool:
     return isinstance(p, DeviceArray) or (isinstance(p, int | np.integer) and not isinstance(p, bool))
 
 
-def _owner(address: int, op: str) -> Device:
-    for dev in [current_device(), *Device._by_index.values()]:
-        if dev.file.gpu.memory.allocation_at(int(address)) is not None:
+def _device_of(address: int) -> Device | None:
+    """The device whose unified-address range holds `address`."""
+    mem = memory_of(address)
+    if mem is None:
+        return None
+    for dev in list(Device._by_index.values()):
+        if dev.file.gpu.memory is mem:
             return dev
-    raise CudaError("cudaErrorInvalidValue", f"[{op}] {int(address):#x} is not a device address of any open device")
+    for f in opened_devices():  # opened below the runtime API, not yet wrapped in a Device
+        if f.gpu.memory is mem:
+            return Device(f.index)
+    return None
 
 
-def _device_side(p: Any, op: str) -> tuple[int, Device]:
+def _owner(address: int, op: str) -> Device:
+    dev = _device_of(int(address))
+    if dev is None or dev.file.gpu.memory.allocation_at(int(address)) is None:
+        raise CudaError("cudaErrorInvalidValue",
+                        f"[{op}] {int(address):#x} is not a device address of any open device")
+    return dev
+
+
+def _check_count(count: Any, op: str) -> None:
+    if isinstance(count, bool) or not isinstance(count, int | np.integer):
+        raise CudaError("cudaErrorInvalidValue", f"[{op}] count must be an int (bytes), got {count!r}")
+    if count < 0:
+        raise CudaError("cudaErrorInvalidValue", f"[{op}] count must be >= 0, got {count}")
+
+
+def _device_side(p: Any, op: str, count: int = 0) -> tuple[int, Device]:
+    """(address, device) of a device pointer whose `count` bytes must lie inside one live allocation."""
     if isinstance(p, DeviceArray):
         p._check_live(op)
+        if count > p.nbytes:
+            raise CudaError("cudaErrorInvalidValue", f"[{op}] {count} bytes exceed the DeviceArray's {p.nbytes}")
         return p.ptr, p.device
     if _is_device(p):
-        return int(p), _owner(int(p), op)
+        address = int(p)
+        dev = _owner(address, op)
+        a = dev.file.gpu.memory.allocation_at(address)
+        if a is not None and address + count > a.end:
+            raise CudaError("cudaErrorInvalidValue",
+                            f"[{op}] {count} bytes at {address:#x} run {address + count - a.end} bytes past the end "
+                            f"of the allocation {a.address:#x} of {a.size} bytes")
+        return address, dev
     raise CudaError("cudaErrorInvalidValue", f"[{op}] expected a device pointer (int) or DeviceArray, "
                     f"got {type(p).__name__}")
+
+
+def _peer(dst: Any, dst_device: Device | int, src: Any, src_device: Device | int, count: int,
+          stream: Stream | None, asynchronous: bool) -> None:
+    _check_count(count, "memcpy_peer")
+    to, dev_to = _device_side(dst, "memcpy_peer", count)
+    frm, dev_from = _device_side(src, "memcpy_peer", count)
+    for want, got, what in ((dst_device, dev_to, "dst"), (src_device, dev_from, "src")):
+        index = want.index if isinstance(want, Device) else int(want)
+        if index != got.index:
+            raise CudaError("cudaErrorInvalidValue", f"[memcpy_peer] {what} belongs to device {got.index}, "
+                            f"not device {index}")
+    name = "cudaMemcpyPeerAsync" if asynchronous else "cudaMemcpyPeer"
+    with trace.span("L3", name, bytes=count, src_device=dev_from.index, dst_device=dev_to.index):
+        if count:
+            _copy_between(dev_to, to, dev_from, frm, count, stream, asynchronous)
+
+
+def _copy_between(dev_to: Device, to: int, dev_from: Device, frm: int, count: int, stream: Stream | None,
+                  asynchronous: bool) -> None:
+    if dev_to is dev_from:
+        dev_to.context.memcpy_dtod(to, frm, count, stream, asynchronous=asynchronous)
+        return
+    staging = dev_from.file.pinned_host(count)
+    dev_from.context.memcpy_dtoh(staging, frm)
+    dev_to.context.memcpy_htod(to, staging, stream, asynchronous=asynchronous)
 
 
 def _host_side(p: Any, count: int, op: str, writable: bool) -> np.ndarray:
@@ -143,8 +275,7 @@ def _host_side(p: Any, count: int, op: str, writable: bool) -> np.ndarray:
 def _copy(dst: Any, src: Any, count: int, kind_arg: MemcpyKind | str | int, stream: Stream | None,
           asynchronous: bool) -> None:
     kind = _kind(kind_arg)
-    if count < 0:
-        raise CudaError("cudaErrorInvalidValue", f"[memcpy] count must be >= 0, got {count}")
+    _check_count(count, "memcpy")
     if kind == MemcpyKind.Default:  # unified addressing: the pointers say which side is which
         kind = _DIRECTION[(_is_device(src), _is_device(dst))]
     want_src, want_dst = kind in (MemcpyKind.DeviceToHost, MemcpyKind.DeviceToDevice), \
@@ -161,17 +292,17 @@ def _copy(dst: Any, src: Any, count: int, kind_arg: MemcpyKind | str | int, stre
             _host_side(dst, count, "memcpy", True)[:] = _host_side(src, count, "memcpy", False)
             return
         if kind == MemcpyKind.HostToDevice:
-            address, dev = _device_side(dst, "memcpy")
-            dev.context.memcpy_htod(address, _host_side(src, count, "memcpy", False), stream,
-                                    asynchronous=asynchronous)
+            host = _host_side(src, count, "memcpy", False)
+            address, dev = _device_side(dst, "memcpy", count)
+            dev.context.memcpy_htod(address, host, stream, asynchronous=asynchronous)
         elif kind == MemcpyKind.DeviceToHost:
-            address, dev = _device_side(src, "memcpy")
-            dev.context.memcpy_dtoh(_host_side(dst, count, "memcpy", True), address, stream,
-                                    asynchronous=asynchronous)
-        else:
-            to, dev = _device_side(dst, "memcpy")
-            frm, _ = _device_side(src, "memcpy")
-            dev.context.memcpy_dtod(to, frm, count, stream, asynchronous=asynchronous)
+            host = _host_side(dst, count, "memcpy", True)
+            address, dev = _device_side(src, "memcpy", count)
+            dev.context.memcpy_dtoh(host, address, stream, asynchronous=asynchronous)
+        else:  # between two devices this is a peer copy, as unified addressing makes it in CUDA
+            to, dev = _device_side(dst, "memcpy", count)
+            frm, dev_from = _device_side(src, "memcpy", count)
+            _copy_between(dev, to, dev_from, frm, count, stream, asynchronous)
 
 
 def memcpy_to_symbol(module: Module, symbol: str, src: np.ndarray, count: int | None = None, offset: int = 0,

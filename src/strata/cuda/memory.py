@@ -1,8 +1,17 @@
 """Device arrays: `to_device`, `empty`, `zeros` and the `DeviceArray` they return (cudaMalloc +
-cudaMemcpy in one object)."""
+cudaMemcpy in one object).
+
+Shapes and dtypes are validated before anything is allocated: a dtype must be plain numbers (see
+`SUPPORTED_DTYPES`; object, string, void and structured dtypes raise TypeError, since device memory
+holds bytes, not Python objects), and a byte count that does not fit a 64-bit signed size raises
+ValueError (as NumPy and PyTorch do). A size that fits but exceeds the device is cudaMalloc's
+cudaErrorMemoryAllocation (OutOfMemoryError), as in CUDA.
+"""
 
 from __future__ import annotations
 
+import math
+import operator
 import weakref
 from typing import Any
 
@@ -12,6 +21,44 @@ from strata import trace
 from strata.cuda.device import Device, current_device
 from strata.errors import CudaError
 from strata.runtime import Context, Stream
+
+SUPPORTED_DTYPES = ("bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, "
+                    "complex64, complex128, and ml_dtypes' bfloat16 and float8 types")
+MAX_NBYTES = (1 << 63) - 1  # the largest byte count a signed 64-bit size holds (NumPy's and PyTorch's limit)
+
+
+def device_dtype(dtype: Any, op: str) -> np.dtype:
+    """`dtype` as a NumPy dtype if device memory can hold it; TypeError naming the supported ones if not."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"[{op}] {dtype!r} is not a dtype; supported: {SUPPORTED_DTYPES}") from None
+    plain = dt.names is None and dt.subdtype is None
+    ok = plain and ((dt.kind in "biuf" and dt.itemsize <= 8) or (dt.kind == "c" and dt.itemsize <= 16)
+                    or (dt.kind == "V" and dt.type.__module__ == "ml_dtypes"))
+    if not ok:
+        raise TypeError(f"[{op}] dtype {dt} cannot live in device memory (it holds plain numbers, not Python "
+                        f"objects, strings or records); supported: {SUPPORTED_DTYPES}")
+    return dt
+
+
+def checked_nbytes(shape: tuple[int, ...], dtype: np.dtype, op: str) -> int:
+    """The byte count of `shape` elements of `dtype`, computed exactly (never wrapping around)."""
+    n = math.prod(shape) * dtype.itemsize
+    if n > MAX_NBYTES:
+        raise ValueError(f"[{op}] shape {shape} of {dtype} is {n:,} bytes, more than a 64-bit size can hold "
+                         f"(at most {MAX_NBYTES:,})")
+    return n
+
+
+def _shape(shape: Any, op: str) -> tuple[int, ...]:
+    try:
+        dims = tuple(operator.index(s) for s in ((shape,) if not isinstance(shape, tuple | list) else shape))
+    except TypeError:
+        raise TypeError(f"[{op}] shape must be an int or a tuple of ints, got {shape!r}") from None
+    if any(s < 0 for s in dims):
+        raise ValueError(f"[{op}] negative dimension in shape {dims}")
+    return dims
 
 
 class DeviceArray:
@@ -31,12 +78,10 @@ class DeviceArray:
     _finalizer: weakref.finalize[Any, Any]
 
     def __init__(self, shape: tuple[int, ...], dtype: Any, device: Device | None = None) -> None:
-        self.shape = tuple(int(s) for s in shape)
-        if any(s < 0 for s in self.shape):
-            raise ValueError(f"[empty] negative dimension in shape {self.shape}")
-        self.dtype = np.dtype(dtype)
+        self.shape = _shape(shape, "empty")
+        self.dtype = device_dtype(dtype, "empty")
+        self.nbytes = checked_nbytes(self.shape, self.dtype, "empty")
         self.device = device or current_device()
-        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
         ctx = self.device.context
         with trace.span("L3", "cudaMalloc", bytes=self.nbytes):
             self.ptr = ctx.malloc(self.nbytes, f"DeviceArray{self.shape} {self.dtype}")
@@ -57,10 +102,10 @@ class DeviceArray:
             [[2.0, 3.0], [4.0, 5.0]]
         """
         self = cls.__new__(cls)
-        self.shape = tuple(int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
+        self.shape = _shape(shape, "view")
+        self.dtype = device_dtype(dtype, "view")
+        self.nbytes = checked_nbytes(self.shape, self.dtype, "view")
         self.device = device or current_device()
-        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
         self.ptr = int(ptr)
         self._generation = self.device.context.generation
         self._owner = owner
@@ -158,7 +203,7 @@ def _release(ctx: Context, ptr: int, generation: int) -> None:
 
 def empty(shape: int | tuple[int, ...], dtype: Any = np.float32) -> DeviceArray:
     """Allocate an uninitialised device array (cudaMalloc)."""
-    return DeviceArray((shape,) if isinstance(shape, int) else tuple(shape), dtype)
+    return DeviceArray(_shape(shape, "empty"), dtype)
 
 
 def zeros(shape: int | tuple[int, ...], dtype: Any = np.float32) -> DeviceArray:
@@ -173,8 +218,7 @@ def zeros(shape: int | tuple[int, ...], dtype: Any = np.float32) -> DeviceArray:
 def to_device(host: Any) -> DeviceArray:
     """Copy a host array to a new device array (cudaMalloc + cudaMemcpy HostToDevice)."""
     arr = np.ascontiguousarray(host).reshape(np.shape(host))  # ascontiguousarray makes 0-d arrays 1-d
-    if arr.dtype == object:
-        raise TypeError("[to_device] object arrays cannot live in device memory")
+    device_dtype(arr.dtype, "to_device")
     a = DeviceArray(arr.shape, arr.dtype)
     if a.nbytes:
         a.set(arr)
@@ -189,9 +233,9 @@ def pinned_empty(shape: int | tuple[int, ...], dtype: Any = np.float32) -> np.nd
         >>> h = pinned_empty(4); h[:] = 1; d = empty(4); d.set(h); d.get().tolist()
         [1.0, 1.0, 1.0, 1.0]
     """
-    shape_t = (shape,) if isinstance(shape, int) else tuple(shape)
-    dt = np.dtype(dtype)
-    n = int(np.prod(shape_t, dtype=np.int64))
-    with trace.span("L3", "cudaHostAlloc", bytes=n * dt.itemsize):
-        raw = current_device().file.pinned_host(n * dt.itemsize)
+    shape_t = _shape(shape, "pinned_empty")
+    dt = device_dtype(dtype, "pinned_empty")
+    nbytes = checked_nbytes(shape_t, dt, "pinned_empty")
+    with trace.span("L3", "cudaHostAlloc", bytes=nbytes):
+        raw = current_device().file.pinned_host(nbytes)
     return raw.view(dt).reshape(shape_t)

@@ -9,6 +9,8 @@ virtual GPU (L0).
 from __future__ import annotations
 
 import sys
+import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -64,9 +66,46 @@ def compile(source: str, *, options: Sequence[str] = (), name_expressions: Seque
     return mod
 
 
+_deferred: list[dict[tuple[int, int], LoadedModule]] = []  # unloads a device's own engine thread handed back
+_deferred_lock = threading.Lock()
+
+
+def _unload_all(loaded: dict[tuple[int, int], LoadedModule]) -> None:
+    """Free a module's variables and kernel objects on every device it is loaded on (cuModuleUnload).
+
+    Waits for each device's queued work first (a queued launch may still use the module). Run from a
+    device's engine thread (the garbage collector may drop a module there), which cannot wait for
+    itself, the unload is handed to the next host-thread module call instead."""
+    for (index, generation), lm in list(loaded.items()):
+        dev = Device._by_index.get(index)
+        if dev is None or dev.context.generation != generation:
+            loaded.pop((index, generation), None)  # a device reset already freed it
+            continue
+        if dev.file.cp.on_engine_thread():
+            with _deferred_lock:
+                _deferred.append(loaded)
+            return
+        dev.file.wait_idle()
+        loaded.pop((index, generation), None)
+        lm.unload()
+
+
+def _run_deferred() -> None:
+    if _deferred:
+        with _deferred_lock:
+            pending = _deferred[:]
+            _deferred.clear()
+        for loaded in pending:
+            _unload_all(loaded)
+
+
 class Module:
     """A PTX module (cuModule), parsed and loaded onto the current device (JIT) when created; other
     devices load it at their first launch.
+
+    `unload()` (cuModuleUnload) frees its `__device__`/`__constant__` variables and kernel objects on
+    every device at once; dropping the last reference to the module (and to its kernels, which keep it
+    alive) does the same. Using an unloaded module raises cudaErrorInvalidResourceHandle.
 
     Example:
         >>> ptx = ".version 8.0\\n.target sm_90\\n.address_size 64\\n.visible .entry k() { ret; }"
@@ -81,8 +120,30 @@ class Module:
         self.compile_log = ""
         self._loaded: dict[tuple[int, int], LoadedModule] = {}
         self._kernels: dict[str, Kernel] = {}
+        self._unloaded = False
+        self._finalizer = weakref.finalize(self, _unload_all, self._loaded)
+        self._finalizer.atexit = False  # at exit the devices close and take everything with them
         # cuModuleLoadData JITs at once, so an instruction the device lacks fails here, not at launch
         self.loaded(current_device())
+
+    def unload(self) -> None:
+        """cuModuleUnload / hipModuleUnload: free the module's device memory and kernel objects now.
+
+        Raises:
+            CudaError: cudaErrorInvalidResourceHandle if it was already unloaded."""
+        self._check_loaded("unload")
+        with trace.span("L3", "cuModuleUnload"):
+            self._unloaded = True
+            self._finalizer()
+
+    @property
+    def is_unloaded(self) -> bool:
+        return self._unloaded
+
+    def _check_loaded(self, op: str) -> None:
+        if self._unloaded:
+            raise CudaError("cudaErrorInvalidResourceHandle", f"[{op}] the module (kernels {self.kernels}) was "
+                            "unloaded; load it again to use it")
 
     @classmethod
     def from_ptx(cls, text: str) -> Module:
@@ -102,6 +163,7 @@ class Module:
     def get_function(self, name: str) -> Kernel:
         """The kernel `name`, or a name expression given to `compile` (cuModuleGetFunction). The same
         Kernel object each time, so attributes set on it stay set."""
+        self._check_loaded("get_function")
         k = self._kernels.get(name)
         if k is None:
             mangled = self.lowered_names.get(name, name)
@@ -124,12 +186,18 @@ class Module:
         return variables[mangled]
 
     def loaded(self, device: Device) -> LoadedModule:
-        """The module as loaded on `device` (loaded again after a Device.reset())."""
+        """The module as loaded on `device` (loaded again after a Device.reset()).
+
+        Raises:
+            CudaError: cudaErrorInvalidResourceHandle after `unload()`."""
+        self._check_loaded("launch")
+        _run_deferred()
         key = (device.index, device.context.generation)
         lm = self._loaded.get(key)
         if lm is None:
             lm = load_module(device.file, self.ptx)
-            self._loaded = {k: v for k, v in self._loaded.items() if k[0] != device.index}
+            for stale in [k for k in self._loaded if k[0] == device.index]:  # freed by that device's reset
+                del self._loaded[stale]  # in place: the finalizer holds this dict
             self._loaded[key] = lm
         return lm
 

@@ -37,6 +37,7 @@ from strata.cuda import (
     PTXSyntaxError,
     UnsupportedInstruction,
 )
+from strata.cuda.memcpy import PointerAttributes
 from strata.errors import CUDA_ERRORS
 from strata.hip.compiler import compile
 
@@ -51,6 +52,9 @@ MAPPING: dict[str, tuple[str, str]] = {
     "current_device": ("hipGetDevice (as a Device)", "cudaGetDevice (as a Device)"),
     "get_device_properties": ("hipGetDeviceProperties", "cudaGetDeviceProperties"),
     "synchronize": ("hipDeviceSynchronize", "cudaDeviceSynchronize"),
+    "device_can_access_peer": ("hipDeviceCanAccessPeer", "cudaDeviceCanAccessPeer"),
+    "device_enable_peer_access": ("hipDeviceEnablePeerAccess", "cudaDeviceEnablePeerAccess"),
+    "device_disable_peer_access": ("hipDeviceDisablePeerAccess", "cudaDeviceDisablePeerAccess"),
     # memory
     "malloc": ("hipMalloc", "cudaMalloc"),
     "free": ("hipFree", "cudaFree"),
@@ -62,6 +66,9 @@ MAPPING: dict[str, tuple[str, str]] = {
     "memset_async": ("hipMemsetAsync", "cudaMemsetAsync"),
     "memcpy_to_symbol": ("hipMemcpyToSymbol", "cudaMemcpyToSymbol"),
     "memcpy_from_symbol": ("hipMemcpyFromSymbol", "cudaMemcpyFromSymbol"),
+    "memcpy_peer": ("hipMemcpyPeer", "cudaMemcpyPeer"),
+    "memcpy_peer_async": ("hipMemcpyPeerAsync", "cudaMemcpyPeerAsync"),
+    "pointer_get_attributes": ("hipPointerGetAttributes", "cudaPointerGetAttributes"),
     "pinned_empty": ("hipHostMalloc", "cudaMallocHost / cudaHostAlloc"),
     "DeviceArray": ("hipMalloc + hipMemcpy (a typed hipDeviceptr_t)", "cudaMalloc + cudaMemcpy"),
     "empty": ("hipMalloc", "cudaMalloc"),
@@ -302,6 +309,42 @@ def memset(ptr: int | cuda.DeviceArray, value: int, count: int) -> None:
 def memset_async(ptr: int | cuda.DeviceArray, value: int, count: int, stream: cuda.Stream | None = None) -> None:
     """hipMemsetAsync."""
     cuda.memset_async(ptr, value, count, stream)
+
+
+def memcpy_peer(dst: int | cuda.DeviceArray, dst_device: cuda.Device | int, src: int | cuda.DeviceArray,
+                src_device: cuda.Device | int, count: int) -> None:
+    """hipMemcpyPeer: copy `count` bytes from `src` on `src_device` to `dst` on `dst_device`."""
+    cuda.memcpy_peer(dst, dst_device, src, src_device, count)
+
+
+def memcpy_peer_async(dst: int | cuda.DeviceArray, dst_device: cuda.Device | int, src: int | cuda.DeviceArray,
+                      src_device: cuda.Device | int, count: int, stream: cuda.Stream | None = None) -> None:
+    """hipMemcpyPeerAsync: `memcpy_peer` queued on `stream` (a stream of the destination device)."""
+    cuda.memcpy_peer_async(dst, dst_device, src, src_device, count, stream)
+
+
+def pointer_get_attributes(ptr: Any) -> PointerAttributes:
+    """hipPointerGetAttributes: the memory type and the device of a pointer (unified addressing)."""
+    return cuda.pointer_get_attributes(ptr)
+
+
+def device_can_access_peer(device: cuda.Device | int, peer: cuda.Device | int) -> bool:
+    """hipDeviceCanAccessPeer: whether kernels on `device` could access `peer`'s memory."""
+    return cuda.device_can_access_peer(device, peer)
+
+
+def device_enable_peer_access(peer: cuda.Device | int, flags: int = 0) -> None:
+    """hipDeviceEnablePeerAccess: kernels on the current device may access `peer`'s memory.
+
+    Raises:
+        CudaError: hipErrorPeerAccessAlreadyEnabled, hipErrorInvalidDevice, hipErrorPeerAccessUnsupported.
+    """
+    cuda.device_enable_peer_access(peer, flags)
+
+
+def device_disable_peer_access(peer: cuda.Device | int) -> None:
+    """hipDeviceDisablePeerAccess (hipErrorPeerAccessNotEnabled if it was not enabled)."""
+    cuda.device_disable_peer_access(peer)
 
 
 def memcpy_to_symbol(module: cuda.Module, symbol: str, src: np.ndarray, count: int | None = None, offset: int = 0,

@@ -241,6 +241,40 @@ def hipMemsetAsync(dst: int | cuda.DeviceArray, value: int, size_bytes: int,  # 
     api.memset_async(dst, value, size_bytes, _stream(stream))
 
 
+def hipMemcpyPeer(dst: int | cuda.DeviceArray, dst_device: int, src: int | cuda.DeviceArray,  # noqa: N802
+                  src_device: int, size_bytes: int) -> None:
+    """hipMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice, size_t sizeBytes)."""
+    api.memcpy_peer(dst, dst_device, src, src_device, size_bytes)
+
+
+def hipMemcpyPeerAsync(dst: int | cuda.DeviceArray, dst_device: int, src: int | cuda.DeviceArray,  # noqa: N802
+                       src_device: int, size_bytes: int, stream: cuda.Stream | int | None = None) -> None:
+    """hipMemcpyPeerAsync(dst, dstDevice, src, srcDevice, sizeBytes, hipStream_t stream)."""
+    api.memcpy_peer_async(dst, dst_device, src, src_device, size_bytes, _stream(stream))
+
+
+def hipPointerGetAttributes(ptr: Any) -> api.PointerAttributes:  # noqa: N802
+    """hipPointerGetAttributes(hipPointerAttribute_t* attributes, const void* ptr) -> attributes:
+    `.type` ("device", "host", "unregistered") and `.device`, the device whose range holds the address."""
+    return api.pointer_get_attributes(ptr)
+
+
+def hipDeviceCanAccessPeer(device_id: int, peer_device_id: int) -> int:  # noqa: N802
+    """hipDeviceCanAccessPeer(int* canAccessPeer, int deviceId, int peerDeviceId) -> canAccessPeer (0 or 1)."""
+    return int(api.device_can_access_peer(device_id, peer_device_id))
+
+
+def hipDeviceEnablePeerAccess(peer_device_id: int, flags: int = 0) -> None:  # noqa: N802
+    """hipDeviceEnablePeerAccess(int peerDeviceId, unsigned int flags): the current device may access the
+    peer's memory. Raises hipErrorPeerAccessAlreadyEnabled, hipErrorInvalidDevice, hipErrorInvalidValue."""
+    api.device_enable_peer_access(peer_device_id, flags)
+
+
+def hipDeviceDisablePeerAccess(peer_device_id: int) -> None:  # noqa: N802
+    """hipDeviceDisablePeerAccess(int peerDeviceId); hipErrorPeerAccessNotEnabled if it was not enabled."""
+    api.device_disable_peer_access(peer_device_id)
+
+
 def hipMemcpyToSymbol(module: cuda.Module, symbol: str, src: np.ndarray, size_bytes: int | None = None,  # noqa: N802
                       offset: int = 0) -> None:
     """hipMemcpyToSymbol(symbol, src, sizeBytes, offset, hipMemcpyHostToDevice); the module that holds
@@ -362,8 +396,13 @@ def hipModuleLoad(fname: str | Path) -> cuda.Module:  # noqa: N802
 
 
 def hipModuleUnload(module: cuda.Module) -> None:  # noqa: N802
-    """hipModuleUnload(hipModule_t module): nothing to release at once; a module's device memory goes with
-    the device's next hipDeviceReset, and the object with its last reference."""
+    """hipModuleUnload(hipModule_t module): free the module's variables and kernel objects now; its
+    kernels raise hipErrorInvalidHandle afterwards (a module is also unloaded with its last reference).
+
+    Raises:
+        CudaError: hipErrorInvalidHandle if the module was already unloaded.
+    """
+    module.unload()
 
 
 def hipModuleGetFunction(module: cuda.Module, name: str) -> cuda.Kernel:  # noqa: N802
