@@ -203,6 +203,9 @@ def read_header(data: bytes | bytearray | memoryview) -> tuple[dict[str, dict[st
         header = json.loads(text, object_pairs_hook=_no_duplicates)
     except (json.JSONDecodeError, _DuplicateKey) as e:
         raise InvalidHeaderError(f"[safetensors] header is not valid JSON: {e}") from e
+    except RecursionError:  # the parser recurses per nesting level; a valid header is 3 levels deep
+        raise InvalidHeaderError("[safetensors] header JSON is nested too deeply to parse; expected an object of "
+                                 "{dtype, shape, data_offsets} entries (3 levels deep)") from None
     if not isinstance(header, dict):
         raise InvalidHeaderError("[safetensors] header must be a JSON object")
     metadata = header.pop(METADATA_KEY, None)
@@ -288,7 +291,7 @@ def _check_entry(name: str, info: Any) -> dict[str, Any]:
         raise InvalidHeaderError(f"[safetensors] tensor {name!r}: expected an object with keys dtype, shape and "
                                  f"data_offsets, got {got}")
     dname = info["dtype"]
-    if dname not in DTYPES:
+    if not isinstance(dname, str) or dname not in DTYPES:  # (a list or an object is not hashable)
         raise InvalidDtypeError(f"[safetensors] tensor {name!r}: unsupported dtype {dname!r} (supported: "
                                 f"{', '.join(DTYPES)})")
     shape = info["shape"]
