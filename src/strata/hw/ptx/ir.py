@@ -68,13 +68,23 @@ class Sink:
 
 
 @dataclass(frozen=True)
+class Sel:
+    """A video-instruction operand: a register with a byte/half-word selector or mask (`%r1.b0`,
+    `%r2.h10`, `%r3.b7654`; `sel` is 'b0', 'h10', ...) and/or arithmetic negation (`-%r4`, vmad)."""
+
+    reg: Reg
+    sel: str = ""
+    negated: bool = False
+
+
+@dataclass(frozen=True)
 class CallArgs:
     """A parenthesised operand list in `call (ret), func, (a, b);`."""
 
     items: tuple[Operand, ...]
 
 
-Operand = Reg | Imm | FImm | Sym | Mem | Vec | Pair | Sink | CallArgs
+Operand = Reg | Imm | FImm | Sym | Mem | Vec | Pair | Sink | CallArgs | Sel
 
 
 @dataclass
@@ -165,6 +175,8 @@ def operand_registers(op: Operand) -> list[str]:
     """Register names an operand mentions: itself, an address base, vector or call-list elements."""
     if isinstance(op, Reg):
         return [op.name]
+    if isinstance(op, Sel):
+        return [op.reg.name]
     if isinstance(op, Mem) and isinstance(op.base, Reg):
         return [op.base.name]
     if isinstance(op, Vec | CallArgs):

@@ -26,6 +26,7 @@ from strata.hw.ptx.ir import (
     Pair,
     Param,
     Reg,
+    Sel,
     Sink,
     Sym,
     VarDecl,
@@ -51,6 +52,8 @@ MAX_NESTING = 64  # `{` nesting of initializers and vector operands (the parser 
 MAX_LITERAL = (1 << 64) - 1  # integer literals are at most 64 bits (PTX ISA 4.5.1)
 VECTOR_FIELDS = ("x", "y", "z", "w")
 _FIELD_ALIAS = {"r": "x", "g": "y", "b": "z", "a": "w"}  # `%v.r` is `%v.x` (PTX ISA 5.4.2)
+# byte/half-word selectors and masks of video instructions: `.b0`, `.b3210`, `.b7654`, `.h1`, `.h32`
+_VIDEO_SELECTOR = re.compile(r"b[0-7]{1,4}|h[0-3]{1,2}")
 
 _TOKEN = re.compile(
     r"""
@@ -705,9 +708,22 @@ class _Parser:
             name = self.register_name(t.text, scopes)
             if name in self.vectors:
                 return Vec(tuple(Reg(f"{name}.{c}") for c in VECTOR_FIELDS[:self.vectors[name]]))
+            base, _, sel = name.rpartition(".")
+            if base and name not in self.fn.regs and _VIDEO_SELECTOR.fullmatch(sel):
+                rbase = self.scoped(t.text.rpartition(".")[0], scopes)
+                if rbase in self.fn.regs:
+                    return Sel(Reg(rbase), sel)
             if name.startswith("%") or name in self.fn.regs:  # inline asm names registers freely
                 return Reg(name)
             return Sym(name)
+        if t.text == "-" and self.peek(1).kind == "word":  # `-%r3`: a negated vmad operand
+            self.next()
+            op = self.simple_operand(scopes)
+            if isinstance(op, Reg):
+                return Sel(op, "", True)
+            if isinstance(op, Sel) and not op.negated:
+                return Sel(op.reg, op.sel, True)
+            raise self.error("only a register can be negated here")
         if t.kind in ("int", "fhex", "float") or t.text == "-":
             return self.literal()
         raise self.error(f"expected an operand, got {t.text!r}")
