@@ -11,10 +11,11 @@ ones put it first. The kernels (kernels/indexing.py) see "index dims first": a (
 indices and the remaining dims by strides.
 
 Index bounds: indices given on the host (lists, NumPy arrays, "cpu" tensors) are checked on the host before
-any launch, raising PyTorch's IndexError. Indices that live on the GPU are checked by the kernel: a bad
-index is never dereferenced and the first one goes to a per-device error record, read lazily (at the next
-host sync of this module, at `check_index_errors()`, or at once under STRATA_LAUNCH_BLOCKING=1, PyTorch's
-CUDA_LAUNCH_BLOCKING) and raised with PyTorch's CPU message, where PyTorch on CUDA has a device-side assert.
+any launch, raising PyTorch's IndexError. Indices that live on the GPU are checked by the kernel, as
+PyTorch's CUDA kernels do: a bad index is a device-side assertion (cudaErrorAssert, sticky on the context
+until the device is reset), raised as a RuntimeError ("CUDA error: device-side assert triggered" and the
+kernel's assertion text) at the next synchronizing call, or at the launch under STRATA_LAUNCH_BLOCKING=1
+(PyTorch's CUDA_LAUNCH_BLOCKING).
 
 Example:
     >>> import strata
@@ -39,11 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from strata import config
-from strata.cuda import Device
 from strata.framework import autograd, ops, reductions
 from strata.framework import dtypes as dt
-from strata.framework.device import canonical, device, on
+from strata.framework.device import device, on
 from strata.framework.kernels import indexing as ik
 from strata.framework.ops import _fit, _ptr, _torch_name, empty, record
 from strata.framework.tensor import Tensor, _wrap_dim
@@ -52,54 +51,6 @@ INDEX_DTYPES = "tensors used as indices must be long, int, byte or bool tensors"
 # dtype names as ATen's C++ messages print them
 _C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
             "int8": "signed char", "uint8": "unsigned char", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
-
-
-# ----------------------------------------------------------------------------------------- error record
-_records: dict[device, tuple[int, Tensor]] = {}
-_pending: set[device] = set()
-
-
-def _err_record(dev: device) -> int:
-    """The address of the device's 5 x int64 error record (flag, index, dim, size, kind)."""
-    gen = Device(dev.index or 0).context.generation
-    hit = _records.get(dev)
-    if hit is None or hit[0] != gen:  # first use, or the device was reset
-        hit = _records[dev] = (gen, ops.full((5,), 0, dt.int64, dev))
-        _pending.discard(dev)
-    return _ptr(hit[1])
-
-
-def _launched_checked(dev: device) -> None:
-    """A kernel that checks user indices was queued on `dev`: check now (launch blocking) or later."""
-    _pending.add(dev)
-    if config.settings().launch_blocking:
-        check_index_errors(dev)
-
-
-def check_index_errors(dev: Any = None) -> None:
-    """Raise the error of the first out-of-range index a GPU indexing kernel met since the last check
-    (reading the record is a host sync; it happens only if such a kernel ran since then).
-
-    Args:
-        dev: a device, or None for every device.
-
-    Raises:
-        IndexError / RuntimeError: PyTorch's message for that op, e.g. "index 5 is out of bounds for
-            dimension 0 with size 3".
-    """
-    devs = [canonical(dev)] if dev is not None else list(_pending)
-    for d in devs:
-        if d not in _pending:
-            continue
-        _pending.discard(d)
-        rec = _records[d][1]
-        flag, v, k, size, kind = (int(x) for x in rec._to_numpy())
-        if flag:
-            ops.fill_(rec, 0)
-            if kind == 2:
-                raise IndexError("index out of range in self")
-            msg = f"index {v} is out of bounds for dimension {k} with size {size}"
-            raise (RuntimeError if kind == 3 else IndexError)(msg)
 
 
 # ----------------------------------------------------------------------------------------- parsing
@@ -258,7 +209,7 @@ def _broadcast(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
 
 
 def _plan(t: Tensor, index: Any, kind: int = 1) -> _Plan:
-    """Parse `index` against t (kind: how out-of-range indices are reported, see kernels/indexing.py)."""
+    """Parse `index` against t (kind: which op's bounds rule applies, see kernels/indexing.py's `check`)."""
     canon = _canonical(t, index)
     view, dims, idxs = _walk(t, canon)
     sizes = [view.shape[d] for d in dims]
@@ -354,13 +305,10 @@ def _get(t: Tensor, plan: _Plan) -> Tensor:
     out = empty(g.out_shape, t.dtype, t.device)
     nb = math.prod(plan.bshape)
     with on(t.device):
-        err = _err_record(t.device)
         ik.index_get(t.dtype.name, nb, [g.view.shape[d] for d in g.rest], _ptr(out),
                      _front_strides(g, out.stride(), plan.bshape), _ptr(g.view), [g.view.stride(d) for d in g.rest],
-                     _ptr(plan.buf), [g.view.shape[d] for d in g.dims], [g.view.stride(d) for d in g.dims], err,
+                     _ptr(plan.buf), [g.view.shape[d] for d in g.dims], [g.view.stride(d) for d in g.dims],
                      plan.check)
-    if plan.check:
-        _launched_checked(t.device)
     return out
 
 
@@ -409,13 +357,10 @@ def _put(t: Tensor, plan: _Plan, values: Tensor, accumulate: bool) -> None:
         values = ops._cast(values.expand(g.out_shape), values.dtype)  # B's dims must form one run
         vst = list(values.stride())
     with on(t.device):
-        err = _err_record(t.device)
         ik.index_put(name, accumulate, nb, [g.view.shape[d] for d in g.rest], _ptr(g.view),
                      [g.view.stride(d) for d in g.rest], _ptr(values), _front_strides(g, vst, plan.bshape),
-                     _ptr(plan.buf), [g.view.shape[d] for d in g.dims], [g.view.stride(d) for d in g.dims], err,
+                     _ptr(plan.buf), [g.view.shape[d] for d in g.dims], [g.view.stride(d) for d in g.dims],
                      plan.check)
-    if plan.check:
-        _launched_checked(t.device)
 
 
 def _value_tensor(value: Any, dtype: dt.dtype, dev: device) -> Tensor:
@@ -544,7 +489,6 @@ def _nonzero_rows(x: Tensor, transpose: bool = True) -> Tensor:
         a = np.argwhere(x._host()) if nd else np.zeros((int(bool(x._host())), 0), np.int64)
         a = a.astype(np.int64)
         return ops.from_host(a.T if transpose else a, dt.int64, x.device)
-    check_index_errors(x.device)
     n = x.numel()
     pos = empty((n + 1,), dt.int64, x.device)
     with on(x.device):
@@ -648,6 +592,16 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     return record(out, [input, source], "IndexAddBackward0", bw)
 
 
+def check_class_indices(target: Tensor, n_classes: int, ignore_index: int) -> None:
+    """nll_loss's device-side check of a "cuda" target: each class index not equal to `ignore_index` must
+    be in [0, n_classes), else a device-side assertion (`t >= 0 && t < n_classes`, PyTorch's text) that
+    surfaces at the next synchronizing call. No host sync, as in PyTorch."""
+    t = target.detach()
+    t = t.contiguous() if t.dtype is dt.int64 else ops._cast(t, dt.int64)
+    with on(t.device):
+        ik.check_targets(_ptr(t), t.numel(), n_classes, ignore_index)
+
+
 # ----------------------------------------------------------------------------------------- gather / scatter
 def _gather_index(input: Tensor, dim: int, index: Any, op: str) -> tuple[int, Tensor]:
     if not isinstance(index, Tensor):
@@ -684,9 +638,8 @@ def _gather(input: Tensor, d: int, index: Tensor) -> Tensor:
     sst = list(ops._bstrides(src, src.shape))
     sst[d] = 0
     with on(input.device):
-        ik.gather(input.dtype.name, ix.shape, _ptr(out), out.stride(), _ptr(src), sst, _ptr(ix), ix.stride(), d,
-                  dsize, src.stride(d), _err_record(input.device))
-    _launched_checked(input.device)
+        ik.gather(input.dtype.name, ix.shape, _ptr(out), out.stride(), _ptr(src), sst, _ptr(ix), ix.stride(),
+                  dsize, src.stride(d))
     return out.reshape(index.shape)
 
 
@@ -719,9 +672,8 @@ def _scatter_into(out: Tensor, d: int, index: Tensor, src: Tensor, accumulate: b
     ost[d] = 0
     sst = [0] * ix.dim() if s.dim() == 0 else list(s.stride())
     with on(out.device):
-        ik.scatter(out.dtype.name, accumulate, ix.shape, _ptr(o), ost, _ptr(s), sst, _ptr(ix), ix.stride(), d,
-                   dsize, o.stride(d), _err_record(out.device))
-    _launched_checked(out.device)
+        ik.scatter(out.dtype.name, accumulate, ix.shape, _ptr(o), ost, _ptr(s), sst, _ptr(ix), ix.stride(),
+                   dsize, o.stride(d))
 
 
 def _check_scatter_sizes(input: Tensor, d: int, index: Tensor, src: Tensor | None) -> None:
@@ -917,6 +869,6 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     return _tri(input, diagonal, True)
 
 
-__all__ = ["argwhere", "check_index_errors", "gather", "index_add", "index_put", "index_put_", "index_select",
+__all__ = ["argwhere", "gather", "index_add", "index_put", "index_put_", "index_select",
            "masked_fill", "masked_select", "nonzero", "scatter", "scatter_add", "take_along_dim", "tril", "triu",
            "where"]

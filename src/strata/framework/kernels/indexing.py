@@ -6,18 +6,20 @@ Advanced indexing sees the indexed tensor as "index dims first": K index dims (s
 `ist`) addressed by a (K, nb) int64 buffer of broadcast indices, then the remaining dims. The launch
 geometry (kernels/__init__.py's GEO_PARAMS) runs over (nb, rest...) with three operands: the output or
 values, the source's rest dims (stride 0 on the nb dim) and b itself (stride 1 on nb, 0 elsewhere).
-Kernels that read user indices check their bounds; a bad index is not dereferenced and the first one is
-recorded in a 5 x int64 error record (flag, index, dim, size, kind) that the framework reads lazily.
+Kernels that read user indices check each one before using it: a bad index is a device-side assertion
+(CUDA's `assert`, cudaErrorAssert, sticky on the context), as in PyTorch's kernels, whose assertion texts
+they carry ("index out of bounds", `srcIndex < srcSelectDimSize`, `dstIndex < dstAddDimSize`); the error
+surfaces at the next synchronizing call. `check_targets` is nll_loss's check of class indices.
 accumulate uses atomicAdd for float32/float64/int32/int64; other dtypes accumulate in a widened copy.
 
 Example:
     >>> import numpy as np, strata.cuda as cuda
     >>> a = cuda.to_device(np.array([10.0, 20.0, 30.0], np.float32))
     >>> idx = cuda.to_device(np.array([2, -3], np.int64))
-    >>> out, err = cuda.empty(2, np.float32), cuda.zeros(5, np.int64)
-    >>> index_get("float32", 2, (), out.ptr, (1,), a.ptr, (), idx.ptr, [3], [1], err.ptr, 1)
-    >>> out.get().tolist(), err.get().tolist()
-    ([30.0, 10.0], [0, 0, 0, 0, 0])
+    >>> out = cuda.empty(2, np.float32)
+    >>> index_get("float32", 2, (), out.ptr, (1,), a.ptr, (), idx.ptr, [3], [1], 1)
+    >>> out.get().tolist()
+    [30.0, 10.0]
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from strata.cuda import LaunchReport
 from strata.framework.kernels import C_TYPES, COMMON_CU, MAXD, _geometry, _grid
 from strata.libs.common import KernelSet
 
@@ -37,12 +40,6 @@ INDEX_CU = COMMON_CU + r"""
     long long z4, long long z5, long long s0, long long s1, long long s2, long long s3, long long s4, long long s5
 #define IDX_BUILD long long isz[MAXD] = {z0, z1, z2, z3, z4, z5}; long long ist[MAXD] = {s0, s1, s2, s3, s4, s5};
 
-// the first bad index wins the record: err = {1, index, dim, size, kind}
-__device__ __forceinline__ void report(long long* err, long long v, long long k, long long size, int kind) {
-    if (atomicCAS((unsigned long long*)err, 0ULL, 1ULL) == 0ULL) {
-        err[1] = v; err[2] = k; err[3] = size; err[4] = kind; }
-}
-
 template <typename T> __device__ __forceinline__ void acc_add(T* p, T v) { *p = Down<T>::f(up(*p) + up(v)); }
 __device__ __forceinline__ void acc_add(float* p, float v) { atomicAdd(p, v); }
 __device__ __forceinline__ void acc_add(double* p, double v) { atomicAdd(p, v); }
@@ -50,70 +47,82 @@ __device__ __forceinline__ void acc_add(int* p, int v) { atomicAdd(p, v); }
 __device__ __forceinline__ void acc_add(long long* p, long long v) {
     atomicAdd((unsigned long long*)p, (unsigned long long)v); }
 
-// the source offset of index row b (plus the rest-dims offset `so`); false (and a report) if out of range.
-// check: 0 trusted indices, 1 [-size, size) (negatives wrap), 2 and 3 [0, size) (the kind of error raised)
-__device__ __forceinline__ bool index_offset(const long long* idx, long long K, long long nb, long long b,
-                                             const long long* isz, const long long* ist, long long* err,
-                                             int check, long long* so) {
+// The source offset of index row b (plus the rest-dims offset `so`). check says which ops' rule applies:
+// 0 trusted indices (host-checked and wrapped, or a mask's), 1 advanced indexing ([-size, size), negatives
+// wrap), 2 index_select and 3 index_add ([0, size)). A bad index fails the assertion of PyTorch's kernel
+// for that op (the text is what the user sees); one compare per index, as there.
+__device__ __forceinline__ long long index_offset(const long long* idx, long long K, long long nb, long long b,
+                                                  const long long* isz, const long long* ist, int check,
+                                                  long long so) {
     for (int k = 0; k < MAXD; ++k) {
         if (k < K) {
-            long long v = idx[k * nb + b];
-            if (check && (v < (check == 1 ? -isz[k] : 0) || v >= isz[k])) {
-                report(err, v, k, isz[k], check);
-                return false;
+            long long index = idx[k * nb + b], size = isz[k];
+            if (check == 1) {
+                assert(-size <= index && index < size && "index out of bounds");
+            } else if (check == 2) {
+                long long srcIndex = index, srcSelectDimSize = size;
+                assert(0 <= srcIndex && srcIndex < srcSelectDimSize);
+            } else if (check == 3) {
+                long long dstIndex = index, dstAddDimSize = size;
+                assert(0 <= dstIndex && dstIndex < dstAddDimSize);
             }
-            *so += (v < 0 ? v + isz[k] : v) * ist[k];
+            so += (index < 0 ? index + size : index) * ist[k];
         }
     }
-    return true;
+    return so;
 }
 
 // out[b, rest] = src[idx[:, b], rest]
-template <typename T> __global__ void index_get(T* out, const T* src, const long long* idx, long long* err,
-                                                int check, IDX_PARAMS, GEO_PARAMS) {
+template <typename T> __global__ void index_get(T* out, const T* src, const long long* idx, int check, IDX_PARAMS,
+                                                GEO_PARAMS) {
     GEO_BUILD IDX_BUILD
     GRID_STRIDE(i, g.n) {
         long long off[3]; offsets<3>(g, i, off);
-        long long so = off[1];
-        bool ok = index_offset(idx, K, nb, off[2], isz, ist, err, check, &so);
-        out[off[0]] = ok ? src[so] : Down<T>::f(0);
+        out[off[0]] = src[index_offset(idx, K, nb, off[2], isz, ist, check, off[1])];
     }
 }
 
 // dst[idx[:, b], rest] = vals[b, rest] (ACC: +=)
-template <typename T, int ACC> __global__ void index_put(T* dst, const T* vals, const long long* idx,
-                                                         long long* err, int check, IDX_PARAMS, GEO_PARAMS) {
+template <typename T, int ACC> __global__ void index_put(T* dst, const T* vals, const long long* idx, int check,
+                                                         IDX_PARAMS, GEO_PARAMS) {
     GEO_BUILD IDX_BUILD
     GRID_STRIDE(i, g.n) {
         long long off[3]; offsets<3>(g, i, off);
-        long long so = off[1];
-        if (!index_offset(idx, K, nb, off[2], isz, ist, err, check, &so)) continue;
+        long long so = index_offset(idx, K, nb, off[2], isz, ist, check, off[1]);
         if (ACC) acc_add(dst + so, vals[off[0]]); else dst[so] = vals[off[0]];
     }
 }
 
 // over index's shape: out[o0] = src[o1 + index[o2] * dstride] (src has stride 0 on dim)
-template <typename T> __global__ void gather(T* out, const T* src, const long long* index, long long* err,
-                                             long long dsize, long long dstride, long long dim, GEO_PARAMS) {
+// (gather and scatter take no negative index, as PyTorch's; dim_size is the size of dim)
+template <typename T> __global__ void gather(T* out, const T* src, const long long* index, long long dim_size,
+                                             long long dstride, GEO_PARAMS) {
     GEO_BUILD
     GRID_STRIDE(i, g.n) {
         long long off[3]; offsets<3>(g, i, off);
-        long long v = index[off[2]];
-        if (v < 0 || v >= dsize) { report(err, v, dim, dsize, 3); out[off[0]] = Down<T>::f(0); continue; }
-        out[off[0]] = src[off[1] + v * dstride];
+        long long idx = index[off[2]];
+        assert(idx >= 0 && idx < dim_size && "index out of bounds");
+        out[off[0]] = src[off[1] + idx * dstride];
     }
 }
 
 // over index's shape: dst[o1 + index[o2] * dstride] = src[o0] (ACC: +=)
-template <typename T, int ACC> __global__ void scatter(T* dst, const T* src, const long long* index, long long* err,
-                                                       long long dsize, long long dstride, long long dim,
-                                                       GEO_PARAMS) {
+template <typename T, int ACC> __global__ void scatter(T* dst, const T* src, const long long* index, long long dim_size,
+                                                       long long dstride, GEO_PARAMS) {
     GEO_BUILD
     GRID_STRIDE(i, g.n) {
         long long off[3]; offsets<3>(g, i, off);
-        long long v = index[off[2]];
-        if (v < 0 || v >= dsize) { report(err, v, dim, dsize, 3); continue; }
-        if (ACC) acc_add(dst + off[1] + v * dstride, src[off[0]]); else dst[off[1] + v * dstride] = src[off[0]];
+        long long idx = index[off[2]];
+        assert(idx >= 0 && idx < dim_size && "index out of bounds");
+        if (ACC) acc_add(dst + off[1] + idx * dstride, src[off[0]]); else dst[off[1] + idx * dstride] = src[off[0]];
+    }
+}
+
+// nll_loss's check of its class indices: every target but ignore_index in [0, n_classes)
+__global__ void check_targets(const long long* target, long long n, long long n_classes, long long ignore_index) {
+    GRID_STRIDE(i, n) {
+        long long t = target[i];
+        if (t != ignore_index) assert(t >= 0 && t < n_classes);
     }
 }
 
@@ -180,7 +189,7 @@ def kernel_set(dt: str) -> KernelSet:
     if ks is None:
         c = C_TYPES[dt]
         names = [f"index_get<{c}>", f"index_put<{c}, 0>", f"gather<{c}>", f"scatter<{c}, 0>", f"tri<{c}>",
-                 f"nonzero_scan<{c}>", "nonzero_write"]
+                 f"nonzero_scan<{c}>", "nonzero_write", "check_targets"]
         if dt in ATOMIC:
             names += [f"index_put<{c}, 1>", f"scatter<{c}, 1>"]
         ks = _sets[dt] = KernelSet(f"framework_indexing_{dt}", INDEX_CU, name_expressions=names)
@@ -203,54 +212,64 @@ def _front_geometry(nb: int, rest: Sequence[int], a_st: Sequence[int], b_st: Seq
 
 
 def index_get(dt: str, nb: int, rest: Sequence[int], out: int, out_st: Sequence[int], src: int,
-              src_rest_st: Sequence[int], idx: int, sizes: Sequence[int], strides: Sequence[int], err: int,
-              check: int) -> None:
+              src_rest_st: Sequence[int], idx: int, sizes: Sequence[int], strides: Sequence[int],
+              check: int) -> LaunchReport | None:
     """out[b, r...] = src[idx[:, b], r...] with `out_st` the strides of out over (nb, *rest); `idx` a
-    contiguous (K, nb) int64 buffer for the K index dims of `sizes`/`strides` (negative indices wrap)."""
+    contiguous (K, nb) int64 buffer for the K index dims of `sizes`/`strides` (negative indices wrap);
+    `check` the bounds rule (0 none, 1 advanced indexing, 2 index_select, 3 index_add), a device-side
+    assertion when broken."""
     n = nb * int(np.prod(rest, dtype=np.int64))
     if n == 0:
-        return
-    args = (out, src, idx, err, np.int32(check), *_idx_params(len(sizes), nb, sizes, strides),
+        return None
+    args = (out, src, idx, np.int32(check), *_idx_params(len(sizes), nb, sizes, strides),
             *_front_geometry(nb, rest, out_st, src_rest_st))
-    kernel_set(dt).get(f"index_get<{C_TYPES[dt]}>")(_grid(n), 256, args)
+    return kernel_set(dt).get(f"index_get<{C_TYPES[dt]}>")(_grid(n), 256, args)
 
 
 def index_put(dt: str, accumulate: bool, nb: int, rest: Sequence[int], dst: int, dst_rest_st: Sequence[int],
-              vals: int, vals_st: Sequence[int], idx: int, sizes: Sequence[int], strides: Sequence[int], err: int,
-              check: int) -> None:
+              vals: int, vals_st: Sequence[int], idx: int, sizes: Sequence[int], strides: Sequence[int],
+              check: int) -> LaunchReport | None:
     """dst[idx[:, b], r...] = vals[b, r...] (`accumulate`: +=, atomically; dt must be in ATOMIC);
     `vals_st` are the (broadcast) strides of the values over (nb, *rest)."""
     n = nb * int(np.prod(rest, dtype=np.int64))
     if n == 0:
-        return
-    args = (dst, vals, idx, err, np.int32(check), *_idx_params(len(sizes), nb, sizes, strides),
+        return None
+    args = (dst, vals, idx, np.int32(check), *_idx_params(len(sizes), nb, sizes, strides),
             *_front_geometry(nb, rest, vals_st, dst_rest_st))
-    kernel_set(dt).get(f"index_put<{C_TYPES[dt]}, {int(accumulate)}>")(_grid(n), 256, args)
+    return kernel_set(dt).get(f"index_put<{C_TYPES[dt]}, {int(accumulate)}>")(_grid(n), 256, args)
 
 
 def gather(dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], src: int, src_st: Sequence[int],
-           index: int, index_st: Sequence[int], dim: int, dsize: int, dstride: int, err: int) -> None:
-    """out = src gathered along `dim` by the int64 `index` (all strided over `shape`, src with stride 0
-    on dim); indices outside [0, dsize) are reported, not read."""
+           index: int, index_st: Sequence[int], dsize: int, dstride: int) -> LaunchReport | None:
+    """out = src gathered along a dim of size `dsize` (stride `dstride`) by the int64 `index` (all strided
+    over `shape`, src with stride 0 on that dim); an index outside [0, dsize) is a device-side assertion."""
     n = int(np.prod(shape, dtype=np.int64))
     if n == 0:
-        return
-    args = (out, src, index, err, np.int64(dsize), np.int64(dstride), np.int64(dim),
-            *_geometry(shape, (out_st, src_st, index_st)))
-    kernel_set(dt).get(f"gather<{C_TYPES[dt]}>")(_grid(n), 256, args)
+        return None
+    args = (out, src, index, np.int64(dsize), np.int64(dstride), *_geometry(shape, (out_st, src_st, index_st)))
+    return kernel_set(dt).get(f"gather<{C_TYPES[dt]}>")(_grid(n), 256, args)
 
 
 def scatter(dt: str, accumulate: bool, shape: Sequence[int], dst: int, dst_st: Sequence[int], src: int,
-            src_st: Sequence[int], index: int, index_st: Sequence[int], dim: int, dsize: int, dstride: int,
-            err: int) -> None:
-    """dst scattered into along `dim` from src by `index` over `shape` (dst with stride 0 on dim);
-    `accumulate` adds atomically (dt in ATOMIC)."""
+            src_st: Sequence[int], index: int, index_st: Sequence[int], dsize: int,
+            dstride: int) -> LaunchReport | None:
+    """dst scattered into along a dim of size `dsize` (stride `dstride`) from src by `index` over `shape`
+    (dst with stride 0 on that dim); `accumulate` adds atomically (dt in ATOMIC); an index outside
+    [0, dsize) is a device-side assertion."""
     n = int(np.prod(shape, dtype=np.int64))
     if n == 0:
-        return
-    args = (dst, src, index, err, np.int64(dsize), np.int64(dstride), np.int64(dim),
-            *_geometry(shape, (src_st, dst_st, index_st)))
-    kernel_set(dt).get(f"scatter<{C_TYPES[dt]}, {int(accumulate)}>")(_grid(n), 256, args)
+        return None
+    args = (dst, src, index, np.int64(dsize), np.int64(dstride), *_geometry(shape, (src_st, dst_st, index_st)))
+    return kernel_set(dt).get(f"scatter<{C_TYPES[dt]}, {int(accumulate)}>")(_grid(n), 256, args)
+
+
+def check_targets(target: int, n: int, n_classes: int, ignore_index: int) -> LaunchReport | None:
+    """Assert on the device that each of the `n` contiguous int64 class indices at `target` is in
+    [0, n_classes) or is `ignore_index` (nll_loss's rule, with the text of PyTorch's assertion)."""
+    if not n:
+        return None
+    args = (target, np.int64(n), np.int64(n_classes), np.int64(ignore_index))
+    return kernel_set("int64").get("check_targets")(_grid(n), 256, args)
 
 
 def tri(dt: str, upper: bool, diagonal: int, shape: Sequence[int], out: int, out_st: Sequence[int], src: int,

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from strata.framework import amp, autograd, creation, joining, linalg, ops, reductions, sorting
+from strata.framework import amp, autograd, creation, indexing, joining, linalg, ops, reductions, sorting
 from strata.framework import dtypes as dt
 from strata.framework import random as _random
 from strata.framework.device import CPU, device, on
@@ -468,7 +468,9 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     the host, as PyTorch does).
 
     Raises:
-        RuntimeError: a non-int64 input, a negative index or one >= num_classes (cpu).
+        RuntimeError: a non-int64 input, a negative index or one >= num_classes (cpu); on "cuda" such an
+            index is the device-side assertion of the scatter that writes the ones (as in PyTorch, which
+            skips the host check there to avoid a sync), raised at the next synchronizing call.
     """
     if tensor.dtype is not dt.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
@@ -482,8 +484,11 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             raise RuntimeError("Class values must be non-negative.")
         if a.max() >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
-    classes = creation.arange(num_classes, device=tensor.device)
-    return ops.binary("eq", tensor.unsqueeze(-1), classes).to(dt.int64)
+    if tensor.device.type == "cpu":
+        classes = creation.arange(num_classes, device=tensor.device)
+        return ops.binary("eq", tensor.unsqueeze(-1), classes).to(dt.int64)
+    zeros = ops.full((*tensor.shape, num_classes), 0, dt.int64, tensor.device)
+    return indexing.scatter(zeros, -1, tensor.detach().unsqueeze(-1), 1)
 
 
 # ----------------------------------------------------------------------------------------- normalisation
@@ -1133,6 +1138,8 @@ def _nll(logp: Tensor, t: Tensor, w: Tensor | None, ignore_index: int, reduction
     m, c = logp.shape
     if logp.device.type == "cpu":
         _cpu_target_check(t._host(), c, ignore_index)
+    else:  # as PyTorch's nll kernel, a bad class index is a device-side assertion (no host sync)
+        indexing.check_class_indices(t, c, ignore_index)
     valid = ops.binary("ne", t, ignore_index)
     hot = ops.binary("eq", t.unsqueeze(1), creation.arange(c, device=logp.device))  # (M, C)
     picked = reductions.sum(ops.where(hot, logp, 0.0), 1)
