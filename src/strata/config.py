@@ -17,7 +17,8 @@ from pathlib import Path
 
 GPUS: tuple[str, ...] = ("h100", "h200", "a100", "mi300x")
 DEFAULT_GPU = "h200"
-DEFAULT_LAUNCH_BUDGET = 5_000_000_000
+DEFAULT_LAUNCH_BUDGET = 0  # no instruction cap: the wall-clock watchdog stops runaway kernels
+DEFAULT_KERNEL_TIMEOUT = 60.0  # seconds
 DEFAULT_CHUNK_LANES = 65536
 MAX_DEBUG = 4
 
@@ -27,8 +28,10 @@ ENV_VARS: dict[str, str] = {
     "STRATA_CACHE_DIR": "directory for the NVRTC PTX cache (default $XDG_CACHE_HOME/strata/ptx, "
     "else ~/.cache/strata/ptx)",
     "STRATA_DEBUG": "verbosity 0-4: 1 launches, 2 +sources, 3 +PTX, 4 +per-instruction trace (default 0)",
-    "STRATA_LAUNCH_BUDGET": "max thread-instructions one launch may execute before LaunchTimeout "
-    f"(default {DEFAULT_LAUNCH_BUDGET:_})",
+    "STRATA_KERNEL_TIMEOUT": "seconds of wall-clock time one kernel may run before the watchdog stops it "
+    f"with LaunchTimeout; 0 = off (default {DEFAULT_KERNEL_TIMEOUT:g})",
+    "STRATA_LAUNCH_BUDGET": "optional cap on thread-instructions one launch may execute before LaunchTimeout; "
+    "0 = unlimited (default 0)",
     "STRATA_CHUNK_LANES": "threads the emulator executes at once, as one vector "
     f"(default {DEFAULT_CHUNK_LANES})",
     "STRATA_NVCC": "path to nvcc, or 0 to never use it (default: nvcc on PATH, if any)",
@@ -49,8 +52,10 @@ class Settings:
         gpu: model of the virtual GPU (`STRATA_GPU`), lower-case, one of `GPUS`.
         cache_dir: where compiled PTX is cached (`STRATA_CACHE_DIR`); created on first write.
         debug: verbosity level 0-4 (`STRATA_DEBUG`).
-        launch_budget: thread-instructions a single launch may execute (`STRATA_LAUNCH_BUDGET`);
-            the emulator raises LaunchTimeout past it, the way a watchdog kills a hung kernel.
+        kernel_timeout: seconds of wall-clock time one kernel may run (`STRATA_KERNEL_TIMEOUT`, 0 = no
+            limit); the engine raises LaunchTimeout past it, the way a watchdog kills a hung kernel.
+        launch_budget: an optional cap on thread-instructions per launch (`STRATA_LAUNCH_BUDGET`,
+            0 = unlimited, the default); LaunchTimeout past it.
         chunk_lanes: how many threads the emulator runs at once as one NumPy vector
             (`STRATA_CHUNK_LANES`); trades memory for speed, never changes results.
         nvcc: resolved path to nvcc, or None when absent or disabled (`STRATA_NVCC`).
@@ -68,6 +73,7 @@ class Settings:
     gpu: str = DEFAULT_GPU
     cache_dir: Path = Path("~/.cache/strata/ptx").expanduser()
     debug: int = 0
+    kernel_timeout: float = DEFAULT_KERNEL_TIMEOUT
     launch_budget: int = DEFAULT_LAUNCH_BUDGET
     chunk_lanes: int = DEFAULT_CHUNK_LANES
     nvcc: Path | None = None
@@ -121,7 +127,8 @@ def _read(env: Mapping[str, str]) -> Settings:
         gpu=gpu,
         cache_dir=_cache_dir(env),
         debug=_int(env, "STRATA_DEBUG", 0, lo=0, hi=MAX_DEBUG),
-        launch_budget=_int(env, "STRATA_LAUNCH_BUDGET", DEFAULT_LAUNCH_BUDGET, lo=1),
+        kernel_timeout=_seconds(env, "STRATA_KERNEL_TIMEOUT", DEFAULT_KERNEL_TIMEOUT),
+        launch_budget=_int(env, "STRATA_LAUNCH_BUDGET", DEFAULT_LAUNCH_BUDGET, lo=0),
         chunk_lanes=_int(env, "STRATA_CHUNK_LANES", DEFAULT_CHUNK_LANES, lo=1),
         nvcc=_nvcc(env),
         devices=_devices(env, gpu),
@@ -189,6 +196,19 @@ def _int(env: Mapping[str, str], name: str, default: int, *, lo: int, hi: int | 
         rng = f"in {lo}..{hi}" if hi is not None else f">= {lo}"
         raise ValueError(f"{name} must be an integer {rng}, got {raw!r}")
     return int(value)
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw.replace("_", ""))
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a number of seconds >= 0 (0 = off), got {raw!r}")
+    return value
 
 
 def _nvcc(env: Mapping[str, str]) -> Path | None:

@@ -90,9 +90,20 @@ class DeviceFault(CudaError):
 
 
 class LaunchTimeout(CudaError):
-    """A kernel ran past the launch budget (`STRATA_LAUNCH_BUDGET`) and was stopped."""
+    """A kernel ran past the kernel watchdog (`STRATA_KERNEL_TIMEOUT` seconds) or the optional
+    instruction cap (`STRATA_LAUNCH_BUDGET`) and was stopped."""
 
     default_name = "cudaErrorLaunchTimeout"
+
+
+class LaunchCancelled(CudaError):
+    """A running kernel was stopped from the host: a device reset or a KeyboardInterrupt (Ctrl-C).
+
+    The engine raises it at the next basic block; the command processor stops the kernel's queue
+    with it, so it becomes the context's sticky error (`cudaErrorLaunchFailure`) until a reset.
+    """
+
+    default_name = "cudaErrorLaunchFailure"
 
 
 class InvalidLaunchConfig(CudaError):

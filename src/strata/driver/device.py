@@ -3,7 +3,9 @@
 Source of truth for what the driver owns per device: its VRAM manager, its command processor (queues
 bound to the compute and DMA engines), doorbells, the interrupt handler, telemetry, and which
 runtime contexts have it open. A device that faulted keeps running other queues; `reset()` stops
-its queues, frees its memory and starts it clean.
+its queues (cancelling a running kernel first), frees its memory and starts it clean. `interrupt()`
+(Ctrl-C) stops every queue and the running kernel. Waiting for the device never outlasts a fault:
+stopped queues count as idle, and after `close()` (interpreter exit) there is nothing to wait for.
 """
 
 from __future__ import annotations
@@ -21,16 +23,17 @@ from strata.driver.hostmem import HOST_MEMORY
 from strata.driver.interrupts import EVENTS
 from strata.driver.telemetry import Telemetry, TelemetrySample
 from strata.driver.vram import VramManager
-from strata.errors import CudaError
+from strata.errors import CudaError, LaunchCancelled
 from strata.hw import aql
 from strata.hw.catalog import get_spec
 from strata.hw.cp import CommandProcessor, HwQueue, KernelObject
-from strata.hw.engine import LaunchConfig, LaunchResult
+from strata.hw.engine import DEFAULT_STACK_BYTES, MAX_LOCAL_BYTES, LaunchConfig, LaunchControl, LaunchResult
 from strata.hw.gpu import VirtualGPU
 from strata.hw.jit import Program
 from strata.hw.ptx.ir import Module
 
 MAX_QUEUE_SIZE = 1 << 17  # packets (HSA_AGENT_INFO_QUEUE_MAX_SIZE on MI300X)
+_WAIT_POLL_S = 0.0002
 QueueErrorHandler = Callable[[HwQueue, BaseException], None]
 
 
@@ -57,6 +60,9 @@ class DeviceFile:
         self._queue_ids = 0
         self._lock = threading.Lock()
         self.doorbells = 0
+        self.stack_bytes = DEFAULT_STACK_BYTES  # cudaLimitStackSize: call stack per thread
+        self.faulted = False  # a queue stopped on an error since the last reset
+        self.interrupted = False  # its work was stopped by a KeyboardInterrupt
 
     # -- memory
     def alloc(self, size: int, tag: str = "", alignment: int = 4096) -> int:
@@ -101,8 +107,15 @@ class DeviceFile:
     def unregister_kernel(self, handle: int) -> None:
         self.cp.unregister_kernel_object(handle)
 
-    def _run_kernel(self, ko: KernelObject, launch: LaunchConfig) -> LaunchResult:
-        return self.gpu.launch(ko.program, ko.name, launch)
+    def set_stack_size(self, nbytes: int) -> None:
+        """cudaDeviceSetLimit(cudaLimitStackSize): bytes of call stack per thread for later launches."""
+        if not 0 < nbytes <= MAX_LOCAL_BYTES:
+            raise CudaError("cudaErrorInvalidValue", f"[set_limit] stack size must be in 1..{MAX_LOCAL_BYTES} bytes "
+                            f"per thread (the local memory limit), got {nbytes}")
+        self.stack_bytes = -(-nbytes // 16) * 16
+
+    def _run_kernel(self, ko: KernelObject, launch: LaunchConfig, control: LaunchControl) -> LaunchResult:
+        return self.gpu.launch(ko.program, ko.name, launch, control=control, stack_bytes=self.stack_bytes)
 
     # -- queues, doorbells, interrupts (hsaKmtCreateQueue, the doorbell page, KFD events)
     def create_queue(self, size: int, engine: str, on_error: QueueErrorHandler) -> HwQueue:
@@ -141,7 +154,8 @@ class DeviceFile:
 
     def _queue_error(self, queue: HwQueue, exc: BaseException) -> None:
         handler = self._queue_handlers.get(queue.id)
-        if handler is not None:
+        if handler is not None:  # none: a queue destroyed by reset, whose cancelled kernel just stopped
+            self.faulted = True
             handler(queue, exc)
         EVENTS.broadcast()  # waiters re-check and find the error
 
@@ -149,28 +163,48 @@ class DeviceFile:
     def idle(self) -> bool:
         return self.cp.idle()
 
+    def stop_queue(self, queue: HwQueue, error: BaseException, *, notify: bool = False) -> None:
+        """Stop a queue as if it had faulted with `error` (a context's sticky error stops all of its
+        queues): nothing more of it runs and a kernel of it running now is cancelled."""
+        self.cp.stop_queue(queue, error, notify=notify)
+
+    def interrupt(self, reason: str = "KeyboardInterrupt") -> None:
+        """The host was interrupted (Ctrl-C): stop every queue and the running kernel, so the
+        process can exit at once. Each queue's owner gets the LaunchCancelled as its sticky error."""
+        self.interrupted = True
+        error = LaunchCancelled(message=f"work on device {self.index} was stopped: {reason}")
+        for q in self.cp.queues():
+            self.cp.stop_queue(q, error)
+        self.cp.cancel(reason)  # a kernel of an orphaned queue, too
+        EVENTS.broadcast()
+
     def wait_idle(self, timeout: float = 60.0) -> bool:
-        """Wait until every queue is drained or stopped by an error. From an engine thread (a
-        garbage-collected array freed there) it returns at once: the engine cannot wait for itself."""
-        if self.cp.on_engine_thread():
+        """Wait until every queue is drained or stopped by an error. Returns at once from an engine
+        thread (a garbage-collected array freed there: the engine cannot wait for itself) and after
+        `close()` (interpreter exit: no packet runs any more). False if `timeout` passed first."""
+        if self.cp.on_engine_thread() or not self.cp.running:
             return self.cp.idle()
         deadline = time.monotonic() + timeout
         while not self.cp.idle():
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or not self.cp.running:
                 return False
-            time.sleep(0.0002)
+            time.sleep(_WAIT_POLL_S)  # a short sleep: Ctrl-C raises KeyboardInterrupt here promptly
         return True
 
     def telemetry_sample(self) -> TelemetrySample:
         return self.telemetry.sample(memory_used=self.vram.stats().used, now=self.cp.now())
 
     def reset(self) -> None:
-        """Stop every queue, free all device memory and code objects, zero the clocks."""
+        """Stop every queue and the running kernel (it stops at its next basic block, before this
+        returns, so nothing writes to memory allocated afterwards), free all device memory and code
+        objects, zero the clocks."""
         with trace.span("L1", "device_reset", device=self.index):
             for eng in self.cp.engines.values():
                 for q in list(eng.queues):
                     self.destroy_queue(q)
+            self.cp.cancel(f"device {self.index} was reset")
             self.wait_idle(timeout=10.0)
+            self.faulted = self.interrupted = False
             self.vram.free_all()
             self.cp.kernel_objects.clear()
             self.cp.reset_clocks()

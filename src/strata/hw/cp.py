@@ -13,7 +13,10 @@ it (the runtime's modeled host clock, kept beside the ring), when its engine is 
 previous packet of its queue ended (barrier bit), and when its dependencies completed. Kernels on
 one device run one at a time on the compute engine; copies overlap with them on the DMA engines.
 A packet that faults stops its queue and is reported through `on_queue_error`; other queues and
-devices go on.
+devices go on. The completion signals of the stopped packets are marked failed in signal memory, so a
+barrier on another queue that depends on one stops its queue with the same error instead of waiting
+forever, and a host waiting on one is told. A running kernel can be stopped from the host
+(`cancel`, `stop_queue`): the engine checks the launch's cancel flag at every basic block.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from strata.errors import CudaError
 from strata.hw import aql
 from strata.hw.aql import AgentDispatch, AgentOp, Barrier, CopyFlags, KernelDispatch, PacketType
 from strata.hw.dma import copy_seconds
-from strata.hw.engine import LaunchConfig, LaunchResult
+from strata.hw.engine import LaunchConfig, LaunchControl, LaunchResult
 from strata.hw.perf import ModeledTime, model_launch
 from strata.hw.signals import SIGNALS, HwSignal
 
@@ -107,17 +110,20 @@ class _Engine:
         self.blocked = False  # some queue's next packet waits on a signal: signal changes must wake us
         self.thread: threading.Thread | None = None
         self.busy_packet = False
+        self.busy_queue: HwQueue | None = None  # the queue whose packet runs now
+        self.control: LaunchControl | None = None  # the running kernel's cancel handle
 
 
 class CommandProcessor:
     """Runs the packets of registered queues for one GPU. Threads start with the first queue.
 
-    `run_kernel(kernel_object, config)` executes a kernel on the SIMT engine; `memory` is the HBM;
-    the callbacks are the driver's: interrupt(event_id), on_queue_error(queue, exception),
-    on_busy(engine, start, end).
+    `run_kernel(kernel_object, config, control)` executes a kernel on the SIMT engine (`control` cancels
+    it); `memory` is the HBM; the callbacks are the driver's: interrupt(event_id),
+    on_queue_error(queue, exception), on_busy(engine, start, end).
     """
 
-    def __init__(self, spec: Any, memory: Any, run_kernel: Callable[[KernelObject, LaunchConfig], LaunchResult],
+    def __init__(self, spec: Any, memory: Any,
+                 run_kernel: Callable[[KernelObject, LaunchConfig, LaunchControl], LaunchResult],
                  *, interrupt: Callable[[int], None], on_queue_error: Callable[[HwQueue, BaseException], None],
                  on_busy: Callable[[str, float, float], None]) -> None:
         self.spec = spec
@@ -160,6 +166,31 @@ class CommandProcessor:
             eng.queues = [q for q in eng.queues if q is not queue]
         queue.active = False
 
+    def stop_queue(self, queue: HwQueue, error: BaseException, *, notify: bool = True) -> None:
+        """Stop `queue` with `error` as if its next packet had faulted: nothing more of it runs, a
+        kernel of it that is running now is cancelled, its pending packets' signals fail. `notify`
+        reports it through on_queue_error (the owner's sticky error)."""
+        if queue.error is not None:
+            return
+        queue.error = error
+        for eng in self.engines.values():
+            if eng.busy_queue is queue and eng.control is not None:
+                eng.control.cancel(str(error))
+        self._fail_pending(queue, error)
+        if notify:
+            self.on_queue_error(queue, error)
+        self.kick(self.engines[queue.engine])
+
+    def cancel(self, reason: str) -> None:
+        """Stop every kernel running now (device reset, interpreter exit); their queues stop with
+        LaunchCancelled once the engine sees the flag, at its next basic block."""
+        for eng in self.engines.values():
+            if eng.control is not None:
+                eng.control.cancel(reason)
+
+    def queues(self) -> list[HwQueue]:
+        return [q for e in self.engines.values() for q in e.queues]
+
     def ring_doorbell(self, queue: HwQueue, value: int) -> None:
         queue.doorbell = value
         self.kick(self.engines[queue.engine])
@@ -195,9 +226,16 @@ class CommandProcessor:
         for e in self.engines.values():
             e.clock = 0.0
 
+    @property
+    def running(self) -> bool:
+        """False once shut down: no packet runs any more, so nobody needs to wait for this device."""
+        return self._running
+
     def shutdown(self, timeout: float = 5.0) -> None:
+        """Stop the engines: the packet running now (a kernel is cancelled) is the last."""
         self._running = False
         SIGNALS.remove_listener(self.kick_all)
+        self.cancel("the process is exiting")
         for eng in self.engines.values():
             eng.kicked = True
             with eng.wake:
@@ -239,14 +277,21 @@ class CommandProcessor:
                     break
                 submitted, correlation, depth = q.meta[slot]
                 start = max(submitted, deps_end, q.last_end if packet.barrier else 0.0)
+                eng.busy_queue = q
                 eng.busy_packet = True
                 with trace.correlated(correlation, depth, (q.id, q.read_index)):
                     record = self._execute(eng, packet, start)
             except Exception as exc:  # a fault: the queue stops, the error goes to the driver
-                eng.busy_packet = False
-                q.error = exc
-                trace.emit("L0", "queue_error", correlation=q.meta[slot][1], queue=q.id, error=type(exc).__name__)
-                self.on_queue_error(q, exc)
+                try:
+                    if q.error is None:  # else stopped from outside (stop_queue), which reported it
+                        q.error = exc
+                        trace.emit("L0", "queue_error", correlation=q.meta[slot][1], queue=q.id,
+                                   error=type(exc).__name__)
+                        self._fail_pending(q, exc)
+                        self.on_queue_error(q, exc)
+                finally:  # busy until reported: a host waiting for idle then sees the error
+                    eng.busy_packet = False
+                    eng.busy_queue = None
                 return ran
             q.last_end = record.end
             correlation = q.meta[slot][1]
@@ -259,6 +304,7 @@ class CommandProcessor:
                 with trace.correlated(correlation, depth, (q.id, index)):
                     self._complete(signal, record, correlation)
             eng.busy_packet = False
+            eng.busy_queue = None
             ran = True
             # Hand the interpreter lock to a host thread that wants it: a real GPU never takes CPU
             # time from the program feeding it, so the emulated one should not starve it either.
@@ -300,7 +346,14 @@ class CommandProcessor:
                 f"[dispatch {ko.name}] group_segment_size {p.group_segment_size} is smaller than the kernel's "
                 f"static group (shared) memory of {ko.static_group_segment_size} bytes")
         config = LaunchConfig(grid, p.workgroup, dynamic_shared, params)  # type: ignore[arg-type]
-        result = self.run_kernel(ko, config)
+        eng = self.engines["compute"]
+        eng.control = control = LaunchControl()
+        try:
+            if not self._running:
+                control.cancel("the process is exiting")
+            result = self.run_kernel(ko, config, control)
+        finally:
+            eng.control = None
         modeled = model_launch(self.spec, result.counters, grid_blocks=config.num_blocks,
                                threads_per_block=config.threads_per_block, regs_per_thread=ko.registers,
                                smem_per_block=result.shared_bytes_per_block)
@@ -345,6 +398,19 @@ class CommandProcessor:
                             f"{self.memory.describe_nearest(address)}")
         return self.memory.host_pointer(address)
 
+    def _fail_pending(self, q: HwQueue, error: BaseException) -> None:
+        """The packets left in a stopped queue (the faulting one included) will never complete: mark
+        their completion signals failed, so nothing waits on them forever."""
+        for index in range(q.read_index, q.write_index):
+            off = (index & q.mask) * aql.PACKET_SIZE
+            if aql.packet_type(q.ring, off) == PacketType.INVALID:
+                continue
+            try:
+                handle = aql.decode(q.ring, off).completion_signal
+            except Exception:  # noqa: BLE001 - a malformed packet completes nothing anyway
+                continue
+            SIGNALS.fail(handle, error)
+
     def _complete(self, sig: HwSignal, record: DispatchRecord, correlation: int) -> None:
         sig.start_ts, sig.end_ts, sig.profile = record.start, record.end, record
         SIGNALS.add(sig.handle, -1)
@@ -361,6 +427,10 @@ def _dependencies(packet: aql.Packet) -> tuple[bool, float]:
     if not packet.deps:
         return not packet.is_or, 0.0
     ends = []
+    failed = [e for e in (SIGNALS.failure(h) for h in packet.deps) if e is not None]
+    if failed and (not packet.is_or or len(failed) == len(packet.deps)):
+        # the packet it waits for sits in a stopped queue: this queue stops with the same error
+        raise failed[0]
     for h in packet.deps:
         sig = SIGNALS.get(h)
         # A destroyed signal can never complete: AND treats it as met (else it would hang), OR not.

@@ -8,13 +8,14 @@ splits the active mask, both sides run, and lanes rejoin at the branch's immedia
 
 from __future__ import annotations
 
+import mmap
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from strata.errors import DeviceFault, LaunchTimeout
+from strata.errors import CudaError, DeviceFault, LaunchCancelled, LaunchTimeout
 from strata.hw.counters import INSTRUCTION_CLASSES, Counters
 from strata.hw.isa.registry import LaneFault
 from strata.hw.jit import EXIT, JitFunction, Program, const_value
@@ -42,6 +43,28 @@ def _keep_freed_memory() -> None:
 
 
 _keep_freed_memory()
+
+POLL_BLOCKS = 32  # basic blocks between looks at the watchdog clock and the cancel flag
+MAX_LOCAL_BYTES = 512 * 1024  # per thread (CUDA's local memory limit on sm_70..sm_100)
+DEFAULT_STACK_BYTES = 1024  # cudaLimitStackSize's default, per thread
+LOCAL_CHUNK_BYTES = 256 << 20  # most local memory one chunk may back; bigger footprints get fewer lanes
+_LAZY_BYTES = 1 << 20  # local arrays this big are mapped, so only pages threads touch take host RAM
+
+
+class LaunchControl:
+    """The host's handle on a running launch: `cancel(reason)` makes the engine stop it at the next
+    basic block (raising LaunchCancelled). Safe to call from any thread, before or during the launch."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+        self.launch: Launch | None = None
+
+    def cancel(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+        launch = self.launch
+        if launch is not None:
+            launch.polls = 0  # the engine polls at its next basic block instead of up to POLL_BLOCKS later
 
 
 @dataclass
@@ -87,6 +110,11 @@ class Launch:
     executed: int = 0
     acc: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict)
     start_ns: int = 0
+    timeout_s: float = 0.0  # the wall-clock watchdog (STRATA_KERNEL_TIMEOUT); 0 = off
+    stack_bytes: int = DEFAULT_STACK_BYTES  # cudaLimitStackSize, per thread
+    control: LaunchControl | None = None
+    polls: int = POLL_BLOCKS  # basic blocks left before the next watchdog/cancel look
+    start_s: float = 0.0  # time.monotonic() at start
 
     def cached(self, key: str, nblocks: int, make: Any) -> Any:
         """A chunk-geometry array, shared by launches with the same block shape (read-only)."""
@@ -138,7 +166,7 @@ class Chunk:
         # per lane: where its block's shared memory starts in `self.shared`
         self.shared_base: np.ndarray = launch.cached(
             "shared_base", nblocks, lambda: self.block_local * self.shared_size)
-        self.local: np.ndarray | None = None  # (n, capacity) bytes, grown on demand
+        self.local: np.ndarray | None = None  # (n, capacity) bytes, grown on demand, mapped lazily when big
         self.local_top = 0
         self.frames: list[Frame] = []
         self._specials: dict[str, Any] = {}
@@ -149,12 +177,17 @@ class Chunk:
         cap = 0 if self.local is None else self.local.shape[1]
         if top > cap:
             new_cap = max(top, 2 * cap, 64)
-            grown = np.zeros((self.n, new_cap), dtype=np.uint8)
+            grown = _zeros(self.n, new_cap)
             if self.local is not None:
                 grown[:, :cap] = self.local
             self.local = grown
         self.local_top = top
         return base
+
+    def stack_limit(self) -> int:
+        """Bytes of call stack each thread may use (cudaLimitStackSize of the launching device).
+        Device-function calls check it (isa/control.py) and fault with "stack overflow" past it."""
+        return self.launch.stack_bytes
 
     def special(self, name: str, dtype: np.dtype) -> Any:
         key = f"{name}:{dtype.str}"
@@ -235,6 +268,14 @@ class Chunk:
         if m is None:
             return self.n, self.n // 32
         return int(np.count_nonzero(m)), int(np.count_nonzero(m.reshape(-1, 32).any(axis=1)))
+
+
+def _zeros(n: int, cap: int) -> np.ndarray:
+    """A zeroed (n, cap) byte array; a big one is an anonymous mapping, whose pages the OS backs
+    only when first written, so host memory follows what the kernel's threads touch."""
+    if n * cap < _LAZY_BYTES:
+        return np.zeros((n, cap), dtype=np.uint8)
+    return np.frombuffer(mmap.mmap(-1, n * cap), dtype=np.uint8).reshape(n, cap)
 
 
 def _shared_size(launch: Launch) -> int:
@@ -322,7 +363,7 @@ def run_frame(f: Frame, mask: np.ndarray | None) -> None:
     stack.append(_Entry(0, mask, EXIT, True, tc, wc))
     chunk.frames.append(f)
     V = f.V
-    budget = launch.budget
+    budget = launch.budget or 1 << 126
     try:
         while stack:
             e = stack[-1]
@@ -340,10 +381,9 @@ def run_frame(f: Frame, mask: np.ndarray | None) -> None:
             acc_t[b] += e.tc
             acc_w[b] += e.wc
             launch.executed += blk.n_instructions * e.tc
-            if launch.executed > budget:
-                raise LaunchTimeout(message=(
-                    f"kernel {launch.kernel.name} ran past the launch budget of {budget:,} thread-instructions "
-                    f"(STRATA_LAUNCH_BUDGET); stopped in {f.jf.name} at PTX line {blk.lines[-1]}"))
+            launch.polls -= 1
+            if launch.polls <= 0 or launch.executed > budget:
+                _poll(launch, f, blk)
             term = blk.term
             if term == "fall":
                 e.pc = b + 1 if b + 1 < len(blocks) else EXIT
@@ -376,6 +416,27 @@ def run_frame(f: Frame, mask: np.ndarray | None) -> None:
     finally:
         chunk.frames.pop()
         f.release()
+
+
+def _poll(launch: Launch, f: Frame, blk: Any) -> None:
+    """Every POLL_BLOCKS basic blocks (at once after a cancel): stop the launch if the host cancelled
+    it, the watchdog's time ran out, or the optional instruction cap was passed."""
+    launch.polls = POLL_BLOCKS
+    where = f"in {f.jf.name} at PTX line {blk.lines[-1] if blk.lines else '?'}"
+    name = launch.kernel.name
+    control = launch.control
+    if control is not None and control.reason is not None:
+        raise LaunchCancelled(message=f"kernel {name} was stopped {where}: {control.reason}")
+    elapsed = time.monotonic() - launch.start_s
+    if launch.budget and launch.executed > launch.budget:
+        raise LaunchTimeout(message=(
+            f"kernel {name} ran past the launch budget of {launch.budget:,} thread-instructions "
+            f"(STRATA_LAUNCH_BUDGET) after {elapsed:.1f} s; stopped {where}"))
+    if launch.timeout_s and elapsed > launch.timeout_s:
+        raise LaunchTimeout(message=(
+            f"kernel {name} ran for {elapsed:.1f} s, past the kernel watchdog of {launch.timeout_s:g} s "
+            f"(STRATA_KERNEL_TIMEOUT; 0 turns it off); stopped {where} after {launch.executed:,} "
+            "thread-instructions"))
 
 
 def _branch(f: Frame, e: _Entry, b: int, blk: Any, p: np.ndarray) -> None:
@@ -429,18 +490,34 @@ def _exit_lanes(chunk: Chunk, lanes: np.ndarray) -> None:
 
 
 def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: DeviceMemory, *,
-            sm_count: int, budget: int, chunk_lanes: int) -> LaunchResult:
+            sm_count: int, budget: int, chunk_lanes: int, timeout_s: float = 0.0,
+            stack_bytes: int = DEFAULT_STACK_BYTES, control: LaunchControl | None = None) -> LaunchResult:
     """Run one kernel launch to completion on the virtual GPU.
 
-    Raises DeviceFault (memcheck, trap, assert) or LaunchTimeout; device memory outside what the
-    kernel wrote stays intact and the device stays usable.
+    `budget` caps thread-instructions (0 = no cap); `timeout_s` is the wall-clock watchdog (0 = off);
+    `control.cancel()` from another thread stops the launch. Raises DeviceFault (memcheck, trap,
+    assert), LaunchTimeout or LaunchCancelled; device memory outside what the kernel wrote stays
+    intact and the device stays usable.
     """
     jf = program.functions[kernel_name]
-    launch = Launch(program, jf, config, mem, sm_count, budget, chunk_lanes)
+    if jf.local_size > MAX_LOCAL_BYTES:
+        raise CudaError("cudaErrorLaunchOutOfResources",
+                        f"[launch {kernel_name}] {jf.local_size:,} bytes of local memory per thread; the limit is "
+                        f"{MAX_LOCAL_BYTES:,} (512 KiB)")
+    launch = Launch(program, jf, config, mem, sm_count, budget, chunk_lanes, timeout_s=timeout_s,
+                    stack_bytes=stack_bytes, control=control)
     launch.start_ns = time.perf_counter_ns()
+    launch.start_s = time.monotonic()
+    if control is not None:
+        control.launch = launch
+        if control.reason is not None:
+            launch.polls = 0
     t0 = time.perf_counter()
     lanes_per_block = -(-config.threads_per_block // 32) * 32
     per_chunk = max(1, chunk_lanes // lanes_per_block)
+    if jf.local_size:  # local memory is per lane: a big footprint runs fewer blocks at a time
+        per_lane = -(-jf.local_size // 16) * 16
+        per_chunk = max(1, min(per_chunk, LOCAL_CHUNK_BYTES // (per_lane * lanes_per_block)))
     nblocks = config.num_blocks
     with np.errstate(all="ignore"):
         for first in range(0, nblocks, per_chunk):

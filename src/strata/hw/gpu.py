@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from strata import config, trace
 from strata.hw.catalog import GPUSpec, get_spec
-from strata.hw.engine import LaunchConfig, LaunchResult, execute
+from strata.hw.engine import DEFAULT_STACK_BYTES, LaunchConfig, LaunchControl, LaunchResult, execute
 from strata.hw.jit import Program
 from strata.hw.memory import DeviceMemory
 from strata.hw.ptx.ir import Module
@@ -39,10 +39,14 @@ class VirtualGPU:
         if any instruction cannot run)."""
         return Program(module, global_addresses)
 
-    def launch(self, program: Program, kernel: str, launch: LaunchConfig) -> LaunchResult:
+    def launch(self, program: Program, kernel: str, launch: LaunchConfig, *, control: LaunchControl | None = None,
+               stack_bytes: int = DEFAULT_STACK_BYTES) -> LaunchResult:
+        """Run a launch to completion (see `engine.execute`); `control` lets another thread cancel it,
+        `stack_bytes` is the per-thread call stack (cudaLimitStackSize)."""
         s = config.settings()
         with trace.span("L0", "execute", kernel=kernel, threads=launch.num_blocks * launch.threads_per_block) as ev:
             result = execute(program, kernel, launch, self.memory, sm_count=self.spec.sm_count,
-                             budget=s.launch_budget, chunk_lanes=s.chunk_lanes)
+                             budget=s.launch_budget, chunk_lanes=s.chunk_lanes, timeout_s=s.kernel_timeout,
+                             stack_bytes=stack_bytes, control=control)
             ev["thread_instructions"] = result.counters.total_thread_instructions
         return result

@@ -46,6 +46,7 @@ class SignalMemory:
         self._signals: dict[int, HwSignal] = {}
         self._handles = itertools.count(1)
         self._listeners: list[Callable[[], None]] = []
+        self._failed: dict[int, BaseException] = {}  # signals whose packet can never complete, and why
 
     def create(self, value: int, event_id: int = 0) -> HwSignal:
         sig = HwSignal(next(self._handles), value, event_id)
@@ -54,6 +55,19 @@ class SignalMemory:
 
     def destroy(self, handle: int) -> None:
         self._signals.pop(handle, None)
+        self._failed.pop(handle, None)
+
+    def fail(self, handle: int, error: BaseException) -> None:
+        """Mark a signal as never going to complete: the packet that would decrement it sits in a
+        queue stopped by `error`. Barriers depending on it stop too, and waiters get the error,
+        instead of both waiting forever."""
+        if handle and handle in self._signals and handle not in self._failed:
+            self._failed[handle] = error
+            self._notify()
+
+    def failure(self, handle: int) -> BaseException | None:
+        """The error that stopped the packet which would complete `handle`, if one did."""
+        return self._failed.get(handle) if self._failed else None
 
     def get(self, handle: int) -> HwSignal | None:
         return self._signals.get(handle)

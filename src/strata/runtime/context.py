@@ -13,7 +13,11 @@ Source of truth for stream semantics in strata:
 - An event record is a barrier-AND packet with a fresh completion signal; its modeled end is the
   event's timestamp. `Stream.wait_event` queues a barrier-AND on the waiting stream.
 - A kernel or copy fault stops its queue and becomes the context's sticky error: every later call
-  that synchronizes (and every launch) raises it, until `reset()`.
+  that synchronizes (and every launch) raises it, until `reset()`. The context's other queues stop
+  with it (their queued work would never be waited for), so freeing memory or exiting after a fault
+  never waits on work that cannot run.
+- A KeyboardInterrupt while the host waits on the device stops the device's work (the running kernel
+  at its next basic block) before it propagates, so Ctrl-C ends a program promptly.
 - The modeled host clock: the host submits at `host_time`, which moves forward to a completion's
   modeled end whenever the host waits for it.
 """
@@ -79,6 +83,14 @@ class Context:
         with self._lock:
             if self.error is None:
                 self.error = exc
+            error = self.error
+            siblings = [uq.hw for s in list(self.streams) for uq in list(s.queues.values()) if uq.hw is not queue]
+        for hq in siblings:  # a sticky error ends the context: its other queues stop too
+            self.device.stop_queue(hq, error)
+
+    def interrupted(self) -> None:
+        """The host thread was interrupted (KeyboardInterrupt) while waiting: stop the device's work."""
+        self.device.interrupt("KeyboardInterrupt")
 
     # -- memory
     def malloc(self, size: int, tag: str = "") -> int:
@@ -86,8 +98,13 @@ class Context:
         return self.device.alloc(size, tag)
 
     def free(self, address: int) -> None:
-        """cudaFree: waits for the device to finish work that may still use the memory."""
-        self.device.wait_idle()
+        """cudaFree: waits for the device to finish work that may still use the memory (after a
+        fault only for a packet still running, as the stopped queues run nothing more)."""
+        try:
+            self.device.wait_idle()
+        except KeyboardInterrupt:
+            self.interrupted()
+            raise
         self.device.free(address)
 
     def memcpy_htod(self, dst: int, host: np.ndarray, stream: Stream | None = None, *,
@@ -146,7 +163,17 @@ class Context:
 
     def _await(self, signal: Signal, timeout: float | None = None) -> bool:
         with trace.span("L2", "signal_wait"):  # the host blocked on the device (summaries count it apart)
-            value = signal.wait(Condition.EQ, 0, timeout, check=self.check)
+            def check() -> None:
+                self.check()
+                failure = signal.failure  # its packet sits in a queue another context's fault stopped
+                if failure is not None:
+                    raise failure
+
+            try:
+                value = signal.wait(Condition.EQ, 0, timeout, check=check)
+            except KeyboardInterrupt:
+                self.interrupted()
+                raise
         if value != 0:
             self.check()
             return False

@@ -3,8 +3,11 @@
 A `Signal` owns one slot of signal memory (hw/signals.py) and names the interrupt event that wakes
 its waiters. `wait` follows `hsa_signal_wait_scacquire`: it returns the value it observed once the
 condition held at some moment, or when the timeout passed, and it tolerates spurious wake-ups by
-re-checking. Packets hold on to the signals they name until they retire, so a signal is destroyed
-only when neither the program nor an in-flight packet can still use it.
+re-checking. It sleeps at most `_MAX_SLEEP_S` at a time, so a KeyboardInterrupt reaches the waiting
+thread promptly. `failure` names the error that stopped the queue of the packet that would complete
+the signal (so the runtime can raise it rather than wait forever). Packets hold on to the signals they name until
+they retire, so a signal is destroyed only when neither the program nor an in-flight packet can still
+use it.
 
 Example:
     >>> from strata.driver import EVENTS
@@ -58,6 +61,11 @@ class Signal:
     @property
     def value(self) -> int:
         return self.hw.value
+
+    @property
+    def failure(self) -> BaseException | None:
+        """The error that stopped the queue holding the packet that would complete this signal."""
+        return SIGNALS.failure(self.handle)
 
     @property
     def done(self) -> bool:
