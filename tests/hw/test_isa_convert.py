@@ -427,8 +427,7 @@ def test_rejected_forms_and_classes() -> None:
         "cvt.s32.f32 %r1, %f1;", "cvt.f32.s32 %f1, %r1;", "cvt.f32.f64 %f1, %d1;", "cvt.rni.f32.f64 %f1, %d1;",
         "cvt.rn.rz.f32.f64 %f1, %d1;", "cvt.rn.e4m3x2.f32 %h1, %f1, %f2;"])
     ptx_harness.assert_load_fails(cuda.UnsupportedInstruction, regs, [
-        "cvt.rs.f16x2.f32 %r1, %f1, %f2, %r2;", "cvt.pack.sat.u16.s32 %r1, %r2, %r3;",
-        "cvt.rn.satfinite.e2m1x2.f32 %h1, %f1, %f2;"])
+        "cvt.rs.f16x2.f32 %r1, %f1, %f2, %r2;", "cvt.rn.satfinite.e2m1x2.f32 %h1, %f1, %f2;"])
     x = np.arange(LANES, dtype=np.int32)
     body = "cvt.rn.f32.s32 %o0, %i0;\ncvt.s64.s32 %a, %i0;\ncvt.f64.f32 %a, %o0;"  # %a: a harness scratch
     _, rep = ptx_harness.launch_lanes(body, [("s32", x)], [("f32", None)], _NP)

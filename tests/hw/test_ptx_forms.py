@@ -213,3 +213,33 @@ def test_recursion_past_the_stack_limit_is_a_stack_overflow_fault() -> None:
         ptx_harness.launch(RECURSE, "k", 1, 4, np.int32(5000), np.zeros(4, np.int32))
     assert exc.value.name == "cudaErrorLaunchFailure"
     assert exc.value.report["reason"] == "stack overflow"
+
+
+@pytest.mark.parametrize("ctype", ["u16", "s16", "u8", "s8", "u4", "s4", "u2", "s2"])
+def test_cvt_pack_sat(ctype: str) -> None:
+    """d = sat(b) | sat(a) << n | c << 2n (PTX ISA 9.7.9.22), against NumPy clip and shifts."""
+    n = {"u16": 16, "s16": 16, "u8": 8, "s8": 8, "u4": 4, "s4": 4, "u2": 2, "s2": 2}[ctype]
+    rng = np.random.default_rng(n)
+    edges = np.array([0, 1, -1, 2, -2, 7, 8, -8, -9, 127, 128, -128, -129, 255, 256, 32767, 32768, -32768,
+                      -32769, 65535, 65536, 2**31 - 1, -(2**31)], dtype=np.int64)
+    a = np.concatenate([edges, rng.integers(-(2**31), 2**31, 41)]).astype(np.int32)
+    b = np.roll(a, 7)
+    c = rng.integers(0, 2**32, a.size, dtype=np.uint64).astype(np.uint32)
+    body = f"cvt.pack.sat.{ctype}.s32 %o0, %i0, %i1;" if n == 16 else f"cvt.pack.sat.{ctype}.s32.b32 %o0, %i0, %i1, %i2;"
+    (got,) = ptx_harness.run_lanes(body, [("s32", a), ("s32", b), ("u32", c)], [("u32", None)],
+                                   {"s32": np.int32, "u32": np.uint32})
+    lo, hi = (-(2 ** (n - 1)), 2 ** (n - 1) - 1) if ctype[0] == "s" else (0, 2**n - 1)
+    m = 2**n - 1
+    want = (np.clip(b.astype(np.int64), lo, hi) & m) | ((np.clip(a.astype(np.int64), lo, hi) & m) << n)
+    if n < 16:
+        want |= (c.astype(np.int64) << (2 * n)) & 0xFFFFFFFF
+    np.testing.assert_array_equal(got, want.astype(np.uint32))
+
+
+@pytest.mark.parametrize("bad", ["cvt.pack.sat.u8.s32 %o0, %i0, %i1;", "cvt.pack.sat.u16.s32.b32 %o0, %i0, %i1, %i2;",
+                                 "cvt.pack.u8.s32.b32 %o0, %i0, %i1, %i2;", "cvt.pack.sat.u8.u32.b32 %o0, %i0, %i1, %i2;"])
+def test_cvt_pack_malformed(bad: str) -> None:
+    with pytest.raises(PTXSyntaxError):
+        ptx_harness.run_lanes(bad, [("s32", np.zeros(4, np.int32)), ("s32", np.zeros(4, np.int32)),
+                                    ("u32", np.zeros(4, np.uint32))], [("u32", None)],
+                              {"s32": np.int32, "u32": np.uint32})

@@ -17,7 +17,10 @@
 - ``cvt.frnd.f16x2.f32 d, a, b`` / ``.bf16x2``: a goes to the upper half, b to the lower.
 - ``cvt.{rna,rn,rz}.tf32.f32``: the f32 bits with the low 13 mantissa bits rounded off.
 - ``cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.{f32,f16x2}`` and ``cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2}``.
-Not modeled (UnsupportedInstruction): ``.rs`` stochastic rounding, ``cvt.pack``, fp4/fp6/ue8m0.
+- ``cvt.pack.sat.{u16,s16}.s32 d, a, b`` and ``cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32 d, a, b, c``
+  (PTX ISA 9.7.9.22): a and b saturate to the narrow type; b fills the low field, a the next, and the
+  bits above come from the low bits of c (``d = b' | a' << n | c << 2n``).
+Not modeled (UnsupportedInstruction): ``.rs`` stochastic rounding, fp4/fp6/ue8m0.
 
 NaN results of narrowing are canonical (0x7fffffff for f32, 0x7fff for f16/bf16).
 Counter class: 'integer' for int <-> int, else by the widest float type involved: 'fp64', 'fp32'
@@ -44,7 +47,7 @@ from strata.hw.ptx.ir import Instruction
 INT_TYPES = frozenset(("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "b8", "b16", "b32", "b64"))
 FLOAT_TYPES = frozenset(("f16", "bf16", "f32", "f64"))
 F8_TYPES = frozenset(("e4m3x2", "e5m2x2"))
-_UNMODELED = frozenset(("rs", "pack", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2", "e2m1x4", "e4m3x4",
+_UNMODELED = frozenset(("rs", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2", "e2m1x4", "e4m3x4",
                         "e5m2x4", "e2m3x4", "e3m2x4", "s2f6x2", "oob"))
 _FRND = ("rn", "rna", "rz", "rm", "rp")
 _WIDTH = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
@@ -55,6 +58,8 @@ _UINT: dict[int, Any] = {16: np.uint16, 32: np.uint32, 64: np.uint64}
 @lowers("cvt")
 def lower_cvt(ins: Instruction, ctx: Any) -> Op:
     flags, types = split_mods(ins.mods)
+    if "pack" in flags:
+        return _cvt_pack(ins, ctx)
     if any(f in _UNMODELED for f in flags):
         raise ctx.unsupported()
     f8 = [f for f in flags if f in F8_TYPES]
@@ -341,6 +346,37 @@ class _Cvt:
 
             return self._op(d, encode_pair, "fp16")
         raise self.ctx.unsupported()
+
+
+_PACK_WIDTH = {"u16": 16, "s16": 16, "u8": 8, "s8": 8, "u4": 4, "s4": 4, "u2": 2, "s2": 2}
+
+
+def _cvt_pack(ins: Instruction, ctx: Any) -> Op:
+    """cvt.pack.sat: two s32 values saturated to a narrow type, packed over c's low bits."""
+    mods = list(ins.mods)
+    if mods[:2] != ["pack", "sat"] or len(mods) not in (4, 5) or mods[2] not in _PACK_WIDTH or mods[3] != "s32":
+        raise ctx.fail(f"{ins.full_opcode}: expected cvt.pack.sat.{{u16,s16,u8,s8,u4,s4,u2,s2}}.s32[.b32]")
+    size = _PACK_WIDTH[mods[2]]
+    with_c = size < 16
+    if (len(mods) == 5) != with_c or (with_c and mods[4] != "b32") or len(ins.operands) != 3 + with_c:
+        raise ctx.fail(f"{ins.full_opcode}: .u16/.s16 pack two operands; narrower types take a .b32 c operand")
+    signed = mods[2][0] == "s"
+    lo, hi = (-(1 << (size - 1)), (1 << (size - 1)) - 1) if signed else (0, (1 << size) - 1)
+    d = ctx.dst(ins.operands[0], "u32")
+    a, b = ctx.src(ins.operands[1], "s32"), ctx.src(ins.operands[2], "s32")
+    c = ctx.src(ins.operands[3], "u32") if with_c else None
+    field = (1 << size) - 1
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        ta = np.clip(np.asarray(V[a], dtype=np.int64), lo, hi) & field
+        tb = np.clip(np.asarray(V[b], dtype=np.int64), lo, hi) & field
+        out = tb | (ta << size)
+        if c is not None:
+            out = out | ((np.asarray(V[c], dtype=np.int64) << (2 * size)) & 0xFFFFFFFF)
+        write(V[d], out.astype(np.uint32), m)
+
+    return Op(run, "integer")
 
 
 def _int_view(t: str) -> str:
