@@ -264,3 +264,100 @@ def test_generic_addresses_outside_every_window_fault(addr):
     ld.u32 %r1, [%rd1];"""
     e = _fault(_entry(body, ".param .u64 p"), np.uint64(addr))
     assert e.name == "cudaErrorIllegalAddress" and e.report["address"] == addr
+
+
+# -- 4. the carry flag after subtraction; ld into a wider register ------------------------------------
+def _one_lane(body: str, regs: str, n_out: int, *inputs: int) -> list[int]:
+    """Run `body` on one thread: %i<k> loaded from the inputs (u32), %o<k> (b64) stored as outputs."""
+    loads = "\n".join(f"ld.global.u32 %i{k}, [%rin+{4 * k}];" for k in range(len(inputs)))
+    stores = "\n".join(f"st.global.b64 [%rout+{8 * k}], %o{k};" for k in range(n_out))
+    text = PTX_HEAD + f""".visible .entry k(.param .u64 pin, .param .u64 pout)
+{{
+    .reg .b64 %rin, %rout;
+    .reg .b32 %i<{max(len(inputs), 1)}>;
+    .reg .b64 %o<{n_out}>;
+    {regs}
+    ld.param.u64 %rin, [pin];
+    ld.param.u64 %rout, [pout];
+    {loads}
+    {body}
+    {stores}
+    ret;
+}}
+"""
+    out = cuda.zeros(n_out, np.uint64)
+    inp = cuda.to_device(np.array(inputs or [0], dtype=np.uint32))
+    cuda.Module.from_ptx(text).get_function("k")((1,), (1,), (inp, out))
+    return [int(v) for v in out.get()]
+
+
+@pytest.mark.parametrize("a, b", [(0x627ADF75, 0x864CCEF5), (5, 3), (3, 3), (0, 1), (0xFFFFFFFF, 0)])
+def test_sub_cc_leaves_not_borrow_in_the_carry_flag(a, b):
+    # the hardware subtracts as a + ~b + 1: CC.CF is the carry of that sum, i.e. NOT borrow, so an addc
+    # reading it after sub.cc.s32 gets 1 exactly when a >= b (unsigned); a subc chain still borrows
+    regs = ".reg .b32 %d, %c, %e, %f;"
+    body = """sub.cc.s32 %d, %i0, %i1;
+    addc.u32 %c, 0, 0;
+    sub.cc.s32 %e, %i0, %i1;
+    subc.cc.s32 %f, 0, 0;
+    cvt.u64.u32 %o0, %d;
+    cvt.u64.u32 %o1, %c;
+    cvt.u64.u32 %o2, %f;
+    addc.u32 %c, 0, 0;
+    cvt.u64.u32 %o3, %c;"""
+    d, carry, borrowed, carry2 = _one_lane(body, regs, 4, a, b)
+    assert d == (a - b) & 0xFFFFFFFF
+    assert carry == int(a >= b)
+    assert borrowed == (0xFFFFFFFF if a < b else 0)  # 0 - (0 + borrow)
+    assert carry2 == int(a >= b)  # 0 - 0 - borrow borrows exactly when the first one did
+
+
+def test_int128_subtraction_chain_from_nvrtc():
+    src = r'''
+    extern "C" __global__ void sub128(const unsigned long long* a, const unsigned long long* b,
+                                      unsigned long long* out) {
+        int t = threadIdx.x;
+        unsigned __int128 x = ((unsigned __int128)a[2 * t + 1] << 64) | a[2 * t];
+        unsigned __int128 y = ((unsigned __int128)b[2 * t + 1] << 64) | b[2 * t];
+        unsigned __int128 d = x - y;
+        out[2 * t] = (unsigned long long)d;
+        out[2 * t + 1] = (unsigned long long)(d >> 64);
+    }'''
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 2**63, 64, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, 64).astype(np.uint64)
+    b = rng.integers(0, 2**63, 64, dtype=np.uint64) * np.uint64(2)
+    a[:4] = [0, 0, 1, 0]
+    b[:4] = [1, 0, 0, 1]
+    mod = cuda.compile(src, options=["--device-int128"])
+    assert "sub.cc" in mod.ptx and "subc" in mod.ptx
+    (_, _, got), _ = launch(mod, "sub128", 1, 32, a, b, np.zeros(64, np.uint64))
+    for t in range(32):
+        x = int(a[2 * t]) | int(a[2 * t + 1]) << 64
+        y = int(b[2 * t]) | int(b[2 * t + 1]) << 64
+        d = (x - y) % 2**128
+        assert (int(got[2 * t]), int(got[2 * t + 1])) == (d & (2**64 - 1), d >> 64), t
+
+
+@pytest.mark.parametrize("t, wide, value, bits", [
+    ("f32", "b64", 1.5, np.float32(1.5).view(np.uint32)),
+    ("f32", "u64", -0.25, np.float32(-0.25).view(np.uint32)),
+    ("f64", "b64", 0.1, np.float64(0.1).view(np.uint64)),
+    ("s32", "b64", -7, 2**64 - 7),  # signed types sign-extend
+    ("u32", "s64", 0x80000000, 0x80000000),  # the rest zero-extend
+])
+def test_ld_into_a_wider_register_keeps_the_bits(t, wide, value, bits):
+    dt = {"f32": np.float32, "f64": np.float64, "s32": np.int32, "u32": np.uint32}[t]
+    text = PTX_HEAD + f""".visible .entry k(.param .u64 pin, .param .u64 pout)
+{{
+    .reg .b64 %rin, %rout;
+    .reg .{wide} %x;
+    ld.param.u64 %rin, [pin];
+    ld.param.u64 %rout, [pout];
+    ld.global.{t} %x, [%rin];
+    st.global.b64 [%rout], %x;
+    ret;
+}}
+"""
+    out = cuda.zeros(1, np.uint64)
+    cuda.Module.from_ptx(text).get_function("k")((1,), (1,), (cuda.to_device(np.array([value], dt)), out))
+    assert int(out.get()[0]) == int(bits)

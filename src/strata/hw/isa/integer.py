@@ -91,16 +91,22 @@ def _add_carry(x: Any, y: Any, cin: Any, dt: np.dtype, sub: bool) -> tuple[Any, 
 
 def _carry_run(d: int, compute: Callable[[list[Any]], Any], z: int, dt: np.dtype, sub: bool,
                cin: bool, cout: bool) -> Run:
-    """`d = compute(V) +/- z (+/- CF)`, optionally updating CF."""
+    """`d = compute(V) +/- z (+/- CF)`, optionally updating CF.
+
+    CC.CF holds a carry, as the hardware computes `a - b` as `a + ~b + 1`: sub.cc/subc.cc leave
+    NOT borrow in it and subc subtracts `1 - CF`. Chains of one kind read the same either way (the
+    PTX ISA's `d = a - (b + CC.CF)` with borrow-out); mixing kinds shows the carry: after a borrowing
+    `sub.cc`, `addc d, 0, 0` reads 0 on hardware.
+    """
 
     def run(f: Any, m: Any) -> None:
         V = f.V
         D = V[d]
         cc = _carry_flag(f, D.shape[0])
-        s, c = _add_carry(compute(V), V[z], cc if cin else None, dt, sub)
+        s, c = _add_carry(compute(V), V[z], ((~cc) if sub else cc) if cin else None, dt, sub)
         write(D, s, m)
         if cout:
-            np.copyto(cc, c, where=True if m is None else m)
+            np.copyto(cc, np.logical_not(c) if sub else c, where=True if m is None else m)
 
     return run
 

@@ -496,7 +496,9 @@ def lower_ld(ins: Any, ctx: Any) -> Op:
     dtype = DTYPES[t] if t != "pred" else None
     if dtype is None:
         raise ctx.fail("ld cannot load a predicate")
-    load_t = {"f16": "u16", "bf16": "u16"}.get(t, t)
+    # loads move bits: a float type loads as its same-size unsigned type, so a wider destination register
+    # (`ld.global.f32 %rd1`, allowed by the PTX ISA) gets the bits zero-extended, not the value converted
+    load_t = {"f16": "u16", "bf16": "u16", "f32": "u32", "f64": "u64"}.get(t, t)
     dsts = _vec_dsts(ctx, ins.operands[0], load_t)
     if len(dsts) != vec:
         raise ctx.fail(f"{ins.full_opcode} expects {vec} destination registers, got {len(dsts)}")

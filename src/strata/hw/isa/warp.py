@@ -9,8 +9,8 @@ directly: the lanes that execute (the mask `m`) are the ones that arrived. Lanes
 `membermask` but not active is treated as not participating (hardware would wait for it or leave the
 result undefined). Each lane's result is over the participants ITS OWN membermask names: converged lanes
 may pass different masks (cg::labeled_partition, tiled groups) and each group then votes, matches and
-reduces on its own (see `_Groups`). Reading a register from an inactive lane (shfl) returns whatever that lane's register
-holds now; the PTX ISA leaves that value undefined.
+reduces on its own (see `_Groups`). Reading a register from an inactive lane (shfl) returns whatever that
+lane's register holds now; the PTX ISA leaves that value undefined.
 
 Counters: these ops issue on the integer/ALU side of the SM, so they count as class "integer".
 """
