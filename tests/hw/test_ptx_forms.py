@@ -225,7 +225,8 @@ def test_cvt_pack_sat(ctype: str) -> None:
     a = np.concatenate([edges, rng.integers(-(2**31), 2**31, 41)]).astype(np.int32)
     b = np.roll(a, 7)
     c = rng.integers(0, 2**32, a.size, dtype=np.uint64).astype(np.uint32)
-    body = f"cvt.pack.sat.{ctype}.s32 %o0, %i0, %i1;" if n == 16 else f"cvt.pack.sat.{ctype}.s32.b32 %o0, %i0, %i1, %i2;"
+    body = f"cvt.pack.sat.{ctype}.s32 %o0, %i0, %i1;" if n == 16 else \
+        f"cvt.pack.sat.{ctype}.s32.b32 %o0, %i0, %i1, %i2;"
     (got,) = ptx_harness.run_lanes(body, [("s32", a), ("s32", b), ("u32", c)], [("u32", None)],
                                    {"s32": np.int32, "u32": np.uint32})
     lo, hi = (-(2 ** (n - 1)), 2 ** (n - 1) - 1) if ctype[0] == "s" else (0, 2**n - 1)
@@ -237,9 +238,42 @@ def test_cvt_pack_sat(ctype: str) -> None:
 
 
 @pytest.mark.parametrize("bad", ["cvt.pack.sat.u8.s32 %o0, %i0, %i1;", "cvt.pack.sat.u16.s32.b32 %o0, %i0, %i1, %i2;",
-                                 "cvt.pack.u8.s32.b32 %o0, %i0, %i1, %i2;", "cvt.pack.sat.u8.u32.b32 %o0, %i0, %i1, %i2;"])
+                                 "cvt.pack.u8.s32.b32 %o0, %i0, %i1, %i2;",
+                                 "cvt.pack.sat.u8.u32.b32 %o0, %i0, %i1, %i2;"])
 def test_cvt_pack_malformed(bad: str) -> None:
     with pytest.raises(PTXSyntaxError):
         ptx_harness.run_lanes(bad, [("s32", np.zeros(4, np.int32)), ("s32", np.zeros(4, np.int32)),
                                     ("u32", np.zeros(4, np.uint32))], [("u32", None)],
                               {"s32": np.int32, "u32": np.uint32})
+
+
+def test_v8_and_v4_b64_vector_loads_and_stores() -> None:
+    """256-bit accesses of PTX 8.8+: `ld.global.v8.b32` (with a sink element) and `.v4.u64`."""
+    text = """.visible .entry k(.param .u64 p0, .param .u64 p1)
+{
+    .reg .b32 %x<8>;
+    .reg .b64 %q<4>;
+""" + PROLOGUE + """
+    mul.wide.u32 %off, %tid, 48;  // rows of 64 bytes: the prologue added 16 per thread
+    add.s64 %a, %a, %off;
+    add.s64 %b, %b, %off;
+    ld.global.v8.b32 {%x0, %x1, _, %x3, %x4, %x5, %x6, %x7}, [%a];
+    mov.b32 %x2, 99;
+    st.global.v8.b32 [%b], {%x7, %x6, %x5, %x4, %x3, %x2, %x1, %x0};
+    ld.global.v4.u64 {%q0, %q1, %q2, %q3}, [%a];
+    st.global.v4.u64 [%b+32], {%q3, %q2, %q1, %q0};
+    ret;
+}"""
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 2**32, size=(32, 16), dtype=np.uint64).astype(np.uint32)
+    _, out = _run_ptx(text, 32, x, np.zeros_like(x))
+    want8 = x[:, 7::-1].copy()
+    want8[:, 5] = 99
+    np.testing.assert_array_equal(out[:, :8], want8)
+    q = x[:, :8].copy().view(np.uint64)
+    np.testing.assert_array_equal(out[:, 8:].copy().view(np.uint64), q[:, ::-1])
+
+
+def test_b128_registers_are_a_typed_unsupported_error() -> None:
+    with pytest.raises(cuda.UnsupportedInstruction, match="b128"):
+        ptx_harness.launch_entry(".reg .b128 %q;", ".reg .b64 %d<2>;", "mov.b128 %q, {%d0, %d1};")

@@ -201,6 +201,8 @@ class LoweringContext:
 
     def _declare(self, name: str, rt: str) -> None:
         if name not in self.reg_storage:
+            if rt == "b128":  # registers are 1-D lane arrays of NumPy scalars; none is 128 bits wide
+                raise self.unsupported(f"{self.ins.full_opcode if self.ins else '?'} on .b128 register {name}")
             self.reg_storage[name] = storage_dtype(rt)
 
     def _view(self, name: str, rt: str, dtype: np.dtype) -> int:

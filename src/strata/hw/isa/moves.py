@@ -18,6 +18,8 @@ _HALF = {"b32": ("b16", 16, np.uint32), "b64": ("b32", 32, np.uint64), "b16": ("
 @lowers("mov")
 def lower_mov(ins: Any, ctx: Any) -> Op:
     _, types = split_mods(ins.mods)
+    if "b128" in ins.mods:  # registers are at most 64 bits wide here (see jit.LoweringContext._declare)
+        raise ctx.unsupported()
     if len(types) != 1 or len(ins.operands) != 2:
         raise ctx.fail(f"{ins.full_opcode} needs one type and two operands")
     t = types[0]
