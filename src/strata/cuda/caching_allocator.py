@@ -10,6 +10,13 @@ segments to the driver; a failed cudaMalloc frees the cache and retries once. Al
 device's default stream, so a block freed on the host may be reused at once: later work on that
 stream is ordered after the work that used it.
 
+Thread-safe: each device's allocator serializes its calls with one lock, and its segments are
+cudaMalloc'd on its own device directly (never by switching the process's current device, which
+another thread may be using).
+
+memcheck sees segments, not blocks: an access past a block but inside its segment is not caught, as
+with compute-sanitizer and PyTorch's allocator (PYTORCH_NO_CUDA_MEMORY_CACHING=1 is the cure there).
+
 Example:
     >>> a = CachingAllocator(0)
     >>> b = a.malloc(1000)
@@ -24,14 +31,12 @@ Example:
 from __future__ import annotations
 
 import bisect
-import contextlib
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from strata import trace
 from strata.cuda import device as _cuda_device
-from strata.cuda.memcpy import free, malloc
 from strata.errors import OutOfMemoryError
 
 K_MIN_BLOCK = 512
@@ -134,12 +139,11 @@ class CachingAllocator:
 
     def _new_segment(self, size: int, small: bool) -> Block:
         seg = allocation_size(size)
-        with _on(self.index):
-            try:
-                ptr = malloc(seg)
-            except OutOfMemoryError:
-                self._release_cached()
-                ptr = malloc(seg)
+        try:
+            ptr = _segment_malloc(self.index, seg)
+        except OutOfMemoryError:
+            self._release_cached()
+            ptr = _segment_malloc(self.index, seg)
         self._segments[ptr] = seg
         self.reserved += seg
         return Block(ptr, seg, small, ptr)
@@ -177,8 +181,7 @@ class CachingAllocator:
                 if b.is_split:
                     keep.append(entry)
                     continue
-                with _on(self.index):
-                    free(b.segment)
+                _segment_free(self.index, b.segment)
                 self.reserved -= self._segments.pop(b.segment)
             self._pools[small] = keep
 
@@ -194,13 +197,15 @@ class CachingAllocator:
 
     def memory_allocated(self) -> int:
         """Bytes in blocks handed out (rounded sizes), as torch.cuda.memory_allocated."""
-        self._check_reset()
-        return self.allocated
+        with self._lock:
+            self._check_reset()
+            return self.allocated
 
     def memory_reserved(self) -> int:
         """Bytes in segments obtained from cudaMalloc, as torch.cuda.memory_reserved."""
-        self._check_reset()
-        return self.reserved
+        with self._lock:
+            self._check_reset()
+            return self.reserved
 
     def max_memory_allocated(self) -> int:
         """The peak of memory_allocated since start or `reset_peak_memory_stats`."""
@@ -208,32 +213,35 @@ class CachingAllocator:
 
     def reset_peak_memory_stats(self) -> None:
         """Restart the peak at the current memory_allocated."""
-        self.peak = self.allocated
+        with self._lock:
+            self.peak = self.allocated
 
 
 _allocators: dict[int, CachingAllocator] = {}
+_allocators_lock = threading.Lock()
 
 
 def get_allocator(index: int) -> CachingAllocator:
     """The caching allocator of CUDA device `index` (made on first use)."""
     a = _allocators.get(index)
     if a is None:
-        a = _allocators[index] = CachingAllocator(index)
+        with _allocators_lock:  # two threads' first use must not make two allocators of one device
+            a = _allocators.get(index)
+            if a is None:
+                a = _allocators[index] = CachingAllocator(index)
     return a
 
 
-@contextlib.contextmanager
-def _on(index: int) -> Iterator[None]:
-    """Make device `index` current for the cudaMalloc/cudaFree calls inside."""
-    prev = _cuda_device.current_device()
-    if prev.index == index:
-        yield
-        return
-    _cuda_device.set_device(index)
-    try:
-        yield
-    finally:
-        _cuda_device.set_device(prev)
+def _segment_malloc(index: int, nbytes: int) -> int:
+    """cudaMalloc of a segment on device `index`."""
+    with trace.span("L3", "cudaMalloc", bytes=nbytes):
+        return _cuda_device.Device(index).context.malloc(nbytes, "cudaMalloc")
+
+
+def _segment_free(index: int, ptr: int) -> None:
+    """cudaFree of a segment (waits for the device, as cudaFree does)."""
+    with trace.span("L3", "cudaFree", address=hex(ptr)):
+        _cuda_device.Device(index).context.free(ptr)
 
 
 def _index(d: Any) -> int:

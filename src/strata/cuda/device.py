@@ -5,6 +5,7 @@ Each Device wraps an opened virtual GPU (L1) and its primary context (L2).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -29,18 +30,20 @@ class Device:
     """
 
     _by_index: dict[int, Device] = {}
+    _open_lock = threading.RLock()  # two threads' first Device(i) must make one object
 
     def __new__(cls, index: int | str | None = None, *, model: str | None = None) -> Device:
         if isinstance(index, str):
             index, model = None, index
-        if index is None:
-            model = get_spec(model or config.settings().devices[0]).name
-            index = _index_for_model(model)
-        dev = cls._by_index.get(index)
-        if dev is None:
-            dev = super().__new__(cls)
-            dev._init(open_device(index, model))
-            cls._by_index[index] = dev
+        with cls._open_lock:
+            if index is None:
+                model = get_spec(model or config.settings().devices[0]).name
+                index = _index_for_model(model)
+            dev = cls._by_index.get(index)
+            if dev is None:
+                dev = super().__new__(cls)
+                dev._init(open_device(index, model))
+                cls._by_index[index] = dev
         return dev
 
     def _init(self, file: DeviceFile) -> None:
@@ -79,6 +82,23 @@ class Device:
         with trace.span("L3", "cudaDeviceReset", device=self.index):
             self.context.reset()
             self.file.gpu.memory.peers.clear()
+
+    # -- limits (cudaDeviceSetLimit / cudaDeviceGetLimit)
+    def set_limit(self, limit: str, value: int) -> None:
+        """cudaDeviceSetLimit. Supported: 'stack_size' (cudaLimitStackSize: bytes of call stack per
+        thread for later launches, default 1024, at most 512 KiB; deep recursion past it faults with
+        "stack overflow")."""
+        if _LIMITS.get(limit) != "stack_size":
+            raise CudaError("cudaErrorInvalidValue", f"[set_limit] unsupported limit {limit!r} (supported: 'stack_size'"
+                            " / 'cudaLimitStackSize')")
+        self.file.set_stack_size(int(value))
+
+    def get_limit(self, limit: str) -> int:
+        """cudaDeviceGetLimit: the current value of a limit `set_limit` accepts."""
+        if _LIMITS.get(limit) != "stack_size":
+            raise CudaError("cudaErrorInvalidValue", f"[get_limit] unsupported limit {limit!r} (supported: 'stack_size'"
+                            " / 'cudaLimitStackSize')")
+        return int(self.file.stack_bytes)
 
     # -- peer access (cudaDeviceCanAccessPeer / cudaDeviceEnablePeerAccess / cudaDeviceDisablePeerAccess)
     def can_access_peer(self, peer: Device | int) -> bool:
@@ -165,6 +185,9 @@ def device_enable_peer_access(peer: Device | int, flags: int = 0) -> None:
 def device_disable_peer_access(peer: Device | int) -> None:
     """cudaDeviceDisablePeerAccess for the current device."""
     current_device().disable_peer_access(peer)
+
+
+_LIMITS = {"stack_size": "stack_size", "cudaLimitStackSize": "stack_size"}
 
 
 def _index_for_model(model: str) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import ctypes
 import ctypes.util
+import itertools
 import mmap
 import threading
 import weakref
@@ -27,12 +28,18 @@ _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
 
 
 class HostMemory:
-    """Registry of pinned host allocations (address ranges), process-wide."""
+    """Registry of pinned host allocations (address ranges), process-wide and thread-safe.
+
+    A dropped buffer's pages are unmapped before its registration is forgotten, so another thread may
+    get the same address in between: each registration carries a token, and only its own buffer's
+    finalizer forgets it.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._starts: list[int] = []
-        self._ranges: dict[int, tuple[int, bool]] = {}  # start -> (size, locked)
+        self._ranges: dict[int, tuple[int, bool, int]] = {}  # start -> (size, locked, token)
+        self._tokens = itertools.count(1)
 
     def pinned(self, nbytes: int) -> np.ndarray:
         """A page-locked byte buffer of `nbytes` (rounded up to whole pages in the mapping)."""
@@ -44,9 +51,11 @@ class HostMemory:
         start = int(np.frombuffer(mapping, dtype=np.uint8).ctypes.data)
         locked = _libc.mlock(ctypes.c_void_p(start), ctypes.c_size_t(length)) == 0
         with self._lock:
-            bisect.insort(self._starts, start)
-            self._ranges[start] = (length, locked)
-        weakref.finalize(mapping, self._forget, start)
+            token = next(self._tokens)
+            if start not in self._ranges:  # else: a stale registration of unmapped pages at this address
+                bisect.insort(self._starts, start)
+            self._ranges[start] = (length, locked, token)
+        weakref.finalize(mapping, self._forget, start, token)
         return arr
 
     def is_pinned(self, address: int, nbytes: int) -> bool:
@@ -61,12 +70,14 @@ class HostMemory:
     def stats(self) -> dict[str, int]:
         with self._lock:
             return {"pinned_allocations": len(self._ranges),
-                    "pinned_bytes": sum(s for s, _ in self._ranges.values()),
-                    "locked_bytes": sum(s for s, locked in self._ranges.values() if locked)}
+                    "pinned_bytes": sum(s for s, _, _ in self._ranges.values()),
+                    "locked_bytes": sum(s for s, locked, _ in self._ranges.values() if locked)}
 
-    def _forget(self, start: int) -> None:
+    def _forget(self, start: int, token: int) -> None:
         with self._lock:
-            if self._ranges.pop(start, None) is not None:
+            entry = self._ranges.get(start)
+            if entry is not None and entry[2] == token:
+                del self._ranges[start]
                 self._starts.remove(start)
 
 
