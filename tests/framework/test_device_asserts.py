@@ -180,5 +180,5 @@ def test_the_check_costs_a_few_instructions_per_index() -> None:
         np.testing.assert_array_equal(out.cpu().numpy(), want)
     threads = 48 * cols
     extra = (counts[1] - counts[0]) / threads
-    assert 0 < extra <= 8, (counts, extra)
-    assert counts[1] <= 1.15 * counts[0], counts
+    assert 0 < extra <= 4, (counts, extra)  # measured: 1 (the checked path before this change: 9)
+    assert counts[1] <= 1.05 * counts[0], counts

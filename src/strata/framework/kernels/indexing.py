@@ -17,7 +17,7 @@ Example:
     >>> a = cuda.to_device(np.array([10.0, 20.0, 30.0], np.float32))
     >>> idx = cuda.to_device(np.array([2, -3], np.int64))
     >>> out = cuda.empty(2, np.float32)
-    >>> index_get("float32", 2, (), out.ptr, (1,), a.ptr, (), idx.ptr, [3], [1], 1)
+    >>> _ = index_get("float32", 2, (), out.ptr, (1,), a.ptr, (), idx.ptr, [3], [1], 1)
     >>> out.get().tolist()
     [30.0, 10.0]
 """
