@@ -324,3 +324,38 @@ def test_concurrent_pinned_memory(busy_switching: None) -> None:
     after = HOST_MEMORY.stats()
     assert after["pinned_allocations"] == before["pinned_allocations"]
     assert after["pinned_bytes"] == before["pinned_bytes"]
+
+
+def test_another_devices_caching_allocator_does_not_move_this_threads_mallocs(busy_switching: None) -> None:
+    d0 = cuda.current_device()
+    d1 = cuda.Device(model="h100" if d0.spec.name != "h100" else "a100")
+    other = get_allocator(d1.index)
+    stop = threading.Event()
+
+    def churn(rng: random.Random) -> None:  # segments come and go on d1 all the time
+        while not stop.is_set():
+            b = other.malloc(rng.choice([3 << 20, 12 << 20]))
+            other.free(b)
+            other.empty_cache()
+
+    def mallocs(rng: random.Random) -> None:
+        try:
+            for _ in range(200):
+                p = cuda.malloc(64)  # the current device, d0, whatever other threads do
+                try:
+                    assert cuda.pointer_get_attributes(p).device == d0.index
+                finally:
+                    cuda.free(p)
+        finally:
+            stop.set()
+
+    workers = [threading.Thread(target=churn, args=(random.Random(i),)) for i in range(2)]
+    for t in workers:
+        t.start()
+    try:
+        _hammer(2, mallocs)
+    finally:
+        stop.set()
+        for t in workers:
+            t.join(timeout=60)
+    assert other.memory_allocated() == 0 and cuda.current_device() is d0
