@@ -361,3 +361,67 @@ def test_ld_into_a_wider_register_keeps_the_bits(t, wide, value, bits):
     out = cuda.zeros(1, np.uint64)
     cuda.Module.from_ptx(text).get_function("k")((1,), (1,), (cuda.to_device(np.array([value], dt)), out))
     assert int(out.get()[0]) == int(bits)
+
+
+# -- 6. coalescing efficiency stays within [0, 1] -------------------------------------------------------
+COALESCE = r'''
+extern "C" __global__ void bcast(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[0] + x[blockIdx.x];          // one address per warp (a broadcast), twice
+}
+extern "C" __global__ void vec4(const float4* x, float4* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { float4 v = x[i]; v.x += 1.0f; y[i] = v; }
+}
+extern "C" __global__ void strided(const float* x, float* y, int n, int s) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[(long long)i * s];
+}
+extern "C" __global__ void pairs(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i / 2] + x[i % 7];           // lanes share addresses
+}
+'''
+
+
+def warp_sectors(addrs: np.ndarray, nbytes: int) -> tuple[int, int]:
+    """(sectors touched, ideal sectors) of one warp request whose lanes access `addrs` (bytes)."""
+    touched = {int(a) >> 5 for a in addrs} | {(int(a) + nbytes - 1) >> 5 for a in addrs}
+    distinct = len({int(a) for a in addrs})
+    return len(touched), -(-distinct * nbytes // 32)
+
+
+def expect(requests: list[tuple[np.ndarray, int]]) -> tuple[int, int]:
+    """Sum of warp_sectors over loads given as (addresses of all lanes, bytes per lane)."""
+    total = ideal = 0
+    for addrs, nbytes in requests:
+        for w in range(0, addrs.size, 32):
+            s, i = warp_sectors(addrs[w: w + 32], nbytes)
+            total, ideal = total + s, ideal + i
+    return total, ideal
+
+
+@pytest.mark.parametrize("case", ["bcast", "vec4", "strided2", "strided8", "pairs"])
+def test_coalescing_efficiency_counts_sectors_and_stays_at_most_one(case):
+    n, block = 1024, 128
+    x = cuda.to_device(np.arange(8 * n, dtype=np.float32))
+    y = cuda.zeros(4 * n, np.float32)
+    assert x.ptr % 32 == 0 and y.ptr % 32 == 0
+    mod = cuda.compile(COALESCE)
+    i = np.arange(n, dtype=np.int64)
+    name, args, loads = {
+        "bcast": ("bcast", (x, y, np.int32(n)), [(np.zeros(n, np.int64), 4), (i // block * 4, 4)]),
+        "vec4": ("vec4", (x, y, np.int32(n)), [(i * 16, 16)]),
+        "strided2": ("strided", (x, y, np.int32(n), np.int32(2)), [(i * 8, 4)]),
+        "strided8": ("strided", (x, y, np.int32(n), np.int32(8)), [(i * 32, 4)]),
+        "pairs": ("pairs", (x, y, np.int32(n)), [(i // 2 * 4, 4), (i % 7 * 4, 4)]),
+    }[case]
+    c = mod.get_function(name)((n // block,), (block,), args).counters
+    store_bytes = 16 if case == "vec4" else 4
+    assert (c.global_load_sectors, c.global_load_ideal_sectors) == expect(loads)
+    assert (c.global_store_sectors, c.global_store_ideal_sectors) == expect([(i * store_bytes, store_bytes)])
+    total, ideal = expect([*loads, (i * store_bytes, store_bytes)])
+    assert 0.0 < c.coalescing_efficiency <= 1.0
+    assert c.coalescing_efficiency == pytest.approx(ideal / total)
+    if case in ("bcast", "vec4", "pairs"):
+        assert c.coalescing_efficiency == 1.0  # broadcasts and shared addresses waste no sector

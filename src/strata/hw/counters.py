@@ -27,6 +27,10 @@ class Counters:
     global_store_bytes: int = 0
     global_load_sectors: int = 0  # 32-byte sectors the warps' loads touched
     global_store_sectors: int = 0
+    # sectors the same requests would touch if perfectly coalesced: each request's distinct bytes / 32,
+    # rounded up (a broadcast of one word to 32 lanes needs one sector, as does 32 lanes reading it)
+    global_load_ideal_sectors: int = 0
+    global_store_ideal_sectors: int = 0
     global_load_requests: int = 0  # warp-level load instructions
     global_store_requests: int = 0
     shared_load_bytes: int = 0
@@ -61,9 +65,14 @@ class Counters:
 
     @property
     def coalescing_efficiency(self) -> float:
-        """Bytes requested over bytes moved in 32-byte sectors (1.0 = perfectly coalesced)."""
+        """Sectors perfectly coalesced requests would touch over the sectors they did, in [0, 1]
+        (1.0 = perfectly coalesced; lanes sharing an address, a broadcast, cost nothing extra).
+
+        Not lane bytes over sector bytes: that exceeds 1 as soon as lanes of a warp read the same bytes.
+        """
         sectors = self.global_load_sectors + self.global_store_sectors
-        return self.global_bytes / (32 * sectors) if sectors else 1.0
+        ideal = self.global_load_ideal_sectors + self.global_store_ideal_sectors
+        return min(ideal / sectors, 1.0) if sectors else 1.0
 
     def as_dict(self) -> dict[str, object]:
         d: dict[str, object] = {k: v for k, v in self.__dict__.items()}

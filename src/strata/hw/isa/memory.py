@@ -308,26 +308,30 @@ def typed(buf: Any, dtype: np.dtype) -> np.ndarray:
 def count_global(f: Any, acc: Access, nbytes: int, store: bool) -> None:
     c = f.chunk.launch.counters
     lanes = acc.lanes
-    sectors, requests = _sectors(f, acc, nbytes)
+    sectors, requests, ideal = _sectors(f, acc, nbytes)
     if store:
         c.global_store_bytes += lanes * nbytes
         c.global_store_sectors += sectors
         c.global_store_requests += requests
+        c.global_store_ideal_sectors += ideal
     else:
         c.global_load_bytes += lanes * nbytes
         c.global_load_sectors += sectors
         c.global_load_requests += requests
+        c.global_load_ideal_sectors += ideal
 
 
-def _sectors(f: Any, acc: Access, nbytes: int) -> tuple[int, int]:
-    """32-byte sectors the warps touched, and the number of warp-level requests."""
+def _sectors(f: Any, acc: Access, nbytes: int) -> tuple[int, int, int]:
+    """(32-byte sectors the warps touched, warp-level requests, sectors a perfectly coalesced request
+    would touch: its distinct bytes over 32, rounded up). ideal <= sectors: lanes reading the same
+    address (a broadcast) ask for its bytes once."""
     e = acc.entry
     if e is not None and e.stride == nbytes:
         n = (e.hi - e.lo) // nbytes + 1
         if n % 32 == 0:
             first = (e.lo - GLOBAL_BASE + acc.const) + np.arange(n // 32, dtype=np.int64) * (32 * nbytes)
             sectors = ((first + (32 * nbytes - 1)) >> 5) - (first >> 5) + 1
-            return int(sectors.sum()), n // 32
+            return int(sectors.sum()), n // 32, n // 32 * nbytes  # 32 distinct lanes: 32 * nbytes bytes
     if e is not None and e.byte.size % 32 == 0:
         lin = e.linear.get(nbytes)
         if lin is None:
@@ -339,13 +343,13 @@ def _sectors(f: Any, acc: Access, nbytes: int) -> tuple[int, int]:
             assert e.warp_first is not None
             first = e.warp_first + acc.const
             sectors = ((first + (31 * nbytes + nbytes - 1)) >> 5) - (first >> 5) + 1
-            return int(sectors.sum()), int(first.size)
+            return int(sectors.sum()), int(first.size), int(first.size) * nbytes
     off = acc.off
     if acc.sel is None and off.size % 32 == 0:
         w = off.reshape(-1, 32)
         if ((w[:, 1:] - w[:, :-1]) == nbytes).all():
             first, last = w[:, 0] >> 5, (w[:, -1] + (nbytes - 1)) >> 5
-            return int((last - first + 1).sum()), w.shape[0]
+            return int((last - first + 1).sum()), w.shape[0], w.shape[0] * nbytes
         warp_ids = None
     else:
         lanes = np.arange(off.size) if acc.sel is None else acc.sel
@@ -355,7 +359,23 @@ def _sectors(f: Any, acc: Access, nbytes: int) -> tuple[int, int]:
     if warp_ids is None:
         warp_ids = np.arange(off.size) >> 5
     keys = np.concatenate([warp_ids * (1 << 40) + start, warp_ids * (1 << 40) + end])
-    return _distinct(keys), _distinct(warp_ids)
+    return _distinct(keys), _distinct(warp_ids), _ideal_sectors(warp_ids, off, nbytes)
+
+
+def _ideal_sectors(warp_ids: np.ndarray, off: np.ndarray, nbytes: int) -> int:
+    """Per warp request, its distinct addresses times `nbytes` over 32, rounded up; summed.
+
+    Accesses are `nbytes`-aligned (memcheck), so distinct addresses never overlap."""
+    if off.size == 0:
+        return 0
+    order = np.lexsort((off, warp_ids))
+    w, o = warp_ids[order], off[order]
+    new = np.ones(o.size, dtype=bool)
+    new[1:] = (w[1:] != w[:-1]) | (o[1:] != o[:-1])  # first lane of each distinct (warp, address)
+    warp_start = np.ones(o.size, dtype=bool)
+    warp_start[1:] = w[1:] != w[:-1]
+    per_warp = np.add.reduceat(new.astype(np.int64), np.flatnonzero(warp_start))  # distinct addresses
+    return int(((per_warp * nbytes + 31) >> 5).sum())
 
 
 def _distinct(a: np.ndarray) -> int:
