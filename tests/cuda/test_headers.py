@@ -550,6 +550,16 @@ def test_include_path_has_bundled_cccl_and_curand() -> None:
     assert f"-I{bundled}" in opts and f"-I{bundled / 'cccl'}" in opts
 
 
+def test_cccl_unroll_limit_default_changes_no_code() -> None:
+    # strata passes NVCC's _CCCL_META_UNROLL_LIMIT (10) for compile speed; CCCL's NVRTC default is 16.
+    assert compiler.CCCL_META_UNROLL_LIMIT in compiler._full_options((), lineinfo=True)
+    mine = compiler._full_options(["-D_CCCL_META_UNROLL_LIMIT=16"], lineinfo=True)
+    assert compiler.CCCL_META_UNROLL_LIMIT not in mine and "-D_CCCL_META_UNROLL_LIMIT=16" in mine
+    src = CG_SRC + CUB_SRC
+    assert compile_to_ptx(src, name="unroll.cu").ptx == compile_to_ptx(
+        src, name="unroll.cu", options=["-D_CCCL_META_UNROLL_LIMIT=16"]).ptx
+
+
 def test_bundled_header_install_is_atomic_under_races(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Four threads install into the same fresh target at once; the extraction itself is stubbed (slow and
     # NVRTC's own business) by one that writes the tree slowly, file by file, so the installs overlap.

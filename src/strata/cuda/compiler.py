@@ -37,6 +37,11 @@ DEFAULT_ARCH = "compute_90"
 # Bump when the cache-file layout or the meaning of an entry changes; old entries are then ignored.
 # 2: `.file` directives name in-memory sources `<nvrtc:hash>/name` instead of `<cwd>/name`.
 CACHE_FORMAT = 2
+# libcu++'s type-list metaprogramming unrolls 10 elements per step under NVCC and 16 elsewhere, NVRTC
+# included; NVRTC's front end (NVCC's) expands the preprocessor repetition for 16 about 12x slower:
+# <cuda/std/type_traits> alone took 0.75 s instead of 0.06 s, and every CG/CUB/cuRAND/cuda::std program
+# includes it. Using NVCC's value changes no generated code (tests/cuda/test_headers.py compares PTX).
+CCCL_META_UNROLL_LIMIT = "-D_CCCL_META_UNROLL_LIMIT=10"
 # What the PTX's `.file` directives call a source that lives only in memory (the program itself and
 # `headers=`): NVRTC would otherwise write `<cwd>/<name>`, a file that does not exist.
 MEMORY_FILE_PREFIX = "<nvrtc:"
@@ -92,7 +97,9 @@ def compile_to_ptx(
     """Compile CUDA C++ `source` to PTX with NVRTC.
 
     Defaults added unless `options` already says otherwise: `--gpu-architecture=compute_90`,
-    `--std=c++17`, `-lineinfo` (so the PTX carries `.loc` lines for fault reports), and always the
+    `--std=c++17`, `-lineinfo` (so the PTX carries `.loc` lines for fault reports),
+    `-D_CCCL_META_UNROLL_LIMIT=10` (NVCC's value; cuts ~0.7 s off every compile that includes CCCL,
+    see `CCCL_META_UNROLL_LIMIT`), and always the
     include path of `include_dirs()`, so `#include <cooperative_groups.h>`, `<cuda/std/array>`,
     `<cub/cub.cuh>`, `<curand_kernel.h>`, `<cuda_fp16.h>` and friends resolve.
 
@@ -284,6 +291,8 @@ def _full_options(options: Sequence[str], lineinfo: bool) -> list[str]:
         defaults.append("--std=c++17")
     if lineinfo and not any(o in ("-lineinfo", "--generate-line-info") for o in opts):
         defaults.append("-lineinfo")
+    if not any(o.startswith(("-D_CCCL_META_UNROLL_LIMIT", "--define-macro=_CCCL_META_UNROLL_LIMIT")) for o in opts):
+        defaults.append(CCCL_META_UNROLL_LIMIT)
     defaults += [f"-I{d}" for d in include_dirs()]
     return defaults + opts
 
