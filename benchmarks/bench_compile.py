@@ -1,17 +1,27 @@
-# Compile benchmarks: the NVRTC PTX cache. For each kernel (the demo's SAXPY, REDUCE and SGEMM sources
-# and a template kernel lowered through name expressions) three figures: a cold NVRTC compile
-# (compile_to_ptx(cache=False), best of 3), a cache hit (compile_to_ptx with the entry present, best of
-# 20; target < 5 ms; its peer is the cold compile, ratio = cold/warm), and strata.cuda.compile end to end
-# on a cache hit (PTX cache + parse, cached per PTX text + JIT + module load on the device; best of 10,
-# reported). The cached PTX must equal the cold PTX byte for byte and the module must hold the kernels.
-# The cache lives in a temporary STRATA_CACHE_DIR, so the user's cache is neither read nor written.
+# Compile benchmarks: the NVRTC PTX cache. For each kernel (SAXPY, a block reduction and a tiled SGEMM, the
+# demo's former kernels; a template kernel lowered through name expressions; and a cooperative-groups
+# block reduction that includes <cooperative_groups.h> and <cooperative_groups/reduce.h>, hence CCCL) three
+# figures: a cold NVRTC compile (compile_to_ptx(cache=False), best of 3), a cache hit (compile_to_ptx with
+# the entry present, best of 20; target < 5 ms; its peer is the cold compile, ratio = cold/warm), and
+# strata.cuda.compile end to end on a cache hit (PTX cache + parse, cached per PTX text + JIT + module load
+# on the device; best of 10, reported). The cached PTX must equal the cold PTX byte for byte and the module
+# must hold the kernels.
+# One more row, the cold compile of the cooperative-groups kernel as a user meets it: in a fresh Python
+# process (nothing warmed, nothing of NVRTC's kept in memory) with an empty PTX cache, the bundled headers
+# already installed; the time of that process's compile_to_ptx call, median of 3 processes, target <= 1 s.
+# The one-time header installation (nvrtcInstallBundledHeaders into a fresh directory) is reported with it.
+# The caches live in a temporary STRATA_CACHE_DIR, so the user's cache is neither read nor written.
 #
 #   PYTHONPATH=src .venv/bin/python benchmarks/bench_compile.py [--cold-repeat 3] [--hit-repeat 20]
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -32,8 +42,76 @@ from harness import (
 )
 
 HIT_TARGET_S = 5e-3  # the issue's target: a cache hit under 5 ms
+COLD_CG_TARGET_S = 1.0  # issue 12: a cold compile of a cooperative-groups kernel within 1 s
 NO_TARGET = "none (reported)"
 COLD_REPEATS, HIT_REPEATS, E2E_REPEATS = 3, 20, 10
+FRESH_PROCESSES = 3
+
+SAXPY = r"""
+extern "C" __global__ void saxpy(int n, float a, const float* x, float* y) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        y[i] = a * x[i] + y[i];
+}
+"""
+REDUCE = r"""
+// Block sum: grid-stride accumulation, warp shuffles, shared memory across warps, one atomic per block.
+extern "C" __global__ void reduce_sum(const float* x, float* out, int n) {
+    __shared__ float warp_sums[32];
+    float v = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) v += x[i];
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < blockDim.x / 32 ? warp_sums[lane] : 0.0f;
+        for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+        if (lane == 0) atomicAdd(out, v);
+    }
+}
+"""
+SGEMM = r"""
+// C = A * B, row-major, square tiles staged through shared memory.
+#define TILE 32
+extern "C" __global__ void sgemm_tiled(int M, int N, int K, const float* A, const float* B, float* C) {
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE + 1];  // +1 keeps column reads free of bank conflicts
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
+    float acc = 0.0f;
+    for (int t = 0; t < K; t += TILE) {
+        As[ty][tx] = (row < M && t + tx < K) ? A[row * K + t + tx] : 0.0f;
+        Bs[ty][tx] = (col < N && t + ty < K) ? B[(t + ty) * N + col] : 0.0f;
+        __syncthreads();
+        #pragma unroll
+        for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
+        __syncthreads();
+    }
+    if (row < M && col < N) C[row * N + col] = acc;
+}
+"""
+# Cooperative groups pull in CCCL (<nv/target>, libcu++ type traits and atomics): the header-heavy case.
+CG_REDUCE = r"""
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+
+extern "C" __global__ void cg_block_sum(const float* x, float* out, int n) {
+    cg::thread_block block = cg::this_thread_block();
+    auto warp = cg::tiled_partition<32>(block);
+    __shared__ float warp_sums[32];
+    float v = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) v += x[i];
+    v = cg::reduce(warp, v, cg::plus<float>());
+    if (warp.thread_rank() == 0) warp_sums[warp.meta_group_rank()] = v;
+    block.sync();
+    if (warp.meta_group_rank() == 0) {
+        v = warp.thread_rank() < warp.meta_group_size() ? warp_sums[warp.thread_rank()] : 0.0f;
+        v = cg::reduce(warp, v, cg::plus<float>());
+        if (warp.thread_rank() == 0) atomicAdd(out, v);
+    }
+}
+"""
 
 # A template kernel: only name expressions make its instantiations loadable (mangled entry names).
 TEMPLATE = r"""
@@ -58,16 +136,69 @@ class KernelCase:
 
 
 def kernel_cases() -> list[KernelCase]:
-    """The demo's three sources (imported from strata.demo) and the template kernel."""
-    # NOTE: imported here, not at the top, so the module imports without strata on the path.
-    from strata.demo import REDUCE, SAXPY, SGEMM
-
+    """The three plain kernels, the template kernel and the cooperative-groups kernel."""
     return [
         KernelCase("saxpy", SAXPY, "saxpy.cu", ("saxpy",)),
         KernelCase("reduce_sum", REDUCE, "reduce.cu", ("reduce_sum",)),
         KernelCase("sgemm_tiled", SGEMM, "sgemm.cu", ("sgemm_tiled",)),
         KernelCase("axpby<T>", TEMPLATE, "axpby.cu", TEMPLATE_EXPRS, TEMPLATE_EXPRS),
+        KernelCase("cg_block_sum", CG_REDUCE, "cg_reduce.cu", ("cg_block_sum",)),
     ]
+
+
+# Run in a fresh interpreter: import strata, then time one compile_to_ptx (PTX cache miss) and print JSON.
+_FRESH_COMPILE = r"""
+import json, sys, time
+from strata.cuda import compiler
+source, name = sys.stdin.read(), sys.argv[1]
+t0 = time.perf_counter()
+headers = compiler.bundled_headers_dir()
+t1 = time.perf_counter()
+out = compiler.compile_to_ptx(source, name=name)
+t2 = time.perf_counter()
+print(json.dumps({"headers_s": t1 - t0, "compile_s": t2 - t1, "cached": out.cached, "ptx_bytes": len(out.ptx),
+                  "headers": str(headers), "options": compiler._full_options((), lineinfo=True)}))
+"""
+
+
+def _fresh_compile(source: str, name: str, cache_dir: Path) -> dict[str, Any]:
+    """compile_to_ptx in a new Python process whose STRATA_CACHE_DIR is `cache_dir`; its JSON report."""
+    env = dict(os.environ, STRATA_CACHE_DIR=str(cache_dir))
+    src_dir = Path(__file__).resolve().parent.parent / "src"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src_dir), env.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-c", _FRESH_COMPILE, name], input=source, capture_output=True,
+                          text=True, env=env, timeout=300, check=False)
+    if done.returncode != 0:
+        raise StrataUnavailable(f"[compile fresh process] exit {done.returncode}: {done.stderr.strip()[-800:]}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def run_fresh_cold_compile(case: KernelCase, processes: int = FRESH_PROCESSES) -> dict[str, Any]:
+    """The cold compile a user meets: fresh processes, empty PTX caches, headers installed beforehand.
+
+    First one process with a brand-new cache root, which installs the bundled headers (timed: the
+    one-time cost) and compiles; then `processes` processes sharing that root (headers present), each
+    with its own empty PTX cache, timed around compile_to_ptx alone (interpreter start and imports
+    excluded). All must miss the cache and produce the same PTX size.
+    """
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="strata-bench-fresh-") as tmp:
+        root = Path(tmp) / "cache"  # headers go to <STRATA_CACHE_DIR>/../nvrtc-headers, i.e. root/
+        install = _fresh_compile(case.source, case.name, root / "ptx-install")
+        runs = [_fresh_compile(case.source, case.name, root / f"ptx-{k}") for k in range(processes)]
+    if Path(install["headers"]).parent.parent != root:
+        problems.append(f"headers were not installed into the fresh root but at {install['headers']}")
+    if any(r["cached"] for r in [install, *runs]):
+        problems.append("a fresh process with an empty PTX cache reported a cache hit")
+    if len({r["ptx_bytes"] for r in [install, *runs]}) != 1:
+        problems.append("fresh processes produced PTX of different sizes")
+    times = [r["compile_s"] for r in runs]
+    return {
+        "kernel": case.label, "file": case.name, "processes": processes, "compile_times_s": times,
+        "median_s": statistics.median(times), "best_s": min(times),
+        "install_headers_s": install["headers_s"], "install_process_compile_s": install["compile_s"],
+        "options": runs[0]["options"] if runs else [], "correct": not problems, "problems": problems,
+    }
 
 
 @contextmanager
@@ -191,13 +322,13 @@ def bench_compile(*, cold_repeats: int = COLD_REPEATS, hit_repeats: int = HIT_RE
     rows: list[BenchResult] = []
     try:
         import_strata_cuda()  # puts src/ on the path when strata is not installed
-        with strata_step("compile", "import strata.demo"):
-            cases = kernel_cases()
     except StrataUnavailable as e:
         r = BenchResult(name="compile", description="NVRTC compile and PTX cache",
                         target=f"< {HIT_TARGET_S * 1e3:g} ms")
         r.add_note(str(e))
         return [r]
+    cases = kernel_cases()
+    rows.append(bench_fresh_cold_compile(cases[-1]))
     with temporary_cache_dir() as cache_dir:
         for case in cases:
             hit = BenchResult(
@@ -241,6 +372,32 @@ def bench_compile(*, cold_repeats: int = COLD_REPEATS, hit_repeats: int = HIT_RE
             for r in (hit, e2e):  # judge's wording is for numeric results; say what was compared here
                 r.note = r.note.replace("wrong result vs NumPy", "cached PTX or module check failed")
     return rows
+
+
+def bench_fresh_cold_compile(case: KernelCase) -> BenchResult:
+    """The fresh-process cold compile of the cooperative-groups kernel (target <= 1 s)."""
+    row = BenchResult(
+        name=f"compile_cold_fresh_process ({case.label})",
+        description=f"compile_to_ptx of {case.name} (cooperative groups + CCCL) in a fresh process, PTX cache "
+                    f"miss, median of {FRESH_PROCESSES} processes",
+        target=f"<= {COLD_CG_TARGET_S:g} s",
+    )
+    log(f"[compile] {case.name}: cold compile in {FRESH_PROCESSES} fresh processes (+1 installing headers)")
+    try:
+        s = run_fresh_cold_compile(case)
+    except (StrataUnavailable, subprocess.TimeoutExpired, ValueError) as e:
+        row.add_note(str(e))
+        return row
+    row.strata_value = s["median_s"]
+    row.correct = s["correct"]
+    row.details["strata"] = s
+    if s["problems"]:
+        row.add_note("; ".join(s["problems"]))
+    row.add_note(f"runs {', '.join(f'{t:.3f}' for t in s['compile_times_s'])} s; one-time header install "
+                 f"{s['install_headers_s']:.2f} s (its process's compile {s['install_process_compile_s']:.3f} s)")
+    judge(row, s["median_s"] <= COLD_CG_TARGET_S)
+    row.note = row.note.replace("wrong result vs NumPy", "fresh-process check failed")
+    return row
 
 
 def main() -> int:
