@@ -277,3 +277,66 @@ def test_v8_and_v4_b64_vector_loads_and_stores() -> None:
 def test_b128_registers_are_a_typed_unsupported_error() -> None:
     with pytest.raises(cuda.UnsupportedInstruction, match="b128"):
         ptx_harness.launch_entry(".reg .b128 %q;", ".reg .b64 %d<2>;", "mov.b128 %q, {%d0, %d1};")
+
+
+MULTI_WARP_TILES = r"""
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void tiles(const int* x, int* sums, int* info) {
+    cg::thread_block_tile<64> t = cg::tiled_partition<64>(cg::this_thread_block());
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = x[i];
+    t.sync();
+    sums[i] = cg::reduce(t, v, cg::plus<int>());
+    info[i] = t.thread_rank() * 1000 + t.meta_group_rank() * 10 + (t.num_threads() == 64) + 2 * t.any(v == 77);
+}
+"""
+
+
+def test_multi_warp_tiles_use_reserved_shared_memory() -> None:
+    """cg::tiled_partition<64> keeps its barriers and collective scratch at %reserved_smem_offset_1."""
+    mod = ptx_harness.compiled(MULTI_WARP_TILES)
+    assert "%reserved_smem_offset_1" in mod.ptx
+    x = np.random.default_rng(5).integers(-1000, 1000, 512).astype(np.int32)
+    x[70] = 77
+    (_, sums, info), _ = ptx_harness.launch(mod, "tiles", 2, 256, x, np.zeros_like(x), np.zeros_like(x))
+    tile = x.reshape(-1, 64)
+    np.testing.assert_array_equal(sums, np.repeat(tile.sum(axis=1), 64))
+    t = np.arange(512) % 256
+    has77 = np.repeat((tile == 77).any(axis=1), 64)
+    np.testing.assert_array_equal(info, (t % 64) * 1000 + (t // 64) * 10 + 1 + 2 * has77)
+
+
+def test_reserved_smem_registers_describe_a_region_apart_from_user_shared_memory() -> None:
+    """begin/end/cap/_0/_1 describe one 1 KB region (the Programming Guide's reserved shared memory per
+    block on sm_80+); writing it leaves the kernel's own shared variable intact."""
+    text = """.visible .entry k(.param .u64 p0, .param .u64 p1)
+{
+    .shared .align 4 .b32 user[4];
+    .reg .b32 %v<6>;
+""" + PROLOGUE + """
+    mov.b32 %v0, %reserved_smem_offset_begin;
+    mov.b32 %v1, %reserved_smem_offset_end;
+    mov.b32 %v2, %reserved_smem_offset_cap;
+    mov.b32 %v3, %reserved_smem_offset_0;
+    mov.b32 %v4, %reserved_smem_offset_1;
+    mov.b32 %v5, 1234;
+    st.shared.b32 [user], %v5;
+    mov.b32 %v5, -1;
+    st.shared.b32 [%v3], %v5;
+    st.shared.b32 [%v4], %v5;
+    add.s32 %v5, %v1, -4;
+    st.shared.b32 [%v5], %v5;
+    ld.shared.b32 %v5, [user];
+    st.global.v4.b32 [%b], {%v0, %v1, %v2, %v5};
+    mov.u32 %v5, user;
+    st.global.v2.b32 [%b+16], {%v4, %v5};
+    ret;
+}"""
+    x = np.zeros((1, 8), np.uint32)
+    _, out = _run_ptx(text, 1, x, np.zeros((1, 8), np.uint32))
+    begin, end, cap, user_value, off1, user_addr = (int(v) for v in out[0, :6])
+    assert (end - begin, cap, user_value) == (1024, 1024, 1234)
+    assert begin <= off1 and off1 + 288 <= end  # cooperative groups need 288 bytes there
+    assert not begin <= user_addr < end

@@ -248,6 +248,10 @@ class Chunk:
             return cfg.shared_mem
         if base in ("%total_smem_size", "%aggr_smem_size"):
             return self.shared_size
+        if base.startswith("%reserved_smem_offset"):  # the region jit.Program reserves (RESERVED_SMEM_BYTES)
+            reserved = self.launch.program.reserved_smem(base)
+            if reserved is not None:
+                return reserved
         if base.startswith("%envreg"):
             return 0
         if base in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):

@@ -28,6 +28,7 @@ from strata.hw.ptx.ir import (
     Operand,
     Reg,
     Sym,
+    VarDecl,
     operand_registers,
     written_registers,
 )
@@ -44,8 +45,15 @@ SPECIAL_PREFIXES = (
     "%gridid", "%clock", "%clock64", "%globaltimer", "%lanemask_eq", "%lanemask_lt", "%lanemask_le",
     "%lanemask_gt", "%lanemask_ge", "%dynamic_smem_size", "%total_smem_size", "%envreg",
     "%globaltimer_lo", "%globaltimer_hi", "%pm", "%cluster", "%nclusterid", "%clusterid",
-    "%is_explicit_cluster", "%cluster_ctarank", "%cluster_nctarank", "%aggr_smem_size",
+    "%is_explicit_cluster", "%cluster_ctarank", "%cluster_nctarank", "%aggr_smem_size", "%reserved_smem_offset",
 )
+
+# Shared memory reserved for NVIDIA system software in every block on sm_80+ (the CUDA Programming Guide's
+# 1 KB per block, cudaDevAttrReservedSharedMemoryPerBlock). Cooperative groups keep the scratch of
+# multi-warp tiles (barriers and a slot per warp, <= 288 bytes) at %reserved_smem_offset_1. Modeled as a
+# block's first 1 KB of shared memory in modules that read %reserved_smem_*, user variables after it.
+RESERVED_SMEM_BYTES = 1024
+RESERVED_SMEM_NAME = "$reserved_smem"  # the synthetic shared variable that holds the region
 
 
 def storage_dtype(ptx_type: str) -> np.dtype:
@@ -265,8 +273,11 @@ class Program:
         self.dynamic_shared: set[str] = set()
         self.functions: dict[str, JitFunction] = {}
         self.kernel_shared: dict[str, int] = {}  # kernel -> its static shared bytes
-        # Shared layout: module-scope and device-function variables first (every kernel may reach
+        # Shared layout: the reserved region if the module reads %reserved_smem_* (system software's,
+        # first as on hardware), module-scope and device-function variables (every kernel may reach
         # them), then each kernel's own variables from the same offset (kernels never coexist).
+        if _reads_reserved_smem(module):
+            self.add_shared(VarDecl("shared", RESERVED_SMEM_NAME, "b8", RESERVED_SMEM_BYTES, 16))
         for v in module.variables:
             if v.space == "shared":
                 self.add_shared(v)
@@ -337,6 +348,19 @@ class Program:
 
     def shared_space(self, name: str) -> bool:
         return name in self.shared_offsets or name in self.dynamic_shared
+
+    def reserved_smem(self, name: str) -> int | None:
+        """The value of `%reserved_smem_offset_{begin,end,cap,0,1}`: where the reserved region lies in
+        a block's shared window. `_0` is its start and `_1` its second half (cooperative groups' scratch)."""
+        begin = self.shared_offsets.get(RESERVED_SMEM_NAME, 0)
+        return {"%reserved_smem_offset_begin": begin, "%reserved_smem_offset_end": begin + RESERVED_SMEM_BYTES,
+                "%reserved_smem_offset_cap": RESERVED_SMEM_BYTES, "%reserved_smem_offset_0": begin,
+                "%reserved_smem_offset_1": begin + RESERVED_SMEM_BYTES // 2}.get(name)
+
+
+def _reads_reserved_smem(module: Module) -> bool:
+    return any(n.startswith("%reserved_smem_offset") for f in module.functions.values() for ins in f.body
+               for op in ins.operands for n in operand_registers(op))
 
 
 def function_address(module: Module, name: str) -> int:
