@@ -1,7 +1,8 @@
 """HIP C++ -> PTX: the role hipcc/hipRTC play on NVIDIA platforms, played by strata's HIP headers + NVRTC.
 
 Source of truth for how strata compiles HIP source: NVRTC (through `strata.cuda.compile`, so the same
-options, PTX cache and errors) with `-I<strata/hip/include>` for `#include <hip/hip_runtime.h>`, that
+options, include path, PTX cache and errors) with `-I<strata/hip/include>` for `#include <hip/hip_runtime.h>`
+searched after the CUDA headers, CCCL and cuRAND (`strata.cuda.compiler.include_dirs`, docs/headers.md), that
 header pre-included (hipRTC programs need not include it), and the macros hipRTC defines, `__HIPCC__`
 and `__HIPCC_RTC__`. The headers map HIP's device API onto CUDA's (docs/hip.md lists what they provide).
 
