@@ -340,3 +340,15 @@ def test_reserved_smem_registers_describe_a_region_apart_from_user_shared_memory
     assert (end - begin, cap, user_value) == (1024, 1024, 1234)
     assert begin <= off1 and off1 + 288 <= end  # cooperative groups need 288 bytes there
     assert not begin <= user_addr < end
+
+
+def test_deep_recursion_within_a_raised_stack_limit_runs() -> None:
+    """cudaDeviceSetLimit(cudaLimitStackSize) lets recursion go deeper than Python's default stack would."""
+    dev = cuda.Device(0)
+    old = dev.get_limit("stack_size")
+    dev.set_limit("stack_size", 32 * 1024)
+    try:
+        (out,), _ = ptx_harness.launch(RECURSE, "k", 1, 2, np.int32(1500), np.zeros(2, np.int32))
+    finally:
+        dev.set_limit("stack_size", old)
+    np.testing.assert_array_equal(out, [_depth_oracle(1500 + t) for t in range(2)])

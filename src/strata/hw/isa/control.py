@@ -18,12 +18,17 @@ from strata.hw.ptx.ir import CallArgs, Reg, Sym
 
 SYSCALLS = ("vprintf", "__assertfail")
 
-# CUDA's default per-thread call stack (cudaLimitStackSize, 1024 bytes). The driver sizes the stack for
-# non-recursive call chains statically, so only frames of functions on a call-graph cycle (recursion)
-# spend it: each one its local depot plus RETURN_FRAME_BYTES (return address and saved registers).
-# A launch that recurses past it stops with cudaErrorLaunchFailure ("stack overflow"), as on hardware.
-STACK_LIMIT_BYTES = 1024
+# The per-thread call stack is cudaLimitStackSize (default 1024 bytes; the launching device's value,
+# engine.Chunk.stack_limit). The driver sizes the stack for non-recursive call chains statically, so
+# only frames of functions on a call-graph cycle (recursion) spend it: each one its local depot plus
+# RETURN_FRAME_BYTES (return address and saved registers). A launch that recurses past it stops with
+# cudaErrorLaunchFailure ("stack overflow"), as on hardware.
+STACK_LIMIT_BYTES = 1024  # used when the engine gives no limit
 RETURN_FRAME_BYTES = 8
+# Each PTX call level runs ~5 nested Python calls (run_frame -> op -> _run_callee -> run_frame); the
+# interpreter's recursion limit is raised to fit the depth the modeled stack allows (Python 3.11 runs
+# Python-to-Python calls without using the C stack, so this costs heap frames only).
+PY_FRAMES_PER_CALL = 8
 
 
 @lowers("call")
@@ -118,6 +123,9 @@ def _run_callee(f: Any, callee: Any, binding: list[tuple[str, str]], sizes: dict
     chunk = f.chunk
     if recursive:
         _check_stack(chunk, callee, lanes, ins)
+    want = 1000 + PY_FRAMES_PER_CALL * len(chunk.frames)
+    if sys.getrecursionlimit() < want:
+        sys.setrecursionlimit(want)
     params = {callee_name: f.param(caller_name, sizes[caller_name]) for callee_name, caller_name in binding}
     top = chunk.local_top
     try:
@@ -151,13 +159,15 @@ def _check_stack(chunk: Any, callee: Any, lanes: Any, ins: Any) -> None:
     recursive = recursive_functions(chunk.launch.program.module)
     used = sum(fr.jf.local_size + RETURN_FRAME_BYTES for fr in chunk.frames if fr.jf.name in recursive)
     need = callee.local_size + RETURN_FRAME_BYTES
-    if used + need > STACK_LIMIT_BYTES:
+    limit_of = getattr(chunk, "stack_limit", None)
+    limit = int(limit_of()) if callable(limit_of) else STACK_LIMIT_BYTES
+    if used + need > limit:
         lane = 0 if lanes is None else int(np.flatnonzero(lanes)[0])
         depth = sum(1 for fr in chunk.frames if fr.jf.name in recursive)
         raise LaneFault(lane, ins, f"stack overflow: call to {callee.name} at recursion depth {depth + 1} needs "
-                        f"{used + need} bytes of call stack, the limit is {STACK_LIMIT_BYTES} "
+                        f"{used + need} bytes of call stack, the limit is {limit} "
                         "(cudaLimitStackSize)", "cudaErrorLaunchFailure", reason="stack overflow",
-                        stack_bytes=used + need, stack_limit=STACK_LIMIT_BYTES)
+                        stack_bytes=used + need, stack_limit=limit)
 
 
 def _indirect_call(ins: Any, ctx: Any, rets: tuple[Any, ...], ops: list[Any]) -> Op:
