@@ -359,3 +359,21 @@ def test_another_devices_caching_allocator_does_not_move_this_threads_mallocs(bu
         for t in workers:
             t.join(timeout=60)
     assert other.memory_allocated() == 0 and cuda.current_device() is d0
+
+
+def test_concurrent_first_use_on_a_device_loads_a_module_once(busy_switching: None) -> None:
+    d0 = cuda.current_device()
+    d1 = cuda.Device(model="h100" if d0.spec.name != "h100" else "a100")
+
+    def tables() -> int:
+        return sum(a.tag == ".global table" for a in d1.file.gpu.memory.allocations())
+
+    before = tables()
+    for _ in range(12):
+        m = cuda.Module.from_ptx(cuda.compile(TABLE_SRC, name="table.cu").ptx)
+        got: list[object] = []
+        _hammer(8, lambda rng: got.append(m.loaded(d1)))  # noqa: B023 - run before the next iteration
+        assert len(got) == 8 and all(g is got[0] for g in got)
+        assert tables() == before + 1
+        m.unload()
+        assert tables() == before

@@ -121,6 +121,7 @@ class Module:
         self._loaded: dict[tuple[int, int], LoadedModule] = {}
         self._kernels: dict[str, Kernel] = {}
         self._unloaded = False
+        self._load_lock = threading.Lock()  # two threads' first launch on a device load the module once
         self._finalizer = weakref.finalize(self, _unload_all, self._loaded)
         self._finalizer.atexit = False  # at exit the devices close and take everything with them
         # cuModuleLoadData JITs at once, so an instruction the device lacks fails here, not at launch
@@ -195,10 +196,13 @@ class Module:
         key = (device.index, device.context.generation)
         lm = self._loaded.get(key)
         if lm is None:
-            lm = load_module(device.file, self.ptx)
-            for stale in [k for k in self._loaded if k[0] == device.index]:  # freed by that device's reset
-                del self._loaded[stale]  # in place: the finalizer holds this dict
-            self._loaded[key] = lm
+            with self._load_lock:
+                lm = self._loaded.get(key)
+                if lm is None:
+                    lm = load_module(device.file, self.ptx)
+                    for stale in [k for k in self._loaded if k[0] == device.index]:  # freed by a device reset
+                        del self._loaded[stale]  # in place: the finalizer holds this dict
+                    self._loaded[key] = lm
         return lm
 
 
