@@ -99,9 +99,9 @@ def compile_to_ptx(
     Defaults added unless `options` already says otherwise: `--gpu-architecture=compute_90`,
     `--std=c++17`, `-lineinfo` (so the PTX carries `.loc` lines for fault reports),
     `-D_CCCL_META_UNROLL_LIMIT=10` (NVCC's value; cuts ~0.7 s off every compile that includes CCCL,
-    see `CCCL_META_UNROLL_LIMIT`), and always the
-    include path of `include_dirs()`, so `#include <cooperative_groups.h>`, `<cuda/std/array>`,
-    `<cub/cub.cuh>`, `<curand_kernel.h>`, `<cuda_fp16.h>` and friends resolve.
+    see `CCCL_META_UNROLL_LIMIT`), and always the include path of `include_dirs()`, so
+    `#include <cooperative_groups.h>`, `<cuda/std/array>`, `<cub/cub.cuh>`, `<curand_kernel.h>`,
+    `<cuda_fp16.h>` and friends resolve.
 
     A relative `name` (and every in-memory header) has no file behind it, so the PTX's `.file`
     directives call it `<nvrtc:XXXXXXXX>/name` (XXXXXXXX: the first 8 hex digits of the source's
@@ -197,7 +197,7 @@ def bundled_headers_dir() -> Path | None:
 
     They go to `<cache_dir>/../nvrtc-headers/<major>.<minor>` (beside the PTX cache, so by default
     `~/.cache/strata/nvrtc-headers/13.5`), or, when that is not writable, under the temporary directory.
-    Extraction (`nvrtcInstallBundledHeaders`, ~26 MB, ~0.6 s) happens once per NVRTC version and
+    Extraction (`nvrtcInstallBundledHeaders`, ~26 MB, 0.1-0.6 s) happens once per NVRTC version and
     machine: into a fresh temporary directory that is then renamed into place, so a concurrent process
     sees either nothing or the complete tree, and the loser of a race discards its copy. The location
     is decided once per process (a test that points `STRATA_CACHE_DIR` elsewhere does not cause a
