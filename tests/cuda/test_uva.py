@@ -18,6 +18,10 @@ extern "C" __global__ void fill(float* y, float v, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = v;
 }
+extern "C" __global__ void count_positive(int* c, const float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && x[i] > 0.0f) atomicAdd(c, 1);
+}
 extern "C" __global__ void axpy(float* y, const float* x, const float* z, float a, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = a * x[i] + z[i];
@@ -166,3 +170,17 @@ def test_copies_between_devices(devs: tuple[cuda.Device, cuda.Device]) -> None:
         cuda.memcpy_peer(y1, d0, x0, d0, x0.nbytes)
     with pytest.raises(cuda.CudaError, match="past the end"):
         cuda.memcpy_peer(y1.ptr, d1, x0.ptr, d0, x0.nbytes + 4)
+
+
+def test_atomics_on_peer_memory(devs: tuple[cuda.Device, cuda.Device], mod: cuda.Module) -> None:
+    d0, d1 = devs
+    counter = cuda.zeros(1, np.int32)  # on d0
+    cuda.set_device(d1)
+    xh = np.random.default_rng(1).standard_normal(1000).astype(np.float32)
+    x1 = cuda.to_device(xh)
+    d1.enable_peer_access(d0)
+    before = d1.peer_traffic().get(d0.index, 0)
+    mod.get_function("count_positive")(4, 256, (counter, x1, np.int32(xh.size))).wait()
+    hits = int((xh > 0).sum())
+    assert int(counter.get()[0]) == hits
+    assert d1.peer_traffic()[d0.index] - before == 4 * hits  # one 4-byte atomic per hit crossed over
