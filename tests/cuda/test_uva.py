@@ -184,3 +184,19 @@ def test_atomics_on_peer_memory(devs: tuple[cuda.Device, cuda.Device], mod: cuda
     hits = int((xh > 0).sum())
     assert int(counter.get()[0]) == hits
     assert d1.peer_traffic()[d0.index] - before == 4 * hits  # one 4-byte atomic per hit crossed over
+
+
+def test_running_out_of_device_ranges_is_a_typed_error_and_ranges_come_back() -> None:
+    from strata.hw.memory import UVA_SLOTS, DeviceMemory
+
+    held = []
+    with pytest.raises(cuda.CudaError) as info:
+        for _ in range(UVA_SLOTS + 1):
+            held.append(DeviceMemory(1 << 20, uva=True))
+    assert info.value.name == "cudaErrorInvalidDevice" and f"all {UVA_SLOTS}" in str(info.value)
+    assert len({m.slot for m in held}) == len(held) <= UVA_SLOTS
+    slot = held[-1].slot
+    held[-1].write(held[-1].base, b"old data")
+    del held[-1]  # a dropped device gives its range back, zeroed
+    fresh = DeviceMemory(1 << 20, uva=True)
+    assert fresh.slot == slot and fresh.read(fresh.base, 8) == bytes(8)

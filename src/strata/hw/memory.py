@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from strata.errors import CudaError
+
 # Device virtual addresses. The windows are where generic addresses of shared and local memory live.
 GLOBAL_BASE = 0x7000_0000_0000
 SHARED_WINDOW = 0x7F00_0000_0000
@@ -61,7 +63,8 @@ class _UnifiedAddressSpace:
                 if ref is None or ref() is None:
                     self.slots[slot] = weakref.ref(memory)
                     return slot
-        raise MemoryError(f"[uva] all {UVA_SLOTS} device address ranges are in use")
+        raise CudaError("cudaErrorInvalidDevice", f"[uva] cannot open another device: all {UVA_SLOTS} device "
+                        f"ranges of the unified address space are in use")
 
     def release(self, slot: int) -> None:
         """Forget a dropped device memory's range and give its host pages back (it reads as zeros)."""
