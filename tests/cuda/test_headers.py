@@ -513,9 +513,6 @@ extern "C" __global__ void clamp_max(const long long* x, int* out) {
     np.testing.assert_array_equal(out.get(), np.minimum(x, np.iinfo(np.int32).max).astype(np.int32))
 
 
-@pytest.mark.xfail(raises=cuda.CompileError, strict=True,
-                   reason="hip/hip_runtime.h defines __any(predicate) as a function-like macro, which rewrites "
-                          "libcu++'s `__any(...)` constructor (cuda/std/__functional/invoke.h) that CG includes")
 def test_hip_kernel_with_cooperative_groups() -> None:
     # hipcc on the NVIDIA platform resolves <cooperative_groups.h> from the CUDA headers.
     mod = hip.compile(r"""

@@ -67,9 +67,11 @@ __device__ __forceinline__ unsigned long long __strata_hip_ballot(int predicate)
 }
 __device__ __forceinline__ int __strata_hip_any(int predicate) { return __any_sync(__activemask(), predicate); }
 __device__ __forceinline__ int __strata_hip_all(int predicate) { return __all_sync(__activemask(), predicate); }
-#define __ballot(predicate) __strata_hip_ballot(predicate)
-#define __any(predicate) __strata_hip_any(predicate)
-#define __all(predicate) __strata_hip_all(predicate)
+/* Object-like, not function-like: libcu++ (under cooperative groups and curand) declares
+ * `struct __any { __any(...); }`, which a function-like macro would rewrite into a call. */
+#define __ballot __strata_hip_ballot
+#define __any __strata_hip_any
+#define __all __strata_hip_all
 
 /* --- Lane queries (HIP device functions without a CUDA function of the same name) ------------------ */
 __device__ __forceinline__ unsigned int __lane_id() {
