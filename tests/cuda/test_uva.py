@@ -166,6 +166,9 @@ def test_copies_between_devices(devs: tuple[cuda.Device, cuda.Device]) -> None:
     w1 = cuda.DeviceArray((N,), np.float32, d1)
     capi.hipMemcpyPeer(w1.ptr, d1.index, x0.ptr, d0.index, x0.nbytes)
     np.testing.assert_array_equal(w1.get(), host)
+    v1 = cuda.DeviceArray((N,), np.float32, d1)
+    v1.copy_from(x0)  # DeviceArray's cudaMemcpy DeviceToDevice across devices
+    np.testing.assert_array_equal(v1.get(), host)
     with pytest.raises(cuda.CudaError, match="belongs to device"):
         cuda.memcpy_peer(y1, d0, x0, d0, x0.nbytes)
     with pytest.raises(cuda.CudaError, match="past the end"):

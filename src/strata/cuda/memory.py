@@ -151,17 +151,23 @@ class DeviceArray:
                 self.device.context.memcpy_htod(self.ptr, host, stream, asynchronous=stream is not None)
 
     def copy_from(self, other: DeviceArray, *, stream: Stream | None = None) -> None:
-        """Device-to-device copy of an array of the same size (cudaMemcpy DeviceToDevice)."""
+        """Device-to-device copy of an array of the same size (cudaMemcpy DeviceToDevice). From another
+        device it is a peer copy, staged through pinned host memory (`stream` then orders its second half)."""
         self._check_live("copy_from")
         other._check_live("copy_from")
-        if other.nbytes != self.nbytes or other.device is not self.device:
-            raise ValueError(f"[copy_from] expected {self.nbytes} bytes on {self.device}, "
-                             f"got {other.nbytes} bytes on {other.device}")
+        if other.nbytes != self.nbytes:
+            raise ValueError(f"[copy_from] expected {self.nbytes} bytes, got {other.nbytes} bytes")
         with trace.span("L3", "cudaMemcpy" if stream is None else "cudaMemcpyAsync", kind="DeviceToDevice",
                         bytes=self.nbytes):
-            if self.nbytes:
+            if not self.nbytes:
+                return
+            if other.device is self.device:
                 self.device.context.memcpy_dtod(self.ptr, other.ptr, self.nbytes, stream,
                                                 asynchronous=stream is not None)
+                return
+            staging = other.device.file.pinned_host(self.nbytes)
+            other.device.context.memcpy_dtoh(staging, other.ptr)
+            self.device.context.memcpy_htod(self.ptr, staging, stream, asynchronous=stream is not None)
 
     def free(self) -> None:
         """Release the device memory now (cudaFree); the array can't be used afterwards.
