@@ -513,11 +513,13 @@ extern "C" __global__ void clamp_max(const long long* x, int* out) {
     np.testing.assert_array_equal(out.get(), np.minimum(x, np.iinfo(np.int32).max).astype(np.int32))
 
 
-def test_hip_kernel_with_cooperative_groups() -> None:
-    # hipcc on the NVIDIA platform resolves <cooperative_groups.h> from the CUDA headers.
+@pytest.mark.parametrize("header", ["cooperative_groups.h", "hip/hip_cooperative_groups.h"])
+def test_hip_kernel_with_cooperative_groups(header: str) -> None:
+    # hipcc on the NVIDIA platform resolves <cooperative_groups.h> from the CUDA headers; HIP's own
+    # header name maps onto it.
     mod = hip.compile(r"""
 #include <hip/hip_runtime.h>
-#include <cooperative_groups.h>
+#include <""" + header + r""">
 namespace cg = cooperative_groups;
 extern "C" __global__ void warp_max(const int* x, int* out) {
     auto t = cg::tiled_partition<32>(cg::this_thread_block());
