@@ -61,17 +61,25 @@ class _UnifiedAddressSpace:
             for slot in range(UVA_SLOTS):
                 ref = self.slots.get(slot)
                 if ref is None or ref() is None:
+                    if ref is not None:  # dropped, its finalizer not yet run: zero the range here
+                        self._zero(slot)
                     self.slots[slot] = weakref.ref(memory)
                     return slot
         raise CudaError("cudaErrorInvalidDevice", f"[uva] cannot open another device: all {UVA_SLOTS} device "
                         f"ranges of the unified address space are in use")
 
     def release(self, slot: int) -> None:
-        """Forget a dropped device memory's range and give its host pages back (it reads as zeros)."""
+        """Forget a dropped device memory's range and give its host pages back (it reads as zeros),
+        unless a new memory has claimed the range since (then `claim` zeroed it)."""
         with self.lock:
-            self.slots.pop(slot, None)
-            if self.mapping is not None and hasattr(self.mapping, "madvise"):
-                self.mapping.madvise(mmap.MADV_DONTNEED, slot * UVA_RANGE, UVA_RANGE)
+            ref = self.slots.get(slot)
+            if ref is not None and ref() is None:
+                del self.slots[slot]
+                self._zero(slot)
+
+    def _zero(self, slot: int) -> None:
+        if self.mapping is not None and hasattr(self.mapping, "madvise"):
+            self.mapping.madvise(mmap.MADV_DONTNEED, slot * UVA_RANGE, UVA_RANGE)
 
     def owner(self, address: int) -> DeviceMemory | None:
         slot = uva_slot(address)
