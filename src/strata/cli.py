@@ -91,7 +91,7 @@ def run_program(program: str, argv: list[str], *, gpu: str | None = None, device
                 launch_blocking: bool = False, as_torch: bool = False) -> int:
     """`strata run`: execute `program` as __main__ (its sys.argv is [program, *argv]) with the virtual
     GPUs chosen by the options, then wait for the devices so a fault of the program's last kernels is
-    reported (like a CUDA program's final synchronize). With `as_torch`, the program's `import torch`
+    reported (like a CUDA program's final synchronize; exit status 1). With `as_torch`, the program's `import torch`
     is answered by strata (`strata.install_torch_alias`). Returns the program's exit status."""
     import os
     import runpy
@@ -124,10 +124,16 @@ def run_program(program: str, argv: list[str], *, gpu: str | None = None, device
         status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+    from strata.errors import CudaError
     from strata.runtime import contexts
 
     for ctx in contexts():
-        ctx.synchronize()  # raises a sticky fault the program never synchronized to see
+        try:
+            ctx.synchronize()  # a sticky fault the program never synchronized to see; never waits on one
+        except CudaError as e:
+            print(f"strata run: a kernel or copy of the program failed after its last synchronization:\n"
+                  f"{type(e).__name__}: {e}", file=sys.stderr)
+            return status or 1
     return status
 
 

@@ -436,6 +436,11 @@ class Kernel:
             raise InvalidLaunchConfig("cudaErrorLaunchOutOfResources",
                                       f"[launch {self.name}] {threads} threads x {regs} registers = "
                                       f"{regs * threads} exceeds regsPerBlock={spec.regs_per_block}")
+        local = self.local_bytes()
+        if local > 512 * 1024:  # CUDA's local memory per thread
+            raise InvalidLaunchConfig("cudaErrorLaunchOutOfResources",
+                                      f"[launch {self.name}] {local:,} bytes of local memory per thread exceeds "
+                                      "the limit of 524,288 (512 KiB)")
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,9 @@ class DeviceFile:
         `close()` (interpreter exit: no packet runs any more). False if `timeout` passed first."""
         if self.cp.on_engine_thread() or not self.cp.running:
             return self.cp.idle()
+        if _exiting():  # device arrays freed at exit (weakref finalizers run before our atexit hook)
+            _shutdown()
+            return self.cp.idle()
         deadline = time.monotonic() + timeout
         while not self.cp.idle():
             if time.monotonic() > deadline or not self.cp.running:
@@ -205,6 +208,7 @@ class DeviceFile:
             self.cp.cancel(f"device {self.index} was reset")
             self.wait_idle(timeout=10.0)
             self.faulted = self.interrupted = False
+            self.stack_bytes = DEFAULT_STACK_BYTES  # limits return to their defaults, as in cudaDeviceReset
             self.vram.free_all()
             self.cp.kernel_objects.clear()
             self.cp.reset_clocks()
@@ -247,7 +251,14 @@ def opened_devices() -> list[DeviceFile]:
     return [d for _, d in sorted(_open.items())]
 
 
+def _exiting() -> bool:
+    """True once the interpreter exits: the main thread has finished (atexit handlers and the
+    finalizers of live device arrays run now). Like a CUDA process at exit, pending work is dropped."""
+    return not threading.main_thread().is_alive()
+
+
 def _shutdown() -> None:
+    """At exit: stop every device (a running kernel is cancelled at its next basic block)."""
     for dev in list(_open.values()):
         dev.close()
 

@@ -76,6 +76,12 @@ _DISPATCH = struct.Struct("<HHHHHHIIIIIQQQQ")  # header, setup, wg xyz, reserved
 _BARRIER = struct.Struct("<HHI5QQQ")  # header, reserved0, reserved1, dep_signal[5], reserved2, completion
 _AGENT = struct.Struct("<HHIQ4QQQ")  # header, type, reserved0, return_address, arg[4], reserved2, completion
 _HEADER_SETUP = struct.Struct("<I")
+# strata's extension: the dispatch packet's reserved2 (64 bits) carries bits 32.. of each grid size,
+# 21 bits per dimension. HSA's grid sizes are 32-bit work-item counts, but CUDA allows (2^31-1) x 1024
+# threads in x; packets whose grid fits in 32 bits (all HSA-written ones) leave reserved2 zero.
+_GRID_HI_BITS = 21
+_GRID_HI_MASK = (1 << _GRID_HI_BITS) - 1
+MAX_GRID_SIZE = (1 << (32 + _GRID_HI_BITS)) - 1  # work-items per dimension
 assert _DISPATCH.size == _BARRIER.size == _AGENT.size == PACKET_SIZE
 
 
@@ -89,9 +95,15 @@ def header(kind: PacketType, *, barrier: bool = False, acquire: FenceScope = Fen
 def write_kernel_dispatch(buf: Any, offset: int, *, grid: tuple[int, int, int], workgroup: tuple[int, int, int],
                           kernel_object: int, kernarg_address: int, group_segment_size: int,
                           private_segment_size: int, completion_signal: int) -> None:
-    """Write an hsa_kernel_dispatch_packet_t body (grid in work-items, as HSA counts), header INVALID."""
-    _DISPATCH.pack_into(buf, offset, header(PacketType.INVALID), 0, *workgroup, 0, *grid, private_segment_size,
-                        group_segment_size, kernel_object, kernarg_address, 0, completion_signal)
+    """Write an hsa_kernel_dispatch_packet_t body (grid in work-items, as HSA counts), header INVALID.
+    Grid sizes past 32 bits keep their high bits in reserved2 (strata's extension, see _GRID_HI_BITS)."""
+    if any(not 0 <= g <= MAX_GRID_SIZE for g in grid) or not 0 <= group_segment_size < 1 << 32:
+        raise PacketFormatError(f"dispatch grid {grid} work-items (each at most {MAX_GRID_SIZE}) or group segment "
+                                f"{group_segment_size} bytes (at most 2^32-1) does not fit the packet")
+    hi = sum((g >> 32) << (_GRID_HI_BITS * i) for i, g in enumerate(grid))
+    _DISPATCH.pack_into(buf, offset, header(PacketType.INVALID), 0, *workgroup, 0, *(g & 0xFFFFFFFF for g in grid),
+                        private_segment_size, group_segment_size, kernel_object, kernarg_address, hi,
+                        completion_signal)
 
 
 def write_barrier(buf: Any, offset: int, deps: tuple[int, ...], completion_signal: int) -> None:
@@ -167,9 +179,11 @@ def decode(buf: Any, offset: int) -> Packet:
     hdr = int.from_bytes(bytes(buf[offset:offset + 2]), "little")
     kind, barrier = hdr & 0xFF, bool(hdr >> HEADER_BARRIER & 1)
     if kind == PacketType.KERNEL_DISPATCH:
-        (_, setup, wx, wy, wz, _, gx, gy, gz, private, group, kobj, kernarg, _,
+        (_, setup, wx, wy, wz, _, gx, gy, gz, private, group, kobj, kernarg, hi,
          signal) = _DISPATCH.unpack_from(buf, offset)
-        return KernelDispatch(barrier, setup & 3, (wx, wy, wz), (gx, gy, gz), private, group, kobj, kernarg, signal)
+        grid = tuple(g | ((hi >> (_GRID_HI_BITS * i)) & _GRID_HI_MASK) << 32 for i, g in enumerate((gx, gy, gz)))
+        return KernelDispatch(barrier, setup & 3, (wx, wy, wz), grid, private, group,
+                              kobj, kernarg, signal)
     if kind in (PacketType.BARRIER_AND, PacketType.BARRIER_OR):
         fields = _BARRIER.unpack_from(buf, offset)
         deps = tuple(h for h in fields[3:3 + MAX_DEP_SIGNALS] if h)

@@ -341,6 +341,11 @@ class CommandProcessor:
                             f"not a multiple of workgroup {p.workgroup}")
         params = ctypes.string_at(p.kernarg_address, ko.kernarg_size) if ko.kernarg_size else b""
         dynamic_shared = p.group_segment_size - ko.static_group_segment_size
+        if p.group_segment_size > self.spec.shared_mem_per_block_optin:
+            raise CudaError("cudaErrorLaunchOutOfResources",
+                            f"[dispatch {ko.name}] group segment (shared memory) of {p.group_segment_size:,} bytes per "
+                            f"workgroup exceeds the device's {self.spec.shared_mem_per_block_optin:,} "
+                            "(sharedMemPerBlockOptin)")
         if dynamic_shared < 0:
             raise aql.PacketFormatError(
                 f"[dispatch {ko.name}] group_segment_size {p.group_segment_size} is smaller than the kernel's "

@@ -193,7 +193,8 @@ class Chunk:
         key = f"{name}:{dtype.str}"
         v = self._specials.get(key)
         if v is None:
-            if name.startswith(("%ctaid", "%smid", "%clock", "%globaltimer")):  # differ between chunks
+            # differ between chunks, or between launches of one block shape (the geometry cache's key)
+            if name.startswith(("%ctaid", "%smid", "%clock", "%globaltimer", "%nctaid", "%dynamic_smem_size")):
                 v = self._special_value(name, dtype)
             else:
                 v = self.launch.cached(key, self.nblocks, lambda: self._special_value(name, dtype))
