@@ -173,7 +173,7 @@ def lower_popc_clz(ins: Any, ctx: Any) -> Op:
     if w == 32:
 
         def clz32(V: list[Any]) -> Any:  # float64 exponent e = 1022 + bit length; x == 0 -> e = 0
-            e = np.asarray(V[a], dtype=np.float64).view(np.uint64) >> np.uint64(52)
+            e = np.atleast_1d(np.asarray(V[a], dtype=np.float64)).view(np.uint64) >> np.uint64(52)
             np.subtract(np.uint64(1054), e, out=e)
             return np.minimum(e, np.uint64(32), out=e)
 
@@ -215,9 +215,9 @@ def lower_fns(ins: Any, ctx: Any) -> Op:
     pos = np.arange(32, dtype=np.int64)
 
     def compute(V: list[Any]) -> Any:
-        mk_v, base_v, off_v = np.broadcast_arrays(np.asarray(V[mk], np.uint64),
-                                                  np.asarray(V[base], np.int64) & 31,
-                                                  np.asarray(V[off], np.int64))
+        mk_v, base_v, off_v = np.broadcast_arrays(np.atleast_1d(np.asarray(V[mk], np.uint64)),
+                                                  np.atleast_1d(np.asarray(V[base], np.int64) & 31),
+                                                  np.atleast_1d(np.asarray(V[off], np.int64)))
         bits = ((mk_v[:, None] >> pos.astype(np.uint64)) & np.uint64(1)).astype(bool)  # (N, 32)
         b = base_v[:, None]
         o = off_v[:, None]

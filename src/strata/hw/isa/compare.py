@@ -299,7 +299,7 @@ def lower_selp(ins: Any, ctx: Any) -> Op:
     def run(f: Any, m: Any) -> None:
         # d = b ^ ((a ^ b) & -c): branch-free, ~5x faster than np.where for lane-varying c
         V = f.V
-        cv = np.asarray(V[cslot])
+        cv = np.atleast_1d(V[cslot])  # an array even for a scalar (immediate) predicate: `out=` below
         sel = np.negative(~cv if cneg else cv, dtype=dt, casting="unsafe")  # True -> all ones
         y = np.asarray(V[b]).view(dt)
         np.bitwise_and(sel, np.bitwise_xor(np.asarray(V[a]).view(dt), y), out=sel)
@@ -429,7 +429,7 @@ def float_min_max(ins: Any, ctx: Any, flags: list[str], t: str) -> Op:
     def pair(ab: np.ndarray, bb: np.ndarray) -> np.ndarray:
         fa, fb = fmt.to_float(ab), fmt.to_float(bb)
         rf = uf(fa, fb)
-        r = fmt.from_float(rf)
+        r = np.atleast_1d(fmt.from_float(rf))  # written in place below, also for scalar operands
         # equal values have equal bits except +0/-0: max(+0,-0) = +0 (AND), min = -0 (OR)
         eq = fa == fb
         if is_max:

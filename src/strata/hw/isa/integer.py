@@ -143,7 +143,7 @@ def lower_add_sub(ins: Any, ctx: Any) -> Op:
 
         def sat(V: list[Any]) -> Any:
             r = uf(V[a], V[b], dtype=np.int64)
-            return np.clip(r, _I32_MIN, _I32_MAX, out=r)
+            return np.clip(r, _I32_MIN, _I32_MAX, out=r if isinstance(r, np.ndarray) else None)
 
         return Op(computed_run(d, sat), "integer")
     # low bits of a sum don't depend on signedness: compute on unsigned views (no overflow UB)
@@ -186,7 +186,7 @@ def _x2_run(ctx: Any, d_op: Operand, a_op: Operand, b_op: Operand, t: str,
 
 def _mulhi_u64(x: Any, y: Any) -> Any:
     """High 64 bits of the 128-bit product of uint64 values, via 32-bit limbs."""
-    x, y = np.asarray(x, np.uint64), np.asarray(y, np.uint64)
+    x, y = np.atleast_1d(np.asarray(x, np.uint64)), np.atleast_1d(np.asarray(y, np.uint64))  # scalars too
     xl, xh, yl, yh = x & MASK32, x >> SHIFT32, y & MASK32, y >> SHIFT32
     mid = np.multiply(xl, yl)
     np.right_shift(mid, SHIFT32, out=mid)
@@ -239,7 +239,7 @@ def _product(ctx: Any, mode: str, t: str, a_op: Operand, b_op: Operand) -> Calla
     udt = UNSIGNED[w]
 
     def hi(V: list[Any]) -> Any:
-        p = np.multiply(V[a], V[b], dtype=wt)
+        p = np.atleast_1d(np.multiply(V[a], V[b], dtype=wt))  # an array even for scalar operands
         return np.right_shift(p, sh, out=p).astype(udt)
 
     return hi
@@ -313,7 +313,7 @@ def lower_mad(ins: Any, ctx: Any) -> Op:
 
         def sat(V: list[Any]) -> Any:
             r = np.add(prod(V).view(np.int32), V[c], dtype=np.int64)
-            return np.clip(r, _I32_MIN, _I32_MAX, out=r)
+            return np.clip(r, _I32_MIN, _I32_MAX, out=r if isinstance(r, np.ndarray) else None)
 
         return Op(computed_run(d, sat), "integer")
     if mode == "wide":
