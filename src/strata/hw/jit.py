@@ -424,6 +424,8 @@ def lower_function(program: Program, fn: Function) -> JitFunction:
         if blk.term == "fall" and b + 1 >= len(starts):
             blk.term = "ret"
         blocks.append(blk)
+    if scalar_defs:
+        scalar_defs = _dominating_definitions(fn, blocks, starts, scalar_defs)
     for blk, k, reg in scalar_defs:  # now every view of the register has its slot
         views = [(i, sl.dtype) for i, sl in enumerate(ctx.slots) if sl.kind == "view" and sl.key == reg]
         run, exact = blk.ops[k]
@@ -431,6 +433,57 @@ def lower_function(program: Program, fn: Function) -> JitFunction:
     _post_dominators(blocks)
     return JitFunction(fn.name, fn, ctx.slots, ctx.reg_storage, blocks, ctx.local_size,
                        ctx.local_offsets, ctx.param_vars)
+
+
+def _dominating_definitions(fn: Function, blocks: list[Block], starts: list[int],
+                            defs: list[tuple[Block, int, str]]) -> list[tuple[Block, int, str]]:
+    """The uniform definitions that run before every read of their register: a read the definition
+    does not dominate (reordered or hand-written PTX) would see the register's lane array, not the
+    scalar. Such registers, and uniform ones computed from them, stay per-lane."""
+    n = len(blocks)
+    succ = [[t for t in _successors(blocks, b) if t != EXIT] for b in range(n)]
+    pred: list[list[int]] = [[] for _ in range(n)]
+    for b in range(n):
+        for t in succ[b]:
+            pred[t].append(b)
+    idom = _dominator_tree(0, succ, pred) if n else {}
+    index = {id(blk): b for b, blk in enumerate(blocks)}
+    where = {reg: (index[id(blk)], k) for blk, k, reg in defs}
+    reads: dict[str, list[tuple[int, int]]] = {}
+    sources: dict[str, set[str]] = {}
+    for b, start in enumerate(starts):
+        end = starts[b + 1] if b + 1 < len(starts) else len(fn.body)
+        for pos, ins in enumerate(fn.body[start:end]):
+            ops = ins.operands[1:] if written_registers(ins) else ins.operands
+            names = {r for op in ops for r in operand_registers(op)}
+            if ins.guard is not None:
+                names.add(ins.guard.name)
+            for r in names & where.keys():
+                reads.setdefault(r, []).append((b, pos))
+            for w in written_registers(ins):
+                if w in where and where[w] == (b, pos):
+                    sources[w] = names
+
+    def dominates(a: int, b: int) -> bool:
+        if b not in idom:  # unreachable: never reads anything
+            return True
+        while b != a:
+            up = idom[b]
+            if up == b:
+                return False
+            b = up
+        return True
+
+    bad = {reg for reg, (db, dk) in where.items()
+           if any(not (rb == db and rp > dk) and (rb == db or not dominates(db, rb)) for rb, rp in reads.get(reg, ()))}
+    changed = True
+    while changed:  # a uniform value computed from a demoted one is per-lane too
+        changed = False
+        for reg in where.keys() - bad:
+            if sources.get(reg, set()) & bad:
+                bad.add(reg)
+                changed = True
+    return [d for d in defs if d[2] not in bad]
 
 
 def _terminator(ctx: LoweringContext, blk: Block, ins: Instruction, fn: Function,
@@ -515,31 +568,69 @@ def _successors(blocks: list[Block], b: int) -> list[int]:
 
 
 def _post_dominators(blocks: list[Block]) -> None:
-    """Set each block's immediate post-dominator: where lanes that split at its branch rejoin."""
+    """Set each block's immediate post-dominator: where lanes that split at its branch rejoin.
+
+    Dominators of the reversed graph from a virtual exit (Cooper, Harvey, Kennedy: "A Simple, Fast
+    Dominance Algorithm"), near-linear in the number of blocks. A block with no path to the exit (an
+    endless loop) never reconverges: EXIT.
+    """
     n = len(blocks)
-    full = frozenset(range(n)) | {EXIT}
-    pdom: dict[int, frozenset[int]] = {EXIT: frozenset({EXIT})}
-    for b in range(n):
-        pdom[b] = full
     succ = [_successors(blocks, b) for b in range(n)]
+    exit_node = n  # the virtual exit, EXIT's stand-in
+    preds_rev: list[list[int]] = [[] for _ in range(n + 1)]  # reversed graph: node -> its CFG successors
+    for b in range(n):
+        preds_rev[b] = [exit_node if s == EXIT else s for s in succ[b]]
+    succ_rev: list[list[int]] = [[] for _ in range(n + 1)]  # reversed graph: node -> its CFG predecessors
+    for b in range(n):
+        for s in preds_rev[b]:
+            succ_rev[s].append(b)
+    idom = _dominator_tree(exit_node, succ_rev, preds_rev)
+    for b in range(n):
+        d = idom.get(b)
+        blocks[b].ipdom = EXIT if d is None or d == exit_node else d
+
+
+def _dominator_tree(root: int, succ: list[list[int]], pred: list[list[int]]) -> dict[int, int]:
+    """Immediate dominators of the nodes reachable from `root` (root -> root), iteratively."""
+    order: list[int] = []  # postorder, by an explicit stack (no recursion on deep graphs)
+    seen = {root}
+    stack = [(root, iter(succ[root]))]
+    while stack:
+        node, it = stack[-1]
+        for nxt in it:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, iter(succ[nxt])))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    post = {v: i for i, v in enumerate(order)}
+    idom = {root: root}
     changed = True
     while changed:
         changed = False
-        for b in reversed(range(n)):
-            new = frozenset.intersection(*(pdom[s] for s in succ[b])) | {b}
-            if new != pdom[b]:
-                pdom[b], changed = new, True
-    for b in range(n):
-        strict = pdom[b] - {b}
-        if strict == full - {b}:  # no path to the exit (an endless loop): never reconverges
-            blocks[b].ipdom = EXIT
-            continue
-        ip = EXIT
-        for d in strict:
-            if len(pdom[d]) == len(strict):
-                ip = d
-                break
-        blocks[b].ipdom = ip
+        for v in reversed(order):  # reverse postorder
+            if v == root:
+                continue
+            new = -1
+            for p in pred[v]:
+                if p not in idom:
+                    continue
+                if new < 0:
+                    new = p
+                    continue
+                a, b = p, new
+                while a != b:
+                    while post[a] < post[b]:
+                        a = idom[a]
+                    while post[b] < post[a]:
+                        b = idom[b]
+                new = a
+            if new >= 0 and idom.get(v) != new:
+                idom[v] = new
+                changed = True
+    return idom
 
 
 def const_value(key: Any, dtype: np.dtype) -> Any:
