@@ -258,7 +258,8 @@ def run_cases(corpus: list[str], seed: int, cases: int, budget: float) -> dict[s
                   and v.__module__ == errors.__name__)
     pool = sorted({t.group() for text in corpus for t in _tokens(text)})
     rng = random.Random(seed)
-    stats: dict[str, float] = {"cases": 0, "parsed": 0, "loaded": 0, "launched": 0, "typed_errors": 0, "unlaunchable": 0}
+    counted = ("cases", "parsed", "loaded", "launched", "typed_errors", "unlaunchable")
+    stats: dict[str, float] = dict.fromkeys(counted, 0)
     failures: list[dict[str, Any]] = []
     signal.signal(signal.SIGALRM, _alarm)
     start = time.monotonic()
