@@ -62,19 +62,15 @@ from strata.errors import (
     UnsupportedInstruction,
 )
 
-# Peer access, peer copies and pointer attributes (unified addressing) are importable from here; they join
-# __all__ together with their rows in docs/hip.md's table (tests/hip/test_hip_face.py checks the two agree).
-PEER_AND_UVA = (device_can_access_peer, device_disable_peer_access, device_enable_peer_access, memcpy_peer,
-                memcpy_peer_async, pointer_get_attributes)
-
 __all__ = [
     "CompileError", "CudaError", "Device", "DeviceArray", "DeviceFault", "DeviceProperties", "Event",
     "FuncAttributes", "InvalidLaunchConfig", "Kernel", "LaunchReport", "LaunchTimeout", "MemcpyKind", "Module",
     "OutOfMemoryError", "PTXSyntaxError", "Stream", "UnsupportedInstruction", "compile", "current_device",
-    "device_count", "empty", "empty_cache", "free", "get_device", "get_device_properties", "get_error_name",
-    "get_error_string",
-    "get_last_error", "is_available", "malloc", "max_memory_allocated", "mem_get_info", "memory_allocated",
-    "memory_reserved", "memcpy", "memcpy_async", "memcpy_from_symbol", "memcpy_to_symbol",
-    "memset", "memset_async", "occupancy_max_active_blocks_per_multiprocessor", "occupancy_max_potential_block_size",
-    "peek_at_last_error", "pinned_empty", "reset_peak_memory_stats", "set_device", "synchronize", "to_device", "zeros",
+    "device_can_access_peer", "device_count", "device_disable_peer_access", "device_enable_peer_access", "empty",
+    "empty_cache", "free", "get_device", "get_device_properties", "get_error_name", "get_error_string",
+    "get_last_error", "is_available", "malloc", "max_memory_allocated", "mem_get_info", "memcpy", "memcpy_async",
+    "memcpy_from_symbol", "memcpy_peer", "memcpy_peer_async", "memcpy_to_symbol", "memory_allocated",
+    "memory_reserved", "memset", "memset_async", "occupancy_max_active_blocks_per_multiprocessor",
+    "occupancy_max_potential_block_size", "peek_at_last_error", "pinned_empty", "pointer_get_attributes",
+    "reset_peak_memory_stats", "set_device", "synchronize", "to_device", "zeros",
 ]
