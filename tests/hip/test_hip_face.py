@@ -281,6 +281,7 @@ def test_events_and_streams_by_c_names() -> None:
     capi.hipStreamWaitEvent(other, stop)
     capi.hipStreamSynchronize(other)
     capi.hipEventSynchronize(stop)
+    capi.hipEventSynchronize(untimed)  # the last work on s: only then must the stream query as done
     assert capi.hipEventQuery(stop) and capi.hipStreamQuery(s)
     ms = capi.hipEventElapsedTime(start, stop)
     assert ms == start.elapsed_time(stop) > 0
