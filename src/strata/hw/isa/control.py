@@ -210,7 +210,12 @@ def _indirect_call(ins: Any, ctx: Any, rets: tuple[Any, ...], ops: list[Any]) ->
 
 
 def _param_name(ctx: Any, op: Any) -> str:
+    """A call argument or return slot: a `.param` variable of the calling function (or one of its own
+    parameters, passed on)."""
     if isinstance(op, Sym):
+        own = {p.name for p in (*ctx.fn.params, *ctx.fn.returns)}
+        if op.name not in ctx.param_vars and op.name not in own:
+            raise ctx.fail(f"call argument {op.name!r} is not a .param variable of {ctx.fn.name}")
         return op.name
     raise ctx.unsupported("call arguments that are not .param variables")
 
