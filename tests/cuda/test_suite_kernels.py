@@ -318,3 +318,375 @@ def test_rodinia_streamcluster_pgain() -> None:
     ref[switch, k] = (x_cost - pts["cost"])[switch]
     ref[~switch, table[pts["assign"][~switch]]] = (pts["cost"] - x_cost)[~switch]
     np.testing.assert_allclose(work[clear], ref[clear], rtol=1e-5, atol=1e-5)
+
+
+# ----------------------------------------------------------------------------------------------- Parboil
+
+
+def _random_csr(rng: np.random.Generator, nrows: int, ncols: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lens = rng.integers(0, 60, nrows)
+    cols = [np.sort(rng.choice(ncols, int(n), replace=False)) for n in lens]
+    row_ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+    return row_ptr, np.concatenate(cols).astype(np.int32), rng.uniform(-1, 1, int(lens.sum())).astype(np.float32)
+
+
+def test_parboil_spmv_jds() -> None:
+    rng = np.random.default_rng(200)
+    dim = 150
+    row_ptr, cols, vals = _random_csr(rng, dim, dim)
+    x = rng.uniform(-1, 1, dim).astype(np.float32)
+    lens = np.diff(row_ptr)
+    perm = np.argsort(-lens, kind="stable").astype(np.int32)  # rows by decreasing length
+    slens = lens[perm]
+    ndiag = int(slens[0])
+    diag_len = np.array([(slens > k).sum() for k in range(ndiag)])
+    jds_ptr = np.concatenate([[0], np.cumsum(diag_len)[:-1]]).astype(np.int32)
+    data = np.zeros(int(diag_len.sum()), np.float32)
+    idx = np.zeros(int(diag_len.sum()), np.int32)
+    for r_sorted, r in enumerate(perm):
+        for k in range(lens[r]):
+            data[jds_ptr[k] + r_sorted] = vals[row_ptr[r] + k]
+            idx[jds_ptr[k] + r_sorted] = cols[row_ptr[r] + k]
+    mod = _module("spmv")
+    addr, _ = mod.get_global("jds_ptr")
+    cuda.memcpy(addr, jds_ptr, jds_ptr.nbytes, "HostToDevice")
+    (y, *_) = _run(mod, "spmv_jds", (_cdiv(dim, 64),), (64,), np.zeros(dim, np.float32), data, idx, perm, x,
+                   slens.astype(np.int32), np.int32(dim))
+    # the row's products are summed in column order with fma: float64 reference, tolerance ~ nnz ulps
+    ref = np.array([vals[row_ptr[r]:row_ptr[r + 1]].astype(np.float64) @ x[cols[row_ptr[r]:row_ptr[r + 1]]]
+                    for r in range(dim)])
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_parboil_spmv_csr_warp_per_row() -> None:
+    rng = np.random.default_rng(201)
+    nrows, ncols = 100, 120
+    row_ptr, cols, vals = _random_csr(rng, nrows, ncols)
+    x = rng.uniform(-1, 1, ncols).astype(np.float32)
+    *_, y = _run(_module("spmv"), "spmv_csr_warp", (_cdiv(nrows * 32, 128),), (128,), row_ptr, cols, vals, x,
+                 np.zeros(nrows, np.float32), np.int32(nrows))
+    ref = np.array([vals[row_ptr[r]:row_ptr[r + 1]].astype(np.float64) @ x[cols[row_ptr[r]:row_ptr[r + 1]]]
+                    for r in range(nrows)])
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)  # lane-strided partial sums, then a tree
+
+
+def test_parboil_stencil_7point() -> None:
+    rng = np.random.default_rng(202)
+    nx, ny, nz = 20, 18, 12
+    a0 = rng.uniform(-1, 1, (nz, ny, nx)).astype(np.float32)
+    c0, c1 = np.float32(1 / 6), np.float32(1 / 6 / 6)
+    _, out = _run(_module("stencil7"), "stencil7", (_cdiv(nx - 2, 8), _cdiv(ny - 2, 8)), (8, 8), c0, c1, a0,
+                  np.zeros_like(a0), np.int32(nx), np.int32(ny), np.int32(nz))
+    a = a0.astype(np.float64)
+    ref = (a[2:, 1:-1, 1:-1] + a[:-2, 1:-1, 1:-1] + a[1:-1, 2:, 1:-1] + a[1:-1, :-2, 1:-1] + a[1:-1, 1:-1, 2:]
+           + a[1:-1, 1:-1, :-2]) * float(c1) - a[1:-1, 1:-1, 1:-1] * float(c0)
+    np.testing.assert_allclose(out[1:-1, 1:-1, 1:-1], ref, rtol=0, atol=1e-6)  # six float32 adds of |x| <= 1
+    assert not out[0].any() and not out[:, 0].any() and not out[:, :, 0].any()
+
+
+def test_parboil_mri_q_constant_kspace() -> None:
+    rng = np.random.default_rng(203)
+    num_k, num_x = 300, 256
+    kx, ky, kz = (rng.uniform(-0.5, 0.5, num_k).astype(np.float32) for _ in range(3))
+    phi_r, phi_i = (rng.uniform(-1, 1, num_k).astype(np.float32) for _ in range(2))
+    x, y, z = (rng.uniform(-4, 4, num_x).astype(np.float32) for _ in range(3))
+    mod = _module("mriq")
+    *_, phi_mag = _run(mod, "compute_phi_mag", (_cdiv(num_k, 128),), (128,), phi_r, phi_i,
+                       np.zeros(num_k, np.float32), np.int32(num_k))
+    np.testing.assert_allclose(phi_mag, phi_r.astype(np.float64) ** 2 + phi_i.astype(np.float64) ** 2, rtol=1e-6)
+    addr, _ = mod.get_global("ck")
+    d_x, d_y, d_z = cuda.to_device(x), cuda.to_device(y), cuda.to_device(z)
+    d_qr, d_qi = cuda.to_device(np.zeros(num_x, np.float32)), cuda.to_device(np.zeros(num_x, np.float32))
+    for base in range(0, num_k, 256):
+        chunk = np.zeros((256, 4), np.float32)
+        m = min(256, num_k - base)
+        chunk[:m] = np.stack([kx, ky, kz, phi_mag], 1)[base:base + m]
+        cuda.memcpy(addr, chunk, chunk.nbytes, "HostToDevice")
+        _launch(mod, "compute_q", (_cdiv(num_x, 64),), (64,), np.int32(num_k), np.int32(base), d_x, d_y, d_z, d_qr,
+                d_qi, np.int32(num_x))
+    arg = 2 * np.pi * (np.outer(x, kx).astype(np.float64) + np.outer(y, ky) + np.outer(z, kz))
+    # the float32 argument (|arg| up to ~40) carries ~4e-6 absolute error; 300 terms of |phi| <= 2
+    np.testing.assert_allclose(d_qr.get(), (phi_mag * np.cos(arg)).sum(1), rtol=0, atol=2e-3)
+    np.testing.assert_allclose(d_qi.get(), (phi_mag * np.sin(arg)).sum(1), rtol=0, atol=2e-3)
+
+
+def test_parboil_tpacf_binary_search_histogram() -> None:
+    rng = np.random.default_rng(204)
+    n, nbins = 300, 20
+    v = rng.standard_normal((n, 3))
+    pts = (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+    iu = np.triu_indices(n, 1)
+    dots = (pts.astype(np.float64) @ pts.T.astype(np.float64))[iu]
+    # boundaries in the middle of gaps between neighbouring dot products, so float32 rounding of the
+    # dot cannot move a pair across one
+    s = np.sort(dots)
+    gaps = np.diff(s)
+    picks = [p - 50 + int(gaps[p - 50:p + 50].argmax()) for p in np.linspace(100, s.size - 100, nbins + 1).astype(int)]
+    bounds = ((s[picks] + s[np.array(picks) + 1]) / 2)[::-1].astype(np.float32)
+    assert (np.abs(dots[:, None] - bounds[None].astype(np.float64)).min(1) > 1e-6).all()
+    mod = _module("tpacf")
+    addr, _ = mod.get_global("binb")
+    cuda.memcpy(addr, bounds, bounds.nbytes, "HostToDevice")
+    *_, hist = _run(mod, "tpacf_hist", (16,), (128,), pts, np.int32(n), np.zeros(nbins + 2, np.uint64))
+    ref = np.bincount((bounds[None, :].astype(np.float64) >= dots[:, None]).sum(1), minlength=nbins + 2)
+    np.testing.assert_array_equal(hist, ref)
+
+
+def test_parboil_cutcp_cutoff_sum() -> None:
+    rng = np.random.default_rng(205)
+    nx, ny, nz, h, cutoff = 24, 6, 5, 0.5, 3.0
+    natoms = 150
+    atoms = np.concatenate([rng.uniform(0, [nx * h, ny * h, nz * h], (natoms, 3)), rng.uniform(-1, 1, (natoms, 1))],
+                           1).astype(np.float32)
+    *_, lat = _run(_module("cutcp"), "cutcp", (1, ny, nz), (32,), atoms, np.int32(natoms),
+                   np.zeros((nz, ny, nx), np.float32), np.int32(nx), np.int32(ny), np.int32(nz), np.float32(h),
+                   np.float32(cutoff**2))
+    g = np.stack(np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij"), -1)[..., ::-1] * h
+    r2 = ((atoms[None, None, None, :, :3].astype(np.float64) - g[..., None, :]) ** 2).sum(-1)
+    inside = r2 < cutoff**2
+    s = 1 - r2 / cutoff**2
+    ref = np.where(inside, atoms[:, 3] / np.sqrt(np.where(inside, r2, 1)) * s * s, 0).sum(-1)
+    # rsqrtf is good to 2 ulps; atoms right at the cutoff contribute ~0 so the float32 test is harmless
+    np.testing.assert_allclose(lat, ref, rtol=1e-4, atol=1e-4)
+
+
+# ------------------------------------------------------------------------------------------ PolyBench-GPU
+
+
+def test_polybench_2mm() -> None:
+    rng = np.random.default_rng(300)
+    ni, nj, nk, nl = 32, 24, 20, 28
+    A, B = rng.uniform(0, 1, (ni, nk)).astype(np.float32), rng.uniform(0, 1, (nk, nj)).astype(np.float32)
+    C, D = rng.uniform(0, 1, (nj, nl)).astype(np.float32), rng.uniform(0, 1, (ni, nl)).astype(np.float32)
+    alpha, beta = np.float32(1.5), np.float32(1.2)
+    mod = _module("mm2")
+    *_, tmp = _run(mod, "mm2_kernel1", (_cdiv(nj, 8), _cdiv(ni, 8)), (8, 8), np.int32(ni), np.int32(nj),
+                   np.int32(nk), alpha, A, B, np.zeros((ni, nj), np.float32))
+    *_, d = _run(mod, "mm2_kernel2", (_cdiv(nl, 8), _cdiv(ni, 8)), (8, 8), np.int32(ni), np.int32(nl),
+                 np.int32(nj), beta, tmp, C, D.copy())
+    ref_tmp = float(alpha) * A.astype(np.float64) @ B
+    np.testing.assert_allclose(tmp, ref_tmp, rtol=1e-5)  # positive terms: relative error ~ k ulps
+    np.testing.assert_allclose(d, ref_tmp @ C + float(beta) * D, rtol=1e-5)
+
+
+def test_polybench_3mm_double() -> None:
+    rng = np.random.default_rng(301)
+    A, B, C, D = (rng.standard_normal(s) for s in ((20, 16), (16, 18), (18, 22), (22, 14)))
+    mod = _module("mm3")
+
+    def mm(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        (*_, out) = _run(mod, "mm3_kernel", (_cdiv(y.shape[1], 8), _cdiv(x.shape[0], 8)), (8, 8),
+                         np.int32(x.shape[0]), np.int32(y.shape[1]), np.int32(x.shape[1]), x, y,
+                         np.zeros((x.shape[0], y.shape[1])))
+        return out
+
+    E, F = mm(A, B), mm(C, D)
+    np.testing.assert_allclose(mm(E, F), (A @ B) @ (C @ D), rtol=1e-12, atol=1e-12)
+
+
+def test_polybench_atax() -> None:
+    rng = np.random.default_rng(302)
+    nx, ny = 40, 50
+    A = rng.uniform(-1, 1, (nx, ny)).astype(np.float32)
+    x = rng.uniform(-1, 1, ny).astype(np.float32)
+    mod = _module("atax")
+    *_, tmp = _run(mod, "atax_kernel1", (1,), (64,), A, x, np.zeros(nx, np.float32), np.int32(nx), np.int32(ny))
+    _, y, _ = _run(mod, "atax_kernel2", (1,), (64,), A, np.zeros(ny, np.float32), tmp, np.int32(nx), np.int32(ny))
+    a = A.astype(np.float64)
+    np.testing.assert_allclose(tmp, a @ x, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(y, a.T @ (a @ x), rtol=1e-4, atol=1e-4)
+
+
+def test_polybench_bicg() -> None:
+    rng = np.random.default_rng(303)
+    nx, ny = 45, 35
+    A = rng.uniform(-1, 1, (nx, ny)).astype(np.float32)
+    r, p = rng.uniform(-1, 1, nx).astype(np.float32), rng.uniform(-1, 1, ny).astype(np.float32)
+    mod = _module("bicg")
+    _, _, s, = _run(mod, "bicg_kernel1", (1,), (64,), A, r, np.full(ny, 7, np.float32), np.int32(nx), np.int32(ny))
+    _, _, q = _run(mod, "bicg_kernel2", (1,), (64,), A, p, np.full(nx, 7, np.float32), np.int32(nx), np.int32(ny))
+    np.testing.assert_allclose(s, A.T.astype(np.float64) @ r, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(q, A.astype(np.float64) @ p, rtol=1e-5, atol=1e-5)
+
+
+def test_polybench_gesummv_double() -> None:
+    rng = np.random.default_rng(304)
+    n = 50
+    A, B, x = rng.standard_normal((n, n)), rng.standard_normal((n, n)), rng.standard_normal(n)
+    *_, y, _ = _run(_module("gesummv"), "gesummv", (1,), (64,), A, B, x, np.zeros(n), np.zeros(n), np.int32(n),
+                    np.float64(1.5), np.float64(1.2))
+    np.testing.assert_allclose(y, 1.5 * A @ x + 1.2 * B @ x, rtol=1e-12, atol=1e-12)
+
+
+def test_polybench_mvt() -> None:
+    rng = np.random.default_rng(305)
+    n = 60
+    a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+    x1, x2, y1, y2 = (rng.uniform(-1, 1, n).astype(np.float32) for _ in range(4))
+    mod = _module("mvt")
+    _, o1, _ = _run(mod, "mvt_kernel1", (1,), (64,), a, x1.copy(), y1, np.int32(n))
+    _, o2, _ = _run(mod, "mvt_kernel2", (1,), (64,), a, x2.copy(), y2, np.int32(n))
+    np.testing.assert_allclose(o1, x1 + a.astype(np.float64) @ y1, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(o2, x2 + a.T.astype(np.float64) @ y2, rtol=1e-5, atol=1e-5)
+
+
+def test_polybench_syrk() -> None:
+    rng = np.random.default_rng(306)
+    n, m = 30, 20
+    a = rng.uniform(0, 1, (n, m)).astype(np.float32)
+    c = rng.uniform(0, 1, (n, n)).astype(np.float32)
+    _, out = _run(_module("syrk"), "syrk", (_cdiv(n, 8), _cdiv(n, 8)), (8, 8), a, c.copy(), np.float32(1.25),
+                  np.float32(0.75), np.int32(n), np.int32(m))
+    np.testing.assert_allclose(out, 0.75 * c + 1.25 * a.astype(np.float64) @ a.T, rtol=1e-5)
+
+
+def test_polybench_correlation() -> None:
+    rng = np.random.default_rng(307)
+    m, n = 12, 40
+    data = rng.uniform(0, 10, (n, m)).astype(np.float32)
+    data[:, 5] = 3.0  # a constant column takes the eps path (stddev -> 1)
+    mod = _module("correlation")
+    d_data, d_mean, d_std = cuda.to_device(data), cuda.to_device(np.zeros(m, np.float32)), cuda.to_device(
+        np.zeros(m, np.float32))
+    d_sym = cuda.to_device(np.zeros((m, m), np.float32))
+    _launch(mod, "corr_mean", (1,), (32,), d_mean, d_data, np.int32(m), np.int32(n))
+    _launch(mod, "corr_std", (1,), (32,), d_mean, d_std, d_data, np.int32(m), np.int32(n))
+    _launch(mod, "corr_reduce", (_cdiv(m, 8), _cdiv(n, 8)), (8, 8), d_mean, d_std, d_data, np.int32(m), np.int32(n))
+    _launch(mod, "corr_corr", (1,), (32,), d_sym, d_data, np.int32(m), np.int32(n))
+    d = data.astype(np.float64)
+    std = d.std(0)
+    std[std <= 0.005] = 1
+    ref = np.corrcoef(np.delete(d, 5, 1), rowvar=False)
+    got = np.delete(np.delete(d_sym.get(), 5, 0), 5, 1)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-5)  # float32 sums of ~40 centred terms
+    np.testing.assert_allclose(d_std.get(), std, rtol=1e-5)
+    assert d_sym.get()[5, 5] == 1 and not d_sym.get()[5, :5].any()
+
+
+def test_polybench_covariance_double() -> None:
+    rng = np.random.default_rng(308)
+    m, n = 10, 30
+    data = rng.standard_normal((n, m))
+    mod = _module("covariance")
+    d_data, d_mean, d_sym = cuda.to_device(data), cuda.to_device(np.zeros(m)), cuda.to_device(np.zeros((m, m)))
+    _launch(mod, "cov_mean", (1,), (32,), d_mean, d_data, np.float64(n), np.int32(m), np.int32(n))
+    _launch(mod, "cov_reduce", (_cdiv(m, 8), _cdiv(n, 8)), (8, 8), d_mean, d_data, np.int32(m), np.int32(n))
+    _launch(mod, "cov_covar", (1,), (32,), d_sym, d_data, np.int32(m), np.int32(n))
+    np.testing.assert_allclose(d_sym.get(), np.cov(data, rowvar=False), rtol=1e-12, atol=1e-13)
+
+
+def test_polybench_conv2d_conv3d() -> None:
+    rng = np.random.default_rng(309)
+    ni, nj = 30, 40
+    A = rng.uniform(0, 1, (ni, nj)).astype(np.float32)
+    mod = _module("conv")
+    _, B = _run(mod, "conv2d", (_cdiv(nj, 16), _cdiv(ni, 8)), (16, 8), np.int32(ni), np.int32(nj), A,
+                np.zeros_like(A))
+    c = np.array([[0.2, -0.3, 0.4], [0.5, 0.6, 0.7], [-0.8, -0.9, 0.10]], np.float32).T  # c[di][dj]
+    a = A.astype(np.float64)
+    ref = sum(float(c[di, dj]) * a[di:ni - 2 + di, dj:nj - 2 + dj] for di in range(3) for dj in range(3))
+    np.testing.assert_allclose(B[1:-1, 1:-1], ref, rtol=0, atol=2e-6)  # nine float32 terms of |x| < 1
+    assert not B[0].any() and not B[:, -1].any()
+    n3 = (8, 9, 10)
+    A3 = rng.uniform(0, 1, n3).astype(np.float32)
+    d_a, d_b = cuda.to_device(A3), cuda.to_device(np.zeros_like(A3))
+    for i in range(1, n3[0] - 1):
+        _launch(mod, "conv3d", (_cdiv(n3[2], 8), _cdiv(n3[1], 8)), (8, 8), *map(np.int32, n3), d_a, d_b, np.int32(i))
+    a = A3.astype(np.float64)
+
+    def s(di: int, dj: int, dk: int) -> np.ndarray:
+        return a[1 + di:n3[0] - 1 + di, 1 + dj:n3[1] - 1 + dj, 1 + dk:n3[2] - 1 + dk]
+
+    ref3 = (2 * s(-1, -1, -1) + 4 * s(1, -1, -1) + 5 * s(-1, -1, -1) + 7 * s(1, -1, -1) - 8 * s(-1, -1, -1)
+            + 10 * s(1, -1, -1) - 3 * s(0, -1, 0) + 6 * s(0, 0, 0) - 9 * s(0, 1, 0) + 2 * s(-1, -1, 1)
+            + 4 * s(1, -1, 1) + 5 * s(-1, 0, 1) + 7 * s(1, 0, 1) - 8 * s(-1, 1, 1) + 10 * s(1, 1, 1))
+    np.testing.assert_allclose(d_b.get()[1:-1, 1:-1, 1:-1], ref3, rtol=0, atol=2e-5)  # 15 terms up to 10
+
+
+def test_polybench_fdtd2d() -> None:
+    rng = np.random.default_rng(310)
+    nx, ny, tmax = 20, 24, 4
+    ex, ey, hz = (rng.uniform(0, 1, (nx, ny)).astype(np.float32) for _ in range(3))
+    fict = np.arange(tmax, dtype=np.float32)
+    mod = _module("fdtd2d")
+    d_f, d_ex, d_ey, d_hz = map(cuda.to_device, (fict, ex, ey, hz))
+    grid = (_cdiv(ny, 8), _cdiv(nx, 8))
+    for t in range(tmax):
+        _launch(mod, "fdtd_step1", grid, (8, 8), d_f, d_ex, d_ey, d_hz, np.int32(t), np.int32(nx), np.int32(ny))
+        _launch(mod, "fdtd_step2", grid, (8, 8), d_ex, d_ey, d_hz, np.int32(nx), np.int32(ny))
+        _launch(mod, "fdtd_step3", grid, (8, 8), d_ex, d_ey, d_hz, np.int32(nx), np.int32(ny))
+    x, y, h = (v.astype(np.float64) for v in (ex, ey, hz))
+    for t in range(tmax):
+        y[0, :] = t
+        y[1:, :] -= 0.5 * (h[1:, :] - h[:-1, :])
+        x[:, 1:] -= 0.5 * (h[:, 1:] - h[:, :-1])
+        h[:-1, :-1] -= 0.7 * (x[:-1, 1:] - x[:-1, :-1] + y[1:, :-1] - y[:-1, :-1])
+    for got, ref in ((d_ex, x), (d_ey, y), (d_hz, h)):
+        np.testing.assert_allclose(got.get(), ref, rtol=0, atol=1e-5)  # a few float32 steps on O(1) fields
+
+
+def test_polybench_jacobi_1d_2d() -> None:
+    rng = np.random.default_rng(311)
+    n, steps = 100, 5
+    A = rng.uniform(0, 1, n).astype(np.float32)
+    mod = _module("jacobi")
+    d_a, d_b = cuda.to_device(A), cuda.to_device(np.zeros_like(A))
+    for _ in range(steps):
+        _launch(mod, "jacobi1d_k1", (1,), (128,), np.int32(n), d_a, d_b)
+        _launch(mod, "jacobi1d_k2", (1,), (128,), np.int32(n), d_a, d_b)
+    a = A.copy()
+    for _ in range(steps):  # same float32 association: (A[i-1] + A[i]) + A[i+1], then the product
+        a[1:-1] = np.float32(0.33333) * ((a[:-2] + a[1:-1]) + a[2:])
+    np.testing.assert_array_equal(d_a.get(), a)
+    m = 20
+    A2 = rng.uniform(0, 1, (m, m))
+    d_a, d_b = cuda.to_device(A2), cuda.to_device(np.zeros_like(A2))
+    for _ in range(steps):
+        _launch(mod, "jacobi2d_k1", (_cdiv(m, 8), _cdiv(m, 8)), (8, 8), np.int32(m), d_a, d_b)
+        _launch(mod, "jacobi2d_k2", (_cdiv(m, 8), _cdiv(m, 8)), (8, 8), np.int32(m), d_a, d_b)
+    a2 = A2.copy()
+    for _ in range(steps):
+        a2[1:-1, 1:-1] = 0.2 * ((((a2[1:-1, 1:-1] + a2[1:-1, :-2]) + a2[1:-1, 2:]) + a2[2:, 1:-1]) + a2[:-2, 1:-1])
+    np.testing.assert_array_equal(d_a.get(), a2)
+
+
+def test_polybench_adi() -> None:
+    rng = np.random.default_rng(312)
+    n = 16
+    A = rng.uniform(0, 1, (n, n)).astype(np.float32)
+    B = rng.uniform(2, 3, (n, n)).astype(np.float32)
+    X = rng.uniform(0, 1, (n, n)).astype(np.float32)
+    mod = _module("adi")
+    d_a, d_b, d_x = map(cuda.to_device, (A, B, X))
+    _launch(mod, "adi_rows", (1,), (32,), d_a, d_b, d_x, np.int32(n))
+    _launch(mod, "adi_cols", (1,), (32,), d_a, d_b, d_x, np.int32(n))
+    a, b, x = (v.astype(np.float64) for v in (A, B, X))
+    for i2 in range(1, n):
+        x[:, i2] -= x[:, i2 - 1] * a[:, i2] / b[:, i2 - 1]
+        b[:, i2] -= a[:, i2] * a[:, i2] / b[:, i2 - 1]
+    x[:, n - 1] /= b[:, n - 1]
+    for i2 in range(n - 2):
+        x[:, n - i2 - 2] = (x[:, n - 2 - i2] - x[:, n - 3 - i2] * a[:, n - i2 - 3]) / b[:, n - 3 - i2]
+    for i1 in range(1, n):
+        x[i1] -= x[i1 - 1] * a[i1] / b[i1 - 1]
+        b[i1] -= a[i1] * a[i1] / b[i1 - 1]
+    x[n - 1] /= b[n - 1]
+    np.testing.assert_allclose(d_b.get(), b, rtol=1e-5)  # well-conditioned (b >= 2 > a) float32 recurrences
+    np.testing.assert_allclose(d_x.get(), x, rtol=1e-4, atol=1e-5)
+
+
+def test_polybench_gramschmidt() -> None:
+    rng = np.random.default_rng(313)
+    m, n = 24, 12
+    A = rng.uniform(-1, 1, (m, n)).astype(np.float32)
+    mod = _module("gramschmidt")
+    d_a, d_r, d_q = cuda.to_device(A), cuda.to_device(np.zeros((n, n), np.float32)), cuda.to_device(
+        np.zeros((m, n), np.float32))
+    for k in range(n):
+        _launch(mod, "gs_kernel1", (1,), (32,), d_a, d_r, np.int32(k), np.int32(m), np.int32(n))
+        _launch(mod, "gs_kernel2", (1,), (32,), d_a, d_r, d_q, np.int32(k), np.int32(m), np.int32(n))
+        _launch(mod, "gs_kernel3", (1,), (32,), d_a, d_r, d_q, np.int32(k), np.int32(m), np.int32(n))
+    q, r = np.linalg.qr(A.astype(np.float64))
+    sign = np.sign(np.diag(r))  # QR is unique up to column signs; MGS has a positive diagonal
+    np.testing.assert_allclose(d_q.get(), q * sign, rtol=0, atol=1e-4)  # well-conditioned random 24x12
+    np.testing.assert_allclose(d_r.get(), r * sign[:, None], rtol=0, atol=1e-4)

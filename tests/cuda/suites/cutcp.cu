@@ -12,7 +12,7 @@ extern "C" __global__ void cutcp(const float4* __restrict__ atoms, int natoms, f
     float e = 0.0f;
     for (int base = 0; base < natoms; base += CHUNK) {
         __syncthreads();
-        if (threadIdx.x < CHUNK && base + threadIdx.x < natoms) sa[threadIdx.x] = atoms[base + threadIdx.x];
+        for (int a = threadIdx.x; a < CHUNK && base + a < natoms; a += blockDim.x) sa[a] = atoms[base + a];
         __syncthreads();
         int m = min(CHUNK, natoms - base);
         for (int a = 0; a < m; a++) {
