@@ -690,3 +690,128 @@ def test_polybench_gramschmidt() -> None:
     sign = np.sign(np.diag(r))  # QR is unique up to column signs; MGS has a positive diagonal
     np.testing.assert_allclose(d_q.get(), q * sign, rtol=0, atol=1e-4)  # well-conditioned random 24x12
     np.testing.assert_allclose(d_r.get(), r * sign[:, None], rtol=0, atol=1e-4)
+
+
+# -------------------------------------------------------------------------------------------------- SHOC
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_shoc_md_lennard_jones(dtype: type) -> None:
+    rng = np.random.default_rng(400)
+    inum, neigh = 200, 16
+    pos = np.zeros((inum, 4), dtype)
+    pos[:, :3] = rng.uniform(0, 6, (inum, 3))
+    d2 = ((pos[:, None, :3].astype(np.float64) - pos[None, :, :3]) ** 2).sum(-1)
+    np.fill_diagonal(d2, np.inf)
+    nl = np.argsort(d2, 1)[:, :neigh].astype(np.int32)  # nearest neighbours, some beyond the cutoff
+    cutsq, lj1, lj2 = 4.0, 1.5, 2.0
+    vec = "float4" if dtype == np.float32 else "double4"
+    name = f"compute_lj_force<{'float' if dtype == np.float32 else 'double'}, {vec}>"
+    mod = _module("md", (name,))
+    force, *_ = _run(mod, name, (_cdiv(inum, 64),), (64,), np.zeros((inum, 4), dtype), pos, np.int32(neigh),
+                     np.ascontiguousarray(nl.T), dtype(cutsq), dtype(lj1), dtype(lj2), np.int32(inum))
+    p = pos[:, :3].astype(np.float64)
+    dl = p[:, None, :] - p[nl]
+    r2 = (dl**2).sum(-1)
+    inv = np.where(r2 < cutsq, 1 / r2, 0)
+    mag = inv * inv**3 * (lj1 * inv**3 - lj2)
+    ref = (dl * mag[..., None]).sum(1)
+    # float: r^-14 amplifies the float32 rounding of r^2 (close pairs dominate); double: a few ulps
+    rtol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(force[:, :3], ref, rtol=rtol, atol=rtol * np.abs(ref).max())
+    assert not force[:, 3].any()
+
+
+@pytest.mark.parametrize(("ctype", "dtype", "block"), [("float", np.float32, 256), ("double", np.float64, 128),
+                                                       ("int", np.int32, 64)])
+def test_shoc_reduction_templates_volatile_warp(ctype: str, dtype: type, block: int) -> None:
+    rng = np.random.default_rng(401)
+    n = 20_000
+    x = (rng.integers(-1000, 1000, n) if dtype == np.int32 else rng.standard_normal(n)).astype(dtype)
+    name = f"reduce<{ctype}, {block}>"
+    grid = 12
+    _, partial = _run(_module("shoc_reduction", (name,)), name, (grid,), (block,), x, np.zeros(grid, dtype),
+                      np.uint32(n), shared=block * x.itemsize)
+    if dtype == np.int32:
+        assert int(partial.sum()) == int(x.sum(dtype=np.int64))
+    else:  # 20k terms summed in a different order than NumPy's pairwise sum
+        assert partial.sum(dtype=np.float64) == pytest.approx(x.sum(dtype=np.float64), abs=1e-2 if dtype == np.float32
+                                                              else 1e-9)
+    # each block's partial is its own elements' sum
+    stride = 2 * block * grid
+    idx = np.arange(n)
+    for b in range(grid):
+        mine = x[((idx % stride) // (2 * block)) == b].astype(np.float64).sum()
+        assert float(partial[b]) == pytest.approx(mine, abs=1e-3 if dtype == np.float32 else 1e-9)
+
+
+def test_shoc_scan_three_phase() -> None:
+    rng = np.random.default_rng(402)
+    n = 5000
+    x = rng.integers(-100, 100, n).astype(np.int32)
+    nb = _cdiv(n, 256)
+    mod = _module("shoc_scan")
+    d_x, d_sums, d_out = cuda.to_device(x), cuda.to_device(np.zeros(nb, np.int32)), cuda.to_device(
+        np.zeros(n, np.int32))
+    _launch(mod, "scan_reduce", (nb,), (256,), d_x, d_sums, np.int32(n))
+    _launch(mod, "scan_top", (1,), (256,), d_sums, np.int32(nb))
+    _launch(mod, "scan_bottom", (nb,), (256,), d_x, d_out, d_sums, np.int32(n))
+    np.testing.assert_array_equal(d_out.get(), np.cumsum(x) - x)
+
+
+def test_shoc_sort_radix_histogram() -> None:
+    keys = np.random.default_rng(403).integers(0, 2**32, 7000, dtype=np.uint32)
+    mod = _module("radix_hist")
+    nb = 9
+    for shift in (0, 12, 28):
+        _, counts = _run(mod, "radix_histogram", (nb,), (128,), keys, np.zeros(16 * nb, np.uint32),
+                         np.int32(keys.size), np.int32(shift))
+        per = _cdiv(keys.size, nb)
+        ref = np.stack([np.bincount((keys[b * per:(b + 1) * per] >> shift) & 15, minlength=16) for b in range(nb)], 1)
+        np.testing.assert_array_equal(counts.reshape(16, nb), ref)
+
+
+def test_shoc_triad_float4() -> None:
+    rng = np.random.default_rng(404)
+    n4 = 1000
+    A, B = rng.standard_normal((n4, 4)).astype(np.float32), rng.standard_normal((n4, 4)).astype(np.float32)
+    s = np.float32(1.75)
+    *_, C = _run(_module("triad"), "triad", (_cdiv(n4, 128),), (128,), A, B, np.zeros_like(A), s, np.int32(n4))
+    # a + s*b contracts to one fma: exactly the float64 value rounded once to float32
+    np.testing.assert_array_equal(C, (A.astype(np.float64) + float(s) * B.astype(np.float64)).astype(np.float32))
+
+
+def test_shoc_stencil2d_double() -> None:
+    rng = np.random.default_rng(405)
+    rows, cols = 30, 37
+    data = rng.standard_normal((rows, cols))
+    wc, wn, wd = 0.25, 0.15, 0.0375
+    _, out = _run(_module("stencil2d"), "stencil2d", (_cdiv(cols - 2, 16), _cdiv(rows - 2, 8)), (16, 8), data,
+                  np.zeros_like(data), np.int32(rows), np.int32(cols), np.float64(wc), np.float64(wn),
+                  np.float64(wd))
+    d = data
+    card = d[:-2, 1:-1] + d[2:, 1:-1] + d[1:-1, :-2] + d[1:-1, 2:]
+    diag = d[:-2, :-2] + d[:-2, 2:] + d[2:, :-2] + d[2:, 2:]
+    np.testing.assert_allclose(out[1:-1, 1:-1], wc * d[1:-1, 1:-1] + wn * card + wd * diag, rtol=0, atol=1e-14)
+    assert not out[0].any() and not out[:, -1].any()
+
+
+def test_shoc_s3d_double_exp_log_pow() -> None:
+    rng = np.random.default_rng(406)
+    n = 500
+    T = rng.uniform(300, 2500, n)
+    A = rng.uniform(1e5, 1e13, 8)
+    beta = rng.uniform(-2, 2, 8)
+    Ea = rng.uniform(0, 2e5, 8)
+    mod = _module("s3d")
+    for name, v in (("cA", A), ("cBeta", beta), ("cEa", Ea)):
+        addr, _ = mod.get_global(name)
+        cuda.memcpy(addr, v, v.nbytes, "HostToDevice")
+    _, rf, eqk = _run(mod, "ratt", (_cdiv(n, 128),), (128,), T, np.zeros((8, n)), np.zeros((8, n)), np.int32(n))
+    R = 8.31446261815324
+    t = T[None, :]
+    ref_rf = np.exp(np.log(A[:, None]) + beta[:, None] * np.log(t) - Ea[:, None] * (1 / t) / R)
+    ref_eqk = t ** beta[:, None] * np.exp(-Ea[:, None] / (R * t)) / np.sqrt(t) + 1 / np.sqrt(t)
+    # exp of an argument up to ~40 magnifies its last-ulp differences (CUDA's log is 1 ulp) ~40x
+    np.testing.assert_allclose(rf, ref_rf, rtol=2e-14)
+    np.testing.assert_allclose(eqk, ref_eqk, rtol=2e-14)
