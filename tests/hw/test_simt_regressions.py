@@ -425,3 +425,30 @@ def test_coalescing_efficiency_counts_sectors_and_stays_at_most_one(case):
     assert c.coalescing_efficiency == pytest.approx(ideal / total)
     if case in ("bcast", "vec4", "pairs"):
         assert c.coalescing_efficiency == 1.0  # broadcasts and shared addresses waste no sector
+
+
+BAD_ADDRESSES = {
+    "const": ("mov.u64 %rd1, -16; ld.const.u32 %r1, [%rd1];", "global"),
+    "generic store": ("mov.u64 %rd1, -4; st.u32 [%rd1], 1;", "global"),
+    "generic atomic": ("mov.u64 %rd1, -4; atom.add.u32 %r1, [%rd1], 1;", "global"),
+    "shared atomic": ("mov.u64 %rd1, -4; atom.shared.add.u32 %r1, [%rd1], 1;", "shared"),
+    "local 32-bit": ("mov.u32 %r2, -4; ld.local.u32 %r1, [%r2];", "local"),
+    "absolute shared": ("ld.shared.u32 %r1, [-4];", "shared"),
+    "absolute global": ("ld.global.u32 %r1, [0xFFFFFFFFFFFFFFFC];", "global"),
+    "cvta.to.shared of a global address": (
+        "mov.u64 %rd1, 0x700000001000; cvta.to.shared.u64 %rd2, %rd1; ld.shared.u32 %r1, [%rd2];", "shared"),
+    "cp.async source": (
+        "mov.u64 %rd1, -4; mov.u32 %r2, 0; cp.async.ca.shared.global [%r2], [%rd1], 4; cp.async.wait_all;", "global"),
+    "wmma": ("mov.u64 %rd1, -512; wmma.load.a.sync.aligned.row.m16n16k16.global.f16 "
+             "{%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1], 16;", "global"),
+    "ldmatrix": ("mov.u32 %r2, -16; ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%r2];", "shared"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_ADDRESSES))
+def test_every_bad_address_is_a_device_fault(case):
+    body, space = BAD_ADDRESSES[case]
+    decl = ".reg .b32 %r<9>;\n.reg .b64 %rd<4>;\n.shared .align 16 .b8 s[64];"
+    e = _fault(_entry(f"{decl}\n{body}"), block=32)
+    assert e.name == "cudaErrorIllegalAddress" and e.report["space"] == space
+    assert e.report["kernel"] == "k" and isinstance(e.report["ptx_line"], int)

@@ -148,7 +148,7 @@ class Addresser:
     def lanes(self, f: Any, m: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray]:
         """(selected lanes or None, their addresses as uint64)."""
         if self.const is not None:
-            v: Any = _U64(self.const)
+            v: Any = _U64(self.const & 0xFFFFFFFFFFFFFFFF)  # `[-4]`: an absolute address, 64 bits wide
         else:
             v = f.V[self.base]
         amask = self.addr_mask
