@@ -699,7 +699,7 @@ def test_polybench_gramschmidt() -> None:
 def test_shoc_md_lennard_jones(dtype: type) -> None:
     rng = np.random.default_rng(400)
     inum, neigh = 200, 16
-    pos = np.zeros((inum, 4), dtype)
+    pos: np.ndarray = np.zeros((inum, 4), dtype)
     pos[:, :3] = rng.uniform(0, 6, (inum, 3))
     d2 = ((pos[:, None, :3].astype(np.float64) - pos[None, :, :3]) ** 2).sum(-1)
     np.fill_diagonal(d2, np.inf)
@@ -727,7 +727,7 @@ def test_shoc_md_lennard_jones(dtype: type) -> None:
 def test_shoc_reduction_templates_volatile_warp(ctype: str, dtype: type, block: int) -> None:
     rng = np.random.default_rng(401)
     n = 20_000
-    x = (rng.integers(-1000, 1000, n) if dtype == np.int32 else rng.standard_normal(n)).astype(dtype)
+    x: np.ndarray = (rng.integers(-1000, 1000, n) if dtype == np.int32 else rng.standard_normal(n)).astype(dtype)
     name = f"reduce<{ctype}, {block}>"
     grid = 12
     _, partial = _run(_module("shoc_reduction", (name,)), name, (grid,), (block,), x, np.zeros(grid, dtype),
@@ -815,3 +815,333 @@ def test_shoc_s3d_double_exp_log_pow() -> None:
     # exp of an argument up to ~40 magnifies its last-ulp differences (CUDA's log is 1 ulp) ~40x
     np.testing.assert_allclose(rf, ref_rf, rtol=2e-14)
     np.testing.assert_allclose(eqk, ref_eqk, rtol=2e-14)
+
+
+# ------------------------------------------------------------------------------------------ common idioms
+
+
+def _assert_ulps(got: np.ndarray, ref: np.ndarray, ulps: float, dtype: type = np.float32) -> None:
+    """|got - ref| <= ulps units in the last place of `dtype` at ref (ref computed in higher precision)."""
+    ref = np.asarray(ref, np.float64)
+    spacing = np.spacing(np.abs(ref).astype(dtype)).astype(np.float64)
+    err = np.abs(np.asarray(got, np.float64) - ref)
+    bad = ~(err <= ulps * spacing)
+    assert not bad.any(), f"{bad.sum()} values off by more than {ulps} ulps, e.g. got {got[bad][:4]} ref {ref[bad][:4]}"
+
+
+def test_grid_stride_ldg_restrict() -> None:
+    rng = np.random.default_rng(500)
+    n = 10_000
+    x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    a = np.float32(2.5)
+    _, out = _run(_module("grid_stride"), "saxpy_gs", (4,), (128,), np.int32(n), a, x, y.copy())
+    # one fma: the exact value rounded once
+    np.testing.assert_array_equal(out, (float(a) * x.astype(np.float64) + y).astype(np.float32))
+
+
+def test_unified_warp_intrinsics() -> None:
+    rng = np.random.default_rng(501)
+    v = rng.integers(-50, 50, 64).astype(np.int32)
+    v[[3, 40]] = 42
+    v[32:] = np.abs(v[32:])  # the second warp: no lane <= 0 except zeros
+    _, out = _run(_module("warp_intrinsics"), "warp_ops", (1,), (64,), v, np.zeros((64, 12), np.int32))
+    for w in range(2):
+        vw = v[32 * w:32 * w + 32].astype(np.int64)
+        o = out[32 * w:32 * w + 32]
+        lane = np.arange(32)
+        np.testing.assert_array_equal(o[:, 0], vw[5])
+        np.testing.assert_array_equal(o[:, 1], np.where(lane >= 3, vw[np.maximum(lane - 3, 0)], vw))
+        np.testing.assert_array_equal(o[:, 2], np.where(lane + 7 < 32, vw[np.minimum(lane + 7, 31)], vw))
+        np.testing.assert_array_equal(o[:, 3], vw[lane ^ 9])
+        ballot = int(sum(1 << i for i in range(32) if vw[i] > 0))
+        np.testing.assert_array_equal(o[:, 4].view(np.uint32), ballot)
+        np.testing.assert_array_equal(o[:, 5], int((vw == 42).any()))
+        np.testing.assert_array_equal(o[:, 6], 1)
+        match = [sum(1 << j for j in range(32) if (vw[j] & 3) == (vw[i] & 3)) for i in range(32)]
+        np.testing.assert_array_equal(o[:, 7].view(np.uint32), match)
+        np.testing.assert_array_equal(o[:, 8], vw.sum())
+        np.testing.assert_array_equal(o[:, 9], vw.max())
+        np.testing.assert_array_equal(o[:20, 10].view(np.uint32), 0xFFFFF)
+        np.testing.assert_array_equal(o[20:, 10], -1)
+        np.testing.assert_array_equal(o[:20, 11], vw[19 - lane[:20]])
+        np.testing.assert_array_equal(o[20:, 11], vw[lane[20:] ^ 1])
+
+
+def test_threadfence_last_block_reduction() -> None:
+    rng = np.random.default_rng(502)
+    n, grid = 30_000, 24
+    x = rng.standard_normal(n).astype(np.float32)
+    mod = _module("threadfence")
+    for _ in range(2):  # the last block resets the ticket counter, so a second launch works too
+        _, partial, result = _run(mod, "sum_last_block", (grid,), (128,), x, np.zeros(grid, np.float32),
+                                  np.zeros(1, np.float32), np.int32(n))
+        # the result is the partials summed in block order, in float32
+        expect = np.float32(0)
+        for p in partial:
+            expect = np.float32(expect + p)
+        assert result[0] == expect
+        assert float(result[0]) == pytest.approx(float(x.sum(dtype=np.float64)), abs=1e-2)
+    addr, _ = mod.get_global("retirement_count")
+    counter = np.zeros(1, np.uint32)
+    cuda.memcpy(counter, addr, 4, "DeviceToHost")
+    assert counter[0] == 0
+
+
+def test_atomic_add_double_half2_bf16_and_cas_max() -> None:
+    import ml_dtypes
+
+    rng = np.random.default_rng(503)
+    n = 256
+    xd = rng.standard_normal(n)
+    xh = (rng.integers(-8, 9, 2 * n) / 8).astype(np.float16)  # multiples of 1/8: every partial sum is exact
+    xf = rng.standard_normal(n).astype(np.float32)
+    *_, sd, sh, sb, mf = _run(_module("atomics_fp"), "fp_atomics", (4,), (64,), xd, xh, xf, np.zeros(1),
+                              np.zeros(8, np.float16), np.zeros(1, np.uint16), np.full(1, -np.inf, np.float32),
+                              np.int32(n))
+    assert sd[0] == pytest.approx(xd.sum(), rel=1e-12)  # order of the double additions is unspecified
+    np.testing.assert_array_equal(sh.reshape(4, 2), xh.reshape(n, 2).astype(np.float64).reshape(n // 4, 4, 2).sum(0))
+    assert float(sb.view(ml_dtypes.bfloat16)[0]) == n
+    assert mf[0] == xf.max()
+
+
+def _bf16(x: np.ndarray) -> np.ndarray:
+    import ml_dtypes
+
+    return np.asarray(x, np.float64).astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float64)
+
+
+def test_half_and_bfloat16_math() -> None:
+    rng = np.random.default_rng(504)
+    n = 256
+    a = rng.uniform(-4, 4, n).astype(np.float16)
+    b = rng.uniform(0.25, 4, n).astype(np.float16)
+    mod = _module("half_math")
+    *_, out = _run(mod, "half_ops", (2,), (128,), a, b, np.zeros((n, 8), np.float16), np.int32(n))
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    h = np.float16
+    # +, *, fma, max, neg are correctly rounded: float64 holds the exact value, one rounding to half
+    np.testing.assert_array_equal(out[:, 0], (x + y).astype(h))
+    np.testing.assert_array_equal(out[:, 1], (x * y).astype(h))
+    np.testing.assert_array_equal(out[:, 2], (x * y + 0.5).astype(h))
+    np.testing.assert_array_equal(out[:, 6], np.maximum(x, y).astype(h))
+    np.testing.assert_array_equal(out[:, 7][x < y], (-x[x < y]).astype(h))
+    # hsqrt / hexp / hlog / division go through float approximations: within one half ulp step
+    _assert_ulps(out[:, 3], np.sqrt(np.abs(x)), 1, np.float16)
+    _assert_ulps(out[:, 4], np.exp(y), 1, np.float16)
+    _assert_ulps(out[:, 5], np.log((np.abs(a) + h(1)).astype(np.float64)), 1, np.float16)
+    _assert_ulps(out[:, 7][x >= y], (x / y)[x >= y], 1, np.float16)
+    fa = rng.uniform(-4, 4, n).astype(np.float32)
+    fb = rng.uniform(-4, 4, n).astype(np.float32)
+    *_, bo = _run(mod, "bf16_ops", (2,), (128,), fa, fb, np.zeros((n, 5), np.float32), np.int32(n))
+    bx, by = _bf16(fa), _bf16(fb)
+    np.testing.assert_array_equal(bo[:, 0], _bf16(bx + by))
+    np.testing.assert_array_equal(bo[:, 1], _bf16(bx * by + bx))
+    np.testing.assert_array_equal(bo[:, 2], (_bf16(bx * bx).astype(np.float32) + _bf16(by * by).astype(np.float32)))
+    np.testing.assert_array_equal(bo[:, 3], (fa.view(np.uint32) & 0xFFFF0000).view(np.float32))
+    np.testing.assert_array_equal(bo[:, 4], np.maximum(bx, by))
+
+
+def _c_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _wrap(v: int, bits: int = 64) -> int:
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def test_int64_math() -> None:
+    rng = np.random.default_rng(505)
+    n = 64
+    a = rng.integers(-(2**62), 2**62, n, dtype=np.int64)
+    b = rng.integers(-(2**40), 2**40, n, dtype=np.int64)
+    b[:8] = rng.integers(-1000, 1000, 8)
+    b[b == 0] = 7
+    *_, out = _run(_module("int64"), "int64_ops", (1,), (64,), a, b, np.zeros((n, 10), np.int64), np.int32(n))
+    for i in range(n):
+        x, y = int(a[i]), int(b[i])
+        ux, uy = x & (2**64 - 1), y & (2**64 - 1)
+        q = _c_div(x, y)
+        ref = [_wrap(x * y), q, x - q * y, _wrap(ux // uy), _wrap(ux % uy), _wrap(ux >> (y & 63)), x >> (y & 63),
+               (x * y) >> 64, _wrap((ux * uy) >> 64), max(x, y) - min(x, y)]
+        assert out[i].tolist() == ref, i
+
+
+def test_bit_intrinsics() -> None:
+    rng = np.random.default_rng(506)
+    n = 64
+    a = rng.integers(0, 2**32, n, dtype=np.uint32)
+    b = rng.integers(0, 2**32, n, dtype=np.uint32)
+    c = rng.integers(0, 2**64, n, dtype=np.uint64)
+    a[0], c[0], a[1] = 0, 0, 1  # zero and one inputs: __clz = 32, __ffs = 0
+    c[1] = 1 << 40
+    *_, out = _run(_module("bits"), "bit_ops", (1,), (64,), a, b, c, np.zeros((n, 12), np.int32), np.int32(n))
+
+    def ffs(v: int) -> int:
+        return (v & -v).bit_length()
+
+    for i in range(n):
+        x, y, z = int(a[i]), int(b[i]), int(c[i])
+        sel = y & 0x7777
+        pool = (y << 32 | x).to_bytes(8, "little")
+        perm = int.from_bytes(bytes(pool[(sel >> (4 * k)) & 7] for k in range(4)), "little")
+        wide = y << 32 | x
+        ref = [bin(x).count("1"), bin(z).count("1"), 32 - x.bit_length(), 64 - z.bit_length(), ffs(x), ffs(z),
+               int(f"{x:032b}"[::-1], 2), int(f"{z:064b}"[::-1], 2) >> 32, perm,
+               ((wide << (y & 31)) >> 32) & 0xFFFFFFFF, (wide >> (x & 31)) & 0xFFFFFFFF,
+               ((wide << min(y, 32)) >> 32) & 0xFFFFFFFF]
+        assert out[i].tolist() == [_wrap(r, 32) for r in ref], i
+
+
+def test_int32_mul_intrinsics_and_division() -> None:
+    rng = np.random.default_rng(507)
+    n = 64
+    a = rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
+    b = rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
+    b[:16] = rng.integers(-300, 300, 16)
+    b[b == 0] = 3
+    a[a == -(2**31)] = 5
+    *_, out = _run(_module("intmul"), "int_ops", (1,), (64,), a, b, np.zeros((n, 10), np.int32), np.int32(n))
+
+    def s24(v: int) -> int:
+        return _wrap(v & 0xFFFFFF, 24)
+
+    for i in range(n):
+        x, y = int(a[i]), int(b[i])
+        ux, uy = x & 0xFFFFFFFF, y & 0xFFFFFFFF
+        q = _c_div(x, y)
+        ref = [(ux * uy) >> 32, (x * y) >> 32, s24(x) * s24(y), (ux & 0xFFFFFF) * (uy & 0xFFFFFF),
+               (abs(x - y) + 7), abs(ux - uy) + 3, q, x - q * y, ux // uy, ux % uy]
+        assert out[i].tolist() == [_wrap(r, 32) for r in ref], i
+
+
+def test_single_precision_libm() -> None:
+    rng = np.random.default_rng(508)
+    n = 256
+    a = rng.uniform(-20, 20, n).astype(np.float32)
+    b = rng.uniform(0.3, 6, n).astype(np.float32)
+    out, exps = _run(_module("mathf"), "mathf", (2,), (128,), a, b, np.zeros((n, 16), np.float32),
+                     np.zeros(n, np.int32), np.int32(n))[2:]
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    # exact operations (CUDA: 0 ulps): fmod, remainder, frexp, ldexp, modf
+    np.testing.assert_array_equal(out[:, 0], np.fmod(x, y))
+    np.testing.assert_array_equal(out[:, 1], [math.remainder(p, q) for p, q in zip(x, y)])
+    fr = [math.frexp(p) for p in x]
+    np.testing.assert_array_equal(out[:, 2], [m for m, _ in fr])
+    np.testing.assert_array_equal(exps, [e for _, e in fr])
+    np.testing.assert_array_equal(out[:, 3], np.ldexp(x, y.astype(np.int32)))
+    np.testing.assert_array_equal(out[:, 4], np.modf(x)[0])
+    np.testing.assert_array_equal(out[:, 5], np.modf(x)[1])
+    # CUDA's documented maximum errors (Programming Guide, Mathematical Functions), +1 for the oracle's
+    from scipy import special  # type: ignore[import-untyped]
+
+    lg_arg = (np.abs(a) + np.float32(0.1)).astype(np.float64)
+    _assert_ulps(out[:, 6], special.erfc(y), 5)
+    _assert_ulps(out[:, 7], special.gammaln(lg_arg), 7)
+    _assert_ulps(out[:, 8], special.gamma(y), 6)
+    _assert_ulps(out[:, 9], np.cbrt(x), 2)
+    _assert_ulps(out[:, 10], np.hypot(x, y), 4)
+    _assert_ulps(out[:, 11], np.arctan2(x, y), 4)
+    _assert_ulps(out[:, 12], np.sin(np.pi * y), 2)
+    _assert_ulps(out[:, 13], np.cos(np.pi * y), 2)
+    log_arg = (np.abs(a) + np.float32(1)).astype(np.float64)  # the float32 sum the kernel takes the log of
+    _assert_ulps(out[:, 14], np.exp(y) * np.log(log_arg), 5)
+    _assert_ulps(out[:, 15], np.abs(x) ** y, 5)
+
+
+def test_double_precision_math() -> None:
+    from fractions import Fraction
+
+    rng = np.random.default_rng(509)
+    n = 128
+    x = rng.uniform(0.01, 50, n)
+    y = rng.uniform(-3, 3, n)
+    *_, out = _run(_module("mathd"), "mathd", (1,), (128,), x, y, np.zeros((n, 12)), np.int32(n))
+    # IEEE-exact: sqrt, fma, division
+    np.testing.assert_array_equal(out[:, 3], np.sqrt(x))
+    np.testing.assert_array_equal(out[:, 10], [float(Fraction(p) * Fraction(q) - Fraction(p)) for p, q in zip(x, y)])
+    np.testing.assert_array_equal(out[:, 11], x / y)
+    # documented: pow 2, exp/log/rsqrt/exp2/log2/log1p/expm1 1, sin/cos/tanh 2 ulps; +1 for the oracle
+    f64 = np.float64
+    _assert_ulps(out[:, 0], x**y, 3, f64)
+    _assert_ulps(out[:, 1], np.exp(y), 2, f64)
+    _assert_ulps(out[:, 2], np.log(x), 2, f64)
+    _assert_ulps(out[:, 4], 1 / np.sqrt(x), 2, f64)
+    ex2, lg2 = np.exp2(y), np.log2(x)
+    assert (np.abs(out[:, 5] - (ex2 + lg2)) <= 4e-16 * (np.abs(ex2) + np.abs(lg2))).all()  # 1 ulp each + the add
+    _assert_ulps(out[:, 6], np.log1p(x), 2, f64)
+    _assert_ulps(out[:, 7], np.expm1(y), 2, f64)
+    _assert_ulps(out[:, 8], np.sin(y) * np.cos(x), 6, f64)
+    _assert_ulps(out[:, 9], np.tanh(y), 3, f64)
+
+
+def test_structs_by_value() -> None:
+    params = np.dtype({"names": ["n", "scale", "offset", "flag", "coeffs", "shift"],
+                       "formats": [np.int32, np.float32, np.float64, np.int8, (np.int16, 3), (np.float32, 2)],
+                       "offsets": [0, 4, 8, 16, 18, 24], "itemsize": 32})
+    p = np.zeros((), params)
+    p["n"], p["scale"], p["offset"], p["flag"] = 100, 1.5, -0.25, 1
+    p["coeffs"], p["shift"] = [3, -2, 5], [0.75, 0.125]
+    x = np.random.default_rng(510).standard_normal(128).astype(np.float32)
+    _, out, counts = _run(_module("structs"), "struct_params", (1,), (128,), p[()], x, np.zeros(128),
+                          np.zeros(128, np.int32))
+    terms = [(x[:100] * np.float32(1.5) * np.float32(c)).astype(np.float64) - 0.25 for c in (3, -2, 5)]
+    np.testing.assert_array_equal(out[:100], (terms[0] + terms[1]) + terms[2] + (0.75 - 0.125))
+    np.testing.assert_array_equal(counts[:100], sum((t > 0).astype(np.int32) for t in terms))
+    assert not out[100:].any()
+
+
+def test_recursive_device_functions() -> None:
+    rng = np.random.default_rng(511)
+    n = 64
+    a = rng.integers(1, 10**6, n).astype(np.uint32)
+    b = rng.integers(0, 10**6, n).astype(np.uint32)
+    arrays = rng.integers(-100, 100, (n, 16)).astype(np.int32)
+    _, _, fibs, gcds, arrs = _run(_module("recursion"), "recursion", (2,), (32,), a, b, np.zeros(n, np.int32),
+                                  np.zeros(n, np.uint32), arrays.copy(), np.int32(n))
+    fib = [0, 1]
+    while len(fib) < 16:
+        fib.append(fib[-1] + fib[-2])
+    np.testing.assert_array_equal(fibs, [fib[i % 16] for i in range(n)])
+    np.testing.assert_array_equal(gcds, [math.gcd(int(p), int(q)) for p, q in zip(a, b)])
+    np.testing.assert_array_equal(arrs, np.sort(arrays, 1))
+
+
+def test_device_function_pointers() -> None:
+    rng = np.random.default_rng(512)
+    n = 200
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    sel = rng.integers(0, 4, n).astype(np.int32)
+    *_, out = _run(_module("funcptr"), "funcptr", (2,), (128,), a, b, sel, np.zeros(n, np.float32), np.int32(n))
+    ops = [np.add, np.multiply, np.fmax, np.subtract]  # float32 in, float32 out: the same roundings
+    ref = np.array([ops[s](ops[s](p, q), q) for p, q, s in zip(a, b, sel)], np.float32)
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_device_printf(capsys: pytest.CaptureFixture[str]) -> None:
+    n = 10
+    x = (np.arange(n) * 1.25).astype(np.float32)
+    y = np.arange(n) * -3.5e-7
+    mod = _module("printf_kernel")
+    mod.get_function("report").launch((2,), (5,), (cuda.to_device(x), cuda.to_device(y), np.int32(n)))
+    cuda.synchronize()
+    lines = sorted(capsys.readouterr().out.splitlines())
+    expect = sorted(f"blk {i // 5} thr {i % 5}: x={x[i]:.3f} y={y[i]:.5e} i64={i * -1000000007} "
+                    f"u={(i * 2654435761) & 0xFFFFFFFF} c={chr(65 + i % 26)} s={'odd' if i % 2 else 'even'}"
+                    for i in range(0, n, 3))
+    assert lines == expect
+
+
+def test_launch_bounds() -> None:
+    mod = _module("launch_bounds")
+    assert ".maxntid 128" in mod.ptx and ".minnctapersm 4" in mod.ptx
+    x = np.random.default_rng(513).uniform(-1, 1, 1000).astype(np.float32)
+    _, y = _run(mod, "poly_eval", (8,), (128,), x, np.zeros_like(x), np.int32(1000))
+    c = 1 / np.arange(1, 9)
+    ref = np.zeros_like(x, dtype=np.float64)
+    for k in range(7, -1, -1):
+        ref = ref * x + c[k]
+    np.testing.assert_allclose(y, ref, rtol=0, atol=1e-6)  # eight float32 fma steps of a value below 3
+    with pytest.raises(cuda.InvalidLaunchConfig):
+        mod.get_function("poly_eval").launch((1,), (256,), (cuda.to_device(x), cuda.to_device(y), np.int32(1000)))
