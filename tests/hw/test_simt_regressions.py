@@ -452,3 +452,33 @@ def test_every_bad_address_is_a_device_fault(case):
     e = _fault(_entry(f"{decl}\n{body}"), block=32)
     assert e.name == "cudaErrorIllegalAddress" and e.report["space"] == space
     assert e.report["kernel"] == "k" and isinstance(e.report["ptx_line"], int)
+
+
+def test_elect_sync_leads_each_lanes_own_group():
+    # even lanes pass 0x55555555, odd lanes 0xAAAAAAAA: lane 0 leads the even group, lane 1 the odd one
+    text = PTX_HEAD + r""".visible .entry k(.param .u64 out)
+{
+    .reg .b32 %lane, %odd, %mask, %leader, %me;
+    .reg .b64 %o, %off;
+    .reg .pred %isodd, %lead;
+    mov.u32 %lane, %laneid;
+    and.b32 %odd, %lane, 1;
+    setp.ne.b32 %isodd, %odd, 0;
+    selp.b32 %mask, 0xAAAAAAAA, 0x55555555, %isodd;
+    elect.sync %leader|%lead, %mask;
+    selp.b32 %me, 1, 0, %lead;
+    ld.param.u64 %o, [out];
+    cvta.to.global.u64 %o, %o;
+    mul.wide.u32 %off, %lane, 8;
+    add.s64 %o, %o, %off;
+    st.global.u32 [%o], %leader;
+    st.global.u32 [%o+4], %me;
+    ret;
+}
+"""
+    out = cuda.zeros(64, np.uint32)
+    cuda.Module.from_ptx(text).get_function("k")((1,), (32,), (out,))
+    got = out.get().reshape(32, 2)
+    lane = np.arange(32)
+    np.testing.assert_array_equal(got[:, 0], lane % 2)
+    np.testing.assert_array_equal(got[:, 1], (lane < 2).astype(np.uint32))

@@ -80,11 +80,6 @@ class _Members:
         return part, mask
 
 
-def _lanes_of(mask: Any) -> Any:
-    """A membermask as uint32 (scalar or per-lane array)."""
-    return mask if isinstance(mask, np.ndarray) else np.uint32(int(mask) & FULL)
-
-
 class _Groups:
     """Which lanes each lane's .sync op runs over: the participants named in ITS OWN membermask.
 
@@ -359,11 +354,8 @@ def lower_redux(ins: Any, ctx: Any) -> Op:
 # -- elect.sync
 @lowers("elect")
 def lower_elect(ins: Any, ctx: Any) -> Op:
-    """elect.sync d|p, membermask: the lowest participating lane leads; d = its laneid, p = "I lead".
-
-    NOTE: not registered here: control.py currently claims `elect` (and refuses it); registering it
-    from this module too would make the winner depend on import order.
-    """
+    """elect.sync d|p, membermask: the lowest lane of each lane's own group leads; d = its laneid,
+    p = "I lead"."""
     if "sync" not in ins.mods or len(ins.operands) != 2:
         raise ctx.unsupported()
     dst = ins.operands[0]
