@@ -670,14 +670,25 @@ def register_pressure(fn: Function) -> int:
             if n in fn.regs:
                 first.setdefault(n, i)
                 last[n] = i
+    # A loop (a backward branch at i to target t) keeps a value live into it (first < t <= last) live
+    # through it (last >= i). `reach[t]` is the furthest backward branch into t; each register's end
+    # grows to the furthest branch whose target its interval covers, until it stops growing.
+    reach = np.full(len(fn.body) + 1, -1, dtype=np.int64)
     for i, ins in enumerate(fn.body):
         if ins.opcode == "bra" and ins.operands and isinstance(ins.operands[0], Sym):
             target = fn.labels.get(ins.operands[0].name, i)
-            if target <= i:  # a loop: values live into it stay live through it
-                for n in first:
-                    if first[n] < target <= last[n]:
-                        first[n] = min(first[n], target)
-                        last[n] = max(last[n], i)
+            if target <= i:
+                reach[target] = max(reach[target], i)
+    if (reach >= 0).any():
+        furthest = _range_max(reach)
+        for n in first:
+            end = last[n]
+            while True:  # a fixpoint: a longer interval may cover more loop heads
+                grown = max(end, furthest(first[n] + 1, end))
+                if grown == end:
+                    break
+                end = grown
+            last[n] = end
     delta = np.zeros(len(fn.body) + 2, dtype=np.int64)
     for n, s in first.items():
         t = fn.regs[n]
@@ -688,3 +699,23 @@ def register_pressure(fn: Function) -> int:
         delta[last[n] + 1] -= words
     peak = int(np.cumsum(delta).max()) if len(delta) else 0
     return max(16, min(255, peak + 2 + (peak + 2) % 2))
+
+
+def _range_max(values: np.ndarray) -> Callable[[int, int], int]:
+    """max(values[lo..hi]) (inclusive) in O(1) per query after an O(n log n) sparse table; -1 if empty."""
+    table = [values]
+    k = 1
+    while 2 * k <= len(values):
+        prev = table[-1]
+        table.append(np.maximum(prev[:-k], prev[k:]))
+        k *= 2
+
+    def query(lo: int, hi: int) -> int:
+        hi = min(hi, len(values) - 1)
+        if lo > hi:
+            return -1
+        level = (hi - lo + 1).bit_length() - 1
+        row = table[level]
+        return int(max(row[lo], row[hi - (1 << level) + 1]))
+
+    return query
