@@ -220,10 +220,11 @@ def test_watchdog_off_lets_a_kernel_run(mod: cuda.Module, monkeypatch: pytest.Mo
 # -- 4. Ctrl-C
 
 
-@pytest.mark.parametrize("where", ["synchronize", "host code"])
+@pytest.mark.parametrize("where", ["synchronize", "host code", "strata run"])
 def test_ctrl_c_stops_the_kernel_and_exits_at_once(tmp_path: Path, where: str) -> None:
     prog = tmp_path / "spin.py"
-    wait = "cuda.synchronize()" if where == "synchronize" else "while True: time.sleep(0.01)"
+    wait = "while True: time.sleep(0.01)" if where == "host code" else "cuda.synchronize()"
+    runner = ["-m", "strata.cli", "run"] if where == "strata run" else []
     prog.write_text(f"SRC = r'''{SRC}'''\n" + textwrap.dedent(PROLOGUE + f"""
 flag, out = cuda.zeros(1, np.int32), cuda.zeros(32, np.int32)
 live = [cuda.zeros(16, np.float32) for _ in range(4)]   # freed at exit: must not wait on the device
@@ -232,7 +233,7 @@ print("launched", file=sys.stderr)
 {wait}
 """))
     # SIG_DFL in the child: a shell may start the test runner with SIGINT ignored, which Python inherits
-    with subprocess.Popen([sys.executable, str(prog)], stderr=subprocess.PIPE, text=True, env=ENV,
+    with subprocess.Popen([sys.executable, *runner, str(prog)], stderr=subprocess.PIPE, text=True, env=ENV,
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) as p:
         try:
             assert p.stderr is not None

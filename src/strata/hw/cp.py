@@ -264,7 +264,7 @@ class CommandProcessor:
     def _service(self, eng: _Engine, q: HwQueue) -> bool:
         """Run every packet of `q` that is ready; True if any ran."""
         ran = False
-        while q.read_index < q.write_index and q.active and self._running:
+        while q.read_index < q.write_index and q.active and q.error is None and self._running:
             slot = q.read_index & q.mask
             off = slot * aql.PACKET_SIZE
             if aql.packet_type(q.ring, off) == PacketType.INVALID:

@@ -520,8 +520,11 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     t0 = time.perf_counter()
     lanes_per_block = -(-config.threads_per_block // 32) * 32
     per_chunk = max(1, chunk_lanes // lanes_per_block)
-    if jf.local_size:  # local memory is per lane: a big footprint runs fewer blocks at a time
-        per_lane = -(-jf.local_size // 16) * 16
+    # local memory is per lane: a big footprint (the kernel's depot and the largest device function's)
+    # runs fewer blocks at a time, so one chunk never backs more than LOCAL_CHUNK_BYTES
+    callee = max((g.local_size for g in program.functions.values() if not g.fn.is_entry), default=0)
+    per_lane = -(-(jf.local_size + callee) // 16) * 16
+    if per_lane:
         per_chunk = max(1, min(per_chunk, LOCAL_CHUNK_BYTES // (per_lane * lanes_per_block)))
     nblocks = config.num_blocks
     with np.errstate(all="ignore"):
