@@ -354,8 +354,9 @@ class CommandProcessor:
         eng = self.engines["compute"]
         eng.control = control = LaunchControl()
         try:
-            if not self._running:
-                control.cancel("the process is exiting")
+            q = eng.busy_queue  # stopped or reset between fetching the packet and here: cancel at once
+            if not self._running or (q is not None and (q.error is not None or not q.active)):
+                control.cancel("the process is exiting" if not self._running else "its queue was stopped")
             result = self.run_kernel(ko, config, control)
         finally:
             eng.control = None
