@@ -352,3 +352,14 @@ def test_deep_recursion_within_a_raised_stack_limit_runs() -> None:
     finally:
         dev.set_limit("stack_size", old)
     np.testing.assert_array_equal(out, [_depth_oracle(1500 + t) for t in range(2)])
+
+
+@pytest.mark.parametrize("bad", [
+    ".visible .entry k() {" + "{" * 100 + "}" * 100 + " ret; }",  # inline-asm scopes nest 2-3 deep
+    ".global .align 3 .b8 g[4];",
+    ".global .align 0 .b8 g[4];",
+    ".global .b8 g[-4];",
+])
+def test_rejected_nesting_and_alignment(bad: str) -> None:
+    with pytest.raises(PTXSyntaxError):
+        parse(HEAD + bad)

@@ -318,7 +318,10 @@ class _Parser:
         while self.peek().kind == "directive":
             d = self.next().text
             if d == ".align":
-                align = self.expect_int()
+                tok = self.peek()
+                align = self.positive_int("alignment", 1 << 32)
+                if align & (align - 1):
+                    raise self.error(f"alignment {align} is not a power of two", tok)
             elif d in (".v2", ".v4", ".v8"):
                 vec = int(d[2:])
             elif d.lstrip(".") in TYPE_SIZES:
@@ -531,6 +534,8 @@ class _Parser:
                 continue
             if t.text == "{":
                 self.next()
+                if len(scopes) > MAX_NESTING:  # register lookups walk the scopes: keep them few
+                    raise self.error(f"scopes nested more than {MAX_NESTING} deep", t)
                 scope_id += 1
                 scopes.append({"": f"$s{scope_id}"})
                 continue
