@@ -129,7 +129,7 @@ def strata_step(bench: str, step: str) -> Iterator[None]:
         raise
     except Exception as e:
         hint = (
-            " (raise STRATA_LAUNCH_BUDGET for benchmark runs)" if type(e).__name__ == "LaunchTimeout" else ""
+            " (raise STRATA_KERNEL_TIMEOUT for benchmark runs)" if type(e).__name__ == "LaunchTimeout" else ""
         )
         raise StrataUnavailable(f"[{bench}] strata {step} failed: {type(e).__name__}: {e}{hint}") from e
 
