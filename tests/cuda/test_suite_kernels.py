@@ -1530,3 +1530,134 @@ def test_narrow_vectors_and_bitfields() -> None:
     np.testing.assert_array_equal(out[:, 3:7], np.stack([fa, fb, np.where(fc >= 256, fc - 512, fc), fd], 1))
     np.testing.assert_array_equal(out[:, 7], px.ravel()[3 * np.arange(n) + 1])
     np.testing.assert_array_equal(inv, 255 - px)
+
+
+# ---------------------------------------------------------- scheduling, clusters, tensor cores, ranges
+
+
+def test_intra_warp_spin_lock_independent_scheduling() -> None:
+    v = np.random.default_rng(700).standard_normal(256).astype(np.float32)
+    locks, buckets, counts, _ = _run(_module("spinlock"), "locked_accumulate", (2,), (128,), np.zeros(8, np.int32),
+                                     np.zeros(8, np.float32), np.zeros(8, np.int32), v, np.int32(8))
+    np.testing.assert_array_equal(counts, 32)
+    assert not locks.any()
+    # the lock serialises the adds in some order: compare with a float64 sum at float32 tolerance
+    np.testing.assert_allclose(buckets, v.reshape(32, 8).sum(0, dtype=np.float64), rtol=1e-5, atol=1e-5)
+
+
+def test_decoupled_lookback_single_pass_scan() -> None:
+    n, tiles = 256 * 20 - 17, 20
+    x = np.random.default_rng(701).integers(-100, 100, n).astype(np.int32)
+    _, out, ticket, flags, *_ = _run(_module("lookback"), "lookback_scan", (tiles,), (256,), x, np.zeros(n, np.int32),
+                                     np.zeros(1, np.uint32), np.zeros(tiles, np.int32), np.zeros(tiles, np.int32),
+                                     np.zeros(tiles, np.int32), np.int32(n))
+    np.testing.assert_array_equal(out, np.cumsum(x) - x)
+    assert ticket[0] == tiles and (flags == 2).all()
+
+
+@pytest.mark.xfail(strict=True, raises=cuda.UnsupportedInstruction,
+                   reason="strata: thread-block clusters are not modeled: loading a module with "
+                   "cg::this_cluster().map_shared_rank() fails on `mapa.shared::cluster.u32 %r, %r, %r;` "
+                   "(distributed shared memory address mapping; cluster.sync() also needs "
+                   "barrier.cluster.arrive/wait and %cluster_ctarank)")
+def test_thread_block_cluster_distributed_shared_memory() -> None:
+    v = np.arange(4 * 64, dtype=np.int32)
+    _, out, ranks = _run(_module("cluster"), "cluster_swap", (4,), (64,), v, np.zeros(4 * 64, np.int32),
+                         np.zeros(4, np.int32))
+    blocks = v.reshape(4, 64)
+    partner = np.array([1, 0, 3, 2])
+    np.testing.assert_array_equal(out.reshape(4, 64), (blocks[partner] * 10 + (partner % 2)[:, None])[:, ::-1])
+    np.testing.assert_array_equal(ranks, [20, 21, 20, 21])
+
+
+def test_float_subnormals_without_ftz() -> None:
+    rng = np.random.default_rng(702)
+    n = 64
+    a = (rng.uniform(1, 2, n) * 1e-20).astype(np.float32)
+    b = (rng.uniform(1, 2, n) * 1e-20).astype(np.float32)  # a * b ~ 1e-40: subnormal in float32
+    *_, out, cls = _run(_module("subnormal"), "subnormal", (1,), (64,), a, b, np.zeros((n, 8), np.float32),
+                        np.zeros((n, 4), np.int32), np.int32(n))
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    p = (x * y).astype(np.float32)  # float64 holds the exact product: one rounding, into the subnormals
+    p64 = p.astype(np.float64)
+    assert (p != 0).all() and (np.abs(p) < np.finfo(np.float32).tiny).all()
+    np.testing.assert_array_equal(out[:, 0], p)
+    np.testing.assert_array_equal(out[:, 1], np.sqrt(p64).astype(np.float32))
+    np.testing.assert_array_equal(out[:, 2], (p64 / y).astype(np.float32))
+    np.testing.assert_array_equal(out[:, 3], (x * y * 0.5).astype(np.float32))
+    np.testing.assert_array_equal(out[:, 4], (x * y - p64).astype(np.float32))
+    np.testing.assert_array_equal(out[:, 5], p + np.float32(1e-45))
+    np.testing.assert_array_equal(out[:, 6], (p64 * 2.0**20).astype(np.float32))
+    np.testing.assert_array_equal(np.signbit(out[:, 7]), True)
+    np.testing.assert_array_equal(cls, np.stack([np.ones(n), p.view(np.uint32) & 0x7FFFFF, np.ones(n),
+                                                 np.full(n, 1 + 2 + 4)], 1))
+
+
+def _tf32(x: np.ndarray) -> np.ndarray:
+    """cvt.rna.tf32.f32: keep 10 mantissa bits, rounding to nearest with ties away from zero."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x1000) & 0xFFFFE000).astype(np.uint32).view(np.float32)
+
+
+def test_wmma_double_tf32_bf16_int8() -> None:
+    import ml_dtypes
+
+    rng = np.random.default_rng(703)
+    mod = _module("wmma_types")
+    A, B = rng.standard_normal((8, 16)), rng.standard_normal((16, 8))
+    *_, C = _run(mod, "wmma_f64", (1,), (32,), A, B, np.zeros((8, 8)))
+    np.testing.assert_allclose(C, A @ B, rtol=0, atol=1e-14)  # DMMA: double fmas in k order
+    a, b = rng.standard_normal((16, 8)).astype(np.float32), rng.standard_normal((8, 16)).astype(np.float32)
+    *_, c = _run(mod, "wmma_tf32", (1,), (32,), a, b, np.zeros((16, 16), np.float32))
+    ref = _tf32(a).astype(np.float64) @ _tf32(b).astype(np.float64)
+    np.testing.assert_allclose(c, ref, rtol=0, atol=1e-5)  # tf32 products are exact in float; 8 float adds
+    assert np.abs(c - a.astype(np.float64) @ b).max() > 1e-4  # and the inputs really were rounded to tf32
+    ab = rng.standard_normal((16, 16)).astype(ml_dtypes.bfloat16)
+    bb = rng.standard_normal((16, 16)).astype(ml_dtypes.bfloat16)
+    *_, cb = _run(mod, "wmma_bf16", (1,), (32,), ab, bb, np.zeros((16, 16), np.float32))
+    np.testing.assert_allclose(cb.T, ab.astype(np.float64) @ bb.astype(np.float64) + 1, rtol=0, atol=1e-5)
+    a8 = rng.integers(-128, 128, (16, 16)).astype(np.int8)
+    b8 = rng.integers(-128, 128, (16, 16)).astype(np.int8)  # column-major B: row j holds column j
+    *_, c8 = _run(mod, "wmma_s8", (1,), (32,), a8, b8, np.zeros((16, 16), np.int32))
+    np.testing.assert_array_equal(c8, a8.astype(np.int64) @ b8.T.astype(np.int64))
+
+
+def test_cucomplex_radix2_fft() -> None:
+    rng = np.random.default_rng(704)
+    x = (rng.standard_normal((3, 256)) + 1j * rng.standard_normal((3, 256))).astype(np.complex64)
+    _, out = _run(_module("fft"), "fft256", (3,), (128,), x, np.zeros_like(x))
+    # float32 radix-2 FFT: error ~ eps * log2(n) * ||x|| (about 1e-5 here)
+    np.testing.assert_allclose(out, np.fft.fft(x.astype(np.complex128), axis=1), rtol=0, atol=1e-4)
+
+
+def test_large_struct_parameter() -> None:
+    coeffs = np.dtype([("c", np.float32, 1024), ("n", np.int32)])
+    k = np.zeros((), coeffs)
+    rng = np.random.default_rng(705)
+    k["c"] = rng.standard_normal(1024)
+    k["n"] = 500
+    idx = rng.integers(0, 1024, 512).astype(np.int32)
+    _, out = _run(_module("bigparams"), "big_params", (4,), (128,), k[()], idx, np.zeros(512, np.float32))
+    c = k["c"]
+    np.testing.assert_array_equal(out[:500], (c[idx] * np.float32(2) + c[1023 - idx])[:500])
+    assert not out[500:].any()
+
+
+def test_shared_memory_atomics_all_widths_and_large_dynamic_smem() -> None:
+    v = np.random.default_rng(706).integers(0, 1000, 128).astype(np.int32)
+    mod = _module("shared_atomics")
+    fn = mod.get_function("shared_atomics")
+    fn.set_attribute("max_dynamic_shared_size_bytes", 64 * 1024)
+    _, o64, of, od, o32 = _run(mod, "shared_atomics", (1,), (128,), v, np.zeros(3, np.uint64), np.zeros(1, np.float32),
+                               np.zeros(1), np.zeros(9, np.uint32), shared=64 * 1024)
+    x = v.astype(np.uint64) << np.uint64(33)
+    assert o64[0] == int(x.sum()) % 2**64
+    assert o64[1] == int((x + np.uint64(5)).min()) and o64[2] == int((x ^ np.uint64(0xFFFF)).max())
+    assert of[0] == (v * 0.25).sum()  # quarters of small integers: every partial sum is exact
+    assert od[0] == pytest.approx((v * 0.1).sum(), rel=1e-13)
+    inc = 0
+    for _ in range(128):
+        inc = 0 if inc >= 50 else inc + 1
+    assert o32[0] == inc and o32[1] == v.sum()
+    nwords = 64 * 1024 // 4
+    np.testing.assert_array_equal(o32[2:], [nwords - 1 - k + len(range(k, 128, 7)) for k in range(7)])
