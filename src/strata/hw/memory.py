@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from strata.errors import CudaError
+from strata.hw.texture import DescriptorTable
 
 # Device virtual addresses. The windows are where generic addresses of shared and local memory live.
 GLOBAL_BASE = 0x7000_0000_0000
@@ -170,6 +171,8 @@ class DeviceMemory:
         self._freed: list[Allocation] = []  # recent frees, for use-after-free reports
         self.peers: dict[int, DeviceMemory] = {}  # slot -> peer memory this device's kernels may access
         self.peer_bytes: dict[int, int] = {}  # slot -> bytes kernels moved over the interconnect
+        # texture and surface objects' descriptors (the texture header/sampler tables), by handle
+        self.descriptors = DescriptorTable()
 
     # -- peer access (cudaDeviceEnablePeerAccess): the routing of addresses in other devices' ranges
     def enable_peer(self, peer: DeviceMemory) -> None:
