@@ -1661,3 +1661,71 @@ def test_shared_memory_atomics_all_widths_and_large_dynamic_smem() -> None:
     assert o32[0] == inc and o32[1] == v.sum()
     nwords = 64 * 1024 // 4
     np.testing.assert_array_equal(o32[2:], [nwords - 1 - k + len(range(k, 128, 7)) for k in range(7)])
+
+
+def test_inline_ptx_ldmatrix_mma_sync() -> None:
+    rng = np.random.default_rng(707)
+    A = rng.uniform(-1, 1, (16, 16)).astype(np.float16)
+    B = rng.uniform(-1, 1, (16, 8)).astype(np.float16)
+    *_, C = _run(_module("mma_ptx"), "mma_m16n8k16", (1,), (32,), A, B, np.zeros((16, 8), np.float32))
+    # half products are exact in float; 16 float additions in the tensor core's order
+    np.testing.assert_allclose(C, A.astype(np.float64) @ B.astype(np.float64), rtol=0, atol=1e-5)
+
+
+def test_fp8_conversions() -> None:
+    import ml_dtypes
+
+    rng = np.random.default_rng(708)
+    n = 128
+    x = (rng.standard_normal(n) * np.exp2(rng.integers(-8, 12, n))).astype(np.float32)
+    x[:4] = [1000.0, -1e6, 3e-3, 0.0]  # beyond e4m3's 448: saturates (satfinite); e5m2 keeps up to 57344
+    *_, out, raw = _run(_module("fp8"), "fp8", (1,), (128,), x, np.zeros((n, 4), np.float32),
+                        np.zeros((n, 2), np.uint8), np.int32(n))
+
+    def sat(v: np.ndarray, dt: type, mx: float) -> np.ndarray:
+        return np.clip(v.astype(np.float64), -mx, mx).astype(np.float32).astype(dt)
+
+    e4 = sat(x, ml_dtypes.float8_e4m3fn, 448.0)
+    e5 = sat(x, ml_dtypes.float8_e5m2, 57344.0)
+    np.testing.assert_array_equal(out[:, 0], e4.astype(np.float32))
+    np.testing.assert_array_equal(out[:, 1], e5.astype(np.float32))
+    np.testing.assert_array_equal(raw[:, 0], e4.view(np.uint8))
+    np.testing.assert_array_equal(raw[:, 1], e5.view(np.uint8))
+    np.testing.assert_array_equal(out[:, 2], e4.astype(np.float32))
+    np.testing.assert_array_equal(out[:, 3], sat(-x * np.float32(0.5), ml_dtypes.float8_e4m3fn, 448.0)
+                                  .astype(np.float32))
+
+
+def test_libcudacxx_utilities_match_all_redux_invoke_one() -> None:
+    v = np.random.default_rng(709).standard_normal(64).astype(np.float32)
+    _, ints, floats, elected = _run(_module("misc_modern"), "misc_modern", (1,), (64,), v,
+                                    np.zeros((64, 8), np.int32), np.zeros((64, 2), np.float32),
+                                    np.zeros(1, np.int32))
+    t = np.arange(64)
+    k = 4 + (t & 3)
+    np.testing.assert_array_equal(ints[:, 0], t * k * (k - 1) // 2)
+    np.testing.assert_array_equal(ints[:, 1], ((t & 3) + 1) * t + 4)
+    np.testing.assert_array_equal(ints[:, 2], 2**31 - 1 - t)
+    np.testing.assert_array_equal(ints[:, 3], v.view(np.int32))
+    np.testing.assert_array_equal(ints[:, 4], -1)  # every lane of a warp agrees on t >> 5
+    np.testing.assert_array_equal(ints[:, 5], 1)
+    np.testing.assert_array_equal(ints[:, 6], -1)
+    np.testing.assert_array_equal(ints[:, 7], 100 - (t | 31))
+    z = v.astype(np.complex64) + np.complex64(1j)
+    w = z * z + np.complex64(0.5 - 0.5j)
+    np.testing.assert_allclose(floats[:, 0], w.real, rtol=1e-6, atol=1e-6)  # fma contraction vs NumPy
+    np.testing.assert_allclose(floats[:, 1], np.abs(z.astype(np.complex128)), rtol=3e-7)
+    assert elected[0] == 2  # one lane per warp
+
+
+@pytest.mark.xfail(strict=True, raises=cuda.UnsupportedInstruction,
+                   reason="strata: sm_90 vector atomics are not implemented: atomicAdd(float2*, float2) / "
+                   "atomicAdd(float4*, float4) compile to `atom.global.add.v2.f32 {%f, %f}, [%rd], {%f, %f};` "
+                   "(and .v4.f32), which fail at module load")
+def test_vector_atomic_add_float2_float4() -> None:
+    v = np.random.default_rng(710).integers(-8, 8, 64).astype(np.float32)
+    a2, a4, _ = _run(_module("vector_atomics"), "vector_atomics", (1,), (64,), np.zeros(2, np.float32),
+                     np.zeros((2, 4), np.float32), v)
+    np.testing.assert_array_equal(a2, [v.sum(), 64])  # small integers: every order sums exactly
+    np.testing.assert_array_equal(a4, [[32, v[0::2].sum(), 64, -v[0::2].sum()],
+                                       [32, v[1::2].sum(), 64, -v[1::2].sum()]])
