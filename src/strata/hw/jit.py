@@ -524,8 +524,10 @@ def _traced(run: Callable[[Any, Any], None], fname: str, ins: Instruction) -> Ca
 
 
 def _fmt(op: Operand) -> str:
-    from strata.hw.ptx.ir import Mem, Pair, Vec
+    from strata.hw.ptx.ir import Mem, Pair, Sel, Vec
 
+    if isinstance(op, Sel):
+        return ("-" if op.negated else "") + op.reg.name + (f".{op.sel}" if op.sel else "")
     if isinstance(op, Reg):
         return ("!" if op.negated else "") + op.name
     if isinstance(op, Imm):
