@@ -1729,3 +1729,73 @@ def test_vector_atomic_add_float2_float4() -> None:
     np.testing.assert_array_equal(a2, [v.sum(), 64])  # small integers: every order sums exactly
     np.testing.assert_array_equal(a4, [[32, v[0::2].sum(), 64, -v[0::2].sum()],
                                        [32, v[1::2].sum(), 64, -v[1::2].sum()]])
+
+
+def test_inline_ptx_carry_chains_bigint() -> None:
+    rng = np.random.default_rng(711)
+    n = 32
+    a = rng.integers(0, 2**32, (n, 8), dtype=np.uint32)
+    b = rng.integers(0, 2**32, (n, 8), dtype=np.uint32)
+    a[0], b[0] = 0xFFFFFFFF, 1  # a carry through every limb, and a borrow out
+    _, _, s, d, br, p = _run(_module("multiprecision"), "bigint", (1,), (32,), a, b, np.zeros_like(a), np.zeros_like(a),
+                             np.zeros(n, np.uint32), np.zeros_like(a), np.int32(n))
+
+    def big(limbs: np.ndarray) -> int:
+        return sum(int(x) << (32 * k) for k, x in enumerate(limbs))
+
+    for i in range(n):
+        x, y = big(a[i]), big(b[i])
+        assert big(s[i]) == (x + y) % 2**256
+        assert big(d[i]) == (x - y) % 2**256 and br[i] == (0xFFFFFFFF if x < y else 0)
+        assert big(p[i]) == big(a[i, :4]) * big(b[i, :4])
+
+
+def test_named_barriers_warp_specialisation() -> None:
+    x = np.random.default_rng(712).standard_normal(32 * 5).astype(np.float32)
+    _, out = _run(_module("named_barriers"), "producer_consumer", (1,), (96,), x, np.zeros(2 * 32 * 5, np.float32),
+                  np.int32(5))
+    d = x * np.float32(2)
+    np.testing.assert_array_equal(out[:160], d + np.float32(1))
+    np.testing.assert_array_equal(out[160:], d * d)
+
+
+def test_device_assert_is_cuda_error_assert() -> None:
+    v = np.arange(64, dtype=np.int32)
+    mod = _module("device_assert")
+    _, out = _run(mod, "checked", (1,), (64,), v, np.zeros(64, np.int32), np.int32(64))
+    np.testing.assert_array_equal(out, 2 * v)  # a passing assert changes nothing
+    v[37] = -1
+    try:
+        with pytest.raises(cuda.CudaError, match="cudaErrorAssert"):
+            _run(mod, "checked", (1,), (64,), v, np.zeros(64, np.int32), np.int32(64))
+            cuda.synchronize()
+    finally:
+        cuda.current_device().reset()  # the assert is sticky on the context, as in CUDA
+
+
+def test_half_bf16_atomics_and_rounded_rsqrt() -> None:
+    from fractions import Fraction as F
+
+    import ml_dtypes
+
+    rng = np.random.default_rng(713)
+    n = 64
+    f = rng.uniform(-8, 8, n).astype(np.float32)
+    hsum, bsum, _, ho, bo, fo = _run(_module("half_extra2"), "half_extra2", (1,), (64,), np.zeros(1, np.float16),
+                                     np.zeros(2, ml_dtypes.bfloat16), f, np.zeros((n, 4), np.float16),
+                                     np.zeros((n, 2), ml_dtypes.bfloat16), np.zeros(n, np.float32), np.int32(n))
+    assert hsum[0] == n and bsum.astype(np.float32).tolist() == [n, 2 * n]  # small integers: exact in any order
+    h = f.astype(np.float16)
+    hx = h.astype(np.float64)
+    np.testing.assert_array_equal(ho[:, 0], np.maximum(hx, 0.25).astype(np.float16))
+    _assert_ulps(ho[:, 1], 1 / np.sqrt(np.abs(hx)), 1, np.float16)
+    _assert_ulps(ho[:, 2], 1 / hx, 1, np.float16)
+    np.testing.assert_array_equal(ho[:, 3], np.abs(h))
+    bx = f.astype(ml_dtypes.bfloat16).astype(np.float64)
+    ref = np.maximum(np.stack([bx * bx + bx, bx * bx - bx], 1), 0)  # one fma rounding, then relu
+    np.testing.assert_array_equal(bo.astype(np.float64), ref.astype(np.float32).astype(ml_dtypes.bfloat16)
+                                  .astype(np.float64))
+    for x, r in zip(np.abs(f), fo):  # correctly rounded: 1/sqrt(x) lies between r's neighbouring midpoints
+        lo = (F(float(r)) + F(float(np.nextafter(r, np.float32(0))))) / 2
+        hi = (F(float(r)) + F(float(np.nextafter(r, np.float32(np.inf))))) / 2
+        assert lo * lo * F(float(x)) <= 1 <= hi * hi * F(float(x)), (x, r)
