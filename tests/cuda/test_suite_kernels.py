@@ -1799,3 +1799,92 @@ def test_half_bf16_atomics_and_rounded_rsqrt() -> None:
         lo = (F(float(r)) + F(float(np.nextafter(r, np.float32(0))))) / 2
         hi = (F(float(r)) + F(float(np.nextafter(r, np.float32(np.inf))))) / 2
         assert lo * lo * F(float(x)) <= 1 <= hi * hi * F(float(x)), (x, r)
+
+
+def test_inline_ptx_less_common_instructions() -> None:
+    import ml_dtypes
+
+    rng = np.random.default_rng(714)
+    fa = rng.standard_normal(64).astype(np.float32) * np.float32(1e3)
+    fb = rng.standard_normal(64).astype(np.float32) * np.float32(1e3)
+    fa[5], fb[9], fa[12], fb[12] = np.nan, np.nan, np.inf, -np.inf
+    a, b = fa.view(np.uint32), fb.view(np.uint32)
+    a[40:48] = rng.integers(0, 2**32, 8, dtype=np.uint32) | 0x80000000  # big and negative integer patterns
+    b[40:48] = rng.integers(0, 2**32, 8, dtype=np.uint32) & 0x7FFFFFFF
+    *_, out = _run(_module("ptx_ops"), "ptx_ops", (1,), (64,), a, b, np.zeros((64, 20), np.uint32))
+    m32 = 0xFFFFFFFF
+
+    def s32(v: int) -> int:
+        return _wrap(v, 32)
+
+    def sat(v: int) -> int:
+        return min(max(v, -(2**31)), 2**31 - 1) & m32
+
+    def f32(u: int) -> float:
+        return float(np.uint32(u).view(np.float32))
+
+    def bits(v: float) -> int:
+        return int(np.float32(v).view(np.uint32))
+
+    def f16(v: float) -> int:
+        return int(np.float16(v).view(np.uint16))
+
+    def bf16_relu(v: float) -> int:
+        return int(np.float32(max(v, 0.0)).astype(ml_dtypes.bfloat16).view(np.uint16))
+
+    def e4m3(v: float) -> int:
+        return int(np.float32(min(max(v, -448.0), 448.0)).astype(ml_dtypes.float8_e4m3fn).view(np.uint8))
+
+    for t in range(64):
+        x, y, s = int(a[t]), int(b[t]), t
+        sx, sy = s32(x), s32(y)
+        o = [int(v) for v in out[t]]
+        assert o[0] == sat(sx + sy) and o[1] == sat(sx - sy), t
+        assert o[2] == sat(((sx * sy) >> 32) + sx), t
+        v = x >> (s & 31)
+        assert o[3] == (v.bit_length() - 1 if v else m32), t
+        iv = sx >> (s & 31)
+        pos = (~iv if iv < 0 else iv).bit_length() - 1
+        assert o[4] == (31 - pos if iv not in (0, -1) else m32), t
+        assert o[5] == (((1 << min(y & 63, 32)) - 1) << (x & 31)) & m32, t
+        n = min(y & 63, 32)
+        assert o[6] == (0 if n == 0 else _wrap(x & ((1 << n) - 1), n) & m32), t
+        pool = (y << 32 | x).to_bytes(8, "little")
+        assert o[7] == int.from_bytes(bytes(pool[(s & 3) + k] for k in range(4)), "little"), t
+        fx, fy = f32(x), f32(y)
+        if not math.isnan(fy):
+            assert o[8] == (y & 0x7FFFFFFF) | (x & 0x80000000), t  # copysign: a's sign on b
+        nan = math.isnan(fx) or math.isnan(fy)
+        assert o[9] == (0x7FFFFFFF if nan else bits(max(fx, fy))), t
+        # without .NaN, min ignores one NaN operand; .xorsign still takes both operands' sign bits
+        mag = min(abs(v) for v in (fx, fy) if not math.isnan(v)) if not (math.isnan(fx) and math.isnan(fy)) else None
+        assert mag is not None and o[10] == (bits(mag) | ((x ^ y) & 0x80000000)), t
+        m1, m2 = f32(x & 0x43FFFFFF), f32(y & 0xC3FFFFFF)
+        assert o[11] == int(_tf32(np.array([m1], np.float32)).view(np.uint32)[0]), t
+        assert o[12] == f16(m1) << 16 | f16(m2), t
+        assert o[13] == bf16_relu(m1) << 16 | bf16_relu(m2), t
+        assert o[14] == e4m3(m1) << 8 | e4m3(m2), t
+        assert o[15] == int(t % 32 == 0), t
+        lane, base = t % 32, t - t % 32
+        r, c0 = lane // 4, 2 * (lane % 4)
+
+        def elem(i: int, j: int) -> int:  # the 8x8 matrix the warp holds: row i, column j
+            return (int(a[base + 4 * i + j // 2]) >> (16 * (j % 2))) & 0xFFFF
+
+        assert o[16] == elem(c0, r) | elem(c0 + 1, r) << 16, t
+        assert o[17] == (1 << lane) - 1 and o[18] == m32 & ~((1 << lane) - 1), t
+        assert o[19] == 1, t
+
+
+@pytest.mark.xfail(strict=True, raises=cuda.DeviceFault,
+                   reason="strata: the sm_90 cluster special registers are not modeled: `mov.u32 %r, "
+                   "%cluster_ctarank;` (and %cluster_nctarank, %clusterid.x, %is_explicit_cluster) faults with "
+                   "cudaErrorIllegalInstruction even in a plain launch, where CUDA reports the implicit 1x1x1 "
+                   "cluster (rank 0 of 1, cluster id = block id)")
+def test_cluster_special_registers_in_a_plain_launch() -> None:
+    try:
+        (out,) = _run(_module("cluster_regs"), "cluster_regs", (3,), (32,), np.zeros(12, np.uint32))
+        cuda.synchronize()
+    finally:
+        cuda.current_device().reset()  # the fault is sticky on the context
+    np.testing.assert_array_equal(out.reshape(3, 4), [[0, 1, 0, 0], [0, 1, 1, 0], [0, 1, 2, 0]])
