@@ -1868,7 +1868,7 @@ def test_inline_ptx_less_common_instructions() -> None:
         lane, base = t % 32, t - t % 32
         r, c0 = lane // 4, 2 * (lane % 4)
 
-        def elem(i: int, j: int) -> int:  # the 8x8 matrix the warp holds: row i, column j
+        def elem(i: int, j: int, base: int = base) -> int:  # the warp's 8x8 matrix: row i, column j
             return (int(a[base + 4 * i + j // 2]) >> (16 * (j % 2))) & 0xFFFF
 
         assert o[16] == elem(c0, r) | elem(c0 + 1, r) << 16, t
