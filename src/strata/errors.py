@@ -43,6 +43,7 @@ CUDA_ERRORS: dict[str, tuple[int, str | None]] = {
     "cudaErrorMisalignedAddress": (716, None),
     "cudaErrorInvalidPc": (718, None),
     "cudaErrorLaunchFailure": (719, "hipErrorLaunchFailure"),
+    "cudaErrorCooperativeLaunchTooLarge": (720, "hipErrorCooperativeLaunchTooLarge"),
     "cudaErrorNotPermitted": (800, None),
     "cudaErrorNotSupported": (801, "hipErrorNotSupported"),
     "cudaErrorUnknown": (999, "hipErrorUnknown"),

@@ -26,7 +26,7 @@ from strata.hw.counters import Counters
 from strata.hw.cp import DispatchRecord
 from strata.hw.engine import LaunchConfig
 from strata.hw.jit import register_pressure
-from strata.hw.occupancy import ptxas_registers
+from strata.hw.occupancy import occupancy, ptxas_registers
 from strata.hw.perf import ModeledTime
 from strata.hw.ptx.ir import Function, Param
 from strata.hw.ptx.ir import Module as PTXModule
@@ -378,21 +378,78 @@ class Kernel:
             InvalidLaunchConfig: grid/block/shared memory outside the device's limits.
             DeviceFault, LaunchTimeout: the sticky error of an earlier faulted launch on this device.
         """
+        return self._launch(grid, block, args, shared_mem, stream, cooperative=False)
+
+    def launch_cooperative(self, grid: Dim3, block: Dim3, args: Sequence[Any], *, shared_mem: int = 0,
+                           stream: Stream | None = None) -> LaunchReport:
+        """cudaLaunchCooperativeKernel: launch with every block of the grid resident at once, so the
+        kernel may synchronize the whole grid with cooperative groups' `this_grid().sync()`.
+
+        The grid must fit on the device at once: at most `max_cooperative_blocks(block, shared_mem)`
+        blocks (the occupancy calculator's blocks per SM times the SM count), as CUDA requires.
+
+        Example:
+            >>> import numpy as np, strata.cuda as cuda
+            >>> k = cuda.compile('''
+            ... #include <cooperative_groups.h>
+            ... extern "C" __global__ void k(int* x) {
+            ...   cooperative_groups::grid_group g = cooperative_groups::this_grid();
+            ...   atomicAdd(x, 1); g.sync(); x[1 + g.thread_rank()] = x[0]; }''').get_function("k")
+            >>> x = cuda.to_device(np.zeros(1 + 4 * 64, np.int32))
+            >>> _ = k.launch_cooperative(4, 64, (x,)); int(x.get()[1:].min())  # every thread saw all 256
+            256
+
+        Raises:
+            CudaError: cudaErrorCooperativeLaunchTooLarge when the grid has more blocks than fit at once.
+            TypeError, InvalidLaunchConfig: as `launch`.
+        """
+        return self._launch(grid, block, args, shared_mem, stream, cooperative=True)
+
+    def _launch(self, grid: Dim3, block: Dim3, args: Sequence[Any], shared_mem: int, stream: Stream | None, *,
+                cooperative: bool) -> LaunchReport:
         device = current_device() if stream is None else _device_of(stream)
         settings = config.settings()
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
         regs, source = self.registers()
-        with trace.span("L3", "cudaLaunchKernel", kernel=self.name, grid=g, block=b, shared_mem=shared_mem):
+        api = "cudaLaunchCooperativeKernel" if cooperative else "cudaLaunchKernel"
+        with trace.span("L3", api, kernel=self.name, grid=g, block=b, shared_mem=shared_mem):
             self._validate(device, g, b, shared_mem, regs)
+            if cooperative:
+                self._check_coresident(device, g, b, shared_mem, regs)
             params = pack_arguments(self.name, self.fn.params, args)
             loaded = self.module.loaded(device)
             signal = launch_kernel(device.context.stream(stream), loaded, self.fn.name,
                                    LaunchConfig(g, b, shared_mem, params), registers=regs, registers_source=source,
-                                   blocking=settings.launch_blocking)
+                                   blocking=settings.launch_blocking, cooperative=cooperative)
         report = LaunchReport(self.name, device, g, b, shared_mem, regs, source, signal)
         if settings.debug >= 1:
             print(f"[strata] {report.wait()}", file=sys.stderr)
         return report
+
+    def max_cooperative_blocks(self, block: Dim3, shared_mem: int = 0, device: Device | None = None) -> int:
+        """The most blocks of `block` threads (and `shared_mem` dynamic bytes) one cooperative launch may
+        have on `device` (default: the current one): the occupancy calculator's resident blocks per SM
+        times the SM count (0 if such a block cannot run at all)."""
+        device = device or current_device()
+        b = _dim3(block, "block")
+        try:
+            per_sm = occupancy(device.spec, b[0] * b[1] * b[2], self.registers()[0],
+                               self._static_smem(device) + shared_mem).blocks_per_sm
+        except InvalidLaunchConfig:
+            per_sm = 0
+        return per_sm * device.spec.sm_count
+
+    def _check_coresident(self, device: Device, g: tuple[int, int, int], b: tuple[int, int, int],
+                          shared_mem: int, regs: int) -> None:
+        limit = self.max_cooperative_blocks(b, shared_mem, device)
+        blocks = g[0] * g[1] * g[2]
+        if blocks > limit:
+            raise CudaError("cudaErrorCooperativeLaunchTooLarge",
+                            f"[launch_cooperative {self.name}] grid of {blocks} blocks exceeds the {limit} that can "
+                            f"be resident at once on {device.name}: {limit // device.spec.sm_count} blocks of "
+                            f"{b[0] * b[1] * b[2]} threads per SM ({regs} registers/thread, "
+                            f"{self._static_smem(device) + shared_mem} bytes of shared memory per block) x "
+                            f"{device.spec.sm_count} SMs")
 
     def registers(self) -> tuple[int, str]:
         """Registers per thread: `ptxas -v` when ptxas is present, else an estimate from the PTX."""

@@ -82,6 +82,11 @@ _HEADER_SETUP = struct.Struct("<I")
 _GRID_HI_BITS = 21
 _GRID_HI_MASK = (1 << _GRID_HI_BITS) - 1
 MAX_GRID_SIZE = (1 << (32 + _GRID_HI_BITS)) - 1  # work-items per dimension
+# strata's extension: the dispatch packet's reserved0 (16 bits) carries launch flags. COOPERATIVE: all
+# workgroups must be resident together, and the kernarg block carries one hidden 8-byte argument after the
+# kernel's own (at the kernel's kernarg size rounded up to 8): the grid workspace address (AMD passes its
+# grid-sync state the same way, as the hidden multigrid-sync kernarg).
+DISPATCH_COOPERATIVE = 1
 assert _DISPATCH.size == _BARRIER.size == _AGENT.size == PACKET_SIZE
 
 
@@ -94,14 +99,15 @@ def header(kind: PacketType, *, barrier: bool = False, acquire: FenceScope = Fen
 
 def write_kernel_dispatch(buf: Any, offset: int, *, grid: tuple[int, int, int], workgroup: tuple[int, int, int],
                           kernel_object: int, kernarg_address: int, group_segment_size: int,
-                          private_segment_size: int, completion_signal: int) -> None:
+                          private_segment_size: int, completion_signal: int, flags: int = 0) -> None:
     """Write an hsa_kernel_dispatch_packet_t body (grid in work-items, as HSA counts), header INVALID.
-    Grid sizes past 32 bits keep their high bits in reserved2 (strata's extension, see _GRID_HI_BITS)."""
+    Grid sizes past 32 bits keep their high bits in reserved2 (strata's extension, see _GRID_HI_BITS);
+    `flags` go in reserved0 (DISPATCH_COOPERATIVE)."""
     if any(not 0 <= g <= MAX_GRID_SIZE for g in grid) or not 0 <= group_segment_size < 1 << 32:
         raise PacketFormatError(f"dispatch grid {grid} work-items (each at most {MAX_GRID_SIZE}) or group segment "
                                 f"{group_segment_size} bytes (at most 2^32-1) does not fit the packet")
     hi = sum((g >> 32) << (_GRID_HI_BITS * i) for i, g in enumerate(grid))
-    _DISPATCH.pack_into(buf, offset, header(PacketType.INVALID), 0, *workgroup, 0, *(g & 0xFFFFFFFF for g in grid),
+    _DISPATCH.pack_into(buf, offset, header(PacketType.INVALID), 0, *workgroup, flags, *(g & 0xFFFFFFFF for g in grid),
                         private_segment_size, group_segment_size, kernel_object, kernarg_address, hi,
                         completion_signal)
 
@@ -149,6 +155,7 @@ class KernelDispatch:
     kernel_object: int
     kernarg_address: int
     completion_signal: int
+    flags: int = 0  # reserved0: DISPATCH_COOPERATIVE
 
 
 @dataclass(frozen=True)
@@ -179,11 +186,11 @@ def decode(buf: Any, offset: int) -> Packet:
     hdr = int.from_bytes(bytes(buf[offset:offset + 2]), "little")
     kind, barrier = hdr & 0xFF, bool(hdr >> HEADER_BARRIER & 1)
     if kind == PacketType.KERNEL_DISPATCH:
-        (_, setup, wx, wy, wz, _, gx, gy, gz, private, group, kobj, kernarg, hi,
+        (_, setup, wx, wy, wz, flags, gx, gy, gz, private, group, kobj, kernarg, hi,
          signal) = _DISPATCH.unpack_from(buf, offset)
         grid = tuple(g | ((hi >> (_GRID_HI_BITS * i)) & _GRID_HI_MASK) << 32 for i, g in enumerate((gx, gy, gz)))
         return KernelDispatch(barrier, setup & 3, (wx, wy, wz), grid, private, group,
-                              kobj, kernarg, signal)
+                              kobj, kernarg, signal, flags)
     if kind in (PacketType.BARRIER_AND, PacketType.BARRIER_OR):
         fields = _BARRIER.unpack_from(buf, offset)
         deps = tuple(h for h in fields[3:3 + MAX_DEP_SIGNALS] if h)

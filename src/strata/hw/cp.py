@@ -350,7 +350,12 @@ class CommandProcessor:
             raise aql.PacketFormatError(
                 f"[dispatch {ko.name}] group_segment_size {p.group_segment_size} is smaller than the kernel's "
                 f"static group (shared) memory of {ko.static_group_segment_size} bytes")
-        config = LaunchConfig(grid, p.workgroup, dynamic_shared, params)  # type: ignore[arg-type]
+        workspace = 0
+        if p.flags & aql.DISPATCH_COOPERATIVE:  # the hidden kernarg after the kernel's own (see aql.py)
+            at = -(-ko.kernarg_size // 8) * 8
+            workspace = int.from_bytes(ctypes.string_at(p.kernarg_address + at, 8), "little")
+        config = LaunchConfig(grid, p.workgroup, dynamic_shared, params,  # type: ignore[arg-type]
+                              grid_workspace=workspace)
         eng = self.engines["compute"]
         eng.control = control = LaunchControl()
         try:

@@ -48,6 +48,7 @@ POLL_BLOCKS = 32  # basic blocks between looks at the watchdog clock and the can
 MAX_LOCAL_BYTES = 512 * 1024  # per thread (CUDA's local memory limit on sm_70..sm_100)
 DEFAULT_STACK_BYTES = 1024  # cudaLimitStackSize's default, per thread
 LOCAL_CHUNK_BYTES = 256 << 20  # most local memory one chunk may back; bigger footprints get fewer lanes
+GRID_WORKSPACE_BYTES = 16  # cooperative groups' grid workspace: a 32-bit barrier word at +4 (CUDA 13)
 _LAZY_BYTES = 1 << 20  # local arrays this big are mapped, so only pages threads touch take host RAM
 
 
@@ -75,6 +76,9 @@ class LaunchConfig:
     block: tuple[int, int, int]
     shared_mem: int = 0
     params: bytes = b""
+    # a cooperative launch's grid workspace (what cooperative groups reads from %envreg1:%envreg2 for
+    # this_grid().sync()); 0 for an ordinary launch, where grid_group::is_valid() is false
+    grid_workspace: int = 0
 
     @property
     def threads_per_block(self) -> int:
@@ -194,7 +198,8 @@ class Chunk:
         v = self._specials.get(key)
         if v is None:
             # differ between chunks, or between launches of one block shape (the geometry cache's key)
-            if name.startswith(("%ctaid", "%smid", "%clock", "%globaltimer", "%nctaid", "%dynamic_smem_size")):
+            if name.startswith(("%ctaid", "%smid", "%clock", "%globaltimer", "%nctaid", "%dynamic_smem_size",
+                                "%envreg")):
                 v = self._special_value(name, dtype)
             else:
                 v = self.launch.cached(key, self.nblocks, lambda: self._special_value(name, dtype))
@@ -254,7 +259,10 @@ class Chunk:
             if reserved is not None:
                 return reserved
         if base.startswith("%envreg"):
-            return 0
+            # the driver's per-launch environment: envreg1 (high) and envreg2 (low 32 bits) hold the grid
+            # workspace of a cooperative launch, as CUDA 13's cooperative_groups reads them
+            ws = cfg.grid_workspace
+            return {"%envreg1": ws >> 32, "%envreg2": ws & 0xFFFFFFFF}.get(base, 0)
         if base in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
             return self.clock(base)
         raise DeviceFault("cudaErrorIllegalInstruction", f"special register {name} is not modeled")
@@ -527,6 +535,11 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     if per_lane:
         per_chunk = max(1, min(per_chunk, LOCAL_CHUNK_BYTES // (per_lane * lanes_per_block)))
     nblocks = config.num_blocks
+    if config.grid_workspace:
+        # a cooperative grid is resident all at once (launch checked co-residency), so it runs as one
+        # chunk: blocks spinning in this_grid().sync() share the lockstep with the blocks still arriving
+        per_chunk = nblocks
+        mem.fill(config.grid_workspace, GRID_WORKSPACE_BYTES, 0)  # the barrier starts at 0, as the driver sets it
     with np.errstate(all="ignore"):
         for first in range(0, nblocks, per_chunk):
             chunk = Chunk(launch, first, min(per_chunk, nblocks - first))
@@ -596,4 +609,16 @@ def _device_fault(launch: Launch, chunk: Chunk, fault: LaneFault) -> DeviceFault
         msg = f"CUDA error: device-side assert triggered\n{msg}"
     if "nearest" in fault.fields:
         msg += f"\n    address is {fault.fields['nearest']}"
+    if fault.fields.get("reason") == "trap" and not cfg.grid_workspace and _reads_grid_workspace(launch.program):
+        # cooperative groups' grid_group::sync() traps when the grid workspace is NULL, as on CUDA
+        msg += ("\n    likely cause: grid sync outside a cooperative launch (this kernel reads cooperative groups' "
+                "grid workspace, which only launch_cooperative / cudaLaunchCooperativeKernel sets; "
+                "cg::this_grid().sync() traps without it)")
+        report["cause"] = "grid sync outside a cooperative launch"
     return DeviceFault(fault.cuda_name, msg, report)
+
+
+def _reads_grid_workspace(program: Program) -> bool:
+    """Whether any function of the program reads %envreg1/%envreg2 (cooperative groups' grid workspace)."""
+    return any(s.kind == "special" and str(s.key).startswith(("%envreg1", "%envreg2"))
+               for jf in program.functions.values() for s in jf.slots)

@@ -64,8 +64,15 @@ class UserQueue:
 
     # -- packets
     def dispatch(self, kernel_object: int, grid: tuple[int, int, int], block: tuple[int, int, int],
-                 group_segment_size: int, params: bytes, signal: Signal | None, host_time: float) -> int:
-        """Queue a kernel dispatch (`grid` in blocks, as CUDA counts; the packet counts work-items)."""
+                 group_segment_size: int, params: bytes, signal: Signal | None, host_time: float, *,
+                 grid_workspace: int = 0) -> int:
+        """Queue a kernel dispatch (`grid` in blocks, as CUDA counts; the packet counts work-items).
+        `grid_workspace` (nonzero) makes it a cooperative dispatch: the address goes in the hidden
+        kernarg after the parameters and the packet carries aql.DISPATCH_COOPERATIVE."""
+        flags = 0
+        if grid_workspace:
+            params = params.ljust(-(-len(params) // 8) * 8, b"\0") + grid_workspace.to_bytes(8, "little")
+            flags = aql.DISPATCH_COOPERATIVE
         index = self._reserve()
         slot = index & self.mask
         if len(params) <= KERNARG_SLOT and self.kernarg is not None:
@@ -81,7 +88,7 @@ class UserQueue:
             self.ring, slot * aql.PACKET_SIZE, grid=(grid[0] * block[0], grid[1] * block[1], grid[2] * block[2]),
             workgroup=block, kernel_object=kernel_object, kernarg_address=kernarg_address,
             group_segment_size=group_segment_size, private_segment_size=0,
-            completion_signal=signal.handle if signal is not None else 0)
+            completion_signal=signal.handle if signal is not None else 0, flags=flags)
         self._publish(index, aql.header(PacketType.KERNEL_DISPATCH, barrier=True), dims, host_time, keep)
         return index
 
