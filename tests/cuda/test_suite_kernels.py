@@ -1888,3 +1888,40 @@ def test_cluster_special_registers_in_a_plain_launch() -> None:
     finally:
         cuda.current_device().reset()  # the fault is sticky on the context
     np.testing.assert_array_equal(out.reshape(3, 4), [[0, 1, 0, 0], [0, 1, 1, 0], [0, 1, 2, 0]])
+
+
+def test_device_abi_structs_thunks_tables_small_params() -> None:
+    rng = np.random.default_rng(715)
+    v = rng.standard_normal(3 * 32).astype(np.float32)
+    f4 = np.array([0.5, -1.25, 2.0, 9.0], np.float32)
+    d2 = np.array([1.5, -0.25])
+    _, fout, dout, iout = _run(_module("abi"), "abi", (1,), (32,), v, np.zeros((32, 4), np.float32), np.zeros(32),
+                               np.zeros((32, 4), np.int32), np.uint8(1), np.int8(-3), np.int16(5),
+                               np.float16(4.0), f4.tobytes(), d2.tobytes())  # a C++ bool parameter is a .u8
+    u = v.reshape(32, 3).astype(np.float64)
+    np.testing.assert_allclose(fout[:, :3], np.cross(u, f4[:3].astype(np.float64)), rtol=0, atol=1e-5)  # fma
+    # v * 3 + bias contracts to one fma: the exact value rounded once
+    np.testing.assert_array_equal(fout[:, 3], (v[:32].astype(np.float64) * 3 + 0.5).astype(np.float32))
+    t = np.arange(32)
+    np.testing.assert_array_equal(dout, d2[0] * t * 5 + d2[1])
+    np.testing.assert_array_equal(iout[:, 0], t ^ 0x55)
+    np.testing.assert_array_equal(iout[:, 1], ((t - 3 + 128) % 256) - 128)
+    np.testing.assert_array_equal(iout[:, 2], 37 + np.array([2, 3, 5, 7, 11, 13, 17, 19])[t & 7] + 4)
+    words = ["alpha", "beta", "gamma"]
+    np.testing.assert_array_equal(iout[:, 3], [ord((words[i % 3] + "\0")[i % 4]) for i in t])
+
+
+@pytest.mark.xfail(strict=True, raises=cuda.PTXSyntaxError,
+                   reason="strata: the PTX parser rejects `.global .attribute(.managed) .align 4 .u32 hits;` "
+                   "(a __managed__ variable) with 'a .global variable needs a type'; the .attribute(.managed) "
+                   "state-space attribute is not parsed")
+def test_managed_variables() -> None:
+    mod = _module("managed")
+    v = np.random.default_rng(716).standard_normal(1000).astype(np.float32)
+    _run(mod, "managed_count", (8,), (128,), v, np.int32(1000))
+    cuda.synchronize()
+    hits, total = np.zeros(1, np.int32), np.zeros(4, np.float32)
+    cuda.memcpy(hits, mod.get_global("hits")[0], 4, "DeviceToHost")
+    cuda.memcpy(total, mod.get_global("total")[0], 16, "DeviceToHost")
+    assert hits[0] == (v > 0).sum()
+    np.testing.assert_array_equal(total, [250, 250, 250, 250])
