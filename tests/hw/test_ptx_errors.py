@@ -44,12 +44,13 @@ def test_newer_ptx_version_rejected():
 
 
 def test_unsupported_instruction_named_at_load():
-    text = HEAD + ".visible .entry k(.param .u64 p)\n{\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n" \
-        " ld.param.u64 %rd1, [p];\n tex.1d.v4.s32.s32 {%r0, %r1, %r2, %r2}, [%rd1, {%r0}];\n ret;\n}\n"
+    # multimem (NVLink SHARP reductions through multicast objects) is not modeled
+    text = HEAD + ".visible .entry k(.param .u64 p)\n{\n .reg .f32 %f<3>;\n .reg .b64 %rd<2>;\n" \
+        " ld.param.u64 %rd1, [p];\n multimem.ld_reduce.relaxed.sys.global.add.f32 %f1, [%rd1];\n ret;\n}\n"
     with pytest.raises(cuda.UnsupportedInstruction) as ei:
         cuda.Module.from_ptx(text)  # at load, before any launch
     e = ei.value
-    assert e.opcode == "tex.1d.v4.s32.s32" and e.kernel == "k" and e.line == 9
+    assert e.opcode == "multimem.ld_reduce.relaxed.sys.global.add.f32" and e.kernel == "k" and e.line == 9
     assert isinstance(e, NotImplementedError)
 
 
@@ -107,3 +108,43 @@ def test_compile_error_carries_log():
     with pytest.raises(cuda.CompileError) as ei:
         cuda.compile('extern "C" __global__ void k() { undefined_thing(); }', name="bad.cu")
     assert "undefined_thing" in ei.value.log and isinstance(ei.value, ValueError)
+
+
+CALL_WITH_RETURN = HEAD + """.func (.param .b32 r) f(.param .b32 a)
+{
+    .reg .b32 %r<2>;
+    ld.param.b32 %r1, [a];
+    st.param.b32 [r+OFF], %r1;
+    ret;
+}
+.visible .entry k(.param .u64 p)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<3>;
+    mov.u32 %r1, 5;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r1;
+    .param .b32 retval0;
+    call.uni (retval0), f, (param0);
+    ld.param.b32 %r2, [retval0+0];
+    }
+    ld.param.u64 %rd1, [p];
+    cvta.to.global.u64 %rd2, %rd1;
+    st.global.u32 [%rd2], %r2;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("off", ["1", "4", "-4"])
+def test_call_param_access_outside_its_variable_is_malformed(off: str) -> None:
+    # found by the PTX fuzzer: these raised IndexError / a broadcast ValueError from NumPy at run time
+    with pytest.raises(cuda.PTXSyntaxError, match=r"st.param.b32 accesses bytes .* of .param r, which has 4"):
+        cuda.Module.from_ptx(CALL_WITH_RETURN.replace("OFF", off))
+
+
+def test_call_param_access_inside_its_variable_runs() -> None:
+    out = cuda.zeros(1, np.uint32)
+    cuda.Module.from_ptx(CALL_WITH_RETURN.replace("OFF", "0")).get_function("k")((1,), (1,), (out,))
+    assert out.get()[0] == 5

@@ -638,6 +638,13 @@ def _param_size(ctx: Any, name: str) -> int:
     return ctx.param_vars.get(name, 8)
 
 
+def _check_param_range(ctx: Any, name: str, off: int, nbytes: int, psize: int) -> None:
+    """A call's `.param` accesses have static offsets: one outside its variable is malformed PTX."""
+    if off < 0 or off + nbytes > max(psize, 1):
+        raise ctx.fail(f"{ctx.ins.full_opcode} accesses bytes {off}..{off + nbytes} of .param {name}, "
+                       f"which has {psize}")
+
+
 def _ld_param_through_register(ins: Any, ctx: Any, dsts: list[int | None], dt: np.dtype) -> Op:
     """`ld.param [%rd+off]` where %rd holds a kernel parameter's address (PARAM_WINDOW + its offset)."""
     op = ins.operands[1]
@@ -682,6 +689,7 @@ def _ld_param(ins: Any, ctx: Any, dsts: list[int | None], dt: np.dtype) -> Op:
 
         return Op(run_kernel, "memory", exact=False)
     psize = _param_size(ctx, name)
+    _check_param_range(ctx, name, off, len(dsts) * size, psize)
 
     def run_frame(f: Any, m: Any) -> None:
         store = f.param(name, psize)
@@ -700,6 +708,7 @@ def _st_param(ins: Any, ctx: Any, srcs: list[int], dt: np.dtype) -> Op:
         raise ctx.fail("st.param cannot write a kernel parameter")
     size = dt.itemsize
     psize = _param_size(ctx, name)
+    _check_param_range(ctx, name, off, len(srcs) * size, psize)
 
     def run(f: Any, m: Any) -> None:
         store = f.param(name, psize)
