@@ -1925,3 +1925,24 @@ def test_managed_variables() -> None:
     cuda.memcpy(total, mod.get_global("total")[0], 16, "DeviceToHost")
     assert hits[0] == (v > 0).sum()
     np.testing.assert_array_equal(total, [250, 250, 250, 250])
+
+
+def test_device_printf_conversions(capsys: pytest.CaptureFixture[str]) -> None:
+    rng = np.random.default_rng(717)
+    n = 8
+    d = rng.standard_normal(n) * np.array([1, 1e-5, 1e5, 3, 0.5, 1e12, -2, 7])
+    ll = rng.integers(-(2**40), 2**40, n, dtype=np.int64)
+    mod = _module("printf_formats")
+    mod.get_function("formats").launch((1,), (n,), (cuda.to_device(d), cuda.to_device(ll), np.int32(n)))
+    cuda.synchronize()
+    lines = sorted(capsys.readouterr().out.splitlines())
+    # Python's % follows C's printf for these conversions once the C length modifiers are dropped
+    fmt = "[%2d] %+d|%-6s|%08.3f|%g|%e|%.3g|%o|%#x|%X|%u|%d|%x|%c|%%|%5.1f|%-8.2e|%i|%d"
+    expect = []
+    for i in range(n):
+        x, y = float(d[i]), int(ll[i])
+        inf = math.copysign(math.inf, x) * (1 if i % 3 else -1)
+        expect.append(fmt % (i, _wrap(y, 32), "ab" if i % 2 else "xyz", x, x, x, x * 1e10, y & 0o777, y & 0xFFFFFFFF,
+                             (y >> 8) & 0xFFFFFFFF, y & (2**64 - 1), y, (y * 3) & (2**64 - 1), 97 + i, inf, x * 1e-7,
+                             int(math.fmod(y, 1000)), _wrap(y, 16)))
+    assert lines == sorted(expect)
