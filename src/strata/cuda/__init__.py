@@ -49,7 +49,7 @@ from strata.cuda.memcpy import (
     pointer_get_attributes,
 )
 from strata.cuda.memory import DeviceArray, empty, pinned_empty, to_device, zeros
-from strata.cuda.module import FuncAttributes, Kernel, LaunchReport, Module, compile
+from strata.cuda.module import FuncAttributes, Kernel, LaunchReport, Module, compile, launch_cooperative_kernel
 from strata.cuda.occupancy import occupancy_max_active_blocks_per_multiprocessor, occupancy_max_potential_block_size
 from strata.cuda.stream import Event, Stream
 from strata.errors import (
@@ -68,7 +68,8 @@ __all__ = [
     "OutOfMemoryError", "PTXSyntaxError", "Stream", "UnsupportedInstruction", "compile", "current_device",
     "device_can_access_peer", "device_count", "device_disable_peer_access", "device_enable_peer_access", "empty",
     "empty_cache", "free", "get_device", "get_device_properties", "get_error_name", "get_error_string",
-    "get_last_error", "is_available", "malloc", "max_memory_allocated", "mem_get_info", "memcpy", "memcpy_async",
+    "get_last_error", "is_available", "launch_cooperative_kernel", "malloc", "max_memory_allocated",
+    "mem_get_info", "memcpy", "memcpy_async",
     "memcpy_from_symbol", "memcpy_peer", "memcpy_peer_async", "memcpy_to_symbol", "memory_allocated",
     "memory_reserved", "memset", "memset_async", "occupancy_max_active_blocks_per_multiprocessor",
     "occupancy_max_potential_block_size", "peek_at_last_error", "pinned_empty", "pointer_get_attributes",

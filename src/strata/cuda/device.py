@@ -241,6 +241,7 @@ class DeviceProperties:
     pciDeviceID: int  # noqa: N815
     asyncEngineCount: int  # noqa: N815 - copy engines that run beside compute
     concurrentKernels: int  # noqa: N815
+    cooperativeLaunch: int  # noqa: N815 - cudaDevAttrCooperativeLaunch: launch_cooperative is supported
     unifiedAddressing: int  # noqa: N815
     managedMemory: int  # noqa: N815
     canMapHostMemory: int  # noqa: N815
@@ -270,7 +271,8 @@ def device_properties(file: DeviceFile) -> DeviceProperties:
             4 if spec.vendor == "amd" else 2) * 8)),
         l2CacheSize=spec.l2_bytes, totalConstMem=TOTAL_CONST_MEM, major=spec.compute_capability[0],
         minor=spec.compute_capability[1], pciDomainID=int(domain, 16), pciBusID=int(bus, 16),
-        pciDeviceID=int(device_fn.split(".")[0], 16), asyncEngineCount=2, concurrentKernels=1, unifiedAddressing=1,
+        pciDeviceID=int(device_fn.split(".")[0], 16), asyncEngineCount=2, concurrentKernels=1, cooperativeLaunch=1,
+        unifiedAddressing=1,
         managedMemory=0, canMapHostMemory=0, integrated=0, computeMode=0, ECCEnabled=1, gcnArchName=spec.arch)
 
 

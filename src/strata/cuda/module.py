@@ -500,6 +500,27 @@ class Kernel:
                                       "the limit of 524,288 (512 KiB)")
 
 
+def launch_cooperative_kernel(kernel: Kernel, grid: Dim3, block: Dim3, args: Sequence[Any], shared_mem: int = 0,
+                              stream: Stream | None = None) -> LaunchReport:
+    """cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem, stream): `kernel.launch_cooperative`
+    in the runtime API's spelling; every block is resident at once, so `cg::this_grid().sync()` works.
+
+    Example:
+        >>> import numpy as np, strata.cuda as cuda
+        >>> k = cuda.compile('''
+        ... #include <cooperative_groups.h>
+        ... extern "C" __global__ void k(int* x) { x[0] = cooperative_groups::this_grid().is_valid(); }
+        ... ''').get_function("k")
+        >>> x = cuda.zeros(1, np.int32)
+        >>> _ = cuda.launch_cooperative_kernel(k, 2, 32, (x,)); int(x.get()[0])
+        1
+
+    Raises:
+        CudaError: cudaErrorCooperativeLaunchTooLarge when the grid has more blocks than fit at once.
+    """
+    return kernel.launch_cooperative(grid, block, args, shared_mem=shared_mem, stream=stream)
+
+
 @dataclass(frozen=True)
 class FuncAttributes:
     """cudaFuncAttributes / hipFuncAttributes of a kernel on a device."""

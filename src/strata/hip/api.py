@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -94,6 +95,7 @@ MAPPING: dict[str, tuple[str, str]] = {
                "CUfunction (cuLaunchKernel, cudaFuncGetAttributes, cudaFuncSetAttribute)"),
     "FuncAttributes": ("hipFuncAttributes", "cudaFuncAttributes"),
     "LaunchReport": ("hipModuleLaunchKernel's completion (no HIP type)", "cuLaunchKernel's completion (no CUDA type)"),
+    "launch_cooperative_kernel": ("hipLaunchCooperativeKernel", "cudaLaunchCooperativeKernel"),
     "occupancy_max_active_blocks_per_multiprocessor": ("hipOccupancyMaxActiveBlocksPerMultiprocessor",
                                                        "cudaOccupancyMaxActiveBlocksPerMultiprocessor"),
     "occupancy_max_potential_block_size": ("hipOccupancyMaxPotentialBlockSize", "cudaOccupancyMaxPotentialBlockSize"),
@@ -444,6 +446,13 @@ class LaunchReport(cuda.LaunchReport, metaclass=_Face):
     _cuda_twin = cuda.LaunchReport
 
 
+def launch_cooperative_kernel(kernel: cuda.Kernel, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0,
+                              stream: cuda.Stream | None = None) -> cuda.LaunchReport:
+    """hipLaunchCooperativeKernel: launch with every block resident at once, so `this_grid().sync()` works
+    (hipErrorCooperativeLaunchTooLarge when the grid does not fit); see `cuda.launch_cooperative_kernel`."""
+    return cuda.launch_cooperative_kernel(kernel, grid, block, args, shared_mem, stream)
+
+
 def occupancy_max_active_blocks_per_multiprocessor(kernel: cuda.Kernel, block_size: int,
                                                    dynamic_smem: int = 0) -> int:
     """hipOccupancyMaxActiveBlocksPerMultiprocessor: resident blocks per SM for `block_size` threads."""
@@ -520,7 +529,8 @@ __all__ = [
     "MemcpyKind", "Module", "OutOfMemoryError", "PTXSyntaxError", "Stream", "UnsupportedInstruction", "compile",
     "current_device", "device_can_access_peer", "device_count", "device_disable_peer_access",
     "device_enable_peer_access", "empty", "empty_cache", "free", "get_device", "get_device_properties",
-    "get_error_name", "get_error_string", "get_last_error", "is_available", "malloc", "max_memory_allocated",
+    "get_error_name", "get_error_string", "get_last_error", "is_available", "launch_cooperative_kernel", "malloc",
+    "max_memory_allocated",
     "mem_get_info", "memory_allocated", "memory_reserved", "memcpy", "memcpy_async", "memcpy_from_symbol",
     "memcpy_peer", "memcpy_peer_async", "memcpy_to_symbol", "memset", "memset_async",
     "occupancy_max_active_blocks_per_multiprocessor", "occupancy_max_potential_block_size", "peek_at_last_error",

@@ -442,6 +442,19 @@ def hipLaunchKernelGGL(kernel: cuda.Kernel, grid: int | Sequence[int], block: in
     return kernel.launch(_dim(grid), _dim(block), args, shared_mem=shared_mem_bytes, stream=_stream(stream))
 
 
+def hipLaunchCooperativeKernel(f: cuda.Kernel, grid_dim: int | Sequence[int], block_dim: int | Sequence[int],  # noqa: N802
+                               kernel_params: Sequence[Any], shared_mem_bytes: int = 0,
+                               stream: cuda.Stream | int | None = None) -> cuda.LaunchReport:
+    """hipLaunchCooperativeKernel(f, gridDim, blockDim, kernelParams, sharedMemBytes, stream): launch with
+    every block resident at once, so cooperative groups' grid sync works.
+
+    Raises:
+        CudaError: hipErrorCooperativeLaunchTooLarge when the grid has more blocks than fit at once.
+    """
+    return f.launch_cooperative(_dim(grid_dim), _dim(block_dim), kernel_params, shared_mem=shared_mem_bytes,
+                                stream=_stream(stream))
+
+
 def hipFuncGetAttributes(func: cuda.Kernel) -> cuda.FuncAttributes:  # noqa: N802
     """hipFuncGetAttributes(hipFuncAttributes* attr, const void* func) -> attr."""
     return func.attributes

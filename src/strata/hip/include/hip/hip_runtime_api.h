@@ -41,6 +41,7 @@ typedef enum hipError_t {
     hipErrorPeerAccessNotEnabled = 705,
     hipErrorAssert = 710,
     hipErrorLaunchFailure = 719,
+    hipErrorCooperativeLaunchTooLarge = 720,
     hipErrorNotSupported = 801,
     hipErrorUnknown = 999
 } hipError_t;
