@@ -1946,3 +1946,21 @@ def test_device_printf_conversions(capsys: pytest.CaptureFixture[str]) -> None:
                              (y >> 8) & 0xFFFFFFFF, y & (2**64 - 1), y, (y * 3) & (2**64 - 1), 97 + i, inf, x * 1e-7,
                              int(math.fmod(y, 1000)), _wrap(y, 16)))
     assert lines == sorted(expect)
+
+
+def test_early_return_before_syncthreads_and_divergent_loops() -> None:
+    mod = _module("early_exit")
+    x = np.random.default_rng(718).integers(-50, 50, 1000).astype(np.float32)
+    _, out = _run(mod, "early_exit_sum", (4,), (256,), x, np.zeros(4, np.float32), np.int32(1000))
+    np.testing.assert_array_equal(out, [x[k:k + 256].sum() for k in range(0, 1000, 256)])  # small integers: exact
+    trips = np.random.default_rng(719).integers(0, 20, 64).astype(np.int32)
+    _, got = _run(mod, "divergent_loops", (1,), (64,), trips, np.zeros(192, np.int32))
+    t = np.arange(64)
+    acc = (t + 1) * trips * (trips - 1) // 2
+    np.testing.assert_array_equal(got[0:128:2], acc)
+    np.testing.assert_array_equal(got[1:128:2], np.repeat(acc.reshape(2, 32).sum(1), 32))
+    for w in range(2):
+        lanes = t[32 * w:32 * w + 32]
+        odd = lanes[trips[lanes] & 1 == 1]
+        expect = np.where(trips[lanes] & 1 == 1, odd.size * 100 + (odd.min() if odd.size else 0), -1)
+        np.testing.assert_array_equal(got[128 + 32 * w:128 + 32 * w + 32], expect)
