@@ -1964,3 +1964,121 @@ def test_early_return_before_syncthreads_and_divergent_loops() -> None:
         odd = lanes[trips[lanes] & 1 == 1]
         expect = np.where(trips[lanes] & 1 == 1, odd.size * 100 + (odd.min() if odd.size else 0), -1)
         np.testing.assert_array_equal(got[128 + 32 * w:128 + 32 * w + 32], expect)
+
+
+def test_parboil_sgemm_register_tiling() -> None:
+    rng = np.random.default_rng(720)
+    m, n, k = 128, 32, 24  # column-major: A is m x k (lda = m), B is n x k (ldb = n), C is m x n
+    A = rng.uniform(-1, 1, (k, m)).astype(np.float32)  # A[col][row]
+    B = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    C = rng.uniform(-1, 1, (n, m)).astype(np.float32)
+    alpha, beta = np.float32(1.5), np.float32(0.5)
+    *_, c = _run(_module("sgemm_regtile"), "sgemm_nt", (m // 128, n // 16), (16, 8), A, np.int32(m), B,
+                  np.int32(n), C.copy(), np.int32(m), np.int32(k), alpha, beta)
+    ref = float(alpha) * (A.T.astype(np.float64) @ B) + float(beta) * C.T
+    np.testing.assert_allclose(c.T, ref, rtol=0, atol=1e-5)  # 24-term float32 dot products of |x| < 1
+
+
+def test_parboil_lbm_d2q9() -> None:
+    rng = np.random.default_rng(721)
+    nx, ny, omega, steps = 24, 16, 1.2, 3
+    cx = np.array([0, 1, 0, -1, 0, 1, -1, -1, 1])
+    cy = np.array([0, 0, 1, 0, -1, 1, 1, -1, -1])
+    w = np.array([4 / 9] + [1 / 9] * 4 + [1 / 36] * 4)
+    opp = np.array([0, 3, 4, 1, 2, 7, 8, 5, 6])
+    f0 = (w[:, None, None] * (1 + 0.05 * rng.standard_normal((9, ny, nx)))).astype(np.float32)
+    obstacle = np.zeros((ny, nx), np.uint8)
+    obstacle[6:9, 10:13] = 1
+    mod = _module("lbm")
+    d_a, d_b, d_o = cuda.to_device(f0), cuda.to_device(np.zeros_like(f0)), cuda.to_device(obstacle)
+    for _ in range(steps):
+        _launch(mod, "lbm_step", (_cdiv(nx, 8), _cdiv(ny, 8)), (8, 8), d_a, d_b, d_o, np.int32(nx), np.int32(ny),
+                np.float32(omega))
+        d_a, d_b = d_b, d_a
+    f = f0.astype(np.float64)
+    for _ in range(steps):
+        g = np.stack([np.roll(f[q], (cy[q], cx[q]), axis=(0, 1)) for q in range(9)])
+        rho = g.sum(0)
+        ux, uy = (cx[:, None, None] * g).sum(0) / rho, (cy[:, None, None] * g).sum(0) / rho
+        cu = 3 * (cx[:, None, None] * ux + cy[:, None, None] * uy)
+        feq = w[:, None, None] * rho * (1 + cu + 0.5 * cu * cu - 1.5 * (ux * ux + uy * uy))
+        f = np.where(obstacle.astype(bool), g[opp], g + omega * (feq - g))
+    np.testing.assert_allclose(d_a.get(), f, rtol=0, atol=2e-6)  # O(0.1) populations, a few float32 steps
+
+
+def test_parboil_bfs_shared_queue() -> None:
+    rng = np.random.default_rng(722)
+    n = 3000
+    adj = [np.unique(rng.integers(0, n, rng.integers(1, 6))) for _ in range(n)]
+    row_ptr = np.concatenate([[0], np.cumsum([a.size for a in adj])]).astype(np.int32)
+    cols = np.concatenate(adj).astype(np.int32)
+    mod = _module("parboil_bfs")
+    color, cost = np.zeros(n, np.int32), np.full(n, -1, np.int32)
+    color[0], cost[0] = 1, 0
+    d_rp, d_cols, d_color, d_cost = map(cuda.to_device, (row_ptr, cols, color, cost))
+    d_front, d_next = cuda.to_device(np.zeros(n, np.int32)), cuda.to_device(np.zeros(n, np.int32))
+    d_size = cuda.to_device(np.zeros(1, np.int32))
+    size, level = 1, 0
+    while size:
+        d_size.set(np.zeros(1, np.int32))
+        _launch(mod, "bfs_level", (4,), (256,), d_rp, d_cols, d_front, np.int32(size), d_next, d_size, d_color, d_cost,
+                np.int32(level))
+        size = int(d_size.get()[0])
+        d_front, d_next = d_next, d_front
+        level += 1
+    ref = np.full(n, -1)
+    ref[0], frontier = 0, [0]
+    while frontier:
+        nxt = []
+        for u in frontier:
+            for v in adj[u]:
+                if ref[v] < 0:
+                    ref[v] = ref[u] + 1
+                    nxt.append(int(v))
+        frontier = nxt
+    np.testing.assert_array_equal(d_cost.get(), ref)
+    assert level > 5  # several levels of frontier expansion
+
+
+def test_polybench_gemver_syr2k_doitgen_lu() -> None:
+    rng = np.random.default_rng(723)
+    mod = _module("polybench2")
+    n = 40
+    a = rng.uniform(0, 1, (n, n)).astype(np.float32)
+    u1, v1, u2, v2, y, z = (rng.uniform(0, 1, n).astype(np.float32) for _ in range(6))
+    alpha, beta = np.float32(1.5), np.float32(1.2)
+    d_a, d_x, d_w = cuda.to_device(a), cuda.to_device(np.zeros(n, np.float32)), cuda.to_device(np.zeros(n, np.float32))
+    d_u1, d_v1, d_u2, d_v2, d_y, d_z = map(cuda.to_device, (u1, v1, u2, v2, y, z))
+    _launch(mod, "gemver_k1", (_cdiv(n, 8), _cdiv(n, 8)), (8, 8), d_a, d_u1, d_v1, d_u2, d_v2, np.int32(n))
+    _launch(mod, "gemver_k2", (1,), (64,), d_a, d_x, d_y, beta, np.int32(n))
+    _launch(mod, "gemver_k3", (1,), (64,), d_x, d_z, np.int32(n))
+    _launch(mod, "gemver_k4", (1,), (64,), d_a, d_x, d_w, alpha, np.int32(n))
+    A = a.astype(np.float64) + np.outer(u1, v1) + np.outer(u2, v2)
+    x = float(beta) * A.T @ y + z
+    np.testing.assert_allclose(d_a.get(), A, rtol=1e-6)
+    np.testing.assert_allclose(d_x.get(), x, rtol=1e-5)  # positive terms: relative error ~ n ulps
+    np.testing.assert_allclose(d_w.get(), float(alpha) * A @ x, rtol=1e-5)
+    m = 12
+    ad, bd, cd = rng.standard_normal((n, m)), rng.standard_normal((n, m)), rng.standard_normal((n, n))
+    *_, c = _run(mod, "syr2k", (_cdiv(n, 8), _cdiv(n, 8)), (8, 8), ad, bd, cd.copy(), np.float64(0.7), np.float64(1.3),
+                 np.int32(n), np.int32(m))
+    np.testing.assert_allclose(c, 1.3 * cd + 0.7 * (ad @ bd.T + bd @ ad.T), rtol=1e-12, atol=1e-12)
+    nr, nq, npp = 3, 10, 12
+    A3 = rng.uniform(-1, 1, (nr, nq, npp)).astype(np.float32)
+    C4 = rng.uniform(-1, 1, (npp, npp)).astype(np.float32)
+    d_s = cuda.to_device(np.zeros_like(A3))
+    d_A3, d_C4 = cuda.to_device(A3), cuda.to_device(C4)
+    for r in range(nr):
+        _launch(mod, "doitgen", (_cdiv(npp, 8), _cdiv(nq, 8)), (8, 8), d_A3, d_C4, d_s, np.int32(nr), np.int32(nq),
+                np.int32(npp), np.int32(r))
+    np.testing.assert_allclose(d_s.get(), A3.astype(np.float64) @ C4, rtol=0, atol=1e-5)
+    L = rng.uniform(0, 1, (n, n)) + np.eye(n) * n
+    d_l = cuda.to_device(L)
+    for k in range(n):
+        _launch(mod, "lu_scale", (1,), (64,), d_l, np.int32(n), np.int32(k))
+        _launch(mod, "lu_update", (_cdiv(n, 8), _cdiv(n, 8)), (8, 8), d_l, np.int32(n), np.int32(k))
+    ref = L.copy()
+    for k in range(n):
+        ref[k, k + 1:] /= ref[k, k]
+        ref[k + 1:, k + 1:] -= np.outer(ref[k + 1:, k], ref[k, k + 1:])
+    np.testing.assert_allclose(d_l.get(), ref, rtol=1e-12, atol=1e-13)
