@@ -52,6 +52,14 @@ from strata.cuda.memory import DeviceArray, empty, pinned_empty, to_device, zero
 from strata.cuda.module import FuncAttributes, Kernel, LaunchReport, Module, compile, launch_cooperative_kernel
 from strata.cuda.occupancy import occupancy_max_active_blocks_per_multiprocessor, occupancy_max_potential_block_size
 from strata.cuda.stream import Event, Stream
+from strata.cuda.textures import (
+    ResourceDesc,
+    TextureDesc,
+    create_texture_object,
+    destroy_texture_object,
+    get_texture_object_resource_desc,
+    get_texture_object_texture_desc,
+)
 from strata.errors import (
     CudaError,
     DeviceFault,
@@ -74,4 +82,6 @@ __all__ = [
     "memory_reserved", "memset", "memset_async", "occupancy_max_active_blocks_per_multiprocessor",
     "occupancy_max_potential_block_size", "peek_at_last_error", "pinned_empty", "pointer_get_attributes",
     "reset_peak_memory_stats", "set_device", "synchronize", "to_device", "zeros",
+    "ResourceDesc", "TextureDesc", "create_texture_object", "destroy_texture_object",
+    "get_texture_object_resource_desc", "get_texture_object_texture_desc",
 ]

@@ -99,6 +99,13 @@ MAPPING: dict[str, tuple[str, str]] = {
     "occupancy_max_active_blocks_per_multiprocessor": ("hipOccupancyMaxActiveBlocksPerMultiprocessor",
                                                        "cudaOccupancyMaxActiveBlocksPerMultiprocessor"),
     "occupancy_max_potential_block_size": ("hipOccupancyMaxPotentialBlockSize", "cudaOccupancyMaxPotentialBlockSize"),
+    # texture objects
+    "ResourceDesc": ("hipResourceDesc", "cudaResourceDesc"),
+    "TextureDesc": ("hipTextureDesc", "cudaTextureDesc"),
+    "create_texture_object": ("hipCreateTextureObject", "cudaCreateTextureObject"),
+    "destroy_texture_object": ("hipDestroyTextureObject", "cudaDestroyTextureObject"),
+    "get_texture_object_resource_desc": ("hipGetTextureObjectResourceDesc", "cudaGetTextureObjectResourceDesc"),
+    "get_texture_object_texture_desc": ("hipGetTextureObjectTextureDesc", "cudaGetTextureObjectTextureDesc"),
     # streams and events
     "Stream": ("hipStream_t (hipStreamCreateWithFlags)", "cudaStream_t (cudaStreamCreateWithFlags)"),
     "Event": ("hipEvent_t (hipEventCreateWithFlags)", "cudaEvent_t (cudaEventCreateWithFlags)"),
@@ -465,6 +472,52 @@ def occupancy_max_potential_block_size(kernel: cuda.Kernel, dynamic_smem: int = 
     return cuda.occupancy_max_potential_block_size(kernel, dynamic_smem, block_size_limit)
 
 
+# --- texture objects -----------------------------------------------------------------------------------
+
+
+class ResourceDesc(cuda.ResourceDesc, metaclass=_Face):
+    """hipResourceDesc: what a texture object samples (a hipArray, linear or pitched 2-D memory).
+
+    Example:
+        >>> ResourceDesc.pitch2d(0x7000_0000_0000, np.float32, 16, 4, 64).type
+        'pitch2d'
+    """
+
+    _cuda_twin = cuda.ResourceDesc
+
+
+class TextureDesc(cuda.TextureDesc, metaclass=_Face):
+    """hipTextureDesc: how a texture object is sampled (address modes, filter, read mode, coordinates).
+
+    Example:
+        >>> TextureDesc(address_mode="wrap").address_mode
+        ('wrap', 'wrap', 'wrap')
+    """
+
+    _cuda_twin = cuda.TextureDesc
+
+
+def create_texture_object(res: cuda.ResourceDesc, tex_desc: cuda.TextureDesc | None = None,
+                          view: Any = None) -> int:
+    """hipCreateTextureObject: a texture object (an int handle) over `res`, sampled as `tex_desc` says."""
+    return cuda.create_texture_object(res, tex_desc, view)
+
+
+def destroy_texture_object(tex: int) -> None:
+    """hipDestroyTextureObject."""
+    cuda.destroy_texture_object(tex)
+
+
+def get_texture_object_resource_desc(tex: int) -> cuda.ResourceDesc:
+    """hipGetTextureObjectResourceDesc: the ResourceDesc the texture object was created from."""
+    return cuda.get_texture_object_resource_desc(tex)
+
+
+def get_texture_object_texture_desc(tex: int) -> cuda.TextureDesc:
+    """hipGetTextureObjectTextureDesc: the TextureDesc the texture object was created with."""
+    return cuda.get_texture_object_texture_desc(tex)
+
+
 # --- streams and events --------------------------------------------------------------------------------
 
 
@@ -536,4 +589,6 @@ __all__ = [
     "occupancy_max_active_blocks_per_multiprocessor", "occupancy_max_potential_block_size", "peek_at_last_error",
     "pinned_empty", "pointer_get_attributes", "reset_peak_memory_stats", "set_device", "synchronize", "to_device",
     "zeros",
+    "ResourceDesc", "TextureDesc", "create_texture_object", "destroy_texture_object",
+    "get_texture_object_resource_desc", "get_texture_object_texture_desc",
 ]

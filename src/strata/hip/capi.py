@@ -288,6 +288,31 @@ def hipMemcpyFromSymbol(dst: np.ndarray, module: cuda.Module, symbol: str, size_
     api.memcpy_from_symbol(dst, module, symbol, size_bytes, offset)
 
 
+# --- texture objects -----------------------------------------------------------------------------------
+
+
+def hipCreateTextureObject(res_desc: cuda.ResourceDesc, tex_desc: cuda.TextureDesc | None = None,  # noqa: N802
+                           res_view_desc: Any = None) -> int:
+    """hipCreateTextureObject(hipTextureObject_t* texObject, const hipResourceDesc* pResDesc,
+    const hipTextureDesc* pTexDesc, const hipResourceViewDesc* pResViewDesc) -> texObject."""
+    return api.create_texture_object(res_desc, tex_desc, res_view_desc)
+
+
+def hipDestroyTextureObject(texture_object: int) -> None:  # noqa: N802
+    """hipDestroyTextureObject(hipTextureObject_t textureObject)."""
+    api.destroy_texture_object(texture_object)
+
+
+def hipGetTextureObjectResourceDesc(texture_object: int) -> cuda.ResourceDesc:  # noqa: N802
+    """hipGetTextureObjectResourceDesc(hipResourceDesc* pResDesc, hipTextureObject_t textureObject) -> pResDesc."""
+    return api.get_texture_object_resource_desc(texture_object)
+
+
+def hipGetTextureObjectTextureDesc(texture_object: int) -> cuda.TextureDesc:  # noqa: N802
+    """hipGetTextureObjectTextureDesc(hipTextureDesc* pTexDesc, hipTextureObject_t textureObject) -> pTexDesc."""
+    return api.get_texture_object_texture_desc(texture_object)
+
+
 # --- streams and events --------------------------------------------------------------------------------
 
 

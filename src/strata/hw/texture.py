@@ -121,6 +121,7 @@ class TextureDescriptor:
     read_mode: str = "element"
     normalized_coords: bool = False
     border_color: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    linear: bool = False  # over linear memory (cudaResourceTypeLinear): out-of-range fetches read zero
 
     def __post_init__(self) -> None:
         for m in self.address_mode:
