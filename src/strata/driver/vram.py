@@ -77,7 +77,7 @@ class VramManager:
                     if aligned is not None:
                         self._sizes[aligned] = (rounded, reserve)
                         self._used += rounded
-                        self.memory.map(aligned, max(size, 1), tag)
+                        self.memory.map(aligned, max(size, 1), tag, reserved=reserve)
                         return aligned
             st = self.stats()
         raise OutOfMemoryError(message=(

@@ -186,7 +186,10 @@ class DeviceMemory:
             self.peers.pop(peer.slot, None)
 
     # -- address map (the driver maps; the engine checks)
-    def map(self, address: int, size: int, tag: str = "") -> None:
+    def map(self, address: int, size: int, tag: str = "", reserved: int = 0) -> None:
+        """Map `size` bytes at `address`. `reserved` (>= size) is the extent of addresses the allocator
+        set aside for it (its pages and guard page): records of freed allocations there are forgotten,
+        so a fault just past the new allocation is reported against it, not as a use after free."""
         if address < self.base or address + size > self.end:
             raise ValueError(f"[map] range {address:#x}+{size} is outside this device's addresses "
                              f"[{self.base:#x}, {self.end:#x})")
@@ -195,7 +198,8 @@ class DeviceMemory:
                 raise ValueError(f"[map] {address:#x} is already mapped")
             bisect.insort(self._starts, address)
             self._live[address] = Allocation(address, size, tag)
-            self._freed = [a for a in self._freed if a.end <= address or a.address >= address + size]
+            extent = max(size, reserved)
+            self._freed = [a for a in self._freed if a.end <= address or a.address >= address + extent]
 
     def unmap(self, address: int) -> Allocation:
         with self._lock:
