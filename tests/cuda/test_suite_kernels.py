@@ -2082,3 +2082,34 @@ def test_polybench_gemver_syr2k_doitgen_lu() -> None:
         ref[k, k + 1:] /= ref[k, k]
         ref[k + 1:, k + 1:] -= np.outer(ref[k + 1:, k], ref[k, k + 1:])
     np.testing.assert_allclose(d_l.get(), ref, rtol=1e-12, atol=1e-13)
+
+
+def test_cub_radix_sort_load_store_transpose() -> None:
+    rng = np.random.default_rng(724)
+    keys = rng.integers(0, 2**32, 3 * 512, dtype=np.uint32)
+    keys[:40] = keys[40:80]  # duplicate keys: the radix sort is stable
+    vals = np.arange(keys.size, dtype=np.int32)
+    *_, ko, vo = _run(_module("cub_more"), "cub_sort", (3,), (128,), keys, vals, np.zeros_like(keys),
+                      np.zeros_like(vals))
+    for b in range(3):
+        sl = slice(512 * b, 512 * (b + 1))
+        order = np.argsort(keys[sl], kind="stable")
+        np.testing.assert_array_equal(ko[sl], keys[sl][order])
+        np.testing.assert_array_equal(vo[sl], vals[sl][order])
+
+
+def test_cub_histogram_discontinuity_warp_primitives() -> None:
+    rng = np.random.default_rng(725)
+    by = rng.integers(0, 256, 512).astype(np.uint8)
+    vals = np.repeat(rng.integers(0, 5, 300), rng.integers(2, 5, 300))[:512].astype(np.int32)
+    fx = rng.integers(-100, 100, 128).astype(np.float32)
+    _, _, _, hist, heads, wmax, wscan, bsum = _run(_module("cub_more"), "cub_misc", (1,), (128,), by, vals, fx,
+                                                   np.zeros(256, np.uint32), np.zeros(512, np.int32),
+                                                   np.zeros(4, np.int32), np.zeros(128, np.int32),
+                                                   np.zeros(1, np.float32))
+    np.testing.assert_array_equal(hist, np.bincount(by, minlength=256))
+    np.testing.assert_array_equal(heads, np.concatenate([[1], vals[1:] != vals[:-1]]))
+    items = vals.reshape(128, 4)
+    np.testing.assert_array_equal(wmax, items[:, 0].reshape(4, 32).max(1))
+    np.testing.assert_array_equal(wscan, np.cumsum(items[:, 1].reshape(4, 32), 1).ravel())
+    assert bsum[0] == fx.sum()  # small integers: exact in any order
