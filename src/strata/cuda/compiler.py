@@ -101,7 +101,8 @@ def compile_to_ptx(
     `-D_CCCL_META_UNROLL_LIMIT=10` (NVCC's value; cuts ~0.7 s off every compile that includes CCCL,
     see `CCCL_META_UNROLL_LIMIT`), and always the include path of `include_dirs()`, so
     `#include <cooperative_groups.h>`, `<cuda/std/array>`, `<cub/cub.cuh>`, `<curand_kernel.h>`,
-    `<cuda_fp16.h>` and friends resolve.
+    `<cuda_fp16.h>` and friends resolve. A source with `<<<` (a kernel launching kernels: dynamic
+    parallelism) also gets `-rdc=true`, which NVRTC requires for device-side launches.
 
     A relative `name` (and every in-memory header) has no file behind it, so the PTX's `.file`
     directives call it `<nvrtc:XXXXXXXX>/name` (XXXXXXXX: the first 8 hex digits of the source's
@@ -129,6 +130,9 @@ def compile_to_ptx(
         >>> ".visible .entry k(" in out.ptx
         True
     """
+    if "<<<" in source and not any(o.startswith(("-rdc", "--relocatable-device-code", "-dc")) for o in options):
+        # a launch from device code (dynamic parallelism) needs separate compilation, as with nvcc -rdc
+        options = (*options, "-rdc=true")
     opts = _full_options(options, lineinfo)
     exprs = list(dict.fromkeys(name_expressions))  # NVRTC rejects duplicates; keep first-seen order
     version = nvrtc_version()

@@ -87,18 +87,41 @@ class Device:
     def set_limit(self, limit: str, value: int) -> None:
         """cudaDeviceSetLimit. Supported: 'stack_size' (cudaLimitStackSize: bytes of call stack per
         thread for later launches, default 1024, at most 512 KiB; deep recursion past it faults with
-        "stack overflow")."""
-        if _LIMITS.get(limit) != "stack_size":
-            raise CudaError("cudaErrorInvalidValue", f"[set_limit] unsupported limit {limit!r} (supported: 'stack_size'"
-                            " / 'cudaLimitStackSize')")
-        self.file.set_stack_size(int(value))
+        "stack overflow"); 'malloc_heap_size' (cudaLimitMallocHeapSize: bytes of the device heap that
+        device malloc/new use, default 8 MiB; fixed once a kernel that uses malloc was launched,
+        cudaErrorInvalidValue after, until reset); 'dev_runtime_pending_launch_count'
+        (cudaLimitDevRuntimePendingLaunchCount: device launches that may wait to run, default 2048).
+
+        Example:
+            >>> import strata.cuda as cuda
+            >>> dev = cuda.Device(0); dev.reset(); dev.set_limit("cudaLimitMallocHeapSize", 1 << 20)
+            >>> dev.get_limit("malloc_heap_size")
+            1048576
+        """
+        which = _LIMITS.get(limit)
+        runtime = self.file.gpu.runtime
+        if which == "stack_size":
+            self.file.set_stack_size(int(value))
+        elif which == "malloc_heap_size":
+            runtime.heap.set_limit(int(value))
+        elif which == "dev_runtime_pending_launch_count":
+            runtime.set_pending_limit(int(value))
+        else:
+            raise CudaError("cudaErrorInvalidValue", f"[set_limit] unsupported limit {limit!r} (supported: "
+                            f"{', '.join(repr(k) for k in _LIMITS)})")
 
     def get_limit(self, limit: str) -> int:
         """cudaDeviceGetLimit: the current value of a limit `set_limit` accepts."""
-        if _LIMITS.get(limit) != "stack_size":
-            raise CudaError("cudaErrorInvalidValue", f"[get_limit] unsupported limit {limit!r} (supported: 'stack_size'"
-                            " / 'cudaLimitStackSize')")
-        return int(self.file.stack_bytes)
+        which = _LIMITS.get(limit)
+        runtime = self.file.gpu.runtime
+        if which == "stack_size":
+            return int(self.file.stack_bytes)
+        if which == "malloc_heap_size":
+            return int(runtime.heap.limit)
+        if which == "dev_runtime_pending_launch_count":
+            return int(runtime.pending_limit)
+        raise CudaError("cudaErrorInvalidValue", f"[get_limit] unsupported limit {limit!r} (supported: "
+                        f"{', '.join(repr(k) for k in _LIMITS)})")
 
     # -- peer access (cudaDeviceCanAccessPeer / cudaDeviceEnablePeerAccess / cudaDeviceDisablePeerAccess)
     def can_access_peer(self, peer: Device | int) -> bool:
@@ -187,7 +210,10 @@ def device_disable_peer_access(peer: Device | int) -> None:
     current_device().disable_peer_access(peer)
 
 
-_LIMITS = {"stack_size": "stack_size", "cudaLimitStackSize": "stack_size"}
+_LIMITS = {"stack_size": "stack_size", "cudaLimitStackSize": "stack_size",
+           "malloc_heap_size": "malloc_heap_size", "cudaLimitMallocHeapSize": "malloc_heap_size",
+           "dev_runtime_pending_launch_count": "dev_runtime_pending_launch_count",
+           "cudaLimitDevRuntimePendingLaunchCount": "dev_runtime_pending_launch_count"}
 
 
 def _index_for_model(model: str) -> int:

@@ -248,6 +248,16 @@ class LaunchReport:
         return rec.result.counters
 
     @property
+    def children(self) -> list[Any]:
+        """The kernels this launch's threads launched (dynamic parallelism), in the order they ran:
+        each has `kernel`, `grid`, `block`, `shared_mem`, `stream` ('per-block', 'tail',
+        'fire-and-forget', 'created', ...), `depth`, `result.counters` and its own `children`.
+        `counters` of this report include theirs (see docs/device-runtime.md)."""
+        rec = self.wait()._record
+        assert rec is not None and rec.result is not None
+        return list(rec.result.children)
+
+    @property
     def modeled(self) -> ModeledTime:
         rec = self.wait()._record
         assert rec is not None and rec.modeled is not None

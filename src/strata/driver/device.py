@@ -51,6 +51,8 @@ class DeviceFile:
         self.index = node.index
         self.gpu = VirtualGPU(node.model)
         self.vram = VramManager(self.gpu.memory)
+        # the device heap and the device-launch pool are reserved from VRAM when first needed
+        self.gpu.runtime.set_reserve(lambda n: self.vram.alloc(n, "device runtime (heap / launch pool)"))
         self.pci_bus_id = node.pci_bus_id
         self.telemetry = Telemetry(self.gpu.spec)
         self.cp = CommandProcessor(self.gpu.spec, self.gpu.memory, self._run_kernel, interrupt=self._interrupt,
@@ -209,6 +211,7 @@ class DeviceFile:
             self.wait_idle(timeout=10.0)
             self.faulted = self.interrupted = False
             self.stack_bytes = DEFAULT_STACK_BYTES  # limits return to their defaults, as in cudaDeviceReset
+            self.gpu.runtime.reset()  # heap blocks unmapped, heap and pending-launch limits back to defaults
             self.vram.free_all()
             self.cp.kernel_objects.clear()
             self.cp.reset_clocks()

@@ -97,6 +97,7 @@ class LaunchResult:
     wall_time_s: float
     shared_bytes_per_block: int
     local_bytes_per_thread: int
+    children: list[Any] = field(default_factory=list)  # device launches it made (isa/device_runtime.ChildLaunch)
 
 
 @dataclass
@@ -119,6 +120,7 @@ class Launch:
     control: LaunchControl | None = None
     polls: int = POLL_BLOCKS  # basic blocks left before the next watchdog/cancel look
     start_s: float = 0.0  # time.monotonic() at start
+    runtime: Any = None  # the device runtime's state for this grid (isa/device_runtime.GridRuntime)
 
     def cached(self, key: str, nblocks: int, make: Any) -> Any:
         """A chunk-geometry array, shared by launches with the same block shape (read-only)."""
@@ -174,6 +176,9 @@ class Chunk:
         self.local_top = 0
         self.frames: list[Frame] = []
         self._specials: dict[str, Any] = {}
+        # set by an mbarrier wait that found its phase incomplete (isa/mbarrier.py): called with the frame
+        # before the next basic block, it lets the lanes the waiters wait for run first
+        self.stall: Any = None
 
     def alloc_local(self, size: int) -> int:
         base = self.local_top
@@ -379,6 +384,9 @@ def run_frame(f: Frame, mask: np.ndarray | None) -> None:
     budget = launch.budget or 1 << 126
     try:
         while stack:
+            if chunk.stall is not None:
+                chunk.stall(f)
+                continue
             e = stack[-1]
             b = e.pc
             if b == e.rpc or b == EXIT:
@@ -446,10 +454,13 @@ def _poll(launch: Launch, f: Frame, blk: Any) -> None:
             f"kernel {name} ran past the launch budget of {launch.budget:,} thread-instructions "
             f"(STRATA_LAUNCH_BUDGET) after {elapsed:.1f} s; stopped {where}"))
     if launch.timeout_s and elapsed > launch.timeout_s:
+        from strata.hw.isa.mbarrier import hang_note  # NOTE: the ISA's barriers say what a hung block waits on
+
+        note = hang_note(f.chunk)
         raise LaunchTimeout(message=(
             f"kernel {name} ran for {elapsed:.1f} s, past the kernel watchdog of {launch.timeout_s:g} s "
             f"(STRATA_KERNEL_TIMEOUT; 0 turns it off); stopped {where} after {launch.executed:,} "
-            "thread-instructions"))
+            "thread-instructions" + (f"; the block hangs: {note}" if note else "")))
 
 
 def _branch(f: Frame, e: _Entry, b: int, blk: Any, p: np.ndarray) -> None:
@@ -504,7 +515,8 @@ def _exit_lanes(chunk: Chunk, lanes: np.ndarray) -> None:
 
 def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: DeviceMemory, *,
             sm_count: int, budget: int, chunk_lanes: int, timeout_s: float = 0.0,
-            stack_bytes: int = DEFAULT_STACK_BYTES, control: LaunchControl | None = None) -> LaunchResult:
+            stack_bytes: int = DEFAULT_STACK_BYTES, control: LaunchControl | None = None,
+            runtime: Any = None) -> LaunchResult:
     """Run one kernel launch to completion on the virtual GPU.
 
     `budget` caps thread-instructions (0 = no cap); `timeout_s` is the wall-clock watchdog (0 = off);
@@ -518,7 +530,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                         f"[launch {kernel_name}] {jf.local_size:,} bytes of local memory per thread; the limit is "
                         f"{MAX_LOCAL_BYTES:,} (512 KiB)")
     launch = Launch(program, jf, config, mem, sm_count, budget, chunk_lanes, timeout_s=timeout_s,
-                    stack_bytes=stack_bytes, control=control)
+                    stack_bytes=stack_bytes, control=control, runtime=runtime)
     launch.start_ns = time.perf_counter_ns()
     launch.start_s = time.monotonic()
     if control is not None:

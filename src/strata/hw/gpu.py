@@ -9,6 +9,7 @@ from __future__ import annotations
 from strata import config, trace
 from strata.hw.catalog import GPUSpec, get_spec
 from strata.hw.engine import DEFAULT_STACK_BYTES, LaunchConfig, LaunchControl, LaunchResult, execute
+from strata.hw.isa.device_runtime import DeviceRuntime, GridRuntime, run_children, uses_heap
 from strata.hw.jit import Program
 from strata.hw.memory import DeviceMemory
 from strata.hw.ptx.ir import Module
@@ -28,6 +29,11 @@ class VirtualGPU:
         self.spec: GPUSpec = get_spec(model)
         self.memory = DeviceMemory(self.spec.hbm_bytes, uva=True)  # its own range of the unified address space
         self.base_address = self.memory.base
+        # the device runtime (heap, device launches); the driver gives it VRAM for its regions
+        self.runtime = DeviceRuntime(self.memory, max_threads_per_block=self.spec.max_threads_per_block,
+                                     max_block_dim=self.spec.max_block_dim,
+                                     max_grid_dim=self.spec.max_grid_dim,
+                                     max_shared_per_block=self.spec.shared_mem_per_block_optin)
 
     @staticmethod
     def parse(ptx: str) -> Module:
@@ -44,9 +50,18 @@ class VirtualGPU:
         """Run a launch to completion (see `engine.execute`); `control` lets another thread cancel it,
         `stack_bytes` is the per-thread call stack (cudaLimitStackSize)."""
         s = config.settings()
+        if uses_heap(program.module):  # CUDA reserves the heap when a kernel that uses malloc is launched
+            self.runtime.heap.ensure()
+
+        def run(name: str, cfg: LaunchConfig, rt: GridRuntime) -> LaunchResult:
+            return execute(program, name, cfg, self.memory, sm_count=self.spec.sm_count,
+                           budget=s.launch_budget, chunk_lanes=s.chunk_lanes, timeout_s=s.kernel_timeout,
+                           stack_bytes=stack_bytes, control=control, runtime=rt)
+
         with trace.span("L0", "execute", kernel=kernel, threads=launch.num_blocks * launch.threads_per_block) as ev:
-            result = execute(program, kernel, launch, self.memory, sm_count=self.spec.sm_count,
-                             budget=s.launch_budget, chunk_lanes=s.chunk_lanes, timeout_s=s.kernel_timeout,
-                             stack_bytes=stack_bytes, control=control)
+            rt = self.runtime.grid()
+            result = run(kernel, launch, rt)
+            # device launches run after their parent grid, nested in its span (isa/device_runtime.py)
+            run_children(rt, kernel, result, run, LaunchConfig)
             ev["thread_instructions"] = result.counters.total_thread_instructions
         return result

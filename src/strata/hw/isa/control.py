@@ -1,5 +1,6 @@
 """Semantics of calls, barriers, fences and traps, and of the two system calls device code makes:
-`vprintf` (printf) and `__assertfail` (assert). Branches, `ret` and `exit` are the engine's.
+`vprintf` (printf) and `__assertfail` (assert). Branches, `ret` and `exit` are the engine's. Calls to
+the device runtime's extern functions (malloc/free, dynamic parallelism) are `isa/device_runtime.py`'s.
 """
 
 from __future__ import annotations
@@ -48,7 +49,13 @@ def lower_call(ins: Any, ctx: Any) -> Op:
         raise ctx.fail(f"call to undeclared function {name!r}")
     if not module_fn.has_body:
         if name not in SYSCALLS:
-            raise ctx.unsupported(f"call to external function {name}")
+            from strata.hw.isa import device_runtime  # the device runtime library's functions (malloc, CDP2)
+
+            op = device_runtime.lower_builtin(ins, ctx, name, [_param_name(ctx, a) for a in args],
+                                              [_param_name(ctx, r) for r in rets])
+            if op is None:
+                raise ctx.unsupported(f"call to external function {name}")
+            return op
         return _syscall(ins, ctx, name, [_param_name(ctx, a) for a in args], [_param_name(ctx, r) for r in rets])
     if len(args) != len(module_fn.params) or len(rets) != len(module_fn.returns):
         raise ctx.fail(f"call to {name} passes {len(args)} arguments and {len(rets)} returns, "
