@@ -480,8 +480,6 @@ def test_pipeline_and_barrier_compile() -> None:
     assert "mbarrier.init.shared.b64" in out.ptx and "mbarrier.try_wait" in out.ptx
 
 
-@pytest.mark.xfail(raises=UnsupportedInstruction, strict=True,
-                   reason="the virtual GPU lacks mbarrier.init/arrive/try_wait/inval (a later issue)")
 def test_pipeline_and_barrier_run() -> None:
     mod = cuda.compile(PIPE_SRC, name="pipeline.cu")
     x = np.arange(256, dtype=np.float32)

@@ -13,6 +13,15 @@ Per thread: copies issued since the last commit form the open group; `commit_gro
 committed are not waited for); `wait_all` is `commit_group` then `wait_group 0`. Copies complete in
 issue order. No other instruction (not even bar.sync) completes a copy, as on hardware.
 
+cp.async.mbarrier.arrive{.noinc} [mbar] completes every outstanding copy of the thread at once (a legal
+moment: they must complete before the arrive it triggers) and then, with .noinc, arrives on the mbarrier;
+without .noinc the pending count's increment and the triggered arrival cancel out (isa/mbarrier.py).
+
+cp.async.bulk.shared::{cta,cluster}.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar] (what
+cuda::memcpy_async emits on sm_90 for 16-byte aligned sizes) copies its bytes when it issues and signals
+complete_tx of `size` bytes on the mbarrier; an mbarrier's tx-count may go negative until the matching
+expect_tx, as the ISA allows.
+
 Counters: cp.async is class 'memory' (the source bytes count as global loads, the destination bytes
 as shared stores, when it issues); commit_group and wait_group are class 'sync'.
 
@@ -30,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from strata.hw.isa.memory import Addresser, count_global, count_shared
-from strata.hw.isa.registry import Op, lowers
+from strata.hw.isa.registry import LaneFault, Op, lowers
 from strata.hw.isa.tensor import ElementAddresser
 from strata.hw.ptx.ir import Imm, Instruction, Mem, Reg
 
@@ -79,7 +88,11 @@ def lower_cp(ins: Instruction, ctx: Any) -> Op:
         return _lower_wait(ins, ctx)
     if mods[1] in ("ca", "cg"):
         return _lower_copy(ins, ctx)
-    raise ctx.unsupported()  # cp.async.bulk (TMA), cp.async.mbarrier.arrive: not modeled
+    if mods[1] == "mbarrier":
+        return _lower_mbarrier_arrive(ins, ctx)
+    if mods[1] == "bulk":
+        return _lower_bulk(ins, ctx)
+    raise ctx.unsupported()
 
 
 def _lower_copy(ins: Instruction, ctx: Any) -> Op:
@@ -207,3 +220,102 @@ def _lower_wait(ins: Instruction, ctx: Any) -> Op:
         st.pending = still
 
     return Op(run, "sync", exact=True)
+
+
+def complete_lanes(chunk: Any, lanes: np.ndarray) -> None:
+    """Complete every outstanding cp.async of `lanes` (a bool mask) now, whatever its group."""
+    st = _STATES.get(chunk)
+    if st is None or not st.pending:
+        return
+    still: list[_Copy] = []
+    for cp in st.pending:
+        done = lanes[cp.lanes]
+        if done.any():
+            idx = cp.dst[done][:, None] + np.arange(cp.data.shape[1])[None, :]
+            chunk.shared[idx] = cp.data[done]
+        if not done.all():
+            rest = ~done
+            still.append(_Copy(cp.lanes[rest], cp.group[rest], cp.dst[rest], cp.data[rest]))
+    st.pending = still
+
+
+def _lower_mbarrier_arrive(ins: Instruction, ctx: Any) -> Op:
+    """cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [mbar]."""
+    from strata.hw.isa import mbarrier  # NOTE: a sibling family; imported late so either may load first
+
+    flags = ins.mods[2:]
+    noinc = "noinc" in flags
+    if any(m not in ("arrive", "noinc", "shared", "shared::cta", "b64") for m in flags) or "arrive" not in flags \
+            or "b64" not in flags:
+        raise ctx.unsupported()
+    if len(ins.operands) != 1 or not isinstance(ins.operands[0], Mem):
+        raise ctx.fail(f"{ins.full_opcode} takes one operand, [mbar]")
+    addr = Addresser(ctx, ins, ins.operands[0], "shared", 8, "write")
+
+    def run(f: Any, m: Any) -> None:
+        lanes, off = mbarrier.barrier_lanes(f, m, addr)
+        if not lanes.size:
+            return
+        mbarrier.check_initialized(f, ins, lanes, off)
+        mask = np.zeros(f.chunk.n, dtype=bool)
+        mask[lanes] = True
+        complete_lanes(f.chunk, mask)
+        if noinc:
+            mbarrier.arrive_lanes(f, ins, lanes, off)
+
+    return Op(run, "sync", exact=True)
+
+
+def _lower_bulk(ins: Instruction, ctx: Any) -> Op:
+    """cp.async.bulk.shared::{cta,cluster}.global.mbarrier::complete_tx::bytes{.L2::cache_hint}
+    [dst], [src], size, [mbar]{, policy}."""
+    from strata.hw.isa import mbarrier  # NOTE: a sibling family; imported late so either may load first
+
+    flags = ins.mods[2:]
+    if len(flags) < 3 or flags[0] not in ("shared::cta", "shared::cluster") or flags[1] != "global" or \
+            flags[2] != "mbarrier::complete_tx::bytes" or any(m != "L2::cache_hint" for m in flags[3:]):
+        raise ctx.unsupported()  # bulk copies to global (bulk_group), multicast, prefetch: not modeled
+    ops = list(ins.operands)
+    if "L2::cache_hint" in flags:
+        if len(ops) != 5:
+            raise ctx.fail(f"{ins.full_opcode}: .L2::cache_hint needs a cache-policy operand")
+        ctx.src(ops.pop(), "b64")  # a hint only
+    if len(ops) != 4 or not isinstance(ops[0], Mem) or not isinstance(ops[1], Mem) or not isinstance(ops[3], Mem):
+        raise ctx.fail(f"{ins.full_opcode} takes [dst], [src], size, [mbar]")
+    dst = ElementAddresser(ctx, ins, ops[0], "shared", 16, "write")
+    src = ElementAddresser(ctx, ins, ops[1], "global", 16, "read")
+    size_slot = ctx.src(ops[2], "u32")
+    bar = Addresser(ctx, ins, ops[3], "shared", 8, "write")
+    cols16 = np.arange(16)
+
+    def run(f: Any, m: Any) -> None:
+        chunk = f.chunk
+        lanes, boff = mbarrier.barrier_lanes(f, m, bar)
+        if not lanes.size:
+            return
+        mbarrier.check_initialized(f, ins, lanes, boff)
+        mask = np.zeros(chunk.n, dtype=bool)
+        mask[lanes] = True
+        v = f.V[size_slot]
+        size = (v[lanes] if isinstance(v, np.ndarray) else np.full(lanes.size, v)).astype(np.int64)
+        if (size % 16).any():
+            i = int(np.flatnonzero(size % 16)[0])
+            raise LaneFault(int(lanes[i]), ins, f"{ins.full_opcode}: size {int(size[i])} is not a multiple of 16",
+                            "cudaErrorMisalignedAddress", reason="bulk copy size")
+        nel = int(size.max()) // 16
+        if nel:
+            offsets = np.arange(nel, dtype=np.int64) * 16
+            valid = offsets[None, :] < size[:, None]
+            sel_s, a_s = src.lanes(f, mask)
+            sel_d, a_d = dst.lanes(f, mask)
+            assert sel_s is not None and sel_d is not None
+            data = np.zeros((lanes.size * nel, 16), dtype=np.uint8)
+            for pos, acc in src.resolve_elements(f, sel_s, a_s, offsets, valid):
+                data[pos] = chunk.mem.bytes[np.asarray(acc.off)[:, None] + cols16]
+                count_global(f, acc, 16, False)
+            for pos, acc in dst.resolve_elements(f, sel_d, a_d, offsets, valid):
+                chunk.shared[np.asarray(acc.off)[:, None] + cols16] = data[pos]
+                count_shared(f, acc, 16, True)
+        mbarrier.complete_tx(f, ins, lanes, boff, size)
+
+    return Op(run, "memory", exact=True)

@@ -7,7 +7,7 @@ before them (registry.lowers_for_types, integer.py's `_PREVIOUS`), so this order
 import importlib
 
 _FAMILIES = ("moves", "memory", "control", "integer", "bits", "compare", "floating", "fma", "half", "convert",
-             "warp", "atomic", "tensor", "async_copy", "video", "surface",
+             "warp", "atomic", "tensor", "async_copy", "mbarrier", "video", "surface",
              "texture_ops")
 
 for _name in _FAMILIES:
