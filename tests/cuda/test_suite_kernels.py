@@ -2113,3 +2113,47 @@ def test_cub_histogram_discontinuity_warp_primitives() -> None:
     np.testing.assert_array_equal(wmax, items[:, 0].reshape(4, 32).max(1))
     np.testing.assert_array_equal(wscan, np.cumsum(items[:, 1].reshape(4, 32), 1).ravel())
     assert bsum[0] == fx.sum()  # small integers: exact in any order
+
+
+def test_big_switch_and_irreducible_goto_loop() -> None:
+    rng = np.random.default_rng(726)
+    sel = rng.integers(0, 18, 64).astype(np.int32)
+    v = rng.integers(-1000, 1000, 64).astype(np.int32)
+    _, _, out = _run(_module("jumps"), "jumps", (1,), (64,), sel, v, np.zeros(192, np.int32))
+
+    def case(k: int, x: int) -> tuple[int, int]:
+        u = x & 0xFFFFFFFF
+        table = {0: x + 1, 1: 3 * x, 2: x ^ 0x1234, 3: x << 3, 4: bin(u).count("1") + 40, 5: 3 * x + 1,
+                 6: int(math.fmod(x, 7)), 7: -x, 8: x * x, 9: 3 * x - (x + 1), 10: _c_div(x, 3),
+                 11: int(f"{u:032b}"[::-1], 2), 12: x | 0xF0, 13: (x + 1) * 2, 14: max(x, 100), 15: min(x, -100)}
+        marks = {2: 2, 3: 3, 6: 6, 8: 8, 11: 11, 14: 14}
+        return _wrap(table.get(k, 999), 32), marks.get(k, 0)
+
+    def machine(x: int) -> int:
+        steps, acc, state = 0, x & 1023, "B" if x & 1 else "A"
+        while True:
+            if state == "A":
+                acc, steps = acc * 3 + 1, steps + 1
+                if acc % 5 == 0 or steps > 40:
+                    break
+                state = "B"
+            else:
+                acc, steps = acc // 2 + 7, steps + 1
+                if steps >= 30:
+                    break
+                state = "A"
+        return _wrap(acc * 100 + steps, 32)
+
+    for t in range(64):
+        r, mark = case(int(sel[t]), int(v[t]))
+        assert (out[t], out[64 + t], out[128 + t]) == (r, mark, machine(int(v[t]))), t
+
+
+@pytest.mark.xfail(strict=True, raises=cuda.PTXSyntaxError,
+                   reason="strata: the PTX parser rejects jump tables: `ts: .branchtargets L0, L1, L2, L3;` "
+                   "('expected an instruction') so `brx.idx %r, ts;` cannot run (NVRTC lowers the switches tried "
+                   "here to compare trees; brx.idx comes from hand-written PTX and other front ends)")
+def test_brx_idx_jump_table() -> None:
+    sel = np.random.default_rng(727).integers(0, 4, 64).astype(np.uint32)
+    _, out = _run(_module("brx"), "brx", (1,), (64,), sel, np.zeros(64, np.uint32))
+    np.testing.assert_array_equal(out, np.array([100, 211, 322, 433])[sel] + np.arange(64))
