@@ -10,6 +10,26 @@ Example:
     300.0
 """
 
+from strata.cuda.arrays import (
+    ArrayFlags,
+    ChannelFormatDesc,
+    CudaArray,
+    Memcpy3DParms,
+    PitchedPtr,
+    create_channel_desc,
+    create_surface_object,
+    destroy_surface_object,
+    free_array,
+    malloc_3d_array,
+    malloc_array,
+    malloc_pitch,
+    memcpy_2d,
+    memcpy_2d_from_array,
+    memcpy_2d_to_array,
+    memcpy_3d,
+    memcpy_from_array,
+    memcpy_to_array,
+)
 from strata.cuda.caching_allocator import (
     empty_cache,
     max_memory_allocated,
@@ -71,6 +91,9 @@ from strata.errors import (
 )
 
 __all__ = [
+    "ArrayFlags", "ChannelFormatDesc", "CudaArray", "Memcpy3DParms", "PitchedPtr", "create_channel_desc",
+    "create_surface_object", "destroy_surface_object", "free_array", "malloc_3d_array", "malloc_array", "malloc_pitch",
+    "memcpy_2d", "memcpy_2d_from_array", "memcpy_2d_to_array", "memcpy_3d", "memcpy_from_array", "memcpy_to_array",
     "CompileError", "CudaError", "Device", "DeviceArray", "DeviceFault", "DeviceProperties", "Event",
     "FuncAttributes", "InvalidLaunchConfig", "Kernel", "LaunchReport", "LaunchTimeout", "MemcpyKind", "Module",
     "OutOfMemoryError", "PTXSyntaxError", "Stream", "UnsupportedInstruction", "compile", "current_device",
