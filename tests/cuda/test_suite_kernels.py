@@ -2157,3 +2157,15 @@ def test_brx_idx_jump_table() -> None:
     sel = np.random.default_rng(727).integers(0, 4, 64).astype(np.uint32)
     _, out = _run(_module("brx"), "brx", (1,), (64,), sel, np.zeros(64, np.uint32))
     np.testing.assert_array_equal(out, np.array([100, 211, 322, 433])[sel] + np.arange(64))
+
+
+def test_long_unrolled_straight_line_kernel() -> None:
+    x = np.random.default_rng(728).standard_normal((256, 3))
+    _, out = _run(_module("big_kernel"), "big_kernel", (2,), (128,), x, np.zeros_like(x), np.int32(256))
+    a, b, c = x[:, 0].copy(), x[:, 1].copy(), x[:, 2].copy()
+    for k in range(1024):
+        a = a * 0.999 + b * 1e-3
+        b = b - a * 1e-4 + c * 1e-5
+        c = c * 0.9995 + (k & 7) * 1e-6
+    # a contracting recurrence: the kernel's fma contractions differ from NumPy's by a few ulps in total
+    np.testing.assert_allclose(out, np.stack([a, b, c], 1), rtol=1e-12, atol=1e-14)
