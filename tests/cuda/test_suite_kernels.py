@@ -2169,3 +2169,12 @@ def test_long_unrolled_straight_line_kernel() -> None:
         c = c * 0.9995 + (k & 7) * 1e-6
     # a contracting recurrence: the kernel's fma contractions differ from NumPy's by a few ulps in total
     np.testing.assert_allclose(out, np.stack([a, b, c], 1), rtol=1e-12, atol=1e-14)
+
+
+def test_legacy_warp_synchronous_code_without_syncwarp() -> None:
+    x = np.random.default_rng(729).integers(-1000, 1000, 4 * 128).astype(np.int32)
+    mod = _module("legacy_warp_sync")
+    _, out = _run(mod, "legacy_reduce", (4,), (128,), x, np.zeros(4, np.int32))
+    np.testing.assert_array_equal(out, x.reshape(4, 128).sum(1))
+    _, scan = _run(mod, "legacy_warp_scan", (4,), (128,), x, np.zeros_like(x))
+    np.testing.assert_array_equal(scan, np.cumsum(x.reshape(-1, 32), 1).ravel())
