@@ -78,6 +78,9 @@ class ResourceDesc:
     width: int = 0
     height: int = 0
     pitch_in_bytes: int = 0
+    # the DeviceArray a linear or pitched resource was made from, kept alive with the descriptor (a raw
+    # pointer is the caller's to keep alive, as in CUDA)
+    owner: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_array(cls, array: Any) -> ResourceDesc:
@@ -94,7 +97,8 @@ class ResourceDesc:
                                 "pointer")
             size_in_bytes = ptr.nbytes
         addr = ptr.ptr if isinstance(ptr, DeviceArray) else int(ptr)
-        return cls("linear", ptr=addr, dtype=np.dtype(dtype), channels=channels, size_in_bytes=int(size_in_bytes))
+        return cls("linear", ptr=addr, dtype=np.dtype(dtype), channels=channels, size_in_bytes=int(size_in_bytes),
+                   owner=ptr if isinstance(ptr, DeviceArray) else None)
 
     @classmethod
     def pitch2d(cls, ptr: int | DeviceArray, dtype: Any, width: int, height: int, pitch_in_bytes: int,
@@ -102,7 +106,8 @@ class ResourceDesc:
         """cudaResourceTypePitch2D: `height` rows of `width` texels, `pitch_in_bytes` apart, at `ptr`."""
         addr = ptr.ptr if isinstance(ptr, DeviceArray) else int(ptr)
         return cls("pitch2d", ptr=addr, dtype=np.dtype(dtype), channels=channels, width=int(width),
-                   height=int(height), pitch_in_bytes=int(pitch_in_bytes))
+                   height=int(height), pitch_in_bytes=int(pitch_in_bytes),
+                   owner=ptr if isinstance(ptr, DeviceArray) else None)
 
 
 @dataclass(frozen=True)
@@ -173,7 +178,7 @@ def _resource(res: ResourceDesc, op: str) -> tuple[Resource, Device]:
         if not isinstance(hw, Resource):
             raise CudaError("cudaErrorInvalidResourceHandle", f"[{op}] expected a CudaArray, got "
                             f"{type(res.array).__name__}")
-        check = getattr(res.array, "_check_live", None)
+        check = getattr(res.array, "check_live", None)
         if check is not None:
             check(op)
         dev = getattr(res.array, "device", None) or current_device()
