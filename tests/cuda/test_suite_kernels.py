@@ -820,7 +820,7 @@ def test_shoc_s3d_double_exp_log_pow() -> None:
 # ------------------------------------------------------------------------------------------ common idioms
 
 
-def _assert_ulps(got: np.ndarray, ref: np.typing.ArrayLike, ulps: float, dtype: type = np.float32) -> None:
+def _assert_ulps(got: np.ndarray, ref: np.typing.ArrayLike, ulps: float | np.ndarray, dtype: type = np.float32) -> None:
     """|got - ref| <= ulps units in the last place of `dtype` at ref (ref computed in higher precision)."""
     ref = np.asarray(ref, np.float64)
     spacing = np.spacing(np.abs(ref).astype(dtype)).astype(np.float64)
@@ -2178,3 +2178,36 @@ def test_legacy_warp_synchronous_code_without_syncwarp() -> None:
     np.testing.assert_array_equal(out, x.reshape(4, 128).sum(1))
     _, scan = _run(mod, "legacy_warp_scan", (4,), (128,), x, np.zeros_like(x))
     np.testing.assert_array_equal(scan, np.cumsum(x.reshape(-1, 32), 1).ravel())
+
+
+def test_fast_math_intrinsics_and_half_rounding() -> None:
+    rng = np.random.default_rng(730)
+    n = 128
+    a = rng.uniform(-np.pi, np.pi, n).astype(np.float32)
+    b = rng.uniform(0.5, 4, n).astype(np.float32)
+    h = rng.uniform(-6, 6, (n, 2)).astype(np.float16)
+    h[0] = [2.5, -2.5]  # rint ties to even
+    *_, out, _, ho = _run(_module("fast_intrinsics"), "fast_intrinsics", (1,), (128,), a, b,
+                          np.zeros((n, 11), np.float32), h, np.zeros((n, 7, 2), np.float16), np.int32(n))
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    # the Programming Guide's bounds for the hardware approximations (SFU ex2/lg2/sin/cos, rcp)
+    ex = np.exp(x)
+    _assert_ulps(out[:, 0], ex, 2 + np.floor(np.abs(1.173 * x)))  # the guide's 2 + floor(|1.173 x|) ulps
+    np.testing.assert_allclose(out[:, 1], np.log(y), rtol=0, atol=2**-21.41 + 1e-7)
+    np.testing.assert_allclose(out[:, 2], np.sin(x), rtol=0, atol=2**-21.41)
+    np.testing.assert_allclose(out[:, 3], np.cos(x), rtol=0, atol=2**-21.41)
+    np.testing.assert_allclose(out[:, 4], np.tan((a * np.float32(0.4)).astype(np.float64)), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out[:, 5], y**x, rtol=1e-5)  # ex2(y * lg2(x)): lg2's 2^-22 error times |y lg2 x|
+    _assert_ulps(out[:, 6], x / y, 2)
+    np.testing.assert_allclose(out[:, 7], 10 ** (a * np.float32(0.5)).astype(np.float64), rtol=1e-5)
+    np.testing.assert_allclose(out[:, 8], np.log2(y), rtol=0, atol=2**-22 + 1e-7)
+    np.testing.assert_allclose(out[:, 9], np.sin(x), rtol=0, atol=2**-21.41)
+    np.testing.assert_allclose(out[:, 10], np.cos(x), rtol=0, atol=2**-21.41)
+    hx = h.astype(np.float64)
+    np.testing.assert_array_equal(ho[:, 0], np.ceil(hx).astype(np.float16))
+    np.testing.assert_array_equal(ho[:, 1], np.floor(hx).astype(np.float16))
+    np.testing.assert_array_equal(ho[:, 2], np.rint(hx).astype(np.float16))
+    np.testing.assert_array_equal(ho[:, 3], np.trunc(hx).astype(np.float16))
+    np.testing.assert_allclose(ho[:, 4].astype(np.float64), np.sin(hx), rtol=0, atol=2e-3)  # half ulp at 1 is 1e-3
+    np.testing.assert_allclose(ho[:, 5].astype(np.float64), np.cos(hx), rtol=0, atol=2e-3)
+    _assert_ulps(ho[:, 6], np.log2((np.abs(h) + np.float16(1)).astype(np.float64)), 1, np.float16)  # half sum
