@@ -759,8 +759,8 @@ def memcpy_3d(p: Memcpy3DParms, *, stream: Stream | None = None) -> None:
 # -- surface objects -------------------------------------------------------------------------------------
 
 
-def create_surface_object(array: CudaArray) -> int:
-    """cudaCreateSurfaceObject over a CUDA array (cudaResourceTypeArray); returns the cudaSurfaceObject_t
+def create_surface_object(array: CudaArray | Any) -> int:
+    """cudaCreateSurfaceObject over a CUDA array (or a ResourceDesc.from_array of one); returns the cudaSurfaceObject_t
     handle kernels take as an `unsigned long long` (surf2Dread(s, x_in_bytes, y), surf2Dwrite(v, s, ...)).
 
     Raises:
@@ -773,6 +773,8 @@ def create_surface_object(array: CudaArray) -> int:
         True
         >>> destroy_surface_object(s); free_array(arr)
     """
+    if not isinstance(array, CudaArray) and getattr(array, "type", None) == "array":
+        array = array.array  # a cudaResourceDesc of cudaResourceTypeArray (strata.cuda.ResourceDesc.from_array)
     if not isinstance(array, CudaArray):
         raise CudaError("cudaErrorInvalidValue", f"[create_surface_object] a surface object needs a CudaArray "
                         f"(cudaResourceTypeArray), got {type(array).__name__}")

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,6 +100,29 @@ MAPPING: dict[str, tuple[str, str]] = {
     "occupancy_max_active_blocks_per_multiprocessor": ("hipOccupancyMaxActiveBlocksPerMultiprocessor",
                                                        "cudaOccupancyMaxActiveBlocksPerMultiprocessor"),
     "occupancy_max_potential_block_size": ("hipOccupancyMaxPotentialBlockSize", "cudaOccupancyMaxPotentialBlockSize"),
+    # CUDA arrays, pitched memory, 2-D/3-D copies and surface objects
+    "ArrayFlags": ("hipArrayDefault, hipArrayLayered, hipArraySurfaceLoadStore, hipArrayCubemap, hipArrayTextureGather",
+                   "cudaArrayDefault, cudaArrayLayered, cudaArraySurfaceLoadStore, cudaArrayCubemap, "
+                   "cudaArrayTextureGather"),
+    "ChannelFormatDesc": ("hipChannelFormatDesc", "cudaChannelFormatDesc"),
+    "CudaArray": ("hipArray_t", "cudaArray_t"),
+    "Memcpy3DParms": ("hipMemcpy3DParms", "cudaMemcpy3DParms"),
+    "PitchedPtr": ("hipPitchedPtr (make_hipPitchedPtr)", "cudaPitchedPtr (make_cudaPitchedPtr)"),
+    "create_channel_desc": ("hipCreateChannelDesc", "cudaCreateChannelDesc"),
+    "malloc_array": ("hipMallocArray", "cudaMallocArray"),
+    "malloc_3d_array": ("hipMalloc3DArray", "cudaMalloc3DArray"),
+    "free_array": ("hipFreeArray", "cudaFreeArray"),
+    "malloc_pitch": ("hipMallocPitch", "cudaMallocPitch"),
+    "memcpy_2d": ("hipMemcpy2D, hipMemcpy2DAsync", "cudaMemcpy2D, cudaMemcpy2DAsync"),
+    "memcpy_2d_to_array": ("hipMemcpy2DToArray, hipMemcpy2DToArrayAsync",
+                           "cudaMemcpy2DToArray, cudaMemcpy2DToArrayAsync"),
+    "memcpy_2d_from_array": ("hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync",
+                             "cudaMemcpy2DFromArray, cudaMemcpy2DFromArrayAsync"),
+    "memcpy_to_array": ("hipMemcpyToArray", "cudaMemcpyToArray"),
+    "memcpy_from_array": ("hipMemcpyFromArray", "cudaMemcpyFromArray"),
+    "memcpy_3d": ("hipMemcpy3D, hipMemcpy3DAsync", "cudaMemcpy3D, cudaMemcpy3DAsync"),
+    "create_surface_object": ("hipCreateSurfaceObject", "cudaCreateSurfaceObject"),
+    "destroy_surface_object": ("hipDestroySurfaceObject", "cudaDestroySurfaceObject"),
     # texture objects
     "ResourceDesc": ("hipResourceDesc", "cudaResourceDesc"),
     "TextureDesc": ("hipTextureDesc", "cudaTextureDesc"),
@@ -472,6 +496,144 @@ def occupancy_max_potential_block_size(kernel: cuda.Kernel, dynamic_smem: int = 
     return cuda.occupancy_max_potential_block_size(kernel, dynamic_smem, block_size_limit)
 
 
+# --- CUDA arrays, 2-D/3-D copies, surface objects --------------------------------------------------------
+
+
+class ArrayFlags(enum.IntFlag):
+    """hipMallocArray / hipMalloc3DArray flags: hipArrayDefault, hipArrayLayered, hipArraySurfaceLoadStore,
+    hipArrayCubemap, hipArrayTextureGather (the same values as strata.cuda.ArrayFlags, which both accept).
+
+    Example:
+        >>> int(ArrayFlags.LAYERED | ArrayFlags.CUBEMAP) == int(cuda.ArrayFlags.LAYERED | cuda.ArrayFlags.CUBEMAP)
+        True
+    """
+
+    DEFAULT = 0x00
+    LAYERED = 0x01
+    SURFACE_LOAD_STORE = 0x02
+    CUBEMAP = 0x04
+    TEXTURE_GATHER = 0x08
+
+
+class ChannelFormatDesc(cuda.ChannelFormatDesc, metaclass=_Face):
+    """hipChannelFormatDesc: bits of the x, y, z, w components and their kind.
+
+    Example:
+        >>> ChannelFormatDesc(32).format().texel_bytes
+        4
+    """
+
+    _cuda_twin = cuda.ChannelFormatDesc
+
+
+class CudaArray(cuda.CudaArray, metaclass=_Face):
+    """hipArray_t: a HIP array (hipMallocArray, hipMalloc3DArray), read by copies, textures and surfaces."""
+
+    _cuda_twin = cuda.CudaArray
+
+
+class Memcpy3DParms(cuda.Memcpy3DParms, metaclass=_Face):
+    """hipMemcpy3DParms: a box copied between HIP arrays and pitched memory (hipMemcpy3D).
+
+    Example:
+        >>> Memcpy3DParms(extent=(2, 2, 1)).extent
+        (2, 2, 1)
+    """
+
+    _cuda_twin = cuda.Memcpy3DParms
+
+
+class PitchedPtr(cuda.PitchedPtr, metaclass=_Face):
+    """hipPitchedPtr (make_hipPitchedPtr): memory with rows `pitch` bytes apart.
+
+    Example:
+        >>> PitchedPtr(np.zeros(4, np.uint8), 4, 4, 1).pitch
+        4
+    """
+
+    _cuda_twin = cuda.PitchedPtr
+
+
+def create_channel_desc(x: Any, y: int = 0, z: int = 0, w: int = 0,
+                        kind: str | int = "float") -> cuda.ChannelFormatDesc:
+    """hipCreateChannelDesc: a channel format descriptor (or, with a NumPy dtype, hipCreateChannelDesc<T>()).
+
+    Example:
+        >>> create_channel_desc(np.uint8, 4).format().texel_bytes
+        4
+    """
+    return cuda.create_channel_desc(x, y, z, w, kind)
+
+
+def malloc_array(desc: Any, width: int, height: int = 0,
+                 flags: cuda.ArrayFlags | int = cuda.ArrayFlags.DEFAULT) -> cuda.CudaArray:
+    """hipMallocArray: a 1-D (height 0) or 2-D HIP array."""
+    return cuda.malloc_array(desc, width, height, flags)
+
+
+def malloc_3d_array(desc: Any, extent: tuple[int, int, int],
+                    flags: cuda.ArrayFlags | int = cuda.ArrayFlags.DEFAULT) -> cuda.CudaArray:
+    """hipMalloc3DArray: a 1-D/2-D/3-D, layered or cubemap HIP array of `extent` (width, height, depth)."""
+    return cuda.malloc_3d_array(desc, extent, flags)
+
+
+def free_array(array: cuda.CudaArray | None) -> None:
+    """hipFreeArray."""
+    cuda.free_array(array)
+
+
+def malloc_pitch(width: int, height: int) -> tuple[int, int]:
+    """hipMallocPitch: (device pointer, pitch) of `height` rows of `width` bytes."""
+    return cuda.malloc_pitch(width, height)
+
+
+def memcpy_2d(dst: Any, dpitch: int, src: Any, spitch: int, width: int, height: int,
+              kind: MemcpyKind | str | int = MemcpyKind.Default, *, stream: cuda.Stream | None = None) -> None:
+    """hipMemcpy2D (hipMemcpy2DAsync with `stream`): `height` rows of `width` bytes between pitched memories."""
+    cuda.memcpy_2d(dst, dpitch, src, spitch, width, height, kind, stream=stream)
+
+
+def memcpy_2d_to_array(dst: cuda.CudaArray, w_offset: int, h_offset: int, src: Any, spitch: int, width: int,
+                       height: int, kind: MemcpyKind | str | int = MemcpyKind.Default, *,
+                       stream: cuda.Stream | None = None) -> None:
+    """hipMemcpy2DToArray (hipMemcpy2DToArrayAsync with `stream`); `w_offset` and `width` in bytes."""
+    cuda.memcpy_2d_to_array(dst, w_offset, h_offset, src, spitch, width, height, kind, stream=stream)
+
+
+def memcpy_2d_from_array(dst: Any, dpitch: int, src: cuda.CudaArray, w_offset: int, h_offset: int, width: int,
+                         height: int, kind: MemcpyKind | str | int = MemcpyKind.Default, *,
+                         stream: cuda.Stream | None = None) -> None:
+    """hipMemcpy2DFromArray (hipMemcpy2DFromArrayAsync with `stream`); `w_offset` and `width` in bytes."""
+    cuda.memcpy_2d_from_array(dst, dpitch, src, w_offset, h_offset, width, height, kind, stream=stream)
+
+
+def memcpy_to_array(dst: cuda.CudaArray, w_offset: int, h_offset: int, src: Any, count: int,
+                    kind: MemcpyKind | str | int = MemcpyKind.Default, *, stream: cuda.Stream | None = None) -> None:
+    """hipMemcpyToArray: `count` bytes into `dst` from byte `w_offset` of row `h_offset` on."""
+    cuda.memcpy_to_array(dst, w_offset, h_offset, src, count, kind, stream=stream)
+
+
+def memcpy_from_array(dst: Any, src: cuda.CudaArray, w_offset: int, h_offset: int, count: int,
+                      kind: MemcpyKind | str | int = MemcpyKind.Default, *, stream: cuda.Stream | None = None) -> None:
+    """hipMemcpyFromArray: `count` bytes of `src` from byte `w_offset` of row `h_offset` on."""
+    cuda.memcpy_from_array(dst, src, w_offset, h_offset, count, kind, stream=stream)
+
+
+def memcpy_3d(p: cuda.Memcpy3DParms, *, stream: cuda.Stream | None = None) -> None:
+    """hipMemcpy3D (hipMemcpy3DAsync with `stream`): copy the box a Memcpy3DParms describes."""
+    cuda.memcpy_3d(p, stream=stream)
+
+
+def create_surface_object(array: Any) -> int:
+    """hipCreateSurfaceObject: a surface object (an int handle) over a HIP array (or a hipResourceDesc of one)."""
+    return cuda.create_surface_object(array)
+
+
+def destroy_surface_object(handle: int) -> None:
+    """hipDestroySurfaceObject."""
+    cuda.destroy_surface_object(handle)
+
+
 # --- texture objects -----------------------------------------------------------------------------------
 
 
@@ -577,6 +739,9 @@ def get_error_string(code: int) -> str:
 
 
 __all__ = [
+    "ArrayFlags", "ChannelFormatDesc", "CudaArray", "Memcpy3DParms", "PitchedPtr", "create_channel_desc",
+    "create_surface_object", "destroy_surface_object", "free_array", "malloc_3d_array", "malloc_array", "malloc_pitch",
+    "memcpy_2d", "memcpy_2d_from_array", "memcpy_2d_to_array", "memcpy_3d", "memcpy_from_array", "memcpy_to_array",
     "MAPPING", "SHARED", "CompileError", "CudaError", "Device", "DeviceArray", "DeviceFault", "DeviceProperties",
     "Event", "FuncAttributes", "HipError", "InvalidLaunchConfig", "Kernel", "LaunchReport", "LaunchTimeout",
     "MemcpyKind", "Module", "OutOfMemoryError", "PTXSyntaxError", "Stream", "UnsupportedInstruction", "compile",

@@ -288,6 +288,121 @@ def hipMemcpyFromSymbol(dst: np.ndarray, module: cuda.Module, symbol: str, size_
     api.memcpy_from_symbol(dst, module, symbol, size_bytes, offset)
 
 
+# --- HIP arrays, pitched memory, 2-D/3-D copies, surface objects -----------------------------------------
+
+# hipArray flags (hipMallocArray / hipMalloc3DArray), values as in hip_runtime_api.h
+hipArrayDefault = 0x00
+hipArrayLayered = 0x01
+hipArraySurfaceLoadStore = 0x02
+hipArrayCubemap = 0x04
+hipArrayTextureGather = 0x08
+# hipChannelFormatKind
+hipChannelFormatKindSigned = 0
+hipChannelFormatKindUnsigned = 1
+hipChannelFormatKindFloat = 2
+
+
+def hipCreateChannelDesc(x: int, y: int, z: int, w: int, f: int | str) -> cuda.ChannelFormatDesc:  # noqa: N802
+    """hipCreateChannelDesc(int x, int y, int z, int w, hipChannelFormatKind f)."""
+    return api.create_channel_desc(x, y, z, w, f)
+
+
+def hipMallocArray(desc: cuda.ChannelFormatDesc, width: int, height: int = 0, flags: int = 0) -> cuda.CudaArray:  # noqa: N802
+    """hipMallocArray(hipArray_t* array, const hipChannelFormatDesc* desc, size_t width, size_t height,
+    unsigned int flags) -> array."""
+    return api.malloc_array(desc, width, height, flags)
+
+
+def hipMalloc3DArray(desc: cuda.ChannelFormatDesc, extent: tuple[int, int, int],  # noqa: N802
+                     flags: int = 0) -> cuda.CudaArray:
+    """hipMalloc3DArray(hipArray_t* array, const hipChannelFormatDesc* desc, hipExtent extent, unsigned int flags)
+    -> array; `extent` is (width, height, depth) (make_hipExtent)."""
+    return api.malloc_3d_array(desc, extent, flags)
+
+
+def hipFreeArray(array: cuda.CudaArray | None) -> None:  # noqa: N802
+    """hipFreeArray(hipArray_t array)."""
+    api.free_array(array)
+
+
+def hipMallocPitch(width: int, height: int) -> tuple[int, int]:  # noqa: N802
+    """hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) -> (ptr, pitch)."""
+    return api.malloc_pitch(width, height)
+
+
+def hipMemcpy2D(dst: Any, dpitch: int, src: Any, spitch: int, width: int, height: int,  # noqa: N802
+                kind: cuda.MemcpyKind | str | int) -> None:
+    """hipMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, kind)."""
+    api.memcpy_2d(dst, dpitch, src, spitch, width, height, kind)
+
+
+def hipMemcpy2DAsync(dst: Any, dpitch: int, src: Any, spitch: int, width: int, height: int,  # noqa: N802
+                     kind: cuda.MemcpyKind | str | int, stream: cuda.Stream | int | None = None) -> None:
+    """hipMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, hipStream_t stream)."""
+    api.memcpy_2d(dst, dpitch, src, spitch, width, height, kind, stream=_stream(stream))
+
+
+def hipMemcpy2DToArray(dst: cuda.CudaArray, w_offset: int, h_offset: int, src: Any, spitch: int,  # noqa: N802
+                       width: int, height: int, kind: cuda.MemcpyKind | str | int) -> None:
+    """hipMemcpy2DToArray(hipArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
+    size_t width, size_t height, hipMemcpyKind kind); wOffset and width in bytes."""
+    api.memcpy_2d_to_array(dst, w_offset, h_offset, src, spitch, width, height, kind)
+
+
+def hipMemcpy2DToArrayAsync(dst: cuda.CudaArray, w_offset: int, h_offset: int, src: Any, spitch: int,  # noqa: N802
+                            width: int, height: int, kind: cuda.MemcpyKind | str | int,
+                            stream: cuda.Stream | int | None = None) -> None:
+    """hipMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, kind, hipStream_t stream)."""
+    api.memcpy_2d_to_array(dst, w_offset, h_offset, src, spitch, width, height, kind, stream=_stream(stream))
+
+
+def hipMemcpy2DFromArray(dst: Any, dpitch: int, src: cuda.CudaArray, w_offset: int, h_offset: int,  # noqa: N802
+                         width: int, height: int, kind: cuda.MemcpyKind | str | int) -> None:
+    """hipMemcpy2DFromArray(void* dst, size_t dpitch, hipArray_const_t src, size_t wOffset, size_t hOffset,
+    size_t width, size_t height, hipMemcpyKind kind); wOffset and width in bytes."""
+    api.memcpy_2d_from_array(dst, dpitch, src, w_offset, h_offset, width, height, kind)
+
+
+def hipMemcpy2DFromArrayAsync(dst: Any, dpitch: int, src: cuda.CudaArray, w_offset: int, h_offset: int,  # noqa: N802
+                              width: int, height: int, kind: cuda.MemcpyKind | str | int,
+                              stream: cuda.Stream | int | None = None) -> None:
+    """hipMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height, kind, hipStream_t stream)."""
+    api.memcpy_2d_from_array(dst, dpitch, src, w_offset, h_offset, width, height, kind, stream=_stream(stream))
+
+
+def hipMemcpyToArray(dst: cuda.CudaArray, w_offset: int, h_offset: int, src: Any, count: int,  # noqa: N802
+                     kind: cuda.MemcpyKind | str | int) -> None:
+    """hipMemcpyToArray(hipArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t count, kind)."""
+    api.memcpy_to_array(dst, w_offset, h_offset, src, count, kind)
+
+
+def hipMemcpyFromArray(dst: Any, src: cuda.CudaArray, w_offset: int, h_offset: int, count: int,  # noqa: N802
+                       kind: cuda.MemcpyKind | str | int) -> None:
+    """hipMemcpyFromArray(void* dst, hipArray_const_t src, size_t wOffset, size_t hOffset, size_t count, kind)."""
+    api.memcpy_from_array(dst, src, w_offset, h_offset, count, kind)
+
+
+def hipMemcpy3D(p: cuda.Memcpy3DParms) -> None:  # noqa: N802
+    """hipMemcpy3D(const hipMemcpy3DParms* p)."""
+    api.memcpy_3d(p)
+
+
+def hipMemcpy3DAsync(p: cuda.Memcpy3DParms, stream: cuda.Stream | int | None = None) -> None:  # noqa: N802
+    """hipMemcpy3DAsync(const hipMemcpy3DParms* p, hipStream_t stream)."""
+    api.memcpy_3d(p, stream=_stream(stream))
+
+
+def hipCreateSurfaceObject(res_desc: Any) -> int:  # noqa: N802
+    """hipCreateSurfaceObject(hipSurfaceObject_t* pSurfObject, const hipResourceDesc* pResDesc) -> pSurfObject;
+    `res_desc` is a hipResourceDesc of a hipArray (ResourceDesc.from_array) or the array itself."""
+    return api.create_surface_object(res_desc)
+
+
+def hipDestroySurfaceObject(surface_object: int) -> None:  # noqa: N802
+    """hipDestroySurfaceObject(hipSurfaceObject_t surfaceObject)."""
+    api.destroy_surface_object(surface_object)
+
+
 # --- texture objects -----------------------------------------------------------------------------------
 
 
