@@ -23,6 +23,7 @@ import bench_launch
 import bench_saxpy
 import bench_sgemm
 import bench_storage
+import bench_texture
 import bench_trace
 import peers
 from harness import BENCH_DIR, PASS, BenchResult, format_table, log, machine_info, now_iso
@@ -68,6 +69,7 @@ def main() -> int:
     parser.add_argument("--skip-framework", action="store_true", help="leave out the MLP / transformer step rows")
     parser.add_argument("--skip-storage", action="store_true", help="leave out the 1 GiB safetensors load rows")
     parser.add_argument("--skip-trace", action="store_true", help="leave out the trace overhead row")
+    parser.add_argument("--skip-texture", action="store_true", help="leave out the bilinear texture sampling row")
     parser.add_argument(
         "--json", type=Path, default=BENCH_DIR / "results.json", help="where to write results"
     )
@@ -102,6 +104,8 @@ def main() -> int:
         results += _guard("storage", lambda: bench_storage.run(bench_storage.SIZE_MIB, 3, Path("/tmp")))
     if not args.skip_trace:
         results += _guard("trace", bench_trace.bench_trace)
+    if not args.skip_texture:
+        results += _guard("texture", lambda: bench_texture.bench_texture(repeats=rep))
 
     table = format_table(results)
     print(table)
