@@ -48,6 +48,7 @@ POLL_BLOCKS = 32  # basic blocks between looks at the watchdog clock and the can
 MAX_LOCAL_BYTES = 512 * 1024  # per thread (CUDA's local memory limit on sm_70..sm_100)
 DEFAULT_STACK_BYTES = 1024  # cudaLimitStackSize's default, per thread
 LOCAL_CHUNK_BYTES = 256 << 20  # most local memory one chunk may back; bigger footprints get fewer lanes
+SPIN_YIELD = 16  # loop iterations of one stack entry before it lets a sibling side of its branch run (_spin)
 GRID_WORKSPACE_BYTES = 16  # cooperative groups' grid workspace: a 32-bit barrier word at +4 (CUDA 13)
 _LAZY_BYTES = 1 << 20  # local arrays this big are mapped, so only pages threads touch take host RAM
 
@@ -302,10 +303,11 @@ def _shared_size(launch: Launch) -> int:
 
 
 class _Entry:
-    __slots__ = ("pc", "mask", "rpc", "full", "tc", "wc")
+    __slots__ = ("pc", "mask", "rpc", "full", "tc", "wc", "spins")
 
     def __init__(self, pc: int, mask: np.ndarray | None, rpc: int, full: bool, tc: int, wc: int) -> None:
         self.pc, self.mask, self.rpc, self.full, self.tc, self.wc = pc, mask, rpc, full, tc, wc
+        self.spins = 0  # backward branches taken by all its lanes since it last yielded (see _spin)
 
 
 class Frame:
@@ -474,6 +476,8 @@ def _branch(f: Frame, e: _Entry, b: int, blk: Any, p: np.ndarray) -> None:
     counters.branches += e.wc
     if tcount == e.tc:
         e.pc = blk.target
+        if blk.target <= b and len(f.stack) > 1:
+            _spin(f.stack, e)
         return
     if tcount == 0:
         e.pc = b + 1
@@ -505,6 +509,22 @@ def _branch(f: Frame, e: _Entry, b: int, blk: Any, p: np.ndarray) -> None:
         stack.append(_Entry(b + 1, not_taken, r, False, e.tc - tcount, int(np.count_nonzero(nw))))
     if blk.target != r:
         stack.append(_Entry(blk.target, taken, r, False, tcount, int(np.count_nonzero(tw))))
+
+
+def _spin(stack: list[_Entry], e: _Entry) -> None:
+    """A loop went round SPIN_YIELD times on the same lanes: let a sibling path of the divergence it sits
+    in run first, since the loop may be waiting for those lanes (a block spinning in cooperative groups'
+    grid sync while the blocks on the other side of a branch have yet to arrive). Adjacent entries with
+    the same reconvergence point are the independent sides of a branch, the lower one not yet started;
+    running the sides in the other order is one of the interleavings independent thread scheduling allows."""
+    e.spins += 1
+    if e.spins < SPIN_YIELD:
+        return
+    e.spins = 0
+    for k in range(len(stack) - 1, 0, -1):
+        if stack[k].rpc == stack[k - 1].rpc:
+            stack[k - 1:] = [*stack[k:], stack[k - 1]]  # the spinning side (with its nested entries) goes under
+            return
 
 
 def _exit_lanes(chunk: Chunk, lanes: np.ndarray) -> None:
