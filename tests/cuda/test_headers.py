@@ -22,7 +22,6 @@ import strata.cuda as cuda
 from strata import hip
 from strata.cuda import compiler
 from strata.cuda.compiler import compile_to_ptx
-from strata.errors import UnsupportedInstruction
 
 RNG = np.random.default_rng(12)
 

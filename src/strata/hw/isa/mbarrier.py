@@ -101,14 +101,18 @@ def _describe(chunk: Any, lane: int, off: int) -> str:
     """`name` at shared offset 0x.. of block (x, y, z), and its current fields."""
     base = int(chunk.shared_base[lane])
     rel = off - base
-    prog = chunk.launch.program
-    name = None
-    best = -1
-    for sym, o in getattr(prog, "shared_offsets", {}).items():
-        if best < o <= rel:
-            name, best = sym, o
-    label = f"`{name}`" if name is not None and best == rel else \
-        (f"`{name}`+{rel - best}" if name is not None else "(dynamic shared memory)")
+    launch = chunk.launch
+    prog = launch.program
+    # the variables this kernel can see: the module's, device functions', its own (kernels overlap)
+    visible = [*prog.module.variables, *(v for fn in prog.module.functions.values()
+                                         if not fn.is_entry or fn.name == launch.kernel.name
+                                         for v in fn.variables)]
+    label = "(dynamic shared memory)"
+    for v in visible:
+        o = prog.shared_offsets.get(v.name) if v.space == "shared" else None
+        if o is not None and o <= rel < o + max(v.size, 1):
+            label = f"`{v.name}`" if o == rel else f"`{v.name}`+{rel - o}"
+            break
     pend, exp, tx, phase, valid = (int(x[0]) for x in _fields(_read(chunk, np.array([off]))))
     cfg = chunk.launch.config
     gx, gy, _ = cfg.grid
@@ -428,7 +432,8 @@ class _Node:
     __slots__ = ("entry", "parent", "children")
 
     def __init__(self, entry: Any, parent: _Node | None) -> None:
-        self.entry, self.parent, self.children = entry, parent, []
+        self.entry, self.parent = entry, parent
+        self.children: list[_Node] = []
 
 
 def _forest(stack: list[Any]) -> list[_Node]:
@@ -510,12 +515,12 @@ def _reschedule(f: Any) -> None:
             _deadlock(chunk, st)
         return  # spin again (a second failure proves it spins; in a device function, the watchdog decides)
     # bring `target` to the top: at each level the subtree holding it goes last among its siblings
-    nd = target
-    while nd is not None:
-        sibs = nd.parent.children if nd.parent is not None else roots
-        sibs.remove(nd)
-        sibs.append(nd)
-        nd = nd.parent
+    up: _Node | None = target
+    while up is not None:
+        sibs = up.parent.children if up.parent is not None else roots
+        sibs.remove(up)
+        sibs.append(up)
+        up = up.parent
     out: list[Any] = []
     _flatten(roots, out)
     stack[:] = out
