@@ -301,9 +301,11 @@ def test_sub_box_copies_with_offsets() -> None:
     np.testing.assert_array_equal(big, want)
     # 2-D copies use byte offsets and widths
     arr2 = cuda.malloc_array(_fdesc(), W, H)
+    arr2.set(vol[3])
     cuda.memcpy_2d_to_array(arr2, 8, 2, vol[0], W * 4, 12, 3, "HostToDevice")
-    got = arr2.get()
-    np.testing.assert_array_equal(got[2:5, 2:5], vol[0, 0:3, 0:3])
+    want2 = vol[3].copy()
+    want2[2:5, 2:5] = vol[0, 0:3, 0:3]  # and nothing else of the array changed
+    np.testing.assert_array_equal(arr2.get(), want2)
 
 
 def test_memcpy_2d_pitched_device_memory_and_deprecated_linear_copies() -> None:

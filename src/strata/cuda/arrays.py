@@ -436,9 +436,17 @@ class _Side:
     pitch: int
     slice_pitch: int
     device: Device | None
+    pad_ok: bool = False  # the bytes between the box's rows may be overwritten (an array's whole rows)
 
     def at(self, y: int, z: int) -> int:
         return self.address + z * self.slice_pitch + y * self.pitch
+
+    def span(self, w: int, h: int, d: int) -> int:
+        return (d - 1) * self.slice_pitch + (h - 1) * self.pitch + w
+
+    def box(self, buf: np.ndarray, start: int, w: int, h: int, d: int) -> np.ndarray:
+        """The (d, h, w) box of bytes of `buf` whose first byte is buf[start], as a strided view."""
+        return np.lib.stride_tricks.as_strided(buf[start:], (d, h, w), (self.slice_pitch, self.pitch, 1))
 
 
 def _int(v: Any, name: str, op: str) -> int:
@@ -458,7 +466,9 @@ def _array_side(arr: Any, x_bytes: int, y: int, z: int, w: int, h: int, d: int, 
         raise CudaError("cudaErrorInvalidValue",
                         f"[{op}] the {w}-byte x {h} x {d} box at byte {x_bytes}, row {y}, slice {z} does not fit "
                         f"the {what} array of rows of {arr.row_bytes} bytes x {r.height} x {r.slices} slices")
-    return _Side(None, r.address + z * r.slice_pitch + y * r.pitch + x_bytes, r.pitch, r.slice_pitch, arr.device)
+    whole_rows = x_bytes == 0 and w == arr.row_bytes and (d <= 1 or h == r.height)
+    return _Side(None, r.address + z * r.slice_pitch + y * r.pitch + x_bytes, r.pitch, r.slice_pitch, arr.device,
+                 whole_rows)
 
 
 def _linear_side(p: Any, pitch: int, ysize: int, offset: int, w: int, h: int, d: int, op: str, what: str,
@@ -523,6 +533,8 @@ def _run(dst: _Side, src: _Side, w: int, h: int, d: int, stream: Stream | None, 
             raise CudaError("cudaErrorInvalidValue", f"[{name}] a 2-D/3-D copy between devices {src.device.index} "
                             f"and {dst.device.index} is not supported; copy through host memory")
         ctx = dev.context
+        if stream is None and len(rows) > 1 and _staged(ctx, dst, src, w, h, d):
+            return
         sig = None
         for y, z in rows:
             a, b = dst.at(y, z), src.at(y, z)
@@ -534,6 +546,23 @@ def _run(dst: _Side, src: _Side, w: int, h: int, d: int, stream: Stream | None, 
                 sig = ctx.memcpy_dtod(a, b, n, stream, asynchronous=True)
         if stream is None and sig is not None:  # the synchronous call returns when the copy is done
             ctx.wait(sig)
+
+
+def _staged(ctx: Context, dst: _Side, src: _Side, w: int, h: int, d: int) -> bool:
+    """A synchronous many-row copy between host and device as ONE transfer through a staging buffer, when
+    that is allowed: reading a device span's padding is harmless; writing it only for an array's whole rows.
+    Returns False when the copy must go row by row."""
+    if src.host is None and dst.host is not None:
+        stage = np.empty(src.span(w, h, d), dtype=np.uint8)
+        ctx.memcpy_dtoh(stage, src.address)
+        dst.box(dst.host, dst.address, w, h, d)[...] = src.box(stage, 0, w, h, d)
+        return True
+    if src.host is not None and dst.host is None and dst.pad_ok:
+        stage = np.zeros(dst.span(w, h, d), dtype=np.uint8)
+        dst.box(stage, 0, w, h, d)[...] = src.box(src.host, src.address, w, h, d)
+        ctx.memcpy_htod(dst.address, stage)
+        return True
+    return False
 
 
 def _is_dev(p: Any) -> bool:
