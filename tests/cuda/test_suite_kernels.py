@@ -2211,3 +2211,39 @@ def test_fast_math_intrinsics_and_half_rounding() -> None:
     np.testing.assert_allclose(ho[:, 4].astype(np.float64), np.sin(hx), rtol=0, atol=2e-3)  # half ulp at 1 is 1e-3
     np.testing.assert_allclose(ho[:, 5].astype(np.float64), np.cos(hx), rtol=0, atol=2e-3)
     _assert_ulps(ho[:, 6], np.log2((np.abs(h) + np.float16(1)).astype(np.float64)), 1, np.float16)  # half sum
+
+
+def test_address_space_predicates_and_conversions() -> None:
+    sel = np.arange(32, dtype=np.int32) * 3
+    _, spaces, _ = _run(_module("addr_spaces"), "addr_spaces", (1,), (32,), np.zeros(4, np.float32),
+                        np.zeros(5, np.int32), sel)
+    np.testing.assert_array_equal(spaces, [1 + 2 + 4 + 8, 0, 1, 1, 0 + 0 + 1])  # thread 0: loc = {0, 0} then +1
+
+
+@pytest.mark.xfail(strict=True, raises=cuda.UnsupportedInstruction,
+                   reason="strata: __grid_constant__ parameters whose address is taken compile to "
+                   "`mov.b64 %rd, grid_constant_param_0; cvta.param.u64 %rd, %rd;` and cvta.param is not "
+                   "implemented (fails at module load); CUTLASS/CuTe pass TMA descriptors and big parameter "
+                   "structs this way")
+def test_grid_constant_parameter_address() -> None:
+    table = np.zeros((), np.dtype([("w", np.float32, 64), ("n", np.int32)]))
+    rng = np.random.default_rng(731)
+    table["w"][:16] = rng.integers(-4, 4, 16)
+    table["n"] = 16
+    x = rng.integers(-4, 4, (64, 16)).astype(np.float32)
+    _, out = _run(_module("grid_constant"), "grid_constant", (2,), (32,), table[()], x, np.zeros(64, np.float32))
+    np.testing.assert_array_equal(out, x @ table["w"][:16] + np.tile([0.5, 1.5, -2.0, 4.0], 16))  # exact ints
+
+
+def test_trap_aborts_the_launch() -> None:
+    v = np.arange(32, dtype=np.int32)
+    mod = _module("trap")
+    _, out = _run(mod, "trap_if_negative", (1,), (32,), v, np.zeros(32, np.int32))
+    np.testing.assert_array_equal(out, v)
+    v[5] = -1
+    try:
+        with pytest.raises(cuda.DeviceFault, match="cudaErrorLaunchFailure"):
+            _run(mod, "trap_if_negative", (1,), (32,), v, np.zeros(32, np.int32))
+            cuda.synchronize()
+    finally:
+        cuda.current_device().reset()  # a trap is sticky on the context, as in CUDA
