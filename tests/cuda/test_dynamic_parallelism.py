@@ -205,6 +205,7 @@ def test_a_fault_in_a_child_is_reported_with_the_child_kernel(mod: cuda.Module) 
     with pytest.raises(cuda.DeviceFault) as err:
         mod.get_function("faulty_child")(1, 1, (x, np.int32(16))).wait()
     assert "write_at" in str(err.value)
+    assert cuda.current_device().file.gpu.runtime.pending == 0  # nothing of the faulted tree is left waiting
 
 
 def test_children_appear_in_the_trace_under_their_parent(mod: cuda.Module) -> None:

@@ -60,7 +60,11 @@ class VirtualGPU:
 
         with trace.span("L0", "execute", kernel=kernel, threads=launch.num_blocks * launch.threads_per_block) as ev:
             rt = self.runtime.grid()
-            result = run(kernel, launch, rt)
+            try:
+                result = run(kernel, launch, rt)
+            except BaseException:
+                rt.discard()  # its device launches never start
+                raise
             # device launches run after their parent grid, nested in its span (isa/device_runtime.py)
             run_children(rt, kernel, result, run, LaunchConfig)
             ev["thread_instructions"] = result.counters.total_thread_instructions

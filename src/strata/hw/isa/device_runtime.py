@@ -103,8 +103,6 @@ class DeviceRuntime:
         self.params = DeviceHeap(memory)  # launch parameter buffers (the launch pool), sized by the pending limit
         self.pending_limit = DEFAULT_PENDING_LAUNCHES
         self.pending = 0
-        # parameter buffer -> (kernel, grid, block, shared), between GetParameterBuffer and LaunchDevice
-        self.buffers: dict[int, tuple[str, tuple[int, int, int], tuple[int, int, int], int]] = {}
         self.max_threads_per_block = max_threads_per_block
         self.max_block_dim = max_block_dim
         self.max_grid_dim = max_grid_dim
@@ -132,7 +130,6 @@ class DeviceRuntime:
         self.params.reset()
         self.pending_limit = DEFAULT_PENDING_LAUNCHES
         self.pending = 0
-        self.buffers.clear()
 
     def grid(self, depth: int = 0) -> GridRuntime:
         return GridRuntime(self, depth)
@@ -149,6 +146,20 @@ class GridRuntime:
     last_error: dict[tuple[int, int], int] = field(default_factory=dict)  # (block, thread) -> cudaError_t
     streams: set[int] = field(default_factory=set)
     next_stream: int = FIRST_CREATED_STREAM
+    # parameter buffer -> (kernel, grid, block, shared), between GetParameterBuffer and LaunchDevice
+    buffers: dict[int, tuple[str, tuple[int, int, int], tuple[int, int, int], int]] = field(default_factory=dict)
+
+    def finish(self) -> None:
+        """The grid ended: parameter buffers its threads took but never launched go back to the pool."""
+        if self.buffers:
+            self.device.params.free(np.array(list(self.buffers), dtype=np.uint64))
+            self.buffers.clear()
+
+    def discard(self) -> None:
+        """The grid faulted or was stopped: its recorded launches will never start."""
+        self.finish()
+        self.device.pending -= len(self.pending)
+        self.pending = []
 
 
 def grid_runtime(f: Any) -> GridRuntime:
@@ -163,6 +174,7 @@ def run_children(rt: GridRuntime, parent: str, result: Any,
                  run: Callable[[str, Any, GridRuntime], Any], make_config: Callable[..., Any]) -> None:
     """Run the launches a finished grid recorded (see the module docstring for the order), each with
     its own children; fold their counters into `result` and list them in `result.children`."""
+    rt.finish()
     if not rt.pending:
         return
     launches = [p for p in rt.pending if p.stream != STREAM_TAIL] + [p for p in rt.pending if p.stream == STREAM_TAIL]
@@ -176,7 +188,11 @@ def run_children(rt: GridRuntime, parent: str, result: Any,
         try:
             with trace.span("L0", "execute", kernel=p.kernel, parent=parent, depth=child_rt.depth, stream=stream,
                             device_launch=True, threads=cfg.num_blocks * cfg.threads_per_block) as ev:
-                r = run(p.kernel, cfg, child_rt)
+                try:
+                    r = run(p.kernel, cfg, child_rt)
+                except BaseException:
+                    child_rt.discard()
+                    raise
                 run_children(child_rt, p.kernel, r, run, make_config)
                 ev["thread_instructions"] = r.counters.total_thread_instructions
         except BaseException:
@@ -371,7 +387,7 @@ def _get_parameter_buffer(call: _Call, f: Any, at: Any) -> None:
         for i in ok.tolist():
             if bufs[i]:
                 g, b = grids[i].tolist(), blocks[i].tolist()
-                dev.buffers[int(bufs[i])] = (names[i], (g[0], g[1], g[2]), (b[0], b[1], b[2]), int(shared[i]))
+                rt.buffers[int(bufs[i])] = (names[i], (g[0], g[1], g[2]), (b[0], b[1], b[2]), int(shared[i]))
     _set_errors(f, lanes, codes)
     call.ret(f, lanes, bufs)
 
@@ -413,7 +429,7 @@ def _launch_device(call: _Call, f: Any, at: Any) -> None:
     streams = call.arg(f, 1, lanes, "<u8")
     codes = np.zeros(lanes.size, dtype=np.uint32)
     for i, (buf, stream) in enumerate(zip(bufs.tolist(), streams.tolist(), strict=True)):
-        info = dev.buffers.pop(buf, None)
+        info = rt.buffers.pop(buf, None)
         if info is None:
             codes[i] = error_code("cudaErrorInvalidValue")
             continue
