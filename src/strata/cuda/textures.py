@@ -17,8 +17,8 @@ Example:
     ...                                  cuda.TextureDesc())
     >>> mod = cuda.compile('''extern "C" __global__ void k(cudaTextureObject_t t, float* out) {
     ...     out[threadIdx.x] = tex1Dfetch<float>(t, (int)threadIdx.x * 2 - 2); }''')
-    >>> out = cuda.zeros(4); _ = mod.get_function("k")(1, 4, (tex, out)); out.get().tolist()
-    [0.0, 2.0, 4.0, 6.0]
+    >>> out = cuda.zeros(4); _ = mod.get_function("k")(1, 4, (tex, out)); out.get().tolist()  # index -2 reads 0
+    [0.0, 0.0, 2.0, 4.0]
     >>> cuda.destroy_texture_object(tex)
 """
 
@@ -267,9 +267,10 @@ def _lookup(tex: int, op: str) -> tuple[Device, tuple[ResourceDesc, TextureDesc]
 
 
 def destroy_texture_object(tex: int) -> None:
-    """cudaDestroyTextureObject. Kernels already launched with it may still read it (as in CUDA, the
-    caller must synchronize first); afterwards its handle is invalid."""
+    """cudaDestroyTextureObject. Waits for the device's queued work first (as cudaFree does), so kernels
+    launched with the object still read it; afterwards its handle is invalid and a kernel using it faults."""
     dev, _ = _lookup(tex, "destroy_texture_object")
+    dev.synchronize()
     dev.file.gpu.memory.descriptors.destroy(int(tex))
     with _REGISTRY.lock:
         _REGISTRY.objects.pop((dev.index, int(tex)), None)
