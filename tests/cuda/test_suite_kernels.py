@@ -2247,3 +2247,20 @@ def test_trap_aborts_the_launch() -> None:
             cuda.synchronize()
     finally:
         cuda.current_device().reset()  # a trap is sticky on the context, as in CUDA
+
+
+def test_cp_async_16_byte_zero_fill_and_libcudacxx_pipeline() -> None:
+    rng = np.random.default_rng(732)
+    x = rng.standard_normal((64, 4)).astype(np.float32)
+    mod = _module("cp_async")
+    _, out = _run(mod, "cp_async16", (1,), (64,), x, np.full(256, 7, np.float32), np.int32(201))
+    staged = x.ravel().copy()
+    staged[201:] = 0  # bytes past src-size are zero-filled
+    np.testing.assert_array_equal(out.reshape(64, 4), staged.reshape(64, 4)[::-1])
+    y = rng.standard_normal((5, 64, 4)).astype(np.float32)
+    _, acc = _run(mod, "libcu_pipeline", (1,), (64,), y, np.zeros(64, np.float32), np.int32(5))
+    ref = np.zeros(64, np.float32)
+    for s in range(5):  # the kernel's float32 association: acc + (((x + y) + z) + w)
+        v = y[s]
+        ref = ref + (((v[:, 0] + v[:, 1]) + v[:, 2]) + v[:, 3])
+    np.testing.assert_array_equal(acc, ref)
