@@ -247,8 +247,9 @@ def test_destroyed_surface_handle_faults(mod: cuda.Module) -> None:
     cuda.destroy_surface_object(s)
     with pytest.raises(cuda.CudaError, match="not a live surface"):
         cuda.destroy_surface_object(s)
-    with pytest.raises(cuda.DeviceFault, match="not a live surface object"):
+    with pytest.raises(cuda.DeviceFault, match="not a live surface object") as info:
         mod.get_function("affine2d")(1, 32, (s, s, np.int32(4), np.int32(1))).wait()
+    assert info.value.name == "cudaErrorIllegalInstruction"  # as for a destroyed texture object
     cuda.current_device().reset()
 
 

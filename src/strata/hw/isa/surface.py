@@ -157,7 +157,7 @@ def _addresses(f: Any, m: np.ndarray | None, tgt: _Target, size: int, mode: str,
         except CudaError:
             lane = int(sel[int(np.flatnonzero(mine)[0])])
             raise _fault(ins, lane, f"{ins.full_opcode}: {int(h):#x} is not a live surface object",
-                         "cudaErrorIllegalAddress", 0, size, access, "invalid surface object",
+                         "cudaErrorIllegalInstruction", 0, size, access, "invalid surface object",
                          "no surface object with that handle") from None
         rx, ry, rz = x[rows], y[rows], z[rows]
         row_bytes = res.width * res.format.texel_bytes
@@ -319,7 +319,7 @@ def lower_suq(ins: Instruction, ctx: Any) -> Op:
             except CudaError:
                 lane = int(sel[int(np.flatnonzero(handles == h)[0])])
                 raise _fault(ins, lane, f"{ins.full_opcode}: {int(h):#x} is not a live surface object",
-                             "cudaErrorIllegalAddress", 0, 4, "read", "invalid surface object",
+                             "cudaErrorIllegalInstruction", 0, 4, "read", "invalid surface object",
                              "no surface object with that handle") from None
             out[handles == h] = _query(r, query)
         if m is None:
