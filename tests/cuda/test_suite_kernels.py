@@ -2264,3 +2264,37 @@ def test_cp_async_16_byte_zero_fill_and_libcudacxx_pipeline() -> None:
         v = y[s]
         ref = ref + (((v[:, 0] + v[:, 1]) + v[:, 2]) + v[:, 3])
     np.testing.assert_array_equal(acc, ref)
+
+
+def test_shoc_md5_hash() -> None:
+    import hashlib
+
+    rng = np.random.default_rng(733)
+    n, stride = 96, 64
+    lens = rng.integers(0, 56, n).astype(np.int32)
+    msgs = rng.integers(0, 256, (n, stride)).astype(np.uint8)
+    mod = _module("md5")
+    k = np.array([int(abs(math.sin(i + 1)) * 2**32) & 0xFFFFFFFF for i in range(64)], np.uint32)
+    r = np.array([7, 12, 17, 22] * 4 + [5, 9, 14, 20] * 4 + [4, 11, 16, 23] * 4 + [6, 10, 15, 21] * 4, np.uint8)
+    for name, arr in (("K", k), ("R", r)):
+        cuda.memcpy(mod.get_global(name)[0], arr, arr.nbytes, "HostToDevice")
+    *_, dig = _run(mod, "md5", (1,), (128,), msgs, lens, np.int32(stride), np.zeros((n, 4), np.uint32), np.int32(n))
+    for i in range(n):
+        assert dig[i].tobytes().hex() == hashlib.md5(msgs[i, :lens[i]].tobytes()).hexdigest(), i
+
+
+def test_shoc_spmv_ellpack_r_double() -> None:
+    rng = np.random.default_rng(734)
+    dim = 200
+    lens = rng.integers(0, 12, dim).astype(np.int32)
+    width = int(lens.max())
+    cols = np.zeros((width, dim), np.int32)
+    val = np.zeros((width, dim))
+    for r in range(dim):
+        cols[:lens[r], r] = np.sort(rng.choice(dim, lens[r], replace=False))
+        val[:lens[r], r] = rng.standard_normal(lens[r])
+    vec = rng.standard_normal(dim)
+    *_, out = _run(_module("ellpack"), "spmv_ellpackr", (_cdiv(dim, 64),), (64,), val, cols, lens, vec, np.int32(dim),
+                   np.zeros(dim))
+    ref = np.array([sum(val[i, r] * vec[cols[i, r]] for i in range(lens[r])) for r in range(dim)])
+    np.testing.assert_allclose(out, ref, rtol=1e-13, atol=1e-14)  # the same order; fma contraction only
