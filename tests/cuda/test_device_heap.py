@@ -197,3 +197,29 @@ def test_double_free_faults(mod: cuda.Module) -> None:
     with pytest.raises(cuda.DeviceFault) as err:
         mod.get_function("double_free")(1, 1, ()).wait()
     assert "already freed" in str(err.value)
+
+
+RUNTIME_API_SRC = r"""
+extern "C" __global__ void runtime_api(int* out, int bytes) {
+    int* p = nullptr;
+    out[0] = (int)cudaMalloc((void**)&p, bytes);  // the device runtime's cudaMalloc: a device heap block
+    if (p != nullptr) { p[0] = 11; p[bytes / 4 - 1] = 22; out[1] = p[0] + p[bytes / 4 - 1]; }
+    out[2] = (int)cudaFree(p);
+    int dev = -1, sms = 0;
+    cudaGetDevice(&dev);
+    out[3] = dev;
+    out[4] = (int)cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    out[5] = sms;
+}
+"""
+
+
+def test_device_side_cuda_malloc_and_runtime_queries() -> None:
+    mod = cuda.compile(RUNTIME_API_SRC, name="device_runtime_api.cu")  # -rdc=true is added for the runtime API
+    out = cuda.to_device(np.full(6, -1, np.int32))
+    mod.get_function("runtime_api")(1, 1, (out, np.int32(64)))
+    sms = cuda.current_device().properties().multiProcessorCount
+    np.testing.assert_array_equal(out.get(), [0, 33, 0, 0, 0, sms])
+    huge = cuda.to_device(np.full(6, -1, np.int32))
+    mod.get_function("runtime_api")(1, 1, (huge, np.int32(64 << 20)))  # more than the 8 MiB heap
+    assert huge.get()[0] == 2 and huge.get()[1] == -1  # cudaErrorMemoryAllocation, p stays NULL

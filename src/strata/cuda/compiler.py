@@ -84,6 +84,12 @@ class CompiledSource:
     cached: bool = field(default=False, compare=False)
 
 
+# what in a source needs the device runtime library (NVRTC declares it only with -rdc=true)
+_DEVICE_RUNTIME_USE = re.compile(r"<<<|\bcuda(?:Malloc|Free|GetDevice|DeviceGetAttribute|GetLastError|"
+                                 r"PeekAtLastError|Stream[A-Za-z]*|Event[A-Za-z]*|GetParameterBuffer\w*|"
+                                 r"LaunchDevice\w*)\s*\(")
+
+
 def compile_to_ptx(
     source: str,
     *,
@@ -102,7 +108,8 @@ def compile_to_ptx(
     see `CCCL_META_UNROLL_LIMIT`), and always the include path of `include_dirs()`, so
     `#include <cooperative_groups.h>`, `<cuda/std/array>`, `<cub/cub.cuh>`, `<curand_kernel.h>`,
     `<cuda_fp16.h>` and friends resolve. A source with `<<<` (a kernel launching kernels: dynamic
-    parallelism) also gets `-rdc=true`, which NVRTC requires for device-side launches.
+    parallelism) or a call of the device runtime API (`cudaMalloc`, `cudaGetLastError`,
+    `cudaStreamCreateWithFlags`, ... in device code) also gets `-rdc=true`, which NVRTC requires for them.
 
     A relative `name` (and every in-memory header) has no file behind it, so the PTX's `.file`
     directives call it `<nvrtc:XXXXXXXX>/name` (XXXXXXXX: the first 8 hex digits of the source's
@@ -130,8 +137,9 @@ def compile_to_ptx(
         >>> ".visible .entry k(" in out.ptx
         True
     """
-    if "<<<" in source and not any(o.startswith(("-rdc", "--relocatable-device-code", "-dc")) for o in options):
-        # a launch from device code (dynamic parallelism) needs separate compilation, as with nvcc -rdc
+    if _DEVICE_RUNTIME_USE.search(source) and \
+            not any(o.startswith(("-rdc", "--relocatable-device-code", "-dc")) for o in options):
+        # launches from device code and the device runtime API need separate compilation (nvcc -rdc)
         options = (*options, "-rdc=true")
     opts = _full_options(options, lineinfo)
     exprs = list(dict.fromkeys(name_expressions))  # NVRTC rejects duplicates; keep first-seen order

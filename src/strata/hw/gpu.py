@@ -34,6 +34,12 @@ class VirtualGPU:
                                      max_block_dim=self.spec.max_block_dim,
                                      max_grid_dim=self.spec.max_grid_dim,
                                      max_shared_per_block=self.spec.shared_mem_per_block_optin)
+        sp = self.spec
+        self.runtime.attributes = {  # cudaDeviceAttr values device code may ask about
+            1: sp.max_threads_per_block, 2: sp.max_block_dim[0], 3: sp.max_block_dim[1], 4: sp.max_block_dim[2],
+            5: sp.max_grid_dim[0], 6: sp.max_grid_dim[1], 7: sp.max_grid_dim[2], 8: sp.shared_mem_per_block,
+            10: sp.warp_size, 16: sp.sm_count, 39: sp.max_threads_per_sm, 75: sp.compute_capability[0],
+            76: sp.compute_capability[1], 97: sp.shared_mem_per_block_optin}
 
     @staticmethod
     def parse(ptx: str) -> Module:

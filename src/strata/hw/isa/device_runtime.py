@@ -8,7 +8,7 @@ PTX declares them `.extern .func` and the linker resolves them against the devic
   source has `<<<`): `__cudaCDP2GetParameterBufferV2` (a parameter buffer in device memory for a
   child launch), `__cudaCDP2LaunchDeviceV2` (the launch), `__cudaCDP2GetLastError`,
   `__cudaCDP2PeekAtLastError`, `__cudaCDP2StreamCreateWithFlags`, `__cudaCDP2StreamDestroy`,
-  `__cudaCDP2GetDevice`, `__cudaCDP2Malloc`, `__cudaCDP2Free`.
+  `__cudaCDP2GetDevice`, `__cudaCDP2DeviceGetAttribute`, `__cudaCDP2Malloc`, `__cudaCDP2Free`.
 
 Device launches and when children run (CDP2's rules, which allow running them after the parent):
 a launch is recorded with its grid, block, dynamic shared bytes, stream and a copy of its parameters;
@@ -107,6 +107,7 @@ class DeviceRuntime:
         self.max_block_dim = max_block_dim
         self.max_grid_dim = max_grid_dim
         self.max_shared_per_block = max_shared_per_block
+        self.attributes: dict[int, int] = {}  # cudaDeviceAttr value -> value (cudaDeviceGetAttribute in device code)
 
     def set_reserve(self, reserve: Callable[[int], int]) -> None:
         """How the heap and the launch pool take their regions from device memory (the driver's VRAM)."""
@@ -309,6 +310,21 @@ def _get_device(call: _Call, f: Any, at: Any) -> None:
     call.ret(f, lanes, np.zeros(lanes.size, dtype=np.uint32))
 
 
+def _device_attribute(call: _Call, f: Any, at: Any) -> None:
+    """`cudaDeviceGetAttribute(&value, attr, device)` in device code (device 0: the one running it)."""
+    lanes, ins = at
+    table = grid_runtime(f).device.attributes
+    attrs = call.arg(f, 1, lanes, "<u4")
+    devices = call.arg(f, 2, lanes, "<i4")
+    ok = np.array([int(a) in table for a in attrs.tolist()], dtype=bool) & (devices == 0)
+    okl = np.flatnonzero(ok)
+    values = np.array([table.get(int(a), 0) for a in attrs.tolist()], dtype=np.int32)
+    _store(f, lanes[okl], ins, call.arg(f, 0, lanes, "<u8")[okl], values[okl])
+    codes = np.where(ok, 0, error_code("cudaErrorInvalidValue")).astype(np.uint32)
+    _set_errors(f, lanes, codes)
+    call.ret(f, lanes, codes)
+
+
 def _device_malloc(call: _Call, f: Any, at: Any) -> None:
     """cudaMalloc in device code: a block of the device heap."""
     lanes, ins = at
@@ -481,6 +497,7 @@ BUILTINS: dict[str, Builtin] = {
     "__cudaCDP2GetLastError": _get_last_error,
     "__cudaCDP2PeekAtLastError": _peek_last_error,
     "__cudaCDP2GetDevice": _get_device,
+    "__cudaCDP2DeviceGetAttribute": _device_attribute,
     "__cudaCDP2StreamCreateWithFlags": _stream_create,
     "__cudaCDP2StreamDestroy": _stream_destroy,
     "__cudaCDP2GetParameterBufferV2": _get_parameter_buffer,
