@@ -134,7 +134,8 @@ def test_surf3d_short2(mod: cuda.Module) -> None:
     out = cuda.zeros(D * H * W, np.int32)
     mod.get_function("gather3d")((H, D), 32, (cuda.create_surface_object(a), out, np.int32(W), np.int32(H),
                                               np.int32(D))).wait()
-    np.testing.assert_array_equal(out.get().reshape(D, H, W), host[..., 0].astype(np.int32) + 1000 * host[..., 1].astype(np.int32))
+    wide = host.astype(np.int32)
+    np.testing.assert_array_equal(out.get().reshape(D, H, W), wide[..., 0] + 1000 * wide[..., 1])
     np.testing.assert_array_equal(a.get(), host[..., ::-1])
 
 
@@ -213,6 +214,7 @@ def test_out_of_range_trap_faults(mod: cuda.Module) -> None:
     assert "out of range with .trap" in str(e) and "2d surface of 6x4 texels" in str(e)
     assert e.report["instruction"].startswith("suld.b.2d")
     cuda.current_device().reset()
+    assert _code(cuda.destroy_surface_object, args[0]) == "cudaErrorInvalidValue"  # reset destroyed it
 
 
 def test_suq_and_misaligned_x(mod: cuda.Module) -> None:
