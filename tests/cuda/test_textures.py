@@ -55,6 +55,19 @@ extern "C" __global__ void lodgrad(cudaTextureObject_t t, const float* xs, const
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) { out[2 * i] = tex2DLod<float>(t, xs[i], ys[i], 2.5f);
                  out[2 * i + 1] = tex2DGrad<float>(t, xs[i], ys[i], make_float2(4, 0), make_float2(0, 4)); } }
+extern "C" __global__ void lcube(cudaTextureObject_t t, const float* xs, const float* ys, const float* zs,
+                                 const int* ls, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = texCubemapLayered<float>(t, xs[i], ys[i], zs[i], ls[i]); }
+extern "C" __global__ void pick(cudaTextureObject_t a, cudaTextureObject_t b, const int* xs, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex1Dfetch<float>((i % 3 == 0) ? a : b, xs[i]); }
+extern "C" __global__ void icoord(cudaTextureObject_t t, const int* xs, const int* ys, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { float r, g, b, a;
+        asm("tex.2d.v4.f32.s32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
+            : "=f"(r), "=f"(g), "=f"(b), "=f"(a) : "l"(t), "r"(xs[i]), "r"(ys[i]));
+        out[i] = r; } }
 extern "C" __global__ void query(cudaTextureObject_t t, unsigned* out) {
     unsigned w, h, d, f, a0, nc; int ok;
     asm("txq.width.b32 %0, [%1];" : "=r"(w) : "l"(t));
@@ -395,7 +408,64 @@ def test_txq_and_istypep(mod: cuda.Module) -> None:
     assert out.get().tolist() == [7, 5, 3, 1, 2, 1, 1]
 
 
+def test_layered_cubemap(mod: cuda.Module) -> None:
+    w, layers = 3, 2
+    faces = RNG.uniform(0, 10, (6 * layers, w, w)).astype(np.float32)
+    arr = malloc_3d_array(create_channel_desc(np.float32), (w, w, 6 * layers), ArrayFlags.CUBEMAP | ArrayFlags.LAYERED)
+    arr.set(faces)
+    tex = cuda.create_texture_object(cuda.ResourceDesc.from_array(arr), cuda.TextureDesc(normalized_coords=True))
+    dirs = RNG.uniform(-1, 1, (60, 3)).astype(np.float32)
+    ls = RNG.integers(0, layers, 60).astype(np.int32)
+    got = launch(mod, "lcube", tex, [dirs[:, 0].copy(), dirs[:, 1].copy(), dirs[:, 2].copy(), ls], (60,))
+    want = [cube_ref(faces[6 * layer: 6 * layer + 6], *d) for d, layer in zip(dirs, ls)]
+    np.testing.assert_array_equal(got, np.array(want, dtype=np.float32))
+
+
+def test_threads_of_a_warp_sampling_different_textures(mod: cuda.Module) -> None:
+    a, b = RNG.standard_normal(10).astype(np.float32), RNG.standard_normal(20).astype(np.float32)
+    ta = cuda.create_texture_object(cuda.ResourceDesc.linear(cuda.to_device(a), np.float32), cuda.TextureDesc())
+    tb = cuda.create_texture_object(cuda.ResourceDesc.linear(cuda.to_device(b), np.float32), cuda.TextureDesc())
+    xs = RNG.integers(-2, 22, 100).astype(np.int32)
+    out = cuda.zeros(100)
+    mod.get_function("pick")(2, 64, (ta, tb, cuda.to_device(xs), out, np.int32(100)))
+    want = [(a if i % 3 == 0 else b)[x] if 0 <= x < (10 if i % 3 == 0 else 20) else 0.0 for i, x in enumerate(xs)]
+    np.testing.assert_array_equal(out.get(), np.array(want, dtype=np.float32))
+
+
+@pytest.mark.parametrize("mode", ["clamp", "border"])
+def test_integer_coordinates_address_texels_without_filtering(mod: cuda.Module, mode: str) -> None:
+    h, w = 3, 4
+    img = RNG.uniform(0, 1, (h, w)).astype(np.float32)
+    buf, pitch = pitched(img)
+    tex = cuda.create_texture_object(cuda.ResourceDesc.pitch2d(buf, np.float32, w, h, pitch),
+                                     cuda.TextureDesc(address_mode=mode, filter_mode="linear",
+                                                      border_color=(7, 0, 0, 0)))
+    xs, ys = RNG.integers(-2, w + 2, 50).astype(np.int32), RNG.integers(-2, h + 2, 50).astype(np.int32)
+    got = launch(mod, "icoord", tex, [xs, ys], (50,))
+    want = [sample(img, (x + 0.5, y + 0.5), modes=(mode, mode), border=7) for x, y in zip(xs, ys)]
+    np.testing.assert_array_equal(got, np.array(want, dtype=np.float32))
+
+
+def test_half_float_texture_filters_as_float(mod: cuda.Module) -> None:
+    h, w = 4, 6
+    img = RNG.uniform(-2, 2, (h, w)).astype(np.float16)
+    buf, pitch = pitched(img)
+    tex = cuda.create_texture_object(cuda.ResourceDesc.pitch2d(buf, np.float16, w, h, pitch),
+                                     cuda.TextureDesc(filter_mode="linear", read_mode="normalized_float"))
+    xs, ys = edge_points(w, False, 40), edge_points(h, False, 40)
+    got = launch(mod, "s2d", tex, [xs, ys], (xs.size,))
+    want = [sample(img.astype(np.float32), (x, y), filt="linear") for x, y in zip(xs, ys)]
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
+
+
 # --- descriptors, errors and memcheck ------------------------------------------------------------------
+
+
+def test_device_reset_destroys_texture_objects() -> None:
+    tex = cuda.create_texture_object(cuda.ResourceDesc.linear(cuda.zeros(8), np.float32), cuda.TextureDesc())
+    cuda.current_device().reset()
+    with pytest.raises(cuda.CudaError, match="not a live texture object"):
+        cuda.get_texture_object_resource_desc(tex)
 
 
 def test_descriptors_round_trip_and_destroy() -> None:

@@ -213,6 +213,7 @@ class DeviceFile:
             self.stack_bytes = DEFAULT_STACK_BYTES  # limits return to their defaults, as in cudaDeviceReset
             self.gpu.runtime.reset()  # heap blocks unmapped, heap and pending-launch limits back to defaults
             self.vram.free_all()
+            self.gpu.memory.descriptors.clear()  # texture and surface objects die with the context
             self.cp.kernel_objects.clear()
             self.cp.reset_clocks()
             self.telemetry.reset()
