@@ -18,6 +18,7 @@ import bench_blas
 import bench_compile
 import bench_copy
 import bench_framework
+import bench_grid_sync
 import bench_hipify
 import bench_launch
 import bench_saxpy
@@ -70,6 +71,7 @@ def main() -> int:
     parser.add_argument("--skip-storage", action="store_true", help="leave out the 1 GiB safetensors load rows")
     parser.add_argument("--skip-trace", action="store_true", help="leave out the trace overhead row")
     parser.add_argument("--skip-texture", action="store_true", help="leave out the bilinear texture sampling row")
+    parser.add_argument("--skip-grid-sync", action="store_true", help="leave out the grid-sync reduction row")
     parser.add_argument(
         "--json", type=Path, default=BENCH_DIR / "results.json", help="where to write results"
     )
@@ -106,6 +108,8 @@ def main() -> int:
         results += _guard("trace", bench_trace.bench_trace)
     if not args.skip_texture:
         results += _guard("texture", lambda: bench_texture.bench_texture(repeats=rep))
+    if not args.skip_grid_sync:
+        results += _guard("grid_sync", lambda: bench_grid_sync.bench_grid_sync(repeats=rep))
 
     table = format_table(results)
     print(table)
