@@ -230,6 +230,21 @@ extern "C" __global__ void ring(const int* x, int* y, int k) {
     }
 }
 
+// Warps on one code path wait on different barriers: warp 1's barrier is complete, warp 0's needs warp 1
+// to arrive after its own wait. Warp 1 must run ahead of the reconvergence point of the wait loop (where it
+// would otherwise sit until warp 0's loop ends) to release warp 0.
+extern "C" __global__ void run_ahead(int* out) {
+    __shared__ unsigned long long bar[2];
+    int warp = threadIdx.x / 32;
+    if (threadIdx.x == 0) { init(&bar[0], 32); init(&bar[1], 32); }
+    __syncthreads();
+    if (warp == 1) arrive(&bar[1], 1);
+    wait_parity(&bar[warp], 0);
+    if (warp == 1) arrive(&bar[0], 1);
+    wait_parity(&bar[0], 0);
+    out[blockIdx.x * blockDim.x + threadIdx.x] = test_parity(&bar[0], 0) + 2 * test_parity(&bar[1], 0);
+}
+
 // Too few arrivals: the barrier expects one more thread than the block has.
 extern "C" __global__ void short_of_one(int* out) {
     __shared__ unsigned long long gate;
@@ -346,6 +361,13 @@ def test_warp_specialized_ring() -> None:
     _ptx_mod().get_function("ring")(2, 96, (cuda.to_device(x), y, np.int32(k)))
     want = x.sum(axis=0)[None, :] * np.arange(1, 3)[:, None]
     np.testing.assert_array_equal(y.get(), want)
+
+
+def test_parked_lanes_run_ahead_to_release_waiters(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STRATA_KERNEL_TIMEOUT", "10")  # a regression shows as a hang: fail fast
+    out = cuda.zeros(2 * 64, np.int32)
+    _ptx_mod().get_function("run_ahead")(2, 64, (out,))
+    np.testing.assert_array_equal(out.get(), np.full(128, 3))
 
 
 @pytest.fixture
