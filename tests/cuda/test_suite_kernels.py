@@ -2298,3 +2298,25 @@ def test_shoc_spmv_ellpack_r_double() -> None:
                    np.zeros(dim))
     ref = np.array([sum(val[i, r] * vec[cols[i, r]] for i in range(lens[r])) for r in range(dim)])
     np.testing.assert_allclose(out, ref, rtol=1e-13, atol=1e-14)  # the same order; fma contraction only
+
+
+def test_pitched_2d_image_blur() -> None:
+    rng = np.random.default_rng(735)
+    h, w = 37, 70
+    img = rng.integers(0, 255, (h, w)).astype(np.float32)
+    src, spitch = cuda.malloc_pitch(w * 4, h)
+    dst, dpitch = cuda.malloc_pitch(w * 4, h)
+    try:
+        cuda.memcpy_2d(src, spitch, img, w * 4, w * 4, h, "HostToDevice")
+        _launch(_module("pitched"), "box_blur", (_cdiv(w, 16), _cdiv(h, 8)), (16, 8), src, np.uint64(spitch), dst,
+                np.uint64(dpitch), np.int32(w), np.int32(h))
+        out = np.zeros_like(img)
+        cuda.memcpy_2d(out, w * 4, dst, dpitch, w * 4, h, "DeviceToHost")
+    finally:
+        cuda.free(src)
+        cuda.free(dst)
+    p = np.pad(img, 1, mode="edge")
+    sums = sum(p[1 + dy:1 + dy + h, 1 + dx:1 + dx + w] for dy in (-1, 0, 1) for dx in (-1, 0, 1))
+    # integer pixel sums are exact in float32; one rounding of the product by 1/9 (as a float constant)
+    np.testing.assert_array_equal(out, sums * np.float32(1 / 9))
+    assert spitch % 512 == 0 and spitch >= w * 4
