@@ -68,6 +68,10 @@ extern "C" __global__ void icoord(cudaTextureObject_t t, const int* xs, const in
         asm("tex.2d.v4.f32.s32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
             : "=f"(r), "=f"(g), "=f"(b), "=f"(a) : "l"(t), "r"(xs[i]), "r"(ys[i]));
         out[i] = r; } }
+extern "C" __global__ void resident(cudaTextureObject_t t, const float* xs, const float* ys, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { bool r1 = false, r2 = false; out[3 * i] = tex2D<float>(t, xs[i], ys[i], &r1);
+                 out[3 * i + 1] = tex2Dgather<float4>(t, xs[i], ys[i], &r2, 0).w; out[3 * i + 2] = r1 && r2; } }
 extern "C" __global__ void query(cudaTextureObject_t t, unsigned* out) {
     unsigned w, h, d, f, a0, nc; int ok;
     asm("txq.width.b32 %0, [%1];" : "=r"(w) : "l"(t));
@@ -383,6 +387,21 @@ def test_tex2dgather_returns_the_footprint_counter_clockwise_from_lower_left(mod
         order = [(ci[0], cj[1]), (ci[1], cj[1]), (ci[1], cj[0]), (ci[0], cj[0])]
         for slot, comp in enumerate((0, 2)):
             np.testing.assert_array_equal(got[k, slot], [img[b, a, comp] for a, b in order])
+
+
+def test_is_resident_forms_sample_and_report_resident(mod: cuda.Module) -> None:
+    h, w = 3, 4
+    img = RNG.uniform(0, 1, (h, w)).astype(np.float32)
+    arr = malloc_array(create_channel_desc(np.float32), w, h)
+    arr.set(img)
+    tex = cuda.create_texture_object(cuda.ResourceDesc.from_array(arr), cuda.TextureDesc())
+    xs, ys = edge_points(w, False, 20), edge_points(h, False, 20)
+    got = launch(mod, "resident", tex, [xs, ys], (3 * xs.size,)).reshape(-1, 3)
+    np.testing.assert_array_equal(got[:, 0], [sample(img, (x, y)) for x, y in zip(xs, ys)])
+    upper_left = [img[min(max(math.floor(y - 0.5), 0), h - 1), min(max(math.floor(x - 0.5), 0), w - 1)]
+                  for x, y in zip(xs.tolist(), ys.tolist())]
+    np.testing.assert_array_equal(got[:, 1], upper_left)
+    assert (got[:, 2] == 1).all()
 
 
 def test_lod_and_grad_read_level_zero(mod: cuda.Module) -> None:

@@ -23,6 +23,7 @@ The sampler follows the CUDA programming guide's appendix "Texture Fetching":
 - tld4.{r,g,b,a} returns one component of the four texels of the bilinear footprint of (x, y), in the
   PTX ISA's order (counter-clockwise from lower left): T[i,j+1], T[i+1,j+1], T[i+1,j], T[i,j].
 - No mipmaps: tex.level and tex.grad read level 0 (the LOD and gradients are ignored).
+- The optional residency predicate (`{d0, d1, d2, d3}|p`, sparse CUDA arrays' isResident) is always true.
 
 Every texel read is a device-memory access that memcheck checks: a texture over a freed allocation
 faults with the usual DeviceFault report (space 'global', access 'texture read'). A handle that is
@@ -42,7 +43,7 @@ import numpy as np
 
 from strata.hw.isa.registry import LaneFault, Op, lowers, write
 from strata.hw.memory import GLOBAL_BASE, DeviceMemory
-from strata.hw.ptx.ir import Instruction, Mem, Reg, Sink, Vec
+from strata.hw.ptx.ir import Instruction, Mem, Pair, Reg, Sink, Vec
 from strata.hw.texture import TextureDescriptor
 
 # geometry suffix -> (resource kind, spatial dimensions, layered)
@@ -272,10 +273,15 @@ def _coord_ops(ctx: Any, ins: Instruction, geom: str, ctype: str) -> tuple[int, 
 
 
 def _dst_ops(ctx: Any, ins: Instruction) -> list[int | None]:
+    """Slots of the four destination registers, then the residency predicate's (`{d0..d3}|p`) or None."""
     d = ins.operands[0]
+    pred = None
+    if isinstance(d, Pair):  # sparse arrays' residency flag: strata's texels are always resident
+        pred = ctx.dst(d.second, "pred")
+        d = d.first
     if not isinstance(d, Vec) or len(d.elems) != 4:
         raise ctx.fail(f"{ins.full_opcode}: the destination must be a vector of four registers")
-    return [None if isinstance(e, Sink) else ctx.dst(e, "u32") for e in d.elems]
+    return [None if isinstance(e, Sink) else ctx.dst(e, "u32") for e in d.elems] + [pred]
 
 
 def _runner(ins: Instruction, geom: str, handle: int, coords: list[int], layer: int | None, dsts: list[int | None],
@@ -318,7 +324,10 @@ def _runner(ins: Instruction, geom: str, handle: int, coords: list[int], layer: 
                 out = res
             else:
                 out[sel] = res
-        for i, d in enumerate(dsts):
+        resident = dsts[4]
+        if resident is not None:
+            write(V[resident], True, m)
+        for i, d in enumerate(dsts[:4]):
             if d is None:
                 continue
             col = out[:, i]
