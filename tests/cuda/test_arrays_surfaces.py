@@ -417,3 +417,23 @@ def test_hip_twins_by_python_and_c_names() -> None:
     capi.hipFreeArray(arr)
     capi.hipFreeArray(vol)
     capi.hipFree(ptr)
+
+
+def test_hip_kernel_uses_surfaces_by_hip_names() -> None:
+    mod = hip.compile(r"""
+#include <hip/hip_runtime.h>
+extern "C" __global__ void bump(hipSurfaceObject_t s, int w) {
+    int x = threadIdx.x, y = blockIdx.x;
+    if (x >= w) return;
+    float v;
+    surf2Dread(&v, s, (x + 1) * 4, y, hipBoundaryModeZero);  // HIP's out-parameter form
+    surf2Dwrite(v + 1.f, s, x * 4, y);
+}""")
+    W, H = 5, 3
+    host = RNG.standard_normal((H, W)).astype(np.float32)
+    arr = hip.malloc_array(hip.create_channel_desc(np.float32), W, H, hip.ArrayFlags.SURFACE_LOAD_STORE)
+    arr.set(host)
+    mod.get_function("bump")(H, 32, (hip.create_surface_object(arr), np.int32(W))).wait()
+    # every lane reads its right neighbour (zero past the edge) before any writes: one instruction at a time
+    want = np.concatenate([host[:, 1:], np.zeros((H, 1), np.float32)], axis=1) + np.float32(1)
+    np.testing.assert_array_equal(arr.get(), want)

@@ -70,4 +70,10 @@ typedef struct ihipModuleSymbol_t* hipFunction_t;
 typedef void* hipDeviceptr_t;
 typedef int hipDevice_t;
 
+/* Surface objects are CUDA's 64-bit handles; HIP's surf2Dread(&v, s, x, y) forms are CUDA's own overloads. */
+typedef cudaSurfaceObject_t hipSurfaceObject_t;
+#define hipBoundaryModeZero cudaBoundaryModeZero
+#define hipBoundaryModeTrap cudaBoundaryModeTrap
+#define hipBoundaryModeClamp cudaBoundaryModeClamp
+
 #endif /* STRATA_HIP_RUNTIME_API_H */
