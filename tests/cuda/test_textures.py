@@ -579,4 +579,9 @@ def test_hip_twins_sample_the_same(mod: cuda.Module) -> None:
     assert capi.hipGetTextureObjectTextureDesc(tex).address_mode == ("clamp",) * 3
     got = launch(mod, "fetch1", tex, [np.arange(16, dtype=np.int32)], (16,))
     np.testing.assert_array_equal(got, data)
+    hmod = hip.compile('#include <hip/hip_runtime.h>\nextern "C" __global__ void k(hipTextureObject_t t, float* o) '
+                       '{ o[threadIdx.x] = tex1Dfetch<float>(t, 15 - (int)threadIdx.x); }')
+    out = hip.zeros(16)
+    hmod.get_function("k")(1, 16, (tex, out))
+    np.testing.assert_array_equal(out.get(), data[::-1])
     capi.hipDestroyTextureObject(tex)

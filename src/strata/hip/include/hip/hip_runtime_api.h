@@ -72,6 +72,7 @@ typedef int hipDevice_t;
 
 /* Surface objects are CUDA's 64-bit handles; HIP's surf2Dread(&v, s, x, y) forms are CUDA's own overloads. */
 typedef cudaSurfaceObject_t hipSurfaceObject_t;
+typedef cudaTextureObject_t hipTextureObject_t;  // tex1Dfetch, tex2D, ... take it as CUDA's
 #define hipBoundaryModeZero cudaBoundaryModeZero
 #define hipBoundaryModeTrap cudaBoundaryModeTrap
 #define hipBoundaryModeClamp cudaBoundaryModeClamp
