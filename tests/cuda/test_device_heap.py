@@ -223,3 +223,19 @@ def test_device_side_cuda_malloc_and_runtime_queries() -> None:
     huge = cuda.to_device(np.full(6, -1, np.int32))
     mod.get_function("runtime_api")(1, 1, (huge, np.int32(64 << 20)))  # more than the 8 MiB heap
     assert huge.get()[0] == 2 and huge.get()[1] == -1  # cudaErrorMemoryAllocation, p stays NULL
+
+
+def test_freed_neighbours_coalesce_and_are_reused_first_fit() -> None:
+    from strata.hw.heap import DeviceHeap
+    from strata.hw.memory import GLOBAL_BASE, DeviceMemory
+
+    mem = DeviceMemory(1 << 20)
+    heap = DeviceHeap(mem, reserve=lambda n: GLOBAL_BASE)
+    heap.set_limit(1024)
+    a, b, c = heap.malloc(np.array([100, 100, 100], dtype=np.uint64)).tolist()
+    assert a < b < c and mem.allocation_at(a + 99) is not None and mem.allocation_at(a + 100) is None
+    assert heap.malloc(np.array([1024], dtype=np.uint64))[0] == 0  # no room for it next to three blocks
+    assert heap.free(np.array([a, b], dtype=np.uint64)).size == 0
+    d = int(heap.malloc(np.array([200], dtype=np.uint64))[0])
+    assert d == a  # the two freed neighbours merged into one span that fits 200 bytes, at the lowest address
+    assert heap.free(np.array([b], dtype=np.uint64)).tolist() == [0]  # b is gone (inside d's span): refused

@@ -102,6 +102,11 @@ extern "C" __global__ void bad_config(int* x, int* codes) {
 
 __global__ void write_at(int* x, int i) { x[i] = 1; }
 
+extern "C" __global__ void every_thread(int* x, int n) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n) add_one<<<1, 1>>>(x, t);  // every thread launches its own child
+}
+
 extern "C" __global__ void faulty_child(int* x, int n) { write_at<<<1, 1>>>(x, n + 64); }
 """
 
@@ -198,6 +203,14 @@ def test_an_invalid_child_configuration_is_an_error_code(mod: cuda.Module) -> No
     report = mod.get_function("bad_config")(1, 1, (x, codes))
     np.testing.assert_array_equal(codes.get(), [ERR_INVALID_CONFIGURATION, 0])
     assert x.get()[0] == 0 and report.children == []
+
+
+def test_every_thread_launches_a_child(mod: cuda.Module) -> None:
+    n = 150
+    x = cuda.to_device(np.arange(n, dtype=np.int32))
+    report = mod.get_function("every_thread")(3, 64, (x, np.int32(n)))
+    np.testing.assert_array_equal(x.get(), np.arange(n) + 1)
+    assert len(report.children) == n
 
 
 def test_a_fault_in_a_child_is_reported_with_the_child_kernel(mod: cuda.Module) -> None:
