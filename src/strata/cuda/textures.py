@@ -46,7 +46,7 @@ _RESOURCE_TYPES = ("array", "mipmapped_array", "linear", "pitch2d")
 def _enum(value: Any, names: tuple[str, ...], prefix: str, what: str) -> str:
     """A mode given as its Pythonic name, its CUDA enum name or its CUDA enum value."""
     if isinstance(value, str):
-        v = value.removeprefix(prefix)
+        v = value.removeprefix(prefix).removeprefix(prefix.replace("cuda", "hip", 1))  # HIP's names too
         for n in names:
             if v.lower().replace("_", "") == n.replace("_", ""):
                 return n
@@ -122,6 +122,8 @@ class TextureDesc:
     Example:
         >>> TextureDesc(address_mode="border", filter_mode="cudaFilterModeLinear").address_mode
         ('border', 'border', 'border')
+        >>> TextureDesc(address_mode=("hipAddressModeWrap", 2), read_mode="hipReadModeNormalizedFloat").address_mode
+        ('wrap', 'mirror', 'mirror')
     """
 
     address_mode: Any = ("clamp", "clamp", "clamp")
