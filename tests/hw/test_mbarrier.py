@@ -245,6 +245,70 @@ extern "C" __global__ void run_ahead(int* out) {
     out[blockIdx.x * blockDim.x + threadIdx.x] = test_parity(&bar[0], 0) + 2 * test_parity(&bar[1], 0);
 }
 
+// cp.async.mbarrier.arrive: with .noinc its (asynchronous) arrival is one of the expected ones; without,
+// it only delays the phase until the thread's copies land, and every thread still arrives itself. Nothing
+// but the barrier completes the copies here (no cp.async.wait_group).
+extern "C" __global__ void async_arrive(const int* x, int* out) {
+    __shared__ int tile[64];
+    __shared__ unsigned long long a, b;
+    int t = threadIdx.x;
+    if (t == 0) { init(&a, 64); init(&b, 64); }
+    __syncthreads();
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(smem(&tile[t])), "l"(x + t) : "memory");
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" :: "r"(smem(&a)) : "memory");
+    wait_parity(&a, 0);
+    int v = tile[63 - t];
+    __syncthreads();
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(smem(&tile[t])), "l"(x + 64 + t) : "memory");
+    asm volatile("cp.async.mbarrier.arrive.shared.b64 [%0];" :: "r"(smem(&b)) : "memory");
+    int before = test_parity(&b, 0);
+    __syncthreads();
+    arrive(&b, 1);
+    wait_parity(&b, 0);
+    out[t] = v + tile[(t + 1) % 64] + 1000000 * before;
+}
+
+// mbarrier operations through generic addresses (no state space), which must point into shared memory.
+extern "C" __global__ void generic_ops(int* out) {
+    __shared__ unsigned long long g;
+    unsigned long long* p = &g;
+    if (threadIdx.x == 0) asm volatile("mbarrier.init.b64 [%0], %1;" :: "l"(p), "r"(blockDim.x) : "memory");
+    __syncthreads();
+    unsigned long long s;
+    unsigned r;
+    asm volatile("mbarrier.arrive.b64 %0, [%1];" : "=l"(s) : "l"(p) : "memory");
+    asm volatile("{ .reg .pred q; mbarrier.test_wait.b64 q, [%1], %2; selp.u32 %0, 1, 0, q; }"
+                 : "=r"(r) : "l"(p), "l"(s) : "memory");
+    out[threadIdx.x] = (int)r + 10 * (int)pending(s);
+}
+
+extern "C" __global__ void global_barrier(unsigned long long* b) {
+    asm volatile("mbarrier.init.b64 [%0], 1;" :: "l"(b) : "memory");
+}
+
+// 64 lanes arrive on a barrier of 16 in one instruction: four phases complete, in lane order.
+extern "C" __global__ void many_phases(int* pend, int* same_phase) {
+    __shared__ unsigned long long bar;
+    if (threadIdx.x == 0) init(&bar, 16);
+    __syncthreads();
+    unsigned long long s = arrive(&bar, 1);
+    pend[threadIdx.x] = pending(s);
+    same_phase[threadIdx.x] = test_state(&bar, s);  // the state's phase parity differs from the barrier's
+}
+
+// arrive.expect_tx: the arrival and the transaction bytes it announces, in one instruction.
+extern "C" __global__ void expect_arrive(int* out) {
+    __shared__ unsigned long long bar;
+    init(&bar, 1);
+    unsigned long long s;
+    asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 %0, [%1], 16;"
+                 : "=l"(s) : "r"(smem(&bar)) : "memory");
+    out[0] = pending(s);
+    out[1] = test_parity(&bar, 0);
+    asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], 16;" :: "r"(smem(&bar)) : "memory");
+    out[2] = test_parity(&bar, 0);
+}
+
 // Too few arrivals: the barrier expects one more thread than the block has.
 extern "C" __global__ void short_of_one(int* out) {
     __shared__ unsigned long long gate;
@@ -363,6 +427,34 @@ def test_warp_specialized_ring() -> None:
     np.testing.assert_array_equal(y.get(), want)
 
 
+def test_cp_async_mbarrier_arrive() -> None:
+    x = RNG.integers(0, 1000, 128).astype(np.int32)
+    out = cuda.zeros(64, np.int32)
+    _ptx_mod().get_function("async_arrive")(1, 64, (cuda.to_device(x), out))
+    t = np.arange(64)
+    np.testing.assert_array_equal(out.get(), x[63 - t] + x[64 + (t + 1) % 64])
+
+
+def test_generic_addresses() -> None:
+    out = cuda.zeros(32, np.int32)
+    _ptx_mod().get_function("generic_ops")(1, 32, (out,))
+    np.testing.assert_array_equal(out.get(), 1 + 10 * (31 - np.arange(32)))
+
+
+def test_arrivals_over_several_phases_in_one_instruction() -> None:
+    pend, same = cuda.zeros(64, np.int32), cuda.zeros(64, np.int32)
+    _ptx_mod().get_function("many_phases")(1, 64, (pend, same))
+    t = np.arange(64)
+    np.testing.assert_array_equal(pend.get(), 15 - t % 16)
+    np.testing.assert_array_equal(same.get(), (t // 16) % 2)  # 4 phases done: parity is back to 0
+
+
+def test_arrive_expect_tx() -> None:
+    out = cuda.zeros(3, np.int32)
+    _ptx_mod().get_function("expect_arrive")(1, 1, (out,))
+    np.testing.assert_array_equal(out.get(), [0, 0, 1])
+
+
 def test_parked_lanes_run_ahead_to_release_waiters(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STRATA_KERNEL_TIMEOUT", "10")  # a regression shows as a hang: fail fast
     out = cuda.zeros(2 * 64, np.int32)
@@ -393,6 +485,11 @@ def test_hang_in_device_function_hits_the_watchdog(monkeypatch: pytest.MonkeyPat
     msg = str(ei.value)
     assert "STRATA_KERNEL_TIMEOUT" in msg and "mbarrier `_ZZ15short_in_calleeE4gate`" in msg, msg
     assert "1 of 33 arrivals pending" in msg, msg
+
+
+def test_barrier_in_global_memory_faults(faulting: None) -> None:
+    with pytest.raises(cuda.DeviceFault, match="lives in shared memory"):
+        _ptx_mod().get_function("global_barrier")(1, 1, (cuda.zeros(1, np.uint64),)).wait()
 
 
 def test_uninitialized_barrier_faults(faulting: None) -> None:

@@ -250,7 +250,7 @@ def _lower_mbarrier_arrive(ins: Instruction, ctx: Any) -> Op:
         raise ctx.unsupported()
     if len(ins.operands) != 1 or not isinstance(ins.operands[0], Mem):
         raise ctx.fail(f"{ins.full_opcode} takes one operand, [mbar]")
-    addr = Addresser(ctx, ins, ins.operands[0], "shared", 8, "write")
+    addr = mbarrier.barrier_operand(ins, ctx, ins.operands[0], "write")
 
     def run(f: Any, m: Any) -> None:
         lanes, off = mbarrier.barrier_lanes(f, m, addr)

@@ -139,10 +139,13 @@ def _space_ok(flags: list[str]) -> bool:
                      "cluster", "parity", "expect_tx", "noComplete") for m in flags)
 
 
-def _addr(ins: Instruction, ctx: Any, op: Any, access: str) -> Addresser:
+def barrier_operand(ins: Instruction, ctx: Any, op: Any, access: str) -> Addresser:
+    """The barrier operand: a shared address with .shared{::cta,::cluster}, else a generic address
+    (which must point into shared memory; barrier_lanes checks)."""
     if not isinstance(op, Mem):
         raise ctx.fail(f"{ins.full_opcode}: the barrier operand must be an address [addr]")
-    return Addresser(ctx, ins, op, "shared", 8, access)
+    shared = any(m.split("::")[0] == "shared" for m in ins.mods)
+    return Addresser(ctx, ins, op, "shared" if shared else "generic", 8, access)
 
 
 def barrier_lanes(f: Any, m: Any, addr: Addresser) -> tuple[np.ndarray, np.ndarray]:
@@ -150,7 +153,12 @@ def barrier_lanes(f: Any, m: Any, addr: Addresser) -> tuple[np.ndarray, np.ndarr
     lanes_l: list[np.ndarray] = []
     offs: list[np.ndarray] = []
     for acc in addr.resolve(f, m):
-        lanes_l.append(np.arange(f.chunk.n) if acc.sel is None else np.asarray(acc.sel))
+        lanes = np.arange(f.chunk.n) if acc.sel is None else np.asarray(acc.sel)
+        if acc.space != "shared":
+            raise LaneFault(int(lanes[0]), addr.ins, f"{addr.ins.full_opcode}: the generic address points into "
+                            f"{acc.space} memory; an mbarrier object lives in shared memory",
+                            "cudaErrorIllegalAddress", reason="mbarrier outside shared memory", space=acc.space)
+        lanes_l.append(lanes)
         offs.append(np.asarray(acc.off, dtype=np.int64))
     if not lanes_l:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -287,7 +295,7 @@ def lower_mbarrier(ins: Instruction, ctx: Any) -> Op:
 def _lower_init(ins: Instruction, ctx: Any) -> Op:
     if len(ins.operands) != 2:
         raise ctx.fail("mbarrier.init takes [addr], count")
-    addr = _addr(ins, ctx, ins.operands[0], "write")
+    addr = barrier_operand(ins, ctx, ins.operands[0], "write")
     cnt = ctx.src(ins.operands[1], "u32")
 
     def run(f: Any, m: Any) -> None:
@@ -310,7 +318,7 @@ def _lower_init(ins: Instruction, ctx: Any) -> Op:
 def _lower_inval(ins: Instruction, ctx: Any) -> Op:
     if len(ins.operands) != 1:
         raise ctx.fail("mbarrier.inval takes [addr]")
-    addr = _addr(ins, ctx, ins.operands[0], "write")
+    addr = barrier_operand(ins, ctx, ins.operands[0], "write")
 
     def run(f: Any, m: Any) -> None:
         lanes, off = barrier_lanes(f, m, addr)
@@ -330,7 +338,7 @@ def _lower_arrive(ins: Instruction, ctx: Any, drop: bool, rest: list[str]) -> Op
         raise ctx.fail(f"{ins.full_opcode} takes state, [addr] and " +
                        ("txCount" if expect else "an optional count"))
     d = None if isinstance(ops[0], Sink) else ctx.dst(ops[0], "b64")
-    addr = _addr(ins, ctx, ops[1], "write")
+    addr = barrier_operand(ins, ctx, ops[1], "write")
     extra = ctx.src(ops[2], "u32") if len(ops) == 3 else None
 
     def run(f: Any, m: Any) -> None:
@@ -359,7 +367,7 @@ def _lower_arrive(ins: Instruction, ctx: Any, drop: bool, rest: list[str]) -> Op
 def _lower_tx(ins: Instruction, ctx: Any, expect: bool) -> Op:
     if len(ins.operands) != 2:
         raise ctx.fail(f"{ins.full_opcode} takes [addr], txCount")
-    addr = _addr(ins, ctx, ins.operands[0], "write")
+    addr = barrier_operand(ins, ctx, ins.operands[0], "write")
     cnt = ctx.src(ins.operands[1], "u32")
 
     def run(f: Any, m: Any) -> None:
@@ -382,7 +390,7 @@ def _lower_wait(ins: Instruction, ctx: Any, parity: bool) -> Op:
     if not isinstance(ops[0], Reg) or ctx.reg_type(ops[0].name) != "pred":
         raise ctx.fail(f"{ins.full_opcode}: waitComplete must be a predicate register")
     d = ctx.dst(ops[0], "pred")
-    addr = _addr(ins, ctx, ops[1], "read")
+    addr = barrier_operand(ins, ctx, ops[1], "read")
     what = ctx.src(ops[2], "u32" if parity else "b64")
     if len(ops) == 4:
         ctx.src(ops[3], "u32")  # a hint only
