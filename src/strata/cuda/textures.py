@@ -262,7 +262,12 @@ def _lookup(tex: int, op: str) -> tuple[Device, tuple[ResourceDesc, TextureDesc]
         raise CudaError("cudaErrorInvalidValue", f"[{op}] expected a texture object (int), got {type(tex).__name__}")
     dev = current_device()
     entry = _REGISTRY.objects.get((dev.index, int(tex)))
-    dev.file.gpu.memory.descriptors.texture(int(tex))  # raises for a destroyed object or after a reset
+    try:
+        dev.file.gpu.memory.descriptors.texture(int(tex))  # raises for a destroyed object or after a reset
+    except CudaError:
+        with _REGISTRY.lock:  # a device reset took it: forget it (and the DeviceArray it kept alive)
+            _REGISTRY.objects.pop((dev.index, int(tex)), None)
+        raise
     if entry is None:
         raise CudaError("cudaErrorInvalidValue", f"[{op}] {int(tex):#x} is not a live texture object")
     return dev, entry
