@@ -274,16 +274,16 @@ def test_round_trip_through_pitched_host_and_device_memory(extent: tuple[int, in
                                                                (slices, rows, w, 2))
     np.testing.assert_array_equal(arr.get().reshape(dense.shape), dense)
     # array -> pitched device memory (cudaMalloc3D-like) -> a second array -> host
-    dpitch = 512
-    dev = cuda.malloc(dpitch * rows * slices)
-    cuda.memcpy_3d(Memcpy3DParms(src_array=arr, dst_ptr=PitchedPtr(dev, dpitch, w, rows), extent=(w, rows, slices)))
+    dev = cuda.malloc_3d((w * 4, rows, slices))
+    assert dev.pitch % 512 == 0 and (dev.xsize, dev.ysize) == (w * 4, rows)
+    cuda.memcpy_3d(Memcpy3DParms(src_array=arr, dst_ptr=dev, extent=(w, rows, slices)))
     arr2 = cuda.malloc_3d_array(_fdesc(np.int16, 2), extent, flags)
-    cuda.memcpy_3d(Memcpy3DParms(src_ptr=PitchedPtr(dev, dpitch, w, rows), dst_array=arr2, extent=(w, rows, slices),
-                                 kind="DeviceToDevice"))
+    cuda.memcpy_3d(Memcpy3DParms(src_ptr=dev, dst_array=arr2, extent=(w, rows, slices), kind="DeviceToDevice"))
     arr3 = cuda.malloc_3d_array(_fdesc(np.int16, 2), extent, flags)
     cuda.memcpy_3d(Memcpy3DParms(src_array=arr2, dst_array=arr3, extent=(w, rows, slices)))
     np.testing.assert_array_equal(arr3.get().reshape(dense.shape), dense)
-    cuda.free(dev)
+    cuda.free(dev.ptr)
+    assert cuda.array_get_info(arr3) == (_fdesc(np.int16, 2), extent, flags)
 
 
 def test_sub_box_copies_with_offsets() -> None:
@@ -412,7 +412,14 @@ def test_hip_twins_by_python_and_c_names() -> None:
     capi.hipMemcpy3D(hip.Memcpy3DParms(src_ptr=hip.PitchedPtr(np.stack([img, img + 1]), W * 4, W, H),
                                        dst_array=vol, extent=(W, H, 2)))
     np.testing.assert_array_equal(vol.get()[1], img + 1)
-    s = capi.hipCreateSurfaceObject(arr)
+    desc_back, extent, flags = capi.hipArrayGetInfo(vol)
+    assert (desc_back, extent, flags) == (desc, (W, H, 2), 0)
+    p3 = capi.hipMalloc3D((W * 4, H, 2))
+    capi.hipMemcpy3D(hip.Memcpy3DParms(src_array=vol, dst_ptr=p3, extent=(W, H, 2)))
+    back = np.zeros((2, H, W), np.float32)
+    capi.hipMemcpy3D(hip.Memcpy3DParms(src_ptr=p3, dst_ptr=hip.PitchedPtr(back, W * 4, W * 4, H), extent=(W * 4, H, 2)))
+    np.testing.assert_array_equal(back[1], img + 1)  # between two pitched pointers the extent is in bytes
+    s = capi.hipCreateSurfaceObject(hip.ResourceDesc.from_array(arr))
     capi.hipDestroySurfaceObject(s)
     capi.hipFreeArray(arr)
     capi.hipFreeArray(vol)

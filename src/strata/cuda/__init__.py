@@ -16,10 +16,12 @@ from strata.cuda.arrays import (
     CudaArray,
     Memcpy3DParms,
     PitchedPtr,
+    array_get_info,
     create_channel_desc,
     create_surface_object,
     destroy_surface_object,
     free_array,
+    malloc_3d,
     malloc_3d_array,
     malloc_array,
     malloc_pitch,
@@ -91,7 +93,8 @@ from strata.errors import (
 )
 
 __all__ = [
-    "ArrayFlags", "ChannelFormatDesc", "CudaArray", "Memcpy3DParms", "PitchedPtr", "create_channel_desc",
+    "ArrayFlags", "ChannelFormatDesc", "CudaArray", "Memcpy3DParms", "PitchedPtr", "array_get_info", "malloc_3d",
+    "create_channel_desc",
     "create_surface_object", "destroy_surface_object", "free_array", "malloc_3d_array", "malloc_array", "malloc_pitch",
     "memcpy_2d", "memcpy_2d_from_array", "memcpy_2d_to_array", "memcpy_3d", "memcpy_from_array", "memcpy_to_array",
     "CompileError", "CudaError", "Device", "DeviceArray", "DeviceFault", "DeviceProperties", "Event",

@@ -384,6 +384,38 @@ def malloc_pitch(width: int, height: int) -> tuple[int, int]:
         return current_device().context.malloc(max(pitch * h, 1), "cudaMallocPitch"), pitch
 
 
+def malloc_3d(extent: tuple[int, int, int]) -> PitchedPtr:
+    """cudaMalloc3D: pitched device memory for `extent` = (width in BYTES, height, depth); returns its
+    PitchedPtr (rows `pitch` bytes apart, slices `pitch * height`).
+
+    Example:
+        >>> p = malloc_3d((10, 3, 2)); p.pitch, p.xsize, p.ysize
+        (512, 10, 3)
+        >>> from strata.cuda.memcpy import free; free(p.ptr)
+    """
+    if not isinstance(extent, tuple | list) or len(extent) != 3:
+        raise CudaError("cudaErrorInvalidValue", f"[malloc_3d] extent must be (width, height, depth), got {extent!r}")
+    w, h, d = (_dim(v, n, "malloc_3d") for v, n in zip(extent, ("width", "height", "depth"), strict=True))
+    pitch = max(-(-w // ROW_ALIGNMENT) * ROW_ALIGNMENT, ROW_ALIGNMENT)
+    with trace.span("L3", "cudaMalloc3D", bytes=pitch * h * d, pitch=pitch):
+        ptr = current_device().context.malloc(max(pitch * h * d, 1), "cudaMalloc3D")
+    return PitchedPtr(ptr, pitch, w, h)
+
+
+def array_get_info(array: CudaArray) -> tuple[ChannelFormatDesc, tuple[int, int, int], ArrayFlags]:
+    """cudaArrayGetInfo: (channel format, extent (width, height, depth) as allocated, flags) of an array.
+
+    Example:
+        >>> a = malloc_3d_array(create_channel_desc(np.uint16, 2), (4, 0, 3), ArrayFlags.LAYERED)
+        >>> desc, extent, flags = array_get_info(a); desc.x, desc.kind, extent, flags == ArrayFlags.LAYERED
+        (16, 'unsigned', (4, 0, 3), True)
+    """
+    if not isinstance(array, CudaArray):
+        raise CudaError("cudaErrorInvalidValue", f"[array_get_info] expected a CudaArray, got {type(array).__name__}")
+    array.check_live("array_get_info")
+    return array.desc, (array.width, array.height, array.depth), array.flags
+
+
 # -- 2-D and 3-D copies ----------------------------------------------------------------------------------
 
 

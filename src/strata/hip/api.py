@@ -113,6 +113,8 @@ MAPPING: dict[str, tuple[str, str]] = {
     "malloc_3d_array": ("hipMalloc3DArray", "cudaMalloc3DArray"),
     "free_array": ("hipFreeArray", "cudaFreeArray"),
     "malloc_pitch": ("hipMallocPitch", "cudaMallocPitch"),
+    "malloc_3d": ("hipMalloc3D", "cudaMalloc3D"),
+    "array_get_info": ("hipArrayGetInfo", "cudaArrayGetInfo"),
     "memcpy_2d": ("hipMemcpy2D, hipMemcpy2DAsync", "cudaMemcpy2D, cudaMemcpy2DAsync"),
     "memcpy_2d_to_array": ("hipMemcpy2DToArray, hipMemcpy2DToArrayAsync",
                            "cudaMemcpy2DToArray, cudaMemcpy2DToArrayAsync"),
@@ -587,6 +589,16 @@ def malloc_pitch(width: int, height: int) -> tuple[int, int]:
     return cuda.malloc_pitch(width, height)
 
 
+def malloc_3d(extent: tuple[int, int, int]) -> cuda.PitchedPtr:
+    """hipMalloc3D: pitched device memory for (width in bytes, height, depth), as a hipPitchedPtr."""
+    return cuda.malloc_3d(extent)
+
+
+def array_get_info(array: cuda.CudaArray) -> tuple[cuda.ChannelFormatDesc, tuple[int, int, int], cuda.ArrayFlags]:
+    """hipArrayGetInfo: (channel format, extent, flags) of a HIP array."""
+    return cuda.array_get_info(array)
+
+
 def memcpy_2d(dst: Any, dpitch: int, src: Any, spitch: int, width: int, height: int,
               kind: MemcpyKind | str | int = MemcpyKind.Default, *, stream: cuda.Stream | None = None) -> None:
     """hipMemcpy2D (hipMemcpy2DAsync with `stream`): `height` rows of `width` bytes between pitched memories."""
@@ -739,7 +751,8 @@ def get_error_string(code: int) -> str:
 
 
 __all__ = [
-    "ArrayFlags", "ChannelFormatDesc", "CudaArray", "Memcpy3DParms", "PitchedPtr", "create_channel_desc",
+    "ArrayFlags", "ChannelFormatDesc", "CudaArray", "Memcpy3DParms", "PitchedPtr", "array_get_info", "malloc_3d",
+    "create_channel_desc",
     "create_surface_object", "destroy_surface_object", "free_array", "malloc_3d_array", "malloc_array", "malloc_pitch",
     "memcpy_2d", "memcpy_2d_from_array", "memcpy_2d_to_array", "memcpy_3d", "memcpy_from_array", "memcpy_to_array",
     "MAPPING", "SHARED", "CompileError", "CudaError", "Device", "DeviceArray", "DeviceFault", "DeviceProperties",

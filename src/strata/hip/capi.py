@@ -330,6 +330,17 @@ def hipMallocPitch(width: int, height: int) -> tuple[int, int]:  # noqa: N802
     return api.malloc_pitch(width, height)
 
 
+def hipMalloc3D(extent: tuple[int, int, int]) -> cuda.PitchedPtr:  # noqa: N802
+    """hipMalloc3D(hipPitchedPtr* pitchedDevPtr, hipExtent extent) -> pitchedDevPtr; width in bytes."""
+    return api.malloc_3d(extent)
+
+
+def hipArrayGetInfo(array: cuda.CudaArray) -> tuple[cuda.ChannelFormatDesc, tuple[int, int, int], int]:  # noqa: N802
+    """hipArrayGetInfo(hipChannelFormatDesc* desc, hipExtent* extent, unsigned int* flags, hipArray_t array)
+    -> (desc, extent, flags)."""
+    return api.array_get_info(array)
+
+
 def hipMemcpy2D(dst: Any, dpitch: int, src: Any, spitch: int, width: int, height: int,  # noqa: N802
                 kind: cuda.MemcpyKind | str | int) -> None:
     """hipMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, kind)."""
