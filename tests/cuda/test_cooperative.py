@@ -209,3 +209,24 @@ def test_hip_launch_cooperative_kernel() -> None:
     out = cuda.zeros(3 * 64, np.int32)
     capi.hipLaunchCooperativeKernel(k, 3, 64, (out,), 0, None).wait()
     assert (out.get() == 1).all()
+
+
+def test_cooperative_launch_works_after_a_device_reset() -> None:
+    k = _kernel(VALID, "valid")
+    cuda.launch_cooperative_kernel(k, 2, 32, (cuda.zeros(64, np.int32),)).wait()
+    cuda.current_device().reset()  # frees every allocation, the grid workspace with them
+    out = cuda.zeros(64, np.int32)
+    cuda.launch_cooperative_kernel(k, 2, 32, (out,)).wait()
+    assert (out.get() == 1).all()
+
+
+def test_a_block_that_skips_the_grid_sync_hangs_until_the_watchdog(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STRATA_KERNEL_TIMEOUT", "0.3")
+    k = _kernel(HEADER + r"""
+extern "C" __global__ void skip(int* x) {
+  if (blockIdx.x == 1) return;     // never arrives: the others wait forever, as on a GPU
+  cg::this_grid().sync();
+  x[blockIdx.x] = 1;
+}""", "skip")
+    with pytest.raises(cuda.LaunchTimeout, match="STRATA_KERNEL_TIMEOUT"):
+        k.launch_cooperative(3, 32, (cuda.zeros(3, np.int32),)).wait()
