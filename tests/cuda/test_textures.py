@@ -72,6 +72,8 @@ extern "C" __global__ void resident(cudaTextureObject_t t, const float* xs, cons
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) { bool r1 = false, r2 = false; out[3 * i] = tex2D<float>(t, xs[i], ys[i], &r1);
                  out[3 * i + 1] = tex2Dgather<float4>(t, xs[i], ys[i], &r2, 0).w; out[3 * i + 2] = r1 && r2; } }
+extern "C" __global__ void igather(cudaTextureObject_t t, const float* xs, const float* ys, int4* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = tex2Dgather<int4>(t, xs[i], ys[i], 1); }
 extern "C" __global__ void query(cudaTextureObject_t t, unsigned* out) {
     unsigned w, h, d, f, a0, nc; int ok;
     asm("txq.width.b32 %0, [%1];" : "=r"(w) : "l"(t));
@@ -387,6 +389,21 @@ def test_tex2dgather_returns_the_footprint_counter_clockwise_from_lower_left(mod
         order = [(ci[0], cj[1]), (ci[1], cj[1]), (ci[1], cj[0]), (ci[0], cj[0])]
         for slot, comp in enumerate((0, 2)):
             np.testing.assert_array_equal(got[k, slot], [img[b, a, comp] for a, b in order])
+
+
+def test_tex2dgather_of_short2_texels_returns_sign_extended_integers(mod: cuda.Module) -> None:
+    h, w = 3, 3
+    img = RNG.integers(-32768, 32768, (h, w, 2), dtype=np.int16)
+    buf, pitch = pitched(img, 2)
+    tex = cuda.create_texture_object(cuda.ResourceDesc.pitch2d(buf, np.int16, w, h, pitch, channels=2),
+                                     cuda.TextureDesc(address_mode="border", border_color=(0, 0, 0, 0)))
+    xs, ys = edge_points(w, False, 30), edge_points(h, False, 30)
+    got = launch(mod, "igather", tex, [xs, ys], (xs.size, 4), np.int32)
+    for k, (x, y) in enumerate(zip(xs.tolist(), ys.tolist())):
+        i, j = math.floor(x - 0.5), math.floor(y - 0.5)
+        taps = [(i, j + 1), (i + 1, j + 1), (i + 1, j), (i, j)]
+        want = [int(img[b, a, 1]) if 0 <= a < w and 0 <= b < h else 0 for a, b in taps]
+        assert got[k].tolist() == want, (x, y)
 
 
 def test_is_resident_forms_sample_and_report_resident(mod: cuda.Module) -> None:
