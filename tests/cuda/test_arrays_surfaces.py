@@ -80,6 +80,23 @@ extern "C" __global__ void query(cudaSurfaceObject_t s, unsigned* out) {
     asm("suq.array_size.b32 %0, [%1];" : "=r"(n) : "l"(s));
     out[0] = w; out[1] = h; out[2] = d; out[3] = n;
 }
+// 8-bit and 64-bit accesses (suld.b.2d.b8.zero, suld.b.1d.b64, suld.b.1d.v2.b64.clamp, sust.b.1d.v2.b64)
+extern "C" __global__ void widths(cudaSurfaceObject_t bytes, cudaSurfaceObject_t wide, int* out, long long* out64,
+                                  int w, int n) {
+    int x = threadIdx.x - 1, y = blockIdx.x;  // x = -1 .. w: one texel past each edge
+    if (x <= w) out[y * (w + 2) + x + 1] = surf2Dread<signed char>(bytes, x, y, cudaBoundaryModeZero);
+    if (y == 0 && x >= 0 && x < n) {
+        long long a = surf1Dread<long long>(wide, x * 8);
+        longlong2 b = surf1Dread<longlong2>(wide, (x + 1) * 16, cudaBoundaryModeClamp);
+        out64[3 * x] = a; out64[3 * x + 1] = b.x; out64[3 * x + 2] = b.y;
+    }
+}
+extern "C" __global__ void swap64(cudaSurfaceObject_t wide, int pairs) {
+    int i = threadIdx.x;
+    if (i >= pairs) return;
+    longlong2 v = surf1Dread<longlong2>(wide, i * 16);
+    surf1Dwrite(make_longlong2(v.y, v.x), wide, i * 16);
+}
 extern "C" __global__ void misaligned(cudaSurfaceObject_t s, float* out) {
     out[0] = surf1Dread<float>(s, 2);
 }
@@ -215,6 +232,30 @@ def test_out_of_range_trap_faults(mod: cuda.Module) -> None:
     assert e.report["instruction"].startswith("suld.b.2d")
     cuda.current_device().reset()
     assert _code(cuda.destroy_surface_object, args[0]) == "cudaErrorInvalidValue"  # reset destroyed it
+
+
+def test_8_and_64_bit_accesses(mod: cuda.Module) -> None:
+    W, H, N = 7, 3, 9  # N int2 texels = N 8-byte values
+    b8 = RNG.integers(-128, 128, (H, W), dtype=np.int8)
+    wide = RNG.integers(-(1 << 62), 1 << 62, N, dtype=np.int64)
+    ab = cuda.malloc_array(_fdesc(np.int8), W, H, SLS)
+    aw = cuda.malloc_array(_fdesc(np.int32, 2), N, 0, SLS)
+    ab.set(b8)
+    aw.set(wide.view(np.int32).reshape(N, 2))
+    out, out64 = cuda.zeros(H * (W + 2), np.int32), cuda.zeros(3 * N, np.int64)
+    sb, sw = cuda.create_surface_object(ab), cuda.create_surface_object(aw)
+    mod.get_function("widths")(H, 32, (sb, sw, out, out64, np.int32(W), np.int32(N))).wait()
+    padded = np.zeros((H, W + 2), np.int32)
+    padded[:, 1:-1] = b8
+    np.testing.assert_array_equal(out.get().reshape(H, W + 2), padded)  # .zero: the edges read 0
+    pairs = N // 2  # 16-byte elements of the 72-byte row: 4; x past the last is clamped to the last
+    j = np.minimum(np.arange(N) + 1, pairs - 1)
+    want = np.stack([wide, wide[2 * j], wide[2 * j + 1]], axis=1).reshape(-1)
+    np.testing.assert_array_equal(out64.get(), want)
+    mod.get_function("swap64")(1, 32, (sw, np.int32(pairs))).wait()
+    swapped = wide.copy()
+    swapped[0: 2 * pairs: 2], swapped[1: 2 * pairs: 2] = wide[1: 2 * pairs: 2], wide[0: 2 * pairs: 2]
+    np.testing.assert_array_equal(aw.get().reshape(-1).view(np.int64), swapped)
 
 
 def test_suq_and_misaligned_x(mod: cuda.Module) -> None:
