@@ -252,7 +252,17 @@ class LaunchReport:
         """The kernels this launch's threads launched (dynamic parallelism), in the order they ran:
         each has `kernel`, `grid`, `block`, `shared_mem`, `stream` ('per-block', 'tail',
         'fire-and-forget', 'created', ...), `depth`, `result.counters` and its own `children`.
-        `counters` of this report include theirs (see docs/device-runtime.md)."""
+        `counters` of this report include theirs (see docs/device-runtime.md).
+
+        Example:
+            >>> import numpy as np, strata.cuda as cuda
+            >>> mod = cuda.compile('''__global__ void c(int* x) { x[threadIdx.x] += 1; }
+            ... extern "C" __global__ void p(int* x) { if (threadIdx.x == 0) c<<<1, 4>>>(x); }''')
+            >>> x = cuda.zeros(4, np.int32)
+            >>> r = mod.get_function("p")(1, 32, (x,))
+            >>> [(k.kernel, k.stream, k.depth) for k in r.children], x.get().tolist()
+            ([('_Z1cPi', 'per-block', 1)], [1, 1, 1, 1])
+        """
         rec = self.wait()._record
         assert rec is not None and rec.result is not None
         return list(rec.result.children)
