@@ -10,6 +10,7 @@ tolerance, the comment says why; integer and exactly-representable results are c
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -2320,3 +2321,51 @@ def test_pitched_2d_image_blur() -> None:
     # integer pixel sums are exact in float32; one rounding of the product by 1/9 (as a float constant)
     np.testing.assert_array_equal(out, sums * np.float32(1 / 9))
     assert spitch % 512 == 0 and spitch >= w * 4
+
+
+@functools.cache
+def _grid16(kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every finite float16 ('h') or bfloat16 ('b') value in increasing order (one zero), with its bits."""
+    import ml_dtypes
+
+    dt = np.float16 if kind == "h" else ml_dtypes.bfloat16
+    bits = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    with np.errstate(invalid="ignore"):
+        vals = bits.view(dt).astype(np.float64)
+    keep = np.isfinite(vals) & ~((vals == 0) & np.signbit(vals))
+    order = np.argsort(vals[keep])
+    return vals[keep][order], bits[keep][order]
+
+
+def _round16(v: float, mode: str, kind: str) -> int:
+    """The bits of v rounded onto the float16 ('h') or bfloat16 ('b') grid: 'rn' (ties to even), 'rz',
+    'ru', 'rd'. Grid values and their midpoints are exact in float64, so every comparison is exact."""
+    grid, gbits = _grid16(kind)
+    j = int(np.searchsorted(grid, v))
+    if j < grid.size and grid[j] == v:
+        return int(gbits[j]) if v != 0 else 0
+    lo, hi = j - 1, j
+    pick = {"rd": lo, "ru": hi, "rz": lo if v > 0 else hi}.get(mode)
+    if pick is None:
+        mid = (grid[lo] + grid[hi]) / 2
+        pick = lo if v < mid else hi if v > mid else (lo if gbits[lo] % 2 == 0 else hi)
+    return int(gbits[pick])
+
+
+def test_half_and_bf16_conversions_with_rounding_modes() -> None:
+    rng = np.random.default_rng(736)
+    n = 64
+    d = rng.standard_normal(n) * np.exp2(rng.integers(-12, 10, n))
+    f = (rng.standard_normal(n) * 100).astype(np.float32)
+    f[:3] = [2.5, -3.5, 0.5]  # ties for the integer conversions
+    ll = rng.integers(-60000, 60000, n, dtype=np.int64)
+    *_, h, ints = _run(_module("half_conv"), "half_conv", (1,), (64,), d, f, ll, np.zeros((n, 9), np.uint16),
+                       np.zeros((n, 3), np.int64), np.int32(n))
+    for i in range(n):
+        x, y, z = float(d[i]), float(f[i]), int(ll[i])
+        ref = [_round16(x, "rn", "h"), _round16(x, "rn", "b"), _round16(y, "ru", "h"), _round16(y, "rd", "h"),
+               _round16(y, "rz", "h"), _round16(y, "ru", "b"), _round16(y, "rd", "b"), _round16(float(z), "rn", "h"),
+               _round16(float(z & 0xFFFF), "rd", "h")]
+        assert h[i].tolist() == ref, i
+        hv = float(np.float16(y))
+        assert ints[i].tolist() == [round(hv), math.trunc(hv), math.ceil(abs(hv))], i
