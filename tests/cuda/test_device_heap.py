@@ -166,6 +166,7 @@ def test_heap_exhaustion_returns_null_and_free_makes_room(mod: cuda.Module) -> N
 def test_reset_clears_the_heap_and_restores_the_default_limit(mod: cuda.Module) -> None:
     dev = cuda.current_device()
     assert dev.get_limit("cudaLimitMallocHeapSize") == 8 << 20  # CUDA's default
+    assert dev.get_limit("hipLimitMallocHeapSize") == 8 << 20  # HIP's name for the same limit
     dev.set_limit("malloc_heap_size", 32 * 1024)
     ptrs = cuda.zeros(64, np.uint64)
     mod.get_function("grab")(1, 64, (np.int32(256), ptrs, np.int32(64)))

@@ -213,7 +213,9 @@ def device_disable_peer_access(peer: Device | int) -> None:
 _LIMITS = {"stack_size": "stack_size", "cudaLimitStackSize": "stack_size",
            "malloc_heap_size": "malloc_heap_size", "cudaLimitMallocHeapSize": "malloc_heap_size",
            "dev_runtime_pending_launch_count": "dev_runtime_pending_launch_count",
-           "cudaLimitDevRuntimePendingLaunchCount": "dev_runtime_pending_launch_count"}
+           "cudaLimitDevRuntimePendingLaunchCount": "dev_runtime_pending_launch_count",
+           # the HIP names (strata.hip.Device is this class): hipLimit_t
+           "hipLimitStackSize": "stack_size", "hipLimitMallocHeapSize": "malloc_heap_size"}
 
 
 def _index_for_model(model: str) -> int:
