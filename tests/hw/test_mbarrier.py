@@ -309,6 +309,29 @@ extern "C" __global__ void expect_arrive(int* out) {
     out[2] = test_parity(&bar, 0);
 }
 
+// Four lanes complete 16 bytes each of a phase waiting for 32: the second lane completes the phase, the
+// other two count against the next one (tx-count -32).
+extern "C" __global__ void tx_lanes(unsigned long long* word) {
+    __shared__ unsigned long long bar;
+    if (threadIdx.x == 0) {
+        init(&bar, 1);
+        asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], 32;" :: "r"(smem(&bar)) : "memory");
+        arrive(&bar, 1);
+    }
+    __syncthreads();
+    asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], 16;" :: "r"(smem(&bar)) : "memory");
+    __syncthreads();
+    if (threadIdx.x == 0) *word = bar;
+}
+
+extern "C" __global__ void no_complete(int* out) {
+    __shared__ unsigned long long bar;
+    init(&bar, 2);
+    unsigned long long s;
+    asm volatile("mbarrier.arrive.noComplete.shared.b64 %0, [%1], 2;" : "=l"(s) : "r"(smem(&bar)) : "memory");
+    out[0] = (int)pending(s);
+}
+
 // Too few arrivals: the barrier expects one more thread than the block has.
 extern "C" __global__ void short_of_one(int* out) {
     __shared__ unsigned long long gate;
@@ -455,6 +478,12 @@ def test_arrive_expect_tx() -> None:
     np.testing.assert_array_equal(out.get(), [0, 0, 1])
 
 
+def test_transaction_bytes_complete_a_phase_mid_instruction() -> None:
+    word = cuda.zeros(1, np.uint64)
+    _ptx_mod().get_function("tx_lanes")(1, 4, (word,))
+    assert int(word.get()[0]) == _word(1, 1, -32, 1)
+
+
 def test_parked_lanes_run_ahead_to_release_waiters(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STRATA_KERNEL_TIMEOUT", "10")  # a regression shows as a hang: fail fast
     out = cuda.zeros(2 * 64, np.int32)
@@ -490,6 +519,11 @@ def test_hang_in_device_function_hits_the_watchdog(monkeypatch: pytest.MonkeyPat
 def test_barrier_in_global_memory_faults(faulting: None) -> None:
     with pytest.raises(cuda.DeviceFault, match="lives in shared memory"):
         _ptx_mod().get_function("global_barrier")(1, 1, (cuda.zeros(1, np.uint64),)).wait()
+
+
+def test_no_complete_that_completes_faults(faulting: None) -> None:
+    with pytest.raises(cuda.DeviceFault, match="noComplete"):
+        _ptx_mod().get_function("no_complete")(1, 1, (cuda.zeros(1, np.int32),)).wait()
 
 
 def test_uninitialized_barrier_faults(faulting: None) -> None:

@@ -193,58 +193,78 @@ def _update(chunk: Any, ins: Instruction, lanes: np.ndarray, off: np.ndarray, ar
     to each lane's barrier; returns each lane's state word right after its arrival."""
     st = _state(chunk)
     st.epoch += 1
-    uniq, inv = np.unique(off, return_inverse=True)
+    uniq, first, inv = np.unique(off, return_index=True, return_inverse=True)
     words = _read(chunk, uniq)
-    _check_valid(chunk, ins, lanes[np.unique(inv, return_index=True)[1]], uniq, words)
+    _check_valid(chunk, ins, lanes[first], uniq, words)
     pend, exp, tx, phase, _ = _fields(words)
+    k = uniq.size
+    # every barrier at once, lanes grouped by barrier in lane order, while no phase completes before a
+    # barrier's last arrival of the instruction (the usual case: each thread of a block arrives once)
+    order = np.argsort(inv, kind="stable")
+    g = inv[order]
+    counts = np.bincount(inv, minlength=k)
+    before = np.concatenate(([0], np.cumsum(counts)[:-1]))
+
+    def within(v: np.ndarray) -> np.ndarray:
+        c = np.cumsum(v[order])
+        return c - np.repeat(c[before] - v[order][before], counts)
+
+    cum_a, cum_x, cum_c = within(arrive), within(expect), within(complete)
+    last = before + counts - 1
+    tot_a, tot_t = cum_a[last], cum_x[last] - cum_c[last]
+    # a phase that completes before a barrier's last lane (or, with .noComplete, at all) goes lane by lane
+    mid = (pend[g] - cum_a == 0) & (tx[g] + cum_x - cum_c == 0)
+    if not no_complete:
+        mid[last] = False
+    simple = (tot_a <= pend) & (np.bincount(g, weights=mid, minlength=k) == 0)
     tokens = np.zeros(lanes.size, dtype=np.uint64)
-    # one barrier at a time when it has several lanes (usual: every thread of a block on one barrier)
-    for k in range(uniq.size):
-        sel = np.flatnonzero(inv == k)
-        p, e, t, ph = int(pend[k]), int(exp[k]), int(tx[k]), int(phase[k])
-        a, x, c = arrive[sel], expect[sel], complete[sel]
-        total = int(a.sum())
-        if total <= p and not (no_complete and total == p and t + int(x.sum()) - int(c.sum()) == 0):
-            # the common case: no phase completes before the last lane's arrival (vectorized)
-            pend_after = p - np.cumsum(a)
-            tx_after = t + np.cumsum(x) - np.cumsum(c)
-            exp_after = e - np.cumsum(a) if drop else np.full(sel.size, e)
-            tokens[sel] = _pack(pend_after, exp_after, tx_after, np.full(sel.size, ph))
-            p, t, e = int(pend_after[-1]), int(tx_after[-1]), int(exp_after[-1])
-            if p == 0 and t == 0:
-                p, ph = e, ph ^ 1
-        else:
-            for j, i in enumerate(sel):
-                t += int(x[j]) - int(c[j])
-                if int(a[j]):
-                    if p == 0:
-                        raise LaneFault(int(lanes[i]), ins, f"{ins.full_opcode}: arrival on a phase whose "
-                                        "arrivals are all in (it waits only for its tx-count): more arrivals "
-                                        f"than expected; {_describe(chunk, int(lanes[i]), int(off[i]))}",
-                                        "cudaErrorLaunchFailure", reason="mbarrier over-arrival")
-                    p -= int(a[j])
-                    if p < 0:
-                        raise LaneFault(int(lanes[i]), ins, f"{ins.full_opcode}: arrival count {int(a[j])} "
-                                        "exceeds the arrivals pending in the phase; "
-                                        f"{_describe(chunk, int(lanes[i]), int(off[i]))}",
-                                        "cudaErrorLaunchFailure", reason="mbarrier over-arrival")
-                    if drop:
-                        e -= int(a[j])
-                tokens[i] = _pack(np.array([p]), np.array([e]), np.array([t]), np.array([ph]))[0]
-                if p == 0 and t == 0:
-                    if no_complete:
-                        raise LaneFault(int(lanes[i]), ins, f"{ins.full_opcode} completed the current phase "
-                                        "(.noComplete promises it does not); "
-                                        f"{_describe(chunk, int(lanes[i]), int(off[i]))}",
-                                        "cudaErrorLaunchFailure", reason="mbarrier noComplete completed")
-                    p, ph = e, ph ^ 1
-        if abs(t) > MAX_COUNT:
-            raise LaneFault(int(lanes[sel[-1]]), ins, f"{ins.full_opcode}: tx-count {t} is outside "
-                            f"[-{MAX_COUNT}, {MAX_COUNT}]; {_describe(chunk, int(lanes[sel[-1]]), int(uniq[k]))}",
-                            "cudaErrorLaunchFailure", reason="mbarrier tx-count overflow")
-        words[k] = _pack(np.array([p]), np.array([e]), np.array([t]), np.array([ph]))[0]
-    _write(chunk, uniq, words)
+    pend_f, exp_f, tx_f, phase_f = pend - tot_a, exp - tot_a if drop else exp.copy(), tx + tot_t, phase.copy()
+    ok = simple[g]
+    if ok.any():
+        tokens[order[ok]] = _pack(pend[g][ok] - cum_a[ok], (exp[g] - cum_a if drop else exp[g])[ok],
+                                  tx[g][ok] + cum_x[ok] - cum_c[ok], phase[g][ok])
+    done = simple & (pend_f == 0) & (tx_f == 0)
+    pend_f[done], phase_f[done] = exp_f[done], phase_f[done] ^ 1
+    for b in np.flatnonzero(~simple):  # phases complete inside this instruction: lane by lane
+        sel = order[g == b]
+        pend_f[b], exp_f[b], tx_f[b], phase_f[b] = _lane_by_lane(
+            chunk, ins, lanes, off, sel, arrive, expect, complete, drop, no_complete, tokens,
+            int(pend[b]), int(exp[b]), int(tx[b]), int(phase[b]))
+    bad = np.abs(tx_f) > MAX_COUNT
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        lane = int(lanes[order[last[j]]])
+        raise LaneFault(lane, ins, f"{ins.full_opcode}: tx-count {int(tx_f[j])} is outside [-{MAX_COUNT}, "
+                        f"{MAX_COUNT}]; {_describe(chunk, lane, int(uniq[j]))}", "cudaErrorLaunchFailure",
+                        reason="mbarrier tx-count overflow")
+    _write(chunk, uniq, _pack(pend_f, exp_f, tx_f, phase_f))
     return tokens
+
+
+def _lane_by_lane(chunk: Any, ins: Instruction, lanes: np.ndarray, off: np.ndarray, sel: np.ndarray,
+                  arrive: np.ndarray, expect: np.ndarray, complete: np.ndarray, drop: bool, no_complete: bool,
+                  tokens: np.ndarray, p: int, e: int, t: int, ph: int) -> tuple[int, int, int, int]:
+    """One barrier's lanes `sel` (lane order) one at a time; fills their tokens, returns the final fields."""
+    for i in sel:
+        lane = int(lanes[i])
+        t += int(expect[i]) - int(complete[i])
+        a = int(arrive[i])
+        if a:
+            if p == 0 or a > p:
+                raise LaneFault(lane, ins, f"{ins.full_opcode}: arrival count {a} exceeds the {p} arrivals "
+                                f"pending in the current phase; {_describe(chunk, lane, int(off[i]))}",
+                                "cudaErrorLaunchFailure", reason="mbarrier over-arrival")
+            p -= a
+            if drop:
+                e -= a
+        tokens[i] = _pack(np.array([p]), np.array([e]), np.array([t]), np.array([ph]))[0]
+        if p == 0 and t == 0:
+            if no_complete:
+                raise LaneFault(lane, ins, f"{ins.full_opcode} completed the current phase (.noComplete "
+                                f"promises it does not); {_describe(chunk, lane, int(off[i]))}",
+                                "cudaErrorLaunchFailure", reason="mbarrier noComplete completed")
+            p, ph = e, ph ^ 1
+    return p, e, t, ph
 
 
 def arrive_lanes(f: Any, ins: Instruction, lanes: np.ndarray, off: np.ndarray) -> None:
