@@ -97,6 +97,17 @@ extern "C" __global__ void swap64(cudaSurfaceObject_t wide, int pairs) {
     longlong2 v = surf1Dread<longlong2>(wide, i * 16);
     surf1Dwrite(make_longlong2(v.y, v.x), wide, i * 16);
 }
+// formatted stores (sust.p: x in texels, 32-bit values converted to the texel format), by inline PTX
+extern "C" __global__ void formatted(cudaSurfaceObject_t su8, cudaSurfaceObject_t sf16, cudaSurfaceObject_t ss16) {
+    int x = threadIdx.x;
+    unsigned v = x * 40;
+    float f = x * 0.1f;
+    int s = x * 20000 - 50000;
+    asm volatile("sust.p.1d.v4.b32.trap [%0, {%1}], {%2, %3, %4, %5};"
+                 :: "l"(su8), "r"(x), "r"(v), "r"(v + 1), "r"(v + 2), "r"(v + 3) : "memory");
+    asm volatile("sust.p.1d.v2.b32.clamp [%0, {%1}], {%2, %3};" :: "l"(sf16), "r"(x), "f"(f), "f"(-f) : "memory");
+    asm volatile("sust.p.2d.b32.zero [%0, {%1, %2}], {%3};" :: "l"(ss16), "r"(x), "r"(1), "r"(s) : "memory");
+}
 extern "C" __global__ void misaligned(cudaSurfaceObject_t s, float* out) {
     out[0] = surf1Dread<float>(s, 2);
 }
@@ -256,6 +267,24 @@ def test_8_and_64_bit_accesses(mod: cuda.Module) -> None:
     swapped = wide.copy()
     swapped[0: 2 * pairs: 2], swapped[1: 2 * pairs: 2] = wide[1: 2 * pairs: 2], wide[0: 2 * pairs: 2]
     np.testing.assert_array_equal(aw.get().reshape(-1).view(np.int64), swapped)
+
+
+def test_formatted_stores_convert_to_the_texel_format(mod: cuda.Module) -> None:
+    n = 8  # threads; the half2 surface is 5 wide (clamp), the short one 6 wide (zero)
+    a8 = cuda.malloc_array(_fdesc(np.uint8, 4), n, 0, SLS)
+    a16 = cuda.malloc_array(_fdesc(np.float16, 2), 5, 0, SLS)
+    s16 = cuda.malloc_array(_fdesc(np.int16), 6, 2, SLS)
+    s16.set(np.full((2, 6), 7, np.int16))
+    mod.get_function("formatted")(1, n, tuple(cuda.create_surface_object(a) for a in (a8, a16, s16))).wait()
+    x = np.arange(n)
+    np.testing.assert_array_equal(a8.get(), np.minimum(40 * x[:, None] + np.arange(4), 255))  # saturated
+    f = x.astype(np.float32) * np.float32(0.1)
+    want16 = np.stack([f[:5], -f[:5]], axis=1).astype(np.float16)
+    want16[4] = np.array([f[7], -f[7]], np.float16)  # clamped lanes 4..7 all write texel 4; the last lane wins
+    np.testing.assert_array_equal(a16.get(), want16)
+    wants = np.full((2, 6), 7, np.int16)
+    wants[1] = np.clip(20000 * x[:6] - 50000, -32768, 32767)  # lanes 6, 7 are out of range: dropped
+    np.testing.assert_array_equal(s16.get(), wants)
 
 
 def test_suq_and_misaligned_x(mod: cuda.Module) -> None:

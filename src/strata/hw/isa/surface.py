@@ -1,9 +1,11 @@
-# Source of truth for the surface instructions of the virtual GPU (PTX ISA 9.7.10.x): suld.b, sust.b
-# and suq, on surface objects (a u64 handle naming a SurfaceDescriptor in DeviceMemory.descriptors).
-"""Surface instructions: suld.b (unformatted load), sust.b (unformatted store), suq (query).
+# Source of truth for the surface instructions of the virtual GPU (PTX ISA 9.7.10.x): suld.b, sust.b,
+# sust.p and suq, on surface objects (a u64 handle naming a SurfaceDescriptor in DeviceMemory.descriptors).
+"""Surface instructions: suld.b (unformatted load), sust.b (unformatted store), sust.p (formatted store),
+suq (query).
 
     suld.b.{1d,2d,3d,a1d,a2d}{.cop}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero}  d, [surf, coords];
     sust.b.{1d,2d,3d,a1d,a2d}{.cop}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero}  [surf, coords], c;
+    sust.p.{1d,2d,3d,a1d,a2d}{.cop}{.v2,.v4}.b32{.trap,.clamp,.zero}  [surf, coords], c;  (x in texels)
     suq.{width,height,depth,array_size}.b32  d, [surf];
 
 Coordinates are .s32. The x coordinate of .b accesses is a byte offset into a row (CUDA C++'s
@@ -61,8 +63,10 @@ def _geometry_dims(geom: str) -> tuple[int, str | None, tuple[str, ...]]:
 def _parse_mods(ins: Instruction, ctx: Any) -> tuple[str, int, str, str]:
     """(geometry, vector width, element type, out-of-range mode) of a suld.b / sust.b."""
     mods = ins.mods
-    if not mods or mods[0] != "b":
-        raise ctx.unsupported()  # sust.p (formatted stores) is not modeled
+    if not mods or mods[0] not in ("b", "p"):
+        raise ctx.fail(f"{ins.full_opcode}: expected {ins.opcode}.b or {ins.opcode}.p")
+    if mods[0] == "p" and ins.opcode != "sust":
+        raise ctx.unsupported()  # suld.p (formatted loads) is not in current PTX
     geom = vec_s = elem = mode = None
     vec = 1
     for m in mods[1:]:
@@ -132,7 +136,7 @@ def _extent(r: Resource) -> str:
 
 
 def _addresses(f: Any, m: np.ndarray | None, tgt: _Target, size: int, mode: str, ins: Instruction,
-               access: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+               access: str, x_scale: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(selected lanes, their texel byte addresses, in-range mask or None when all are in range).
 
     Applies the out-of-range mode (.trap raises here) and memcheck."""
@@ -143,7 +147,7 @@ def _addresses(f: Any, m: np.ndarray | None, tgt: _Target, size: int, mode: str,
     y = _lanes(f, m, tgt.y, np.int32)
     z = _lanes(f, m, tgt.slice, np.int32)
     assert handles is not None and x is not None
-    x = x.astype(np.int64)
+    x = x.astype(np.int64) * x_scale  # sust.p: x counts texels, not bytes
     y = np.zeros_like(x) if y is None else y.astype(np.int64)
     z = np.zeros_like(x) if z is None else z.astype(np.int64)
     addr = np.zeros(sel.size, dtype=np.uint64)
@@ -255,8 +259,11 @@ def lower_suld(ins: Instruction, ctx: Any) -> Op:
 
 @lowers("sust")
 def lower_sust(ins: Instruction, ctx: Any) -> Op:
-    """sust.b.{geom}{.vec}.{b8..b64}{.mode} [surf, coords], c: store `vec` elements to a surface."""
+    """sust.b.{geom}{.vec}.{b8..b64}{.mode} [surf, coords], c: store `vec` elements to a surface;
+    sust.p.{geom}{.vec}.b32{.mode}: a formatted store of one texel (see _lower_sust_p)."""
     geom, vec, elem, mode = _parse_mods(ins, ctx)
+    if ins.mods[0] == "p":
+        return _lower_sust_p(ins, ctx, geom, vec, elem, mode)
     if len(ins.operands) != 2:
         raise ctx.fail(f"{ins.full_opcode} takes [surface, coordinates] and a source")
     src_op = ins.operands[1]
@@ -286,6 +293,62 @@ def lower_sust(ins: Instruction, ctx: Any) -> Op:
         _count(f, int(off.size), size, True)
 
     return Op(run, "memory", exact=True)
+
+
+def _lower_sust_p(ins: Instruction, ctx: Any, geom: str, vec: int, elem: str, mode: str) -> Op:
+    """sust.p: the sources are the texel's R, G, B, A as 32-bit values (.f32 for float formats, .u32 / .s32
+    for unsigned / signed ones), converted to the surface's format: floats round to half when the texels
+    are half; integers saturate to the component's range (strata's choice where the ISA only says
+    "converted"). Source elements beyond the texel's channels are ignored; channels beyond the sources are
+    written as 0 (the ISA leaves them unpredictable). x counts texels."""
+    if elem != "b32":
+        raise ctx.fail(f"{ins.full_opcode}: sust.p stores .b32 values")
+    src_op = ins.operands[1] if len(ins.operands) == 2 else None
+    elems = src_op.elems if isinstance(src_op, Vec) else (src_op,)
+    if src_op is None or len(elems) != vec:
+        raise ctx.fail(f"{ins.full_opcode} expects [surface, coordinates] and {vec} source operand(s)")
+    srcs = [ctx.src(e, "b32") for e in elems]
+    tgt = _Target(ins, ctx, ins.operands[0], geom)
+
+    def run(f: Any, m: Any) -> None:
+        n = f.chunk.n
+        handles = np.broadcast_to(np.asarray(f.V[tgt.handle], dtype=np.uint64), (n,))
+        active = np.ones(n, dtype=bool) if m is None else m
+        for h in np.unique(handles[active]).tolist():
+            mh = active & (handles == h)
+            try:
+                fmt = f.chunk.mem.descriptors.surface(int(h)).resource.format
+            except CudaError:
+                lane = int(np.flatnonzero(mh)[0])
+                raise _fault(ins, lane, f"{ins.full_opcode}: {int(h):#x} is not a live surface object",
+                             "cudaErrorIllegalInstruction", 0, 4, "write", "invalid surface object",
+                             "no surface object with that handle") from None
+            size = fmt.texel_bytes
+            sel, addr, ok = _addresses(f, mh, tgt, size, mode, ins, "write", x_scale=size)
+            if sel.size == 0:
+                continue
+            texels = np.zeros((sel.size, fmt.channels), dtype=fmt.dtype)
+            for c in range(min(vec, fmt.channels)):
+                bits = np.broadcast_to(np.asarray(f.V[srcs[c]], dtype=np.uint32), (n,))[sel]
+                texels[:, c] = _convert(bits, np.dtype(fmt.dtype))
+            raw = texels.view(np.uint8).reshape(sel.size, size)
+            off = (addr - np.uint64(GLOBAL_BASE)).astype(np.int64)
+            if ok is not None:
+                raw, off = raw[ok], off[ok]
+            f.chunk.mem.bytes[off[:, None] + np.arange(size)[None, :]] = raw
+            _count(f, int(off.size), size, True)
+
+    return Op(run, "memory", exact=True)
+
+
+def _convert(bits: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """32-bit source values (bits) as components of type `dt` (see _lower_sust_p)."""
+    if dt.kind == "f":
+        return bits.view(np.float32).astype(dt)
+    if dt.kind == "u":
+        return np.minimum(bits, np.iinfo(dt).max).astype(dt)
+    info = np.iinfo(dt)
+    return np.clip(bits.view(np.int32), info.min, info.max).astype(dt)
 
 
 @lowers("suq")
