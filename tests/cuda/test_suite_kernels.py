@@ -2369,3 +2369,12 @@ def test_half_and_bf16_conversions_with_rounding_modes() -> None:
         assert h[i].tolist() == ref, i
         hv = float(np.float16(y))
         assert ints[i].tolist() == [round(hv), math.trunc(hv), math.ceil(abs(hv))], i
+
+
+def test_syncwarp_from_divergent_branches() -> None:
+    x = np.random.default_rng(737).integers(-500, 500, 64).astype(np.int32)
+    _, out = _run(_module("divergent_syncwarp"), "divergent_syncwarp", (1,), (64,), x, np.zeros(64, np.int32))
+    t = np.arange(64)
+    lower = t % 32 < 16
+    ref = np.where(lower, x[np.where(lower, t + 16, 0)] * 3 + 1000, x[np.where(lower, 0, t - 16)] * 2 - 1000)
+    np.testing.assert_array_equal(out, ref)
