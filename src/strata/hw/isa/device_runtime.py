@@ -5,8 +5,8 @@ PTX declares them `.extern .func` and the linker resolves them against the devic
 
 - `malloc` / `free` (device-side `new`/`delete` too): the device heap (`hw/heap.py`).
 - CUDA Dynamic Parallelism, CDP2 (NVRTC with `-rdc=true`; `strata.cuda.compile` adds it when the
-  source has `<<<`): `__cudaCDP2GetParameterBufferV2` (a parameter buffer in device memory for a
-  child launch), `__cudaCDP2LaunchDeviceV2` (the launch), `__cudaCDP2GetLastError`,
+  source has `<<<` or calls the device runtime API): `__cudaCDP2GetParameterBufferV2` (a parameter
+  buffer in device memory for a child launch), `__cudaCDP2LaunchDeviceV2` (the launch), `__cudaCDP2GetLastError`,
   `__cudaCDP2PeekAtLastError`, `__cudaCDP2StreamCreateWithFlags`, `__cudaCDP2StreamDestroy`,
   `__cudaCDP2GetDevice`, `__cudaCDP2DeviceGetAttribute`, `__cudaCDP2Malloc`, `__cudaCDP2Free`.
 
@@ -25,6 +25,9 @@ Limits: nesting depth 24 (cudaErrorLaunchMaxDepthExceeded), cudaLimitDevRuntimeP
 launches recorded and not yet started (default 2048; past it cudaErrorLaunchPendingCountExceeded).
 Errors come back to the kernel as cudaError_t values and the thread's last error, never as faults;
 a fault inside a child stops the whole launch tree and is reported on the parent's stream.
+
+Children run only for launches made through `VirtualGPU.launch` (which runs the tree); `engine.execute`
+called directly runs one grid and drops the launches it recorded.
 """
 
 from __future__ import annotations
