@@ -100,6 +100,26 @@ extern "C" __global__ void bad_config(int* x, int* codes) {
     codes[1] = (int)cudaGetLastError();  // reading it cleared it
 }
 
+struct Affine { float scale; double shift; int stride; };
+
+__global__ void block_sums(const float* x, float* out, Affine f, int n) {
+    extern __shared__ float part[];  // dynamic shared memory sized by the launch
+    int i = (blockIdx.x * blockDim.x + threadIdx.x) * f.stride;
+    part[threadIdx.x] = i < n ? x[i] * f.scale + (float)f.shift : 0.0f;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s /= 2) {
+        if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = part[0];
+}
+
+extern "C" __global__ void launch_sums(const float* x, float* out, int n) {
+    Affine f{2.0f, 0.5, 2};
+    int blocks = (n / 2 + 63) / 64;
+    block_sums<<<blocks, 64, 64 * sizeof(float)>>>(x, out, f, n);
+}
+
 __global__ void write_at(int* x, int i) { x[i] = 1; }
 
 extern "C" __global__ void every_thread(int* x, int n) {
@@ -203,6 +223,18 @@ def test_an_invalid_child_configuration_is_an_error_code(mod: cuda.Module) -> No
     report = mod.get_function("bad_config")(1, 1, (x, codes))
     np.testing.assert_array_equal(codes.get(), [ERR_INVALID_CONFIGURATION, 0])
     assert x.get()[0] == 0 and report.children == []
+
+
+def test_child_with_a_struct_argument_and_dynamic_shared_memory(mod: cuda.Module) -> None:
+    n = 500
+    x = np.random.default_rng(4).standard_normal(n).astype(np.float32)
+    blocks = (n // 2 + 63) // 64
+    out = cuda.zeros(blocks, np.float32)
+    report = mod.get_function("launch_sums")(1, 1, (cuda.to_device(x), out, np.int32(n)))
+    idx = np.arange(blocks * 64) * 2
+    vals = np.where(idx < n, x[np.minimum(idx, n - 1)] * np.float32(2) + np.float32(0.5), 0).astype(np.float32)
+    np.testing.assert_allclose(out.get(), vals.reshape(blocks, 64).sum(axis=1), rtol=1e-5, atol=1e-5)
+    assert report.children[0].shared_mem == 256
 
 
 def test_every_thread_launches_a_child(mod: cuda.Module) -> None:
