@@ -14,8 +14,12 @@ CUDA_ERRORS: dict[str, tuple[int, str | None]] = {
     "cudaErrorInitializationError": (3, "hipErrorNotInitialized"),
     "cudaErrorCudartUnloading": (4, "hipErrorDeinitialized"),
     "cudaErrorInvalidConfiguration": (9, "hipErrorInvalidConfiguration"),
+    "cudaErrorInvalidPitchValue": (12, "hipErrorInvalidPitchValue"),
     "cudaErrorInvalidSymbol": (13, "hipErrorInvalidSymbol"),
+    "cudaErrorInvalidChannelDescriptor": (20, None),
     "cudaErrorInvalidMemcpyDirection": (21, "hipErrorInvalidMemcpyDirection"),
+    "cudaErrorInvalidFilterSetting": (26, None),
+    "cudaErrorInvalidNormSetting": (27, None),
     "cudaErrorInvalidDeviceFunction": (98, "hipErrorInvalidDeviceFunction"),
     "cudaErrorNoDevice": (100, "hipErrorNoDevice"),
     "cudaErrorInvalidDevice": (101, "hipErrorInvalidDevice"),
@@ -51,7 +55,10 @@ CUDA_ERRORS: dict[str, tuple[int, str | None]] = {
 
 
 # HIP has no twin for these (HIPIFY: HIP_UNSUPPORTED); what a HIP program sees for the same event instead.
-HIP_FALLBACK = {"cudaErrorHardwareStackError": "hipErrorLaunchFailure",
+HIP_FALLBACK = {"cudaErrorInvalidChannelDescriptor": "hipErrorInvalidValue",
+                "cudaErrorInvalidFilterSetting": "hipErrorInvalidValue",
+                "cudaErrorInvalidNormSetting": "hipErrorInvalidValue",
+                "cudaErrorHardwareStackError": "hipErrorLaunchFailure",
                 "cudaErrorIllegalInstruction": "hipErrorLaunchFailure",
                 "cudaErrorMisalignedAddress": "hipErrorLaunchFailure", "cudaErrorInvalidPc": "hipErrorLaunchFailure",
                 "cudaErrorNotPermitted": "hipErrorNotSupported"}

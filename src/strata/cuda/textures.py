@@ -244,11 +244,11 @@ def create_texture_object(res: ResourceDesc, tex_desc: TextureDesc | None = None
     hw, dev = _resource(res, op)
     dt = hw.format.dtype
     if td.read_mode == "normalized_float" and dt.kind in "iu" and dt.itemsize == 4:
-        raise CudaError("cudaErrorInvalidValue", f"[{op}] normalized-float reads need 8- or 16-bit integer texels, "
-                        f"not {dt} (cudaErrorInvalidNormSetting)")
+        raise CudaError("cudaErrorInvalidNormSetting", f"[{op}] normalized-float reads need 8- or 16-bit integer "
+                        f"texels, not {dt}")
     if td.filter_mode == "linear" and dt.kind in "iu" and td.read_mode == "element":
-        raise CudaError("cudaErrorInvalidValue", f"[{op}] linear filtering of {dt} texels needs read_mode "
-                        "'normalized_float' (cudaErrorInvalidFilterSetting)")
+        raise CudaError("cudaErrorInvalidFilterSetting", f"[{op}] linear filtering of {dt} texels needs read_mode "
+                        "'normalized_float'")
     desc = TextureDescriptor(hw, td.address_mode, td.filter_mode, td.read_mode, bool(td.normalized_coords),
                              td.border_color, linear=res.type == "linear")
     handle = dev.file.gpu.memory.descriptors.create(desc)

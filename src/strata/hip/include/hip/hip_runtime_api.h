@@ -16,6 +16,7 @@ typedef enum hipError_t {
     hipErrorNotInitialized = 3,
     hipErrorDeinitialized = 4,
     hipErrorInvalidConfiguration = 9,
+    hipErrorInvalidPitchValue = 12,
     hipErrorInvalidSymbol = 13,
     hipErrorInvalidMemcpyDirection = 21,
     hipErrorInvalidDeviceFunction = 98,
