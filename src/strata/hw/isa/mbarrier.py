@@ -499,6 +499,8 @@ def _reschedule(f: Any) -> None:
     rec = st.stalls.get(id(top))
     times = rec[3] + 1 if rec is not None and rec[0] is top and rec[1] == st.epoch and rec[2] == top.pc else 1
     st.stalls[id(top)] = (top, st.epoch, top.pc, times)
+    if len(st.stalls) > 1024:  # records of earlier epochs never count again
+        st.stalls = {k: r for k, r in st.stalls.items() if r[1] == st.epoch}
     roots = _forest(stack)
 
     def stalled(e: Any) -> int:
