@@ -514,3 +514,68 @@ extern "C" __global__ void bump(hipSurfaceObject_t s, int w) {
     # every lane reads its right neighbour (zero past the edge) before any writes: one instruction at a time
     want = np.concatenate([host[:, 1:], np.zeros((H, 1), np.float32)], axis=1) + np.float32(1)
     np.testing.assert_array_equal(arr.get(), want)
+
+
+UNIFORM_PTX = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry uni(.param .u64 s, .param .u64 out, .param .u64 lanes, .param .u32 x, .param .u32 y,
+                    .param .u32 v, .param .u64 t)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<16>;
+    ld.param.u64 %rd1, [s];
+    ld.param.u64 %rd2, [out];
+    ld.param.u64 %rd3, [lanes];
+    ld.param.u32 %r1, [x];
+    ld.param.u32 %r2, [y];
+    ld.param.u32 %r10, [v];
+    ld.param.u64 %rd10, [t];
+    mov.u32 %r3, %tid.x;
+    mul.wide.u32 %rd4, %r3, 16;
+    add.s64 %rd5, %rd3, %rd4;
+    ld.global.u32 %r6, [%rd5];
+    ld.global.u32 %r7, [%rd5+4];
+    ld.global.u64 %rd6, [%rd5+8];
+    suld.b.2d.b32.clamp {%r4}, [%rd1, {%r1, %r2}];
+    suld.b.2d.b32.zero {%r5}, [%rd1, {8, 1}];
+    suld.b.2d.b32.clamp {%r8}, [%rd6, {%r6, %r7}];
+    suq.width.b32 %r9, [%rd1];
+    suq.width.b32 %r11, [%rd6];
+    sust.b.2d.b32.trap [%rd10, {%r1, %r2}], {%r10};
+    sust.p.2d.b32.trap [%rd10, {0, 0}], {%r10};
+    mul.wide.u32 %rd7, %r3, 20;
+    add.s64 %rd8, %rd2, %rd7;
+    st.global.u32 [%rd8], %r4;
+    st.global.u32 [%rd8+4], %r5;
+    st.global.u32 [%rd8+8], %r8;
+    st.global.u32 [%rd8+12], %r9;
+    st.global.u32 [%rd8+16], %r11;
+    ret;
+}
+"""
+
+
+def test_uniform_handles_and_coordinates_match_per_lane_ones() -> None:
+    """suld/sust/suq with the handle and coordinates as kernel parameters and immediates (scalars in the
+    JIT) against the same accesses with per-lane registers loaded from memory (tests/hw/
+    test_uniform_families.py's rule for every registered opcode)."""
+    W, H, lanes = 5, 3, 40
+    img = RNG.integers(0, 1 << 31, (H, W), dtype=np.uint32)
+    a = cuda.malloc_array(_fdesc(np.uint32), W, H, SLS)
+    t = cuda.malloc_array(_fdesc(np.uint32), W, H, SLS)
+    a.set(img)
+    t.set(np.zeros((H, W), np.uint32))
+    s, st = cuda.create_surface_object(a), cuda.create_surface_object(t)
+    x, y = 12, 2  # bytes: texel 3 of row 2
+    per_lane = np.zeros((lanes, 4), np.uint32)
+    per_lane[:, 0], per_lane[:, 1] = x, y
+    per_lane[:, 2:] = np.array([s], np.uint64).view(np.uint32)
+    out = cuda.zeros(lanes * 5, np.uint32)
+    k = cuda.Module.from_ptx(UNIFORM_PTX).get_function("uni")
+    k(1, lanes, (s, out, cuda.to_device(per_lane), np.uint32(x), np.uint32(y), np.uint32(77), st)).wait()
+    got = out.get().reshape(lanes, 5)
+    assert (got == [img[2, 3], img[1, 2], img[2, 3], W, W]).all()  # immediates {8, 1}: byte 8 = texel 2, row 1
+    want_t = np.zeros((H, W), np.uint32)
+    want_t[2, 3] = want_t[0, 0] = 77
+    np.testing.assert_array_equal(t.get(), want_t)

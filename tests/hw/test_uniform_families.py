@@ -407,6 +407,8 @@ NO_VALUE_OPERANDS = {
     "call": "operands are a callee and .param slots (per-lane by construction)",
     "applypriority": "cache hint on an address: see MEMORY_FORMS", "discard": "cache hint on an address",
     "createpolicy": "cache policy descriptor: immediates only",
+    **dict.fromkeys(("suld", "sust", "suq"), "surface handle and coordinates: uniform vs per-lane in "
+                    "tests/cuda/test_arrays_surfaces.py (test_uniform_handles_and_coordinates_match_per_lane_ones)"),
 }
 # memory, atomics and tensor-core ops: their addresses come from kernel parameters (uniform) or global
 # loads (per lane), checked in test_memory_families_with_uniform_addresses
