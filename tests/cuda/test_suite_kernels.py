@@ -2378,3 +2378,8 @@ def test_syncwarp_from_divergent_branches() -> None:
     lower = t % 32 < 16
     ref = np.where(lower, x[np.where(lower, t + 16, 0)] * 3 + 1000, x[np.where(lower, 0, t - 16)] * 2 - 1000)
     np.testing.assert_array_equal(out, ref)
+
+
+def test_shared_memory_16_bit_atomics() -> None:
+    (out,) = _run(_module("shared_atomics16"), "shared_atomics16", (1,), (64,), np.zeros(7, np.float32))
+    np.testing.assert_array_equal(out, [64, 64, 128, 64, 128, 64, 192])  # small integers: exact in 16 bits
