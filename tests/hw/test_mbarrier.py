@@ -95,6 +95,22 @@ extern "C" __global__ void specialized(const float* x, float* y, int k) {
     }
 }
 
+// cuda::memcpy_async by a whole block with a barrier, a size of 4-byte elements the block does not divide:
+// cp.async per element, then cp.async.mbarrier.arrive, then each thread's own arrival; three rounds.
+extern "C" __global__ void group_copy(const float* x, float* y, int n) {
+    __shared__ float tile[200];
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    auto block = cg::this_thread_block();
+    if (block.thread_rank() == 0) init(&bar, block.size());
+    block.sync();
+    for (int r = 0; r < 3; r++) {
+        cuda::memcpy_async(block, tile, x + r * n, sizeof(float) * n, bar);
+        bar.arrive_and_wait();
+        for (int i = threadIdx.x; i < n; i += blockDim.x) y[r * n + i] = tile[n - 1 - i];
+        bar.arrive_and_wait();
+    }
+}
+
 // cuda::memcpy_async of a 16-byte aligned size with a barrier: on sm_90 a cp.async.bulk that signals the
 // barrier's transaction count (expect_tx by the issuing thread, complete_tx by the copy).
 extern "C" __global__ void bulk_tile(const float* x, float* y) {
@@ -409,6 +425,14 @@ def test_memcpy_async_bulk_with_barrier() -> None:
     y = cuda.zeros((2, 256), np.float32)
     _mod().get_function("bulk_tile")(2, 256, (cuda.to_device(x), y))
     np.testing.assert_array_equal(y.get(), x[:, ::-1] * np.float32(3))
+
+
+def test_block_memcpy_async_with_barrier() -> None:
+    n = 200
+    x = RNG.standard_normal((3, n)).astype(np.float32)
+    y = cuda.zeros((3, n), np.float32)
+    _mod().get_function("group_copy")(1, 64, (cuda.to_device(x), y, np.int32(n)))
+    np.testing.assert_array_equal(y.get(), x[:, ::-1])
 
 
 def _word(pend: int, exp: int, tx: int, phase: int, valid: bool = True) -> int:
