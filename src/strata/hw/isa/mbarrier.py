@@ -574,8 +574,9 @@ def _unjoin(chunk: Any, roots: list[_Node], nd: _Node, own: np.ndarray) -> _Node
 def _deadlock(chunk: Any, st: _State) -> None:
     assert st.wait is not None
     ins, lane, off, what = st.wait
-    raise LaneFault(lane, ins, "mbarrier deadlock: every running thread of the launch's blocks here waits on "
-                    "an mbarrier phase that can never complete (too few arrivals or transaction bytes; no "
-                    f"asynchronous copy is pending); this thread waits for {what} of {_describe(chunk, lane, off)}",
+    raise LaneFault(lane, ins, "mbarrier deadlock: the block hangs; every thread still running in it (and in the "
+                    "blocks run alongside it) waits on an mbarrier phase that can never complete (too few "
+                    "arrivals or transaction bytes; no asynchronous copy is pending); this thread waits for "
+                    f"{what} of {_describe(chunk, lane, off)}",
                     "cudaErrorLaunchFailure", reason="mbarrier deadlock", space="shared",
                     address=int(off - chunk.shared_base[lane]))
