@@ -602,3 +602,50 @@ def test_hip_twins_sample_the_same(mod: cuda.Module) -> None:
     hmod.get_function("k")(1, 16, (tex, out))
     np.testing.assert_array_equal(out.get(), data[::-1])
     capi.hipDestroyTextureObject(tex)
+
+
+# --- uniform operands: the same sample whether coordinates are constants, parameters or per lane ---------
+
+UNIFORM_SRC = r"""
+extern "C" __global__ void uniform_coords(cudaTextureObject_t t, float x, float y, float* out) {
+    int i = threadIdx.x;
+    float4 g = tex2Dgather<float4>(t, x, y, 1);
+    out[5 * i] = tex2D<float>(t, x, y);            // parameters: one value for every thread
+    out[5 * i + 1] = tex2D<float>(t, 2.25f, 1.75f);  // immediates
+    out[5 * i + 2] = g.x + g.y + g.z + g.w;
+    int w, h;
+    asm("txq.width.b32 %0, [%1];" : "=r"(w) : "l"(t));
+    asm("txq.height.b32 %0, [%1];" : "=r"(h) : "l"(t));
+    out[5 * i + 3] = (float)w;
+    out[5 * i + 4] = (float)(h + __isGlobal(out));  // istypep is not reachable from C++; keep 5 outputs
+}
+extern "C" __global__ void per_lane_coords(cudaTextureObject_t t, const float* xs, const float* ys, float* out) {
+    int i = threadIdx.x;
+    float4 g = tex2Dgather<float4>(t, xs[i], ys[i], 1);
+    out[3 * i] = tex2D<float>(t, xs[i], ys[i]);
+    out[3 * i + 1] = tex2D<float>(t, xs[32 + i], ys[32 + i]);
+    out[3 * i + 2] = g.x + g.y + g.z + g.w;
+}
+"""
+
+
+def test_uniform_texture_operands_sample_as_per_lane_ones() -> None:
+    # tests/hw/test_uniform_families.py points tex, tld4 and txq here: the texture handle and coordinates
+    # held once for all threads (kernel parameters, immediates) must sample exactly as per-lane values do.
+    mod = cuda.compile(UNIFORM_SRC, name="uniform_coords.cu")
+    h, w = 6, 9
+    img = RNG.uniform(-4, 4, (h, w, 2)).astype(np.float32)
+    buf, pitch = pitched(img, channels=2)
+    tex = cuda.create_texture_object(cuda.ResourceDesc.pitch2d(buf, np.float32, w, h, pitch, channels=2),
+                                     cuda.TextureDesc(filter_mode="linear", address_mode="border"))
+    x, y = np.float32(3.6), np.float32(-0.3)
+    uni = cuda.zeros(5 * 32, np.float32)
+    mod.get_function("uniform_coords")(1, 32, (tex, x, y, uni))
+    xs = np.concatenate([np.full(32, x), np.full(32, 2.25)]).astype(np.float32)
+    ys = np.concatenate([np.full(32, y), np.full(32, 1.75)]).astype(np.float32)
+    lane = cuda.zeros(3 * 32, np.float32)
+    mod.get_function("per_lane_coords")(1, 32, (tex, cuda.to_device(xs), cuda.to_device(ys), lane))
+    u, p = uni.get().reshape(32, 5), lane.get().reshape(32, 3)
+    np.testing.assert_array_equal(u[:, :3], p)
+    assert (u[:, 3] == w).all() and (u[:, 4] == h + 1).all()
+    cuda.destroy_texture_object(tex)
