@@ -553,3 +553,57 @@ def test_no_complete_that_completes_faults(faulting: None) -> None:
 def test_uninitialized_barrier_faults(faulting: None) -> None:
     with pytest.raises(cuda.DeviceFault, match="no initialized mbarrier"):
         _ptx_mod().get_function("no_init")(1, 32, (cuda.zeros(32, np.int32),)).wait()
+
+
+UNIFORM_SRC = r'''
+// The same barrier traffic with the barrier's address and the counts held once for every thread
+// (a shared symbol, immediates) or per thread (loaded from global memory, all equal by construction).
+extern "C" __global__ void traffic(const unsigned* zero, unsigned long long* out, int per_lane) {
+    __shared__ __align__(8) unsigned long long bar;
+    unsigned base = (unsigned)__cvta_generic_to_shared(&bar);
+    unsigned a = per_lane ? base + zero[threadIdx.x] : base;
+    unsigned expected = per_lane ? 64u + zero[threadIdx.x] : 64u;
+    unsigned tx = per_lane ? 32u + zero[threadIdx.x] : 32u;
+    if (threadIdx.x == 0) {
+        if (per_lane) asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(a), "r"(expected));
+        else asm volatile("mbarrier.init.shared.b64 [%0], 64;" :: "r"(a));
+    }
+    __syncthreads();
+    unsigned long long st;
+    if (threadIdx.x == 1) {
+        if (per_lane) asm volatile("mbarrier.expect_tx.shared.b64 [%0], %1;" :: "r"(a), "r"(tx));
+        else asm volatile("mbarrier.expect_tx.shared.b64 [%0], 32;" :: "r"(a));
+    }
+    __syncthreads();
+    if (per_lane) asm volatile("mbarrier.arrive.shared.b64 %0, [%1], %2;" : "=l"(st) : "r"(a), "r"(1u + zero[0]));
+    else asm volatile("mbarrier.arrive.shared.b64 %0, [%1], 1;" : "=l"(st) : "r"(a));
+    unsigned pending;
+    asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(pending) : "l"(st));
+    __syncthreads();
+    if (threadIdx.x == 2) {
+        if (per_lane) asm volatile("mbarrier.complete_tx.shared.b64 [%0], %1;" :: "r"(a), "r"(tx));
+        else asm volatile("mbarrier.complete_tx.shared.b64 [%0], 32;" :: "r"(a));
+    }
+    __syncthreads();
+    unsigned done;
+    asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done) : "r"(a), "r"(0u));
+    out[threadIdx.x] = ((unsigned long long)pending << 32) | (done << 16) | (unsigned)(bar >> 63);
+}
+'''
+
+
+def test_uniform_barrier_operands_act_as_per_lane_ones() -> None:
+    # tests/hw/test_uniform_families.py points mbarrier here: addresses and counts held once for every thread
+    # (a shared symbol, immediates) behave exactly as per-thread registers holding the same values.
+    mod = cuda.compile(UNIFORM_SRC, name="mbarrier_uniform.cu")
+    zero = cuda.zeros(64, np.uint32)
+    uni, lane = cuda.zeros(64, np.uint64), cuda.zeros(64, np.uint64)
+    mod.get_function("traffic")(1, 64, (zero, uni, np.int32(0)))
+    mod.get_function("traffic")(1, 64, (zero, lane, np.int32(1)))
+    got = uni.get()
+    np.testing.assert_array_equal(got, lane.get())
+    # threads arrive in lane order: thread t leaves 63 - t arrivals pending; the phase completes once the
+    # 32 transaction bytes also complete, so every thread sees phase 0 done and the parity bit flipped
+    np.testing.assert_array_equal(got >> np.uint64(32), 63 - np.arange(64))
+    assert ((got >> np.uint64(16)) & np.uint64(1) == 1).all() and (got & np.uint64(1) == 1).all()

@@ -411,6 +411,8 @@ NO_VALUE_OPERANDS = {
                     "tests/cuda/test_arrays_surfaces.py (test_uniform_handles_and_coordinates_match_per_lane_ones)"),
     **dict.fromkeys(("tex", "tld4", "txq", "istypep"), "texture handle and coordinates: uniform vs per-lane in "
                     "tests/cuda/test_textures.py (test_uniform_texture_operands_sample_as_per_lane_ones)"),
+    "mbarrier": "barrier address and counts: uniform vs per-lane in tests/hw/test_mbarrier.py "
+                "(test_uniform_barrier_operands_act_as_per_lane_ones)",
 }
 # memory, atomics and tensor-core ops: their addresses come from kernel parameters (uniform) or global
 # loads (per lane), checked in test_memory_families_with_uniform_addresses
