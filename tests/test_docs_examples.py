@@ -9,7 +9,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ["docs/cuda.md", "docs/runtime.md", "docs/blas.md", "docs/solver.md", "docs/dnn.md", "docs/libs.md",
-         "docs/framework.md", "docs/trace.md", "docs/storage.md"]
+         "docs/framework.md", "docs/trace.md", "docs/storage.md", "docs/faults.md", "docs/textures.md",
+         "docs/device-runtime.md", "docs/cooperative.md", "docs/headers.md", "docs/mbarrier.md"]
 
 
 def examples(page: str) -> list[str]:
