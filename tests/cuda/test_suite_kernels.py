@@ -1719,10 +1719,6 @@ def test_libcudacxx_utilities_match_all_redux_invoke_one() -> None:
     assert elected[0] == 2  # one lane per warp
 
 
-@pytest.mark.xfail(strict=True, raises=cuda.UnsupportedInstruction,
-                   reason="strata: sm_90 vector atomics are not implemented: atomicAdd(float2*, float2) / "
-                   "atomicAdd(float4*, float4) compile to `atom.global.add.v2.f32 {%f, %f}, [%rd], {%f, %f};` "
-                   "(and .v4.f32), which fail at module load")
 def test_vector_atomic_add_float2_float4() -> None:
     v = np.random.default_rng(710).integers(-8, 8, 64).astype(np.float32)
     a2, a4, _ = _run(_module("vector_atomics"), "vector_atomics", (1,), (64,), np.zeros(2, np.float32),
@@ -1877,11 +1873,6 @@ def test_inline_ptx_less_common_instructions() -> None:
         assert o[19] == 1, t
 
 
-@pytest.mark.xfail(strict=True, raises=cuda.DeviceFault,
-                   reason="strata: the sm_90 cluster special registers are not modeled: `mov.u32 %r, "
-                   "%cluster_ctarank;` (and %cluster_nctarank, %clusterid.x, %is_explicit_cluster) faults with "
-                   "cudaErrorIllegalInstruction even in a plain launch, where CUDA reports the implicit 1x1x1 "
-                   "cluster (rank 0 of 1, cluster id = block id)")
 def test_cluster_special_registers_in_a_plain_launch() -> None:
     try:
         (out,) = _run(_module("cluster_regs"), "cluster_regs", (3,), (32,), np.zeros(12, np.uint32))

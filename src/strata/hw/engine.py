@@ -205,7 +205,7 @@ class Chunk:
         if v is None:
             # differ between chunks, or between launches of one block shape (the geometry cache's key)
             if name.startswith(("%ctaid", "%smid", "%clock", "%globaltimer", "%nctaid", "%dynamic_smem_size",
-                                "%envreg")):
+                                "%envreg", "%clusterid", "%nclusterid")):
                 v = self._special_value(name, dtype)
             else:
                 v = self.launch.cached(key, self.nblocks, lambda: self._special_value(name, dtype))
@@ -271,6 +271,14 @@ class Chunk:
             return {"%envreg1": ws >> 32, "%envreg2": ws & 0xFFFFFFFF}.get(base, 0)
         if base in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
             return self.clock(base)
+        # Every sm_90 launch runs in thread-block clusters; without cluster dims each block is its own
+        # implicit 1x1x1 cluster: rank 0 of 1, the cluster grid is the block grid, not an explicit cluster.
+        if base in ("%clusterid", "%nclusterid"):
+            return self._compute_special(name.replace("cluster", "cta", 1))
+        if base in ("%cluster_ctarank", "%cluster_ctaid", "%is_explicit_cluster"):
+            return 0
+        if base in ("%cluster_nctarank", "%cluster_nctaid"):
+            return 1
         raise DeviceFault("cudaErrorIllegalInstruction", f"special register {name} is not modeled")
 
     def clock(self, name: str) -> int:

