@@ -228,5 +228,24 @@ extern "C" __global__ void skip(int* x) {
   cg::this_grid().sync();
   x[blockIdx.x] = 1;
 }""", "skip")
-    with pytest.raises(cuda.LaunchTimeout, match="STRATA_KERNEL_TIMEOUT"):
+    with pytest.raises(cuda.LaunchTimeout, match="STRATA_KERNEL_TIMEOUT") as ei:
         k.launch_cooperative(3, 32, (cuda.zeros(3, np.int32),)).wait()
+    assert "grid sync with 2 of 3 blocks arrived" in str(ei.value)
+
+
+def test_split_arrive_wait_and_cg_sync() -> None:
+    k = _kernel(HEADER + r"""
+extern "C" __global__ void split(int* x, int* out) {
+  cg::grid_group g = cg::this_grid();
+  atomicAdd(x, 1);
+  auto token = g.barrier_arrive();   // CUDA 12.2's split grid barrier
+  g.barrier_wait(std::move(token));
+  out[g.thread_rank()] = x[0];
+  cg::sync(g);
+  atomicAdd(x, 1);
+  g.sync();
+  out[g.size() + g.thread_rank()] = x[0];
+}""", "split")
+    x, out = cuda.zeros(1, np.int32), cuda.zeros(2 * 4 * 64, np.int32)
+    k.launch_cooperative(4, 64, (x, out)).wait()
+    np.testing.assert_array_equal(out.get(), np.repeat([256, 512], 256))

@@ -467,10 +467,23 @@ def _poll(launch: Launch, f: Frame, blk: Any) -> None:
         from strata.hw.isa.mbarrier import hang_note  # NOTE: the ISA's barriers say what a hung block waits on
 
         note = hang_note(f.chunk)
+        if note is None and launch.config.grid_workspace:
+            note = _grid_sync_note(launch)
         raise LaunchTimeout(message=(
             f"kernel {name} ran for {elapsed:.1f} s, past the kernel watchdog of {launch.timeout_s:g} s "
             f"(STRATA_KERNEL_TIMEOUT; 0 turns it off); stopped {where} after {launch.executed:,} "
             "thread-instructions" + (f"; the block hangs: {note}" if note else "")))
+
+
+def _grid_sync_note(launch: Launch) -> str:
+    """How far a cooperative launch's grid barrier got, for the watchdog's report. Each block adds 1 to
+    the word at workspace+4 as it arrives, block 0 adds 0x80000001 - nblocks instead, so its low 31
+    bits count arrivals, less nblocks once block 0 is in."""
+    n = launch.config.num_blocks
+    low = int.from_bytes(launch.mem.read(launch.config.grid_workspace + 4, 4), "little") & 0x7FFFFFFF
+    arrived = low if low < n else n - ((1 << 31) - low)
+    return (f"threads were spinning in cooperative groups' grid sync with {arrived} of {n} blocks arrived (every "
+            "block must reach each this_grid().sync(); one that returned or took another path never will)")
 
 
 def _branch(f: Frame, e: _Entry, b: int, blk: Any, p: np.ndarray) -> None:
