@@ -192,7 +192,9 @@ def _timed_copy_and_kernel(f: Any, mod: cuda.Module) -> tuple[float, np.ndarray]
 def test_streams_and_events_give_identical_results_and_elapsed_times(mod: cuda.Module) -> None:
     ms_cuda, out_cuda = _timed_copy_and_kernel(cuda, mod)
     ms_hip, out_hip = _timed_copy_and_kernel(hip, mod)
-    assert ms_cuda > 0 and ms_hip == ms_cuda  # the modeled timeline does not care which face queued the work
+    # the modeled timeline does not care which face queued the work (up to the rounding of differences of
+    # absolute timeline values, which earlier launches in the process move)
+    assert ms_cuda > 0 and ms_hip == pytest.approx(ms_cuda, rel=1e-9)
     np.testing.assert_array_equal(out_hip, out_cuda)
     np.testing.assert_array_equal(out_hip, 2 * np.linspace(0, 1, 1 << 14, dtype=np.float32) + 1)
 
