@@ -1903,10 +1903,6 @@ def test_device_abi_structs_thunks_tables_small_params() -> None:
     np.testing.assert_array_equal(iout[:, 3], [ord((words[i % 3] + "\0")[i % 4]) for i in t])
 
 
-@pytest.mark.xfail(strict=True, raises=cuda.PTXSyntaxError,
-                   reason="strata: the PTX parser rejects `.global .attribute(.managed) .align 4 .u32 hits;` "
-                   "(a __managed__ variable) with 'a .global variable needs a type'; the .attribute(.managed) "
-                   "state-space attribute is not parsed")
 def test_managed_variables() -> None:
     mod = _module("managed")
     v = np.random.default_rng(716).standard_normal(1000).astype(np.float32)
@@ -2141,10 +2137,6 @@ def test_big_switch_and_irreducible_goto_loop() -> None:
         assert (out[t], out[64 + t], out[128 + t]) == (r, mark, machine(int(v[t]))), t
 
 
-@pytest.mark.xfail(strict=True, raises=cuda.PTXSyntaxError,
-                   reason="strata: the PTX parser rejects jump tables: `ts: .branchtargets L0, L1, L2, L3;` "
-                   "('expected an instruction') so `brx.idx %r, ts;` cannot run (NVRTC lowers the switches tried "
-                   "here to compare trees; brx.idx comes from hand-written PTX and other front ends)")
 def test_brx_idx_jump_table() -> None:
     sel = np.random.default_rng(727).integers(0, 4, 64).astype(np.uint32)
     _, out = _run(_module("brx"), "brx", (1,), (64,), sel, np.zeros(64, np.uint32))
@@ -2212,11 +2204,6 @@ def test_address_space_predicates_and_conversions() -> None:
     np.testing.assert_array_equal(spaces, [1 + 2 + 4 + 8, 0, 1, 1, 0 + 0 + 1])  # thread 0: loc = {0, 0} then +1
 
 
-@pytest.mark.xfail(strict=True, raises=cuda.UnsupportedInstruction,
-                   reason="strata: __grid_constant__ parameters whose address is taken compile to "
-                   "`mov.b64 %rd, grid_constant_param_0; cvta.param.u64 %rd, %rd;` and cvta.param is not "
-                   "implemented (fails at module load); CUTLASS/CuTe pass TMA descriptors and big parameter "
-                   "structs this way")
 def test_grid_constant_parameter_address() -> None:
     table = np.zeros((), np.dtype([("w", np.float32, 64), ("n", np.int32)]))
     rng = np.random.default_rng(731)

@@ -169,3 +169,173 @@ def test_cluster_registers_of_a_plain_3d_launch() -> None:
     for b in range(12):
         x, y, z = b % 3, (b // 3) % 2, b // 6
         assert out[b].tolist() == [x, y, z, *grid, 0, 0, 0, 1, 1, 1, 0, 1, 0], b
+
+
+# -- cvta.param: generic addresses of kernel parameters ---------------------------------------------
+CVTA_PARAM = """.visible .entry k(.param .align 16 .b8 tbl[20], .param .u64 p1)
+{
+    .reg .b32 %r<6>;
+    .reg .b64 %g, %o, %back;
+    .reg .pred %p;
+    mov.b64 %g, tbl;
+    cvta.param.u64 %g, %g;
+    ld.v4.u32 {%r0, %r1, %r2, %r3}, [%g];
+    ld.u32 %r4, [%g+16];
+    isspacep.param %p, %g;
+    selp.u32 %r5, 1, 0, %p;
+    ld.param.u64 %o, [p1];
+    st.global.v4.u32 [%o], {%r0, %r1, %r2, %r3};
+    st.global.v2.u32 [%o+16], {%r4, %r5};
+    isspacep.global %p, %g;
+    selp.u32 %r5, 1, 0, %p;
+    cvta.to.param.u64 %back, %g;
+    ld.param.u32 %r4, [%back+8];
+    st.global.v2.u32 [%o+24], {%r5, %r4};
+    {STORE}
+    ret;
+}"""
+
+
+def test_cvta_param_generic_loads_read_the_parameter_buffer() -> None:
+    tbl = np.random.default_rng(5).integers(0, 2**32, 5, dtype=np.uint64).astype(np.uint32)
+    out = _run_cvta(tbl, "")
+    np.testing.assert_array_equal(out, [*tbl, 1, 0, tbl[2]])  # isspacep.param yes, .global no
+
+
+def _run_cvta(tbl: np.ndarray, store: str) -> np.ndarray:
+    out = cuda.to_device(np.zeros(8, np.uint32))
+    k = cuda.Module.from_ptx(PTX_HEAD + CVTA_PARAM.replace("{STORE}", store)).get_function("k")
+    k((1,), (32,), (tbl.tobytes(), out))
+    return out.get()
+
+
+@pytest.mark.parametrize("store, match", [
+    ("st.u32 [%g+4], %r0;", "read-only"),  # grid constants cannot be written
+    ("ld.u32 %r0, [%g+32];", "parameter buffer is 32 bytes"),  # tbl, padding, p1: 32 bytes
+])
+def test_cvta_param_store_and_overread_fault(store: str, match: str) -> None:
+    try:
+        with pytest.raises(DeviceFault, match=match):
+            _run_cvta(np.zeros(5, np.uint32), store + " st.global.u32 [%o], %r0;")
+            cuda.synchronize()
+    finally:
+        cuda.current_device().reset()
+
+
+# -- .attribute(.managed) variables ------------------------------------------------------------------
+def test_managed_attribute_parses_and_is_checked() -> None:
+    from strata.hw.ptx.parser import parse
+
+    mod = parse(PTX_HEAD + ".global .attribute(.managed) .align 8 .u64 m[2];\n"
+                ".global .attribute(.unified(19, 95)) .f32 u;\n.global .u32 plain;\n")
+    assert [(v.name, v.managed, v.size, v.align) for v in mod.variables] == \
+        [("m", True, 16, 8), ("u", False, 4, 4), ("plain", False, 4, 4)]
+    with pytest.raises(PTXSyntaxError, match="applies to .global"):
+        parse(PTX_HEAD + ".shared .attribute(.managed) .u32 s;\n")
+    with pytest.raises(PTXSyntaxError, match="unknown variable attribute"):
+        parse(PTX_HEAD + ".global .attribute(.pinned) .u32 s;\n")
+
+
+# -- brx.idx jump tables ------------------------------------------------------------------------------
+BRX_LOOP = """.visible .entry k(.param .u64 p0)
+{
+    .reg .b32 %t, %i, %acc, %n, %nb, %sa;
+    .reg .b64 %a, %off;
+    .reg .pred %p, %q;
+    .shared .align 4 .b32 sh[64];
+    mov.u32 %t, %tid.x;
+    mov.u32 %acc, 0;
+    mov.u32 %n, 0;
+    and.b32 %i, %t, 3;
+    setp.lt.u32 %p, %t, 48;
+    ts: .branchtargets A, B, C, A;
+LOOP:
+    @%p brx.idx.uni %i, ts;
+    add.u32 %acc, %acc, 1000;
+    bra.uni JOIN;
+A:  add.u32 %acc, %acc, 1;
+    bra.uni JOIN;
+B:  add.u32 %acc, %acc, 20;
+    bra.uni JOIN;
+C:  add.u32 %acc, %acc, 300;
+JOIN:
+    add.u32 %n, %n, 1;
+    add.u32 %i, %i, 1;
+    and.b32 %i, %i, 3;
+    setp.lt.u32 %q, %n, 3;
+    @%q bra LOOP;
+    mov.u32 %sa, sh;
+    shl.b32 %nb, %t, 2;
+    add.u32 %sa, %sa, %nb;
+    st.shared.u32 [%sa], %acc;
+    bar.sync 0;
+    mov.u32 %sa, sh;
+    xor.b32 %nb, %t, 1;
+    shl.b32 %nb, %nb, 2;
+    add.u32 %sa, %sa, %nb;
+    ld.shared.u32 %nb, [%sa];
+    ld.param.u64 %a, [p0];
+    mul.wide.u32 %off, %t, 8;
+    add.s64 %a, %a, %off;
+    st.global.v2.u32 [%a], {%acc, %nb};
+    ret;
+}"""
+
+
+def _brx_oracle(t: int) -> int:
+    acc = 0
+    for n in range(3):
+        acc += {0: 1, 1: 20, 2: 300, 3: 1}[((t & 3) + n) & 3] if t < 48 else 1000
+    return acc
+
+
+def test_brx_idx_divergent_lanes_in_a_loop_reconverge_before_a_barrier() -> None:
+    """Per-lane targets (one label twice in the table), guard-false lanes falling through, three trips
+    round a loop; all lanes meet again at the join and pass bar.sync together."""
+    (out,) = _launch(BRX_LOOP, 1, 64, np.zeros((64, 2), np.uint32))
+    want = np.array([_brx_oracle(t) for t in range(64)])
+    np.testing.assert_array_equal(out[:, 0], want)
+    np.testing.assert_array_equal(out[:, 1], want[np.arange(64) ^ 1])
+
+
+BRX_EXIT = """.visible .entry k(.param .u64 p0)
+{
+    .reg .b32 %t, %i, %v;
+    .reg .b64 %a, %off;
+    mov.u32 %t, %tid.x;
+    rem.u32 %i, %t, 3;
+    ld.param.u64 %a, [p0];
+    mul.wide.u32 %off, %t, 4;
+    add.s64 %a, %a, %off;
+    tbl: .branchtargets L0, OUT, L2;
+    brx.idx %i, tbl;
+L0: mov.u32 %v, 7;
+    bra.uni J;
+L2: mov.u32 %v, 9;
+J:  bar.sync 0;
+    st.global.u32 [%a], %v;
+OUT:
+    ret;
+}"""
+
+
+def test_brx_idx_to_a_return_leaves_and_the_rest_pass_a_barrier() -> None:
+    (out,) = _launch(BRX_EXIT, 1, 96, np.full(96, 5, np.uint32))
+    np.testing.assert_array_equal(out, np.array([7, 5, 9])[np.arange(96) % 3])
+
+
+def test_brx_idx_out_of_range_faults() -> None:
+    text = BRX_EXIT.replace("rem.u32 %i, %t, 3;", "rem.u32 %i, %t, 5;")
+    with pytest.raises(DeviceFault, match="cudaErrorIllegalInstruction") as info:
+        _faulting(text, np.zeros(32, np.uint32))
+    assert "index 3 is outside the 3-entry jump table tbl" in str(info.value)
+    assert info.value.report["thread"] == (3, 0, 0)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (("brx.idx %i, tbl;", "brx.idx %i, nope;"), "needs a `.branchtargets` label"),
+    (("L0, OUT, L2;", "L0, OUT, L9;"), "undefined label 'L9'"),
+])
+def test_brx_idx_bad_tables_fail_at_load(edit: tuple[str, str], match: str) -> None:
+    with pytest.raises(PTXSyntaxError, match=match):
+        cuda.Module.from_ptx(PTX_HEAD + BRX_EXIT.replace(*edit))

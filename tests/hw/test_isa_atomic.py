@@ -375,7 +375,7 @@ def test_misaligned_atomic_faults() -> None:
 
 @pytest.mark.parametrize("line", [
     "atom.global.min.f32 %f2, [%rd1], %f1;",
-    "atom.global.v2.f32.add {%f2, %f3}, [%rd1], {%f1, %f1};",
+    "atom.global.max.v2.f32 {%f2, %f3}, [%rd1], {%f1, %f1};",  # vector f32 atomics only add
     "atom.global.inc.u64 %rd2, [%rd1], %rd1;",
     "red.global.cas.b32 [%rd1], %r1, %r1;",
     "atom.shared::cluster.add.u32 %r2, [%rd1], %r1;",

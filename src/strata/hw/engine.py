@@ -426,6 +426,9 @@ def run_frame(f: Frame, mask: np.ndarray | None) -> None:
                     continue
                 _branch(f, e, b, blk, V[g])
                 continue
+            if term == "brx":
+                _jump(f, e, b, blk)
+                continue
             # ret / exit
             if g < 0:
                 lanes = m
@@ -530,6 +533,65 @@ def _branch(f: Frame, e: _Entry, b: int, blk: Any, p: np.ndarray) -> None:
         stack.append(_Entry(b + 1, not_taken, r, False, e.tc - tcount, int(np.count_nonzero(nw))))
     if blk.target != r:
         stack.append(_Entry(blk.target, taken, r, False, tcount, int(np.count_nonzero(tw))))
+
+
+def _jump(f: Frame, e: _Entry, b: int, blk: Any) -> None:
+    """`brx.idx`: a multi-way branch. Lanes split by destination (isa/control.jump_table); each group
+    runs on its own stack entry until the block's immediate post-dominator, where they all reconverge."""
+    chunk = f.chunk
+    m = e.mask
+    dest = blk.jump(f, m)
+    counters = chunk.launch.counters
+    counters.branches += e.wc
+    live = dest if m is None else dest[m]
+    first = int(live[0])
+    if (live == first).all():
+        e.pc = first
+        if first <= b and len(f.stack) > 1:
+            _spin(f.stack, e)
+        return
+    blocks = f.jf.blocks
+    groups = []
+    for d in np.unique(live).tolist():
+        lanes = dest == d if m is None else m & (dest == d)
+        if d != EXIT and d < len(blocks) and blocks[d].pure_exit:  # leave now (see _branch)
+            if blocks[d].term == "exit" or f.jf.fn.is_entry:
+                _exit_lanes(chunk, lanes)
+            else:
+                f.remove_lanes(lanes)
+            continue
+        groups.append((d, lanes, lanes.reshape(-1, 32).any(axis=1)))
+    if not groups:  # every lane left
+        return
+    warps = sum(w.astype(np.int64) for _, _, w in groups)
+    counters.divergent_branches += int(np.count_nonzero(np.asarray(warps) > 1))
+    if len(groups) == 1:
+        e.pc = groups[0][0]
+        return
+    r = _common_post_dominator(blocks, [d for d, _, _ in groups])  # blk.ipdom unless some lanes left
+    stack = f.stack
+    if e.rpc == r:
+        stack.pop()
+    else:
+        e.pc = r
+    for d, lanes, w in reversed(groups):  # the lowest target runs first
+        if d != r:
+            stack.append(_Entry(d, lanes, r, False, int(np.count_nonzero(lanes)), int(np.count_nonzero(w))))
+
+
+def _common_post_dominator(blocks: list[Any], dests: list[int]) -> int:
+    """The first block every one of `dests` must pass through: where lanes sent to them reconverge."""
+    def chain(d: int) -> list[int]:
+        out = []
+        while d != EXIT and d not in out:
+            out.append(d)
+            d = blocks[d].ipdom
+        return [*out, EXIT]
+
+    common = set(chain(dests[0]))
+    for d in dests[1:]:
+        common &= set(chain(d))
+    return next(x for x in chain(dests[0]) if x in common)
 
 
 def _spin(stack: list[_Entry], e: _Entry) -> None:

@@ -87,6 +87,9 @@ class Block:
     flops: dict[str, int] = field(default_factory=dict)
     n_instructions: int = 0
     lines: list[int] = field(default_factory=list)
+    # 'brx': the blocks lanes may jump to, and (frame, mask) -> each lane's next block (isa/control.jump_table)
+    targets: tuple[int, ...] = ()
+    jump: Callable[[Any, Any], np.ndarray] | None = None
 
     @property
     def pure_exit(self) -> bool:
@@ -489,7 +492,8 @@ def _dominating_definitions(fn: Function, blocks: list[Block], starts: list[int]
 def _terminator(ctx: LoweringContext, blk: Block, ins: Instruction, fn: Function,
                 block_of: dict[int, int]) -> None:
     if ins.opcode == "brx":
-        raise ctx.unsupported()
+        _jump_table(ctx, blk, ins, fn, block_of)
+        return
     blk.term = ins.opcode
     if ins.opcode == "bra":
         if len(ins.operands) != 1 or not isinstance(ins.operands[0], Sym):
@@ -501,6 +505,25 @@ def _terminator(ctx: LoweringContext, blk: Block, ins: Instruction, fn: Function
         blk.target = block_of.get(idx, EXIT)
     if ins.guard is not None:
         blk.guard, blk.guard_neg = ctx.pred(ins.guard)
+
+
+def _jump_table(ctx: LoweringContext, blk: Block, ins: Instruction, fn: Function, block_of: dict[int, int]) -> None:
+    """`brx.idx %i, ts;` ends a block with one successor per `.branchtargets` label (and the next block
+    when guarded); reconvergence is the ipdom of all of them, as for any branch."""
+    from strata.hw.isa.control import jump_table
+
+    table = ins.operands[1].name if len(ins.operands) == 2 and isinstance(ins.operands[1], Sym) else ""
+    labels = fn.branch_targets.get(table)
+    if labels is None:
+        raise ctx.fail(f"{ins.full_opcode} needs a `.branchtargets` label declared in {fn.name}, got {table!r}")
+    for label in labels:
+        if label not in fn.labels:
+            raise ctx.fail(f"jump table {table} names undefined label {label!r}")
+    targets = [block_of.get(fn.labels[label], EXIT) for label in labels]
+    nxt = ctx.block_index + 1 if ctx.block_index + 1 < len(block_of) else EXIT
+    blk.term = "brx"
+    blk.jump = jump_table(ins, ctx, table, targets, nxt)
+    blk.targets = tuple(dict.fromkeys([*targets, *([nxt] if ins.guard is not None else [])]))
 
 
 def _trace_instructions() -> bool:
@@ -566,6 +589,8 @@ def _successors(blocks: list[Block], b: int) -> list[int]:
         return [blk.target, nxt] if blk.guard >= 0 else [blk.target]
     if blk.term in ("ret", "exit"):
         return [EXIT, nxt] if blk.guard >= 0 else [EXIT]
+    if blk.term == "brx":
+        return list(blk.targets)
     return [nxt]
 
 

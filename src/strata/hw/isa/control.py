@@ -294,6 +294,42 @@ def _bar_red(ins: Any, ctx: Any, flags: list[str], types: list[str]) -> Op:
     return Op(run, "sync", exact=True)
 
 
+def jump_table(ins: Any, ctx: Any, table: str, targets: Sequence[int], fallthrough: int) -> Any:
+    """`@p brx.idx{.uni} %i, ts;`: a function of (frame, mask) giving each lane's next basic block, block
+    `targets[%i]` (the labels of `ts: .branchtargets ...`), or `fallthrough` where the guard is false. The
+    engine splits the lanes by destination like a multi-way branch. An index past the table is undefined
+    behaviour in PTX; here it stops the launch with cudaErrorIllegalInstruction."""
+    flags, types = split_mods(ins.mods)
+    if "idx" not in flags or types or any(x not in ("idx", "uni") for x in flags):
+        raise ctx.unsupported()
+    if len(ins.operands) != 2 or not isinstance(ins.operands[1], Sym):
+        raise ctx.fail(f"{ins.full_opcode} takes an index and a .branchtargets label")
+    index = ctx.src(ins.operands[0], "u32")
+    guard = ctx.pred(ins.guard) if ins.guard is not None else None
+    k = len(targets)
+    dest_of = np.array([*targets, fallthrough], dtype=np.int64)
+
+    def dest(f: Any, m: Any) -> np.ndarray:
+        V = f.V
+        i = np.broadcast_to(np.asarray(V[index], dtype=np.int64), (f.chunk.n,))
+        bad = i >= k
+        if guard is not None:
+            g = V[guard[0]]
+            go = np.broadcast_to(~g if guard[1] else g, i.shape)
+            bad = bad & go
+            i = np.where(go, i, k)
+        if m is not None:
+            bad = bad & m
+        if bad.any():
+            lane = int(np.flatnonzero(bad)[0])
+            raise LaneFault(lane, ins, f"brx.idx index {int(i[lane])} is outside the {k}-entry jump table {table} "
+                            "(undefined behaviour in PTX)", "cudaErrorIllegalInstruction",
+                            reason="brx.idx index out of range")
+        return dest_of[np.minimum(i, k)]
+
+    return dest
+
+
 @lowers("membar", "fence", "nop", "pmevent", "griddepcontrol", "setmaxnreg", "nanosleep")
 def lower_noop(ins: Any, ctx: Any) -> Op:
     # The engine runs a chunk in lockstep: every store is visible before the next instruction, so

@@ -190,11 +190,11 @@ class Addresser:
 
     def _generic(self, f: Any, sel: np.ndarray | None, a: np.ndarray) -> list[Access]:
         lo, hi = int(a.min()), int(a.max())
-        if lo >= GLOBAL_BASE and hi < LOCAL_WINDOW:
+        if lo >= GLOBAL_BASE and hi < PARAM_WINDOW:
             return [self._one(f, "global", sel, a)]
         out = []
         lanes = np.arange(a.size) if sel is None else sel
-        windows = (("shared", SHARED_WINDOW), ("local", LOCAL_WINDOW))
+        windows = (("shared", SHARED_WINDOW), ("local", LOCAL_WINDOW), ("param", PARAM_WINDOW))
         rest = np.ones(a.size, dtype=bool)
         for space, base in windows:
             inside = (a >= _U64(base)) & (a < _U64(base + WINDOW_SIZE))
@@ -279,6 +279,16 @@ class Addresser:
             lanes = np.arange(chunk.n) if sel is None else sel
             return Access("local", sel, chunk.local.reshape(-1) if chunk.local is not None else None,
                           off + lanes * cap)
+        if space == "param":  # a generic address of a kernel parameter (cvta.param, __grid_constant__)
+            params = chunk.launch.config.params
+            if self.access != "read":
+                raise self._fault(f, sel, 0, int(a[0]) + PARAM_WINDOW, "kernel parameters are read-only "
+                                  "(a __grid_constant__ parameter cannot be written)", "kernel parameter buffer",
+                                  space="param")
+            off = self._window(f, sel, a, len(params), "param")
+            buf = np.zeros(-(-len(params) // 16) * 16 or 16, dtype=np.uint8)  # whole elements for typed views
+            buf[:len(params)] = np.frombuffer(params, dtype=np.uint8)
+            return Access("param", sel, buf, off)
         raise AssertionError(space)
 
     def _window(self, f: Any, sel: np.ndarray | None, a: np.ndarray, limit: int, space: str) -> np.ndarray:
@@ -292,8 +302,9 @@ class Addresser:
         if int(a.max()) + size > limit:
             # compare without `a + size`, which wraps for addresses near 2^64 (a negative 64-bit offset)
             i = int(np.flatnonzero(a > _U64(limit - size))[0]) if limit >= size else 0
-            what = f"the block's shared memory is {limit} bytes" if space == "shared" else \
-                f"the thread's local memory is {limit} bytes"
+            what = {"shared": f"the block's shared memory is {limit} bytes",
+                    "param": f"the kernel's parameter buffer is {limit} bytes"}.get(
+                        space, f"the thread's local memory is {limit} bytes")
             raise self._fault(f, sel, i, int(a[i]), f"out of bounds ({what})", what, space=space)
         return a.view(np.int64)
 
@@ -559,7 +570,7 @@ def lower_ld(ins: Any, ctx: Any) -> Op:
                 count_global(f, acc, size * vec, False)
             elif acc.space == "shared":
                 count_shared(f, acc, size * vec, False)
-            else:
+            elif acc.space == "local":  # (a kernel parameter read through a generic address is a constant-bank read)
                 f.chunk.launch.counters.local_bytes += acc.lanes * size * vec
 
     return Op(run, "memory", exact=True)
@@ -735,14 +746,16 @@ def lower_cvta(ins: Any, ctx: Any) -> Op:
         raise ctx.fail(f"bad {ins.full_opcode}")
     space, t = spaces[0], types[0]
     base = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW}.get(space, 0)
+    if space == "param" and not ctx.fn.is_entry:
+        raise ctx.unsupported(f"{ins.full_opcode} in a device function")  # its .param are per-call slots
     d = ctx.dst(ins.operands[0], t)
     a = ctx.src(ins.operands[1], t)
     wide = np.dtype(DTYPES[t]).type
     delta = wide(base & (2 ** (8 * np.dtype(DTYPES[t]).itemsize) - 1))
-    if space == "param":
-        raise ctx.unsupported()
 
-    if not delta:  # global and const generic addresses are the addresses themselves
+    # global and const generic addresses are the addresses themselves, and so are a kernel parameter's:
+    # `mov.b64 %rd, k_param_0` already gives PARAM_WINDOW + its offset, which generic loads read
+    if not delta:
         def run_copy(f: Any, m: Any) -> None:
             V = f.V
             write(V[d], V[a], m)
@@ -763,7 +776,8 @@ def lower_isspacep(ins: Any, ctx: Any) -> Op:
     space = flags[0] if flags else ""
     ranges = {"shared": (SHARED_WINDOW, SHARED_WINDOW + WINDOW_SIZE),
               "local": (LOCAL_WINDOW, LOCAL_WINDOW + WINDOW_SIZE),
-              "global": (GLOBAL_BASE, LOCAL_WINDOW), "const": (GLOBAL_BASE, LOCAL_WINDOW)}
+              "param": (PARAM_WINDOW, PARAM_WINDOW + WINDOW_SIZE),
+              "global": (GLOBAL_BASE, PARAM_WINDOW), "const": (GLOBAL_BASE, PARAM_WINDOW)}
     if space not in ranges:
         raise ctx.unsupported()
     lo, hi = (_U64(x) for x in ranges[space])

@@ -117,6 +117,7 @@ class VarDecl:
     line: int = 0
     # (offset in init, symbol) for initializers that hold addresses of other variables
     relocs: tuple[tuple[int, str, int], ...] = ()
+    managed: bool = False  # `.attribute(.managed)`: a __managed__ variable (global memory the host sees too)
 
 
 @dataclass
@@ -147,6 +148,7 @@ class Function:
     line: int = 0
     has_body: bool = True
     prototypes: set[str] = field(default_factory=set)  # `.callprototype` labels for indirect calls
+    branch_targets: dict[str, tuple[str, ...]] = field(default_factory=dict)  # `ts: .branchtargets L0, L1;`
 
 
 @dataclass

@@ -315,9 +315,12 @@ class _Parser:
         if space not in SPACES:
             raise self.error(f"unknown state space .{space}")
         align, vec, vtype = 0, 1, ""
+        managed = False
         while self.peek().kind == "directive":
             d = self.next().text
-            if d == ".align":
+            if d == ".attribute" and self.peek().text == "(":
+                managed |= self.var_attributes(space)
+            elif d == ".align":
                 tok = self.peek()
                 align = self.positive_int("alignment", 1 << 32)
                 if align & (align - 1):
@@ -360,11 +363,33 @@ class _Parser:
             limit = {"param": MAX_PARAM_BYTES, "local": MAX_LOCAL_BYTES}.get(space)
             if limit is not None and size > limit:
                 raise self.error(f".{space} variable {name!r} of {size} bytes exceeds the limit of {limit}")
-            out.append(VarDecl(space, name, vtype, size, align or elem, init, extern, line, relocs))
+            out.append(VarDecl(space, name, vtype, size, align or elem, init, extern, line, relocs, managed))
             if not self.accept(","):
                 break
         self.expect(";")
         return out
+
+    def var_attributes(self, space: str) -> bool:
+        """`.attribute(.managed)` or `.attribute(.unified(uuid1, uuid2))` of a .global variable; True
+        when it is managed."""
+        self.expect("(")
+        managed = False
+        while True:
+            tok = self.next()
+            if tok.text == ".managed":
+                managed = True
+            elif tok.text == ".unified":
+                if self.accept("("):
+                    self.skip_past(")")
+            else:
+                raise self.error(f"unknown variable attribute {tok.text!r} (expected .managed or .unified)", tok)
+            if not self.accept(","):
+                break
+        self.expect(")")
+        if space != "global":
+            raise self.error(f".attribute({'.managed' if managed else '.unified'}) applies to .global variables, "
+                             f"not .{space}")
+        return managed
 
     def initializer(self, vtype: str, vec: int) -> tuple[bytes, tuple[tuple[int, str, int], ...], int]:
         values: list[Operand] = []
@@ -564,6 +589,17 @@ class _Parser:
                 self.next()
                 self.skip_past(";")  # a call signature for indirect calls; no code
                 fn.prototypes.add(t.text)
+            elif t.kind == "word" and self.peek(1).text == ":" and self.peek(2).text == ".branchtargets":
+                self.next()
+                self.next()
+                self.next()
+                if t.text in fn.branch_targets or t.text in fn.labels:
+                    raise self.error(f"label {t.text!r} defined twice", t)
+                targets = [self.expect_name().text]  # a jump table for brx.idx; the jit checks the labels
+                while self.accept(","):
+                    targets.append(self.expect_name().text)
+                self.expect(";")
+                fn.branch_targets[t.text] = tuple(targets)
             elif t.kind == "word" and self.peek(1).text == ":":
                 self.next()
                 self.next()
