@@ -1377,10 +1377,6 @@ def test_clock64_timing_idiom() -> None:
     assert (timer[4:] > timer[:4]).all()  # a block's work takes at least one cycle
 
 
-@pytest.mark.xfail(strict=True, reason="strata: %clock64 only advances at branch boundaries (the engine's "
-                   "executed-instruction count feeds it per basic block), so two `mov.u64 %rd, %clock64` reads "
-                   "separated by straight-line code (ld.global, nanosleep.u32, bar.sync) return the same value; "
-                   "real SMs count every cycle, so the difference is > 0")
 def test_clock64_straight_line_latency() -> None:
     chain = np.arange(32, dtype=np.int32)[::-1].copy()
     _, sink, cycles = _run(_module("clock"), "load_latency", (1,), (32,), chain, np.zeros(32, np.int32),

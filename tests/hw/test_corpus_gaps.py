@@ -339,3 +339,42 @@ def test_brx_idx_out_of_range_faults() -> None:
 def test_brx_idx_bad_tables_fail_at_load(edit: tuple[str, str], match: str) -> None:
     with pytest.raises(PTXSyntaxError, match=match):
         cuda.Module.from_ptx(PTX_HEAD + BRX_EXIT.replace(*edit))
+
+
+# -- %clock64 inside one basic block, and __nanosleep ------------------------------------------------
+CLOCK = """.visible .entry k(.param .u64 p0)
+{
+    .reg .b32 %t, %x, %ns;
+    .reg .b64 %c<4>, %a, %off;
+    mov.u32 %t, %tid.x;
+    shl.b32 %ns, %t, 4;
+    mov.u64 %c0, %clock64;
+    add.u32 %x, %t, 1;
+    mul.lo.u32 %x, %x, 3;
+    mov.u64 %c1, %clock64;
+    nanosleep.u32 %ns;
+    mov.u64 %c2, %clock64;
+    nanosleep.u32 1000;
+    mov.u64 %c3, %clock64;
+    ld.param.u64 %a, [p0];
+    mul.wide.u32 %off, %t, 32;
+    add.s64 %a, %a, %off;
+    st.global.v2.u64 [%a], {%c0, %c1};
+    st.global.v2.u64 [%a+16], {%c2, %c3};
+    ret;
+}"""
+
+
+@pytest.mark.parametrize("threads", [32, 64])
+def test_clock64_advances_within_a_basic_block_and_over_nanosleep(threads: int) -> None:
+    """Modeled cycles: each warp-instruction issued before the read (the reads sit in one basic block),
+    and nanosleep's ns (the longest of the warp's lanes) at the catalogue's clock."""
+    (c,) = _launch(CLOCK, 1, threads, np.zeros((threads, 4), np.int64))
+    mhz = cuda.current_device().file.gpu.spec.clock_mhz
+    warps = threads // 32
+    assert (c == c[0]).all()  # the block's lanes run in lockstep here
+    c0, c1, c2, c3 = (int(v) for v in c[0])
+    assert c0 > 0
+    assert c1 - c0 == 3 * warps  # mov, add, mul issued in between
+    assert c2 - c1 == 2 * warps + int(16 * (threads - 1) * mhz) // 1000  # mov, nanosleep; the longest sleep
+    assert c3 - c2 == 2 * warps + int(1000 * mhz) // 1000

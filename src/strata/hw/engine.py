@@ -114,6 +114,9 @@ class Launch:
     chunk_lanes: int
     counters: Counters = field(default_factory=Counters)
     executed: int = 0
+    # the modeled SM clock (%clock/%clock64): one cycle per warp-instruction issued, plus __nanosleep time
+    cycles: int = 0
+    clock_mhz: float = 1980.0  # the catalogue's clock, which converts nanosleep's ns to cycles
     acc: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict)
     start_ns: int = 0
     timeout_s: float = 0.0  # the wall-clock watchdog (STRATA_KERNEL_TIMEOUT); 0 = off
@@ -281,10 +284,13 @@ class Chunk:
             return 1
         raise DeviceFault("cudaErrorIllegalInstruction", f"special register {name} is not modeled")
 
-    def clock(self, name: str) -> int:
-        """A monotonic counter: modeled cycles as instructions issued so far (clock), or ns."""
+    def clock(self, name: str, issued: int = 0) -> int:
+        """A monotonic counter: modeled cycles (clock), or ns (globaltimer). Cycles are the warp-instructions
+        the launch issued before the current basic block, plus the `issued` ones of this block before the
+        read, plus the time __nanosleep slept; deterministic, and never decreasing along a thread."""
         if name in ("%clock", "%clock64"):
-            return self.launch.executed // 32 + 1
+            c = self.launch.cycles + issued + 1
+            return c & 0xFFFFFFFF if name == "%clock" else c & 0x7FFFFFFFFFFFFFFF
         ns = time.perf_counter_ns() - self.launch.start_ns
         if name == "%globaltimer_hi":
             return ns >> 32
@@ -412,6 +418,7 @@ def run_frame(f: Frame, mask: np.ndarray | None) -> None:
             acc_t[b] += e.tc
             acc_w[b] += e.wc
             launch.executed += blk.n_instructions * e.tc
+            launch.cycles += blk.n_instructions * e.wc
             launch.polls -= 1
             if launch.polls <= 0 or launch.executed > budget:
                 _poll(launch, f, blk)
@@ -619,7 +626,7 @@ def _exit_lanes(chunk: Chunk, lanes: np.ndarray) -> None:
 def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: DeviceMemory, *,
             sm_count: int, budget: int, chunk_lanes: int, timeout_s: float = 0.0,
             stack_bytes: int = DEFAULT_STACK_BYTES, control: LaunchControl | None = None,
-            runtime: Any = None) -> LaunchResult:
+            runtime: Any = None, clock_mhz: float = 1980.0) -> LaunchResult:
     """Run one kernel launch to completion on the virtual GPU.
 
     `budget` caps thread-instructions (0 = no cap); `timeout_s` is the wall-clock watchdog (0 = off);
@@ -633,7 +640,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                         f"[launch {kernel_name}] {jf.local_size:,} bytes of local memory per thread; the limit is "
                         f"{MAX_LOCAL_BYTES:,} (512 KiB)")
     launch = Launch(program, jf, config, mem, sm_count, budget, chunk_lanes, timeout_s=timeout_s,
-                    stack_bytes=stack_bytes, control=control, runtime=runtime)
+                    stack_bytes=stack_bytes, control=control, runtime=runtime, clock_mhz=clock_mhz)
     launch.start_ns = time.perf_counter_ns()
     launch.start_s = time.monotonic()
     if control is not None:

@@ -62,7 +62,7 @@ class VirtualGPU:
         def run(name: str, cfg: LaunchConfig, rt: GridRuntime) -> LaunchResult:
             return execute(program, name, cfg, self.memory, sm_count=self.spec.sm_count,
                            budget=s.launch_budget, chunk_lanes=s.chunk_lanes, timeout_s=s.kernel_timeout,
-                           stack_bytes=stack_bytes, control=control, runtime=rt)
+                           stack_bytes=stack_bytes, control=control, runtime=rt, clock_mhz=self.spec.clock_mhz)
 
         with trace.span("L0", "execute", kernel=kernel, threads=launch.num_blocks * launch.threads_per_block) as ev:
             rt = self.runtime.grid()

@@ -122,6 +122,7 @@ class LoweringContext:
 
     def __init__(self, program: Program, fn: Function) -> None:
         self.block_index = 0
+        self.block_pos = 0  # the current instruction's position in its basic block
         self.last_write: dict[str, int] = {}
         self.program = program
         self.fn = fn
@@ -402,6 +403,7 @@ def lower_function(program: Program, fn: Function) -> JitFunction:
         ctx.last_write = {}
         for pos, ins in enumerate(body[s:end]):
             ctx.ins = ins
+            ctx.block_pos = pos
             blk.lines.append(ins.line)
             if ins.opcode in TERMINATORS:
                 _terminator(ctx, blk, ins, fn, block_of)

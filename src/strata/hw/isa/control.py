@@ -330,7 +330,28 @@ def jump_table(ins: Any, ctx: Any, table: str, targets: Sequence[int], fallthrou
     return dest
 
 
-@lowers("membar", "fence", "nop", "pmevent", "griddepcontrol", "setmaxnreg", "nanosleep")
+@lowers("nanosleep")
+def lower_nanosleep(ins: Any, ctx: Any) -> Op:
+    """`nanosleep.u32 t`: the warp sleeps about t ns (PTX allows [0, 2t]); modeled as exactly the longest
+    t of its active lanes, converted to cycles at the device clock, so %clock64 reads after it advance."""
+    if len(ins.operands) != 1:
+        raise ctx.fail(f"{ins.full_opcode} takes one operand")
+    t = ctx.src(ins.operands[0], "u32")
+
+    def run(f: Any, m: Any) -> None:
+        v = f.V[t]
+        if isinstance(v, np.ndarray):
+            v = v if m is None else v[m]
+            if not v.size:
+                return
+            v = v.max()
+        launch = f.chunk.launch
+        launch.cycles += int(int(v) * launch.clock_mhz) // 1000
+
+    return Op(run, "sync", exact=True)
+
+
+@lowers("membar", "fence", "nop", "pmevent", "griddepcontrol", "setmaxnreg")
 def lower_noop(ins: Any, ctx: Any) -> Op:
     # The engine runs a chunk in lockstep: every store is visible before the next instruction, so
     # fences order nothing further.

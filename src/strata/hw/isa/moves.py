@@ -31,9 +31,11 @@ def lower_mov(ins: Any, ctx: Any) -> Op:
     d = ctx.dst(dst_op, t)
     if isinstance(src_op, Reg) and src_op.name in DYNAMIC_SPECIALS:
         name = src_op.name
+        pos = getattr(ctx, "block_pos", 0)  # the block's instructions issued before this read
 
         def run_clock(f: Any, m: Any) -> None:
-            write(f.V[d], f.chunk.clock(name), m)
+            warps = f.chunk.count(m)[1] if pos else 0
+            write(f.V[d], f.chunk.clock(name, pos * warps), m)
 
         return Op(run_clock, "integer")
     a = ctx.src(src_op, t)
