@@ -50,6 +50,7 @@ CUDA_ERRORS: dict[str, tuple[int, str | None]] = {
     "cudaErrorCooperativeLaunchTooLarge": (720, "hipErrorCooperativeLaunchTooLarge"),
     "cudaErrorNotPermitted": (800, None),
     "cudaErrorNotSupported": (801, "hipErrorNotSupported"),
+    "cudaErrorInvalidClusterSize": (912, "hipErrorInvalidValue"),
     "cudaErrorUnknown": (999, "hipErrorUnknown"),
 }
 

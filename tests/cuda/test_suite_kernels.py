@@ -1552,11 +1552,6 @@ def test_decoupled_lookback_single_pass_scan() -> None:
     assert ticket[0] == tiles and (flags == 2).all()
 
 
-@pytest.mark.xfail(strict=True, raises=cuda.UnsupportedInstruction,
-                   reason="strata: thread-block clusters are not modeled: loading a module with "
-                   "cg::this_cluster().map_shared_rank() fails on `mapa.shared::cluster.u32 %r, %r, %r;` "
-                   "(distributed shared memory address mapping; cluster.sync() also needs "
-                   "barrier.cluster.arrive/wait and %cluster_ctarank)")
 def test_thread_block_cluster_distributed_shared_memory() -> None:
     v = np.arange(4 * 64, dtype=np.int32)
     _, out, ranks = _run(_module("cluster"), "cluster_swap", (4,), (64,), v, np.zeros(4 * 64, np.int32),

@@ -378,7 +378,7 @@ def test_misaligned_atomic_faults() -> None:
     "atom.global.max.v2.f32 {%f2, %f3}, [%rd1], {%f1, %f1};",  # vector f32 atomics only add
     "atom.global.inc.u64 %rd2, [%rd1], %rd1;",
     "red.global.cas.b32 [%rd1], %r1, %r1;",
-    "atom.shared::cluster.add.u32 %r2, [%rd1], %r1;",
+    "atom.global.add.v2.u32 {%r2, %r3}, [%rd1], {%r1, %r1};",  # vector atomics are floating point
 ])
 def test_unsupported_forms_fail_at_load(line: str) -> None:
     ptx = PTX_HEAD + (".visible .entry k(.param .u64 p)\n{\n .reg .b32 %r<4>;\n .reg .f32 %f<4>;\n"

@@ -397,6 +397,9 @@ FORMS: list[Form] = [
     F("barrier.sync {s0}, {s1}", "", (B32, 0), (B32, 64)),
     F("setmaxnreg.inc.sync.aligned.u32 {s0}", "", (B32, 240)),
     F("pmevent {s0}", "", (B32, 1)),
+    # distributed shared memory addresses (rank 0: a plain launch is its own 1x1x1 cluster)
+    F("mapa.shared::cluster.u32", "b32", (B32, 0x40), (B32, 0)),
+    F("mapa.u64", "b64", (B64, 0x7F00_0000_0080), (B32, 0)),
 ]
 
 # Opcodes whose every form takes no value operand, or whose operands are addresses, fragments or

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from strata.errors import CudaError, DeviceFault, LaunchCancelled, LaunchTimeout
+from strata.errors import CudaError, DeviceFault, InvalidLaunchConfig, LaunchCancelled, LaunchTimeout
 from strata.hw.counters import INSTRUCTION_CLASSES, Counters
 from strata.hw.isa.registry import LaneFault
 from strata.hw.jit import EXIT, JitFunction, Program, const_value
@@ -50,6 +50,7 @@ DEFAULT_STACK_BYTES = 1024  # cudaLimitStackSize's default, per thread
 LOCAL_CHUNK_BYTES = 256 << 20  # most local memory one chunk may back; bigger footprints get fewer lanes
 SPIN_YIELD = 16  # loop iterations of one stack entry before it lets a sibling side of its branch run (_spin)
 GRID_WORKSPACE_BYTES = 16  # cooperative groups' grid workspace: a 32-bit barrier word at +4 (CUDA 13)
+MAX_CLUSTER_BLOCKS = 16  # sm_90's largest (non-portable) cluster; 8 is the portable size
 _LAZY_BYTES = 1 << 20  # local arrays this big are mapped, so only pages threads touch take host RAM
 
 
@@ -80,6 +81,9 @@ class LaunchConfig:
     # a cooperative launch's grid workspace (what cooperative groups reads from %envreg1:%envreg2 for
     # this_grid().sync()); 0 for an ordinary launch, where grid_group::is_valid() is false
     grid_workspace: int = 0
+    # thread-block cluster dims asked for at launch (cudaLaunchAttributeClusterDimension); (0, 0, 0) takes the
+    # kernel's compile-time `__cluster_dims__` (.reqnctapercluster), else the implicit 1x1x1 cluster
+    cluster: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def threads_per_block(self) -> int:
@@ -117,6 +121,8 @@ class Launch:
     # the modeled SM clock (%clock/%clock64): one cycle per warp-instruction issued, plus __nanosleep time
     cycles: int = 0
     clock_mhz: float = 1980.0  # the catalogue's clock, which converts nanosleep's ns to cycles
+    cluster: tuple[int, int, int] = (1, 1, 1)  # thread-block cluster dims (cluster_dims())
+    explicit_cluster: bool = False  # launched with cluster dims (at launch or compiled in)
     acc: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict)
     start_ns: int = 0
     timeout_s: float = 0.0  # the wall-clock watchdog (STRATA_KERNEL_TIMEOUT); 0 = off
@@ -208,7 +214,7 @@ class Chunk:
         if v is None:
             # differ between chunks, or between launches of one block shape (the geometry cache's key)
             if name.startswith(("%ctaid", "%smid", "%clock", "%globaltimer", "%nctaid", "%dynamic_smem_size",
-                                "%envreg", "%clusterid", "%nclusterid")):
+                                "%envreg", "%cluster", "%nclusterid", "%is_explicit_cluster")):
                 v = self._special_value(name, dtype)
             else:
                 v = self.launch.cached(key, self.nblocks, lambda: self._special_value(name, dtype))
@@ -276,13 +282,50 @@ class Chunk:
             return self.clock(base)
         # Every sm_90 launch runs in thread-block clusters; without cluster dims each block is its own
         # implicit 1x1x1 cluster: rank 0 of 1, the cluster grid is the block grid, not an explicit cluster.
-        if base in ("%clusterid", "%nclusterid"):
-            return self._compute_special(name.replace("cluster", "cta", 1))
-        if base in ("%cluster_ctarank", "%cluster_ctaid", "%is_explicit_cluster"):
-            return 0
-        if base in ("%cluster_nctarank", "%cluster_nctaid"):
-            return 1
+        if base.startswith(("%cluster", "%nclusterid", "%is_explicit_cluster")):
+            return self._cluster_special(base, k)
         raise DeviceFault("cudaErrorIllegalInstruction", f"special register {name} is not modeled")
+
+    def _cluster_special(self, base: str, k: int) -> Any:
+        cdim = self.launch.cluster
+        if base == "%is_explicit_cluster":
+            return int(self.launch.explicit_cluster)
+        if base == "%cluster_nctarank":
+            return cdim[0] * cdim[1] * cdim[2]
+        if base == "%cluster_nctaid":
+            return cdim[k]
+        if base == "%nclusterid":
+            return self.launch.config.grid[k] // cdim[k]
+        if base == "%cluster_ctarank":
+            x, y, z = (self._cluster_special("%cluster_ctaid", a) for a in range(3))
+            return x + cdim[0] * (y + cdim[1] * z)
+        ctaid = self._compute_special(f"%ctaid.{'xyz'[k]}")
+        if base == "%clusterid":
+            return ctaid // cdim[k] if cdim[k] > 1 else ctaid
+        if base == "%cluster_ctaid":
+            return ctaid % cdim[k] if cdim[k] > 1 else 0
+        raise DeviceFault("cudaErrorIllegalInstruction", f"special register {base} is not modeled")
+
+    def cluster_peers(self) -> np.ndarray:
+        """(nblocks, cluster size): the chunk-local index of each block's cluster-rank-r block (distributed
+        shared memory, isa/memory.py). The chunk holds whole clusters (execute sizes chunks so)."""
+        peers = self._specials.get("peers")
+        if peers is None:
+            cx, cy, cz = self.launch.cluster
+            gx, gy, _ = self.launch.config.grid
+            lin = np.arange(self.first_block, self.first_block + self.nblocks, dtype=np.int64)
+            x, y, z = lin % gx, (lin // gx) % gy, lin // (gx * gy)
+            r = np.arange(cx * cy * cz, dtype=np.int64)
+            px = (x - x % cx)[:, None] + r % cx
+            py = (y - y % cy)[:, None] + (r // cx) % cy
+            pz = (z - z % cz)[:, None] + r // (cx * cy)
+            peers = px + gx * (py + gy * pz) - self.first_block
+            self._specials["peers"] = peers
+        return peers
+
+    def cluster_of_lane(self) -> np.ndarray:
+        """Each lane's cluster, numbered within the chunk (barrier.cluster's groups)."""
+        return self.cluster_peers()[:, 0][self.block_local]
 
     def clock(self, name: str, issued: int = 0) -> int:
         """A monotonic counter: modeled cycles (clock), or ns (globaltimer). Cycles are the warp-instructions
@@ -641,6 +684,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                         f"{MAX_LOCAL_BYTES:,} (512 KiB)")
     launch = Launch(program, jf, config, mem, sm_count, budget, chunk_lanes, timeout_s=timeout_s,
                     stack_bytes=stack_bytes, control=control, runtime=runtime, clock_mhz=clock_mhz)
+    launch.cluster, launch.explicit_cluster = cluster_dims(jf, config)
     launch.start_ns = time.perf_counter_ns()
     launch.start_s = time.monotonic()
     if control is not None:
@@ -657,6 +701,9 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     if per_lane:
         per_chunk = max(1, min(per_chunk, LOCAL_CHUNK_BYTES // (per_lane * lanes_per_block)))
     nblocks = config.num_blocks
+    slab = _cluster_slab(config.grid, launch.cluster)
+    if slab > 1:  # a chunk holds whole clusters: their blocks share distributed shared memory and barriers
+        per_chunk = max(slab, per_chunk // slab * slab)
     if config.grid_workspace:
         # a cooperative grid is resident all at once (launch checked co-residency), so it runs as one
         # chunk: blocks spinning in this_grid().sync() share the lockstep with the blocks still arriving
@@ -675,6 +722,36 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     c.blocks_launched = nblocks
     _fold_counters(launch)
     return LaunchResult(c, time.perf_counter() - t0, _shared_size(launch), jf.local_size)
+
+
+def cluster_dims(jf: JitFunction, config: LaunchConfig) -> tuple[tuple[int, int, int], bool]:
+    """(cluster dims, explicit?) of a launch: the launch attribute, else the kernel's `.reqnctapercluster`
+    (`__cluster_dims__`), else the implicit 1x1x1. InvalidLaunchConfig (cudaErrorInvalidClusterSize) when
+    the grid is not a whole number of clusters or a cluster has more than MAX_CLUSTER_BLOCKS blocks."""
+    d = jf.fn.directives
+    compiled = d.get("reqnctapercluster", ())
+    if any(config.cluster):
+        dims = config.cluster
+    elif compiled:
+        dims = (*compiled, 1, 1)[:3]  # type: ignore[assignment]
+    else:
+        return (1, 1, 1), "explicitcluster" in d
+    if any(c < 1 for c in dims) or any(g % c for g, c in zip(config.grid, dims, strict=True)) or \
+            dims[0] * dims[1] * dims[2] > MAX_CLUSTER_BLOCKS:
+        raise InvalidLaunchConfig("cudaErrorInvalidClusterSize", (
+            f"[launch {jf.name}] cluster dims {dims} must divide the grid {config.grid} and hold at most "
+            f"{MAX_CLUSTER_BLOCKS} blocks"))
+    return (int(dims[0]), int(dims[1]), int(dims[2])), True
+
+
+def _cluster_slab(grid: tuple[int, int, int], cluster: tuple[int, int, int]) -> int:
+    """The fewest consecutive blocks (in linear block order) made of whole clusters."""
+    cx, cy, cz = cluster
+    if cz > 1:
+        return grid[0] * grid[1] * cz
+    if cy > 1:
+        return grid[0] * cy
+    return cx
 
 
 def _fold_counters(launch: Launch) -> None:

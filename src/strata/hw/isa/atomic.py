@@ -27,7 +27,7 @@ from strata.hw.ptx.ir import Mem, Sink, Vec
 _SEMS = frozenset(("relaxed", "acquire", "release", "acq_rel"))
 _SCOPES = frozenset(("cta", "cluster", "gpu", "sys"))
 _HINTS = frozenset(("L2::cache_hint",))
-_SPACES = {"global": "global", "shared": "shared", "shared::cta": "shared"}
+_SPACES = {"global": "global", "shared": "shared", "shared::cta": "shared", "shared::cluster": "shared"}
 _BITS = ("b32", "b64", "u32", "s32", "u64", "s64")
 # op -> the types it takes (a little more lenient than the ISA for bit-identical integer spellings)
 _TYPES: dict[str, tuple[str, ...]] = {
@@ -183,8 +183,8 @@ def _parse(ins: Any, ctx: Any) -> tuple[_Form, str]:
             op = x
         elif x in ("v2", "v4", "v8") and vec == 1:
             vec = int(x[1])
-        elif x == "shared::cluster" or x not in (*_SEMS, *_SCOPES, *_HINTS, "noftz"):
-            raise ctx.unsupported()  # cluster shared memory, unknown qualifiers
+        elif x not in (*_SEMS, *_SCOPES, *_HINTS, "noftz"):
+            raise ctx.unsupported()  # unknown qualifiers
     if op is None or len(types) != 1:
         raise ctx.fail(f"{ins.full_opcode}: expected one operation and one type")
     t = types[0]

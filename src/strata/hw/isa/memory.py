@@ -18,6 +18,10 @@ from strata.hw.ptx.ir import Mem, Reg, Sink, Sym, Vec
 
 SPACES = ("global", "shared", "local", "param", "const", "generic")
 _U64 = np.uint64
+# Distributed shared memory: a .shared::cluster address of cluster rank r's block is its offset plus
+# (r + 1) << CLUSTER_SHIFT (mapa makes them); untagged offsets are the own block's (.shared::cta ones).
+CLUSTER_SHIFT = 24
+_OFFSET_MASK = (1 << CLUSTER_SHIFT) - 1
 _SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 
 
@@ -112,8 +116,8 @@ def _ramp(n: int, stride: int) -> np.ndarray:
 
 def space_of(ins: Any) -> str:
     for mod in ins.mods:
-        base = mod.split("::", 1)[0]  # `.shared::cta` is .shared; `.shared::cluster` is not modeled
-        if base in SPACES and (mod == base or mod == "shared::cta"):
+        base = mod.split("::", 1)[0]  # `.shared::cta` and `.shared::cluster` (mapa's addresses) are .shared
+        if base in SPACES and (mod == base or mod in ("shared::cta", "shared::cluster")):
             return base
     return "generic"
 
@@ -270,8 +274,10 @@ class Addresser:
             return Access("global", sel, chunk.mem, (a - _U64(GLOBAL_BASE)).view(np.int64))
         if space == "shared":
             limit = chunk.shared_limit
-            return Access("shared", sel, chunk.shared, self._window(f, sel, a, limit, "shared")
-                          + (chunk.shared_base if sel is None else chunk.shared_base[sel]))
+            base = chunk.shared_base if sel is None else chunk.shared_base[sel]
+            if int(a.max()) >> CLUSTER_SHIFT:  # distributed shared memory: another block of the cluster
+                a, base = self._cluster_shared(f, sel, a, base)
+            return Access("shared", sel, chunk.shared, self._window(f, sel, a, limit, "shared") + base)
         if space == "local":
             limit = chunk.local_top
             off = self._window(f, sel, a, limit, "local")
@@ -290,6 +296,18 @@ class Addresser:
             buf[:len(params)] = np.frombuffer(params, dtype=np.uint8)
             return Access("param", sel, buf, off)
         raise AssertionError(space)
+
+    def _cluster_shared(self, f: Any, sel: np.ndarray | None, a: np.ndarray,
+                        base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(offsets, shared bases) of .shared::cluster addresses: the tag names the cluster rank's block."""
+        chunk = f.chunk
+        tag = (a >> _U64(CLUSTER_SHIFT)).astype(np.int64)
+        peers = chunk.cluster_peers()
+        size = peers.shape[1]
+        ok = (tag > 0) & (tag <= size)  # other addresses stay as they are, for _window to report
+        lanes = np.arange(chunk.n) if sel is None else sel
+        peer = peers[chunk.block_local[lanes], np.clip(tag - 1, 0, size - 1)]
+        return np.where(ok, a & _U64(_OFFSET_MASK), a), np.where(ok, peer * chunk.shared_size, base)
 
     def _window(self, f: Any, sel: np.ndarray | None, a: np.ndarray, limit: int, space: str) -> np.ndarray:
         size = self.size
@@ -766,6 +784,39 @@ def lower_cvta(ins: Any, ctx: Any) -> Op:
         V = f.V
         v = V[a]
         write(V[d], v - delta if to else v + delta, m)
+
+    return Op(run, "integer")
+
+
+@lowers("mapa")
+def lower_mapa(ins: Any, ctx: Any) -> Op:
+    """mapa{.shared::cluster}.u32/.u64 d, a, r: the address of the variable at shared address a in the block
+    of cluster rank r (distributed shared memory); without a space, generic addresses in and out."""
+    flags, types = split_mods(ins.mods)
+    if len(types) != 1 or types[0] not in ("u32", "u64") or any(x != "shared::cluster" for x in flags) or \
+            len(ins.operands) != 3:
+        raise ctx.fail(f"bad {ins.full_opcode}: expected mapa{{.shared::cluster}}.u32/.u64 d, a, rank")
+    t = types[0]
+    generic = not flags
+    d = ctx.dst(ins.operands[0], t)
+    a = ctx.src(ins.operands[1], t)
+    r = ctx.src(ins.operands[2], "u32")
+    wide = np.dtype(DTYPES[t]).type
+
+    def run(f: Any, m: Any) -> None:
+        V = f.V
+        n = f.chunk.n
+        rank = np.broadcast_to(np.asarray(V[r], dtype=np.int64), (n,))
+        size = f.chunk.cluster_peers().shape[1]
+        bad = rank >= size if m is None else (rank >= size) & m
+        if bad.any():
+            lane = int(np.flatnonzero(bad)[0])
+            raise LaneFault(lane, ins, f"mapa to cluster rank {int(rank[lane])} of a {size}-block cluster",
+                            "cudaErrorIllegalAddress", reason="cluster rank out of range")
+        addr = np.broadcast_to(np.asarray(V[a], dtype=np.uint64), (n,))
+        off = (addr - _U64(SHARED_WINDOW) if generic else addr) & _U64(_OFFSET_MASK)
+        out = off | ((rank.astype(np.uint64) + _U64(1)) << _U64(CLUSTER_SHIFT))
+        write(V[d], (out + _U64(SHARED_WINDOW) if generic else out).astype(wide), m)
 
     return Op(run, "integer")
 
