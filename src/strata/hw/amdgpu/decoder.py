@@ -1,0 +1,505 @@
+"""Binary decoder for the GFX9 (gfx942, CDNA3) instruction encodings clang-19 emits.
+
+Source of truth for how strata reads AMD machine code: a kernel's bytes become a list of `Inst`
+(encoding, opcode, mnemonic, operand fields, literal), and `Inst.text` is the disassembly in
+llvm-objdump-19's syntax (tests compare it instruction by instruction). Encodings: SOP1, SOP2, SOPK,
+SOPC, SOPP, SMEM, VOP1, VOP2, VOPC, VOP3 (a and b), VOP3P, DS, FLAT/GLOBAL/SCRATCH, and the 32-bit
+literal constant. DPP, SDWA and MUBUF decode to their mnemonic but the executor rejects them.
+An encoding the tables do not know raises UnsupportedAmdInstruction naming its raw words.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass, field
+
+from strata.hw.amdgpu.errors import UnsupportedAmdInstruction
+from strata.hw.amdgpu.opcodes import OPCODES
+
+LITERAL = 255
+DPP, SDWA = 0xFA, 0xF9
+FLOAT_CONSTS = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0}
+INV_2PI = 248
+# Source operand names of the special scalar registers (operand code -> name, 64-bit name)
+SPECIAL = {102: ("flat_scratch_lo", "flat_scratch"), 103: ("flat_scratch_hi", None),
+           104: ("xnack_mask_lo", "xnack_mask"), 105: ("xnack_mask_hi", None), 106: ("vcc_lo", "vcc"),
+           107: ("vcc_hi", None), 124: ("m0", None), 126: ("exec_lo", "exec"), 127: ("exec_hi", None),
+           235: ("src_shared_base", None), 236: ("src_shared_limit", None), 237: ("src_private_base", None),
+           238: ("src_private_limit", None), 239: ("src_pops_exiting_wave_id", None), 251: ("src_vccz", None),
+           252: ("src_execz", None), 253: ("src_scc", None), 254: ("src_lds_direct", None)}
+
+# Operand widths in dwords (dst, [src0, src1, src2]) where the mnemonic's type suffix does not say it.
+_WIDTHS: dict[str, tuple[int, tuple[int, ...]]] = {
+    "v_lshlrev_b64": (2, (1, 2)), "v_lshrrev_b64": (2, (1, 2)), "v_ashrrev_i64": (2, (1, 2)),
+    "v_lshl_add_u64": (2, (2, 1, 2)), "v_mad_u64_u32": (2, (1, 1, 2)), "v_mad_i64_i32": (2, (1, 1, 2)),
+    "v_cndmask_b32": (1, (1, 1, 2)), "v_ldexp_f64": (2, (2, 1)), "v_readlane_b32": (1, (1, 1)),
+    "v_writelane_b32": (1, (1, 1)), "v_readfirstlane_b32": (1, (1,)),
+    "s_lshl_b64": (2, (2, 1)), "s_lshr_b64": (2, (2, 1)), "s_ashr_i64": (2, (2, 1)), "s_bfe_u64": (2, (2, 1)),
+    "s_bfe_i64": (2, (2, 1)), "s_ff1_i32_b64": (1, (2,)), "s_ff0_i32_b64": (1, (2,)), "s_bcnt1_i32_b64": (1, (2,)),
+    "s_bcnt0_i32_b64": (1, (2,)), "s_flbit_i32_b64": (1, (2,)), "s_bitset0_b64": (2, (1,)),
+    "s_bitset1_b64": (2, (1,)), "s_bfm_b64": (2, (1, 1)), "s_lshl1_add_u32": (1, (1, 1)),
+    "v_cvt_f64_f32": (2, (1,)), "v_cvt_f64_i32": (2, (1,)), "v_cvt_f64_u32": (2, (1,)),
+    "v_cvt_f32_f64": (1, (2,)), "v_cvt_i32_f64": (1, (2,)), "v_cvt_u32_f64": (1, (2,)),
+    "v_trig_preop_f64": (2, (2, 1)), "v_div_fixup_f64": (2, (2, 2, 2)), "s_cselect_b64": (2, (2, 2)),
+}
+_VOP3B = {"v_div_scale_f32", "v_div_scale_f64", "v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32",
+          "v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32", "v_mad_u64_u32", "v_mad_i64_i32"}
+_SOPP_BRANCH = {"s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz", "s_cbranch_vccnz",
+                "s_cbranch_execz", "s_cbranch_execnz", "s_cbranch_cdbgsys", "s_cbranch_cdbguser",
+                "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user"}
+
+
+@dataclass
+class Inst:
+    """One decoded instruction. `offset` is its byte offset in the kernel's code, `size` 4/8/12 bytes."""
+
+    offset: int
+    size: int
+    fmt: str  # SOP1, SOP2, SOPK, SOPC, SOPP, SMEM, VOP1, VOP2, VOPC, VOP3, VOP3P, DS, FLAT, GLOBAL, ...
+    op: int
+    name: str  # mnemonic without the _e32/_e64 suffix
+    f: dict[str, int] = field(default_factory=dict)  # raw fields
+    literal: int | None = None
+    words: tuple[int, ...] = ()
+
+    @property
+    def widths(self) -> tuple[int, tuple[int, ...]]:
+        """(dst dwords, (src dwords, ...)) of the operands."""
+        return operand_widths(self.name, self.fmt)
+
+    @property
+    def mnemonic(self) -> str:
+        """The mnemonic as llvm-objdump prints it (with _e32/_e64 where it distinguishes encodings)."""
+        if self.fmt in ("VOP1", "VOP2", "VOPC"):
+            return self.name + "_e32"
+        if self.fmt == "VOP3" and self.op < 0x1D0 and not self.name.startswith(("v_readlane", "v_writelane")) \
+                and self.name in _PROMOTED:
+            return self.name + "_e64"
+        return self.name
+
+    @property
+    def text(self) -> str:
+        """The disassembly, as llvm-objdump-19 -d --mcpu=gfx942 prints it (without address comments)."""
+        ops = _format_operands(self)
+        return f"{self.mnemonic} {ops}" if ops else self.mnemonic
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def operand_widths(name: str, fmt: str) -> tuple[int, tuple[int, ...]]:
+    if name in _WIDTHS:
+        return _WIDTHS[name]
+    if name.startswith("v_pk_"):
+        w = 2 if name.endswith("f32") else 1
+        return w, (w, w, w)
+    types = re.findall(r"_([bfiu])(8|16|32|64)\b", name + " ")
+    if fmt == "VOPC" or name.startswith("v_cmp") or name.startswith("v_cmpx"):
+        w = 2 if types and types[-1][1] == "64" else 1
+        return 2, (w, w)
+    if not types:
+        return 1, (1, 1, 1)
+    if len(types) >= 2 and name.startswith("v_cvt"):
+        dw = 2 if types[0][1] == "64" else 1
+        sw = 2 if types[1][1] == "64" else 1
+        return dw, (sw, sw, sw)
+    w = 2 if types[-1][1] == "64" else 1
+    return w, (w, w, w)
+
+
+def _field(word: int, lo: int, width: int) -> int:
+    return (word >> lo) & ((1 << width) - 1)
+
+
+def _sext(v: int, bits: int) -> int:
+    return v - (1 << bits) if v >> (bits - 1) & 1 else v
+
+
+def decode_one(code: bytes, at: int, kernel: str = "") -> Inst:
+    """Decode the instruction at byte `at` of `code`."""
+    if at + 4 > len(code):
+        raise UnsupportedAmdInstruction(f"truncated instruction at end of code ({len(code) - at} bytes)", kernel, at)
+    w0 = struct.unpack_from("<I", code, at)[0]
+
+    def word1() -> int:
+        if at + 8 > len(code):
+            raise UnsupportedAmdInstruction(f"truncated 64-bit instruction {w0:08X}", kernel, at)
+        return int(struct.unpack_from("<I", code, at + 4)[0])
+
+    f: dict[str, int] = {}
+    words: list[int] = [w0]
+    if w0 >> 23 == 0x17D:
+        fmt, op = "SOP1", _field(w0, 8, 8)
+        f.update(sdst=_field(w0, 16, 7), ssrc0=_field(w0, 0, 8))
+        srcs = [f["ssrc0"]]
+    elif w0 >> 23 == 0x17E:
+        fmt, op = "SOPC", _field(w0, 16, 7)
+        f.update(ssrc0=_field(w0, 0, 8), ssrc1=_field(w0, 8, 8))
+        srcs = [f["ssrc0"], f["ssrc1"]]
+    elif w0 >> 23 == 0x17F:
+        fmt, op = "SOPP", _field(w0, 16, 7)
+        f.update(simm16=_field(w0, 0, 16))
+        srcs = []
+    elif w0 >> 28 == 0xB:
+        fmt, op = "SOPK", _field(w0, 23, 5)
+        f.update(sdst=_field(w0, 16, 7), simm16=_field(w0, 0, 16))
+        srcs = []
+    elif w0 >> 30 == 0b10:
+        fmt, op = "SOP2", _field(w0, 23, 7)
+        f.update(sdst=_field(w0, 16, 7), ssrc0=_field(w0, 0, 8), ssrc1=_field(w0, 8, 8))
+        srcs = [f["ssrc0"], f["ssrc1"]]
+    elif w0 >> 26 == 0b110000:
+        fmt, op = "SMEM", _field(w0, 18, 8)
+        w1 = word1()
+        words.append(w1)
+        f.update(sbase=_field(w0, 0, 6) * 2, sdata=_field(w0, 6, 7), soe=_field(w0, 14, 1), nv=_field(w0, 15, 1),
+                 glc=_field(w0, 16, 1), imm=_field(w0, 17, 1), offset=_sext(_field(w1, 0, 21), 21),
+                 soffset=_field(w1, 25, 7))
+        srcs = []
+    elif w0 >> 23 == 0x1A7:
+        fmt, op = "VOP3P", _field(w0, 16, 7)
+        w1 = word1()
+        words.append(w1)
+        f.update(vdst=_field(w0, 0, 8), neg_hi=_field(w0, 8, 3), op_sel=_field(w0, 11, 3),
+                 op_sel_hi2=_field(w0, 14, 1), clamp=_field(w0, 15, 1), src0=_field(w1, 0, 9),
+                 src1=_field(w1, 9, 9), src2=_field(w1, 18, 9), op_sel_hi=_field(w1, 27, 2), neg=_field(w1, 29, 3))
+        srcs = [f["src0"], f["src1"], f["src2"]]
+    elif w0 >> 26 == 0b110100:
+        fmt, op = "VOP3", _field(w0, 16, 10)
+        w1 = word1()
+        words.append(w1)
+        f.update(vdst=_field(w0, 0, 8), abs=_field(w0, 8, 3), sdst=_field(w0, 8, 7), opsel=_field(w0, 11, 4),
+                 clamp=_field(w0, 15, 1), src0=_field(w1, 0, 9), src1=_field(w1, 9, 9), src2=_field(w1, 18, 9),
+                 omod=_field(w1, 27, 2), neg=_field(w1, 29, 3))
+        srcs = [f["src0"], f["src1"], f["src2"]]
+    elif w0 >> 26 == 0b110110:
+        fmt, op = "DS", _field(w0, 17, 8)
+        w1 = word1()
+        words.append(w1)
+        f.update(offset0=_field(w0, 0, 8), offset1=_field(w0, 8, 8), gds=_field(w0, 16, 1), addr=_field(w1, 0, 8),
+                 data0=_field(w1, 8, 8), data1=_field(w1, 16, 8), vdst=_field(w1, 24, 8))
+        srcs = []
+    elif w0 >> 26 == 0b110111:
+        seg = _field(w0, 14, 2)
+        fmt = {0: "FLAT", 1: "SCRATCH", 2: "GLOBAL"}.get(seg, "FLAT?")
+        op = _field(w0, 18, 7)
+        w1 = word1()
+        words.append(w1)
+        f.update(offset=_sext(_field(w0, 0, 13), 13) if seg else _field(w0, 0, 12), lds=_field(w0, 13, 1),
+                 sc0=_field(w0, 16, 1), nt=_field(w0, 17, 1), sc1=_field(w0, 25, 1),
+                 addr=_field(w1, 0, 8), data=_field(w1, 8, 8), saddr=_field(w1, 16, 7), vdst=_field(w1, 24, 8))
+        srcs = []
+    elif w0 >> 26 == 0b111000:
+        fmt, op = "MUBUF", _field(w0, 18, 7)
+        words.append(word1())
+        srcs = []
+    elif w0 >> 25 == 0b0111110:
+        fmt, op = "VOPC", _field(w0, 17, 8)
+        f.update(src0=_field(w0, 0, 9), vsrc1=_field(w0, 9, 8))
+        srcs = [f["src0"]]
+    elif w0 >> 25 == 0b0111111:
+        fmt, op = "VOP1", _field(w0, 9, 8)
+        f.update(vdst=_field(w0, 17, 8), src0=_field(w0, 0, 9))
+        srcs = [f["src0"]]
+    elif w0 >> 31 == 0:
+        fmt, op = "VOP2", _field(w0, 25, 6)
+        f.update(vdst=_field(w0, 17, 8), vsrc1=_field(w0, 9, 8), src0=_field(w0, 0, 9))
+        srcs = [f["src0"]]
+    else:
+        raise UnsupportedAmdInstruction(f"unknown encoding {w0:08X}", kernel, at)
+    table = OPCODES.get("GLOBAL" if fmt == "FLAT" else fmt, {})
+    name = table.get(op)
+    if name is None:
+        raise UnsupportedAmdInstruction(f"{fmt} opcode {op} (encoding {' '.join(f'{w:08X}' for w in words)})",
+                                        kernel, at)
+    if fmt == "FLAT":
+        name = "flat_" + name.split("_", 1)[1]
+    if fmt in ("VOP1", "VOP2", "VOPC") and f["src0"] in (DPP, SDWA):
+        words.append(word1())
+        f["ext"] = words[-1]
+        name += "_dpp" if f["src0"] == DPP else "_sdwa"
+    literal = None
+    if LITERAL in srcs and fmt != "SOPK":
+        lat = at + 4 * len(words)
+        if lat + 4 > len(code):
+            raise UnsupportedAmdInstruction(f"{name}: literal constant missing at end of code", kernel, at)
+        literal = int(struct.unpack_from("<I", code, lat)[0])
+        words.append(literal)
+    return Inst(at, 4 * len(words), fmt, op, name, f, literal, tuple(words))
+
+
+def decode(code: bytes, kernel: str = "") -> list[Inst]:
+    """Decode a kernel's machine code into instructions, in order.
+
+    Raises:
+        UnsupportedAmdInstruction: an encoding or opcode the tables do not know (names its raw words).
+    """
+    out: list[Inst] = []
+    at = 0
+    while at < len(code):
+        ins = decode_one(code, at, kernel)
+        out.append(ins)
+        at += ins.size
+    return out
+
+
+# -- formatting (llvm-objdump syntax)
+_PROMOTED = set(OPCODES.get("VOP1", {}).values()) | set(OPCODES.get("VOP2", {}).values()) | \
+    set(OPCODES.get("VOPC", {}).values())
+
+
+def sreg(code: int, width: int = 1, literal: int | None = None) -> str:
+    """The text of a scalar source/destination operand code (0..255)."""
+    if code <= 101:
+        return f"s{code}" if width == 1 else f"s[{code}:{code + width - 1}]"
+    if 108 <= code <= 123:
+        n = code - 108
+        return f"ttmp{n}" if width == 1 else f"ttmp[{n}:{n + width - 1}]"
+    if code in SPECIAL:
+        lo, wide = SPECIAL[code]
+        if width == 2 and wide:
+            return wide
+        return lo
+    if 128 <= code <= 192:
+        return str(code - 128)
+    if 193 <= code <= 208:
+        return str(-(code - 192))
+    if code in FLOAT_CONSTS:
+        return repr(FLOAT_CONSTS[code])
+    if code == INV_2PI:
+        return "0.15915494"
+    if code == LITERAL:
+        return f"0x{(literal or 0):x}"
+    return f"src{code}"
+
+
+def src(code: int, width: int = 1, literal: int | None = None) -> str:
+    """The text of a 9-bit vector-instruction source operand (256+ are VGPRs)."""
+    if code >= 256:
+        r = code - 256
+        return f"v{r}" if width == 1 else f"v[{r}:{r + width - 1}]"
+    return sreg(code, width, literal)
+
+
+def vreg(r: int, width: int = 1) -> str:
+    return f"v{r}" if width == 1 else f"v[{r}:{r + width - 1}]"
+
+
+def _neg_abs(text: str, i: int, f: dict[str, int]) -> str:
+    if f.get("abs", 0) >> i & 1:
+        text = f"|{text}|"
+    if f.get("neg", 0) >> i & 1:
+        text = f"-{text}"
+    return text
+
+
+def _waitcnt(simm: int) -> str:
+    vm = (simm & 0xF) | (simm >> 14 & 3) << 4
+    exp = simm >> 4 & 7
+    lgkm = simm >> 8 & 0xF
+    parts = []
+    if vm != 63:
+        parts.append(f"vmcnt({vm})")
+    if exp != 7:
+        parts.append(f"expcnt({exp})")
+    if lgkm != 15:
+        parts.append(f"lgkmcnt({lgkm})")
+    return " ".join(parts) if parts else "vmcnt(63) expcnt(7) lgkmcnt(15)"
+
+
+def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
+    f, name, lit = ins.f, ins.name, ins.literal
+    dw, sws = ins.widths
+    sw = list(sws) + [1, 1, 1]
+    if ins.fmt == "SOP2":
+        return f"{sreg(f['sdst'], dw)}, {sreg(f['ssrc0'], sw[0], lit)}, {sreg(f['ssrc1'], sw[1], lit)}"
+    if ins.fmt == "SOP1":
+        if name in ("s_setpc_b64", "s_rfe_b64"):
+            return sreg(f["ssrc0"], 2)
+        if name == "s_getpc_b64":
+            return sreg(f["sdst"], 2)
+        return f"{sreg(f['sdst'], dw)}, {sreg(f['ssrc0'], sw[0], lit)}"
+    if ins.fmt == "SOPC":
+        return f"{sreg(f['ssrc0'], sw[0], lit)}, {sreg(f['ssrc1'], sw[1], lit)}"
+    if ins.fmt == "SOPK":
+        return f"{sreg(f['sdst'], dw)}, 0x{f['simm16']:x}"
+    if ins.fmt == "SOPP":
+        if name == "s_waitcnt":
+            return _waitcnt(f["simm16"])
+        if name in ("s_endpgm", "s_barrier", "s_dcache_wb", "s_icache_inv", "s_ttracedata", "s_endpgm_saved",
+                    "s_wakeup", "s_code_end"):
+            return ""
+        return str(f["simm16"]) if name in _SOPP_BRANCH or name in ("s_nop", "s_sleep", "s_setprio") \
+            else f"0x{f['simm16']:x}"
+    if ins.fmt == "SMEM":
+        n = {"s_load_dword": 1, "s_load_dwordx2": 2, "s_load_dwordx4": 4, "s_load_dwordx8": 8,
+             "s_load_dwordx16": 16}.get(name, 1)
+        off = f"0x{f['offset'] & 0x1FFFFF:x}" if f["imm"] else sreg(f["soffset"] if f["soe"] else f["offset"])
+        text = f"{sreg(f['sdata'], n)}, {sreg(f['sbase'], 2)}, {off}"
+        return text + (" glc" if f["glc"] else "")
+    if ins.fmt == "VOP1":
+        if name == "v_readfirstlane_b32":
+            return f"{sreg(f['vdst'])}, {src(f['src0'], 1, lit)}"
+        if name in ("v_nop", "v_clrexcp"):
+            return ""
+        return f"{vreg(f['vdst'], dw)}, {src(f['src0'], sw[0], lit)}"
+    if ins.fmt == "VOP2":
+        s0, s1 = src(f["src0"], sw[0], lit), vreg(f["vsrc1"], sw[1])
+        if name in ("v_cndmask_b32",):
+            return f"{vreg(f['vdst'])}, {s0}, {s1}, vcc"
+        if name in ("v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32"):
+            return f"{vreg(f['vdst'])}, vcc, {s0}, {s1}, vcc"
+        if name in ("v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32"):
+            return f"{vreg(f['vdst'])}, vcc, {s0}, {s1}"
+        if name in ("v_madmk_f32", "v_fmamk_f32"):
+            return f"{vreg(f['vdst'])}, {s0}, 0x{lit or 0:x}, {s1}"
+        if name in ("v_madak_f32", "v_fmaak_f32"):
+            return f"{vreg(f['vdst'])}, {s0}, {s1}, 0x{lit or 0:x}"
+        return f"{vreg(f['vdst'], dw)}, {s0}, {s1}"
+    if ins.fmt == "VOPC":
+        dst = "exec" if name.startswith("v_cmpx") else "vcc"
+        return f"{dst}, {src(f['src0'], sw[0], lit)}, {vreg(f['vsrc1'], sw[1])}"
+    if ins.fmt == "VOP3":
+        n_src = _vop3_sources(name)
+        srcs = [_neg_abs(src(f[f"src{i}"], sw[i], lit), i, f) for i in range(n_src)]
+        if name in ("v_readlane_b32",):
+            return f"{sreg(f['vdst'])}, {srcs[0]}, {srcs[1]}"
+        if name.startswith("v_cmp"):
+            dst = sreg(f["vdst"], 2)
+        else:
+            dst = vreg(f["vdst"], dw)
+        parts = [dst]
+        if name in _VOP3B:
+            parts.append(sreg(f["sdst"], 2))
+            srcs = [_neg_abs(src(f[f"src{i}"], sw[i], lit), i, {"neg": f["neg"]}) for i in range(n_src)]
+        text = ", ".join(parts + srcs)
+        if f["clamp"]:
+            text += " clamp"
+        if f["omod"]:
+            text += {1: " mul:2", 2: " mul:4", 3: " div:2"}[f["omod"]]
+        return text
+    if ins.fmt == "VOP3P":
+        n_src = 3 if any(t in name for t in ("fma", "mad")) else 2
+        srcs = [src(f[f"src{i}"], sw[i], lit) for i in range(n_src)]
+        text = ", ".join([vreg(f["vdst"], dw)] + srcs)
+        op_sel = f["op_sel"]
+        op_sel_hi = f["op_sel_hi"] | f["op_sel_hi2"] << 2
+        default_hi = (1 << n_src) - 1
+        if op_sel:
+            text += " op_sel:[" + ",".join(str(op_sel >> i & 1) for i in range(n_src)) + "]"
+        if (op_sel_hi & default_hi) != default_hi:
+            text += " op_sel_hi:[" + ",".join(str(op_sel_hi >> i & 1) for i in range(n_src)) + "]"
+        if f["neg"] & default_hi:
+            text += " neg_lo:[" + ",".join(str(f["neg"] >> i & 1) for i in range(n_src)) + "]"
+        if f["neg_hi"] & default_hi:
+            text += " neg_hi:[" + ",".join(str(f["neg_hi"] >> i & 1) for i in range(n_src)) + "]"
+        if f["clamp"]:
+            text += " clamp"
+        return text
+    if ins.fmt == "DS":
+        return _format_ds(ins)
+    if ins.fmt in ("GLOBAL", "FLAT", "SCRATCH"):
+        return _format_flat(ins)
+    return " ".join(f"{w:08X}" for w in ins.words)
+
+
+def _vop3_sources(name: str) -> int:
+    three = ("v_fma", "v_mad", "v_div_fixup", "v_div_fmas", "v_div_scale", "v_add3", "v_lshl_add", "v_add_lshl",
+             "v_lshl_or", "v_and_or", "v_or3", "v_bfe", "v_bfi", "v_alignbit", "v_alignbyte", "v_med3", "v_min3",
+             "v_max3", "v_cndmask", "v_perm", "v_sad", "v_xad", "v_msad", "v_qsad", "v_mqsad", "v_cvt_pk_u8",
+             "v_mullit", "v_lerp", "v_dot")
+    if name.startswith(three) and name not in ("v_mad_legacy_f32_fake",):
+        return 3
+    one = ("v_mov", "v_cvt", "v_exp", "v_log", "v_rcp", "v_rsq", "v_sqrt", "v_sin", "v_cos", "v_not", "v_bfrev",
+           "v_ffbh", "v_ffbl", "v_fract", "v_trunc", "v_ceil", "v_rndne", "v_floor", "v_frexp", "v_readfirstlane",
+           "v_clrexcp", "v_movreld", "v_movrels", "v_movrelsd", "v_screen", "v_log_legacy", "v_exp_legacy",
+           "v_swap", "v_accvgpr_read", "v_accvgpr_write", "v_accvgpr_mov")
+    if name.startswith(one) and not name.startswith("v_cvt_pk") and not name.startswith("v_cvt_pkrtz"):
+        return 1
+    return 2
+
+
+_DS_LOADS = {"ds_read_b32": 1, "ds_read_b64": 2, "ds_read_b96": 3, "ds_read_b128": 4, "ds_read_u8": 1,
+             "ds_read_i8": 1, "ds_read_u16": 1, "ds_read_i16": 1, "ds_read2_b32": 2, "ds_read2_b64": 4,
+             "ds_read2st64_b32": 2, "ds_read2st64_b64": 4, "ds_read_u8_d16": 1, "ds_read_u16_d16_hi": 1}
+_DS_STORES = {"ds_write_b32": 1, "ds_write_b64": 2, "ds_write_b96": 3, "ds_write_b128": 4, "ds_write_b8": 1,
+              "ds_write_b16": 1, "ds_write2_b32": 1, "ds_write2_b64": 2, "ds_write2st64_b32": 1,
+              "ds_write2st64_b64": 2}
+
+
+def _format_ds(ins: Inst) -> str:
+    f, name = ins.f, ins.name
+    two = "2" in name.split("_")[1]
+    if two:
+        mods = (f" offset0:{f['offset0']}" if f["offset0"] else "") + (f" offset1:{f['offset1']}" if f["offset1"] else "")
+    else:
+        off = f["offset0"] | f["offset1"] << 8
+        mods = f" offset:{off}" if off else ""
+    if f["gds"]:
+        mods += " gds"
+    if name in _DS_LOADS:
+        return f"{vreg(f['vdst'], _DS_LOADS[name])}, {vreg(f['addr'])}{mods}"
+    if name in _DS_STORES:
+        w = _DS_STORES[name]
+        data = f"{vreg(f['data0'], w)}" + (f", {vreg(f['data1'], w)}" if two else "")
+        return f"{vreg(f['addr'])}, {data}{mods}"
+    if name in ("ds_bpermute_b32", "ds_permute_b32"):
+        return f"{vreg(f['vdst'])}, {vreg(f['addr'])}, {vreg(f['data0'])}{mods}"
+    if name == "ds_swizzle_b32":
+        return f"{vreg(f['vdst'])}, {vreg(f['addr'])}{mods}"
+    w = 2 if re.search(r"_[biuf]64", name) else 1
+    if name.endswith("_rtn_b32") or name.endswith("_rtn_u32") or name.endswith("_rtn_f32") or "_rtn_" in name:
+        data = vreg(f["data0"], w) + (f", {vreg(f['data1'], w)}" if "cmpst" in name or "mskor" in name else "")
+        return f"{vreg(f['vdst'], w)}, {vreg(f['addr'])}, {data}{mods}"
+    data = vreg(f["data0"], w) + (f", {vreg(f['data1'], w)}" if "cmpst" in name or "mskor" in name else "")
+    return f"{vreg(f['addr'])}, {data}{mods}"
+
+
+_FLAT_WIDTH = {"dword": 1, "dwordx2": 2, "dwordx3": 3, "dwordx4": 4, "ubyte": 1, "sbyte": 1, "ushort": 1,
+               "sshort": 1, "byte": 1, "short": 1}
+
+
+def flat_width(name: str) -> int:
+    """Dwords of data a FLAT/GLOBAL instruction moves per lane."""
+    tail = name.split("_")[-1]
+    if tail in _FLAT_WIDTH:
+        return _FLAT_WIDTH[tail]
+    if name.endswith("_x2"):
+        return 2
+    if "cmpswap_x2" in name:
+        return 4
+    if "cmpswap" in name:
+        return 2
+    return 1
+
+
+def _format_flat(ins: Inst) -> str:
+    f, name = ins.f, ins.name
+    saddr = f["saddr"]
+    has_saddr = ins.fmt != "FLAT" and saddr != 0x7F
+    addr = vreg(f["addr"], 1 if has_saddr else 2)
+    if ins.fmt == "SCRATCH":
+        addr = vreg(f["addr"]) if saddr == 0x7F else "off"
+    tail = sreg(saddr, 2 if ins.fmt == "GLOBAL" else 1) if has_saddr else ("off" if ins.fmt != "FLAT" else "")
+    w = flat_width(name)
+    is_atomic = "atomic" in name
+    if "load" in name:
+        parts = [vreg(f["vdst"], w), addr]
+    elif is_atomic:
+        dw = w // 2 if "cmpswap" in name else w
+        parts = ([vreg(f["vdst"], dw)] if f["sc0"] else []) + [addr, vreg(f["data"], w)]
+    else:
+        parts = [addr, vreg(f["data"], w)]
+    if tail:
+        parts.append(tail)
+    text = ", ".join(parts)
+    if f["offset"]:
+        text += f" offset:{f['offset']}"
+    if f["sc0"]:
+        text += " sc0"
+    if f["sc1"]:
+        text += " sc1"
+    if f["nt"]:
+        text += " nt"
+    return text
