@@ -10,6 +10,11 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["nvcc"]:  # every flag after it is nvcc's, so argparse must not see them
+        from strata.cuda.nvcc import nvcc
+
+        return nvcc(argv[1:])
     parser = argparse.ArgumentParser(prog="strata", description="A GPU software stack in Python, on a virtual GPU.")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="C = matmul(A, B) on the virtual GPU: its walk down the layers, a NumPy "
@@ -21,14 +26,17 @@ def main(argv: list[str] | None = None) -> int:
     info_parser.add_argument("--json", action="store_true", help="the facts as one JSON object")
     smi_parser = sub.add_parser("smi", help="devices, memory, utilization, power, temperature, clocks and contexts")
     smi_parser.add_argument("--json", action="store_true", help="one JSON object per device instead of the table")
-    run = sub.add_parser("run", help="run a Python program with strata's stack as its GPU")
+    sub.add_parser("nvcc", help="NVIDIA's nvcc (pip) building programs for the virtual GPU; flags pass through",
+                   add_help=False)
+    run = sub.add_parser("run", help="run a program with strata's stack as its GPU: a Python file, a CUDA "
+                                     "executable (built with `strata nvcc`) or a .cu file (built, cached, run)")
     run.add_argument("--gpu", help="virtual GPU model of device 0: h200 (default), h100, a100, mi300x")
     run.add_argument("--devices", help="the virtual GPUs present, e.g. 'h200,h100' or '4xh200' (STRATA_DEVICES)")
     run.add_argument("--launch-blocking", action="store_true", help="synchronous launches (STRATA_LAUNCH_BLOCKING=1)")
     run.add_argument("--as-torch", action="store_true",
                      help="serve `import torch` (torch.nn, torch.optim, torch.cuda, ...) from strata, so a PyTorch "
                           "program runs unchanged")
-    run.add_argument("program", help="the Python file to run")
+    run.add_argument("program", help="the Python file, CUDA executable or .cu file to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
     tr = sub.add_parser("trace", help="run a Python program with recording on: its walk down the layers, a "
                                       "Perfetto trace and an HTML report")
@@ -99,6 +107,12 @@ def run_program(program: str, argv: list[str], *, gpu: str | None = None, device
     if not Path(program).is_file():
         print(f"strata run: no such file: {program}", file=sys.stderr)
         return 2
+    if program.endswith(".cu") or _is_executable(program):
+        for name, value in (("STRATA_GPU", gpu), ("STRATA_DEVICES", devices),
+                            ("STRATA_LAUNCH_BLOCKING", "1" if launch_blocking else None)):
+            if value is not None:
+                os.environ[name] = value
+        return run_native(program, argv)
     for name, value in (("STRATA_GPU", gpu), ("STRATA_DEVICES", devices),
                         ("STRATA_LAUNCH_BLOCKING", "1" if launch_blocking else None)):
         if value is not None:
@@ -135,6 +149,29 @@ def run_program(program: str, argv: list[str], *, gpu: str | None = None, device
                   f"{type(e).__name__}: {e}", file=sys.stderr)
             return status or 1
     return status
+
+
+def _is_executable(program: str) -> bool:
+    """An ELF file (a compiled program), as opposed to a Python script."""
+    with open(program, "rb") as f:
+        return f.read(4) == b"\x7fELF"
+
+
+def run_native(program: str, argv: list[str]) -> int:
+    """`strata run` of a CUDA program: a .cu file is built with `strata nvcc` into a cache first; the
+    executable runs with strata's CUDA runtime library, served by this process (strata.cuda.bridge)."""
+    from strata.cuda.bridge.build import BuildError, library_dir
+    from strata.cuda.nvcc import NvccNotFound, compile_program
+
+    try:
+        lib = library_dir()
+        exe = compile_program(Path(program)) if program.endswith(".cu") else Path(program)
+    except (NvccNotFound, BuildError, RuntimeError) as e:
+        print(f"strata run: {e}", file=sys.stderr)
+        return 2
+    from strata.cuda.bridge.server import run
+
+    return run([str(exe) if "/" in str(exe) else f"./{exe}", *argv], str(lib))
 
 
 def info(as_json: bool = False) -> int:

@@ -1,0 +1,111 @@
+"""Build the replacement CUDA runtime library (`libcudart.so.13`) from the C source shipped in the package.
+
+It is compiled once with the system C compiler at first use into `<cache>/cudart/<hash>/`, the hash covering
+the sources, the CUDA headers' version and the compiler, so an upgrade rebuilds it. The build goes to a
+temporary folder renamed into place (atomic: two programs starting at once never see half a library).
+The folder holds `libcudart.so.13` (soname and `libcudart.so.13` symbol version, as the programs nvcc links
+expect) and a `libcudart.so` link name for `-cudart shared` links.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from strata import config
+
+NATIVE = Path(__file__).parent / "native"
+SOURCES = ("cudart.c", "errors.inc", "exports.txt")
+LIBRARY = "libcudart.so.13"
+
+
+class BuildError(RuntimeError):
+    """The replacement runtime library could not be built (no C compiler, no CUDA headers, compile error)."""
+
+
+def cuda_include_dir() -> Path:
+    """The CUDA headers of the nvidia-cuda-runtime wheel (a strata dependency)."""
+    import nvidia
+
+    for base in nvidia.__path__:
+        inc = Path(base) / "cu13" / "include"
+        if (inc / "cuda_runtime_api.h").is_file():
+            return inc
+    raise BuildError("the CUDA runtime headers (cuda_runtime_api.h) are missing: pip install nvidia-cuda-runtime")
+
+
+def c_compiler() -> str:
+    """The system C compiler (`CC`, else cc, gcc, clang)."""
+    for cc in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if cc and shutil.which(cc):
+            return cc
+    raise BuildError("no C compiler found (cc, gcc or clang): install one, e.g. `apt-get install gcc` on Debian "
+                     "or Ubuntu, to build strata's CUDA runtime library")
+
+
+def exported_names() -> list[str]:
+    """The names NVIDIA's libcudart.so.13 exports (the list shipped beside the source)."""
+    lines = (NATIVE / "exports.txt").read_text().splitlines()
+    return [n.strip() for n in lines if n.strip() and not n.startswith("#")]
+
+
+def stubs_source() -> str:
+    """Weak definitions of every exported name: the real ones in cudart.c override them at link time, the
+    rest return cudaErrorNotSupported (801) and print their name once."""
+    out = ["#include <stdio.h>",
+           "static void strata_unsupported(const char* name, int* said) {",
+           "    if (!*said) { *said = 1; fprintf(stderr, \"strata: %s is not implemented by strata's CUDA "
+           "runtime (returns cudaErrorNotSupported)\\n\", name); }",
+           "}"]
+    for name in exported_names():
+        out.append(f"__attribute__((weak)) int {name}(void) {{ static int said; "
+                   f"strata_unsupported(\"{name}\", &said); return 801; }}")
+    return "\n".join(out) + "\n"
+
+
+def _key(cc: str) -> str:
+    h = hashlib.sha256()
+    for name in SOURCES:
+        h.update((NATIVE / name).read_bytes())
+    h.update(str(cuda_include_dir()).encode())
+    version = (cuda_include_dir() / "cuda_runtime_api.h").stat().st_size
+    h.update(f"{cc}:{version}".encode())
+    return h.hexdigest()[:16]
+
+
+def library_dir() -> Path:
+    """The folder holding the built `libcudart.so.13` (and `libcudart.so`); built if missing.
+
+    Raises:
+        BuildError: no C compiler, missing headers, or the compiler's error output.
+    """
+    cc = c_compiler()
+    root = config.settings().cache_dir.parent / "cudart"
+    final = root / _key(cc)
+    if (final / LIBRARY).is_file():
+        return final
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
+    try:
+        (tmp / "cudart_stubs.c").write_text(stubs_source())
+        (tmp / "cudart.map").write_text("libcudart.so.13 { global: *; };\n")
+        cmd = [cc, "-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall", "-Wno-unused-parameter",
+               f"-I{cuda_include_dir()}", f"-I{NATIVE}", "-o", str(tmp / LIBRARY),
+               str(NATIVE / "cudart.c"), str(tmp / "cudart_stubs.c"),
+               f"-Wl,-soname,{LIBRARY}", f"-Wl,--version-script={tmp / 'cudart.map'}", "-lpthread"]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise BuildError(f"building strata's CUDA runtime library failed ({' '.join(cmd)}):\n{res.stderr}")
+        (tmp / "libcudart.so").symlink_to(LIBRARY)
+        try:
+            tmp.rename(final)
+        except OSError:  # another process built it first
+            if not (final / LIBRARY).is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final

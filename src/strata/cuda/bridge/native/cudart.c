@@ -1,0 +1,692 @@
+/* strata's replacement CUDA runtime (libcudart.so.13) for whole CUDA programs.
+ *
+ * A program built with `strata nvcc` (-cudart shared) loads this library instead of NVIDIA's. Each call is
+ * forwarded over two pipes to the strata runtime process that `strata run` started (fds named by
+ * STRATA_CUDART_FDS="write,read"); device memory, modules and kernels live there, on the virtual GPU.
+ * Kernel launches are pipelined (no reply): a launch error is reported by the next cudaGetLastError, a
+ * kernel fault by the next synchronizing call, as in CUDA. Device printf output and the memcheck report
+ * come back in the reply of a call and are written to the program's own stdout/stderr FILEs, so they
+ * interleave with the program's output in order. The wire format is in strata/cuda/bridge/protocol.py.
+ * Exported names this file does not define are weak stubs (cudart_stubs.c) that return
+ * cudaErrorNotSupported and print their name once.
+ */
+#define _GNU_SOURCE
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- wire protocol (mirror of protocol.py) ------------------------------------------------------------ */
+enum {
+    OP_REGISTER = 1, OP_FUNC_INFO = 2, OP_LAUNCH = 3, OP_MALLOC = 4, OP_FREE = 5, OP_HTOD = 6, OP_DTOH = 7,
+    OP_DTOD = 8, OP_MEMSET = 9, OP_SYNC = 10, OP_LAST_ERROR = 11, OP_SYMBOL = 12, OP_STREAM_CREATE = 13,
+    OP_STREAM_DESTROY = 14, OP_STREAM_SYNC = 15, OP_STREAM_QUERY = 16, OP_STREAM_WAIT_EVENT = 17,
+    OP_EVENT_CREATE = 18, OP_EVENT_DESTROY = 19, OP_EVENT_RECORD = 20, OP_EVENT_SYNC = 21, OP_EVENT_QUERY = 22,
+    OP_EVENT_ELAPSED = 23, OP_PROPS = 24, OP_MEM_INFO = 25, OP_SET_DEVICE = 26, OP_RESET = 27,
+    OP_FUNC_ATTRS = 28, OP_FUNC_SET_ATTR = 29, OP_POINTER_KIND = 30, OP_UNREGISTER = 31
+};
+typedef struct { uint32_t op, pad; uint64_t len; } req_t;
+typedef struct { int32_t err; uint32_t out_len; uint64_t len; uint32_t err_len, pad; } rep_t;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int wfd = -1, rfd = -1, connected = 0;
+static pid_t owner;
+static __thread cudaError_t last_error = cudaSuccess;
+static __thread int current_device = 0;
+
+static cudaError_t note(cudaError_t e) { if (e != cudaSuccess) last_error = e; return e; }
+
+static int connect_server(void) {
+    if (connected) {
+        if (getpid() != owner) {  /* a forked child: the pipes belong to the parent */
+            static int warned;
+            if (!warned++) fprintf(stderr, "strata: CUDA used in a forked child process (pid %d); only the process "
+                                           "`strata run` started may use the device\n", (int)getpid());
+            return 0;
+        }
+        return 1;
+    }
+    const char* fds = getenv("STRATA_CUDART_FDS");
+    if (!fds || sscanf(fds, "%d,%d", &wfd, &rfd) != 2) {
+        static int warned;
+        if (!warned++) fprintf(stderr, "strata: this program was built for strata's CUDA runtime; start it with "
+                                       "`strata run PROGRAM` (STRATA_CUDART_FDS is not set)\n");
+        return 0;
+    }
+    owner = getpid();
+    connected = 1;
+    return 1;
+}
+
+static int write_all(const void* p, size_t n) {
+    const char* c = p;
+    while (n) {
+        ssize_t k = write(wfd, c, n);
+        if (k < 0) { if (errno == EINTR) continue; return 0; }
+        c += k; n -= (size_t)k;
+    }
+    return 1;
+}
+
+static int read_all(void* p, size_t n) {
+    char* c = p;
+    while (n) {
+        ssize_t k = read(rfd, c, n);
+        if (k < 0) { if (errno == EINTR) continue; return 0; }
+        if (k == 0) return 0;
+        c += k; n -= (size_t)k;
+    }
+    return 1;
+}
+
+static void lost(void) {
+    fprintf(stderr, "strata: lost the connection to the strata runtime process\n");
+    connected = 0;
+    _exit(70);
+}
+
+static int send_req(uint32_t op, const void* a, size_t na, const void* b, size_t nb) {
+    req_t h = {op, 0, na + nb};
+    if (!write_all(&h, sizeof h) || (na && !write_all(a, na)) || (nb && !write_all(b, nb))) lost();
+    return 1;
+}
+
+static void drain_text(uint32_t n, FILE* f) {
+    if (!n) return;
+    char* buf = malloc(n);
+    if (!buf || !read_all(buf, n)) lost();
+    fwrite(buf, 1, n, f);
+    if (f == stderr) fflush(f);
+    free(buf);
+}
+
+/* One request, one reply. The reply payload (at most `cap` bytes are kept) goes to `out`. */
+static cudaError_t rpc(uint32_t op, const void* a, size_t na, const void* b, size_t nb, void* out, size_t cap,
+                       size_t* got) {
+    if (!connect_server()) return note(cudaErrorNoDevice);
+    pthread_mutex_lock(&lock);
+    send_req(op, a, na, b, nb);
+    rep_t r;
+    if (!read_all(&r, sizeof r)) lost();
+    size_t keep = r.len < cap ? r.len : cap;
+    if (keep && !read_all(out, keep)) lost();
+    for (uint64_t rest = r.len - keep; rest;) {  /* more than asked for: discard */
+        char junk[4096];
+        size_t k = rest < sizeof junk ? rest : sizeof junk;
+        if (!read_all(junk, k)) lost();
+        rest -= k;
+    }
+    if (got) *got = keep;
+    drain_text(r.out_len, stdout);
+    drain_text(r.err_len, stderr);
+    pthread_mutex_unlock(&lock);
+    return note((cudaError_t)r.err);
+}
+
+#define RPC0(op) rpc(op, NULL, 0, NULL, 0, NULL, 0, NULL)
+#define RPCIN(op, x) rpc(op, &(x), sizeof(x), NULL, 0, NULL, 0, NULL)
+
+/* ---- registration --------------------------------------------------------------------------------------- */
+typedef struct { int magic, version; const unsigned long long* data; void* prelinked; } wrapper_t;
+typedef struct module { uint64_t id; struct module* next; } module_t;
+typedef struct func {
+    const void* stub; char* name; module_t* mod; uint64_t fid; int nparams; uint32_t* sizes; size_t argbytes;
+    struct func* next;
+} func_t;
+typedef struct var { const void* host; char* name; module_t* mod; uint64_t addr, size; struct var* next; } var_t;
+static func_t* funcs;
+static var_t* vars;
+
+#define FATBIN_MAGIC 0xBA55ED50u
+#define WRAPPER_MAGIC 0x466243b1
+
+static size_t blob_size(const void* p) {
+    const uint32_t* h = p;
+    if (!p || h[0] != FATBIN_MAGIC) return 0;
+    return (size_t)((const uint16_t*)p)[3] + (size_t)((const uint64_t*)p)[1];
+}
+
+/* Gather every fat binary container the wrapper reaches (its own and, version 2, the prelinked list). */
+static size_t gather(const void* p, char** buf, size_t* len, size_t* cap, uint32_t* count, int depth) {
+    if (!p || depth > 4) return 0;
+    const uint32_t* w = p;
+    if (w[0] == WRAPPER_MAGIC) {
+        const wrapper_t* wr = p;
+        gather(wr->data, buf, len, cap, count, depth + 1);
+        if (wr->version == 2 && wr->prelinked)
+            for (void* const* l = wr->prelinked; *l; l++) gather(*l, buf, len, cap, count, depth + 1);
+        return *len;
+    }
+    size_t n = blob_size(p);
+    if (!n || n == 16) return 0;  /* not a container, or an empty one */
+    while (*len + 8 + n > *cap) { *cap = (*cap + 8 + n) * 2; *buf = realloc(*buf, *cap); }
+    uint64_t n64 = n;
+    memcpy(*buf + *len, &n64, 8);
+    memcpy(*buf + *len + 8, p, n);
+    *len += 8 + n;
+    (*count)++;
+    return *len;
+}
+
+void** __cudaRegisterFatBinary(void* fatCubin) {
+    module_t* m = calloc(1, sizeof *m);
+    char* buf = NULL; size_t len = 0, cap = 0; uint32_t count = 0;
+    gather(fatCubin, &buf, &len, &cap, &count, 0);
+    if (connect_server()) {
+        uint64_t id = 0;
+        if (rpc(OP_REGISTER, &count, 4, buf, len, &id, 8, NULL) == cudaSuccess) m->id = id;
+        last_error = cudaSuccess;  /* a bad image is reported at first use, not as a stray last error */
+    }
+    free(buf);
+    return (void**)m;
+}
+
+void __cudaRegisterFatBinaryEnd(void** handle) { (void)handle; }
+
+void __cudaUnregisterFatBinary(void** handle) {
+    (void)handle;  /* modules live until the runtime process ends; nothing to send at exit */
+}
+
+void __cudaRegisterFunction(void** handle, const char* hostFun, char* deviceFun, const char* deviceName,
+                            int thread_limit, uint3* tid, uint3* bid, dim3* bDim, dim3* gDim, int* wSize) {
+    (void)deviceFun; (void)thread_limit; (void)tid; (void)bid; (void)bDim; (void)gDim; (void)wSize;
+    func_t* f = calloc(1, sizeof *f);
+    f->stub = hostFun; f->name = strdup(deviceName); f->mod = (module_t*)handle; f->nparams = -1;
+    pthread_mutex_lock(&lock); f->next = funcs; funcs = f; pthread_mutex_unlock(&lock);
+}
+
+void __cudaRegisterVar(void** handle, char* hostVar, char* deviceAddress, const char* deviceName, int ext,
+                       size_t size, int constant, int global) {
+    (void)deviceAddress; (void)ext; (void)constant; (void)global;
+    var_t* v = calloc(1, sizeof *v);
+    v->host = hostVar; v->name = strdup(deviceName); v->mod = (module_t*)handle; v->size = size;
+    pthread_mutex_lock(&lock); v->next = vars; vars = v; pthread_mutex_unlock(&lock);
+}
+
+void __cudaRegisterManagedVar(void** handle, void** hostVarPtrAddress, char* deviceAddress, const char* deviceName,
+                              int ext, size_t size, int constant, int global) {
+    (void)handle; (void)hostVarPtrAddress; (void)deviceAddress; (void)ext; (void)size; (void)constant; (void)global;
+    fprintf(stderr, "strata: __managed__ variable %s is not supported\n", deviceName);
+}
+
+char __cudaInitModule(void** handle) { (void)handle; return 1; }
+
+static func_t* find_func(const void* stub) {
+    for (func_t* f = funcs; f; f = f->next) if (f->stub == stub) return f;
+    return NULL;
+}
+
+/* The kernel's parameter sizes (from its PTX .param list, which the runtime process knows). */
+static cudaError_t func_info(func_t* f) {
+    if (f->nparams >= 0) return cudaSuccess;
+    char req[1024];
+    size_t nl = strlen(f->name);
+    if (nl + 8 > sizeof req) return note(cudaErrorInvalidDeviceFunction);
+    memcpy(req, &f->mod->id, 8); memcpy(req + 8, f->name, nl);
+    uint32_t rep[1 + 1 + 2 + 512];
+    size_t got = 0;
+    cudaError_t e = rpc(OP_FUNC_INFO, req, 8 + nl, NULL, 0, rep, sizeof rep, &got);
+    if (e != cudaSuccess) return e;
+    uint64_t fid; memcpy(&fid, rep, 8);
+    int n = (int)rep[2];
+    f->sizes = calloc((size_t)n + 1, 4);
+    size_t total = 0;
+    for (int i = 0; i < n; i++) { f->sizes[i] = rep[3 + i]; total += rep[3 + i]; }
+    f->argbytes = total; f->fid = fid; f->nparams = n;
+    return cudaSuccess;
+}
+
+/* ---- launch --------------------------------------------------------------------------------------------- */
+typedef struct { dim3 grid, block; size_t shmem; cudaStream_t stream; } callcfg_t;
+static __thread callcfg_t cfg_stack[16];
+static __thread int cfg_depth;
+
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st* stream) {
+    if (cfg_depth >= 16) return 1;
+    callcfg_t c = {gridDim, blockDim, sharedMem, stream};
+    cfg_stack[cfg_depth++] = c;
+    return 0;
+}
+
+cudaError_t __cudaPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem, void* stream) {
+    if (cfg_depth <= 0) return cudaErrorMissingConfiguration;
+    callcfg_t c = cfg_stack[--cfg_depth];
+    *gridDim = c.grid; *blockDim = c.block; *sharedMem = c.shmem; *(cudaStream_t*)stream = c.stream;
+    return cudaSuccess;
+}
+
+cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* funcAddr) {
+    func_t* f = find_func(funcAddr);
+    if (!f) return note(cudaErrorInvalidDeviceFunction);
+    *kernel = (cudaKernel_t)f;
+    return cudaSuccess;
+}
+
+static cudaError_t launch(func_t* f, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
+    if (!f) return note(cudaErrorInvalidDeviceFunction);
+    if (!connect_server()) return note(cudaErrorNoDevice);
+    cudaError_t e = func_info(f);
+    if (e != cudaSuccess) return e;
+    size_t head = 8 + 24 + 16, n = head + f->argbytes;
+    char stackbuf[4096];
+    char* buf = n <= sizeof stackbuf ? stackbuf : malloc(n);
+    uint32_t dims[6] = {g.x, g.y, g.z, b.x, b.y, b.z};
+    uint64_t sh = shmem, st = (uint64_t)(uintptr_t)s;
+    memcpy(buf, &f->fid, 8); memcpy(buf + 8, dims, 24); memcpy(buf + 32, &sh, 8); memcpy(buf + 40, &st, 8);
+    size_t off = head;
+    for (int i = 0; i < f->nparams; i++) { memcpy(buf + off, args[i], f->sizes[i]); off += f->sizes[i]; }
+    pthread_mutex_lock(&lock);
+    send_req(OP_LAUNCH, buf, n, NULL, 0);  /* pipelined: errors come back from the next call that asks */
+    pthread_mutex_unlock(&lock);
+    if (buf != stackbuf) free(buf);
+    return cudaSuccess;
+}
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
+    return launch((func_t*)kernel, g, b, args, shmem, s);
+}
+
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 g, dim3 b, void** args, size_t shmem,
+                                    cudaStream_t s) {
+    return launch((func_t*)kernel, g, b, args, shmem, s);
+}
+
+cudaError_t cudaLaunchKernel(const void* func, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
+    return launch(find_func(func), g, b, args, shmem, s);
+}
+
+cudaError_t cudaLaunchKernel_ptsz(const void* func, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
+    return launch(find_func(func), g, b, args, shmem, s);
+}
+
+/* ---- memory --------------------------------------------------------------------------------------------- */
+cudaError_t cudaMalloc(void** devPtr, size_t size) {
+    uint64_t sz = size, p = 0;
+    if (!devPtr) return note(cudaErrorInvalidValue);
+    cudaError_t e = rpc(OP_MALLOC, &sz, 8, NULL, 0, &p, 8, NULL);
+    *devPtr = e == cudaSuccess ? (void*)(uintptr_t)p : NULL;
+    return e;
+}
+
+cudaError_t cudaFree(void* devPtr) {
+    uint64_t p = (uint64_t)(uintptr_t)devPtr;
+    return RPCIN(OP_FREE, p);
+}
+
+cudaError_t cudaMallocHost(void** ptr, size_t size) {
+    if (!ptr) return note(cudaErrorInvalidValue);
+    if (posix_memalign(ptr, 4096, size ? size : 1)) { *ptr = NULL; return note(cudaErrorMemoryAllocation); }
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) { (void)flags; return cudaMallocHost(pHost, size); }
+cudaError_t cudaFreeHost(void* ptr) { free(ptr); return cudaSuccess; }
+cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) { (void)ptr; (void)size; (void)flags; return cudaSuccess; }
+cudaError_t cudaHostUnregister(void* ptr) { (void)ptr; return cudaSuccess; }
+
+/* 0: host, 1: device (asks the runtime process, which owns the device address ranges). */
+static int is_device(const void* p) {
+    uint64_t a = (uint64_t)(uintptr_t)p; uint32_t kind = 0;
+    if (rpc(OP_POINTER_KIND, &a, 8, NULL, 0, &kind, 4, NULL) != cudaSuccess) { last_error = cudaSuccess; return 0; }
+    return (int)kind;
+}
+
+static cudaError_t copy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t s) {
+    uint64_t st = (uint64_t)(uintptr_t)s;
+    if (kind == cudaMemcpyDefault) {
+        int dd = is_device(dst), sd = is_device(src);
+        kind = dd ? (sd ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+                  : (sd ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+    }
+    switch (kind) {
+    case cudaMemcpyHostToHost:
+        if (count) memmove(dst, src, count);
+        return cudaSuccess;
+    case cudaMemcpyHostToDevice: {
+        uint64_t h[2] = {(uint64_t)(uintptr_t)dst, st};
+        return rpc(OP_HTOD, h, 16, src, count, NULL, 0, NULL);
+    }
+    case cudaMemcpyDeviceToHost: {
+        uint64_t h[3] = {(uint64_t)(uintptr_t)src, count, st};
+        return rpc(OP_DTOH, h, 24, NULL, 0, dst, count, NULL);
+    }
+    case cudaMemcpyDeviceToDevice: {
+        uint64_t h[4] = {(uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, count, st};
+        return rpc(OP_DTOD, h, 32, NULL, 0, NULL, 0, NULL);
+    }
+    default:
+        return note(cudaErrorInvalidMemcpyDirection);
+    }
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
+    return copy(dst, src, count, kind, NULL);
+}
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t s) {
+    return copy(dst, src, count, kind, s ? s : (cudaStream_t)0);
+}
+cudaError_t cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t s) {
+    return copy(dst, src, count, kind, s);
+}
+cudaError_t cudaMemcpy_ptds(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
+    return copy(dst, src, count, kind, NULL);
+}
+
+cudaError_t cudaMemset(void* devPtr, int value, size_t count) {
+    uint64_t h[4] = {(uint64_t)(uintptr_t)devPtr, (uint64_t)value, count, 0};
+    return rpc(OP_MEMSET, h, 32, NULL, 0, NULL, 0, NULL);
+}
+cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t s) {
+    uint64_t h[4] = {(uint64_t)(uintptr_t)devPtr, (uint64_t)value, count, (uint64_t)(uintptr_t)s};
+    return rpc(OP_MEMSET, h, 32, NULL, 0, NULL, 0, NULL);
+}
+
+cudaError_t cudaMemGetInfo(size_t* free_, size_t* total) {
+    uint64_t r[2] = {0, 0};
+    cudaError_t e = rpc(OP_MEM_INFO, NULL, 0, NULL, 0, r, 16, NULL);
+    if (free_) *free_ = r[0];
+    if (total) *total = r[1];
+    return e;
+}
+
+static var_t* find_var(const void* symbol) {
+    for (var_t* v = vars; v; v = v->next) if (v->host == symbol) return v;
+    return NULL;
+}
+
+static cudaError_t symbol_address(const void* symbol, uint64_t* addr, uint64_t* size) {
+    var_t* v = find_var(symbol);
+    if (!v) return note(cudaErrorInvalidSymbol);
+    if (!v->addr) {
+        char req[1024];
+        size_t nl = strlen(v->name);
+        if (nl + 8 > sizeof req) return note(cudaErrorInvalidSymbol);
+        memcpy(req, &v->mod->id, 8); memcpy(req + 8, v->name, nl);
+        uint64_t r[2] = {0, 0};
+        cudaError_t e = rpc(OP_SYMBOL, req, 8 + nl, NULL, 0, r, 16, NULL);
+        if (e != cudaSuccess) return e;
+        v->addr = r[0]; v->size = r[1];
+    }
+    *addr = v->addr; *size = v->size;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetSymbolAddress(void** devPtr, const void* symbol) {
+    uint64_t a, n;
+    cudaError_t e = symbol_address(symbol, &a, &n);
+    if (e == cudaSuccess) *devPtr = (void*)(uintptr_t)a;
+    return e;
+}
+
+cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
+    uint64_t a, n;
+    cudaError_t e = symbol_address(symbol, &a, &n);
+    if (e == cudaSuccess) *size = n;
+    return e;
+}
+
+static cudaError_t symbol_copy(void* host, const void* symbol, size_t count, size_t offset, int to_symbol,
+                               enum cudaMemcpyKind kind, cudaStream_t s) {
+    uint64_t a, n;
+    cudaError_t e = symbol_address(symbol, &a, &n);
+    if (e != cudaSuccess) return e;
+    if (offset + count > n) return note(cudaErrorInvalidValue);
+    void* dev = (void*)(uintptr_t)(a + offset);
+    if (to_symbol)
+        return copy(dev, host, count, kind == cudaMemcpyDefault ? cudaMemcpyDefault : kind, s);
+    return copy(host, dev, count, kind, s);
+}
+
+cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset,
+                               enum cudaMemcpyKind kind) {
+    return symbol_copy((void*)src, symbol, count, offset, 1, kind, NULL);
+}
+cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset,
+                                 enum cudaMemcpyKind kind) {
+    return symbol_copy(dst, symbol, count, offset, 0, kind, NULL);
+}
+cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count, size_t offset,
+                                    enum cudaMemcpyKind kind, cudaStream_t s) {
+    return symbol_copy((void*)src, symbol, count, offset, 1, kind, s);
+}
+cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count, size_t offset,
+                                      enum cudaMemcpyKind kind, cudaStream_t s) {
+    return symbol_copy(dst, symbol, count, offset, 0, kind, s);
+}
+
+/* ---- devices -------------------------------------------------------------------------------------------- */
+/* The order of these values must match protocol.PROP_FIELDS. */
+enum { P_TOTAL_GLOBAL, P_SMEM_BLOCK, P_REGS_BLOCK, P_WARP, P_MAX_THREADS, P_TDIM0, P_TDIM1, P_TDIM2, P_GRID0,
+       P_GRID1, P_GRID2, P_CONST, P_MAJOR, P_MINOR, P_SMS, P_BUS_WIDTH, P_L2, P_THREADS_SM, P_SMEM_SM,
+       P_REGS_SM, P_SMEM_OPTIN, P_BLOCKS_SM, P_RESERVED_SMEM, P_PCI_BUS, P_PCI_DEV, P_PCI_DOMAIN, P_ASYNC_ENGINES,
+       P_CONCURRENT, P_COOPERATIVE, P_UNIFIED, P_MANAGED, P_ECC, P_CLOCK_KHZ, P_MEM_CLOCK_KHZ, P_COUNT, P_N };
+
+static cudaError_t props(int device, int64_t* v, char* name) {
+    int32_t d = device;
+    char rep[P_N * 8 + 256];
+    memset(rep, 0, sizeof rep);
+    cudaError_t e = rpc(OP_PROPS, &d, 4, NULL, 0, rep, sizeof rep, NULL);
+    if (e != cudaSuccess) return e;
+    memcpy(v, rep, P_N * 8);
+    if (name) { memcpy(name, rep + P_N * 8, 255); name[255] = 0; }
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceCount(int* count) {
+    int64_t v[P_N];
+    cudaError_t e = props(-1, v, NULL);
+    if (e != cudaSuccess) { if (count) *count = 0; return e; }
+    *count = (int)v[P_COUNT];
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* p, int device) {
+    int64_t v[P_N];
+    if (!p) return note(cudaErrorInvalidValue);
+    memset(p, 0, sizeof *p);
+    cudaError_t e = props(device, v, p->name);
+    if (e != cudaSuccess) return e;
+    p->totalGlobalMem = (size_t)v[P_TOTAL_GLOBAL]; p->sharedMemPerBlock = (size_t)v[P_SMEM_BLOCK];
+    p->regsPerBlock = (int)v[P_REGS_BLOCK]; p->warpSize = (int)v[P_WARP]; p->memPitch = 2147483647;
+    p->maxThreadsPerBlock = (int)v[P_MAX_THREADS];
+    p->maxThreadsDim[0] = (int)v[P_TDIM0]; p->maxThreadsDim[1] = (int)v[P_TDIM1]; p->maxThreadsDim[2] = (int)v[P_TDIM2];
+    p->maxGridSize[0] = (int)v[P_GRID0]; p->maxGridSize[1] = (int)v[P_GRID1]; p->maxGridSize[2] = (int)v[P_GRID2];
+    p->totalConstMem = (size_t)v[P_CONST]; p->major = (int)v[P_MAJOR]; p->minor = (int)v[P_MINOR];
+    p->textureAlignment = 512; p->texturePitchAlignment = 32; p->multiProcessorCount = (int)v[P_SMS];
+    p->memoryBusWidth = (int)v[P_BUS_WIDTH]; p->l2CacheSize = (int)v[P_L2];
+    p->maxThreadsPerMultiProcessor = (int)v[P_THREADS_SM]; p->sharedMemPerMultiprocessor = (size_t)v[P_SMEM_SM];
+    p->regsPerMultiprocessor = (int)v[P_REGS_SM]; p->sharedMemPerBlockOptin = (size_t)v[P_SMEM_OPTIN];
+    p->maxBlocksPerMultiProcessor = (int)v[P_BLOCKS_SM]; p->reservedSharedMemPerBlock = (size_t)v[P_RESERVED_SMEM];
+    p->pciBusID = (int)v[P_PCI_BUS]; p->pciDeviceID = (int)v[P_PCI_DEV]; p->pciDomainID = (int)v[P_PCI_DOMAIN];
+    p->asyncEngineCount = (int)v[P_ASYNC_ENGINES]; p->concurrentKernels = (int)v[P_CONCURRENT];
+    p->cooperativeLaunch = (int)v[P_COOPERATIVE]; p->unifiedAddressing = (int)v[P_UNIFIED];
+    p->managedMemory = (int)v[P_MANAGED]; p->ECCEnabled = (int)v[P_ECC]; p->streamPrioritiesSupported = 1;
+    p->globalL1CacheSupported = 1; p->localL1CacheSupported = 1; p->clusterLaunch = 1; p->hostNumaId = -1;
+    p->surfaceAlignment = 512;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device) {
+    int64_t v[P_N];
+    if (!value) return note(cudaErrorInvalidValue);
+    cudaError_t e = props(device, v, NULL);
+    if (e != cudaSuccess) return e;
+    int64_t r;
+    switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock: r = v[P_MAX_THREADS]; break;
+    case cudaDevAttrMaxBlockDimX: r = v[P_TDIM0]; break;
+    case cudaDevAttrMaxBlockDimY: r = v[P_TDIM1]; break;
+    case cudaDevAttrMaxBlockDimZ: r = v[P_TDIM2]; break;
+    case cudaDevAttrMaxGridDimX: r = v[P_GRID0]; break;
+    case cudaDevAttrMaxGridDimY: r = v[P_GRID1]; break;
+    case cudaDevAttrMaxGridDimZ: r = v[P_GRID2]; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: r = v[P_SMEM_BLOCK]; break;
+    case cudaDevAttrTotalConstantMemory: r = v[P_CONST]; break;
+    case cudaDevAttrWarpSize: r = v[P_WARP]; break;
+    case cudaDevAttrMaxRegistersPerBlock: r = v[P_REGS_BLOCK]; break;
+    case cudaDevAttrClockRate: r = v[P_CLOCK_KHZ]; break;
+    case cudaDevAttrMemoryClockRate: r = v[P_MEM_CLOCK_KHZ]; break;
+    case cudaDevAttrMultiProcessorCount: r = v[P_SMS]; break;
+    case cudaDevAttrComputeCapabilityMajor: r = v[P_MAJOR]; break;
+    case cudaDevAttrComputeCapabilityMinor: r = v[P_MINOR]; break;
+    case cudaDevAttrGlobalMemoryBusWidth: r = v[P_BUS_WIDTH]; break;
+    case cudaDevAttrL2CacheSize: r = v[P_L2]; break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: r = v[P_THREADS_SM]; break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: r = v[P_SMEM_SM]; break;
+    case cudaDevAttrMaxRegistersPerMultiprocessor: r = v[P_REGS_SM]; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: r = v[P_SMEM_OPTIN]; break;
+    case cudaDevAttrMaxBlocksPerMultiprocessor: r = v[P_BLOCKS_SM]; break;
+    case cudaDevAttrReservedSharedMemoryPerBlock: r = v[P_RESERVED_SMEM]; break;
+    case cudaDevAttrPciBusId: r = v[P_PCI_BUS]; break;
+    case cudaDevAttrPciDeviceId: r = v[P_PCI_DEV]; break;
+    case cudaDevAttrPciDomainId: r = v[P_PCI_DOMAIN]; break;
+    case cudaDevAttrAsyncEngineCount: r = v[P_ASYNC_ENGINES]; break;
+    case cudaDevAttrConcurrentKernels: r = v[P_CONCURRENT]; break;
+    case cudaDevAttrCooperativeLaunch: r = v[P_COOPERATIVE]; break;
+    case cudaDevAttrUnifiedAddressing: r = v[P_UNIFIED]; break;
+    case cudaDevAttrManagedMemory: r = v[P_MANAGED]; break;
+    case cudaDevAttrEccEnabled: r = v[P_ECC]; break;
+    case cudaDevAttrIntegrated: case cudaDevAttrCanMapHostMemory: case cudaDevAttrComputeMode: r = 0; break;
+    case cudaDevAttrGlobalL1CacheSupported: case cudaDevAttrLocalL1CacheSupported:
+    case cudaDevAttrStreamPrioritiesSupported: r = 1; break;
+    default:
+        fprintf(stderr, "strata: cudaDeviceGetAttribute: attribute %d is not modeled\n", (int)attr);
+        return note(cudaErrorInvalidValue);
+    }
+    *value = (int)r;
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device) {
+    int32_t d = device;
+    cudaError_t e = rpc(OP_SET_DEVICE, &d, 4, NULL, 0, NULL, 0, NULL);
+    if (e == cudaSuccess) current_device = device;
+    return e;
+}
+cudaError_t cudaGetDevice(int* device) { if (!device) return note(cudaErrorInvalidValue); *device = current_device; return cudaSuccess; }
+cudaError_t cudaDeviceSynchronize(void) { return RPC0(OP_SYNC); }
+cudaError_t cudaDeviceReset(void) { return RPC0(OP_RESET); }
+cudaError_t cudaThreadSynchronize(void) { return RPC0(OP_SYNC); }
+cudaError_t cudaSetDeviceFlags(unsigned int flags) { (void)flags; return cudaSuccess; }
+cudaError_t cudaGetDeviceFlags(unsigned int* flags) { if (flags) *flags = 0; return cudaSuccess; }
+cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache c) { (void)c; return cudaSuccess; }
+cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* c) { if (c) *c = cudaFuncCachePreferNone; return cudaSuccess; }
+cudaError_t cudaFuncSetCacheConfig(const void* f, enum cudaFuncCache c) { (void)f; (void)c; return cudaSuccess; }
+cudaError_t cudaDriverGetVersion(int* v) { if (!v) return note(cudaErrorInvalidValue); *v = CUDART_VERSION; return cudaSuccess; }
+cudaError_t cudaRuntimeGetVersion(int* v) { if (!v) return note(cudaErrorInvalidValue); *v = CUDART_VERSION; return cudaSuccess; }
+cudaError_t cudaChooseDevice(int* device, const struct cudaDeviceProp* prop) { (void)prop; *device = 0; return cudaSuccess; }
+cudaError_t cudaDeviceCanAccessPeer(int* can, int device, int peer) { *can = device != peer; return cudaSuccess; }
+
+/* ---- errors --------------------------------------------------------------------------------------------- */
+cudaError_t cudaGetLastError(void) {
+    uint32_t peek = 0;
+    cudaError_t mine = last_error;
+    last_error = cudaSuccess;
+    cudaError_t theirs = connected ? rpc(OP_LAST_ERROR, &peek, 4, NULL, 0, NULL, 0, NULL) : cudaSuccess;
+    last_error = cudaSuccess;
+    return mine != cudaSuccess ? mine : theirs;
+}
+
+cudaError_t cudaPeekAtLastError(void) {
+    uint32_t peek = 1;
+    cudaError_t mine = last_error;
+    cudaError_t theirs = connected ? rpc(OP_LAST_ERROR, &peek, 4, NULL, 0, NULL, 0, NULL) : cudaSuccess;
+    last_error = mine;
+    return mine != cudaSuccess ? mine : theirs;
+}
+
+#include "errors.inc"
+
+const char* cudaGetErrorName(cudaError_t e) {
+    for (size_t i = 0; i < sizeof error_table / sizeof error_table[0]; i++)
+        if (error_table[i].code == (int)e) return error_table[i].name;
+    return "cudaErrorUnknown";
+}
+
+const char* cudaGetErrorString(cudaError_t e) {
+    for (size_t i = 0; i < sizeof error_table / sizeof error_table[0]; i++)
+        if (error_table[i].code == (int)e) return error_table[i].text;
+    return "unrecognized error code";
+}
+
+/* ---- streams and events --------------------------------------------------------------------------------- */
+static cudaError_t create_handle(uint32_t op, uint32_t flags, void** out) {
+    uint64_t h = 0;
+    if (!out) return note(cudaErrorInvalidValue);
+    cudaError_t e = rpc(op, &flags, 4, NULL, 0, &h, 8, NULL);
+    *out = e == cudaSuccess ? (void*)(uintptr_t)h : NULL;
+    return e;
+}
+
+static cudaError_t on_handle(uint32_t op, const void* h) {
+    uint64_t v = (uint64_t)(uintptr_t)h;
+    return rpc(op, &v, 8, NULL, 0, NULL, 0, NULL);
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t* s) { return create_handle(OP_STREAM_CREATE, 0, (void**)s); }
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) { return create_handle(OP_STREAM_CREATE, flags, (void**)s); }
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int flags, int priority) {
+    (void)priority; return create_handle(OP_STREAM_CREATE, flags, (void**)s);
+}
+cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+    if (least) *least = 0;
+    if (greatest) *greatest = -5;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t s) { return on_handle(OP_STREAM_DESTROY, s); }
+cudaError_t cudaStreamSynchronize(cudaStream_t s) { return on_handle(OP_STREAM_SYNC, s); }
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s) { return on_handle(OP_STREAM_SYNC, s); }
+cudaError_t cudaStreamQuery(cudaStream_t s) { return on_handle(OP_STREAM_QUERY, s); }
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned int flags) {
+    (void)flags;
+    uint64_t h[2] = {(uint64_t)(uintptr_t)s, (uint64_t)(uintptr_t)ev};
+    return rpc(OP_STREAM_WAIT_EVENT, h, 16, NULL, 0, NULL, 0, NULL);
+}
+cudaError_t cudaEventCreate(cudaEvent_t* ev) { return create_handle(OP_EVENT_CREATE, 0, (void**)ev); }
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* ev, unsigned int flags) { return create_handle(OP_EVENT_CREATE, flags, (void**)ev); }
+cudaError_t cudaEventDestroy(cudaEvent_t ev) { return on_handle(OP_EVENT_DESTROY, ev); }
+cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s) {
+    uint64_t h[2] = {(uint64_t)(uintptr_t)ev, (uint64_t)(uintptr_t)s};
+    return rpc(OP_EVENT_RECORD, h, 16, NULL, 0, NULL, 0, NULL);
+}
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t ev, cudaStream_t s, unsigned int flags) { (void)flags; return cudaEventRecord(ev, s); }
+cudaError_t cudaEventSynchronize(cudaEvent_t ev) { return on_handle(OP_EVENT_SYNC, ev); }
+cudaError_t cudaEventQuery(cudaEvent_t ev) { return on_handle(OP_EVENT_QUERY, ev); }
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+    uint64_t h[2] = {(uint64_t)(uintptr_t)start, (uint64_t)(uintptr_t)end};
+    float r = 0;
+    if (!ms) return note(cudaErrorInvalidValue);
+    cudaError_t e = rpc(OP_EVENT_ELAPSED, h, 16, NULL, 0, &r, 4, NULL);
+    *ms = r;
+    return e;
+}
+
+/* ---- functions ------------------------------------------------------------------------------------------ */
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes* attr, const void* func) {
+    func_t* f = find_func(func);
+    if (!f || !attr) return note(cudaErrorInvalidDeviceFunction);
+    cudaError_t e = func_info(f);
+    if (e != cudaSuccess) return e;
+    int64_t r[8] = {0};
+    e = rpc(OP_FUNC_ATTRS, &f->fid, 8, NULL, 0, r, sizeof r, NULL);
+    if (e != cudaSuccess) return e;
+    memset(attr, 0, sizeof *attr);
+    attr->numRegs = (int)r[0]; attr->sharedSizeBytes = (size_t)r[1]; attr->constSizeBytes = (size_t)r[2];
+    attr->localSizeBytes = (size_t)r[3]; attr->maxThreadsPerBlock = (int)r[4];
+    attr->maxDynamicSharedSizeBytes = (int)r[5]; attr->ptxVersion = (int)r[6]; attr->binaryVersion = (int)r[7];
+    return cudaSuccess;
+}
+
+cudaError_t cudaFuncSetAttribute(const void* func, enum cudaFuncAttribute attr, int value) {
+    func_t* f = find_func(func);
+    if (!f) return note(cudaErrorInvalidDeviceFunction);
+    cudaError_t e = func_info(f);
+    if (e != cudaSuccess) return e;
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaSuccess;  /* hints: accepted */
+    int64_t req[2] = {(int64_t)f->fid, value};
+    return rpc(OP_FUNC_SET_ATTR, req, 16, NULL, 0, NULL, 0, NULL);
+}

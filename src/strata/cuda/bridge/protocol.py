@@ -1,0 +1,66 @@
+"""The wire format between the replacement CUDA runtime library (native/cudart.c) and the runtime process.
+
+Every request is `{u32 op; u32 pad; u64 len}` and `len` bytes of payload; every reply (LAUNCH has none: it
+is pipelined) is `{i32 cudaError_t; u32 stdout_len; u64 len; u32 stderr_len; u32 pad}`, then `len` bytes of
+payload, then text the library writes to the program's stdout (device printf) and stderr (fault reports).
+Little-endian, native sizes: both ends run on the same machine. Opcodes and the order of the device
+property values must match the C enums.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+
+REQUEST = struct.Struct("<IIQ")
+REPLY = struct.Struct("<iIQII")
+LAUNCH = struct.Struct("<Q6IQQ")  # function id, grid xyz, block xyz, dynamic shared bytes, stream handle
+
+
+class Op(enum.IntEnum):
+    REGISTER = 1
+    FUNC_INFO = 2
+    LAUNCH = 3
+    MALLOC = 4
+    FREE = 5
+    HTOD = 6
+    DTOH = 7
+    DTOD = 8
+    MEMSET = 9
+    SYNC = 10
+    LAST_ERROR = 11
+    SYMBOL = 12
+    STREAM_CREATE = 13
+    STREAM_DESTROY = 14
+    STREAM_SYNC = 15
+    STREAM_QUERY = 16
+    STREAM_WAIT_EVENT = 17
+    EVENT_CREATE = 18
+    EVENT_DESTROY = 19
+    EVENT_RECORD = 20
+    EVENT_SYNC = 21
+    EVENT_QUERY = 22
+    EVENT_ELAPSED = 23
+    PROPS = 24
+    MEM_INFO = 25
+    SET_DEVICE = 26
+    RESET = 27
+    FUNC_ATTRS = 28
+    FUNC_SET_ATTR = 29
+    POINTER_KIND = 30
+    UNREGISTER = 31
+
+
+# DeviceProperties fields in the order cudart.c's P_* enum reads them; (name, index) picks a tuple element;
+# "count" is the number of devices.
+PROP_FIELDS: list[tuple[str, int | None]] = [
+    ("totalGlobalMem", None), ("sharedMemPerBlock", None), ("regsPerBlock", None), ("warpSize", None),
+    ("maxThreadsPerBlock", None), ("maxThreadsDim", 0), ("maxThreadsDim", 1), ("maxThreadsDim", 2),
+    ("maxGridSize", 0), ("maxGridSize", 1), ("maxGridSize", 2), ("totalConstMem", None), ("major", None),
+    ("minor", None), ("multiProcessorCount", None), ("memoryBusWidth", None), ("l2CacheSize", None),
+    ("maxThreadsPerMultiProcessor", None), ("sharedMemPerMultiprocessor", None), ("regsPerMultiprocessor", None),
+    ("sharedMemPerBlockOptin", None), ("maxBlocksPerMultiProcessor", None), ("reservedSharedMemPerBlock", None),
+    ("pciBusID", None), ("pciDeviceID", None), ("pciDomainID", None), ("asyncEngineCount", None),
+    ("concurrentKernels", None), ("cooperativeLaunch", None), ("unifiedAddressing", None), ("managedMemory", None),
+    ("ECCEnabled", None), ("clockRate", None), ("memoryClockRate", None), ("count", None),
+]

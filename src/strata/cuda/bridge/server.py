@@ -1,0 +1,437 @@
+"""The strata runtime process of a whole CUDA program: serves the replacement libcudart over two pipes.
+
+`run(argv)` starts the program with the pipes' ends named in `STRATA_CUDART_FDS` and the library's folder
+first on `LD_LIBRARY_PATH`, then answers its calls with `strata.cuda` on the virtual GPU until the program
+exits. Device memory, modules, streams and events live here; handles the program sees are device
+addresses or small integers. Device `printf` output is collected and sent back in the next reply, so the
+library writes it to the program's own stdout in order with the program's output; a kernel fault's
+report goes back the same way to its stderr, once. Why a process and not an embedded interpreter:
+ARCHITECTURE.md ("Whole CUDA programs").
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import strata.cuda as cuda
+from strata.cuda import fatbin
+from strata.cuda.bridge import link
+from strata.cuda.bridge.protocol import LAUNCH, PROP_FIELDS, REPLY, REQUEST, Op
+from strata.cuda.module import _VALUE_TYPES
+from strata.errors import CudaError, DeviceFault, PTXSyntaxError, UnsupportedInstruction
+
+
+class _Collector(io.TextIOBase):
+    """Stands in for sys.stdout while serving: device printf output (written by engine threads) is kept
+    until the next reply carries it to the program."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._lock = threading.Lock()
+
+    def write(self, s: str) -> int:
+        with self._lock:
+            self._parts.append(s)
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+    def drain(self) -> bytes:
+        with self._lock:
+            text, self._parts = "".join(self._parts), []
+        return text.encode()
+
+
+@dataclass
+class _Image:
+    """A registered fat binary: its PTX (one per translation unit), loaded as one module at first use."""
+
+    ptx: list[str]
+    error: str | None = None
+    module: cuda.Module | None = None
+
+
+@dataclass
+class Server:
+    """Answers one program's runtime calls (see protocol.py for the wire format)."""
+
+    rfd: int
+    wfd: int
+    images: dict[int, _Image] = field(default_factory=dict)
+    kernels: dict[int, cuda.Kernel] = field(default_factory=dict)
+    streams: dict[int, cuda.Stream] = field(default_factory=dict)
+    events: dict[int, cuda.Event] = field(default_factory=dict)
+    pending: CudaError | None = None  # a launch's error, for the next cudaGetLastError
+    reported: set[int] = field(default_factory=set)  # faults whose report the program already got
+    out: _Collector = field(default_factory=_Collector)
+    err: list[str] = field(default_factory=list)
+    _next: int = 0x100
+
+    # --- the loop ---------------------------------------------------------------------------------
+    def serve(self, child: subprocess.Popen | None = None) -> None:
+        """Answer requests until the program closes its end (or exits, if `child` is given)."""
+        saved = sys.stdout
+        sys.stdout = self.out  # type: ignore[assignment]
+        try:
+            while True:
+                if child is not None:
+                    ready, _, _ = select.select([self.rfd], [], [], 0.2)
+                    if not ready:
+                        if child.poll() is not None:
+                            return
+                        continue
+                head = self._read(REQUEST.size)
+                if head is None:
+                    return
+                op, _pad, n = REQUEST.unpack(head)
+                body = self._read(n) if n else b""
+                if body is None:
+                    return
+                self._dispatch(op, body)
+        finally:
+            sys.stdout = saved
+
+    def _read(self, n: int) -> bytes | None:
+        buf = bytearray(n)
+        view, got = memoryview(buf), 0
+        while got < n:
+            k = os.readv(self.rfd, [view[got:]])
+            if k == 0:
+                return None
+            got += k
+        return bytes(buf) if n < 4096 else buf  # type: ignore[return-value]
+
+    def _dispatch(self, op: int, body: bytes) -> None:
+        code, payload = 0, b""
+        try:
+            name = Op(op).name
+        except ValueError:
+            self._reply(1, b"", f"strata: unknown runtime request {op}\n")
+            return
+        try:
+            if op == Op.LAUNCH:
+                self._launch(body)
+                return
+            result = getattr(self, "_" + name.lower())(body)
+            payload = b"" if result is None else result
+        except CudaError as e:
+            code = e.code
+            self._report(e)
+        except fatbin.FatbinError as e:
+            code = CudaError("cudaErrorNoKernelImageForDevice").code
+            self.err.append(f"strata: {e}\n")
+        except (PTXSyntaxError, UnsupportedInstruction) as e:
+            code = CudaError("cudaErrorInvalidPtx").code
+            self.err.append(f"strata: {type(e).__name__}: {e}\n")
+        except (TypeError, ValueError, KeyError) as e:
+            code = 1
+            self.err.append(f"strata: {name}: {e}\n")
+        except Exception:  # noqa: BLE001 - a bug of ours: the program gets cudaErrorUnknown and the traceback
+            code = 999
+            self.err.append(f"strata: internal error serving {name}:\n{traceback.format_exc()}")
+        self._reply(code, payload)
+
+    def _reply(self, code: int, payload: bytes | bytearray | memoryview, extra_err: str = "") -> None:
+        out = self.out.drain()
+        err = ("".join(self.err) + extra_err).encode()
+        self.err.clear()
+        head = REPLY.pack(code, len(out), len(payload), len(err), 0)
+        for part in (head, payload, out, err):
+            if len(part):
+                self._write(part)
+
+    def _write(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data).cast("B")
+        while len(view):
+            k = os.write(self.wfd, view)
+            view = view[k:]
+
+    def _report(self, e: CudaError) -> None:
+        """A fault's report goes to the program's stderr once; later calls only return its code."""
+        if isinstance(e, DeviceFault | cuda.LaunchTimeout) or e.code >= 700:
+            if id(e) in self.reported:
+                return
+            self.reported.add(id(e))
+            self.err.append(f"========= strata: {type(e).__name__}: {e}\n")
+
+    def _handle(self, h: int, table: dict[int, Any], what: str) -> Any:
+        obj = table.get(h)
+        if obj is None:
+            raise CudaError("cudaErrorInvalidResourceHandle", f"no {what} {h:#x}")
+        return obj
+
+    def _stream(self, h: int) -> cuda.Stream | None:
+        if h in (0, 1, 2):  # default, cudaStreamLegacy, cudaStreamPerThread
+            return None
+        return self._handle(h, self.streams, "stream")  # type: ignore[no-any-return]
+
+    def _new_handle(self) -> int:
+        self._next += 0x10
+        return self._next
+
+    # --- modules and launches ---------------------------------------------------------------------
+    def _register(self, body: bytes) -> bytes:
+        (count,), pos, ptx, image = struct.unpack_from("<I", body), 4, [], _Image([])
+        try:
+            entries_per_tu = []
+            for _ in range(count):
+                (n,) = struct.unpack_from("<Q", body, pos)
+                entries_per_tu.append(fatbin.parse(bytes(body[pos + 8: pos + 8 + n])))
+                pos += 8 + n
+            props = cuda.get_device_properties()
+            major, minor = props.major, props.minor
+            ptx = [fatbin.pick_ptx(es, major * 10 + minor).text() for es in entries_per_tu if es]
+            image.ptx = ptx
+        except fatbin.FatbinError as e:
+            image.error = str(e)
+            self.err.append(f"strata: {e}\n")
+        h = self._new_handle()
+        self.images[h] = image
+        return struct.pack("<Q", h)
+
+    def _module(self, h: int) -> cuda.Module:
+        image = self._handle(h, self.images, "fat binary")
+        if image.error:
+            raise CudaError("cudaErrorNoKernelImageForDevice", image.error)
+        if image.module is None:
+            image.module = cuda.Module(link.link_ptx(image.ptx))
+        return image.module  # type: ignore[no-any-return]
+
+    def _func_info(self, body: bytes) -> bytes:
+        (mid,) = struct.unpack_from("<Q", body)
+        kernel = self._module(mid).get_function(bytes(body[8:]).decode())
+        fid = self._new_handle()
+        self.kernels[fid] = kernel
+        sizes = [p.size for p in kernel.params]
+        return struct.pack(f"<QI{len(sizes)}I", fid, len(sizes), *sizes)
+
+    def _launch(self, body: bytes) -> None:
+        fid, gx, gy, gz, bx, by, bz, shmem, stream = LAUNCH.unpack_from(body)
+        try:
+            kernel = self._handle(fid, self.kernels, "kernel")
+            args: list[Any] = []
+            pos = LAUNCH.size
+            for p in kernel.params:
+                raw = bytes(body[pos: pos + p.size])
+                pos += p.size
+                if p.type == "b8" and p.size > 1:
+                    args.append(raw)
+                else:
+                    args.append(np.frombuffer(raw, dtype=_VALUE_TYPES[p.type])[0])
+            kernel.launch((gx, gy, gz), (bx, by, bz), args, shared_mem=shmem, stream=self._stream(stream))
+        except CudaError as e:
+            self.pending = e
+            self._report(e)
+        except (TypeError, ValueError, KeyError) as e:
+            self.pending = CudaError("cudaErrorInvalidValue", str(e))
+            self.err.append(f"strata: kernel launch: {e}\n")
+
+    def _symbol(self, body: bytes) -> bytes:
+        (mid,) = struct.unpack_from("<Q", body)
+        addr, size = self._module(mid).get_global(bytes(body[8:]).decode())
+        return struct.pack("<QQ", addr, size)
+
+    def _func_attrs(self, body: bytes) -> bytes:
+        a = self._handle(struct.unpack("<Q", body)[0], self.kernels, "kernel").attributes
+        return struct.pack("<8q", a.num_regs, a.shared_size_bytes, a.const_size_bytes, a.local_size_bytes,
+                           a.max_threads_per_block, a.max_dynamic_shared_size_bytes, a.ptx_version, a.binary_version)
+
+    def _func_set_attr(self, body: bytes) -> None:
+        fid, value = struct.unpack("<qq", body)
+        self._handle(fid, self.kernels, "kernel").set_attribute("max_dynamic_shared_size_bytes", value)
+
+    def _last_error(self, body: bytes) -> None:
+        (peek,) = struct.unpack("<I", body)
+        e = self.pending
+        if not peek:
+            self.pending = None
+        if e is not None:
+            raise e
+
+    def _unregister(self, body: bytes) -> None:
+        pass
+
+    # --- memory -----------------------------------------------------------------------------------
+    def _malloc(self, body: bytes) -> bytes:
+        return struct.pack("<Q", cuda.malloc(struct.unpack("<Q", body)[0]))
+
+    def _free(self, body: bytes) -> None:
+        cuda.free(struct.unpack("<Q", body)[0])
+
+    def _htod(self, body: bytes) -> None:
+        dst, stream = struct.unpack_from("<QQ", body)
+        host = np.frombuffer(body, np.uint8, offset=16)
+        if stream:
+            cuda.memcpy_async(dst, host, host.nbytes, cuda.MemcpyKind.HostToDevice, self._stream(stream))
+        else:
+            cuda.memcpy(dst, host, host.nbytes, cuda.MemcpyKind.HostToDevice)
+
+    def _dtoh(self, body: bytes) -> np.ndarray:
+        src, count, stream = struct.unpack("<QQQ", body)
+        host = np.empty(count, np.uint8)
+        if stream:
+            cuda.memcpy_async(host, src, count, cuda.MemcpyKind.DeviceToHost, self._stream(stream))
+        else:
+            cuda.memcpy(host, src, count, cuda.MemcpyKind.DeviceToHost)
+        return host
+
+    def _dtod(self, body: bytes) -> None:
+        dst, src, count, stream = struct.unpack("<QQQQ", body)
+        if stream:
+            cuda.memcpy_async(dst, src, count, cuda.MemcpyKind.DeviceToDevice, self._stream(stream))
+        else:
+            cuda.memcpy(dst, src, count, cuda.MemcpyKind.DeviceToDevice)
+
+    def _memset(self, body: bytes) -> None:
+        ptr, value, count, stream = struct.unpack("<QQQQ", body)
+        if stream:
+            cuda.memset_async(ptr, value & 0xFF, count, self._stream(stream))
+        else:
+            cuda.memset(ptr, value & 0xFF, count)
+
+    def _mem_info(self, body: bytes) -> bytes:
+        return struct.pack("<QQ", *cuda.mem_get_info())
+
+    def _pointer_kind(self, body: bytes) -> bytes:
+        kind = cuda.pointer_get_attributes(struct.unpack("<Q", body)[0]).type
+        return struct.pack("<I", kind == "device")
+
+    # --- devices, streams, events -----------------------------------------------------------------
+    def _props(self, body: bytes) -> bytes:
+        (d,) = struct.unpack("<i", body)
+        count = cuda.device_count()
+        if d >= count or d < -1:
+            raise CudaError("cudaErrorInvalidDevice", f"device {d}; there are {count}")
+        p = cuda.get_device_properties(None if d < 0 else d)
+        values = []
+        for name, index in PROP_FIELDS:
+            v = count if name == "count" else getattr(p, name)
+            values.append(int(v[index] if index is not None else v))
+        return struct.pack(f"<{len(values)}q", *values) + p.name.encode()[:255].ljust(256, b"\0")
+
+    def _set_device(self, body: bytes) -> None:
+        (d,) = struct.unpack("<i", body)
+        if not 0 <= d < cuda.device_count():
+            raise CudaError("cudaErrorInvalidDevice", f"device {d}; there are {cuda.device_count()}")
+        cuda.set_device(d)
+
+    def _sync(self, body: bytes) -> None:
+        cuda.synchronize()
+
+    def _reset(self, body: bytes) -> None:
+        cuda.current_device().reset()
+        self.streams.clear()
+        self.events.clear()
+        self.pending = None
+
+    def _stream_create(self, body: bytes) -> bytes:
+        (flags,) = struct.unpack("<I", body)
+        h = self._new_handle()
+        self.streams[h] = cuda.Stream(non_blocking=bool(flags & 1))
+        return struct.pack("<Q", h)
+
+    def _stream_destroy(self, body: bytes) -> None:
+        self._handle(struct.unpack("<Q", body)[0], self.streams, "stream")
+        self.streams.pop(struct.unpack("<Q", body)[0])
+
+    def _stream_sync(self, body: bytes) -> None:
+        s = self._stream(struct.unpack("<Q", body)[0])
+        (s or cuda.current_device()).synchronize()
+
+    def _stream_query(self, body: bytes) -> None:
+        s = self._stream(struct.unpack("<Q", body)[0])
+        if s is not None and not s.query():
+            raise CudaError("cudaErrorNotReady")
+
+    def _stream_wait_event(self, body: bytes) -> None:
+        sh, eh = struct.unpack("<QQ", body)
+        s, e = self._stream(sh), self._handle(eh, self.events, "event")
+        (s or cuda.current_device().context.stream(None)).wait_event(e)
+
+    def _event_create(self, body: bytes) -> bytes:
+        (flags,) = struct.unpack("<I", body)
+        h = self._new_handle()
+        self.events[h] = cuda.Event(timing=not flags & 2, blocking_sync=bool(flags & 1))
+        return struct.pack("<Q", h)
+
+    def _event_destroy(self, body: bytes) -> None:
+        self._handle(struct.unpack("<Q", body)[0], self.events, "event")
+        self.events.pop(struct.unpack("<Q", body)[0])
+
+    def _event_record(self, body: bytes) -> None:
+        eh, sh = struct.unpack("<QQ", body)
+        self._handle(eh, self.events, "event").record(self._stream(sh))
+
+    def _event_sync(self, body: bytes) -> None:
+        self._handle(struct.unpack("<Q", body)[0], self.events, "event").synchronize()
+
+    def _event_query(self, body: bytes) -> None:
+        if not self._handle(struct.unpack("<Q", body)[0], self.events, "event").query():
+            raise CudaError("cudaErrorNotReady")
+
+    def _event_elapsed(self, body: bytes) -> bytes:
+        a, b = struct.unpack("<QQ", body)
+        ms = self._handle(a, self.events, "event").elapsed_time(self._handle(b, self.events, "event"))
+        return struct.pack("<f", ms)
+
+
+def run(argv: list[str], lib_dir: str) -> int:
+    """Run the native program `argv` with strata's CUDA runtime; returns its exit status (128 + signal
+    number if a signal killed it; 1 if a kernel it never synchronized with faulted and it exited 0)."""
+    to_server_r, to_server_w = os.pipe()
+    to_prog_r, to_prog_w = os.pipe()
+    env = dict(os.environ)
+    env["STRATA_CUDART_FDS"] = f"{to_server_w},{to_prog_r}"
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [lib_dir, env.get("LD_LIBRARY_PATH")]))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the program's to handle
+    try:
+        try:
+            child = subprocess.Popen(argv, env=env, pass_fds=(to_server_w, to_prog_r))
+        except OSError as e:
+            print(f"strata run: cannot start {argv[0]}: {e}", file=sys.stderr)
+            return 127
+        finally:
+            os.close(to_server_w)
+            os.close(to_prog_r)
+        server = Server(to_server_r, to_prog_w)
+        try:
+            server.serve(child)
+        except BrokenPipeError:
+            pass
+        status = child.wait()
+        tail = server.out.drain()  # printf of kernels the program never synchronized with
+        if tail:
+            sys.stdout.buffer.write(tail)
+            sys.stdout.flush()
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        os.close(to_server_r)
+        os.close(to_prog_w)
+    if status < 0:
+        return 128 - status
+    from strata.runtime import contexts
+
+    for ctx in contexts():
+        try:
+            ctx.synchronize()
+        except CudaError as e:
+            if id(e) not in server.reported:
+                print(f"strata run: a kernel or copy of the program failed after its last synchronization:\n"
+                      f"{type(e).__name__}: {e}", file=sys.stderr)
+                return status or 1
+    return status
