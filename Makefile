@@ -4,14 +4,16 @@
 #   make test-all  full suite
 #   make lint      ruff + mypy
 #   make bench     install the bench extras (numba, numba-cuda) and run benchmarks/run_all.py
+#   make programs  install the programs extra (NVIDIA's nvcc wheels) for `strata nvcc`; `make test` needs it
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.stamp
 BENCH_STAMP := $(VENV)/.stamp-bench
+PROGRAMS_STAMP := $(VENV)/.stamp-programs
 
-.PHONY: venv demo test test-all lint bench clean
+.PHONY: venv demo test test-all lint bench clean programs
 
 venv: $(STAMP)
 
@@ -26,10 +28,17 @@ $(STAMP): pyproject.toml
 demo: venv
 	$(BIN)/strata demo
 
-test: venv
+# The whole-program tests (tests/cuda/test_whole_programs.py) build CUDA programs with NVIDIA's nvcc wheels.
+$(PROGRAMS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[programs]'
+	@touch $@
+
+programs: $(PROGRAMS_STAMP)
+
+test: venv $(PROGRAMS_STAMP)
 	$(BIN)/python -m pytest -q -m "not slow"
 
-test-all: venv
+test-all: venv $(PROGRAMS_STAMP)
 	$(BIN)/python -m pytest -q
 
 lint: venv
