@@ -432,7 +432,8 @@ def _format_ds(ins: Inst) -> str:
     f, name = ins.f, ins.name
     two = "2" in name.split("_")[1]
     if two:
-        mods = (f" offset0:{f['offset0']}" if f["offset0"] else "") + (f" offset1:{f['offset1']}" if f["offset1"] else "")
+        mods = (f" offset0:{f['offset0']}" if f["offset0"] else "") + \
+            (f" offset1:{f['offset1']}" if f["offset1"] else "")
     else:
         off = f["offset0"] | f["offset1"] << 8
         mods = f" offset:{off}" if off else ""

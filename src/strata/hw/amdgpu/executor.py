@@ -1,0 +1,1460 @@
+"""The wave64 executor: runs decoded GFX9 machine code on NumPy wavefronts.
+
+Source of truth for how the CDNA virtual GPU executes a dispatch. Workgroups are split into
+wavefronts of 64 lanes; a batch of whole workgroups runs at once, every wave with its own program
+counter. State per wave: SGPRs (`s[w, 0..127]`, VCC at 106/107, M0 at 124, EXEC at 126/127), SCC;
+per lane: VGPRs (`v[w, r, lane]`); per workgroup: LDS. The scheduler runs the instruction at the
+lowest program counter for all waves that sit there, so waves that took the same branches move in
+lock step; a wave at `s_barrier` waits until no wave can run, at which point every live wave of every
+workgroup is at a barrier and all are released (ended waves count as arrived, as on hardware).
+
+Initial state (AMDGPUUsage, "Initial Kernel Execution State"): the user SGPRs the kernel descriptor
+enables (private segment buffer, dispatch ptr, queue ptr, kernarg segment ptr, ...), then the
+enabled workgroup ids; v0 holds the work-item ids packed x | y << 10 | z << 20 (gfx90a+).
+
+Memory: every global, scalar and LDS access is checked; a bad one raises DeviceFault with kernel,
+instruction offset and disassembly, workgroup, work-item, address and nearest allocation. Loads
+complete at the `s_waitcnt` that covers them (vmcnt for vector memory, lgkmcnt for LDS and scalar
+loads): until then the destination registers keep their old values, so a missing wait reads stale
+data, as on hardware.
+
+Approximations (docs/amd.md): v_exp/log/rcp/rsq/sqrt_f32 are computed in float64 and rounded to
+float32 (within 0.5 ulp; hardware is within 1 ulp and has no public bit-exact definition); fma is
+a float64 multiply-add rounded to float32 (double rounding may differ from a fused result in rare
+last-bit cases); v_div_scale only scales when the exponents are extreme, as the ISA describes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from strata.errors import DeviceFault, LaunchCancelled, LaunchTimeout
+from strata.hw.amdgpu.codeobject import KernelInfo
+from strata.hw.amdgpu.decoder import FLOAT_CONSTS, INV_2PI, LITERAL, Inst, decode, flat_width
+from strata.hw.amdgpu.errors import UnsupportedAmdInstruction
+from strata.hw.counters import Counters
+from strata.hw.memory import GLOBAL_BASE, DeviceMemory
+
+WAVE = 64
+VCC, M0, EXEC = 106, 124, 126
+_LANES = np.arange(WAVE, dtype=np.uint64)
+_U32 = np.uint32
+_U64 = np.uint64
+_MASK32 = _U64(0xFFFFFFFF)
+
+
+# ---------------------------------------------------------------------------- program
+@dataclass
+class AmdProgram:
+    """A kernel decoded and checked once at load: every instruction has a handler."""
+
+    kernel: KernelInfo
+    insts: list[Inst]
+    index: dict[int, int]  # byte offset -> instruction index
+    handlers: list[Callable[..., None]]
+
+    @property
+    def name(self) -> str:
+        return self.kernel.name
+
+
+def load_program(kernel: KernelInfo) -> AmdProgram:
+    """Decode a kernel and bind every instruction to its semantics.
+
+    Raises:
+        UnsupportedAmdInstruction: an instruction that cannot be decoded or executed, with its disassembly.
+    """
+    insts = decode(kernel.code, kernel.name)
+    # trailing s_nop/s_code_end padding after the last s_endpgm is never executed; don't require it
+    handlers = []
+    for ins in insts:
+        h = _handler(ins)
+        if h is None:
+            raise UnsupportedAmdInstruction(ins.text, kernel.name, ins.offset)
+        handlers.append(h)
+    return AmdProgram(kernel, insts, {ins.offset: i for i, ins in enumerate(insts)}, handlers)
+
+
+# ---------------------------------------------------------------------------- state
+@dataclass
+class _Pending:
+    """A load issued but not yet waited for: its values land in registers at the matching s_waitcnt."""
+
+    kind: str  # 'vm' | 'lgkm'
+    waves: np.ndarray  # wave indices
+    apply: Callable[[np.ndarray], None]  # write the values of the given row subset (bool per entry of waves)
+
+
+@dataclass
+class _Batch:
+    s: np.ndarray  # (W, 128) uint32
+    v: np.ndarray  # (W, NV, 64) uint32
+    scc: np.ndarray  # (W,) bool
+    pc: np.ndarray  # (W,) int64 instruction index
+    done: np.ndarray  # (W,) bool
+    barrier: np.ndarray  # (W,) bool
+    wg: np.ndarray  # (W,) workgroup index in the batch
+    wg_id: np.ndarray  # (W, 3) workgroup id in the grid
+    wave_in_wg: np.ndarray  # (W,)
+    lds: np.ndarray  # (G, lds_words) uint32
+    pending: list[_Pending] = field(default_factory=list)
+
+
+@dataclass
+class _Ctx:
+    """What handlers see: the batch, the selected waves, memory and the launch."""
+
+    b: _Batch
+    ix: Any  # slice(None) or index array into the batch's waves
+    n: int
+    mem: DeviceMemory
+    prog: AmdProgram
+    launch: Any  # AmdLaunch
+    counters: Counters
+    jump: np.ndarray | None = None  # per selected wave: new pc, or -1 for pc + 1
+
+    def exec_mask(self) -> np.ndarray:
+        """(n, 64) bool: the lanes EXEC enables."""
+        return _lanes(self.b.s[self.ix, EXEC], self.b.s[self.ix, EXEC + 1])
+
+
+def _lanes(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    word = np.where(_LANES < 32, lo.astype(_U64)[:, None], hi.astype(_U64)[:, None])
+    return ((word >> (_LANES & _U64(31))) & _U64(1)).astype(bool)
+
+
+def _mask_words(lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    packed = np.packbits(lanes, axis=1, bitorder="little").view(np.uint32)
+    return packed[:, 0].copy(), packed[:, 1].copy()
+
+
+def _f32(x: Any) -> np.ndarray:
+    return np.asarray(x, dtype=_U32).view(np.float32)
+
+
+def _bits(x: Any) -> np.ndarray:
+    return np.asarray(x, dtype=np.float32).view(_U32)
+
+
+# ---------------------------------------------------------------------------- operand access
+def _const(code: int, width: int, literal: int | None, is_float: bool) -> int | None:
+    if 128 <= code <= 192:
+        return code - 128
+    if 193 <= code <= 208:
+        v = -(code - 192)
+        return v & (0xFFFFFFFFFFFFFFFF if width == 2 else 0xFFFFFFFF)
+    if code in FLOAT_CONSTS or code == INV_2PI:
+        val = FLOAT_CONSTS.get(code, 0.15915494309189535)
+        if width == 2:
+            return int(np.array(val, np.float64).view(np.uint64))
+        return int(np.array(val, np.float32).view(np.uint32))
+    if code == LITERAL:
+        assert literal is not None
+        return literal << 32 if width == 2 and is_float else literal
+    return None
+
+
+def sread(c: _Ctx, code: int, width: int, ins: Inst, is_float: bool = False) -> np.ndarray:
+    """A scalar operand for the selected waves: (n,) uint32, or uint64 for width 2."""
+    k = _const(code, width, ins.literal, is_float)
+    if k is not None:
+        return np.full(c.n, k, dtype=_U64 if width == 2 else _U32)
+    if code == 253:  # src_scc
+        return c.b.scc[c.ix].astype(_U32)
+    if code == 252:  # src_execz
+        return ((c.b.s[c.ix, EXEC] | c.b.s[c.ix, EXEC + 1]) == 0).astype(_U32)
+    if code == 251:  # src_vccz
+        return ((c.b.s[c.ix, VCC] | c.b.s[c.ix, VCC + 1]) == 0).astype(_U32)
+    if code >= 128:
+        raise DeviceFault("cudaErrorIllegalInstruction", f"scalar operand code {code} is not modeled ({ins.text})")
+    lo = c.b.s[c.ix, code]
+    if width == 1:
+        return lo.copy()
+    return lo.astype(_U64) | (c.b.s[c.ix, code + 1].astype(_U64) << _U64(32))
+
+
+def swrite(c: _Ctx, code: int, value: np.ndarray, width: int) -> None:
+    if code >= 128:
+        return  # writes to constants are ignored (never emitted)
+    if width == 1:
+        c.b.s[c.ix, code] = np.asarray(value).astype(_U32)
+    else:
+        v = np.asarray(value).astype(_U64)
+        c.b.s[c.ix, code] = (v & _MASK32).astype(_U32)
+        c.b.s[c.ix, code + 1] = (v >> _U64(32)).astype(_U32)
+
+
+def vread(c: _Ctx, code: int, width: int, ins: Inst, is_float: bool = False) -> np.ndarray:
+    """A vector-instruction source: (n, 64) or (n, 1) uint32 (uint64 for width 2)."""
+    if code >= 256:
+        r = code - 256
+        lo = c.b.v[c.ix, r]
+        if width == 1:
+            return lo
+        return lo.astype(_U64) | (c.b.v[c.ix, r + 1].astype(_U64) << _U64(32))
+    return sread(c, code, width, ins, is_float)[:, None]
+
+
+def vwrite(c: _Ctx, r: int, value: Any, width: int = 1, mask: np.ndarray | None = None) -> None:
+    """Write VGPR r (and r+1 for width 2) on the lanes EXEC (or `mask`) enables."""
+    m = c.exec_mask() if mask is None else mask
+    val = np.broadcast_to(np.asarray(value), (c.n, WAVE))
+    if width == 1:
+        old = c.b.v[c.ix, r]
+        c.b.v[c.ix, r] = np.where(m, val.astype(_U32), old)
+    else:
+        v64 = val.astype(_U64)
+        for k, part in enumerate(((v64 & _MASK32), (v64 >> _U64(32)))):
+            old = c.b.v[c.ix, r + k]
+            c.b.v[c.ix, r + k] = np.where(m, part.astype(_U32), old)
+
+
+def _apply_mods(x: np.ndarray, ins: Inst, i: int) -> np.ndarray:
+    """VOP3 abs/neg source modifiers on a float32 view."""
+    if ins.fmt != "VOP3":
+        return x
+    if ins.f.get("abs", 0) >> i & 1 and ins.name not in _NO_ABS:
+        x = np.abs(x)
+    if ins.f.get("neg", 0) >> i & 1:
+        x = -x
+    return x
+
+
+_NO_ABS = {"v_div_scale_f32", "v_mad_u64_u32", "v_add_co_u32", "v_addc_co_u32", "v_sub_co_u32"}
+
+
+def fsrc(c: _Ctx, ins: Inst, i: int) -> np.ndarray:
+    """Float32 source i with modifiers."""
+    code = ins.f["src0"] if i == 0 else (ins.f["vsrc1"] + 256 if ins.fmt in ("VOP2", "VOPC") else ins.f[f"src{i}"])
+    return _apply_mods(_f32(vread(c, code, 1, ins, True)), ins, i)
+
+
+def usrc(c: _Ctx, ins: Inst, i: int, width: int = 1) -> np.ndarray:
+    code = ins.f["src0"] if i == 0 else (ins.f["vsrc1"] + 256 if ins.fmt in ("VOP2", "VOPC") else ins.f[f"src{i}"])
+    return vread(c, code, width, ins)
+
+
+def _vdst(ins: Inst) -> int:
+    return ins.f["vdst"]
+
+
+# ---------------------------------------------------------------------------- faults
+def _fault(c: _Ctx, ins: Inst, lanes_ok: np.ndarray | None, addr: np.ndarray, size: int, space: str, access: str,
+           message: str, nearest: str, bad: tuple[int, int] | None = None) -> DeviceFault:
+    """A DeviceFault for the first bad lane, with the PTX engine's report fields."""
+    waves = np.arange(c.b.s.shape[0])[c.ix]
+    if bad is None:
+        assert lanes_ok is not None
+        w, lane = (int(x[0]) for x in np.nonzero(~lanes_ok))
+    else:
+        w, lane = bad
+    wave = int(waves[w])
+    wg = tuple(int(x) for x in c.b.wg_id[wave])
+    flat = int(c.b.wave_in_wg[wave]) * WAVE + lane
+    bx, by, _ = c.launch.block
+    item = (flat % bx, (flat // bx) % by, flat // (bx * by))
+    address = int(addr[w, lane]) if addr.ndim == 2 else int(addr[w])
+    report = {"kernel": c.prog.name, "offset": ins.offset, "instruction": ins.text, "block": wg, "thread": item,
+              "workgroup": wg, "work_item": item, "address": address, "size": size, "space": space,
+              "access": access, "nearest": nearest, "source": None, "ptx_line": None}
+    msg = (f"{message}: {access} of {size} bytes at {address:#x} ({space})\n"
+           f"    in {c.prog.name} at offset {ins.offset:#x} ({ins.text})\n"
+           f"    by work-item {item} in workgroup {wg}\n    address is {nearest}")
+    return DeviceFault("cudaErrorIllegalAddress", msg, report)
+
+
+def _check_global(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray, size: int, access: str) -> None:
+    if not m.any():
+        return
+    flat = addr[m]
+    for k in range(0, size, 4) if size > 4 else (0,):
+        fault = c.mem.check(flat + _U64(k), min(size, 4) if size > 4 else size)
+        if fault is not None:
+            rows, cols = np.nonzero(m)
+            bad = (int(rows[fault.lane]), int(cols[fault.lane]))
+            kind = "misaligned address" if fault.kind == "misaligned" else "out-of-bounds global memory access"
+            raise _fault(c, ins, None, addr, size, "global", access, kind, fault.nearest, bad)
+
+
+# ---------------------------------------------------------------------------- SALU
+def _sop2_fn(name: str) -> Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray | None]] | None:
+    # returns (result, scc or None); operands are uint32 or uint64 arrays; third arg is scc in
+    def u64(x: np.ndarray) -> np.ndarray:
+        return x.astype(_U64)
+
+    def i32(x: np.ndarray) -> np.ndarray:
+        return x.astype(_U32).view(np.int32).astype(np.int64)
+
+    table: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray | None]]] = {
+        "s_add_u32": lambda a, b, s: ((u64(a) + u64(b)) & _MASK32, (u64(a) + u64(b)) > _MASK32),
+        "s_sub_u32": lambda a, b, s: ((u64(a) - u64(b)) & _MASK32, b > a),
+        "s_addc_u32": lambda a, b, s: ((u64(a) + u64(b) + s) & _MASK32, (u64(a) + u64(b) + s) > _MASK32),
+        "s_subb_u32": lambda a, b, s: ((u64(a) - u64(b) - s) & _MASK32, u64(b) + s > u64(a)),
+        "s_add_i32": lambda a, b, s: (_wrap32(i32(a) + i32(b)), _ovf32(i32(a) + i32(b))),
+        "s_sub_i32": lambda a, b, s: (_wrap32(i32(a) - i32(b)), _ovf32(i32(a) - i32(b))),
+        "s_mul_i32": lambda a, b, s: (_wrap32(i32(a) * i32(b)), None),
+        "s_mul_hi_u32": lambda a, b, s: ((u64(a) * u64(b)) >> _U64(32), None),
+        "s_mul_hi_i32": lambda a, b, s: (_wrap32((i32(a) * i32(b)) >> 32), None),
+        "s_min_i32": lambda a, b, s: (_wrap32(np.minimum(i32(a), i32(b))), i32(a) < i32(b)),
+        "s_max_i32": lambda a, b, s: (_wrap32(np.maximum(i32(a), i32(b))), i32(a) > i32(b)),
+        "s_min_u32": lambda a, b, s: (np.minimum(a, b), a < b),
+        "s_max_u32": lambda a, b, s: (np.maximum(a, b), a > b),
+        "s_cselect_b32": lambda a, b, s: (np.where(s.astype(bool), a, b), None),
+        "s_cselect_b64": lambda a, b, s: (np.where(s.astype(bool), a, b), None),
+        "s_lshl1_add_u32": lambda a, b, s: _shadd(a, b, 1), "s_lshl2_add_u32": lambda a, b, s: _shadd(a, b, 2),
+        "s_lshl3_add_u32": lambda a, b, s: _shadd(a, b, 3), "s_lshl4_add_u32": lambda a, b, s: _shadd(a, b, 4),
+    }
+    if name in table:
+        return table[name]
+    for w, bits in (("b32", 32), ("b64", 64)):
+        mask = _U64((1 << bits) - 1)
+        logic = {"and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
+                 "andn2": lambda a, b: a & ~b, "orn2": lambda a, b: a | ~b, "nand": lambda a, b: ~(a & b),
+                 "nor": lambda a, b: ~(a | b), "xnor": lambda a, b: ~(a ^ b)}
+        for op, fn in logic.items():
+            if name == f"s_{op}_{w}":
+                return lambda a, b, s, fn=fn, mask=mask: ((fn(u64(a), u64(b)) & mask), (fn(u64(a), u64(b)) & mask) != 0)
+    shifts = {"s_lshl_b32": (32, "l"), "s_lshr_b32": (32, "r"), "s_ashr_i32": (32, "a"),
+              "s_lshl_b64": (64, "l"), "s_lshr_b64": (64, "r"), "s_ashr_i64": (64, "a")}
+    if name in shifts:
+        bits, kind = shifts[name]
+        return lambda a, b, s: _shift(a, b, bits, kind)
+    if name in ("s_bfe_u32", "s_bfe_i32"):
+        return lambda a, b, s: _sbfe(a, b, name.endswith("i32"))
+    if name == "s_bfm_b32":
+        return lambda a, b, s: ((((_U64(1) << (u64(a) & _U64(31))) - _U64(1)) << (u64(b) & _U64(31))) & _MASK32, None)
+    return None
+
+
+def _wrap32(x: np.ndarray) -> np.ndarray:
+    return (np.asarray(x).astype(np.int64) & 0xFFFFFFFF).astype(_U64)
+
+
+def _ovf32(x: np.ndarray) -> np.ndarray:
+    return (x > 0x7FFFFFFF) | (x < -0x80000000)
+
+
+def _shadd(a: np.ndarray, b: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    r = (a.astype(_U64) << _U64(k)) + b.astype(_U64)
+    return r & _MASK32, r > _MASK32
+
+
+def _shift(a: np.ndarray, b: np.ndarray, bits: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    sh = b.astype(_U64) & _U64(bits - 1)
+    mask = _U64((1 << bits) - 1)
+    if kind == "l":
+        r = (a.astype(_U64) << sh) & mask
+    elif kind == "r":
+        r = a.astype(_U64) >> sh
+    else:
+        signed = a.astype(_U32).view(np.int32).astype(np.int64) if bits == 32 else a.astype(_U64).view(np.int64)
+        r = (signed >> sh.astype(np.int64)).astype(np.int64).view(_U64) & mask
+    return r, r != 0
+
+
+def _sbfe(a: np.ndarray, b: np.ndarray, signed: bool) -> tuple[np.ndarray, np.ndarray]:
+    off = b.astype(_U64) & _U64(31)
+    width = (b.astype(_U64) >> _U64(16)) & _U64(0x7F)
+    r = (a.astype(_U64) >> off) & ((_U64(1) << width) - _U64(1))
+    if signed:
+        sign = np.where(width > 0, (r >> np.maximum(width, _U64(1)) - _U64(1)) & _U64(1), _U64(0))
+        r = np.where(sign.astype(bool), r | (~((_U64(1) << width) - _U64(1)) & _MASK32), r)
+    return r & _MASK32, r != 0
+
+
+def h_sop2(c: _Ctx, ins: Inst) -> None:
+    dw, sw = ins.widths
+    a = sread(c, ins.f["ssrc0"], sw[0], ins)
+    b = sread(c, ins.f["ssrc1"], sw[1], ins)
+    fn = _sop2_fn(ins.name)
+    assert fn is not None
+    r, scc = fn(a, b, c.b.scc[c.ix].astype(_U64))
+    swrite(c, ins.f["sdst"], r, dw)
+    if scc is not None:
+        c.b.scc[c.ix] = scc
+
+
+_SOPC_OPS = {"eq": np.equal, "lg": np.not_equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less,
+             "le": np.less_equal}
+
+
+def h_sopc(c: _Ctx, ins: Inst) -> None:
+    _, sw = ins.widths
+    parts = ins.name.split("_")  # s_cmp_lt_i32
+    a = sread(c, ins.f["ssrc0"], sw[0], ins)
+    b = sread(c, ins.f["ssrc1"], sw[1], ins)
+    if parts[1] == "bitcmp0" or parts[1] == "bitcmp1":
+        bit = (a.astype(_U64) >> (b.astype(_U64) & _U64(31))) & _U64(1)
+        c.b.scc[c.ix] = bit == (1 if parts[1] == "bitcmp1" else 0)
+        return
+    if parts[-1] == "i32":
+        a, b = a.view(np.int32), b.view(np.int32)
+    c.b.scc[c.ix] = _SOPC_OPS[parts[2]](a, b)
+
+
+def h_sop1(c: _Ctx, ins: Inst) -> None:
+    name = ins.name
+    dw, sw = ins.widths
+    d = ins.f["sdst"]
+    if name.endswith("saveexec_b64"):
+        src = sread(c, ins.f["ssrc0"], 2, ins)
+        exe = sread(c, EXEC, 2, ins)
+        op = name[2:].split("_saveexec")[0]
+        new = {"and": src & exe, "or": src | exe, "xor": src ^ exe, "andn2": src & ~exe, "orn2": src | ~exe,
+               "nand": ~(src & exe), "nor": ~(src | exe), "xnor": ~(src ^ exe),
+               "andn1": ~src & exe, "orn1": ~src | exe}[op]
+        swrite(c, d, exe, 2)
+        swrite(c, EXEC, new, 2)
+        c.b.scc[c.ix] = new != 0
+        return
+    a = sread(c, ins.f["ssrc0"], sw[0], ins)
+    if name in ("s_mov_b32", "s_mov_b64"):
+        swrite(c, d, a, dw)
+    elif name in ("s_not_b32", "s_not_b64"):
+        r = ~a
+        swrite(c, d, r, dw)
+        c.b.scc[c.ix] = r != 0
+    elif name in ("s_cmov_b32", "s_cmov_b64"):
+        old = sread(c, d, dw, ins)
+        swrite(c, d, np.where(c.b.scc[c.ix], a, old), dw)
+    elif name in ("s_ff1_i32_b32", "s_ff1_i32_b64"):
+        bits = 32 * sw[0]
+        x = a.astype(_U64)
+        low = x & (~x + _U64(1))
+        r = np.where(x == 0, -1, np.log2(np.maximum(low, _U64(1)).astype(np.float64)).astype(np.int64))
+        del bits
+        swrite(c, d, r.astype(np.int64).astype(_U64) & _MASK32, 1)
+    elif name in ("s_bcnt1_i32_b32", "s_bcnt1_i32_b64"):
+        r = _popcount(a.astype(_U64))
+        swrite(c, d, r, 1)
+        c.b.scc[c.ix] = r != 0
+    elif name in ("s_brev_b32",):
+        swrite(c, d, _brev32(a.astype(_U32)), 1)
+    elif name in ("s_abs_i32",):
+        r = np.abs(a.view(np.int32).astype(np.int64)) & 0xFFFFFFFF
+        swrite(c, d, r, 1)
+        c.b.scc[c.ix] = r != 0
+    elif name == "s_sext_i32_i8":
+        swrite(c, d, a.astype(np.uint8).view(np.int8).astype(np.int32).view(_U32), 1)
+    elif name == "s_sext_i32_i16":
+        swrite(c, d, a.astype(np.uint16).view(np.int16).astype(np.int32).view(_U32), 1)
+    else:  # pragma: no cover - _handler only binds the names above
+        raise AssertionError(name)
+
+
+_SOP1 = {"s_mov_b32", "s_mov_b64", "s_not_b32", "s_not_b64", "s_cmov_b32", "s_cmov_b64", "s_ff1_i32_b32",
+         "s_ff1_i32_b64", "s_bcnt1_i32_b32", "s_bcnt1_i32_b64", "s_brev_b32", "s_abs_i32", "s_sext_i32_i8",
+         "s_sext_i32_i16"}
+
+
+def _popcount(x: np.ndarray) -> np.ndarray:
+    b = x.astype(_U64).view(np.uint8).reshape(*x.shape, 8)
+    return np.unpackbits(b, axis=-1).sum(axis=-1).astype(_U64)
+
+
+def _brev32(x: np.ndarray) -> np.ndarray:
+    b = np.unpackbits(x.astype("<u4").view(np.uint8).reshape(*x.shape, 4), axis=-1, bitorder="little")
+    return np.packbits(b[..., ::-1], axis=-1, bitorder="little").view("<u4").reshape(x.shape).astype(_U32)
+
+
+def h_sopk(c: _Ctx, ins: Inst) -> None:
+    k = ins.f["simm16"]
+    sk = k - 0x10000 if k & 0x8000 else k
+    d = ins.f["sdst"]
+    name = ins.name
+    if name == "s_movk_i32":
+        swrite(c, d, np.full(c.n, sk & 0xFFFFFFFF, _U64), 1)
+    elif name == "s_addk_i32":
+        a = sread(c, d, 1, ins).view(np.int32).astype(np.int64) + sk
+        swrite(c, d, _wrap32(a), 1)
+        c.b.scc[c.ix] = _ovf32(a)
+    elif name == "s_mulk_i32":
+        a = sread(c, d, 1, ins).view(np.int32).astype(np.int64) * sk
+        swrite(c, d, _wrap32(a), 1)
+    elif name.startswith("s_cmpk_"):
+        op, typ = name.split("_")[2], name.split("_")[3]
+        a = sread(c, d, 1, ins)
+        if typ == "i32":
+            c.b.scc[c.ix] = _SOPC_OPS[op](a.view(np.int32).astype(np.int64), sk)
+        else:
+            c.b.scc[c.ix] = _SOPC_OPS[op](a.astype(np.int64), k)
+    else:  # pragma: no cover
+        raise AssertionError(name)
+
+
+def h_sopp(c: _Ctx, ins: Inst) -> None:
+    name = ins.name
+    if name == "s_endpgm":
+        _wait(c, "vm", 0)
+        _wait(c, "lgkm", 0)
+        c.b.done[_sel(c)] = True
+        return
+    if name == "s_waitcnt":
+        simm = ins.f["simm16"]
+        vm = (simm & 0xF) | (simm >> 14 & 3) << 4
+        lgkm = simm >> 8 & 0xF
+        if vm < 63:
+            _wait(c, "vm", vm)
+        if lgkm < 15:
+            _wait(c, "lgkm", lgkm)
+        c.counters.thread_instructions["sync"] += 0
+        return
+    if name == "s_barrier":
+        # every pending access completes before a barrier on gfx9 (the compiler puts waits before it)
+        c.b.barrier[_sel(c)] = True
+        c.counters.barriers += c.n
+        return
+    if name in ("s_nop", "s_setprio", "s_sleep", "s_code_end", "s_icache_inv", "s_dcache_wb", "s_ttracedata"):
+        return
+    # branches
+    target = ins.offset + 4 + 4 * (ins.f["simm16"] - 0x10000 if ins.f["simm16"] & 0x8000 else ins.f["simm16"])
+    idx = c.prog.index.get(target)
+    if idx is None:
+        raise DeviceFault("cudaErrorIllegalInstruction", f"[{c.prog.name}] branch at {ins.offset:#x} ({ins.text}) "
+                          f"targets {target:#x}, which is not an instruction boundary")
+    cond = name[len("s_cbranch_"):] if name.startswith("s_cbranch_") else "always"
+    s = c.b.s
+    taken = {
+        "always": lambda: np.ones(c.n, bool),
+        "scc0": lambda: ~c.b.scc[c.ix], "scc1": lambda: c.b.scc[c.ix].copy(),
+        "execz": lambda: (s[c.ix, EXEC] | s[c.ix, EXEC + 1]) == 0,
+        "execnz": lambda: (s[c.ix, EXEC] | s[c.ix, EXEC + 1]) != 0,
+        "vccz": lambda: (s[c.ix, VCC] | s[c.ix, VCC + 1]) == 0,
+        "vccnz": lambda: (s[c.ix, VCC] | s[c.ix, VCC + 1]) != 0,
+    }[cond]()
+    c.counters.branches += c.n
+    c.jump = np.where(taken, idx, -1)
+
+
+def _sel(c: _Ctx) -> np.ndarray:
+    return np.arange(c.b.s.shape[0])[c.ix]
+
+
+def _wait(c: _Ctx, kind: str, keep: int) -> None:
+    """Complete this kind's pending loads of the selected waves except the newest `keep` per wave."""
+    if not c.b.pending:
+        return
+    waves = _sel(c)
+    nwaves = c.b.s.shape[0]
+    chosen = np.zeros(nwaves, bool)
+    chosen[waves] = True
+    newer = np.zeros(nwaves, np.int64)
+    for p in reversed([p for p in c.b.pending if p.kind == kind]):
+        mine = chosen[p.waves]
+        if not mine.any():
+            continue
+        newer[p.waves[mine]] += 1
+        due = mine & (newer[p.waves] > keep)
+        if due.any():
+            p.apply(due)
+            p.waves = p.waves[~due]
+            p.apply = _restrict(p.apply, ~due)
+    c.b.pending = [p for p in c.b.pending if p.waves.size]
+
+
+def _restrict(apply: Callable[[np.ndarray], None], keep: np.ndarray) -> Callable[[np.ndarray], None]:
+    positions = np.flatnonzero(keep)
+
+    def sub(rows: np.ndarray) -> None:
+        full = np.zeros(keep.size, bool)
+        full[positions[rows]] = True
+        apply(full)
+    return sub
+
+
+def _defer(c: _Ctx, kind: str, write: Callable[[np.ndarray, Any], None]) -> None:
+    """Queue a register write (the load's values, already read) until the matching s_waitcnt."""
+    waves = _sel(c).copy()
+
+    def apply(rows: np.ndarray) -> None:
+        write(rows, waves[rows])
+    c.b.pending.append(_Pending(kind, waves, apply))
+
+
+# ---------------------------------------------------------------------------- SMEM
+def h_smem(c: _Ctx, ins: Inst) -> None:
+    n = {"s_load_dword": 1, "s_load_dwordx2": 2, "s_load_dwordx4": 4, "s_load_dwordx8": 8,
+         "s_load_dwordx16": 16}[ins.name]
+    base = sread(c, ins.f["sbase"], 2, ins)
+    off = ins.f["offset"] if ins.f["imm"] else sread(c, ins.f["offset"], 1, ins).astype(np.int64)
+    if ins.f["soe"]:
+        off = off + sread(c, ins.f["soffset"], 1, ins).astype(np.int64)
+    addr = (base.astype(np.int64) + off).astype(_U64) & ~_U64(3)
+    for k in range(n):
+        fault = c.mem.check(addr + _U64(4 * k), 4)
+        if fault is not None:
+            bad = (fault.lane, 0)
+            raise _fault(c, ins, None, addr[:, None] + _U64(4 * k), 4, "global (scalar)", "read",
+                         "out-of-bounds scalar memory access", fault.nearest, bad)
+    words = c.mem.typed(_U32)[((addr - _U64(GLOBAL_BASE)) >> _U64(2)).astype(np.int64)[:, None] + np.arange(n)]
+    d = ins.f["sdata"]
+    c.counters.global_load_bytes += 4 * n * c.n
+
+    def write(rows: np.ndarray, waves: np.ndarray) -> None:
+        c.b.s[waves, d:d + n] = words[rows]
+    _defer(c, "lgkm", write)
+
+
+# ---------------------------------------------------------------------------- VALU
+def _cvt_i32(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0))
+    return np.clip(t, -2147483648, 2147483647).astype(np.int64).astype(np.int32).view(_U32)
+
+
+def _cvt_u32(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0))
+    return np.clip(t, 0, 4294967295).astype(np.uint64).astype(_U32)
+
+
+def _r32(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.float32)
+
+
+_F1: dict[str, Callable[[np.ndarray], np.ndarray]] = {  # float32 -> float32 (or bits)
+    "v_exp_f32": lambda x: _r32(np.exp2(x.astype(np.float64))),
+    "v_log_f32": lambda x: _r32(np.log2(x.astype(np.float64))),
+    "v_rcp_f32": lambda x: _r32(1.0 / x.astype(np.float64)),
+    "v_rsq_f32": lambda x: _r32(1.0 / np.sqrt(x.astype(np.float64))),
+    "v_sqrt_f32": lambda x: _r32(np.sqrt(x.astype(np.float64))),
+    "v_sin_f32": lambda x: _r32(np.sin(2 * np.pi * x.astype(np.float64))),
+    "v_cos_f32": lambda x: _r32(np.cos(2 * np.pi * x.astype(np.float64))),
+    "v_rndne_f32": np.rint, "v_trunc_f32": np.trunc, "v_floor_f32": np.floor, "v_ceil_f32": np.ceil,
+    "v_fract_f32": lambda x: x - np.floor(x),
+}
+_CVT: dict[str, Callable[[np.ndarray], np.ndarray]] = {  # bits -> bits
+    "v_cvt_i32_f32": lambda u: _cvt_i32(_f32(u)),
+    "v_cvt_u32_f32": lambda u: _cvt_u32(_f32(u)),
+    "v_cvt_f32_i32": lambda u: _bits(u.astype(_U32).view(np.int32).astype(np.float32)),
+    "v_cvt_f32_u32": lambda u: _bits(u.astype(_U32).astype(np.float32)),
+    "v_cvt_rpi_i32_f32": lambda u: _cvt_i32(np.floor(_f32(u) + np.float32(0.5))),
+    "v_cvt_flr_i32_f32": lambda u: _cvt_i32(np.floor(_f32(u))),
+    "v_mov_b32": lambda u: u, "v_not_b32": lambda u: ~u.astype(_U32),
+    "v_bfrev_b32": lambda u: _brev32(np.broadcast_to(u, u.shape).astype(_U32)),
+    "v_ffbl_b32": lambda u: _ffbl(u), "v_ffbh_u32": lambda u: _ffbh(u),
+}
+
+
+def _ffbl(u: np.ndarray) -> np.ndarray:
+    x = u.astype(_U64)
+    low = x & (~x + _U64(1)) & _MASK32
+    return np.where(x == 0, 0xFFFFFFFF, np.log2(np.maximum(low, _U64(1)).astype(np.float64)).astype(np.int64)) \
+        .astype(np.int64).astype(_U64).astype(_U32)
+
+
+def _ffbh(u: np.ndarray) -> np.ndarray:
+    x = u.astype(_U64)
+    hi = np.floor(np.log2(np.maximum(x, _U64(1)).astype(np.float64))).astype(np.int64)
+    return np.where(x == 0, 0xFFFFFFFF, 31 - hi).astype(np.int64).astype(_U64).astype(_U32)
+
+
+def h_vop1(c: _Ctx, ins: Inst) -> None:
+    name = ins.name
+    if name == "v_nop":
+        return
+    if name == "v_readfirstlane_b32":
+        m = c.exec_mask()
+        first = np.where(m.any(axis=1), m.argmax(axis=1), 0)
+        val = np.broadcast_to(usrc(c, ins, 0), (c.n, WAVE))[np.arange(c.n), first]
+        swrite(c, ins.f["vdst"], val, 1)
+        return
+    if name in _F1:
+        with np.errstate(all="ignore"):
+            r = _bits(_F1[name](fsrc(c, ins, 0)))
+        _count(c, "sfu" if name in ("v_exp_f32", "v_log_f32", "v_rcp_f32", "v_rsq_f32", "v_sqrt_f32",
+                                    "v_sin_f32", "v_cos_f32") else "fp32")
+    else:
+        r = _CVT[name](usrc(c, ins, 0))
+        _count(c, "integer")
+    r = _omod_clamp(c, ins, r)
+    vwrite(c, _vdst(ins), r)
+
+
+def _omod_clamp(c: _Ctx, ins: Inst, r: np.ndarray) -> np.ndarray:
+    if ins.fmt != "VOP3" or not (ins.f.get("clamp") or ins.f.get("omod")):
+        return r
+    x = _f32(r)
+    if ins.f.get("omod"):
+        x = x * np.float32({1: 2.0, 2: 4.0, 3: 0.5}[ins.f["omod"]])
+    if ins.f.get("clamp") and "_f" in ins.name:
+        x = np.clip(x, np.float32(0), np.float32(1))
+    return _bits(x)
+
+
+def _count(c: _Ctx, cls: str) -> None:
+    lanes = int(c.exec_mask().sum())
+    c.counters.thread_instructions[cls] += lanes
+    c.counters.warp_instructions[cls] += c.n
+    if cls == "fp32":
+        c.counters.flops["fp32"] += lanes
+
+
+def _fma32(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
+    return (a.astype(np.float64) * b.astype(np.float64) + d.astype(np.float64)).astype(np.float32)
+
+
+_F2: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "v_add_f32": np.add, "v_sub_f32": np.subtract, "v_subrev_f32": lambda a, b: b - a,
+    "v_mul_f32": np.multiply, "v_max_f32": np.fmax, "v_min_f32": np.fmin,
+    "v_mul_legacy_f32": lambda a, b: np.where((a == 0) | (b == 0), np.float32(0), a * b),
+}
+
+
+def _u(x: np.ndarray) -> np.ndarray:
+    return x.astype(_U64)
+
+
+def _s(x: np.ndarray) -> np.ndarray:
+    return x.astype(_U32).view(np.int32).astype(np.int64)
+
+
+_I2: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {  # uint32 x uint32 -> int (masked to 32)
+    "v_add_u32": lambda a, b: _u(a) + _u(b), "v_sub_u32": lambda a, b: _u(a) - _u(b),
+    "v_subrev_u32": lambda a, b: _u(b) - _u(a),
+    "v_and_b32": lambda a, b: _u(a) & _u(b), "v_or_b32": lambda a, b: _u(a) | _u(b),
+    "v_xor_b32": lambda a, b: _u(a) ^ _u(b),
+    "v_lshlrev_b32": lambda a, b: _u(b) << (_u(a) & _U64(31)),
+    "v_lshrrev_b32": lambda a, b: _u(b) >> (_u(a) & _U64(31)),
+    "v_ashrrev_i32": lambda a, b: (_s(b) >> (_s(a) & 31)).view(_U64),
+    "v_max_i32": lambda a, b: np.maximum(_s(a), _s(b)).view(_U64),
+    "v_min_i32": lambda a, b: np.minimum(_s(a), _s(b)).view(_U64),
+    "v_max_u32": lambda a, b: np.maximum(_u(a), _u(b)), "v_min_u32": lambda a, b: np.minimum(_u(a), _u(b)),
+    "v_mul_lo_u32": lambda a, b: _u(a) * _u(b),
+    "v_mul_u32_u24": lambda a, b: (_u(a) & _U64(0xFFFFFF)) * (_u(b) & _U64(0xFFFFFF)),
+    "v_mul_hi_u32": lambda a, b: (_u(a) * _u(b)) >> _U64(32),
+    "v_mul_hi_i32": lambda a, b: ((_s(a) * _s(b)) >> 32).view(_U64),
+    "v_mul_i32_i24": lambda a, b: (((_s(a) << 40) >> 40) * ((_s(b) << 40) >> 40)).view(_U64),
+    "v_bcnt_u32_b32": lambda a, b: _popcount(_u(a) & _MASK32) + _u(b),
+    "v_bfm_b32": lambda a, b: ((_U64(1) << (_u(a) & _U64(31))) - _U64(1)) << (_u(b) & _U64(31)),
+}
+
+
+def _src_codes(ins: Inst) -> list[int]:
+    if ins.fmt in ("VOP2", "VOPC"):
+        return [ins.f["src0"], ins.f["vsrc1"] + 256]
+    return [ins.f["src0"], ins.f["src1"], ins.f["src2"]]
+
+
+def h_valu2(c: _Ctx, ins: Inst) -> None:
+    """Two-source VALU ops in VOP2 or VOP3 encoding."""
+    name = ins.name
+    if name in _F2:
+        with np.errstate(all="ignore"):
+            r = _bits(_F2[name](fsrc(c, ins, 0), fsrc(c, ins, 1)))
+        _count(c, "fp32")
+    elif name == "v_fmac_f32" or name == "v_mac_f32":
+        acc = _f32(c.b.v[c.ix, _vdst(ins)])
+        r = _bits(_fma32(fsrc(c, ins, 0), fsrc(c, ins, 1), acc))
+        c.counters.flops["fp32"] += int(c.exec_mask().sum())
+        _count(c, "fp32")
+    elif name in ("v_fmamk_f32", "v_madmk_f32"):
+        k = _f32(np.uint32(ins.literal or 0))
+        r = _bits(_fma32(fsrc(c, ins, 0), k, fsrc(c, ins, 1)))
+        _count(c, "fp32")
+    elif name in ("v_fmaak_f32", "v_madak_f32"):
+        k = _f32(np.uint32(ins.literal or 0))
+        r = _bits(_fma32(fsrc(c, ins, 0), fsrc(c, ins, 1), k))
+        _count(c, "fp32")
+    elif name == "v_ldexp_f32":
+        e = np.clip(_s(usrc(c, ins, 1)), -1000, 1000).astype(np.int32)
+        with np.errstate(all="ignore"):
+            r = _bits(np.ldexp(fsrc(c, ins, 0), e).astype(np.float32))
+        _count(c, "fp32")
+    elif name == "v_cndmask_b32":
+        a, b = usrc(c, ins, 0), usrc(c, ins, 1)
+        if ins.fmt == "VOP3":
+            sel = _lanes(*(c.b.s[c.ix, ins.f["src2"] + k] for k in (0, 1))) if ins.f["src2"] < 128 else \
+                np.broadcast_to(np.asarray(_const(ins.f["src2"], 2, ins.literal, False) or 0).astype(bool), (c.n, WAVE))
+            if ins.f["abs"] | ins.f["neg"]:
+                a = _bits(_apply_mods(_f32(np.broadcast_to(a, (c.n, WAVE)).astype(_U32)), ins, 0))
+                b = _bits(_apply_mods(_f32(np.broadcast_to(b, (c.n, WAVE)).astype(_U32)), ins, 1))
+        else:
+            sel = _lanes(c.b.s[c.ix, VCC], c.b.s[c.ix, VCC + 1])
+        r = np.where(sel, b, a)
+        _count(c, "integer")
+    elif name in ("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32"):
+        mask = usrc(c, ins, 0).astype(_U64)
+        if name.endswith("lo_u32_b32"):
+            below = (_U64(1) << np.minimum(_LANES, _U64(32))) - _U64(1)
+        else:
+            below = (_U64(1) << (np.maximum(_LANES.astype(np.int64) - 32, 0).astype(_U64))) - _U64(1)
+        r = _popcount(np.broadcast_to(mask & below & _MASK32, (c.n, WAVE))) + usrc(c, ins, 1).astype(_U64)
+        _count(c, "integer")
+    elif name in ("v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc_co_u32", "v_subb_co_u32",
+                  "v_subbrev_co_u32"):
+        a, b = usrc(c, ins, 0).astype(np.int64), usrc(c, ins, 1).astype(np.int64)
+        if name.startswith("v_subrev") or name.startswith("v_subbrev"):
+            a, b = b, a
+        cin = 0
+        if name in ("v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32"):
+            creg = VCC if ins.fmt == "VOP2" else ins.f["src2"]
+            cin = _lanes(c.b.s[c.ix, creg], c.b.s[c.ix, creg + 1]).astype(np.int64)
+        full = a + b + cin if "add" in name else a - b - cin
+        carry = (full > 0xFFFFFFFF) | (full < 0)
+        r = (full & 0xFFFFFFFF).astype(_U64)
+        m = c.exec_mask()
+        cdst = VCC if ins.fmt == "VOP2" else ins.f["sdst"]
+        lo, hi = _mask_words(np.broadcast_to(carry, (c.n, WAVE)) & m)
+        c.b.s[c.ix, cdst], c.b.s[c.ix, cdst + 1] = lo, hi
+        _count(c, "integer")
+    elif name in _I2:
+        r = _I2[name](usrc(c, ins, 0), usrc(c, ins, 1)) & _MASK32
+        _count(c, "integer")
+    elif name == "v_readlane_b32":
+        lane = (sread(c, ins.f["src1"], 1, ins) & 63).astype(np.int64)
+        val = c.b.v[c.ix, ins.f["src0"] - 256][np.arange(c.n), lane]
+        swrite(c, ins.f["vdst"], val, 1)
+        return
+    elif name == "v_writelane_b32":
+        lane = (sread(c, ins.f["src1"], 1, ins) & 63).astype(np.int64)
+        val = sread(c, ins.f["src0"], 1, ins)
+        m = np.zeros((c.n, WAVE), bool)
+        m[np.arange(c.n), lane] = True
+        vwrite(c, _vdst(ins), val[:, None], mask=m)
+        return
+    else:  # pragma: no cover
+        raise AssertionError(name)
+    vwrite(c, _vdst(ins), _omod_clamp(c, ins, np.asarray(r)))
+
+
+def h_valu3(c: _Ctx, ins: Inst) -> None:
+    """VOP3-only ops (three sources, 64-bit shifts, division helpers)."""
+    name = ins.name
+    if name in ("v_fma_f32", "v_mad_f32", "v_fma_legacy_f32"):
+        r = _bits(_fma32(fsrc(c, ins, 0), fsrc(c, ins, 1), fsrc(c, ins, 2)))
+        c.counters.flops["fp32"] += int(c.exec_mask().sum())
+        _count(c, "fp32")
+    elif name in ("v_max3_f32", "v_min3_f32"):
+        f = np.fmax if "max" in name else np.fmin
+        r = _bits(f(f(fsrc(c, ins, 0), fsrc(c, ins, 1)), fsrc(c, ins, 2)))
+        _count(c, "fp32")
+    elif name == "v_div_fixup_f32":
+        r = _bits(_div_fixup(fsrc(c, ins, 0), fsrc(c, ins, 1), fsrc(c, ins, 2)))
+        _count(c, "fp32")
+    elif name == "v_div_fmas_f32":
+        vcc = _lanes(c.b.s[c.ix, VCC], c.b.s[c.ix, VCC + 1])
+        a, b, d = fsrc(c, ins, 0), fsrc(c, ins, 1), fsrc(c, ins, 2)
+        with np.errstate(all="ignore"):
+            fma = a.astype(np.float64) * b.astype(np.float64) + d.astype(np.float64)
+            exp_big = (np.abs(d) >= np.float32(2.0))
+            scaled = np.where(exp_big, fma * 2.0 ** -64, fma * 2.0 ** 64)
+            r = _bits(np.where(vcc, scaled, fma).astype(np.float32))
+        _count(c, "fp32")
+    elif name == "v_div_scale_f32":
+        s0, s1, s2 = fsrc(c, ins, 0), fsrc(c, ins, 1), fsrc(c, ins, 2)
+        res, flag = _div_scale(s0, s1, s2)
+        m = c.exec_mask()
+        lo, hi = _mask_words(np.broadcast_to(flag, (c.n, WAVE)) & m)
+        c.b.s[c.ix, ins.f["sdst"]], c.b.s[c.ix, ins.f["sdst"] + 1] = lo, hi
+        r = _bits(res)
+        _count(c, "fp32")
+    elif name in ("v_add3_u32", "v_lshl_add_u32", "v_add_lshl_u32", "v_lshl_or_b32", "v_and_or_b32", "v_or3_b32",
+                  "v_xad_u32", "v_bfe_u32", "v_bfe_i32", "v_bfi_b32", "v_mad_u32_u24", "v_alignbit_b32", "v_perm_b32",
+                  "v_max3_i32", "v_min3_i32", "v_max3_u32", "v_min3_u32", "v_med3_i32", "v_med3_u32"):
+        a, b, d = (usrc(c, ins, i).astype(_U64) for i in range(3))
+        r = _int3(name, a, b, d) & _MASK32
+        _count(c, "integer")
+    elif name in ("v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64"):
+        sh = usrc(c, ins, 0).astype(_U64) & _U64(63)
+        x = usrc(c, ins, 1, 2)
+        if name == "v_lshlrev_b64":
+            r64 = x << sh
+        elif name == "v_lshrrev_b64":
+            r64 = x >> sh
+        else:
+            r64 = (x.view(np.int64) >> sh.astype(np.int64)).view(_U64)
+        vwrite(c, _vdst(ins), r64, 2)
+        _count(c, "integer")
+        return
+    elif name == "v_lshl_add_u64":
+        a, sh, d = usrc(c, ins, 0, 2), usrc(c, ins, 1).astype(_U64) & _U64(7), usrc(c, ins, 2, 2)
+        vwrite(c, _vdst(ins), (a << sh) + d, 2)
+        _count(c, "integer")
+        return
+    elif name in ("v_mad_u64_u32", "v_mad_i64_i32"):
+        a, b, d = usrc(c, ins, 0), usrc(c, ins, 1), usrc(c, ins, 2, 2)
+        if name == "v_mad_u64_u32":
+            prod = a.astype(_U64) * b.astype(_U64)
+        else:
+            prod = (_s(a) * _s(b)).view(_U64)
+        r64 = prod + d
+        carry = r64 < d if name == "v_mad_u64_u32" else np.zeros(r64.shape, bool)
+        m = c.exec_mask()
+        lo, hi = _mask_words(np.broadcast_to(carry, (c.n, WAVE)) & m)
+        c.b.s[c.ix, ins.f["sdst"]], c.b.s[c.ix, ins.f["sdst"] + 1] = lo, hi
+        vwrite(c, _vdst(ins), r64, 2)
+        _count(c, "integer")
+        return
+    else:  # pragma: no cover
+        raise AssertionError(name)
+    vwrite(c, _vdst(ins), _omod_clamp(c, ins, np.asarray(r)))
+
+
+def _int3(name: str, a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
+    if name == "v_add3_u32":
+        return a + b + d
+    if name == "v_lshl_add_u32":
+        return (a << (b & _U64(31))) + d
+    if name == "v_add_lshl_u32":
+        return ((a + b) & _MASK32) << (d & _U64(31))
+    if name == "v_lshl_or_b32":
+        return (a << (b & _U64(31))) | d
+    if name == "v_and_or_b32":
+        return (a & b) | d
+    if name == "v_or3_b32":
+        return a | b | d
+    if name == "v_xad_u32":
+        return (a ^ b) + d
+    if name == "v_bfe_u32":
+        return (a >> (b & _U64(31))) & ((_U64(1) << (d & _U64(31))) - _U64(1))
+    if name == "v_bfe_i32":
+        off, width = (b & _U64(31)).astype(np.int64), (d & _U64(31)).astype(np.int64)
+        val = (_s(a) >> off) & ((1 << width) - 1)
+        sign = np.where(width > 0, (val >> np.maximum(width - 1, 0)) & 1, 0)
+        return np.where(sign == 1, val - (1 << width), val).view(_U64)
+    if name == "v_bfi_b32":
+        return (a & b) | (~a & d)
+    if name == "v_mad_u32_u24":
+        return (a & _U64(0xFFFFFF)) * (b & _U64(0xFFFFFF)) + d
+    if name == "v_alignbit_b32":
+        return ((a << _U64(32)) | b) >> (d & _U64(31))
+    if name in ("v_max3_u32", "v_min3_u32", "v_med3_u32"):
+        stack = np.stack(np.broadcast_arrays(a, b, d))
+        return stack.max(0) if "max" in name else stack.min(0) if "min" in name else np.median(stack, 0).astype(_U64)
+    if name in ("v_max3_i32", "v_min3_i32", "v_med3_i32"):
+        stack = np.stack(np.broadcast_arrays(_s(a), _s(b), _s(d)))
+        r = stack.max(0) if "max" in name else stack.min(0) if "min" in name else np.sort(stack, 0)[1]
+        return r.view(_U64)
+    if name == "v_perm_b32":
+        src = (a << _U64(32)) | b
+        out = np.zeros(np.broadcast(a, b, d).shape, _U64)
+        for k in range(4):
+            sel = (d >> _U64(8 * k)) & _U64(0xFF)
+            byte = np.where(sel < 8, (src >> (np.minimum(sel, _U64(7)) * _U64(8))) & _U64(0xFF),
+                            np.where(sel == 12, _U64(0), np.where(sel > 12, _U64(0xFF), _U64(0))))
+            out |= byte << _U64(8 * k)
+        return out
+    raise AssertionError(name)
+
+
+def _div_scale(s0: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """V_DIV_SCALE_F32 (S0 the value to scale, S1 the denominator, S2 the numerator): scale by 2^64 only
+    when the quotient would lose precision (extreme exponents or denormals); VCC says to undo it."""
+    e1 = np.frexp(s1.astype(np.float64))[1]
+    e2 = np.frexp(s2.astype(np.float64))[1]
+    tiny = np.float32(np.finfo(np.float32).tiny)
+    with np.errstate(all="ignore"):
+        den_denorm = (np.abs(s1) < tiny) & (s1 != 0)
+        big_gap = (e2 - e1 >= 96) & (s1 != 0) & (s2 != 0)
+        num_small = (e2 <= -126 + 24) & (s2 != 0)
+        flag = (big_gap | num_small) & np.isfinite(s1) & np.isfinite(s2)
+        scale_up = (den_denorm | (big_gap & (s0 == s1)) | (num_small & (s0 == s2)))
+        res = np.where(scale_up & np.isfinite(s0), (s0.astype(np.float64) * 2.0 ** 64).astype(np.float32), s0)
+    return res.astype(np.float32), np.broadcast_to(flag, np.broadcast(s0, s1, s2).shape)
+
+
+def _div_fixup(q: np.ndarray, den: np.ndarray, num: np.ndarray) -> np.ndarray:
+    """V_DIV_FIXUP_F32: the special cases of num / den (NaN, infinities, zeros); else the quotient with
+    the sign of num * den."""
+    with np.errstate(all="ignore"):
+        sign_neg = np.signbit(num) ^ np.signbit(den)
+        nan = np.isnan(num) | np.isnan(den) | ((num == 0) & (den == 0)) | (np.isinf(num) & np.isinf(den))
+        inf = ((den == 0) | np.isinf(num)) & ~nan
+        zero = (np.isinf(den) | (num == 0)) & ~nan & ~inf
+        mag = np.where(inf, np.float32(np.inf), np.where(zero, np.float32(0), np.abs(q)))
+        r = np.where(sign_neg, -mag, mag)
+        return np.where(nan, np.float32(np.nan), r).astype(np.float32)
+
+
+_CMP_F = {"f": lambda a, b: np.zeros(np.broadcast(a, b).shape, bool), "lt": np.less, "eq": np.equal,
+          "le": np.less_equal, "gt": np.greater, "lg": lambda a, b: (a < b) | (a > b), "ge": np.greater_equal,
+          "o": lambda a, b: ~np.isnan(a) & ~np.isnan(b), "u": lambda a, b: np.isnan(a) | np.isnan(b),
+          "nge": lambda a, b: ~(a >= b), "nlg": lambda a, b: ~((a < b) | (a > b)), "ngt": lambda a, b: ~(a > b),
+          "nle": lambda a, b: ~(a <= b), "neq": lambda a, b: ~(a == b), "nlt": lambda a, b: ~(a < b),
+          "tru": lambda a, b: np.ones(np.broadcast(a, b).shape, bool)}
+_CMP_I = {"f": _CMP_F["f"], "lt": np.less, "eq": np.equal, "le": np.less_equal, "gt": np.greater,
+          "ne": np.not_equal, "ge": np.greater_equal, "t": _CMP_F["tru"]}
+
+
+def h_vcmp(c: _Ctx, ins: Inst) -> None:
+    parts = ins.name.split("_")  # v_cmp_gt_i32 / v_cmpx_...
+    op, typ = parts[2], parts[3]
+    with np.errstate(invalid="ignore"):
+        if typ == "f32":
+            res = _CMP_F[op](fsrc(c, ins, 0), fsrc(c, ins, 1))
+        else:
+            a, b = usrc(c, ins, 0), usrc(c, ins, 1)
+            if typ in ("u16", "i16"):
+                a, b = a & 0xFFFF, b & 0xFFFF
+                if typ == "i16":
+                    a, b = a.astype(np.uint16).view(np.int16), b.astype(np.uint16).view(np.int16)
+            elif typ == "i32":
+                a, b = _s(a), _s(b)
+            res = _CMP_I[op](a.astype(np.int64), b.astype(np.int64))
+    lanes = np.broadcast_to(res, (c.n, WAVE)) & c.exec_mask()
+    lo, hi = _mask_words(lanes)
+    dst = VCC if ins.fmt == "VOPC" else ins.f["vdst"]
+    c.b.s[c.ix, dst], c.b.s[c.ix, dst + 1] = lo, hi
+    if parts[1] == "cmpx":
+        c.b.s[c.ix, EXEC], c.b.s[c.ix, EXEC + 1] = lo, hi
+    _count(c, "fp32" if typ.startswith("f") else "integer")
+
+
+def h_vop3p(c: _Ctx, ins: Inst) -> None:
+    """Packed float32 ops (v_pk_mul/add/fma_f32): two lanes of float32 in a register pair."""
+    name = ins.name
+    n_src = 3 if "fma" in name else 2
+    op_sel, op_sel_hi = ins.f["op_sel"], ins.f["op_sel_hi"] | ins.f["op_sel_hi2"] << 2
+    halves: list[tuple[np.ndarray, np.ndarray]] = []
+    for i in range(n_src):
+        x = usrc(c, ins, i, 2)
+        parts = (_f32((x & _MASK32).astype(_U32)), _f32((x >> _U64(32)).astype(_U32)))
+        lo = parts[op_sel >> i & 1]
+        hi = parts[op_sel_hi >> i & 1]
+        if ins.f["neg"] >> i & 1:
+            lo = -lo
+        if ins.f["neg_hi"] >> i & 1:
+            hi = -hi
+        halves.append((lo, hi))
+    out = []
+    for k in range(2):
+        xs = [h[k] for h in halves]
+        with np.errstate(all="ignore"):
+            if name == "v_pk_mul_f32":
+                r = xs[0] * xs[1]
+            elif name == "v_pk_add_f32":
+                r = xs[0] + xs[1]
+            else:
+                r = _fma32(xs[0], xs[1], xs[2])
+        out.append(_bits(np.asarray(r, np.float32)).astype(_U64))
+    _count(c, "fp32")
+    c.counters.flops["fp32"] += int(c.exec_mask().sum())
+    vwrite(c, _vdst(ins), out[0] | (out[1] << _U64(32)), 2)
+
+
+# ---------------------------------------------------------------------------- LDS
+def _lds_addr(c: _Ctx, ins: Inst, extra: int, size: int, access: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(word index per lane, workgroup row per wave, exec mask), checked against the workgroup's LDS."""
+    m = c.exec_mask()
+    addr = c.b.v[c.ix, ins.f["addr"]].astype(_U64) + _U64(extra)
+    limit = c.launch.lds_bytes
+    bad = m & ((addr + _U64(size) > _U64(limit)) | ((addr & _U64(min(size, 4) - 1)) != 0))
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        a = int(addr[rows[0], cols[0]])
+        kind = "misaligned LDS access" if a + size <= limit else "out-of-bounds LDS (shared memory) access"
+        raise _fault(c, ins, None, addr, size, "shared", access, kind,
+                     f"{a} bytes into the workgroup's {limit}-byte LDS allocation", (int(rows[0]), int(cols[0])))
+    return (addr >> _U64(2)).astype(np.int64), c.b.wg[c.ix], m
+
+
+def h_ds(c: _Ctx, ins: Inst) -> None:
+    name, f = ins.name, ins.f
+    c.counters.shared_requests += c.n
+    lds = c.b.lds
+    if name == "ds_bpermute_b32" or name == "ds_permute_b32":
+        m = c.exec_mask()
+        sel = ((c.b.v[c.ix, f["addr"]].astype(np.int64) + (f["offset0"] | f["offset1"] << 8)) >> 2) & 63
+        data = c.b.v[c.ix, f["data0"]]
+        if name == "ds_bpermute_b32":
+            val = np.take_along_axis(data, sel, axis=1)
+        else:
+            val = c.b.v[c.ix, f["vdst"]].copy()
+            rows = np.nonzero(m)[0]
+            val[rows, sel[m]] = data[m]
+        d = f["vdst"]
+        mm = m.copy()
+        _defer(c, "lgkm", lambda rows, waves: _vset(c, waves, d, val[rows], mm[rows]))
+        _count(c, "memory")
+        return
+    if name in ("ds_read_b32", "ds_read_b64", "ds_read_b96", "ds_read_b128", "ds_read2_b32", "ds_read2_b64",
+                "ds_read2st64_b32", "ds_read2st64_b64"):
+        width = int(name.rsplit("_b", 1)[1]) // 32
+        if name.startswith("ds_read2"):
+            stride = (64 if "st64" in name else 1) * 4 * width
+            offs = [f["offset0"] * stride, f["offset1"] * stride]
+        else:
+            offs = [f["offset0"] | f["offset1"] << 8]
+        vals = []
+        for off in offs:
+            words, wg, m = _lds_addr(c, ins, off, 4 * width, "read")
+            for k in range(width):
+                vals.append(lds[wg[:, None], np.minimum(words + k, lds.shape[1] - 1)])
+        val = np.stack(vals, axis=1)  # (n, regs, 64)
+        d = f["vdst"]
+        mm = m.copy()
+        c.counters.shared_load_bytes += int(m.sum()) * 4 * len(vals)
+        _defer(c, "lgkm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
+        _count(c, "memory")
+        return
+    if name in ("ds_write_b32", "ds_write_b64", "ds_write_b96", "ds_write_b128", "ds_write2_b32", "ds_write2_b64",
+                "ds_write2st64_b32", "ds_write2st64_b64"):
+        width = int(name.rsplit("_b", 1)[1]) // 32
+        if name.startswith("ds_write2"):
+            stride = (64 if "st64" in name else 1) * 4 * width
+            plan = [(f["offset0"] * stride, f["data0"]), (f["offset1"] * stride, f["data1"])]
+        else:
+            plan = [(f["offset0"] | f["offset1"] << 8, f["data0"])]
+        for off, reg in plan:
+            words, wg, m = _lds_addr(c, ins, off, 4 * width, "write")
+            rows, lanes = np.nonzero(m)
+            for k in range(width):
+                lds[wg[rows], words[rows, lanes] + k] = c.b.v[c.ix, reg + k][rows, lanes]
+            c.counters.shared_store_bytes += rows.size * 4 * width
+        _count(c, "memory")
+        return
+    if name.startswith("ds_add") or name.startswith("ds_max") or name.startswith("ds_min"):
+        off = f["offset0"] | f["offset1"] << 8
+        words, wg, m = _lds_addr(c, ins, off, 4, "atomic")
+        rows, lanes = np.nonzero(m)
+        data = c.b.v[c.ix, f["data0"]][rows, lanes]
+        old = np.empty(rows.size, _U32)
+        for j in range(rows.size):  # lanes in order: the read-modify-writes of one instruction serialize
+            g, w = int(wg[rows[j]]), int(words[rows[j], lanes[j]])
+            cur = lds[g, w]
+            old[j] = cur
+            lds[g, w] = _atomic_op(name, cur, data[j])
+        if "_rtn_" in name:
+            val = c.b.v[c.ix, f["vdst"]].copy()
+            val[rows, lanes] = old
+            d = f["vdst"]
+            mm = m.copy()
+            _defer(c, "lgkm", lambda r, waves: _vset(c, waves, d, val[r], mm[r]))
+        c.counters.atomic_ops += rows.size
+        _count(c, "atomic")
+        return
+    raise AssertionError(name)  # pragma: no cover
+
+
+def _vset(c: _Ctx, waves: np.ndarray, r: int, val: np.ndarray, m: np.ndarray) -> None:
+    c.b.v[waves, r] = np.where(m, val.astype(_U32), c.b.v[waves, r])
+
+
+def _vset_multi(c: _Ctx, waves: np.ndarray, r: int, val: np.ndarray, m: np.ndarray) -> None:
+    for k in range(val.shape[1]):
+        _vset(c, waves, r + k, val[:, k], m)
+
+
+def _atomic_op(name: str, cur: Any, data: Any) -> Any:
+    base = name.split("_rtn")[0]
+    kind = base.split("_")[-1]  # u32, f32, i32
+    op = base.split("_")[1] if base.startswith("ds_") else base.split("_")[2]
+    if kind == "f32":
+        a, b = np.array(cur, _U32).view(np.float32), np.array(data, _U32).view(np.float32)
+        r = {"add": a + b, "max": np.fmax(a, b), "min": np.fmin(a, b)}[op]
+        return np.float32(r).view(_U32)
+    if kind == "i32":
+        a, b = int(np.array(cur, _U32).view(np.int32)), int(np.array(data, _U32).view(np.int32))
+        return np.int32({"max": max(a, b), "min": min(a, b), "add": (a + b + 2**31) % 2**32 - 2**31,
+                         "sub": (a - b + 2**31) % 2**32 - 2**31}[op]).view(_U32)
+    a, b = int(cur), int(data)
+    return _U32({"add": (a + b) & 0xFFFFFFFF, "sub": (a - b) & 0xFFFFFFFF, "max": max(a, b), "min": min(a, b),
+                 "and": a & b, "or": a | b, "xor": a ^ b, "swap": b, "inc": 0 if a >= b else a + 1,
+                 "dec": b if a == 0 or a > b else a - 1, "umax": max(a, b), "umin": min(a, b),
+                 "smax": max(a, b), "smin": min(a, b)}[op])
+
+
+# ---------------------------------------------------------------------------- global memory
+def _global_addr(c: _Ctx, ins: Inst) -> np.ndarray:
+    f = ins.f
+    if ins.fmt == "GLOBAL" and f["saddr"] != 0x7F:
+        base = sread(c, f["saddr"], 2, ins)[:, None]
+        addr = base + c.b.v[c.ix, f["addr"]].astype(_U64)
+    else:
+        addr = c.b.v[c.ix, f["addr"]].astype(_U64) | (c.b.v[c.ix, f["addr"] + 1].astype(_U64) << _U64(32))
+    return (addr.astype(np.int64) + f["offset"]).astype(_U64)
+
+
+def h_global(c: _Ctx, ins: Inst) -> None:
+    name, f = ins.name, ins.f
+    addr = _global_addr(c, ins)
+    m = c.exec_mask()
+    words = c.mem.typed(_U32)
+    if "_load_" in name:
+        width = flat_width(name)
+        tail = name.rsplit("_", 1)[-1]
+        size = {"ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2}.get(tail, 4 * width)
+        _check_global(c, ins, addr, m, size, "read")
+        safe = np.where(m, addr, _U64(GLOBAL_BASE + 0)) - _U64(GLOBAL_BASE)
+        if size >= 4:
+            idx = (safe >> _U64(2)).astype(np.int64)
+            val = np.stack([words[idx + k] for k in range(width)], axis=1)
+        else:
+            raw = c.mem.bytes
+            o = safe.astype(np.int64)
+            v = raw[o].astype(np.int64) if size == 1 else raw[o].astype(np.int64) | (raw[o + 1].astype(np.int64) << 8)
+            if tail.startswith("s"):
+                bits = 8 * size
+                v = np.where(v >> (bits - 1) & 1, v - (1 << bits), v)
+            val = (v & 0xFFFFFFFF).astype(_U32)[:, None, :]
+        lanes = int(m.sum())
+        c.counters.global_load_bytes += lanes * size
+        c.counters.global_load_requests += c.n
+        c.counters.global_load_sectors += _sectors(addr, m, size)
+        c.counters.global_load_ideal_sectors += -(-lanes * size // 32)
+        d = f["vdst"]
+        mm = m.copy()
+        _defer(c, "vm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
+        _count(c, "memory")
+        return
+    if "_store_" in name:
+        width = flat_width(name)
+        tail = name.rsplit("_", 1)[-1]
+        size = {"byte": 1, "short": 2}.get(tail, 4 * width)
+        _check_global(c, ins, addr, m, size, "write")
+        rows, lanes = np.nonzero(m)
+        a = addr[rows, lanes] - _U64(GLOBAL_BASE)
+        if size >= 4:
+            for k in range(width):
+                words[(a >> _U64(2)).astype(np.int64) + k] = c.b.v[c.ix, f["data"] + k][rows, lanes]
+        else:
+            data = c.b.v[c.ix, f["data"]][rows, lanes]
+            for k in range(size):
+                c.mem.bytes[a.astype(np.int64) + k] = ((data >> _U32(8 * k)) & _U32(0xFF)).astype(np.uint8)
+        c.counters.global_store_bytes += rows.size * size
+        c.counters.global_store_requests += c.n
+        c.counters.global_store_sectors += _sectors(addr, m, size)
+        c.counters.global_store_ideal_sectors += -(-rows.size * size // 32)
+        _count(c, "memory")
+        return
+    if "_atomic_" in name:
+        _check_global(c, ins, addr, m, 4, "atomic")
+        rows, lanes = np.nonzero(m)
+        a = ((addr[rows, lanes] - _U64(GLOBAL_BASE)) >> _U64(2)).astype(np.int64)
+        data = c.b.v[c.ix, f["data"]][rows, lanes]
+        returns = bool(f["sc0"])
+        if name in ("global_atomic_add_f32", "flat_atomic_add_f32") and not returns:
+            np.add.at(words.view(np.float32), a, data.view(np.float32))
+        elif name in ("global_atomic_add", "flat_atomic_add") and not returns:
+            np.add.at(words, a, data)
+        else:
+            old = np.empty(rows.size, _U32)
+            cmp = c.b.v[c.ix, f["data"] + 1][rows, lanes] if "cmpswap" in name else None
+            for j in range(rows.size):
+                cur = words[a[j]]
+                old[j] = cur
+                if cmp is not None:  # data = new value, data+1 = compare value
+                    if cur == cmp[j]:
+                        words[a[j]] = data[j]
+                else:
+                    words[a[j]] = _atomic_op(name.replace("global_", "ds_").replace("flat_", "ds_"), cur, data[j])
+            if returns:
+                val = c.b.v[c.ix, f["vdst"]].copy()
+                val[rows, lanes] = old
+                d = f["vdst"]
+                mm = m.copy()
+                _defer(c, "vm", lambda r, waves: _vset(c, waves, d, val[r], mm[r]))
+        c.counters.atomic_ops += rows.size
+        _count(c, "atomic")
+        return
+    raise AssertionError(name)  # pragma: no cover
+
+
+def _sectors(addr: np.ndarray, m: np.ndarray, size: int) -> int:
+    if not m.any():
+        return 0
+    sec = np.where(m, addr // _U64(32), _U64(0xFFFFFFFFFFFFFFFF))
+    total = 0
+    for row in sec:
+        u = np.unique(row)
+        total += int(u.size - (u[-1] == _U64(0xFFFFFFFFFFFFFFFF)))
+    return total * max(1, size // 32 if size > 32 else 1)
+
+
+# ---------------------------------------------------------------------------- binding
+_VOP3_ONLY_3 = {"v_fma_f32", "v_mad_f32", "v_fma_legacy_f32", "v_max3_f32", "v_min3_f32", "v_div_fixup_f32",
+                "v_div_fmas_f32", "v_div_scale_f32", "v_add3_u32", "v_lshl_add_u32", "v_add_lshl_u32",
+                "v_lshl_or_b32", "v_and_or_b32", "v_or3_b32", "v_xad_u32", "v_bfe_u32", "v_bfe_i32", "v_bfi_b32",
+                "v_mad_u32_u24", "v_alignbit_b32", "v_perm_b32", "v_max3_i32", "v_min3_i32", "v_max3_u32",
+                "v_min3_u32", "v_med3_i32", "v_med3_u32", "v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64",
+                "v_lshl_add_u64", "v_mad_u64_u32", "v_mad_i64_i32"}
+_VALU2 = set(_F2) | set(_I2) | {"v_fmac_f32", "v_mac_f32", "v_fmamk_f32", "v_madmk_f32", "v_fmaak_f32",
+                                "v_madak_f32", "v_ldexp_f32", "v_cndmask_b32", "v_mbcnt_lo_u32_b32",
+                                "v_mbcnt_hi_u32_b32", "v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32",
+                                "v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32", "v_readlane_b32",
+                                "v_writelane_b32"}
+_SOPP_OK = {"s_endpgm", "s_waitcnt", "s_barrier", "s_nop", "s_setprio", "s_sleep", "s_code_end", "s_icache_inv",
+            "s_dcache_wb", "s_ttracedata", "s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_execz",
+            "s_cbranch_execnz", "s_cbranch_vccz", "s_cbranch_vccnz"}
+_DS_OK = {"ds_bpermute_b32", "ds_permute_b32", "ds_read_b32", "ds_read_b64", "ds_read_b96", "ds_read_b128",
+          "ds_read2_b32", "ds_read2_b64", "ds_read2st64_b32", "ds_read2st64_b64", "ds_write_b32", "ds_write_b64",
+          "ds_write_b96", "ds_write_b128", "ds_write2_b32", "ds_write2_b64", "ds_write2st64_b32",
+          "ds_write2st64_b64", "ds_add_u32", "ds_add_rtn_u32", "ds_add_f32", "ds_add_rtn_f32", "ds_max_i32",
+          "ds_min_i32", "ds_max_u32", "ds_min_u32", "ds_max_rtn_i32", "ds_min_rtn_i32"}
+_GLOBAL_ATOMICS = {"add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "swap", "inc", "dec",
+                   "cmpswap", "add_f32"}
+
+
+def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branch per encoding
+    name, fmt = ins.name, ins.fmt
+    if name.endswith(("_dpp", "_sdwa")):
+        return None
+    if fmt == "SOP2":
+        return h_sop2 if _sop2_fn(name) is not None else None
+    if fmt == "SOPC":
+        return h_sopc if name.startswith(("s_cmp_", "s_bitcmp")) and name.split("_")[2] in (*_SOPC_OPS, "b32") \
+            or name.startswith("s_bitcmp") else None
+    if fmt == "SOP1":
+        return h_sop1 if name in _SOP1 or name.endswith("saveexec_b64") else None
+    if fmt == "SOPK":
+        return h_sopk if name in ("s_movk_i32", "s_addk_i32", "s_mulk_i32") or name.startswith("s_cmpk_") else None
+    if fmt == "SOPP":
+        return h_sopp if name in _SOPP_OK else None
+    if fmt == "SMEM":
+        return h_smem if name.startswith("s_load_dword") else None
+    if fmt in ("VOP1",) or (fmt == "VOP3" and name in set(_F1) | set(_CVT) | {"v_readfirstlane_b32"}):
+        return h_vop1 if name in _F1 or name in _CVT or name in ("v_nop", "v_readfirstlane_b32") else None
+    if fmt == "VOPC" or (fmt == "VOP3" and name.startswith(("v_cmp_", "v_cmpx_"))):
+        parts = name.split("_")
+        ok = len(parts) == 4 and parts[3] in ("f32", "i32", "u32", "i16", "u16") and \
+            parts[2] in (_CMP_F if parts[3] == "f32" else _CMP_I)
+        return h_vcmp if ok else None
+    if fmt in ("VOP2", "VOP3") and name in _VALU2:
+        return h_valu2
+    if fmt == "VOP3" and name in _VOP3_ONLY_3:
+        return h_valu3
+    if fmt == "VOP3P" and name in ("v_pk_mul_f32", "v_pk_add_f32", "v_pk_fma_f32"):
+        return h_vop3p
+    if fmt == "DS":
+        return h_ds if name in _DS_OK and not ins.f["gds"] else None
+    if fmt in ("GLOBAL", "FLAT"):
+        if "_load_" in name or "_store_" in name:
+            return h_global if "d16" not in name and "lds" not in name else None
+        if "_atomic_" in name:
+            op = name.split("_atomic_", 1)[1]
+            return h_global if op in _GLOBAL_ATOMICS else None
+    return None
+
+
+# ---------------------------------------------------------------------------- launch
+@dataclass
+class AmdLaunch:
+    """One dispatch: grid in workgroups, workgroup shape, the kernarg segment's address and LDS size."""
+
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    kernarg_address: int
+    lds_bytes: int
+
+
+def execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, *, budget: int = 0,
+            batch_lanes: int = 1 << 16, timeout_s: float = 0.0, control: Any = None) -> Counters:
+    """Run a dispatch to completion; returns its counters.
+
+    Raises:
+        DeviceFault: an invalid memory access (with the report fields of the PTX engine's faults).
+        LaunchTimeout / LaunchCancelled: the watchdog or the host stopped it.
+    """
+    bx, by, bz = launch.block
+    threads = bx * by * bz
+    waves_per_wg = -(-threads // WAVE)
+    gx, gy, gz = launch.grid
+    n_wg = gx * gy * gz
+    counters = Counters()
+    counters.blocks_launched = n_wg
+    counters.threads_launched = n_wg * threads
+    per_batch = max(1, batch_lanes // (waves_per_wg * WAVE))
+    start = time.perf_counter()
+    executed = 0
+    for first in range(0, n_wg, per_batch):
+        wgs = np.arange(first, min(n_wg, first + per_batch))
+        b = _init_batch(prog, launch, wgs, waves_per_wg, threads)
+        executed = _run_batch(prog, launch, b, mem, counters, executed, budget, start, timeout_s, control)
+    return counters
+
+
+def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_wg: int, threads: int) -> _Batch:
+    k = prog.kernel
+    kd = k.descriptor
+    gx, gy, _ = launch.grid
+    bx, by, _ = launch.block
+    n = wgs.size * waves_per_wg
+    nv = max(k.vgpr_count, 1) + 1
+    s = np.zeros((n, 128), _U32)
+    v = np.zeros((n, nv, WAVE), _U32)
+    wg_row = np.repeat(np.arange(wgs.size), waves_per_wg)
+    wave_in = np.tile(np.arange(waves_per_wg), wgs.size)
+    wg_lin = wgs[wg_row]
+    wg_id = np.stack([wg_lin % gx, (wg_lin // gx) % gy, wg_lin // (gx * gy)], axis=1)
+    # user SGPRs, then system SGPRs (workgroup ids), as the command processor loads them
+    at = 0
+    for what, count in kd.user_sgprs():
+        if what == "kernarg_segment_ptr":
+            s[:, at] = launch.kernarg_address & 0xFFFFFFFF
+            s[:, at + 1] = launch.kernarg_address >> 32
+        at += count
+    if at != kd.user_sgpr_count and kd.kernarg_preload == 0:
+        at = kd.user_sgpr_count
+    for dim, on in enumerate(kd.workgroup_id_enabled):
+        if on:
+            s[:, at] = wg_id[:, dim]
+            at += 1
+    # work-item ids packed in v0; lanes past the workgroup's size start with EXEC off
+    flat = wave_in[:, None] * WAVE + np.arange(WAVE)[None, :]
+    tx, ty, tz = flat % bx, (flat // bx) % by, flat // (bx * by)
+    v[:, 0] = (tx | (ty << 10) | (tz << 20)).astype(_U32)
+    live = flat < threads
+    lo, hi = _mask_words(live)
+    s[:, EXEC], s[:, EXEC + 1] = lo, hi
+    lds = np.zeros((wgs.size, max(launch.lds_bytes, 4) // 4 + 1), _U32)
+    return _Batch(s, v, np.zeros(n, bool), np.zeros(n, np.int64), np.zeros(n, bool), np.zeros(n, bool),
+                  wg_row, wg_id, wave_in, lds)
+
+
+_POLL = 256
+
+
+def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory, counters: Counters,
+               executed: int, budget: int, start: float, timeout_s: float, control: Any) -> int:
+    n_all = b.s.shape[0]
+    insts, handlers = prog.insts, prog.handlers
+    end_pc = len(insts)
+    polls = 0
+    while True:
+        runnable = ~b.done & ~b.barrier
+        if not runnable.any():
+            if (b.barrier & ~b.done).any():  # every live wave waits at a barrier: release them all
+                released = b.barrier & ~b.done
+                b.pc[released] += 1
+                b.barrier[:] = False
+                continue
+            break
+        pcs = np.where(runnable, b.pc, end_pc + 1)
+        pc = int(pcs.min())
+        if pc >= end_pc:
+            raise DeviceFault("cudaErrorIllegalInstruction", f"[{prog.name}] execution ran past the end of the code "
+                              "without s_endpgm")
+        sel = pcs == pc
+        idx = np.flatnonzero(sel)
+        ix: Any = slice(None) if idx.size == n_all else idx
+        ins = insts[pc]
+        c = _Ctx(b, ix, idx.size, mem, prog, launch, counters)
+        handlers[pc](c, ins)
+        if c.jump is not None:
+            nxt = np.where(c.jump >= 0, c.jump, pc + 1)
+            stay = b.done[idx] | b.barrier[idx]
+            b.pc[idx] = np.where(stay, b.pc[idx], nxt)
+        else:
+            movable = ~(b.done[idx] | b.barrier[idx])
+            b.pc[idx[movable]] = pc + 1
+        if ins.fmt.startswith("S") and ins.fmt != "SMEM":
+            counters.thread_instructions["control" if ins.fmt == "SOPP" else "integer"] += 0
+            counters.warp_instructions["control" if ins.fmt == "SOPP" else "integer"] += idx.size
+        executed += 1
+        polls += 1
+        if polls >= _POLL:
+            polls = 0
+            if control is not None and getattr(control, "reason", None):
+                raise LaunchCancelled(message=f"[{prog.name}] {control.reason}")
+            if timeout_s and time.perf_counter() - start > timeout_s:
+                raise LaunchTimeout(message=f"[{prog.name}] still running after {timeout_s:g} s "
+                                    "(STRATA_KERNEL_TIMEOUT)")
+            if budget and executed > budget:
+                raise LaunchTimeout(message=f"[{prog.name}] exceeded the instruction budget of {budget:,}")
+    return executed
