@@ -378,3 +378,89 @@ def test_clock64_advances_within_a_basic_block_and_over_nanosleep(threads: int) 
     assert c1 - c0 == 3 * warps  # mov, add, mul issued in between
     assert c2 - c1 == 2 * warps + int(16 * (threads - 1) * mhz) // 1000  # mov, nanosleep; the longest sleep
     assert c3 - c2 == 2 * warps + int(1000 * mhz) // 1000
+
+
+# -- thread-block clusters: launch-time cluster dims, DSMEM atomics, 2-D clusters --------------------
+CLUSTER_SUM = r"""
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void cluster_sum(const int* in, int* out, unsigned* info) {
+    __shared__ int part;
+    cg::cluster_group cl = cg::this_cluster();
+    unsigned b = blockIdx.y * gridDim.x + blockIdx.x;
+    if (threadIdx.x == 0) part = 0;
+    cl.sync();
+    int* root = cl.map_shared_rank(&part, 0);      // rank 0's counter, through distributed shared memory
+    atomicAdd(root, in[b * blockDim.x + threadIdx.x]);
+    cl.sync();
+    if (threadIdx.x == 0) {
+        dim3 bi = cl.block_index(), nb = cl.dim_blocks();
+        unsigned cid;
+        asm("mov.u32 %0, %%clusterid.y;" : "=r"(cid));
+        info[6 * b + 0] = cl.block_rank();
+        info[6 * b + 1] = cl.num_blocks();
+        info[6 * b + 2] = bi.x + 10 * bi.y;
+        info[6 * b + 3] = nb.x + 10 * nb.y;
+        info[6 * b + 4] = cid;
+        info[6 * b + 5] = cl.block_rank() == 0 ? part : -1;
+    }
+    cl.sync();  // rank 0's shared memory outlives the others' reads
+}
+"""
+
+
+def test_cluster_dims_at_launch_dsmem_atomics_and_2d_clusters() -> None:
+    """cluster_dims=(2, 2) on a (4, 4) grid: ranks x + 2y, 2-D cluster indices, and every thread's
+    atomicAdd lands in its cluster's rank-0 block through map_shared_rank."""
+    k = cuda.compile(CLUSTER_SUM).get_function("cluster_sum")
+    x = np.random.default_rng(9).integers(-100, 100, (16, 32)).astype(np.int32)
+    dx, out, info = cuda.to_device(x), cuda.zeros(1, np.int32), cuda.zeros((16, 6), np.uint32)
+    k.launch((4, 4), 32, (dx, out, info), cluster_dims=(2, 2))
+    got = info.get().view(np.int32)
+    for b in range(16):
+        bx, by = b % 4, b // 4
+        members = [(bx - bx % 2 + i) + 4 * (by - by % 2 + j) for j in range(2) for i in range(2)]
+        rank = bx % 2 + 2 * (by % 2)
+        total = int(x[members].sum()) if rank == 0 else -1
+        assert got[b].tolist() == [rank, 4, bx % 2 + 10 * (by % 2), 2 + 20, by // 2, total], b
+
+
+def test_cluster_dims_must_tile_the_grid_and_match_the_kernel() -> None:
+    k = cuda.compile(CLUSTER_SUM).get_function("cluster_sum")
+    args = (cuda.zeros(96, np.int32), cuda.zeros(1, np.int32), cuda.zeros(18, np.uint32))
+    with pytest.raises(cuda.InvalidLaunchConfig, match="cudaErrorInvalidClusterSize.*not a whole number"):
+        k.launch(3, 32, args, cluster_dims=2)
+    with pytest.raises(cuda.InvalidLaunchConfig, match="at most 8 blocks"):
+        k.launch(16, 32, args, cluster_dims=16)
+    fixed = cuda.Module.from_ptx(PTX_HEAD + """.visible .entry k(.param .u64 p0)
+.explicitcluster
+.reqnctapercluster 2, 1, 1
+{
+    ret;
+}""").get_function("k")
+    with pytest.raises(cuda.InvalidLaunchConfig, match="compiled with __cluster_dims__"):
+        fixed.launch(4, 32, (0,), cluster_dims=4)
+    with pytest.raises(cuda.InvalidLaunchConfig, match="not a whole number"):
+        fixed.launch(3, 32, (0,))
+
+
+def test_mapa_to_a_rank_outside_the_cluster_faults() -> None:
+    text = """.visible .entry k(.param .u64 p0)
+.explicitcluster
+.reqnctapercluster 2, 1, 1
+{
+    .shared .align 4 .b32 s[32];
+    .reg .b32 %a, %r;
+    mov.u32 %a, s;
+    mov.u32 %r, %tid.x;
+    mapa.shared::cluster.u32 %a, %a, %r;
+    st.shared::cluster.u32 [%a], %r;
+    ret;
+}"""
+    try:
+        with pytest.raises(DeviceFault, match="mapa to cluster rank 2 of a 2-block cluster") as info:
+            cuda.Module.from_ptx(PTX_HEAD + text).get_function("k")((2,), (32,), (0,))
+            cuda.synchronize()
+        assert info.value.report["thread"] == (2, 0, 0)
+    finally:
+        cuda.current_device().reset()

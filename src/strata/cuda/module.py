@@ -34,6 +34,7 @@ from strata.hw.ptx.parser import parse_cached
 from strata.runtime import LoadedModule, Signal, Stream, completion_record, launch_kernel, load_module
 
 Dim3 = int | tuple[int, ...]
+MAX_PORTABLE_CLUSTER = 8  # blocks in a thread-block cluster without cudaFuncAttributeNonPortableClusterSizeAllowed
 LAYERS = ("L3 strata.cuda (CUDA runtime API)", "L2 strata.runtime (stream -> AQL dispatch packet)",
           "L1 strata.driver (doorbell, interrupt)", "L0 strata.hw (command processor, PTX JIT + SIMT engine)")
 
@@ -383,7 +384,7 @@ class Kernel:
         return self.launch(grid, block, args, shared_mem=shared_mem, stream=stream)
 
     def launch(self, grid: Dim3, block: Dim3, args: Sequence[Any], *, shared_mem: int = 0,
-               stream: Stream | None = None) -> LaunchReport:
+               stream: Stream | None = None, cluster_dims: Dim3 | None = None) -> LaunchReport:
         """Launch on the current device: `kernel<<<grid, block, shared_mem, stream>>>(*args)`.
 
         Returns as soon as the dispatch packet is queued (STRATA_LAUNCH_BLOCKING=1: after it ran).
@@ -393,12 +394,14 @@ class Kernel:
             args: one per PTX parameter: a DeviceArray or int for pointers, NumPy scalars for values.
             shared_mem: dynamic shared memory per block, bytes.
             stream: the stream to queue on (default: the default stream).
+            cluster_dims: thread-block cluster dims, as cudaLaunchKernelEx's
+                cudaLaunchAttributeClusterDimension (default: the kernel's `__cluster_dims__`, if any).
         Raises:
             TypeError: wrong argument count or type (names the parameter).
             InvalidLaunchConfig: grid/block/shared memory outside the device's limits.
             DeviceFault, LaunchTimeout: the sticky error of an earlier faulted launch on this device.
         """
-        return self._launch(grid, block, args, shared_mem, stream, cooperative=False)
+        return self._launch(grid, block, args, shared_mem, stream, cooperative=False, cluster_dims=cluster_dims)
 
     def launch_cooperative(self, grid: Dim3, block: Dim3, args: Sequence[Any], *, shared_mem: int = 0,
                            stream: Stream | None = None) -> LaunchReport:
@@ -426,7 +429,7 @@ class Kernel:
         return self._launch(grid, block, args, shared_mem, stream, cooperative=True)
 
     def _launch(self, grid: Dim3, block: Dim3, args: Sequence[Any], shared_mem: int, stream: Stream | None, *,
-                cooperative: bool) -> LaunchReport:
+                cooperative: bool, cluster_dims: Dim3 | None = None) -> LaunchReport:
         device = current_device() if stream is None else _device_of(stream)
         settings = config.settings()
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
@@ -434,12 +437,14 @@ class Kernel:
         api = "cudaLaunchCooperativeKernel" if cooperative else "cudaLaunchKernel"
         with trace.span("L3", api, kernel=self.name, grid=g, block=b, shared_mem=shared_mem):
             self._validate(device, g, b, shared_mem, regs)
+            cluster = self._cluster(g, cluster_dims)
             if cooperative:
                 self._check_coresident(device, g, b, shared_mem, regs)
             params = pack_arguments(self.name, self.fn.params, args)
             loaded = self.module.loaded(device)
             signal = launch_kernel(device.context.stream(stream), loaded, self.fn.name,
-                                   LaunchConfig(g, b, shared_mem, params), registers=regs, registers_source=source,
+                                   LaunchConfig(g, b, shared_mem, params, cluster=cluster), registers=regs,
+                                   registers_source=source,
                                    blocking=settings.launch_blocking, cooperative=cooperative)
         report = LaunchReport(self.name, device, g, b, shared_mem, regs, source, signal)
         if settings.debug >= 1:
@@ -477,6 +482,26 @@ class Kernel:
             n = ptxas_registers(self.module.ptx, self.fn.name)
             self._regs = (n, "ptxas") if n is not None else (register_pressure(self.fn), "estimate")
         return self._regs
+
+    def _cluster(self, g: tuple[int, int, int], cluster_dims: Dim3 | None) -> tuple[int, int, int]:
+        """The launch's cluster dims ((0, 0, 0): the kernel's own), checked against the grid and the kernel's
+        `__cluster_dims__` (InvalidLaunchConfig cudaErrorInvalidClusterSize)."""
+        compiled = self.fn.directives.get("reqnctapercluster")
+        fixed = _dim3(tuple(compiled[:3]), "__cluster_dims__") if compiled else None
+        dims = _dim3(cluster_dims, "cluster_dims") if cluster_dims is not None else fixed
+        if dims is None:
+            return (0, 0, 0)
+        why = ""
+        if fixed is not None and dims != fixed:
+            why = f"the kernel was compiled with __cluster_dims__{fixed}"
+        elif any(n % c for n, c in zip(g, dims, strict=True)):
+            why = f"the grid {g} is not a whole number of clusters"
+        elif dims[0] * dims[1] * dims[2] > MAX_PORTABLE_CLUSTER:
+            why = f"a portable cluster holds at most {MAX_PORTABLE_CLUSTER} blocks"
+        if why:
+            raise InvalidLaunchConfig("cudaErrorInvalidClusterSize",
+                                      f"[launch {self.name}] cluster dims {dims}: {why}")
+        return (0, 0, 0) if cluster_dims is None else dims
 
     def _validate(self, device: Device, g: tuple[int, int, int], b: tuple[int, int, int], shared_mem: int,
                   regs: int) -> None:

@@ -87,6 +87,28 @@ MAX_GRID_SIZE = (1 << (32 + _GRID_HI_BITS)) - 1  # work-items per dimension
 # kernel's own (at the kernel's kernarg size rounded up to 8): the grid workspace address (AMD passes its
 # grid-sync state the same way, as the hidden multigrid-sync kernarg).
 DISPATCH_COOPERATIVE = 1
+# CLUSTER: launched with thread-block cluster dims (cudaLaunchAttributeClusterDimension); bits 4..15 hold
+# each dimension minus one, 4 bits apiece (a cluster has at most 16 blocks).
+DISPATCH_CLUSTER = 2
+_CLUSTER_SHIFT = 4
+
+
+def cluster_flags(cluster: tuple[int, int, int]) -> int:
+    """The dispatch flags that carry `cluster` dims ((0, 0, 0): none asked for at launch)."""
+    if not any(cluster):
+        return 0
+    if any(not 1 <= c <= 16 for c in cluster):
+        raise ValueError(f"cluster dims {cluster} do not fit the dispatch packet (1..16 each)")
+    x, y, z = (c - 1 for c in cluster)
+    return DISPATCH_CLUSTER | (x | y << 4 | z << 8) << _CLUSTER_SHIFT
+
+
+def cluster_of(flags: int) -> tuple[int, int, int]:
+    """The cluster dims a dispatch's flags carry, or (0, 0, 0)."""
+    if not flags & DISPATCH_CLUSTER:
+        return (0, 0, 0)
+    v = flags >> _CLUSTER_SHIFT
+    return (v & 15) + 1, (v >> 4 & 15) + 1, (v >> 8 & 15) + 1
 assert _DISPATCH.size == _BARRIER.size == _AGENT.size == PACKET_SIZE
 
 

@@ -355,7 +355,7 @@ class CommandProcessor:
             at = -(-ko.kernarg_size // 8) * 8
             workspace = int.from_bytes(ctypes.string_at(p.kernarg_address + at, 8), "little")
         config = LaunchConfig(grid, p.workgroup, dynamic_shared, params,  # type: ignore[arg-type]
-                              grid_workspace=workspace)
+                              grid_workspace=workspace, cluster=aql.cluster_of(p.flags))
         eng = self.engines["compute"]
         eng.control = control = LaunchControl()
         try:

@@ -231,15 +231,16 @@ class Stream:
 
     # -- operations
     def launch(self, kernel_object: int, grid: tuple[int, int, int], block: tuple[int, int, int],
-               group_segment_size: int, params: bytes, *, grid_workspace: int = 0) -> Signal:
+               group_segment_size: int, params: bytes, *, grid_workspace: int = 0,
+               cluster: tuple[int, int, int] = (0, 0, 0)) -> Signal:
         """Queue a kernel dispatch; returns its completion signal. A nonzero `grid_workspace` makes it a
-        cooperative dispatch (see HwQueue.dispatch)."""
+        cooperative dispatch; `cluster` gives thread-block cluster dims (see HwQueue.dispatch)."""
         with self._lock:
             q, not_before = self._prepare("compute")
             sig = Signal(1, self.context.event_id)
             with trace.span("L2", "aql_kernel_dispatch", queue=q.id, grid=grid, block=block):
                 q.dispatch(kernel_object, grid, block, group_segment_size, params, sig, not_before,
-                           grid_workspace=grid_workspace)
+                           grid_workspace=grid_workspace, cluster=cluster)
             self.last = sig
             return sig
 

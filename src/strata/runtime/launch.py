@@ -37,7 +37,8 @@ def launch_kernel(stream: Stream, module: LoadedModule, kernel: str, launch: Lau
         handle = module.kernel_object(kernel, registers, registers_source)
         group = module.program.shared_bytes(kernel, 0) + launch.shared_mem
         workspace = grid_workspace(stream.context) if cooperative else 0
-        signal = stream.launch(handle, launch.grid, launch.block, group, launch.params, grid_workspace=workspace)
+        signal = stream.launch(handle, launch.grid, launch.block, group, launch.params, grid_workspace=workspace,
+                               cluster=launch.cluster)
     if config.settings().launch_blocking if blocking is None else blocking:
         stream.context.wait(signal)
     return signal

@@ -65,14 +65,15 @@ class UserQueue:
     # -- packets
     def dispatch(self, kernel_object: int, grid: tuple[int, int, int], block: tuple[int, int, int],
                  group_segment_size: int, params: bytes, signal: Signal | None, host_time: float, *,
-                 grid_workspace: int = 0) -> int:
+                 grid_workspace: int = 0, cluster: tuple[int, int, int] = (0, 0, 0)) -> int:
         """Queue a kernel dispatch (`grid` in blocks, as CUDA counts; the packet counts work-items).
         `grid_workspace` (nonzero) makes it a cooperative dispatch: the address goes in the hidden
-        kernarg after the parameters and the packet carries aql.DISPATCH_COOPERATIVE."""
-        flags = 0
+        kernarg after the parameters and the packet carries aql.DISPATCH_COOPERATIVE. `cluster` dims
+        (thread-block clusters asked for at launch) ride in the packet's flags (aql.cluster_flags)."""
+        flags = aql.cluster_flags(cluster)
         if grid_workspace:
             params = params.ljust(-(-len(params) // 8) * 8, b"\0") + grid_workspace.to_bytes(8, "little")
-            flags = aql.DISPATCH_COOPERATIVE
+            flags |= aql.DISPATCH_COOPERATIVE
         index = self._reserve()
         slot = index & self.mask
         if len(params) <= KERNARG_SLOT and self.kernarg is not None:
