@@ -45,7 +45,7 @@ class Entry:
 
     kind: int  # KIND_PTX or KIND_ELF
     arch: int  # e.g. 90 for compute_90 / sm_90
-    payload: bytes  # decompressed
+    payload: bytes  # PTX: decompressed; ELF: as stored (see `flags`)
     flags: int = 0
 
     @property
@@ -108,8 +108,10 @@ def _entries(data: bytes, pos: int, end: int) -> list[Entry]:
             raise FatbinError(f"fat binary entry at offset {pos}: header {header_size} + payload {payload_size} "
                               f"bytes run past the container's end ({end - pos} bytes left)")
         raw = data[pos + header_size: pos + header_size + payload_size]
-        if kind in (KIND_PTX, KIND_ELF):
+        if kind == KIND_PTX:
             out.append(Entry(kind, arch, _decompress(raw, flags, compressed_size, decompressed_size, pos), flags))
+        elif kind == KIND_ELF:  # SASS the virtual GPU cannot run: kept as stored (compressed if flags say so)
+            out.append(Entry(kind, arch, raw, flags))
         pos += header_size + payload_size
     return out
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from strata import config
 
 NATIVE = Path(__file__).parent / "native"
-SOURCES = ("cudart.c", "errors.inc", "exports.txt")
+SOURCES = ("cudart.c", "exports.txt")
 LIBRARY = "libcudart.so.13"
 
 
@@ -67,8 +67,20 @@ def stubs_source() -> str:
     return "\n".join(out) + "\n"
 
 
+def errors_source() -> str:
+    """The C table of cudaError_t codes, names and messages (`errors.inc`), from strata.errors."""
+    from strata.cuda.bridge.error_texts import ERROR_TEXTS, EXTRA_CODES
+    from strata.errors import CUDA_ERRORS
+
+    codes = {name: code for name, (code, _) in CUDA_ERRORS.items()} | EXTRA_CODES
+    rows = [f'    {{{code}, "{name}", "{ERROR_TEXTS.get(name, name)}"}},'
+            for name, code in sorted(codes.items(), key=lambda kv: kv[1])]
+    return ("static const struct { int code; const char* name; const char* text; } error_table[] = {\n"
+            + "\n".join(rows) + "\n};\n")
+
+
 def _key(cc: str) -> str:
-    h = hashlib.sha256()
+    h = hashlib.sha256(errors_source().encode())
     for name in SOURCES:
         h.update((NATIVE / name).read_bytes())
     h.update(str(cuda_include_dir()).encode())
@@ -92,9 +104,10 @@ def library_dir() -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
     try:
         (tmp / "cudart_stubs.c").write_text(stubs_source())
+        (tmp / "errors.inc").write_text(errors_source())
         (tmp / "cudart.map").write_text("libcudart.so.13 { global: *; };\n")
         cmd = [cc, "-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall", "-Wno-unused-parameter",
-               f"-I{cuda_include_dir()}", f"-I{NATIVE}", "-o", str(tmp / LIBRARY),
+               f"-I{cuda_include_dir()}", f"-I{tmp}", "-o", str(tmp / LIBRARY),
                str(NATIVE / "cudart.c"), str(tmp / "cudart_stubs.c"),
                f"-Wl,-soname,{LIBRARY}", f"-Wl,--version-script={tmp / 'cudart.map'}", "-lpthread"]
         res = subprocess.run(cmd, capture_output=True, text=True)

@@ -193,7 +193,12 @@ class Server:
                 pos += 8 + n
             props = cuda.get_device_properties()
             major, minor = props.major, props.minor
-            ptx = [fatbin.pick_ptx(es, major * 10 + minor).text() for es in entries_per_tu if es]
+            arch = major * 10 + minor
+            usable = [es for es in entries_per_tu if any(e.is_ptx and e.arch <= arch for e in es)]
+            # With -rdc the device runtime library (libcudadevrt: PTX only for the newest GPU) comes along;
+            # strata implements its functions itself, so units without usable PTX are left out when others
+            # have some. A binary with none at all fails with pick_ptx's message (e.g. SASS only).
+            ptx = [fatbin.pick_ptx(es, arch).text() for es in (usable or entries_per_tu) if es]
             image.ptx = ptx
         except fatbin.FatbinError as e:
             image.error = str(e)

@@ -40,26 +40,28 @@ static __thread int current_device = 0;
 
 static cudaError_t note(cudaError_t e) { if (e != cudaSuccess) last_error = e; return e; }
 
-static int connect_server(void) {
+/* cudaSuccess once connected; cudaErrorNoDevice when not started by `strata run`; in a forked child,
+ * cudaErrorInitializationError (as CUDA: a child may not use the parent's context). */
+static cudaError_t connect_server(void) {
     if (connected) {
         if (getpid() != owner) {  /* a forked child: the pipes belong to the parent */
             static int warned;
             if (!warned++) fprintf(stderr, "strata: CUDA used in a forked child process (pid %d); only the process "
                                            "`strata run` started may use the device\n", (int)getpid());
-            return 0;
+            return cudaErrorInitializationError;
         }
-        return 1;
+        return cudaSuccess;
     }
     const char* fds = getenv("STRATA_CUDART_FDS");
     if (!fds || sscanf(fds, "%d,%d", &wfd, &rfd) != 2) {
         static int warned;
         if (!warned++) fprintf(stderr, "strata: this program was built for strata's CUDA runtime; start it with "
                                        "`strata run PROGRAM` (STRATA_CUDART_FDS is not set)\n");
-        return 0;
+        return cudaErrorNoDevice;
     }
     owner = getpid();
     connected = 1;
-    return 1;
+    return cudaSuccess;
 }
 
 static int write_all(const void* p, size_t n) {
@@ -107,7 +109,8 @@ static void drain_text(uint32_t n, FILE* f) {
 /* One request, one reply. The reply payload (at most `cap` bytes are kept) goes to `out`. */
 static cudaError_t rpc(uint32_t op, const void* a, size_t na, const void* b, size_t nb, void* out, size_t cap,
                        size_t* got) {
-    if (!connect_server()) return note(cudaErrorNoDevice);
+    cudaError_t c = connect_server();
+    if (c != cudaSuccess) return note(c);
     pthread_mutex_lock(&lock);
     send_req(op, a, na, b, nb);
     rep_t r;
@@ -176,7 +179,7 @@ void** __cudaRegisterFatBinary(void* fatCubin) {
     module_t* m = calloc(1, sizeof *m);
     char* buf = NULL; size_t len = 0, cap = 0; uint32_t count = 0;
     gather(fatCubin, &buf, &len, &cap, &count, 0);
-    if (connect_server()) {
+    if (connect_server() == cudaSuccess) {
         uint64_t id = 0;
         if (rpc(OP_REGISTER, &count, 4, buf, len, &id, 8, NULL) == cudaSuccess) m->id = id;
         last_error = cudaSuccess;  /* a bad image is reported at first use, not as a stray last error */
@@ -268,7 +271,8 @@ cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* funcAddr) {
 
 static cudaError_t launch(func_t* f, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
     if (!f) return note(cudaErrorInvalidDeviceFunction);
-    if (!connect_server()) return note(cudaErrorNoDevice);
+    cudaError_t c = connect_server();
+    if (c != cudaSuccess) return note(c);
     cudaError_t e = func_info(f);
     if (e != cudaSuccess) return e;
     size_t head = 8 + 24 + 16, n = head + f->argbytes;

@@ -1,0 +1,256 @@
+"""Whole CUDA programs (tests/programs/*.cu) built with `strata nvcc` and run under `strata run`: stdout,
+stderr and the exit code as the program and CUDA would produce them, with NumPy or the device catalogue as
+the oracle where the program prints numbers. Each program is compiled once (strata.cuda.nvcc's cache).
+
+Needs NVIDIA's nvcc (the `programs` extra, which `make test` installs, or STRATA_NVCC) and g++; without
+them these tests skip with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from strata.cuda.nvcc import NvccNotFound, find_nvcc, host_compiler
+
+PROGRAMS = Path(__file__).parent.parent / "programs"
+RUN = [sys.executable, "-c", "import sys; from strata.cli import main; sys.exit(main(sys.argv[1:]))"]
+
+try:
+    find_nvcc()
+    host_compiler()
+    _MISSING = ""
+except NvccNotFound as e:
+    _MISSING = str(e)
+
+pytestmark = [pytest.mark.nvcc, pytest.mark.skipif(bool(_MISSING), reason=_MISSING)]
+
+
+def build(name: str, *extra: str) -> Path:
+    from strata.cuda.nvcc import compile_program
+
+    return compile_program(PROGRAMS / name, [f"-I{PROGRAMS}", *extra])
+
+
+def run(exe: Path | str, *args: str, env: dict[str, str] | None = None, timeout: float = 120,
+        ) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("STRATA_CUDART_FDS", None)
+    return subprocess.run([*RUN, "run", str(exe), *args], capture_output=True, text=True, timeout=timeout,
+                          env=full_env)
+
+
+def test_vector_add_output_and_exit_code() -> None:
+    r = run(build("vector_add.cu"), "5000")
+    assert r.returncode == 0, r.stderr
+    n = 5000
+    i = np.arange(n)
+    a = (i % 97).astype(np.float32) * np.float32(0.5)
+    b = ((i * 7) % 13).astype(np.float32) - np.float32(6)
+    assert r.stdout.splitlines() == ["[Vector addition of 5000 elements]",
+                                     "CUDA kernel launch with 20 blocks of 256 threads",
+                                     f"sum {float((a + b).astype(np.float64).sum()):.1f}", "Test PASSED"]
+    assert r.stderr == ""
+
+
+def test_device_query_matches_the_catalogue() -> None:
+    import strata.cuda as cuda
+
+    p = cuda.get_device_properties(0)
+    r = run(build("device_query.cu"), env={"STRATA_DEVICES": "h200,a100"})
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "devices 2\n" in out and re.search(r"^driver 13\d{3} runtime 13\d{3}$", out, re.M)
+    assert f'Device 0: "{p.name}"' in out
+    assert f"totalGlobalMem {p.totalGlobalMem}\n" in out
+    assert f"multiProcessorCount {p.multiProcessorCount}\n" in out
+    assert f"maxGridSize {p.maxGridSize[0]} {p.maxGridSize[1]} {p.maxGridSize[2]}" in out
+    assert f"sharedMemPerBlockOptin {p.sharedMemPerBlockOptin}\n" in out
+    assert f"attr sms {p.multiProcessorCount} major {p.major}" in out
+    assert 'Device 1: "NVIDIA A100' in out and "capability 8.0" in out
+    assert "bad device: cudaErrorInvalidDevice" in out
+    assert out.rstrip().endswith("Result = PASS")
+
+
+def test_matrix_multiply_with_shared_memory() -> None:
+    r = run(build("matrix_mul.cu"))
+    assert r.returncode == 0, r.stderr + r.stdout
+    ha, wa, wb = 64, 96, 80
+    a = (((np.arange(ha * wa) * 3) % 11) - 5).astype(np.float64).reshape(ha, wa)
+    b = (((np.arange(wa * wb) * 5) % 7) * 0.25).reshape(wa, wb)
+    c = a @ b
+    assert r.stdout.splitlines() == [f"C[0][0] {c[0, 0]:.2f} C[63][79] {c[-1, -1]:.2f}", "Result = PASS"]
+
+
+def test_reduction() -> None:
+    r = run(build("reduction.cu"))
+    assert r.returncode == 0, r.stderr
+    h = (np.arange(1 << 16, dtype=np.uint64) * 2654435761 % (1 << 32)) % 1000
+    assert r.stdout.splitlines() == [f"GPU sum {int(h.sum())}", "Test passed"]
+
+
+def test_constant_memory_through_symbols() -> None:
+    r = run(build("constant_memory.cu"))
+    assert r.returncode == 0, r.stderr
+    x = (np.arange(1000, dtype=np.float32) - 500) * np.float32(0.01)
+    y = ((np.float32(0.25) * x + np.float32(0.5)) * x - np.float32(2)) * x + np.float32(1)
+    assert r.stdout.splitlines() == ["coeffs size 16", "evaluated 1000 coeffs back 1.00 -2.00 0.50 0.25",
+                                     f"y[0] {y[0]:.4f} y[999] {y[-1]:.4f}", "PASS"]
+
+
+def test_device_printf_lands_in_order_with_host_output() -> None:
+    r = run(build("device_printf.cu"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "host: before",
+        *[f"round 1: block 0 thread {t} says {t * 1.5:.1f}" for t in range(4)],
+        "host: between",
+        "round 2: block 0 thread 0 says 0.0", "round 2: block 1 thread 0 says 0.0",
+        "host: after"]
+
+
+def test_streams_and_events() -> None:
+    r = run(build("streams_events.cu"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["elapsed positive 1", "mismatches 0"]
+
+
+def test_error_codes_as_cuda_gives_them() -> None:
+    r = run(build("error_handling.cu"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        'too many threads: 9 cudaErrorInvalidConfiguration "invalid configuration argument"',
+        'after reading it: 0 cudaSuccess "no error"',
+        'huge malloc: 2 cudaErrorMemoryAllocation "out of memory"',
+        'good launch: 0 cudaSuccess "no error"',
+        'launch: 0 cudaSuccess "no error"',
+        'synchronize: 700 cudaErrorIllegalAddress "an illegal memory access was encountered"',
+        'sticky malloc: 700 cudaErrorIllegalAddress "an illegal memory access was encountered"']
+    # the memcheck report, once, naming the kernel and the source line (strata nvcc adds -lineinfo)
+    assert r.stderr.count("Invalid global write of size 4") == 1
+    assert "_Z5touchPii" in r.stderr and "error_handling.cu:5" in r.stderr
+
+
+def test_exit_without_freeing_keeps_the_exit_code() -> None:
+    r = run(build("no_free.cu"))
+    assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")
+
+
+def test_unsynchronized_fault_is_reported_at_exit() -> None:
+    r = run(build("late_fault.cu"))
+    assert r.returncode == 1
+    assert r.stdout == "exiting without a sync\n"
+    assert "failed after its last synchronization" in r.stderr and "Invalid global write" in r.stderr
+
+
+def test_run_a_cu_file_directly(tmp_path: Path) -> None:
+    src = tmp_path / "tiny.cu"
+    src.write_text('#include <cstdio>\n__global__ void k(int* p) { p[threadIdx.x] = threadIdx.x * 3; }\n'
+                   'int main(int argc, char** argv) { int* d; int h[8]; cudaMalloc(&d, sizeof h); k<<<1, 8>>>(d);\n'
+                   '  cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost); printf("%d %s\\n", h[7], argv[1]);\n'
+                   '  return 0; }\n')
+    r = run(src, "arg1")
+    assert (r.returncode, r.stdout) == (0, "21 arg1\n"), r.stderr
+
+
+def test_rdc_program_links_ptx_across_units(tmp_path: Path) -> None:
+    (tmp_path / "a.cu").write_text(
+        '#include <cstdio>\nextern __device__ float twice(float x);\nextern __device__ int counter;\n'
+        '__global__ void k(float* y) { y[threadIdx.x] = twice((float)threadIdx.x); atomicAdd(&counter, 1); }\n'
+        'int main() { float* d; cudaMalloc(&d, 32 * 4); k<<<1, 32>>>(d); float h[32];\n'
+        '  cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost); int c = 0;\n'
+        '  cudaMemcpyFromSymbol(&c, counter, sizeof c);\n'
+        '  printf("%.1f %.1f %d %s\\n", h[5], h[31], c, cudaGetErrorName(cudaGetLastError())); return 0; }\n')
+    (tmp_path / "b.cu").write_text('__device__ int counter;\n__device__ float twice(float x) { return 2.0f * x; }\n')
+    exe = tmp_path / "ab"
+    subprocess.run([*RUN, "nvcc", "-rdc=true", str(tmp_path / "a.cu"), str(tmp_path / "b.cu"), "-o", str(exe)],
+                   check=True, capture_output=True)
+    r = run(exe)
+    assert (r.returncode, r.stdout) == (0, "10.0 62.0 32 cudaSuccess\n"), r.stderr
+
+
+def test_sass_only_program_says_to_rebuild(tmp_path: Path) -> None:
+    from strata.cuda.bridge.build import library_dir
+
+    exe = tmp_path / "sass"
+    src = tmp_path / "s.cu"
+    src.write_text('#include <cstdio>\n__global__ void k() {}\nint main() { k<<<1, 1>>>();\n'
+                   '  printf("%s\\n", cudaGetErrorName(cudaGetLastError())); return 0; }\n')
+    subprocess.run([str(find_nvcc()), "-ccbin", host_compiler(), "-gencode", "arch=compute_80,code=sm_80",
+                    "-cudart", "shared", f"-L{library_dir()}", str(src), "-o", str(exe)], check=True,
+                   capture_output=True)
+    r = run(exe)
+    assert r.returncode == 0
+    assert "carries no PTX, only SASS for sm_80" in r.stderr and "strata nvcc" in r.stderr
+    assert r.stdout == "cudaErrorNoKernelImageForDevice\n"
+
+
+def test_program_killed_by_a_signal(tmp_path: Path) -> None:
+    src = tmp_path / "killed.cu"
+    src.write_text('#include <csignal>\n#include <cstdio>\nint main() { void* p; cudaMalloc(&p, 16);\n'
+                   '  printf("before\\n"); fflush(stdout); raise(SIGTERM); return 0; }\n')
+    r = run(src)
+    assert (r.returncode, r.stdout) == (128 + signal.SIGTERM, "before\n")
+
+
+def test_program_that_forks(tmp_path: Path) -> None:
+    src = tmp_path / "forks.cu"
+    src.write_text(
+        '#include <cstdio>\n#include <sys/wait.h>\n#include <unistd.h>\n'
+        '__global__ void k(int* p) { *p = 42; }\n'
+        'int main() { int* d; cudaMalloc(&d, 4); pid_t pid = fork();\n'
+        '  if (pid == 0) { void* q; cudaError_t e = cudaMalloc(&q, 4); printf("child %s\\n", cudaGetErrorName(e));'
+        ' return 0; }\n'
+        '  int st; waitpid(pid, &st, 0); k<<<1, 1>>>(d); int h = 0;\n'
+        '  cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost); printf("parent %d\\n", h); return 0; }\n')
+    r = run(src)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["child cudaErrorInitializationError", "parent 42"]
+    assert "forked child" in r.stderr
+
+
+def test_unimplemented_call_returns_not_supported_once(tmp_path: Path) -> None:
+    src = tmp_path / "graph.cu"
+    src.write_text('#include <cstdio>\nint main() { cudaGraph_t g; cudaError_t a = cudaGraphCreate(&g, 0);\n'
+                   '  cudaError_t b = cudaGraphCreate(&g, 0); printf("%d %d %s\\n", (int)a, (int)b,'
+                   ' cudaGetErrorName(a)); return 0; }\n')
+    r = run(src)
+    assert (r.returncode, r.stdout) == (0, "801 801 cudaErrorNotSupported\n")
+    assert r.stderr.count("cudaGraphCreate is not implemented") == 1
+
+
+def test_without_strata_run_the_program_is_told_how_to_start(tmp_path: Path) -> None:
+    from strata.cuda.bridge.build import library_dir
+
+    exe = build("vector_add.cu")
+    env = {k: v for k, v in os.environ.items() if k != "STRATA_CUDART_FDS"}
+    env["LD_LIBRARY_PATH"] = str(library_dir())
+    r = subprocess.run([str(exe), "10"], capture_output=True, text=True, env=env, timeout=30)
+    assert r.returncode == 1
+    assert "start it with `strata run PROGRAM`" in r.stderr and "cudaErrorNoDevice" in r.stderr
+
+
+def test_error_table_covers_strata_errors_with_cuda_messages() -> None:
+    from strata.cuda.bridge.build import errors_source
+    from strata.errors import CUDA_ERRORS
+
+    rows = {name: (int(code), text) for code, name, text in re.findall(r'\{(\d+), "(\w+)", "([^"]*)"\}',
+                                                                        errors_source())}
+    for name, (code, _) in CUDA_ERRORS.items():
+        assert rows[name][0] == code, name
+    assert rows["cudaErrorIllegalAddress"] == (700, "an illegal memory access was encountered")
+
+
+def test_missing_host_compiler_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CXX", "")
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(NvccNotFound, match="apt-get install g\\+\\+"):
+        host_compiler()
