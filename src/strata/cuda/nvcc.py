@@ -48,7 +48,7 @@ def find_nvcc() -> Path:
     try:
         import nvidia
     except ImportError:
-        nvidia = None  # type: ignore[assignment]
+        nvidia = None
     for base in getattr(nvidia, "__path__", []):
         p = Path(base) / "cu13" / "bin" / "nvcc"
         if p.is_file() and (Path(base) / "cu13" / "nvvm").is_dir():

@@ -3,8 +3,9 @@ linker does: one header, every definition once, and `.extern` declarations of fu
 another unit defines dropped (their uses then resolve to that definition inside the one module).
 
 Example:
-    >>> a = ".version 8.0\\n.target sm_90\\n.address_size 64\\n.extern .func f\\n(\\n)\\n;\\n.visible .entry k() { call f, (); ret; }"
-    >>> b = ".version 8.0\\n.target sm_90\\n.address_size 64\\n.visible .func f() { ret; }"
+    >>> head = ".version 8.0\\n.target sm_90\\n.address_size 64\\n"
+    >>> a = head + ".extern .func f\\n(\\n)\\n;\\n.visible .entry k() { call f, (); ret; }"
+    >>> b = head + ".visible .func f() { ret; }"
     >>> print(link_ptx([a, b]).count(".extern"))
     0
 """

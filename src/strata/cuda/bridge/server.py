@@ -11,6 +11,7 @@ ARCHITECTURE.md ("Whole CUDA programs").
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import select
@@ -84,7 +85,7 @@ class Server:
     def serve(self, child: subprocess.Popen | None = None) -> None:
         """Answer requests until the program closes its end (or exits, if `child` is given)."""
         saved = sys.stdout
-        sys.stdout = self.out  # type: ignore[assignment]
+        sys.stdout = self.out
         try:
             while True:
                 if child is not None:
@@ -176,7 +177,7 @@ class Server:
     def _stream(self, h: int) -> cuda.Stream | None:
         if h in (0, 1, 2):  # default, cudaStreamLegacy, cudaStreamPerThread
             return None
-        return self._handle(h, self.streams, "stream")  # type: ignore[no-any-return]
+        return self._handle(h, self.streams, "stream")
 
     def _new_handle(self) -> int:
         self._next += 0x10
@@ -213,7 +214,7 @@ class Server:
             raise CudaError("cudaErrorNoKernelImageForDevice", image.error)
         if image.module is None:
             image.module = cuda.Module(link.link_ptx(image.ptx))
-        return image.module  # type: ignore[no-any-return]
+        return image.module
 
     def _func_info(self, body: bytes) -> bytes:
         (mid,) = struct.unpack_from("<Q", body)
@@ -323,7 +324,7 @@ class Server:
         p = cuda.get_device_properties(None if d < 0 else d)
         values = []
         for name, index in PROP_FIELDS:
-            v = count if name == "count" else getattr(p, name)
+            v: Any = count if name == "count" else getattr(p, name)
             values.append(int(v[index] if index is not None else v))
         return struct.pack(f"<{len(values)}q", *values) + p.name.encode()[:255].ljust(256, b"\0")
 
@@ -414,10 +415,8 @@ def run(argv: list[str], lib_dir: str) -> int:
             os.close(to_server_w)
             os.close(to_prog_r)
         server = Server(to_server_r, to_prog_w)
-        try:
+        with contextlib.suppress(BrokenPipeError):  # the program died mid-reply; its status says why
             server.serve(child)
-        except BrokenPipeError:
-            pass
         status = child.wait()
         tail = server.out.drain()  # printf of kernels the program never synchronized with
         if tail:
