@@ -117,6 +117,9 @@ class DeviceFile:
         self.stack_bytes = -(-nbytes // 16) * 16
 
     def _run_kernel(self, ko: KernelObject, launch: LaunchConfig, control: LaunchControl) -> LaunchResult:
+        if ko.kind == "amdgcn":  # a code object's kernel runs on the CDNA engine (hw/amdgpu)
+            from strata.driver.amdgpu import run_code_object_kernel  # NOTE: late, keeps PTX-only imports lean
+            return run_code_object_kernel(self, ko, launch, control)
         return self.gpu.launch(ko.program, ko.name, launch, control=control, stack_bytes=self.stack_bytes)
 
     # -- queues, doorbells, interrupts (hsaKmtCreateQueue, the doorbell page, KFD events)

@@ -21,6 +21,7 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from strata import cuda
 
@@ -30,7 +31,8 @@ HIP_VERSION = HIP_VERSION_MAJOR * 10_000_000 + HIP_VERSION_MINOR * 100_000 + HIP
 
 
 def compile(source: str, *, options: Sequence[str] = (), name_expressions: Sequence[str] = (),
-            name: str = "kernel.hip", headers: Mapping[str, str] | None = None) -> cuda.Module:  # noqa: A001
+            name: str = "kernel.hip", headers: Mapping[str, str] | None = None,
+            arch: str | None = None) -> Any:  # noqa: A001
     """Compile HIP C++ to a loaded module (hiprtcCompileProgram + hipModuleLoadData).
 
     HIP's device API (hipThreadIdx_x, HIP_DYNAMIC_SHARED, __shfl_down, __ballot, ...) is available
@@ -44,9 +46,13 @@ def compile(source: str, *, options: Sequence[str] = (), name_expressions: Seque
         name_expressions: C++ names of template instantiations to make loadable ("scale<float>").
         name: the file name diagnostics and `.loc` lines report.
         headers: extra headers by include name, e.g. {"common.h": "..."}.
+        arch: an AMD target ("gfx942", "gfx90a"): compile with clang-19 to a code object instead
+            (`strata.hip.amd`, docs/amd.md). None: the current device's, when it is an AMD device;
+            NVIDIA devices keep NVRTC, as HIP's NVIDIA platform does.
 
     Returns:
-        A `strata.cuda.Module` (an instance of `strata.hip.Module` too).
+        A `strata.cuda.Module` (an instance of `strata.hip.Module` too), or for an AMD target a
+        `strata.hip.amd.CodeObjectModule`.
 
     Raises:
         CompileError: NVRTC rejected the source; `.log` holds its log.
@@ -56,6 +62,12 @@ def compile(source: str, *, options: Sequence[str] = (), name_expressions: Seque
         ...         'extern "C" __global__ void k(float* x) { x[hipBlockIdx_x] = 1.0f; }').kernels
         ['k']
     """
+    if arch is None:
+        spec = cuda.current_device().spec
+        arch = spec.arch if spec.vendor == "amd" else None
+    if arch is not None:
+        from strata.hip.amd import compile_amd  # NOTE: late: clang is only needed for AMD targets
+        return compile_amd(source, arch=arch, options=options, name=name)
     return cuda.compile(source, options=(*hiprtc_options(), *options), name_expressions=name_expressions,
                         name=name, headers=headers)
 

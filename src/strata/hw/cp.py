@@ -51,6 +51,7 @@ class KernelObject:
     static_group_segment_size: int
     registers: int
     registers_source: str  # 'ptxas' | 'estimate'
+    kind: str = "ptx"  # 'ptx' (program is a jit.Program) | 'amdgcn' (an amdgpu.AmdProgram: a code object's kernel)
 
 
 @dataclass

@@ -1,0 +1,43 @@
+"""Running a code object's kernel on an opened device (the part of KFD + the CP firmware that sets a
+wave's initial state up): the kernarg block the packet points at is placed in device memory, where the
+kernel's scalar loads read it, and the CDNA engine (hw/amdgpu) runs the dispatch."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from strata import config, trace
+from strata.hw.amdgpu.executor import AmdLaunch, AmdProgram, execute
+from strata.hw.cp import KernelObject
+from strata.hw.engine import LaunchConfig, LaunchControl, LaunchResult
+
+if TYPE_CHECKING:
+    from strata.driver.device import DeviceFile
+
+# Scalar loads fetch up to 64 bytes at once past the last argument a kernel uses; ROCr's kernarg pool
+# hands out blocks this size-aligned, so reading the tail of the block is legal.
+KERNARG_ALIGN = 256
+
+
+def run_code_object_kernel(device: DeviceFile, ko: KernelObject, launch: LaunchConfig,
+                           control: LaunchControl) -> LaunchResult:
+    """Run one dispatch of `ko` (kind 'amdgcn'); `launch.params` is the kernarg segment's bytes."""
+    prog: AmdProgram = ko.program
+    s = config.settings()
+    size = max(KERNARG_ALIGN, -(-len(launch.params) // KERNARG_ALIGN) * KERNARG_ALIGN)
+    addr = device.alloc(size, f"kernarg segment of {ko.name}")
+    lds = ko.static_group_segment_size + launch.shared_mem
+    try:
+        device.fill(addr, 0, size)
+        device.write(addr, launch.params)
+        t0 = time.perf_counter()
+        with trace.span("L0", "execute", kernel=ko.name, threads=launch.num_blocks * launch.threads_per_block,
+                        isa="gfx9") as ev:
+            counters = execute(prog, AmdLaunch(launch.grid, launch.block, addr, lds), device.gpu.memory,
+                               batch_lanes=s.chunk_lanes, timeout_s=s.kernel_timeout,
+                               control=control)
+            ev["thread_instructions"] = counters.total_thread_instructions
+    finally:
+        device.free(addr)
+    return LaunchResult(counters, time.perf_counter() - t0, lds, prog.kernel.private_segment_fixed_size)

@@ -1,0 +1,71 @@
+"""Code object loading (hsa_executable_load_agent_code_object / hipModuleLoadData on ROCm): the image is
+placed in device memory, each kernel is decoded for the CDNA engine, and its kernel object (descriptor,
+kernarg size, group segment, registers) is registered with the command processor on first dispatch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from strata import trace
+from strata.driver.device import DeviceFile
+from strata.errors import CudaError
+from strata.hw.amdgpu.codeobject import CodeObject, parse
+from strata.hw.amdgpu.executor import AmdProgram, load_program
+from strata.hw.cp import KernelObject
+from strata.runtime.context import Stream
+from strata.runtime.signals import Signal
+
+
+@dataclass
+class LoadedCodeObject:
+    """A code object resident on a device: its image's address and its kernels' programs."""
+
+    device: DeviceFile
+    code_object: CodeObject
+    image_address: int
+    programs: dict[str, AmdProgram]
+    kernel_objects: dict[str, int] = field(default_factory=dict)
+
+    def kernel_object(self, name: str) -> int:
+        """The kernel_object handle dispatch packets name (registered on first use)."""
+        handle = self.kernel_objects.get(name)
+        if handle is None:
+            prog = self.programs.get(name)
+            if prog is None:
+                raise CudaError("cudaErrorInvalidDeviceFunction", f"[dispatch] no kernel {name!r} in the code object; "
+                                f"kernels: {sorted(self.programs)}")
+            k = prog.kernel
+            handle = self.device.register_kernel(KernelObject(
+                prog, name, k.kernarg_segment_size, k.group_segment_fixed_size, k.vgpr_count, "code object",
+                kind="amdgcn"))
+            self.kernel_objects[name] = handle
+        return handle
+
+    def unload(self) -> None:
+        for handle in self.kernel_objects.values():
+            self.device.unregister_kernel(handle)
+        self.kernel_objects.clear()
+        self.device.free(self.image_address)
+
+
+def load_code_object(device: DeviceFile, image: bytes) -> LoadedCodeObject:
+    """Load an AMDGPU code object onto `device`.
+
+    Raises:
+        CodeObjectError: malformed image. UnsupportedAmdInstruction: an instruction the engine lacks.
+    """
+    with trace.span("L2", "code_object_load", bytes=len(image)):
+        co = parse(image)
+        programs = {name: load_program(k) for name, k in co.kernels.items()}
+        addr = device.alloc(max(len(co.image), 1), "code object")
+        device.write(addr, co.image)
+        return LoadedCodeObject(device, co, addr, programs)
+
+
+def launch_code_object_kernel(stream: Stream, loaded: LoadedCodeObject, kernel: str, grid: tuple[int, int, int],
+                              block: tuple[int, int, int], dynamic_lds: int, kernarg: bytes) -> Signal:
+    """Queue a dispatch of `kernel` with its full kernarg segment (explicit and hidden arguments)."""
+    with trace.span("L2", "hsa_kernel_dispatch", kernel=kernel, grid=grid, block=block):
+        handle = loaded.kernel_object(kernel)
+        group = loaded.programs[kernel].kernel.group_segment_fixed_size + dynamic_lds
+        return stream.launch(handle, grid, block, group, kernarg)
