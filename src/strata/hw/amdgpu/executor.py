@@ -502,7 +502,6 @@ def h_sopp(c: _Ctx, ins: Inst) -> None:
             _wait(c, "vm", vm)
         if lgkm < 15:
             _wait(c, "lgkm", lgkm)
-        c.counters.thread_instructions["sync"] += 0
         return
     if name == "s_barrier":
         # every pending access completes before a barrier on gfx9 (the compiler puts waits before it)
@@ -690,7 +689,9 @@ def _omod_clamp(c: _Ctx, ins: Inst, r: np.ndarray) -> np.ndarray:
 def _count(c: _Ctx, cls: str) -> None:
     lanes = int(c.exec_mask().sum())
     c.counters.thread_instructions[cls] += lanes
-    c.counters.warp_instructions[cls] += c.n
+    # a wave64 instruction issues as two 32-lane halves on CDNA's SIMD16 x 4 cycles; counting halves keeps
+    # Counters.simt_efficiency (active lanes / 32 per issue) meaning the same as on the PTX engine
+    c.counters.warp_instructions[cls] += 2 * c.n
     if cls == "fp32":
         c.counters.flops["fp32"] += lanes
 
@@ -1443,9 +1444,6 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
         else:
             movable = ~(b.done[idx] | b.barrier[idx])
             b.pc[idx[movable]] = pc + 1
-        if ins.fmt.startswith("S") and ins.fmt != "SMEM":
-            counters.thread_instructions["control" if ins.fmt == "SOPP" else "integer"] += 0
-            counters.warp_instructions["control" if ins.fmt == "SOPP" else "integer"] += idx.size
         executed += 1
         polls += 1
         if polls >= _POLL:
