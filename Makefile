@@ -4,6 +4,7 @@
 #   make test-all  full suite
 #   make lint      ruff + mypy
 #   make bench     install the bench extras (numba, numba-cuda) and run benchmarks/run_all.py
+#   make amd       install clang-19, lld-19 and llvm-19 (HIP -> AMD code objects; see docs/amd.md)
 #   make programs  install the programs extra (NVIDIA's nvcc wheels) for `strata nvcc`; `make test` needs it
 
 PYTHON ?= python3
@@ -13,7 +14,7 @@ STAMP  := $(VENV)/.stamp
 BENCH_STAMP := $(VENV)/.stamp-bench
 PROGRAMS_STAMP := $(VENV)/.stamp-programs
 
-.PHONY: venv demo test test-all lint bench clean programs
+.PHONY: venv demo test test-all lint bench clean amd programs
 
 venv: $(STAMP)
 
@@ -51,6 +52,18 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python benchmarks/run_all.py
+
+# clang-19 compiles HIP for gfx942/gfx90a with strata's own device header; no ROCm needed (docs/amd.md).
+AMD_PACKAGES := clang-19 lld-19 llvm-19
+amd:
+	@if command -v clang-19 >/dev/null 2>&1 && command -v ld.lld-19 >/dev/null 2>&1 && command -v llvm-objdump-19 >/dev/null 2>&1; then \
+		echo "clang-19, lld-19 and llvm-19 are installed"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(AMD_PACKAGES) || \
+		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(AMD_PACKAGES); }; \
+	else \
+		echo "install the AMD toolchain with: sudo apt-get install $(AMD_PACKAGES)"; \
+	fi
 
 clean:
 	rm -rf build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
