@@ -49,6 +49,12 @@ class Op(enum.IntEnum):
     FUNC_SET_ATTR = 29
     POINTER_KIND = 30
     UNREGISTER = 31
+    HTOD_VM = 32  # the runtime process reads the program's memory itself (process_vm_readv)
+    DTOH_VM = 33  # ... and writes it (process_vm_writev)
+
+
+VM_REFUSED = -1  # reply code of HTOD_VM/DTOH_VM when the kernel refuses the access: use the pipe instead
+VM_MIN_BYTES = 256 << 10  # copies from this size on use HTOD_VM/DTOH_VM (cudart.c's VM_MIN_BYTES)
 
 
 # DeviceProperties fields in the order cudart.c's P_* enum reads them; (name, index) picks a tuple element;

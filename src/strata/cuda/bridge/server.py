@@ -12,6 +12,8 @@ ARCHITECTURE.md ("Whole CUDA programs").
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import fcntl
 import io
 import os
 import select
@@ -29,9 +31,30 @@ import numpy as np
 import strata.cuda as cuda
 from strata.cuda import fatbin
 from strata.cuda.bridge import link
-from strata.cuda.bridge.protocol import LAUNCH, PROP_FIELDS, REPLY, REQUEST, Op
+from strata.cuda.bridge.protocol import LAUNCH, PROP_FIELDS, REPLY, REQUEST, VM_REFUSED, Op
 from strata.cuda.module import _VALUE_TYPES
 from strata.errors import CudaError, DeviceFault, PTXSyntaxError, UnsupportedInstruction
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class _Iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+def _vm_copy(pid: int, local: int, remote: int, n: int, write: bool) -> bool:
+    """Copy `n` bytes between this process (`local`) and the program's memory (`remote`) with
+    process_vm_readv/writev: one copy, no pipe. False if the kernel refuses (ptrace rules, seccomp)."""
+    fn = _libc.process_vm_writev if write else _libc.process_vm_readv
+    done = 0
+    while done < n:
+        loc = _Iovec(local + done, n - done)
+        rem = _Iovec(remote + done, n - done)
+        k = fn(pid, ctypes.byref(loc), 1, ctypes.byref(rem), 1, 0)
+        if k <= 0:
+            return False
+        done += k
+    return True
 
 
 class _Collector(io.TextIOBase):
@@ -54,6 +77,10 @@ class _Collector(io.TextIOBase):
         with self._lock:
             text, self._parts = "".join(self._parts), []
         return text.encode()
+
+
+class _Refused(Exception):
+    """The kernel refused process_vm_readv/writev: the library sends the bytes through the pipe instead."""
 
 
 @dataclass
@@ -80,6 +107,14 @@ class Server:
     out: _Collector = field(default_factory=_Collector)
     err: list[str] = field(default_factory=list)
     _next: int = 0x100
+    vm_ok: bool = True  # process_vm_readv/writev allowed (until the kernel says otherwise)
+    _staging: np.ndarray | None = None
+
+    def staging(self, n: int) -> np.ndarray:
+        """A reusable host buffer of `n` bytes for direct copies (touched once, not per copy)."""
+        if self._staging is None or self._staging.nbytes < n:
+            self._staging = np.empty(max(n, 1 << 20), np.uint8)
+        return self._staging[:n]
 
     # --- the loop ---------------------------------------------------------------------------------
     def serve(self, child: subprocess.Popen | None = None) -> None:
@@ -128,6 +163,8 @@ class Server:
                 return
             result = getattr(self, "_" + name.lower())(body)
             payload = b"" if result is None else result
+        except _Refused:
+            code = VM_REFUSED
         except CudaError as e:
             code = e.code
             self._report(e)
@@ -277,21 +314,43 @@ class Server:
     def _free(self, body: bytes) -> None:
         cuda.free(struct.unpack("<Q", body)[0])
 
-    def _htod(self, body: bytes) -> None:
+    def _htod(self, body: bytes, host: np.ndarray | None = None) -> None:
         dst, stream = struct.unpack_from("<QQ", body)
-        host = np.frombuffer(body, np.uint8, offset=16)
+        if host is None:
+            host = np.frombuffer(body, np.uint8, offset=16)
         if stream:
             cuda.memcpy_async(dst, host, host.nbytes, cuda.MemcpyKind.HostToDevice, self._stream(stream))
         else:
             cuda.memcpy(dst, host, host.nbytes, cuda.MemcpyKind.HostToDevice)
 
-    def _dtoh(self, body: bytes) -> np.ndarray:
-        src, count, stream = struct.unpack("<QQQ", body)
-        host = np.empty(count, np.uint8)
+    def _htod_vm(self, body: bytes) -> None:
+        dst, stream, src, count, pid = struct.unpack("<QQQQQ", body)
+        host = self.staging(count)
+        if not (self.vm_ok and _vm_copy(pid, host.ctypes.data, src, count, write=False)):
+            self.vm_ok = False
+            raise _Refused
+        self._htod(struct.pack("<QQ", dst, stream), host)
+
+    def _dtoh_vm(self, body: bytes) -> None:
+        src, count, stream, dst, pid = struct.unpack("<QQQQQ", body)
+        if not self.vm_ok:
+            raise _Refused
+        host = self.staging(count)
+        self._copy_out(host, src, count, stream)
+        if not _vm_copy(pid, host.ctypes.data, dst, count, write=True):
+            self.vm_ok = False
+            raise _Refused
+
+    def _copy_out(self, host: np.ndarray, src: int, count: int, stream: int) -> None:
         if stream:
             cuda.memcpy_async(host, src, count, cuda.MemcpyKind.DeviceToHost, self._stream(stream))
         else:
             cuda.memcpy(host, src, count, cuda.MemcpyKind.DeviceToHost)
+
+    def _dtoh(self, body: bytes) -> np.ndarray:
+        src, count, stream = struct.unpack("<QQQ", body)
+        host = np.empty(count, np.uint8)
+        self._copy_out(host, src, count, stream)
         return host
 
     def _dtod(self, body: bytes) -> None:
@@ -399,6 +458,8 @@ def run(argv: list[str], lib_dir: str) -> int:
     number if a signal killed it; 1 if a kernel it never synchronized with faulted and it exited 0)."""
     to_server_r, to_server_w = os.pipe()
     to_prog_r, to_prog_w = os.pipe()
+    with contextlib.suppress(OSError):  # a deeper pipe lets more launches queue without the program waiting
+        fcntl.fcntl(to_server_w, fcntl.F_SETPIPE_SZ, 1 << 20)
     env = dict(os.environ)
     env["STRATA_CUDART_FDS"] = f"{to_server_w},{to_prog_r}"
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [lib_dir, env.get("LD_LIBRARY_PATH")]))

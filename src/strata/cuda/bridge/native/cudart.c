@@ -27,8 +27,15 @@ enum {
     OP_STREAM_DESTROY = 14, OP_STREAM_SYNC = 15, OP_STREAM_QUERY = 16, OP_STREAM_WAIT_EVENT = 17,
     OP_EVENT_CREATE = 18, OP_EVENT_DESTROY = 19, OP_EVENT_RECORD = 20, OP_EVENT_SYNC = 21, OP_EVENT_QUERY = 22,
     OP_EVENT_ELAPSED = 23, OP_PROPS = 24, OP_MEM_INFO = 25, OP_SET_DEVICE = 26, OP_RESET = 27,
-    OP_FUNC_ATTRS = 28, OP_FUNC_SET_ATTR = 29, OP_POINTER_KIND = 30, OP_UNREGISTER = 31
+    OP_FUNC_ATTRS = 28, OP_FUNC_SET_ATTR = 29, OP_POINTER_KIND = 30, OP_UNREGISTER = 31, OP_HTOD_VM = 32,
+    OP_DTOH_VM = 33
 };
+/* Copies at least this big let the runtime process read/write the program's memory directly
+ * (process_vm_readv/writev) instead of streaming the bytes through the pipe; VM_REFUSED means it may not
+ * (ptrace restrictions), and the library falls back to the pipe for good. */
+#define VM_MIN_BYTES (256u << 10)
+#define VM_REFUSED (-1)
+static int vm_disabled;
 typedef struct { uint32_t op, pad; uint64_t len; } req_t;
 typedef struct { int32_t err; uint32_t out_len; uint64_t len; uint32_t err_len, pad; } rep_t;
 
@@ -351,10 +358,22 @@ static cudaError_t copy(void* dst, const void* src, size_t count, enum cudaMemcp
         if (count) memmove(dst, src, count);
         return cudaSuccess;
     case cudaMemcpyHostToDevice: {
+        if (count >= VM_MIN_BYTES && !vm_disabled) {
+            uint64_t v[5] = {(uint64_t)(uintptr_t)dst, st, (uint64_t)(uintptr_t)src, count, (uint64_t)getpid()};
+            cudaError_t e = rpc(OP_HTOD_VM, v, sizeof v, NULL, 0, NULL, 0, NULL);
+            if ((int)e != VM_REFUSED) return e;
+            vm_disabled = 1; last_error = cudaSuccess;
+        }
         uint64_t h[2] = {(uint64_t)(uintptr_t)dst, st};
         return rpc(OP_HTOD, h, 16, src, count, NULL, 0, NULL);
     }
     case cudaMemcpyDeviceToHost: {
+        if (count >= VM_MIN_BYTES && !vm_disabled) {
+            uint64_t v[5] = {(uint64_t)(uintptr_t)src, count, st, (uint64_t)(uintptr_t)dst, (uint64_t)getpid()};
+            cudaError_t e = rpc(OP_DTOH_VM, v, sizeof v, NULL, 0, NULL, 0, NULL);
+            if ((int)e != VM_REFUSED) return e;
+            vm_disabled = 1; last_error = cudaSuccess;
+        }
         uint64_t h[3] = {(uint64_t)(uintptr_t)src, count, st};
         return rpc(OP_DTOH, h, 24, NULL, 0, dst, count, NULL);
     }
