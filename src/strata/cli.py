@@ -82,6 +82,11 @@ def trace_program(program: str, argv: list[str], *, gpu: str | None = None, out:
 
     from strata.trace_run import trace_call
 
+    if program.endswith(".cu") or (Path(program).is_file() and _is_executable(program)):
+        print(f"strata trace: {program} is a CUDA program; tracing native programs is not supported yet: run it "
+              "with `strata run` (docs/programs.md)", file=sys.stderr)
+        return 2
+
     status = [1]
 
     def run() -> None:
