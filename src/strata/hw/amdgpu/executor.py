@@ -318,7 +318,7 @@ def _sop2_fn(name: str) -> Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[
                  "nor": lambda a, b: ~(a | b), "xnor": lambda a, b: ~(a ^ b)}
         for op, fn in logic.items():
             if name == f"s_{op}_{w}":
-                return lambda a, b, s, fn=fn, mask=mask: ((fn(u64(a), u64(b)) & mask), (fn(u64(a), u64(b)) & mask) != 0)
+                return _logic_op(fn, mask)
     shifts = {"s_lshl_b32": (32, "l"), "s_lshr_b32": (32, "r"), "s_ashr_i32": (32, "a"),
               "s_lshl_b64": (64, "l"), "s_lshr_b64": (64, "r"), "s_ashr_i64": (64, "a")}
     if name in shifts:
@@ -329,6 +329,13 @@ def _sop2_fn(name: str) -> Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[
     if name == "s_bfm_b32":
         return lambda a, b, s: ((((_U64(1) << (u64(a) & _U64(31))) - _U64(1)) << (u64(b) & _U64(31))) & _MASK32, None)
     return None
+
+
+def _logic_op(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], mask: np.uint64) -> Callable[..., Any]:
+    def op(a: np.ndarray, b: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r = fn(a.astype(_U64), b.astype(_U64)) & mask
+        return r, r != 0
+    return op
 
 
 def _wrap32(x: np.ndarray) -> np.ndarray:
@@ -792,7 +799,7 @@ def h_valu2(c: _Ctx, ins: Inst) -> None:
         a, b = usrc(c, ins, 0).astype(np.int64), usrc(c, ins, 1).astype(np.int64)
         if name.startswith("v_subrev") or name.startswith("v_subbrev"):
             a, b = b, a
-        cin = 0
+        cin: Any = 0
         if name in ("v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32"):
             creg = VCC if ins.fmt == "VOP2" else ins.f["src2"]
             cin = _lanes(c.b.s[c.ix, creg], c.b.s[c.ix, creg + 1]).astype(np.int64)
@@ -973,13 +980,15 @@ def _div_fixup(q: np.ndarray, den: np.ndarray, num: np.ndarray) -> np.ndarray:
         return np.where(nan, np.float32(np.nan), r).astype(np.float32)
 
 
-_CMP_F = {"f": lambda a, b: np.zeros(np.broadcast(a, b).shape, bool), "lt": np.less, "eq": np.equal,
+_CMP_F: dict[str, Callable[..., Any]] = {
+          "f": lambda a, b: np.zeros(np.broadcast(a, b).shape, bool), "lt": np.less, "eq": np.equal,
           "le": np.less_equal, "gt": np.greater, "lg": lambda a, b: (a < b) | (a > b), "ge": np.greater_equal,
           "o": lambda a, b: ~np.isnan(a) & ~np.isnan(b), "u": lambda a, b: np.isnan(a) | np.isnan(b),
           "nge": lambda a, b: ~(a >= b), "nlg": lambda a, b: ~((a < b) | (a > b)), "ngt": lambda a, b: ~(a > b),
           "nle": lambda a, b: ~(a <= b), "neq": lambda a, b: ~(a == b), "nlt": lambda a, b: ~(a < b),
           "tru": lambda a, b: np.ones(np.broadcast(a, b).shape, bool)}
-_CMP_I = {"f": _CMP_F["f"], "lt": np.less, "eq": np.equal, "le": np.less_equal, "gt": np.greater,
+_CMP_I: dict[str, Callable[..., Any]] = {
+          "f": _CMP_F["f"], "lt": np.less, "eq": np.equal, "le": np.less_equal, "gt": np.greater,
           "ne": np.not_equal, "ge": np.greater_equal, "t": _CMP_F["tru"]}
 
 
@@ -1147,18 +1156,18 @@ def _atomic_op(name: str, cur: Any, data: Any) -> Any:
     kind = base.split("_")[-1]  # u32, f32, i32
     op = base.split("_")[1] if base.startswith("ds_") else base.split("_")[2]
     if kind == "f32":
-        a, b = np.array(cur, _U32).view(np.float32), np.array(data, _U32).view(np.float32)
-        r = {"add": a + b, "max": np.fmax(a, b), "min": np.fmin(a, b)}[op]
+        fa, fb = np.array(cur, _U32).view(np.float32), np.array(data, _U32).view(np.float32)
+        r = {"add": fa + fb, "max": np.fmax(fa, fb), "min": np.fmin(fa, fb)}[op]
         return np.float32(r).view(_U32)
-    if kind == "i32":
-        a, b = int(np.array(cur, _U32).view(np.int32)), int(np.array(data, _U32).view(np.int32))
-        return np.int32({"max": max(a, b), "min": min(a, b), "add": (a + b + 2**31) % 2**32 - 2**31,
-                         "sub": (a - b + 2**31) % 2**32 - 2**31}[op]).view(_U32)
-    a, b = int(cur), int(data)
-    return _U32({"add": (a + b) & 0xFFFFFFFF, "sub": (a - b) & 0xFFFFFFFF, "max": max(a, b), "min": min(a, b),
-                 "and": a & b, "or": a | b, "xor": a ^ b, "swap": b, "inc": 0 if a >= b else a + 1,
-                 "dec": b if a == 0 or a > b else a - 1, "umax": max(a, b), "umin": min(a, b),
-                 "smax": max(a, b), "smin": min(a, b)}[op])
+    if kind == "i32" or op in ("smax", "smin"):
+        sa, sb = int(np.array(cur, _U32).view(np.int32)), int(np.array(data, _U32).view(np.int32))
+        return np.array({"max": max(sa, sb), "min": min(sa, sb), "smax": max(sa, sb), "smin": min(sa, sb),
+                         "add": sa + sb, "sub": sa - sb}[op] & 0xFFFFFFFF, dtype=np.int64).astype(_U32)
+    ua, ub = int(cur), int(data)
+    return _U32({"add": (ua + ub) & 0xFFFFFFFF, "sub": (ua - ub) & 0xFFFFFFFF, "max": max(ua, ub),
+                 "min": min(ua, ub), "and": ua & ub, "or": ua | ub, "xor": ua ^ ub, "swap": ub,
+                 "inc": 0 if ua >= ub else ua + 1, "dec": ub if ua == 0 or ua > ub else ua - 1, "umax": max(ua, ub),
+                 "umin": min(ua, ub)}[op])
 
 
 # ---------------------------------------------------------------------------- global memory
@@ -1194,11 +1203,11 @@ def h_global(c: _Ctx, ins: Inst) -> None:
                 bits = 8 * size
                 v = np.where(v >> (bits - 1) & 1, v - (1 << bits), v)
             val = (v & 0xFFFFFFFF).astype(_U32)[:, None, :]
-        lanes = int(m.sum())
-        c.counters.global_load_bytes += lanes * size
+        active = int(m.sum())
+        c.counters.global_load_bytes += active * size
         c.counters.global_load_requests += c.n
         c.counters.global_load_sectors += _sectors(addr, m, size)
-        c.counters.global_load_ideal_sectors += -(-lanes * size // 32)
+        c.counters.global_load_ideal_sectors += -(-active * size // 32)
         d = f["vdst"]
         mm = m.copy()
         _defer(c, "vm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
