@@ -240,7 +240,8 @@ def test_memory_accounting_returns_to_zero(mod: cuda.Module) -> None:
     mod.get_function("scale")(4, 256, (arrays[-1], np.float32(2), np.int32(1000)))
     assert vram.stats().used > before.used
     del arrays
-    gc.collect()
+    gc.collect()  # frees at once where the device is idle, else at the next call that may wait:
+    cuda.synchronize()  # a finalizer never waits for the device (it may run where a lock is held)
     after = vram.stats()
     assert (after.used, after.largest_free_block) == (before.used, before.largest_free_block)
 

@@ -6,6 +6,7 @@ Each Device wraps an opened virtual GPU (L1) and its primary context (L2).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -15,6 +16,10 @@ from strata.driver.telemetry import memory_clock_mhz
 from strata.errors import CudaError
 from strata.hw.catalog import GPUSpec, get_spec
 from strata.runtime import Context, primary_context
+
+# Work that waits for the device and was handed over by finalizers, which must never wait (the modules
+# of strata.cuda.module register theirs); cudaDeviceSynchronize runs it once the device is idle.
+SYNCHRONIZE_HOOKS: list[Callable[[], None]] = []
 
 
 class Device:
@@ -74,6 +79,8 @@ class Device:
         """cudaDeviceSynchronize: wait for all work; raises a sticky fault (DeviceFault, ...)."""
         with trace.span("L3", "cudaDeviceSynchronize", device=self.index):
             self.context.synchronize()
+        for hook in SYNCHRONIZE_HOOKS:
+            hook()
 
     def reset(self) -> None:
         """cudaDeviceReset: drop queued work, free all memory and modules, clear a sticky error.

@@ -178,7 +178,10 @@ class DeviceArray:
         if self._is_view:
             raise CudaError("cudaErrorInvalidValue", f"[free] DeviceArray at {self.ptr:#x} is a view of memory "
                             "it does not own")
-        self._finalizer()
+        ctx = self.device.context
+        if self._finalizer.detach() is not None and self._generation == ctx.generation:
+            with trace.span("L3", "cudaFree", address=hex(self.ptr)):
+                ctx.free(self.ptr)  # a host call: waits for the device as cudaFree does
 
     @property
     def freed(self) -> bool:
@@ -204,7 +207,7 @@ def _release(ctx: Context, ptr: int, generation: int) -> None:
     if generation != ctx.generation:
         return  # a device reset already freed it
     with trace.span("L3", "cudaFree", address=hex(ptr)):
-        ctx.free(ptr)
+        ctx.release(ptr)  # a finalizer: never waits (see Context.release)
 
 
 def empty(shape: int | tuple[int, ...], dtype: Any = np.float32) -> DeviceArray:

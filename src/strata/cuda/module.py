@@ -19,7 +19,7 @@ import numpy as np
 
 from strata import config, trace
 from strata.cuda.compiler import compile_to_ptx
-from strata.cuda.device import Device, current_device
+from strata.cuda.device import SYNCHRONIZE_HOOKS, Device, current_device
 from strata.cuda.memory import DeviceArray
 from strata.errors import CudaError, InvalidLaunchConfig
 from strata.hw.counters import Counters
@@ -71,7 +71,7 @@ _deferred: list[dict[tuple[int, int], LoadedModule]] = []  # unloads a device's 
 _deferred_lock = threading.Lock()
 
 
-def _unload_all(loaded: dict[tuple[int, int], LoadedModule]) -> None:
+def _unload_all(loaded: dict[tuple[int, int], LoadedModule], wait: bool = True) -> None:
     """Free a module's variables and kernel objects on every device it is loaded on (cuModuleUnload).
 
     Waits for each device's queued work first (a queued launch may still use the module). Run from a
@@ -82,13 +82,20 @@ def _unload_all(loaded: dict[tuple[int, int], LoadedModule]) -> None:
         if dev is None or dev.context.generation != generation:
             loaded.pop((index, generation), None)  # a device reset already freed it
             continue
-        if dev.file.cp.on_engine_thread():
+        if not wait and not dev.file.idle() or dev.file.cp.on_engine_thread():
             with _deferred_lock:
                 _deferred.append(loaded)
             return
         dev.file.wait_idle()
         loaded.pop((index, generation), None)
         lm.unload()
+
+
+def _unload_when_dropped(loaded: dict[tuple[int, int], LoadedModule]) -> None:
+    """The finalizer of a dropped module: unloads at once where its devices are idle, else hands the
+    unload to the next module call or synchronize. A finalizer may run where its thread holds a lock
+    the device's engine needs (the garbage collector runs anywhere), so it must never wait."""
+    _unload_all(loaded, wait=False)
 
 
 def _run_deferred() -> None:
@@ -98,6 +105,9 @@ def _run_deferred() -> None:
             _deferred.clear()
         for loaded in pending:
             _unload_all(loaded)
+
+
+SYNCHRONIZE_HOOKS.append(_run_deferred)  # cudaDeviceSynchronize also unloads modules dropped while busy
 
 
 class Module:
@@ -123,7 +133,7 @@ class Module:
         self._kernels: dict[str, Kernel] = {}
         self._unloaded = False
         self._load_lock = threading.Lock()  # two threads' first launch on a device load the module once
-        self._finalizer = weakref.finalize(self, _unload_all, self._loaded)
+        self._finalizer = weakref.finalize(self, _unload_when_dropped, self._loaded)
         self._finalizer.atexit = False  # at exit the devices close and take everything with them
         # cuModuleLoadData JITs at once, so an instruction the device lacks fails here, not at launch
         self.loaded(current_device())
@@ -136,7 +146,8 @@ class Module:
         self._check_loaded("unload")
         with trace.span("L3", "cuModuleUnload"):
             self._unloaded = True
-            self._finalizer()
+            if self._finalizer.detach() is not None:
+                _unload_all(self._loaded)  # a host call: waits for queued launches as cuModuleUnload does
 
     @property
     def is_unloaded(self) -> bool:

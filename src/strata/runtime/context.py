@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import queue
 import threading
 import weakref
 from collections.abc import Iterable
@@ -70,6 +71,8 @@ class Context:
         self.streams: weakref.WeakSet[Stream] = weakref.WeakSet()
         self._lock = threading.RLock()
         self._per_thread = threading.local()
+        # frees a finalizer handed over because the device was busy; SimpleQueue.put is safe in finalizers
+        self._pending_frees: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
         self.null_stream = Stream(self, legacy=True)
         device.contexts[self.id] = f"pid {os.getpid()} context {self.id}"
 
@@ -95,6 +98,7 @@ class Context:
     # -- memory
     def malloc(self, size: int, tag: str = "") -> int:
         self.check()
+        self.reclaim()
         return self.device.alloc(size, tag)
 
     def free(self, address: int) -> None:
@@ -106,6 +110,30 @@ class Context:
             self.interrupted()
             raise
         self.device.free(address)
+        self.reclaim()
+
+    def release(self, address: int) -> None:
+        """cudaFree from a finalizer (a garbage-collected array): never waits. A finalizer can run at any
+        point of any thread, even where that thread holds a lock the device's engine needs to finish
+        its work (the interrupt table's, say), so waiting for the device there can deadlock. An idle
+        device frees at once; a busy one gets the free handed to the next host call that may wait
+        (`reclaim`: the next allocation, free, synchronize or module load)."""
+        if self.device.idle():
+            self.device.free(address)
+        else:
+            self._pending_frees.put((address, self.generation))
+
+    def reclaim(self) -> None:
+        """Carry out the frees finalizers handed over (see `release`), waiting for the device as cudaFree
+        does. Called from host API calls, never from finalizers."""
+        while True:
+            try:
+                address, generation = self._pending_frees.get_nowait()
+            except queue.Empty:
+                return
+            if generation == self.generation:  # else a device reset already freed it
+                self.device.wait_idle()
+                self.device.free(address)
 
     def memcpy_htod(self, dst: int, host: np.ndarray, stream: Stream | None = None, *,
                     asynchronous: bool = False) -> Signal:
@@ -187,6 +215,7 @@ class Context:
             for s in list(self.streams):
                 if s.last is not None:
                     self._await(s.last)
+            self.reclaim()
             self.check()
 
     def reset(self) -> None:
