@@ -247,7 +247,10 @@ class CudaArray:
         """cudaFreeArray: release the array now. Surface and texture objects over it stay (as in CUDA);
         using one afterwards is a use after free that memcheck reports."""
         self.check_live("free_array")
-        self._finalizer()
+        ctx = self.device.context
+        if self._finalizer.detach() is not None and self._generation == ctx.generation:
+            with trace.span("L3", "cudaFreeArray", address=hex(self.ptr)):
+                ctx.free(self.ptr)  # a host call: waits for the device as cudaFreeArray does
 
     def __repr__(self) -> str:
         state = " freed" if self.freed else ""
@@ -258,7 +261,7 @@ def _release(ctx: Context, ptr: int, generation: int) -> None:
     if generation != ctx.generation:
         return  # a device reset already freed it
     with trace.span("L3", "cudaFreeArray", address=hex(ptr)):
-        ctx.free(ptr)
+        ctx.release(ptr)  # a finalizer: never waits (see Context.release)
 
 
 def _dim(v: Any, name: str, op: str) -> int:
