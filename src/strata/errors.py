@@ -50,7 +50,7 @@ CUDA_ERRORS: dict[str, tuple[int, str | None]] = {
     "cudaErrorCooperativeLaunchTooLarge": (720, "hipErrorCooperativeLaunchTooLarge"),
     "cudaErrorNotPermitted": (800, None),
     "cudaErrorNotSupported": (801, "hipErrorNotSupported"),
-    "cudaErrorInvalidClusterSize": (912, "hipErrorInvalidValue"),
+    "cudaErrorInvalidClusterSize": (912, None),
     "cudaErrorUnknown": (999, "hipErrorUnknown"),
 }
 
