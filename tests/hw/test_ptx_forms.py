@@ -363,3 +363,38 @@ def test_deep_recursion_within_a_raised_stack_limit_runs() -> None:
 def test_rejected_nesting_and_alignment(bad: str) -> None:
     with pytest.raises(PTXSyntaxError):
         parse(HEAD + bad)
+
+
+# --- labels local to `{ }` blocks -----------------------------------------------------------------------
+
+SCOPED_LABEL_SRC = r"""
+// An inline-asm loop with its own label (the CUTLASS wait-loop shape), inlined at two call sites: the
+// PTX then holds two `{ ... L: ... bra L; }` blocks defining the same label, which ptxas accepts.
+__device__ __forceinline__ unsigned count_down(unsigned n) {
+    unsigned steps;
+    asm volatile("{\n\t.reg .pred p;\n\tmov.u32 %0, 0;\n"
+                 "LOOP:\n\tadd.u32 %0, %0, 1;\n\tsub.u32 %1, %1, 1;\n\tsetp.ne.u32 p, %1, 0;\n"
+                 "\t@p bra LOOP;\n}" : "=r"(steps), "+r"(n));
+    return steps;
+}
+extern "C" __global__ void twice(const unsigned* n, unsigned* out) {
+    unsigned i = threadIdx.x;
+    out[2 * i] = count_down(n[i]);
+    out[2 * i + 1] = count_down(n[i] + 3);
+}
+"""
+
+
+def test_labels_inside_inline_asm_blocks_are_local_to_the_block() -> None:
+    mod = cuda.compile(SCOPED_LABEL_SRC, name="scoped_label.cu")
+    assert mod.ptx.count("LOOP:") == 2  # the form under test really is in the PTX
+    n = np.arange(1, 33, dtype=np.uint32)
+    out = cuda.zeros(64, np.uint32)
+    mod.get_function("twice")(1, 32, (cuda.to_device(n), out))
+    np.testing.assert_array_equal(out.get().reshape(32, 2), np.stack([n, n + 3], axis=1))
+
+
+def test_a_label_twice_in_one_block_is_still_an_error() -> None:
+    text = HEAD + ".visible .entry k()\n{\n{\nA:\nA:\nret;\n}\n}\n"
+    with pytest.raises(cuda.PTXSyntaxError, match="defined twice"):
+        cuda.Module.from_ptx(text)

@@ -8,6 +8,7 @@ the `{ ... }` scopes inline assembly opens. Malformed text raises PTXSyntaxError
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import struct
@@ -546,6 +547,9 @@ class _Parser:
         self.expect("{")
         # inline asm opens nested scopes whose registers may shadow outer ones; rename them
         scopes: list[dict[str, str]] = [{}]
+        # labels are scoped too (inline asm with a spin-wait label, inlined twice, defines it twice): per
+        # nested scope, where its instructions start and the labels it defines
+        scope_labels: list[tuple[int, dict[str, str]]] = [(0, {})]
         scope_id = 0
         while True:
             t = self.peek()
@@ -556,6 +560,9 @@ class _Parser:
                 if len(scopes) == 1:
                     return
                 scopes.pop()
+                start, labels = scope_labels.pop()
+                if labels:
+                    _rename_labels(fn.body, start, labels)
                 continue
             if t.text == "{":
                 self.next()
@@ -563,6 +570,7 @@ class _Parser:
                     raise self.error(f"scopes nested more than {MAX_NESTING} deep", t)
                 scope_id += 1
                 scopes.append({"": f"$s{scope_id}"})
+                scope_labels.append((len(fn.body), {}))
                 continue
             if t.text == ".reg":
                 self.reg_decl(fn, scopes)
@@ -603,9 +611,15 @@ class _Parser:
             elif t.kind == "word" and self.peek(1).text == ":":
                 self.next()
                 self.next()
-                if t.text in fn.labels:
+                name = t.text
+                if len(scopes) > 1:  # local to its `{ }` block: branches inside the block reach it
+                    name = t.text + scopes[-1][""]
+                    if t.text in scope_labels[-1][1]:
+                        raise self.error(f"label {t.text!r} defined twice in one block", t)
+                    scope_labels[-1][1][t.text] = name
+                if name in fn.labels:
                     raise self.error(f"label {t.text!r} defined twice", t)
-                fn.labels[t.text] = len(fn.body)
+                fn.labels[name] = len(fn.body)
             else:
                 fn.body.append(self.instruction(fn, scopes))
 
@@ -816,3 +830,13 @@ def _encode_scalar(v: Operand, vtype: str) -> bytes:
             return struct.pack("<f" if size == 4 else "<d", float(v.value))
         return (v.value & ((1 << (size * 8)) - 1)).to_bytes(size, "little")
     raise PTXSyntaxError(f"cannot use {v!r} to initialise a .{vtype} variable")
+
+
+def _rename_labels(body: list[Instruction], start: int, labels: dict[str, str]) -> None:
+    """Point the branches of a closed `{ }` block (body[start:]) at the labels the block defined."""
+    for i in range(start, len(body)):
+        ins = body[i]
+        if any(isinstance(op, Sym) and op.name in labels for op in ins.operands):
+            ops = tuple(Sym(labels[op.name]) if isinstance(op, Sym) and op.name in labels else op
+                        for op in ins.operands)
+            body[i] = dataclasses.replace(ins, operands=ops)
