@@ -139,6 +139,13 @@ def test_error_codes_as_cuda_gives_them() -> None:
     assert "_Z5touchPii" in r.stderr and "error_handling.cu:5" in r.stderr
 
 
+def test_copies_small_pageable_and_pinned() -> None:
+    r = run(build("large_copies.cu"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["small 1000 bytes: same", f"pageable {(70 << 20) + 12345} bytes: same",
+                                     f"pinned {3 << 20} bytes: same", "freed pinned memory reused: 1"]
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")

@@ -49,12 +49,14 @@ class Op(enum.IntEnum):
     FUNC_SET_ATTR = 29
     POINTER_KIND = 30
     UNREGISTER = 31
-    HTOD_VM = 32  # the runtime process reads the program's memory itself (process_vm_readv)
-    DTOH_VM = 33  # ... and writes it (process_vm_writev)
+    HTOD_SHM = 32  # a copy from the shared host arena (pinned memory, or the staging area)
+    DTOH_SHM = 33  # a copy into it
 
 
-VM_REFUSED = -1  # reply code of HTOD_VM/DTOH_VM when the kernel refuses the access: use the pipe instead
-VM_MIN_BYTES = 256 << 10  # copies from this size on use HTOD_VM/DTOH_VM (cudart.c's VM_MIN_BYTES)
+# The host arena shared with the program (a memfd; STRATA_CUDART_SHM="fd,size"): staging area, then the
+# heap of cudaMallocHost. Sparse: only pages the program touches use memory.
+ARENA_BYTES = 16 << 30
+STAGING_BYTES = 64 << 20  # cudart.c's STAGING
 
 
 # DeviceProperties fields in the order cudart.c's P_* enum reads them; (name, index) picks a tuple element;

@@ -12,9 +12,9 @@ ARCHITECTURE.md ("Whole CUDA programs").
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import io
+import mmap
 import os
 import select
 import signal
@@ -31,30 +31,9 @@ import numpy as np
 import strata.cuda as cuda
 from strata.cuda import fatbin
 from strata.cuda.bridge import link
-from strata.cuda.bridge.protocol import LAUNCH, PROP_FIELDS, REPLY, REQUEST, VM_REFUSED, Op
+from strata.cuda.bridge.protocol import ARENA_BYTES, LAUNCH, PROP_FIELDS, REPLY, REQUEST, Op
 from strata.cuda.module import _VALUE_TYPES
 from strata.errors import CudaError, DeviceFault, PTXSyntaxError, UnsupportedInstruction
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-class _Iovec(ctypes.Structure):
-    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
-
-
-def _vm_copy(pid: int, local: int, remote: int, n: int, write: bool) -> bool:
-    """Copy `n` bytes between this process (`local`) and the program's memory (`remote`) with
-    process_vm_readv/writev: one copy, no pipe. False if the kernel refuses (ptrace rules, seccomp)."""
-    fn = _libc.process_vm_writev if write else _libc.process_vm_readv
-    done = 0
-    while done < n:
-        loc = _Iovec(local + done, n - done)
-        rem = _Iovec(remote + done, n - done)
-        k = fn(pid, ctypes.byref(loc), 1, ctypes.byref(rem), 1, 0)
-        if k <= 0:
-            return False
-        done += k
-    return True
 
 
 class _Collector(io.TextIOBase):
@@ -77,10 +56,6 @@ class _Collector(io.TextIOBase):
         with self._lock:
             text, self._parts = "".join(self._parts), []
         return text.encode()
-
-
-class _Refused(Exception):
-    """The kernel refused process_vm_readv/writev: the library sends the bytes through the pipe instead."""
 
 
 @dataclass
@@ -107,14 +82,13 @@ class Server:
     out: _Collector = field(default_factory=_Collector)
     err: list[str] = field(default_factory=list)
     _next: int = 0x100
-    vm_ok: bool = True  # process_vm_readv/writev allowed (until the kernel says otherwise)
-    _staging: np.ndarray | None = None
+    arena: np.ndarray | None = None  # the host memory shared with the program (protocol.ARENA_BYTES)
 
-    def staging(self, n: int) -> np.ndarray:
-        """A reusable host buffer of `n` bytes for direct copies (touched once, not per copy)."""
-        if self._staging is None or self._staging.nbytes < n:
-            self._staging = np.empty(max(n, 1 << 20), np.uint8)
-        return self._staging[:n]
+    def shared(self, offset: int, count: int) -> np.ndarray:
+        """`count` bytes of the shared arena at `offset` (what the program sees at its base + offset)."""
+        if self.arena is None or offset + count > self.arena.nbytes:
+            raise CudaError("cudaErrorInvalidValue", f"shared host range {offset:#x}+{count} is outside the arena")
+        return self.arena[offset: offset + count]
 
     # --- the loop ---------------------------------------------------------------------------------
     def serve(self, child: subprocess.Popen | None = None) -> None:
@@ -163,8 +137,6 @@ class Server:
                 return
             result = getattr(self, "_" + name.lower())(body)
             payload = b"" if result is None else result
-        except _Refused:
-            code = VM_REFUSED
         except CudaError as e:
             code = e.code
             self._report(e)
@@ -323,23 +295,13 @@ class Server:
         else:
             cuda.memcpy(dst, host, host.nbytes, cuda.MemcpyKind.HostToDevice)
 
-    def _htod_vm(self, body: bytes) -> None:
-        dst, stream, src, count, pid = struct.unpack("<QQQQQ", body)
-        host = self.staging(count)
-        if not (self.vm_ok and _vm_copy(pid, host.ctypes.data, src, count, write=False)):
-            self.vm_ok = False
-            raise _Refused
-        self._htod(struct.pack("<QQ", dst, stream), host)
+    def _htod_shm(self, body: bytes) -> None:
+        dst, stream, offset, count = struct.unpack("<QQQQ", body)
+        self._htod(struct.pack("<QQ", dst, stream), self.shared(offset, count))
 
-    def _dtoh_vm(self, body: bytes) -> None:
-        src, count, stream, dst, pid = struct.unpack("<QQQQQ", body)
-        if not self.vm_ok:
-            raise _Refused
-        host = self.staging(count)
-        self._copy_out(host, src, count, stream)
-        if not _vm_copy(pid, host.ctypes.data, dst, count, write=True):
-            self.vm_ok = False
-            raise _Refused
+    def _dtoh_shm(self, body: bytes) -> None:
+        src, count, stream, offset = struct.unpack("<QQQQ", body)
+        self._copy_out(self.shared(offset, count), src, count, stream)
 
     def _copy_out(self, host: np.ndarray, src: int, count: int, stream: int) -> None:
         if stream:
@@ -460,22 +422,27 @@ def run(argv: list[str], lib_dir: str) -> int:
     to_prog_r, to_prog_w = os.pipe()
     with contextlib.suppress(OSError):  # a deeper pipe lets more launches queue without the program waiting
         fcntl.fcntl(to_server_w, fcntl.F_SETPIPE_SZ, 1 << 20)
+    arena_fd = os.memfd_create("strata-host-arena", 0)  # inherited by the program, which maps it too
+    os.ftruncate(arena_fd, ARENA_BYTES)
+    arena = mmap.mmap(arena_fd, ARENA_BYTES)
     env = dict(os.environ)
     env["STRATA_CUDART_FDS"] = f"{to_server_w},{to_prog_r}"
+    env["STRATA_CUDART_SHM"] = f"{arena_fd},{ARENA_BYTES}"
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [lib_dir, env.get("LD_LIBRARY_PATH")]))
     sys.stdout.flush()
     sys.stderr.flush()
     old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the program's to handle
     try:
         try:
-            child = subprocess.Popen(argv, env=env, pass_fds=(to_server_w, to_prog_r))
+            child = subprocess.Popen(argv, env=env, pass_fds=(to_server_w, to_prog_r, arena_fd))
         except OSError as e:
             print(f"strata run: cannot start {argv[0]}: {e}", file=sys.stderr)
             return 127
         finally:
             os.close(to_server_w)
             os.close(to_prog_r)
-        server = Server(to_server_r, to_prog_w)
+            os.close(arena_fd)
+        server = Server(to_server_r, to_prog_w, arena=np.frombuffer(arena, np.uint8))
         with contextlib.suppress(BrokenPipeError):  # the program died mid-reply; its status says why
             server.serve(child)
         status = child.wait()

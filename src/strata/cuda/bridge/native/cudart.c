@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* ---- wire protocol (mirror of protocol.py) ------------------------------------------------------------ */
@@ -27,15 +29,25 @@ enum {
     OP_STREAM_DESTROY = 14, OP_STREAM_SYNC = 15, OP_STREAM_QUERY = 16, OP_STREAM_WAIT_EVENT = 17,
     OP_EVENT_CREATE = 18, OP_EVENT_DESTROY = 19, OP_EVENT_RECORD = 20, OP_EVENT_SYNC = 21, OP_EVENT_QUERY = 22,
     OP_EVENT_ELAPSED = 23, OP_PROPS = 24, OP_MEM_INFO = 25, OP_SET_DEVICE = 26, OP_RESET = 27,
-    OP_FUNC_ATTRS = 28, OP_FUNC_SET_ATTR = 29, OP_POINTER_KIND = 30, OP_UNREGISTER = 31, OP_HTOD_VM = 32,
-    OP_DTOH_VM = 33
+    OP_FUNC_ATTRS = 28, OP_FUNC_SET_ATTR = 29, OP_POINTER_KIND = 30, OP_UNREGISTER = 31, OP_HTOD_SHM = 32,
+    OP_DTOH_SHM = 33
 };
-/* Copies at least this big let the runtime process read/write the program's memory directly
- * (process_vm_readv/writev) instead of streaming the bytes through the pipe; VM_REFUSED means it may not
- * (ptrace restrictions), and the library falls back to the pipe for good. */
-#define VM_MIN_BYTES (256u << 10)
-#define VM_REFUSED (-1)
-static int vm_disabled;
+/* Host memory shared with the runtime process (a memfd it created; STRATA_CUDART_SHM="fd,size"): the first
+ * STAGING bytes stage copies of pageable memory, the rest is the heap of cudaMallocHost/cudaHostAlloc, so
+ * copies from and to pinned memory move no bytes between the processes at all. Copies of pageable memory
+ * from SHM_MIN_BYTES on go through the staging area; smaller ones ride in the pipe. */
+#define STAGING (64u << 20)
+#define SHM_MIN_BYTES (64u << 10)
+#define PAGE 4096u
+static char* shm_base;
+static size_t shm_size;
+static int shm_fd = -1;
+static pthread_mutex_t staging_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+typedef struct block { size_t off, len; struct block* next; } block_t;
+static block_t* free_blocks;  /* sorted by offset, coalesced */
+typedef struct used { size_t off, len; struct used* next; } used_t;
+static used_t* used_blocks;
 typedef struct { uint32_t op, pad; uint64_t len; } req_t;
 typedef struct { int32_t err; uint32_t out_len; uint64_t len; uint32_t err_len, pad; } rep_t;
 
@@ -68,7 +80,60 @@ static cudaError_t connect_server(void) {
     }
     owner = getpid();
     connected = 1;
+    const char* shm = getenv("STRATA_CUDART_SHM");
+    size_t size = 0;
+    if (shm && sscanf(shm, "%d,%zu", &shm_fd, &size) == 2 && size > STAGING) {
+        void* p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
+        if (p != MAP_FAILED) {
+            shm_base = p; shm_size = size;
+            free_blocks = calloc(1, sizeof *free_blocks);
+            free_blocks->off = STAGING; free_blocks->len = size - STAGING;
+        }
+    }
     return cudaSuccess;
+}
+
+static int in_shm(const void* p, size_t n) {
+    return shm_base && (const char*)p >= shm_base && (const char*)p + n <= shm_base + shm_size;
+}
+
+/* First fit over the free list, whole pages. */
+static void* shm_alloc(size_t n) {
+    n = (n + PAGE - 1) / PAGE * PAGE;
+    if (!n) n = PAGE;
+    pthread_mutex_lock(&heap_lock);
+    void* r = NULL;
+    for (block_t **pp = &free_blocks, *b; (b = *pp); pp = &b->next) {
+        if (b->len < n) continue;
+        used_t* u = malloc(sizeof *u);
+        u->off = b->off; u->len = n; u->next = used_blocks; used_blocks = u;
+        r = shm_base + b->off;
+        b->off += n; b->len -= n;
+        if (!b->len) { *pp = b->next; free(b); }
+        break;
+    }
+    pthread_mutex_unlock(&heap_lock);
+    return r;
+}
+
+static int shm_free(void* p) {
+    size_t off = (size_t)((char*)p - shm_base), len = 0;
+    pthread_mutex_lock(&heap_lock);
+    for (used_t **pp = &used_blocks, *u; (u = *pp); pp = &u->next)
+        if (u->off == off) { len = u->len; *pp = u->next; free(u); break; }
+    if (!len) { pthread_mutex_unlock(&heap_lock); return 0; }
+    fallocate(shm_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len);  /* give pages back */
+    block_t** pp = &free_blocks;
+    while (*pp && (*pp)->off < off) pp = &(*pp)->next;
+    block_t* b = malloc(sizeof *b);
+    b->off = off; b->len = len; b->next = *pp; *pp = b;
+    if (b->next && b->off + b->len == b->next->off) {  /* merge with the next */
+        block_t* n = b->next; b->len += n->len; b->next = n->next; free(n);
+    }
+    for (block_t* a = free_blocks; a && a != b; a = a->next)  /* and with the previous */
+        if (a->next == b && a->off + a->len == b->off) { a->len += b->len; a->next = b->next; free(b); break; }
+    pthread_mutex_unlock(&heap_lock);
+    return 1;
 }
 
 static int write_all(const void* p, size_t n) {
@@ -330,12 +395,17 @@ cudaError_t cudaFree(void* devPtr) {
 
 cudaError_t cudaMallocHost(void** ptr, size_t size) {
     if (!ptr) return note(cudaErrorInvalidValue);
-    if (posix_memalign(ptr, 4096, size ? size : 1)) { *ptr = NULL; return note(cudaErrorMemoryAllocation); }
+    connect_server();
+    *ptr = shm_base ? shm_alloc(size) : NULL;
+    if (!*ptr && posix_memalign(ptr, PAGE, size ? size : 1)) { *ptr = NULL; return note(cudaErrorMemoryAllocation); }
     return cudaSuccess;
 }
 
 cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) { (void)flags; return cudaMallocHost(pHost, size); }
-cudaError_t cudaFreeHost(void* ptr) { free(ptr); return cudaSuccess; }
+cudaError_t cudaFreeHost(void* ptr) {
+    if (ptr && !(in_shm(ptr, 1) && shm_free(ptr))) free(ptr);
+    return cudaSuccess;
+}
 cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) { (void)ptr; (void)size; (void)flags; return cudaSuccess; }
 cudaError_t cudaHostUnregister(void* ptr) { (void)ptr; return cudaSuccess; }
 
@@ -348,6 +418,8 @@ static int is_device(const void* p) {
 
 static cudaError_t copy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t s) {
     uint64_t st = (uint64_t)(uintptr_t)s;
+    cudaError_t c = connect_server();
+    if (c != cudaSuccess) return note(c);
     if (kind == cudaMemcpyDefault) {
         int dd = is_device(dst), sd = is_device(src);
         kind = dd ? (sd ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
@@ -358,21 +430,41 @@ static cudaError_t copy(void* dst, const void* src, size_t count, enum cudaMemcp
         if (count) memmove(dst, src, count);
         return cudaSuccess;
     case cudaMemcpyHostToDevice: {
-        if (count >= VM_MIN_BYTES && !vm_disabled) {
-            uint64_t v[5] = {(uint64_t)(uintptr_t)dst, st, (uint64_t)(uintptr_t)src, count, (uint64_t)getpid()};
-            cudaError_t e = rpc(OP_HTOD_VM, v, sizeof v, NULL, 0, NULL, 0, NULL);
-            if ((int)e != VM_REFUSED) return e;
-            vm_disabled = 1; last_error = cudaSuccess;
+        if (in_shm(src, count)) {
+            uint64_t v[4] = {(uint64_t)(uintptr_t)dst, st, (uint64_t)((const char*)src - shm_base), count};
+            return rpc(OP_HTOD_SHM, v, sizeof v, NULL, 0, NULL, 0, NULL);
+        }
+        if (count >= SHM_MIN_BYTES && shm_base) {  /* staged: one memcpy here, none through the pipe */
+            cudaError_t e = cudaSuccess;
+            pthread_mutex_lock(&staging_lock);
+            for (size_t done = 0; done < count && e == cudaSuccess; done += STAGING) {
+                size_t n = count - done < STAGING ? count - done : STAGING;
+                memcpy(shm_base, (const char*)src + done, n);
+                uint64_t v[4] = {(uint64_t)(uintptr_t)dst + done, st, 0, n};
+                e = rpc(OP_HTOD_SHM, v, sizeof v, NULL, 0, NULL, 0, NULL);
+            }
+            pthread_mutex_unlock(&staging_lock);
+            return e;
         }
         uint64_t h[2] = {(uint64_t)(uintptr_t)dst, st};
         return rpc(OP_HTOD, h, 16, src, count, NULL, 0, NULL);
     }
     case cudaMemcpyDeviceToHost: {
-        if (count >= VM_MIN_BYTES && !vm_disabled) {
-            uint64_t v[5] = {(uint64_t)(uintptr_t)src, count, st, (uint64_t)(uintptr_t)dst, (uint64_t)getpid()};
-            cudaError_t e = rpc(OP_DTOH_VM, v, sizeof v, NULL, 0, NULL, 0, NULL);
-            if ((int)e != VM_REFUSED) return e;
-            vm_disabled = 1; last_error = cudaSuccess;
+        if (in_shm(dst, count)) {
+            uint64_t v[4] = {(uint64_t)(uintptr_t)src, count, st, (uint64_t)((char*)dst - shm_base)};
+            return rpc(OP_DTOH_SHM, v, sizeof v, NULL, 0, NULL, 0, NULL);
+        }
+        if (count >= SHM_MIN_BYTES && shm_base) {
+            cudaError_t e = cudaSuccess;
+            pthread_mutex_lock(&staging_lock);
+            for (size_t done = 0; done < count && e == cudaSuccess; done += STAGING) {
+                size_t n = count - done < STAGING ? count - done : STAGING;
+                uint64_t v[4] = {(uint64_t)(uintptr_t)src + done, n, st, 0};
+                e = rpc(OP_DTOH_SHM, v, sizeof v, NULL, 0, NULL, 0, NULL);
+                if (e == cudaSuccess) memcpy((char*)dst + done, shm_base, n);
+            }
+            pthread_mutex_unlock(&staging_lock);
+            return e;
         }
         uint64_t h[3] = {(uint64_t)(uintptr_t)src, count, st};
         return rpc(OP_DTOH, h, 24, NULL, 0, dst, count, NULL);
