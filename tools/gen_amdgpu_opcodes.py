@@ -21,7 +21,8 @@ FORMATS = {  # format -> (opcode count, op -> candidate instruction words; the f
     "SOPP": (128, lambda op: [[0xBF800000 | op << 16]]),
     "SMEM": (256, lambda op: [[0xC0000000 | op << 18 | 0x20000 | 0x80 | 0x04 >> 1, 0],
                               [0xC0000000 | op << 18 | 0x20000 | 0x100 | 0x02, 0]]),
-    "VOP2": (64, lambda op: [[(op << 25) | 6 << 17 | 4 << 9 | 0x102], [(op << 25) | 6 << 17 | 4 << 9 | C]]),
+    "VOP2": (64, lambda op: [[(op << 25) | 6 << 17 | 4 << 9 | 0x102], [(op << 25) | 6 << 17 | 4 << 9 | C],
+                             [(op << 25) | 6 << 17 | 4 << 9 | 0x102, 0x3F800000]]),  # fmamk/fmaak take a literal
     "VOP1": (256, lambda op: [[0x7E000000 | 4 << 17 | op << 9 | 0x102], [0x7E000000 | 4 << 17 | op << 9 | C]]),
     "VOPC": (256, lambda op: [[0x7C000000 | op << 17 | 4 << 9 | 0x102], [0x7C000000 | op << 17 | 4 << 9 | C]]),
     "VOP3": (1024, lambda op: [[0xD0000000 | op << 16 | 0x08, C << 18 | C << 9 | C],

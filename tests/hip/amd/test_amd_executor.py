@@ -150,3 +150,62 @@ def test_out_of_bounds_store_is_a_device_fault_with_the_instruction(rng: np.rand
     assert r["work_item"] == (90, 0, 0) and r["workgroup"] == (0, 0, 0)
     assert r["address"] == ya + 4 * 90 and "after the end of allocation" in r["nearest"]
     assert "offset 0x" in str(e.value)
+
+
+def test_global_atomics(rng: np.random.Generator) -> None:
+    b = Board()
+    blocks, n = 3, 3 * 128
+    bufs = {name: b.put(np.array(init, np.int32)) for name, init in
+            [("ci", [0, 0]), ("cu", [0, 0]), ("cf", [0]), ("mx", [-5]), ("mn", [5000]), ("cas", [7]), ("ex", [0]),
+             ("out", [0] * n)]}
+    b.run(kernel("breadth", "atomics"), (blocks, 1, 1), (128, 1, 1), [p64(a) for a in bufs.values()])
+    t = np.arange(n)
+    assert b.get(bufs["ci"], 1, np.int32)[0] == t.sum()
+    assert list(b.get(bufs["cu"], 2, np.uint32)) == [n, 0xFFFFFFFF]  # atomicAdd count; atomicOr of 1 << (t % 32)
+    assert b.get(bufs["cf"], 1)[0] == 0.5 * n
+    assert b.get(bufs["mx"], 1, np.int32)[0] == (t * 7 % 1000).max()
+    assert b.get(bufs["mn"], 1, np.int32)[0] == (1000 - t).min()
+    # atomicCAS(cas, t, t + 1) from 7: work-item 7 succeeds, then 8 may (if it runs later), ... a chain whose
+    # length depends on the order the lanes' atomics reach memory; at least work-item 7's must land
+    assert 8 <= b.get(bufs["cas"], 1, np.int32)[0] <= n
+    assert b.get(bufs["ex"], 1, np.int32)[0] == 5
+    assert sorted(b.get(bufs["out"], n, np.int32)) == list(range(n))  # returning atomicAdd: each old value once
+
+
+def test_cross_lane_shuffles_ballot_any_all(rng: np.random.Generator) -> None:
+    b = Board()
+    x = rng.integers(0, 100, 256).astype(np.int32)
+    xa, oa, ba = b.put(x), b.put(np.zeros(4 * 256, np.int32)), b.put(np.zeros(4, np.uint64))
+    b.run(kernel("breadth", "lanes"), (1, 1, 1), (256, 1, 1), [p64(xa), p64(oa), p64(ba)])
+    out = b.get(oa, 4 * 256, np.int32).reshape(256, 4)
+    waves = x.reshape(4, 64)
+    np.testing.assert_array_equal(out[:, 0], np.repeat(waves.sum(1), 64))  # __shfl_xor butterfly over 64 lanes
+    up = np.concatenate([[w[0]] + list(w[:-1]) for w in waves])
+    np.testing.assert_array_equal(out[:, 1], up)  # __shfl_up by 1 (lane 0 keeps its own)
+    np.testing.assert_array_equal(out[:, 2], np.repeat(waves[:, 0], 64))
+    np.testing.assert_array_equal(out[:, 3], np.repeat((waves > 90).any(1) * 2 + 1, 64))
+    bits = (waves & 1).astype(np.uint64) << np.arange(64, dtype=np.uint64)
+    np.testing.assert_array_equal(b.get(ba, 4, np.uint64), np.bitwise_or.reduce(bits, axis=1))
+
+
+def test_float_math_and_doubles(rng: np.random.Generator) -> None:
+    b = Board()
+    n = 200
+    x = (rng.random(n) * 5 + 0.01).astype(np.float32)
+    xd = rng.random(n) * 100
+    ya, yda = b.put(np.zeros(8 * n, np.float32)), b.put(np.zeros(2 * n))
+    b.run(kernel("breadth", "mathk"), (1, 1, 1), (256, 1, 1), [p64(b.put(x)), p64(ya), p64(b.put(xd)), p64(yda),
+                                                                  i32(n)])
+    y = b.get(ya, 8 * n).reshape(n, 8)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(y[:, 0], np.sqrt(x64), rtol=2e-7)
+    np.testing.assert_allclose(y[:, 1], np.log(x64), rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(y[:, 2], 1 / np.sqrt(x64), rtol=2e-7)
+    np.testing.assert_array_equal(y[:, 3], np.floor(x * np.float32(3.3)))
+    np.testing.assert_array_equal(y[:, 4], np.minimum(x, 0.5))
+    np.testing.assert_array_equal(y[:, 5], np.trunc(x * np.float32(100)))
+    np.testing.assert_array_equal(y[:, 6], np.abs(x - np.float32(1)))
+    np.testing.assert_array_equal(y[:, 7], x / (x + np.float32(1)))  # correctly rounded division
+    yd = b.get(yda, 2 * n, np.float64).reshape(n, 2)
+    np.testing.assert_allclose(yd[:, 0], xd * xd + 1.0, rtol=1e-15)
+    np.testing.assert_allclose(yd[:, 1], np.sqrt(xd), rtol=1e-15)

@@ -50,6 +50,12 @@ _SOPP_BRANCH = {"s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz"
                 "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user"}
 
 
+# VOP1/VOP2 instructions with no VOP3 form: llvm-objdump prints them without the _e32 suffix
+_NO_E32 = {"v_readfirstlane_b32", "v_fmamk_f32", "v_fmaak_f32", "v_madmk_f16", "v_madak_f16", "v_madmk_f32",
+           "v_madak_f32"}
+_LITERAL_OPS = {"v_fmamk_f32", "v_fmaak_f32", "v_madmk_f16", "v_madak_f16", "v_madmk_f32", "v_madak_f32"}
+
+
 @dataclass
 class Inst:
     """One decoded instruction. `offset` is its byte offset in the kernel's code, `size` 4/8/12 bytes."""
@@ -72,7 +78,7 @@ class Inst:
     def mnemonic(self) -> str:
         """The mnemonic as llvm-objdump prints it (with _e32/_e64 where it distinguishes encodings)."""
         if self.fmt in ("VOP1", "VOP2", "VOPC"):
-            return self.name + "_e32"
+            return self.name if self.name in _NO_E32 else self.name + "_e32"
         if self.fmt == "VOP3" and self.op < 0x1D0 and not self.name.startswith(("v_readlane", "v_writelane")) \
                 and self.name in _PROMOTED:
             return self.name + "_e64"
@@ -97,7 +103,7 @@ def operand_widths(name: str, fmt: str) -> tuple[int, tuple[int, ...]]:
     types = re.findall(r"_([bfiu])(8|16|32|64)\b", name + " ")
     if fmt == "VOPC" or name.startswith("v_cmp") or name.startswith("v_cmpx"):
         w = 2 if types and types[-1][1] == "64" else 1
-        return 2, (w, w)
+        return 2, (w, 1 if "_class_" in name else w)
     if not types:
         return 1, (1, 1, 1)
     if len(types) >= 2 and name.startswith("v_cvt"):
@@ -220,6 +226,8 @@ def decode_one(code: bytes, at: int, kernel: str = "") -> Inst:
         f["ext"] = words[-1]
         name += "_dpp" if f["src0"] == DPP else "_sdwa"
     literal = None
+    if name in _LITERAL_OPS:
+        srcs.append(LITERAL)
     if LITERAL in srcs and fmt != "SOPK":
         lat = at + 4 * len(words)
         if lat + 4 > len(code):
@@ -352,9 +360,9 @@ def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
             return f"{vreg(f['vdst'])}, vcc, {s0}, {s1}, vcc"
         if name in ("v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32"):
             return f"{vreg(f['vdst'])}, vcc, {s0}, {s1}"
-        if name in ("v_madmk_f32", "v_fmamk_f32"):
+        if name in ("v_madmk_f32", "v_fmamk_f32", "v_madmk_f16"):
             return f"{vreg(f['vdst'])}, {s0}, 0x{lit or 0:x}, {s1}"
-        if name in ("v_madak_f32", "v_fmaak_f32"):
+        if name in ("v_madak_f32", "v_fmaak_f32", "v_madak_f16"):
             return f"{vreg(f['vdst'])}, {s0}, {s1}, 0x{lit or 0:x}"
         return f"{vreg(f['vdst'], dw)}, {s0}, {s1}"
     if ins.fmt == "VOPC":

@@ -951,23 +951,25 @@ def _int3(name: str, a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
     raise AssertionError(name)
 
 
-def _div_scale(s0: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _div_scale(s0: np.ndarray, s1: np.ndarray, s2: np.ndarray, dt: Any = np.float32) -> tuple[np.ndarray, np.ndarray]:
     """V_DIV_SCALE_F32 (S0 the value to scale, S1 the denominator, S2 the numerator): scale by 2^64 only
     when the quotient would lose precision (extreme exponents or denormals); VCC says to undo it."""
+    info = np.finfo(dt)
+    gap, small, scale = (96, -126 + 24, 2.0 ** 64) if dt == np.float32 else (768, -1022 + 53, 2.0 ** 128)
     e1 = np.frexp(s1.astype(np.float64))[1]
     e2 = np.frexp(s2.astype(np.float64))[1]
-    tiny = np.float32(np.finfo(np.float32).tiny)
+    tiny = dt(info.tiny)
     with np.errstate(all="ignore"):
         den_denorm = (np.abs(s1) < tiny) & (s1 != 0)
-        big_gap = (e2 - e1 >= 96) & (s1 != 0) & (s2 != 0)
-        num_small = (e2 <= -126 + 24) & (s2 != 0)
+        big_gap = (e2 - e1 >= gap) & (s1 != 0) & (s2 != 0)
+        num_small = (e2 <= small) & (s2 != 0)
         flag = (big_gap | num_small) & np.isfinite(s1) & np.isfinite(s2)
         scale_up = (den_denorm | (big_gap & (s0 == s1)) | (num_small & (s0 == s2)))
-        res = np.where(scale_up & np.isfinite(s0), (s0.astype(np.float64) * 2.0 ** 64).astype(np.float32), s0)
-    return res.astype(np.float32), np.broadcast_to(flag, np.broadcast(s0, s1, s2).shape)
+        res = np.where(scale_up & np.isfinite(s0), (s0.astype(np.float64) * scale).astype(dt), s0)
+    return res.astype(dt), np.broadcast_to(flag, np.broadcast(s0, s1, s2).shape)
 
 
-def _div_fixup(q: np.ndarray, den: np.ndarray, num: np.ndarray) -> np.ndarray:
+def _div_fixup(q: np.ndarray, den: np.ndarray, num: np.ndarray, dt: Any = np.float32) -> np.ndarray:
     """V_DIV_FIXUP_F32: the special cases of num / den (NaN, infinities, zeros); else the quotient with
     the sign of num * den."""
     with np.errstate(all="ignore"):
@@ -975,9 +977,9 @@ def _div_fixup(q: np.ndarray, den: np.ndarray, num: np.ndarray) -> np.ndarray:
         nan = np.isnan(num) | np.isnan(den) | ((num == 0) & (den == 0)) | (np.isinf(num) & np.isinf(den))
         inf = ((den == 0) | np.isinf(num)) & ~nan
         zero = (np.isinf(den) | (num == 0)) & ~nan & ~inf
-        mag = np.where(inf, np.float32(np.inf), np.where(zero, np.float32(0), np.abs(q)))
+        mag = np.where(inf, dt(np.inf), np.where(zero, dt(0), np.abs(q)))
         r = np.where(sign_neg, -mag, mag)
-        return np.where(nan, np.float32(np.nan), r).astype(np.float32)
+        return np.where(nan, dt(np.nan), r).astype(dt)
 
 
 _CMP_F: dict[str, Callable[..., Any]] = {
@@ -996,7 +998,12 @@ def h_vcmp(c: _Ctx, ins: Inst) -> None:
     parts = ins.name.split("_")  # v_cmp_gt_i32 / v_cmpx_...
     op, typ = parts[2], parts[3]
     with np.errstate(invalid="ignore"):
-        if typ == "f32":
+        if op == "class":
+            x = fsrc(c, ins, 0) if typ == "f32" else dsrc(c, ins, 0)
+            res = (_fp_class(x) & usrc(c, ins, 1).astype(np.int64)) != 0
+        elif typ == "f64":
+            res = _CMP_F[op](dsrc(c, ins, 0), dsrc(c, ins, 1))
+        elif typ == "f32":
             res = _CMP_F[op](fsrc(c, ins, 0), fsrc(c, ins, 1))
         else:
             a, b = usrc(c, ins, 0), usrc(c, ins, 1)
@@ -1046,6 +1053,105 @@ def h_vop3p(c: _Ctx, ins: Inst) -> None:
     _count(c, "fp32")
     c.counters.flops["fp32"] += int(c.exec_mask().sum())
     vwrite(c, _vdst(ins), out[0] | (out[1] << _U64(32)), 2)
+
+
+# ---------------------------------------------------------------------------- float64
+def dsrc(c: _Ctx, ins: Inst, i: int) -> np.ndarray:
+    """Float64 source i (a register pair) with VOP3 modifiers."""
+    code = ins.f["src0"] if i == 0 else (ins.f["vsrc1"] + 256 if ins.fmt in ("VOP2", "VOPC") else ins.f[f"src{i}"])
+    return _apply_mods(np.ascontiguousarray(vread(c, code, 2, ins, True)).view(np.float64), ins, i)
+
+
+def _d(x: Any) -> np.ndarray:
+    return np.asarray(x, np.float64).view(_U64)
+
+
+_D1: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "v_rcp_f64": lambda x: 1.0 / x, "v_rsq_f64": lambda x: 1.0 / np.sqrt(x), "v_sqrt_f64": np.sqrt,
+    "v_floor_f64": np.floor, "v_ceil_f64": np.ceil, "v_trunc_f64": np.trunc, "v_rndne_f64": np.rint,
+    "v_fract_f64": lambda x: x - np.floor(x),
+}
+_D2: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "v_add_f64": np.add, "v_mul_f64": np.multiply, "v_max_f64": np.fmax, "v_min_f64": np.fmin,
+}
+
+
+def h_f64(c: _Ctx, ins: Inst) -> None:
+    """Double-precision VALU ops. fma is a float64 multiply then add (two roundings: documented)."""
+    name = ins.name
+    with np.errstate(all="ignore"):
+        if name in _D1:
+            r = _d(_D1[name](dsrc(c, ins, 0)))
+        elif name in _D2:
+            r = _d(_D2[name](dsrc(c, ins, 0), dsrc(c, ins, 1)))
+        elif name == "v_fma_f64":
+            r = _d(dsrc(c, ins, 0) * dsrc(c, ins, 1) + dsrc(c, ins, 2))
+        elif name == "v_fmac_f64":
+            acc = np.ascontiguousarray(vread(c, _vdst(ins) + 256, 2, ins)).view(np.float64)
+            r = _d(dsrc(c, ins, 0) * dsrc(c, ins, 1) + acc)
+        elif name == "v_ldexp_f64":
+            e = np.clip(_s(usrc(c, ins, 1)), -3000, 3000).astype(np.int32)
+            r = _d(np.ldexp(dsrc(c, ins, 0), e))
+        elif name == "v_mov_b64":
+            r = usrc(c, ins, 0, 2)
+        elif name == "v_cvt_f64_f32":
+            r = _d(fsrc(c, ins, 0).astype(np.float64))
+        elif name == "v_cvt_f64_i32":
+            r = _d(_s(usrc(c, ins, 0)).astype(np.float64))
+        elif name == "v_cvt_f64_u32":
+            r = _d(usrc(c, ins, 0).astype(np.float64))
+        elif name == "v_div_fixup_f64":
+            q, den, num = dsrc(c, ins, 0), dsrc(c, ins, 1), dsrc(c, ins, 2)
+            r = _d(_div_fixup(q, den, num, np.float64))
+        elif name == "v_div_fmas_f64":
+            vcc = _lanes(c.b.s[c.ix, VCC], c.b.s[c.ix, VCC + 1])
+            a, b, d = dsrc(c, ins, 0), dsrc(c, ins, 1), dsrc(c, ins, 2)
+            fma = a * b + d
+            r = _d(np.where(vcc, np.where(np.abs(d) >= 2.0, fma * 2.0 ** -128, fma * 2.0 ** 128), fma))
+        elif name == "v_div_scale_f64":
+            s0, s1, s2 = dsrc(c, ins, 0), dsrc(c, ins, 1), dsrc(c, ins, 2)
+            res, flag = _div_scale(s0, s1, s2, np.float64)
+            lo, hi = _mask_words(np.broadcast_to(flag, (c.n, WAVE)) & c.exec_mask())
+            c.b.s[c.ix, ins.f["sdst"]], c.b.s[c.ix, ins.f["sdst"] + 1] = lo, hi
+            r = _d(res)
+        else:  # pragma: no cover
+            raise AssertionError(name)
+    _count(c, "fp64")
+    c.counters.flops["fp64"] += int(c.exec_mask().sum())
+    vwrite(c, _vdst(ins), r, 2)
+
+
+def h_cvt_narrow(c: _Ctx, ins: Inst) -> None:
+    """Conversions to 32 bits from float64, and v_cvt_f32_ubyteN."""
+    name = ins.name
+    if name.startswith("v_cvt_f32_ubyte"):
+        k = int(name[-1])
+        r = _bits(((usrc(c, ins, 0).astype(_U64) >> _U64(8 * k)) & _U64(0xFF)).astype(np.float32))
+    else:
+        x = dsrc(c, ins, 0)
+        with np.errstate(all="ignore"):
+            r = {"v_cvt_f32_f64": lambda: _bits(x.astype(np.float32)), "v_cvt_i32_f64": lambda: _cvt_i32(x),
+                 "v_cvt_u32_f64": lambda: _cvt_u32(x)}[name]()
+    _count(c, "fp32")
+    vwrite(c, _vdst(ins), r)
+
+
+_CLASS_BITS = ("snan", "qnan", "-inf", "-normal", "-denormal", "-zero", "+zero", "+denormal", "+normal", "+inf")
+
+
+def _fp_class(x: np.ndarray) -> np.ndarray:
+    """The 10-bit class mask V_CMP_CLASS tests (bit per class, in _CLASS_BITS order)."""
+    tiny = np.finfo(x.dtype).tiny
+    neg = np.signbit(x)
+    nan = np.isnan(x)
+    raw: np.ndarray = np.ascontiguousarray(x).view(_U64 if x.dtype == np.float64 else _U32).astype(np.int64)
+    quiet = (raw >> (51 if x.dtype == np.float64 else 22)) & 1
+    a = np.abs(x)
+    cls = np.select(
+        [nan & (quiet == 0), nan, np.isinf(x) & neg, (a >= tiny) & neg & np.isfinite(x), (a > 0) & (a < tiny) & neg,
+         (a == 0) & neg, (a == 0), (a > 0) & (a < tiny), (a >= tiny) & np.isfinite(x), np.isinf(x)],
+        list(range(10)), 0)
+    return (np.int64(1) << cls.astype(np.int64))
 
 
 # ---------------------------------------------------------------------------- LDS
@@ -1253,7 +1359,8 @@ def h_global(c: _Ctx, ins: Inst) -> None:
                     if cur == cmp[j]:
                         words[a[j]] = data[j]
                 else:
-                    words[a[j]] = _atomic_op(name.replace("global_", "ds_").replace("flat_", "ds_"), cur, data[j])
+                    as_ds = name.replace("global_atomic_", "ds_").replace("flat_atomic_", "ds_")
+                    words[a[j]] = _atomic_op(as_ds, cur, data[j])
             if returns:
                 val = c.b.v[c.ix, f["vdst"]].copy()
                 val[rows, lanes] = old
@@ -1301,6 +1408,13 @@ _GLOBAL_ATOMICS = {"add", "sub", "smin", "umin", "smax", "umax", "and", "or", "x
                    "cmpswap", "add_f32"}
 
 
+_F64_OPS = set(_D1) | set(_D2) | {"v_fma_f64", "v_fmac_f64", "v_ldexp_f64", "v_mov_b64", "v_cvt_f64_f32",
+                                   "v_cvt_f64_i32", "v_cvt_f64_u32", "v_div_fixup_f64", "v_div_fmas_f64",
+                                   "v_div_scale_f64"}
+_NARROW = {"v_cvt_f32_f64", "v_cvt_i32_f64", "v_cvt_u32_f64", "v_cvt_f32_ubyte0", "v_cvt_f32_ubyte1",
+           "v_cvt_f32_ubyte2", "v_cvt_f32_ubyte3"}
+
+
 def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branch per encoding
     name, fmt = ins.name, ins.fmt
     if name.endswith(("_dpp", "_sdwa")):
@@ -1318,12 +1432,17 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
         return h_sopp if name in _SOPP_OK else None
     if fmt == "SMEM":
         return h_smem if name.startswith("s_load_dword") else None
+    if fmt in ("VOP1", "VOP2", "VOP3") and name in _F64_OPS:
+        return h_f64
+    if fmt in ("VOP1", "VOP3") and name in _NARROW:
+        return h_cvt_narrow
     if fmt in ("VOP1",) or (fmt == "VOP3" and name in set(_F1) | set(_CVT) | {"v_readfirstlane_b32"}):
         return h_vop1 if name in _F1 or name in _CVT or name in ("v_nop", "v_readfirstlane_b32") else None
     if fmt == "VOPC" or (fmt == "VOP3" and name.startswith(("v_cmp_", "v_cmpx_"))):
         parts = name.split("_")
-        ok = len(parts) == 4 and parts[3] in ("f32", "i32", "u32", "i16", "u16") and \
-            parts[2] in (_CMP_F if parts[3] == "f32" else _CMP_I)
+        ok = len(parts) == 4 and parts[3] in ("f32", "f64", "i32", "u32", "i16", "u16") and \
+            (parts[2] in (_CMP_F if parts[3] in ("f32", "f64") else _CMP_I) or
+             parts[2] == "class" and parts[3] in ("f32", "f64"))
         return h_vcmp if ok else None
     if fmt in ("VOP2", "VOP3") and name in _VALU2:
         return h_valu2
