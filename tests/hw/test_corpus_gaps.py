@@ -464,3 +464,26 @@ def test_mapa_to_a_rank_outside_the_cluster_faults() -> None:
         assert info.value.report["thread"] == (2, 0, 0)
     finally:
         cuda.current_device().reset()
+
+
+TWICE = r"""
+__device__ __forceinline__ unsigned pick(unsigned i) {   // its jump table and labels are inlined twice
+    unsigned r;
+    asm volatile("{\n\tts: .branchtargets L0, L1, L2;\n\tbrx.idx %1, ts;\n\t"
+                 "L0: mov.u32 %0, 10; bra.uni LEND;\n\tL1: mov.u32 %0, 20; bra.uni LEND;\n\t"
+                 "L2: mov.u32 %0, 30;\n\tLEND:\n\t}" : "=r"(r) : "r"(i));
+    return r;
+}
+extern "C" __global__ void twice(unsigned* out) {
+    unsigned t = threadIdx.x;
+    out[t] = pick(t % 3) * 100 + pick((t + 1) % 3);
+}
+"""
+
+
+def test_brx_jump_table_in_inline_asm_inlined_twice() -> None:
+    """Each inlined copy's `{ }` block has its own jump table and labels (scoped like labels)."""
+    out = cuda.zeros(64, np.uint32)
+    cuda.compile(TWICE).get_function("twice")(1, 64, (out,))
+    t = np.arange(64)
+    np.testing.assert_array_equal(out.get(), (t % 3 + 1) * 1000 + ((t + 1) % 3 + 1) * 10)

@@ -563,6 +563,9 @@ class _Parser:
                 start, labels = scope_labels.pop()
                 if labels:
                     _rename_labels(fn.body, start, labels)
+                    for scoped in labels.values():  # a jump table of the block lists the block's labels
+                        if scoped in fn.branch_targets:
+                            fn.branch_targets[scoped] = tuple(labels.get(x, x) for x in fn.branch_targets[scoped])
                 continue
             if t.text == "{":
                 self.next()
@@ -601,13 +604,19 @@ class _Parser:
                 self.next()
                 self.next()
                 self.next()
-                if t.text in fn.branch_targets or t.text in fn.labels:
+                name = t.text
+                if len(scopes) > 1:  # scoped like a label (inline asm inlined twice declares it twice)
+                    name = t.text + scopes[-1][""]
+                    if t.text in scope_labels[-1][1]:
+                        raise self.error(f"label {t.text!r} defined twice in one block", t)
+                    scope_labels[-1][1][t.text] = name
+                if name in fn.branch_targets or name in fn.labels:
                     raise self.error(f"label {t.text!r} defined twice", t)
                 targets = [self.expect_name().text]  # a jump table for brx.idx; the jit checks the labels
                 while self.accept(","):
                     targets.append(self.expect_name().text)
                 self.expect(";")
-                fn.branch_targets[t.text] = tuple(targets)
+                fn.branch_targets[name] = tuple(targets)
             elif t.kind == "word" and self.peek(1).text == ":":
                 self.next()
                 self.next()
