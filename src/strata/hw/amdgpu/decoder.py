@@ -10,6 +10,7 @@ An encoding the tables do not know raises UnsupportedAmdInstruction naming its r
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from dataclasses import dataclass, field
@@ -94,6 +95,7 @@ class Inst:
         return self.text
 
 
+@functools.cache
 def operand_widths(name: str, fmt: str) -> tuple[int, tuple[int, ...]]:
     if name in _WIDTHS:
         return _WIDTHS[name]
@@ -469,6 +471,7 @@ _FLAT_WIDTH = {"dword": 1, "dwordx2": 2, "dwordx3": 3, "dwordx4": 4, "ubyte": 1,
                "sshort": 1, "byte": 1, "short": 1}
 
 
+@functools.cache
 def flat_width(name: str) -> int:
     """Dwords of data a FLAT/GLOBAL instruction moves per lane."""
     tail = name.split("_")[-1]

@@ -117,15 +117,20 @@ class _Ctx:
     launch: Any  # AmdLaunch
     counters: Counters
     jump: np.ndarray | None = None  # per selected wave: new pc, or -1 for pc + 1
+    _exec: np.ndarray | None = None
 
     def exec_mask(self) -> np.ndarray:
-        """(n, 64) bool: the lanes EXEC enables."""
-        return _lanes(self.b.s[self.ix, EXEC], self.b.s[self.ix, EXEC + 1])
+        """(n, 64) bool: the lanes EXEC enables (read once per instruction: those that write EXEC read it first)."""
+        if self._exec is None:
+            self._exec = _lanes(self.b.s[self.ix, EXEC], self.b.s[self.ix, EXEC + 1])
+        return self._exec
 
 
 def _lanes(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    word = np.where(_LANES < 32, lo.astype(_U64)[:, None], hi.astype(_U64)[:, None])
-    return ((word >> (_LANES & _U64(31))) & _U64(1)).astype(bool)
+    """(n, 64) bool lanes of 64-bit masks given as their low and high words."""
+    words = np.empty((np.size(lo), 2), "<u4")
+    words[:, 0], words[:, 1] = lo, hi
+    return np.unpackbits(words.view(np.uint8), axis=1, bitorder="little").astype(bool)
 
 
 def _mask_words(lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1374,14 +1379,15 @@ def h_global(c: _Ctx, ins: Inst) -> None:
 
 
 def _sectors(addr: np.ndarray, m: np.ndarray, size: int) -> int:
+    """32-byte sectors the waves' accesses touch (distinct per wave instruction)."""
     if not m.any():
         return 0
-    sec = np.where(m, addr // _U64(32), _U64(0xFFFFFFFFFFFFFFFF))
-    total = 0
-    for row in sec:
-        u = np.unique(row)
-        total += int(u.size - (u[-1] == _U64(0xFFFFFFFFFFFFFFFF)))
-    return total * max(1, size // 32 if size > 32 else 1)
+    none = _U64(0xFFFFFFFFFFFFFFFF)
+    first = np.where(m, addr // _U64(32), none)
+    last = np.where(m, (addr + _U64(size - 1)) // _U64(32), none)
+    sec = np.sort(np.concatenate([first, last], axis=1), axis=1)
+    distinct = 1 + (np.diff(sec, axis=1) != 0).sum(axis=1) - (sec[:, -1] == none)
+    return int(distinct.sum())
 
 
 # ---------------------------------------------------------------------------- binding
