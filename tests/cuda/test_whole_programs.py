@@ -146,6 +146,22 @@ def test_copies_small_pageable_and_pinned() -> None:
                                      f"pinned {3 << 20} bytes: same", "freed pinned memory reused: 1"]
 
 
+def test_function_attributes_opt_in_struct_argument_and_cuda_launch_kernel() -> None:
+    r = run(build("func_attributes.cu"))
+    assert r.returncode == 0, r.stderr
+    t = np.arange(128)
+    out = (t[::-1] * 0.5 + 3).astype(np.float32)  # out[t] = buf[(n-1-t)*128] = (n-1-t)*scale + tag
+    assert r.stdout.splitlines() == [
+        "maxThreadsPerBlock 1024 ptxVersion>0 1 binaryVersion 90",
+        "without opting in: cudaErrorInvalidValue, peeked again: cudaErrorInvalidValue",
+        f"out[0] {out[0]:.1f} out[127] {out[127]:.1f}"]
+
+
+def test_host_threads_share_the_device() -> None:
+    r = run(build("host_threads.cu"))
+    assert (r.returncode, r.stdout) == (0, "threads 4 mismatches 0\n"), r.stderr
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")
