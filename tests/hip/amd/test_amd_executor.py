@@ -209,3 +209,14 @@ def test_float_math_and_doubles(rng: np.random.Generator) -> None:
     yd = b.get(yda, 2 * n, np.float64).reshape(n, 2)
     np.testing.assert_allclose(yd[:, 0], xd * xd + 1.0, rtol=1e-15)
     np.testing.assert_allclose(yd[:, 1], np.sqrt(xd), rtol=1e-15)
+
+
+def test_lds_out_of_bounds_is_a_fault_in_shared_space(rng: np.random.Generator) -> None:
+    b = Board()
+    xa, oa = b.put(rng.random(512, np.float32)), b.put(np.zeros(1, np.float32))
+    # reduce_sum has 256 floats of LDS; a workgroup of 512 writes s[256..511] past it
+    with pytest.raises(DeviceFault) as e:
+        b.run(kernel("reduce", "reduce_sum"), (1, 1, 1), (512, 1, 1), [p64(xa), p64(oa), i32(512)])
+    r = e.value.report
+    assert r["space"] == "shared" and r["access"] == "write" and r["instruction"].startswith("ds_write_b32")
+    assert r["work_item"] == (256, 0, 0) and r["address"] == 1024

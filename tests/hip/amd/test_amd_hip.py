@@ -134,3 +134,26 @@ def test_compile_error_has_clang_log(mi300x: cuda.Device) -> None:
     with pytest.raises(cuda.CompileError) as e:
         hip.compile('extern "C" __global__ void k(int* p) { *p = ; }')
     assert "error" in e.value.log
+
+
+@needs_clang
+def test_sgemm_bit_identical_to_the_nvrtc_path_without_contraction() -> None:
+    """The same HIP source on both paths: NVRTC -> PTX on an H200 and clang -> gfx942 on an MI300X give
+    the same bits once neither compiler fuses multiply-adds (--fmad=false, -ffp-contract=off)."""
+    before = cuda.current_device()
+    rng = np.random.default_rng(4)
+    m, n, k = 48, 40, 56
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    out = {}
+    try:
+        for model, opts in (("h200", ["--fmad=false"]), ("mi300x", ["-ffp-contract=off"])):
+            cuda.set_device(cuda.Device(model=model))
+            g = hip.compile(source("sgemm"), options=opts).get_function("sgemm")
+            c = hip.zeros((m, n), np.float32)
+            g(((n + 15) // 16, (m + 15) // 16), (16, 16), (hip.to_device(a), hip.to_device(b), c, np.int32(m),
+                                                         np.int32(n), np.int32(k)))
+            out[model] = c.get()
+    finally:
+        cuda.set_device(before)
+    np.testing.assert_allclose(out["mi300x"], a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(out["mi300x"], out["h200"])
