@@ -23,6 +23,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from strata import config, trace
 from strata.cuda.compiler import CompileError
 from strata.cuda.device import Device, current_device
 from strata.cuda.memory import DeviceArray
-from strata.cuda.module import LaunchReport, _dim3
+from strata.cuda.module import FuncAttributes, LaunchReport, _dim3
 from strata.errors import CudaError, InvalidLaunchConfig
 from strata.hw.amdgpu import kernarg
 from strata.hw.amdgpu.codeobject import CodeObject, KernelArg, parse
@@ -185,6 +186,14 @@ class CodeObjectModule:
         return lc
 
 
+@dataclass(frozen=True)
+class AmdFuncAttributes(FuncAttributes):
+    """hipFuncAttributes of a code object's kernel, with its scalar and accumulation register counts."""
+
+    sgprs: int = 0
+    agprs: int = 0
+
+
 class CodeObjectKernel:
     """A kernel of a code object (hipFunction_t). Call it or use `launch`."""
 
@@ -196,6 +205,22 @@ class CodeObjectKernel:
     @property
     def args(self) -> list[KernelArg]:
         return self.info.explicit_args
+
+    @property
+    def attributes(self) -> AmdFuncAttributes:
+        """hipFuncGetAttributes from the code object: `num_regs` is VGPRs per work-item, static LDS,
+        scratch per work-item, the kernel's max flat workgroup size; `sgprs` and `agprs` ride along.
+
+        `binary_version` is the gfx major*10+minor (94 for gfx942), as HIP reports it."""
+        k = self.info
+        dev = current_device()
+        return AmdFuncAttributes(
+            num_regs=k.vgpr_count, shared_size_bytes=k.group_segment_fixed_size, const_size_bytes=0,
+            local_size_bytes=k.private_segment_fixed_size,
+            max_threads_per_block=min(k.max_flat_workgroup_size, dev.spec.max_threads_per_block),
+            max_dynamic_shared_size_bytes=max(0, dev.spec.shared_mem_per_block_optin - k.group_segment_fixed_size),
+            ptx_version=0, binary_version=int(self.module.arch[3:5]) if self.module.arch[3:5].isdigit() else 0,
+            sgprs=k.sgpr_count, agprs=k.agpr_count)
 
     def __call__(self, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0,
                  stream: Any = None) -> LaunchReport:

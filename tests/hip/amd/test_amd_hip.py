@@ -157,3 +157,12 @@ def test_sgemm_bit_identical_to_the_nvrtc_path_without_contraction() -> None:
         cuda.set_device(before)
     np.testing.assert_allclose(out["mi300x"], a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
     np.testing.assert_array_equal(out["mi300x"], out["h200"])
+
+
+@needs_clang
+def test_func_attributes_from_the_code_object(mi300x: cuda.Device) -> None:
+    k = hip.compile(source("sgemm")).get_function("sgemm")
+    a = k.attributes
+    assert a.shared_size_bytes == 2 * 16 * 16 * 4 and a.num_regs == k.info.vgpr_count > 0
+    assert a.sgprs == k.info.sgpr_count > 0 and a.binary_version == 94
+    assert a.max_dynamic_shared_size_bytes == mi300x.spec.shared_mem_per_block_optin - 2048
