@@ -162,6 +162,17 @@ def test_host_threads_share_the_device() -> None:
     assert (r.returncode, r.stdout) == (0, "threads 4 mismatches 0\n"), r.stderr
 
 
+def test_managed_memory_same_pointer_on_host_and_device() -> None:
+    r = run(build("managed_memory.cu"))
+    assert r.returncode == 0, r.stderr
+    i = np.arange(1 << 12)
+    x = 1.0 + i % 10
+    y1 = 3.0 * x + 2.0
+    y2 = 2.0 * -1.0 + y1
+    assert r.stdout.splitlines() == ["managedMemory 1", f"y[0] {y1[0]:.1f} y[9] {y1[9]:.1f}",
+                                     f"y[5] {y2[5]:.1f} total error 0.0", f"copied y[9] {y2[9]:.1f}"]
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")

@@ -51,6 +51,7 @@ class Op(enum.IntEnum):
     UNREGISTER = 31
     HTOD_SHM = 32  # a copy from the shared host arena (pinned memory, or the staging area)
     DTOH_SHM = 33  # a copy into it
+    MANAGED = 34  # cudaMallocManaged: device address, arena offset, size (the program maps the arena there)
 
 
 # The host arena shared with the program (a memfd; STRATA_CUDART_SHM="fd,size"): staging area, then the

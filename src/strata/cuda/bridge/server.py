@@ -58,6 +58,13 @@ class _Collector(io.TextIOBase):
         return text.encode()
 
 
+# Requests that read or write device memory (managed memory goes to the device first) and requests that
+# synchronize (managed memory comes back to the host after them).
+_TOUCHES_DEVICE = frozenset({Op.HTOD, Op.DTOH, Op.DTOD, Op.MEMSET, Op.HTOD_SHM, Op.DTOH_SHM})
+_SYNCHRONIZING = frozenset({Op.SYNC, Op.STREAM_SYNC, Op.EVENT_SYNC, Op.HTOD, Op.DTOH, Op.DTOD, Op.MEMSET,
+                            Op.HTOD_SHM, Op.DTOH_SHM})
+
+
 @dataclass
 class _Image:
     """A registered fat binary: its PTX (one per translation unit), loaded as one module at first use."""
@@ -83,6 +90,25 @@ class Server:
     err: list[str] = field(default_factory=list)
     _next: int = 0x100
     arena: np.ndarray | None = None  # the host memory shared with the program (protocol.ARENA_BYTES)
+    managed: dict[int, tuple[int, int]] = field(default_factory=dict)  # device address -> (arena offset, size)
+    device_newer: bool = False  # managed memory: the device copy may be newer than the host's
+
+    # --- managed memory: one copy on each side, moved at launches and synchronizing calls ----------
+    def managed_to_device(self) -> None:
+        """Before device work: the host's bytes of every managed allocation to the device (unless the
+        device's copy is the newer one: host code may not touch managed memory while kernels run)."""
+        if self.managed and not self.device_newer:
+            for addr, (offset, size) in self.managed.items():
+                cuda.memcpy(addr, self.shared(offset, size), size, cuda.MemcpyKind.HostToDevice)
+        self.device_newer = bool(self.managed)
+
+    def managed_to_host(self) -> None:
+        """At a synchronizing call: the device's bytes back to the host side (once per round of work)."""
+        if self.device_newer:
+            cuda.synchronize()
+            for addr, (offset, size) in self.managed.items():
+                cuda.memcpy(self.shared(offset, size), addr, size, cuda.MemcpyKind.DeviceToHost)
+            self.device_newer = False
 
     def shared(self, offset: int, count: int) -> np.ndarray:
         """`count` bytes of the shared arena at `offset` (what the program sees at its base + offset)."""
@@ -135,8 +161,12 @@ class Server:
             if op == Op.LAUNCH:
                 self._launch(body)
                 return
+            if self.managed and op in _TOUCHES_DEVICE:
+                self.managed_to_device()
             result = getattr(self, "_" + name.lower())(body)
             payload = b"" if result is None else result
+            if self.managed and op in _SYNCHRONIZING:
+                self.managed_to_host()
         except CudaError as e:
             code = e.code
             self._report(e)
@@ -246,6 +276,7 @@ class Server:
                     args.append(raw)
                 else:
                     args.append(np.frombuffer(raw, dtype=_VALUE_TYPES[p.type])[0])
+            self.managed_to_device()
             kernel.launch((gx, gy, gz), (bx, by, bz), args, shared_mem=shmem, stream=self._stream(stream))
         except CudaError as e:
             self.pending = e
@@ -284,7 +315,15 @@ class Server:
         return struct.pack("<Q", cuda.malloc(struct.unpack("<Q", body)[0]))
 
     def _free(self, body: bytes) -> None:
-        cuda.free(struct.unpack("<Q", body)[0])
+        addr = struct.unpack("<Q", body)[0]
+        cuda.free(addr)
+        self.managed.pop(addr, None)
+
+    def _managed(self, body: bytes) -> None:
+        addr, offset, size = struct.unpack("<QQQ", body)
+        self.shared(offset, size)  # inside the arena
+        self.managed[addr] = (offset, size)
+        self.device_newer = False  # a fresh allocation: the host side (zeros) is current
 
     def _htod(self, body: bytes, host: np.ndarray | None = None) -> None:
         dst, stream = struct.unpack_from("<QQ", body)

@@ -30,7 +30,7 @@ enum {
     OP_EVENT_CREATE = 18, OP_EVENT_DESTROY = 19, OP_EVENT_RECORD = 20, OP_EVENT_SYNC = 21, OP_EVENT_QUERY = 22,
     OP_EVENT_ELAPSED = 23, OP_PROPS = 24, OP_MEM_INFO = 25, OP_SET_DEVICE = 26, OP_RESET = 27,
     OP_FUNC_ATTRS = 28, OP_FUNC_SET_ATTR = 29, OP_POINTER_KIND = 30, OP_UNREGISTER = 31, OP_HTOD_SHM = 32,
-    OP_DTOH_SHM = 33
+    OP_DTOH_SHM = 33, OP_MANAGED = 34
 };
 /* Host memory shared with the runtime process (a memfd it created; STRATA_CUDART_SHM="fd,size"): the first
  * STAGING bytes stage copies of pageable memory, the rest is the heap of cudaMallocHost/cudaHostAlloc, so
@@ -388,9 +388,67 @@ cudaError_t cudaMalloc(void** devPtr, size_t size) {
     return e;
 }
 
+/* Managed memory: device memory at address A, and the same bytes mapped in the program at the same address
+ * A (pages of the shared arena mapped with MAP_FIXED_NOREPLACE). The runtime process copies the host side
+ * to the device before kernels and copies back at synchronizing calls (see server.py), so host code and
+ * kernels see the same bytes through the same pointer. */
+typedef struct managed { uint64_t addr, off, len; struct managed* next; } managed_t;
+static managed_t* managed_list;
+static pthread_mutex_t managed_lock = PTHREAD_MUTEX_INITIALIZER;
+
+cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
+    (void)flags;
+    if (!devPtr || !size) return note(cudaErrorInvalidValue);
+    void* dev = NULL;
+    cudaError_t e = cudaMalloc(&dev, size);
+    if (e != cudaSuccess) return e;
+    char* host = shm_base ? shm_alloc(size) : NULL;
+    size_t len = (size + PAGE - 1) / PAGE * PAGE;
+    void* at = host ? mmap(dev, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, shm_fd,
+                           (off_t)(host - shm_base)) : MAP_FAILED;
+    if (at != dev) {
+        if (at != MAP_FAILED) munmap(at, len);
+        if (host) shm_free(host);
+        cudaFree(dev);
+        fprintf(stderr, "strata: cudaMallocManaged: cannot map %zu bytes at the device address %p in the program\n",
+                size, dev);
+        return note(cudaErrorMemoryAllocation);
+    }
+    managed_t* m = malloc(sizeof *m);
+    m->addr = (uint64_t)(uintptr_t)dev; m->off = (uint64_t)(host - shm_base); m->len = size;
+    pthread_mutex_lock(&managed_lock); m->next = managed_list; managed_list = m; pthread_mutex_unlock(&managed_lock);
+    uint64_t v[3] = {m->addr, m->off, size};
+    e = rpc(OP_MANAGED, v, sizeof v, NULL, 0, NULL, 0, NULL);
+    *devPtr = dev;
+    return e;
+}
+
+cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count, struct cudaMemLocation location, unsigned int flags,
+                                 cudaStream_t stream) {
+    (void)devPtr; (void)count; (void)location; (void)flags; (void)stream;
+    return cudaSuccess;  /* a hint: the runtime process moves managed memory when kernels need it */
+}
+
+cudaError_t cudaMemAdvise(const void* devPtr, size_t count, enum cudaMemoryAdvise advice,
+                          struct cudaMemLocation location) {
+    (void)devPtr; (void)count; (void)advice; (void)location;
+    return cudaSuccess;
+}
+
 cudaError_t cudaFree(void* devPtr) {
     uint64_t p = (uint64_t)(uintptr_t)devPtr;
-    return RPCIN(OP_FREE, p);
+    cudaError_t e = RPCIN(OP_FREE, p);
+    pthread_mutex_lock(&managed_lock);
+    for (managed_t **pp = &managed_list, *m; (m = *pp); pp = &m->next)
+        if (m->addr == p) {
+            *pp = m->next;
+            munmap((void*)(uintptr_t)m->addr, (m->len + PAGE - 1) / PAGE * PAGE);
+            shm_free(shm_base + m->off);
+            free(m);
+            break;
+        }
+    pthread_mutex_unlock(&managed_lock);
+    return e;
 }
 
 cudaError_t cudaMallocHost(void** ptr, size_t size) {
@@ -619,7 +677,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* p, int device) {
     p->pciBusID = (int)v[P_PCI_BUS]; p->pciDeviceID = (int)v[P_PCI_DEV]; p->pciDomainID = (int)v[P_PCI_DOMAIN];
     p->asyncEngineCount = (int)v[P_ASYNC_ENGINES]; p->concurrentKernels = (int)v[P_CONCURRENT];
     p->cooperativeLaunch = (int)v[P_COOPERATIVE]; p->unifiedAddressing = (int)v[P_UNIFIED];
-    p->managedMemory = (int)v[P_MANAGED]; p->ECCEnabled = (int)v[P_ECC]; p->streamPrioritiesSupported = 1;
+    p->managedMemory = shm_base != NULL; p->ECCEnabled = (int)v[P_ECC]; p->streamPrioritiesSupported = 1;
     p->globalL1CacheSupported = 1; p->localL1CacheSupported = 1; p->clusterLaunch = 1; p->hostNumaId = -1;
     p->surfaceAlignment = 512;
     return cudaSuccess;
@@ -663,7 +721,8 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
     case cudaDevAttrConcurrentKernels: r = v[P_CONCURRENT]; break;
     case cudaDevAttrCooperativeLaunch: r = v[P_COOPERATIVE]; break;
     case cudaDevAttrUnifiedAddressing: r = v[P_UNIFIED]; break;
-    case cudaDevAttrManagedMemory: r = v[P_MANAGED]; break;
+    case cudaDevAttrManagedMemory: r = shm_base != NULL; break;
+    case cudaDevAttrConcurrentManagedAccess: r = 0; break;
     case cudaDevAttrEccEnabled: r = v[P_ECC]; break;
     case cudaDevAttrIntegrated: case cudaDevAttrCanMapHostMemory: case cudaDevAttrComputeMode: r = 0; break;
     case cudaDevAttrGlobalL1CacheSupported: case cudaDevAttrLocalL1CacheSupported:
