@@ -220,3 +220,33 @@ def test_lds_out_of_bounds_is_a_fault_in_shared_space(rng: np.random.Generator) 
     r = e.value.report
     assert r["space"] == "shared" and r["access"] == "write" and r["instruction"].startswith("ds_write_b32")
     assert r["work_item"] == (256, 0, 0) and r["address"] == 1024
+
+
+def test_dpp_row_shifts_broadcasts_and_permutes(rng: np.random.Generator) -> None:
+    """DPP semantics per the CDNA3 ISA guide, modeled independently here with NumPy per 64-lane wave."""
+    b = Board()
+    x = rng.integers(-50, 50, 128).astype(np.int32)
+    xa, oa = b.put(x), b.put(np.zeros(4 * 128, np.int32))
+    b.run(kernel("dpp", "dpp_ops"), (2, 1, 1), (64, 1, 1), [p64(xa), p64(oa)])
+    out = b.get(oa, 4 * 128, np.int32).reshape(128, 4)
+    lane = np.arange(64)
+    in_row = lane % 16
+
+    def step(s: np.ndarray, src: np.ndarray, valid: np.ndarray, rows: int = 0xF, banks: int = 0xF) -> np.ndarray:
+        enabled = ((rows >> (lane // 16)) & 1).astype(bool) & ((banks >> (in_row // 4)) & 1).astype(bool)
+        return np.where(enabled, s + np.where(valid, s[np.clip(src, 0, 63)], 0), s)
+
+    for w in range(2):
+        v = x[64 * w: 64 * (w + 1)]
+        s = v.copy()
+        for n, banks in ((1, 0xF), (2, 0xF), (4, 0xE), (8, 0xC)):  # row_shr:n
+            s = step(s, lane - n, in_row >= n, banks=banks)
+        s = step(s, (lane & ~15) - 1, lane >= 16, rows=0xA)  # row_bcast:15
+        s = step(s, np.full(64, 31), lane >= 32, rows=0xC)  # row_bcast:31
+        got = out[64 * w: 64 * (w + 1)]
+        np.testing.assert_array_equal(got[:, 0], s)
+        np.testing.assert_array_equal(got[:, 1], v[(lane & ~3) + 3 - (lane & 3)])  # quad_perm:[3,2,1,0]
+        np.testing.assert_array_equal(got[:, 2], v[(lane & ~15) + 15 - in_row])  # row_mirror
+        np.testing.assert_array_equal(got[:, 3], np.where(in_row < 15, v[np.minimum(lane + 1, 63)], 0))  # row_shl:1
+    # the row sums of the reduction: lane 63 holds the sum of the whole wave (the rocPRIM/Triton pattern)
+    assert out[63, 0] == x[:64].sum() and out[127, 0] == x[64:].sum()

@@ -79,6 +79,8 @@ class Inst:
     def mnemonic(self) -> str:
         """The mnemonic as llvm-objdump prints it (with _e32/_e64 where it distinguishes encodings)."""
         if self.fmt in ("VOP1", "VOP2", "VOPC"):
+            if self.f.get("dpp"):
+                return self.name + "_dpp"
             return self.name if self.name in _NO_E32 else self.name + "_e32"
         if self.fmt == "VOP3" and self.op < 0x1D0 and not self.name.startswith(("v_readlane", "v_writelane")) \
                 and self.name in _PROMOTED:
@@ -89,6 +91,8 @@ class Inst:
     def text(self) -> str:
         """The disassembly, as llvm-objdump-19 -d --mcpu=gfx942 prints it (without address comments)."""
         ops = _format_operands(self)
+        if self.f.get("dpp"):
+            ops += " " + dpp_text(self.f)
         return f"{self.mnemonic} {ops}" if ops else self.mnemonic
 
     def __str__(self) -> str:
@@ -224,9 +228,15 @@ def decode_one(code: bytes, at: int, kernel: str = "") -> Inst:
     if fmt == "FLAT":
         name = "flat_" + name.split("_", 1)[1]
     if fmt in ("VOP1", "VOP2", "VOPC") and f["src0"] in (DPP, SDWA):
-        words.append(word1())
-        f["ext"] = words[-1]
-        name += "_dpp" if f["src0"] == DPP else "_sdwa"
+        ext = word1()
+        words.append(ext)
+        f["ext"] = ext
+        if f["src0"] == DPP:  # the DPP dword: the real src0 VGPR and the cross-lane control
+            f.update(dpp=1, src0=256 + (ext & 0xFF), dpp_ctrl=ext >> 8 & 0x1FF, bound_ctrl=ext >> 19 & 1,
+                     neg=(ext >> 20 & 1) | (ext >> 22 & 1) << 1, abs=(ext >> 21 & 1) | (ext >> 23 & 1) << 1,
+                     bank_mask=ext >> 24 & 0xF, row_mask=ext >> 28 & 0xF)
+        else:
+            name += "_sdwa"
     literal = None
     if name in _LITERAL_OPS:
         srcs.append(LITERAL)
@@ -304,6 +314,28 @@ def _neg_abs(text: str, i: int, f: dict[str, int]) -> str:
     return text
 
 
+def dpp_text(f: dict[str, int]) -> str:
+    """The DPP control as llvm-objdump prints it."""
+    ctrl = f["dpp_ctrl"]
+    if ctrl <= 0xFF:
+        sel = "[" + ",".join(str(ctrl >> (2 * k) & 3) for k in range(4)) + "]"
+        text = f"quad_perm:{sel}"
+    elif 0x101 <= ctrl <= 0x10F:
+        text = f"row_shl:{ctrl & 0xF}"
+    elif 0x111 <= ctrl <= 0x11F:
+        text = f"row_shr:{ctrl & 0xF}"
+    elif 0x121 <= ctrl <= 0x12F:
+        text = f"row_ror:{ctrl & 0xF}"
+    else:
+        text = {0x130: "wave_shl:1", 0x134: "wave_rol:1", 0x138: "wave_shr:1", 0x13C: "wave_ror:1",
+                0x140: "row_mirror", 0x141: "row_half_mirror", 0x142: "row_bcast:15",
+                0x143: "row_bcast:31"}.get(ctrl, f"dpp_ctrl:{ctrl:#x}")
+    text += f" row_mask:0x{f['row_mask']:x} bank_mask:0x{f['bank_mask']:x}"
+    if f["bound_ctrl"]:
+        text += " bound_ctrl:1"
+    return text
+
+
 def _waitcnt(simm: int) -> str:
     vm = (simm & 0xF) | (simm >> 14 & 3) << 4
     exp = simm >> 4 & 7
@@ -353,9 +385,9 @@ def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
             return f"{sreg(f['vdst'])}, {src(f['src0'], 1, lit)}"
         if name in ("v_nop", "v_clrexcp"):
             return ""
-        return f"{vreg(f['vdst'], dw)}, {src(f['src0'], sw[0], lit)}"
+        return f"{vreg(f['vdst'], dw)}, {_neg_abs(src(f['src0'], sw[0], lit), 0, f)}"
     if ins.fmt == "VOP2":
-        s0, s1 = src(f["src0"], sw[0], lit), vreg(f["vsrc1"], sw[1])
+        s0, s1 = _neg_abs(src(f["src0"], sw[0], lit), 0, f), _neg_abs(vreg(f["vsrc1"], sw[1]), 1, f)
         if name in ("v_cndmask_b32",):
             return f"{vreg(f['vdst'])}, {s0}, {s1}, vcc"
         if name in ("v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32"):
@@ -369,7 +401,7 @@ def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
         return f"{vreg(f['vdst'], dw)}, {s0}, {s1}"
     if ins.fmt == "VOPC":
         dst = "exec" if name.startswith("v_cmpx") else "vcc"
-        return f"{dst}, {src(f['src0'], sw[0], lit)}, {vreg(f['vsrc1'], sw[1])}"
+        return f"{dst}, {_neg_abs(src(f['src0'], sw[0], lit), 0, f)}, {_neg_abs(vreg(f['vsrc1'], sw[1]), 1, f)}"
     if ins.fmt == "VOP3":
         n_src = _vop3_sources(name)
         srcs = [_neg_abs(src(f[f"src{i}"], sw[i], lit), i, f) for i in range(n_src)]

@@ -118,6 +118,7 @@ class _Ctx:
     counters: Counters
     jump: np.ndarray | None = None  # per selected wave: new pc, or -1 for pc + 1
     _exec: np.ndarray | None = None
+    dpp: tuple[np.ndarray, np.ndarray] | None = None  # DPP: (source lane per lane, read-as-zero mask)
 
     def exec_mask(self) -> np.ndarray:
         """(n, 64) bool: the lanes EXEC enables (read once per instruction: those that write EXEC read it first)."""
@@ -221,7 +222,7 @@ def vwrite(c: _Ctx, r: int, value: Any, width: int = 1, mask: np.ndarray | None 
 
 def _apply_mods(x: np.ndarray, ins: Inst, i: int) -> np.ndarray:
     """VOP3 abs/neg source modifiers on a float32 view."""
-    if ins.fmt != "VOP3":
+    if ins.fmt != "VOP3" and not ins.f.get("dpp"):
         return x
     if ins.f.get("abs", 0) >> i & 1 and ins.name not in _NO_ABS:
         x = np.abs(x)
@@ -235,13 +236,62 @@ _NO_ABS = {"v_div_scale_f32", "v_mad_u64_u32", "v_add_co_u32", "v_addc_co_u32", 
 
 def fsrc(c: _Ctx, ins: Inst, i: int) -> np.ndarray:
     """Float32 source i with modifiers."""
-    code = ins.f["src0"] if i == 0 else (ins.f["vsrc1"] + 256 if ins.fmt in ("VOP2", "VOPC") else ins.f[f"src{i}"])
-    return _apply_mods(_f32(vread(c, code, 1, ins, True)), ins, i)
+    return _apply_mods(_f32(usrc(c, ins, i)), ins, i)
 
 
 def usrc(c: _Ctx, ins: Inst, i: int, width: int = 1) -> np.ndarray:
+    """Source i as raw bits (src0 of a DPP instruction comes from the lanes its control selects)."""
     code = ins.f["src0"] if i == 0 else (ins.f["vsrc1"] + 256 if ins.fmt in ("VOP2", "VOPC") else ins.f[f"src{i}"])
-    return vread(c, code, width, ins)
+    value = vread(c, code, width, ins)
+    if i == 0 and c.dpp is not None:
+        lanes, zero = c.dpp
+        value = np.take_along_axis(np.broadcast_to(value, (c.n, WAVE)), lanes, axis=1)
+        value = np.where(zero, value.dtype.type(0), value)
+    return value
+
+
+def _setup_dpp(c: _Ctx, ins: Inst) -> None:
+    """DPP (GFX9): each lane reads src0 from another lane of its row (or the wave); lanes whose row or
+    bank is masked off do not write; a lane whose source is out of range or inactive writes 0 with
+    bound_ctrl, else does not write."""
+    f = ins.f
+    ctrl = f["dpp_ctrl"]
+    lane = np.arange(WAVE)
+    row_base, in_row = lane & ~15, lane & 15
+    valid = np.ones(WAVE, bool)
+    if ctrl <= 0xFF:
+        srcl = (lane & ~3) + ((ctrl >> (2 * (lane & 3))) & 3)
+    elif 0x101 <= ctrl <= 0x10F:
+        srcl, valid = lane + (ctrl & 0xF), in_row + (ctrl & 0xF) < 16
+    elif 0x111 <= ctrl <= 0x11F:
+        srcl, valid = lane - (ctrl & 0xF), in_row - (ctrl & 0xF) >= 0
+    elif 0x121 <= ctrl <= 0x12F:
+        srcl = row_base + (in_row - (ctrl & 0xF)) % 16
+    elif ctrl in (0x130, 0x138):  # wave_shl / wave_shr by one lane
+        srcl = lane + (1 if ctrl == 0x130 else -1)
+        valid = (srcl >= 0) & (srcl < WAVE)
+    elif ctrl in (0x134, 0x13C):  # wave_rol / wave_ror
+        srcl = (lane + (1 if ctrl == 0x134 else -1)) % WAVE
+    elif ctrl == 0x140:
+        srcl = row_base + 15 - in_row
+    elif ctrl == 0x141:
+        srcl = (lane & ~7) + 7 - (lane & 7)
+    elif ctrl == 0x142:  # row_bcast:15: the last lane of the previous row
+        srcl, valid = row_base - 1, row_base > 0
+    elif ctrl == 0x143:  # row_bcast:31: lane 31 to rows 2 and 3
+        srcl, valid = np.full(WAVE, 31), lane >= 32
+    else:
+        raise DeviceFault("cudaErrorIllegalInstruction", f"[{c.prog.name}] DPP control {ctrl:#x} is reserved "
+                          f"({ins.text})")
+    srcl = np.clip(srcl, 0, WAVE - 1)
+    exe = c.exec_mask()
+    src_ok = valid[None, :] & np.take_along_axis(exe, np.broadcast_to(srcl, (c.n, WAVE)), axis=1)
+    enabled = ((f["row_mask"] >> (lane // 16)) & 1).astype(bool) & ((f["bank_mask"] >> (in_row // 4)) & 1).astype(bool)
+    write = exe & enabled[None, :]
+    if not f["bound_ctrl"]:
+        write &= src_ok
+    c._exec = write
+    c.dpp = (np.broadcast_to(srcl, (c.n, WAVE)), ~src_ok)
 
 
 def _vdst(ins: Inst) -> int:
@@ -1423,7 +1473,7 @@ _NARROW = {"v_cvt_f32_f64", "v_cvt_i32_f64", "v_cvt_u32_f64", "v_cvt_f32_ubyte0"
 
 def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branch per encoding
     name, fmt = ins.name, ins.fmt
-    if name.endswith(("_dpp", "_sdwa")):
+    if name.endswith("_sdwa"):
         return None
     if fmt == "SOP2":
         return h_sop2 if _sop2_fn(name) is not None else None
@@ -1570,6 +1620,8 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
         ix: Any = slice(None) if idx.size == n_all else idx
         ins = insts[pc]
         c = _Ctx(b, ix, idx.size, mem, prog, launch, counters)
+        if ins.f.get("dpp"):
+            _setup_dpp(c, ins)
         handlers[pc](c, ins)
         if c.jump is not None:
             nxt = np.where(c.jump >= 0, c.jump, pc + 1)
