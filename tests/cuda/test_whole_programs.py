@@ -173,6 +173,22 @@ def test_managed_memory_same_pointer_on_host_and_device() -> None:
                                      f"y[5] {y2[5]:.1f} total error 0.0", f"copied y[9] {y2[9]:.1f}"]
 
 
+def test_runtime_misc_occupancy_limits_host_functions_2d_pointers_cooperative() -> None:
+    import strata.cuda as cuda
+
+    r = run(build("runtime_misc.cu"))
+    assert r.returncode == 0, r.stderr
+    p = cuda.get_device_properties(0)
+    n = 4 * 64
+    assert r.stdout.splitlines() == [
+        f"occupancy blocks per SM {min(p.maxThreadsPerMultiProcessor // 256, p.maxBlocksPerMultiProcessor)}",
+        f"malloc heap {16 << 20}",
+        "host function sees 1", "callback status cudaSuccess sees 2",
+        "2-D copy back[2][4] 24 back[1][0] 10",
+        "pointer types device 1 host 1 unregistered 1",
+        f"cooperative grid sum {n * (n - 1) // 2} {n * (n - 1) // 2}"]
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")

@@ -52,6 +52,9 @@ class Op(enum.IntEnum):
     HTOD_SHM = 32  # a copy from the shared host arena (pinned memory, or the staging area)
     DTOH_SHM = 33  # a copy into it
     MANAGED = 34  # cudaMallocManaged: device address, arena offset, size (the program maps the arena there)
+    LAUNCH_COOP = 35  # cudaLaunchCooperativeKernel (pipelined, as LAUNCH)
+    LIMIT = 36  # cudaDeviceSetLimit/GetLimit
+    OCCUPANCY = 37  # cudaOccupancyMaxActiveBlocksPerMultiprocessor
 
 
 # The host arena shared with the program (a memfd; STRATA_CUDART_SHM="fd,size"): staging area, then the

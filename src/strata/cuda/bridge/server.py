@@ -58,6 +58,8 @@ class _Collector(io.TextIOBase):
         return text.encode()
 
 
+_LIMIT_NAMES = {0: "cudaLimitStackSize", 2: "cudaLimitMallocHeapSize", 4: "cudaLimitDevRuntimePendingLaunchCount"}
+
 # Requests that read or write device memory (managed memory goes to the device first) and requests that
 # synchronize (managed memory comes back to the host after them).
 _TOUCHES_DEVICE = frozenset({Op.HTOD, Op.DTOH, Op.DTOD, Op.MEMSET, Op.HTOD_SHM, Op.DTOH_SHM})
@@ -92,6 +94,7 @@ class Server:
     arena: np.ndarray | None = None  # the host memory shared with the program (protocol.ARENA_BYTES)
     managed: dict[int, tuple[int, int]] = field(default_factory=dict)  # device address -> (arena offset, size)
     device_newer: bool = False  # managed memory: the device copy may be newer than the host's
+    printf_fifo: int = 1 << 20  # cudaLimitPrintfFifoSize as the program set it
 
     # --- managed memory: one copy on each side, moved at launches and synchronizing calls ----------
     def managed_to_device(self) -> None:
@@ -158,8 +161,8 @@ class Server:
             self._reply(1, b"", f"strata: unknown runtime request {op}\n")
             return
         try:
-            if op == Op.LAUNCH:
-                self._launch(body)
+            if op in (Op.LAUNCH, Op.LAUNCH_COOP):
+                self._launch(body, cooperative=op == Op.LAUNCH_COOP)
                 return
             if self.managed and op in _TOUCHES_DEVICE:
                 self.managed_to_device()
@@ -263,7 +266,7 @@ class Server:
         sizes = [p.size for p in kernel.params]
         return struct.pack(f"<QI{len(sizes)}I", fid, len(sizes), *sizes)
 
-    def _launch(self, body: bytes) -> None:
+    def _launch(self, body: bytes, cooperative: bool = False) -> None:
         fid, gx, gy, gz, bx, by, bz, shmem, stream = LAUNCH.unpack_from(body)
         try:
             kernel = self._handle(fid, self.kernels, "kernel")
@@ -277,7 +280,8 @@ class Server:
                 else:
                     args.append(np.frombuffer(raw, dtype=_VALUE_TYPES[p.type])[0])
             self.managed_to_device()
-            kernel.launch((gx, gy, gz), (bx, by, bz), args, shared_mem=shmem, stream=self._stream(stream))
+            go = kernel.launch_cooperative if cooperative else kernel.launch
+            go((gx, gy, gz), (bx, by, bz), args, shared_mem=shmem, stream=self._stream(stream))
         except CudaError as e:
             self.pending = e
             self._report(e)
@@ -298,6 +302,26 @@ class Server:
     def _func_set_attr(self, body: bytes) -> None:
         fid, value = struct.unpack("<qq", body)
         self._handle(fid, self.kernels, "kernel").set_attribute("max_dynamic_shared_size_bytes", value)
+
+    def _occupancy(self, body: bytes) -> bytes:
+        fid, block, smem = struct.unpack("<qqq", body)
+        kernel = self._handle(fid, self.kernels, "kernel")
+        return struct.pack("<i", cuda.occupancy_max_active_blocks_per_multiprocessor(kernel, block, smem))
+
+    def _limit(self, body: bytes) -> bytes:
+        word, value = struct.unpack("<QQ", body)
+        setting, which = word & 0xFFFFFFFF, word >> 32
+        if which == 1:  # cudaLimitPrintfFifoSize: device printf output is not bounded here; kept for GetLimit
+            if setting:
+                self.printf_fifo = value
+            return struct.pack("<Q", self.printf_fifo)
+        name = _LIMIT_NAMES.get(which)
+        if name is None:
+            raise CudaError("cudaErrorInvalidValue", f"limit {which} is not modeled")
+        dev = cuda.current_device()
+        if setting:
+            dev.set_limit(name, value)
+        return struct.pack("<Q", dev.get_limit(name))
 
     def _last_error(self, body: bytes) -> None:
         (peek,) = struct.unpack("<I", body)

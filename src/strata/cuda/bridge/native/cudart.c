@@ -30,7 +30,7 @@ enum {
     OP_EVENT_CREATE = 18, OP_EVENT_DESTROY = 19, OP_EVENT_RECORD = 20, OP_EVENT_SYNC = 21, OP_EVENT_QUERY = 22,
     OP_EVENT_ELAPSED = 23, OP_PROPS = 24, OP_MEM_INFO = 25, OP_SET_DEVICE = 26, OP_RESET = 27,
     OP_FUNC_ATTRS = 28, OP_FUNC_SET_ATTR = 29, OP_POINTER_KIND = 30, OP_UNREGISTER = 31, OP_HTOD_SHM = 32,
-    OP_DTOH_SHM = 33, OP_MANAGED = 34
+    OP_DTOH_SHM = 33, OP_MANAGED = 34, OP_LAUNCH_COOP = 35, OP_LIMIT = 36, OP_OCCUPANCY = 37
 };
 /* Host memory shared with the runtime process (a memfd it created; STRATA_CUDART_SHM="fd,size"): the first
  * STAGING bytes stage copies of pageable memory, the rest is the heap of cudaMallocHost/cudaHostAlloc, so
@@ -341,7 +341,12 @@ cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* funcAddr) {
     return cudaSuccess;
 }
 
+static cudaError_t launch_op(uint32_t op, func_t* f, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s);
 static cudaError_t launch(func_t* f, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
+    return launch_op(OP_LAUNCH, f, g, b, args, shmem, s);
+}
+
+static cudaError_t launch_op(uint32_t op, func_t* f, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
     if (!f) return note(cudaErrorInvalidDeviceFunction);
     cudaError_t c = connect_server();
     if (c != cudaSuccess) return note(c);
@@ -356,7 +361,7 @@ static cudaError_t launch(func_t* f, dim3 g, dim3 b, void** args, size_t shmem, 
     size_t off = head;
     for (int i = 0; i < f->nparams; i++) { memcpy(buf + off, args[i], f->sizes[i]); off += f->sizes[i]; }
     pthread_mutex_lock(&lock);
-    send_req(OP_LAUNCH, buf, n, NULL, 0);  /* pipelined: errors come back from the next call that asks */
+    send_req(op, buf, n, NULL, 0);  /* pipelined: errors come back from the next call that asks */
     pthread_mutex_unlock(&lock);
     if (buf != stackbuf) free(buf);
     return cudaSuccess;
@@ -863,4 +868,96 @@ cudaError_t cudaFuncSetAttribute(const void* func, enum cudaFuncAttribute attr, 
     if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaSuccess;  /* hints: accepted */
     int64_t req[2] = {(int64_t)f->fid, value};
     return rpc(OP_FUNC_SET_ATTR, req, 16, NULL, 0, NULL, 0, NULL);
+}
+
+cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
+    return launch_op(OP_LAUNCH_COOP, find_func(func), g, b, args, shmem, s);
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, const void* func, int blockSize,
+                                                                   size_t dynamicSMemSize, unsigned int flags) {
+    (void)flags;
+    func_t* f = find_func(func);
+    if (!f || !numBlocks) return note(!f ? cudaErrorInvalidDeviceFunction : cudaErrorInvalidValue);
+    cudaError_t e = func_info(f);
+    if (e != cudaSuccess) return e;
+    int64_t req[3] = {(int64_t)f->fid, blockSize, (int64_t)dynamicSMemSize};
+    int32_t r = 0;
+    e = rpc(OP_OCCUPANCY, req, sizeof req, NULL, 0, &r, 4, NULL);
+    *numBlocks = r;
+    return e;
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* func, int blockSize,
+                                                          size_t dynamicSMemSize) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize, 0);
+}
+
+static cudaError_t limit(uint32_t set, enum cudaLimit which, uint64_t value, size_t* out) {
+    uint64_t req[2] = {((uint64_t)which << 32) | set, value}, r = 0;
+    cudaError_t e = rpc(OP_LIMIT, req, sizeof req, NULL, 0, &r, 8, NULL);
+    if (out && e == cudaSuccess) *out = (size_t)r;
+    return e;
+}
+cudaError_t cudaDeviceSetLimit(enum cudaLimit which, size_t value) { return limit(1, which, value, NULL); }
+cudaError_t cudaDeviceGetLimit(size_t* pValue, enum cudaLimit which) {
+    if (!pValue) return note(cudaErrorInvalidValue);
+    return limit(0, which, 0, pValue);
+}
+
+/* Host functions in a stream run once the work before them is done; running them here, after
+ * synchronizing the stream and before returning, keeps that order and holds back later work too. */
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* userData) {
+    if (!fn) return note(cudaErrorInvalidValue);
+    cudaError_t e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) return e;
+    fn(userData);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* userData, unsigned int flags) {
+    (void)flags;
+    if (!cb) return note(cudaErrorInvalidValue);
+    cudaError_t e = cudaStreamSynchronize(s);
+    cb(s, e, userData);
+    return cudaSuccess;
+}
+
+static cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                           enum cudaMemcpyKind kind, cudaStream_t s) {
+    if (width > dpitch || width > spitch) return note(cudaErrorInvalidPitchValue);
+    if (dpitch == width && spitch == width) return copy(dst, src, width * height, kind, s);
+    for (size_t r = 0; r < height; ++r) {
+        cudaError_t e = copy((char*)dst + r * dpitch, (const char*)src + r * spitch, width, kind, s);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                         enum cudaMemcpyKind kind) {
+    return copy_2d(dst, dpitch, src, spitch, width, height, kind, NULL);
+}
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                              enum cudaMemcpyKind kind, cudaStream_t s) {
+    return copy_2d(dst, dpitch, src, spitch, width, height, kind, s);
+}
+
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* a, const void* ptr) {
+    if (!a) return note(cudaErrorInvalidValue);
+    memset(a, 0, sizeof *a);
+    a->device = current_device;
+    uint64_t p = (uint64_t)(uintptr_t)ptr;
+    pthread_mutex_lock(&managed_lock);
+    for (managed_t* m = managed_list; m; m = m->next)
+        if (p >= m->addr && p < m->addr + m->len) {
+            a->type = cudaMemoryTypeManaged; a->devicePointer = a->hostPointer = (void*)ptr;
+            pthread_mutex_unlock(&managed_lock);
+            return cudaSuccess;
+        }
+    pthread_mutex_unlock(&managed_lock);
+    if (in_shm(ptr, 1)) { a->type = cudaMemoryTypeHost; a->hostPointer = (void*)ptr; return cudaSuccess; }
+    if (connected && is_device(ptr)) { a->type = cudaMemoryTypeDevice; a->devicePointer = (void*)ptr; return cudaSuccess; }
+    a->type = cudaMemoryTypeUnregistered; a->device = -2;
+    a->hostPointer = (void*)ptr;
+    return cudaSuccess;
 }
