@@ -80,12 +80,10 @@ def trace_program(program: str, argv: list[str], *, gpu: str | None = None, out:
     raised)."""
     import traceback
 
+    from strata.errors import CudaError
     from strata.trace_run import trace_call
 
-    if program.endswith(".cu") or (Path(program).is_file() and _is_executable(program)):
-        print(f"strata trace: {program} is a CUDA program; tracing native programs is not supported yet: run it "
-              "with `strata run` (docs/programs.md)", file=sys.stderr)
-        return 2
+    native = program.endswith(".cu") or (Path(program).is_file() and _is_executable(program))
 
     status = [1]
 
@@ -94,6 +92,10 @@ def trace_program(program: str, argv: list[str], *, gpu: str | None = None, out:
 
     try:
         trace_call(run, out, model=gpu, title=f"strata trace {Path(program).name}", collapse=collapse)
+    except CudaError:
+        if not native:
+            raise
+        return status[0] or 1  # a CUDA program's fault: `strata run` already reported it
     except Exception:  # noqa: BLE001 - the program's own error: shown, and the trace is already written
         traceback.print_exc()
         return 1

@@ -189,6 +189,16 @@ def test_runtime_misc_occupancy_limits_host_functions_2d_pointers_cooperative() 
         f"cooperative grid sum {n * (n - 1) // 2} {n * (n - 1) // 2}"]
 
 
+def test_trace_a_native_program(tmp_path: Path) -> None:
+    r = subprocess.run([*RUN, "trace", "--out", str(tmp_path), str(build("vector_add.cu")), "300"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "Test PASSED" in r.stdout
+    assert "L3 cudaMalloc(bytes=1200)" in r.stdout and "L3 __cudaRegisterFatBinary(units=1)" in r.stdout
+    assert "L3 cudaLaunchKernel(kernel=_Z9vectorAddPKfS0_Pfi, grid=(2, 1, 1), block=(256, 1, 1)" in r.stdout
+    assert (tmp_path / "trace.json").is_file() and (tmp_path / "report.html").is_file()
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 import strata.cuda as cuda
+from strata import trace
 from strata.cuda import fatbin
 from strata.cuda.bridge import link
 from strata.cuda.bridge.protocol import ARENA_BYTES, LAUNCH, PROP_FIELDS, REPLY, REQUEST, Op
@@ -254,8 +255,9 @@ class Server:
         image = self._handle(h, self.images, "fat binary")
         if image.error:
             raise CudaError("cudaErrorNoKernelImageForDevice", image.error)
-        if image.module is None:
-            image.module = cuda.Module(link.link_ptx(image.ptx))
+        if image.module is None:  # loaded at first use, as CUDA's lazy module loading does
+            with trace.span("L3", "__cudaRegisterFatBinary", units=len(image.ptx)):
+                image.module = cuda.Module(link.link_ptx(image.ptx))
         return image.module
 
     def _func_info(self, body: bytes) -> bytes:
