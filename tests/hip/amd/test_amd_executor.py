@@ -250,3 +250,38 @@ def test_dpp_row_shifts_broadcasts_and_permutes(rng: np.random.Generator) -> Non
         np.testing.assert_array_equal(got[:, 3], np.where(in_row < 15, v[np.minimum(lane + 1, 63)], 0))  # row_shl:1
     # the row sums of the reduction: lane 63 holds the sum of the whole wave (the rocPRIM/Triton pattern)
     assert out[63, 0] == x[:64].sum() and out[127, 0] == x[64:].sum()
+
+
+def test_mfma_f32_16x16x4_and_32x32x2(rng: np.random.Generator) -> None:
+    b = Board()
+    k = 12
+    a, bm = rng.standard_normal((16, k)).astype(np.float32), rng.standard_normal((k, 16)).astype(np.float32)
+    ca = b.put(np.zeros((16, 16), np.float32))
+    c = b.run(kernel("mfma", "mfma_f32_16"), (1, 1, 1), (64, 1, 1), [p64(b.put(a)), p64(b.put(bm)), p64(ca), i32(k)])
+    np.testing.assert_allclose(b.get(ca, 256).reshape(16, 16), a.astype(np.float64) @ bm, rtol=1e-5, atol=1e-5)
+    assert c.flops["tensor"] == 2 * 16 * 16 * k
+    a2, b2 = rng.standard_normal((32, 2)).astype(np.float32), rng.standard_normal((2, 32)).astype(np.float32)
+    c2 = b.put(np.zeros((32, 32), np.float32))
+    b.run(kernel("mfma", "mfma_f32_32"), (1, 1, 1), (64, 1, 1), [p64(b.put(a2)), p64(b.put(b2)), p64(c2)])
+    np.testing.assert_allclose(b.get(c2, 1024).reshape(32, 32), a2.astype(np.float64) @ b2, rtol=1e-5, atol=1e-6)
+
+
+def test_mfma_f16_bf16_i8(rng: np.random.Generator) -> None:
+    b = Board()
+    a, bm = rng.standard_normal((16, 16)).astype(np.float16), rng.standard_normal((16, 16)).astype(np.float16)
+    ca = b.put(np.zeros((16, 16), np.float32))
+    b.run(kernel("mfma", "mfma_f16"), (1, 1, 1), (64, 1, 1), [p64(b.put(a)), p64(b.put(bm)), p64(ca)])
+    np.testing.assert_allclose(b.get(ca, 256).reshape(16, 16), a.astype(np.float64) @ bm + 1.0, rtol=1e-5, atol=1e-5)
+
+    af, bf = rng.standard_normal((16, 16)).astype(np.float32), rng.standard_normal((16, 16)).astype(np.float32)
+    a16, b16 = (af.view(np.uint32) >> 16).astype(np.uint16), (bf.view(np.uint32) >> 16).astype(np.uint16)  # bf16
+    a_val = (a16.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    b_val = (b16.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    cb = b.put(np.zeros((16, 16), np.float32))
+    b.run(kernel("mfma", "mfma_bf16"), (1, 1, 1), (64, 1, 1), [p64(b.put(a16)), p64(b.put(b16)), p64(cb)])
+    np.testing.assert_allclose(b.get(cb, 256).reshape(16, 16), a_val @ b_val, rtol=1e-5, atol=1e-5)
+
+    ai, bi = rng.integers(-128, 128, (16, 32)).astype(np.int8), rng.integers(-128, 128, (32, 16)).astype(np.int8)
+    ci = b.put(np.zeros((16, 16), np.int32))
+    b.run(kernel("mfma", "mfma_i8"), (1, 1, 1), (64, 1, 1), [p64(b.put(ai)), p64(b.put(bi)), p64(ci)])
+    np.testing.assert_array_equal(b.get(ci, 256, np.int32).reshape(16, 16), ai.astype(np.int64) @ bi)

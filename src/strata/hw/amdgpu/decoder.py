@@ -81,6 +81,8 @@ class Inst:
         if self.fmt in ("VOP1", "VOP2", "VOPC"):
             if self.f.get("dpp"):
                 return self.name + "_dpp"
+            if self.f.get("sdwa"):
+                return self.name + "_sdwa"
             return self.name if self.name in _NO_E32 else self.name + "_e32"
         if self.fmt == "VOP3" and self.op < 0x1D0 and not self.name.startswith(("v_readlane", "v_writelane")) \
                 and self.name in _PROMOTED:
@@ -93,6 +95,8 @@ class Inst:
         ops = _format_operands(self)
         if self.f.get("dpp"):
             ops += " " + dpp_text(self.f)
+        elif self.f.get("sdwa"):
+            ops += " " + sdwa_text(self.f, self.fmt)
         return f"{self.mnemonic} {ops}" if ops else self.mnemonic
 
     def __str__(self) -> str:
@@ -235,8 +239,14 @@ def decode_one(code: bytes, at: int, kernel: str = "") -> Inst:
             f.update(dpp=1, src0=256 + (ext & 0xFF), dpp_ctrl=ext >> 8 & 0x1FF, bound_ctrl=ext >> 19 & 1,
                      neg=(ext >> 20 & 1) | (ext >> 22 & 1) << 1, abs=(ext >> 21 & 1) | (ext >> 23 & 1) << 1,
                      bank_mask=ext >> 24 & 0xF, row_mask=ext >> 28 & 0xF)
-        else:
-            name += "_sdwa"
+        else:  # SDWA: sub-dword selects of the sources and the destination
+            f.update(sdwa=1, src0=(ext & 0xFF) + (0 if ext >> 23 & 1 else 256), dst_sel=ext >> 8 & 7,
+                     dst_unused=ext >> 11 & 3, sdwa_clamp=ext >> 13 & 1, omod=ext >> 14 & 3,
+                     src0_sel=ext >> 16 & 7, src0_sext=ext >> 19 & 1, src1_sel=ext >> 24 & 7,
+                     src1_sext=ext >> 27 & 1, neg=(ext >> 20 & 1) | (ext >> 28 & 1) << 1,
+                     abs=(ext >> 21 & 1) | (ext >> 29 & 1) << 1)
+            if ext >> 31 & 1:  # src1 is an SGPR
+                f["vsrc1_sgpr"] = 1
     literal = None
     if name in _LITERAL_OPS:
         srcs.append(LITERAL)
@@ -336,6 +346,21 @@ def dpp_text(f: dict[str, int]) -> str:
     return text
 
 
+SDWA_SEL = ("BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD", "SEL7")
+SDWA_UNUSED = ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE", "UNUSED3")
+
+
+def sdwa_text(f: dict[str, int], fmt: str) -> str:
+    """The SDWA selects as llvm-objdump prints them."""
+    parts = []
+    if fmt != "VOPC":
+        parts += [f"dst_sel:{SDWA_SEL[f['dst_sel']]}", f"dst_unused:{SDWA_UNUSED[f['dst_unused']]}"]
+    parts.append(f"src0_sel:{SDWA_SEL[f['src0_sel']]}")
+    if fmt != "VOP1":
+        parts.append(f"src1_sel:{SDWA_SEL[f['src1_sel']]}")
+    return " ".join(parts)
+
+
 def _waitcnt(simm: int) -> str:
     vm = (simm & 0xF) | (simm >> 14 & 3) << 4
     exp = simm >> 4 & 7
@@ -387,7 +412,8 @@ def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
             return ""
         return f"{vreg(f['vdst'], dw)}, {_neg_abs(src(f['src0'], sw[0], lit), 0, f)}"
     if ins.fmt == "VOP2":
-        s0, s1 = _neg_abs(src(f["src0"], sw[0], lit), 0, f), _neg_abs(vreg(f["vsrc1"], sw[1]), 1, f)
+        s1_text = sreg(f["vsrc1"]) if f.get("vsrc1_sgpr") else vreg(f["vsrc1"], sw[1])
+        s0, s1 = _neg_abs(src(f["src0"], sw[0], lit), 0, f), _neg_abs(s1_text, 1, f)
         if name in ("v_cndmask_b32",):
             return f"{vreg(f['vdst'])}, {s0}, {s1}, vcc"
         if name in ("v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32"):
@@ -421,6 +447,8 @@ def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
         if f["omod"]:
             text += {1: " mul:2", 2: " mul:4", 3: " div:2"}[f["omod"]]
         return text
+    if ins.fmt == "VOP3P" and name in MFMA:
+        return _format_mfma(ins)
     if ins.fmt == "VOP3P":
         n_src = 3 if any(t in name for t in ("fma", "mad")) else 2
         srcs = [src(f[f"src{i}"], sw[i], lit) for i in range(n_src)]
@@ -444,6 +472,40 @@ def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
     if ins.fmt in ("GLOBAL", "FLAT", "SCRATCH"):
         return _format_flat(ins)
     return " ".join(f"{w:08X}" for w in ins.words)
+
+
+# MFMA (single-block shapes): name -> (M, N, K, input kind, k values per lane, input dwords, output dwords)
+MFMA: dict[str, tuple[int, int, int, str, int, int, int]] = {
+    "v_mfma_f32_16x16x4_f32": (16, 16, 4, "f32", 1, 1, 4), "v_mfma_f32_32x32x2_f32": (32, 32, 2, "f32", 1, 1, 16),
+    "v_mfma_f32_16x16x16_f16": (16, 16, 16, "f16", 4, 2, 4), "v_mfma_f32_32x32x8_f16": (32, 32, 8, "f16", 4, 2, 16),
+    "v_mfma_f32_16x16x16_bf16": (16, 16, 16, "bf16", 4, 2, 4),
+    "v_mfma_f32_32x32x8_bf16": (32, 32, 8, "bf16", 4, 2, 16),
+    "v_mfma_i32_16x16x32_i8": (16, 16, 32, "i8", 8, 2, 4), "v_mfma_i32_32x32x16_i8": (32, 32, 16, "i8", 8, 2, 16),
+}
+
+
+def _mai_reg(r: int, width: int, acc: bool) -> str:
+    prefix = "a" if acc else "v"
+    return f"{prefix}{r}" if width == 1 else f"{prefix}[{r}:{r + width - 1}]"
+
+
+def _format_mfma(ins: Inst) -> str:
+    f = ins.f
+    *_, in_w, out_w = MFMA[ins.name]
+    acc_cd = bool(f["clamp"])  # bit 15 of a MAI instruction is ACC_CD: vdst and src2 are AGPRs
+    acc = f["op_sel_hi"]  # bits 27/28: src0/src1 are AGPRs
+
+    def operand(code: int, width: int, is_acc: bool) -> str:
+        return _mai_reg(code - 256, width, is_acc) if code >= 256 else src(code, width, ins.literal)
+
+    parts = [_mai_reg(f["vdst"], out_w, acc_cd), operand(f["src0"], in_w, bool(acc & 1)),
+             operand(f["src1"], in_w, bool(acc & 2)), operand(f["src2"], out_w, acc_cd)]
+    text = ", ".join(parts)
+    cbsz, abid, blgp = f["neg_hi"], f["op_sel"] | f["op_sel_hi2"] << 3, f["neg"]
+    for label, v in (("cbsz", cbsz), ("abid", abid), ("blgp", blgp)):
+        if v:
+            text += f" {label}:{v}"
+    return text
 
 
 def _vop3_sources(name: str) -> int:

@@ -26,6 +26,7 @@ last-bit cases); v_div_scale only scales when the exponents are extreme, as the 
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ import numpy as np
 
 from strata.errors import DeviceFault, LaunchCancelled, LaunchTimeout
 from strata.hw.amdgpu.codeobject import KernelInfo
-from strata.hw.amdgpu.decoder import FLOAT_CONSTS, INV_2PI, LITERAL, Inst, decode, flat_width
+from strata.hw.amdgpu.decoder import FLOAT_CONSTS, INV_2PI, LITERAL, MFMA, Inst, decode, flat_width
 from strata.hw.amdgpu.errors import UnsupportedAmdInstruction
 from strata.hw.counters import Counters
 from strata.hw.memory import GLOBAL_BASE, DeviceMemory
@@ -119,6 +120,7 @@ class _Ctx:
     jump: np.ndarray | None = None  # per selected wave: new pc, or -1 for pc + 1
     _exec: np.ndarray | None = None
     dpp: tuple[np.ndarray, np.ndarray] | None = None  # DPP: (source lane per lane, read-as-zero mask)
+    sdwa: dict[str, int] | None = None  # SDWA: the instruction's fields (destination select)
 
     def exec_mask(self) -> np.ndarray:
         """(n, 64) bool: the lanes EXEC enables (read once per instruction: those that write EXEC read it first)."""
@@ -210,6 +212,8 @@ def vwrite(c: _Ctx, r: int, value: Any, width: int = 1, mask: np.ndarray | None 
     """Write VGPR r (and r+1 for width 2) on the lanes EXEC (or `mask`) enables."""
     m = c.exec_mask() if mask is None else mask
     val = np.broadcast_to(np.asarray(value), (c.n, WAVE))
+    if c.sdwa is not None and width == 1:
+        val = _sdwa_place(val, c.b.v[c.ix, r], c.sdwa["dst_sel"], c.sdwa["dst_unused"])
     if width == 1:
         old = c.b.v[c.ix, r]
         c.b.v[c.ix, r] = np.where(m, val.astype(_U32), old)
@@ -222,7 +226,7 @@ def vwrite(c: _Ctx, r: int, value: Any, width: int = 1, mask: np.ndarray | None 
 
 def _apply_mods(x: np.ndarray, ins: Inst, i: int) -> np.ndarray:
     """VOP3 abs/neg source modifiers on a float32 view."""
-    if ins.fmt != "VOP3" and not ins.f.get("dpp"):
+    if ins.fmt != "VOP3" and not (ins.f.get("dpp") or ins.f.get("sdwa")):
         return x
     if ins.f.get("abs", 0) >> i & 1 and ins.name not in _NO_ABS:
         x = np.abs(x)
@@ -242,12 +246,47 @@ def fsrc(c: _Ctx, ins: Inst, i: int) -> np.ndarray:
 def usrc(c: _Ctx, ins: Inst, i: int, width: int = 1) -> np.ndarray:
     """Source i as raw bits (src0 of a DPP instruction comes from the lanes its control selects)."""
     code = ins.f["src0"] if i == 0 else (ins.f["vsrc1"] + 256 if ins.fmt in ("VOP2", "VOPC") else ins.f[f"src{i}"])
+    if i == 1 and ins.f.get("vsrc1_sgpr"):
+        code = ins.f["vsrc1"]
     value = vread(c, code, width, ins)
+    if ins.f.get("sdwa") and i < 2:
+        return _sdwa_select(value, ins.f[f"src{i}_sel"], bool(ins.f[f"src{i}_sext"]))
     if i == 0 and c.dpp is not None:
         lanes, zero = c.dpp
         value = np.take_along_axis(np.broadcast_to(value, (c.n, WAVE)), lanes, axis=1)
         value = np.where(zero, value.dtype.type(0), value)
     return value
+
+
+def _sdwa_select(value: np.ndarray, sel: int, sext: bool) -> np.ndarray:
+    """An SDWA source select: a byte or word of the register, zero- or sign-extended."""
+    if sel == 6:
+        return value
+    bits = 8 if sel < 4 else 16
+    shift = 8 * sel if sel < 4 else 16 * (sel - 4)
+    v = (value.astype(np.int64) >> shift) & ((1 << bits) - 1)
+    if sext:
+        v = np.where(v >> (bits - 1) & 1, v - (1 << bits), v)
+    return (v & 0xFFFFFFFF).astype(_U32)
+
+
+def _sdwa_place(result: np.ndarray, old: np.ndarray, sel: int, unused: int) -> np.ndarray:
+    """An SDWA destination select: the result's low byte/word goes to the selected field; the other bits
+    are zero (UNUSED_PAD), the field's sign (UNUSED_SEXT) or the old register's (UNUSED_PRESERVE)."""
+    if sel == 6:
+        return result
+    bits = 8 if sel < 4 else 16
+    shift = 8 * sel if sel < 4 else 16 * (sel - 4)
+    field = (result.astype(np.int64) & ((1 << bits) - 1)) << shift
+    mask = ((1 << bits) - 1) << shift
+    if unused == 2:
+        rest = old.astype(np.int64) & ~mask & 0xFFFFFFFF
+    elif unused == 1:
+        sign = (field >> (shift + bits - 1)) & 1
+        rest = np.where(sign == 1, (0xFFFFFFFF & ~((1 << (shift + bits)) - 1)), 0)
+    else:
+        rest = np.zeros_like(field)
+    return ((field | rest) & 0xFFFFFFFF).astype(_U32)
 
 
 def _setup_dpp(c: _Ctx, ins: Inst) -> None:
@@ -1209,6 +1248,74 @@ def _fp_class(x: np.ndarray) -> np.ndarray:
     return (np.int64(1) << cls.astype(np.int64))
 
 
+# ---------------------------------------------------------------------------- MFMA
+@functools.cache
+def _mfma_layout(m: int, n: int, kpl: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                     np.ndarray]:
+    """Index maps of a single-block MFMA (CDNA3 ISA, "Matrix fused multiply-add"): lane l holds
+    A[l % M][(l // M) * kpl + e] and B[(l // N) * kpl + e][l % N]; the result D[i][j] sits in lane
+    j + N * ((i // 4) % (64 // N)) and register i % 4 + 4 * (i // (4 * 64 // N))."""
+    lane = np.arange(WAVE)
+    e = np.arange(kpl)
+    a_i = np.repeat(lane % m, kpl)
+    a_k = ((lane // m)[:, None] * kpl + e[None, :]).reshape(-1)
+    b_j = np.repeat(lane % n, kpl)
+    b_k = ((lane // n)[:, None] * kpl + e[None, :]).reshape(-1)
+    groups = WAVE // n
+    i = np.arange(m)
+    d_lane = (np.arange(n)[None, :] + n * ((i[:, None] // 4) % groups))  # (M, N)
+    d_reg = np.broadcast_to((i % 4 + 4 * (i // (4 * groups)))[:, None], (m, n))
+    return a_i, a_k, b_j, b_k, d_lane, d_reg
+
+
+def _mfma_inputs(c: _Ctx, code: int, dwords: int, kind: str, kpl: int) -> np.ndarray:
+    """(n, 64 * kpl) input values of one MFMA operand, as float64 (int64 for i8)."""
+    r = code - 256
+    regs = np.stack([c.b.v[c.ix, r + k] for k in range(dwords)], axis=2).astype("<u4")  # (n, 64, dwords)
+    raw = np.ascontiguousarray(regs).view(np.uint8).reshape(c.n, WAVE, 4 * dwords)
+    if kind == "f32":
+        vals = raw.view("<f4").astype(np.float64)
+    elif kind == "f16":
+        vals = raw.view("<f2").astype(np.float64)
+    elif kind == "bf16":
+        vals = (raw.view("<u2").astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    else:
+        vals = raw.view(np.int8).astype(np.int64)
+    return vals.reshape(c.n, WAVE * kpl)
+
+
+def h_mfma(c: _Ctx, ins: Inst) -> None:
+    """Single-block matrix multiply-accumulate: D = A @ B + C for the whole wave (MFMA ignores EXEC).
+    Products and sums are exact in float64 (int64 for i8) and rounded to float32 once per instruction;
+    hardware accumulates in float32 in an unspecified order, so the last bits may differ."""
+    m, n, k, kind, kpl, in_w, out_w = MFMA[ins.name]
+    a_i, a_k, b_j, b_k, d_lane, d_reg = _mfma_layout(m, n, kpl)
+    a = np.zeros((c.n, m, k), np.int64 if kind == "i8" else np.float64)
+    b = np.zeros((c.n, k, n), a.dtype)
+    a[:, a_i, a_k] = _mfma_inputs(c, ins.f["src0"], in_w, kind, kpl)
+    b[:, b_k, b_j] = _mfma_inputs(c, ins.f["src1"], in_w, kind, kpl)
+    r2 = ins.f["src2"]
+    if r2 >= 256:
+        cregs = np.stack([c.b.v[c.ix, r2 - 256 + q] for q in range(out_w)], axis=1)  # (n, regs, 64)
+        acc = cregs[:, d_reg, d_lane]  # (n, M, N) raw bits
+        cm = acc.view(np.int32).astype(np.int64) if kind == "i8" else acc.view(np.float32).astype(np.float64)
+    else:
+        cm = np.broadcast_to(np.asarray(_const(r2, 1, ins.literal, kind != "i8") or 0), (c.n, m, n))
+        cm = cm.astype(np.int64) if kind == "i8" else np.ascontiguousarray(cm, "<u4").view(np.float32).astype(
+            np.float64)
+    d = np.matmul(a, b) + cm
+    bits = ((d & 0xFFFFFFFF).astype(_U32) if kind == "i8" else d.astype(np.float32).view(_U32))
+    out = np.zeros((c.n, out_w, WAVE), _U32)
+    out[:, d_reg, d_lane] = bits
+    for q in range(out_w):
+        c.b.v[c.ix, ins.f["vdst"] + q] = out[:, q]
+    c.counters.thread_instructions["tensor"] += WAVE * c.n
+    c.counters.warp_instructions["tensor"] += 2 * c.n
+    c.counters.flops["tensor"] += 2 * m * n * k * c.n
+    key = {"f32": "tensor_tf32", "f16": "tensor_fp16", "bf16": "tensor_bf16", "i8": "int8"}[kind]
+    c.counters.tensor_flops[key] = c.counters.tensor_flops.get(key, 0) + 2 * m * n * k * c.n
+
+
 # ---------------------------------------------------------------------------- LDS
 def _lds_addr(c: _Ctx, ins: Inst, extra: int, size: int, access: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(word index per lane, workgroup row per wave, exec mask), checked against the workgroup's LDS."""
@@ -1473,8 +1580,9 @@ _NARROW = {"v_cvt_f32_f64", "v_cvt_i32_f64", "v_cvt_u32_f64", "v_cvt_f32_ubyte0"
 
 def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branch per encoding
     name, fmt = ins.name, ins.fmt
-    if name.endswith("_sdwa"):
-        return None
+    if ins.f.get("sdwa") and (fmt == "VOPC" or ins.f.get("sdwa_clamp") or name not in set(_I2) | set(_F2) |
+                              {"v_mov_b32", "v_cvt_f32_i32", "v_cvt_f32_u32", "v_not_b32"}):
+        return None  # SDWA on compares, with clamp, or on ops whose sub-dword semantics are not modeled
     if fmt == "SOP2":
         return h_sop2 if _sop2_fn(name) is not None else None
     if fmt == "SOPC":
@@ -1506,6 +1614,11 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
         return h_valu3
     if fmt == "VOP3P" and name in ("v_pk_mul_f32", "v_pk_add_f32", "v_pk_fma_f32"):
         return h_vop3p
+    if fmt == "VOP3P" and name in MFMA:
+        f = ins.f
+        plain = not (f.get("clamp") or f.get("op_sel_hi") or f.get("neg_hi") or f.get("op_sel") or f.get("neg")
+                     or f.get("op_sel_hi2"))  # VGPR operands, no cbsz/abid/blgp broadcasts
+        return h_mfma if plain and f["src0"] >= 256 and f["src1"] >= 256 else None
     if fmt == "DS":
         return h_ds if name in _DS_OK and not ins.f["gds"] else None
     if fmt in ("GLOBAL", "FLAT"):
@@ -1622,6 +1735,8 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
         c = _Ctx(b, ix, idx.size, mem, prog, launch, counters)
         if ins.f.get("dpp"):
             _setup_dpp(c, ins)
+        elif ins.f.get("sdwa"):
+            c.sdwa = ins.f
         handlers[pc](c, ins)
         if c.jump is not None:
             nxt = np.where(c.jump >= 0, c.jump, pc + 1)
