@@ -199,6 +199,13 @@ def test_trace_a_native_program(tmp_path: Path) -> None:
     assert (tmp_path / "trace.json").is_file() and (tmp_path / "report.html").is_file()
 
 
+def test_graph_captured_from_a_stream_replays() -> None:
+    r = run(build("graph_capture.cu"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["capturing 1, 5 nodes"] + [
+        f"round {k} out[3] {((3 + k) * 2.0 + 1.0) * 0.5:.1f} mismatches 0" for k in range(3)]
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")
@@ -278,13 +285,13 @@ def test_program_that_forks(tmp_path: Path) -> None:
 
 
 def test_unimplemented_call_returns_not_supported_once(tmp_path: Path) -> None:
-    src = tmp_path / "graph.cu"
-    src.write_text('#include <cstdio>\nint main() { cudaGraph_t g; cudaError_t a = cudaGraphCreate(&g, 0);\n'
-                   '  cudaError_t b = cudaGraphCreate(&g, 0); printf("%d %d %s\\n", (int)a, (int)b,'
-                   ' cudaGetErrorName(a)); return 0; }\n')
+    src = tmp_path / "ipc.cu"
+    src.write_text('#include <cstdio>\nint main() { cudaEvent_t e; cudaEventCreate(&e); cudaIpcEventHandle_t h;\n'
+                   '  cudaError_t a = cudaIpcGetEventHandle(&h, e), b = cudaIpcGetEventHandle(&h, e);\n'
+                   '  printf("%d %d %s\\n", (int)a, (int)b, cudaGetErrorName(a)); return 0; }\n')
     r = run(src)
     assert (r.returncode, r.stdout) == (0, "801 801 cudaErrorNotSupported\n")
-    assert r.stderr.count("cudaGraphCreate is not implemented") == 1
+    assert r.stderr.count("cudaIpcGetEventHandle is not implemented") == 1
 
 
 def test_without_strata_run_the_program_is_told_how_to_start(tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ message here gets its name as message."""
 from __future__ import annotations
 
 # Codes strata.errors does not list but the library returns (set by the C side itself).
-EXTRA_CODES = {"cudaErrorInsufficientDriver": 35, "cudaErrorMissingConfiguration": 52}
+EXTRA_CODES = {"cudaErrorInsufficientDriver": 35, "cudaErrorMissingConfiguration": 52, "cudaErrorIllegalState": 401,
+               "cudaErrorStreamCaptureUnsupported": 900}
 
 ERROR_TEXTS: dict[str, str] = {
     "cudaSuccess": "no error",
@@ -54,4 +55,6 @@ ERROR_TEXTS: dict[str, str] = {
     "cudaErrorNotSupported": "operation not supported",
     "cudaErrorUnknown": "unknown error",
     "cudaErrorInvalidClusterSize": "invalid cluster size",
+    "cudaErrorIllegalState": "the operation cannot be performed in the present state",
+    "cudaErrorStreamCaptureUnsupported": "operation not permitted when stream is capturing",
 }

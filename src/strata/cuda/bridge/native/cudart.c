@@ -315,6 +315,35 @@ static cudaError_t func_info(func_t* f) {
     return cudaSuccess;
 }
 
+/* ---- stream capture into graphs ------------------------------------------------------------------------- */
+/* Work queued on a capturing stream is recorded, not run; cudaGraphLaunch replays it in order on the
+ * stream it is launched into. Captured copies read and write host memory when the graph runs, as in CUDA. */
+enum { NODE_LAUNCH, NODE_COPY, NODE_MEMSET };
+typedef struct {
+    int kind;
+    uint32_t op; char* buf; size_t n;                     /* a launch: its request, stream patched at replay */
+    void* dst; const void* src; size_t count; int mkind;  /* a copy */
+    int value;                                            /* a memset (dst, value, count) */
+} node_t;
+struct CUgraph_st { node_t* nodes; size_t n, cap; };
+struct CUgraphExec_st { struct CUgraph_st g; };
+static struct { cudaStream_t s; struct CUgraph_st* g; } captures[16];
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct CUgraph_st* capturing(cudaStream_t s) {
+    if (!s) return NULL;  /* the legacy default stream cannot be captured */
+    struct CUgraph_st* g = NULL;
+    pthread_mutex_lock(&capture_lock);
+    for (int i = 0; i < 16; i++) if (captures[i].g && captures[i].s == s) g = captures[i].g;
+    pthread_mutex_unlock(&capture_lock);
+    return g;
+}
+
+static void add_node(struct CUgraph_st* g, node_t nd) {
+    if (g->n == g->cap) { g->cap = g->cap ? 2 * g->cap : 8; g->nodes = realloc(g->nodes, g->cap * sizeof *g->nodes); }
+    g->nodes[g->n++] = nd;
+}
+
 /* ---- launch --------------------------------------------------------------------------------------------- */
 typedef struct { dim3 grid, block; size_t shmem; cudaStream_t stream; } callcfg_t;
 static __thread callcfg_t cfg_stack[16];
@@ -360,6 +389,14 @@ static cudaError_t launch_op(uint32_t op, func_t* f, dim3 g, dim3 b, void** args
     memcpy(buf, &f->fid, 8); memcpy(buf + 8, dims, 24); memcpy(buf + 32, &sh, 8); memcpy(buf + 40, &st, 8);
     size_t off = head;
     for (int i = 0; i < f->nparams; i++) { memcpy(buf + off, args[i], f->sizes[i]); off += f->sizes[i]; }
+    struct CUgraph_st* g0 = capturing(s);
+    if (g0) {
+        node_t nd = {.kind = NODE_LAUNCH, .op = op, .buf = malloc(n), .n = n};
+        memcpy(nd.buf, buf, n);
+        add_node(g0, nd);
+        if (buf != stackbuf) free(buf);
+        return cudaSuccess;
+    }
     pthread_mutex_lock(&lock);
     send_req(op, buf, n, NULL, 0);  /* pipelined: errors come back from the next call that asks */
     pthread_mutex_unlock(&lock);
@@ -480,6 +517,12 @@ static int is_device(const void* p) {
 }
 
 static cudaError_t copy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t s) {
+    struct CUgraph_st* g = capturing(s);
+    if (g) {
+        node_t nd = {.kind = NODE_COPY, .dst = dst, .src = src, .count = count, .mkind = kind};
+        add_node(g, nd);
+        return cudaSuccess;
+    }
     uint64_t st = (uint64_t)(uintptr_t)s;
     cudaError_t c = connect_server();
     if (c != cudaSuccess) return note(c);
@@ -559,6 +602,12 @@ cudaError_t cudaMemset(void* devPtr, int value, size_t count) {
     return rpc(OP_MEMSET, h, 32, NULL, 0, NULL, 0, NULL);
 }
 cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t s) {
+    struct CUgraph_st* g = capturing(s);
+    if (g) {
+        node_t nd = {.kind = NODE_MEMSET, .dst = devPtr, .count = count, .value = value};
+        add_node(g, nd);
+        return cudaSuccess;
+    }
     uint64_t h[4] = {(uint64_t)(uintptr_t)devPtr, (uint64_t)value, count, (uint64_t)(uintptr_t)s};
     return rpc(OP_MEMSET, h, 32, NULL, 0, NULL, 0, NULL);
 }
@@ -959,5 +1008,119 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* a, const void
     if (connected && is_device(ptr)) { a->type = cudaMemoryTypeDevice; a->devicePointer = (void*)ptr; return cudaSuccess; }
     a->type = cudaMemoryTypeUnregistered; a->device = -2;
     a->hostPointer = (void*)ptr;
+    return cudaSuccess;
+}
+
+/* ---- graphs --------------------------------------------------------------------------------------------- */
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode) {
+    (void)mode;
+    if (!s) return note(cudaErrorStreamCaptureUnsupported);
+    if (capturing(s)) return note(cudaErrorIllegalState);
+    pthread_mutex_lock(&capture_lock);
+    for (int i = 0; i < 16; i++)
+        if (!captures[i].g) {
+            captures[i].s = s; captures[i].g = calloc(1, sizeof(struct CUgraph_st));
+            pthread_mutex_unlock(&capture_lock);
+            return cudaSuccess;
+        }
+    pthread_mutex_unlock(&capture_lock);
+    return note(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* pGraph) {
+    if (!pGraph) return note(cudaErrorInvalidValue);
+    pthread_mutex_lock(&capture_lock);
+    for (int i = 0; i < 16; i++)
+        if (captures[i].g && captures[i].s == s) {
+            *pGraph = captures[i].g; captures[i].g = NULL; captures[i].s = NULL;
+            pthread_mutex_unlock(&capture_lock);
+            return cudaSuccess;
+        }
+    pthread_mutex_unlock(&capture_lock);
+    return note(cudaErrorIllegalState);
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus* status) {
+    if (!status) return note(cudaErrorInvalidValue);
+    *status = capturing(s) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags) {
+    (void)flags;
+    if (!pGraph) return note(cudaErrorInvalidValue);
+    *pGraph = calloc(1, sizeof(struct CUgraph_st));
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* numNodes) {
+    if (!g || !numNodes) return note(cudaErrorInvalidValue);
+    if (nodes) {
+        size_t k = *numNodes < g->n ? *numNodes : g->n;
+        for (size_t i = 0; i < k; i++) nodes[i] = (cudaGraphNode_t)(void*)&g->nodes[i];
+        *numNodes = k;
+    } else {
+        *numNodes = g->n;
+    }
+    return cudaSuccess;
+}
+
+static void free_nodes(struct CUgraph_st* g) {
+    for (size_t i = 0; i < g->n; i++) free(g->nodes[i].buf);
+    free(g->nodes);
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t g) {
+    if (!g) return note(cudaErrorInvalidValue);
+    free_nodes(g);
+    free(g);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pExec, cudaGraph_t g, unsigned long long flags) {
+    (void)flags;
+    if (!pExec || !g) return note(cudaErrorInvalidValue);
+    struct CUgraphExec_st* e = calloc(1, sizeof *e);
+    e->g.n = e->g.cap = g->n;
+    e->g.nodes = calloc(g->n ? g->n : 1, sizeof(node_t));
+    for (size_t i = 0; i < g->n; i++) {
+        e->g.nodes[i] = g->nodes[i];
+        if (g->nodes[i].buf) { e->g.nodes[i].buf = malloc(g->nodes[i].n); memcpy(e->g.nodes[i].buf, g->nodes[i].buf, g->nodes[i].n); }
+    }
+    *pExec = e;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pExec, cudaGraph_t g, unsigned long long flags) {
+    return cudaGraphInstantiate(pExec, g, flags);
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) {
+    if (!e) return note(cudaErrorInvalidValue);
+    free_nodes(&e->g);
+    free(e);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
+    if (!e) return note(cudaErrorInvalidValue);
+    cudaError_t c = connect_server();
+    if (c != cudaSuccess) return note(c);
+    for (size_t i = 0; i < e->g.n; i++) {
+        node_t* nd = &e->g.nodes[i];
+        cudaError_t r = cudaSuccess;
+        if (nd->kind == NODE_LAUNCH) {
+            uint64_t st = (uint64_t)(uintptr_t)s;
+            memcpy(nd->buf + 40, &st, 8);  /* the stream field of the launch request */
+            pthread_mutex_lock(&lock);
+            send_req(nd->op, nd->buf, nd->n, NULL, 0);
+            pthread_mutex_unlock(&lock);
+        } else if (nd->kind == NODE_COPY) {
+            r = copy(nd->dst, nd->src, nd->count, (enum cudaMemcpyKind)nd->mkind, s);
+        } else {
+            r = cudaMemsetAsync(nd->dst, nd->value, nd->count, s);
+        }
+        if (r != cudaSuccess) return r;
+    }
     return cudaSuccess;
 }
