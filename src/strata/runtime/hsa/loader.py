@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from strata.errors import OutOfMemoryError, PTXSyntaxError, UnsupportedInstruction
+from strata.hw.amdgpu.errors import CodeObjectError
 from strata.hw.jit import register_pressure
+from strata.runtime.code_object import LoadedCodeObject
+from strata.runtime.code_object import load_code_object as load_amdgpu_code_object
 from strata.runtime.hsa._runtime import _rt, _unload
 from strata.runtime.hsa.agent import Agent, _agent
 from strata.runtime.hsa.status import ExecutableSymbolInfo, HsaError, Status, SymbolKind, _enum
@@ -20,7 +23,7 @@ class Executable:
 
     def __init__(self) -> None:
         self.frozen = False
-        self.modules: list[tuple[Agent, LoadedModule]] = []
+        self.modules: list[tuple[Agent, LoadedModule | LoadedCodeObject]] = []
 
     def __repr__(self) -> str:
         return f"<hsa_executable {'frozen' if self.frozen else 'unfrozen'}, {len(self.modules)} code object(s)>"
@@ -34,7 +37,7 @@ class ExecutableSymbol:
     agent: Agent
     name: str
     kind: SymbolKind
-    module: LoadedModule
+    module: LoadedModule | LoadedCodeObject
 
 
 def executable_create() -> Executable:
@@ -46,9 +49,10 @@ def executable_create() -> Executable:
     return exe
 
 
-def executable_load_code_object(executable: Executable, agent: Agent, code_object: str) -> None:
+def executable_load_code_object(executable: Executable, agent: Agent, code_object: str | bytes) -> None:
     """hsa_executable_load_agent_code_object: load a code object (PTX text, strata's front end) for
-    `agent`: its variables are placed in the agent's memory and the device JITs its kernels.
+    `agent`: its variables are placed in the agent's memory and the device JITs its kernels. `bytes`
+    are an AMDGPU code object (ELF) for an AMD agent, run by the CDNA engine (docs/amd.md).
 
     Raises:
         HsaError: ERROR_FROZEN_EXECUTABLE, ERROR_INVALID_EXECUTABLE, ERROR_INVALID_AGENT (not a GPU),
@@ -59,8 +63,12 @@ def executable_load_code_object(executable: Executable, agent: Agent, code_objec
     if exe.frozen:
         raise HsaError(Status.ERROR_FROZEN_EXECUTABLE, "[executable_load_code_object] the executable is frozen")
     try:
-        loaded = load_module(a.device, code_object)
-    except (PTXSyntaxError, UnsupportedInstruction) as e:
+        loaded: LoadedModule | LoadedCodeObject
+        if isinstance(code_object, bytes | bytearray):
+            loaded = load_amdgpu_code_object(a.device, bytes(code_object))
+        else:
+            loaded = load_module(a.device, code_object)
+    except (PTXSyntaxError, UnsupportedInstruction, CodeObjectError) as e:
         raise HsaError(Status.ERROR_INVALID_CODE_OBJECT, f"[executable_load_code_object] {e}") from e
     except OutOfMemoryError as e:
         raise HsaError(Status.ERROR_OUT_OF_RESOURCES, f"[executable_load_code_object] {e.message}") from e
@@ -87,7 +95,7 @@ def _executable(executable: Executable, op: str) -> Executable:
     return executable
 
 
-def load_code_object(agent: Agent, code_object: str) -> Executable:
+def load_code_object(agent: Agent, code_object: str | bytes) -> Executable:
     """create + load_code_object + freeze in one call: the frozen executable of `code_object` on `agent`."""
     exe = executable_create()
     executable_load_code_object(exe, agent, code_object)
@@ -106,6 +114,10 @@ def executable_get_symbol_by_name(executable: Executable, symbol_name: str, agen
     name = symbol_name.removesuffix(".kd")
     for a, loaded in exe.modules:
         if agent is not None and a is not agent:
+            continue
+        if isinstance(loaded, LoadedCodeObject):
+            if name in loaded.programs:
+                return ExecutableSymbol(exe, a, name, SymbolKind.KERNEL, loaded)
             continue
         fn = loaded.module.functions.get(name)
         if fn is not None and fn.is_entry:
@@ -135,6 +147,8 @@ def executable_symbol_get_info(symbol: ExecutableSymbol, attribute: ExecutableSy
     if key in common:
         return common[key]
     loaded = symbol.module
+    if isinstance(loaded, LoadedCodeObject):
+        return _code_object_kernel_info(loaded, symbol.name, key)
     if symbol.kind == SymbolKind.VARIABLE and key in (ExecutableSymbolInfo.VARIABLE_ADDRESS,
                                                       ExecutableSymbolInfo.VARIABLE_SIZE):
         address, size = loaded.variables[symbol.name]
@@ -153,3 +167,17 @@ def executable_symbol_get_info(symbol: ExecutableSymbol, attribute: ExecutableSy
     if key == ExecutableSymbolInfo.KERNEL_GROUP_SEGMENT_SIZE:
         return loaded.program.shared_bytes(symbol.name, 0)
     return loaded.program.functions[symbol.name].local_size  # KERNEL_PRIVATE_SEGMENT_SIZE
+
+
+def _code_object_kernel_info(loaded: LoadedCodeObject, name: str, key: ExecutableSymbolInfo) -> Any:
+    """A code object kernel's attributes, from its metadata and kernel descriptor."""
+    k = loaded.programs[name].kernel
+    values = {ExecutableSymbolInfo.KERNEL_KERNARG_SEGMENT_SIZE: k.kernarg_segment_size,
+              ExecutableSymbolInfo.KERNEL_KERNARG_SEGMENT_ALIGNMENT: max(16, k.kernarg_segment_align),
+              ExecutableSymbolInfo.KERNEL_GROUP_SEGMENT_SIZE: k.group_segment_fixed_size,
+              ExecutableSymbolInfo.KERNEL_PRIVATE_SEGMENT_SIZE: k.private_segment_fixed_size}
+    if key == ExecutableSymbolInfo.KERNEL_OBJECT:
+        return loaded.kernel_object(name)
+    if key not in values:
+        raise HsaError(Status.ERROR_INVALID_ARGUMENT, f"[executable_symbol_get_info] a kernel symbol has no {key.name}")
+    return values[key]
