@@ -206,6 +206,11 @@ def test_graph_captured_from_a_stream_replays() -> None:
         f"round {k} out[3] {((3 + k) * 2.0 + 1.0) * 0.5:.1f} mismatches 0" for k in range(3)]
 
 
+def test_managed_variables() -> None:
+    r = run(build("managed_vars.cu"))
+    assert (r.returncode, r.stdout) == (0, f"before 5\nafter {5 + 10 + 4} arr[3] {3 * 2.0:.1f}\n"), r.stderr
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")

@@ -51,7 +51,8 @@ class Op(enum.IntEnum):
     UNREGISTER = 31
     HTOD_SHM = 32  # a copy from the shared host arena (pinned memory, or the staging area)
     DTOH_SHM = 33  # a copy into it
-    MANAGED = 34  # cudaMallocManaged: device address, arena offset, size (the program maps the arena there)
+    MANAGED = 34  # managed memory: device address, arena offset, size, initial bytes on the device? (the
+    # program maps the arena there)
     LAUNCH_COOP = 35  # cudaLaunchCooperativeKernel (pipelined, as LAUNCH)
     LIMIT = 36  # cudaDeviceSetLimit/GetLimit
     OCCUPANCY = 37  # cudaOccupancyMaxActiveBlocksPerMultiprocessor

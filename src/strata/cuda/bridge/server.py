@@ -346,10 +346,12 @@ class Server:
         self.managed.pop(addr, None)
 
     def _managed(self, body: bytes) -> None:
-        addr, offset, size = struct.unpack("<QQQ", body)
-        self.shared(offset, size)  # inside the arena
+        addr, offset, size, from_device = struct.unpack("<QQQQ", body)
+        host = self.shared(offset, size)  # inside the arena
+        if from_device:  # a __managed__ variable: its initializer is in the module's device memory
+            self.managed_to_host()
+            cuda.memcpy(host, addr, size, cuda.MemcpyKind.DeviceToHost)
         self.managed[addr] = (offset, size)
-        self.device_newer = False  # a fresh allocation: the host side (zeros) is current
 
     def _htod(self, body: bytes, host: np.ndarray | None = None) -> None:
         dst, stream = struct.unpack_from("<QQ", body)

@@ -282,13 +282,40 @@ void __cudaRegisterVar(void** handle, char* hostVar, char* deviceAddress, const 
     pthread_mutex_lock(&lock); v->next = vars; vars = v; pthread_mutex_unlock(&lock);
 }
 
+typedef struct mvar { module_t* mod; void** hostptr; char* name; int ready; struct mvar* next; } mvar_t;
+static mvar_t* mvars;
+
 void __cudaRegisterManagedVar(void** handle, void** hostVarPtrAddress, char* deviceAddress, const char* deviceName,
                               int ext, size_t size, int constant, int global) {
-    (void)handle; (void)hostVarPtrAddress; (void)deviceAddress; (void)ext; (void)size; (void)constant; (void)global;
-    fprintf(stderr, "strata: __managed__ variable %s is not supported\n", deviceName);
+    (void)deviceAddress; (void)ext; (void)size; (void)constant; (void)global;
+    mvar_t* m = calloc(1, sizeof *m);
+    m->mod = (module_t*)handle; m->hostptr = hostVarPtrAddress; m->name = strdup(deviceName);
+    pthread_mutex_lock(&lock); m->next = mvars; mvars = m; pthread_mutex_unlock(&lock);
 }
 
-char __cudaInitModule(void** handle) { (void)handle; return 1; }
+static cudaError_t map_managed(uint64_t addr, size_t size, int from_device);
+
+/* Called by the host code before its first use of a __managed__ variable: load the module, map the
+ * variable's device address in the program and fill it with the variable's initial value. */
+char __cudaInitModule(void** handle) {
+    char ok = 1;
+    for (mvar_t* m = mvars; m; m = m->next) {
+        if (m->ready || m->mod != (module_t*)handle) continue;
+        char req[1024];
+        size_t nl = strlen(m->name);
+        uint64_t r[2] = {0, 0};
+        if (nl + 8 > sizeof req) { ok = 0; continue; }
+        memcpy(req, &m->mod->id, 8); memcpy(req + 8, m->name, nl);
+        if (rpc(OP_SYMBOL, req, 8 + nl, NULL, 0, r, 16, NULL) != cudaSuccess || map_managed(r[0], r[1], 1) != cudaSuccess) {
+            fprintf(stderr, "strata: cannot set up the __managed__ variable %s\n", m->name);
+            ok = 0;
+            continue;
+        }
+        *m->hostptr = (void*)(uintptr_t)r[0];
+        m->ready = 1;
+    }
+    return ok;
+}
 
 static func_t* find_func(const void* stub) {
     for (func_t* f = funcs; f; f = f->next) if (f->stub == stub) return f;
@@ -438,31 +465,38 @@ typedef struct managed { uint64_t addr, off, len; struct managed* next; } manage
 static managed_t* managed_list;
 static pthread_mutex_t managed_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Map `size` bytes of the arena at the device address `addr` in the program and tell the runtime process;
+ * `from_device`: the device holds the initial bytes (a __managed__ variable's initializer). */
+static cudaError_t map_managed(uint64_t addr, size_t size, int from_device) {
+    char* host = shm_base ? shm_alloc(size) : NULL;
+    size_t len = (size + PAGE - 1) / PAGE * PAGE;
+    void* dev = (void*)(uintptr_t)addr;
+    void* at = host ? mmap(dev, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, shm_fd,
+                           (off_t)(host - shm_base)) : MAP_FAILED;
+    if (at != dev) {
+        if (at != MAP_FAILED) munmap(at, len);
+        if (host) shm_free(host);
+        fprintf(stderr, "strata: managed memory: cannot map %zu bytes at the device address %p in the program\n",
+                size, dev);
+        return note(cudaErrorMemoryAllocation);
+    }
+    managed_t* m = malloc(sizeof *m);
+    m->addr = addr; m->off = (uint64_t)(host - shm_base); m->len = size;
+    pthread_mutex_lock(&managed_lock); m->next = managed_list; managed_list = m; pthread_mutex_unlock(&managed_lock);
+    uint64_t v[4] = {m->addr, m->off, size, (uint64_t)from_device};
+    return rpc(OP_MANAGED, v, sizeof v, NULL, 0, NULL, 0, NULL);
+}
+
 cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
     (void)flags;
     if (!devPtr || !size) return note(cudaErrorInvalidValue);
     void* dev = NULL;
     cudaError_t e = cudaMalloc(&dev, size);
     if (e != cudaSuccess) return e;
-    char* host = shm_base ? shm_alloc(size) : NULL;
-    size_t len = (size + PAGE - 1) / PAGE * PAGE;
-    void* at = host ? mmap(dev, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, shm_fd,
-                           (off_t)(host - shm_base)) : MAP_FAILED;
-    if (at != dev) {
-        if (at != MAP_FAILED) munmap(at, len);
-        if (host) shm_free(host);
-        cudaFree(dev);
-        fprintf(stderr, "strata: cudaMallocManaged: cannot map %zu bytes at the device address %p in the program\n",
-                size, dev);
-        return note(cudaErrorMemoryAllocation);
-    }
-    managed_t* m = malloc(sizeof *m);
-    m->addr = (uint64_t)(uintptr_t)dev; m->off = (uint64_t)(host - shm_base); m->len = size;
-    pthread_mutex_lock(&managed_lock); m->next = managed_list; managed_list = m; pthread_mutex_unlock(&managed_lock);
-    uint64_t v[3] = {m->addr, m->off, size};
-    e = rpc(OP_MANAGED, v, sizeof v, NULL, 0, NULL, 0, NULL);
+    e = map_managed((uint64_t)(uintptr_t)dev, size, 0);
+    if (e != cudaSuccess) { cudaFree(dev); return note(e); }
     *devPtr = dev;
-    return e;
+    return cudaSuccess;
 }
 
 cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count, struct cudaMemLocation location, unsigned int flags,
