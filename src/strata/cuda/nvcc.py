@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from strata import config
@@ -100,7 +101,7 @@ def nvcc(args: list[str]) -> int:
     return subprocess.call(cmd)
 
 
-def compile_program(source: Path, extra: list[str] = ()) -> Path:  # type: ignore[assignment]
+def compile_program(source: Path, extra: Sequence[str] = ()) -> Path:
     """Build `source` (a .cu file) with `strata nvcc` into the cache; the executable's path. Rebuilt when the
     source, the flags or the runtime library change.
 

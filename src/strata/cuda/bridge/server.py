@@ -447,7 +447,7 @@ class Server:
 
     def _stream_query(self, body: bytes) -> None:
         s = self._stream(struct.unpack("<Q", body)[0])
-        if s is not None and not s.query():
+        if not (s or cuda.current_device().context.stream(None)).query():
             raise CudaError("cudaErrorNotReady")
 
     def _stream_wait_event(self, body: bytes) -> None:
