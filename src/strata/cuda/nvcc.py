@@ -103,14 +103,19 @@ def nvcc(args: list[str]) -> int:
 
 def compile_program(source: Path, extra: Sequence[str] = ()) -> Path:
     """Build `source` (a .cu file) with `strata nvcc` into the cache; the executable's path. Rebuilt when the
-    source, the flags or the runtime library change.
+    source, the headers beside it or the flags change.
 
     Raises:
         NvccNotFound: no nvcc or g++.
         RuntimeError: nvcc failed (its output in the message).
     """
     cmd = nvcc_command([*extra, str(source)])
-    key = hashlib.sha256(source.read_bytes() + "\0".join(cmd).encode()).hexdigest()[:16]
+    # the key leaves out the runtime library's folder (the program does not embed the library) and takes in
+    # the headers beside the source (its own includes, most likely)
+    h = hashlib.sha256(source.read_bytes() + "\0".join(a for a in cmd if not a.startswith("-L")).encode())
+    for header in sorted(p for ext in ("*.h", "*.cuh", "*.hpp") for p in source.parent.glob(ext)):
+        h.update(header.name.encode() + header.read_bytes())
+    key = h.hexdigest()[:16]
     out_dir = config.settings().cache_dir.parent / "programs"
     exe = out_dir / f"{source.stem}-{key}"
     if exe.is_file():
