@@ -285,3 +285,37 @@ def test_mfma_f16_bf16_i8(rng: np.random.Generator) -> None:
     ci = b.put(np.zeros((16, 16), np.int32))
     b.run(kernel("mfma", "mfma_i8"), (1, 1, 1), (64, 1, 1), [p64(b.put(ai)), p64(b.put(bi)), p64(ci)])
     np.testing.assert_array_equal(b.get(ci, 256, np.int32).reshape(16, 16), ai.astype(np.int64) @ bi)
+
+
+def test_half_and_bfloat16(rng: np.random.Generator) -> None:
+    b = Board()
+    n = 100
+    x, y = (rng.standard_normal(n) * 4).astype(np.float16), (rng.standard_normal(n) * 4).astype(np.float16)
+    out, outf = b.put(np.zeros(4 * n, np.float16)), b.put(np.zeros(n, np.float32))
+    b.run(kernel("half", "half_ops"), (1, 1, 1), (128, 1, 1), [p64(b.put(x)), p64(b.put(y)), p64(out), p64(outf),
+                                                                 i32(n)])
+    got = b.get(out, 4 * n, np.float16).reshape(n, 4)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    np.testing.assert_array_equal(got[:, 0], (x64 + y64).astype(np.float16))  # rounded once to half
+    np.testing.assert_array_equal(got[:, 1], (x64 * y64).astype(np.float16))
+    np.testing.assert_array_equal(got[:, 2], (x64 * y64 + 0.5).astype(np.float16))
+    np.testing.assert_array_equal(got[:, 3], np.maximum(x, y))
+    np.testing.assert_array_equal(b.get(outf, n), x.astype(np.float32) * 2)
+
+    pa, pb = (rng.standard_normal(2 * n)).astype(np.float16), (rng.standard_normal(2 * n)).astype(np.float16)
+    o2 = b.put(np.zeros(2 * n, np.float16))
+    b.run(kernel("half", "half2_ops"), (1, 1, 1), (128, 1, 1), [p64(b.put(pa)), p64(b.put(pb)), p64(o2), i32(n)])
+    ref = (pa.astype(np.float64) * pb + 1.0).astype(np.float16)
+    np.testing.assert_array_equal(b.get(o2, 2 * n, np.float16), ref)
+
+    af = rng.standard_normal(n).astype(np.float32)
+    a16 = (af.view(np.uint32) >> 16).astype(np.uint16)  # bfloat16 bit patterns (truncated floats)
+    bf = rng.standard_normal(n).astype(np.float32)
+    ob, obf = b.put(np.zeros(n, np.uint16)), b.put(np.zeros(n, np.float32))
+    b.run(kernel("half", "bf16_ops"), (1, 1, 1), (128, 1, 1), [p64(b.put(a16)), p64(b.put(bf)), p64(ob), p64(obf),
+                                                                 i32(n)])
+    a_val = (a16.astype(np.uint32) << 16).view(np.float32)
+    np.testing.assert_array_equal(b.get(obf, n), a_val + bf)
+    want = bf * np.float32(3)
+    rounded = ((want.view(np.uint32) + 0x7FFF + ((want.view(np.uint32) >> 16) & 1)) >> 16).astype(np.uint16)
+    np.testing.assert_array_equal(b.get(ob, n, np.uint16), rounded)  # round to nearest even

@@ -1248,6 +1248,90 @@ def _fp_class(x: np.ndarray) -> np.ndarray:
     return (np.int64(1) << cls.astype(np.int64))
 
 
+# ---------------------------------------------------------------------------- half precision
+_F16_CONSTS = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0,
+               248: 0.15915494309189535}
+
+
+def _h16(c: _Ctx, ins: Inst, i: int, hi: bool = False) -> np.ndarray:
+    """Source i of a 16-bit float op as float64: the low (or, with op_sel, high) half of the register;
+    inline float constants are half-precision values."""
+    code = ins.f["src0"] if i == 0 else (ins.f["vsrc1"] + 256 if ins.fmt in ("VOP2", "VOPC") else ins.f[f"src{i}"])
+    if code in _F16_CONSTS:
+        bits = np.full((c.n, 1), np.float16(_F16_CONSTS[code]).view(np.uint16), np.uint16)
+        x = bits.view(np.float16) if not hi else np.zeros((c.n, 1), np.float16)
+    else:
+        raw = usrc(c, ins, i).astype(_U32)
+        x = ((raw >> _U32(16)) if hi else (raw & _U32(0xFFFF))).astype(np.uint16).view(np.float16)
+    v = x.astype(np.float64)
+    if ins.fmt == "VOP3" or ins.f.get("dpp"):  # (packed ops apply neg_lo/neg_hi per result half)
+        if ins.f.get("abs", 0) >> i & 1:
+            v = np.abs(v)
+        if ins.f.get("neg", 0) >> i & 1:
+            v = -v
+    return v
+
+
+def _to_h(x: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return x.astype(np.float16).view(np.uint16).astype(_U32)
+
+
+_H2: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "v_add_f16": np.add, "v_sub_f16": np.subtract, "v_subrev_f16": lambda a, b: b - a, "v_mul_f16": np.multiply,
+    "v_max_f16": np.fmax, "v_min_f16": np.fmin,
+}
+
+
+def h_f16(c: _Ctx, ins: Inst) -> None:
+    """16-bit float VALU ops: computed in float64 from half inputs and rounded once to half; the result
+    goes to the low half of the destination, the high half is zeroed (GFX9)."""
+    name = ins.name
+    opsel = ins.f.get("opsel", 0) if ins.fmt == "VOP3" else 0
+    with np.errstate(all="ignore"):
+        if name in _H2:
+            r = _to_h(_H2[name](_h16(c, ins, 0, bool(opsel & 1)), _h16(c, ins, 1, bool(opsel & 2))))
+        elif name in ("v_fma_f16", "v_mad_f16"):
+            r = _to_h(_h16(c, ins, 0, bool(opsel & 1)) * _h16(c, ins, 1, bool(opsel & 2)) +
+                      _h16(c, ins, 2, bool(opsel & 4)))
+        elif name == "v_mac_f16":
+            acc = (c.b.v[c.ix, _vdst(ins)] & _U32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
+            r = _to_h(_h16(c, ins, 0) * _h16(c, ins, 1) + acc)
+        elif name == "v_cvt_f32_f16":
+            r = _bits(_h16(c, ins, 0, bool(opsel & 1)).astype(np.float32))
+        elif name == "v_cvt_f16_f32":
+            r = _to_h(fsrc(c, ins, 0).astype(np.float64))
+        elif name == "v_pack_b32_f16":
+            lo, hi = _to_h(_h16(c, ins, 0, bool(opsel & 1))), _to_h(_h16(c, ins, 1, bool(opsel & 2)))
+            r = lo | (hi << _U32(16))
+        else:  # packed: v_pk_{add,mul,fma,max,min}_f16
+            n_src = 3 if "fma" in name else 2
+            op_sel, op_sel_hi = ins.f["op_sel"], ins.f["op_sel_hi"] | ins.f["op_sel_hi2"] << 2
+            halves = []
+            for part in (0, 1):
+                sel = op_sel if part == 0 else op_sel_hi
+                neg = ins.f["neg"] if part == 0 else ins.f["neg_hi"]  # neg_lo / neg_hi per result half
+                xs = [_h16(c, ins, i, bool(sel >> i & 1)) * (-1.0 if neg >> i & 1 else 1.0) for i in range(n_src)]
+                halves.append(_to_h(_packed_f16(name.split("_")[2], xs)))
+            r = halves[0] | (halves[1] << _U32(16))
+    _count(c, "fp16")
+    vwrite(c, _vdst(ins), r)
+
+
+def _packed_f16(op: str, xs: list[np.ndarray]) -> np.ndarray:
+    if op == "add":
+        return xs[0] + xs[1]
+    if op == "mul":
+        return xs[0] * xs[1]
+    if op == "fma":
+        return xs[0] * xs[1] + xs[2]
+    return np.fmax(xs[0], xs[1]) if op == "max" else np.fmin(xs[0], xs[1])
+
+
+_F16_OPS = set(_H2) | {"v_fma_f16", "v_mad_f16", "v_mac_f16", "v_cvt_f32_f16", "v_cvt_f16_f32", "v_pack_b32_f16",
+                       "v_pk_add_f16", "v_pk_mul_f16", "v_pk_fma_f16", "v_pk_max_f16", "v_pk_min_f16"}
+
+
 # ---------------------------------------------------------------------------- MFMA
 @functools.cache
 def _mfma_layout(m: int, n: int, kpl: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
@@ -1484,7 +1568,7 @@ def h_global(c: _Ctx, ins: Inst) -> None:
     if "_store_" in name:
         width = flat_width(name)
         tail = name.rsplit("_", 1)[-1]
-        size = {"byte": 1, "short": 2}.get(tail, 4 * width)
+        size = {"byte": 1, "short": 2, "hi": 1 if "byte_d16" in name else 2}.get(tail, 4 * width)
         _check_global(c, ins, addr, m, size, "write")
         rows, lanes = np.nonzero(m)
         a = addr[rows, lanes] - _U64(GLOBAL_BASE)
@@ -1493,6 +1577,8 @@ def h_global(c: _Ctx, ins: Inst) -> None:
                 words[(a >> _U64(2)).astype(np.int64) + k] = c.b.v[c.ix, f["data"] + k][rows, lanes]
         else:
             data = c.b.v[c.ix, f["data"]][rows, lanes]
+            if name.endswith("_d16_hi"):  # the high half of the register
+                data = data >> _U32(16)
             for k in range(size):
                 c.mem.bytes[a.astype(np.int64) + k] = ((data >> _U32(8 * k)) & _U32(0xFF)).astype(np.uint8)
         c.counters.global_store_bytes += rows.size * size
@@ -1596,6 +1682,8 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
         return h_sopp if name in _SOPP_OK else None
     if fmt == "SMEM":
         return h_smem if name.startswith("s_load_dword") else None
+    if fmt in ("VOP1", "VOP2", "VOP3", "VOP3P") and name in _F16_OPS and not ins.f.get("sdwa"):
+        return h_f16
     if fmt in ("VOP1", "VOP2", "VOP3") and name in _F64_OPS:
         return h_f64
     if fmt in ("VOP1", "VOP3") and name in _NARROW:
@@ -1623,7 +1711,8 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
         return h_ds if name in _DS_OK and not ins.f["gds"] else None
     if fmt in ("GLOBAL", "FLAT"):
         if "_load_" in name or "_store_" in name:
-            return h_global if "d16" not in name and "lds" not in name else None
+            return h_global if ("d16" not in name or name.endswith(("store_short_d16_hi", "store_byte_d16_hi"))) \
+                and "lds" not in name else None
         if "_atomic_" in name:
             op = name.split("_atomic_", 1)[1]
             return h_global if op in _GLOBAL_ATOMICS else None
