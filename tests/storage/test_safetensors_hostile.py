@@ -43,3 +43,18 @@ def test_a_valid_file_still_reads_after_the_checks() -> None:
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     got = st.deserialize(st.serialize({"x": x}))
     np.testing.assert_array_equal(got["x"], x)
+
+
+def test_nesting_is_judged_the_same_whatever_the_recursion_limit() -> None:
+    # json's parser copes with deep nesting once something raised the recursion limit (the engine does for
+    # deep device recursion): the header check must not depend on that (a failure seen only in suite order)
+    import sys
+
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 50_000))
+    try:
+        text = '{"w": ' + "[" * 10_000 + "]" * 10_000 + "}"
+        with pytest.raises(st.InvalidHeaderError, match="nested too deeply"):
+            st.deserialize(_blob(text))
+    finally:
+        sys.setrecursionlimit(old)

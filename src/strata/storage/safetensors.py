@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import struct
 from collections.abc import Mapping
 from typing import IO, Any
@@ -199,6 +200,10 @@ def read_header(data: bytes | bytearray | memoryview) -> tuple[dict[str, dict[st
         raise InvalidHeaderError(f"[safetensors] header is not valid UTF-8: {e}") from e
     if not text.startswith("{"):
         raise InvalidHeaderError(f"[safetensors] header must start with '{{', got {text[:1]!r}")
+    depth = _nesting_depth(text)
+    if depth > MAX_HEADER_NESTING:
+        raise InvalidHeaderError(f"[safetensors] header JSON is nested too deeply to parse ({depth} levels); expected "
+                                 "an object of {dtype, shape, data_offsets} entries (3 levels deep)")
     try:
         header = json.loads(text, object_pairs_hook=_no_duplicates)
     except (json.JSONDecodeError, _DuplicateKey) as e:
@@ -326,3 +331,27 @@ def _check_layout(entries: Mapping[str, dict[str, Any]], buffer_len: int) -> Non
         end, prev = e, name
     if end != buffer_len:
         raise IncompleteBufferError(f"[safetensors] the tensors cover {end} bytes of the {buffer_len}-byte buffer")
+
+
+# A valid header is 3 levels deep ({"name": {"shape": [...]}}); whether json's recursive parser copes with a
+# deeper one depends on the interpreter's recursion limit, which other code may raise, so the depth is
+# measured first, in one pass over the text.
+MAX_HEADER_NESTING = 64
+
+
+def _nesting_depth(text: str) -> int:
+    """The deepest nesting of JSON objects and arrays in `text` (brackets inside strings don't count).
+
+    Example:
+        >>> _nesting_depth('{"a": {"shape": [1, 2], "s": "[[["}}')
+        3
+    """
+    bare = _JSON_STRING.sub("", text).encode("utf-8", "replace")
+    chars = np.frombuffer(bare, dtype=np.uint8)
+    steps = (np.isin(chars, _OPEN).astype(np.int64) - np.isin(chars, _CLOSE))
+    return int(np.cumsum(steps).max(initial=0))
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_OPEN = np.frombuffer(b"[{", dtype=np.uint8)
+_CLOSE = np.frombuffer(b"]}", dtype=np.uint8)
