@@ -3,7 +3,7 @@ AMD device header (`include_amd/hip/hip_runtime.h`), with no ROCm install.
 
 Source of truth for how strata compiles HIP for an AMD device and launches the result:
 `clang-19 -x hip --offload-arch=<arch> --cuda-device-only --no-gpu-bundle-output -nogpuinc -nogpulib -O3
--I<include_amd>` makes a code object (ELF, code object v5), cached on disk beside the PTX cache (key:
+-gline-tables-only -I<include_amd>` makes a code object (ELF, code object v5), cached on disk beside the PTX cache (key:
 source, options, arch, clang version, the header's text). `CodeObjectModule` parses it at once (a
 malformed one raises CodeObjectError, an instruction the CDNA engine lacks raises
 UnsupportedAmdInstruction, both before any launch); a launch lays the kernarg segment out from the
@@ -42,7 +42,7 @@ from strata.runtime.code_object import LoadedCodeObject, launch_code_object_kern
 
 CLANG = "clang-19"
 ARCHS = ("gfx942", "gfx90a")
-CACHE_FORMAT = 1
+CACHE_FORMAT = 3  # 3: line tables naming the source by `name`
 
 
 class ClangNotFound(CompileError):
@@ -78,7 +78,7 @@ def clang_version() -> str:
 def clang_command(arch: str, options: Sequence[str] = ()) -> list[str]:
     """The clang command line strata compiles HIP with for `arch` (source from stdin)."""
     return [CLANG, "-x", "hip", f"--offload-arch={arch}", "--cuda-device-only", "--no-gpu-bundle-output",
-            "-nogpuinc", "-nogpulib", "-O3", f"-I{include_dir()}", *options]
+            "-nogpuinc", "-nogpulib", "-O3", "-gline-tables-only", f"-I{include_dir()}", *options]
 
 
 def compile_to_code_object(source: str, *, arch: str = "gfx942", options: Sequence[str] = (),
@@ -92,7 +92,8 @@ def compile_to_code_object(source: str, *, arch: str = "gfx942", options: Sequen
         raise CompileError(f"[hip compile] arch {arch!r} is not supported; expected one of {ARCHS}")
     version = clang_version()
     header = (include_dir() / "hip" / "hip_runtime.h").read_text(encoding="utf-8")
-    key = hashlib.sha256(json.dumps([CACHE_FORMAT, source, list(options), arch, version, name, header]).encode())
+    key = hashlib.sha256(json.dumps([CACHE_FORMAT, source, clang_command(arch, options), version, name, header])
+                         .encode())
     path = config.settings().cache_dir / f"{key.hexdigest()}.{arch}.co"
     if cache and path.is_file():
         trace.emit("L3", "hiprtc_cache_hit", arch=arch)
@@ -102,8 +103,9 @@ def compile_to_code_object(source: str, *, arch: str = "gfx942", options: Sequen
         src = Path(tmp) / os.path.basename(name)
         src.write_text(source, encoding="utf-8")
         out = Path(tmp) / "k.co"
-        proc = subprocess.run([*clang_command(arch, options), str(src), "-o", str(out)], capture_output=True,
-                              text=True, check=False)
+        # the line table names the source as `name` (not the temporary directory it was compiled in)
+        proc = subprocess.run([*clang_command(arch, options), "-fdebug-compilation-dir=.", src.name, "-o", str(out)],
+                              capture_output=True, text=True, check=False, cwd=tmp)
         if proc.returncode != 0 or not out.is_file():
             first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:200])
             raise CompileError(f"[hip compile {arch}] clang failed: {first}", proc.stderr)

@@ -85,3 +85,11 @@ def test_kernel_descriptor_symbol_missing() -> None:
     broken[sym:sym + 8] = b"saxpy.zz"
     with pytest.raises(CodeObjectError, match="no symbol 'saxpy.zz'"):
         parse(bytes(broken))
+
+
+def test_line_table_garbage_gives_no_lines_not_an_error() -> None:
+    from strata.hw.amdgpu.lines import parse_line_table
+
+    assert parse_line_table(b"") is None
+    assert parse_line_table(b"\x10\x00\x00\x00\x05\x00" + b"\xff" * 4) is None  # truncated header
+    assert parse_line_table(b"\x08\x00\x00\x00\x04\x00" + b"\x00" * 8) is None  # DWARF 4: not read

@@ -166,3 +166,18 @@ def test_func_attributes_from_the_code_object(mi300x: cuda.Device) -> None:
     assert a.shared_size_bytes == 2 * 16 * 16 * 4 and a.num_regs == k.info.vgpr_count > 0
     assert a.sgprs == k.info.sgpr_count > 0 and a.binary_version == 94
     assert a.max_dynamic_shared_size_bytes == mi300x.spec.shared_mem_per_block_optin - 2048
+
+
+@needs_clang
+def test_fault_names_the_source_line(mi300x: cuda.Device) -> None:
+    mod = hip.compile('''#include <hip/hip_runtime.h>
+extern "C" __global__ void poke(int* p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    p[i] = i;
+}''', name="poke.hip")
+    p = hip.zeros(16, np.int32)
+    mod.get_function("poke")(1, 64, (p, np.int32(64)))
+    with pytest.raises(cuda.DeviceFault) as e:
+        hip.synchronize()
+    assert e.value.report["source"] == "poke.hip:5" and "source poke.hip:5" in str(e.value)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from strata.hw.amdgpu.errors import CodeObjectError
+from strata.hw.amdgpu.lines import LineTable, parse_line_table
 from strata.hw.amdgpu.msgpack import unpack
 
 EM_AMDGPU = 224
@@ -112,6 +113,12 @@ class KernelInfo:
     code_offset: int  # virtual address of the entry in the code object
     code: bytes  # the kernel's machine code (its symbol's extent)
     metadata: dict[str, Any] = field(default_factory=dict)
+    lines: LineTable | None = None  # the code object's line table (-gline-tables-only), if any
+
+    def source_line(self, offset: int) -> str | None:
+        """'file:line' of the instruction at byte `offset` of this kernel's code, if the line table has it."""
+        found = self.lines.lookup(self.code_offset + offset) if self.lines is not None else None
+        return f"{found[0]}:{found[1]}" if found else None
 
     @property
     def explicit_args(self) -> list[KernelArg]:
@@ -206,8 +213,17 @@ def parse(image: bytes) -> CodeObject:
     raw_kernels = metadata.get("amdhsa.kernels")
     if not isinstance(raw_kernels, list):
         raise CodeObjectError("metadata: 'amdhsa.kernels' is missing or not a list")
+    names = {cstr(sections[shstrndx][3], sec[0]): sec for sec in sections}
+
+    def section(name: str) -> bytes:
+        sec = names.get(name)
+        return data[sec[3]:sec[3] + sec[4]] if sec is not None and sec[1] != 8 else b""
+
+    lines = parse_line_table(section(".debug_line"), section(".debug_line_str"), section(".debug_str")) \
+        if ".debug_line" in names else None
     for i, k in enumerate(raw_kernels):
         kernels_entry = _kernel(k, i, symbols, bytes_at)
+        kernels_entry.lines = lines
         kernels[kernels_entry.name] = kernels_entry
     return CodeObject(data, target, processor, kernels, metadata)
 

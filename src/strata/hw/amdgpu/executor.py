@@ -353,11 +353,13 @@ def _fault(c: _Ctx, ins: Inst, lanes_ok: np.ndarray | None, addr: np.ndarray, si
     bx, by, _ = c.launch.block
     item = (flat % bx, (flat // bx) % by, flat // (bx * by))
     address = int(addr[w, lane]) if addr.ndim == 2 else int(addr[w])
+    source = c.prog.kernel.source_line(ins.offset)
     report = {"kernel": c.prog.name, "offset": ins.offset, "instruction": ins.text, "block": wg, "thread": item,
               "workgroup": wg, "work_item": item, "address": address, "size": size, "space": space,
-              "access": access, "nearest": nearest, "source": None, "ptx_line": None}
+              "access": access, "nearest": nearest, "source": source, "ptx_line": None}
     msg = (f"{message}: {access} of {size} bytes at {address:#x} ({space})\n"
-           f"    in {c.prog.name} at offset {ins.offset:#x} ({ins.text})\n"
+           f"    in {c.prog.name} at offset {ins.offset:#x} ({ins.text})" + (f", source {source}" if source else "") +
+           "\n"
            f"    by work-item {item} in workgroup {wg}\n    address is {nearest}")
     return DeviceFault("cudaErrorIllegalAddress", msg, report)
 
