@@ -351,7 +351,10 @@ def _zeros(n: int, cap: int) -> np.ndarray:
     only when first written, so host memory follows what the kernel's threads touch."""
     if n * cap < _LAZY_BYTES:
         return np.zeros((n, cap), dtype=np.uint8)
-    return np.frombuffer(mmap.mmap(-1, n * cap), dtype=np.uint8).reshape(n, cap)
+    m = mmap.mmap(-1, n * cap)
+    if hasattr(mmap, "MADV_NOHUGEPAGE"):  # with transparent huge pages "always", one touch would back 2 MiB
+        m.madvise(mmap.MADV_NOHUGEPAGE)
+    return np.frombuffer(m, dtype=np.uint8).reshape(n, cap)
 
 
 def _shared_size(launch: Launch) -> int:
