@@ -211,6 +211,23 @@ def test_managed_variables() -> None:
     assert (r.returncode, r.stdout) == (0, f"before 5\nafter {5 + 10 + 4} arr[3] {3 * 2.0:.1f}\n"), r.stderr
 
 
+def test_driver_api_program(tmp_path: Path) -> None:
+    ptx = tmp_path / "kernels.ptx"
+    subprocess.run([*RUN, "nvcc", "-ptx", str(PROGRAMS / "driver_kernels.cu"), "-o", str(ptx)], check=True,
+                   capture_output=True)
+    r = run(build("driver_api.cu", "-lcuda"), str(ptx))
+    assert r.returncode == 0, r.stderr
+    import strata.cuda as cuda
+
+    p = cuda.get_device_properties(0)
+    x = np.arange(1000, dtype=np.float32)
+    y = np.float32(2) * x + np.float32(10)
+    assert r.stdout.splitlines() == [
+        f"1 device(s); {p.name}, sm_{p.major}0, {p.multiProcessorCount} SMs, driver >= 13: 1",
+        "missing kernel: 500 CUDA_ERROR_NOT_FOUND", "oversized block: CUDA_ERROR_INVALID_VALUE",
+        f"bias size 4 y[0] {y[0]:.1f} y[999] {y[999]:.1f}"]
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")

@@ -4,13 +4,15 @@ It is compiled once with the system C compiler at first use into `<cache>/cudart
 the sources, the CUDA headers' version and the compiler, so an upgrade rebuilds it. The build goes to a
 temporary folder renamed into place (atomic: two programs starting at once never see half a library).
 The folder holds `libcudart.so.13` (soname and `libcudart.so.13` symbol version, as the programs nvcc links
-expect) and a `libcudart.so` link name for `-cudart shared` links.
+expect) with a `libcudart.so` link name for `-cudart shared` links, and the driver API's `libcuda.so.1`
+(with `libcuda.so` for `-lcuda`), which calls into the former.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -19,8 +21,9 @@ from pathlib import Path
 from strata import config
 
 NATIVE = Path(__file__).parent / "native"
-SOURCES = ("cudart.c", "exports.txt")
+SOURCES = ("cudart.c", "cuda_driver.c", "exports.txt")
 LIBRARY = "libcudart.so.13"
+DRIVER = "libcuda.so.1"
 
 
 class BuildError(RuntimeError):
@@ -53,17 +56,30 @@ def exported_names() -> list[str]:
     return [n.strip() for n in lines if n.strip() and not n.startswith("#")]
 
 
-def stubs_source() -> str:
-    """Weak definitions of every exported name: the real ones in cudart.c override them at link time, the
-    rest return cudaErrorNotSupported (801) and print their name once."""
+def driver_names() -> list[str]:
+    """The driver API's function names, as cuda.h declares them and as its macros rename them (`cuMemAlloc`
+    -> `cuMemAlloc_v2`, with `_ptds`/`_ptsz` per-thread-stream twins): what programs may link against."""
+    text = (cuda_include_dir() / "cuda.h").read_text(errors="replace")
+    names = set(re.findall(r"CUresult CUDAAPI (cu\w+)\(", text))
+    for m in re.finditer(r"#define\s+cu\w+\s+(__CUDA_API_PT(?:DS|SZ)\()?(cu\w+)\)?", text):
+        names.add(m.group(2))
+        if m.group(1):
+            names.add(m.group(2) + ("_ptds" if "PTDS" in m.group(1) else "_ptsz"))
+    return sorted(names)
+
+
+def stubs_source(names: list[str] | None = None, library: str = "CUDA runtime", code: int = 801) -> str:
+    """Weak definitions of every exported name: the real ones (cudart.c, cuda_driver.c) override them at link
+    time, the rest return `code` (cudaErrorNotSupported / CUDA_ERROR_NOT_SUPPORTED, 801) and print their
+    name once."""
     out = ["#include <stdio.h>",
            "static void strata_unsupported(const char* name, int* said) {",
-           "    if (!*said) { *said = 1; fprintf(stderr, \"strata: %s is not implemented by strata's CUDA "
-           "runtime (returns cudaErrorNotSupported)\\n\", name); }",
+           f"    if (!*said) {{ *said = 1; fprintf(stderr, \"strata: %s is not implemented by strata's {library} "
+           "(returns cudaErrorNotSupported)\\n\", name); }",
            "}"]
-    for name in exported_names():
+    for name in exported_names() if names is None else names:
         out.append(f"__attribute__((weak)) int {name}(void) {{ static int said; "
-                   f"strata_unsupported(\"{name}\", &said); return 801; }}")
+                   f"strata_unsupported(\"{name}\", &said); return {code}; }}")
     return "\n".join(out) + "\n"
 
 
@@ -114,6 +130,16 @@ def library_dir() -> Path:
         if res.returncode != 0:
             raise BuildError(f"building strata's CUDA runtime library failed ({' '.join(cmd)}):\n{res.stderr}")
         (tmp / "libcudart.so").symlink_to(LIBRARY)
+        # the driver API (libcuda.so.1), sharing libcudart's connection to the runtime process
+        (tmp / "cuda_stubs.c").write_text(stubs_source(driver_names(), "CUDA driver"))
+        cmd = [cc, "-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall", "-Wno-unused-parameter",
+               f"-I{cuda_include_dir()}", "-o", str(tmp / DRIVER), str(NATIVE / "cuda_driver.c"),
+               str(tmp / "cuda_stubs.c"), f"-Wl,-soname,{DRIVER}", f"-L{tmp}", f"-l:{LIBRARY}",
+               "-Wl,-rpath,$ORIGIN"]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise BuildError(f"building strata's CUDA driver library failed ({' '.join(cmd)}):\n{res.stderr}")
+        (tmp / "libcuda.so").symlink_to(DRIVER)
         try:
             tmp.rename(final)
         except OSError:  # another process built it first

@@ -56,6 +56,7 @@ class Op(enum.IntEnum):
     LAUNCH_COOP = 35  # cudaLaunchCooperativeKernel (pipelined, as LAUNCH)
     LIMIT = 36  # cudaDeviceSetLimit/GetLimit
     OCCUPANCY = 37  # cudaOccupancyMaxActiveBlocksPerMultiprocessor
+    REGISTER_PTX = 38  # cuModuleLoadData with PTX text
 
 
 # The host arena shared with the program (a memfd; STRATA_CUDART_SHM="fd,size"): staging area, then the

@@ -251,6 +251,12 @@ class Server:
         self.images[h] = image
         return struct.pack("<Q", h)
 
+    def _register_ptx(self, body: bytes) -> bytes:
+        h = self._new_handle()
+        self.images[h] = _Image([bytes(body).decode("utf-8", errors="replace")])
+        self._module(h)  # cuModuleLoadData JITs at once: a PTX error is its error
+        return struct.pack("<Q", h)
+
     def _module(self, h: int) -> cuda.Module:
         image = self._handle(h, self.images, "fat binary")
         if image.error:

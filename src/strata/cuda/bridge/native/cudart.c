@@ -30,7 +30,7 @@ enum {
     OP_EVENT_CREATE = 18, OP_EVENT_DESTROY = 19, OP_EVENT_RECORD = 20, OP_EVENT_SYNC = 21, OP_EVENT_QUERY = 22,
     OP_EVENT_ELAPSED = 23, OP_PROPS = 24, OP_MEM_INFO = 25, OP_SET_DEVICE = 26, OP_RESET = 27,
     OP_FUNC_ATTRS = 28, OP_FUNC_SET_ATTR = 29, OP_POINTER_KIND = 30, OP_UNREGISTER = 31, OP_HTOD_SHM = 32,
-    OP_DTOH_SHM = 33, OP_MANAGED = 34, OP_LAUNCH_COOP = 35, OP_LIMIT = 36, OP_OCCUPANCY = 37
+    OP_DTOH_SHM = 33, OP_MANAGED = 34, OP_LAUNCH_COOP = 35, OP_LIMIT = 36, OP_OCCUPANCY = 37, OP_REGISTER_PTX = 38
 };
 /* Host memory shared with the runtime process (a memfd it created; STRATA_CUDART_SHM="fd,size"): the first
  * STAGING bytes stage copies of pageable memory, the rest is the heap of cudaMallocHost/cudaHostAlloc, so
@@ -1158,3 +1158,52 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
     }
     return cudaSuccess;
 }
+
+/* ---- for strata's libcuda.so.1 (the driver API shares this library's connection) ---------------------- */
+/* A module from an image as cuModuleLoadData takes it: PTX text, a fat binary, or a fat binary wrapper. */
+void* strata_module_load(const void* image, cudaError_t* err) {
+    uint32_t magic = image ? *(const uint32_t*)image : 0;
+    module_t* m = calloc(1, sizeof *m);
+    uint64_t id = 0;
+    if (magic == FATBIN_MAGIC || magic == WRAPPER_MAGIC) {
+        char* buf = NULL; size_t len = 0, cap = 0; uint32_t count = 0;
+        gather(image, &buf, &len, &cap, &count, 0);
+        *err = rpc(OP_REGISTER, &count, 4, buf, len, &id, 8, NULL);
+        free(buf);
+    } else if (image) {
+        *err = rpc(OP_REGISTER_PTX, image, strlen(image), NULL, 0, &id, 8, NULL);
+    } else {
+        *err = cudaErrorInvalidValue;
+    }
+    if (*err != cudaSuccess) { free(m); return NULL; }
+    m->id = id;
+    return m;
+}
+
+/* A kernel of a loaded module by name (its parameter sizes fetched at once, so a bad name fails here). */
+void* strata_module_function(void* mod, const char* name, cudaError_t* err) {
+    func_t* f = calloc(1, sizeof *f);
+    f->name = strdup(name); f->mod = mod; f->nparams = -1;
+    *err = func_info(f);
+    if (*err != cudaSuccess) { free(f->name); free(f); return NULL; }
+    return f;
+}
+
+cudaError_t strata_module_global(void* mod, const char* name, uint64_t* addr, uint64_t* size) {
+    char req[1024];
+    size_t nl = strlen(name);
+    uint64_t r[2] = {0, 0};
+    if (nl + 8 > sizeof req) return cudaErrorInvalidSymbol;
+    memcpy(req, &((module_t*)mod)->id, 8); memcpy(req + 8, name, nl);
+    cudaError_t e = rpc(OP_SYMBOL, req, 8 + nl, NULL, 0, r, 16, NULL);
+    if (addr) *addr = r[0];
+    if (size) *size = r[1];
+    return e;
+}
+
+cudaError_t strata_launch(void* func, dim3 g, dim3 b, size_t shmem, cudaStream_t s, void** params) {
+    return launch((func_t*)func, g, b, params, shmem, s);
+}
+
+/* The driver API has no "last error": it clears the runtime's before a call whose own error it wants. */
+void strata_clear_local_error(void) { last_error = cudaSuccess; }
