@@ -67,8 +67,11 @@ def free(ptr: int | DeviceArray) -> None:
 
 
 def mem_get_info() -> tuple[int, int]:
-    """cudaMemGetInfo: (free, total) bytes of the current device."""
-    st = current_device().file.vram.stats()
+    """cudaMemGetInfo: (free, total) bytes of the current device. Memory of arrays the garbage collector
+    dropped while the device was busy counts as free: their frees are carried out first."""
+    dev = current_device()
+    dev.context.reclaim()
+    st = dev.file.vram.stats()
     return st.free, st.total
 
 
