@@ -19,6 +19,7 @@ from harness import (
     format_table,
     import_strata_cuda,
     judge,
+    judge_slowdown,
     log,
     report_summary,
     strata_step,
@@ -153,10 +154,7 @@ def bench_vs_numpy(*, n: int = NUMPY_N, repeats: int = 3) -> BenchResult:
     except StrataUnavailable as e:
         r.add_note(str(e))
         return r
-    r.strata_value, r.correct = s["wall_s"], s["correct"]
-    r.details["strata"] = s
-    r.ratio = r.strata_value / r.peer_value
-    return judge(r, r.ratio <= NUMPY_TARGET_SLOWDOWN)
+    return judge_slowdown(r, s, NUMPY_TARGET_SLOWDOWN)
 
 
 def main() -> int:

@@ -19,7 +19,7 @@ from harness import (
     best_of,
     format_table,
     import_strata_cuda,
-    judge,
+    judge_slowdown,
     log,
     report_summary,
     strata_step,
@@ -122,10 +122,7 @@ def bench_texture(*, size: int = SIZE, repeats: int = 3) -> BenchResult:
     except StrataUnavailable as e:
         r.add_note(str(e))
         return r
-    r.strata_value, r.correct = s["wall_s"], s["correct"]
-    r.details["strata"] = s
-    r.ratio = r.strata_value / r.peer_value
-    return judge(r, r.ratio <= TARGET)
+    return judge_slowdown(r, s, TARGET)
 
 
 def main() -> int:

@@ -78,6 +78,15 @@ def judge(result: BenchResult, meets_target: bool) -> BenchResult:
     return result
 
 
+def judge_slowdown(result: BenchResult, strata: dict[str, Any], target: float) -> BenchResult:
+    """A ratio row: strata's best wall time `strata["wall_s"]` over the peer's, judged against `target`
+    (the largest slowdown that passes)."""
+    result.strata_value, result.correct = strata["wall_s"], strata["correct"]
+    result.details["strata"] = strata
+    result.ratio = result.strata_value / result.peer_value
+    return judge(result, result.ratio <= target)
+
+
 # --- timing -------------------------------------------------------------------------------------
 
 
