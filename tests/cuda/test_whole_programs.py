@@ -306,6 +306,21 @@ def test_program_that_forks(tmp_path: Path) -> None:
     assert "forked child" in r.stderr
 
 
+def test_program_running_another_cuda_program(tmp_path: Path) -> None:
+    src = tmp_path / "nested.cu"
+    src.write_text(
+        '#include <cstdio>\n#include <cstdlib>\n#include <string>\n__global__ void k(int* p) { *p = 7; }\n'
+        'int main(int argc, char** argv) { int* d; cudaError_t e = cudaMalloc(&d, 4);\n'
+        '  if (argc > 1) { printf("inner %s\\n", cudaGetErrorName(e)); return 0; }\n'
+        '  fflush(stdout); int st = system((std::string(argv[0]) + " inner").c_str());\n'
+        '  k<<<1, 1>>>(d); int h = 0; cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost);\n'
+        '  printf("outer %d %d\\n", st, h); return 0; }\n')
+    r = run(src)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["inner cudaErrorNoDevice", "outer 0 7"]
+    assert "start it with `strata run PROGRAM`" in r.stderr
+
+
 def test_unimplemented_call_returns_not_supported_once(tmp_path: Path) -> None:
     src = tmp_path / "ipc.cu"
     src.write_text('#include <cstdio>\nint main() { cudaEvent_t e; cudaEventCreate(&e); cudaIpcEventHandle_t h;\n'

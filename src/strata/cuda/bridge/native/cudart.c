@@ -80,9 +80,15 @@ static cudaError_t connect_server(void) {
     }
     owner = getpid();
     connected = 1;
+    /* The connection is this process's alone: programs it starts must not inherit it (they would interleave
+     * their requests with ours); a CUDA program it runs gets "not started by strata run" instead. */
+    fcntl(wfd, F_SETFD, FD_CLOEXEC);
+    fcntl(rfd, F_SETFD, FD_CLOEXEC);
+    unsetenv("STRATA_CUDART_FDS");
     const char* shm = getenv("STRATA_CUDART_SHM");
     size_t size = 0;
     if (shm && sscanf(shm, "%d,%zu", &shm_fd, &size) == 2 && size > STAGING) {
+        fcntl(shm_fd, F_SETFD, FD_CLOEXEC);
         void* p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
         if (p != MAP_FAILED) {
             shm_base = p; shm_size = size;
@@ -90,6 +96,7 @@ static cudaError_t connect_server(void) {
             free_blocks->off = STAGING; free_blocks->len = size - STAGING;
         }
     }
+    unsetenv("STRATA_CUDART_SHM");
     return cudaSuccess;
 }
 
