@@ -300,7 +300,9 @@ def sreg(code: int, width: int = 1, literal: int | None = None) -> str:
     if code == INV_2PI:
         return "0.15915494"
     if code == LITERAL:
-        return f"0x{(literal or 0):x}"
+        v = literal or 0
+        # llvm prints a literal that an inline constant could have encoded (relocated addresses) as decimal
+        return str(v - (1 << 32) if v >= 0xFFFFFFF0 else v) if v <= 64 or v >= 0xFFFFFFF0 else f"0x{v:x}"
     return f"src{code}"
 
 
@@ -441,6 +443,8 @@ def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
         if name in _VOP3B:
             parts.append(sreg(f["sdst"], 2))
             srcs = [_neg_abs(src(f[f"src{i}"], sw[i], lit), i, {"neg": f["neg"]}) for i in range(n_src)]
+            if name in ("v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32"):
+                srcs.append(sreg(f["src2"], 2))  # the carry in
         text = ", ".join(parts + srcs)
         if f["clamp"]:
             text += " clamp"
@@ -571,11 +575,9 @@ def flat_width(name: str) -> int:
     tail = name.split("_")[-1]
     if tail in _FLAT_WIDTH:
         return _FLAT_WIDTH[tail]
-    if name.endswith("_x2"):
-        return 2
     if "cmpswap_x2" in name:
         return 4
-    if "cmpswap" in name:
+    if name.endswith(("_x2", "_f64")) or "cmpswap" in name:
         return 2
     return 1
 
@@ -585,8 +587,9 @@ def _format_flat(ins: Inst) -> str:
     saddr = f["saddr"]
     has_saddr = ins.fmt != "FLAT" and saddr != 0x7F
     addr = vreg(f["addr"], 1 if has_saddr else 2)
-    if ins.fmt == "SCRATCH":
-        addr = vreg(f["addr"]) if saddr == 0x7F else "off"
+    if ins.fmt == "SCRATCH":  # gfx940: bit 13 (SVE) says whether the VGPR address is used
+        addr = vreg(f["addr"]) if f["lds"] else "off"
+        tail = sreg(saddr) if saddr != 0x7F else "off"
     tail = sreg(saddr, 2 if ins.fmt == "GLOBAL" else 1) if has_saddr else ("off" if ins.fmt != "FLAT" else "")
     w = flat_width(name)
     is_atomic = "atomic" in name
