@@ -723,6 +723,7 @@ _F1: dict[str, Callable[[np.ndarray], np.ndarray]] = {  # float32 -> float32 (or
     "v_exp_f32": lambda x: _r32(np.exp2(x.astype(np.float64))),
     "v_log_f32": lambda x: _r32(np.log2(x.astype(np.float64))),
     "v_rcp_f32": lambda x: _r32(1.0 / x.astype(np.float64)),
+    "v_rcp_iflag_f32": lambda x: _r32(1.0 / x.astype(np.float64)),  # rcp for integer division sequences
     "v_rsq_f32": lambda x: _r32(1.0 / np.sqrt(x.astype(np.float64))),
     "v_sqrt_f32": lambda x: _r32(np.sqrt(x.astype(np.float64))),
     "v_sin_f32": lambda x: _r32(np.sin(2 * np.pi * x.astype(np.float64))),
@@ -769,7 +770,7 @@ def h_vop1(c: _Ctx, ins: Inst) -> None:
     if name in _F1:
         with np.errstate(all="ignore"):
             r = _bits(_F1[name](fsrc(c, ins, 0)))
-        _count(c, "sfu" if name in ("v_exp_f32", "v_log_f32", "v_rcp_f32", "v_rsq_f32", "v_sqrt_f32",
+        _count(c, "sfu" if name in ("v_exp_f32", "v_log_f32", "v_rcp_f32", "v_rcp_iflag_f32", "v_rsq_f32", "v_sqrt_f32",
                                     "v_sin_f32", "v_cos_f32") else "fp32")
     else:
         r = _CVT[name](usrc(c, ins, 0))
@@ -837,6 +838,39 @@ _I2: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {  # uint32 x u
     "v_bcnt_u32_b32": lambda a, b: _popcount(_u(a) & _MASK32) + _u(b),
     "v_bfm_b32": lambda a, b: ((_U64(1) << (_u(a) & _U64(31))) - _U64(1)) << (_u(b) & _U64(31)),
 }
+
+
+def _u16(x: np.ndarray) -> np.ndarray:
+    return x.astype(_U64) & _U64(0xFFFF)
+
+
+def _i16(x: np.ndarray) -> np.ndarray:
+    return (x.astype(np.int64) & 0xFFFF).astype(np.uint16).view(np.int16).astype(np.int64)
+
+
+# 16-bit integer ops: the result is the low 16 bits of the destination, the high bits are zeroed (GFX9)
+_I16: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "v_add_u16": lambda a, b: _u16(a) + _u16(b), "v_sub_u16": lambda a, b: _u16(a) - _u16(b),
+    "v_subrev_u16": lambda a, b: _u16(b) - _u16(a), "v_mul_lo_u16": lambda a, b: _u16(a) * _u16(b),
+    "v_lshlrev_b16": lambda a, b: _u16(b) << (_u16(a) & _U64(15)),
+    "v_lshrrev_b16": lambda a, b: _u16(b) >> (_u16(a) & _U64(15)),
+    "v_ashrrev_i16": lambda a, b: (_i16(b) >> (_i16(a) & 15)).view(_U64),
+    "v_max_u16": lambda a, b: np.maximum(_u16(a), _u16(b)), "v_min_u16": lambda a, b: np.minimum(_u16(a), _u16(b)),
+    "v_max_i16": lambda a, b: np.maximum(_i16(a), _i16(b)).view(_U64),
+    "v_min_i16": lambda a, b: np.minimum(_i16(a), _i16(b)).view(_U64),
+}
+
+
+def h_int16(c: _Ctx, ins: Inst) -> None:
+    name = ins.name
+    if name in ("v_mad_legacy_u16", "v_mad_u16"):
+        r = _u16(usrc(c, ins, 0)) * _u16(usrc(c, ins, 1)) + _u16(usrc(c, ins, 2))
+    elif name in ("v_mad_legacy_i16", "v_mad_i16"):
+        r = (_i16(usrc(c, ins, 0)) * _i16(usrc(c, ins, 1)) + _i16(usrc(c, ins, 2))).view(_U64)
+    else:
+        r = _I16[name](usrc(c, ins, 0), usrc(c, ins, 1))
+    _count(c, "integer")
+    vwrite(c, _vdst(ins), (r & _U64(0xFFFF)).astype(_U32))
 
 
 def _src_codes(ins: Inst) -> list[int]:
@@ -1101,6 +1135,12 @@ def h_vcmp(c: _Ctx, ins: Inst) -> None:
             res = _CMP_F[op](dsrc(c, ins, 0), dsrc(c, ins, 1))
         elif typ == "f32":
             res = _CMP_F[op](fsrc(c, ins, 0), fsrc(c, ins, 1))
+        elif typ in ("i64", "u64"):
+            a64, b64 = usrc(c, ins, 0, 2).astype(_U64), usrc(c, ins, 1, 2).astype(_U64)
+            if typ == "i64":
+                res = _CMP_I[op](a64.view(np.int64), b64.view(np.int64))
+            else:
+                res = _CMP_I[op](a64, b64)
         else:
             a, b = usrc(c, ins, 0), usrc(c, ins, 1)
             if typ in ("u16", "i16"):
@@ -1589,6 +1629,9 @@ def h_global(c: _Ctx, ins: Inst) -> None:
         c.counters.global_store_ideal_sectors += -(-rows.size * size // 32)
         _count(c, "memory")
         return
+    if "_atomic_" in name and (name.endswith("_x2") or name.endswith("_f64")):
+        _atomic64(c, ins, addr, m)
+        return
     if "_atomic_" in name:
         _check_global(c, ins, addr, m, 4, "atomic")
         rows, lanes = np.nonzero(m)
@@ -1623,6 +1666,49 @@ def h_global(c: _Ctx, ins: Inst) -> None:
     raise AssertionError(name)  # pragma: no cover
 
 
+def _atomic64(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray) -> None:
+    """64-bit global atomics (…_x2, add_f64): register pairs, one lane at a time in lane order."""
+    f, name = ins.f, ins.name
+    _check_global(c, ins, addr, m, 8, "atomic")
+    rows, lanes = np.nonzero(m)
+    qwords = c.mem.typed(_U64)
+    a = ((addr[rows, lanes] - _U64(GLOBAL_BASE)) >> _U64(3)).astype(np.int64)
+
+    def pair(r: int) -> np.ndarray:
+        return c.b.v[c.ix, r][rows, lanes].astype(_U64) | (c.b.v[c.ix, r + 1][rows, lanes].astype(_U64) << _U64(32))
+
+    data = pair(f["data"])
+    cmp = pair(f["data"] + 2) if "cmpswap" in name else None
+    op = name.split("_atomic_", 1)[1].removesuffix("_x2")
+    old = np.empty(rows.size, _U64)
+    for j in range(rows.size):
+        cur = qwords[a[j]]
+        old[j] = cur
+        d = data[j]
+        if cmp is not None:
+            new = d if cur == cmp[j] else cur
+        elif op == "add_f64":
+            new = (np.array(cur, _U64).view(np.float64) + np.array(d, _U64).view(np.float64)).view(_U64)
+        else:
+            si, sd = int(np.array(cur, _U64).view(np.int64)), int(np.array(d, _U64).view(np.int64))
+            ui, ud = int(cur), int(d)
+            new = {"add": (ui + ud) & (2**64 - 1), "sub": (ui - ud) & (2**64 - 1), "and": ui & ud, "or": ui | ud,
+                   "xor": ui ^ ud, "swap": ud, "umax": max(ui, ud), "umin": min(ui, ud),
+                   "smax": max(si, sd) & (2**64 - 1), "smin": min(si, sd) & (2**64 - 1),
+                   "inc": 0 if ui >= ud else ui + 1, "dec": ud if ui == 0 or ui > ud else ui - 1}[op]
+        qwords[a[j]] = new
+    if f["sc0"]:  # returning: the old values land in vdst:vdst+1 at the matching wait
+        d0 = f["vdst"]
+        lo, hi = c.b.v[c.ix, d0].copy(), c.b.v[c.ix, d0 + 1].copy()
+        lo[rows, lanes] = (old & _MASK32).astype(_U32)
+        hi[rows, lanes] = (old >> _U64(32)).astype(_U32)
+        val = np.stack([lo, hi], axis=1)
+        mm = m.copy()
+        _defer(c, "vm", lambda r, waves: _vset_multi(c, waves, d0, val[r], mm[r]))
+    c.counters.atomic_ops += rows.size
+    _count(c, "atomic")
+
+
 def _sectors(addr: np.ndarray, m: np.ndarray, size: int) -> int:
     """32-byte sectors the waves' accesses touch (distinct per wave instruction)."""
     if not m.any():
@@ -1655,8 +1741,8 @@ _DS_OK = {"ds_bpermute_b32", "ds_permute_b32", "ds_read_b32", "ds_read_b64", "ds
           "ds_write_b96", "ds_write_b128", "ds_write2_b32", "ds_write2_b64", "ds_write2st64_b32",
           "ds_write2st64_b64", "ds_add_u32", "ds_add_rtn_u32", "ds_add_f32", "ds_add_rtn_f32", "ds_max_i32",
           "ds_min_i32", "ds_max_u32", "ds_min_u32", "ds_max_rtn_i32", "ds_min_rtn_i32"}
-_GLOBAL_ATOMICS = {"add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "swap", "inc", "dec",
-                   "cmpswap", "add_f32"}
+_ATOMIC_OPS = ("add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "swap", "inc", "dec", "cmpswap")
+_GLOBAL_ATOMICS = {*_ATOMIC_OPS, "add_f32", "add_f64", *(f"{op}_x2" for op in _ATOMIC_OPS)}
 
 
 _F64_OPS = set(_D1) | set(_D2) | {"v_fma_f64", "v_fmac_f64", "v_ldexp_f64", "v_mov_b64", "v_cvt_f64_f32",
@@ -1668,6 +1754,9 @@ _NARROW = {"v_cvt_f32_f64", "v_cvt_i32_f64", "v_cvt_u32_f64", "v_cvt_f32_ubyte0"
 
 def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branch per encoding
     name, fmt = ins.name, ins.fmt
+    if fmt in ("VOP2", "VOP3") and (name in _I16 or name in ("v_mad_legacy_u16", "v_mad_u16", "v_mad_legacy_i16",
+                                                             "v_mad_i16")) and not ins.f.get("opsel"):
+        return h_int16 if not ins.f.get("sdwa_clamp") else None
     if ins.f.get("sdwa") and (fmt == "VOPC" or ins.f.get("sdwa_clamp") or name not in set(_I2) | set(_F2) |
                               {"v_mov_b32", "v_cvt_f32_i32", "v_cvt_f32_u32", "v_not_b32"}):
         return None  # SDWA on compares, with clamp, or on ops whose sub-dword semantics are not modeled
@@ -1694,7 +1783,7 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
         return h_vop1 if name in _F1 or name in _CVT or name in ("v_nop", "v_readfirstlane_b32") else None
     if fmt == "VOPC" or (fmt == "VOP3" and name.startswith(("v_cmp_", "v_cmpx_"))):
         parts = name.split("_")
-        ok = len(parts) == 4 and parts[3] in ("f32", "f64", "i32", "u32", "i16", "u16") and \
+        ok = len(parts) == 4 and parts[3] in ("f32", "f64", "i32", "u32", "i16", "u16", "i64", "u64") and \
             (parts[2] in (_CMP_F if parts[3] in ("f32", "f64") else _CMP_I) or
              parts[2] == "class" and parts[3] in ("f32", "f64"))
         return h_vcmp if ok else None
