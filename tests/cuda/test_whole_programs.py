@@ -228,6 +228,16 @@ def test_driver_api_program(tmp_path: Path) -> None:
         f"bias size 4 y[0] {y[0]:.1f} y[999] {y[999]:.1f}"]
 
 
+def test_texture_objects_over_an_array_and_linear_memory() -> None:
+    r = run(build("textures.cu"))
+    assert r.returncode == 0, r.stderr
+    img = np.add.outer(np.arange(4) * 100.0, np.arange(8) * 10.0)
+    padded = np.concatenate([img, img[:, -1:]], axis=1)  # clamp at the right edge
+    lerp = padded[:, :-1] * 0.75 + padded[:, 1:] * 0.25  # x + 0.75 is a quarter of the way to texel x + 1
+    assert r.stdout.splitlines() == [f"2-D linear: out[1][2] {lerp[1, 2]:.2f} out[3][7] {lerp[3, 7]:.2f}",
+                                     f"1-D fetch: back[0] {15 * 15} back[15] 0"]
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")

@@ -57,6 +57,11 @@ class Op(enum.IntEnum):
     LIMIT = 36  # cudaDeviceSetLimit/GetLimit
     OCCUPANCY = 37  # cudaOccupancyMaxActiveBlocksPerMultiprocessor
     REGISTER_PTX = 38  # cuModuleLoadData with PTX text
+    ARRAY_CREATE = 39  # cudaMallocArray
+    ARRAY_FREE = 40
+    ARRAY_COPY = 41  # cudaMemcpy2DToArray (rows packed, or from a device pointer)
+    TEX_CREATE = 42  # cudaCreateTextureObject (array, linear or pitch2D resources)
+    TEX_DESTROY = 43
 
 
 # The host arena shared with the program (a memfd; STRATA_CUDART_SHM="fd,size"): staging area, then the

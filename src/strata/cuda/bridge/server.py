@@ -96,6 +96,7 @@ class Server:
     managed: dict[int, tuple[int, int]] = field(default_factory=dict)  # device address -> (arena offset, size)
     device_newer: bool = False  # managed memory: the device copy may be newer than the host's
     printf_fifo: int = 1 << 20  # cudaLimitPrintfFifoSize as the program set it
+    arrays: dict[int, cuda.CudaArray] = field(default_factory=dict)
 
     # --- managed memory: one copy on each side, moved at launches and synchronizing calls ----------
     def managed_to_device(self) -> None:
@@ -330,6 +331,47 @@ class Server:
         if setting:
             dev.set_limit(name, value)
         return struct.pack("<Q", dev.get_limit(name))
+
+    # --- CUDA arrays and texture objects ----------------------------------------------------------
+    def _array_create(self, body: bytes) -> bytes:
+        x, y, z, w, kind, width, height, flags = struct.unpack("<8q", body)
+        arr = cuda.malloc_array(cuda.create_channel_desc(x, y, z, w, kind), width, height, flags)
+        h = self._new_handle()
+        self.arrays[h] = arr
+        return struct.pack("<Q", h)
+
+    def _array_free(self, body: bytes) -> None:
+        h = struct.unpack("<Q", body)[0]
+        cuda.free_array(self._handle(h, self.arrays, "CUDA array"))
+        del self.arrays[h]
+
+    def _array_copy(self, body: bytes) -> None:
+        h, woff, hoff, width, height, src, spitch = struct.unpack_from("<7q", body)
+        arr = self._handle(h, self.arrays, "CUDA array")
+        if src:
+            cuda.memcpy_2d_to_array(arr, woff, hoff, src, spitch, width, height, cuda.MemcpyKind.DeviceToDevice)
+        else:
+            host = np.frombuffer(body, np.uint8, offset=56)
+            cuda.memcpy_2d_to_array(arr, woff, hoff, host, spitch, width, height, cuda.MemcpyKind.HostToDevice)
+
+    def _tex_create(self, body: bytes) -> bytes:
+        q = struct.unpack_from("<19q", body)
+        border = struct.unpack_from("<4d", body, 19 * 8)
+        res_type, array, ptr, x, y, z, w, kind, size, width, height, pitch = q[:12]
+        if res_type == 0:  # cudaResourceTypeArray
+            res = cuda.ResourceDesc.from_array(self._handle(array, self.arrays, "CUDA array"))
+        else:
+            fmt = cuda.create_channel_desc(x, y, z, w, kind).format()
+            if res_type == 2:  # cudaResourceTypeLinear
+                res = cuda.ResourceDesc.linear(ptr, fmt.dtype, size, channels=fmt.channels)
+            else:  # cudaResourceTypePitch2D
+                res = cuda.ResourceDesc.pitch2d(ptr, fmt.dtype, width, height, pitch, channels=fmt.channels)
+        desc = cuda.TextureDesc(address_mode=tuple(q[12:15]), filter_mode=q[15], read_mode=q[16],
+                                normalized_coords=bool(q[17]), border_color=border, max_anisotropy=q[18])
+        return struct.pack("<Q", cuda.create_texture_object(res, desc))
+
+    def _tex_destroy(self, body: bytes) -> None:
+        cuda.destroy_texture_object(struct.unpack("<Q", body)[0])
 
     def _last_error(self, body: bytes) -> None:
         (peek,) = struct.unpack("<I", body)

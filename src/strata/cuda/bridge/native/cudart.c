@@ -30,7 +30,8 @@ enum {
     OP_EVENT_CREATE = 18, OP_EVENT_DESTROY = 19, OP_EVENT_RECORD = 20, OP_EVENT_SYNC = 21, OP_EVENT_QUERY = 22,
     OP_EVENT_ELAPSED = 23, OP_PROPS = 24, OP_MEM_INFO = 25, OP_SET_DEVICE = 26, OP_RESET = 27,
     OP_FUNC_ATTRS = 28, OP_FUNC_SET_ATTR = 29, OP_POINTER_KIND = 30, OP_UNREGISTER = 31, OP_HTOD_SHM = 32,
-    OP_DTOH_SHM = 33, OP_MANAGED = 34, OP_LAUNCH_COOP = 35, OP_LIMIT = 36, OP_OCCUPANCY = 37, OP_REGISTER_PTX = 38
+    OP_DTOH_SHM = 33, OP_MANAGED = 34, OP_LAUNCH_COOP = 35, OP_LIMIT = 36, OP_OCCUPANCY = 37, OP_REGISTER_PTX = 38,
+    OP_ARRAY_CREATE = 39, OP_ARRAY_FREE = 40, OP_ARRAY_COPY = 41, OP_TEX_CREATE = 42, OP_TEX_DESTROY = 43
 };
 /* Host memory shared with the runtime process (a memfd it created; STRATA_CUDART_SHM="fd,size"): the first
  * STAGING bytes stage copies of pageable memory, the rest is the heap of cudaMallocHost/cudaHostAlloc, so
@@ -1214,3 +1215,79 @@ cudaError_t strata_launch(void* func, dim3 g, dim3 b, size_t shmem, cudaStream_t
 
 /* The driver API has no "last error": it clears the runtime's before a call whose own error it wants. */
 void strata_clear_local_error(void) { last_error = cudaSuccess; }
+
+/* ---- CUDA arrays and texture objects (served by strata.cuda.arrays / textures) --------------------------- */
+struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f) {
+    struct cudaChannelFormatDesc d = {x, y, z, w, f};
+    return d;
+}
+
+cudaError_t cudaMallocArray(cudaArray_t* array, const struct cudaChannelFormatDesc* d, size_t width, size_t height,
+                            unsigned int flags) {
+    if (!array || !d) return note(cudaErrorInvalidValue);
+    int64_t req[8] = {d->x, d->y, d->z, d->w, d->f, (int64_t)width, (int64_t)height, flags};
+    uint64_t h = 0;
+    cudaError_t e = rpc(OP_ARRAY_CREATE, req, sizeof req, NULL, 0, &h, 8, NULL);
+    *array = e == cudaSuccess ? (cudaArray_t)(uintptr_t)h : NULL;
+    return e;
+}
+
+cudaError_t cudaFreeArray(cudaArray_t array) {
+    uint64_t h = (uint64_t)(uintptr_t)array;
+    return array ? RPCIN(OP_ARRAY_FREE, h) : cudaSuccess;
+}
+
+cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
+                                size_t width, size_t height, enum cudaMemcpyKind kind) {
+    if (width > spitch) return note(cudaErrorInvalidPitchValue);
+    if (kind == cudaMemcpyDefault) kind = is_device(src) ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
+    int from_device = kind == cudaMemcpyDeviceToDevice;
+    int64_t req[7] = {(int64_t)(uintptr_t)dst, (int64_t)wOffset, (int64_t)hOffset, (int64_t)width, (int64_t)height,
+                      from_device ? (int64_t)(uintptr_t)src : 0, (int64_t)spitch};
+    if (from_device) return rpc(OP_ARRAY_COPY, req, sizeof req, NULL, 0, NULL, 0, NULL);
+    char* rows = malloc(width * height ? width * height : 1);
+    for (size_t r = 0; r < height; ++r) memcpy(rows + r * width, (const char*)src + r * spitch, width);
+    req[6] = (int64_t)width;
+    cudaError_t e = rpc(OP_ARRAY_COPY, req, sizeof req, rows, width * height, NULL, 0, NULL);
+    free(rows);
+    return e;
+}
+
+cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t count,
+                              enum cudaMemcpyKind kind) {
+    return cudaMemcpy2DToArray(dst, wOffset, hOffset, src, count, count, 1, kind);
+}
+
+cudaError_t cudaCreateTextureObject(cudaTextureObject_t* tex, const struct cudaResourceDesc* r,
+                                    const struct cudaTextureDesc* t, const struct cudaResourceViewDesc* view) {
+    if (!tex || !r || !t) return note(cudaErrorInvalidValue);
+    if (view) fprintf(stderr, "strata: cudaCreateTextureObject: resource views are ignored\n");
+    int64_t q[19] = {0};
+    double border[4];
+    q[0] = r->resType;
+    const struct cudaChannelFormatDesc* d = NULL;
+    if (r->resType == cudaResourceTypeArray) {
+        q[1] = (int64_t)(uintptr_t)r->res.array.array;
+    } else if (r->resType == cudaResourceTypeLinear) {
+        q[2] = (int64_t)(uintptr_t)r->res.linear.devPtr; d = &r->res.linear.desc; q[8] = (int64_t)r->res.linear.sizeInBytes;
+    } else if (r->resType == cudaResourceTypePitch2D) {
+        q[2] = (int64_t)(uintptr_t)r->res.pitch2D.devPtr; d = &r->res.pitch2D.desc;
+        q[9] = (int64_t)r->res.pitch2D.width; q[10] = (int64_t)r->res.pitch2D.height;
+        q[11] = (int64_t)r->res.pitch2D.pitchInBytes;
+    } else {
+        return note(cudaErrorInvalidValue);
+    }
+    if (d) { q[3] = d->x; q[4] = d->y; q[5] = d->z; q[6] = d->w; q[7] = d->f; }
+    q[12] = t->addressMode[0]; q[13] = t->addressMode[1]; q[14] = t->addressMode[2];
+    q[15] = t->filterMode; q[16] = t->readMode; q[17] = t->normalizedCoords; q[18] = t->maxAnisotropy;
+    for (int i = 0; i < 4; i++) border[i] = t->borderColor[i];
+    uint64_t h = 0;
+    cudaError_t e = rpc(OP_TEX_CREATE, q, sizeof q, border, sizeof border, &h, 8, NULL);
+    *tex = e == cudaSuccess ? (cudaTextureObject_t)h : 0;
+    return e;
+}
+
+cudaError_t cudaDestroyTextureObject(cudaTextureObject_t tex) {
+    uint64_t h = tex;
+    return RPCIN(OP_TEX_DESTROY, h);
+}
