@@ -319,3 +319,16 @@ def test_half_and_bfloat16(rng: np.random.Generator) -> None:
     want = bf * np.float32(3)
     rounded = ((want.view(np.uint32) + 0x7FFF + ((want.view(np.uint32) >> 16) & 1)) >> 16).astype(np.uint16)
     np.testing.assert_array_equal(b.get(ob, n, np.uint16), rounded)  # round to nearest even
+
+
+def test_private_array_in_scratch(rng: np.random.Generator) -> None:
+    b = Board()
+    n = 150
+    idx = rng.integers(0, 1000, n).astype(np.int32)
+    k = kernel("scratch", "local_array")
+    assert k.private_segment_fixed_size >= 37 * 4  # the array is in the private segment
+    oa = b.put(np.zeros(n, np.int32))
+    b.run(k, (2, 1, 1), (128, 1, 1), [p64(b.put(idx)), p64(oa), i32(n)])
+    t = np.arange(n)
+    i1, i2 = idx % 37, (idx * 7) % 37
+    np.testing.assert_array_equal(b.get(oa, n, np.int32), i1 * i1 + t + i2 * i2 + t)

@@ -26,6 +26,7 @@ last-bit cases); v_div_scale only scales when the exponents are extreme, as the 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
@@ -103,6 +104,7 @@ class _Batch:
     wg_id: np.ndarray  # (W, 3) workgroup id in the grid
     wave_in_wg: np.ndarray  # (W,)
     lds: np.ndarray  # (G, lds_words) uint32
+    priv: np.ndarray  # (W, 64, private_words) uint32: each lane's private (scratch) segment
     pending: list[_Pending] = field(default_factory=list)
 
 
@@ -667,6 +669,12 @@ def _restrict(apply: Callable[[np.ndarray], None], keep: np.ndarray) -> Callable
         full[positions[rows]] = True
         apply(full)
     return sub
+
+
+def _count_only(c: _Ctx, kind: str) -> None:
+    """A store or non-returning atomic: it counts in vmcnt/lgkmcnt until waited for (GFX9 has no separate
+    store counter), so a later `s_waitcnt vmcnt(N)` must count it to know which loads are done."""
+    _defer(c, kind, lambda rows, waves: None)
 
 
 def _defer(c: _Ctx, kind: str, write: Callable[[np.ndarray, Any], None]) -> None:
@@ -1511,6 +1519,7 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
             for k in range(width):
                 lds[wg[rows], words[rows, lanes] + k] = c.b.v[c.ix, reg + k][rows, lanes]
             c.counters.shared_store_bytes += rows.size * 4 * width
+        _count_only(c, "lgkm")
         _count(c, "memory")
         return
     if name.startswith("ds_add") or name.startswith("ds_max") or name.startswith("ds_min"):
@@ -1530,6 +1539,8 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
             d = f["vdst"]
             mm = m.copy()
             _defer(c, "lgkm", lambda r, waves: _vset(c, waves, d, val[r], mm[r]))
+        else:
+            _count_only(c, "lgkm")
         c.counters.atomic_ops += rows.size
         _count(c, "atomic")
         return
@@ -1623,6 +1634,7 @@ def h_global(c: _Ctx, ins: Inst) -> None:
                 data = data >> _U32(16)
             for k in range(size):
                 c.mem.bytes[a.astype(np.int64) + k] = ((data >> _U32(8 * k)) & _U32(0xFF)).astype(np.uint8)
+        _count_only(c, "vm")
         c.counters.global_store_bytes += rows.size * size
         c.counters.global_store_requests += c.n
         c.counters.global_store_sectors += _sectors(addr, m, size)
@@ -1660,10 +1672,67 @@ def h_global(c: _Ctx, ins: Inst) -> None:
                 d = f["vdst"]
                 mm = m.copy()
                 _defer(c, "vm", lambda r, waves: _vset(c, waves, d, val[r], mm[r]))
+        if not returns:
+            _count_only(c, "vm")
         c.counters.atomic_ops += rows.size
         _count(c, "atomic")
         return
     raise AssertionError(name)  # pragma: no cover
+
+
+def h_scratch(c: _Ctx, ins: Inst) -> None:
+    """Private (scratch) memory, per lane: gfx942's architected flat scratch gives each lane its own
+    private segment; the address is the instruction offset plus the VGPR (SVE) and the SGPR, if used."""
+    f, name = ins.f, ins.name
+    m = c.exec_mask()
+    addr = np.full((c.n, WAVE), f["offset"], np.int64)
+    if f["lds"]:  # SVE: a VGPR holds the per-lane address
+        addr = addr + c.b.v[c.ix, f["addr"]].astype(np.int64)
+    if f["saddr"] != 0x7F:
+        addr = addr + sread(c, f["saddr"], 1, ins).astype(np.int64)[:, None]
+    width = flat_width(name)
+    tail = name.rsplit("_", 1)[-1]
+    size = {"ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2, "byte": 1, "short": 2}.get(tail, 4 * width)
+    limit = c.launch.private_bytes
+    bad = m & ((addr < 0) | (addr + size > limit) | ((addr % min(size, 4)) != 0))
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        raise _fault(c, ins, None, addr.astype(_U64), size, "local (scratch)", "write" if "store" in name else "read",
+                     "out-of-bounds private (scratch) memory access",
+                     f"{int(addr[rows[0], cols[0]])} bytes into the work-item's {limit}-byte private segment",
+                     (int(rows[0]), int(cols[0])))
+    priv = c.b.priv
+    waves = _sel(c)
+    word = np.clip(addr >> 2, 0, priv.shape[2] - 1)
+    shift = ((addr & 3) * 8).astype(_U32)
+    if "_load_" in name:
+        lanes = np.arange(WAVE)[None, :]
+        vals = []
+        for k in range(width):
+            w = priv[waves[:, None], lanes, np.clip(word + k, 0, priv.shape[2] - 1)]
+            if size < 4:
+                v = (w >> shift) & _U32((1 << (8 * size)) - 1)
+                if tail.startswith("s"):
+                    v = np.where(v >> _U32(8 * size - 1) & _U32(1), v | _U32(~((1 << (8 * size)) - 1) & 0xFFFFFFFF), v)
+                w = v
+            vals.append(w)
+        val = np.stack(vals, axis=1)
+        d = f["vdst"]
+        mm = m.copy()
+        _defer(c, "vm", lambda rows, ws: _vset_multi(c, ws, d, val[rows], mm[rows]))
+    else:
+        rows, lanes = np.nonzero(m)
+        for k in range(width):
+            data = c.b.v[c.ix, f["data"] + k][rows, lanes]
+            idx = (waves[rows], lanes, word[rows, lanes] + k)
+            if size < 4:
+                mask = _U32((1 << (8 * size)) - 1) << shift[rows, lanes]
+                priv[idx] = (priv[idx] & ~mask) | ((data << shift[rows, lanes]) & mask)
+            else:
+                priv[idx] = data
+        _count_only(c, "vm")
+    c.counters.local_bytes += int(m.sum()) * size
+    _count(c, "memory")
 
 
 def _atomic64(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray) -> None:
@@ -1705,6 +1774,8 @@ def _atomic64(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray) -> None:
         val = np.stack([lo, hi], axis=1)
         mm = m.copy()
         _defer(c, "vm", lambda r, waves: _vset_multi(c, waves, d0, val[r], mm[r]))
+    else:
+        _count_only(c, "vm")
     c.counters.atomic_ops += rows.size
     _count(c, "atomic")
 
@@ -1800,6 +1871,9 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
         return h_mfma if plain and f["src0"] >= 256 and f["src1"] >= 256 else None
     if fmt == "DS":
         return h_ds if name in _DS_OK and not ins.f["gds"] else None
+    if fmt == "SCRATCH":
+        return h_scratch if ("_load_" in name or "_store_" in name) and "d16" not in name and "lds" not in name \
+            else None
     if fmt in ("GLOBAL", "FLAT"):
         if "_load_" in name or "_store_" in name:
             return h_global if ("d16" not in name or name.endswith(("store_short_d16_hi", "store_byte_d16_hi"))) \
@@ -1819,6 +1893,7 @@ class AmdLaunch:
     block: tuple[int, int, int]
     kernarg_address: int
     lds_bytes: int
+    private_bytes: int = 0  # per work-item private (scratch) segment
 
 
 def execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, *, budget: int = 0,
@@ -1829,6 +1904,8 @@ def execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, *, budget: i
         DeviceFault: an invalid memory access (with the report fields of the PTX engine's faults).
         LaunchTimeout / LaunchCancelled: the watchdog or the host stopped it.
     """
+    if launch.private_bytes < prog.kernel.private_segment_fixed_size:  # the descriptor's static scratch size
+        launch = dataclasses.replace(launch, private_bytes=prog.kernel.private_segment_fixed_size)
     bx, by, bz = launch.block
     threads = bx * by * bz
     waves_per_wg = -(-threads // WAVE)
@@ -1881,8 +1958,9 @@ def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_
     lo, hi = _mask_words(live)
     s[:, EXEC], s[:, EXEC + 1] = lo, hi
     lds = np.zeros((wgs.size, max(launch.lds_bytes, 4) // 4 + 1), _U32)
+    priv = np.zeros((n, WAVE, -(-launch.private_bytes // 4) + 1 if launch.private_bytes else 1), _U32)
     return _Batch(s, v, np.zeros(n, bool), np.zeros(n, np.int64), np.zeros(n, bool), np.zeros(n, bool),
-                  wg_row, wg_id, wave_in, lds)
+                  wg_row, wg_id, wave_in, lds, priv)
 
 
 _POLL = 256
