@@ -238,6 +238,11 @@ def test_texture_objects_over_an_array_and_linear_memory() -> None:
                                      f"1-D fetch: back[0] {15 * 15} back[15] 0"]
 
 
+def test_each_host_thread_has_its_own_device() -> None:
+    r = run(build("multi_device.cu"), env={"STRATA_DEVICES": "h200,a100"})
+    assert (r.returncode, r.stdout) == (0, "devices 2 current 0 results 31 1031 totals match 1 1\n"), r.stderr
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")

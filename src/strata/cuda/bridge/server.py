@@ -96,6 +96,12 @@ class Server:
     managed: dict[int, tuple[int, int]] = field(default_factory=dict)  # device address -> (arena offset, size)
     device_newer: bool = False  # managed memory: the device copy may be newer than the host's
     printf_fifo: int = 1 << 20  # cudaLimitPrintfFifoSize as the program set it
+    device: int = 0  # the current device of the runtime process (the requesting thread's)
+
+    def _switch(self, index: int) -> None:
+        if 0 <= index < cuda.device_count():
+            cuda.set_device(index)
+            self.device = index
     arrays: dict[int, cuda.CudaArray] = field(default_factory=dict)
 
     # --- managed memory: one copy on each side, moved at launches and synchronizing calls ----------
@@ -137,10 +143,12 @@ class Server:
                 head = self._read(REQUEST.size)
                 if head is None:
                     return
-                op, _pad, n = REQUEST.unpack(head)
+                op, device, n = REQUEST.unpack(head)
                 body = self._read(n) if n else b""
                 if body is None:
                     return
+                if device and device - 1 != self.device:  # each host thread of the program has its own device
+                    self._switch(device - 1)
                 self._dispatch(op, body)
         finally:
             sys.stdout = saved
@@ -468,7 +476,7 @@ class Server:
         (d,) = struct.unpack("<i", body)
         if not 0 <= d < cuda.device_count():
             raise CudaError("cudaErrorInvalidDevice", f"device {d}; there are {cuda.device_count()}")
-        cuda.set_device(d)
+        self._switch(d)
 
     def _sync(self, body: bytes) -> None:
         cuda.synchronize()

@@ -49,14 +49,13 @@ typedef struct block { size_t off, len; struct block* next; } block_t;
 static block_t* free_blocks;  /* sorted by offset, coalesced */
 typedef struct used { size_t off, len; struct used* next; } used_t;
 static used_t* used_blocks;
-typedef struct { uint32_t op, pad; uint64_t len; } req_t;
+typedef struct { uint32_t op, device; uint64_t len; } req_t;  /* device: the calling thread's, plus 1 */
 typedef struct { int32_t err; uint32_t out_len; uint64_t len; uint32_t err_len, pad; } rep_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int wfd = -1, rfd = -1, connected = 0;
 static pid_t owner;
 static __thread cudaError_t last_error = cudaSuccess;
-static __thread int current_device = 0;
 
 static cudaError_t note(cudaError_t e) { if (e != cudaSuccess) last_error = e; return e; }
 
@@ -171,8 +170,10 @@ static void lost(void) {
     _exit(70);
 }
 
+static __thread int current_device;
+
 static int send_req(uint32_t op, const void* a, size_t na, const void* b, size_t nb) {
-    req_t h = {op, 0, na + nb};
+    req_t h = {op, (uint32_t)current_device + 1, na + nb};
     if (!write_all(&h, sizeof h) || (na && !write_all(a, na)) || (nb && !write_all(b, nb))) lost();
     return 1;
 }
