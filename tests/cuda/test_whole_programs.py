@@ -243,6 +243,13 @@ def test_each_host_thread_has_its_own_device() -> None:
     assert (r.returncode, r.stdout) == (0, "devices 2 current 0 results 31 1031 totals match 1 1\n"), r.stderr
 
 
+def test_pitched_memory_stream_ordered_allocation_and_peer_copies() -> None:
+    r = run(build("pitch_peer.cu"), env={"STRATA_DEVICES": "2xh200"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["pitch 512 out[2][6] 26 out[1][3] 13", "stream-ordered byte 7",
+                                     f"peer can 1 got[63] {63 * 3}"]
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")

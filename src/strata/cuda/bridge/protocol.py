@@ -63,6 +63,9 @@ class Op(enum.IntEnum):
     ARRAY_COPY = 41  # cudaMemcpy2DToArray (rows packed, or from a device pointer)
     TEX_CREATE = 42  # cudaCreateTextureObject (array, linear or pitch2D resources)
     TEX_DESTROY = 43
+    MALLOC_PITCH = 44
+    PEER = 45  # cudaDeviceEnablePeerAccess / DisablePeerAccess
+    MEMCPY_PEER = 46
 
 
 # The host arena shared with the program (a memfd; STRATA_CUDART_SHM="fd,size"): staging area, then the

@@ -63,7 +63,7 @@ _LIMIT_NAMES = {0: "cudaLimitStackSize", 2: "cudaLimitMallocHeapSize", 4: "cudaL
 
 # Requests that read or write device memory (managed memory goes to the device first) and requests that
 # synchronize (managed memory comes back to the host after them).
-_TOUCHES_DEVICE = frozenset({Op.HTOD, Op.DTOH, Op.DTOD, Op.MEMSET, Op.HTOD_SHM, Op.DTOH_SHM})
+_TOUCHES_DEVICE = frozenset({Op.HTOD, Op.DTOH, Op.DTOD, Op.MEMSET, Op.HTOD_SHM, Op.DTOH_SHM, Op.MEMCPY_PEER})
 _SYNCHRONIZING = frozenset({Op.SYNC, Op.STREAM_SYNC, Op.EVENT_SYNC, Op.HTOD, Op.DTOH, Op.DTOD, Op.MEMSET,
                             Op.HTOD_SHM, Op.DTOH_SHM})
 
@@ -395,6 +395,21 @@ class Server:
     # --- memory -----------------------------------------------------------------------------------
     def _malloc(self, body: bytes) -> bytes:
         return struct.pack("<Q", cuda.malloc(struct.unpack("<Q", body)[0]))
+
+    def _malloc_pitch(self, body: bytes) -> bytes:
+        width, height = struct.unpack("<QQ", body)
+        return struct.pack("<QQ", *cuda.malloc_pitch(width, height))
+
+    def _peer(self, body: bytes) -> None:
+        enable, peer, flags = struct.unpack("<iii", body)
+        if enable:
+            cuda.device_enable_peer_access(peer, flags)
+        else:
+            cuda.device_disable_peer_access(peer)
+
+    def _memcpy_peer(self, body: bytes) -> None:
+        dst, dst_dev, src, src_dev, count = struct.unpack("<QQQQQ", body)
+        cuda.memcpy_peer(dst, dst_dev, src, src_dev, count)
 
     def _free(self, body: bytes) -> None:
         addr = struct.unpack("<Q", body)[0]

@@ -31,7 +31,8 @@ enum {
     OP_EVENT_ELAPSED = 23, OP_PROPS = 24, OP_MEM_INFO = 25, OP_SET_DEVICE = 26, OP_RESET = 27,
     OP_FUNC_ATTRS = 28, OP_FUNC_SET_ATTR = 29, OP_POINTER_KIND = 30, OP_UNREGISTER = 31, OP_HTOD_SHM = 32,
     OP_DTOH_SHM = 33, OP_MANAGED = 34, OP_LAUNCH_COOP = 35, OP_LIMIT = 36, OP_OCCUPANCY = 37, OP_REGISTER_PTX = 38,
-    OP_ARRAY_CREATE = 39, OP_ARRAY_FREE = 40, OP_ARRAY_COPY = 41, OP_TEX_CREATE = 42, OP_TEX_DESTROY = 43
+    OP_ARRAY_CREATE = 39, OP_ARRAY_FREE = 40, OP_ARRAY_COPY = 41, OP_TEX_CREATE = 42, OP_TEX_DESTROY = 43,
+    OP_MALLOC_PITCH = 44, OP_PEER = 45, OP_MEMCPY_PEER = 46
 };
 /* Host memory shared with the runtime process (a memfd it created; STRATA_CUDART_SHM="fd,size"): the first
  * STAGING bytes stage copies of pageable memory, the rest is the heap of cudaMallocHost/cudaHostAlloc, so
@@ -850,7 +851,6 @@ cudaError_t cudaFuncSetCacheConfig(const void* f, enum cudaFuncCache c) { (void)
 cudaError_t cudaDriverGetVersion(int* v) { if (!v) return note(cudaErrorInvalidValue); *v = CUDART_VERSION; return cudaSuccess; }
 cudaError_t cudaRuntimeGetVersion(int* v) { if (!v) return note(cudaErrorInvalidValue); *v = CUDART_VERSION; return cudaSuccess; }
 cudaError_t cudaChooseDevice(int* device, const struct cudaDeviceProp* prop) { (void)prop; *device = 0; return cudaSuccess; }
-cudaError_t cudaDeviceCanAccessPeer(int* can, int device, int peer) { *can = device != peer; return cudaSuccess; }
 
 /* ---- errors --------------------------------------------------------------------------------------------- */
 cudaError_t cudaGetLastError(void) {
@@ -1291,4 +1291,58 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t* tex, const struct cudaR
 cudaError_t cudaDestroyTextureObject(cudaTextureObject_t tex) {
     uint64_t h = tex;
     return RPCIN(OP_TEX_DESTROY, h);
+}
+
+/* ---- pitched and stream-ordered allocations, peers ------------------------------------------------------ */
+cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
+    if (!devPtr || !pitch) return note(cudaErrorInvalidValue);
+    uint64_t req[2] = {width, height}, r[2] = {0, 0};
+    cudaError_t e = rpc(OP_MALLOC_PITCH, req, sizeof req, NULL, 0, r, sizeof r, NULL);
+    *devPtr = e == cudaSuccess ? (void*)(uintptr_t)r[0] : NULL;
+    *pitch = (size_t)r[1];
+    return e;
+}
+
+cudaError_t cudaMemset2D(void* devPtr, size_t pitch, int value, size_t width, size_t height) {
+    if (width > pitch) return note(cudaErrorInvalidPitchValue);
+    if (width == pitch) return cudaMemset(devPtr, value, width * height);
+    for (size_t r = 0; r < height; ++r) {
+        cudaError_t e = cudaMemset((char*)devPtr + r * pitch, value, width);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+/* Stream-ordered allocation: allocated at once, freed once the stream's earlier work is done. */
+cudaError_t cudaMallocAsync(void** devPtr, size_t size, cudaStream_t s) { (void)s; return cudaMalloc(devPtr, size); }
+cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t s) {
+    cudaError_t e = cudaStreamSynchronize(s);
+    return e != cudaSuccess ? e : cudaFree(devPtr);
+}
+
+cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags) {
+    int32_t req[3] = {1, peer, (int32_t)flags};
+    return rpc(OP_PEER, req, sizeof req, NULL, 0, NULL, 0, NULL);
+}
+cudaError_t cudaDeviceDisablePeerAccess(int peer) {
+    int32_t req[3] = {0, peer, 0};
+    return rpc(OP_PEER, req, sizeof req, NULL, 0, NULL, 0, NULL);
+}
+cudaError_t cudaMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice, size_t count) {
+    uint64_t req[5] = {(uint64_t)(uintptr_t)dst, (uint64_t)dstDevice, (uint64_t)(uintptr_t)src, (uint64_t)srcDevice,
+                       count};
+    return rpc(OP_MEMCPY_PEER, req, sizeof req, NULL, 0, NULL, 0, NULL);
+}
+cudaError_t cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice, size_t count, cudaStream_t s) {
+    cudaError_t e = cudaStreamSynchronize(s);  /* after the stream's earlier work, before its later work */
+    return e != cudaSuccess ? e : cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count);
+}
+cudaError_t cudaDeviceCanAccessPeer(int* can, int device, int peer) {
+    if (!can) return note(cudaErrorInvalidValue);
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) return e;
+    if (device < 0 || device >= count || peer < 0 || peer >= count) return note(cudaErrorInvalidDevice);
+    *can = device != peer;
+    return cudaSuccess;
 }
