@@ -250,6 +250,35 @@ def test_pitched_memory_stream_ordered_allocation_and_peer_copies() -> None:
                                      f"peer can 1 got[63] {63 * 3}"]
 
 
+def test_histogram_with_shared_atomics() -> None:
+    r = run(build("histogram.cu"))
+    assert r.returncode == 0, r.stderr
+    seed, data = 12345, np.empty(100000, np.uint8)
+    for i in range(data.size):  # the program's LCG, in Python's exact integers
+        seed = (seed * 1103515245 + 12345) % (1 << 32)
+        data[i] = (seed >> 16) & 0xFF
+    bins = np.bincount(data >> 2, minlength=64)
+    assert r.stdout == f"total 100000 bins[0] {bins[0]} bins[31] {bins[31]} bins[63] {bins[63]}\n"
+
+
+def test_multi_block_scan() -> None:
+    r = run(build("scan.cu"))
+    assert r.returncode == 0, r.stderr
+    c = np.cumsum(np.arange(1000) % 7 - 2)
+    assert r.stdout == f"out[127] {c[127]} out[128] {c[128]} out[999] {c[999]} mismatches 0\n"
+
+
+def test_cooperative_groups_and_templates() -> None:
+    r = run(build("cg_templates.cu"))
+    assert r.returncode == 0, r.stderr
+    i = np.arange(500)
+    lines = []
+    for name, scale in (("float", 0.5), ("double", 0.25), ("int", 1)):
+        x, y = (i % 13) * scale, i % 5 + 1
+        lines.append(f"{name} dot {float((x * y).sum()):.2f} max {float(x.max()):.2f}")
+    assert r.stdout.splitlines() == lines
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")
