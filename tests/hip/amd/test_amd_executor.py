@@ -332,3 +332,67 @@ def test_private_array_in_scratch(rng: np.random.Generator) -> None:
     t = np.arange(n)
     i1, i2 = idx % 37, (idx * 7) % 37
     np.testing.assert_array_equal(b.get(oa, n, np.int32), i1 * i1 + t + i2 * i2 + t)
+
+
+def test_lds_atomics_and_bytes(rng: np.random.Generator) -> None:
+    b = Board()
+    x = rng.integers(0, 1 << 20, 256).astype(np.uint32)
+    oa = b.put(np.zeros(8 + 256, np.uint32))
+    b.run(kernel("misc", "lds_atomics"), (1, 1, 1), (256, 1, 1), [p64(b.put(x)), p64(oa)])
+    out = b.get(oa, 8 + 256, np.uint32)
+    t = np.arange(256, dtype=np.uint64)
+    assert out[0] == x.astype(np.uint64).sum() % 2**32
+    assert out[1] == np.bitwise_or.reduce((np.uint64(1) << (x % 32).astype(np.uint64)).astype(np.uint32))
+    assert out[2] == np.bitwise_xor.reduce(x)
+    assert out[3] == np.bitwise_and.reduce((~(np.uint64(1) << (t % 32)) | (x & 1)).astype(np.uint32) & 0xFFFFFFFF)
+    assert out[4] == x.max() and out[7] == x.min() + 1000
+    assert 100 <= out[5] < 356  # exactly one work-item's CAS found 7 there
+    assert out[6] == 256 % 10  # atomicInc wraps to 0 after reaching 9
+    np.testing.assert_array_equal(out[8:], ((x * 3) & 0xFF)[::-1])
+
+
+def test_float4_loads_and_stores(rng: np.random.Generator) -> None:
+    b = Board()
+    a = rng.standard_normal((100, 4)).astype(np.float32)
+    ob = b.put(np.zeros((100, 4), np.float32))
+    b.run(kernel("misc", "vec4"), (1, 1, 1), (128, 1, 1), [p64(b.put(a)), p64(ob), i32(100)])
+    got = b.get(ob, 400).reshape(100, 4)
+    np.testing.assert_array_equal(got, np.stack([a[:, 3], a[:, 2] * 2, a[:, 1] + 1, a[:, 0]], axis=1))
+
+
+def test_integer_and_float_intrinsics(rng: np.random.Generator) -> None:
+    b = Board()
+    n = 64
+    u = rng.integers(1, 2**32, 2 * n, dtype=np.uint64).astype(np.uint32)
+    f = (rng.standard_normal(n) * 100).astype(np.float32)
+    f[:4] = [np.nan, np.inf, -np.inf, 2.5]
+    oa = b.put(np.zeros(8 * n, np.uint32))
+    b.run(kernel("misc", "intrinsics"), (1, 1, 1), (64, 1, 1), [p64(b.put(u)), p64(b.put(f)), p64(oa), i32(n)])
+    out = b.get(oa, 8 * n, np.uint32).reshape(n, 8)
+    a, bb = u[:n].astype(np.uint64), u[n:].astype(np.uint64)
+    i = np.arange(n, dtype=np.uint64)
+    brev = np.array([int(f"{int(v):032b}"[::-1], 2) for v in a], np.uint64)
+    np.testing.assert_array_equal(out[:, 0], brev)
+    np.testing.assert_array_equal(out[:, 1], (((bb << np.uint64(32)) | a) << (i & np.uint64(31))) >> np.uint64(32)
+                                  & np.uint64(0xFFFFFFFF))
+    np.testing.assert_array_equal(out[:, 2], (a * bb) >> np.uint64(32))
+    finite = np.isfinite(f)
+    np.testing.assert_array_equal(out[finite, 3].view(np.int32), np.rint(f[finite]).astype(np.int32))
+    np.testing.assert_array_equal(out[:, 4], f.view(np.uint32))
+    np.testing.assert_array_equal(out[:, 5], np.isnan(f) * 2 + np.isinf(f))
+    ffs = np.array([(int(v) & -int(v)).bit_length() for v in bb])
+    np.testing.assert_array_equal(out[:, 6], [bin(int(v)).count("1") for v in a] + 100 * ffs)
+    np.testing.assert_array_equal(out[finite, 7].view(np.int32), np.floor(f[finite]).astype(np.int32))
+    assert out[3, 3] == 2  # rint(2.5) = 2: round half to even
+
+
+def test_failed_assert_traps(rng: np.random.Generator) -> None:
+    b = Board()
+    x = np.arange(64, dtype=np.int32)
+    oa = b.put(np.zeros(64, np.int32))
+    b.run(kernel("misc", "checked"), (1, 1, 1), (64, 1, 1), [p64(b.put(x)), p64(oa)])
+    np.testing.assert_array_equal(b.get(oa, 64, np.int32), 2 * x)
+    x[17] = -1
+    with pytest.raises(DeviceFault) as e:
+        b.run(kernel("misc", "checked"), (1, 1, 1), (64, 1, 1), [p64(b.put(x)), p64(oa)])
+    assert e.value.report["reason"] == "trap" and e.value.report["work_item"] == (17, 0, 0)

@@ -399,7 +399,7 @@ def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
         if name in ("s_endpgm", "s_barrier", "s_dcache_wb", "s_icache_inv", "s_ttracedata", "s_endpgm_saved",
                     "s_wakeup", "s_code_end"):
             return ""
-        return str(f["simm16"]) if name in _SOPP_BRANCH or name in ("s_nop", "s_sleep", "s_setprio") \
+        return str(f["simm16"]) if name in _SOPP_BRANCH or name in ("s_nop", "s_sleep", "s_setprio", "s_trap") \
             else f"0x{f['simm16']:x}"
     if ins.fmt == "SMEM":
         n = {"s_load_dword": 1, "s_load_dwordx2": 2, "s_load_dwordx4": 4, "s_load_dwordx8": 8,

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -1454,7 +1455,7 @@ def h_mfma(c: _Ctx, ins: Inst) -> None:
 def _lds_addr(c: _Ctx, ins: Inst, extra: int, size: int, access: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(word index per lane, workgroup row per wave, exec mask), checked against the workgroup's LDS."""
     m = c.exec_mask()
-    addr = c.b.v[c.ix, ins.f["addr"]].astype(_U64) + _U64(extra)
+    addr = (c.b.v[c.ix, ins.f["addr"]].astype(_U64) + _U64(extra)) & _MASK32  # LDS addresses are 32-bit
     limit = c.launch.lds_bytes
     bad = m & ((addr + _U64(size) > _U64(limit)) | ((addr & _U64(min(size, 4) - 1)) != 0))
     if bad.any():
@@ -1522,17 +1523,49 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
         _count_only(c, "lgkm")
         _count(c, "memory")
         return
-    if name.startswith("ds_add") or name.startswith("ds_max") or name.startswith("ds_min"):
+    if name in _DS_SMALL:  # sub-dword LDS reads and writes
+        off = f["offset0"] | f["offset1"] << 8
+        size = 1 if name.endswith(("8", "b8")) else 2
+        words, wg, m = _lds_addr(c, ins, off, size, "write" if "write" in name else "read")
+        byte = (c.b.v[c.ix, f["addr"]].astype(np.int64) + off) & 0xFFFFFFFF
+        lds8 = lds.view(np.uint8)
+        if "write" in name:
+            rows, lanes = np.nonzero(m)
+            data = c.b.v[c.ix, f["data0"]][rows, lanes]
+            for k in range(size):
+                lds8[wg[rows], byte[rows, lanes] + k] = ((data >> _U32(8 * k)) & _U32(0xFF)).astype(np.uint8)
+            _count_only(c, "lgkm")
+        else:
+            safe = np.where(m, byte, 0)
+            v = lds8[wg[:, None], safe].astype(np.int64)
+            if size == 2:
+                v |= lds8[wg[:, None], safe + 1].astype(np.int64) << 8
+            if "_i" in name:
+                v = np.where(v >> (8 * size - 1) & 1, v - (1 << (8 * size)), v)
+            val = (v & 0xFFFFFFFF).astype(_U32)[:, None, :]
+            d = f["vdst"]
+            mm = m.copy()
+            _defer(c, "lgkm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
+        _count(c, "memory")
+        return
+    if _DS_ATOMIC.fullmatch(name):
         off = f["offset0"] | f["offset1"] << 8
         words, wg, m = _lds_addr(c, ins, off, 4, "atomic")
         rows, lanes = np.nonzero(m)
         data = c.b.v[c.ix, f["data0"]][rows, lanes]
+        data1 = c.b.v[c.ix, f["data1"]][rows, lanes]
+        op = name.split("_")[1]
         old = np.empty(rows.size, _U32)
         for j in range(rows.size):  # lanes in order: the read-modify-writes of one instruction serialize
             g, w = int(wg[rows[j]]), int(words[rows[j], lanes[j]])
             cur = lds[g, w]
             old[j] = cur
-            lds[g, w] = _atomic_op(name, cur, data[j])
+            if op == "cmpst":  # DS_CMPST: data0 is the compare value, data1 the new one
+                lds[g, w] = data1[j] if cur == data[j] else cur
+            elif op == "rsub":
+                lds[g, w] = _U32((int(data[j]) - int(cur)) & 0xFFFFFFFF)
+            else:
+                lds[g, w] = _atomic_op(name.replace("wrxchg", "swap"), cur, data[j])
         if "_rtn_" in name:
             val = c.b.v[c.ix, f["vdst"]].copy()
             val[rows, lanes] = old
@@ -1792,6 +1825,28 @@ def _sectors(addr: np.ndarray, m: np.ndarray, size: int) -> int:
     return int(distinct.sum())
 
 
+def h_nop(c: _Ctx, ins: Inst) -> None:
+    return None
+
+
+def h_trap(c: _Ctx, ins: Inst) -> None:
+    """s_trap (__trap, a failed assert): the kernel aborts; the first active lane is reported."""
+    m = c.exec_mask()
+    rows, lanes = np.nonzero(m) if m.any() else (np.zeros(1, np.int64), np.zeros(1, np.int64))
+    w, lane = int(rows[0]), int(lanes[0])
+    wave = int(np.arange(c.b.s.shape[0])[c.ix][w])
+    wg = tuple(int(x) for x in c.b.wg_id[wave])
+    flat = int(c.b.wave_in_wg[wave]) * WAVE + lane
+    bx, by, _ = c.launch.block
+    item = (flat % bx, (flat // bx) % by, flat // (bx * by))
+    source = c.prog.kernel.source_line(ins.offset)
+    raise DeviceFault("cudaErrorLaunchFailure", f"{ins.text} executed: the kernel aborted (unspecified launch failure)"
+                      f"\n    in {c.prog.name} at offset {ins.offset:#x}" + (f", source {source}" if source else "") +
+                      f"\n    by work-item {item} in workgroup {wg}",
+                      {"kernel": c.prog.name, "offset": ins.offset, "instruction": ins.text, "block": wg,
+                       "thread": item, "workgroup": wg, "work_item": item, "reason": "trap", "source": source})
+
+
 # ---------------------------------------------------------------------------- binding
 _VOP3_ONLY_3 = {"v_fma_f32", "v_mad_f32", "v_fma_legacy_f32", "v_max3_f32", "v_min3_f32", "v_div_fixup_f32",
                 "v_div_fmas_f32", "v_div_scale_f32", "v_add3_u32", "v_lshl_add_u32", "v_add_lshl_u32",
@@ -1812,6 +1867,8 @@ _DS_OK = {"ds_bpermute_b32", "ds_permute_b32", "ds_read_b32", "ds_read_b64", "ds
           "ds_write_b96", "ds_write_b128", "ds_write2_b32", "ds_write2_b64", "ds_write2st64_b32",
           "ds_write2st64_b64", "ds_add_u32", "ds_add_rtn_u32", "ds_add_f32", "ds_add_rtn_f32", "ds_max_i32",
           "ds_min_i32", "ds_max_u32", "ds_min_u32", "ds_max_rtn_i32", "ds_min_rtn_i32"}
+_DS_SMALL = {"ds_read_u8", "ds_read_i8", "ds_read_u16", "ds_read_i16", "ds_write_b8", "ds_write_b16"}
+_DS_ATOMIC = re.compile(r"ds_(add|sub|rsub|inc|dec|min|max|and|or|xor|wrxchg|cmpst)(_rtn)?_(u32|i32|b32|f32)")
 _ATOMIC_OPS = ("add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "swap", "inc", "dec", "cmpswap")
 _GLOBAL_ATOMICS = {*_ATOMIC_OPS, "add_f32", "add_f64", *(f"{op}_x2" for op in _ATOMIC_OPS)}
 
@@ -1841,7 +1898,7 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
     if fmt == "SOPK":
         return h_sopk if name in ("s_movk_i32", "s_addk_i32", "s_mulk_i32") or name.startswith("s_cmpk_") else None
     if fmt == "SOPP":
-        return h_sopp if name in _SOPP_OK else None
+        return h_trap if name == "s_trap" else h_sopp if name in _SOPP_OK else None
     if fmt == "SMEM":
         return h_smem if name.startswith("s_load_dword") else None
     if fmt in ("VOP1", "VOP2", "VOP3", "VOP3P") and name in _F16_OPS and not ins.f.get("sdwa"):
@@ -1870,7 +1927,10 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
                      or f.get("op_sel_hi2"))  # VGPR operands, no cbsz/abid/blgp broadcasts
         return h_mfma if plain and f["src0"] >= 256 and f["src1"] >= 256 else None
     if fmt == "DS":
-        return h_ds if name in _DS_OK and not ins.f["gds"] else None
+        return h_ds if (name in _DS_OK or name in _DS_SMALL or _DS_ATOMIC.fullmatch(name)) and not ins.f["gds"] \
+            else None
+    if fmt == "MUBUF" and name in ("buffer_wbl2", "buffer_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol"):
+        return h_nop  # cache write-back/invalidate of fences: memory here is coherent
     if fmt == "SCRATCH":
         return h_scratch if ("_load_" in name or "_store_" in name) and "d16" not in name and "lds" not in name \
             else None

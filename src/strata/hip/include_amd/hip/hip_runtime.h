@@ -197,4 +197,202 @@ static __device__ __forceinline__ int max(int a, int b) { return a > b ? a : b; 
 static __device__ __forceinline__ unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
 static __device__ __forceinline__ unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
 #define INFINITY __builtin_inff()
+#define NAN __builtin_nanf("")
 #define HIP_DYNAMIC_SHARED(type, var) extern __shared__ type var[];
+
+// ---- more math (only what LLVM lowers natively for AMDGPU: no device library is linked)
+static __device__ __forceinline__ int abs(int x) { return x < 0 ? -x : x; }
+static __device__ __forceinline__ long long llabs(long long x) { return x < 0 ? -x : x; }
+static __device__ __forceinline__ long labs(long x) { return x < 0 ? -x : x; }
+static __device__ __forceinline__ long long min(long long a, long long b) { return a < b ? a : b; }
+static __device__ __forceinline__ long long max(long long a, long long b) { return a > b ? a : b; }
+static __device__ __forceinline__ unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+static __device__ __forceinline__ unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+static __device__ __forceinline__ float min(float a, float b) { return __builtin_fminf(a, b); }
+static __device__ __forceinline__ float max(float a, float b) { return __builtin_fmaxf(a, b); }
+static __device__ __forceinline__ double min(double a, double b) { return __builtin_fmin(a, b); }
+static __device__ __forceinline__ double max(double a, double b) { return __builtin_fmax(a, b); }
+static __device__ __forceinline__ double fmin(double a, double b) { return __builtin_fmin(a, b); }
+static __device__ __forceinline__ double fmax(double a, double b) { return __builtin_fmax(a, b); }
+static __device__ __forceinline__ double floor(double x) { return __builtin_floor(x); }
+static __device__ __forceinline__ double ceil(double x) { return __builtin_ceil(x); }
+static __device__ __forceinline__ double trunc(double x) { return __builtin_trunc(x); }
+static __device__ __forceinline__ double rint(double x) { return __builtin_rint(x); }
+static __device__ __forceinline__ double round(double x) { return __builtin_round(x); }
+static __device__ __forceinline__ double copysign(double a, double b) { return __builtin_copysign(a, b); }
+static __device__ __forceinline__ float rintf(float x) { return __builtin_rintf(x); }
+static __device__ __forceinline__ float nearbyintf(float x) { return __builtin_nearbyintf(x); }
+static __device__ __forceinline__ float roundf(float x) { return __builtin_roundf(x); }
+static __device__ __forceinline__ float sinf(float x) { return __builtin_sinf(x); }
+static __device__ __forceinline__ float cosf(float x) { return __builtin_cosf(x); }
+static __device__ __forceinline__ float log10f(float x) { return __builtin_log10f(x); }
+static __device__ __forceinline__ float ldexpf(float x, int e) { return __builtin_ldexpf(x, e); }
+static __device__ __forceinline__ double ldexp(double x, int e) { return __builtin_ldexp(x, e); }
+static __device__ __forceinline__ float __logf(float x) { return __builtin_amdgcn_logf(x) * 0.69314718056f; }
+static __device__ __forceinline__ float __log2f(float x) { return __builtin_amdgcn_logf(x); }
+static __device__ __forceinline__ float __sinf(float x) { return __builtin_amdgcn_sinf(x * 0.15915494309189535f); }
+static __device__ __forceinline__ float __cosf(float x) { return __builtin_amdgcn_cosf(x * 0.15915494309189535f); }
+static __device__ __forceinline__ float __frsqrt_rn(float x) { return 1.0f / __builtin_sqrtf(x); }
+static __device__ __forceinline__ bool isnan(float x) { return __builtin_isnan(x); }
+static __device__ __forceinline__ bool isnan(double x) { return __builtin_isnan(x); }
+static __device__ __forceinline__ bool isinf(float x) { return __builtin_isinf(x); }
+static __device__ __forceinline__ bool isinf(double x) { return __builtin_isinf(x); }
+static __device__ __forceinline__ bool isfinite(float x) { return __builtin_isfinite(x); }
+static __device__ __forceinline__ bool isfinite(double x) { return __builtin_isfinite(x); }
+static __device__ __forceinline__ bool signbit(float x) { return __builtin_signbit(x); }
+static __device__ __forceinline__ bool signbit(double x) { return __builtin_signbit(x); }
+
+// ---- IEEE round-to-nearest intrinsics (the default mode; never contracted) and conversions
+static __device__ __forceinline__ float __fadd_rn(float a, float b) {
+#pragma clang fp contract(off)
+  return a + b; }
+static __device__ __forceinline__ float __fsub_rn(float a, float b) {
+#pragma clang fp contract(off)
+  return a - b; }
+static __device__ __forceinline__ float __fmul_rn(float a, float b) {
+#pragma clang fp contract(off)
+  return a * b; }
+static __device__ __forceinline__ float __fdiv_rn(float a, float b) {
+#pragma clang fp contract(off)
+  return a / b; }
+static __device__ __forceinline__ float __fsqrt_rn(float a) {
+#pragma clang fp contract(off)
+  return __builtin_sqrtf(a); }
+static __device__ __forceinline__ float __fmaf_rn(float a, float b, float c) {
+#pragma clang fp contract(off)
+  return __builtin_fmaf(a, b, c); }
+static __device__ __forceinline__ double __dadd_rn(double a, double b) {
+#pragma clang fp contract(off)
+  return a + b; }
+static __device__ __forceinline__ double __dsub_rn(double a, double b) {
+#pragma clang fp contract(off)
+  return a - b; }
+static __device__ __forceinline__ double __dmul_rn(double a, double b) {
+#pragma clang fp contract(off)
+  return a * b; }
+static __device__ __forceinline__ double __ddiv_rn(double a, double b) {
+#pragma clang fp contract(off)
+  return a / b; }
+static __device__ __forceinline__ double __dsqrt_rn(double a) {
+#pragma clang fp contract(off)
+  return __builtin_sqrt(a); }
+static __device__ __forceinline__ double __fma_rn(double a, double b, double c) {
+#pragma clang fp contract(off)
+  return __builtin_fma(a, b, c); }
+static __device__ __forceinline__ int __float2int_rn(float x) { return (int)__builtin_rintf(x); }
+static __device__ __forceinline__ int __float2int_rz(float x) { return (int)x; }
+static __device__ __forceinline__ int __float2int_rd(float x) { return (int)__builtin_floorf(x); }
+static __device__ __forceinline__ int __float2int_ru(float x) { return (int)__builtin_ceilf(x); }
+static __device__ __forceinline__ unsigned __float2uint_rn(float x) { return (unsigned)__builtin_rintf(x); }
+static __device__ __forceinline__ unsigned __float2uint_rz(float x) { return (unsigned)x; }
+static __device__ __forceinline__ int __double2int_rn(double x) { return (int)__builtin_rint(x); }
+static __device__ __forceinline__ int __double2int_rz(double x) { return (int)x; }
+static __device__ __forceinline__ int __double2int_rd(double x) { return (int)__builtin_floor(x); }
+static __device__ __forceinline__ int __double2int_ru(double x) { return (int)__builtin_ceil(x); }
+static __device__ __forceinline__ float __int2float_rn(int x) { return (float)x; }
+static __device__ __forceinline__ float __uint2float_rn(unsigned x) { return (float)x; }
+static __device__ __forceinline__ double __int2double_rn(int x) { return (double)x; }
+static __device__ __forceinline__ float __double2float_rn(double x) { return (float)x; }
+static __device__ __forceinline__ int __float_as_int(float x) { return __builtin_bit_cast(int, x); }
+static __device__ __forceinline__ unsigned __float_as_uint(float x) { return __builtin_bit_cast(unsigned, x); }
+static __device__ __forceinline__ float __int_as_float(int x) { return __builtin_bit_cast(float, x); }
+static __device__ __forceinline__ float __uint_as_float(unsigned x) { return __builtin_bit_cast(float, x); }
+static __device__ __forceinline__ long long __double_as_longlong(double x) { return __builtin_bit_cast(long long, x); }
+static __device__ __forceinline__ double __longlong_as_double(long long x) { return __builtin_bit_cast(double, x); }
+
+// ---- integer intrinsics
+static __device__ __forceinline__ unsigned __brev(unsigned x) { return __builtin_bitreverse32(x); }
+static __device__ __forceinline__ unsigned long long __brevll(unsigned long long x) { return __builtin_bitreverse64(x); }
+static __device__ __forceinline__ int __ffs(int x) { return __builtin_ffs(x); }
+static __device__ __forceinline__ int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll(x); }
+static __device__ __forceinline__ int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
+static __device__ __forceinline__ unsigned __umulhi(unsigned a, unsigned b) {
+  return (unsigned)(((unsigned long long)a * b) >> 32);
+}
+static __device__ __forceinline__ long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
+static __device__ __forceinline__ unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+  return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+static __device__ __forceinline__ int __mul24(int a, int b) { return ((a << 8) >> 8) * ((b << 8) >> 8); }
+static __device__ __forceinline__ unsigned __umul24(unsigned a, unsigned b) { return (a & 0xffffff) * (b & 0xffffff); }
+static __device__ __forceinline__ unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
+  return (unsigned)((((unsigned long long)hi << 32) | lo) << (s & 31) >> 32);
+}
+static __device__ __forceinline__ unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
+  return (unsigned)((((unsigned long long)hi << 32) | lo) >> (s & 31));
+}
+static __device__ __forceinline__ unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned s) {
+  return __funnelshift_l(lo, hi, s > 32 ? 32 : s) ;
+}
+static __device__ __forceinline__ unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned s) {
+  return s >= 32 ? hi : __funnelshift_r(lo, hi, s);
+}
+static __device__ __forceinline__ unsigned __sad(int a, int b, unsigned c) { return (a > b ? a - b : b - a) + c; }
+static __device__ __forceinline__ unsigned __usad(unsigned a, unsigned b, unsigned c) { return (a > b ? a - b : b - a) + c; }
+static __device__ __forceinline__ int __hadd(int a, int b) { return (int)(((long long)a + b) >> 1); }
+static __device__ __forceinline__ int __rhadd(int a, int b) { return (int)(((long long)a + b + 1) >> 1); }
+
+// ---- more atomics, scopes, warp-level sync and cross-lane operations with masks (masks are ignored:
+// a wavefront executes its active lanes together)
+static __device__ __forceinline__ unsigned atomicInc(unsigned* p, unsigned v) {
+  return __builtin_amdgcn_atomic_inc32(p, v, __ATOMIC_RELAXED, "agent");
+}
+static __device__ __forceinline__ unsigned atomicDec(unsigned* p, unsigned v) {
+  return __builtin_amdgcn_atomic_dec32(p, v, __ATOMIC_RELAXED, "agent");
+}
+template <typename T> static __device__ __forceinline__ T atomicAdd_block(T* p, T v) {
+  return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
+}
+template <typename T> static __device__ __forceinline__ T atomicAdd_system(T* p, T v) {
+  return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+static __device__ __forceinline__ void __syncwarp(unsigned long long mask = ~0ull) {
+  (void)mask;
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+  __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+}
+static __device__ __forceinline__ unsigned long long __activemask() { return __builtin_amdgcn_read_exec(); }
+template <typename T> static __device__ __forceinline__ T __shfl_sync(unsigned long long m, T v, int s, int w = warpSize) {
+  (void)m; return __shfl(v, s, w);
+}
+template <typename T> static __device__ __forceinline__ T __shfl_xor_sync(unsigned long long m, T v, int s, int w = warpSize) {
+  (void)m; return __shfl_xor(v, s, w);
+}
+template <typename T> static __device__ __forceinline__ T __shfl_down_sync(unsigned long long m, T v, unsigned d, int w = warpSize) {
+  (void)m; return __shfl_down(v, d, w);
+}
+template <typename T> static __device__ __forceinline__ T __shfl_up_sync(unsigned long long m, T v, unsigned d, int w = warpSize) {
+  (void)m; return __shfl_up(v, d, w);
+}
+static __device__ __forceinline__ unsigned long long __ballot_sync(unsigned long long m, int p) { return __ballot(p) & m; }
+static __device__ __forceinline__ int __any_sync(unsigned long long m, int p) { return (__ballot(p) & m) != 0; }
+static __device__ __forceinline__ int __all_sync(unsigned long long m, int p) {
+  return (__ballot(p) & m) == (m & __builtin_amdgcn_read_exec());
+}
+static __device__ __forceinline__ long long clock64() { return (long long)__builtin_readcyclecounter(); }
+static __device__ __forceinline__ long long clock() { return clock64(); }
+static __device__ __forceinline__ long long wall_clock64() { return (long long)__builtin_amdgcn_s_memrealtime(); }
+static __device__ __forceinline__ void __trap() { __builtin_trap(); }
+#define assert(x) ((x) ? (void)0 : __builtin_trap())
+
+// ---- vector types (HIP's names; 1-, 2- and 4-wide are clang vectors with .x .y .z .w, 3-wide a struct)
+#define __STRATA_VEC(T, N) \
+  typedef T N##1 __attribute__((ext_vector_type(1))); \
+  typedef T N##2 __attribute__((ext_vector_type(2))); \
+  typedef T N##4 __attribute__((ext_vector_type(4))); \
+  struct N##3 { T x, y, z; }; \
+  static __device__ __forceinline__ N##2 make_##N##2(T a, T b) { return N##2{a, b}; } \
+  static __device__ __forceinline__ N##3 make_##N##3(T a, T b, T c) { return N##3{a, b, c}; } \
+  static __device__ __forceinline__ N##4 make_##N##4(T a, T b, T c, T d) { return N##4{a, b, c, d}; }
+__STRATA_VEC(float, float)
+__STRATA_VEC(double, double)
+__STRATA_VEC(int, int)
+__STRATA_VEC(unsigned int, uint)
+__STRATA_VEC(long long, longlong)
+__STRATA_VEC(unsigned long long, ulonglong)
+__STRATA_VEC(short, short)
+__STRATA_VEC(unsigned short, ushort)
+__STRATA_VEC(signed char, char)
+__STRATA_VEC(unsigned char, uchar)
+#undef __STRATA_VEC
