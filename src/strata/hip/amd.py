@@ -158,6 +158,18 @@ class CodeObjectModule:
     def arch(self) -> str:
         return self.code_object.processor
 
+    def get_global(self, name: str) -> tuple[int, int]:
+        """(device address, size) of a `__device__`/`__constant__` variable on the current device
+        (hipModuleGetGlobal); the code object's initializers are there after loading.
+
+        Raises:
+            CudaError: cudaErrorInvalidSymbol if the code object defines no such variable."""
+        variables = self.loaded(current_device()).variables
+        if name not in variables:
+            raise CudaError("cudaErrorInvalidSymbol", f"[get_global] no __device__/__constant__ variable {name!r} in the "
+                            f"code object; variables: {sorted(variables)}")
+        return variables[name]
+
     def get_function(self, name: str) -> CodeObjectKernel:
         """The kernel `name` (hipModuleGetFunction)."""
         k = self._kernels.get(name)

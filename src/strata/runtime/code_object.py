@@ -26,6 +26,11 @@ class LoadedCodeObject:
     programs: dict[str, AmdProgram]
     kernel_objects: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def variables(self) -> dict[str, tuple[int, int]]:
+        """Its `__device__`/`__constant__` variables: name -> (device address, size)."""
+        return {n: (self.image_address + v, size) for n, (v, size) in self.code_object.variables.items()}
+
     def kernel_object(self, name: str) -> int:
         """The kernel_object handle dispatch packets name (registered on first use)."""
         handle = self.kernel_objects.get(name)
@@ -57,8 +62,15 @@ def load_code_object(device: DeviceFile, image: bytes) -> LoadedCodeObject:
     with trace.span("L2", "code_object_load", bytes=len(image)):
         co = parse(image)
         programs = {name: load_program(k) for name, k in co.kernels.items()}
-        addr = device.alloc(max(len(co.image), 1), "code object")
-        device.write(addr, co.image)
+        # the PT_LOAD segments at their virtual addresses, .bss zeroed: code, descriptors and global variables
+        # keep the offsets the linker gave them, so PC-relative references (s_getpc_b64 + offset) resolve
+        size = max(co.image_size, 1)
+        addr = device.alloc(size, "code object")
+        device.fill(addr, 0, size)
+        for vaddr, offset, filesz, _memsz in co.segments or [(0, 0, len(co.image), len(co.image))]:
+            device.write(addr + vaddr, co.image[offset:offset + filesz])
+        for prog in programs.values():
+            prog.image_base = addr
         return LoadedCodeObject(device, co, addr, programs)
 
 

@@ -181,3 +181,33 @@ extern "C" __global__ void poke(int* p, int n) {
     with pytest.raises(cuda.DeviceFault) as e:
         hip.synchronize()
     assert e.value.report["source"] == "poke.hip:5" and "source poke.hip:5" in str(e.value)
+
+
+@needs_clang
+def test_device_and_constant_globals(mi300x: cuda.Device) -> None:
+    mod = hip.compile('''#include <hip/hip_runtime.h>
+__constant__ float table[4] = {1.0f, 10.0f, 100.0f, 1000.0f};
+__device__ unsigned counter;
+__device__ float scale = 0.5f;
+extern "C" __global__ void use_globals(const int* idx, float* out) {
+  int t = threadIdx.x;
+  out[t] = table[idx[t] & 3] * scale;
+  atomicAdd(&counter, 1u);
+}''')
+    addr, size = mod.get_global("counter")
+    assert size == 4
+    idx = np.arange(64, dtype=np.int32)
+    out = hip.zeros(64, np.float32)
+    k = mod.get_function("use_globals")
+    k(1, 64, (hip.to_device(idx), out))
+    np.testing.assert_array_equal(out.get(), np.array([1, 10, 100, 1000], np.float32)[idx & 3] * 0.5)
+    got = np.zeros(1, np.uint32)
+    hip.memcpy(got, addr, 4, "DeviceToHost")
+    assert got[0] == 64
+    t_addr, t_size = mod.get_global("table")
+    assert t_size == 16
+    hip.memcpy(t_addr, np.array([2, 3, 4, 5], np.float32), 16, "HostToDevice")  # hipMemcpyToSymbol
+    k(1, 64, (hip.to_device(idx), out))
+    np.testing.assert_array_equal(out.get(), np.array([2, 3, 4, 5], np.float32)[idx & 3] * 0.5)
+    with pytest.raises(cuda.CudaError, match="cudaErrorInvalidSymbol"):
+        mod.get_global("nope")

@@ -134,6 +134,13 @@ class CodeObject:
     processor: str  # e.g. "gfx942"
     kernels: dict[str, KernelInfo]
     metadata: dict[str, Any]
+    segments: list[tuple[int, int, int, int]] = field(default_factory=list)  # PT_LOAD: vaddr, offset, filesz, memsz
+    variables: dict[str, tuple[int, int]] = field(default_factory=dict)  # global variable -> (vaddr, size)
+
+    @property
+    def image_size(self) -> int:
+        """Bytes of device memory the loaded image spans (its PT_LOAD segments, .bss included)."""
+        return max((v + m for v, _, _, m in self.segments), default=len(self.image))
 
 
 def _u(data: bytes, fmt: str, off: int, what: str) -> tuple[Any, ...]:
@@ -161,6 +168,17 @@ def parse(image: bytes) -> CodeObject:
     if osabi != ELFOSABI_AMDGPU_HSA:
         raise CodeObjectError(f"ELF OS/ABI is {osabi}, expected AMDGPU_HSA ({ELFOSABI_AMDGPU_HSA})")
     e_flags = _u(data, "<I", 48, "ELF header")[0]
+    phoff = _u(data, "<Q", 32, "ELF header")[0]
+    phentsize, phnum = _u(data, "<HH", 54, "ELF header")
+    segments = []
+    for i in range(phnum):
+        ptype, _pflags, poff, pvaddr, _paddr, pfilesz, pmemsz, _palign = _u(data, "<IIQQQQQQ", phoff + i * phentsize,
+                                                                            f"program header {i}")
+        if ptype == 1:  # PT_LOAD
+            if poff + pfilesz > len(data) or pmemsz < pfilesz:
+                raise CodeObjectError(f"PT_LOAD segment {i} at {poff:#x}+{pfilesz} (memsz {pmemsz}) does not fit the "
+                                      f"{len(data)}-byte image")
+            segments.append((pvaddr, poff, pfilesz, pmemsz))
     shoff = _u(data, "<Q", 40, "ELF header")[0]
     shentsize, shnum, shstrndx = _u(data, "<HHH", 58, "ELF header")
     if shentsize != 64:
@@ -191,15 +209,19 @@ def parse(image: bytes) -> CodeObject:
 
     # symbols (.dynsym or .symtab): name -> (value, size)
     symbols: dict[str, tuple[int, int]] = {}
+    objects: dict[str, tuple[int, int]] = {}
     for _name, stype, _addr, off, size, link, ent in sections:
         if stype in (2, 11):  # SYMTAB, DYNSYM
             if ent != 24 or link >= len(sections):
                 raise CodeObjectError(f"symbol table at {off:#x}: entry size {ent} (expected 24) or link {link}")
             stroff = sections[link][3]
             for k in range(size // 24):
-                st_name, _info, _other, _shndx, value, ssize = _u(data, "<IBBHQQ", off + k * 24, "symbol table")
+                st_name, info, _other, _shndx, value, ssize = _u(data, "<IBBHQQ", off + k * 24, "symbol table")
                 if st_name:
-                    symbols.setdefault(cstr(stroff, st_name), (value, ssize))
+                    sym_name = cstr(stroff, st_name)
+                    symbols.setdefault(sym_name, (value, ssize))
+                    if info & 0xF == 1 and not sym_name.endswith(".kd") and not sym_name.startswith("__hip_cuid"):
+                        objects.setdefault(sym_name, (value, ssize))  # STT_OBJECT: a __device__/__constant__
 
     def bytes_at(vaddr: int, n: int, what: str) -> bytes:
         for _name, stype, addr, off, size, _link, _ent in sections:
@@ -225,7 +247,7 @@ def parse(image: bytes) -> CodeObject:
         kernels_entry = _kernel(k, i, symbols, bytes_at)
         kernels_entry.lines = lines
         kernels[kernels_entry.name] = kernels_entry
-    return CodeObject(data, target, processor, kernels, metadata)
+    return CodeObject(data, target, processor, kernels, metadata, segments, objects)
 
 
 def _notes(data: bytes, off: int, size: int) -> dict[str, Any] | None:

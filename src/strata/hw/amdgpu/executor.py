@@ -60,6 +60,7 @@ class AmdProgram:
     insts: list[Inst]
     index: dict[int, int]  # byte offset -> instruction index
     handlers: list[Callable[..., None]]
+    image_base: int = 0  # device address the code object's image was loaded at (s_getpc_b64 reads it)
 
     @property
     def name(self) -> str:
@@ -507,6 +508,10 @@ def h_sop1(c: _Ctx, ins: Inst) -> None:
     name = ins.name
     dw, sw = ins.widths
     d = ins.f["sdst"]
+    if name == "s_getpc_b64":  # the address of the next instruction, where the loader placed the code
+        pc = c.prog.image_base + c.prog.kernel.code_offset + ins.offset + 4
+        swrite(c, d, np.full(c.n, pc, _U64), 2)
+        return
     if name.endswith("saveexec_b64"):
         src = sread(c, ins.f["ssrc0"], 2, ins)
         exe = sread(c, EXEC, 2, ins)
@@ -553,7 +558,7 @@ def h_sop1(c: _Ctx, ins: Inst) -> None:
         raise AssertionError(name)
 
 
-_SOP1 = {"s_mov_b32", "s_mov_b64", "s_not_b32", "s_not_b64", "s_cmov_b32", "s_cmov_b64", "s_ff1_i32_b32",
+_SOP1 = {"s_getpc_b64", "s_mov_b32", "s_mov_b64", "s_not_b32", "s_not_b64", "s_cmov_b32", "s_cmov_b64", "s_ff1_i32_b32",
          "s_ff1_i32_b64", "s_bcnt1_i32_b32", "s_bcnt1_i32_b64", "s_brev_b32", "s_abs_i32", "s_sext_i32_i8",
          "s_sext_i32_i16"}
 
