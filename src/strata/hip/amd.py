@@ -166,8 +166,8 @@ class CodeObjectModule:
             CudaError: cudaErrorInvalidSymbol if the code object defines no such variable."""
         variables = self.loaded(current_device()).variables
         if name not in variables:
-            raise CudaError("cudaErrorInvalidSymbol", f"[get_global] no __device__/__constant__ variable {name!r} in the "
-                            f"code object; variables: {sorted(variables)}")
+            raise CudaError("cudaErrorInvalidSymbol", f"[get_global] no __device__/__constant__ variable {name!r} in "
+                            f"the code object; variables: {sorted(variables)}")
         return variables[name]
 
     def get_function(self, name: str) -> CodeObjectKernel:
