@@ -164,6 +164,15 @@ def _is_executable(program: str) -> bool:
         return f.read(4) == b"\x7fELF"
 
 
+def _static_cudart(exe: Path) -> bool:
+    """True if `exe` embeds device code (a .nv_fatbin section) but does not load libcudart.so.13: nvcc's
+    default `-cudart static`."""
+    import mmap
+
+    with open(exe, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        return m.find(b".nv_fatbin") >= 0 and m.find(b"libcudart.so.13") < 0
+
+
 def run_native(program: str, argv: list[str]) -> int:
     """`strata run` of a CUDA program: a .cu file is built with `strata nvcc` into a cache first; the
     executable runs with strata's CUDA runtime library, served by this process (strata.cuda.bridge)."""
@@ -175,6 +184,11 @@ def run_native(program: str, argv: list[str]) -> int:
         exe = compile_program(Path(program)) if program.endswith(".cu") else Path(program)
     except (NvccNotFound, BuildError, RuntimeError) as e:
         print(f"strata run: {e}", file=sys.stderr)
+        return 2
+    if not program.endswith(".cu") and _static_cudart(exe):
+        print(f"strata run: {program} was linked with the static CUDA runtime (nvcc's default), which talks to a "
+              "real GPU driver and bypasses strata; rebuild it with `strata nvcc` (it adds -cudart shared)",
+              file=sys.stderr)
         return 2
     from strata.cuda.bridge.server import run
 

@@ -333,6 +333,17 @@ def test_sass_only_program_says_to_rebuild(tmp_path: Path) -> None:
     assert r.stdout == "cudaErrorNoKernelImageForDevice\n"
 
 
+def test_static_cudart_program_is_refused_with_the_reason(tmp_path: Path) -> None:
+    src = tmp_path / "static.cu"
+    src.write_text('__global__ void k() {}\nint main() { k<<<1, 1>>>(); return cudaDeviceSynchronize(); }\n')
+    exe = tmp_path / "static"
+    subprocess.run([str(find_nvcc()), "-ccbin", host_compiler(), "-gencode", "arch=compute_90,code=compute_90",
+                    str(src), "-o", str(exe)], check=True, capture_output=True)
+    r = run(exe)
+    assert r.returncode == 2
+    assert "static CUDA runtime" in r.stderr and "strata nvcc" in r.stderr
+
+
 def test_program_killed_by_a_signal(tmp_path: Path) -> None:
     src = tmp_path / "killed.cu"
     src.write_text('#include <csignal>\n#include <cstdio>\nint main() { void* p; cudaMalloc(&p, 16);\n'
