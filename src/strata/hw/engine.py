@@ -48,7 +48,8 @@ POLL_BLOCKS = 32  # basic blocks between looks at the watchdog clock and the can
 MAX_LOCAL_BYTES = 512 * 1024  # per thread (CUDA's local memory limit on sm_70..sm_100)
 DEFAULT_STACK_BYTES = 1024  # cudaLimitStackSize's default, per thread
 LOCAL_CHUNK_BYTES = 256 << 20  # most local memory one chunk may back; bigger footprints get fewer lanes
-SPIN_YIELD = 16  # loop iterations of one stack entry before it lets a sibling side of its branch run (_spin)
+SPIN_YIELD = 16  # loop iterations of one stack entry before it lets another path of the chunk run (_spin)
+STUCK_YIELDS = 64  # yields of a looping entry before lanes parked at its joins are released (yield_path)
 GRID_WORKSPACE_BYTES = 16  # cooperative groups' grid workspace: a 32-bit barrier word at +4 (CUDA 13)
 MAX_CLUSTER_BLOCKS = 16  # sm_90's largest (non-portable) cluster; 8 is the portable size
 _LAZY_BYTES = 1 << 20  # local arrays this big are mapped, so only pages threads touch take host RAM
@@ -189,6 +190,19 @@ class Chunk:
         # set by an mbarrier wait that found its phase incomplete (isa/mbarrier.py): called with the frame
         # before the next basic block, it lets the lanes the waiters wait for run first
         self.stall: Any = None
+        # bar.warp.sync's, bar.sync's and barrier.cluster.wait's per-lane states (isa/warp.py): 0 not at the
+        # barrier, 1 waiting, 2 released; None while no lane waits. `parked`: what `_park` needs
+        self.warp_sync: np.ndarray | None = None
+        self.block_sync: np.ndarray | None = None
+        self.cluster_sync: np.ndarray | None = None
+        self.parked: tuple[np.ndarray, int, Any, str] | None = None
+
+    def park(self, lanes: np.ndarray, block: int, ins: Any, deadlock: str) -> None:
+        """Lanes of the running stack entry wait at a barrier (basic block `block`, which holds only the
+        barrier): before the next basic block they stop there and the other paths of the chunk run. When
+        no other path can run, the launch stops with `deadlock` (a LaneFault's message)."""
+        self.parked = (lanes, block, ins, deadlock)
+        self.stall = _park
 
     def alloc_local(self, size: int) -> int:
         base = self.local_top
@@ -363,11 +377,13 @@ def _shared_size(launch: Launch) -> int:
 
 
 class _Entry:
-    __slots__ = ("pc", "mask", "rpc", "full", "tc", "wc", "spins")
+    __slots__ = ("pc", "mask", "rpc", "full", "tc", "wc", "spins", "yields", "snapshot")
 
     def __init__(self, pc: int, mask: np.ndarray | None, rpc: int, full: bool, tc: int, wc: int) -> None:
         self.pc, self.mask, self.rpc, self.full, self.tc, self.wc = pc, mask, rpc, full, tc, wc
         self.spins = 0  # backward branches taken by all its lanes since it last yielded (see _spin)
+        self.yields = 0  # times it yielded (yield_path)
+        self.snapshot: list[np.ndarray] | None = None  # its lanes' registers when it last yielded (_stuck)
 
 
 class Frame:
@@ -410,6 +426,10 @@ class Frame:
         pool = self.jf.reg_pool.setdefault(self.chunk.n, [])
         if len(pool) < 4:
             pool.append(self._bases)
+
+    def regs(self) -> list[np.ndarray]:
+        """This frame's register arrays (the scheduler compares them to tell a spin from a counting loop)."""
+        return list(self._bases.values())
 
     def param(self, name: str, size: int) -> np.ndarray:
         """Per-lane storage of a `.param` variable (call arguments and return values)."""
@@ -476,6 +496,8 @@ def run_frame(f: Frame, mask: np.ndarray | None) -> None:
             if term == "bra":
                 if g < 0:
                     e.pc = blk.target
+                    if blk.target <= b and len(stack) > 1:  # `bra.uni` back to a loop's head: may spin too
+                        _spin(f, e)
                     continue
                 _branch(f, e, b, blk, V[g])
                 continue
@@ -554,7 +576,7 @@ def _branch(f: Frame, e: _Entry, b: int, blk: Any, p: np.ndarray) -> None:
     if tcount == e.tc:
         e.pc = blk.target
         if blk.target <= b and len(f.stack) > 1:
-            _spin(f.stack, e)
+            _spin(f, e)
         return
     if tcount == 0:
         e.pc = b + 1
@@ -601,7 +623,7 @@ def _jump(f: Frame, e: _Entry, b: int, blk: Any) -> None:
     if (live == first).all():
         e.pc = first
         if first <= b and len(f.stack) > 1:
-            _spin(f.stack, e)
+            _spin(f, e)
         return
     blocks = f.jf.blocks
     groups = []
@@ -647,20 +669,159 @@ def _common_post_dominator(blocks: list[Any], dests: list[int]) -> int:
     return next(x for x in chain(dests[0]) if x in common)
 
 
-def _spin(stack: list[_Entry], e: _Entry) -> None:
-    """A loop went round SPIN_YIELD times on the same lanes: let a sibling path of the divergence it sits
-    in run first, since the loop may be waiting for those lanes (a block spinning in cooperative groups'
-    grid sync while the blocks on the other side of a branch have yet to arrive). Adjacent entries with
-    the same reconvergence point are the independent sides of a branch, the lower one not yet started;
-    running the sides in the other order is one of the interleavings independent thread scheduling allows."""
+def _spin(f: Frame, e: _Entry) -> None:
+    """A loop went round SPIN_YIELD times on the same lanes: it may be waiting for lanes on another path
+    (a flag another warp sets, cooperative groups' grid sync while blocks on the other side of a branch
+    have yet to arrive), so let another path of the chunk run first (`yield_path`)."""
     e.spins += 1
     if e.spins < SPIN_YIELD:
         return
     e.spins = 0
-    for k in range(len(stack) - 1, 0, -1):
-        if stack[k].rpc == stack[k - 1].rpc:
-            stack[k - 1:] = [*stack[k:], stack[k - 1]]  # the spinning side (with its nested entries) goes under
-            return
+    yield_path(f, e)
+
+
+class _Node:
+    __slots__ = ("entry", "parent", "children")
+
+    def __init__(self, entry: _Entry, parent: _Node | None) -> None:
+        self.entry, self.parent = entry, parent
+        self.children: list[_Node] = []
+
+
+def _forest(stack: list[_Entry]) -> list[_Node]:
+    """The reconvergence stack as a tree: an entry's lanes are a subset of the nearest entry below it
+    whose lanes overlap (the join it reconverges into); siblings (the sides of a branch) are disjoint."""
+    roots: list[_Node] = []
+    path: list[_Node] = []
+    for e in stack:
+        while path and path[-1].entry.mask is not None and e.mask is not None and \
+                not (path[-1].entry.mask & e.mask).any():
+            path.pop()
+        parent = path[-1] if path else None
+        node = _Node(e, parent)
+        (parent.children if parent is not None else roots).append(node)
+        path.append(node)
+    return roots
+
+
+def yield_path(f: Frame, e: _Entry, release: bool | None = None) -> bool:
+    """Let the lanes of stack entry `e` (the top, which cannot progress now) wait while other lanes run.
+
+    A fair round-robin over the paths of the chunk, as independent thread scheduling guarantees every
+    thread eventually progresses: on the stack seen as a tree of joins and their branch sides, the subtree
+    holding `e` goes first (runs last) among its siblings at every level, so the next path in turn comes
+    to the top and, as each path yields in turn, every path runs. With `release` (lanes waiting at a
+    barrier; by default when `e` looks stuck, `_stuck`), lanes parked at an enclosing reconvergence point
+    (that took a branch straight to it, or left a loop early) are released to run ahead and reconverge one
+    level further out; that costs the reconvergence, so an ordinary loop whose finished lanes wait at its
+    exit keeps it. False when no other lanes can run."""
+    if release is None:
+        release = _stuck(f, e)
+    stack = f.stack
+    roots = _forest(stack)
+    node = next((nd for nd in _walk(roots) if nd.entry is e), None)
+    if node is None:
+        return False
+    moved = False
+    up: _Node | None = node
+    while up is not None:
+        parent = up.parent
+        if release and parent is not None:
+            own = _own_lanes(f.chunk, parent)
+            if own is not None:  # `up` becomes a sibling of the released lanes, one level further out
+                _unjoin(f.chunk, roots, parent, own)
+                moved = True
+                continue
+        sibs = parent.children if parent is not None else roots
+        if len(sibs) > 1:
+            sibs.remove(up)
+            sibs.insert(0, up)
+            moved = True
+        up = parent
+    if moved:
+        out: list[_Entry] = []
+        _flatten(roots, out)
+        stack[:] = out
+    return moved
+
+
+def _stuck(f: Frame, e: _Entry) -> bool:
+    """Whether looping entry `e` looks stuck: its lanes' registers did not change since its last yield (a
+    spin that only re-reads memory), or it has yielded STUCK_YIELDS times (a spin counting its tries)."""
+    e.yields += 1
+    m = e.mask
+    regs = [b if m is None else b[m] for b in f.regs()]
+    same = e.snapshot is not None and len(regs) == len(e.snapshot) and all(
+        np.array_equal(a, b) for a, b in zip(regs, e.snapshot, strict=True))
+    e.snapshot = [r.copy() for r in regs] if m is None else regs
+    return same or e.yields >= STUCK_YIELDS
+
+
+def _walk(nodes: list[_Node]) -> Any:
+    for nd in nodes:
+        yield nd
+        yield from _walk(nd.children)
+
+
+def _flatten(nodes: list[_Node], out: list[_Entry]) -> None:
+    for nd in nodes:
+        out.append(nd.entry)
+        _flatten(nd.children, out)
+
+
+def _own_lanes(chunk: Chunk, nd: _Node) -> np.ndarray | None:
+    """The live lanes a join holds that none of its branch sides does: lanes parked at its reconvergence
+    point. None when there are none."""
+    e = nd.entry
+    covered = np.zeros(chunk.n, dtype=bool)
+    for c in nd.children:
+        if c.entry.mask is None:
+            return None
+        covered |= c.entry.mask
+    own = ~covered if e.mask is None else e.mask & ~covered
+    if chunk.alive is not None:
+        own &= chunk.alive
+    return own if own.any() else None
+
+
+def _unjoin(chunk: Chunk, roots: list[_Node], nd: _Node, own: np.ndarray) -> None:
+    """Release the lanes parked at join `nd`: they run on (on top) as a sibling of the paths `nd` was
+    waiting for, and all of them reconverge one level further out (nd's own reconvergence point)."""
+    e = nd.entry
+    for c in nd.children:
+        c.entry.rpc = e.rpc
+        c.parent = nd.parent
+    tc, wc = chunk.count(own)
+    rest = _Node(_Entry(e.pc, own, e.rpc, False, tc, wc), nd.parent)
+    sibs = nd.parent.children if nd.parent is not None else roots
+    i = sibs.index(nd)
+    sibs[i:i + 1] = [*nd.children, rest]
+
+
+def _park(f: Frame) -> None:
+    """Chunk.stall after a barrier parked some lanes of the top entry: those lanes stay at the barrier's
+    block (they run it again when their turn comes, and go on once released); the others run on."""
+    chunk = f.chunk
+    chunk.stall = None
+    assert chunk.parked is not None
+    lanes, block, ins, deadlock = chunk.parked
+    chunk.parked = None
+    stack = f.stack
+    e = stack[-1]
+    live = e.mask if e.mask is not None else (chunk.alive if chunk.alive is not None else np.ones(chunk.n, bool))
+    go = live & ~lanes
+    if go.any():  # e becomes an empty join at its reconvergence point; the waiters go under the others
+        wtc, wwc = chunk.count(lanes)
+        gtc, gwc = chunk.count(go)
+        stack.append(_Entry(block, lanes, e.rpc, False, wtc, wwc))
+        stack.append(_Entry(e.pc, go, e.rpc, False, gtc, gwc))
+        e.pc = e.rpc
+        return
+    e.pc = block
+    if not yield_path(f, e, release=True):
+        lane = int(np.flatnonzero(lanes)[0])
+        where = " (the threads it waits for may be in a calling function)" if len(chunk.frames) > 1 else ""
+        raise LaneFault(lane, ins, deadlock + where, "cudaErrorLaunchFailure", reason="divergent barrier")
 
 
 def _exit_lanes(chunk: Chunk, lanes: np.ndarray) -> None:

@@ -391,6 +391,8 @@ def lower_function(program: Program, fn: Function) -> JitFunction:
     for i, ins in enumerate(body):
         if ins.opcode in TERMINATORS:
             leaders.add(i + 1)
+        elif ins.opcode in ("bar", "barrier") and not {"arrive", "red"} & set(ins.mods):
+            leaders.update((i, i + 1))  # a block of its own: lanes wait there (isa/warp.park_at_barrier)
     starts = sorted(x for x in leaders if x < len(body)) or [0]
     block_of = {s: b for b, s in enumerate(starts)}
     blocks: list[Block] = []

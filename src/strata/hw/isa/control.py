@@ -240,38 +240,20 @@ def lower_bar(ins: Any, ctx: Any) -> Op:
     if "red" in flags:
         return _bar_red(ins, ctx, flags, types)
     partial = len(ins.operands) > 1  # bar.sync id, count: only `count` threads take part
-    if "cluster" in flags:  # barrier.cluster.wait: every live thread of the cluster's blocks
-        return Op(lambda f, m: _cluster_wait(f, m, ins), "sync", exact=True)
+    from strata.hw.isa import warp
+
+    block = ctx.block_index
+    if "cluster" in flags:  # barrier.cluster.wait: every live thread of the cluster's blocks (isa/warp.py)
+        return Op(lambda f, m: warp.cluster_barrier(f, m, ins, block), "sync", exact=True)
 
     def run(f: Any, m: Any) -> None:
         chunk = f.chunk
-        if m is not None and not partial:
-            _check_convergence(chunk, m, ins)
+        if not partial and (m is not None or chunk.block_sync is not None):
+            warp.block_barrier(f, m, ins, block)  # lanes wait there for the rest of their block
         chunk.launch.counters.barriers += chunk.nblocks if m is None else int(
             np.count_nonzero(m.reshape(chunk.nblocks, -1).any(axis=1)))
 
     return Op(run, "sync", exact=True)
-
-
-def _cluster_wait(f: Any, m: Any, ins: Any) -> None:
-    """barrier.cluster.wait: the chunk runs whole clusters in lockstep, so every block's stores before its
-    barrier.cluster.arrive are visible; a cluster whose live threads are not all here is a divergent
-    barrier (the hardware would hang)."""
-    chunk = f.chunk
-    if m is not None:
-        live = chunk.alive if chunk.alive is not None else np.ones(chunk.n, dtype=bool)
-        cl = chunk.cluster_of_lane()
-        here = np.bincount(cl[m], minlength=chunk.nblocks)
-        waiting = live & ~m
-        missing = np.bincount(cl[waiting], minlength=chunk.nblocks)
-        bad = (here > 0) & (missing > 0)
-        if bad.any():
-            c = int(np.flatnonzero(bad)[0])
-            lane = int(np.flatnonzero(waiting & (cl == c))[0])
-            raise LaneFault(lane, ins, "Barrier error: barrier.cluster.wait reached by some threads of the cluster "
-                            "while other live threads of its blocks are elsewhere (divergent cluster barrier); "
-                            "this thread did not arrive", "cudaErrorLaunchFailure", reason="divergent barrier")
-    chunk.launch.counters.barriers += chunk.nblocks
 
 
 def _check_convergence(chunk: Any, m: np.ndarray, ins: Any) -> None:

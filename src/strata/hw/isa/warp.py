@@ -381,13 +381,98 @@ def lower_elect(ins: Any, ctx: Any) -> Op:
 
 # -- bar.warp.sync
 def lower_bar_warp(ins: Any, ctx: Any) -> Op:
-    """bar.warp.sync membermask (CUDA's __syncwarp): a no-op for a lockstep warp.
+    """bar.warp.sync membermask (CUDA's __syncwarp): a barrier over the lanes of the warp the mask names.
 
-    NOTE: `bar.warp.sync` parses as opcode `bar`, which control.py owns; control.lower_bar should
-    delegate here when 'warp' is among the modifiers (a block barrier's convergence check would
-    wrongly fault on __syncwarp inside divergent code).
+    sm_70+ lets the named lanes arrive at different bar.warp.sync instructions (the two sides of a branch
+    each calling __syncwarp), so a lane that arrives waits, parked by the engine (`Chunk.park`), until
+    every named lane that has not exited has arrived at one; then all of them continue. Exited lanes count
+    as arrived (CUDA leaves naming them undefined; strata must not hang). Per lane, `Chunk.warp_sync`
+    holds 0 (not at a barrier), 1 (arrived, waiting) or 2 (released, not yet run on). The JIT gives each
+    bar.warp.sync a basic block of its own, so a parked lane re-runs just the barrier when it runs again.
+
+    NOTE: `bar.warp.sync` parses as opcode `bar`, which control.py owns; control.lower_bar delegates here
+    when 'warp' is among the modifiers (a block barrier's convergence check would wrongly fault on
+    __syncwarp inside divergent code).
     """
     if len(ins.operands) != 1:
         raise ctx.fail(f"{ins.full_opcode} takes one membermask operand")
-    ctx.src(ins.operands[0], "b32")  # checks the operand; every named lane is already in step
-    return Op(lambda f, m: None, "sync")
+    members = ctx.src(ins.operands[0], "b32")
+    block = ctx.block_index
+
+    def complete(f: Any, arrived: np.ndarray, act: np.ndarray) -> np.ndarray:
+        named = np.broadcast_to(np.asarray(f.V[members], dtype=np.uint32), arrived.shape)
+        return (named & ~_per_lane(_ballot(arrived))) == 0
+
+    deadlock = ("Barrier error: bar.warp.sync waits for lanes its member mask names that have not exited, but no "
+                "other path of the warp can run to reach a bar.warp.sync")
+    return Op(lambda f, m: park_at_barrier(f, m, ins, block, "warp_sync", complete, deadlock), "sync", exact=True)
+
+
+def block_barrier(f: Any, m: Any, ins: Any, block: int) -> None:
+    """bar.sync / barrier.sync over a whole block: sm_70+ lets its threads arrive at different instructions
+    of the barrier (the sides of a branch), so arriving lanes wait until every live thread of their block
+    has arrived; threads that exited count as arrived."""
+    chunk = f.chunk
+
+    def complete(f: Any, arrived: np.ndarray, act: np.ndarray) -> np.ndarray:
+        return np.repeat(arrived.reshape(chunk.nblocks, -1).all(axis=1), chunk.lanes_per_block)
+
+    deadlock = ("Barrier error: bar.sync reached by some threads of the block while other live threads of the "
+                "block are elsewhere and cannot reach it (divergent barrier); this thread waits")
+    park_at_barrier(f, m, ins, block, "block_sync", complete, deadlock)
+
+
+def cluster_barrier(f: Any, m: Any, ins: Any, block: int) -> None:
+    """barrier.cluster.wait: arriving lanes wait until every live thread of their cluster's blocks has
+    reached a barrier.cluster.wait (modeled as its arrival: the chunk runs whole clusters, so each block's
+    stores before its arrive are visible); threads that exited count as arrived."""
+    chunk = f.chunk
+
+    def complete(f: Any, arrived: np.ndarray, act: np.ndarray) -> np.ndarray:
+        cl = chunk.cluster_of_lane()
+        missing = np.bincount(cl[~arrived], minlength=chunk.nblocks)
+        return missing[cl] == 0
+
+    deadlock = ("Barrier error: barrier.cluster.wait reached by some threads of the cluster while other live "
+                "threads of its blocks are elsewhere and cannot reach it (divergent cluster barrier); this thread "
+                "waits")
+    if m is not None or chunk.cluster_sync is not None:
+        park_at_barrier(f, m, ins, block, "cluster_sync", complete, deadlock)
+    chunk.launch.counters.barriers += chunk.nblocks
+
+
+def park_at_barrier(f: Any, m: Any, ins: Any, block: int, state: str, complete: Any, deadlock: str) -> None:
+    """A barrier that waits (bar.warp.sync, bar.sync): the active lanes arrive; lanes whose barrier is
+    complete (`complete(f, arrived, act)`, per lane, given which lanes have arrived, here or waiting at
+    another instruction of the same barrier, exited lanes included) go on, and lanes still waiting
+    elsewhere for it are released; the others are parked (`Chunk.park`). `state` names the chunk's
+    per-lane array: 0 not at the barrier, 1 waiting, 2 released (not yet run on)."""
+    chunk = f.chunk
+    st = getattr(chunk, state)
+    if m is None and st is None:  # the whole chunk is here at once: every lane arrives together
+        return
+    n = chunk.n
+    act = np.ones(n, dtype=bool) if m is None else m
+    alive = chunk.alive
+    if alive is not None:
+        act = act & alive
+    if not act.any():
+        return
+    here = act if alive is None else act | ~alive  # exited and padding lanes count as arrived
+    if st is None:
+        if complete(f, here, act)[act].all():  # every lane it waits for is here: nothing waits
+            return
+        st = np.zeros(n, dtype=np.int8)
+        setattr(chunk, state, st)
+    released = act & (st == 2)
+    st[released] = 0
+    fresh = act & ~released
+    st[fresh] = 1
+    done = complete(f, here | (st > 0), act)
+    st[fresh & done] = 0
+    st[~act & (st == 1) & done] = 2  # lanes waiting at another instruction of this barrier go on too
+    wait = fresh & ~done
+    if wait.any():
+        chunk.park(wait, block, ins, deadlock)
+    elif not (st > 0).any():
+        setattr(chunk, state, None)
