@@ -61,7 +61,7 @@ def test_not_elf_wrong_machine_and_truncated() -> None:
     struct.pack_into("<H", wrong, 18, 62)  # EM_X86_64
     with pytest.raises(CodeObjectError, match="EM_AMDGPU"):
         parse(bytes(wrong))
-    with pytest.raises(CodeObjectError, match="past the end|outside"):
+    with pytest.raises(CodeObjectError, match="past the end|outside|does not fit"):
         parse(good[:1000])
 
 

@@ -369,11 +369,14 @@ def _fault(c: _Ctx, ins: Inst, lanes_ok: np.ndarray | None, addr: np.ndarray, si
 
 
 def _check_global(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray, size: int, access: str) -> None:
+    """Every byte in bounds; alignment only for atomics (GFX9 global loads and stores may be unaligned, as
+    ROCm configures the memory aperture, and clang relies on it for packed 16-bit data)."""
     if not m.any():
         return
     flat = addr[m]
-    for k in range(0, size, 4) if size > 4 else (0,):
-        fault = c.mem.check(flat + _U64(k), min(size, 4) if size > 4 else size)
+    offsets = (0,) if access == "atomic" else sorted({0, size - 1})
+    for k in offsets:
+        fault = c.mem.check(flat + _U64(k), size if access == "atomic" else 1)
         if fault is not None:
             rows, cols = np.nonzero(m)
             bad = (int(rows[fault.lane]), int(cols[fault.lane]))
@@ -815,7 +818,20 @@ def _count(c: _Ctx, cls: str) -> None:
 
 
 def _fma32(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
-    return (a.astype(np.float64) * b.astype(np.float64) + d.astype(np.float64)).astype(np.float32)
+    """A correctly rounded float32 fma: the product is exact in float64; the sum is rounded to odd in
+    float64 (its last bit set when inexact), and rounding that to float32 is then correct (53 >= 24 + 2)."""
+    p = a.astype(np.float64) * b.astype(np.float64)
+    c = np.broadcast_to(d.astype(np.float64), np.broadcast(p, d).shape)
+    with np.errstate(all="ignore"):
+        s = p + c
+        bb = s - p
+        err = (p - (s - bb)) + (c - bb)  # TwoSum: s + err == p + c exactly
+        bits = s.view(np.uint64) if isinstance(s, np.ndarray) else np.asarray(s).view(np.uint64)
+        inexact = (err != 0) & np.isfinite(s) & ((bits & np.uint64(1)) == 0)
+        toward = np.where(np.signbit(err) == np.signbit(s), np.uint64(1), np.uint64(0))
+        # an even last bit of an inexact sum: move one ulp toward the exact value, whose odd neighbour it is
+        adj = np.where(inexact, np.where(toward == 1, bits + np.uint64(1), bits - np.uint64(1)), bits)
+        return np.asarray(adj).view(np.float64).astype(np.float32)
 
 
 _F2: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -1226,6 +1242,29 @@ _D2: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 }
 
 
+def _fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """float64 fma from error-free transformations: Dekker's exact product p + e = a * b, then
+    (p + c) + e with the sum's error folded in. Correctly rounded except in rare double-rounding
+    cases (an exact tie after the first sum); documented in docs/amd.md."""
+    with np.errstate(all="ignore"):
+        a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64), np.asarray(c, np.float64))
+        p = a * b
+        split = 134217729.0  # 2^27 + 1
+        ah = a * split
+        ah = ah - (ah - a)
+        al = a - ah
+        bh = b * split
+        bh = bh - (bh - b)
+        bl = b - bh
+        e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+        s = p + c
+        bb = s - p
+        t = (p - (s - bb)) + (c - bb)
+        r = s + (t + e)
+        plain = p + c
+        return np.where(np.isfinite(r) & np.isfinite(p), r, plain)
+
+
 def h_f64(c: _Ctx, ins: Inst) -> None:
     """Double-precision VALU ops. fma is a float64 multiply then add (two roundings: documented)."""
     name = ins.name
@@ -1235,10 +1274,10 @@ def h_f64(c: _Ctx, ins: Inst) -> None:
         elif name in _D2:
             r = _d(_D2[name](dsrc(c, ins, 0), dsrc(c, ins, 1)))
         elif name == "v_fma_f64":
-            r = _d(dsrc(c, ins, 0) * dsrc(c, ins, 1) + dsrc(c, ins, 2))
+            r = _d(_fma64(dsrc(c, ins, 0), dsrc(c, ins, 1), dsrc(c, ins, 2)))
         elif name == "v_fmac_f64":
             acc = np.ascontiguousarray(vread(c, _vdst(ins) + 256, 2, ins)).view(np.float64)
-            r = _d(dsrc(c, ins, 0) * dsrc(c, ins, 1) + acc)
+            r = _d(_fma64(dsrc(c, ins, 0), dsrc(c, ins, 1), acc))
         elif name == "v_ldexp_f64":
             e = np.clip(_s(usrc(c, ins, 1)), -3000, 3000).astype(np.int32)
             r = _d(np.ldexp(dsrc(c, ins, 0), e))
@@ -1635,9 +1674,14 @@ def h_global(c: _Ctx, ins: Inst) -> None:
         size = {"ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2}.get(tail, 4 * width)
         _check_global(c, ins, addr, m, size, "read")
         safe = np.where(m, addr, _U64(GLOBAL_BASE + 0)) - _U64(GLOBAL_BASE)
-        if size >= 4:
+        if size >= 4 and not (safe & _U64(3)).any():
             idx = (safe >> _U64(2)).astype(np.int64)
             val = np.stack([words[idx + k] for k in range(width)], axis=1)
+        elif size >= 4:  # unaligned: assemble each dword from its bytes
+            o = safe.astype(np.int64)
+            raw = c.mem.bytes
+            val = np.stack([sum((raw[o + 4 * k + j].astype(np.uint32) << np.uint32(8 * j)) for j in range(4))
+                            for k in range(width)], axis=1).astype(_U32)
         else:
             raw = c.mem.bytes
             o = safe.astype(np.int64)
@@ -1663,7 +1707,12 @@ def h_global(c: _Ctx, ins: Inst) -> None:
         _check_global(c, ins, addr, m, size, "write")
         rows, lanes = np.nonzero(m)
         a = addr[rows, lanes] - _U64(GLOBAL_BASE)
-        if size >= 4:
+        if size >= 4 and (a & _U64(3)).any():  # unaligned: byte by byte
+            for k in range(width):
+                data = c.b.v[c.ix, f["data"] + k][rows, lanes]
+                for j in range(4):
+                    c.mem.bytes[a.astype(np.int64) + 4 * k + j] = ((data >> _U32(8 * j)) & _U32(0xFF)).astype(np.uint8)
+        elif size >= 4:
             for k in range(width):
                 words[(a >> _U64(2)).astype(np.int64) + k] = c.b.v[c.ix, f["data"] + k][rows, lanes]
         else:
@@ -1845,6 +1894,12 @@ def h_trap(c: _Ctx, ins: Inst) -> None:
     bx, by, _ = c.launch.block
     item = (flat % bx, (flat // bx) % by, flat // (bx * by))
     source = c.prog.kernel.source_line(ins.offset)
+    if ins.f["simm16"] == 3:  # the debug trap strata's assert() uses
+        raise DeviceFault("cudaErrorAssert", f"CUDA error: device-side assert triggered\n{ins.text} executed: "
+                          f"assertion failed\n    in {c.prog.name} at offset {ins.offset:#x}" +
+                          (f", source {source}" if source else "") + f"\n    by work-item {item} in workgroup {wg}",
+                          {"kernel": c.prog.name, "offset": ins.offset, "instruction": ins.text, "block": wg,
+                           "thread": item, "workgroup": wg, "work_item": item, "reason": "assert", "source": source})
     raise DeviceFault("cudaErrorLaunchFailure", f"{ins.text} executed: the kernel aborted (unspecified launch failure)"
                       f"\n    in {c.prog.name} at offset {ins.offset:#x}" + (f", source {source}" if source else "") +
                       f"\n    by work-item {item} in workgroup {wg}",

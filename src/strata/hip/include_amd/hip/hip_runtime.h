@@ -374,7 +374,8 @@ static __device__ __forceinline__ long long clock64() { return (long long)__buil
 static __device__ __forceinline__ long long clock() { return clock64(); }
 static __device__ __forceinline__ long long wall_clock64() { return (long long)__builtin_amdgcn_s_memrealtime(); }
 static __device__ __forceinline__ void __trap() { __builtin_trap(); }
-#define assert(x) ((x) ? (void)0 : __builtin_trap())
+// a failed assert is a debug trap (s_trap 3), which the virtual GPU reports as cudaErrorAssert/hipErrorAssert
+#define assert(x) ((x) ? (void)0 : __builtin_debugtrap())
 
 // ---- vector types (HIP's names; 1-, 2- and 4-wide are clang vectors with .x .y .z .w, 3-wide a struct)
 #define __STRATA_VEC(T, N) \
