@@ -235,7 +235,8 @@ def test_texture_objects_over_an_array_and_linear_memory() -> None:
     padded = np.concatenate([img, img[:, -1:]], axis=1)  # clamp at the right edge
     lerp = padded[:, :-1] * 0.75 + padded[:, 1:] * 0.25  # x + 0.75 is a quarter of the way to texel x + 1
     assert r.stdout.splitlines() == [f"2-D linear: out[1][2] {lerp[1, 2]:.2f} out[3][7] {lerp[3, 7]:.2f}",
-                                     f"1-D fetch: back[0] {15 * 15} back[15] 0"]
+                                     f"1-D fetch: back[0] {15 * 15} back[15] 0",
+                                     f"surface: neg[2][5] {-img[2, 5]:.1f} neg[0][0] {-img[0, 0]:.1f}"]
 
 
 def test_each_host_thread_has_its_own_device() -> None:

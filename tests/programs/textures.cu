@@ -1,5 +1,6 @@
 // Texture objects: a CUDA array sampled with bilinear filtering and clamping, and a linear buffer fetched
-// with tex1Dfetch, in the style of the simpleTexture sample.
+// with tex1Dfetch, in the style of the simpleTexture sample; a surface object writing into the array, read
+// back with cudaMemcpy2DFromArray.
 #include "common.h"
 
 __global__ void sample2d(cudaTextureObject_t tex, float* out, int w, int h) {
@@ -12,13 +13,18 @@ __global__ void fetch1d(cudaTextureObject_t tex, int* out, int n) {
   if (i < n) out[i] = tex1Dfetch<int>(tex, n - 1 - i);
 }
 
+__global__ void negate(cudaSurfaceObject_t surf, int w, int h) {
+  int x = threadIdx.x, y = blockIdx.x;
+  if (x < w && y < h) surf2Dwrite(-surf2Dread<float>(surf, x * 4, y), surf, x * 4, y);
+}
+
 int main() {
   const int w = 8, h = 4;
   float img[h][w];
   for (int y = 0; y < h; ++y) for (int x = 0; x < w; ++x) img[y][x] = (float)(y * 100 + x * 10);
   cudaChannelFormatDesc desc = cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
   cudaArray_t arr;
-  checkCudaErrors(cudaMallocArray(&arr, &desc, w, h, 0));
+  checkCudaErrors(cudaMallocArray(&arr, &desc, w, h, cudaArraySurfaceLoadStore));
   checkCudaErrors(cudaMemcpy2DToArray(arr, 0, 0, img, sizeof img[0], w * sizeof(float), h, cudaMemcpyHostToDevice));
   cudaResourceDesc res = {};
   res.resType = cudaResourceTypeArray;
@@ -55,6 +61,13 @@ int main() {
   fetch1d<<<1, n>>>(ltex, dout, n);
   checkCudaErrors(cudaMemcpy(back, dout, sizeof back, cudaMemcpyDeviceToHost));
   printf("1-D fetch: back[0] %d back[15] %d\n", back[0], back[15]);
+  cudaSurfaceObject_t surf;
+  checkCudaErrors(cudaCreateSurfaceObject(&surf, &res));
+  negate<<<h, w>>>(surf, w, h);
+  float neg[h][w];
+  checkCudaErrors(cudaMemcpy2DFromArray(neg, sizeof neg[0], arr, 0, 0, w * sizeof(float), h, cudaMemcpyDeviceToHost));
+  printf("surface: neg[2][5] %.1f neg[0][0] %.1f\n", neg[2][5], neg[0][0]);
+  checkCudaErrors(cudaDestroySurfaceObject(surf));
   checkCudaErrors(cudaDestroyTextureObject(tex));
   checkCudaErrors(cudaDestroyTextureObject(ltex));
   checkCudaErrors(cudaFreeArray(arr));

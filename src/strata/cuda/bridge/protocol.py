@@ -66,6 +66,9 @@ class Op(enum.IntEnum):
     MALLOC_PITCH = 44
     PEER = 45  # cudaDeviceEnablePeerAccess / DisablePeerAccess
     MEMCPY_PEER = 46
+    ARRAY_COPY_OUT = 47  # cudaMemcpy2DFromArray (rows packed in the reply, or to a device pointer)
+    SURF_CREATE = 48  # cudaCreateSurfaceObject over a CUDA array
+    SURF_DESTROY = 49
 
 
 # The host arena shared with the program (a memfd; STRATA_CUDART_SHM="fd,size"): staging area, then the

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 import strata.cuda as cuda
-from strata import trace
+from strata import config, trace
 from strata.cuda import fatbin
 from strata.cuda.bridge import link
 from strata.cuda.bridge.protocol import ARENA_BYTES, LAUNCH, PROP_FIELDS, REPLY, REQUEST, Op
@@ -183,6 +183,8 @@ class Server:
         except CudaError as e:
             code = e.code
             self._report(e)
+            if config.settings().debug >= 1 and code < 700:  # CUDA says only the code; STRATA_DEBUG says why
+                self.err.append(f"strata: {name}: {e}\n")
         except fatbin.FatbinError as e:
             code = CudaError("cudaErrorNoKernelImageForDevice").code
             self.err.append(f"strata: {e}\n")
@@ -361,6 +363,23 @@ class Server:
         else:
             host = np.frombuffer(body, np.uint8, offset=56)
             cuda.memcpy_2d_to_array(arr, woff, hoff, host, spitch, width, height, cuda.MemcpyKind.HostToDevice)
+
+    def _array_copy_out(self, body: bytes) -> np.ndarray | None:
+        h, woff, hoff, width, height, dst, dpitch = struct.unpack("<7q", body)
+        arr = self._handle(h, self.arrays, "CUDA array")
+        if dst:
+            cuda.memcpy_2d_from_array(dst, dpitch, arr, woff, hoff, width, height, cuda.MemcpyKind.DeviceToDevice)
+            return None
+        host = np.empty(width * height, np.uint8)
+        cuda.memcpy_2d_from_array(host, width, arr, woff, hoff, width, height, cuda.MemcpyKind.DeviceToHost)
+        return host
+
+    def _surf_create(self, body: bytes) -> bytes:
+        arr = self._handle(struct.unpack("<Q", body)[0], self.arrays, "CUDA array")
+        return struct.pack("<Q", cuda.create_surface_object(arr))
+
+    def _surf_destroy(self, body: bytes) -> None:
+        cuda.destroy_surface_object(struct.unpack("<Q", body)[0])
 
     def _tex_create(self, body: bytes) -> bytes:
         q = struct.unpack_from("<19q", body)

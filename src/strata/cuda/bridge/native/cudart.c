@@ -32,7 +32,8 @@ enum {
     OP_FUNC_ATTRS = 28, OP_FUNC_SET_ATTR = 29, OP_POINTER_KIND = 30, OP_UNREGISTER = 31, OP_HTOD_SHM = 32,
     OP_DTOH_SHM = 33, OP_MANAGED = 34, OP_LAUNCH_COOP = 35, OP_LIMIT = 36, OP_OCCUPANCY = 37, OP_REGISTER_PTX = 38,
     OP_ARRAY_CREATE = 39, OP_ARRAY_FREE = 40, OP_ARRAY_COPY = 41, OP_TEX_CREATE = 42, OP_TEX_DESTROY = 43,
-    OP_MALLOC_PITCH = 44, OP_PEER = 45, OP_MEMCPY_PEER = 46
+    OP_MALLOC_PITCH = 44, OP_PEER = 45, OP_MEMCPY_PEER = 46, OP_ARRAY_COPY_OUT = 47, OP_SURF_CREATE = 48,
+    OP_SURF_DESTROY = 49
 };
 /* Host memory shared with the runtime process (a memfd it created; STRATA_CUDART_SHM="fd,size"): the first
  * STAGING bytes stage copies of pageable memory, the rest is the heap of cudaMallocHost/cudaHostAlloc, so
@@ -1345,4 +1346,40 @@ cudaError_t cudaDeviceCanAccessPeer(int* can, int device, int peer) {
     if (device < 0 || device >= count || peer < 0 || peer >= count) return note(cudaErrorInvalidDevice);
     *can = device != peer;
     return cudaSuccess;
+}
+
+/* ---- copies out of CUDA arrays, surface objects --------------------------------------------------------- */
+cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
+                                  size_t width, size_t height, enum cudaMemcpyKind kind) {
+    if (width > dpitch) return note(cudaErrorInvalidPitchValue);
+    if (kind == cudaMemcpyDefault) kind = is_device(dst) ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
+    int to_device = kind == cudaMemcpyDeviceToDevice;
+    int64_t req[7] = {(int64_t)(uintptr_t)src, (int64_t)wOffset, (int64_t)hOffset, (int64_t)width, (int64_t)height,
+                      to_device ? (int64_t)(uintptr_t)dst : 0, (int64_t)dpitch};
+    if (to_device) return rpc(OP_ARRAY_COPY_OUT, req, sizeof req, NULL, 0, NULL, 0, NULL);
+    char* rows = malloc(width * height ? width * height : 1);
+    size_t got = 0;
+    cudaError_t e = rpc(OP_ARRAY_COPY_OUT, req, sizeof req, NULL, 0, rows, width * height, &got);
+    if (e == cudaSuccess)
+        for (size_t r = 0; r < height; ++r) memcpy((char*)dst + r * dpitch, rows + r * width, width);
+    free(rows);
+    return e;
+}
+
+cudaError_t cudaMemcpyFromArray(void* dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count,
+                                enum cudaMemcpyKind kind) {
+    return cudaMemcpy2DFromArray(dst, count, src, wOffset, hOffset, count, 1, kind);
+}
+
+cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* surf, const struct cudaResourceDesc* r) {
+    if (!surf || !r || r->resType != cudaResourceTypeArray) return note(cudaErrorInvalidValue);
+    uint64_t a = (uint64_t)(uintptr_t)r->res.array.array, h = 0;
+    cudaError_t e = rpc(OP_SURF_CREATE, &a, 8, NULL, 0, &h, 8, NULL);
+    *surf = e == cudaSuccess ? (cudaSurfaceObject_t)h : 0;
+    return e;
+}
+
+cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surf) {
+    uint64_t h = surf;
+    return RPCIN(OP_SURF_DESTROY, h);
 }
