@@ -120,6 +120,24 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) cluster_two_paths(const int
     cluster.sync();
 }
 
+// Half the warp waits at __syncwarp() for the other half, which waits at __syncthreads() for the first:
+// a deadlock on a GPU too.
+extern "C" __global__ void crossed_barriers(int* out) {
+    int lane = threadIdx.x;
+    if (lane < 16) { __syncwarp(); out[lane] = 1; }
+    else           { __syncthreads(); out[lane] = 2; }
+}
+
+// The repro of a multi-warp tile's shfl with a per-thread source rank: cooperative groups' multi-warp shfl
+// is a broadcast through one shared slot per warp, so every thread of the tile must name the same source
+// (CUDA: undefined otherwise). Here each warp's lanes take both of its paths; the lanes that wait at its
+// __syncwarp wait for lanes spinning on a flag the other warp sets after its own __syncwarp: it hangs.
+extern "C" __global__ void tile64_per_thread_source(const int* x, int* out) {
+    auto t = cg::tiled_partition<64>(cg::this_thread_block());
+    int v = x[threadIdx.x];
+    out[threadIdx.x] = t.shfl(v, (t.thread_rank() + 5) % 64);
+}
+
 template <int N> __device__ void tile_ops(const int* x, int* out, int src) {
     auto t = cg::tiled_partition<N>(cg::this_thread_block());
     int v = x[threadIdx.x];
@@ -241,3 +259,16 @@ def test_cluster_barrier_on_two_paths(mod):
             buf[b, t] = v + sum(range(v & 3)) if b % 2 == 0 else -v
     want = buf[np.arange(4) ^ 1][:, ::-1]
     np.testing.assert_array_equal(out.get(), want.reshape(-1))
+
+
+def test_crossed_barriers_are_a_deadlock(mod):
+    with pytest.raises(cuda.DeviceFault, match="Barrier error") as ei:
+        mod.get_function("crossed_barriers")(1, 32, (cuda.zeros(32, np.int32),)).wait()
+    assert "can never reach" in str(ei.value)
+
+
+def test_multi_warp_shfl_with_per_thread_sources_hangs_until_the_watchdog(mod, monkeypatch):
+    monkeypatch.setenv("STRATA_KERNEL_TIMEOUT", "0.5")
+    x = _ints(128, 0, 100, 8)
+    with pytest.raises(cuda.LaunchTimeout, match="wait at bar.warp.sync"):
+        mod.get_function("tile64_per_thread_source")(1, 128, (cuda.to_device(x), cuda.zeros(128, np.int32))).wait()

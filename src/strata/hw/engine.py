@@ -547,10 +547,51 @@ def _poll(launch: Launch, f: Frame, blk: Any) -> None:
         note = hang_note(f.chunk)
         if note is None and launch.config.grid_workspace:
             note = _grid_sync_note(launch)
+        if note is None:
+            note = _barrier_note(f.chunk)
         raise LaunchTimeout(message=(
             f"kernel {name} ran for {elapsed:.1f} s, past the kernel watchdog of {launch.timeout_s:g} s "
             f"(STRATA_KERNEL_TIMEOUT; 0 turns it off); stopped {where} after {launch.executed:,} "
             "thread-instructions" + (f"; the block hangs: {note}" if note else "")))
+
+
+_BARRIERS = (("warp_sync", "bar.warp.sync (__syncwarp)"), ("block_sync", "bar.sync (__syncthreads)"),
+             ("cluster_sync", "barrier.cluster.wait"))
+
+
+def _barrier_note(chunk: Chunk) -> str | None:
+    """For the watchdog's report: threads parked at a barrier whose other threads never come."""
+    parts = []
+    for attr, what in _BARRIERS:
+        st = getattr(chunk, attr)
+        waiting = 0 if st is None else int(np.count_nonzero(st == 1))
+        if waiting:
+            parts.append(f"{waiting} threads wait at {what} for threads that never arrive (they spin or wait "
+                         "elsewhere)")
+    return "; ".join(parts) or None
+
+
+def _all_parked(f: Frame) -> bool:
+    """Whether every path of the frame waits at a barrier (each leaf of the reconvergence tree has all its
+    lanes waiting, and no join holds lanes of its own): then no barrier can ever complete."""
+    chunk = f.chunk
+    waiting = np.zeros(chunk.n, dtype=bool)
+    for attr, _ in _BARRIERS:
+        st = getattr(chunk, attr)
+        if st is not None:
+            if (st == 2).any():  # released lanes have yet to run on
+                return False
+            waiting |= st == 1
+    for nd in _walk(_forest(f.stack)):
+        if nd.children:
+            if _own_lanes(chunk, nd) is not None:
+                return False
+            continue
+        m = nd.entry.mask
+        lanes = m if m is not None else (chunk.alive if chunk.alive is not None else np.ones(chunk.n, bool))
+        if (lanes & ~waiting).any():
+            return False
+    return True
 
 
 def _grid_sync_note(launch: Launch) -> str:
@@ -818,7 +859,7 @@ def _park(f: Frame) -> None:
         e.pc = e.rpc
         return
     e.pc = block
-    if not yield_path(f, e, release=True):
+    if not yield_path(f, e, release=True) or _all_parked(f):
         lane = int(np.flatnonzero(lanes)[0])
         where = " (the threads it waits for may be in a calling function)" if len(chunk.frames) > 1 else ""
         raise LaneFault(lane, ins, deadlock + where, "cudaErrorLaunchFailure", reason="divergent barrier")

@@ -403,8 +403,8 @@ def lower_bar_warp(ins: Any, ctx: Any) -> Op:
         named = np.broadcast_to(np.asarray(f.V[members], dtype=np.uint32), arrived.shape)
         return (named & ~_per_lane(_ballot(arrived))) == 0
 
-    deadlock = ("Barrier error: bar.warp.sync waits for lanes its member mask names that have not exited, but no "
-                "other path of the warp can run to reach a bar.warp.sync")
+    deadlock = ("Barrier error: bar.warp.sync waits for lanes its member mask names that have not exited, but they "
+                "can never reach one (every other path waits at a barrier, or none is left to run)")
     return Op(lambda f, m: park_at_barrier(f, m, ins, block, "warp_sync", complete, deadlock), "sync", exact=True)
 
 
@@ -418,7 +418,8 @@ def block_barrier(f: Any, m: Any, ins: Any, block: int) -> None:
         return np.repeat(arrived.reshape(chunk.nblocks, -1).all(axis=1), chunk.lanes_per_block)
 
     deadlock = ("Barrier error: bar.sync reached by some threads of the block while other live threads of the "
-                "block are elsewhere and cannot reach it (divergent barrier); this thread waits")
+                "block are elsewhere and can never reach it (divergent barrier: every other path waits at a barrier, "
+                "or none is left to run); this thread waits")
     park_at_barrier(f, m, ins, block, "block_sync", complete, deadlock)
 
 
@@ -434,8 +435,8 @@ def cluster_barrier(f: Any, m: Any, ins: Any, block: int) -> None:
         return missing[cl] == 0
 
     deadlock = ("Barrier error: barrier.cluster.wait reached by some threads of the cluster while other live "
-                "threads of its blocks are elsewhere and cannot reach it (divergent cluster barrier); this thread "
-                "waits")
+                "threads of its blocks are elsewhere and can never reach it (divergent cluster barrier: every other "
+                "path waits at a barrier, or none is left to run); this thread waits")
     if m is not None or chunk.cluster_sync is not None:
         park_at_barrier(f, m, ins, block, "cluster_sync", complete, deadlock)
     chunk.launch.counters.barriers += chunk.nblocks
