@@ -280,6 +280,24 @@ def test_cooperative_groups_and_templates() -> None:
     assert r.stdout.splitlines() == lines
 
 
+def test_curand_host_api() -> None:
+    import strata.cuda as cuda
+    from strata.libs import rand
+
+    r = run(build("curand_host.cu", "-lcurand"))
+    assert r.returncode == 0, r.stderr
+    # the same draws through strata.libs.rand in this process: seed, offsets, kinds and parameters carried
+    gen = rand.create_generator(seed=1234)
+    u, nrm, raw = cuda.empty(10000, np.float32), cuda.empty(10000, np.float32), cuda.empty(8, np.uint32)
+    rand.uniform(gen, u)
+    rand.normal(gen, nrm, 5.0, 2.0)
+    rand.generate(gen, raw)
+    assert r.stdout.splitlines() == [
+        "uniform in (0,1]: 1 mean~0.5: 1", "normal mean~5: 1 stddev~2: 1",
+        f"u[0] {u.get()[0]:.6f} n[0] {nrm.get()[0]:.6f} r[0] {raw.get()[0]}",
+        "odd normal count: 105"]  # CURAND_STATUS_LENGTH_NOT_MULTIPLE
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")

@@ -5,7 +5,7 @@ the sources, the CUDA headers' version and the compiler, so an upgrade rebuilds 
 temporary folder renamed into place (atomic: two programs starting at once never see half a library).
 The folder holds `libcudart.so.13` (soname and `libcudart.so.13` symbol version, as the programs nvcc links
 expect) with a `libcudart.so` link name for `-cudart shared` links, and the driver API's `libcuda.so.1`
-(with `libcuda.so` for `-lcuda`), which calls into the former.
+(with `libcuda.so` for `-lcuda`) and cuRAND's `libcurand.so.10` (`-lcurand`), which call into the former.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from pathlib import Path
 from strata import config
 
 NATIVE = Path(__file__).parent / "native"
-SOURCES = ("cudart.c", "cuda_driver.c", "exports.txt")
+SOURCES = ("cudart.c", "cuda_driver.c", "curand.c", "exports.txt")
 LIBRARY = "libcudart.so.13"
 DRIVER = "libcuda.so.1"
+CURAND = "libcurand.so.10"
 
 
 class BuildError(RuntimeError):
@@ -66,6 +67,12 @@ def driver_names() -> list[str]:
         if m.group(1):
             names.add(m.group(2) + ("_ptds" if "PTDS" in m.group(1) else "_ptsz"))
     return sorted(names)
+
+
+def curand_names() -> list[str]:
+    """cuRAND's host functions, as curand.h declares them."""
+    text = (cuda_include_dir() / "curand.h").read_text(errors="replace")
+    return sorted(set(re.findall(r"curandStatus_t CURANDAPI\s+(curand\w+)\(", text)))
 
 
 def stubs_source(names: list[str] | None = None, library: str = "CUDA runtime", code: int = 801) -> str:
@@ -140,6 +147,16 @@ def library_dir() -> Path:
         if res.returncode != 0:
             raise BuildError(f"building strata's CUDA driver library failed ({' '.join(cmd)}):\n{res.stderr}")
         (tmp / "libcuda.so").symlink_to(DRIVER)
+        # cuRAND's host API (libcurand.so.10), served by strata.libs.rand over the same connection
+        (tmp / "curand_stubs.c").write_text(stubs_source(curand_names(), "cuRAND", code=999))
+        cmd = [cc, "-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall", "-Wno-unused-parameter",
+               f"-I{cuda_include_dir()}", "-o", str(tmp / CURAND), str(NATIVE / "curand.c"),
+               str(tmp / "curand_stubs.c"), f"-Wl,-soname,{CURAND}", f"-L{tmp}", f"-l:{LIBRARY}",
+               "-Wl,-rpath,$ORIGIN"]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise BuildError(f"building strata's cuRAND library failed ({' '.join(cmd)}):\n{res.stderr}")
+        (tmp / "libcurand.so").symlink_to(CURAND)
         try:
             tmp.rename(final)
         except OSError:  # another process built it first

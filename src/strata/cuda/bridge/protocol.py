@@ -69,6 +69,11 @@ class Op(enum.IntEnum):
     ARRAY_COPY_OUT = 47  # cudaMemcpy2DFromArray (rows packed in the reply, or to a device pointer)
     SURF_CREATE = 48  # cudaCreateSurfaceObject over a CUDA array
     SURF_DESTROY = 49
+    # 50..: host libraries, served by handlers the libraries register (strata.libs.rand.native)
+    CURAND_CREATE = 50
+    CURAND_SET = 51  # seed or offset
+    CURAND_GENERATE = 52
+    CURAND_DESTROY = 53
 
 
 # The host arena shared with the program (a memfd; STRATA_CUDART_SHM="fd,size"): staging area, then the

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,16 @@ from strata.cuda.bridge import link
 from strata.cuda.bridge.protocol import ARENA_BYTES, LAUNCH, PROP_FIELDS, REPLY, REQUEST, Op
 from strata.cuda.module import _VALUE_TYPES
 from strata.errors import CudaError, DeviceFault, PTXSyntaxError, UnsupportedInstruction
+
+# Handlers of requests for the host libraries above L3 (cuRAND, ...): each library registers its own
+# (`register_handler`), so this layer never imports upward; `strata run` imports them.
+_HANDLERS: dict[int, Callable[[bytes], bytes | None]] = {}
+
+
+def register_handler(op: Op, handler: Callable[[bytes], bytes | None]) -> None:
+    """Serve requests `op` with `handler(body) -> reply payload`; it raises CudaError (or a subclass of
+    ValueError/TypeError) for errors, as the built-in handlers do."""
+    _HANDLERS[int(op)] = handler
 
 
 class _Collector(io.TextIOBase):
@@ -176,7 +187,10 @@ class Server:
                 return
             if self.managed and op in _TOUCHES_DEVICE:
                 self.managed_to_device()
-            result = getattr(self, "_" + name.lower())(body)
+            handler = _HANDLERS.get(op) or getattr(self, "_" + name.lower(), None)
+            if handler is None:
+                raise CudaError("cudaErrorNotSupported", f"{name}: no library registered to serve it")
+            result = handler(body)
             payload = b"" if result is None else result
             if self.managed and op in _SYNCHRONIZING:
                 self.managed_to_host()

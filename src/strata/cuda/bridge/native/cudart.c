@@ -1383,3 +1383,8 @@ cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surf) {
     uint64_t h = surf;
     return RPCIN(OP_SURF_DESTROY, h);
 }
+
+/* For strata's other host libraries (libcurand.so.10): one request on this library's connection. */
+cudaError_t strata_call(uint32_t op, const void* a, size_t na, void* out, size_t cap) {
+    return rpc(op, a, na, NULL, 0, out, cap, NULL);
+}
