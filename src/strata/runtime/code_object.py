@@ -69,6 +69,8 @@ def load_code_object(device: DeviceFile, image: bytes) -> LoadedCodeObject:
         device.fill(addr, 0, size)
         for vaddr, offset, filesz, _memsz in co.segments or [(0, 0, len(co.image), len(co.image))]:
             device.write(addr + vaddr, co.image[offset:offset + filesz])
+        for where, patch in co.relocated(addr):  # e.g. tables of function pointers
+            device.write(addr + where, patch)
         for prog in programs.values():
             prog.image_base = addr
         return LoadedCodeObject(device, co, addr, programs)

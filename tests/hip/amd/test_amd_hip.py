@@ -211,3 +211,29 @@ extern "C" __global__ void use_globals(const int* idx, float* out) {
     np.testing.assert_array_equal(out.get(), np.array([2, 3, 4, 5], np.float32)[idx & 3] * 0.5)
     with pytest.raises(cuda.CudaError, match="cudaErrorInvalidSymbol"):
         mod.get_global("nope")
+
+
+@needs_clang
+def test_device_function_calls_recursion_and_function_pointers(mi300x: cuda.Device) -> None:
+    mod = hip.compile('''#include <hip/hip_runtime.h>
+__device__ __noinline__ int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+__device__ __noinline__ int twice(int x) { return 2 * x; }
+__device__ __noinline__ int square(int x) { return x * x; }
+__device__ __noinline__ int negate(int x) { return -x; }
+typedef int (*op_t)(int);
+__device__ op_t ops[3] = {twice, square, negate};
+extern "C" __global__ void calls(const int* x, int* out) {
+  int t = threadIdx.x;
+  out[2 * t] = fib(x[t] % 12);
+  out[2 * t + 1] = ops[t % 3](x[t]);
+}''')
+    x = np.random.default_rng(6).integers(0, 100, 64).astype(np.int32)
+    out = hip.zeros(128, np.int32)
+    mod.get_function("calls")(1, 64, (hip.to_device(x), out))
+    got = out.get().reshape(64, 2)
+    fib = [0, 1]
+    for _ in range(10):
+        fib.append(fib[-1] + fib[-2])
+    np.testing.assert_array_equal(got[:, 0], np.array(fib)[x % 12])
+    t = np.arange(64)
+    np.testing.assert_array_equal(got[:, 1], np.select([t % 3 == 0, t % 3 == 1], [2 * x, x * x], -x))

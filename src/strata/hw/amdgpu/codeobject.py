@@ -114,6 +114,7 @@ class KernelInfo:
     code: bytes  # the kernel's machine code (its symbol's extent)
     metadata: dict[str, Any] = field(default_factory=dict)
     lines: LineTable | None = None  # the code object's line table (-gline-tables-only), if any
+    functions: list[tuple[str, int, bytes]] = field(default_factory=list)  # device functions: name, vaddr, code
 
     def source_line(self, offset: int) -> str | None:
         """'file:line' of the instruction at byte `offset` of this kernel's code, if the line table has it."""
@@ -136,6 +137,28 @@ class CodeObject:
     metadata: dict[str, Any]
     segments: list[tuple[int, int, int, int]] = field(default_factory=list)  # PT_LOAD: vaddr, offset, filesz, memsz
     variables: dict[str, tuple[int, int]] = field(default_factory=dict)  # global variable -> (vaddr, size)
+    relocations: list[tuple[int, int, int, int]] = field(default_factory=list)  # (vaddr, type, symbol value, addend)
+
+    def relocated(self, base: int) -> list[tuple[int, bytes]]:
+        """The dynamic relocations as (vaddr, bytes) patches for an image loaded at device address `base`:
+        R_AMDGPU_ABS32_LO/HI (1, 2), ABS64 (3) and RELATIVE64 (13), as ROCr's loader applies them.
+
+        Raises:
+            CodeObjectError: a relocation type the loader does not know."""
+        out = []
+        for where, rtype, sym, addend in self.relocations:
+            if rtype == 13:
+                value, size = base + addend, 8
+            elif rtype == 3:
+                value, size = base + sym + addend, 8
+            elif rtype in (1, 2):
+                full = base + sym + addend
+                value, size = (full & 0xFFFFFFFF) if rtype == 1 else (full >> 32), 4
+            else:
+                raise CodeObjectError(f"relocation type {rtype} at {where:#x} is not supported (expected "
+                                      "R_AMDGPU_ABS32_LO/HI, ABS64 or RELATIVE64)")
+            out.append((where, (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")))
+        return out
 
     @property
     def image_size(self) -> int:
@@ -210,6 +233,7 @@ def parse(image: bytes) -> CodeObject:
     # symbols (.dynsym or .symtab): name -> (value, size)
     symbols: dict[str, tuple[int, int]] = {}
     objects: dict[str, tuple[int, int]] = {}
+    funcs: dict[str, tuple[int, int]] = {}
     for _name, stype, _addr, off, size, link, ent in sections:
         if stype in (2, 11):  # SYMTAB, DYNSYM
             if ent != 24 or link >= len(sections):
@@ -222,6 +246,8 @@ def parse(image: bytes) -> CodeObject:
                     symbols.setdefault(sym_name, (value, ssize))
                     if info & 0xF == 1 and not sym_name.endswith(".kd") and not sym_name.startswith("__hip_cuid"):
                         objects.setdefault(sym_name, (value, ssize))  # STT_OBJECT: a __device__/__constant__
+                    elif info & 0xF == 2 and ssize:
+                        funcs.setdefault(sym_name, (value, ssize))  # STT_FUNC: kernels and device functions
 
     def bytes_at(vaddr: int, n: int, what: str) -> bytes:
         for _name, stype, addr, off, size, _link, _ent in sections:
@@ -247,7 +273,22 @@ def parse(image: bytes) -> CodeObject:
         kernels_entry = _kernel(k, i, symbols, bytes_at)
         kernels_entry.lines = lines
         kernels[kernels_entry.name] = kernels_entry
-    return CodeObject(data, target, processor, kernels, metadata, segments, objects)
+    entries = {k.code_offset for k in kernels.values()}
+    callable_code = [(n, v, bytes_at(v, size, f"code of {n}"))
+                     for n, (v, size) in sorted(funcs.items(), key=lambda x: x[1]) if v not in entries]
+    for kinfo in kernels.values():
+        kinfo.functions = callable_code
+    relocations = []
+    for _name, stype, _addr, off, size, link, ent in sections:
+        if stype == 4 and ent == 24:  # SHT_RELA (.rela.dyn): the loader patches these with the load address
+            dynsym = sections[link] if link < len(sections) else None
+            for k in range(size // 24):
+                r_offset, r_info, r_addend = _u(data, "<QQq", off + k * 24, "relocation")
+                sym_value = 0
+                if r_info >> 32 and dynsym is not None:
+                    sym_value = _u(data, "<Q", dynsym[3] + (r_info >> 32) * 24 + 8, "relocation symbol")[0]
+                relocations.append((r_offset, r_info & 0xFFFFFFFF, sym_value, r_addend))
+    return CodeObject(data, target, processor, kernels, metadata, segments, objects, relocations)
 
 
 def _notes(data: bytes, off: int, size: int) -> dict[str, Any] | None:

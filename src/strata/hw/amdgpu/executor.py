@@ -44,6 +44,8 @@ from strata.hw.counters import Counters
 from strata.hw.memory import GLOBAL_BASE, DeviceMemory
 
 WAVE = 64
+DYNAMIC_STACK_BYTES = 4096  # per work-item stack added for kernels with a dynamic stack (recursion, indirect calls)
+PRIVATE_BATCH_BYTES = 256 << 20
 VCC, M0, EXEC = 106, 124, 126
 _LANES = np.arange(WAVE, dtype=np.uint64)
 _U32 = np.uint32
@@ -74,7 +76,13 @@ def load_program(kernel: KernelInfo) -> AmdProgram:
         UnsupportedAmdInstruction: an instruction that cannot be decoded or executed, with its disassembly.
     """
     insts = decode(kernel.code, kernel.name)
-    # trailing s_nop/s_code_end padding after the last s_endpgm is never executed; don't require it
+    if kernel.functions and any(i.name in ("s_swappc_b64", "s_setpc_b64") for i in insts):
+        # device functions it may call: decoded at their place relative to the kernel's entry
+        for fname, vaddr, code in kernel.functions:
+            for ins in decode(code, f"{kernel.name} (function {fname})"):
+                ins.offset += vaddr - kernel.code_offset
+                insts.append(ins)
+        insts.sort(key=lambda i: i.offset)
     handlers = []
     for ins in insts:
         h = _handler(ins)
@@ -511,9 +519,24 @@ def h_sop1(c: _Ctx, ins: Inst) -> None:
     name = ins.name
     dw, sw = ins.widths
     d = ins.f["sdst"]
+    base = c.prog.image_base + c.prog.kernel.code_offset  # device address of the kernel's entry
     if name == "s_getpc_b64":  # the address of the next instruction, where the loader placed the code
-        pc = c.prog.image_base + c.prog.kernel.code_offset + ins.offset + 4
-        swrite(c, d, np.full(c.n, pc, _U64), 2)
+        swrite(c, d, np.full(c.n, base + ins.offset + 4, _U64), 2)
+        return
+    if name in ("s_swappc_b64", "s_setpc_b64"):  # calls and returns: jump to an address in SGPRs
+        target = sread(c, ins.f["ssrc0"], 2, ins).astype(np.int64) - base
+        if name == "s_swappc_b64":
+            swrite(c, d, np.full(c.n, base + ins.offset + 4, _U64), 2)  # the return address
+        jump = np.empty(c.n, np.int64)
+        for t in np.unique(target).tolist():
+            idx = c.prog.index.get(int(t))
+            if idx is None:
+                raise DeviceFault("cudaErrorIllegalInstruction", f"[{c.prog.name}] {ins.text} at offset "
+                                  f"{ins.offset:#x} jumps to {int(t) + base:#x}, which is not an instruction of the "
+                                  "kernel or its device functions")
+            jump[target == t] = idx
+        c.jump = jump
+        c.counters.branches += c.n
         return
     if name.endswith("saveexec_b64"):
         src = sread(c, ins.f["ssrc0"], 2, ins)
@@ -561,7 +584,8 @@ def h_sop1(c: _Ctx, ins: Inst) -> None:
         raise AssertionError(name)
 
 
-_SOP1 = {"s_getpc_b64", "s_mov_b32", "s_mov_b64", "s_not_b32", "s_not_b64", "s_cmov_b32", "s_cmov_b64", "s_ff1_i32_b32",
+_SOP1 = {"s_getpc_b64", "s_swappc_b64", "s_setpc_b64", "s_mov_b32", "s_mov_b64", "s_not_b32", "s_not_b64",
+         "s_cmov_b32", "s_cmov_b64", "s_ff1_i32_b32",
          "s_ff1_i32_b64", "s_bcnt1_i32_b32", "s_bcnt1_i32_b64", "s_brev_b32", "s_abs_i32", "s_sext_i32_i8",
          "s_sext_i32_i16"}
 
@@ -2024,8 +2048,11 @@ def execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, *, budget: i
         DeviceFault: an invalid memory access (with the report fields of the PTX engine's faults).
         LaunchTimeout / LaunchCancelled: the watchdog or the host stopped it.
     """
-    if launch.private_bytes < prog.kernel.private_segment_fixed_size:  # the descriptor's static scratch size
-        launch = dataclasses.replace(launch, private_bytes=prog.kernel.private_segment_fixed_size)
+    private = prog.kernel.private_segment_fixed_size
+    if prog.kernel.metadata.get(".uses_dynamic_stack"):  # recursion or calls through pointers: a stack
+        private += DYNAMIC_STACK_BYTES
+    if launch.private_bytes < private:
+        launch = dataclasses.replace(launch, private_bytes=private)
     bx, by, bz = launch.block
     threads = bx * by * bz
     waves_per_wg = -(-threads // WAVE)
@@ -2035,6 +2062,8 @@ def execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, *, budget: i
     counters.blocks_launched = n_wg
     counters.threads_launched = n_wg * threads
     per_batch = max(1, batch_lanes // (waves_per_wg * WAVE))
+    if launch.private_bytes:  # keep a batch's private segments within PRIVATE_BATCH_BYTES of host memory
+        per_batch = max(1, min(per_batch, PRIVATE_BATCH_BYTES // (waves_per_wg * WAVE * launch.private_bytes)))
     start = time.perf_counter()
     executed = 0
     for first in range(0, n_wg, per_batch):
@@ -2079,8 +2108,9 @@ def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_
     s[:, EXEC], s[:, EXEC + 1] = lo, hi
     lds = np.zeros((wgs.size, max(launch.lds_bytes, 4) // 4 + 1), _U32)
     priv = np.zeros((n, WAVE, -(-launch.private_bytes // 4) + 1 if launch.private_bytes else 1), _U32)
-    return _Batch(s, v, np.zeros(n, bool), np.zeros(n, np.int64), np.zeros(n, bool), np.zeros(n, bool),
-                  wg_row, wg_id, wave_in, lds, priv)
+    entry = np.full(n, prog.index[0], np.int64)  # the kernel's first instruction (device functions may precede it)
+    return _Batch(s, v, np.zeros(n, bool), entry, np.zeros(n, bool), np.zeros(n, bool), wg_row, wg_id, wave_in, lds,
+                  priv)
 
 
 _POLL = 256
