@@ -42,3 +42,15 @@ extern "C" __global__ void checked(const int* x, int* out) {
   assert(x[t] >= 0);
   out[t] = x[t] * 2;
 }
+extern "C" __global__ void lds_atomics64(const unsigned long long* x, unsigned long long* out) {
+  __shared__ unsigned long long acc[3];
+  unsigned t = threadIdx.x;
+  if (t < 3) acc[t] = t == 2 ? ~0ull : 0ull;
+  __syncthreads();
+  unsigned long long v = x[t];
+  atomicAdd(&acc[0], v);
+  atomicMax(&acc[1], v);
+  atomicAnd(&acc[2], v | (1ull << (t % 64)));
+  __syncthreads();
+  if (t < 3) out[t] = acc[t];
+}

@@ -395,4 +395,16 @@ def test_failed_assert_traps(rng: np.random.Generator) -> None:
     x[17] = -1
     with pytest.raises(DeviceFault) as e:
         b.run(kernel("misc", "checked"), (1, 1, 1), (64, 1, 1), [p64(b.put(x)), p64(oa)])
-    assert e.value.report["reason"] == "trap" and e.value.report["work_item"] == (17, 0, 0)
+    assert e.value.report["reason"] == "assert" and e.value.report["work_item"] == (17, 0, 0)
+    assert e.value.name == "cudaErrorAssert" and e.value.hip_name == "hipErrorAssert"
+
+
+def test_lds_atomics_64_bit(rng: np.random.Generator) -> None:
+    b = Board()
+    x = rng.integers(0, 2**62, 128, dtype=np.uint64)
+    oa = b.put(np.zeros(3, np.uint64))
+    b.run(kernel("misc", "lds_atomics64"), (1, 1, 1), (128, 1, 1), [p64(b.put(x)), p64(oa)])
+    out = b.get(oa, 3, np.uint64)
+    t = np.arange(128, dtype=np.uint64)
+    assert out[0] == int(x.astype(object).sum()) % 2**64 and out[1] == x.max()
+    assert out[2] == np.bitwise_and.reduce(x | (np.uint64(1) << (t % np.uint64(64))))

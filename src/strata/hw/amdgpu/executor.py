@@ -1616,6 +1616,48 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
             _defer(c, "lgkm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
         _count(c, "memory")
         return
+    if _DS_ATOMIC64.fullmatch(name):  # 64-bit LDS atomics on register pairs, lane by lane
+        off = f["offset0"] | f["offset1"] << 8
+        words, wg, m = _lds_addr(c, ins, off, 8, "atomic")
+        rows, lanes = np.nonzero(m)
+
+        def pair(r: int) -> np.ndarray:
+            return (c.b.v[c.ix, r][rows, lanes].astype(_U64) |
+                    (c.b.v[c.ix, r + 1][rows, lanes].astype(_U64) << _U64(32)))
+        data, data1 = pair(f["data0"]), pair(f["data1"])
+        op, kind = name.split("_")[1], name.rsplit("_", 1)[1]
+        old = np.empty(rows.size, _U64)
+        for j in range(rows.size):
+            g, w = int(wg[rows[j]]), int(words[rows[j], lanes[j]])
+            cur = int(lds[g, w]) | int(lds[g, w + 1]) << 32
+            old[j] = cur
+            d = int(data[j])
+            sc, sd = (cur - (1 << 64) if cur >> 63 else cur), (d - (1 << 64) if d >> 63 else d)
+            if kind == "f64":
+                fc, fd = np.array(cur, _U64).view(np.float64), np.array(d, _U64).view(np.float64)
+                new = int(np.array({"add": fc + fd, "max": np.fmax(fc, fd), "min": np.fmin(fc, fd)}[op],
+                                   np.float64).view(_U64))
+            elif op == "cmpst":
+                new = int(data1[j]) if cur == d else cur
+            else:
+                new = {"add": cur + d, "sub": cur - d, "rsub": d - cur, "and": cur & d, "or": cur | d, "xor": cur ^ d,
+                       "wrxchg": d, "inc": 0 if cur >= d else cur + 1, "dec": d if cur == 0 or cur > d else cur - 1,
+                       "max": max(sc, sd) if kind == "i64" else max(cur, d),
+                       "min": min(sc, sd) if kind == "i64" else min(cur, d)}[op]
+            new &= (1 << 64) - 1
+            lds[g, w], lds[g, w + 1] = new & 0xFFFFFFFF, new >> 32
+        if "_rtn_" in name:
+            d0 = f["vdst"]
+            lo, hi = c.b.v[c.ix, d0].copy(), c.b.v[c.ix, d0 + 1].copy()
+            lo[rows, lanes], hi[rows, lanes] = (old & _MASK32).astype(_U32), (old >> _U64(32)).astype(_U32)
+            val = np.stack([lo, hi], axis=1)
+            mm = m.copy()
+            _defer(c, "lgkm", lambda r, waves: _vset_multi(c, waves, d0, val[r], mm[r]))
+        else:
+            _count_only(c, "lgkm")
+        c.counters.atomic_ops += rows.size
+        _count(c, "atomic")
+        return
     if _DS_ATOMIC.fullmatch(name):
         off = f["offset0"] | f["offset1"] << 8
         words, wg, m = _lds_addr(c, ins, off, 4, "atomic")
@@ -1951,6 +1993,7 @@ _DS_OK = {"ds_bpermute_b32", "ds_permute_b32", "ds_read_b32", "ds_read_b64", "ds
           "ds_write_b96", "ds_write_b128", "ds_write2_b32", "ds_write2_b64", "ds_write2st64_b32",
           "ds_write2st64_b64", "ds_add_u32", "ds_add_rtn_u32", "ds_add_f32", "ds_add_rtn_f32", "ds_max_i32",
           "ds_min_i32", "ds_max_u32", "ds_min_u32", "ds_max_rtn_i32", "ds_min_rtn_i32"}
+_DS_ATOMIC64 = re.compile(r"ds_(add|sub|rsub|inc|dec|min|max|and|or|xor|wrxchg|cmpst)(_rtn)?_(u64|i64|b64|f64)")
 _DS_SMALL = {"ds_read_u8", "ds_read_i8", "ds_read_u16", "ds_read_i16", "ds_write_b8", "ds_write_b16"}
 _DS_ATOMIC = re.compile(r"ds_(add|sub|rsub|inc|dec|min|max|and|or|xor|wrxchg|cmpst)(_rtn)?_(u32|i32|b32|f32)")
 _ATOMIC_OPS = ("add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "swap", "inc", "dec", "cmpswap")
@@ -2011,8 +2054,8 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
                      or f.get("op_sel_hi2"))  # VGPR operands, no cbsz/abid/blgp broadcasts
         return h_mfma if plain and f["src0"] >= 256 and f["src1"] >= 256 else None
     if fmt == "DS":
-        return h_ds if (name in _DS_OK or name in _DS_SMALL or _DS_ATOMIC.fullmatch(name)) and not ins.f["gds"] \
-            else None
+        known = name in _DS_OK or name in _DS_SMALL or _DS_ATOMIC.fullmatch(name) or _DS_ATOMIC64.fullmatch(name)
+        return h_ds if known and not ins.f["gds"] else None
     if fmt == "MUBUF" and name in ("buffer_wbl2", "buffer_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol"):
         return h_nop  # cache write-back/invalidate of fences: memory here is coherent
     if fmt == "SCRATCH":
