@@ -138,6 +138,25 @@ extern "C" __global__ void tile64_per_thread_source(const int* x, int* out) {
     out[threadIdx.x] = t.shfl(v, (t.thread_rank() + 5) % 64);
 }
 
+// Warp specialization with named barriers (bar.sync/bar.arrive id, count): warps 2-3 produce into a shared
+// buffer, warps 0-1 consume it; barrier 1 says "full", barrier 2 says "empty", 128 threads each.
+extern "C" __global__ void named_producer_consumer(const int* x, int* out, int rounds) {
+    __shared__ int buf[64];
+    int t = threadIdx.x;
+    if (t < 64) asm volatile("bar.arrive 2, 128;" ::: "memory");  // the buffer starts empty
+    for (int r = 0; r < rounds; ++r) {
+        if (t < 64) {
+            asm volatile("bar.sync 1, 128;" ::: "memory");
+            out[r * 64 + t] = buf[63 - t] + 1;
+            asm volatile("bar.arrive 2, 128;" ::: "memory");
+        } else {
+            asm volatile("bar.sync 2, 128;" ::: "memory");
+            buf[t - 64] = x[r * 64 + t - 64] * 2 + r;
+            asm volatile("bar.arrive 1, 128;" ::: "memory");
+        }
+    }
+}
+
 template <int N> __device__ void tile_ops(const int* x, int* out, int src) {
     auto t = cg::tiled_partition<N>(cg::this_thread_block());
     int v = x[threadIdx.x];
@@ -272,3 +291,13 @@ def test_multi_warp_shfl_with_per_thread_sources_hangs_until_the_watchdog(mod, m
     x = _ints(128, 0, 100, 8)
     with pytest.raises(cuda.LaunchTimeout, match="wait at bar.warp.sync"):
         mod.get_function("tile64_per_thread_source")(1, 128, (cuda.to_device(x), cuda.zeros(128, np.int32))).wait()
+
+
+def test_named_barriers_pace_producer_and_consumer_warps(mod):
+    rounds = 6
+    x = _ints(64 * rounds, -1000, 1000, 9)
+    out = cuda.zeros(64 * rounds, np.int32)
+    mod.get_function("named_producer_consumer")(1, 128, (cuda.to_device(x), out, np.int32(rounds))).wait()
+    xr = x.reshape(rounds, 64)
+    want = xr[:, ::-1] * 2 + np.arange(rounds)[:, None] + 1
+    np.testing.assert_array_equal(out.get(), want.reshape(-1).astype(np.int32))

@@ -195,6 +195,9 @@ class Chunk:
         self.warp_sync: np.ndarray | None = None
         self.block_sync: np.ndarray | None = None
         self.cluster_sync: np.ndarray | None = None
+        self.named_sync: np.ndarray | None = None  # bar.sync id, count (isa/warp.lower_named_barrier)
+        self.named_id: np.ndarray | None = None
+        self.named_arrivals: dict[int, np.ndarray] = {}
         self.parked: tuple[np.ndarray, int, Any, str] | None = None
 
     def park(self, lanes: np.ndarray, block: int, ins: Any, deadlock: str) -> None:
@@ -556,7 +559,7 @@ def _poll(launch: Launch, f: Frame, blk: Any) -> None:
 
 
 _BARRIERS = (("warp_sync", "bar.warp.sync (__syncwarp)"), ("block_sync", "bar.sync (__syncthreads)"),
-             ("cluster_sync", "barrier.cluster.wait"))
+             ("cluster_sync", "barrier.cluster.wait"), ("named_sync", "a named bar.sync (id, thread count)"))
 
 
 def _barrier_note(chunk: Chunk) -> str | None:

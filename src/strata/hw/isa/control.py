@@ -235,14 +235,18 @@ def lower_bar(ins: Any, ctx: Any) -> Op:
         from strata.hw.isa import warp
 
         return warp.lower_bar_warp(ins, ctx)
-    if "arrive" in flags:
-        return Op(lambda f, m: None, "sync")
-    if "red" in flags:
-        return _bar_red(ins, ctx, flags, types)
-    partial = len(ins.operands) > 1  # bar.sync id, count: only `count` threads take part
     from strata.hw.isa import warp
 
     block = ctx.block_index
+    partial = len(ins.operands) > 1  # bar.sync id, count: only `count` threads take part
+    if "arrive" in flags:  # bar.arrive id, count: counts toward a named barrier without waiting
+        if partial and "cluster" not in flags:
+            return warp.lower_named_barrier(ins, ctx, block, arrive=True)
+        return Op(lambda f, m: None, "sync")
+    if "red" in flags:
+        return _bar_red(ins, ctx, flags, types)
+    if partial and "cluster" not in flags:  # lanes wait until `count` threads of their block arrived
+        return warp.lower_named_barrier(ins, ctx, block, arrive=False)
     if "cluster" in flags:  # barrier.cluster.wait: every live thread of the cluster's blocks (isa/warp.py)
         return Op(lambda f, m: warp.cluster_barrier(f, m, ins, block), "sync", exact=True)
 

@@ -442,6 +442,57 @@ def cluster_barrier(f: Any, m: Any, ins: Any, block: int) -> None:
     chunk.launch.counters.barriers += chunk.nblocks
 
 
+def lower_named_barrier(ins: Any, ctx: Any, block: int, arrive: bool) -> Op:
+    """bar.sync / barrier.sync / bar.arrive `id, count`: a named barrier of `count` threads of the block
+    (warp-specialized producers arrive, consumers sync). Arrivals add up per block and barrier id; when
+    they reach `count` (or every live thread of the block, if fewer: exited threads count as arrived) the
+    phase completes and the lanes waiting at it go on; bar.arrive never waits.
+    `Chunk.named_sync` holds each lane's wait state (0, 1 waiting, 2 released), `named_id` the barrier
+    it waits at, and `named_arrivals` the arrivals of each barrier's current phase, per block."""
+    ident = ctx.src(ins.operands[0], "u32")
+    count = ctx.src(ins.operands[1], "u32")
+    deadlock = (f"Barrier error: {ins.full_opcode} waits for more threads of the block than can ever arrive at "
+                "the named barrier (every other path waits at a barrier, or none is left to run)")
+
+    def run(f: Any, m: Any) -> None:
+        chunk = f.chunk
+        n = chunk.n
+        act = np.ones(n, dtype=bool) if m is None else m
+        if chunk.alive is not None:
+            act = act & chunk.alive
+        if not act.any():
+            return
+        first = int(np.flatnonzero(act)[0])
+        bid = int(np.broadcast_to(np.asarray(f.V[ident]), (n,))[first])
+        need = int(np.broadcast_to(np.asarray(f.V[count]), (n,))[first])
+        if chunk.named_sync is None:
+            chunk.named_sync = np.zeros(n, dtype=np.int8)
+            chunk.named_id = np.zeros(n, dtype=np.int16)
+            chunk.named_arrivals = {}
+        st, ids = chunk.named_sync, chunk.named_id
+        arrivals = chunk.named_arrivals.setdefault(bid, np.zeros(chunk.nblocks, dtype=np.int64))
+        released = act & (st == 2) & (ids == bid)
+        st[released] = 0
+        fresh = act & ~released
+        arrivals += np.bincount(chunk.block_local[fresh], minlength=chunk.nblocks)
+        live = chunk.threads if chunk.alive is None else np.bincount(chunk.block_local[chunk.alive],
+                                                                     minlength=chunk.nblocks)
+        full = arrivals >= np.maximum(np.minimum(need, live), 1)  # exited threads count as arrived
+        arrivals[full] = 0
+        done = full[chunk.block_local]
+        st[done & ~act & (st == 1) & (ids == bid)] = 2  # the phase completes for the lanes waiting at it
+        chunk.launch.counters.barriers += int(np.count_nonzero(full))
+        if arrive:
+            return
+        wait = fresh & ~done
+        if wait.any():
+            st[wait] = 1
+            ids[wait] = bid
+            chunk.park(wait, block, ins, deadlock)
+
+    return Op(run, "sync", exact=True)
+
+
 def park_at_barrier(f: Any, m: Any, ins: Any, block: int, state: str, complete: Any, deadlock: str) -> None:
     """A barrier that waits (bar.warp.sync, bar.sync): the active lanes arrive; lanes whose barrier is
     complete (`complete(f, arrived, act)`, per lane, given which lanes have arrived, here or waiting at
