@@ -59,6 +59,8 @@ class Settings:
         chunk_lanes: how many threads the emulator runs at once as one NumPy vector
             (`STRATA_CHUNK_LANES`); trades memory for speed, never changes results.
         nvcc: resolved path to nvcc, or None when absent or disabled (`STRATA_NVCC`).
+        nvcc_chosen: `STRATA_NVCC` is set: `strata nvcc` then uses `nvcc` (or none, when disabled) instead
+            of the nvcc of the `programs` extra's wheels.
             nvcc is optional: strata only uses it to cross-check, never to run.
         devices: model of each virtual GPU present, by device index (`STRATA_DEVICES`).
         launch_blocking: launches and async copies complete before returning (`STRATA_LAUNCH_BLOCKING`).
@@ -77,6 +79,7 @@ class Settings:
     launch_budget: int = DEFAULT_LAUNCH_BUDGET
     chunk_lanes: int = DEFAULT_CHUNK_LANES
     nvcc: Path | None = None
+    nvcc_chosen: bool = False
     devices: tuple[str, ...] = (DEFAULT_GPU,)
     launch_blocking: bool = False
     default_stream: str = "legacy"
@@ -131,6 +134,7 @@ def _read(env: Mapping[str, str]) -> Settings:
         launch_budget=_int(env, "STRATA_LAUNCH_BUDGET", DEFAULT_LAUNCH_BUDGET, lo=0),
         chunk_lanes=_int(env, "STRATA_CHUNK_LANES", DEFAULT_CHUNK_LANES, lo=1),
         nvcc=_nvcc(env),
+        nvcc_chosen=env.get("STRATA_NVCC") is not None,
         devices=_devices(env, gpu),
         launch_blocking=_int(env, "STRATA_LAUNCH_BLOCKING", 0, lo=0, hi=1) == 1,
         default_stream=_choice(env, "STRATA_DEFAULT_STREAM", ("legacy", "per-thread")),

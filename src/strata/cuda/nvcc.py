@@ -40,12 +40,11 @@ def find_nvcc() -> Path:
     Raises:
         NvccNotFound: neither is present (the message says how to install it).
     """
-    env = os.environ.get("STRATA_NVCC")
-    if env:
-        p = Path(env)
-        if p.is_file():
-            return p
-        raise NvccNotFound(f"STRATA_NVCC={env} is not a file")
+    s = config.settings()  # a STRATA_NVCC naming no executable raises ValueError there, saying so
+    if s.nvcc_chosen:
+        if s.nvcc is None:
+            raise NvccNotFound("STRATA_NVCC disables nvcc; unset it to use the `programs` extra's nvcc")
+        return s.nvcc
     try:
         import nvidia
     except ImportError:
