@@ -237,3 +237,19 @@ extern "C" __global__ void calls(const int* x, int* out) {
     np.testing.assert_array_equal(got[:, 0], np.array(fib)[x % 12])
     t = np.arange(64)
     np.testing.assert_array_equal(got[:, 1], np.select([t % 3 == 0, t % 3 == 1], [2 * x, x * x], -x))
+
+
+@needs_clang
+def test_flush_denormals_to_zero_follows_the_kernel_descriptor(mi300x: cuda.Device) -> None:
+    src = '''#include <hip/hip_runtime.h>
+extern "C" __global__ void half_it(const float* x, float* y) { y[threadIdx.x] = x[threadIdx.x] * 0.5f; }'''
+    x = np.array([1e-38, -3e-39, 2.0, 1e-45], np.float32)  # a normal that halves to a denormal, denormals
+    results = {}
+    for flag in ("", "-fgpu-flush-denormals-to-zero"):
+        k = hip.compile(src, options=[flag] if flag else []).get_function("half_it")
+        y = hip.zeros(4, np.float32)
+        k(1, 4, (hip.to_device(x), y))
+        results[flag] = y.get()
+    np.testing.assert_array_equal(results[""], x * np.float32(0.5))
+    np.testing.assert_array_equal(results["-fgpu-flush-denormals-to-zero"], np.array([0.0, -0.0, 1.0, 0.0], np.float32))
+    assert np.signbit(results["-fgpu-flush-denormals-to-zero"][1])

@@ -65,6 +65,12 @@ class AmdProgram:
     image_base: int = 0  # device address the code object's image was loaded at (s_getpc_b64 reads it)
 
     @property
+    def ftz(self) -> bool:
+        """The descriptor's FLOAT_DENORM_MODE_32 flushes float32 denormals (clang's
+        -fgpu-flush-denormals-to-zero); 3 (the default) keeps them."""
+        return self.kernel.descriptor.float_denorm_mode_32 == 0
+
+    @property
     def name(self) -> str:
         return self.kernel.name
 
@@ -132,6 +138,7 @@ class _Ctx:
     jump: np.ndarray | None = None  # per selected wave: new pc, or -1 for pc + 1
     _exec: np.ndarray | None = None
     dpp: tuple[np.ndarray, np.ndarray] | None = None  # DPP: (source lane per lane, read-as-zero mask)
+    ins: Inst | None = None  # the instruction being executed
     sdwa: dict[str, int] | None = None  # SDWA: the instruction's fields (destination select)
 
     def exec_mask(self) -> np.ndarray:
@@ -224,6 +231,9 @@ def vwrite(c: _Ctx, r: int, value: Any, width: int = 1, mask: np.ndarray | None 
     """Write VGPR r (and r+1 for width 2) on the lanes EXEC (or `mask`) enables."""
     m = c.exec_mask() if mask is None else mask
     val = np.broadcast_to(np.asarray(value), (c.n, WAVE))
+    if c.prog.ftz and width == 1 and c.ins is not None and c.ins.name.endswith("_f32") and \
+            not c.ins.name.startswith("v_cvt_f32_"):  # float results flush denormals to zero too
+        val = _flush_bits(val)
     if c.sdwa is not None and width == 1:
         val = _sdwa_place(val, c.b.v[c.ix, r], c.sdwa["dst_sel"], c.sdwa["dst_unused"])
     if width == 1:
@@ -251,8 +261,17 @@ _NO_ABS = {"v_div_scale_f32", "v_mad_u64_u32", "v_add_co_u32", "v_addc_co_u32", 
 
 
 def fsrc(c: _Ctx, ins: Inst, i: int) -> np.ndarray:
-    """Float32 source i with modifiers."""
-    return _apply_mods(_f32(usrc(c, ins, i)), ins, i)
+    """Float32 source i with modifiers (denormals read as zero when the kernel's float mode flushes them)."""
+    raw = usrc(c, ins, i)
+    if c.prog.ftz:
+        raw = _flush_bits(raw)
+    return _apply_mods(_f32(raw), ins, i)
+
+
+def _flush_bits(raw: np.ndarray) -> np.ndarray:
+    """float32 bit patterns with denormals replaced by zero of the same sign."""
+    raw = np.asarray(raw).astype(_U32)
+    return np.where((raw & _U32(0x7F800000)) == 0, raw & _U32(0x80000000), raw)
 
 
 def usrc(c: _Ctx, ins: Inst, i: int, width: int = 1) -> np.ndarray:
@@ -2183,7 +2202,7 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
         idx = np.flatnonzero(sel)
         ix: Any = slice(None) if idx.size == n_all else idx
         ins = insts[pc]
-        c = _Ctx(b, ix, idx.size, mem, prog, launch, counters)
+        c = _Ctx(b, ix, idx.size, mem, prog, launch, counters, ins=ins)
         if ins.f.get("dpp"):
             _setup_dpp(c, ins)
         elif ins.f.get("sdwa"):
