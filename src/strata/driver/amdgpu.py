@@ -4,6 +4,7 @@ kernel's scalar loads read it, and the CDNA engine (hw/amdgpu) runs the dispatch
 
 from __future__ import annotations
 
+import struct
 import time
 from typing import TYPE_CHECKING
 
@@ -20,21 +21,34 @@ if TYPE_CHECKING:
 KERNARG_ALIGN = 256
 
 
+def dispatch_packet(launch: LaunchConfig, group_segment: int, kernarg: int) -> bytes:
+    """The 64-byte AQL kernel dispatch packet as the kernel sees it through dispatch_ptr (the workgroup and
+    grid sizes clang reads from it in device functions)."""
+    wg = launch.block
+    grid = tuple(g * b for g, b in zip(launch.grid, launch.block, strict=True))
+    dims = 3 if wg[2] > 1 or grid[2] > 1 else 2 if wg[1] > 1 or grid[1] > 1 else 1
+    # header, setup, workgroup x/y/z, reserved, grid x/y/z, private and group segment sizes, kernel_object,
+    # kernarg_address, reserved, completion_signal
+    return struct.pack("<HHHHHHIIIIIQQQQ", 2, dims, *wg, 0, *grid, 0, group_segment, 0, kernarg, 0, 0)
+
+
 def run_code_object_kernel(device: DeviceFile, ko: KernelObject, launch: LaunchConfig,
                            control: LaunchControl) -> LaunchResult:
     """Run one dispatch of `ko` (kind 'amdgcn'); `launch.params` is the kernarg segment's bytes."""
     prog: AmdProgram = ko.program
     s = config.settings()
     size = max(KERNARG_ALIGN, -(-len(launch.params) // KERNARG_ALIGN) * KERNARG_ALIGN)
-    addr = device.alloc(size, f"kernarg segment of {ko.name}")
+    addr = device.alloc(size + 64, f"kernarg segment of {ko.name}")  # + the dispatch packet, for dispatch_ptr
     lds = ko.static_group_segment_size + launch.shared_mem
     try:
-        device.fill(addr, 0, size)
+        device.fill(addr, 0, size + 64)
         device.write(addr, launch.params)
+        device.write(addr + size, dispatch_packet(launch, lds, addr))
         t0 = time.perf_counter()
         with trace.span("L0", "execute", kernel=ko.name, threads=launch.num_blocks * launch.threads_per_block,
                         isa="gfx9") as ev:
-            counters = execute(prog, AmdLaunch(launch.grid, launch.block, addr, lds), device.gpu.memory,
+            counters = execute(prog, AmdLaunch(launch.grid, launch.block, addr, lds, dispatch_address=addr + size),
+                               device.gpu.memory,
                                batch_lanes=s.chunk_lanes, timeout_s=s.kernel_timeout,
                                control=control)
             ev["thread_instructions"] = counters.total_thread_instructions

@@ -253,3 +253,29 @@ extern "C" __global__ void half_it(const float* x, float* y) { y[threadIdx.x] = 
     np.testing.assert_array_equal(results[""], x * np.float32(0.5))
     np.testing.assert_array_equal(results["-fgpu-flush-denormals-to-zero"], np.array([0.0, -0.0, 1.0, 0.0], np.float32))
     assert np.signbit(results["-fgpu-flush-denormals-to-zero"][1])
+
+
+@needs_clang
+def test_generic_pointers_to_shared_and_private_memory(mi300x: cuda.Device) -> None:
+    mod = hip.compile('''#include <hip/hip_runtime.h>
+__device__ __noinline__ void bump(int* p, int n, int by) { for (int i = 0; i < n; ++i) p[i] += by; }
+extern "C" __global__ void generic(const int* x, int* out) {
+  __shared__ int s[64];
+  int local[4];
+  int t = threadIdx.x;
+  s[t] = x[t];
+  for (int i = 0; i < 4; ++i) local[i] = i * t;
+  __syncthreads();
+  bump(&s[t], 1, 100);      // a generic pointer into LDS
+  bump(local, 4, x[t]);     // a generic pointer into private memory
+  bump(out + 2 * t, 2, 7);  // and into global memory
+  __syncthreads();
+  out[2 * t] += s[t] + local[3];
+}''')
+    x = np.arange(64, dtype=np.int32) * 3
+    out = hip.to_device(np.ones(128, np.int32))
+    mod.get_function("generic")(1, 64, (hip.to_device(x), out))
+    got = out.get().reshape(64, 2)
+    t = np.arange(64)
+    np.testing.assert_array_equal(got[:, 0], 8 + (x + 100) + (3 * t + x))
+    np.testing.assert_array_equal(got[:, 1], 8)

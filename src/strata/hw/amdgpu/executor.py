@@ -44,6 +44,9 @@ from strata.hw.counters import Counters
 from strata.hw.memory import GLOBAL_BASE, DeviceMemory
 
 WAVE = 64
+# flat apertures (the high 32 bits of generic addresses of LDS and scratch), above the unified device range
+SHARED_APERTURE, PRIVATE_APERTURE = 0x10000, 0x20000
+_APERTURES = {235: SHARED_APERTURE, 236: SHARED_APERTURE, 237: PRIVATE_APERTURE, 238: PRIVATE_APERTURE}
 DYNAMIC_STACK_BYTES = 4096  # per work-item stack added for kernels with a dynamic stack (recursion, indirect calls)
 PRIVATE_BATCH_BYTES = 256 << 20
 VCC, M0, EXEC = 106, 124, 126
@@ -191,6 +194,9 @@ def sread(c: _Ctx, code: int, width: int, ins: Inst, is_float: bool = False) -> 
     k = _const(code, width, ins.literal, is_float)
     if k is not None:
         return np.full(c.n, k, dtype=_U64 if width == 2 else _U32)
+    if code in _APERTURES:  # src_shared_base/limit, src_private_base/limit: the flat apertures
+        hi = _APERTURES[code]
+        return np.full(c.n, hi << 32 if width == 2 else hi, dtype=_U64 if width == 2 else _U32)
     if code == 253:  # src_scc
         return c.b.scc[c.ix].astype(_U32)
     if code == 252:  # src_execz
@@ -1748,6 +1754,84 @@ def _global_addr(c: _Ctx, ins: Inst) -> np.ndarray:
     return (addr.astype(np.int64) + f["offset"]).astype(_U64)
 
 
+def h_flat(c: _Ctx, ins: Inst) -> None:
+    """FLAT loads and stores: generic addresses; lanes in the shared aperture access the workgroup's LDS,
+    lanes in the private aperture their scratch, the others global memory."""
+    addr = _global_addr(c, ins)
+    m = c.exec_mask()
+    hi = addr >> _U64(32)
+    shared, private = m & (hi == _U64(SHARED_APERTURE)), m & (hi == _U64(PRIVATE_APERTURE))
+    if not (shared.any() or private.any()):
+        h_global(c, ins)
+        return
+    if "_atomic_" in ins.name:
+        raise DeviceFault("cudaErrorNotSupported", f"[{c.prog.name}] {ins.text}: atomics through generic pointers to "
+                          "shared or private memory are not modeled")
+    offs = (addr & _MASK32).astype(np.int64)
+    glob = m & ~shared & ~private
+    if glob.any():
+        c._exec = glob
+        h_global(c, ins)
+    if shared.any():
+        _flat_space(c, ins, offs, shared, "shared")
+    if private.any():
+        _flat_space(c, ins, offs, private, "private")
+    c._exec = m
+
+
+def _flat_space(c: _Ctx, ins: Inst, offs: np.ndarray, m: np.ndarray, space: str) -> None:
+    """A FLAT load/store's lanes that address LDS ('shared') or scratch ('private') by aperture offset."""
+    name, f = ins.name, ins.f
+    width = flat_width(name)
+    tail = name.rsplit("_", 1)[-1]
+    size = {"ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2, "byte": 1, "short": 2}.get(tail, 4 * width)
+    limit = c.launch.lds_bytes if space == "shared" else c.launch.private_bytes
+    bad = m & ((offs + size > limit) | (offs % min(size, 4) != 0))
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        raise _fault(c, ins, None, offs.astype(_U64), size, space, "write" if "store" in name else "read",
+                     f"out-of-bounds {space} memory access through a generic pointer",
+                     f"{int(offs[rows[0], cols[0]])} bytes into the {limit}-byte {space} segment",
+                     (int(rows[0]), int(cols[0])))
+    waves = _sel(c)
+    lanes = np.broadcast_to(np.arange(WAVE), m.shape)
+    mem = c.b.lds.view(np.uint8) if space == "shared" else c.b.priv.view(np.uint8)
+
+    def at(k: int) -> tuple[np.ndarray, ...]:  # byte index tuples for the selected lanes
+        rows = np.nonzero(m)
+        if space == "shared":
+            return (c.b.wg[c.ix][rows[0]], offs[rows] + k)
+        return (waves[rows[0]], lanes[rows], offs[rows] + k)
+
+    if "_load_" in name:
+        nb = 4 * width if size >= 4 else size
+        raw = np.stack([mem[at(j)].astype(np.uint32) for j in range(nb)], axis=1)  # (lanes, bytes)
+        regs = []
+        for k in range(max(1, nb // 4)):
+            word = np.zeros(raw.shape[0], np.uint32)
+            for j in range(min(4, nb)):
+                word |= raw[:, 4 * k + j] << np.uint32(8 * j)
+            if size < 4 and tail.startswith("s"):
+                sign_fill = np.uint32(~((1 << (8 * size)) - 1) & 0xFFFFFFFF)
+                word = np.where(word >> np.uint32(8 * size - 1) & 1, word | sign_fill, word)
+            regs.append(word)
+        full = np.zeros((c.n, len(regs), WAVE), _U32)
+        hit = np.nonzero(m)
+        for k, word in enumerate(regs):
+            full[hit[0], k, hit[1]] = word
+        d = f["vdst"]
+        mm = m.copy()
+        _defer(c, "vm", lambda r, ws: _vset_multi(c, ws, d, full[r], mm[r]))
+    else:
+        hit = np.nonzero(m)
+        nb = 4 * width if size >= 4 else size
+        for j in range(nb):
+            data = c.b.v[c.ix, f["data"] + j // 4][hit]
+            mem[at(j)] = ((data >> _U32(8 * (j % 4))) & _U32(0xFF)).astype(np.uint8)
+        _count_only(c, "vm")
+    _count(c, "memory")
+
+
 def h_global(c: _Ctx, ins: Inst) -> None:
     name, f = ins.name, ins.f
     addr = _global_addr(c, ins)
@@ -2080,6 +2164,8 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
     if fmt == "SCRATCH":
         return h_scratch if ("_load_" in name or "_store_" in name) and "d16" not in name and "lds" not in name \
             else None
+    if fmt == "FLAT" and ("_load_" in name or "_store_" in name) and "d16" not in name and "lds" not in name:
+        return h_flat
     if fmt in ("GLOBAL", "FLAT"):
         if "_load_" in name or "_store_" in name:
             return h_global if ("d16" not in name or name.endswith(("store_short_d16_hi", "store_byte_d16_hi"))) \
@@ -2100,6 +2186,7 @@ class AmdLaunch:
     kernarg_address: int
     lds_bytes: int
     private_bytes: int = 0  # per work-item private (scratch) segment
+    dispatch_address: int = 0  # device address of the AQL dispatch packet (kernels that ask for dispatch_ptr)
 
 
 def execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, *, budget: int = 0,
@@ -2151,9 +2238,10 @@ def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_
     # user SGPRs, then system SGPRs (workgroup ids), as the command processor loads them
     at = 0
     for what, count in kd.user_sgprs():
-        if what == "kernarg_segment_ptr":
-            s[:, at] = launch.kernarg_address & 0xFFFFFFFF
-            s[:, at + 1] = launch.kernarg_address >> 32
+        if what in ("kernarg_segment_ptr", "dispatch_ptr"):
+            ptr = launch.kernarg_address if what == "kernarg_segment_ptr" else launch.dispatch_address
+            s[:, at] = ptr & 0xFFFFFFFF
+            s[:, at + 1] = ptr >> 32
         at += count
     if at != kd.user_sgpr_count and kd.kernarg_preload == 0:
         at = kd.user_sgpr_count
