@@ -407,9 +407,10 @@ def _check_global(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray, size: int
     if not m.any():
         return
     flat = addr[m]
-    offsets = (0,) if access == "atomic" else sorted({0, size - 1})
-    for k in offsets:
-        fault = c.mem.check(flat + _U64(k), size if access == "atomic" else 1)
+    aligned = access == "atomic" or size in (1, 2, 4, 8) and not (np.bitwise_or.reduce(flat) & _U64(size - 1))
+    checks = [(0, size)] if aligned and size <= 8 else [(k, 1) for k in sorted({0, size - 1})]
+    for k, n in checks:  # one check of whole aligned accesses, else of their first and last bytes
+        fault = c.mem.check(flat + _U64(k) if k else flat, n)
         if fault is not None:
             rows, cols = np.nonzero(m)
             bad = (int(rows[fault.lane]), int(cols[fault.lane]))
