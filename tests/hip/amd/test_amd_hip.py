@@ -279,3 +279,21 @@ extern "C" __global__ void generic(const int* x, int* out) {
     t = np.arange(64)
     np.testing.assert_array_equal(got[:, 0], 8 + (x + 100) + (3 * t + x))
     np.testing.assert_array_equal(got[:, 1], 8)
+
+
+@needs_clang
+def test_trace_shows_wave64_and_the_issue_classes(mi300x: cuda.Device) -> None:
+    """Why the 32-lane reduction is wrong: the execute span says the wavefronts are 64 wide; its issue
+    counts show the SALU/VALU/LDS split and the EXEC efficiency."""
+    from strata import trace
+
+    mod = hip.compile(source("warp_reduce"))
+    x = np.ones(512, np.float32)
+    out = hip.zeros(1, np.float32)
+    with trace.record() as rec:
+        mod.get_function("warp_sum32")(2, 256, (hip.to_device(x), out)).wait()
+    ev = next(e for e in rec.events if e.layer == "L0" and e.name == "execute" and e.args.get("isa") == "gfx9")
+    assert ev.args["wavefront_size"] == 64 and ev.args["waves"] == 8
+    assert ev.args["valu"] > 0 and ev.args["salu"] > 0 and ev.args["lds"] > 0  # ds_bpermute for __shfl_down
+    assert 0 < ev.args["exec_efficiency"] <= 1
+    assert float(out.get()[0]) == 64.0  # 2 blocks x 32 lanes summed: the other 32 of each wave are lost

@@ -65,6 +65,7 @@ class AmdProgram:
     insts: list[Inst]
     index: dict[int, int]  # byte offset -> instruction index
     handlers: list[Callable[..., None]]
+    categories: list[str] = field(default_factory=list)  # per instruction: salu, valu, smem, vmem, lds, mfma, branch
     image_base: int = 0  # device address the code object's image was loaded at (s_getpc_b64 reads it)
 
     @property
@@ -98,7 +99,24 @@ def load_program(kernel: KernelInfo) -> AmdProgram:
         if h is None:
             raise UnsupportedAmdInstruction(ins.text, kernel.name, ins.offset)
         handlers.append(h)
-    return AmdProgram(kernel, insts, {ins.offset: i for i, ins in enumerate(insts)}, handlers)
+    return AmdProgram(kernel, insts, {ins.offset: i for i, ins in enumerate(insts)}, handlers,
+                      [_category(ins) for ins in insts])
+
+
+def _category(ins: Inst) -> str:
+    """The issue class of an instruction, as AMD's profilers count them (per wave)."""
+    if ins.fmt == "SOPP":
+        return "branch" if ins.name.startswith(("s_branch", "s_cbranch")) else "sync" if ins.name in (
+            "s_barrier", "s_waitcnt") else "salu"
+    if ins.fmt.startswith("SOP") or ins.fmt == "SOPK":
+        return "branch" if ins.name in ("s_swappc_b64", "s_setpc_b64") else "salu"
+    if ins.fmt == "SMEM":
+        return "smem"
+    if ins.fmt == "DS":
+        return "lds"
+    if ins.fmt in ("GLOBAL", "FLAT", "SCRATCH", "MUBUF"):
+        return "vmem"
+    return "mfma" if "mfma" in ins.name else "valu"
 
 
 # ---------------------------------------------------------------------------- state
@@ -2191,8 +2209,11 @@ class AmdLaunch:
 
 
 def execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, *, budget: int = 0,
-            batch_lanes: int = 1 << 16, timeout_s: float = 0.0, control: Any = None) -> Counters:
-    """Run a dispatch to completion; returns its counters.
+            batch_lanes: int = 1 << 16, timeout_s: float = 0.0, control: Any = None,
+            isa_counts: dict[str, int] | None = None) -> Counters:
+    """Run a dispatch to completion; returns its counters. `isa_counts`, if given, receives wave-level
+    instruction counts by issue class (salu, valu, smem, vmem, lds, mfma, branch, sync), the waves
+    launched and `valu_lanes` (active lanes over VALU issues, for the EXEC efficiency).
 
     Raises:
         DeviceFault: an invalid memory access (with the report fields of the PTX engine's faults).
@@ -2219,7 +2240,11 @@ def execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, *, budget: i
     for first in range(0, n_wg, per_batch):
         wgs = np.arange(first, min(n_wg, first + per_batch))
         b = _init_batch(prog, launch, wgs, waves_per_wg, threads)
-        executed = _run_batch(prog, launch, b, mem, counters, executed, budget, start, timeout_s, control)
+        executed = _run_batch(prog, launch, b, mem, counters, executed, budget, start, timeout_s, control,
+                              isa_counts)
+    if isa_counts is not None:
+        isa_counts["waves"] = n_wg * waves_per_wg
+        isa_counts["wavefront_size"] = WAVE
     return counters
 
 
@@ -2268,7 +2293,8 @@ _POLL = 256
 
 
 def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory, counters: Counters,
-               executed: int, budget: int, start: float, timeout_s: float, control: Any) -> int:
+               executed: int, budget: int, start: float, timeout_s: float, control: Any,
+               isa_counts: dict[str, int] | None = None) -> int:
     n_all = b.s.shape[0]
     insts, handlers = prog.insts, prog.handlers
     end_pc = len(insts)
@@ -2297,6 +2323,11 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
         elif ins.f.get("sdwa"):
             c.sdwa = ins.f
         handlers[pc](c, ins)
+        if isa_counts is not None:
+            cat = prog.categories[pc]
+            isa_counts[cat] = isa_counts.get(cat, 0) + idx.size
+            if cat == "valu" and c._exec is not None:
+                isa_counts["valu_lanes"] = isa_counts.get("valu_lanes", 0) + int(c._exec.sum())
         if c.jump is not None:
             nxt = np.where(c.jump >= 0, c.jump, pc + 1)
             stay = b.done[idx] | b.barrier[idx]
