@@ -16,7 +16,8 @@ C = 0x80  # the inline constant 0: valid as an operand of any width
 FORMATS = {  # format -> (opcode count, op -> candidate instruction words; the first that decodes wins)
     "SOP2": (128, lambda op: [[0x80000000 | op << 23 | 0x020000 | 0x0604], [0x80000000 | op << 23 | C << 8 | C]]),
     "SOPK": (32, lambda op: [[0xB0000000 | op << 23 | 0x20000 | 1], [0xB0000000 | op << 23 | 0x20000 | 1, 0]]),
-    "SOP1": (256, lambda op: [[0xBE800000 | op << 8 | 0x04 | 0x20000], [0xBE800000 | op << 8 | C | 0x20000]]),
+    "SOP1": (256, lambda op: [[0xBE800000 | op << 8 | 0x04 | 0x20000], [0xBE800000 | op << 8 | C | 0x20000],
+                              [0xBE800000 | op << 8 | 0x20000], [0xBE800000 | op << 8 | 0x04]]),  # getpc, setpc
     "SOPC": (128, lambda op: [[0xBF000000 | op << 16 | 0x0604], [0xBF000000 | op << 16 | C << 8 | C]]),
     "SOPP": (128, lambda op: [[0xBF800000 | op << 16]]),
     "SMEM": (256, lambda op: [[0xC0000000 | op << 18 | 0x20000 | 0x80 | 0x04 >> 1, 0],
