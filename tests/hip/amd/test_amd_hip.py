@@ -297,3 +297,26 @@ def test_trace_shows_wave64_and_the_issue_classes(mi300x: cuda.Device) -> None:
     assert ev.args["valu"] > 0 and ev.args["salu"] > 0 and ev.args["lds"] > 0  # ds_bpermute for __shfl_down
     assert 0 < ev.args["exec_efficiency"] <= 1
     assert float(out.get()[0]) == 64.0  # 2 blocks x 32 lanes summed: the other 32 of each wave are lost
+
+
+def test_code_object_on_an_nvidia_device_is_no_kernel_image() -> None:
+    mod = CodeObjectModule.from_file(HERE / "saxpy.co")  # no compiler needed: the checked-in code object
+    assert mod.arch == "gfx942" and mod.kernels == ["saxpy"]
+    assert cuda.current_device().spec.vendor == "nvidia"
+    x = hip.zeros(4, np.float32)
+    with pytest.raises(cuda.CudaError, match="cudaErrorNoKernelImageForDevice"):
+        mod.get_function("saxpy")(1, 4, (np.int32(4), np.float32(1), x, x))
+    with pytest.raises(cuda.CudaError, match="cudaErrorInvalidDeviceFunction"):
+        mod.get_function("nope")
+
+
+def test_checked_in_code_object_runs_on_mi300x_without_clang(mi300x: cuda.Device) -> None:
+    k = CodeObjectModule.from_file(HERE / "saxpy.co").get_function("saxpy")
+    x, y = np.arange(300, dtype=np.float32), np.ones(300, np.float32)
+    dy = hip.to_device(y)
+    with pytest.raises(TypeError, match="expects 4 arguments"):
+        k(2, 256, (np.int32(300), dy))
+    with pytest.raises(TypeError, match="expects 4 bytes"):
+        k(2, 256, (np.int64(300), np.float32(2), hip.to_device(x), dy))
+    k(2, 256, (np.int32(300), np.float32(2), hip.to_device(x), dy))
+    np.testing.assert_array_equal(dy.get(), 2 * x + 1)
