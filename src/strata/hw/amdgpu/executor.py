@@ -1851,11 +1851,58 @@ def _flat_space(c: _Ctx, ins: Inst, offs: np.ndarray, m: np.ndarray, space: str)
     _count(c, "memory")
 
 
+def _linear_run(c: _Ctx, addr: np.ndarray, m: np.ndarray, size: int) -> int | None:
+    """The word index of the first element when every lane is active and the lanes of all selected waves
+    access one contiguous, ascending, aligned run of `size`-byte elements inside one allocation (the
+    common `x[i]` pattern); None otherwise. Such an access is served as one slice."""
+    if size % 4 or not m.all():
+        return None
+    flat = addr.reshape(-1)
+    first = int(flat[0])
+    if first % 4 or int(flat[-1]) - first != (flat.size - 1) * size:
+        return None
+    if not np.array_equal(flat, np.arange(first, first + flat.size * size, size, dtype=np.uint64)):
+        return None
+    a = c.mem.allocation_at(first)
+    if a is None or first + flat.size * size > a.end:
+        return None  # the slow path reports the fault
+    return (first - GLOBAL_BASE) // 4
+
+
+def _linear_sectors(addr: np.ndarray, size: int) -> int:
+    """Sectors touched by waves whose lanes access a contiguous ascending run."""
+    first, last = addr[:, 0] // _U64(32), (addr[:, -1] + _U64(size - 1)) // _U64(32)
+    return int((last - first + _U64(1)).sum())
+
+
 def h_global(c: _Ctx, ins: Inst) -> None:
     name, f = ins.name, ins.f
     addr = _global_addr(c, ins)
     m = c.exec_mask()
     words = c.mem.typed(_U32)
+    if ("_load_dword" in name or "_store_dword" in name) and (start := _linear_run(c, addr, m, 4 * flat_width(name))) \
+            is not None:
+        width = flat_width(name)
+        total = c.n * WAVE * width
+        if "_load_" in name:
+            val = words[start:start + total].reshape(c.n, WAVE, width).transpose(0, 2, 1).copy()
+            c.counters.global_load_bytes += total * 4
+            c.counters.global_load_requests += c.n
+            c.counters.global_load_sectors += _linear_sectors(addr, 4 * width)
+            c.counters.global_load_ideal_sectors += -(-total * 4 // 32)
+            d = f["vdst"]
+            mm = m.copy()
+            _defer(c, "vm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
+        else:
+            data = np.stack([c.b.v[c.ix, f["data"] + k] for k in range(width)], axis=2)  # (n, 64, width)
+            words[start:start + total] = data.reshape(-1)
+            c.counters.global_store_bytes += total * 4
+            c.counters.global_store_requests += c.n
+            c.counters.global_store_sectors += _linear_sectors(addr, 4 * width)
+            c.counters.global_store_ideal_sectors += -(-total * 4 // 32)
+            _count_only(c, "vm")
+        _count(c, "memory")
+        return
     if "_load_" in name:
         width = flat_width(name)
         tail = name.rsplit("_", 1)[-1]
