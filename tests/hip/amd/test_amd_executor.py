@@ -408,3 +408,18 @@ def test_lds_atomics_64_bit(rng: np.random.Generator) -> None:
     t = np.arange(128, dtype=np.uint64)
     assert out[0] == int(x.astype(object).sum()) % 2**64 and out[1] == x.max()
     assert out[2] == np.bitwise_and.reduce(x | (np.uint64(1) << (t % np.uint64(64))))
+
+
+def test_two_loads_into_one_register_land_in_order(rng: np.random.Generator) -> None:
+    """Loads return in order: when two pending loads write the same VGPR, the register ends with the
+    newer one's value after the wait."""
+    k = kernel("saxpy", "saxpy")
+    second = (0xDC508000).to_bytes(4, "little") + (0x057F0000).to_bytes(4, "little")  # global_load_dword v5, v[0:1]
+    assert k.code.count(second) == 1
+    k.code = k.code.replace(second, (0xDC508000).to_bytes(4, "little") + (0x047F0000).to_bytes(4, "little"))  # -> v4
+    b = Board()
+    x, y = rng.random(64, np.float32) + 1, rng.random(64, np.float32) + 1
+    xa, ya = b.put(x), b.put(y)
+    b.run(k, (1, 1, 1), (64, 1, 1), [i32(64), f32(2.0), p64(xa), p64(ya)])
+    # v4 holds y (the newer load), v5 was never loaded (0): the kernel stores 2 * y + 0
+    np.testing.assert_array_equal(b.get(ya, 64), 2 * y)

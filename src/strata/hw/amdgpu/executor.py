@@ -724,14 +724,26 @@ def _wait(c: _Ctx, kind: str, keep: int) -> None:
     nwaves = c.b.s.shape[0]
     chosen = np.zeros(nwaves, bool)
     chosen[waves] = True
-    newer = np.zeros(nwaves, np.int64)
-    for p in reversed([p for p in c.b.pending if p.kind == kind]):
-        mine = chosen[p.waves]
-        if not mine.any():
-            continue
-        newer[p.waves[mine]] += 1
-        due = mine & (newer[p.waves] > keep)
-        if due.any():
+    mine_kind = [p for p in c.b.pending if p.kind == kind]
+    # which entries are due (all but the newest `keep` per wave): found newest first, applied oldest first,
+    # so a register two loads write ends with the newer value, as results return in order
+    dues: list[tuple[_Pending, np.ndarray]] = []
+    if keep == 0:
+        dues = [(p, chosen[p.waves]) for p in mine_kind]
+    else:
+        newer = np.zeros(nwaves, np.int64)
+        for p in reversed(mine_kind):
+            mine = chosen[p.waves]
+            if not mine.any():
+                continue
+            newer[p.waves[mine]] += 1
+            dues.append((p, mine & (newer[p.waves] > keep)))
+        dues.reverse()
+    for p, due in dues:
+        if due.all():
+            p.apply(due)
+            p.waves = p.waves[:0]
+        elif due.any():
             p.apply(due)
             p.waves = p.waves[~due]
             p.apply = _restrict(p.apply, ~due)
