@@ -320,3 +320,20 @@ def test_checked_in_code_object_runs_on_mi300x_without_clang(mi300x: cuda.Device
         k(2, 256, (np.int64(300), np.float32(2), hip.to_device(x), dy))
     k(2, 256, (np.int32(300), np.float32(2), hip.to_device(x), dy))
     np.testing.assert_array_equal(dy.get(), 2 * x + 1)
+
+
+@needs_clang
+def test_a_wave_spinning_on_a_flag_another_wave_sets_finishes(mi300x: cuda.Device) -> None:
+    """The scheduler runs the furthest-behind waves first but lets the others run now and then, so a
+    wave spinning on an LDS flag that a later wave sets does not starve it (this timed out before)."""
+    mod = hip.compile('''#include <hip/hip_runtime.h>
+extern "C" __global__ void spin(int* out) {
+  __shared__ volatile int flag;
+  if (threadIdx.x == 0) flag = 0;
+  __syncthreads();
+  if (threadIdx.x == 0) { while (flag != 42) {} out[0] = flag + 1; }
+  if (threadIdx.x == 64) { for (int i = 0; i < 3; ++i) out[1 + i] = i; flag = 42; }
+}''')
+    out = hip.zeros(4, np.int32)
+    mod.get_function("spin")(1, 128, (out,))
+    assert out.get().tolist() == [43, 0, 1, 2]

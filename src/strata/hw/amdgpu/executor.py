@@ -2349,6 +2349,7 @@ def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_
 
 
 _POLL = 256
+_FAIRNESS = 64  # every this many steps the scheduler runs the waves furthest ahead instead of those behind
 
 
 def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory, counters: Counters,
@@ -2358,6 +2359,7 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
     insts, handlers = prog.insts, prog.handlers
     end_pc = len(insts)
     polls = 0
+    steps = 0
     while True:
         runnable = ~b.done & ~b.barrier
         if not runnable.any():
@@ -2369,6 +2371,10 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
             break
         pcs = np.where(runnable, b.pc, end_pc + 1)
         pc = int(pcs.min())
+        steps += 1
+        if steps % _FAIRNESS == 0:  # now and then the furthest-behind waves yield: a wave spinning on a flag
+            ahead = np.where(runnable, b.pc, -1)  # that a wave further on sets must not starve it
+            pc = int(ahead.max())
         if pc >= end_pc:
             raise DeviceFault("cudaErrorIllegalInstruction", f"[{prog.name}] execution ran past the end of the code "
                               "without s_endpgm")
