@@ -1,6 +1,7 @@
 """The `strata` command: `strata demo` runs the main job, `strata info` describes this stack, `strata smi`
 shows the devices (like nvidia-smi), `strata run program.py` runs a program on the virtual GPUs (`--as-torch`:
-a PyTorch program, its `import torch` served by strata), `strata hipify FILE.cu` translates CUDA source to HIP."""
+a PyTorch program, its `import torch` served by strata), `strata hipify FILE.cu` translates CUDA source to HIP,
+`strata hipcc k.hip -o k.co` compiles HIP to an AMD code object."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ def main(argv: list[str] | None = None) -> int:
         from strata.cuda.nvcc import nvcc
 
         return nvcc(argv[1:])
+    if argv[:1] == ["hipcc"]:  # likewise: clang's flags pass through
+        from strata.hip.hipcc import main as hipcc_main
+
+        return hipcc_main(argv[1:])
     parser = argparse.ArgumentParser(prog="strata", description="A GPU software stack in Python, on a virtual GPU.")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="C = matmul(A, B) on the virtual GPU: its walk down the layers, a NumPy "
@@ -27,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     smi_parser = sub.add_parser("smi", help="devices, memory, utilization, power, temperature, clocks and contexts")
     smi_parser.add_argument("--json", action="store_true", help="one JSON object per device instead of the table")
     sub.add_parser("nvcc", help="NVIDIA's nvcc (pip) building programs for the virtual GPU; flags pass through",
+                   add_help=False)
+    sub.add_parser("hipcc", help="compile a HIP file to an AMD code object (clang-19 + strata's AMD header): "
+                                 "strata hipcc k.hip -o k.co [--offload-arch=gfx942]; clang flags pass through",
                    add_help=False)
     run = sub.add_parser("run", help="run a program with strata's stack as its GPU: a Python file, a CUDA "
                                      "executable (built with `strata nvcc`) or a .cu file (built, cached, run)")

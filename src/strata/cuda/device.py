@@ -288,6 +288,9 @@ class DeviceProperties:
 
 _PROPERTY_NAMES = frozenset(f.name for f in fields(DeviceProperties))
 TOTAL_CONST_MEM = 65536  # 64 KiB of __constant__ memory on every modeled GPU
+# the target features ROCm appends to gcnArchName: MI300X/MI250X run with ECC on LDS/caches (sramecc+) and
+# without XNACK page-fault replay (xnack-), as shipped
+AMD_TARGET_FEATURES = {"gfx942": ":sramecc+:xnack-", "gfx90a": ":sramecc+:xnack-"}
 
 
 def device_properties(file: DeviceFile) -> DeviceProperties:
@@ -308,7 +311,8 @@ def device_properties(file: DeviceFile) -> DeviceProperties:
         minor=spec.compute_capability[1], pciDomainID=int(domain, 16), pciBusID=int(bus, 16),
         pciDeviceID=int(device_fn.split(".")[0], 16), asyncEngineCount=2, concurrentKernels=1, cooperativeLaunch=1,
         unifiedAddressing=1,
-        managedMemory=0, canMapHostMemory=0, integrated=0, computeMode=0, ECCEnabled=1, gcnArchName=spec.arch)
+        managedMemory=0, canMapHostMemory=0, integrated=0, computeMode=0, ECCEnabled=1,
+        gcnArchName=spec.arch + AMD_TARGET_FEATURES.get(spec.arch, "") if spec.vendor == "amd" else spec.arch)
 
 
 def device_count() -> int:

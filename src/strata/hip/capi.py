@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from strata.errors import CUDA_ERRORS, CudaError
 from strata.hip import api
 from strata.hip.compiler import HIP_VERSION
 from strata.runtime import Stream as RuntimeStream
+
+if TYPE_CHECKING:
+    from strata.hip.amd import CodeObjectKernel
 
 # hipError_t: the codes strata raises, by their HIP names (hipSuccess = 0, hipErrorIllegalAddress = 700).
 hipError_t = enum.IntEnum("hipError_t", {hip: code for code, hip in CUDA_ERRORS.values() if hip})  # type: ignore[misc]  # noqa: N816
@@ -606,12 +609,13 @@ def hipLaunchCooperativeKernel(f: cuda.Kernel, grid_dim: int | Sequence[int], bl
                                 stream=_stream(stream))
 
 
-def hipFuncGetAttributes(func: cuda.Kernel) -> cuda.FuncAttributes:  # noqa: N802
-    """hipFuncGetAttributes(hipFuncAttributes* attr, const void* func) -> attr."""
+def hipFuncGetAttributes(func: cuda.Kernel | CodeObjectKernel) -> cuda.FuncAttributes:  # noqa: N802
+    """hipFuncGetAttributes(hipFuncAttributes* attr, const void* func) -> attr (for a code object's kernel:
+    VGPRs as numRegs, static LDS as sharedSizeBytes, from its metadata)."""
     return func.attributes
 
 
-def hipFuncGetAttribute(attrib: int, func: cuda.Kernel) -> int:  # noqa: N802
+def hipFuncGetAttribute(attrib: int, func: cuda.Kernel | CodeObjectKernel) -> int:  # noqa: N802
     """hipFuncGetAttribute(int* value, hipFunction_attribute attrib, hipFunction_t hfunc) -> value
     (cuFuncGetAttribute's twin), for the HIP_FUNC_ATTRIBUTE_* constants this module defines."""
     field = _FUNC_ATTRIBUTES.get(attrib)
