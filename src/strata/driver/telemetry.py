@@ -151,6 +151,8 @@ class Telemetry:
         """
         if not 0 <= memory_used <= self.spec.hbm_bytes:
             raise ValueError(f"[telemetry] memory_used must be in [0, {self.spec.hbm_bytes}], got {memory_used}")
+        # A snapshot under the lock, the arithmetic outside it: the walk over the window is O(intervals) in
+        # Python, and holding the lock for it let a sampling loop starve the engines' record_busy calls.
         with self._lock:
             if now is None:
                 now = self._latest
@@ -159,12 +161,14 @@ class Telemetry:
             if self._folded_to > 0 and now - WINDOW_S < self._folded_to:
                 raise ValueError(f"[telemetry] sample now must be >= {self._folded_to + WINDOW_S} (history before "
                                  f"{self._folded_to} s is dropped; latest time seen {self._latest}), got {now}")
-            compute_s = copy_s = energy_j = 0.0
-            for dt, compute, copy in self._segments(now - WINDOW_S, now):
-                compute_s += dt if compute else 0.0
-                copy_s += dt if copy else 0.0
-                energy_j += dt * self._power_w(compute, copy)
-            temp_c = self._advance(self._temp_c, self._folded_to, now)
+            compute_set, copy_set = self._compute.copy(), self._copy.copy()
+            temp0, folded_to = self._temp_c, self._folded_to
+        compute_s = copy_s = energy_j = 0.0
+        for dt, compute, copy in _segments(compute_set, copy_set, now - WINDOW_S, now):
+            compute_s += dt if compute else 0.0
+            copy_s += dt if copy else 0.0
+            energy_j += dt * self._power_w(compute, copy)
+        temp_c = self._advance(temp0, folded_to, now, compute_set, copy_set)
         busy = compute_s > 0 or copy_s > 0
         return TelemetrySample(
             timestamp=now,
@@ -196,27 +200,30 @@ class Telemetry:
     def _steady_c(self, power_w: float) -> float:
         return AMBIENT_C + self._r_th * power_w
 
-    def _advance(self, temp_c: float, t0: float, t1: float) -> float:
+    def _advance(self, temp_c: float, t0: float, t1: float, compute_set: _IntervalSet,
+                 copy_set: _IntervalSet) -> float:
         """Temperature at t1 from temp_c at t0: exact exponential approach over each constant-power piece."""
-        for dt, compute, copy in self._segments(t0, t1):
+        for dt, compute, copy in _segments(compute_set, copy_set, t0, t1):
             steady = self._steady_c(self._power_w(compute, copy))
             temp_c = steady + (temp_c - steady) * math.exp(-dt / THERMAL_TAU_S)
         return temp_c
 
     def _fold(self, cutoff: float) -> None:
         """Fold history before `cutoff` into the temperature, then drop the intervals that ended by it."""
-        self._temp_c = self._advance(self._temp_c, self._folded_to, cutoff)
+        self._temp_c = self._advance(self._temp_c, self._folded_to, cutoff, self._compute, self._copy)
         self._folded_to = cutoff
         self._compute.drop_before(cutoff)
         self._copy.drop_before(cutoff)
 
-    def _segments(self, t0: float, t1: float) -> Iterator[tuple[float, bool, bool]]:
-        """(duration, compute busy, copy busy) for the constant-state pieces of [t0, t1] (idle before t = 0)."""
-        if t1 <= t0:
-            return
-        cuts = sorted({t0, t1, *self._compute.edges(t0, t1), *self._copy.edges(t0, t1)})
-        for a, b in zip(cuts, cuts[1:]):
-            yield b - a, self._compute.covers(a), self._copy.covers(a)
+
+
+def _segments(compute: _IntervalSet, copy: _IntervalSet, t0: float, t1: float) -> Iterator[tuple[float, bool, bool]]:
+    """(duration, compute busy, copy busy) for the constant-state pieces of [t0, t1] (idle before t = 0)."""
+    if t1 <= t0:
+        return
+    cuts = sorted({t0, t1, *compute.edges(t0, t1), *copy.edges(t0, t1)})
+    for a, b in zip(cuts, cuts[1:]):
+        yield b - a, compute.covers(a), copy.covers(a)
 
 
 class _IntervalSet:
@@ -228,6 +235,11 @@ class _IntervalSet:
 
     def __len__(self) -> int:
         return len(self.starts)
+
+    def copy(self) -> _IntervalSet:
+        twin = _IntervalSet()
+        twin.starts, twin.ends = self.starts[:], self.ends[:]
+        return twin
 
     def add(self, start: float, end: float) -> None:
         lo = bisect_left(self.ends, start)  # first interval ending at or after start (touching merges)
