@@ -40,7 +40,7 @@ import numpy as np
 from strata import trace
 from strata.cuda.device import Device, current_device
 from strata.cuda.memcpy import MemcpyKind, _device_side, _is_device, _kind
-from strata.cuda.memory import DeviceArray
+from strata.cuda.memory import DeviceArray, free_now, release_dropped
 from strata.errors import CudaError
 from strata.hw.texture import ChannelFormat, Resource, SurfaceDescriptor
 from strata.runtime import Context, Stream
@@ -188,7 +188,7 @@ class CudaArray:
         self.nbytes = nbytes
         self.resource = Resource(self.ptr, self.format, kind, width, h, d, layers, pitch)
         self._generation = ctx.generation
-        self._finalizer = weakref.finalize(self, _release, ctx, self.ptr, self._generation)
+        self._finalizer = weakref.finalize(self, release_dropped, ctx, self.ptr, self._generation, "cudaFreeArray")
 
     @property
     def kind(self) -> str:
@@ -247,21 +247,11 @@ class CudaArray:
         """cudaFreeArray: release the array now. Surface and texture objects over it stay (as in CUDA);
         using one afterwards is a use after free that memcheck reports."""
         self.check_live("free_array")
-        ctx = self.device.context
-        if self._finalizer.detach() is not None and self._generation == ctx.generation:
-            with trace.span("L3", "cudaFreeArray", address=hex(self.ptr)):
-                ctx.free(self.ptr)  # a host call: waits for the device as cudaFreeArray does
+        free_now(self._finalizer, self.device.context, self.ptr, self._generation, "cudaFreeArray")
 
     def __repr__(self) -> str:
         state = " freed" if self.freed else ""
         return f"<CudaArray {self.kind} shape={self.shape} {self.format.dtype} ptr={self.ptr:#x}{state}>"
-
-
-def _release(ctx: Context, ptr: int, generation: int) -> None:
-    if generation != ctx.generation:
-        return  # a device reset already freed it
-    with trace.span("L3", "cudaFreeArray", address=hex(ptr)):
-        ctx.release(ptr)  # a finalizer: never waits (see Context.release)
 
 
 def _dim(v: Any, name: str, op: str) -> int:

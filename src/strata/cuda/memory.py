@@ -86,7 +86,7 @@ class DeviceArray:
         with trace.span("L3", "cudaMalloc", bytes=self.nbytes):
             self.ptr = ctx.malloc(self.nbytes, f"DeviceArray{self.shape} {self.dtype}")
         self._generation = ctx.generation
-        self._finalizer = weakref.finalize(self, _release, ctx, self.ptr, self._generation)
+        self._finalizer = weakref.finalize(self, release_dropped, ctx, self.ptr, self._generation, "cudaFree")
 
     @classmethod
     def view(cls, ptr: int, shape: tuple[int, ...], dtype: Any, device: Device | None = None, *,
@@ -178,10 +178,7 @@ class DeviceArray:
         if self._is_view:
             raise CudaError("cudaErrorInvalidValue", f"[free] DeviceArray at {self.ptr:#x} is a view of memory "
                             "it does not own")
-        ctx = self.device.context
-        if self._finalizer.detach() is not None and self._generation == ctx.generation:
-            with trace.span("L3", "cudaFree", address=hex(self.ptr)):
-                ctx.free(self.ptr)  # a host call: waits for the device as cudaFree does
+        free_now(self._finalizer, self.device.context, self.ptr, self._generation, "cudaFree")
 
     @property
     def freed(self) -> bool:
@@ -203,11 +200,20 @@ def _no_release() -> None:
     """The finalizer of a view: its memory is its owner's to free."""
 
 
-def _release(ctx: Context, ptr: int, generation: int) -> None:
+def release_dropped(ctx: Context, ptr: int, generation: int, api: str) -> None:
+    """The finalizer of device memory nobody references any more: never waits (see Context.release)."""
     if generation != ctx.generation:
         return  # a device reset already freed it
-    with trace.span("L3", "cudaFree", address=hex(ptr)):
-        ctx.release(ptr)  # a finalizer: never waits (see Context.release)
+    with trace.span("L3", api, address=hex(ptr)):
+        ctx.release(ptr)
+
+
+def free_now(finalizer: weakref.finalize[Any, Any], ctx: Context, ptr: int, generation: int, api: str) -> None:
+    """An explicit free (cudaFree, cudaFreeArray): a host call, so it waits for the device's queued work,
+    and the finalizer is disarmed so the memory is freed once."""
+    if finalizer.detach() is not None and generation == ctx.generation:
+        with trace.span("L3", api, address=hex(ptr)):
+            ctx.free(ptr)
 
 
 def empty(shape: int | tuple[int, ...], dtype: Any = np.float32) -> DeviceArray:
