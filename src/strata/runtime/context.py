@@ -126,10 +126,10 @@ class Context:
     def reclaim(self) -> None:
         """Carry out the frees finalizers handed over (see `release`), waiting for the device as cudaFree
         does. Called from host API calls, never from finalizers."""
-        while True:
+        while not self._pending_frees.empty():  # every malloc asks: the common answer must be cheap
             try:
                 address, generation = self._pending_frees.get_nowait()
-            except queue.Empty:
+            except queue.Empty:  # another thread took it
                 return
             if generation == self.generation:  # else a device reset already freed it
                 self.device.wait_idle()
