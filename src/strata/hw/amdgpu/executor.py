@@ -132,7 +132,7 @@ class _Pending:
 @dataclass
 class _Batch:
     s: np.ndarray  # (W, 128) uint32
-    v: np.ndarray  # (W, NV, 64) uint32
+    v: np.ndarray  # (NV, W, 64) uint32: register-major, so one register of every wave is contiguous
     scc: np.ndarray  # (W,) bool
     pc: np.ndarray  # (W,) int64 instruction index
     done: np.ndarray  # (W,) bool
@@ -244,10 +244,10 @@ def vread(c: _Ctx, code: int, width: int, ins: Inst, is_float: bool = False) -> 
     """A vector-instruction source: (n, 64) or (n, 1) uint32 (uint64 for width 2)."""
     if code >= 256:
         r = code - 256
-        lo = c.b.v[c.ix, r]
+        lo = c.b.v[r, c.ix]
         if width == 1:
             return lo
-        return lo.astype(_U64) | (c.b.v[c.ix, r + 1].astype(_U64) << _U64(32))
+        return lo.astype(_U64) | (c.b.v[r + 1, c.ix].astype(_U64) << _U64(32))
     return sread(c, code, width, ins, is_float)[:, None]
 
 
@@ -259,15 +259,15 @@ def vwrite(c: _Ctx, r: int, value: Any, width: int = 1, mask: np.ndarray | None 
             not c.ins.name.startswith("v_cvt_f32_"):  # float results flush denormals to zero too
         val = _flush_bits(val)
     if c.sdwa is not None and width == 1:
-        val = _sdwa_place(val, c.b.v[c.ix, r], c.sdwa["dst_sel"], c.sdwa["dst_unused"])
+        val = _sdwa_place(val, c.b.v[r, c.ix], c.sdwa["dst_sel"], c.sdwa["dst_unused"])
     if width == 1:
-        old = c.b.v[c.ix, r]
-        c.b.v[c.ix, r] = np.where(m, val.astype(_U32), old)
+        old = c.b.v[r, c.ix]
+        c.b.v[r, c.ix] = np.where(m, val.astype(_U32), old)
     else:
         v64 = val.astype(_U64)
         for k, part in enumerate(((v64 & _MASK32), (v64 >> _U64(32)))):
-            old = c.b.v[c.ix, r + k]
-            c.b.v[c.ix, r + k] = np.where(m, part.astype(_U32), old)
+            old = c.b.v[r + k, c.ix]
+            c.b.v[r + k, c.ix] = np.where(m, part.astype(_U32), old)
 
 
 def _apply_mods(x: np.ndarray, ins: Inst, i: int) -> np.ndarray:
@@ -997,7 +997,7 @@ def h_valu2(c: _Ctx, ins: Inst) -> None:
             r = _bits(_F2[name](fsrc(c, ins, 0), fsrc(c, ins, 1)))
         _count(c, "fp32")
     elif name == "v_fmac_f32" or name == "v_mac_f32":
-        acc = _f32(c.b.v[c.ix, _vdst(ins)])
+        acc = _f32(c.b.v[_vdst(ins), c.ix])
         r = _bits(_fma32(fsrc(c, ins, 0), fsrc(c, ins, 1), acc))
         c.counters.flops["fp32"] += int(c.exec_mask().sum())
         _count(c, "fp32")
@@ -1056,7 +1056,7 @@ def h_valu2(c: _Ctx, ins: Inst) -> None:
         _count(c, "integer")
     elif name == "v_readlane_b32":
         lane = (sread(c, ins.f["src1"], 1, ins) & 63).astype(np.int64)
-        val = c.b.v[c.ix, ins.f["src0"] - 256][np.arange(c.n), lane]
+        val = c.b.v[ins.f["src0"] - 256, c.ix][np.arange(c.n), lane]
         swrite(c, ins.f["vdst"], val, 1)
         return
     elif name == "v_writelane_b32":
@@ -1470,7 +1470,7 @@ def h_f16(c: _Ctx, ins: Inst) -> None:
             r = _to_h(_h16(c, ins, 0, bool(opsel & 1)) * _h16(c, ins, 1, bool(opsel & 2)) +
                       _h16(c, ins, 2, bool(opsel & 4)))
         elif name == "v_mac_f16":
-            acc = (c.b.v[c.ix, _vdst(ins)] & _U32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
+            acc = (c.b.v[_vdst(ins), c.ix] & _U32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
             r = _to_h(_h16(c, ins, 0) * _h16(c, ins, 1) + acc)
         elif name == "v_cvt_f32_f16":
             r = _bits(_h16(c, ins, 0, bool(opsel & 1)).astype(np.float32))
@@ -1530,7 +1530,7 @@ def _mfma_layout(m: int, n: int, kpl: int) -> tuple[np.ndarray, np.ndarray, np.n
 def _mfma_inputs(c: _Ctx, code: int, dwords: int, kind: str, kpl: int) -> np.ndarray:
     """(n, 64 * kpl) input values of one MFMA operand, as float64 (int64 for i8)."""
     r = code - 256
-    regs = np.stack([c.b.v[c.ix, r + k] for k in range(dwords)], axis=2).astype("<u4")  # (n, 64, dwords)
+    regs = np.stack([c.b.v[r + k, c.ix] for k in range(dwords)], axis=2).astype("<u4")  # (n, 64, dwords)
     raw = np.ascontiguousarray(regs).view(np.uint8).reshape(c.n, WAVE, 4 * dwords)
     if kind == "f32":
         vals = raw.view("<f4").astype(np.float64)
@@ -1555,7 +1555,7 @@ def h_mfma(c: _Ctx, ins: Inst) -> None:
     b[:, b_k, b_j] = _mfma_inputs(c, ins.f["src1"], in_w, kind, kpl)
     r2 = ins.f["src2"]
     if r2 >= 256:
-        cregs = np.stack([c.b.v[c.ix, r2 - 256 + q] for q in range(out_w)], axis=1)  # (n, regs, 64)
+        cregs = np.stack([c.b.v[r2 - 256 + q, c.ix] for q in range(out_w)], axis=1)  # (n, regs, 64)
         acc = cregs[:, d_reg, d_lane]  # (n, M, N) raw bits
         cm = acc.view(np.int32).astype(np.int64) if kind == "i8" else acc.view(np.float32).astype(np.float64)
     else:
@@ -1567,7 +1567,7 @@ def h_mfma(c: _Ctx, ins: Inst) -> None:
     out = np.zeros((c.n, out_w, WAVE), _U32)
     out[:, d_reg, d_lane] = bits
     for q in range(out_w):
-        c.b.v[c.ix, ins.f["vdst"] + q] = out[:, q]
+        c.b.v[ins.f["vdst"] + q, c.ix] = out[:, q]
     c.counters.thread_instructions["tensor"] += WAVE * c.n
     c.counters.warp_instructions["tensor"] += 2 * c.n
     c.counters.flops["tensor"] += 2 * m * n * k * c.n
@@ -1579,7 +1579,7 @@ def h_mfma(c: _Ctx, ins: Inst) -> None:
 def _lds_addr(c: _Ctx, ins: Inst, extra: int, size: int, access: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(word index per lane, workgroup row per wave, exec mask), checked against the workgroup's LDS."""
     m = c.exec_mask()
-    addr = (c.b.v[c.ix, ins.f["addr"]].astype(_U64) + _U64(extra)) & _MASK32  # LDS addresses are 32-bit
+    addr = (c.b.v[ins.f["addr"], c.ix].astype(_U64) + _U64(extra)) & _MASK32  # LDS addresses are 32-bit
     limit = c.launch.lds_bytes
     bad = m & ((addr + _U64(size) > _U64(limit)) | ((addr & _U64(min(size, 4) - 1)) != 0))
     if bad.any():
@@ -1597,12 +1597,12 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
     lds = c.b.lds
     if name == "ds_bpermute_b32" or name == "ds_permute_b32":
         m = c.exec_mask()
-        sel = ((c.b.v[c.ix, f["addr"]].astype(np.int64) + (f["offset0"] | f["offset1"] << 8)) >> 2) & 63
-        data = c.b.v[c.ix, f["data0"]]
+        sel = ((c.b.v[f["addr"], c.ix].astype(np.int64) + (f["offset0"] | f["offset1"] << 8)) >> 2) & 63
+        data = c.b.v[f["data0"], c.ix]
         if name == "ds_bpermute_b32":
             val = np.take_along_axis(data, sel, axis=1)
         else:
-            val = c.b.v[c.ix, f["vdst"]].copy()
+            val = c.b.v[f["vdst"], c.ix].copy()
             rows = np.nonzero(m)[0]
             val[rows, sel[m]] = data[m]
         d = f["vdst"]
@@ -1642,7 +1642,7 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
             words, wg, m = _lds_addr(c, ins, off, 4 * width, "write")
             rows, lanes = np.nonzero(m)
             for k in range(width):
-                lds[wg[rows], words[rows, lanes] + k] = c.b.v[c.ix, reg + k][rows, lanes]
+                lds[wg[rows], words[rows, lanes] + k] = c.b.v[reg + k, c.ix][rows, lanes]
             c.counters.shared_store_bytes += rows.size * 4 * width
         _count_only(c, "lgkm")
         _count(c, "memory")
@@ -1651,11 +1651,11 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
         off = f["offset0"] | f["offset1"] << 8
         size = 1 if name.endswith(("8", "b8")) else 2
         words, wg, m = _lds_addr(c, ins, off, size, "write" if "write" in name else "read")
-        byte = (c.b.v[c.ix, f["addr"]].astype(np.int64) + off) & 0xFFFFFFFF
+        byte = (c.b.v[f["addr"], c.ix].astype(np.int64) + off) & 0xFFFFFFFF
         lds8 = lds.view(np.uint8)
         if "write" in name:
             rows, lanes = np.nonzero(m)
-            data = c.b.v[c.ix, f["data0"]][rows, lanes]
+            data = c.b.v[f["data0"], c.ix][rows, lanes]
             for k in range(size):
                 lds8[wg[rows], byte[rows, lanes] + k] = ((data >> _U32(8 * k)) & _U32(0xFF)).astype(np.uint8)
             _count_only(c, "lgkm")
@@ -1678,8 +1678,8 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
         rows, lanes = np.nonzero(m)
 
         def pair(r: int) -> np.ndarray:
-            return (c.b.v[c.ix, r][rows, lanes].astype(_U64) |
-                    (c.b.v[c.ix, r + 1][rows, lanes].astype(_U64) << _U64(32)))
+            return (c.b.v[r, c.ix][rows, lanes].astype(_U64) |
+                    (c.b.v[r + 1, c.ix][rows, lanes].astype(_U64) << _U64(32)))
         data, data1 = pair(f["data0"]), pair(f["data1"])
         op, kind = name.split("_")[1], name.rsplit("_", 1)[1]
         old = np.empty(rows.size, _U64)
@@ -1704,7 +1704,7 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
             lds[g, w], lds[g, w + 1] = new & 0xFFFFFFFF, new >> 32
         if "_rtn_" in name:
             d0 = f["vdst"]
-            lo, hi = c.b.v[c.ix, d0].copy(), c.b.v[c.ix, d0 + 1].copy()
+            lo, hi = c.b.v[d0, c.ix].copy(), c.b.v[d0 + 1, c.ix].copy()
             lo[rows, lanes], hi[rows, lanes] = (old & _MASK32).astype(_U32), (old >> _U64(32)).astype(_U32)
             val = np.stack([lo, hi], axis=1)
             mm = m.copy()
@@ -1718,8 +1718,8 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
         off = f["offset0"] | f["offset1"] << 8
         words, wg, m = _lds_addr(c, ins, off, 4, "atomic")
         rows, lanes = np.nonzero(m)
-        data = c.b.v[c.ix, f["data0"]][rows, lanes]
-        data1 = c.b.v[c.ix, f["data1"]][rows, lanes]
+        data = c.b.v[f["data0"], c.ix][rows, lanes]
+        data1 = c.b.v[f["data1"], c.ix][rows, lanes]
         op = name.split("_")[1]
         old = np.empty(rows.size, _U32)
         for j in range(rows.size):  # lanes in order: the read-modify-writes of one instruction serialize
@@ -1733,7 +1733,7 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
             else:
                 lds[g, w] = _atomic_op(name.replace("wrxchg", "swap"), cur, data[j])
         if "_rtn_" in name:
-            val = c.b.v[c.ix, f["vdst"]].copy()
+            val = c.b.v[f["vdst"], c.ix].copy()
             val[rows, lanes] = old
             d = f["vdst"]
             mm = m.copy()
@@ -1747,7 +1747,7 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
 
 
 def _vset(c: _Ctx, waves: np.ndarray, r: int, val: np.ndarray, m: np.ndarray) -> None:
-    c.b.v[waves, r] = np.where(m, val.astype(_U32), c.b.v[waves, r])
+    c.b.v[r, waves] = np.where(m, val.astype(_U32), c.b.v[r, waves])
 
 
 def _vset_multi(c: _Ctx, waves: np.ndarray, r: int, val: np.ndarray, m: np.ndarray) -> None:
@@ -1779,9 +1779,9 @@ def _global_addr(c: _Ctx, ins: Inst) -> np.ndarray:
     f = ins.f
     if ins.fmt == "GLOBAL" and f["saddr"] != 0x7F:
         base = sread(c, f["saddr"], 2, ins)[:, None]
-        addr = base + c.b.v[c.ix, f["addr"]].astype(_U64)
+        addr = base + c.b.v[f["addr"], c.ix].astype(_U64)
     else:
-        addr = c.b.v[c.ix, f["addr"]].astype(_U64) | (c.b.v[c.ix, f["addr"] + 1].astype(_U64) << _U64(32))
+        addr = c.b.v[f["addr"], c.ix].astype(_U64) | (c.b.v[f["addr"] + 1, c.ix].astype(_U64) << _U64(32))
     return (addr.astype(np.int64) + f["offset"]).astype(_U64)
 
 
@@ -1857,7 +1857,7 @@ def _flat_space(c: _Ctx, ins: Inst, offs: np.ndarray, m: np.ndarray, space: str)
         hit = np.nonzero(m)
         nb = 4 * width if size >= 4 else size
         for j in range(nb):
-            data = c.b.v[c.ix, f["data"] + j // 4][hit]
+            data = c.b.v[f["data"] + j // 4, c.ix][hit]
             mem[at(j)] = ((data >> _U32(8 * (j % 4))) & _U32(0xFF)).astype(np.uint8)
         _count_only(c, "vm")
     _count(c, "memory")
@@ -1906,7 +1906,7 @@ def h_global(c: _Ctx, ins: Inst) -> None:
             mm = m.copy()
             _defer(c, "vm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
         else:
-            data = np.stack([c.b.v[c.ix, f["data"] + k] for k in range(width)], axis=2)  # (n, 64, width)
+            data = np.stack([c.b.v[f["data"] + k, c.ix] for k in range(width)], axis=2)  # (n, 64, width)
             words[start:start + total] = data.reshape(-1)
             c.counters.global_store_bytes += total * 4
             c.counters.global_store_requests += c.n
@@ -1956,14 +1956,14 @@ def h_global(c: _Ctx, ins: Inst) -> None:
         a = addr[rows, lanes] - _U64(GLOBAL_BASE)
         if size >= 4 and (a & _U64(3)).any():  # unaligned: byte by byte
             for k in range(width):
-                data = c.b.v[c.ix, f["data"] + k][rows, lanes]
+                data = c.b.v[f["data"] + k, c.ix][rows, lanes]
                 for j in range(4):
                     c.mem.bytes[a.astype(np.int64) + 4 * k + j] = ((data >> _U32(8 * j)) & _U32(0xFF)).astype(np.uint8)
         elif size >= 4:
             for k in range(width):
-                words[(a >> _U64(2)).astype(np.int64) + k] = c.b.v[c.ix, f["data"] + k][rows, lanes]
+                words[(a >> _U64(2)).astype(np.int64) + k] = c.b.v[f["data"] + k, c.ix][rows, lanes]
         else:
-            data = c.b.v[c.ix, f["data"]][rows, lanes]
+            data = c.b.v[f["data"], c.ix][rows, lanes]
             if name.endswith("_d16_hi"):  # the high half of the register
                 data = data >> _U32(16)
             for k in range(size):
@@ -1982,7 +1982,7 @@ def h_global(c: _Ctx, ins: Inst) -> None:
         _check_global(c, ins, addr, m, 4, "atomic")
         rows, lanes = np.nonzero(m)
         a = ((addr[rows, lanes] - _U64(GLOBAL_BASE)) >> _U64(2)).astype(np.int64)
-        data = c.b.v[c.ix, f["data"]][rows, lanes]
+        data = c.b.v[f["data"], c.ix][rows, lanes]
         returns = bool(f["sc0"])
         if name in ("global_atomic_add_f32", "flat_atomic_add_f32") and not returns:
             np.add.at(words.view(np.float32), a, data.view(np.float32))
@@ -1990,7 +1990,7 @@ def h_global(c: _Ctx, ins: Inst) -> None:
             np.add.at(words, a, data)
         else:
             old = np.empty(rows.size, _U32)
-            cmp = c.b.v[c.ix, f["data"] + 1][rows, lanes] if "cmpswap" in name else None
+            cmp = c.b.v[f["data"] + 1, c.ix][rows, lanes] if "cmpswap" in name else None
             for j in range(rows.size):
                 cur = words[a[j]]
                 old[j] = cur
@@ -2001,7 +2001,7 @@ def h_global(c: _Ctx, ins: Inst) -> None:
                     as_ds = name.replace("global_atomic_", "ds_").replace("flat_atomic_", "ds_")
                     words[a[j]] = _atomic_op(as_ds, cur, data[j])
             if returns:
-                val = c.b.v[c.ix, f["vdst"]].copy()
+                val = c.b.v[f["vdst"], c.ix].copy()
                 val[rows, lanes] = old
                 d = f["vdst"]
                 mm = m.copy()
@@ -2021,7 +2021,7 @@ def h_scratch(c: _Ctx, ins: Inst) -> None:
     m = c.exec_mask()
     addr = np.full((c.n, WAVE), f["offset"], np.int64)
     if f["lds"]:  # SVE: a VGPR holds the per-lane address
-        addr = addr + c.b.v[c.ix, f["addr"]].astype(np.int64)
+        addr = addr + c.b.v[f["addr"], c.ix].astype(np.int64)
     if f["saddr"] != 0x7F:
         addr = addr + sread(c, f["saddr"], 1, ins).astype(np.int64)[:, None]
     width = flat_width(name)
@@ -2057,7 +2057,7 @@ def h_scratch(c: _Ctx, ins: Inst) -> None:
     else:
         rows, lanes = np.nonzero(m)
         for k in range(width):
-            data = c.b.v[c.ix, f["data"] + k][rows, lanes]
+            data = c.b.v[f["data"] + k, c.ix][rows, lanes]
             idx = (waves[rows], lanes, word[rows, lanes] + k)
             if size < 4:
                 mask = _U32((1 << (8 * size)) - 1) << shift[rows, lanes]
@@ -2078,7 +2078,7 @@ def _atomic64(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray) -> None:
     a = ((addr[rows, lanes] - _U64(GLOBAL_BASE)) >> _U64(3)).astype(np.int64)
 
     def pair(r: int) -> np.ndarray:
-        return c.b.v[c.ix, r][rows, lanes].astype(_U64) | (c.b.v[c.ix, r + 1][rows, lanes].astype(_U64) << _U64(32))
+        return c.b.v[r, c.ix][rows, lanes].astype(_U64) | (c.b.v[r + 1, c.ix][rows, lanes].astype(_U64) << _U64(32))
 
     data = pair(f["data"])
     cmp = pair(f["data"] + 2) if "cmpswap" in name else None
@@ -2102,7 +2102,7 @@ def _atomic64(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray) -> None:
         qwords[a[j]] = new
     if f["sc0"]:  # returning: the old values land in vdst:vdst+1 at the matching wait
         d0 = f["vdst"]
-        lo, hi = c.b.v[c.ix, d0].copy(), c.b.v[c.ix, d0 + 1].copy()
+        lo, hi = c.b.v[d0, c.ix].copy(), c.b.v[d0 + 1, c.ix].copy()
         lo[rows, lanes] = (old & _MASK32).astype(_U32)
         hi[rows, lanes] = (old >> _U64(32)).astype(_U32)
         val = np.stack([lo, hi], axis=1)
@@ -2315,7 +2315,7 @@ def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_
     n = wgs.size * waves_per_wg
     nv = max(k.vgpr_count, 1) + 1
     s = np.zeros((n, 128), _U32)
-    v = np.zeros((n, nv, WAVE), _U32)
+    v = np.zeros((nv, n, WAVE), _U32)
     wg_row = np.repeat(np.arange(wgs.size), waves_per_wg)
     wave_in = np.tile(np.arange(waves_per_wg), wgs.size)
     wg_lin = wgs[wg_row]
@@ -2337,7 +2337,7 @@ def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_
     # work-item ids packed in v0; lanes past the workgroup's size start with EXEC off
     flat = wave_in[:, None] * WAVE + np.arange(WAVE)[None, :]
     tx, ty, tz = flat % bx, (flat // bx) % by, flat // (bx * by)
-    v[:, 0] = (tx | (ty << 10) | (tz << 20)).astype(_U32)
+    v[0] = (tx | (ty << 10) | (tz << 20)).astype(_U32)
     live = flat < threads
     lo, hi = _mask_words(live)
     s[:, EXEC], s[:, EXEC + 1] = lo, hi
