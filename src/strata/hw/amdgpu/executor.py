@@ -162,11 +162,46 @@ class _Ctx:
     ins: Inst | None = None  # the instruction being executed
     sdwa: dict[str, int] | None = None  # SDWA: the instruction's fields (destination select)
 
+    _full: bool | None = None
+    _active: int | None = None
+
     def exec_mask(self) -> np.ndarray:
         """(n, 64) bool: the lanes EXEC enables (read once per instruction: those that write EXEC read it first)."""
         if self._exec is None:
-            self._exec = _lanes(self.b.s[self.ix, EXEC], self.b.s[self.ix, EXEC + 1])
+            if self.full:
+                self._exec = _all_lanes(self.n)
+            else:
+                self._exec = _lanes(self.b.s[self.ix, EXEC], self.b.s[self.ix, EXEC + 1])
         return self._exec
+
+    @property
+    def full(self) -> bool:
+        """Every lane of every selected wave is enabled (the common case, served without masks): EXEC all
+        ones, and no DPP/SDWA lane selection narrowing it."""
+        if self._full is None:
+            if self._exec is not None:
+                self._full = bool(self._exec.all())
+            else:
+                ex = self.b.s[self.ix, EXEC:EXEC + 2]
+                self._full = bool((ex == 0xFFFFFFFF).all())
+        return self._full
+
+    def narrow(self, mask: np.ndarray) -> None:
+        """Run the rest of the instruction on these lanes (DPP's row/bank masks, a FLAT's global lanes)."""
+        self._exec, self._full, self._active = mask, None, None
+
+    def active(self) -> int:
+        """Lanes EXEC enables over the selected waves."""
+        if self._active is None:
+            self._active = WAVE * self.n if self.full else int(self.exec_mask().sum())
+        return self._active
+
+
+@functools.lru_cache(maxsize=8)
+def _all_lanes(n: int) -> np.ndarray:
+    out = np.ones((n, WAVE), bool)
+    out.flags.writeable = False
+    return out
 
 
 def _lanes(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -253,10 +288,21 @@ def vread(c: _Ctx, code: int, width: int, ins: Inst, is_float: bool = False) -> 
 
 def vwrite(c: _Ctx, r: int, value: Any, width: int = 1, mask: np.ndarray | None = None) -> None:
     """Write VGPR r (and r+1 for width 2) on the lanes EXEC (or `mask`) enables."""
+    ftz = c.prog.ftz and width == 1 and c.ins is not None and c.ins.name.endswith("_f32") and \
+        not c.ins.name.startswith("v_cvt_f32_")  # float results flush denormals to zero too
+    if mask is None and c.full and c.sdwa is None and not ftz:  # every lane writes: no merge with the old values
+        if width == 1:
+            c.b.v[r, c.ix] = value
+        else:
+            v64 = np.asarray(value)
+            if v64.dtype != _U64:
+                v64 = v64.astype(_U64)
+            c.b.v[r, c.ix] = v64
+            c.b.v[r + 1, c.ix] = v64 >> _U64(32)
+        return
     m = c.exec_mask() if mask is None else mask
     val = np.broadcast_to(np.asarray(value), (c.n, WAVE))
-    if c.prog.ftz and width == 1 and c.ins is not None and c.ins.name.endswith("_f32") and \
-            not c.ins.name.startswith("v_cvt_f32_"):  # float results flush denormals to zero too
+    if ftz:
         val = _flush_bits(val)
     if c.sdwa is not None and width == 1:
         val = _sdwa_place(val, c.b.v[r, c.ix], c.sdwa["dst_sel"], c.sdwa["dst_unused"])
@@ -384,7 +430,7 @@ def _setup_dpp(c: _Ctx, ins: Inst) -> None:
     write = exe & enabled[None, :]
     if not f["bound_ctrl"]:
         write &= src_ok
-    c._exec = write
+    c.narrow(write)
     c.dpp = (np.broadcast_to(srcl, (c.n, WAVE)), ~src_ok)
 
 
@@ -769,9 +815,13 @@ def _count_only(c: _Ctx, kind: str) -> None:
 def _defer(c: _Ctx, kind: str, write: Callable[[np.ndarray, Any], None]) -> None:
     """Queue a register write (the load's values, already read) until the matching s_waitcnt."""
     waves = _sel(c).copy()
+    whole = c.n == c.b.s.shape[0]
 
     def apply(rows: np.ndarray) -> None:
-        write(rows, waves[rows])
+        if whole and rows.all():  # every wave of the batch: views instead of gathers
+            write(slice(None), slice(None))  # type: ignore[arg-type]
+        else:
+            write(rows, waves[rows])
     c.b.pending.append(_Pending(kind, waves, apply))
 
 
@@ -888,7 +938,7 @@ def _omod_clamp(c: _Ctx, ins: Inst, r: np.ndarray) -> np.ndarray:
 
 
 def _count(c: _Ctx, cls: str) -> None:
-    lanes = int(c.exec_mask().sum())
+    lanes = c.active()
     c.counters.thread_instructions[cls] += lanes
     # a wave64 instruction issues as two 32-lane halves on CDNA's SIMD16 x 4 cycles; counting halves keeps
     # Counters.simt_efficiency (active lanes / 32 per issue) meaning the same as on the PTX engine
@@ -897,9 +947,33 @@ def _count(c: _Ctx, cls: str) -> None:
         c.counters.flops["fp32"] += lanes
 
 
+_TIE_BITS, _TIE = np.uint64((1 << 29) - 1), np.uint64(1 << 28)  # float64 bits below float32's last mantissa bit
+_F32_TINY = float(np.finfo(np.float32).tiny)
+
+
 def _fma32(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """A correctly rounded float32 fma: the product is exact in float64; the sum is rounded to odd in
-    float64 (its last bit set when inexact), and rounding that to float32 is then correct (53 >= 24 + 2)."""
+    """A correctly rounded float32 fma. The product of two float32s is exact in float64, so the float64 sum
+    is the exact result rounded once; rounding that to float32 is the correctly rounded result unless the
+    float64 sum sits exactly halfway between two float32s (or in float32's subnormal range), where a second
+    rounding can go the wrong way. Those rare lanes are recomputed with the round-to-odd sum."""
+    with np.errstate(all="ignore"):
+        s = np.add(np.multiply(a, b, dtype=np.float64), d, dtype=np.float64)
+        r = s.astype(np.float32)
+        r_abs_min = np.abs(r).min() if r.size else 1.0
+        tie = (s.view(np.uint64) & _TIE_BITS) == _TIE
+        if r_abs_min < _F32_TINY:
+            tie |= np.abs(s) < _F32_TINY
+        if tie.any():
+            shape = s.shape
+            slow = _fma32_odd(np.broadcast_to(a, shape)[tie], np.broadcast_to(b, shape)[tie],
+                              np.broadcast_to(d, shape)[tie])
+            r[tie] = slow
+        return r
+
+
+def _fma32_odd(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """The float32 fma through a float64 sum rounded to odd (its last bit set when inexact): rounding that
+    to float32 is correct (53 >= 24 + 2 bits)."""
     p = a.astype(np.float64) * b.astype(np.float64)
     c = np.broadcast_to(d.astype(np.float64), np.broadcast(p, d).shape)
     with np.errstate(all="ignore"):
@@ -928,6 +1002,25 @@ def _u(x: np.ndarray) -> np.ndarray:
 def _s(x: np.ndarray) -> np.ndarray:
     return x.astype(_U32).view(np.int32).astype(np.int64)
 
+
+def _sh5(a: np.ndarray) -> np.ndarray:
+    return np.bitwise_and(a, _U32(31), dtype=_U32)
+
+
+# the common 32-bit integer ops on uint32 arrays directly (NumPy's uint32 arithmetic wraps as the VALU does)
+_I2N: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "v_add_u32": lambda a, b: np.add(a, b, dtype=_U32), "v_sub_u32": lambda a, b: np.subtract(a, b, dtype=_U32),
+    "v_subrev_u32": lambda a, b: np.subtract(b, a, dtype=_U32),
+    "v_and_b32": lambda a, b: np.bitwise_and(a, b, dtype=_U32), "v_or_b32": lambda a, b: np.bitwise_or(a, b, dtype=_U32),
+    "v_xor_b32": lambda a, b: np.bitwise_xor(a, b, dtype=_U32),
+    "v_lshlrev_b32": lambda a, b: np.left_shift(b, _sh5(a), dtype=_U32),
+    "v_lshrrev_b32": lambda a, b: np.right_shift(b, _sh5(a), dtype=_U32),
+    "v_ashrrev_i32": lambda a, b: np.right_shift(b.view(np.int32), _sh5(a).view(np.int32)).view(_U32),
+    "v_max_i32": lambda a, b: np.maximum(a.view(np.int32), b.view(np.int32)).view(_U32),
+    "v_min_i32": lambda a, b: np.minimum(a.view(np.int32), b.view(np.int32)).view(_U32),
+    "v_max_u32": lambda a, b: np.maximum(a, b, dtype=_U32), "v_min_u32": lambda a, b: np.minimum(a, b, dtype=_U32),
+    "v_mul_lo_u32": lambda a, b: np.multiply(a, b, dtype=_U32),
+}
 
 _I2: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {  # uint32 x uint32 -> int (masked to 32)
     "v_add_u32": lambda a, b: _u(a) + _u(b), "v_sub_u32": lambda a, b: _u(a) - _u(b),
@@ -999,7 +1092,7 @@ def h_valu2(c: _Ctx, ins: Inst) -> None:
     elif name == "v_fmac_f32" or name == "v_mac_f32":
         acc = _f32(c.b.v[_vdst(ins), c.ix])
         r = _bits(_fma32(fsrc(c, ins, 0), fsrc(c, ins, 1), acc))
-        c.counters.flops["fp32"] += int(c.exec_mask().sum())
+        c.counters.flops["fp32"] += c.active()
         _count(c, "fp32")
     elif name in ("v_fmamk_f32", "v_madmk_f32"):
         k = _f32(np.uint32(ins.literal or 0))
@@ -1051,6 +1144,9 @@ def h_valu2(c: _Ctx, ins: Inst) -> None:
         lo, hi = _mask_words(np.broadcast_to(carry, (c.n, WAVE)) & m)
         c.b.s[c.ix, cdst], c.b.s[c.ix, cdst + 1] = lo, hi
         _count(c, "integer")
+    elif name in _I2N:
+        r = _I2N[name](usrc(c, ins, 0).astype(_U32, copy=False), usrc(c, ins, 1).astype(_U32, copy=False))
+        _count(c, "integer")
     elif name in _I2:
         r = _I2[name](usrc(c, ins, 0), usrc(c, ins, 1)) & _MASK32
         _count(c, "integer")
@@ -1076,7 +1172,7 @@ def h_valu3(c: _Ctx, ins: Inst) -> None:
     name = ins.name
     if name in ("v_fma_f32", "v_mad_f32", "v_fma_legacy_f32"):
         r = _bits(_fma32(fsrc(c, ins, 0), fsrc(c, ins, 1), fsrc(c, ins, 2)))
-        c.counters.flops["fp32"] += int(c.exec_mask().sum())
+        c.counters.flops["fp32"] += c.active()
         _count(c, "fp32")
     elif name in ("v_max3_f32", "v_min3_f32"):
         f = np.fmax if "max" in name else np.fmin
@@ -1257,10 +1353,14 @@ def h_vcmp(c: _Ctx, ins: Inst) -> None:
                 a, b = a & 0xFFFF, b & 0xFFFF
                 if typ == "i16":
                     a, b = a.astype(np.uint16).view(np.int16), b.astype(np.uint16).view(np.int16)
+                res = _CMP_I[op](a.astype(np.int64), b.astype(np.int64))
             elif typ == "i32":
-                a, b = _s(a), _s(b)
-            res = _CMP_I[op](a.astype(np.int64), b.astype(np.int64))
-    lanes = np.broadcast_to(res, (c.n, WAVE)) & c.exec_mask()
+                res = _CMP_I[op](a.astype(_U32, copy=False).view(np.int32), b.astype(_U32, copy=False).view(np.int32))
+            else:
+                res = _CMP_I[op](a.astype(_U32, copy=False), b.astype(_U32, copy=False))
+    lanes = np.broadcast_to(res, (c.n, WAVE))
+    if not c.full:
+        lanes = lanes & c.exec_mask()
     lo, hi = _mask_words(lanes)
     dst = VCC if ins.fmt == "VOPC" else ins.f["vdst"]
     c.b.s[c.ix, dst], c.b.s[c.ix, dst + 1] = lo, hi
@@ -1297,7 +1397,7 @@ def h_vop3p(c: _Ctx, ins: Inst) -> None:
                 r = _fma32(xs[0], xs[1], xs[2])
         out.append(_bits(np.asarray(r, np.float32)).astype(_U64))
     _count(c, "fp32")
-    c.counters.flops["fp32"] += int(c.exec_mask().sum())
+    c.counters.flops["fp32"] += c.active()
     vwrite(c, _vdst(ins), out[0] | (out[1] << _U64(32)), 2)
 
 
@@ -1386,7 +1486,7 @@ def h_f64(c: _Ctx, ins: Inst) -> None:
         else:  # pragma: no cover
             raise AssertionError(name)
     _count(c, "fp64")
-    c.counters.flops["fp64"] += int(c.exec_mask().sum())
+    c.counters.flops["fp64"] += c.active()
     vwrite(c, _vdst(ins), r, 2)
 
 
@@ -1591,6 +1691,41 @@ def _lds_addr(c: _Ctx, ins: Inst, extra: int, size: int, access: str) -> tuple[n
     return (addr >> _U64(2)).astype(np.int64), c.b.wg[c.ix], m
 
 
+def _lds_flat(c: _Ctx, ins: Inst, extra: int, size: int, access: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """(index per lane into the batch's LDS as one flat word array, exec mask or None for all lanes); lanes
+    EXEC disables index word 0 of their workgroup. Checked like _lds_addr."""
+    row = c.b.lds.shape[1]
+    if not c.full:
+        words, wg, m = _lds_addr(c, ins, extra, size, access)
+        return wg[:, None] * row + np.where(m, words, 0), m
+    addr = c.b.v[ins.f["addr"], c.ix].astype(np.int64)
+    if extra:
+        addr += extra
+    hi, al = int(addr.max()), int(np.bitwise_or.reduce(addr, axis=None)) & (min(size, 4) - 1)
+    if hi + size > c.launch.lds_bytes or al:  # the checked path (32-bit wrap, the fault report)
+        words, wg, m = _lds_addr(c, ins, extra, size, access)
+        return wg[:, None] * row + words, None
+    addr >>= 2
+    addr += _wg_base(c.b.wg, row)[c.ix]
+    return addr, None
+
+
+def _wg_base(wg: np.ndarray, row: int) -> np.ndarray:
+    """(W, 1) first flat LDS word of each wave's workgroup."""
+    return (wg.astype(np.int64) * row)[:, None]
+
+
+def _defer_regs(c: _Ctx, kind: str, d: int, vals: list[np.ndarray], m: np.ndarray | None) -> None:
+    """Queue the write of registers d, d+1, ... (one (n, 64) array each) on the lanes of `m` (None: all)."""
+    def write(rows: Any, waves: Any) -> None:
+        for k, val in enumerate(vals):
+            if m is None:
+                c.b.v[d + k, waves] = val[rows]
+            else:
+                c.b.v[d + k, waves] = np.where(m[rows], val[rows], c.b.v[d + k, waves])
+    _defer(c, kind, write)
+
+
 def h_ds(c: _Ctx, ins: Inst) -> None:
     name, f = ins.name, ins.f
     c.counters.shared_requests += c.n
@@ -1619,15 +1754,13 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
         else:
             offs = [f["offset0"] | f["offset1"] << 8]
         vals = []
+        flat = lds.reshape(-1)
         for off in offs:
-            words, wg, m = _lds_addr(c, ins, off, 4 * width, "read")
+            idx, mm = _lds_flat(c, ins, off, 4 * width, "read")
             for k in range(width):
-                vals.append(lds[wg[:, None], np.minimum(words + k, lds.shape[1] - 1)])
-        val = np.stack(vals, axis=1)  # (n, regs, 64)
-        d = f["vdst"]
-        mm = m.copy()
-        c.counters.shared_load_bytes += int(m.sum()) * 4 * len(vals)
-        _defer(c, "lgkm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
+                vals.append(flat.take(idx + k if k else idx))
+        c.counters.shared_load_bytes += c.active() * 4 * len(vals)
+        _defer_regs(c, "lgkm", f["vdst"], vals, mm)
         _count(c, "memory")
         return
     if name in ("ds_write_b32", "ds_write_b64", "ds_write_b96", "ds_write_b128", "ds_write2_b32", "ds_write2_b64",
@@ -1638,12 +1771,15 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
             plan = [(f["offset0"] * stride, f["data0"]), (f["offset1"] * stride, f["data1"])]
         else:
             plan = [(f["offset0"] | f["offset1"] << 8, f["data0"])]
+        flat = lds.reshape(-1)
         for off, reg in plan:
-            words, wg, m = _lds_addr(c, ins, off, 4 * width, "write")
-            rows, lanes = np.nonzero(m)
+            idx, mm = _lds_flat(c, ins, off, 4 * width, "write")
+            if mm is not None:
+                idx = idx[mm]
             for k in range(width):
-                lds[wg[rows], words[rows, lanes] + k] = c.b.v[reg + k, c.ix][rows, lanes]
-            c.counters.shared_store_bytes += rows.size * 4 * width
+                data = c.b.v[reg + k, c.ix]
+                flat[idx + k if k else idx] = data if mm is None else data[mm]
+            c.counters.shared_store_bytes += c.active() * 4 * width
         _count_only(c, "lgkm")
         _count(c, "memory")
         return
@@ -1747,7 +1883,10 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
 
 
 def _vset(c: _Ctx, waves: np.ndarray, r: int, val: np.ndarray, m: np.ndarray) -> None:
-    c.b.v[r, waves] = np.where(m, val.astype(_U32), c.b.v[r, waves])
+    if m.all():
+        c.b.v[r, waves] = val
+    else:
+        c.b.v[r, waves] = np.where(m, val.astype(_U32), c.b.v[r, waves])
 
 
 def _vset_multi(c: _Ctx, waves: np.ndarray, r: int, val: np.ndarray, m: np.ndarray) -> None:
@@ -1801,13 +1940,13 @@ def h_flat(c: _Ctx, ins: Inst) -> None:
     offs = (addr & _MASK32).astype(np.int64)
     glob = m & ~shared & ~private
     if glob.any():
-        c._exec = glob
+        c.narrow(glob)
         h_global(c, ins)
     if shared.any():
         _flat_space(c, ins, offs, shared, "shared")
     if private.any():
         _flat_space(c, ins, offs, private, "private")
-    c._exec = m
+    c.narrow(m)
 
 
 def _flat_space(c: _Ctx, ins: Inst, offs: np.ndarray, m: np.ndarray, space: str) -> None:
@@ -2391,8 +2530,8 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
         if isa_counts is not None:
             cat = prog.categories[pc]
             isa_counts[cat] = isa_counts.get(cat, 0) + idx.size
-            if cat == "valu" and c._exec is not None:
-                isa_counts["valu_lanes"] = isa_counts.get("valu_lanes", 0) + int(c._exec.sum())
+            if cat == "valu" and (c._exec is not None or c._full is not None):
+                isa_counts["valu_lanes"] = isa_counts.get("valu_lanes", 0) + c.active()
         if c.jump is not None:
             nxt = np.where(c.jump >= 0, c.jump, pc + 1)
             stay = b.done[idx] | b.barrier[idx]
