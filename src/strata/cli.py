@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     info_parser.add_argument("--json", action="store_true", help="the facts as one JSON object")
     smi_parser = sub.add_parser("smi", help="devices, memory, utilization, power, temperature, clocks and contexts")
     smi_parser.add_argument("--json", action="store_true", help="one JSON object per device instead of the table")
+    smi_parser.add_argument("view", nargs="?", choices=["topo"], help="topo: the GPU connection matrix "
+                                                                      "(as nvidia-smi topo -m)")
+    smi_parser.add_argument("-m", "--matrix", action="store_true", help="with topo: the matrix (the default)")
     sub.add_parser("nvcc", help="NVIDIA's nvcc (pip) building programs for the virtual GPU; flags pass through",
                    add_help=False)
     sub.add_parser("hipcc", help="compile a HIP file to an AMD code object (clang-19 + strata's AMD header): "
@@ -75,6 +78,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return demo_main(args.gpu, args.size, args.out)
     if args.command == "smi":
+        if args.view == "topo":
+            from strata.smi import smi_topo
+
+            print(smi_topo())
+            return 0
         return smi(as_json=args.json)
     if args.command == "hipify":
         return hipify(args)
@@ -199,6 +207,7 @@ def run_native(program: str, argv: list[str]) -> int:
               file=sys.stderr)
         return 2
     import strata.libs.rand.native  # noqa: F401 - registers the cuRAND host API's handlers with the bridge
+    import strata.libs.blas.native  # noqa: F401 - and cuBLAS's
     from strata.cuda.bridge.server import run
 
     return run([str(exe) if "/" in str(exe) else f"./{exe}", *argv], str(lib))

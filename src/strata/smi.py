@@ -115,6 +115,35 @@ def smi_table(devices: Iterable[int | DeviceFile] | None = None) -> str:
     return "\n".join(lines)
 
 
+def smi_topo(devices: Iterable[int | DeviceFile] | None = None) -> str:
+    """The GPU connection matrix as `nvidia-smi topo -m` prints it (`rocm-smi --showtopo`'s XGMI on AMD):
+    one row and column per device, the path label in each cell (`hw/topology.py`), then the legend.
+
+    Example:
+        >>> print(smi_topo([0]).splitlines()[1].split())
+        ['GPU0', 'X']
+    """
+    from strata.hw.topology import system_for, topo_matrix
+
+    files = _device_files(devices)
+    specs = [f.gpu.spec for f in files]
+    matrix = topo_matrix(specs)
+    names = [f"GPU{f.index}" for f in files]
+    width = max([7, *(len(n) + 2 for n in names)])
+    lines = [(" " * width + "".join(n.ljust(width) for n in names)).rstrip()]
+    for name, row in zip(names, matrix, strict=True):
+        lines.append((name.ljust(width) + "".join(cell.ljust(width) for cell in row)).rstrip())
+    system = system_for(specs)
+    lines += ["", f"System: {system.product} ({system.gpus} GPUs, {system.link_name})" if system is not None
+              else "System: no single modeled platform holds these GPUs",
+              "", "Legend:", "",
+              "  X    = Self",
+              "  SYS  = Connection traversing PCIe and the host (no peer-to-peer: different vendors)",
+              "  NV#  = Connection traversing a bonded set of # NVLinks (through NVSwitch)",
+              "  XGMI = Connection traversing one AMD Infinity Fabric (xGMI) link"]
+    return "\n".join(lines)
+
+
 # -- data
 
 

@@ -15,6 +15,7 @@ from strata.driver import DeviceFile, open_device, opened_devices
 from strata.driver.telemetry import memory_clock_mhz
 from strata.errors import CudaError
 from strata.hw.catalog import GPUSpec, get_spec
+from strata.hw.topology import link_between
 from strata.runtime import Context, primary_context
 
 # Work that waits for the device and was handed over by finalizers, which must never wait (the modules
@@ -134,10 +135,11 @@ class Device:
     def can_access_peer(self, peer: Device | int) -> bool:
         """cudaDeviceCanAccessPeer: whether kernels on this device could access `peer`'s memory.
 
-        Modeled GPUs of one vendor share an interconnect (NVLink, Infinity Fabric); a device is not
-        its own peer, and an NVIDIA and an AMD GPU are never peers."""
+        The answer comes from the system topology (`hw/topology.py`): GPUs of one vendor share a
+        fabric (NVLink through NVSwitch, an Infinity Fabric mesh); a device is not its own peer, and an
+        NVIDIA and an AMD GPU meet only through host memory."""
         other = _as_device(peer, "can_access_peer")
-        return other is not self and other.spec.vendor == self.spec.vendor
+        return other is not self and link_between(self.spec, other.spec).p2p
 
     def enable_peer_access(self, peer: Device | int, flags: int = 0) -> None:
         """cudaDeviceEnablePeerAccess (with this device current): kernels on this device may then read

@@ -8,7 +8,8 @@ Every device range is checked up front, byte-exact: `count` bytes at a device po
 one live allocation (cudaErrorInvalidValue otherwise, before anything is queued). Unified addressing:
 each device owns its own range of addresses, so a pointer says which device it belongs to
 (`pointer_get_attributes`), and a device-to-device copy between two devices is a peer copy
-(`memcpy_peer`), staged through pinned host memory.
+(`memcpy_peer`): one copy-engine transfer over the link between them when they share a fabric
+(NVLink, xGMI: `hw/topology.py` times it), else staged through pinned host memory.
 
 Example:
     >>> import numpy as np
@@ -35,7 +36,7 @@ from strata.driver import opened_devices
 from strata.driver.hostmem import HOST_MEMORY
 from strata.errors import CudaError
 from strata.hw.memory import memory_of
-from strata.runtime import Stream
+from strata.runtime import Event, Stream
 
 
 class MemcpyKind(enum.IntEnum):
@@ -257,6 +258,12 @@ def _copy_between(dev_to: Device, to: int, dev_from: Device, frm: int, count: in
                   asynchronous: bool) -> None:
     if dev_to is dev_from:
         dev_to.context.memcpy_dtod(to, frm, count, stream, asynchronous=asynchronous)
+        return
+    if dev_to.can_access_peer(dev_from):  # a fabric joins them (hw/topology.py): one copy over the link
+        after = Event(dev_from.context)  # ordered after the source device's work, as CUDA's peer copy is
+        after.record(None)
+        dev_to.context.stream(stream).wait_event(after)
+        dev_to.context.memcpy_dtod(to, frm, count, stream, asynchronous=asynchronous, peer=True)
         return
     staging = dev_from.file.pinned_host(count)
     dev_from.context.memcpy_dtoh(staging, frm)

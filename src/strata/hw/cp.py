@@ -34,8 +34,10 @@ from strata.hw import aql
 from strata.hw.aql import AgentDispatch, AgentOp, Barrier, CopyFlags, KernelDispatch, PacketType
 from strata.hw.dma import copy_seconds
 from strata.hw.engine import LaunchConfig, LaunchControl, LaunchResult
+from strata.hw.memory import DeviceMemory, memory_of
 from strata.hw.perf import ModeledTime, model_launch
 from strata.hw.signals import SIGNALS, HwSignal
+from strata.hw.topology import peer_copy_seconds, spec_of_memory
 
 ENGINES = ("compute", "dma0", "dma1")
 _IDLE_POLL_S = 0.5  # an idle engine re-checks its queues this often even without a doorbell
@@ -390,6 +392,10 @@ class CommandProcessor:
             if nbytes:
                 ctypes.memmove(dst_ptr, src_ptr, nbytes)
             seconds = copy_seconds(self.spec, kind, nbytes, pinned=CopyFlags.PINNED in flags or kind == "DtoD")
+            if kind == "DtoD" and (self._peer_of(src) or self._peer_of(dst)):  # over NVLink / xGMI (topology.py)
+                a, b = self._peer_of(src) or self.memory, self._peer_of(dst) or self.memory
+                src_spec, dst_spec = spec_of_memory(a) or self.spec, spec_of_memory(b) or self.spec
+                kind, seconds = "PtoP", peer_copy_seconds(src_spec, dst_spec, nbytes)
         elif p.op == AgentOp.FILL:
             self._device_pointer(dst, nbytes, "memset")
             self.memory.fill(dst, nbytes, src)
@@ -401,14 +407,21 @@ class CommandProcessor:
         trace.emit("L1", f"dma_{kind}", device_start=start, device_end=end, engine=eng.name, bytes=nbytes)
         return DispatchRecord("copy" if kind != "fill" else "fill", eng.name, start, end, nbytes=nbytes, detail=kind)
 
+    def _peer_of(self, address: int) -> DeviceMemory | None:
+        """The other device's memory `address` lies in (a peer copy's far side), or None if it is ours."""
+        if self.memory.base <= address < self.memory.end:
+            return None
+        return memory_of(address)
+
     def _device_pointer(self, address: int, nbytes: int, what: str) -> int:
         """A device range's host pointer; an unmapped range faults like a DMA page fault would."""
-        a = self.memory.allocation_at(address)
+        memory = self._peer_of(address) or self.memory
+        a = memory.allocation_at(address)
         if nbytes and (a is None or address + nbytes > a.end):
             raise CudaError("cudaErrorIllegalAddress",
                             f"[{what}] DMA to device range {address:#x}+{nbytes} outside any allocation; "
-                            f"{self.memory.describe_nearest(address)}")
-        return self.memory.host_pointer(address)
+                            f"{memory.describe_nearest(address)}")
+        return memory.host_pointer(address)
 
     def _fail_pending(self, q: HwQueue, error: BaseException) -> None:
         """The packets left in a stopped queue (the faulting one included) will never complete: mark

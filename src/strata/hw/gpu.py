@@ -14,6 +14,7 @@ from strata.hw.jit import Program
 from strata.hw.memory import DeviceMemory
 from strata.hw.ptx.ir import Module
 from strata.hw.ptx.parser import parse_cached
+from strata.hw.topology import register_memory
 
 
 class VirtualGPU:
@@ -28,6 +29,7 @@ class VirtualGPU:
     def __init__(self, model: str = "h200") -> None:
         self.spec: GPUSpec = get_spec(model)
         self.memory = DeviceMemory(self.spec.hbm_bytes, uva=True)  # its own range of the unified address space
+        register_memory(self.memory, self.spec)  # copy engines time peer transfers by the peer's model
         self.base_address = self.memory.base
         # the device runtime (heap, device launches); the driver gives it VRAM for its regions
         self.runtime = DeviceRuntime(self.memory, max_threads_per_block=self.spec.max_threads_per_block,

@@ -147,8 +147,10 @@ class Context:
         return self._copy(stream, "DtoH", int(host.ctypes.data), src, host.nbytes, host, asynchronous)
 
     def memcpy_dtod(self, dst: int, src: int, nbytes: int, stream: Stream | None = None, *,
-                    asynchronous: bool = False) -> Signal:
-        return self._copy(stream, "DtoD", dst, src, nbytes, None, asynchronous)
+                    asynchronous: bool = False, peer: bool = False) -> Signal:
+        """A device-to-device copy; `peer=True`: one side is another device's memory (checked by the
+        caller), and the copy engine moves it over the link between the two."""
+        return self._copy(stream, "DtoD", dst, src, nbytes, None, asynchronous, peer=peer)
 
     def memset(self, dst: int, value: int, nbytes: int, stream: Stream | None = None, *,
                asynchronous: bool = False) -> Signal:
@@ -159,10 +161,10 @@ class Context:
         return sig
 
     def _copy(self, stream: Stream | None, kind: str, dst: int, src: int, nbytes: int, host: Any,
-              asynchronous: bool) -> Signal:
+              asynchronous: bool, peer: bool = False) -> Signal:
         s = self.stream(stream)
         pinned = kind == "DtoD" or self.device.is_pinned(dst if kind == "DtoH" else src, nbytes)
-        sig = s.copy(kind, dst, src, nbytes, pinned=pinned, keep=host)
+        sig = s.copy(kind, dst, src, nbytes, pinned=pinned, keep=host, peer=peer)
         # Pageable memory cannot be read by the DMA engine after the call returns, so CUDA waits.
         if not asynchronous or not pinned or config.settings().launch_blocking:
             self.wait(sig)
@@ -273,13 +275,15 @@ class Stream:
             self.last = sig
             return sig
 
-    def copy(self, kind: str, dst: int, src: int, nbytes: int, *, pinned: bool, keep: Any = None) -> Signal:
-        """Queue a DMA copy ('HtoD', 'DtoH', 'DtoD'); host sides are host pointers."""
+    def copy(self, kind: str, dst: int, src: int, nbytes: int, *, pinned: bool, keep: Any = None,
+             peer: bool = False) -> Signal:
+        """Queue a DMA copy ('HtoD', 'DtoH', 'DtoD'); host sides are host pointers. `peer`: a DtoD copy
+        with one side in another device's memory (the caller checked both ranges; the engine routes it)."""
         flags = (CopyFlags.SRC_HOST if kind == "HtoD" else CopyFlags.DST_HOST if kind == "DtoH" else 0) | \
             (CopyFlags.PINNED if pinned else 0)
-        if kind != "HtoD":
+        if kind != "HtoD" and not peer:
             self.context.device.check_range(src, nbytes, f"memcpy {kind}")
-        if kind != "DtoH":
+        if kind != "DtoH" and not peer:
             self.context.device.check_range(dst, nbytes, f"memcpy {kind}")
         return self._agent(COPY_ENGINE[kind], AgentOp.COPY, (dst, src, nbytes, int(flags)), keep,
                            f"aql_copy_{kind}", nbytes)

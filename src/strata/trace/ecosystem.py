@@ -58,6 +58,7 @@ _NAMES: dict[tuple[str, str], tuple[str, str]] = {
     ("L1", "dma_HtoD"): ("copy engine (CE) host->device", "SDMA engine host->device"),
     ("L1", "dma_DtoH"): ("copy engine (CE) device->host", "SDMA engine device->host"),
     ("L1", "dma_DtoD"): ("copy engine (CE) device->device", "SDMA engine device->device"),
+    ("L1", "dma_PtoP"): ("copy engine (CE) peer copy over NVLink", "SDMA engine peer copy over xGMI"),
     ("L1", "dma_fill"): ("copy engine (CE) memset", "SDMA constant fill"),
     ("L1", "device_reset"): ("GPU reset (nvidia-smi -r)", "amdgpu GPU reset"),
     # storage (strata.storage plays GPUDirect Storage; standard ROCm has no GDS, so a load bounces there)
