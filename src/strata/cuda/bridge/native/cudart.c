@@ -1388,3 +1388,13 @@ cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surf) {
 cudaError_t strata_call(uint32_t op, const void* a, size_t na, void* out, size_t cap) {
     return rpc(op, a, na, NULL, 0, out, cap, NULL);
 }
+
+/* For strata's libamdhip64.so.6: a module the runtime process registers from `image` with request `op` (a HIP
+ * offload bundle), usable as the fat binary handle of __cudaRegisterFunction/__cudaRegisterVar. */
+void** strata_register_image(uint32_t op, const void* image, size_t len) {
+    module_t* m = calloc(1, sizeof *m);
+    uint64_t id = 0;
+    if (connect_server() == cudaSuccess && rpc(op, image, len, NULL, 0, &id, 8, NULL) == cudaSuccess) m->id = id;
+    last_error = cudaSuccess;  /* a bad image is reported at first use, not as a stray last error */
+    return (void**)m;
+}
