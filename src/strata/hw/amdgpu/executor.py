@@ -67,6 +67,7 @@ class AmdProgram:
     handlers: list[Callable[..., None]]
     categories: list[str] = field(default_factory=list)  # per instruction: salu, valu, smem, vmem, lds, mfma, branch
     image_base: int = 0  # device address the code object's image was loaded at (s_getpc_b64 reads it)
+    stops: list[bool] = field(default_factory=list)  # per instruction: may end or park waves (s_endpgm, s_barrier)
 
     @property
     def ftz(self) -> bool:
@@ -100,7 +101,8 @@ def load_program(kernel: KernelInfo) -> AmdProgram:
             raise UnsupportedAmdInstruction(ins.text, kernel.name, ins.offset)
         handlers.append(h)
     return AmdProgram(kernel, insts, {ins.offset: i for i, ins in enumerate(insts)}, handlers,
-                      [_category(ins) for ins in insts])
+                      [_category(ins) for ins in insts],
+                      stops=[ins.name in ("s_endpgm", "s_barrier", "s_trap") for ins in insts])
 
 
 def _category(ins: Inst) -> str:
@@ -2474,17 +2476,29 @@ def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_
             s[:, at] = wg_id[:, dim]
             at += 1
     # work-item ids packed in v0; lanes past the workgroup's size start with EXEC off
-    flat = wave_in[:, None] * WAVE + np.arange(WAVE)[None, :]
-    tx, ty, tz = flat % bx, (flat // bx) % by, flat // (bx * by)
-    v[0] = (tx | (ty << 10) | (tz << 20)).astype(_U32)
-    live = flat < threads
-    lo, hi = _mask_words(live)
+    v0, lo, hi = _wave_template(launch.block, waves_per_wg, wgs.size)
+    v[0] = v0
     s[:, EXEC], s[:, EXEC + 1] = lo, hi
     lds = np.zeros((wgs.size, max(launch.lds_bytes, 4) // 4 + 1), _U32)
     priv = np.zeros((n, WAVE, -(-launch.private_bytes // 4) + 1 if launch.private_bytes else 1), _U32)
     entry = np.full(n, prog.index[0], np.int64)  # the kernel's first instruction (device functions may precede it)
     return _Batch(s, v, np.zeros(n, bool), entry, np.zeros(n, bool), np.zeros(n, bool), wg_row, wg_id, wave_in, lds,
                   priv)
+
+
+@functools.lru_cache(maxsize=16)
+def _wave_template(block: tuple[int, int, int], waves_per_wg: int, n_wg: int) -> tuple[np.ndarray, ...]:
+    """v0 (packed work-item ids) and the initial EXEC words of a batch of `n_wg` workgroups (the same for
+    every batch of a dispatch, so computed once)."""
+    bx, by, bz = block
+    wave_in = np.tile(np.arange(waves_per_wg), n_wg)
+    flat = wave_in[:, None] * WAVE + np.arange(WAVE)[None, :]
+    tx, ty, tz = flat % bx, (flat // bx) % by, flat // (bx * by)
+    v0 = (tx | (ty << 10) | (tz << 20)).astype(_U32)
+    lo, hi = _mask_words(flat < bx * by * bz)
+    for a in (v0, lo, hi):
+        a.flags.writeable = False
+    return v0, lo, hi
 
 
 _POLL = 256
@@ -2496,30 +2510,39 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
                isa_counts: dict[str, int] | None = None) -> int:
     n_all = b.s.shape[0]
     insts, handlers = prog.insts, prog.handlers
+    stops = prog.stops
     end_pc = len(insts)
     polls = 0
     steps = 0
+    # every runnable wave at one pc (the common case: waves that branch alike): (pc, wave indices, index),
+    # so the scheduler's selection is skipped; None runs the general selection below
+    together: tuple[int, np.ndarray, Any] | None = None
     while True:
-        runnable = ~b.done & ~b.barrier
-        if not runnable.any():
-            if (b.barrier & ~b.done).any():  # every live wave waits at a barrier: release them all
-                released = b.barrier & ~b.done
-                b.pc[released] += 1
-                b.barrier[:] = False
-                continue
-            break
-        pcs = np.where(runnable, b.pc, end_pc + 1)
-        pc = int(pcs.min())
-        steps += 1
-        if steps % _FAIRNESS == 0:  # now and then the furthest-behind waves yield: a wave spinning on a flag
-            ahead = np.where(runnable, b.pc, -1)  # that a wave further on sets must not starve it
-            pc = int(ahead.max())
+        if together is not None:
+            pc, idx, ix = together
+            every = True
+        else:
+            runnable = ~b.done & ~b.barrier
+            if not runnable.any():
+                if (b.barrier & ~b.done).any():  # every live wave waits at a barrier: release them all
+                    released = b.barrier & ~b.done
+                    b.pc[released] += 1
+                    b.barrier[:] = False
+                    continue
+                break
+            pcs = np.where(runnable, b.pc, end_pc + 1)
+            pc = int(pcs.min())
+            steps += 1
+            if steps % _FAIRNESS == 0:  # now and then the furthest-behind waves yield: a wave spinning on a flag
+                ahead = np.where(runnable, b.pc, -1)  # that a wave further on sets must not starve it
+                pc = int(ahead.max())
+            sel = pcs == pc
+            idx = np.flatnonzero(sel)
+            ix = slice(None) if idx.size == n_all else idx
+            every = idx.size == int(runnable.sum())
         if pc >= end_pc:
             raise DeviceFault("cudaErrorIllegalInstruction", f"[{prog.name}] execution ran past the end of the code "
                               "without s_endpgm")
-        sel = pcs == pc
-        idx = np.flatnonzero(sel)
-        ix: Any = slice(None) if idx.size == n_all else idx
         ins = insts[pc]
         c = _Ctx(b, ix, idx.size, mem, prog, launch, counters, ins=ins)
         if ins.f.get("dpp"):
@@ -2532,13 +2555,25 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
             isa_counts[cat] = isa_counts.get(cat, 0) + idx.size
             if cat == "valu" and (c._exec is not None or c._full is not None):
                 isa_counts["valu_lanes"] = isa_counts.get("valu_lanes", 0) + c.active()
-        if c.jump is not None:
+        together = None
+        if stops[pc]:  # s_endpgm, s_barrier: waves leave the runnable set
+            if c.jump is not None:
+                nxt = np.where(c.jump >= 0, c.jump, pc + 1)
+                stay = b.done[idx] | b.barrier[idx]
+                b.pc[idx] = np.where(stay, b.pc[idx], nxt)
+            else:
+                movable = ~(b.done[idx] | b.barrier[idx])
+                b.pc[idx[movable]] = pc + 1
+        elif c.jump is not None:
             nxt = np.where(c.jump >= 0, c.jump, pc + 1)
-            stay = b.done[idx] | b.barrier[idx]
-            b.pc[idx] = np.where(stay, b.pc[idx], nxt)
+            b.pc[ix] = nxt
+            first = int(nxt[0])
+            if every and (nxt == first).all():
+                together = (first, idx, ix)
         else:
-            movable = ~(b.done[idx] | b.barrier[idx])
-            b.pc[idx[movable]] = pc + 1
+            b.pc[ix] = pc + 1
+            if every:
+                together = (pc + 1, idx, ix)
         executed += 1
         polls += 1
         if polls >= _POLL:
