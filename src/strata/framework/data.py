@@ -1,5 +1,6 @@
 """`torch.utils.data` for strata: datasets (`Dataset`, `IterableDataset`, `TensorDataset`, `Subset`,
-`ConcatDataset`, `random_split`), samplers (`SequentialSampler`, `RandomSampler`, `BatchSampler`) and
+`ConcatDataset`, `random_split`), samplers (`SequentialSampler`, `RandomSampler` (drawing lazily with
+replacement), `SubsetRandomSampler`, `WeightedRandomSampler`, `BatchSampler`) and
 `DataLoader` with PyTorch's arguments, batching, shuffling and `default_collate` (tensors stacked,
 numbers and NumPy arrays made tensors, tuples, lists and dicts collated field by field).
 
@@ -186,14 +187,72 @@ class RandomSampler(Sampler[int]):
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
         if self.replacement:
-            return iter(_randint(n, self.num_samples, self.generator))
+            return self._draws(n)
         out: list[int] = []
         while len(out) < self.num_samples:
             out += _randperm(n, self.generator)
         return iter(out[:self.num_samples])
 
+    def _draws(self, n: int) -> Iterator[int]:
+        # drawn in chunks of 32 as PyTorch does, so num_samples=10**10 costs nothing up front
+        left = self.num_samples
+        while left > 0:
+            chunk = min(left, _DRAW_CHUNK)
+            yield from _randint(n, chunk, self.generator)
+            left -= chunk
+
     def __len__(self) -> int:
         return self.num_samples
+
+
+_DRAW_CHUNK = 32
+
+
+class SubsetRandomSampler(Sampler[int]):
+    """The given indices, in a fresh random order each epoch."""
+
+    def __init__(self, indices: Sequence[int], generator: Any = None) -> None:
+        self.indices, self.generator = indices, generator
+
+    def __iter__(self) -> Iterator[int]:
+        return iter([self.indices[i] for i in _randperm(len(self.indices), self.generator)])
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler[int]):
+    """`num_samples` indices drawn with probability proportional to `weights` (with or without replacement).
+
+    Raises:
+        ValueError: weights not a 1-D sequence, num_samples not positive, or replacement not a bool.
+    """
+
+    def __init__(self, weights: Sequence[float] | Tensor, num_samples: int, replacement: bool = True,
+                 generator: Any = None) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        w = weights if isinstance(weights, Tensor) else as_tensor(np.asarray(weights, dtype=np.float64))
+        if w.dim() != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
+        self.weights, self.num_samples = w.to(float64), num_samples
+        self.replacement, self.generator = replacement, generator
+
+    def __iter__(self) -> Iterator[int]:
+        random = importlib.import_module("strata.framework.random")
+        kwargs = {"generator": self.generator} if self.generator is not None else {}
+        drawn = random.multinomial(self.weights, self.num_samples, self.replacement, **kwargs)
+        return iter(int(i) for i in drawn.tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+def get_worker_info() -> None:
+    """None: strata's DataLoader loads in the calling process (as PyTorch reports outside a worker)."""
+    return None
 
 
 class BatchSampler(Sampler[list[int]]):
@@ -417,4 +476,5 @@ class DataLoader(Generic[T]):
 
 
 __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
-           "SequentialSampler", "Subset", "TensorDataset", "default_collate", "default_convert", "random_split"]
+           "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
+           "default_collate", "default_convert", "get_worker_info", "random_split"]

@@ -82,7 +82,7 @@ class _Plan:
 def is_advanced(index: Any) -> bool:
     """True if `index` holds a tensor, list, NumPy array or bool (advanced indexing)."""
     items = index if isinstance(index, tuple) else (index,)
-    return any(isinstance(ix, Tensor | list | np.ndarray | bool | np.bool_) for ix in items)
+    return any(isinstance(ix, Tensor | list | range | np.ndarray | bool | np.bool_) for ix in items)
 
 
 def _selects(index: Any) -> Any:
@@ -103,7 +103,7 @@ def _to_items(t: Tensor, index: Any) -> list[Any]:
     for ix in items:
         if isinstance(ix, bool | np.bool_):
             out.append(np.asarray(bool(ix)))
-        elif isinstance(ix, list | np.ndarray):
+        elif isinstance(ix, list | range | np.ndarray):  # a range indexes as the list it spells (PyTorch)
             a = np.asarray(ix)
             if a.size == 0 and a.dtype.kind == "f":
                 a = a.astype(np.int64)

@@ -9,9 +9,15 @@ script.py`, or `strata.install_torch_alias()` before the program's imports).
 | `torch.optim`, `torch.optim.lr_scheduler` | `strata.framework.optim` and its submodules |
 | `torch.autograd` | `strata.framework.autograd` |
 | `torch.cuda` | `strata.framework.cuda_api` (PyTorch's `torch.cuda` names; `strata.cuda` is the L3 API) |
-| `torch.utils.data` | `strata.framework.data` |
-| `torch.amp` | `strata.framework.amp` |
-| `torch.backends`, `torch.version` | small stand-ins (cudnn/matmul flags, version strings) |
+| `torch.cuda.amp` | `strata.framework.cuda_amp` (autocast, GradScaler) |
+| `torch.utils.data` (and `.dataloader`, `.dataset`, `.sampler`) | `strata.framework.data` |
+| `torch.amp` | `strata.framework.amp_api` (autocast, GradScaler) |
+| `torch.accelerator` | `strata.framework.accelerator` |
+| `torch.sparse` | `strata.framework.sparse` (2-D COO matrices) |
+| `torch.onnx` | `strata.framework.onnx_stub` (importable; export raises) |
+| `torch.multiprocessing` | the standard library's `multiprocessing` |
+| `torch.backends.cudnn` / `.cuda` / `.mps`, `torch.version` | small stand-ins (flags, version strings) |
+| other `torch.X` | `strata.X`, else `strata.framework.torch_extras` (legacy types, mm, Tensor methods) |
 
 Submodules are resolved by name when first imported, so this file depends on no module's content.
 Anything else under `torch.` fails with ModuleNotFoundError naming what the alias covers. The real
@@ -43,13 +49,24 @@ _MAPPED: dict[str, str] = {
     "torch.optim": "strata.framework.optim",
     "torch.autograd": "strata.framework.autograd",
     "torch.cuda": "strata.framework.cuda_api",
+    "torch.cuda.amp": "strata.framework.cuda_amp",
     "torch.utils.data": "strata.framework.data",
-    "torch.amp": "strata.framework.amp",
+    # PyTorch's torch.utils.data is a package; strata's is one module answering for its submodules too
+    "torch.utils.data.dataloader": "strata.framework.data",
+    "torch.utils.data.dataset": "strata.framework.data",
+    "torch.utils.data.sampler": "strata.framework.data",
+    "torch.amp": "strata.framework.amp_api",
+    "torch.accelerator": "strata.framework.accelerator",
+    "torch.onnx": "strata.framework.onnx_stub",
+    "torch.sparse": "strata.framework.sparse",
+    "torch.multiprocessing": "multiprocessing",  # PyTorch's is a re-export of the standard library's
 }
 # modules the alias builds itself
-_SYNTHETIC = ("torch", "torch.utils", "torch.backends", "torch.version")
+_SYNTHETIC = ("torch", "torch.utils", "torch.backends", "torch.backends.cudnn", "torch.backends.cuda",
+              "torch.backends.mps", "torch.version")
 # attributes of `torch` that are submodules (imported on first access, as `import torch` makes them available)
-_LAZY_CHILDREN = {"nn", "optim", "autograd", "cuda", "utils", "amp", "backends", "version"}
+_LAZY_CHILDREN = {"nn", "optim", "autograd", "cuda", "utils", "amp", "backends", "version", "accelerator", "onnx",
+                  "sparse", "multiprocessing"}
 
 
 def resolve(name: str) -> str | None:
@@ -87,13 +104,19 @@ class TorchModule(_LazyPackage):
         if name in self._children:
             return importlib.import_module(f"torch.{name}")
         import strata  # NOTE: the top-level package, imported lazily (it imports this module)
+        from strata.framework import torch_extras  # NOTE: imported lazily, as strata above
 
+        if name in torch_extras.OVERRIDES:
+            return torch_extras.OVERRIDES[name]
         try:
             return getattr(strata, name)
         except AttributeError:
             pass
         if name in _EXTRAS:
             return _EXTRAS[name]
+        found = torch_extras.lookup(name)
+        if found is not None:
+            return found
         raise AttributeError(f"module 'torch' has no attribute {name!r} (this 'torch' is strata's alias; strata "
                              f"does not provide torch.{name})")
 
@@ -152,12 +175,17 @@ def _build(name: str) -> types.ModuleType:
     """The synthetic modules."""
     if name == "torch":
         mod: types.ModuleType = TorchModule("torch", "PyTorch's API served by strata (strata.install_torch_alias)")
+        from strata.framework import torch_extras  # NOTE: lazily, as in TorchModule.__getattr__
+
+        torch_extras.attach_tensor_methods()
         mod.__version__ = _version()  # type: ignore[attr-defined]
         return mod
     if name == "torch.utils":
         pkg = _LazyPackage("torch.utils")
         pkg._children = frozenset({"data"})
         return pkg
+    if name.startswith("torch.backends."):
+        return _backend(name)
     if name == "torch.version":
         mod = types.ModuleType("torch.version")
         mod.__version__ = _version()  # type: ignore[attr-defined]
@@ -166,16 +194,46 @@ def _build(name: str) -> types.ModuleType:
         mod.git_version = "strata"  # type: ignore[attr-defined]
         return mod
     assert name == "torch.backends", name
-    mod = types.ModuleType("torch.backends")
-    mod.cudnn = types.SimpleNamespace(  # type: ignore[attr-defined]
-        enabled=True, benchmark=False, deterministic=False, allow_tf32=True,
-        is_available=lambda: True, version=lambda: None)
-    mod.cuda = types.SimpleNamespace(  # type: ignore[attr-defined]
-        matmul=types.SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
-                                     allow_bf16_reduced_precision_reduction=True),
-        is_built=lambda: True)
-    mod.mps = types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)  # type: ignore[attr-defined]
+    pkg = _LazyPackage("torch.backends")
+    pkg._children = frozenset({"cudnn", "cuda", "mps"})
+    return pkg
+
+
+def _backend(name: str) -> types.ModuleType:
+    """torch.backends.cudnn / .cuda / .mps: flags programs set (strata reads none of them; the library's
+    kernels are deterministic and pick no algorithms) and the availability queries."""
+    mod = types.ModuleType(name)
+    if name == "torch.backends.cudnn":
+        mod.__dict__.update(enabled=True, benchmark=False, deterministic=False, allow_tf32=True,
+                            benchmark_limit=10, is_available=lambda: True, version=lambda: 91000,
+                            flags=_flags_context(mod))
+    elif name == "torch.backends.cuda":
+        mod.__dict__.update(
+            matmul=types.SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
+                                         allow_bf16_reduced_precision_reduction=True),
+            is_built=lambda: True, enable_flash_sdp=_noop, enable_mem_efficient_sdp=_noop, enable_math_sdp=_noop,
+            flash_sdp_enabled=lambda: True, mem_efficient_sdp_enabled=lambda: True, math_sdp_enabled=lambda: True)
+    else:
+        mod.__dict__.update(is_available=lambda: False, is_built=lambda: False)
     return mod
+
+
+def _flags_context(mod: types.ModuleType) -> Any:
+    """torch.backends.cudnn.flags(enabled=..., benchmark=..., ...): sets the flags for a `with` body."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def flags(enabled: bool = False, benchmark: bool = False, benchmark_limit: int = 10, deterministic: bool = False,
+              allow_tf32: bool = True) -> Any:
+        new = {"enabled": enabled, "benchmark": benchmark, "benchmark_limit": benchmark_limit,
+               "deterministic": deterministic, "allow_tf32": allow_tf32}
+        old = {k: getattr(mod, k) for k in new}
+        mod.__dict__.update(new)
+        try:
+            yield
+        finally:
+            mod.__dict__.update(old)
+    return flags
 
 
 class _Loader(importlib.abc.Loader):
@@ -190,7 +248,21 @@ class _Loader(importlib.abc.Loader):
         target = resolve(module.__name__)
         if target is not None:
             # the import system returns whatever sys.modules holds for the name after exec_module
-            sys.modules[module.__name__] = importlib.import_module(target)
+            mod = sys.modules[module.__name__] = importlib.import_module(target)
+            _bind_children(module.__name__, mod)
+
+
+def _bind_children(name: str, mod: types.ModuleType) -> None:
+    """When a mapped torch module is a plain module (no __path__) but PyTorch's is a package with mapped
+    children (torch.cuda.amp, torch.utils.data.dataloader), the import system could not find them under
+    it: load them now, so `import torch.cuda.amp` finds them in sys.modules and `torch.cuda.amp` resolves."""
+    if hasattr(mod, "__path__"):
+        return
+    for child in _MAPPED:
+        if child.rpartition(".")[0] == name and child not in sys.modules:
+            sub = sys.modules[child] = importlib.import_module(_MAPPED[child])
+            if not hasattr(mod, child.rpartition(".")[2]):
+                setattr(mod, child.rpartition(".")[2], sub)
 
 
 class TorchAliasFinder(importlib.abc.MetaPathFinder):
@@ -206,7 +278,7 @@ class TorchAliasFinder(importlib.abc.MetaPathFinder):
             return importlib.util.spec_from_loader(fullname, self._loader, is_package=True)
         target_name = resolve(fullname)
         if target_name is None:
-            covered = ", ".join(["torch", *sorted(_MAPPED), "torch.backends", "torch.version"])
+            covered = ", ".join(["torch", *sorted(_MAPPED), *_SYNTHETIC[1:]])
             raise ModuleNotFoundError(f"No module named {fullname!r}: strata's torch alias covers {covered}",
                                       name=fullname)
         if importlib.util.find_spec(target_name) is None:

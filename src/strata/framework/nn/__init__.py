@@ -11,7 +11,7 @@ Example:
     (strata.Size([3, 2]), 58)
 """
 
-from strata.framework.nn import functional, init, utils
+from strata.framework.nn import functional, init, parallel, utils
 from strata.framework.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from strata.framework.nn.loss import CrossEntropyLoss, MSELoss, NLLLoss
 from strata.framework.nn.module import Module
@@ -36,6 +36,7 @@ from strata.framework.nn.modules import (
     Softmax,
     Tanh,
 )
+from strata.framework.nn.parallel import DataParallel
 from strata.framework.nn.parameter import Buffer, Parameter
 
 __all__ = [
@@ -43,4 +44,5 @@ __all__ = [
     "Flatten", "GELU", "Identity", "LayerNorm", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module",
     "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ParameterDict", "ParameterList", "RMSNorm", "ReLU",
     "Sequential", "SiLU", "Sigmoid", "Softmax", "Tanh", "functional", "init", "utils",
+    "DataParallel", "parallel",
 ]
