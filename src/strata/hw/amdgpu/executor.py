@@ -145,6 +145,7 @@ class _Batch:
     lds: np.ndarray  # (G, lds_words) uint32
     priv: np.ndarray  # (W, 64, private_words) uint32: each lane's private (scratch) segment
     pending: list[_Pending] = field(default_factory=list)
+    all_waves: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # arange(W)
 
 
 @dataclass
@@ -277,6 +278,20 @@ def swrite(c: _Ctx, code: int, value: np.ndarray, width: int) -> None:
         c.b.s[c.ix, code + 1] = (v >> _U64(32)).astype(_U32)
 
 
+def _pair64(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """uint64 values from their low and high uint32 words (one interleaving copy)."""
+    out = np.empty((*lo.shape, 2), _U32)
+    out[..., 0] = lo
+    out[..., 1] = hi
+    return out.view(_U64)[..., 0]
+
+
+def _halves(v64: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The low and high uint32 words of uint64 values (views of a contiguous copy)."""
+    words = np.ascontiguousarray(v64, dtype=_U64).view(_U32).reshape(*np.shape(v64), 2)
+    return words[..., 0], words[..., 1]
+
+
 def vread(c: _Ctx, code: int, width: int, ins: Inst, is_float: bool = False) -> np.ndarray:
     """A vector-instruction source: (n, 64) or (n, 1) uint32 (uint64 for width 2)."""
     if code >= 256:
@@ -284,7 +299,7 @@ def vread(c: _Ctx, code: int, width: int, ins: Inst, is_float: bool = False) -> 
         lo = c.b.v[r, c.ix]
         if width == 1:
             return lo
-        return lo.astype(_U64) | (c.b.v[r + 1, c.ix].astype(_U64) << _U64(32))
+        return _pair64(lo, c.b.v[r + 1, c.ix])
     return sread(c, code, width, ins, is_float)[:, None]
 
 
@@ -296,11 +311,9 @@ def vwrite(c: _Ctx, r: int, value: Any, width: int = 1, mask: np.ndarray | None 
         if width == 1:
             c.b.v[r, c.ix] = value
         else:
-            v64 = np.asarray(value)
-            if v64.dtype != _U64:
-                v64 = v64.astype(_U64)
-            c.b.v[r, c.ix] = v64
-            c.b.v[r + 1, c.ix] = v64 >> _U64(32)
+            lo, hi = _halves(value)
+            c.b.v[r, c.ix] = lo
+            c.b.v[r + 1, c.ix] = hi
         return
     m = c.exec_mask() if mask is None else mask
     val = np.broadcast_to(np.asarray(value), (c.n, WAVE))
@@ -761,7 +774,8 @@ def h_sopp(c: _Ctx, ins: Inst) -> None:
 
 
 def _sel(c: _Ctx) -> np.ndarray:
-    return np.arange(c.b.s.shape[0])[c.ix]
+    """The selected waves' indices in the batch (read-only)."""
+    return c.b.all_waves if isinstance(c.ix, slice) else c.ix
 
 
 def _wait(c: _Ctx, kind: str, keep: int) -> None:
@@ -816,7 +830,7 @@ def _count_only(c: _Ctx, kind: str) -> None:
 
 def _defer(c: _Ctx, kind: str, write: Callable[[np.ndarray, Any], None]) -> None:
     """Queue a register write (the load's values, already read) until the matching s_waitcnt."""
-    waves = _sel(c).copy()
+    waves = _sel(c)
     whole = c.n == c.b.s.shape[0]
 
     def apply(rows: np.ndarray) -> None:
@@ -1922,8 +1936,10 @@ def _global_addr(c: _Ctx, ins: Inst) -> np.ndarray:
         base = sread(c, f["saddr"], 2, ins)[:, None]
         addr = base + c.b.v[f["addr"], c.ix].astype(_U64)
     else:
-        addr = c.b.v[f["addr"], c.ix].astype(_U64) | (c.b.v[f["addr"] + 1, c.ix].astype(_U64) << _U64(32))
-    return (addr.astype(np.int64) + f["offset"]).astype(_U64)
+        addr = _pair64(c.b.v[f["addr"], c.ix], c.b.v[f["addr"] + 1, c.ix])
+    if f["offset"]:
+        addr = addr + _U64(f["offset"] & 0xFFFFFFFFFFFFFFFF)  # a negative offset wraps, as the adder does
+    return addr
 
 
 def h_flat(c: _Ctx, ins: Inst) -> None:
@@ -2014,12 +2030,19 @@ def _linear_run(c: _Ctx, addr: np.ndarray, m: np.ndarray, size: int) -> int | No
     first = int(flat[0])
     if first % 4 or int(flat[-1]) - first != (flat.size - 1) * size:
         return None
-    if not np.array_equal(flat, np.arange(first, first + flat.size * size, size, dtype=np.uint64)):
+    if not np.array_equal(flat - _U64(first), _ramp(flat.size, size)):
         return None
     a = c.mem.allocation_at(first)
     if a is None or first + flat.size * size > a.end:
         return None  # the slow path reports the fault
     return (first - GLOBAL_BASE) // 4
+
+
+@functools.lru_cache(maxsize=8)
+def _ramp(n: int, step: int) -> np.ndarray:
+    r = np.arange(0, n * step, step, dtype=_U64)
+    r.flags.writeable = False
+    return r
 
 
 def _linear_sectors(addr: np.ndarray, size: int) -> int:
@@ -2483,7 +2506,7 @@ def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_
     priv = np.zeros((n, WAVE, -(-launch.private_bytes // 4) + 1 if launch.private_bytes else 1), _U32)
     entry = np.full(n, prog.index[0], np.int64)  # the kernel's first instruction (device functions may precede it)
     return _Batch(s, v, np.zeros(n, bool), entry, np.zeros(n, bool), np.zeros(n, bool), wg_row, wg_id, wave_in, lds,
-                  priv)
+                  priv, all_waves=np.arange(n))
 
 
 @functools.lru_cache(maxsize=16)
