@@ -586,9 +586,11 @@ class Server:
         return struct.pack("<f", ms)
 
 
-def run(argv: list[str], lib_dir: str) -> int:
+def run(argv: list[str], lib_dir: str, server_type: type[Server] = Server) -> int:
     """Run the native program `argv` with strata's CUDA runtime; returns its exit status (128 + signal
-    number if a signal killed it; 1 if a kernel it never synchronized with faulted and it exited 0)."""
+    number if a signal killed it; 1 if a kernel it never synchronized with faulted and it exited 0).
+    `lib_dir` goes first on the program's LD_LIBRARY_PATH (folders separated by os.pathsep); `server_type`
+    answers its calls (strata.hip.bridge's subclass serves HIP programs too)."""
     to_server_r, to_server_w = os.pipe()
     to_prog_r, to_prog_w = os.pipe()
     with contextlib.suppress(OSError):  # a deeper pipe lets more launches queue without the program waiting
@@ -613,7 +615,7 @@ def run(argv: list[str], lib_dir: str) -> int:
             os.close(to_server_w)
             os.close(to_prog_r)
             os.close(arena_fd)
-        server = Server(to_server_r, to_prog_w, arena=np.frombuffer(arena, np.uint8))
+        server = server_type(to_server_r, to_prog_w, arena=np.frombuffer(arena, np.uint8))
         with contextlib.suppress(BrokenPipeError):  # the program died mid-reply; its status says why
             server.serve(child)
         status = child.wait()
