@@ -298,6 +298,62 @@ def test_curand_host_api() -> None:
         "odd normal count: 105"]  # CURAND_STATUS_LENGTH_NOT_MULTIPLE
 
 
+def test_cublas_sgemm_level1_level2_pointer_mode_and_errors() -> None:
+    r = run(build("cublas_sgemm.cu", "-lcublas"))
+    assert r.returncode == 0, r.stderr
+    m, n, k = 64, 48, 80  # the program's matrices, column-major
+    a = ((np.arange(m * k) * 7) % 13 * 0.25 - 1.0).reshape(k, m).T
+    b = ((np.arange(k * n) * 5) % 11 * 0.5 - 2.0).reshape(n, k).T
+    c0 = (np.arange(m * n) % 9).astype(np.float64).reshape(n, m).T
+    c = 1.5 * (a @ b) + 0.5 * c0
+    i = np.arange(1000)
+    x, y = (i % 17) * 0.125, (i % 5) - 2.0
+    y = 2 * x + y
+    x = x * 0.5
+    assert r.stdout.splitlines() == [
+        "cuBLAS version 1 major 13", "stream set 1",
+        f"sgemm C[0] {c[0, 0]:.4f} C[{m * n - 1}] {c[-1, -1]:.4f} mismatches 0",
+        "sgemm transposed mismatches 0",
+        f"dot {x @ y:.3f} (host {x @ y:.3f}) nrm2 {np.linalg.norm(y):.3f} (host {np.linalg.norm(y):.3f}) "
+        f"isamax {np.argmax(np.abs(y)) + 1} (host {np.argmax(np.abs(y)) + 1})",
+        "sgemv mismatches 0 device-mode dot ok 1",
+        "lda < m: 7 CUBLAS_STATUS_INVALID_VALUE",
+        "sgeam: 15 CUBLAS_STATUS_NOT_SUPPORTED", "sgeam again: 15"]
+    assert r.stderr.count("cublasSgeam is not implemented by strata's cuBLAS") == 1
+
+
+def test_cublas_strided_batched_gemm_ex_and_math_mode() -> None:
+    r = run(build("cublas_batched.cu", "-lcublas"))
+    assert r.returncode == 0, r.stderr
+    m, n, k, batch = 16, 12, 20, 6
+    a = ((np.arange(m * k * batch) * 3) % 7 - 3.0).reshape(batch, k, m).transpose(0, 2, 1)
+    b = (np.arange(k * n) % 5 * 0.5).reshape(n, k).T
+    ad = (np.arange(m * k * batch) % 11 / 3.0).reshape(batch, k, m).transpose(0, 2, 1)
+    bd = (np.arange(k * n * batch) % 7 - 2.5).reshape(batch, n, k).transpose(0, 2, 1)
+    assert r.stdout.splitlines() == [
+        f"sgemm strided batched {batch}: C[5][0] {2 * (a[5] @ b)[0, 0]:.1f} mismatches 0",
+        f"dgemm strided batched: C[2][7] {(ad[2] @ bd[2])[7, 0]:.6f} mismatches 0",
+        "half strided batched ex: mismatches 0", "gemm ex: mismatches 0", "tf32 mode 3: mismatches 0",
+        "half compute: CUBLAS_STATUS_NOT_SUPPORTED", "negative batch: CUBLAS_STATUS_INVALID_VALUE"]
+
+
+def test_cublas_header_declares_the_real_status_codes_and_v2_names() -> None:
+    from strata.cuda.bridge.build import INCLUDE, cublas_names
+
+    api = (INCLUDE / "cublas_api.h").read_text()
+    codes = dict(re.findall(r"(CUBLAS_STATUS_\w+) = (\d+)", api))
+    assert codes == {"CUBLAS_STATUS_SUCCESS": "0", "CUBLAS_STATUS_NOT_INITIALIZED": "1",
+                     "CUBLAS_STATUS_ALLOC_FAILED": "3", "CUBLAS_STATUS_INVALID_VALUE": "7",
+                     "CUBLAS_STATUS_ARCH_MISMATCH": "8", "CUBLAS_STATUS_MAPPING_ERROR": "11",
+                     "CUBLAS_STATUS_EXECUTION_FAILED": "13", "CUBLAS_STATUS_INTERNAL_ERROR": "14",
+                     "CUBLAS_STATUS_NOT_SUPPORTED": "15", "CUBLAS_STATUS_LICENSE_ERROR": "16"}
+    v2 = (INCLUDE / "cublas_v2.h").read_text()
+    assert "#define cublasSgemm cublasSgemm_v2" in v2 and "#define cublasCreate cublasCreate_v2" in v2
+    names = cublas_names()
+    for macro, target in re.findall(r"#define (cublas\w+) (cublas\w+_v2)", v2):
+        assert target in names, macro
+
+
 def test_exit_without_freeing_keeps_the_exit_code() -> None:
     r = run(build("no_free.cu"))
     assert (r.returncode, r.stdout, r.stderr) == (3, "leaving\n", "")

@@ -10,6 +10,8 @@ needs and passing every other flag through, so a Makefile works with `NVCC="stra
 - `-cudart shared` and `-L<strata's runtime library folder>`: the program loads `libcudart.so.13` at run
   time, which `strata run` points at strata's replacement (nvcc's default, static cudart, would reach for a
   real driver instead).
+- `-I<strata's cuBLAS header folder>` (after the user's own `-I`s): `<cublas_v2.h>`, which the pip wheels
+  lack, declaring what strata's `libcublas.so.13` serves (`-lcublas`).
 
 `compile_program(source)` builds a `.cu` file into a cache (what `strata run prog.cu` does).
 """
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from strata import config
-from strata.cuda.bridge.build import library_dir
+from strata.cuda.bridge.build import INCLUDE, library_dir
 
 VIRTUAL_ARCH = "compute_90"
 
@@ -87,7 +89,7 @@ def nvcc_command(args: list[str]) -> list[str]:
         cmd += ["-cudart", "shared"]
     if not only_device:
         cmd += [f"-L{library_dir()}"]
-    return cmd + list(args)
+    return cmd + list(args) + [f"-I{INCLUDE}"]  # last: a toolkit's own cuBLAS header, given with -I, wins
 
 
 def nvcc(args: list[str]) -> int:
@@ -114,6 +116,8 @@ def compile_program(source: Path, extra: Sequence[str] = ()) -> Path:
     h = hashlib.sha256(source.read_bytes() + "\0".join(a for a in cmd if not a.startswith("-L")).encode())
     for header in sorted(p for ext in ("*.h", "*.cuh", "*.hpp") for p in source.parent.glob(ext)):
         h.update(header.name.encode() + header.read_bytes())
+    for header in sorted(INCLUDE.glob("*.h")):  # strata's own headers (cublas_v2.h)
+        h.update(header.read_bytes())
     key = h.hexdigest()[:16]
     out_dir = config.settings().cache_dir.parent / "programs"
     exe = out_dir / f"{source.stem}-{key}"

@@ -5,7 +5,8 @@ the sources, the CUDA headers' version and the compiler, so an upgrade rebuilds 
 temporary folder renamed into place (atomic: two programs starting at once never see half a library).
 The folder holds `libcudart.so.13` (soname and `libcudart.so.13` symbol version, as the programs nvcc links
 expect) with a `libcudart.so` link name for `-cudart shared` links, and the driver API's `libcuda.so.1`
-(with `libcuda.so` for `-lcuda`) and cuRAND's `libcurand.so.10` (`-lcurand`), which call into the former.
+(with `libcuda.so` for `-lcuda`), cuRAND's `libcurand.so.10` (`-lcurand`) and cuBLAS's `libcublas.so.13`
+(`-lcublas`; its header is strata's own, in `include/`), which call into the former.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from pathlib import Path
 from strata import config
 
 NATIVE = Path(__file__).parent / "native"
-SOURCES = ("cudart.c", "cuda_driver.c", "curand.c", "exports.txt")
+SOURCES = ("cudart.c", "cuda_driver.c", "curand.c", "cublas.c", "exports.txt")
+INCLUDE = Path(__file__).parent / "include"  # strata's own cuBLAS header (the pip wheels ship none)
 LIBRARY = "libcudart.so.13"
 DRIVER = "libcuda.so.1"
 CURAND = "libcurand.so.10"
+CUBLAS = "libcublas.so.13"  # the soname of CUDA 13's cuBLAS
 
 
 class BuildError(RuntimeError):
@@ -75,14 +78,21 @@ def curand_names() -> list[str]:
     return sorted(set(re.findall(r"curandStatus_t CURANDAPI\s+(curand\w+)\(", text)))
 
 
-def stubs_source(names: list[str] | None = None, library: str = "CUDA runtime", code: int = 801) -> str:
-    """Weak definitions of every exported name: the real ones (cudart.c, cuda_driver.c) override them at link
-    time, the rest return `code` (cudaErrorNotSupported / CUDA_ERROR_NOT_SUPPORTED, 801) and print their
-    name once."""
+def cublas_names() -> list[str]:
+    """The cuBLAS functions strata's own header declares (include/cublas_api.h)."""
+    text = (INCLUDE / "cublas_api.h").read_text()
+    return sorted(set(re.findall(r"cublasStatus_t CUBLASWINAPI (cublas\w+)\(", text)))
+
+
+def stubs_source(names: list[str] | None = None, library: str = "CUDA runtime", code: int = 801,
+                 status: str = "cudaErrorNotSupported") -> str:
+    """Weak definitions of every exported name: the real ones (cudart.c, cuda_driver.c, ...) override them at
+    link time, the rest return `code` (`status`: cudaErrorNotSupported / CUDA_ERROR_NOT_SUPPORTED, 801, by
+    default) and print their name once."""
     out = ["#include <stdio.h>",
            "static void strata_unsupported(const char* name, int* said) {",
            f"    if (!*said) {{ *said = 1; fprintf(stderr, \"strata: %s is not implemented by strata's {library} "
-           "(returns cudaErrorNotSupported)\\n\", name); }",
+           f"(returns {status})\\n\", name); }}",
            "}"]
     for name in exported_names() if names is None else names:
         out.append(f"__attribute__((weak)) int {name}(void) {{ static int said; "
@@ -106,6 +116,8 @@ def _key(cc: str) -> str:
     h = hashlib.sha256(errors_source().encode())
     for name in SOURCES:
         h.update((NATIVE / name).read_bytes())
+    for header in sorted(INCLUDE.glob("*.h")):
+        h.update(header.read_bytes())
     h.update(str(cuda_include_dir()).encode())
     version = (cuda_include_dir() / "cuda_runtime_api.h").stat().st_size
     h.update(f"{cc}:{version}".encode())
@@ -148,7 +160,8 @@ def library_dir() -> Path:
             raise BuildError(f"building strata's CUDA driver library failed ({' '.join(cmd)}):\n{res.stderr}")
         (tmp / "libcuda.so").symlink_to(DRIVER)
         # cuRAND's host API (libcurand.so.10), served by strata.libs.rand over the same connection
-        (tmp / "curand_stubs.c").write_text(stubs_source(curand_names(), "cuRAND", code=999))
+        (tmp / "curand_stubs.c").write_text(stubs_source(curand_names(), "cuRAND", code=999,
+                                                         status="CURAND_STATUS_INTERNAL_ERROR"))
         cmd = [cc, "-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall", "-Wno-unused-parameter",
                f"-I{cuda_include_dir()}", "-o", str(tmp / CURAND), str(NATIVE / "curand.c"),
                str(tmp / "curand_stubs.c"), f"-Wl,-soname,{CURAND}", f"-L{tmp}", f"-l:{LIBRARY}",
@@ -157,6 +170,18 @@ def library_dir() -> Path:
         if res.returncode != 0:
             raise BuildError(f"building strata's cuRAND library failed ({' '.join(cmd)}):\n{res.stderr}")
         (tmp / "libcurand.so").symlink_to(CURAND)
+        # cuBLAS's host API (libcublas.so.13), served by strata.libs.blas over the same connection
+        (tmp / "cublas_stubs.c").write_text(stubs_source(cublas_names(), "cuBLAS", code=15,
+                                                         status="CUBLAS_STATUS_NOT_SUPPORTED"))
+        (tmp / "cublas.map").write_text(f"{CUBLAS} {{ global: *; }};\n")
+        cmd = [cc, "-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall", "-Wno-unused-parameter",
+               f"-I{cuda_include_dir()}", f"-I{INCLUDE}", "-o", str(tmp / CUBLAS), str(NATIVE / "cublas.c"),
+               str(tmp / "cublas_stubs.c"), f"-Wl,-soname,{CUBLAS}", f"-Wl,--version-script={tmp / 'cublas.map'}",
+               f"-L{tmp}", f"-l:{LIBRARY}", "-Wl,-rpath,$ORIGIN"]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise BuildError(f"building strata's cuBLAS library failed ({' '.join(cmd)}):\n{res.stderr}")
+        (tmp / "libcublas.so").symlink_to(CUBLAS)
         try:
             tmp.rename(final)
         except OSError:  # another process built it first

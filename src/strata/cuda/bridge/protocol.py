@@ -74,6 +74,9 @@ class Op(enum.IntEnum):
     CURAND_SET = 51  # seed or offset
     CURAND_GENERATE = 52
     CURAND_DESTROY = 53
+    CUBLAS_CREATE = 54  # strata.libs.blas.native
+    CUBLAS_DESTROY = 55
+    CUBLAS_CALL = 56  # one routine: cublas.c's call_t
 
 
 # The host arena shared with the program (a memfd; STRATA_CUDART_SHM="fd,size"): staging area, then the

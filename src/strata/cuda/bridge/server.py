@@ -48,6 +48,21 @@ def register_handler(op: Op, handler: Callable[[bytes], bytes | None]) -> None:
     _HANDLERS[int(op)] = handler
 
 
+_SERVING: list[Server] = []  # the Server answering requests in this process (one per `strata run`)
+
+
+def stream_for(handle: int) -> cuda.Stream | None:
+    """The strata stream behind a stream handle the program holds (None for the default stream), for the
+    handlers of host libraries whose calls carry one (cublasSetStream).
+
+    Raises:
+        CudaError: cudaErrorInvalidResourceHandle for a handle that names no stream.
+    """
+    if not _SERVING:
+        raise CudaError("cudaErrorInvalidResourceHandle", "no program is being served")
+    return _SERVING[-1]._stream(handle)
+
+
 class _Collector(io.TextIOBase):
     """Stands in for sys.stdout while serving: device printf output (written by engine threads) is kept
     until the next reply carries it to the program."""
@@ -74,7 +89,8 @@ _LIMIT_NAMES = {0: "cudaLimitStackSize", 2: "cudaLimitMallocHeapSize", 4: "cudaL
 
 # Requests that read or write device memory (managed memory goes to the device first) and requests that
 # synchronize (managed memory comes back to the host after them).
-_TOUCHES_DEVICE = frozenset({Op.HTOD, Op.DTOH, Op.DTOD, Op.MEMSET, Op.HTOD_SHM, Op.DTOH_SHM, Op.MEMCPY_PEER})
+_TOUCHES_DEVICE = frozenset({Op.HTOD, Op.DTOH, Op.DTOD, Op.MEMSET, Op.HTOD_SHM, Op.DTOH_SHM, Op.MEMCPY_PEER,
+                             Op.CURAND_GENERATE, Op.CUBLAS_CALL})
 _SYNCHRONIZING = frozenset({Op.SYNC, Op.STREAM_SYNC, Op.EVENT_SYNC, Op.HTOD, Op.DTOH, Op.DTOD, Op.MEMSET,
                             Op.HTOD_SHM, Op.DTOH_SHM})
 
@@ -143,6 +159,7 @@ class Server:
         """Answer requests until the program closes its end (or exits, if `child` is given)."""
         saved = sys.stdout
         sys.stdout = self.out
+        _SERVING.append(self)
         try:
             while True:
                 if child is not None:
@@ -163,6 +180,7 @@ class Server:
                 self._dispatch(op, body)
         finally:
             sys.stdout = saved
+            _SERVING.remove(self)
 
     def _read(self, n: int) -> bytes | None:
         buf = bytearray(n)

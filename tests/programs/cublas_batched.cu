@@ -1,0 +1,115 @@
+// Batched GEMMs through cuBLAS, as attention and convolution code calls them: SgemmStridedBatched (with a
+// stride of 0 reusing one B for every batch), DgemmStridedBatched, GemmStridedBatchedEx with half inputs and
+// float outputs, GemmEx, SGEMM under TF32 math mode, and a compute type strata does not serve.
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cmath>
+#include "common.h"
+
+#define CUBLAS_CHECK(call)                                                                        \
+  do {                                                                                            \
+    cublasStatus_t s_ = (call);                                                                   \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                            \
+      fprintf(stderr, "%s: %s at line %d\n", #call, cublasGetStatusName(s_), __LINE__);           \
+      exit(1);                                                                                    \
+    }                                                                                             \
+  } while (0)
+
+template <typename TA, typename TC>
+static int check_batched(const TA* A, long long sa, const TA* B, long long sb, const TC* C, long long sc, int m, int n,
+                         int k, int batch, double alpha, double tol) {
+  int bad = 0;
+  for (int b = 0; b < batch; ++b)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        double s = 0;
+        for (int p = 0; p < k; ++p) s += (double)A[b * sa + i + p * m] * (double)B[b * sb + p + j * k];
+        double want = alpha * s, got = (double)C[b * sc + i + j * m];
+        if (fabs(got - want) > tol * (1 + fabs(want))) ++bad;
+      }
+  return bad;
+}
+
+int main() {
+  const int m = 16, n = 12, k = 20, batch = 6;
+  const long long sa = m * k, sc = m * n;
+  cublasHandle_t h;
+  CUBLAS_CHECK(cublasCreate(&h));
+
+  // float, B shared by every batch (stride 0)
+  float *A = (float*)malloc(sa * batch * 4), *B = (float*)malloc(k * n * 4), *C = (float*)malloc(sc * batch * 4);
+  for (long long i = 0; i < sa * batch; ++i) A[i] = (float)((i * 3) % 7) - 3.0f;
+  for (int i = 0; i < k * n; ++i) B[i] = (float)(i % 5) * 0.5f;
+  float *dA, *dB, *dC;
+  checkCudaErrors(cudaMalloc(&dA, sa * batch * 4));
+  checkCudaErrors(cudaMalloc(&dB, k * n * 4));
+  checkCudaErrors(cudaMalloc(&dC, sc * batch * 4));
+  checkCudaErrors(cudaMemcpy(dA, A, sa * batch * 4, cudaMemcpyHostToDevice));
+  checkCudaErrors(cudaMemcpy(dB, B, k * n * 4, cudaMemcpyHostToDevice));
+  const float two = 2.0f, zero = 0.0f;
+  CUBLAS_CHECK(cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &two, dA, m, sa, dB, k, 0, &zero, dC,
+                                         m, sc, batch));
+  checkCudaErrors(cudaMemcpy(C, dC, sc * batch * 4, cudaMemcpyDeviceToHost));
+  printf("sgemm strided batched %d: C[5][0] %.1f mismatches %d\n", batch, C[5 * sc],
+         check_batched(A, sa, B, 0, C, sc, m, n, k, batch, 2.0, 1e-5));
+
+  // double
+  double *Ad = (double*)malloc(sa * batch * 8), *Bd = (double*)malloc(k * n * batch * 8);
+  double* Cd = (double*)malloc(sc * batch * 8);
+  for (long long i = 0; i < sa * batch; ++i) Ad[i] = (double)(i % 11) / 3.0;
+  for (long long i = 0; i < (long long)k * n * batch; ++i) Bd[i] = (double)(i % 7) - 2.5;
+  double *dAd, *dBd, *dCd;
+  checkCudaErrors(cudaMalloc(&dAd, sa * batch * 8));
+  checkCudaErrors(cudaMalloc(&dBd, (long long)k * n * batch * 8));
+  checkCudaErrors(cudaMalloc(&dCd, sc * batch * 8));
+  checkCudaErrors(cudaMemcpy(dAd, Ad, sa * batch * 8, cudaMemcpyHostToDevice));
+  checkCudaErrors(cudaMemcpy(dBd, Bd, (long long)k * n * batch * 8, cudaMemcpyHostToDevice));
+  const double one_d = 1.0, zero_d = 0.0;
+  CUBLAS_CHECK(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one_d, dAd, m, sa, dBd, k,
+                                         (long long)k * n, &zero_d, dCd, m, sc, batch));
+  checkCudaErrors(cudaMemcpy(Cd, dCd, sc * batch * 8, cudaMemcpyDeviceToHost));
+  printf("dgemm strided batched: C[2][7] %.6f mismatches %d\n", Cd[2 * sc + 7],
+         check_batched(Ad, sa, Bd, (long long)k * n, Cd, sc, m, n, k, batch, 1.0, 1e-12));
+
+  // half inputs, float outputs, float compute
+  __half *Ah = (__half*)malloc(sa * batch * 2), *Bh = (__half*)malloc(k * n * batch * 2);
+  float *Af = (float*)malloc(sa * batch * 4), *Bf = (float*)malloc(k * n * batch * 4);
+  for (long long i = 0; i < sa * batch; ++i) { Ah[i] = __float2half((float)(i % 9) * 0.25f); Af[i] = __half2float(Ah[i]); }
+  for (long long i = 0; i < (long long)k * n * batch; ++i) {
+    Bh[i] = __float2half((float)(i % 6) - 2.0f); Bf[i] = __half2float(Bh[i]);
+  }
+  __half *dAh, *dBh;
+  checkCudaErrors(cudaMalloc(&dAh, sa * batch * 2));
+  checkCudaErrors(cudaMalloc(&dBh, (long long)k * n * batch * 2));
+  checkCudaErrors(cudaMemcpy(dAh, Ah, sa * batch * 2, cudaMemcpyHostToDevice));
+  checkCudaErrors(cudaMemcpy(dBh, Bh, (long long)k * n * batch * 2, cudaMemcpyHostToDevice));
+  const float one = 1.0f;
+  CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dAh, CUDA_R_16F, m, sa, dBh,
+                                          CUDA_R_16F, k, (long long)k * n, &zero, dC, CUDA_R_32F, m, sc, batch,
+                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  checkCudaErrors(cudaMemcpy(C, dC, sc * batch * 4, cudaMemcpyDeviceToHost));
+  printf("half strided batched ex: mismatches %d\n",
+         check_batched(Af, sa, Bf, (long long)k * n, C, sc, m, n, k, batch, 1.0, 1e-5));
+
+  // one GEMM through GemmEx
+  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &two, dA, CUDA_R_32F, m, dB, CUDA_R_32F, k, &zero,
+                            dC, CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  checkCudaErrors(cudaMemcpy(C, dC, sc * 4, cudaMemcpyDeviceToHost));
+  printf("gemm ex: mismatches %d\n", check_batched(A, sa, B, 0, C, sc, m, n, k, 1, 2.0, 1e-5));
+
+  // TF32 math mode: inputs rounded to 10 mantissa bits (values here are exact in TF32, so results match)
+  CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH));
+  cublasMath_t mode;
+  CUBLAS_CHECK(cublasGetMathMode(h, &mode));
+  CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &two, dA, m, dB, k, &zero, dC, m));
+  checkCudaErrors(cudaMemcpy(C, dC, sc * 4, cudaMemcpyDeviceToHost));
+  printf("tf32 mode %d: mismatches %d\n", (int)mode, check_batched(A, sa, B, 0, C, sc, m, n, k, 1, 2.0, 1e-5));
+
+  cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dAh, CUDA_R_16F, m, dBh, CUDA_R_16F, k,
+                                  &zero, dC, CUDA_R_16F, m, CUBLAS_COMPUTE_16F, CUBLAS_GEMM_DEFAULT);
+  printf("half compute: %s\n", cublasGetStatusName(s));
+  s = cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &two, dA, m, sa, dB, k, 0, &zero, dC, m, sc, -1);
+  printf("negative batch: %s\n", cublasGetStatusName(s));
+  CUBLAS_CHECK(cublasDestroy(h));
+  return 0;
+}
