@@ -1027,7 +1027,8 @@ def _sh5(a: np.ndarray) -> np.ndarray:
 _I2N: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "v_add_u32": lambda a, b: np.add(a, b, dtype=_U32), "v_sub_u32": lambda a, b: np.subtract(a, b, dtype=_U32),
     "v_subrev_u32": lambda a, b: np.subtract(b, a, dtype=_U32),
-    "v_and_b32": lambda a, b: np.bitwise_and(a, b, dtype=_U32), "v_or_b32": lambda a, b: np.bitwise_or(a, b, dtype=_U32),
+    "v_and_b32": lambda a, b: np.bitwise_and(a, b, dtype=_U32),
+    "v_or_b32": lambda a, b: np.bitwise_or(a, b, dtype=_U32),
     "v_xor_b32": lambda a, b: np.bitwise_xor(a, b, dtype=_U32),
     "v_lshlrev_b32": lambda a, b: np.left_shift(b, _sh5(a), dtype=_U32),
     "v_lshrrev_b32": lambda a, b: np.right_shift(b, _sh5(a), dtype=_U32),
@@ -1220,6 +1221,18 @@ def h_valu3(c: _Ctx, ins: Inst) -> None:
         a, b, d = (usrc(c, ins, i).astype(_U64) for i in range(3))
         r = _int3(name, a, b, d) & _MASK32
         _count(c, "integer")
+    elif name in ("v_lshlrev_b64", "v_lshl_add_u64") and c.full and (halves := _shl64_halves(c, ins)) is not None:
+        lo, hi = halves
+        if name == "v_lshl_add_u64":  # + src2, with the carry out of the low word
+            dlo, dhi = _src_halves(c, ins, 2)
+            s_lo = np.add(lo, dlo, dtype=_U32)
+            hi = np.add(np.add(hi, dhi, dtype=_U32), s_lo < dlo, dtype=_U32)
+            lo = s_lo
+        d = _vdst(ins)
+        c.b.v[d, c.ix] = lo
+        c.b.v[d + 1, c.ix] = hi
+        _count(c, "integer")
+        return
     elif name in ("v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64"):
         sh = usrc(c, ins, 0).astype(_U64) & _U64(63)
         x = usrc(c, ins, 1, 2)
@@ -1254,6 +1267,37 @@ def h_valu3(c: _Ctx, ins: Inst) -> None:
     else:  # pragma: no cover
         raise AssertionError(name)
     vwrite(c, _vdst(ins), _omod_clamp(c, ins, np.asarray(r)))
+
+
+def _src_halves(c: _Ctx, ins: Inst, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """The low and high words of 64-bit source i: (n, 64) register views or (n, 1) scalars."""
+    code = ins.f[f"src{i}"]
+    if code >= 256:
+        return c.b.v[code - 256, c.ix], c.b.v[code - 255, c.ix]
+    x = sread(c, code, 2, ins)
+    return (x & _MASK32).astype(_U32)[:, None], (x >> _U64(32)).astype(_U32)[:, None]
+
+
+def _shl64_halves(c: _Ctx, ins: Inst) -> tuple[np.ndarray, np.ndarray] | None:
+    """v_lshlrev_b64 (shift, x) / v_lshl_add_u64 (x, shift, y): x << shift computed on 32-bit words, when
+    the shift is one number for every lane (a constant or an SGPR holding one value); else None."""
+    if ins.name == "v_lshlrev_b64":
+        sh_code, x_i, mask = ins.f["src0"], 1, 63
+    else:
+        sh_code, x_i, mask = ins.f["src1"], 0, 7
+    if sh_code >= 256 or ins.f.get("neg") or ins.f.get("abs"):
+        return None
+    sh_all = sread(c, sh_code, 1, ins)
+    sh = int(sh_all[0]) & mask
+    if sh_all.size > 1 and not ((sh_all & _U32(mask)) == sh).all():
+        return None
+    lo, hi = _src_halves(c, ins, x_i)
+    if sh == 0:
+        return lo, hi
+    if sh >= 32:
+        return np.zeros(np.broadcast(lo, hi).shape, _U32), np.left_shift(lo, _U32(sh - 32), dtype=_U32)
+    new_hi = np.bitwise_or(np.left_shift(hi, _U32(sh), dtype=_U32), np.right_shift(lo, _U32(32 - sh), dtype=_U32))
+    return np.left_shift(lo, _U32(sh), dtype=_U32), new_hi
 
 
 def _int3(name: str, a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -2020,65 +2064,92 @@ def _flat_space(c: _Ctx, ins: Inst, offs: np.ndarray, m: np.ndarray, space: str)
     _count(c, "memory")
 
 
-def _linear_run(c: _Ctx, addr: np.ndarray, m: np.ndarray, size: int) -> int | None:
-    """The word index of the first element when every lane is active and the lanes of all selected waves
-    access one contiguous, ascending, aligned run of `size`-byte elements inside one allocation (the
-    common `x[i]` pattern); None otherwise. Such an access is served as one slice."""
-    if size % 4 or not m.all():
+def _linear_first(c: _Ctx, ins: Inst, size: int) -> int | None:
+    """The address of the first lane when every lane of the selected waves is active and they access one
+    contiguous ascending run of `size`-byte elements (the `x[i]` pattern), found from the 32-bit address
+    words without building 64-bit addresses; None otherwise (the general path decides, and reports faults)."""
+    if not c.full or size % 4:
         return None
-    flat = addr.reshape(-1)
-    first = int(flat[0])
-    if first % 4 or int(flat[-1]) - first != (flat.size - 1) * size:
+    f = ins.f
+    lo = c.b.v[f["addr"], c.ix]
+    l0 = int(lo[0, 0])
+    if l0 + (lo.size - 1) * size > 0xFFFFFFFF:
         return None
-    if not np.array_equal(flat - _U64(first), _ramp(flat.size, size)):
+    if ins.fmt == "GLOBAL" and f["saddr"] != 0x7F:  # SGPR base + 32-bit VGPR offset
+        base = sread(c, f["saddr"], 2, ins)
+        b0 = int(base[0])
+        if base.size > 1 and not (base == b0).all():
+            return None
+        first = b0 + l0
+    else:
+        hi = c.b.v[f["addr"] + 1, c.ix]
+        h0 = int(hi[0, 0])
+        if not (hi == h0).all():
+            return None
+        first = h0 << 32 | l0
+    if not np.array_equal(lo - _U32(l0), _ramp32(lo.size, size).reshape(lo.shape)):
+        return None
+    first = (first + f["offset"]) & 0xFFFFFFFFFFFFFFFF
+    if first % 4:
         return None
     a = c.mem.allocation_at(first)
-    if a is None or first + flat.size * size > a.end:
-        return None  # the slow path reports the fault
-    return (first - GLOBAL_BASE) // 4
+    if a is None or first + lo.size * size > a.end:
+        return None  # the general path reports the fault
+    return first
 
 
 @functools.lru_cache(maxsize=8)
-def _ramp(n: int, step: int) -> np.ndarray:
-    r = np.arange(0, n * step, step, dtype=_U64)
+def _ramp32(n: int, step: int) -> np.ndarray:
+    r = np.arange(0, n * step, step, dtype=_U32)
     r.flags.writeable = False
     return r
 
 
-def _linear_sectors(addr: np.ndarray, size: int) -> int:
-    """Sectors touched by waves whose lanes access a contiguous ascending run."""
-    first, last = addr[:, 0] // _U64(32), (addr[:, -1] + _U64(size - 1)) // _U64(32)
-    return int((last - first + _U64(1)).sum())
+def _run_sectors(first: int, n: int, size: int) -> int:
+    """32-byte sectors touched by n waves that access consecutive 64-lane runs from `first`."""
+    starts = first + np.arange(n, dtype=np.int64) * (WAVE * size)
+    return int(((starts + WAVE * size - 1) // 32 - starts // 32 + 1).sum())
+
+
+def _global_linear(c: _Ctx, ins: Inst, first: int) -> None:
+    """A lane-linear dword load or store of fully active waves, served as one slice of memory."""
+    name, f = ins.name, ins.f
+    words = c.mem.typed(_U32)
+    width = flat_width(name)
+    start = (first - GLOBAL_BASE) // 4
+    total = c.n * WAVE * width
+    sectors = _run_sectors(first, c.n, 4 * width)
+    if "_load_" in name:
+        block = words[start:start + total].reshape(c.n, WAVE, width)
+        vals = [block[:, :, k].copy() for k in range(width)]
+        c.counters.global_load_bytes += total * 4
+        c.counters.global_load_requests += c.n
+        c.counters.global_load_sectors += sectors
+        c.counters.global_load_ideal_sectors += -(-total * 4 // 32)
+        _defer_regs(c, "vm", f["vdst"], vals, None)
+    else:
+        if width == 1:
+            words[start:start + total] = c.b.v[f["data"], c.ix].reshape(-1)
+        else:
+            data = np.stack([c.b.v[f["data"] + k, c.ix] for k in range(width)], axis=2)  # (n, 64, width)
+            words[start:start + total] = data.reshape(-1)
+        c.counters.global_store_bytes += total * 4
+        c.counters.global_store_requests += c.n
+        c.counters.global_store_sectors += sectors
+        c.counters.global_store_ideal_sectors += -(-total * 4 // 32)
+        _count_only(c, "vm")
+    _count(c, "memory")
 
 
 def h_global(c: _Ctx, ins: Inst) -> None:
     name, f = ins.name, ins.f
+    if ("_load_dword" in name or "_store_dword" in name) and \
+            (first := _linear_first(c, ins, 4 * flat_width(name))) is not None:
+        _global_linear(c, ins, first)
+        return
     addr = _global_addr(c, ins)
     m = c.exec_mask()
     words = c.mem.typed(_U32)
-    if ("_load_dword" in name or "_store_dword" in name) and (start := _linear_run(c, addr, m, 4 * flat_width(name))) \
-            is not None:
-        width = flat_width(name)
-        total = c.n * WAVE * width
-        if "_load_" in name:
-            val = words[start:start + total].reshape(c.n, WAVE, width).transpose(0, 2, 1).copy()
-            c.counters.global_load_bytes += total * 4
-            c.counters.global_load_requests += c.n
-            c.counters.global_load_sectors += _linear_sectors(addr, 4 * width)
-            c.counters.global_load_ideal_sectors += -(-total * 4 // 32)
-            d = f["vdst"]
-            mm = m.copy()
-            _defer(c, "vm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
-        else:
-            data = np.stack([c.b.v[f["data"] + k, c.ix] for k in range(width)], axis=2)  # (n, 64, width)
-            words[start:start + total] = data.reshape(-1)
-            c.counters.global_store_bytes += total * 4
-            c.counters.global_store_requests += c.n
-            c.counters.global_store_sectors += _linear_sectors(addr, 4 * width)
-            c.counters.global_store_ideal_sectors += -(-total * 4 // 32)
-            _count_only(c, "vm")
-        _count(c, "memory")
-        return
     if "_load_" in name:
         width = flat_width(name)
         tail = name.rsplit("_", 1)[-1]
