@@ -671,6 +671,11 @@ def h_sop1(c: _Ctx, ins: Inst) -> None:
         r = np.where(x == 0, -1, np.log2(np.maximum(low, _U64(1)).astype(np.float64)).astype(np.int64))
         del bits
         swrite(c, d, r.astype(np.int64).astype(_U64) & _MASK32, 1)
+    elif name in ("s_flbit_i32_b32", "s_flbit_i32"):  # leading zeros / leading sign bits; -1 when none differ
+        x = a.astype(_U32)
+        if name == "s_flbit_i32":
+            x = np.where(x >> _U32(31) != 0, ~x, x)
+        swrite(c, d, _ffbh(x).astype(_U64), 1)
     elif name in ("s_bcnt1_i32_b32", "s_bcnt1_i32_b64"):
         r = _popcount(a.astype(_U64))
         swrite(c, d, r, 1)
@@ -690,7 +695,7 @@ def h_sop1(c: _Ctx, ins: Inst) -> None:
 
 
 _SOP1 = {"s_getpc_b64", "s_swappc_b64", "s_setpc_b64", "s_mov_b32", "s_mov_b64", "s_not_b32", "s_not_b64",
-         "s_cmov_b32", "s_cmov_b64", "s_ff1_i32_b32",
+         "s_cmov_b32", "s_cmov_b64", "s_ff1_i32_b32", "s_flbit_i32_b32", "s_flbit_i32",
          "s_ff1_i32_b64", "s_bcnt1_i32_b32", "s_bcnt1_i32_b64", "s_brev_b32", "s_abs_i32", "s_sext_i32_i8",
          "s_sext_i32_i16"}
 
@@ -904,6 +909,7 @@ _CVT: dict[str, Callable[[np.ndarray], np.ndarray]] = {  # bits -> bits
     "v_mov_b32": lambda u: u, "v_not_b32": lambda u: ~u.astype(_U32),
     "v_bfrev_b32": lambda u: _brev32(np.broadcast_to(u, u.shape).astype(_U32)),
     "v_ffbl_b32": lambda u: _ffbl(u), "v_ffbh_u32": lambda u: _ffbh(u),
+    "v_ffbh_i32": lambda u: _ffbh(np.where(u.astype(_U32) >> _U32(31) != 0, ~u.astype(_U32), u.astype(_U32))),
 }
 
 
@@ -1217,7 +1223,7 @@ def h_valu3(c: _Ctx, ins: Inst) -> None:
         _count(c, "fp32")
     elif name in ("v_add3_u32", "v_lshl_add_u32", "v_add_lshl_u32", "v_lshl_or_b32", "v_and_or_b32", "v_or3_b32",
                   "v_xad_u32", "v_bfe_u32", "v_bfe_i32", "v_bfi_b32", "v_mad_u32_u24", "v_alignbit_b32", "v_perm_b32",
-                  "v_max3_i32", "v_min3_i32", "v_max3_u32", "v_min3_u32", "v_med3_i32", "v_med3_u32"):
+                  "v_max3_i32", "v_min3_i32", "v_max3_u32", "v_min3_u32", "v_med3_i32", "v_med3_u32", "v_mad_i32_i24"):
         a, b, d = (usrc(c, ins, i).astype(_U64) for i in range(3))
         r = _int3(name, a, b, d) & _MASK32
         _count(c, "integer")
@@ -1326,6 +1332,8 @@ def _int3(name: str, a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
         return (a & b) | (~a & d)
     if name == "v_mad_u32_u24":
         return (a & _U64(0xFFFFFF)) * (b & _U64(0xFFFFFF)) + d
+    if name == "v_mad_i32_i24":
+        return ((((_s(a) << 40) >> 40) * ((_s(b) << 40) >> 40)) + _s(d)).view(_U64) & _U64(0xFFFFFFFF)
     if name == "v_alignbit_b32":
         return ((a << _U64(32)) | b) >> (d & _U64(31))
     if name in ("v_max3_u32", "v_min3_u32", "v_med3_u32"):
@@ -1401,6 +1409,8 @@ def h_vcmp(c: _Ctx, ins: Inst) -> None:
             res = _CMP_F[op](dsrc(c, ins, 0), dsrc(c, ins, 1))
         elif typ == "f32":
             res = _CMP_F[op](fsrc(c, ins, 0), fsrc(c, ins, 1))
+        elif typ == "f16":
+            res = _CMP_F[op](_h16(c, ins, 0), _h16(c, ins, 1))
         elif typ in ("i64", "u64"):
             a64, b64 = usrc(c, ins, 0, 2).astype(_U64), usrc(c, ins, 1, 2).astype(_U64)
             if typ == "i64":
@@ -2393,7 +2403,8 @@ def h_trap(c: _Ctx, ins: Inst) -> None:
 _VOP3_ONLY_3 = {"v_fma_f32", "v_mad_f32", "v_fma_legacy_f32", "v_max3_f32", "v_min3_f32", "v_div_fixup_f32",
                 "v_div_fmas_f32", "v_div_scale_f32", "v_add3_u32", "v_lshl_add_u32", "v_add_lshl_u32",
                 "v_lshl_or_b32", "v_and_or_b32", "v_or3_b32", "v_xad_u32", "v_bfe_u32", "v_bfe_i32", "v_bfi_b32",
-                "v_mad_u32_u24", "v_alignbit_b32", "v_perm_b32", "v_max3_i32", "v_min3_i32", "v_max3_u32",
+                "v_mad_u32_u24", "v_mad_i32_i24", "v_alignbit_b32", "v_perm_b32", "v_max3_i32", "v_min3_i32",
+                "v_max3_u32",
                 "v_min3_u32", "v_med3_i32", "v_med3_u32", "v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64",
                 "v_lshl_add_u64", "v_mad_u64_u32", "v_mad_i64_i32"}
 _VALU2 = set(_F2) | set(_I2) | {"v_fmac_f32", "v_mac_f32", "v_fmamk_f32", "v_madmk_f32", "v_fmaak_f32",
@@ -2454,8 +2465,8 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
         return h_vop1 if name in _F1 or name in _CVT or name in ("v_nop", "v_readfirstlane_b32") else None
     if fmt == "VOPC" or (fmt == "VOP3" and name.startswith(("v_cmp_", "v_cmpx_"))):
         parts = name.split("_")
-        ok = len(parts) == 4 and parts[3] in ("f32", "f64", "i32", "u32", "i16", "u16", "i64", "u64") and \
-            (parts[2] in (_CMP_F if parts[3] in ("f32", "f64") else _CMP_I) or
+        ok = len(parts) == 4 and parts[3] in ("f32", "f64", "f16", "i32", "u32", "i16", "u16", "i64", "u64") and \
+            (parts[2] in (_CMP_F if parts[3] in ("f32", "f64", "f16") else _CMP_I) or
              parts[2] == "class" and parts[3] in ("f32", "f64"))
         return h_vcmp if ok else None
     if fmt in ("VOP2", "VOP3") and name in _VALU2:
