@@ -16,12 +16,12 @@
 #define __launch_bounds__(...) __attribute__((amdgpu_flat_work_group_size(1, 1024)))
 #define __restrict__ __restrict
 
-typedef unsigned long size_t;
+// the C library's own types (stddef/stdint come from clang's resource directory), so host code that
+// includes <cstdint> agrees on int64_t; then the host-side runtime API (hipMalloc, dim3, <<<>>>)
+#include <stddef.h>
+#include <stdint.h>
 typedef unsigned int uint;
-typedef int int32_t;
-typedef unsigned int uint32_t;
-typedef long long int64_t;
-typedef unsigned long long uint64_t;
+#include <hip/hip_runtime_api.h>
 
 // The hidden kernel arguments of code object v5 follow the explicit ones; the implicit-argument
 // pointer points at the first: block_count_x/y/z (u32) at 0/4/8, group_size_x/y/z (u16) at 12/14/16.
@@ -82,7 +82,8 @@ extern const __device__ __attribute__((weak)) __strata_gdim gridDim;
 #define hipGridDim_y (gridDim.y)
 #define hipGridDim_z (gridDim.z)
 
-#define warpSize 64
+// a constant, not a macro, so host code can still name hipDeviceProp_t::warpSize
+static constexpr int warpSize = 64;
 
 // Barriers and fences: a workgroup-scope release/acquire fence around s_barrier, as ROCm does.
 static __device__ __forceinline__ void __syncthreads() {
@@ -197,8 +198,12 @@ static __device__ __forceinline__ int min(int a, int b) { return a < b ? a : b; 
 static __device__ __forceinline__ int max(int a, int b) { return a > b ? a : b; }
 static __device__ __forceinline__ unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
 static __device__ __forceinline__ unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
+#ifndef INFINITY
 #define INFINITY __builtin_inff()
+#endif
+#ifndef NAN
 #define NAN __builtin_nanf("")
+#endif
 #define HIP_DYNAMIC_SHARED(type, var) extern __shared__ type var[];
 
 // ---- more math (only what LLVM lowers natively for AMDGPU: no device library is linked)
@@ -376,7 +381,12 @@ static __device__ __forceinline__ long long clock() { return clock64(); }
 static __device__ __forceinline__ long long wall_clock64() { return (long long)__builtin_amdgcn_s_memrealtime(); }
 static __device__ __forceinline__ void __trap() { __builtin_trap(); }
 // a failed assert is a debug trap (s_trap 3), which the virtual GPU reports as cudaErrorAssert/hipErrorAssert
+// (<assert.h>'s assert, included by host code, calls __assert_fail: on the device that is the same trap)
 #define assert(x) ((x) ? (void)0 : __builtin_debugtrap())
+extern "C" __device__ __attribute__((weak, noinline)) void __assert_fail(const char*, const char*, unsigned int,
+                                                                          const char*) {
+  __builtin_debugtrap();
+}
 
 // ---- vector types (HIP's names; 1-, 2- and 4-wide are clang vectors with .x .y .z .w, 3-wide a struct)
 #define __STRATA_VEC(T, N) \

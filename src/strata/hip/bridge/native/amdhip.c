@@ -1,0 +1,338 @@
+/* strata's replacement HIP runtime (libamdhip64.so.6) for whole HIP programs on AMD devices.
+ *
+ * A program built with `strata hipcc` links this library. Its static constructors hand over the device code
+ * (__hipRegisterFatBinary: the 'HIPF' wrapper around a clang offload bundle holding the gfx942 code object)
+ * and name its kernels and variables (__hipRegisterFunction/__hipRegisterVar); kernel<<<...>>> becomes
+ * __hipPushCallConfiguration, the kernel's stub, __hipPopCallConfiguration and hipLaunchKernel.
+ *
+ * The calls travel over the same connection as strata's CUDA runtime (libcudart.so.13, which this library
+ * links): both speak one wire protocol to the `strata run` process, which serves HIP modules with
+ * strata.hip on the virtual AMD GPU (src/strata/hip/bridge/server.py). So this file is the HIP face of that
+ * library: HIP's names and types over the same transport, pinned/managed memory arena and pipelined
+ * launches. HIP's error codes are CUDA's numbers, so codes pass through unchanged. Exported HIP names this
+ * file does not define are weak stubs (amdhip_stubs.c) that return hipErrorNotSupported and print their name
+ * once.
+ */
+#define _GNU_SOURCE
+#include <hip/hip_runtime_api.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- strata's libcudart.so.13 (same ABI: cudaError_t is an int enum, dim3 three uint32) -------------- */
+hipError_t cudaMalloc(void**, size_t);
+hipError_t cudaFree(void*);
+hipError_t cudaMallocHost(void**, size_t);
+hipError_t cudaFreeHost(void*);
+hipError_t cudaMallocManaged(void**, size_t, unsigned);
+hipError_t cudaMemcpy(void*, const void*, size_t, int);
+hipError_t cudaMemcpyAsync(void*, const void*, size_t, int, hipStream_t);
+hipError_t cudaMemcpy2D(void*, size_t, const void*, size_t, size_t, size_t, int);
+hipError_t cudaMemset(void*, int, size_t);
+hipError_t cudaMemsetAsync(void*, int, size_t, hipStream_t);
+hipError_t cudaMemGetInfo(size_t*, size_t*);
+hipError_t cudaMemcpyToSymbol(const void*, const void*, size_t, size_t, int);
+hipError_t cudaMemcpyFromSymbol(void*, const void*, size_t, size_t, int);
+hipError_t cudaMemcpyToSymbolAsync(const void*, const void*, size_t, size_t, int, hipStream_t);
+hipError_t cudaMemcpyFromSymbolAsync(void*, const void*, size_t, size_t, int, hipStream_t);
+hipError_t cudaGetSymbolAddress(void**, const void*);
+hipError_t cudaGetSymbolSize(size_t*, const void*);
+hipError_t cudaGetDeviceCount(int*);
+hipError_t cudaSetDevice(int);
+hipError_t cudaGetDevice(int*);
+hipError_t cudaDeviceSynchronize(void);
+hipError_t cudaDeviceReset(void);
+hipError_t cudaGetLastError(void);
+hipError_t cudaPeekAtLastError(void);
+hipError_t cudaStreamCreateWithFlags(hipStream_t*, unsigned);
+hipError_t cudaStreamDestroy(hipStream_t);
+hipError_t cudaStreamSynchronize(hipStream_t);
+hipError_t cudaStreamQuery(hipStream_t);
+hipError_t cudaStreamWaitEvent(hipStream_t, hipEvent_t, unsigned);
+hipError_t cudaEventCreateWithFlags(hipEvent_t*, unsigned);
+hipError_t cudaEventRecord(hipEvent_t, hipStream_t);
+hipError_t cudaEventSynchronize(hipEvent_t);
+hipError_t cudaEventQuery(hipEvent_t);
+hipError_t cudaEventElapsedTime(float*, hipEvent_t, hipEvent_t);
+hipError_t cudaEventDestroy(hipEvent_t);
+hipError_t cudaLaunchKernel(const void*, dim3, dim3, void**, size_t, hipStream_t);
+hipError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int*, const void*, int, size_t);
+unsigned __cudaPushCallConfiguration(dim3, dim3, size_t, hipStream_t);
+hipError_t __cudaPopCallConfiguration(dim3*, dim3*, size_t*, void*);
+void __cudaRegisterFunction(void**, const char*, char*, const char*, int, void*, void*, void*, void*, int*);
+void __cudaRegisterVar(void**, char*, char*, const char*, int, size_t, int, int);
+hipError_t strata_call(uint32_t op, const void* a, size_t na, void* out, size_t cap);
+void** strata_register_image(uint32_t op, const void* image, size_t len);
+#include "strata_props.h"  /* amdhip_props.c: the parts that need CUDA's own structure layouts */
+
+enum { OP_HIP_REGISTER = 70 };  /* protocol.Op.HIP_REGISTER */
+
+/* ---- registration ------------------------------------------------------------------------------------- */
+#define HIPF_MAGIC 0x48495046u  /* "HIPF" */
+#define BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
+typedef struct { uint32_t magic, version; const void* binary; const void* unused; } hipf_wrapper_t;
+
+/* The size of an offload bundle: the end of its furthest entry (the header names offset and size of each). */
+static size_t bundle_size(const char* b) {
+    if (memcmp(b, BUNDLE_MAGIC, 24) != 0) return 0;
+    uint64_t n, end = 32;
+    memcpy(&n, b + 24, 8);
+    size_t pos = 32;
+    for (uint64_t i = 0; i < n && i < 64; i++) {
+        uint64_t off, size, idlen;
+        memcpy(&off, b + pos, 8); memcpy(&size, b + pos + 8, 8); memcpy(&idlen, b + pos + 16, 8);
+        pos += 24 + idlen;
+        if (pos > end) end = pos;
+        if (off + size > end) end = off + size;
+    }
+    return end;
+}
+
+void** __hipRegisterFatBinary(const void* data) {
+    const hipf_wrapper_t* w = data;
+    const char* bundle = w && w->magic == HIPF_MAGIC ? w->binary : NULL;
+    size_t n = bundle ? bundle_size(bundle) : 0;
+    if (!n) {
+        /* the runtime process says why at first use (hipErrorInvalidImage / NoBinaryForGpu) */
+        const char* none = "";
+        return strata_register_image(OP_HIP_REGISTER, none, 0);
+    }
+    return strata_register_image(OP_HIP_REGISTER, bundle, n);
+}
+
+void __hipUnregisterFatBinary(void** handle) {
+    (void)handle;  /* modules live until the runtime process ends; nothing to send at exit */
+}
+
+void __hipRegisterFunction(void** handle, const void* hostFunction, char* deviceFunction, const char* deviceName,
+                           unsigned int threadLimit, void* tid, void* bid, dim3* blockDim, dim3* gridDim, int* wSize) {
+    __cudaRegisterFunction(handle, hostFunction, deviceFunction, deviceName, (int)threadLimit, tid, bid, blockDim,
+                           gridDim, wSize);
+}
+
+void __hipRegisterVar(void** handle, char* hostVar, char* deviceVar, const char* deviceName, int ext, size_t size,
+                      int constant, int global) {
+    __cudaRegisterVar(handle, hostVar, deviceVar, deviceName, ext, size, constant, global);
+}
+
+hipError_t __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, hipStream_t stream) {
+    return __cudaPushCallConfiguration(gridDim, blockDim, sharedMem, stream) ? hipErrorInvalidConfiguration
+                                                                             : hipSuccess;
+}
+
+hipError_t __hipPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem, hipStream_t* stream) {
+    return __cudaPopCallConfiguration(gridDim, blockDim, sharedMem, stream);
+}
+
+hipError_t hipLaunchKernel(const void* f, dim3 g, dim3 b, void** args, size_t shmem, hipStream_t s) {
+    return cudaLaunchKernel(f, g, b, args, shmem, s);
+}
+
+hipError_t hipFuncGetAttributes(hipFuncAttributes* attr, const void* func) {
+    int64_t r[8];
+    if (!attr) return hipErrorInvalidValue;
+    hipError_t e = (hipError_t)strata_func_attrs(func, r);
+    if (e != hipSuccess) return e;
+    memset(attr, 0, sizeof *attr);
+    attr->numRegs = (int)r[0]; attr->sharedSizeBytes = (size_t)r[1]; attr->constSizeBytes = (size_t)r[2];
+    attr->localSizeBytes = (size_t)r[3]; attr->maxThreadsPerBlock = (int)r[4];
+    attr->maxDynamicSharedSizeBytes = (int)r[5]; attr->ptxVersion = (int)r[6]; attr->binaryVersion = (int)r[7];
+    return hipSuccess;
+}
+
+hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* f, int blockSize, size_t smem) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, f, blockSize, smem);
+}
+
+/* ---- devices -------------------------------------------------------------------------------------------- */
+static hipError_t strata_hip_props(int device, hipDeviceProp_t* p) {
+    struct strata_props v;
+    hipError_t e = (hipError_t)strata_props_get(device, &v);
+    if (e != hipSuccess) return e;
+    memset(p, 0, sizeof *p);
+    memcpy(p->name, v.name, sizeof p->name);
+    memcpy(p->gcnArchName, v.arch, sizeof p->gcnArchName);
+    p->totalGlobalMem = (size_t)v.totalGlobalMem; p->sharedMemPerBlock = (size_t)v.sharedMemPerBlock;
+    p->regsPerBlock = (int)v.regsPerBlock; p->warpSize = (int)v.warpSize; p->memPitch = (size_t)v.memPitch;
+    p->maxThreadsPerBlock = (int)v.maxThreadsPerBlock;
+    for (int i = 0; i < 3; i++) { p->maxThreadsDim[i] = (int)v.maxThreadsDim[i]; p->maxGridSize[i] = (int)v.maxGridSize[i]; }
+    p->clockRate = (int)v.clockRate; p->totalConstMem = (size_t)v.totalConstMem; p->major = (int)v.major;
+    p->minor = (int)v.minor; p->textureAlignment = (size_t)v.textureAlignment;
+    p->multiProcessorCount = (int)v.multiProcessorCount; p->integrated = (int)v.integrated;
+    p->canMapHostMemory = (int)v.canMapHostMemory; p->computeMode = (int)v.computeMode;
+    p->concurrentKernels = (int)v.concurrentKernels; p->ECCEnabled = (int)v.ECCEnabled; p->pciBusID = (int)v.pciBusID;
+    p->pciDeviceID = (int)v.pciDeviceID; p->pciDomainID = (int)v.pciDomainID;
+    p->asyncEngineCount = (int)v.asyncEngineCount; p->unifiedAddressing = (int)v.unifiedAddressing;
+    p->memoryClockRate = (int)v.memoryClockRate; p->memoryBusWidth = (int)v.memoryBusWidth;
+    p->l2CacheSize = (int)v.l2CacheSize; p->maxThreadsPerMultiProcessor = (int)v.maxThreadsPerMultiProcessor;
+    p->sharedMemPerMultiprocessor = (size_t)v.sharedMemPerMultiprocessor;
+    p->maxSharedMemoryPerMultiProcessor = (size_t)v.sharedMemPerMultiprocessor;
+    p->regsPerMultiprocessor = (int)v.regsPerMultiprocessor; p->managedMemory = (int)v.managedMemory;
+    p->cooperativeLaunch = (int)v.cooperativeLaunch; p->sharedMemPerBlockOptin = (size_t)v.sharedMemPerBlockOptin;
+    p->maxBlocksPerMultiProcessor = (int)v.maxBlocksPerMultiProcessor;
+    p->clockInstructionRate = p->clockRate;
+    /* gcnArch: the number in "gfx942" (942), as HIP's deprecated field has it */
+    p->gcnArch = (int)strtol(p->gcnArchName + (strncmp(p->gcnArchName, "gfx", 3) ? 0 : 3), NULL, 10);
+    return hipSuccess;
+}
+
+hipError_t hipInit(unsigned int flags) { return flags ? hipErrorInvalidValue : hipSuccess; }
+hipError_t hipGetDeviceCount(int* count) { return count ? cudaGetDeviceCount(count) : hipErrorInvalidValue; }
+hipError_t hipSetDevice(int d) { return cudaSetDevice(d); }
+hipError_t hipGetDevice(int* d) { return cudaGetDevice(d); }
+hipError_t hipGetDeviceProperties(hipDeviceProp_t* p, int d) { return p ? strata_hip_props(d, p) : hipErrorInvalidValue; }
+hipError_t hipDeviceSynchronize(void) { return cudaDeviceSynchronize(); }
+hipError_t hipDeviceReset(void) { return cudaDeviceReset(); }
+hipError_t hipSetDeviceFlags(unsigned flags) { (void)flags; return hipSuccess; }
+hipError_t hipDriverGetVersion(int* v) { if (!v) return hipErrorInvalidValue; *v = HIP_VERSION; return hipSuccess; }
+hipError_t hipRuntimeGetVersion(int* v) { if (!v) return hipErrorInvalidValue; *v = HIP_VERSION; return hipSuccess; }
+
+hipError_t hipDeviceGetName(char* name, int len, int d) {
+    hipDeviceProp_t p;
+    if (!name || len <= 0) return hipErrorInvalidValue;
+    hipError_t e = strata_hip_props(d, &p);
+    if (e != hipSuccess) return e;
+    snprintf(name, (size_t)len, "%s", p.name);
+    return hipSuccess;
+}
+
+hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t attr, int d) {
+    hipDeviceProp_t p;
+    if (!value) return hipErrorInvalidValue;
+    hipError_t e = strata_hip_props(d, &p);
+    if (e != hipSuccess) return e;
+    switch (attr) {
+    case hipDeviceAttributeMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
+    case hipDeviceAttributeMaxBlockDimX: *value = p.maxThreadsDim[0]; break;
+    case hipDeviceAttributeMaxBlockDimY: *value = p.maxThreadsDim[1]; break;
+    case hipDeviceAttributeMaxBlockDimZ: *value = p.maxThreadsDim[2]; break;
+    case hipDeviceAttributeMaxGridDimX: *value = p.maxGridSize[0]; break;
+    case hipDeviceAttributeMaxGridDimY: *value = p.maxGridSize[1]; break;
+    case hipDeviceAttributeMaxGridDimZ: *value = p.maxGridSize[2]; break;
+    case hipDeviceAttributeMaxSharedMemoryPerBlock: *value = (int)p.sharedMemPerBlock; break;
+    case hipDeviceAttributeTotalConstantMemory: *value = (int)p.totalConstMem; break;
+    case hipDeviceAttributeWarpSize: *value = p.warpSize; break;
+    case hipDeviceAttributeMaxRegistersPerBlock: *value = p.regsPerBlock; break;
+    case hipDeviceAttributeClockRate: *value = p.clockRate; break;
+    case hipDeviceAttributeMemoryClockRate: *value = p.memoryClockRate; break;
+    case hipDeviceAttributeMemoryBusWidth: *value = p.memoryBusWidth; break;
+    case hipDeviceAttributeMultiprocessorCount: *value = p.multiProcessorCount; break;
+    case hipDeviceAttributeComputeCapabilityMajor: *value = p.major; break;
+    case hipDeviceAttributeComputeCapabilityMinor: *value = p.minor; break;
+    case hipDeviceAttributeL2CacheSize: *value = p.l2CacheSize; break;
+    case hipDeviceAttributeMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
+    case hipDeviceAttributeMaxSharedMemoryPerMultiprocessor: *value = (int)p.sharedMemPerMultiprocessor; break;
+    case hipDeviceAttributeConcurrentKernels: *value = p.concurrentKernels; break;
+    case hipDeviceAttributePciBusId: *value = p.pciBusID; break;
+    case hipDeviceAttributePciDeviceId: *value = p.pciDeviceID; break;
+    case hipDeviceAttributeEccEnabled: *value = p.ECCEnabled; break;
+    case hipDeviceAttributeIntegrated: *value = p.integrated; break;
+    case hipDeviceAttributeCooperativeLaunch: *value = p.cooperativeLaunch; break;
+    case hipDeviceAttributeManagedMemory: *value = p.managedMemory; break;
+    case hipDeviceAttributeConcurrentManagedAccess: *value = p.concurrentManagedAccess; break;
+    case hipDeviceAttributeUnifiedAddressing: *value = p.unifiedAddressing; break;
+    case hipDeviceAttributeCanMapHostMemory: *value = p.canMapHostMemory; break;
+    case hipDeviceAttributeComputeMode: *value = p.computeMode; break;
+    case hipDeviceAttributeAsyncEngineCount: *value = p.asyncEngineCount; break;
+    default:
+        fprintf(stderr, "strata: hipDeviceGetAttribute: attribute %d is not modeled\n", (int)attr);
+        return hipErrorInvalidValue;
+    }
+    return hipSuccess;
+}
+
+/* ---- errors --------------------------------------------------------------------------------------------- */
+hipError_t hipGetLastError(void) { return cudaGetLastError(); }
+hipError_t hipPeekAtLastError(void) { return cudaPeekAtLastError(); }
+
+#include "hip_errors.inc"
+
+const char* hipGetErrorName(hipError_t e) {
+    for (size_t i = 0; i < sizeof hip_error_table / sizeof hip_error_table[0]; i++)
+        if (hip_error_table[i].code == (int)e) return hip_error_table[i].name;
+    return "hipErrorUnknown";
+}
+
+const char* hipGetErrorString(hipError_t e) {
+    for (size_t i = 0; i < sizeof hip_error_table / sizeof hip_error_table[0]; i++)
+        if (hip_error_table[i].code == (int)e) return hip_error_table[i].text;
+    return "unknown error";
+}
+
+/* ---- memory --------------------------------------------------------------------------------------------- */
+hipError_t hipMalloc(void** p, size_t n) { return cudaMalloc(p, n); }
+hipError_t hipFree(void* p) { return cudaFree(p); }
+/* Host memory from the arena shared with the runtime process (copies from and to it move no bytes between
+ * the processes). Kernels cannot read it directly: copy it to device memory (hipHostMallocMapped pointers
+ * are host pointers here). */
+hipError_t hipHostMalloc(void** p, size_t n, unsigned flags) { (void)flags; return cudaMallocHost(p, n); }
+hipError_t hipHostAlloc(void** p, size_t n, unsigned flags) { (void)flags; return cudaMallocHost(p, n); }
+hipError_t hipMallocHost(void** p, size_t n) { return cudaMallocHost(p, n); }
+hipError_t hipHostFree(void* p) { return cudaFreeHost(p); }
+hipError_t hipFreeHost(void* p) { return cudaFreeHost(p); }
+hipError_t hipMallocManaged(void** p, size_t n, unsigned flags) { return cudaMallocManaged(p, n, flags); }
+hipError_t hipMemPrefetchAsync(const void* p, size_t n, int device, hipStream_t s) {
+    (void)p; (void)n; (void)device; (void)s;
+    return hipSuccess;  /* a hint: the runtime process moves managed memory when kernels need it */
+}
+hipError_t hipMemcpy(void* dst, const void* src, size_t n, hipMemcpyKind k) { return cudaMemcpy(dst, src, n, k); }
+hipError_t hipMemcpyAsync(void* dst, const void* src, size_t n, hipMemcpyKind k, hipStream_t s) {
+    return cudaMemcpyAsync(dst, src, n, k, s);
+}
+hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t n) { return cudaMemcpy(dst, src, n, hipMemcpyHostToDevice); }
+hipError_t hipMemcpyDtoH(void* dst, hipDeviceptr_t src, size_t n) { return cudaMemcpy(dst, src, n, hipMemcpyDeviceToHost); }
+hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t n) {
+    return cudaMemcpy(dst, src, n, hipMemcpyDeviceToDevice);
+}
+hipError_t hipMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                       hipMemcpyKind k) {
+    return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, k);
+}
+hipError_t hipMemset(void* p, int v, size_t n) { return cudaMemset(p, v, n); }
+hipError_t hipMemsetAsync(void* p, int v, size_t n, hipStream_t s) { return cudaMemsetAsync(p, v, n, s); }
+hipError_t hipMemsetD32(hipDeviceptr_t p, int v, size_t count) {
+    /* one memset per distinct byte pattern would be wrong for most values: fill a host buffer and copy it */
+    uint32_t* h = malloc(count ? count * 4 : 4);
+    if (!h) return hipErrorOutOfMemory;
+    for (size_t i = 0; i < count; i++) h[i] = (uint32_t)v;
+    hipError_t e = cudaMemcpy(p, h, count * 4, hipMemcpyHostToDevice);
+    free(h);
+    return e;
+}
+hipError_t hipMemGetInfo(size_t* free_, size_t* total) { return cudaMemGetInfo(free_, total); }
+hipError_t hipMemcpyToSymbol(const void* sym, const void* src, size_t n, size_t off, hipMemcpyKind k) {
+    return cudaMemcpyToSymbol(sym, src, n, off, k);
+}
+hipError_t hipMemcpyFromSymbol(void* dst, const void* sym, size_t n, size_t off, hipMemcpyKind k) {
+    return cudaMemcpyFromSymbol(dst, sym, n, off, k);
+}
+hipError_t hipMemcpyToSymbolAsync(const void* sym, const void* src, size_t n, size_t off, hipMemcpyKind k,
+                                  hipStream_t s) {
+    return cudaMemcpyToSymbolAsync(sym, src, n, off, k, s);
+}
+hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* sym, size_t n, size_t off, hipMemcpyKind k,
+                                    hipStream_t s) {
+    return cudaMemcpyFromSymbolAsync(dst, sym, n, off, k, s);
+}
+hipError_t hipGetSymbolAddress(void** p, const void* sym) { return cudaGetSymbolAddress(p, sym); }
+hipError_t hipGetSymbolSize(size_t* n, const void* sym) { return cudaGetSymbolSize(n, sym); }
+
+/* ---- streams and events --------------------------------------------------------------------------------- */
+hipError_t hipStreamCreate(hipStream_t* s) { return cudaStreamCreateWithFlags(s, 0); }
+hipError_t hipStreamCreateWithFlags(hipStream_t* s, unsigned flags) { return cudaStreamCreateWithFlags(s, flags); }
+hipError_t hipStreamCreateWithPriority(hipStream_t* s, unsigned flags, int priority) {
+    (void)priority;
+    return cudaStreamCreateWithFlags(s, flags);
+}
+hipError_t hipStreamDestroy(hipStream_t s) { return cudaStreamDestroy(s); }
+hipError_t hipStreamSynchronize(hipStream_t s) { return cudaStreamSynchronize(s); }
+hipError_t hipStreamQuery(hipStream_t s) { return cudaStreamQuery(s); }
+hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned flags) { return cudaStreamWaitEvent(s, e, flags); }
+hipError_t hipEventCreate(hipEvent_t* e) { return cudaEventCreateWithFlags(e, 0); }
+hipError_t hipEventCreateWithFlags(hipEvent_t* e, unsigned flags) { return cudaEventCreateWithFlags(e, flags); }
+hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) { return cudaEventRecord(e, s); }
+hipError_t hipEventSynchronize(hipEvent_t e) { return cudaEventSynchronize(e); }
+hipError_t hipEventQuery(hipEvent_t e) { return cudaEventQuery(e); }
+hipError_t hipEventElapsedTime(float* ms, hipEvent_t a, hipEvent_t b) { return cudaEventElapsedTime(ms, a, b); }
+hipError_t hipEventDestroy(hipEvent_t e) { return cudaEventDestroy(e); }
