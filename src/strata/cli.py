@@ -36,18 +36,20 @@ def main(argv: list[str] | None = None) -> int:
     smi_parser.add_argument("-m", "--matrix", action="store_true", help="with topo: the matrix (the default)")
     sub.add_parser("nvcc", help="NVIDIA's nvcc (pip) building programs for the virtual GPU; flags pass through",
                    add_help=False)
-    sub.add_parser("hipcc", help="compile a HIP file to an AMD code object (clang-19 + strata's AMD header): "
-                                 "strata hipcc k.hip -o k.co [--offload-arch=gfx942]; clang flags pass through",
+    sub.add_parser("hipcc", help="build a HIP program for the virtual AMD GPU (clang-19 + strata's HIP headers and "
+                                 "libamdhip64): strata hipcc prog.hip -o prog; a code object with -o k.co or "
+                                 "--genco [--offload-arch=gfx942]; clang flags pass through",
                    add_help=False)
     run = sub.add_parser("run", help="run a program with strata's stack as its GPU: a Python file, a CUDA "
-                                     "executable (built with `strata nvcc`) or a .cu file (built, cached, run)")
+                                     "executable (built with `strata nvcc`) or a .cu file (built, cached, run), a "
+                                     "HIP executable (`strata hipcc`) or a .hip file (on an MI300X by default)")
     run.add_argument("--gpu", help="virtual GPU model of device 0: h200 (default), h100, a100, mi300x")
     run.add_argument("--devices", help="the virtual GPUs present, e.g. 'h200,h100' or '4xh200' (STRATA_DEVICES)")
     run.add_argument("--launch-blocking", action="store_true", help="synchronous launches (STRATA_LAUNCH_BLOCKING=1)")
     run.add_argument("--as-torch", action="store_true",
                      help="serve `import torch` (torch.nn, torch.optim, torch.cuda, ...) from strata, so a PyTorch "
                           "program runs unchanged")
-    run.add_argument("program", help="the Python file, CUDA executable or .cu file to run")
+    run.add_argument("program", help="the Python file, CUDA or HIP executable, or .cu/.hip file to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
     tr = sub.add_parser("trace", help="run a Python program with recording on: its walk down the layers, a "
                                       "Perfetto trace and an HTML report")
@@ -99,7 +101,7 @@ def trace_program(program: str, argv: list[str], *, gpu: str | None = None, out:
     from strata.errors import CudaError
     from strata.trace_run import trace_call
 
-    native = program.endswith(".cu") or (Path(program).is_file() and _is_executable(program))
+    native = program.endswith((".cu", ".hip")) or (Path(program).is_file() and _is_executable(program))
 
     status = [1]
 
@@ -130,7 +132,7 @@ def run_program(program: str, argv: list[str], *, gpu: str | None = None, device
     if not Path(program).is_file():
         print(f"strata run: no such file: {program}", file=sys.stderr)
         return 2
-    if program.endswith(".cu") or _is_executable(program):
+    if program.endswith((".cu", ".hip")) or _is_executable(program):
         for name, value in (("STRATA_GPU", gpu), ("STRATA_DEVICES", devices),
                             ("STRATA_LAUNCH_BLOCKING", "1" if launch_blocking else None)):
             if value is not None:
@@ -189,9 +191,23 @@ def _static_cudart(exe: Path) -> bool:
         return m.find(b".nv_fatbin") >= 0 and m.find(b"libcudart.so.13") < 0
 
 
+def _is_hip_executable(program: str) -> bool:
+    """True if `program` is an ELF file that loads libamdhip64 (built by `strata hipcc`)."""
+    import mmap
+
+    if not _is_executable(program):
+        return False
+    with open(program, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        return m.find(b"libamdhip64.so") >= 0
+
+
 def run_native(program: str, argv: list[str]) -> int:
     """`strata run` of a CUDA program: a .cu file is built with `strata nvcc` into a cache first; the
     executable runs with strata's CUDA runtime library, served by this process (strata.cuda.bridge)."""
+    if program.endswith(".hip") or _is_hip_executable(program):  # a HIP program: on an AMD device
+        from strata.hip.bridge.server import run_program as run_hip_program
+
+        return run_hip_program(program, argv)
     from strata.cuda.bridge.build import BuildError, library_dir
     from strata.cuda.nvcc import NvccNotFound, compile_program
 
