@@ -855,6 +855,18 @@ def h_smem(c: _Ctx, ins: Inst) -> None:
     if ins.f["soe"]:
         off = off + sread(c, ins.f["soffset"], 1, ins).astype(np.int64)
     addr = (base.astype(np.int64) + off).astype(_U64) & ~_U64(3)
+    a0 = int(addr[0])
+    if (addr == a0).all() and (a := c.mem.allocation_at(a0)) is not None and a0 + 4 * n <= a.end:
+        # one address for every wave (kernel arguments): read once
+        i0 = (a0 - GLOBAL_BASE) >> 2
+        row = c.mem.typed(_U32)[i0:i0 + n].copy()
+        d = ins.f["sdata"]
+        c.counters.global_load_bytes += 4 * n * c.n
+
+        def write_one(rows: Any, waves: Any) -> None:
+            c.b.s[waves, d:d + n] = row
+        _defer(c, "lgkm", write_one)
+        return
     for k in range(n):
         fault = c.mem.check(addr + _U64(4 * k), 4)
         if fault is not None:
