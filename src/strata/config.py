@@ -21,6 +21,10 @@ DEFAULT_LAUNCH_BUDGET = 0  # no instruction cap: the wall-clock watchdog stops r
 DEFAULT_KERNEL_TIMEOUT = 60.0  # seconds
 DEFAULT_CHUNK_LANES = 65536
 MAX_DEBUG = 4
+EXECUTORS: tuple[str, ...] = ("native", "reference")
+# The native executor (hw/native) is opt-in until it runs the whole test suite; when llvmlite is missing,
+# asking for it runs the reference executor (hw/native reports the fallback).
+DEFAULT_EXECUTOR = "reference"
 
 # Name -> one-line summary; `strata env`-style tooling and docs/config.md list these.
 ENV_VARS: dict[str, str] = {
@@ -39,6 +43,8 @@ ENV_VARS: dict[str, str] = {
     "STRATA_LAUNCH_BLOCKING": "1 makes every launch and async copy synchronous, like CUDA_LAUNCH_BLOCKING (default 0)",
     "STRATA_DEFAULT_STREAM": "legacy (synchronizes with other streams, the default) or per-thread, like "
     "nvcc --default-stream",
+    "STRATA_EXECUTOR": "native (kernels compiled to CPU code through llvmlite) or reference (the NumPy "
+    f"interpreter); default {DEFAULT_EXECUTOR}",
 }
 
 _OFF = frozenset({"0", "off", "false", "no", "none"})
@@ -65,6 +71,7 @@ class Settings:
         devices: model of each virtual GPU present, by device index (`STRATA_DEVICES`).
         launch_blocking: launches and async copies complete before returning (`STRATA_LAUNCH_BLOCKING`).
         default_stream: 'legacy' or 'per-thread' semantics of the default stream (`STRATA_DEFAULT_STREAM`).
+        executor: 'native' or 'reference' (`STRATA_EXECUTOR`): which executor runs kernels.
 
     Example:
         >>> s = Settings()
@@ -83,6 +90,7 @@ class Settings:
     devices: tuple[str, ...] = (DEFAULT_GPU,)
     launch_blocking: bool = False
     default_stream: str = "legacy"
+    executor: str = DEFAULT_EXECUTOR
 
 
 def settings(environ: Mapping[str, str] | None = None) -> Settings:
@@ -138,6 +146,7 @@ def _read(env: Mapping[str, str]) -> Settings:
         devices=_devices(env, gpu),
         launch_blocking=_int(env, "STRATA_LAUNCH_BLOCKING", 0, lo=0, hi=1) == 1,
         default_stream=_choice(env, "STRATA_DEFAULT_STREAM", ("legacy", "per-thread")),
+        executor=_choice(env, "STRATA_EXECUTOR", (DEFAULT_EXECUTOR, *(e for e in EXECUTORS if e != DEFAULT_EXECUTOR))),
     )
 
 

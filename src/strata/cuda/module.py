@@ -280,6 +280,13 @@ class LaunchReport:
         return list(rec.result.children)
 
     @property
+    def executor(self) -> str:
+        """Which executor ran the kernel: 'native' (compiled to CPU code) or 'reference' (see docs/executor.md)."""
+        rec = self.wait()._record
+        assert rec is not None and rec.result is not None
+        return rec.result.executor
+
+    @property
     def modeled(self) -> ModeledTime:
         rec = self.wait()._record
         assert rec is not None and rec.modeled is not None

@@ -104,6 +104,7 @@ class LaunchResult:
     shared_bytes_per_block: int
     local_bytes_per_thread: int
     children: list[Any] = field(default_factory=list)  # device launches it made (isa/device_runtime.ChildLaunch)
+    executor: str = "reference"  # which executor ran it: 'reference' (this module) or 'native' (hw/native)
 
 
 @dataclass
@@ -885,6 +886,19 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     assert), LaunchTimeout or LaunchCancelled; device memory outside what the kernel wrote stays
     intact and the device stays usable.
     """
+    from strata import config as settings_module
+
+    if settings_module.settings().executor == "native":
+        from strata.hw.native import available  # NOTE: L0 to L0; the native executor reuses this module's machinery
+
+        if available():
+            from strata.hw.native.executor import execute as execute_native
+
+            native = execute_native(program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
+                                    chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes,
+                                    control=control, runtime=runtime, clock_mhz=clock_mhz)
+            if native is not None:
+                return native
     jf = program.functions[kernel_name]
     if jf.local_size > MAX_LOCAL_BYTES:
         raise CudaError("cudaErrorLaunchOutOfResources",

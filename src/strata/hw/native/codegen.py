@@ -1,0 +1,1158 @@
+"""LLVM IR for a lowered kernel: one native function per basic block of the JIT's lowered form.
+
+The JIT (`hw/jit.py`) has already split the kernel into basic blocks, found reconvergence points and
+laid out the registers; this module turns each block's instructions into one function
+
+    i32 b<k>(i8** regs, i8* mask, i64 n, i64* ctx)
+
+that runs the block for the lanes of a chunk, instruction by instruction (instruction-major, like the
+reference executor): every instruction loops over the active lanes before the next one starts. That
+order is what makes a fault identical to the reference's: a memory instruction first checks every
+active lane and, if any check fails, returns k + 1 *before* touching memory, so the caller re-runs the
+rest of the block with the reference handlers from exactly the state the reference would be in.
+Registers are the frame's own NumPy arrays (`regs[r]` points at register r's lane array), so the
+reference's branch, divergence and barrier machinery runs unchanged around the native blocks.
+
+Anything outside the supported subset raises `NativeUnsupported` with the opcode and PTX line; the
+executor then runs the whole kernel on the reference executor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from llvmlite import ir
+
+from strata.hw.jit import JitFunction, Program, kernel_param_address, kernel_param_offset
+from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW
+from strata.hw.ptx.ir import FImm, Imm, Instruction, Mem, Pair, Reg, Sink, Sym, Vec
+
+I1, I8, I16, I32, I64 = (ir.IntType(w) for w in (1, 8, 16, 32, 64))
+F32, F64 = ir.FloatType(), ir.DoubleType()
+I8P, I64P = I8.as_pointer(), I64.as_pointer()
+BLOCK_TYPE = ir.FunctionType(I32, [I8P.as_pointer(), I8P, I64, I64P])
+
+# ctx slots (an int64 array the executor fills per chunk)
+CTX_MEM, CTX_NALLOC, CTX_STARTS, CTX_ENDS = 0, 1, 2, 3
+CTX_SHARED, CTX_SHARED_SIZE, CTX_SHARED_LIMIT = 4, 5, 6
+CTX_LPB, CTX_FIRST_BLOCK = 7, 8
+CTX_BLOCK, CTX_GRID = 9, 12  # 3 each
+CTX_PARAMS, CTX_PARAMS_LEN, CTX_COUNTERS = 15, 16, 17
+CTX_SIZE = 18
+# counter slots (int64 array per launch; the executor adds them to Counters)
+COUNTER_NAMES = ("global_load_bytes", "global_store_bytes", "global_load_sectors", "global_store_sectors",
+                 "global_load_ideal_sectors", "global_store_ideal_sectors", "global_load_requests",
+                 "global_store_requests", "shared_load_bytes", "shared_store_bytes", "shared_requests",
+                 "shared_bank_conflicts")
+_C = {n: i for i, n in enumerate(COUNTER_NAMES)}
+
+WIDTH = {"pred": 1, "b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "b32": 32, "u32": 32,
+         "s32": 32, "f32": 32, "b64": 64, "u64": 64, "s64": 64, "f64": 64}
+FLOATS = ("f32", "f64")
+# ops that run through the reference handler in a block of their own (the JIT isolates barriers)
+REFERENCE_BLOCK_OPS = frozenset({"bar", "barrier"})
+NOOPS = frozenset({"membar", "fence", "nop"})
+_SPECIAL_BASES = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid")
+_ICMP_SIGNED = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_ICMP_UNSIGNED = {"lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
+_FCMP = {"eq": ("oeq", True), "ne": ("one", True), "lt": ("olt", True), "le": ("ole", True),
+         "gt": ("ogt", True), "ge": ("oge", True), "equ": ("ueq", False), "neu": ("une", False),
+         "ltu": ("ult", False), "leu": ("ule", False), "gtu": ("ugt", False), "geu": ("uge", False),
+         "num": ("ord", True), "nan": ("uno", False)}
+CANON_NAN32 = 0x7FFFFFFF
+
+
+class NativeUnsupported(Exception):
+    """The kernel uses something the native executor does not compile (the reason says what)."""
+
+
+def lty(t: str) -> ir.Type:
+    if t == "f32":
+        return F32
+    if t == "f64":
+        return F64
+    return ir.IntType(WIDTH[t])
+
+
+def _types(ins: Instruction) -> list[str]:
+    return [m for m in ins.mods if m in WIDTH]
+
+
+def _flags(ins: Instruction) -> list[str]:
+    return [m for m in ins.mods if m not in WIDTH]
+
+
+class KernelCodegen:
+    """Builds the LLVM module of one kernel's native blocks."""
+
+    def __init__(self, program: Program, jf: JitFunction) -> None:
+        self.program, self.jf, self.fn = program, jf, jf.fn
+        self.module = ir.Module(name=f"strata_{jf.name}")
+        self.reg_index = {name: i for i, name in enumerate(jf.reg_storage)}
+        self.reg_bits = {name: (8 if dt.kind == "b" else 8 * dt.itemsize) for name, dt in jf.reg_storage.items()}
+        self._helpers: dict[str, ir.Function] = {}
+        self.native_blocks: list[int] = []
+
+    # ---------------------------------------------------------------------------------------------
+    def build(self) -> str:
+        """Compile every block (raises NativeUnsupported); returns the module's IR text."""
+        body = self.fn.body
+        for b, blk in enumerate(self.jf.blocks):
+            ins_list = body[blk.start: blk.start + len(blk.ops)]
+            if not ins_list:
+                continue
+            if any(i.opcode in REFERENCE_BLOCK_OPS for i in ins_list):
+                for i in ins_list:
+                    self._check_barrier(i)
+                continue
+            self._block(b, ins_list)
+            self.native_blocks.append(b)
+        return str(self.module)
+
+    def _check_barrier(self, ins: Instruction) -> None:
+        if ins.opcode not in REFERENCE_BLOCK_OPS:
+            raise NativeUnsupported(f"{ins.full_opcode} beside a barrier (PTX line {ins.line})")
+        flags = set(_flags(ins))
+        if not flags <= {"sync", "aligned", "cta"} or "sync" not in flags or len(ins.operands) != 1 or \
+                not isinstance(ins.operands[0], Imm):
+            raise NativeUnsupported(f"{ins.full_opcode} (only bar.sync/barrier.sync with a constant id, "
+                                    f"PTX line {ins.line})")
+
+    def _block(self, b: int, ins_list: list[Instruction]) -> None:
+        fn = ir.Function(self.module, BLOCK_TYPE, name=f"b{b}")
+        self.f = fn
+        self.regs_arg, self.mask_arg, self.n_arg, self.ctx_arg = fn.args
+        for a in (self.regs_arg, self.mask_arg, self.ctx_arg):
+            a.add_attribute("noalias")
+        entry = fn.append_basic_block("entry")
+        self.bld = ir.IRBuilder(entry)
+        self.bail_block = fn.append_basic_block("bail")
+        self.bail_phi_pending: list[tuple[ir.Block, int]] = []
+        # hoist the register pointers and ctx loads: every lane loop reuses them
+        self._ptr_cache: dict[str, ir.Value] = {}
+        self._ctx_cache: dict[int, ir.Value] = {}
+        for k, ins in enumerate(ins_list):
+            self.k = k
+            self.ins = ins
+            self._instruction(ins)
+        self.bld.ret(ir.Constant(I32, 0))
+        bb = ir.IRBuilder(self.bail_block)
+        if self.bail_phi_pending:
+            phi = bb.phi(I32)
+            for blk, code in self.bail_phi_pending:
+                phi.add_incoming(ir.Constant(I32, code), blk)
+            bb.ret(phi)
+        else:
+            bb.ret(ir.Constant(I32, 0))
+
+    # -- small helpers ------------------------------------------------------------------------------
+    def fail(self, why: str = "") -> NativeUnsupported:
+        ins = self.ins
+        return NativeUnsupported(f"{ins.full_opcode}{(' ' + why) if why else ''} (PTX line {ins.line})")
+
+    def ctx(self, i: int) -> ir.Value:
+        v = self._ctx_cache.get(i)
+        if v is None:
+            with self.bld.goto_block(self.f.entry_basic_block):
+                self.bld.position_at_start(self.f.entry_basic_block)
+                v = self.bld.load(self.bld.gep(self.ctx_arg, [ir.Constant(I64, i)]))
+            self._ctx_cache[i] = v
+        return v
+
+    def reg_ptr(self, name: str) -> ir.Value:
+        p = self._ptr_cache.get(name)
+        if p is None:
+            if name not in self.reg_index:
+                raise self.fail(f"register {name} has no storage")
+            with self.bld.goto_block(self.f.entry_basic_block):
+                self.bld.position_at_start(self.f.entry_basic_block)
+                raw = self.bld.load(self.bld.gep(self.regs_arg, [ir.Constant(I64, self.reg_index[name])]))
+                p = self.bld.bitcast(raw, ir.IntType(self.reg_bits[name]).as_pointer())
+            self._ptr_cache[name] = p
+        return p
+
+    def lane_loop(self, body: Callable[[ir.Value], None], guard: Any = None) -> None:
+        """for i < n: if mask[i] (and the guard predicate): body(i)."""
+        bld = self.bld
+        pre = bld.block
+        head = self.f.append_basic_block()
+        check = self.f.append_basic_block()
+        work = self.f.append_basic_block()
+        nxt = self.f.append_basic_block()
+        done = self.f.append_basic_block()
+        bld.branch(head)
+        bld.position_at_end(head)
+        i = bld.phi(I64)
+        i.add_incoming(ir.Constant(I64, 0), pre)
+        bld.cbranch(bld.icmp_signed("<", i, self.n_arg), check, done)
+        bld.position_at_end(check)
+        act = self.active(i, guard)
+        bld.cbranch(act, work, nxt)
+        bld.position_at_end(work)
+        body(i)
+        bld.branch(nxt)
+        bld.position_at_end(nxt)
+        i2 = bld.add(i, ir.Constant(I64, 1))
+        i.add_incoming(i2, nxt)
+        bld.branch(head)
+        bld.position_at_end(done)
+
+    def active(self, i: ir.Value, guard: Any) -> ir.Value:
+        """Lane i runs: its mask byte (the executor always passes a mask, all ones for every lane) and
+        the instruction's guard predicate."""
+        bld = self.bld
+        mv = bld.load(bld.gep(self.mask_arg, [i]))
+        act = bld.icmp_unsigned("!=", mv, ir.Constant(I8, 0))
+        if guard is not None:
+            g = self.read(Reg(guard.name), "pred", i)
+            if guard.negated:
+                g = bld.not_(g)
+            act = bld.and_(act, g)
+        return act
+
+    def entry_alloca(self, ty: ir.Type, count: int | None = None) -> ir.Value:
+        """A stack slot allocated once in the entry block (never inside a loop)."""
+        with self.bld.goto_block(self.f.entry_basic_block):
+            self.bld.position_at_start(self.f.entry_basic_block)
+            return self.bld.alloca(ty, count)
+
+    def intrinsic(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+        g = self.module.globals.get(name)
+        if g is None:
+            g = ir.Function(self.module, ir.FunctionType(ret, args), name=name)
+        return g
+
+    # -- operands -----------------------------------------------------------------------------------
+    def read(self, op: Any, t: str, i: ir.Value) -> ir.Value:
+        bld = self.bld
+        w = WIDTH.get(t)
+        if w is None:
+            raise self.fail(f"type .{t}")
+        if isinstance(op, Reg):
+            if op.negated:
+                if t != "pred":
+                    raise self.fail("negated operand")
+                return bld.not_(self.read(Reg(op.name), "pred", i))
+            if op.name not in self.fn.regs:
+                return self.special(op.name, t, i)
+            sbits = self.reg_bits.get(op.name)
+            if sbits is None:
+                raise self.fail(f"register {op.name} has no storage")
+            raw = bld.load(bld.gep(self.reg_ptr(op.name), [i]))
+            if t == "pred":
+                if self.fn.regs[op.name] != "pred":
+                    raise self.fail("predicate read of a value register")
+                return bld.icmp_unsigned("!=", raw, ir.Constant(I8, 0))
+            if self.fn.regs[op.name] == "pred":
+                raise self.fail("value read of a predicate register")
+            if w > sbits:
+                raise self.fail(f"{op.name} is narrower than .{t}")
+            v = bld.trunc(raw, ir.IntType(w)) if w < sbits else raw
+            return bld.bitcast(v, lty(t)) if t in FLOATS else v
+        return self.constant(op, t)
+
+    def constant(self, op: Any, t: str) -> ir.Value:
+        w = WIDTH[t]
+        if isinstance(op, Imm):
+            if t in FLOATS:
+                bits = int(np.array([op.value], dtype=np.float32 if t == "f32" else np.float64).view(
+                    np.uint32 if t == "f32" else np.uint64)[0])
+                return ir.Constant(ir.IntType(w), bits).bitcast(lty(t))
+            if t == "pred":
+                return ir.Constant(I1, 1 if op.value else 0)
+            return ir.Constant(ir.IntType(w), op.value & ((1 << w) - 1))
+        if isinstance(op, FImm):
+            if t in FLOATS:
+                if op.width == w:
+                    return ir.Constant(ir.IntType(w), op.bits).bitcast(lty(t))
+                src = np.array([op.bits], dtype=np.uint32 if op.width == 32 else np.uint64).view(
+                    np.float32 if op.width == 32 else np.float64)
+                val = src.astype(np.float32 if t == "f32" else np.float64)
+                bits = int(val.view(np.uint32 if t == "f32" else np.uint64)[0])
+                return ir.Constant(ir.IntType(w), bits).bitcast(lty(t))
+            if t == "pred":
+                raise self.fail("float literal as predicate")
+            return ir.Constant(ir.IntType(w), op.bits & ((1 << w) - 1))
+        if isinstance(op, Sym):
+            addr = self.program.symbol_address(op.name)
+            if addr is None:
+                addr = kernel_param_address(self.fn, op.name)
+            if addr is None or t in FLOATS or t == "pred" or op.name in self.jf.local_offsets:
+                raise self.fail(f"symbol {op.name}")
+            return ir.Constant(ir.IntType(w), addr & ((1 << w) - 1))
+        raise self.fail(f"operand {type(op).__name__}")
+
+    def special(self, name: str, t: str, i: ir.Value) -> ir.Value:
+        bld = self.bld
+        base, _, axis = name.partition(".")
+        if base not in _SPECIAL_BASES or t in FLOATS or t == "pred":
+            raise self.fail(f"special register {name}")
+        k = "xyz".index(axis) if axis in ("x", "y", "z") else -1
+        lpb = self.ctx(CTX_LPB)
+        t_in = bld.srem(i, lpb)
+        if base == "%tid":
+            bx, by = self.ctx(CTX_BLOCK), self.ctx(CTX_BLOCK + 1)
+            v = (bld.srem(t_in, bx), bld.srem(bld.sdiv(t_in, bx), by), bld.sdiv(t_in, bld.mul(bx, by)))[k]
+        elif base == "%ntid":
+            v = self.ctx(CTX_BLOCK + k)
+        elif base == "%nctaid":
+            v = self.ctx(CTX_GRID + k)
+        elif base == "%ctaid":
+            lin = bld.add(self.ctx(CTX_FIRST_BLOCK), bld.sdiv(i, lpb))
+            gx, gy = self.ctx(CTX_GRID), self.ctx(CTX_GRID + 1)
+            v = (bld.srem(lin, gx), bld.srem(bld.sdiv(lin, gx), gy), bld.sdiv(lin, bld.mul(gx, gy)))[k]
+        elif base == "%laneid":
+            v = bld.srem(t_in, ir.Constant(I64, 32))
+        else:  # %warpid
+            v = bld.sdiv(t_in, ir.Constant(I64, 32))
+        w = WIDTH[t]
+        return bld.trunc(v, ir.IntType(w)) if w < 64 else v
+
+    def write(self, op: Any, t: str, v: ir.Value, i: ir.Value) -> None:
+        bld = self.bld
+        if isinstance(op, Sink):
+            return
+        if not isinstance(op, Reg) or op.negated or op.name not in self.reg_bits:
+            raise self.fail("destination")
+        ptr = bld.gep(self.reg_ptr(op.name), [i])
+        if t == "pred":
+            if self.fn.regs[op.name] != "pred":
+                raise self.fail("predicate into a value register")
+            bld.store(bld.zext(v, I8), ptr)
+            return
+        if self.fn.regs[op.name] == "pred":
+            raise self.fail("value into a predicate register")
+        sbits = self.reg_bits[op.name]
+        w = WIDTH[t]
+        if t in FLOATS:
+            if w != sbits:
+                raise self.fail(f".{t} into a {sbits}-bit register")
+            v = bld.bitcast(v, ir.IntType(w))
+        if w > sbits:
+            raise self.fail(f".{t} into a {sbits}-bit register")
+        if w < sbits:
+            v = bld.sext(v, ir.IntType(sbits)) if t.startswith("s") else bld.zext(v, ir.IntType(sbits))
+        bld.store(v, ptr)
+
+    # -- instructions -------------------------------------------------------------------------------
+    def _instruction(self, ins: Instruction) -> None:
+        op = ins.opcode
+        if op in NOOPS:
+            return
+        if op in ("ld", "st"):
+            self._memory(ins)
+            return
+        handler = getattr(self, f"_op_{op}", None)
+        if handler is None:
+            raise self.fail()
+        handler(ins)
+
+    def _simple(self, ins: Instruction, compute: Callable[[ir.Value], tuple[ir.Value, str]]) -> None:
+        """Lane loop writing operand 0 from compute(i) -> (value, type)."""
+        def body(i: ir.Value) -> None:
+            v, t = compute(i)
+            self.write(ins.operands[0], t, v, i)
+        self.lane_loop(body, ins.guard)
+
+    def _one_type(self, ins: Instruction) -> str:
+        ts = _types(ins)
+        if len(ts) != 1:
+            raise self.fail("type")
+        return ts[0]
+
+    # mov / cvta
+    def _op_mov(self, ins: Instruction) -> None:
+        t = self._one_type(ins)
+        if _flags(ins) or len(ins.operands) != 2 or isinstance(ins.operands[1], Vec | Pair) or \
+                isinstance(ins.operands[0], Vec):
+            raise self.fail()
+        self._simple(ins, lambda i: (self.read(ins.operands[1], t, i), t))
+
+    def _op_cvta(self, ins: Instruction) -> None:
+        fl = _flags(ins)
+        t = self._one_type(ins)
+        if set(fl) not in ({"to", "global"}, {"global"}) or t not in ("u64", "b64", "s64"):
+            raise self.fail()  # shared/local generic windows: the reference's
+        self._simple(ins, lambda i: (self.read(ins.operands[1], t, i), t))
+
+    # integer arithmetic
+    def _int_type(self, ins: Instruction, allowed: tuple[str, ...] = ("u16", "u32", "u64", "s16", "s32", "s64",
+                                                                        "b16", "b32", "b64")) -> str:
+        t = self._one_type(ins)
+        if t not in allowed:
+            raise self.fail()
+        return t
+
+    def _float_op(self, ins: Instruction) -> bool:
+        return any(m in FLOATS for m in ins.mods)
+
+    def _op_add(self, ins: Instruction) -> None:
+        self._addsub(ins, False)
+
+    def _op_sub(self, ins: Instruction) -> None:
+        self._addsub(ins, True)
+
+    def _addsub(self, ins: Instruction, sub: bool) -> None:
+        if self._float_op(ins):
+            self._farith(ins)
+            return
+        t = self._int_type(ins)
+        if _flags(ins):
+            raise self.fail()
+        bld = self.bld
+        ut = f"u{WIDTH[t]}"
+        d, a, b = ins.operands
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            x, y = self.read(a, ut, i), self.read(b, ut, i)
+            return (bld.sub(x, y) if sub else bld.add(x, y)), ut
+        self._simple(ins, compute)
+
+    def _mode(self, ins: Instruction) -> str:
+        modes = [f for f in _flags(ins) if f in ("lo", "hi", "wide")]
+        rest = [f for f in _flags(ins) if f not in ("lo", "hi", "wide")]
+        if len(modes) != 1 or rest:
+            raise self.fail()
+        return modes[0]
+
+    def _product(self, ins: Instruction, mode: str, t: str, a: Any, b: Any, i: ir.Value) -> tuple[ir.Value, str]:
+        bld = self.bld
+        w = WIDTH[t]
+        signed = t.startswith("s")
+        if mode == "lo":
+            ut = f"u{w}"
+            return bld.mul(self.read(a, ut, i), self.read(b, ut, i)), ut
+        if w == 64:
+            raise self.fail("64-bit .hi/.wide")
+        wide = ir.IntType(2 * w)
+        ext = bld.sext if signed else bld.zext
+        p = bld.mul(ext(self.read(a, t, i), wide), ext(self.read(b, t, i), wide))
+        if mode == "wide":
+            return p, f"{t[0]}{2 * w}"
+        return bld.trunc(bld.lshr(p, ir.Constant(wide, w)), ir.IntType(w)), f"u{w}"
+
+    def _op_mul(self, ins: Instruction) -> None:
+        if self._float_op(ins):
+            self._farith(ins)
+            return
+        t = self._int_type(ins, ("u16", "u32", "u64", "s16", "s32", "s64"))
+        mode = self._mode(ins)
+        _, a, b = ins.operands
+        self._simple(ins, lambda i: self._product(ins, mode, t, a, b, i))
+
+    def _op_mad(self, ins: Instruction) -> None:
+        if self._float_op(ins):
+            self._ffma(ins)
+            return
+        t = self._int_type(ins, ("u16", "u32", "u64", "s16", "s32", "s64"))
+        mode = self._mode(ins)
+        _, a, b, c = ins.operands
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            p, pt = self._product(ins, mode, t, a, b, i)
+            ct = pt if mode == "wide" else f"u{WIDTH[t]}"
+            return self.bld.add(p, self.read(c, ct, i)), ct
+        self._simple(ins, compute)
+
+    def _bitop(self, ins: Instruction, name: str) -> None:
+        t = self._one_type(ins)
+        if _flags(ins) or t not in ("pred", "b16", "b32", "b64", "u16", "u32", "u64", "s16", "s32", "s64"):
+            raise self.fail()
+        bt = t if t == "pred" else f"b{WIDTH[t]}"
+        bld = self.bld
+        ops = ins.operands
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            if name == "not":
+                return bld.not_(self.read(ops[1], bt, i)), bt
+            x, y = self.read(ops[1], bt, i), self.read(ops[2], bt, i)
+            return getattr(bld, name)(x, y), bt
+        self._simple(ins, compute)
+
+    def _op_and(self, ins: Instruction) -> None:
+        self._bitop(ins, "and_")
+
+    def _op_or(self, ins: Instruction) -> None:
+        self._bitop(ins, "or_")
+
+    def _op_xor(self, ins: Instruction) -> None:
+        self._bitop(ins, "xor")
+
+    def _op_not(self, ins: Instruction) -> None:
+        self._bitop(ins, "not")
+
+    def _shift(self, ins: Instruction, left: bool) -> None:
+        t = self._one_type(ins)
+        if _flags(ins) or t not in ("b16", "b32", "b64", "u16", "u32", "u64", "s16", "s32", "s64"):
+            raise self.fail()
+        w = WIDTH[t]
+        bld = self.bld
+        arith = t.startswith("s") and not left
+        vt = t if arith else f"b{w}"
+        ty = ir.IntType(w)
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            # PTX clamps shift amounts above the width: the result is 0 (or the sign for shr.s)
+            x = self.read(ins.operands[1], vt, i)
+            s = bld.zext(self.read(ins.operands[2], "u32", i), I64)
+            big = bld.icmp_unsigned(">=", s, ir.Constant(I64, w))
+            sc = bld.trunc(bld.select(big, ir.Constant(I64, w - 1), s), ty) if w < 64 else \
+                bld.select(big, ir.Constant(I64, w - 1), s)
+            if left:
+                r = bld.select(big, ir.Constant(ty, 0), bld.shl(x, sc))
+            elif arith:
+                r = bld.ashr(x, sc)
+            else:
+                r = bld.select(big, ir.Constant(ty, 0), bld.lshr(x, sc))
+            return r, vt
+        self._simple(ins, compute)
+
+    def _op_shl(self, ins: Instruction) -> None:
+        self._shift(ins, True)
+
+    def _op_shr(self, ins: Instruction) -> None:
+        self._shift(ins, False)
+
+    def _op_neg(self, ins: Instruction) -> None:
+        if self._float_op(ins):
+            self._fneg_abs(ins, True)
+            return
+        t = self._int_type(ins, ("s16", "s32", "s64"))
+        if _flags(ins):
+            raise self.fail()
+        self._simple(ins, lambda i: (self.bld.neg(self.read(ins.operands[1], t, i)), t))
+
+    def _op_abs(self, ins: Instruction) -> None:
+        if self._float_op(ins):
+            self._fneg_abs(ins, False)
+            return
+        t = self._int_type(ins, ("s16", "s32", "s64"))
+        if _flags(ins):
+            raise self.fail()
+        bld = self.bld
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            x = self.read(ins.operands[1], t, i)
+            return bld.select(bld.icmp_signed("<", x, ir.Constant(x.type, 0)), bld.neg(x), x), t
+        self._simple(ins, compute)
+
+    def _op_min(self, ins: Instruction) -> None:
+        self._minmax(ins, "<")
+
+    def _op_max(self, ins: Instruction) -> None:
+        self._minmax(ins, ">")
+
+    def _minmax(self, ins: Instruction, cmp: str) -> None:
+        if self._float_op(ins):
+            raise self.fail()  # NaN and signed-zero rules: the reference's
+        t = self._int_type(ins, ("u16", "u32", "u64", "s16", "s32", "s64"))
+        if _flags(ins):
+            raise self.fail()
+        bld = self.bld
+        icmp = bld.icmp_signed if t.startswith("s") else bld.icmp_unsigned
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            x, y = self.read(ins.operands[1], t, i), self.read(ins.operands[2], t, i)
+            return bld.select(icmp(cmp, x, y), x, y), t
+        self._simple(ins, compute)
+
+    # comparisons
+    def _op_setp(self, ins: Instruction) -> None:
+        t = self._one_type(ins)
+        fl = _flags(ins)
+        cmps = [f for f in fl if f in _ICMP_SIGNED or f in _ICMP_UNSIGNED or f in _FCMP]
+        bools = [f for f in fl if f in ("and", "or", "xor")]
+        ftz = "ftz" in fl
+        if len(cmps) != 1 or len(bools) > 1 or set(fl) - set(cmps) - set(bools) - {"ftz"}:
+            raise self.fail()
+        cmp = cmps[0]
+        bld = self.bld
+        ops = ins.operands
+        if len(ops) != (4 if bools else 3):
+            raise self.fail()
+        if t in FLOATS:
+            if cmp not in _FCMP or (ftz and t != "f32"):
+                raise self.fail()
+            pred, ordered = _FCMP[cmp]
+        else:
+            if ftz or t not in ("b16", "b32", "b64", "u16", "u32", "u64", "s16", "s32", "s64"):
+                raise self.fail()
+            if cmp not in _ICMP_SIGNED and cmp not in _ICMP_UNSIGNED:
+                raise self.fail()
+        dst = ops[0]
+        first, second = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, None)
+
+        def body(i: ir.Value) -> None:
+            if t in FLOATS:
+                x, y = self.read(ops[1], t, i), self.read(ops[2], t, i)
+                if ftz:
+                    x, y = self.flush32(x), self.flush32(y)
+                r = bld.fcmp_ordered(pred, x, y) if ordered else bld.fcmp_unordered(pred, x, y)
+            else:
+                if cmp in _ICMP_UNSIGNED or (t.startswith("b") and cmp not in ("eq", "ne")):
+                    vt = f"u{WIDTH[t]}"
+                    sym = _ICMP_UNSIGNED.get(cmp) or _ICMP_SIGNED[cmp]
+                    r = bld.icmp_unsigned(sym, self.read(ops[1], vt, i), self.read(ops[2], vt, i))
+                elif t.startswith("u"):
+                    r = bld.icmp_unsigned(_ICMP_SIGNED[cmp], self.read(ops[1], t, i), self.read(ops[2], t, i))
+                else:
+                    r = bld.icmp_signed(_ICMP_SIGNED[cmp], self.read(ops[1], t, i), self.read(ops[2], t, i))
+            rq = bld.not_(r)
+            if bools:
+                c = self.read(ops[3], "pred", i)
+                comb = {"and": bld.and_, "or": bld.or_, "xor": bld.xor}[bools[0]]
+                r, rq = comb(r, c), comb(rq, c)
+            self.write(first, "pred", r, i)
+            if second is not None:
+                self.write(second, "pred", rq, i)
+        self.lane_loop(body, ins.guard)
+
+    def _op_selp(self, ins: Instruction) -> None:
+        t = self._one_type(ins)
+        if _flags(ins) or t == "pred" or WIDTH[t] < 16:
+            raise self.fail()
+        bt = f"b{WIDTH[t]}"
+        d, a, b, c = ins.operands
+
+        def rd(op: Any, i: ir.Value) -> ir.Value:
+            if t in FLOATS and not isinstance(op, Reg):
+                return self.bld.bitcast(self.read(op, t, i), ir.IntType(WIDTH[t]))
+            return self.read(op, bt, i)
+        self._simple(ins, lambda i: (self.bld.select(self.read(c, "pred", i), rd(a, i), rd(b, i)), bt))
+
+    # floating point
+    def _fmods(self, ins: Instruction, allowed: set[str]) -> tuple[str, bool, bool]:
+        t = self._one_type(ins)
+        if t not in FLOATS:
+            raise self.fail()
+        fl = set(_flags(ins))
+        rnd = fl & {"rn", "rz", "rm", "rp"}
+        if rnd - {"rn"} or fl - {"rn"} - allowed:
+            raise self.fail("(directed rounding and these modifiers run on the reference)")
+        ftz, sat = "ftz" in fl, "sat" in fl
+        if t == "f64" and (ftz or sat):
+            raise self.fail()
+        return t, ftz, sat
+
+    def flush32(self, x: ir.Value) -> ir.Value:
+        """.ftz on an f32: subnormals become zero of the same sign."""
+        bld = self.bld
+        bits = bld.bitcast(x, I32)
+        mag = bld.and_(bits, ir.Constant(I32, 0x7FFFFFFF))
+        sub = bld.icmp_unsigned("<", bld.sub(mag, ir.Constant(I32, 1)), ir.Constant(I32, 0x7FFFFF))
+        return bld.select(sub, bld.bitcast(bld.and_(bits, ir.Constant(I32, 0x80000000)), F32), x)
+
+    def post32(self, r: ir.Value, ftz: bool, sat: bool) -> ir.Value:
+        """The reference's f32 result rules: .ftz flush, .sat clamp to [+0, 1] (NaN -> +0), canonical NaN."""
+        bld = self.bld
+        if ftz:
+            r = self.flush32(r)
+        if sat:
+            pos = bld.fcmp_ordered(">", r, ir.Constant(F32, 0.0))
+            one = ir.Constant(F32, 1.0)
+            r = bld.select(pos, bld.select(bld.fcmp_ordered("<", r, one), r, one), ir.Constant(F32, 0.0))
+        nan = bld.fcmp_unordered("uno", r, r)
+        return bld.select(nan, ir.Constant(I32, CANON_NAN32).bitcast(F32), r)
+
+    def _farith(self, ins: Instruction) -> None:
+        t, ftz, sat = self._fmods(ins, {"ftz", "sat"})
+        bld = self.bld
+        fop = {"add": bld.fadd, "sub": bld.fsub, "mul": bld.fmul}[ins.opcode]
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            x, y = self.read(ins.operands[1], t, i), self.read(ins.operands[2], t, i)
+            if ftz:
+                x, y = self.flush32(x), self.flush32(y)
+            r = fop(x, y)
+            return (self.post32(r, ftz, sat) if t == "f32" else r), t
+        self._simple(ins, compute)
+
+    def _op_div(self, ins: Instruction) -> None:
+        if not self._float_op(ins):
+            raise self.fail()
+        fl = set(_flags(ins))
+        if "rn" not in fl:
+            raise self.fail("(div.approx/.full run on the reference)")
+        t, ftz, sat = self._fmods(ins, {"ftz"})
+        bld = self.bld
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            x, y = self.read(ins.operands[1], t, i), self.read(ins.operands[2], t, i)
+            if ftz:
+                x, y = self.flush32(x), self.flush32(y)
+            r = bld.fdiv(x, y)
+            return (self.post32(r, ftz, sat) if t == "f32" else r), t
+        self._simple(ins, compute)
+
+    def _op_fma(self, ins: Instruction) -> None:
+        self._ffma(ins)
+
+    def _ffma(self, ins: Instruction) -> None:
+        if "rn" not in _flags(ins):
+            raise self.fail("(only .rn fma)")
+        t, ftz, sat = self._fmods(ins, {"ftz", "sat"})
+        bld = self.bld
+        fma = self.intrinsic(f"llvm.fma.{'f32' if t == 'f32' else 'f64'}", lty(t), [lty(t)] * 3)
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            x, y, z = (self.read(o, t, i) for o in ins.operands[1:4])
+            if ftz:
+                x, y, z = self.flush32(x), self.flush32(y), self.flush32(z)
+            r = bld.call(fma, [x, y, z])  # one rounding, as PTX's fma
+            return (self.post32(r, ftz, sat) if t == "f32" else r), t
+        self._simple(ins, compute)
+
+    def _fneg_abs(self, ins: Instruction, neg: bool) -> None:
+        t, ftz, _ = self._fmods(ins, {"ftz"})
+        bld = self.bld
+        fabs = self.intrinsic(f"llvm.fabs.{'f32' if t == 'f32' else 'f64'}", lty(t), [lty(t)])
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            x = self.read(ins.operands[1], t, i)
+            if ftz:
+                x = self.flush32(x)
+            r = bld.fneg(x) if neg else bld.call(fabs, [x])
+            return (self.post32(r, ftz, False) if t == "f32" else r), t
+        self._simple(ins, compute)
+
+    # conversions
+    def _op_cvt(self, ins: Instruction) -> None:
+        ts = _types(ins)
+        fl = set(_flags(ins))
+        if len(ts) != 2:
+            raise self.fail()
+        dt, at = ts
+        bld = self.bld
+        if dt == "pred" or at == "pred":
+            raise self.fail()
+        if dt not in FLOATS and at not in FLOATS:  # int -> int: extension or truncation
+            if fl:
+                raise self.fail()
+
+            def conv_ii(i: ir.Value) -> tuple[ir.Value, str]:
+                v = self.read(ins.operands[1], at, i)
+                wa, wd = WIDTH[at], WIDTH[dt]
+                if wd < wa:
+                    v = bld.trunc(v, ir.IntType(wd))
+                elif wd > wa:
+                    v = bld.sext(v, ir.IntType(wd)) if at.startswith("s") else bld.zext(v, ir.IntType(wd))
+                return v, dt
+            self._simple(ins, conv_ii)
+            return
+        if dt in FLOATS and at not in FLOATS:  # int -> float, round to nearest only
+            if fl != {"rn"}:
+                raise self.fail()
+
+            def conv_if(i: ir.Value) -> tuple[ir.Value, str]:
+                v = self.read(ins.operands[1], at, i)
+                conv = bld.sitofp if at.startswith("s") else bld.uitofp
+                return conv(v, lty(dt)), dt
+            self._simple(ins, conv_if)
+            return
+        if dt not in FLOATS:  # float -> int: saturating, NaN rules of the reference
+            irnd = fl & {"rni", "rzi", "rmi", "rpi"}
+            if len(irnd) != 1 or fl - irnd - {"ftz"} or ("ftz" in fl and at != "f32"):
+                raise self.fail()
+            mode = irnd.pop()
+            rfn = {"rni": "llvm.roundeven", "rzi": "llvm.trunc", "rmi": "llvm.floor", "rpi": "llvm.ceil"}[mode]
+            rint = self.intrinsic(f"{rfn}.{at}", lty(at), [lty(at)])
+            signed = dt.startswith("s")
+            w = WIDTH[dt]
+            sat_name = f"llvm.fpto{'s' if signed else 'u'}i.sat"
+            fsat = self.intrinsic(f"{sat_name}.i{w}.{at}", ir.IntType(w), [lty(at)])
+            nan_bits = (1 << (w - 1)) if (at == "f64" or w == 64) else 0
+
+            def conv_fi(i: ir.Value) -> tuple[ir.Value, str]:
+                x = self.read(ins.operands[1], at, i)
+                if "ftz" in fl:
+                    x = self.flush32(x)
+                r = bld.call(fsat, [bld.call(rint, [x])])
+                nan = bld.fcmp_unordered("uno", x, x)
+                return bld.select(nan, ir.Constant(ir.IntType(w), nan_bits), r), dt
+            self._simple(ins, conv_fi)
+            return
+        # float -> float
+        if dt == at:
+            raise self.fail()
+        if dt == "f64":  # widening: exact
+            if fl - {"ftz"}:
+                raise self.fail()
+
+            def conv_ff(i: ir.Value) -> tuple[ir.Value, str]:
+                x = self.read(ins.operands[1], at, i)
+                if "ftz" in fl:
+                    x = self.flush32(x)
+                return bld.fpext(x, F64), dt
+            self._simple(ins, conv_ff)
+            return
+        if fl - {"ftz", "sat"} != {"rn"}:
+            raise self.fail()
+
+        def conv_dn(i: ir.Value) -> tuple[ir.Value, str]:
+            r = bld.fptrunc(self.read(ins.operands[1], at, i), F32)
+            return self.post32(r, "ftz" in fl, "sat" in fl), dt
+        self._simple(ins, conv_dn)
+
+    # memory ---------------------------------------------------------------------------------------
+    def _memory(self, ins: Instruction) -> None:
+        fl = set(_flags(ins)) - {"v2", "v4", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "relaxed", "weak",
+                                 "gpu", "cta", "sys", "L1::no_allocate", "L1::evict_last", "L1::evict_first",
+                                 "L2::64B", "L2::128B", "L2::256B", "L1::evict_normal", "L1::evict_unchanged",
+                                 "L2::evict_first", "L2::evict_last", "L2::evict_normal"}
+        spaces = fl & {"global", "shared", "param", "const", "shared::cta"}
+        if fl - spaces or len(spaces) > 1:
+            raise self.fail("(memory modifiers)")
+        space = spaces.pop() if spaces else "generic"
+        space = "shared" if space == "shared::cta" else space
+        t = self._one_type(ins)
+        vec = 4 if "v4" in ins.mods else 2 if "v2" in ins.mods else 1
+        if t == "pred" or WIDTH[t] < 8:
+            raise self.fail()
+        load = ins.opcode == "ld"
+        mem_op, val_op = (ins.operands[1], ins.operands[0]) if load else (ins.operands[0], ins.operands[1])
+        if not isinstance(mem_op, Mem):
+            raise self.fail("address")
+        elems = list(val_op.elems) if isinstance(val_op, Vec) else [val_op]
+        if len(elems) != vec:
+            raise self.fail("vector width")
+        # loads move bits: a float type loads as its unsigned type (zero-extended into wider registers)
+        vt = {"f32": "u32", "f64": "u64"}.get(t, t)
+        size = WIDTH[t] // 8
+        if space == "param":
+            if not load:
+                raise self.fail("st.param")
+            self._ld_param(ins, mem_op, elems, vt, size)
+            return
+        if isinstance(mem_op.base, Sym) and space != "shared":
+            raise self.fail("symbol address")
+        if mem_op.base is None:
+            raise self.fail("absolute address")
+        nbytes = size * vec
+        if nbytes > 32:
+            raise self.fail("access wider than a sector")
+        space = "global" if space in ("const", "generic") and space != "shared" else space
+        generic = "global" not in ins.mods and "const" not in ins.mods and space == "global"
+        self._mem_access(ins, space, generic, load, mem_op, elems, vt, size, nbytes)
+
+    def _ld_param(self, ins: Instruction, mem_op: Mem, elems: list[Any], vt: str, size: int) -> None:
+        if not isinstance(mem_op.base, Sym) or not self.fn.is_entry:
+            raise self.fail("ld.param through a register")
+        off = kernel_param_offset(self.fn, mem_op.base.name)
+        if off is None:
+            raise self.fail("ld.param of a non-kernel parameter")
+        off += mem_op.offset
+        bld = self.bld
+        # a parameter buffer too short for the read: the reference reports it
+        end = off + size * len(elems)
+        short = bld.icmp_signed("<", self.ctx(CTX_PARAMS_LEN), ir.Constant(I64, end))
+        self._bail_if(short)
+        base = bld.inttoptr(self.ctx(CTX_PARAMS), I8P)
+
+        def body(i: ir.Value) -> None:
+            for k, e in enumerate(elems):
+                if isinstance(e, Sink):
+                    continue
+                p = bld.bitcast(bld.gep(base, [ir.Constant(I64, off + k * size)]), lty(vt).as_pointer())
+                self.write(e, vt, bld.load(p, align=1), i)
+        self.lane_loop(body, ins.guard)
+
+    def _bail_if(self, cond: ir.Value) -> None:
+        bld = self.bld
+        cont = self.f.append_basic_block()
+        bld.cbranch(cond, self.bail_block, cont)
+        self.bail_phi_pending.append((bld.block, self.k + 1))
+        bld.position_at_end(cont)
+
+    def _address(self, mem_op: Mem, i: ir.Value) -> ir.Value:
+        """The lane's address as i64 (32-bit base registers wrap mod 2^32, as the reference's Addresser)."""
+        bld = self.bld
+        base = mem_op.base
+        if isinstance(base, Sym):
+            addr = self.program.symbol_address(base.name)
+            if addr is None or not self.program.shared_space(base.name):
+                raise self.fail("symbol address")
+            return ir.Constant(I64, (addr + mem_op.offset) & 0xFFFFFFFF)
+        assert isinstance(base, Reg)
+        rt = self.fn.regs.get(base.name)
+        if rt is None:
+            raise self.fail("special register address")
+        wide = rt.endswith("64")
+        v = self.read(base, "u64" if wide else "u32", i)
+        if wide:
+            return bld.add(v, ir.Constant(I64, mem_op.offset & 0xFFFFFFFFFFFFFFFF))
+        v = bld.add(v, ir.Constant(I32, mem_op.offset & 0xFFFFFFFF))
+        return bld.zext(v, I64)
+
+    def _mem_access(self, ins: Instruction, space: str, generic: bool, load: bool, mem_op: Mem, elems: list[Any],
+                    vt: str, size: int, nbytes: int) -> None:
+        bld = self.bld
+        bad = self.entry_alloca(I1)
+        bld.store(ir.Constant(I1, 0), bad)
+        nalloc, starts, ends = self.ctx(CTX_NALLOC), self.ctx(CTX_STARTS), self.ctx(CTX_ENDS)
+        lookup = self._alloc_lookup()
+
+        # pass 1: check every active lane; any doubt goes to the reference handler before any access
+        def check(i: ir.Value) -> None:
+            a = self._address(mem_op, i)
+            mis = bld.icmp_unsigned("!=", bld.and_(a, ir.Constant(I64, nbytes - 1)), ir.Constant(I64, 0))
+            if space == "shared":
+                lim = self.ctx(CTX_SHARED_LIMIT)
+                oob = bld.icmp_unsigned(">", bld.add(a, ir.Constant(I64, nbytes)), lim)
+                oob = bld.or_(oob, bld.icmp_unsigned(">", a, ir.Constant(I64, 0xFFFFFF)))  # cluster tags
+                ok = bld.not_(bld.or_(mis, oob))
+            else:
+                inside = bld.and_(bld.icmp_unsigned(">=", a, ir.Constant(I64, GLOBAL_BASE)),
+                                  bld.icmp_unsigned("<", a, ir.Constant(I64, PARAM_WINDOW)))
+                found = bld.call(lookup, [a, ir.Constant(I64, nbytes), nalloc, starts, ends])
+                ok = bld.and_(bld.not_(mis), bld.and_(inside, found))
+            with bld.if_then(bld.not_(ok)):
+                bld.store(ir.Constant(I1, 1), bad)
+        self.lane_loop(check, ins.guard)
+        self._bail_if(bld.load(bad))
+
+        # pass 2: the access, warp by warp, with the counters the reference keeps
+        buf = self.entry_alloca(I64, 32)
+        cnt = self.entry_alloca(I64)
+        out = self.entry_alloca(I64, 2)
+        counters = bld.inttoptr(self.ctx(CTX_COUNTERS), I64P)
+        membase = bld.inttoptr(self.ctx(CTX_MEM), I8P)
+        shared = bld.inttoptr(self.ctx(CTX_SHARED), I8P)
+        lpb, ssize = self.ctx(CTX_LPB), self.ctx(CTX_SHARED_SIZE)
+        pre = bld.block
+        whead = self.f.append_basic_block()
+        wbody = self.f.append_basic_block()
+        wdone = self.f.append_basic_block()
+        nwarps = bld.sdiv(self.n_arg, ir.Constant(I64, 32))
+        bld.branch(whead)
+        bld.position_at_end(whead)
+        w = bld.phi(I64)
+        w.add_incoming(ir.Constant(I64, 0), pre)
+        bld.cbranch(bld.icmp_signed("<", w, nwarps), wbody, wdone)
+        bld.position_at_end(wbody)
+        bld.store(ir.Constant(I64, 0), cnt)
+        # lanes of this warp
+        lpre = bld.block
+        lhead = self.f.append_basic_block()
+        lcheck = self.f.append_basic_block()
+        lwork = self.f.append_basic_block()
+        lnext = self.f.append_basic_block()
+        ldone = self.f.append_basic_block()
+        bld.branch(lhead)
+        bld.position_at_end(lhead)
+        j = bld.phi(I64)
+        j.add_incoming(ir.Constant(I64, 0), lpre)
+        bld.cbranch(bld.icmp_signed("<", j, ir.Constant(I64, 32)), lcheck, ldone)
+        bld.position_at_end(lcheck)
+        i = bld.add(bld.mul(w, ir.Constant(I64, 32)), j)
+        bld.cbranch(self.active(i, ins.guard), lwork, lnext)
+        bld.position_at_end(lwork)
+        a = self._address(mem_op, i)
+        if space == "shared":
+            off = bld.add(a, bld.mul(bld.sdiv(i, lpb), ssize))
+            host = bld.gep(shared, [off])
+            key = bld.lshr(off, ir.Constant(I64, 2))
+        else:
+            off = bld.sub(a, ir.Constant(I64, GLOBAL_BASE))
+            host = bld.gep(membase, [off])
+            key = off
+        c = bld.load(cnt)
+        bld.store(key, bld.gep(buf, [c]))
+        bld.store(bld.add(c, ir.Constant(I64, 1)), cnt)
+        ety = lty(vt)
+        for k, e in enumerate(elems):
+            p = bld.bitcast(bld.gep(host, [ir.Constant(I64, k * size)]), ety.as_pointer())
+            if load:
+                if not isinstance(e, Sink):
+                    self.write(e, vt, bld.load(p, align=size), i)
+            else:
+                bld.store(self.read(e, vt if not isinstance(e, Imm | FImm) else vt, i), p, align=size)
+        bld.branch(lnext)
+        bld.position_at_end(lnext)
+        j2 = bld.add(j, ir.Constant(I64, 1))
+        j.add_incoming(j2, lnext)
+        bld.branch(lhead)
+        bld.position_at_end(ldone)
+        c = bld.load(cnt)
+        with bld.if_then(bld.icmp_signed(">", c, ir.Constant(I64, 0))):
+            def bump(name: str, v: ir.Value) -> None:
+                p = bld.gep(counters, [ir.Constant(I64, _C[name])])
+                bld.store(bld.add(bld.load(p), v), p)
+            if space == "shared":
+                bump("shared_load_bytes" if load else "shared_store_bytes", bld.mul(c, ir.Constant(I64, nbytes)))
+                bump("shared_requests", ir.Constant(I64, 1))
+                bump("shared_bank_conflicts", bld.call(self._conflicts_helper(), [buf, c]))
+            else:
+                kind = "load" if load else "store"
+                bump(f"global_{kind}_bytes", bld.mul(c, ir.Constant(I64, nbytes)))
+                bump(f"global_{kind}_requests", ir.Constant(I64, 1))
+                bld.call(self._sectors_helper(), [buf, c, out])
+                bump(f"global_{kind}_sectors", bld.load(bld.gep(out, [ir.Constant(I64, 0)])))
+                distinct = bld.load(bld.gep(out, [ir.Constant(I64, 1)]))
+                ideal = bld.lshr(bld.add(bld.mul(distinct, ir.Constant(I64, nbytes)), ir.Constant(I64, 31)),
+                                 ir.Constant(I64, 5))
+                bump(f"global_{kind}_ideal_sectors", ideal)
+        wend = bld.block
+        w2 = bld.add(w, ir.Constant(I64, 1))
+        w.add_incoming(w2, wend)
+        bld.branch(whead)
+        bld.position_at_end(wdone)
+        _ = generic
+
+    # -- helper functions (one per module) ----------------------------------------------------------
+    def _alloc_lookup(self) -> ir.Function:
+        """i1 (addr, size, n, starts, ends): inside one live allocation (binary search)."""
+        f = self._helpers.get("lookup")
+        if f is not None:
+            return f
+        f = ir.Function(self.module, ir.FunctionType(I1, [I64, I64, I64, I64, I64]), name="alloc_lookup")
+        f.linkage = "internal"
+        a, size, n, sp, ep = f.args
+        b = ir.IRBuilder(f.append_basic_block())
+        starts, ends = b.inttoptr(sp, I64P), b.inttoptr(ep, I64P)
+        lo_p, hi_p = b.alloca(I64), b.alloca(I64)
+        b.store(ir.Constant(I64, 0), lo_p)
+        b.store(n, hi_p)
+        head, body, done = (f.append_basic_block() for _ in range(3))
+        b.branch(head)
+        b.position_at_end(head)
+        lo, hi = b.load(lo_p), b.load(hi_p)
+        b.cbranch(b.icmp_signed("<", lo, hi), body, done)
+        b.position_at_end(body)
+        mid = b.lshr(b.add(lo, hi), ir.Constant(I64, 1))
+        s = b.load(b.gep(starts, [mid]))
+        le = b.icmp_unsigned("<=", s, a)  # first start > a is the upper bound
+        b.store(b.select(le, b.add(mid, ir.Constant(I64, 1)), lo), lo_p)
+        b.store(b.select(le, hi, mid), hi_p)
+        b.branch(head)
+        b.position_at_end(done)
+        idx = b.sub(b.load(lo_p), ir.Constant(I64, 1))
+        valid = b.icmp_signed(">=", idx, ir.Constant(I64, 0))
+        safe = b.select(valid, idx, ir.Constant(I64, 0))
+        end = b.load(b.gep(ends, [safe]))
+        fits = b.and_(b.icmp_unsigned(">=", end, size), b.icmp_unsigned("<=", a, b.sub(end, size)))
+        b.ret(b.and_(valid, fits))
+        self._helpers["lookup"] = f
+        return f
+
+    def _sort_helper(self) -> ir.Function:
+        """void (i64* buf, i64 n): insertion sort (linear on the already-sorted coalesced case)."""
+        f = self._helpers.get("sort")
+        if f is not None:
+            return f
+        f = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I64P, I64]), name="sort_lanes")
+        f.linkage = "internal"
+        buf, n = f.args
+        b = ir.IRBuilder(f.append_basic_block())
+        ip, jp, vp = b.alloca(I64), b.alloca(I64), b.alloca(I64)
+        b.store(ir.Constant(I64, 1), ip)
+        ohead, obody, ihead, icheck, ibody, iend, done = (f.append_basic_block() for _ in range(7))
+        b.branch(ohead)
+        b.position_at_end(ohead)
+        i = b.load(ip)
+        b.cbranch(b.icmp_signed("<", i, n), obody, done)
+        b.position_at_end(obody)
+        b.store(b.load(b.gep(buf, [i])), vp)
+        b.store(b.sub(i, ir.Constant(I64, 1)), jp)
+        b.branch(ihead)
+        b.position_at_end(ihead)
+        j = b.load(jp)
+        b.cbranch(b.icmp_signed(">=", j, ir.Constant(I64, 0)), icheck, iend)
+        b.position_at_end(icheck)
+        bj = b.load(b.gep(buf, [j]))
+        b.cbranch(b.icmp_signed(">", bj, b.load(vp)), ibody, iend)
+        b.position_at_end(ibody)
+        b.store(bj, b.gep(buf, [b.add(j, ir.Constant(I64, 1))]))
+        b.store(b.sub(j, ir.Constant(I64, 1)), jp)
+        b.branch(ihead)
+        b.position_at_end(iend)
+        b.store(b.load(vp), b.gep(buf, [b.add(b.load(jp), ir.Constant(I64, 1))]))
+        b.store(b.add(b.load(ip), ir.Constant(I64, 1)), ip)
+        b.branch(ohead)
+        b.position_at_end(done)
+        b.ret_void()
+        self._helpers["sort"] = f
+        return f
+
+    def _sectors_helper(self) -> ir.Function:
+        """void (i64* offsets, i64 n, i64* out): out[0] distinct 32-byte sectors, out[1] distinct offsets.
+        Accesses are aligned and at most 32 bytes, so each lies in one sector (the reference's start and
+        end sectors coincide)."""
+        f = self._helpers.get("sectors")
+        if f is not None:
+            return f
+        sort = self._sort_helper()
+        f = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I64P, I64, I64P]), name="warp_sectors")
+        f.linkage = "internal"
+        buf, n, out = f.args
+        b = ir.IRBuilder(f.append_basic_block())
+        b.call(sort, [buf, n])
+        sp, dp, ip = b.alloca(I64), b.alloca(I64), b.alloca(I64)
+        b.store(ir.Constant(I64, 1), sp)
+        b.store(ir.Constant(I64, 1), dp)
+        b.store(ir.Constant(I64, 1), ip)
+        head, body, done = (f.append_basic_block() for _ in range(3))
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.load(ip)
+        b.cbranch(b.icmp_signed("<", i, n), body, done)
+        b.position_at_end(body)
+        cur = b.load(b.gep(buf, [i]))
+        prev = b.load(b.gep(buf, [b.sub(i, ir.Constant(I64, 1))]))
+        newd = b.zext(b.icmp_unsigned("!=", cur, prev), I64)
+        news = b.zext(b.icmp_unsigned("!=", b.lshr(cur, ir.Constant(I64, 5)), b.lshr(prev, ir.Constant(I64, 5))), I64)
+        b.store(b.add(b.load(dp), newd), dp)
+        b.store(b.add(b.load(sp), news), sp)
+        b.store(b.add(i, ir.Constant(I64, 1)), ip)
+        b.branch(head)
+        b.position_at_end(done)
+        b.store(b.load(sp), b.gep(out, [ir.Constant(I64, 0)]))
+        b.store(b.load(dp), b.gep(out, [ir.Constant(I64, 1)]))
+        b.ret_void()
+        self._helpers["sectors"] = f
+        return f
+
+    def _conflicts_helper(self) -> ir.Function:
+        """i64 (i64* words, i64 n): extra wavefronts of one shared request: the busiest bank's distinct
+        words, less one (the reference's warp_bank_conflicts)."""
+        f = self._helpers.get("conflicts")
+        if f is not None:
+            return f
+        sort = self._sort_helper()
+        f = ir.Function(self.module, ir.FunctionType(I64, [I64P, I64]), name="bank_conflicts")
+        f.linkage = "internal"
+        buf, n = f.args
+        b = ir.IRBuilder(f.append_basic_block())
+        b.call(sort, [buf, n])
+        banks = b.alloca(I64, 32)
+        for k in range(32):
+            b.store(ir.Constant(I64, 0), b.gep(banks, [ir.Constant(I64, k)]))
+        ip, mp = b.alloca(I64), b.alloca(I64)
+        b.store(ir.Constant(I64, 0), ip)
+        b.store(ir.Constant(I64, 0), mp)
+        head, body, count, nxt, done = (f.append_basic_block() for _ in range(5))
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.load(ip)
+        b.cbranch(b.icmp_signed("<", i, n), body, done)
+        b.position_at_end(body)
+        cur = b.load(b.gep(buf, [i]))
+        first = b.icmp_signed("==", i, ir.Constant(I64, 0))
+        prev = b.load(b.gep(buf, [b.select(first, i, b.sub(i, ir.Constant(I64, 1)))]))
+        b.cbranch(b.or_(first, b.icmp_unsigned("!=", cur, prev)), count, nxt)
+        b.position_at_end(count)
+        slot = b.gep(banks, [b.and_(cur, ir.Constant(I64, 31))])
+        v = b.add(b.load(slot), ir.Constant(I64, 1))
+        b.store(v, slot)
+        m = b.load(mp)
+        b.store(b.select(b.icmp_signed(">", v, m), v, m), mp)
+        b.branch(nxt)
+        b.position_at_end(nxt)
+        b.store(b.add(i, ir.Constant(I64, 1)), ip)
+        b.branch(head)
+        b.position_at_end(done)
+        m = b.load(mp)
+        b.ret(b.select(b.icmp_signed(">", m, ir.Constant(I64, 0)), b.sub(m, ir.Constant(I64, 1)), m))
+        self._helpers["conflicts"] = f
+        return f

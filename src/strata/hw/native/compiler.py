@@ -1,0 +1,122 @@
+"""llvmlite glue: IR -> optimized x86 object code -> callable addresses, with a disk cache of objects.
+
+The cache key follows the PTX cache's rule (everything that changes the output is in the key): the
+module's PTX text, the kernel, where its variables live, the code generator's version, the LLVM
+version and the host CPU's name and features. A hit loads the object file into a fresh MCJIT engine
+without generating or optimizing any IR.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import llvmlite.binding as llvm
+
+CODEGEN_VERSION = 1
+_LOCK = threading.Lock()
+_TM: Any = None
+
+
+def target_machine() -> Any:
+    """The host's target machine (created once; LLVM initializes itself in llvmlite >= 0.45)."""
+    global _TM
+    with _LOCK:
+        if _TM is None:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            target = llvm.Target.from_default_triple()
+            _TM = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                               features=llvm.get_host_cpu_features().flatten(), opt=3,
+                                               codemodel="jitdefault")
+        return _TM
+
+
+def host_key() -> str:
+    """LLVM version, CPU name and features: object code is only valid for the same triple."""
+    ver = ".".join(map(str, llvm.llvm_version_info))
+    return f"llvm{ver}:{llvm.get_process_triple()}:{llvm.get_host_cpu_name()}:{llvm.get_host_cpu_features().flatten()}"
+
+
+def compile_ir(text: str) -> bytes:
+    """Parse, verify, optimize (O3) and emit an object file."""
+    tm = target_machine()
+    mod = llvm.parse_assembly(text)
+    mod.triple = llvm.get_process_triple()
+    mod.verify()
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pb = llvm.create_pass_builder(tm, pto)
+    pm = pb.getModulePassManager()
+    pm.run(mod, pb)
+    return bytes(tm.emit_object(mod))
+
+
+class LoadedObject:
+    """An object file linked into its own MCJIT engine; `address(name)` of its functions."""
+
+    def __init__(self, obj: bytes) -> None:
+        tm = target_machine()
+        with _LOCK:
+            empty = llvm.parse_assembly("")
+            empty.triple = llvm.get_process_triple()
+            self.engine = llvm.create_mcjit_compiler(empty, tm)
+            self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            self.engine.finalize_object()
+
+    def address(self, name: str) -> int:
+        addr = int(self.engine.get_function_address(name))
+        if not addr:
+            raise KeyError(name)
+        return addr
+
+
+def cache_key(parts: dict[str, Any]) -> str:
+    blob = json.dumps({**parts, "codegen": CODEGEN_VERSION, "host": host_key()}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def cache_dir() -> Path:
+    from strata import config
+
+    return config.settings().cache_dir / "native"
+
+
+def cache_get(key: str) -> tuple[dict[str, Any], bytes | None] | None:
+    """(manifest, object bytes or None for a cached 'unsupported') or None on a miss."""
+    d = cache_dir()
+    try:
+        manifest = json.loads((d / f"{key}.json").read_text())
+        if manifest.get("reason"):
+            return manifest, None
+        return manifest, (d / f"{key}.o").read_bytes()
+    except (OSError, ValueError):
+        return None
+
+
+def cache_put(key: str, manifest: dict[str, Any], obj: bytes | None) -> None:
+    """Write atomically (rename), so concurrent processes never see half a file; errors are ignored
+    (the cache is an optimization)."""
+    d = cache_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        if obj is not None:
+            _atomic(d / f"{key}.o", obj)
+        _atomic(d / f"{key}.json", json.dumps(manifest).encode())
+    except OSError:
+        pass
+
+
+def _atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

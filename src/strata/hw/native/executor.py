@@ -1,0 +1,288 @@
+"""The native executor: a launch whose basic blocks run as compiled x86 code, on two host threads.
+
+What stays the reference's, unchanged: the chunking of blocks, the reconvergence stack (branches,
+divergence, exits, `pure_exit`), barriers (`bar.sync` blocks run the reference handler, with its
+exited-thread rule and deadlock detection), the watchdog and cancel polls, fault reports and the
+per-basic-block instruction counters. What is native: the body of every other basic block, one
+compiled function per block over the chunk's lanes (see codegen.py), which also keeps the memory
+counters. A native memory instruction that would fault hands the rest of its block to the reference
+handlers at the same state, so the fault report is the reference's own.
+"""
+
+from __future__ import annotations
+
+import copy
+import ctypes
+import dataclasses
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from strata import trace
+from strata.hw.counters import Counters
+from strata.hw.engine import (
+    Chunk,
+    Frame,
+    Launch,
+    LaunchConfig,
+    LaunchResult,
+    _device_fault,
+    _fold_counters,
+    _shared_size,
+    cluster_dims,
+    run_frame,
+)
+from strata.hw.isa.registry import LaneFault
+from strata.hw.jit import JitFunction, Program
+from strata.hw.memory import DeviceMemory
+from strata.hw.native import codegen as cg
+from strata.hw.native.compiler import LoadedObject, cache_get, cache_key, cache_put, compile_ir
+
+_PROTO = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
+THREADS = 2  # host threads a launch's chunks are spread over
+_COMPILE_LOCK = threading.Lock()
+
+
+@dataclasses.dataclass
+class CompiledKernel:
+    """A kernel's native blocks: block index -> callable, and per worker the patched program."""
+
+    name: str
+    funcs: dict[int, Any]
+    obj: LoadedObject
+    compile_s: float
+    cached: bool
+    programs: dict[int, Program] = dataclasses.field(default_factory=dict)
+
+
+def compiled(program: Program, kernel: str) -> CompiledKernel | str:
+    """The kernel compiled (memoized on the program, then the disk cache), or why it cannot be."""
+    memo: dict[str, Any] = program.__dict__.setdefault("_native", {})
+    hit = memo.get(kernel)
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
+    with _COMPILE_LOCK:
+        hit = memo.get(kernel)
+        if hit is None:
+            hit = _compile(program, kernel)
+            memo[kernel] = hit
+    return hit  # type: ignore[no-any-return]
+
+
+def _compile(program: Program, kernel: str) -> CompiledKernel | str:
+    t0 = time.perf_counter()
+    jf = program.functions[kernel]
+    key = cache_key({"ptx": _digest(program.module.text), "kernel": kernel,
+                     "globals": sorted(program.global_addresses.items()),
+                     "shared": sorted(program.shared_offsets.items()),
+                     "dynamic": program.dynamic_shared_offset() if program.dynamic_shared else -1})
+    got = cache_get(key)
+    cached = got is not None
+    if got is not None:
+        manifest, obj = got
+        if obj is None:
+            return str(manifest["reason"])
+        blocks = list(manifest["blocks"])
+    else:
+        gen = cg.KernelCodegen(program, jf)
+        try:
+            text = gen.build()
+        except cg.NativeUnsupported as e:
+            cache_put(key, {"reason": str(e)}, None)
+            return str(e)
+        obj = compile_ir(text)
+        blocks = gen.native_blocks
+        cache_put(key, {"blocks": blocks}, obj)
+    loaded = LoadedObject(obj)
+    funcs = {b: _PROTO(loaded.address(f"b{b}")) for b in blocks}
+    ck = CompiledKernel(kernel, funcs, loaded, time.perf_counter() - t0, cached)
+    trace.emit("L0", "native_compile", kernel=kernel, cached=cached, blocks=len(blocks),
+               compile_ms=round(ck.compile_s * 1e3, 3))
+    return ck
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _patched(program: Program, ck: CompiledKernel, worker: int) -> Program:
+    """A shallow copy of the program whose kernel runs native blocks (one per worker thread, so
+    each has its own register pool)."""
+    p = ck.programs.get(worker)
+    if p is not None:
+        return p
+    jf = program.functions[ck.name]
+    blocks = []
+    for b, blk in enumerate(jf.blocks):
+        fn = ck.funcs.get(b)
+        if fn is not None:
+            blk = dataclasses.replace(blk, ops=[(_native_op(fn, jf, list(blk.ops)), True)])
+        blocks.append(blk)
+    njf: JitFunction = dataclasses.replace(jf, blocks=blocks, reg_pool={})
+    p = copy.copy(program)
+    p.functions = {**program.functions, ck.name: njf}
+    ck.programs[worker] = p
+    return p
+
+
+def _native_op(fn: Any, jf: JitFunction, ref_ops: list[Any]) -> Any:
+    names = list(jf.reg_storage)
+
+    def run(f: Any, m: Any) -> None:
+        st = f.__dict__.get("_native")
+        if st is None:
+            bases = f._bases  # the frame's register arrays, which the reference ops see through f.V
+            ptrs = np.array([bases[n].ctypes.data for n in names] or [0], dtype=np.uint64)
+            chunk = f.chunk
+            st = (int(ptrs.ctypes.data), int(chunk._native_ones.ctypes.data), chunk.n,
+                  int(chunk._native_ctx.ctypes.data), ptrs)
+            f._native = st
+        mp = st[1] if m is None else m.ctypes.data
+        rc = fn(st[0], mp, st[2], st[3])
+        if rc:  # a memory check failed at op rc-1: the reference runs the rest of the block from there
+            for op, _exact in ref_ops[rc - 1:]:
+                op(f, m)
+
+    return run
+
+
+def launch_reason(program: Program, kernel: str, config: LaunchConfig, mem: DeviceMemory) -> str | None:
+    """Why this launch must run on the reference executor (None: it may run natively)."""
+    from strata import config as cfg
+
+    jf = program.functions[kernel]
+    if config.grid_workspace:
+        return "cooperative launch"
+    if mem.peers:
+        return "peer access is enabled (addresses route to other devices)"
+    if cluster_dims(jf, config)[1]:
+        return "thread-block clusters"
+    if jf.local_size:
+        return "local memory"
+    if cfg.settings().debug >= 4:
+        return "STRATA_DEBUG=4 traces each instruction"
+    return None
+
+
+def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: DeviceMemory, *, sm_count: int,
+            budget: int, chunk_lanes: int, timeout_s: float, stack_bytes: int, control: Any, runtime: Any,
+            clock_mhz: float) -> LaunchResult | None:
+    """Run the launch natively, or return None (after a `native_fallback` trace event) when it cannot."""
+    reason = launch_reason(program, kernel_name, config, mem)
+    ck: CompiledKernel | str = reason if reason else compiled(program, kernel_name)
+    if isinstance(ck, str):
+        trace.emit("L0", "native_fallback", kernel=kernel_name, reason=ck)
+        return None
+    t0 = time.perf_counter()
+    nblocks = config.num_blocks
+    lpb = -(-config.threads_per_block // 32) * 32
+    per_chunk = max(1, chunk_lanes // lpb)
+    firsts = list(range(0, nblocks, per_chunk))
+    nthreads = THREADS if len(firsts) > 1 and not budget else 1
+    allocs = mem.allocations()
+    starts = np.array([a.address for a in allocs] or [0], dtype=np.uint64)
+    ends = np.array([a.end for a in allocs] or [0], dtype=np.uint64)
+    params = np.frombuffer(config.params, dtype=np.uint8) if config.params else np.zeros(8, np.uint8)
+    launches = []
+    for t in range(nthreads):
+        p = _patched(program, ck, t)
+        L = Launch(p, p.functions[kernel_name], config, mem, sm_count, budget, chunk_lanes, timeout_s=timeout_s,
+                   stack_bytes=stack_bytes, control=control, runtime=runtime, clock_mhz=clock_mhz)
+        L.start_ns, L.start_s = time.perf_counter_ns(), time.monotonic()
+        L.native_counters = np.zeros(len(cg.COUNTER_NAMES), dtype=np.int64)  # type: ignore[attr-defined]
+        launches.append(L)
+    if control is not None:
+        control.launch = launches[0]
+        if control.reason is not None:
+            launches[0].polls = 0
+    state: dict[str, Any] = {"idx": None, "exc": None}
+    lock = threading.Lock()
+    keep = (starts, ends, params)
+    nalloc = len(allocs)
+
+    def work(t: int) -> None:
+        L = launches[t]
+        with np.errstate(all="ignore"):
+            for idx in range(t, len(firsts), nthreads):
+                if state["idx"] is not None and idx > state["idx"]:
+                    return
+                first = firsts[idx]
+                chunk = Chunk(L, first, min(per_chunk, nblocks - first))
+                chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, L.native_counters)  # type: ignore[attr-defined]
+                chunk._native_ones = np.ones(chunk.n, dtype=np.bool_)  # type: ignore[attr-defined]
+                frame = Frame(L.kernel, chunk)
+                try:
+                    run_frame(frame, chunk.entry_mask)
+                except LaneFault as fault:
+                    exc: BaseException = _device_fault(L, chunk, fault)
+                except BaseException as e:  # watchdog, cancel, device faults: the first chunk's wins
+                    exc = e
+                else:
+                    continue
+                with lock:
+                    if state["idx"] is None or idx < state["idx"]:
+                        state["idx"], state["exc"] = idx, exc
+                return
+
+    if nthreads > 1:
+        helper = threading.Thread(target=work, args=(1,), name="strata-native", daemon=True)
+        helper.start()
+        work(0)
+        helper.join()
+    else:
+        work(0)
+    if state["exc"] is not None:
+        raise state["exc"] from None
+    L0 = launches[0]
+    c = L0.counters
+    for L in launches[1:]:
+        _add_counters(c, L.counters)
+        for k, (t_acc, w_acc) in L.acc.items():
+            a = L0.accumulators(L.program.functions[kernel_name]) if k not in L0.acc else L0.acc[k]
+            a[0][:] = [x + y for x, y in zip(a[0], t_acc, strict=True)]
+            a[1][:] = [x + y for x, y in zip(a[1], w_acc, strict=True)]
+    for L in launches:
+        for name, v in zip(cg.COUNTER_NAMES, L.native_counters.tolist(), strict=True):
+            setattr(c, name, getattr(c, name) + int(v))
+    c.threads_launched = nblocks * config.threads_per_block
+    c.blocks_launched = nblocks
+    _fold_counters(L0)
+    result = LaunchResult(c, time.perf_counter() - t0, _shared_size(L0), L0.kernel.local_size)
+    result.executor = "native"
+    return result
+
+
+def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: int,
+         counters: np.ndarray) -> np.ndarray:
+    starts, ends, params = keep
+    cfg = chunk.launch.config
+    ctx = np.zeros(cg.CTX_SIZE, dtype=np.int64)
+    ctx[cg.CTX_MEM] = int(mem.bytes.ctypes.data)
+    ctx[cg.CTX_NALLOC] = nalloc
+    ctx[cg.CTX_STARTS] = starts.ctypes.data
+    ctx[cg.CTX_ENDS] = ends.ctypes.data
+    ctx[cg.CTX_SHARED] = chunk.shared.ctypes.data
+    ctx[cg.CTX_SHARED_SIZE] = chunk.shared_size
+    ctx[cg.CTX_SHARED_LIMIT] = chunk.shared_limit
+    ctx[cg.CTX_LPB] = chunk.lanes_per_block
+    ctx[cg.CTX_FIRST_BLOCK] = chunk.first_block
+    ctx[cg.CTX_BLOCK:cg.CTX_BLOCK + 3] = cfg.block
+    ctx[cg.CTX_GRID:cg.CTX_GRID + 3] = cfg.grid
+    ctx[cg.CTX_PARAMS] = params.ctypes.data
+    ctx[cg.CTX_PARAMS_LEN] = len(cfg.params)
+    ctx[cg.CTX_COUNTERS] = counters.ctypes.data
+    return ctx
+
+
+def _add_counters(into: Counters, other: Counters) -> None:
+    for f in dataclasses.fields(Counters):
+        a, b = getattr(into, f.name), getattr(other, f.name)
+        if isinstance(a, dict):
+            for k, v in b.items():
+                a[k] = a.get(k, 0) + v
+        else:
+            setattr(into, f.name, a + b)
