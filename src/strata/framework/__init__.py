@@ -10,8 +10,6 @@ Example:
     (54.0, [[7.0, 11.0], [9.0, 13.0]])
 """
 
-from collections.abc import Callable
-
 from strata.cuda.caching_allocator import (
     empty_cache,
     max_memory_allocated,
@@ -19,6 +17,8 @@ from strata.cuda.caching_allocator import (
     memory_reserved,
     reset_peak_memory_stats,
 )
+from strata.framework import backends as _backends  # noqa: F401 - registers the cpu and cuda kernels
+from strata.framework import op_table as _op_table
 from strata.framework import ops as _ops
 from strata.framework.amp import autocast
 from strata.framework.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -72,42 +72,8 @@ short = int16
 bool = bool_  # noqa: A001
 
 
-def _unary(name: str) -> Callable[[Tensor], Tensor]:
-    def fn(input: Tensor) -> Tensor:  # noqa: A002
-        return _ops.unary_op(name, input)
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise {name} (see Tensor.{name})."
-    return fn
-
-
-neg = _unary("neg")
-abs = _unary("abs")  # noqa: A001
-exp = _unary("exp")
-log = _unary("log")
-sqrt = _unary("sqrt")
-rsqrt = _unary("rsqrt")
-relu = _unary("relu")
-sigmoid = _unary("sigmoid")
-tanh = _unary("tanh")
-sign = _unary("sign")
-reciprocal = _unary("reciprocal")
-logical_not = _unary("logical_not")
-
-
-def _compare(name: str) -> Callable[[Tensor, object], Tensor]:
-    def fn(input: Tensor, other: object) -> Tensor:  # noqa: A002
-        return _ops.binary_op(name, input, other)
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise comparison {name} (bool result)."
-    return fn
-
-
-eq = _compare("eq")
-ne = _compare("ne")
-lt = _compare("lt")
-le = _compare("le")
-gt = _compare("gt")
-ge = _compare("ge")
+# The elementwise ops declared in the op table (exp, sin, eq, fmod, ...): strata.<name> for each.
+globals().update(_op_table.FUNCTIONS)
 clip = clamp
 
 __all__ = [
@@ -153,59 +119,30 @@ from strata.framework.sorting import argsort, cumprod, cumsum, logsumexp, sort, 
 __all__ += ["argsort", "cumprod", "cumsum", "logsumexp", "sort", "std_mean", "topk", "var_mean"]
 # -- end block: sorting
 # -- block: math
+from strata.framework.ops import all_true as all  # noqa: E402,A004
 from strata.framework.ops import (  # noqa: E402
-    acos,
-    acosh,
     allclose,
     amax,
     amin,
     aminmax,
-    asin,
-    asinh,
-    atan,
     atan2,
-    atanh,
-    bitwise_and,
     bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    ceil,
-    copysign,
-    cos,
-    cosh,
     count_nonzero,
     equal,
-    erf,
-    erfinv,
-    exp2,
-    expm1,
-    floor,
-    floor_divide,
-    fmod,
-    frac,
     hypot,
     isclose,
     isfinite,
     isinf,
     isnan,
     lerp,
-    log1p,
-    log2,
-    log10,
     logical_and,
     logical_or,
     logical_xor,
     nan_to_num,
     norm,
     prod,
-    remainder,
-    sin,
-    sinh,
     square,
-    tan,
-    trunc,
 )
-from strata.framework.ops import all_true as all  # noqa: E402,A004
 from strata.framework.ops import any_true as any  # noqa: E402,A004
 from strata.framework.ops import round_half_even as round  # noqa: E402,A004
 from strata.framework.shape_ops import (  # noqa: E402
@@ -230,8 +167,6 @@ from strata.framework.shape_ops import (  # noqa: E402
     unflatten,
 )
 
-fix = trunc
-arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
 __all__ += [
     "acos", "acosh", "all", "allclose", "amax", "amin", "aminmax", "any", "arccos", "arcsin", "arctan", "arctan2",
     "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm",
@@ -242,6 +177,7 @@ __all__ += [
     "repeat_interleave", "roll", "round", "sin", "sinh", "split", "square", "swapaxes", "swapdims", "tan", "tile",
     "trunc", "unbind", "unflatten",
 ]
+__all__ += sorted(set(_op_table.FUNCTIONS) - set(__all__))  # the table's aliases (subtract, arcsin, ...)
 # -- end block: math
 # -- block: random
 from strata.framework.random import (  # noqa: E402
@@ -327,8 +263,6 @@ def _trace_public_ops() -> None:
             namespace[public] = getattr(module, attr)
     profiling.instrument(_functional, {n: "aten::" + _PROFILER_NAMES.get(n, n) for n in _functional.__all__
                                        if callable(getattr(_functional, n))})
-    _ops.unary_op = profiling.named_op(_ops.unary_op)
-    _ops.binary_op = profiling.named_op(_ops.binary_op)
     profiling.instrument(Tensor, {"clone": "aten::clone", "to": "aten::to",
                                   "copy_": "aten::copy_", "__getitem__": "aten::index",
                                   "__setitem__": "aten::index_put_", "item": "aten::item"})

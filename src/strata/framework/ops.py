@@ -25,9 +25,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from strata import trace
 from strata.cuda import Device
 from strata.cuda.memory import DeviceArray
-from strata.framework import autograd, kernels
+from strata.framework import autograd, kernels, op_table, profiling
 from strata.framework import dtypes as dt
 from strata.framework.device import CPU, device, on
 from strata.framework.storage import Storage
@@ -218,46 +219,38 @@ def sum_to_size(g: Tensor, shape: Sequence[int]) -> Tensor:
 
 
 # ----------------------------------------------------------------------------------------- elementwise
-_NP_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1 / np.sqrt(x), "relu": lambda x: np.maximum(x, np.zeros((), x.dtype)),
-    "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tanh": np.tanh, "sign": np.sign, "reciprocal": lambda x: 1 / x,
-    "logical_not": np.logical_not,
-}
-_NP_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide, "pow": np.power,
-    "maximum": np.maximum, "minimum": np.minimum, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
-    "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
-}
+# The elementwise families are declared in op_table.py (promotion, derivative, node, trace name) and
+# their kernels registered per backend (backends/cpu.py, backends/cuda.py). The front functions below
+# check the arguments, apply the promotion rule, call the kernel of the inputs' device and record the
+# table's derivative.
+_OPS = op_table.OPS
+_KERNELS = op_table._KERNELS
 
 
 def _opmath(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float32) if a.dtype in (np.float16, dt.bfloat16.np) else a
 
 
+def _kernel(op: str, dev: device) -> Callable[..., Tensor]:
+    k = _KERNELS[dev.type].get(op)
+    return k if k is not None else op_table.kernel(op, dev.type)
+
+
 def unary(op: str, x: Tensor) -> Tensor:
     """out = op(x) elementwise, without autograd; float-only ops give integral inputs the default dtype."""
-    if op == "neg" and x.dtype is dt.bool_:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-                           "invert a mask, use the `~` or `logical_not()` operator instead.")
-    out_dt = x.dtype
-    if op in kernels.UNARY_FLOAT_ONLY and not x.dtype.is_floating_point:
-        out_dt = dt.get_default_dtype()
-    if op == "logical_not":
-        out_dt = dt.bool_
-    if op in ("abs", "relu", "sign") and x.dtype is dt.bool_:
+    d = _OPS[op]
+    if x.dtype is dt.bool_ and op in ("neg", "abs", "relu", "sign"):
+        if op == "neg":
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                               "invert a mask, use the `~` or `logical_not()` operator instead.")
         raise RuntimeError(f"\"{op}\" not implemented for 'Bool'")
-    if x.device.type == "cpu":
-        with np.errstate(all="ignore"):
-            r = _NP_UNARY[op](_opmath(x._host().astype(out_dt.np) if op != "logical_not" else x._host()))
-        return from_host(np.asarray(r), out_dt, CPU)
-    src = x if (x.dtype is out_dt or op == "logical_not") else _cast(x, out_dt)
-    if op == "logical_not" and src.dtype is not dt.bool_:
-        src = _cast(src, dt.bool_)
-    out = empty(x.shape, out_dt, x.device)
-    with on(x.device):
-        kernels.unary(op, src.dtype.name, x.shape, _ptr(out), out.stride(), _ptr(src), src.stride())
-    return out
+    if d.promotion == op_table.BOOL:
+        out_dt = dt.bool_
+    elif d.promotion == op_table.FLOAT and not x.dtype.is_floating_point:
+        out_dt = dt.get_default_dtype()
+    else:
+        out_dt = x.dtype
+    return _kernel(op, x.device)(op, x, out_dt)
 
 
 def binary(op: str, a: Any, b: Any) -> Tensor:
@@ -265,27 +258,18 @@ def binary(op: str, a: Any, b: Any) -> Tensor:
     dev = _check_same_device(a, b)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{op}: expected at least one tensor")
+    promotion = _OPS[op].promotion
     res = dt.result_type(a, b)
     compute = res
-    if op == "div" and not res.is_floating_point:
+    if promotion == op_table.PROMOTE_FLOAT and not res.is_floating_point:
         compute = res = dt.get_default_dtype()
     if op == "sub" and res is dt.bool_:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
-    out_dt = dt.bool_ if op in kernels.COMPARISONS else res
+    out_dt = dt.bool_ if promotion == op_table.COMPARE else res
     if compute is dt.bool_ and op in ("add", "mul"):
-        op = {"add": "maximum", "mul": "minimum"}[op]  # logical or / and on bool
-    ta, tb = _as_tensor(a, compute, dev), _as_tensor(b, compute, dev)
-    shape = broadcast_shapes(ta.shape, tb.shape)
-    if dev.type == "cpu":
-        with np.errstate(all="ignore"):
-            r = _NP_BINARY[op](_opmath(ta._host()), _opmath(tb._host()))
-        return from_host(np.broadcast_to(np.asarray(r), shape), out_dt, CPU)
-    out = empty(shape, out_dt, dev)
-    with on(dev):
-        kernels.binary(op, compute.name, out_dt.name, shape, _ptr(out), out.stride(), _ptr(ta),
-                       _bstrides(ta, shape), _ptr(tb), _bstrides(tb, shape))
-    return out
+        op = "maximum" if op == "add" else "minimum"  # logical or / and on bool
+    return _kernel(op, dev)(op, a, b, compute, out_dt, dev)
 
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's argument name
@@ -328,83 +312,52 @@ def ones_like(t: Tensor) -> Tensor:
     return full(t.shape, 1, t.dtype, t.device)
 
 
-# differentiable elementwise ops: the forward is `unary`/`binary`, the closures are the derivatives
-def _unary_grad(op: str, x: Tensor, out: Tensor) -> Callable[[Tensor], tuple]:
-    def bw(g: Tensor) -> tuple:
-        if op == "neg":
-            r = -g
-        elif op == "abs":
-            r = g * x.sign()
-        elif op == "exp":
-            r = g * out
-        elif op == "log":
-            r = g / x
-        elif op == "sqrt":
-            r = g / (out * 2)
-        elif op == "rsqrt":
-            r = g * out * out * out * -0.5
-        elif op == "relu":
-            r = where(out > 0, g, zeros_like(g))
-        elif op == "sigmoid":
-            r = g * out * (1 - out)
-        elif op == "tanh":
-            r = g * (1 - out * out)
-        elif op == "reciprocal":
-            r = -g * out * out
-        else:  # sign
-            r = zeros_like(g)
-        return (_fit(r, x),)
-    return bw
-
-
 def unary_op(op: str, x: Tensor) -> Tensor:
-    """Differentiable unary op (see `unary`)."""
+    """Differentiable unary op (see `unary`): the table's derivative is recorded; traced as the table's
+    aten name."""
+    if trace.recording():
+        return profiling.traced_call(_OPS[op].aten, _unary_op, op, x)
+    return _unary_op(op, x)
+
+
+def _unary_op(op: str, x: Tensor) -> Tensor:
     out = unary(op, x)
-    if op in ("logical_not",) or not out.dtype.is_floating_point:
+    return _record_table(op, out, x) if x.requires_grad else out
+
+
+def _record_table(op: str, out: Tensor, x: Tensor) -> Tensor:
+    d = _OPS[op]
+    deriv = d.derivative
+    if deriv is None or not out.dtype.is_floating_point or not autograd.is_grad_enabled():
         return out
-    return record(out, [x], f"{op.capitalize()}Backward0", _unary_grad(op, x, out))
-
-
-def _binary_grad(op: str, a: Any, b: Any, out: Tensor) -> Callable[[Tensor], tuple]:
-    def bw(g: Tensor) -> tuple:
-        ga: Any = None
-        gb: Any = None
-        if op == "add":
-            ga, gb = g, g
-        elif op == "sub":
-            ga, gb = g, -g
-        elif op == "mul":
-            ga, gb = g * b, g * a
-        elif op == "div":
-            ga, gb = g / b, -g * a / (b * b)
-        elif op == "pow":
-            if isinstance(a, Tensor) and a.requires_grad:
-                ga = g * b * a ** (b - 1)
-                if isinstance(b, Tensor):
-                    ga = where(b == 0, zeros_like(ga), ga)
-            if isinstance(b, Tensor) and b.requires_grad:
-                if isinstance(a, Tensor):
-                    gb = g * out * log(a)
-                    gb = where(binary("mul", a == 0, b >= 0), zeros_like(gb), gb)  # 0 ** b: d/db is 0 there
-                else:
-                    gb = g * out * (math.log(a) if a != 0 else 0.0)
-        elif op in ("maximum", "minimum"):
-            pick = (a > b) if op == "maximum" else (a < b)
-            tie = a == b
-            half = g * 0.5
-            z = zeros_like(g)
-            ga = where(pick, g, where(tie, half, z))
-            gb = where(pick, z, where(tie, half, g))
-        return _fit(ga, a), _fit(gb, b)
-    return bw
+    out._requires_grad = True
+    out.grad_fn = autograd.Node(d.node, [x], lambda g: (_fit(deriv(g, x, out), x),))
+    return out
 
 
 def binary_op(op: str, a: Any, b: Any) -> Tensor:
-    """Differentiable binary op (see `binary`)."""
+    """Differentiable binary op (see `binary`), recording the table's derivative."""
+    if trace.recording():
+        return profiling.traced_call(_OPS[op].aten, _binary_op, op, a, b)
+    return _binary_op(op, a, b)
+
+
+def _binary_op(op: str, a: Any, b: Any) -> Tensor:
     out = binary(op, a, b)
-    if op in kernels.COMPARISONS or not out.dtype.is_floating_point:
+    return _record_table2(op, out, a, b)
+
+
+def _record_table2(op: str, out: Tensor, a: Any, b: Any) -> Tensor:
+    d = _OPS[op]
+    deriv = d.derivative
+    if deriv is None or not out.dtype.is_floating_point or not _needs_grad(a, b):
         return out
-    return record(out, [a, b], f"{op.capitalize()}Backward0", _binary_grad(op, a, b, out))
+    name = d.node if d.node_scalar is None or isinstance(b, Tensor) else d.node_scalar
+
+    def bw(g: Tensor) -> tuple:
+        ga, gb = deriv(g, a, b, out)
+        return _fit(ga, a), _fit(gb, b)
+    return record(out, [a, b], name, bw)
 
 
 def add(input: Any, other: Any, *, alpha: Scalar = 1) -> Tensor:  # noqa: A002
@@ -573,43 +526,6 @@ def inplace(self: Tensor, result: Callable[[Tensor], Tensor]) -> Tensor:
 
 
 # ----------------------------------------------------------------------------------------- more math
-def _erf_np(x: np.ndarray) -> np.ndarray:
-    return np.frompyfunc(math.erf, 1, 1)(x).astype(x.dtype)
-
-
-def _erfinv_np(y: np.ndarray) -> np.ndarray:
-    """erf^-1 by Giles' single-precision approximation, polished with Newton steps in float64."""
-    y64 = y.astype(np.float64)
-    w = -np.log((1.0 - y64) * (1.0 + y64))
-    small = w < 5.0
-    ws, wl = w - 2.5, np.sqrt(np.abs(w)) - 3.0
-    ps = np.polyval([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-                     -0.00125372503, -0.00417768164, 0.246640727, 1.50140941], ws)
-    pl = np.polyval([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-                     -0.0076224613, 0.00943887047, 1.00167406, 2.83297682], wl)
-    x = np.where(small, ps, pl) * y64
-    for _ in range(3):
-        x = x - (_erf_np(x) - y64) / (2.0 / math.sqrt(math.pi) * np.exp(-x * x))
-    x = np.where(np.abs(y64) == 1, np.copysign(np.inf, y64), x)
-    return np.where(np.abs(y64) > 1, np.nan, x).astype(y.dtype)
-
-
-def _gelu_np(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1 + _erf_np(x * np.asarray(0.7071067811865476, x.dtype)))
-
-
-def _gelu_tanh_np(x: np.ndarray) -> np.ndarray:
-    k = np.asarray(0.7978845608028654, x.dtype)
-    return 0.5 * x * (1 + np.tanh(k * (x + np.asarray(0.044715, x.dtype) * x * x * x)))
-
-
-_NP_MATH_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
-    "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
-    "log1p": np.log1p, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "exp2": np.exp2, "erf": _erf_np,
-    "erfinv": _erfinv_np, "silu": lambda x: x / (1 + np.exp(-x)), "gelu": _gelu_np, "gelu_tanh": _gelu_tanh_np,
-    "floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc, "frac": lambda x: x - np.trunc(x),
-}
 # the ATen kernel names PyTorch's errors quote for dtypes an op does not take
 _KERNEL_NAMES = {"floor": "floor_vml_cpu", "ceil": "ceil_vml_cpu", "round": "round_vml_cpu", "trunc": "trunc_vml_cpu",
                  "frac": "frac_cpu", "silu": "silu_cpu", "gelu": "GeluKernelImpl", "gelu_tanh": "GeluKernelImpl",
@@ -623,91 +539,28 @@ def _not_implemented(op: str, d: dt.dtype) -> NotImplementedError:
 
 
 def math_unary(op: str, x: Tensor) -> Tensor:
-    """out = op(x) for the ops of kernels.FLOAT_UNARY, without autograd. Transcendental ops give integral
+    """out = op(x) for the table's float math ops, without autograd. Transcendental ops give integral
     and bool inputs the default float dtype; rounding ops return integral inputs unchanged (a copy)."""
-    rounding = op in kernels.ROUNDING
+    rounding = _OPS[op].promotion == op_table.ROUNDING
     if not x.dtype.is_floating_point:
         if x.dtype is dt.bool_ and rounding or op in ("frac", "silu", "gelu", "gelu_tanh"):
             raise _not_implemented(op, x.dtype)
         if rounding:
             return _cast(x, x.dtype)
     out_dt = x.dtype if x.dtype.is_floating_point else dt.get_default_dtype()
-    if x.device.type == "cpu":
-        with np.errstate(all="ignore"):
-            r = _NP_MATH_UNARY[op](_opmath(x._host().astype(out_dt.np)))
-        return from_host(np.asarray(r), out_dt, CPU)
-    src = x if x.dtype is out_dt else _cast(x, out_dt)
-    out = empty(x.shape, out_dt, x.device)
-    with on(x.device):
-        kernels.math_unary(op, out_dt.name, x.shape, _ptr(out), out.stride(), _ptr(src), src.stride())
-    return out
-
-
-_SQRT_PI = math.sqrt(math.pi)
-
-
-def _math_unary_grad(op: str, x: Tensor, out: Tensor, g: Tensor) -> Tensor:
-    """d op(x) / dx times g, with strata ops (so it runs where x lives)."""
-    if op in ("floor", "ceil", "round", "trunc"):
-        return zeros_like(g)
-    if op == "frac":
-        return g
-    if op in ("sin", "cos", "sinh", "cosh"):
-        other = {"sin": "cos", "cos": "sin", "sinh": "cosh", "cosh": "sinh"}[op]
-        d = math_unary_op(other, x)
-        return -g * d if op == "cos" else g * d
-    if op == "tan":
-        return g * (out * out + 1)
-    if op in ("asin", "acos"):
-        d = g / unary_op("sqrt", 1 - x * x)
-        return -d if op == "acos" else d
-    if op == "atan":
-        return g / (x * x + 1)
-    if op == "asinh":
-        return g / unary_op("sqrt", x * x + 1)
-    if op == "acosh":
-        return g / unary_op("sqrt", x * x - 1)
-    if op == "atanh":
-        return g / (1 - x * x)
-    if op == "log1p":
-        return g / (x + 1)
-    if op == "expm1":
-        return g * (out + 1)
-    if op in ("log2", "log10"):
-        return g / (x * math.log(2.0 if op == "log2" else 10.0))
-    if op == "exp2":
-        return g * out * math.log(2.0)
-    if op == "erf":
-        return g * (2.0 / _SQRT_PI) * unary_op("exp", -(x * x))
-    if op == "erfinv":
-        return g * (_SQRT_PI / 2.0) * unary_op("exp", out * out)
-    if op == "silu":
-        s = unary_op("sigmoid", x)
-        return g * s * (1 + x * (1 - s))
-    if op == "gelu":
-        cdf = (math_unary_op("erf", x * 0.7071067811865476) + 1) * 0.5
-        pdf = unary_op("exp", x * x * -0.5) * (1 / math.sqrt(2 * math.pi))
-        return g * (cdf + x * pdf)
-    # gelu_tanh
-    k, c = 0.7978845608028654, 0.044715
-    t = unary_op("tanh", (x + x * x * x * c) * k)
-    return g * ((t + 1) * 0.5 + x * 0.5 * (1 - t * t) * k * (x * x * (3 * c) + 1))
-
-
-_NODE_NAMES = {"log1p": "Log1PBackward0", "gelu_tanh": "GeluBackward0", "floor_divide": "NotImplemented",
-               "atan2": "Atan2Backward0"}
-
-
-def _node(op: str, suffix: str = "0") -> str:
-    return _NODE_NAMES.get(op) or "".join(p.capitalize() for p in op.split("_")) + "Backward" + suffix
+    return _kernel(op, x.device)(op, x, out_dt)
 
 
 def math_unary_op(op: str, x: Tensor) -> Tensor:
-    """Differentiable `math_unary`."""
+    """Differentiable `math_unary`, recording the table's derivative."""
+    if trace.recording():
+        return profiling.traced_call(_OPS[op].aten, _math_unary_op, op, x)
+    return _math_unary_op(op, x)
+
+
+def _math_unary_op(op: str, x: Tensor) -> Tensor:
     out = math_unary(op, x)
-    if not out.dtype.is_floating_point:
-        return out
-    return record(out, [x], _node(op), lambda g: (_fit(_math_unary_grad(op, x, out, g), x),))
+    return _record_table(op, out, x) if x.requires_grad else out
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
@@ -811,97 +664,37 @@ def logical_xor(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     return _logical("xor", input, other)
 
 
-_NP_MATH_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "fmod": np.fmod, "remainder": np.remainder, "floor_divide": np.floor_divide, "atan2": np.arctan2,
-    "hypot": np.hypot, "copysign": np.copysign, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
-    "bitwise_xor": np.bitwise_xor,
-}
-
-
 def math_binary(op: str, a: Any, b: Any) -> Tensor:
-    """out = op(a, b) for the ops of kernels.DIVMOD, FLOAT_BINARY and BITWISE, with type promotion and
+    """out = op(a, b) for the table's binary math ops (divmod, float and bitwise), with type promotion and
     broadcasting, without autograd."""
     dev = _check_same_device(a, b)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{op}: expected at least one tensor")
+    promotion = _OPS[op].promotion
     res = dt.result_type(a, b)
-    if op in kernels.BITWISE:
+    if promotion == op_table.INTEGRAL:
         if res.is_floating_point:
             raise _not_implemented(op, res)
     elif res is dt.bool_ and op in kernels.DIVMOD or op == "hypot" and not res.is_floating_point:
         raise _not_implemented(op, res)
-    elif op in ("atan2", "copysign") and not res.is_floating_point:
+    elif promotion == op_table.PROMOTE_FLOAT and not res.is_floating_point:
         res = dt.get_default_dtype()
     if op in kernels.DIVMOD and not res.is_floating_point and not isinstance(b, Tensor) and b == 0:
         raise RuntimeError("ZeroDivisionError")
-    ta, tb = _as_tensor(a, res, dev), _as_tensor(b, res, dev)
-    shape = broadcast_shapes(ta.shape, tb.shape)
-    if dev.type == "cpu":
-        ha, hb = _opmath(ta._host()), _opmath(tb._host())
-        if op in kernels.DIVMOD and not res.is_floating_point and (hb == 0).any():
-            raise RuntimeError("ZeroDivisionError")
-        with np.errstate(all="ignore"):
-            r = _NP_MATH_BINARY[op](ha, hb)
-        return from_host(np.broadcast_to(np.asarray(r), shape), res, CPU)
-    out = empty(shape, res, dev)
-    with on(dev):
-        kernels.math_binary(op, res.name, shape, _ptr(out), out.stride(), _ptr(ta), _bstrides(ta, shape), _ptr(tb),
-                            _bstrides(tb, shape))
-    return out
-
-
-def _math_binary_grad(op: str, a: Any, b: Any, out: Tensor) -> Callable[[Tensor], tuple]:
-    def bw(g: Tensor) -> tuple:
-        ga: Any = None
-        gb: Any = None
-        if op in ("fmod", "remainder"):
-            ga = g
-            if isinstance(b, Tensor) and b.requires_grad:
-                q = binary("div", a, b)
-                q = math_unary("trunc" if op == "fmod" else "floor", q)
-                gb = -g * q
-        elif op == "atan2":
-            den = a * a + b * b
-            ga, gb = g * b / den, -g * a / den
-        elif op == "hypot":
-            ga, gb = g * a / out, g * b / out
-        elif op == "copysign":
-            ratio = binary("div", out, a)
-            ga = g * where(binary("eq", a, 0), zeros_like(ratio), ratio)
-            gb = zeros_like(g) if isinstance(b, Tensor) else None
-        else:  # floor_divide: PyTorch has no derivative for it
-            raise RuntimeError("the derivative for 'floor_divide' is not implemented.")
-        return _fit(ga, a), _fit(gb, b)
-    return bw
+    return _kernel(op, dev)(op, a, b, res, res, dev)
 
 
 def math_binary_op(op: str, a: Any, b: Any) -> Tensor:
-    """Differentiable `math_binary`."""
+    """Differentiable `math_binary`, recording the table's derivative."""
     if op in ("atan2", "hypot") and not isinstance(b, Tensor):
         raise TypeError(f"{op}(): argument 'other' (position 2) must be Tensor, not {type(b).__name__}")
-    out = math_binary(op, a, b)
-    if not out.dtype.is_floating_point:
-        return out
-    # PyTorch numbers the overloads: fmod/remainder by a tensor and copysign by a scalar are ...Backward1
-    suffix = "0"
-    if op in ("fmod", "remainder") and isinstance(b, Tensor) or op == "copysign" and not isinstance(b, Tensor):
-        suffix = "1"
-    return record(out, [a, b], _node(op, suffix), _math_binary_grad(op, a, b, out))
+    if trace.recording():
+        return profiling.traced_call(_OPS[op].aten, _math_binary_op, op, a, b)
+    return _math_binary_op(op, a, b)
 
 
-def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
-    """C's fmod: the remainder of input / other with the sign of input."""
-    return math_binary_op("fmod", input, other)
-
-
-def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """Python's %: input - floor(input / other) * other, with the sign of other."""
-    return math_binary_op("remainder", input, other)
-
-
-def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """floor(input / other) (Python's //; integral inputs stay integral)."""
-    return math_binary_op("floor_divide", input, other)
+def _math_binary_op(op: str, a: Any, b: Any) -> Tensor:
+    return _record_table2(op, math_binary(op, a, b), a, b)
 
 
 def atan2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
@@ -912,26 +705,6 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """sqrt(input^2 + other^2) without overflow."""
     return math_binary_op("hypot", input, other)
-
-
-def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """|input| with the sign (bit) of other."""
-    return math_binary_op("copysign", input, other)
-
-
-def bitwise_and(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """input & other on integral or bool tensors."""
-    return math_binary("bitwise_and", input, other)
-
-
-def bitwise_or(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """input | other on integral or bool tensors."""
-    return math_binary("bitwise_or", input, other)
-
-
-def bitwise_xor(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """input ^ other on integral or bool tensors."""
-    return math_binary("bitwise_xor", input, other)
 
 
 def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
@@ -1221,19 +994,18 @@ def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
         return builtins.bool(all_true(binary("eq", input, other)).item())
 
 
-def _math_fn(op: str) -> Callable[[Tensor], Tensor]:
-    def fn(input: Tensor) -> Tensor:  # noqa: A002
-        return math_unary_op(op, input)
-    fn.__name__ = fn.__qualname__ = op
-    fn.__doc__ = f"Elementwise {op}, as torch.{op} (integral inputs give the default float dtype, except rounding)."
-    return fn
+def _sum_to_size(self: Tensor, *size: Any) -> Tensor:
+    """Tensor.sum_to_size: self summed over broadcast dims down to `size`."""
+    shape = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else tuple(size)
+    return sum_to_size(self, shape)
 
 
-sin, cos, tan, asin, acos, atan = (_math_fn(op) for op in ("sin", "cos", "tan", "asin", "acos", "atan"))
-sinh, cosh, asinh, acosh, atanh = (_math_fn(op) for op in ("sinh", "cosh", "asinh", "acosh", "atanh"))
-log1p, expm1, log2, log10, exp2 = (_math_fn(op) for op in ("log1p", "expm1", "log2", "log10", "exp2"))
-erf, erfinv, floor, ceil, trunc, frac = (_math_fn(op) for op in ("erf", "erfinv", "floor", "ceil", "trunc", "frac"))
-
+# Tensor's methods, in-place forms and strata.<name> functions for the table's ops (op_table.bind)
+op_table.bind(Tensor, {"unary": unary_op, "math_unary": math_unary_op, "binary": binary_op,
+                       "math_binary": math_binary_op},
+              {"add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "maximum": maximum, "minimum": minimum,
+               "atan2": atan2, "hypot": hypot}, inplace)
+Tensor.sum_to_size = _sum_to_size  # type: ignore[attr-defined]
 
 # reductions and linalg build on this module; Tensor's methods reach all three through tensor_ops
 from strata.framework import linalg, reductions, tensor_ops  # noqa: E402

@@ -49,6 +49,12 @@ def _call(name: str, fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
         _open.name = saved
 
 
+def traced_call(name: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args) inside the L5 span `name` (once: not again inside an op of the same name). The op
+    table's front functions call it when a recording is on."""
+    return _call(name, fn, args, {})
+
+
 def op(name: str) -> Callable[[F], F]:
     """Decorate a framework op so it records an L5 span `name` while a recording is on."""
     def decorate(fn: F) -> F:

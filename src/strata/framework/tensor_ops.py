@@ -1,5 +1,6 @@
-"""The math methods and operators of `Tensor` (`x.add(y)`, `x + y`, `x.sum(dim)`, `x @ y`, `x.add_(y)`),
-each forwarding to `ops.py`. Kept apart from tensor.py, which holds the data model and views.
+"""The operators of `Tensor` (`x + y`, `x @ y`, `x += y`) and the methods of the ops not yet on the op
+table (reductions, indexing, shapes, sorting). The elementwise ops' methods (`x.exp()`, `x.add(y)`,
+`x.sin_()`) are not written here: `op_table.bind` generates them from the table.
 
 Example:
     >>> import strata
@@ -10,7 +11,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 # `ops` imports tensor.py, which imports this module: tensor.py sets these once they are loaded.
 ops: Any = None
@@ -24,112 +25,15 @@ class TensorOps:
     dtype: Any
     device: Any
 
+    if TYPE_CHECKING:  # the methods op_table.bind adds at import (x.exp(), x.add_(y), ...)
+        def __getattr__(self, name: str) -> Any: ...
+
     # -- elementwise, PyTorch names
-    def add(self, other: Any, *, alpha: Any = 1) -> Any:
-        """self + alpha * other."""
-        return ops.add(self, other, alpha=alpha)
-
-    def sub(self, other: Any, *, alpha: Any = 1) -> Any:
-        """self - alpha * other."""
-        return ops.sub(self, other, alpha=alpha)
-
-    def mul(self, other: Any) -> Any:
-        """self * other."""
-        return ops.mul(self, other)
-
-    def div(self, other: Any) -> Any:
-        """self / other (true division)."""
-        return ops.div(self, other)
-
-    def pow(self, exponent: Any) -> Any:
-        """self ** exponent."""
-        return ops.pow(self, exponent)
-
-    def neg(self) -> Any:
-        """-self."""
-        return ops.unary_op("neg", self)
-
-    def abs(self) -> Any:
-        """|self|."""
-        return ops.unary_op("abs", self)
-
-    def exp(self) -> Any:
-        """e ** self."""
-        return ops.unary_op("exp", self)
-
-    def log(self) -> Any:
-        """ln(self)."""
-        return ops.unary_op("log", self)
-
-    def sqrt(self) -> Any:
-        """self ** 0.5."""
-        return ops.unary_op("sqrt", self)
-
-    def rsqrt(self) -> Any:
-        """1 / sqrt(self)."""
-        return ops.unary_op("rsqrt", self)
-
-    def relu(self) -> Any:
-        """max(self, 0)."""
-        return ops.unary_op("relu", self)
-
-    def sigmoid(self) -> Any:
-        """1 / (1 + exp(-self))."""
-        return ops.unary_op("sigmoid", self)
-
-    def tanh(self) -> Any:
-        """tanh(self)."""
-        return ops.unary_op("tanh", self)
-
-    def sign(self) -> Any:
-        """-1, 0 or 1 by the sign of each element."""
-        return ops.unary_op("sign", self)
-
-    def reciprocal(self) -> Any:
-        """1 / self."""
-        return ops.unary_op("reciprocal", self)
-
-    def logical_not(self) -> Any:
-        """Elementwise not (bool result)."""
-        return ops.unary_op("logical_not", self)
-
-    def maximum(self, other: Any) -> Any:
-        """Elementwise max."""
-        return ops.maximum(self, other)
-
-    def minimum(self, other: Any) -> Any:
-        """Elementwise min."""
-        return ops.minimum(self, other)
-
     def clamp(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002
         """min(max(self, min), max)."""
         return ops.clamp(self, min, max)
 
     clip = clamp
-
-    def eq(self, other: Any) -> Any:
-        """self == other (bool)."""
-        return ops.binary_op("eq", self, other)
-
-    def ne(self, other: Any) -> Any:
-        """self != other (bool)."""
-        return ops.binary_op("ne", self, other)
-
-    def lt(self, other: Any) -> Any:
-        """self < other (bool)."""
-        return ops.binary_op("lt", self, other)
-
-    def le(self, other: Any) -> Any:
-        """self <= other (bool)."""
-        return ops.binary_op("le", self, other)
-
-    def gt(self, other: Any) -> Any:
-        """self > other (bool)."""
-        return ops.binary_op("gt", self, other)
-
-    def ge(self, other: Any) -> Any:
-        """self >= other (bool)."""
-        return ops.binary_op("ge", self, other)
 
     def where(self, condition: Any, other: Any) -> Any:
         """strata.where(condition, self, other)."""
@@ -183,41 +87,9 @@ class TensorOps:
         return linalg.matmul(self, other)
 
     # -- in place
-    def add_(self, other: Any, *, alpha: Any = 1) -> Any:
-        """self += alpha * other."""
-        return ops.inplace(self, lambda s: ops.add(s, other, alpha=alpha))
-
-    def sub_(self, other: Any, *, alpha: Any = 1) -> Any:
-        """self -= alpha * other."""
-        return ops.inplace(self, lambda s: ops.sub(s, other, alpha=alpha))
-
-    def mul_(self, other: Any) -> Any:
-        """self *= other."""
-        return ops.inplace(self, lambda s: ops.mul(s, other))
-
-    def div_(self, other: Any) -> Any:
-        """self /= other."""
-        return ops.inplace(self, lambda s: ops.div(s, other))
-
-    def pow_(self, exponent: Any) -> Any:
-        """self **= exponent."""
-        return ops.inplace(self, lambda s: ops.pow(s, exponent))
-
     def clamp_(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002
         """Clamp in place."""
         return ops.inplace(self, lambda s: ops.clamp(s, min, max))
-
-    def relu_(self) -> Any:
-        """ReLU in place."""
-        return ops.inplace(self, lambda s: ops.unary_op("relu", s))
-
-    def neg_(self) -> Any:
-        """Negate in place."""
-        return ops.inplace(self, lambda s: ops.unary_op("neg", s))
-
-    def exp_(self) -> Any:
-        """exp in place."""
-        return ops.inplace(self, lambda s: ops.unary_op("exp", s))
 
     def fill_(self, value: Any) -> Any:
         """Set every element to `value`."""
@@ -500,94 +372,6 @@ class TensorOps:
     # -- end block: sorting
 
     # -- block: math
-    def sin(self) -> Any:
-        """sin(self)."""
-        return ops.math_unary_op("sin", self)
-
-    def cos(self) -> Any:
-        """cos(self)."""
-        return ops.math_unary_op("cos", self)
-
-    def tan(self) -> Any:
-        """tan(self)."""
-        return ops.math_unary_op("tan", self)
-
-    def asin(self) -> Any:
-        """arcsin(self)."""
-        return ops.math_unary_op("asin", self)
-
-    def acos(self) -> Any:
-        """arccos(self)."""
-        return ops.math_unary_op("acos", self)
-
-    def atan(self) -> Any:
-        """arctan(self)."""
-        return ops.math_unary_op("atan", self)
-
-    def sinh(self) -> Any:
-        """sinh(self)."""
-        return ops.math_unary_op("sinh", self)
-
-    def cosh(self) -> Any:
-        """cosh(self)."""
-        return ops.math_unary_op("cosh", self)
-
-    def asinh(self) -> Any:
-        """arsinh(self)."""
-        return ops.math_unary_op("asinh", self)
-
-    def acosh(self) -> Any:
-        """arcosh(self)."""
-        return ops.math_unary_op("acosh", self)
-
-    def atanh(self) -> Any:
-        """artanh(self)."""
-        return ops.math_unary_op("atanh", self)
-
-    def log1p(self) -> Any:
-        """ln(1 + self)."""
-        return ops.math_unary_op("log1p", self)
-
-    def expm1(self) -> Any:
-        """e ** self - 1."""
-        return ops.math_unary_op("expm1", self)
-
-    def log2(self) -> Any:
-        """log2(self)."""
-        return ops.math_unary_op("log2", self)
-
-    def log10(self) -> Any:
-        """log10(self)."""
-        return ops.math_unary_op("log10", self)
-
-    def exp2(self) -> Any:
-        """2 ** self."""
-        return ops.math_unary_op("exp2", self)
-
-    def erf(self) -> Any:
-        """The error function 2/sqrt(pi) * integral_0^self exp(-t^2) dt."""
-        return ops.math_unary_op("erf", self)
-
-    def erfinv(self) -> Any:
-        """The inverse of erf."""
-        return ops.math_unary_op("erfinv", self)
-
-    def floor(self) -> Any:
-        """Largest integer <= self (integral tensors unchanged)."""
-        return ops.math_unary_op("floor", self)
-
-    def ceil(self) -> Any:
-        """Smallest integer >= self."""
-        return ops.math_unary_op("ceil", self)
-
-    def trunc(self) -> Any:
-        """self rounded toward zero."""
-        return ops.math_unary_op("trunc", self)
-
-    def frac(self) -> Any:
-        """self - trunc(self)."""
-        return ops.math_unary_op("frac", self)
-
     def round(self, *, decimals: int = 0) -> Any:
         """self rounded half to even (to `decimals` decimal places)."""
         return ops.round_half_even(self, decimals=decimals)
@@ -624,63 +408,13 @@ class TensorOps:
         """Elementwise self xor other (bool)."""
         return ops.logical_xor(self, other)
 
-    def fmod(self, other: Any) -> Any:
-        """C's fmod (sign of self)."""
-        return ops.fmod(self, other)
-
-    def remainder(self, other: Any) -> Any:
-        """Python's % (sign of other)."""
-        return ops.remainder(self, other)
-
-    def floor_divide(self, other: Any) -> Any:
-        """floor(self / other)."""
-        return ops.floor_divide(self, other)
-
-    def atan2(self, other: Any) -> Any:
-        """atan2(self, other)."""
-        return ops.atan2(self, other)
-
-    arctan2 = atan2
-
-    def hypot(self, other: Any) -> Any:
-        """sqrt(self^2 + other^2)."""
-        return ops.hypot(self, other)
-
-    def copysign(self, other: Any) -> Any:
-        """|self| with other's sign."""
-        return ops.copysign(self, other)
-
     def lerp(self, end: Any, weight: Any) -> Any:
         """self + weight * (end - self)."""
         return ops.lerp(self, end, weight)
 
-    def bitwise_and(self, other: Any) -> Any:
-        """self & other (integral or bool)."""
-        return ops.bitwise_and(self, other)
-
-    def bitwise_or(self, other: Any) -> Any:
-        """self | other (integral or bool)."""
-        return ops.bitwise_or(self, other)
-
-    def bitwise_xor(self, other: Any) -> Any:
-        """self ^ other (integral or bool)."""
-        return ops.bitwise_xor(self, other)
-
     def bitwise_not(self) -> Any:
         """~self (integral or bool)."""
         return ops.bitwise_not(self)
-
-    def floor_(self) -> Any:
-        """floor in place."""
-        return ops.inplace(self, lambda s: ops.math_unary_op("floor", s))
-
-    def ceil_(self) -> Any:
-        """ceil in place."""
-        return ops.inplace(self, lambda s: ops.math_unary_op("ceil", s))
-
-    def trunc_(self) -> Any:
-        """trunc in place."""
-        return ops.inplace(self, lambda s: ops.math_unary_op("trunc", s))
 
     def round_(self, *, decimals: int = 0) -> Any:
         """round in place."""
@@ -693,14 +427,6 @@ class TensorOps:
     def lerp_(self, end: Any, weight: Any) -> Any:
         """lerp in place."""
         return ops.inplace(self, lambda s: ops.lerp(s, end, weight))
-
-    def fmod_(self, other: Any) -> Any:
-        """fmod in place."""
-        return ops.inplace(self, lambda s: ops.fmod(s, other))
-
-    def remainder_(self, other: Any) -> Any:
-        """remainder in place."""
-        return ops.inplace(self, lambda s: ops.remainder(s, other))
 
     def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
         """Product over dim (all if None)."""
@@ -862,49 +588,49 @@ class TensorOps:
         return ops.bitwise_not(self)
 
     def __and__(self, other: Any) -> Any:  # type: ignore[no-redef]  # noqa: F811
-        return ops.bitwise_and(self, other)
+        return ops.math_binary_op("bitwise_and", self, other)
 
     def __or__(self, other: Any) -> Any:  # type: ignore[no-redef]  # noqa: F811
-        return ops.bitwise_or(self, other)
+        return ops.math_binary_op("bitwise_or", self, other)
 
     def __xor__(self, other: Any) -> Any:
-        return ops.bitwise_xor(self, other)
+        return ops.math_binary_op("bitwise_xor", self, other)
 
     def __rand__(self, other: Any) -> Any:
-        return ops.bitwise_and(other, self)
+        return ops.math_binary_op("bitwise_and", other, self)
 
     def __ror__(self, other: Any) -> Any:
-        return ops.bitwise_or(other, self)
+        return ops.math_binary_op("bitwise_or", other, self)
 
     def __rxor__(self, other: Any) -> Any:
-        return ops.bitwise_xor(other, self)
+        return ops.math_binary_op("bitwise_xor", other, self)
 
     def __iand__(self, other: Any) -> Any:
-        return ops.inplace(self, lambda s: ops.bitwise_and(s, other))
+        return ops.inplace(self, lambda s: ops.math_binary_op("bitwise_and", s, other))
 
     def __ior__(self, other: Any) -> Any:
-        return ops.inplace(self, lambda s: ops.bitwise_or(s, other))
+        return ops.inplace(self, lambda s: ops.math_binary_op("bitwise_or", s, other))
 
     def __ixor__(self, other: Any) -> Any:
-        return ops.inplace(self, lambda s: ops.bitwise_xor(s, other))
+        return ops.inplace(self, lambda s: ops.math_binary_op("bitwise_xor", s, other))
 
     def __floordiv__(self, other: Any) -> Any:
-        return ops.floor_divide(self, other)
+        return ops.math_binary_op("floor_divide", self, other)
 
     def __rfloordiv__(self, other: Any) -> Any:
-        return ops.floor_divide(other, self)
+        return ops.math_binary_op("floor_divide", other, self)
 
     def __mod__(self, other: Any) -> Any:
-        return ops.remainder(self, other)
+        return ops.math_binary_op("remainder", self, other)
 
     def __rmod__(self, other: Any) -> Any:
-        return ops.remainder(other, self)
+        return ops.math_binary_op("remainder", other, self)
 
     def __ifloordiv__(self, other: Any) -> Any:
-        return ops.inplace(self, lambda s: ops.floor_divide(s, other))
+        return ops.inplace(self, lambda s: ops.math_binary_op("floor_divide", s, other))
 
     def __imod__(self, other: Any) -> Any:
-        return ops.inplace(self, lambda s: ops.remainder(s, other))
+        return ops.inplace(self, lambda s: ops.math_binary_op("remainder", s, other))
     # -- end block: math
 
     # -- block: random

@@ -1,0 +1,126 @@
+"""The "cpu" backend: NumPy kernels for the op table's elementwise ops. Half and bfloat16 compute in
+float32 (`_opmath`), as PyTorch's CPU kernels do; results wrap the fresh NumPy array without a copy.
+
+Each kernel takes the operands the front function (ops.py) has checked, and the dtypes its promotion
+rule chose: unary `(op, x, out_dtype)`, binary `(op, a, b, compute_dtype, out_dtype, device)` where
+`a`/`b` may be Python numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from strata.framework import dtypes as dt
+from strata.framework import kernels, op_table
+from strata.framework.device import CPU, device
+from strata.framework.ops import _opmath, broadcast_shapes, from_host
+from strata.framework.storage import Storage
+from strata.framework.tensor import Tensor, contiguous_strides
+
+
+def wrap(r: Any, dtype: dt.dtype) -> Tensor:
+    """A cpu tensor of `dtype` over the result array `r` of a NumPy computation (no copy when `r` is a
+    fresh array of that dtype; a copy when it might alias an input)."""
+    a = np.asarray(r)
+    if a.dtype != dtype.np:
+        with np.errstate(all="ignore"):  # out-of-range casts wrap or saturate as in C, silently as in PyTorch
+            a = a.astype(dtype.np)
+    elif a.base is not None or not a.flags.c_contiguous:
+        return from_host(a, dtype, CPU)
+    return Tensor(Storage(a.nbytes, CPU, host=a.reshape(-1).view(np.uint8)), a.shape, contiguous_strides(a.shape),
+                  0, dtype)
+
+
+def _operand(x: Any, dtype: dt.dtype) -> np.ndarray:
+    """A host array of `x` (a cpu tensor or a Python number) as `dtype`, in its compute type."""
+    if isinstance(x, Tensor):
+        h = x._host()
+        return _opmath(h if h.dtype == dtype.np else h.astype(dtype.np))
+    with np.errstate(all="ignore"):
+        return _opmath(np.asarray(x).astype(dtype.np))
+
+
+# ----------------------------------------------------------------------------------------- unary
+def _erf_np(x: np.ndarray) -> np.ndarray:
+    return np.frompyfunc(math.erf, 1, 1)(x).astype(x.dtype)
+
+
+def _erfinv_np(y: np.ndarray) -> np.ndarray:
+    """erf^-1 by Giles' single-precision approximation, polished with Newton steps in float64."""
+    y64 = y.astype(np.float64)
+    w = -np.log((1.0 - y64) * (1.0 + y64))
+    small = w < 5.0
+    ws, wl = w - 2.5, np.sqrt(np.abs(w)) - 3.0
+    ps = np.polyval([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                     -0.00125372503, -0.00417768164, 0.246640727, 1.50140941], ws)
+    pl = np.polyval([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                     -0.0076224613, 0.00943887047, 1.00167406, 2.83297682], wl)
+    x = np.where(small, ps, pl) * y64
+    for _ in range(3):
+        x = x - (_erf_np(x) - y64) / (2.0 / math.sqrt(math.pi) * np.exp(-x * x))
+    x = np.where(np.abs(y64) == 1, np.copysign(np.inf, y64), x)
+    return np.where(np.abs(y64) > 1, np.nan, x).astype(y.dtype)
+
+
+def _gelu_np(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1 + _erf_np(x * np.asarray(0.7071067811865476, x.dtype)))
+
+
+def _gelu_tanh_np(x: np.ndarray) -> np.ndarray:
+    k = np.asarray(0.7978845608028654, x.dtype)
+    return 0.5 * x * (1 + np.tanh(k * (x + np.asarray(0.044715, x.dtype) * x * x * x)))
+
+
+UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "relu": lambda x: np.maximum(x, np.zeros((), x.dtype)),
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tanh": np.tanh, "sign": np.sign, "reciprocal": lambda x: 1 / x,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "log1p": np.log1p, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "exp2": np.exp2, "erf": _erf_np,
+    "erfinv": _erfinv_np, "silu": lambda x: x / (1 + np.exp(-x)), "gelu": _gelu_np, "gelu_tanh": _gelu_tanh_np,
+    "floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc, "frac": lambda x: x - np.trunc(x),
+}
+
+
+@op_table.register("cpu", *UNARY)
+def unary(op: str, x: Tensor, out_dt: dt.dtype) -> Tensor:
+    """out = op(x) in out_dt (the input converted to out_dt first)."""
+    h = x._host()
+    with np.errstate(all="ignore"):
+        r = UNARY[op](_opmath(h if h.dtype == out_dt.np else h.astype(out_dt.np)))
+    return wrap(r, out_dt)
+
+
+@op_table.register("cpu", "logical_not")
+def logical_not(op: str, x: Tensor, out_dt: dt.dtype) -> Tensor:
+    """not x (nonzero is true)."""
+    return wrap(np.logical_not(x._host()), out_dt)
+
+
+# ----------------------------------------------------------------------------------------- binary
+BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide, "pow": np.power,
+    "maximum": np.maximum, "minimum": np.minimum, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
+    "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    "fmod": np.fmod, "remainder": np.remainder, "floor_divide": np.floor_divide, "atan2": np.arctan2,
+    "hypot": np.hypot, "copysign": np.copysign, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor,
+}
+
+
+@op_table.register("cpu", *BINARY)
+def binary(op: str, a: Any, b: Any, compute: dt.dtype, out_dt: dt.dtype, dev: device) -> Tensor:
+    """out = a op b, broadcast, computed in `compute`, stored as out_dt."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.shape != b.shape:
+        broadcast_shapes(a.shape, b.shape)  # PyTorch's error for shapes that don't broadcast
+    ha, hb = _operand(a, compute), _operand(b, compute)
+    if op in kernels.DIVMOD and not compute.is_floating_point and (hb == 0).any():
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(all="ignore"):
+        r = BINARY[op](ha, hb)
+    return wrap(r, out_dt)

@@ -1,0 +1,360 @@
+"""The op table and the dispatcher: each op is declared here once (the role of PyTorch's
+`native_functions.yaml` and `derivatives.yaml`), and each backend registers its kernels for it (the
+role of PyTorch's dispatcher).
+
+An `OpDef` says what an op is: its name and arity, its type-promotion rule, its output-shape rule, its
+derivative (a function of the output's gradient, the inputs and the output, written with tensor ops so
+that it runs on the inputs' device and can itself be differentiated), the autograd node it records and
+its L5 trace name (`aten::...`). A backend ("cpu": NumPy; "cuda": the framework's kernels and
+`strata.libs`) registers one kernel per op with `register`; `kernel(op, backend)` finds it.
+
+`bind` turns the table into the public surface: a `Tensor` method (and an in-place `_` form where
+PyTorch has one) and a `strata.<name>` function per op, each calling the op family's front function
+(`ops.unary_op`, `ops.binary_op`, ...), which checks the arguments, applies the promotion rule, calls the
+kernel for the inputs' device and records the derivative. Adding an elementwise op is one `OpDef` here
+and one kernel per backend.
+
+This module imports no tensor code: the derivative formulas reach the math through the tensors they
+are given (`g * out`, `x.cos()`), so the table sits below everything that computes.
+
+Example:
+    >>> from strata.framework import op_table
+    >>> d = op_table.OPS["exp"]
+    >>> d.arity, d.promotion, d.shape, d.node, d.aten
+    (1, 'float', 'same', 'ExpBackward0', 'aten::exp')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Grad = Any  # a Tensor, or None where an input gets no gradient
+
+# type-promotion rules (the output dtype from the inputs' dtypes)
+SAME = "same"              # the input's dtype
+FLOAT = "float"            # the input's dtype if floating, else the default float dtype
+BOOL = "bool"              # always bool
+ROUNDING = "rounding"      # floating: the input's dtype; integral: unchanged (a copy)
+PROMOTE = "promote"        # PyTorch's result_type of the operands
+PROMOTE_FLOAT = "promote_float"  # result_type, integral results becoming the default float dtype
+COMPARE = "compare"        # result_type for the computation, bool output
+INTEGRAL = "integral"      # result_type; floating results are an error
+
+# output-shape rules
+SAME_SHAPE = "same"
+BROADCAST = "broadcast"
+
+BACKENDS = ("cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One op, declared once.
+
+    Attributes:
+        name: the op's name (`strata.<name>`, `Tensor.<name>`).
+        family: which front function runs it ("unary", "math_unary", "binary", "math_binary").
+        arity: the number of tensor operands.
+        promotion: the type-promotion rule (SAME, FLOAT, BOOL, ROUNDING, PROMOTE, PROMOTE_FLOAT, COMPARE,
+            INTEGRAL).
+        shape: the output-shape rule (SAME_SHAPE or BROADCAST).
+        derivative: unary ops `(g, x, out) -> grad of x`; binary ops `(g, a, b, out) -> (grad a, grad b)`;
+            None for ops without a gradient (integral, boolean or piecewise-constant results).
+        node: the autograd node's name, as PyTorch names it ("ExpBackward0").
+        node_scalar: the node's name when the second operand is a Python number (PyTorch's other
+            overload), if it differs.
+        aten: the L5 trace span, as PyTorch's profiler names the op.
+        method, function, inplace: bind `Tensor.<name>`, `strata.<name>`, `Tensor.<name>_`.
+        front: the name of the front function in ops.py the method and function call, when the op has
+            arguments of its own (`add`'s alpha); None: the family's front.
+        aliases: other names bound to the same method and function.
+    """
+
+    name: str
+    family: str
+    arity: int
+    promotion: str
+    shape: str
+    derivative: Callable[..., Any] | None
+    node: str
+    aten: str
+    node_scalar: str | None = None
+    method: bool = True
+    function: bool = True
+    inplace: bool = False
+    front: str | None = None
+    aliases: tuple[str, ...] = field(default=())
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def _node_name(name: str, suffix: str = "0") -> str:
+    return "".join(p.capitalize() for p in name.split("_")) + "Backward" + suffix
+
+
+def op(name: str, family: str, promotion: str, derivative: Callable[..., Any] | None, **kw: Any) -> OpDef:
+    """Declare an op (once: a second declaration of a name is a bug)."""
+    if name in OPS:
+        raise ValueError(f"op {name!r} is declared twice")
+    unary = family in ("unary", "math_unary")
+    d = OpDef(name=name, family=family, arity=1 if unary else 2, promotion=promotion,
+              shape=SAME_SHAPE if unary else BROADCAST, derivative=derivative,
+              node=kw.pop("node", None) or _node_name(name), aten=kw.pop("aten", None) or "aten::" + name, **kw)
+    OPS[name] = d
+    return d
+
+
+# ----------------------------------------------------------------------------------------- derivatives
+# derivatives.yaml's role. Unary: (g, x, out) -> dx; binary: (g, a, b, out) -> (da, db). `out` is the
+# op's result; `a` or `b` may be a Python number (its gradient is then dropped by the caller).
+_SQRT_PI = math.sqrt(math.pi)
+
+
+def _zero(g: Any) -> Any:
+    return g.new_zeros(g.shape)  # exact zeros of g's shape, dtype and device (g * 0 would keep NaN)
+
+
+def _d_relu(g: Any, x: Any, out: Any) -> Any:
+    return g.where(out > 0, 0.0)
+
+
+def _d_silu(g: Any, x: Any, out: Any) -> Any:
+    s = x.sigmoid()
+    return g * s * (1 + x * (1 - s))
+
+
+def _d_gelu(g: Any, x: Any, out: Any) -> Any:
+    cdf = ((x * 0.7071067811865476).erf() + 1) * 0.5
+    pdf = (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
+    return g * (cdf + x * pdf)
+
+
+def _d_gelu_tanh(g: Any, x: Any, out: Any) -> Any:
+    k, c = 0.7978845608028654, 0.044715
+    t = ((x + x * x * x * c) * k).tanh()
+    return g * ((t + 1) * 0.5 + x * 0.5 * (1 - t * t) * k * (x * x * (3 * c) + 1))
+
+
+def _d_pow(g: Any, a: Any, b: Any, out: Any) -> tuple[Grad, Grad]:
+    ga = gb = None
+    if getattr(a, "requires_grad", False):
+        ga = g * b * a ** (b - 1)
+        if _is_tensor(b):
+            ga = ga.where(b != 0, 0.0)
+    if getattr(b, "requires_grad", False):
+        if _is_tensor(a):
+            gb = g * out * a.log()
+            gb = gb.where(((a == 0).logical_and(b >= 0)).logical_not(), 0.0)  # 0 ** b: d/db is 0 there
+        else:
+            gb = g * out * (math.log(a) if a != 0 else 0.0)
+    return ga, gb
+
+
+def _d_maxmin(pick: Callable[[Any, Any], Any]) -> Callable[..., tuple[Grad, Grad]]:
+    def d(g: Any, a: Any, b: Any, out: Any) -> tuple[Grad, Grad]:
+        p, tie, half = pick(a, b), a == b, g * 0.5
+        z = _zero(g)
+        return g.where(p, half.where(tie, z)), z.where(p, half.where(tie, g))
+    return d
+
+
+def _d_divmod(rounding: str) -> Callable[..., tuple[Grad, Grad]]:
+    def d(g: Any, a: Any, b: Any, out: Any) -> tuple[Grad, Grad]:
+        gb = None
+        if getattr(b, "requires_grad", False):
+            gb = -g * getattr((a / b).detach(), rounding)()
+        return g, gb
+    return d
+
+
+def _d_copysign(g: Any, a: Any, b: Any, out: Any) -> tuple[Grad, Grad]:
+    ratio = (out / a).detach()
+    return g * ratio.where(a != 0, 0.0), (_zero(g) if _is_tensor(b) else None)
+
+
+def _no_derivative(name: str) -> Callable[..., Any]:
+    def d(*_: Any) -> Any:
+        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    return d
+
+
+def _is_tensor(x: Any) -> bool:
+    return hasattr(x, "grad_fn")
+
+
+# ----------------------------------------------------------------------------------------- the table
+# elementwise unary (kernels.UNARY on cuda)
+op("neg", "unary", SAME, lambda g, x, out: -g, inplace=True, aliases=("negative",))
+op("abs", "unary", SAME, lambda g, x, out: g * x.sign(), inplace=True)
+op("exp", "unary", FLOAT, lambda g, x, out: g * out, inplace=True)
+op("log", "unary", FLOAT, lambda g, x, out: g / x, inplace=True)
+op("sqrt", "unary", FLOAT, lambda g, x, out: g / (out * 2), inplace=True)
+op("rsqrt", "unary", FLOAT, lambda g, x, out: g * out * out * out * -0.5, inplace=True)
+op("relu", "unary", SAME, _d_relu, inplace=True)
+op("sigmoid", "unary", FLOAT, lambda g, x, out: g * out * (1 - out), inplace=True)
+op("tanh", "unary", FLOAT, lambda g, x, out: g * (1 - out * out), inplace=True)
+op("sign", "unary", SAME, lambda g, x, out: _zero(g), inplace=True)
+op("reciprocal", "unary", FLOAT, lambda g, x, out: -g * out * out, inplace=True)
+op("logical_not", "unary", BOOL, None)
+
+# float math (kernels.FLOAT_UNARY on cuda): integral inputs give the default float dtype
+op("sin", "math_unary", FLOAT, lambda g, x, out: g * x.cos(), inplace=True)
+op("cos", "math_unary", FLOAT, lambda g, x, out: -g * x.sin(), inplace=True)
+op("tan", "math_unary", FLOAT, lambda g, x, out: g * (out * out + 1), inplace=True)
+op("asin", "math_unary", FLOAT, lambda g, x, out: g / (1 - x * x).sqrt(), inplace=True, aliases=("arcsin",))
+op("acos", "math_unary", FLOAT, lambda g, x, out: -(g / (1 - x * x).sqrt()), inplace=True, aliases=("arccos",))
+op("atan", "math_unary", FLOAT, lambda g, x, out: g / (x * x + 1), inplace=True, aliases=("arctan",))
+op("sinh", "math_unary", FLOAT, lambda g, x, out: g * x.cosh(), inplace=True)
+op("cosh", "math_unary", FLOAT, lambda g, x, out: g * x.sinh(), inplace=True)
+op("asinh", "math_unary", FLOAT, lambda g, x, out: g / (x * x + 1).sqrt(), inplace=True, aliases=("arcsinh",))
+op("acosh", "math_unary", FLOAT, lambda g, x, out: g / (x * x - 1).sqrt(), inplace=True, aliases=("arccosh",))
+op("atanh", "math_unary", FLOAT, lambda g, x, out: g / (1 - x * x), inplace=True, aliases=("arctanh",))
+op("log1p", "math_unary", FLOAT, lambda g, x, out: g / (x + 1), inplace=True, node="Log1PBackward0")
+op("expm1", "math_unary", FLOAT, lambda g, x, out: g * (out + 1), inplace=True)
+op("log2", "math_unary", FLOAT, lambda g, x, out: g / (x * math.log(2.0)), inplace=True)
+op("log10", "math_unary", FLOAT, lambda g, x, out: g / (x * math.log(10.0)), inplace=True)
+op("exp2", "math_unary", FLOAT, lambda g, x, out: g * out * math.log(2.0), inplace=True)
+op("erf", "math_unary", FLOAT, lambda g, x, out: g * (2.0 / _SQRT_PI) * (-(x * x)).exp(), inplace=True)
+op("erfinv", "math_unary", FLOAT, lambda g, x, out: g * (_SQRT_PI / 2.0) * (out * out).exp(), inplace=True)
+# activations: reached through strata.nn.functional (their own fronts take `approximate`)
+op("silu", "math_unary", FLOAT, _d_silu, method=False, function=False)
+op("gelu", "math_unary", FLOAT, _d_gelu, method=False, function=False)
+op("gelu_tanh", "math_unary", FLOAT, _d_gelu_tanh, method=False, function=False, node="GeluBackward0",
+   aten="aten::gelu")
+# rounding: integral inputs come back unchanged; the gradient is zero (frac: one)
+op("floor", "math_unary", ROUNDING, lambda g, x, out: _zero(g), inplace=True)
+op("ceil", "math_unary", ROUNDING, lambda g, x, out: _zero(g), inplace=True)
+op("trunc", "math_unary", ROUNDING, lambda g, x, out: _zero(g), inplace=True, aliases=("fix",))
+op("frac", "math_unary", ROUNDING, lambda g, x, out: g, inplace=True)
+op("round", "math_unary", ROUNDING, lambda g, x, out: _zero(g), method=False, function=False)  # ops.round_half_even
+
+# elementwise binary (kernels.BINARY on cuda), with broadcasting
+op("add", "binary", PROMOTE, lambda g, a, b, out: (g, g), front="add", inplace=True)
+op("sub", "binary", PROMOTE, lambda g, a, b, out: (g, -g), front="sub", inplace=True, aliases=("subtract",))
+op("mul", "binary", PROMOTE, lambda g, a, b, out: (g * b, g * a), front="mul", inplace=True, aliases=("multiply",))
+op("div", "binary", PROMOTE_FLOAT, lambda g, a, b, out: (g / b, -g * a / (b * b)), front="div", inplace=True,
+   aliases=("divide", "true_divide"))
+op("pow", "binary", PROMOTE, _d_pow, front="pow", inplace=True)
+op("maximum", "binary", PROMOTE, _d_maxmin(lambda a, b: a > b), front="maximum")
+op("minimum", "binary", PROMOTE, _d_maxmin(lambda a, b: a < b), front="minimum")
+for _cmp, _alias in (("eq", ()), ("ne", ("not_equal",)), ("lt", ("less",)), ("le", ("less_equal",)),
+                     ("gt", ("greater",)), ("ge", ("greater_equal",))):
+    op(_cmp, "binary", COMPARE, None, aliases=_alias)
+
+# more binary math (kernels.DIVMOD / FLOAT_BINARY / BITWISE on cuda)
+op("fmod", "math_binary", PROMOTE, _d_divmod("trunc"), node_scalar="FmodBackward0", node="FmodBackward1",
+   inplace=True)
+op("remainder", "math_binary", PROMOTE, _d_divmod("floor"), node_scalar="RemainderBackward0",
+   node="RemainderBackward1", inplace=True)
+op("floor_divide", "math_binary", PROMOTE, _no_derivative("floor_divide"), node="NotImplemented", inplace=True)
+op("atan2", "math_binary", PROMOTE_FLOAT, lambda g, a, b, out: (g * b / (a * a + b * b), -g * a / (a * a + b * b)),
+   front="atan2", aliases=("arctan2",), inplace=True)
+op("hypot", "math_binary", PROMOTE_FLOAT, lambda g, a, b, out: (g * a / out, g * b / out), front="hypot",
+   inplace=True)
+op("copysign", "math_binary", PROMOTE_FLOAT, _d_copysign, node_scalar="CopysignBackward1", inplace=True)
+for _bit in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    op(_bit, "math_binary", INTEGRAL, None, inplace=True)
+
+
+# ----------------------------------------------------------------------------------------- the dispatcher
+_KERNELS: dict[str, dict[str, Callable[..., Any]]] = {b: {} for b in BACKENDS}
+
+
+def register(backend: str, *names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: `fn` is `backend`'s kernel for each op in `names` (declared ops only).
+
+    Raises:
+        KeyError: an unknown backend or an op the table does not declare.
+    """
+    if backend not in _KERNELS:
+        raise KeyError(f"unknown backend {backend!r} (expected one of {BACKENDS})")
+    for n in names:
+        if n not in OPS:
+            raise KeyError(f"register({backend!r}): op {n!r} is not declared in the op table")
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for n in names:
+            _KERNELS[backend][n] = fn
+        return fn
+    return deco
+
+
+def kernel(name: str, backend: str) -> Callable[..., Any]:
+    """`backend`'s kernel for op `name`.
+
+    Raises:
+        NotImplementedError: no kernel registered for that op on that backend.
+    """
+    try:
+        return _KERNELS[backend][name]
+    except KeyError:
+        raise NotImplementedError(f"strata: op '{name}' has no kernel for the '{backend}' backend") from None
+
+
+def kernels_of(backend: str) -> dict[str, Callable[..., Any]]:
+    """Op name -> kernel for one backend (a copy), for checks that every op has a kernel everywhere."""
+    return dict(_KERNELS[backend])
+
+
+# ----------------------------------------------------------------------------------------- binding
+FUNCTIONS: dict[str, Callable[..., Any]] = {}
+
+
+def _method(fn: Callable[..., Any], name: str, doc: str) -> Callable[..., Any]:
+    def m(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return fn(self, *args, **kwargs)
+    m.__name__ = m.__qualname__ = name
+    m.__doc__ = doc
+    return m
+
+
+def _inplace(fn: Callable[..., Any], name: str, inplace: Callable[..., Any]) -> Callable[..., Any]:
+    def m(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return inplace(self, lambda s: fn(s, *args, **kwargs))
+    m.__name__ = m.__qualname__ = name + "_"
+    m.__doc__ = f"In-place {name}: self = {name}(self, ...); returns self."
+    return m
+
+
+def bind(cls: type, fronts: dict[str, Callable[..., Any]], named: dict[str, Callable[..., Any]],
+         inplace: Callable[..., Any]) -> None:
+    """Give `cls` (Tensor) a method per table op and fill FUNCTIONS (the `strata.<name>` functions).
+
+    Args:
+        fronts: family -> front function `(op_name, *operands)` (ops.unary_op, ...).
+        named: front functions with their own signatures, by OpDef.front (ops.add, ...).
+        inplace: ops.inplace, which runs an op and writes its result into self.
+    """
+    for d in OPS.values():
+        if d.front is not None:
+            fn = named[d.front]
+        else:
+            front, name = fronts[d.family], d.name
+            fn = _specialize(front, name, d.arity)
+        fn.__doc__ = fn.__doc__ or f"Elementwise {d.name} ({d.aten}); see strata.framework.op_table."
+        for public in (d.name, *d.aliases):
+            if d.function:
+                FUNCTIONS[public] = fn
+            if d.method:
+                setattr(cls, public, _method(fn, public, fn.__doc__ or ""))
+                if d.inplace:
+                    setattr(cls, public + "_", _inplace(fn, public, inplace))
+
+
+def _specialize(front: Callable[..., Any], name: str, arity: int) -> Callable[..., Any]:
+    fn: Callable[..., Any]
+    if arity == 1:
+        def f1(input: Any) -> Any:  # noqa: A002 - PyTorch's argument name
+            return front(name, input)
+        fn = f1
+    else:
+        def f2(input: Any, other: Any) -> Any:  # noqa: A002
+            return front(name, input, other)
+        fn = f2
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} ({OPS[name].aten}); see strata.framework.op_table."
+    return fn
