@@ -28,8 +28,14 @@ from typing import Any
 import numpy as np
 
 from strata import trace
-from strata.cuda import DeviceArray, Kernel, Module, compile
+from strata.cuda import Device, DeviceArray, Kernel, LaunchReport, Module, compile, current_device
+from strata.hip.amd import CodeObjectKernel, CodeObjectModule
+from strata.libs import amd
 from strata.runtime import Stream as RuntimeStream
+
+# the vendors' libraries each strata library plays, (NVIDIA, AMD), by the prefix of its API names
+LIBRARY_NAMES = {"blas": ("cuBLAS", "rocBLAS"), "dnn": ("cuDNN", "MIOpen"), "solver": ("cuSOLVER", "rocSOLVER"),
+                 "rand": ("cuRAND", "rocRAND")}
 
 
 class LibraryError(ValueError):
@@ -42,7 +48,10 @@ class LibraryError(ValueError):
 
 
 class KernelSet:
-    """A library's CUDA C++ kernels, compiled on first use (NVRTC, then the PTX cache) and kept."""
+    """A library's CUDA C++ kernels, compiled on first use per kind of device and kept: NVRTC and the
+    PTX cache for NVIDIA devices (the cuBLAS/cuDNN role), clang-19 for gfx942 code objects through
+    `strata.libs.amd` for AMD devices (the rocBLAS/MIOpen role). `get` returns a kernel that launches
+    on whichever device its stream (or the current device) belongs to."""
 
     def __init__(self, library: str, source: str, *, name_expressions: Sequence[str] = (),
                  options: Sequence[str] = ()) -> None:
@@ -51,25 +60,95 @@ class KernelSet:
         self.name_expressions = tuple(name_expressions)
         self.options = tuple(options)
         self._module: Module | None = None
+        self._amd: dict[str, tuple[CodeObjectModule, dict[str, str]]] = {}
+        self._kernels: dict[str, LibraryKernel] = {}
         self._lock = threading.Lock()
 
     @property
     def module(self) -> Module:
+        """The NVRTC-compiled module (NVIDIA devices)."""
         with self._lock:
             if self._module is None:
                 self._module = compile(self.source, options=self.options, name_expressions=self.name_expressions,
                                        name=f"strata_{self.library}.cu")
             return self._module
 
-    def get(self, name: str) -> Kernel:
-        """The kernel `name` (or a name expression such as 'gemm_tiled<float>')."""
+    def amd_module(self, arch: str = "gfx942") -> tuple[CodeObjectModule, dict[str, str]]:
+        """The clang-compiled code object for an AMD `arch` and the mangled name of each name expression.
+
+        Raises:
+            ClangNotFound: clang-19 is absent (`make amd` installs it).
+        """
+        with self._lock:
+            got = self._amd.get(arch)
+            if got is None:
+                with trace.span("L4", "library_compile", library=self.library, arch=arch, compiler="clang-19"):
+                    got = self._amd[arch] = amd.compile_kernels(self.library, self.source,
+                                                                name_expressions=self.name_expressions,
+                                                                options=self.options, arch=arch)
+            return got
+
+    def kernel_for(self, name: str, device: Device) -> Kernel | CodeObjectKernel:
+        """The kernel `name` compiled for `device`'s kind (a PTX Kernel or a code-object kernel)."""
+        if device.spec.vendor == "amd":
+            module, lowered = self.amd_module(device.spec.arch)
+            return module.get_function(lowered.get(name, name))
         return self.module.get_function(name)
+
+    def get(self, name: str) -> LibraryKernel:
+        """The kernel `name` (or a name expression such as 'gemm_tiled<float>'); it is compiled for a
+        device kind when first launched there."""
+        k = self._kernels.get(name)
+        if k is None:
+            k = self._kernels[name] = LibraryKernel(self, name)
+        return k
+
+
+class LibraryKernel:
+    """One kernel of a KernelSet, launchable on NVIDIA and AMD devices alike: a launch resolves the
+    device (the stream's, else the current one) and runs the kernel compiled for it."""
+
+    def __init__(self, kernels: KernelSet, name: str) -> None:
+        self.kernels = kernels
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<LibraryKernel {self.kernels.library}:{self.name}>"
+
+    def on(self, device: Device | None = None) -> Kernel | CodeObjectKernel:
+        """The compiled kernel for `device` (default: the current device)."""
+        return self.kernels.kernel_for(self.name, device if device is not None else current_device())
+
+    def launch(self, grid: Any, block: Any, args: Sequence[Any], *, shared_mem: int = 0,
+               stream: Any = None) -> LaunchReport:
+        """Launch as `strata.cuda.Kernel.launch` does, on the stream's device."""
+        device = current_device() if stream is None else Device(stream.context.device.index)
+        return self.on(device).launch(grid, block, args, shared_mem=shared_mem, stream=stream)
+
+    def __call__(self, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0,
+                 stream: Any = None) -> LaunchReport:
+        return self.launch(grid, block, args, shared_mem=shared_mem, stream=stream)
+
+    def __getattr__(self, attr: str) -> Any:
+        # attributes, set_attribute, ...: those of the kernel compiled for the current device
+        if attr.startswith("_") or attr in ("kernels", "name"):
+            raise AttributeError(attr)
+        return getattr(self.on(), attr)
 
 
 @contextlib.contextmanager
 def library_call(api: str, *, cuda_name: str, rocm_name: str, **args: Any) -> Iterator[dict[str, Any]]:
-    """The L4 trace span of one library call; add `kernel=` (the choice made) to the yielded dict."""
-    with trace.span("L4", api, cuda=cuda_name, rocm=rocm_name, **args) as ev:
+    """The L4 trace span of one library call; add `kernel=` (the choice made) to the yielded dict.
+
+    The span carries both vendors' function names, and `platform` ('cuda' or 'rocm') and `library`
+    (cuBLAS or rocBLAS, ...) by the kind of the current device: on an AMD device the call plays the
+    ROCm library and its kernels are gfx942 code objects."""
+    amd_device = current_device().spec.vendor == "amd"
+    family = LIBRARY_NAMES.get(api.split(".", 1)[0])
+    extra = {"platform": "rocm" if amd_device else "cuda"}
+    if family is not None:
+        extra["library"] = family[1] if amd_device else family[0]
+    with trace.span("L4", api, cuda=cuda_name, rocm=rocm_name, **extra, **args) as ev:
         yield ev
 
 

@@ -58,7 +58,13 @@ __device__ __forceinline__ void store_as(__nv_bfloat16* p, float v) { *p = __flo
 template <int TF32, typename Acc> __device__ __forceinline__ Acc prep(Acc x) { return x; }
 template <> __device__ __forceinline__ float prep<1, float>(float x) {
     unsigned r;
+#ifdef __HIP_PLATFORM_AMD__
+    // no tf32 conversion instruction on gfx9: round the 13 dropped bits to nearest, ties away
+    r = __float_as_uint(x);
+    if ((r & 0x7f800000u) != 0x7f800000u) r = (r + 0x1000u) & 0xffffe000u;
+#else
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+#endif
     return __uint_as_float(r);
 }
 

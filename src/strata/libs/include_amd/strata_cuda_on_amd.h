@@ -1,0 +1,292 @@
+// strata: the CUDA device API that strata's library and framework kernels use, mapped onto strata's AMD
+// device header (src/strata/hip/include_amd), so the same CUDA C++ source compiles with clang-19 for
+// gfx942. It is force-included (-include) in front of every library source compiled for an AMD device,
+// the role ROCm's libraries play by being written in HIP. Wavefronts are 64 lanes: warpSize is 64 and
+// a shuffle's default width is the whole wavefront; kernels that reduce over 32-lane groups pass
+// width 32 explicitly (CUDA accepts it too).
+//
+// Math: no device library is linked (no ROCm install), so the functions LLVM does not lower natively
+// for AMDGPU are written here: double exp/log/sin/cos/tanh/erf/pow/hypot/expm1/log1p and their float
+// forms (computed in double and rounded once). Errors: a few ulp in double, correctly rounded or
+// within 1 ulp in float for the arguments the kernels see (tests compare with NumPy).
+#pragma once
+#include <hip/hip_runtime.h>
+#include <hip/hip_bf16.h>
+
+#define __CUDACC__ 1
+#define __align__(n) __attribute__((aligned(n)))
+#define CUDART_INF_F __builtin_inff()
+#define CUDART_NAN_F __builtin_nanf("")
+
+typedef __hip_bfloat16 __nv_bfloat16;
+typedef __hip_bfloat16 nv_bfloat16;
+
+// __half is a class, as in CUDA: stored as binary16, computed in float (exact for + - * / compares
+// after one rounding back), so kernels need no f16 ALU instructions
+struct __half {
+  _Float16 __x;
+  __half() = default;
+  __device__ __half(float f) : __x((_Float16)f) {}
+  __device__ __half(double d) : __x((_Float16)(float)d) {}
+  __device__ __half(int i) : __x((_Float16)(float)i) {}
+  __device__ __half(unsigned i) : __x((_Float16)(float)i) {}
+  __device__ __half(long long i) : __x((_Float16)(float)i) {}
+  __device__ __half(unsigned long long i) : __x((_Float16)(float)i) {}
+  __device__ __half(short i) : __x((_Float16)(float)i) {}
+  __device__ __half(unsigned short i) : __x((_Float16)(float)i) {}
+  __device__ __half(signed char i) : __x((_Float16)(float)i) {}
+  __device__ __half(unsigned char i) : __x((_Float16)(float)i) {}
+  __device__ __half(bool b) : __x((_Float16)(b ? 1.0f : 0.0f)) {}
+  __device__ operator float() const { return (float)__x; }
+  __device__ __half& operator+=(float v) { __x = (_Float16)((float)__x + v); return *this; }
+  __device__ __half& operator-=(float v) { __x = (_Float16)((float)__x - v); return *this; }
+  __device__ __half& operator*=(float v) { __x = (_Float16)((float)__x * v); return *this; }
+  __device__ __half& operator/=(float v) { __x = (_Float16)((float)__x / v); return *this; }
+};
+typedef __half half;
+static __device__ __forceinline__ __half __float2half(float f) { return __half(f); }
+static __device__ __forceinline__ __half __float2half_rn(float f) { return __half(f); }
+static __device__ __forceinline__ float __half2float(__half h) { return (float)h; }
+static __device__ __forceinline__ __half __hadd(__half a, __half b) { return __half((float)a + (float)b); }
+static __device__ __forceinline__ __half __hsub(__half a, __half b) { return __half((float)a - (float)b); }
+static __device__ __forceinline__ __half __hmul(__half a, __half b) { return __half((float)a * (float)b); }
+static __device__ __forceinline__ __half __hdiv(__half a, __half b) { return __half((float)a / (float)b); }
+static __device__ __forceinline__ __half __habs(__half a) { return __half(fabsf((float)a)); }
+static __device__ __forceinline__ __half __hneg(__half a) { return __half(-(float)a); }
+static __device__ __forceinline__ bool __hisnan(__half a) { return __builtin_isnan((float)a); }
+static __device__ __forceinline__ bool __hisinf(__half a) { return __builtin_isinf((float)a); }
+static __device__ __forceinline__ __half __hmax(__half a, __half b) { return __half(fmaxf((float)a, (float)b)); }
+static __device__ __forceinline__ __half __hmin(__half a, __half b) { return __half(fminf((float)a, (float)b)); }
+static __device__ __forceinline__ unsigned short __half_as_ushort(__half h) {
+  return __builtin_bit_cast(unsigned short, h.__x);
+}
+static __device__ __forceinline__ __half __ushort_as_half(unsigned short u) {
+  __half h;
+  h.__x = __builtin_bit_cast(_Float16, u);
+  return h;
+}
+static __device__ __forceinline__ __nv_bfloat16 __float2bfloat16_rn(float f) { return (__bf16)f; }
+static __device__ __forceinline__ __half __double2half(double d) { return (__half)(float)d; }
+static __device__ __forceinline__ float __bfloat162float(unsigned short raw) {
+  return __builtin_bit_cast(float, (unsigned)raw << 16);
+}
+template <typename T> static __device__ __forceinline__ T __ldg(const T* p) { return *p; }
+
+// ---- shuffles of 64-bit values (two 32-bit permutes); non-templates, so they win over the header's
+// templates for double and long long
+#define __STRATA_SHFL64(NAME, BASE, ARG)                                                               \
+  static __device__ __forceinline__ double NAME(unsigned long long m, double v, ARG a, int w = warpSize) { \
+    long long x = __builtin_bit_cast(long long, v);                                                    \
+    int lo = BASE((int)x, a, w), hi = BASE((int)(x >> 32), a, w);                                      \
+    (void)m;                                                                                           \
+    return __builtin_bit_cast(double, ((long long)hi << 32) | (unsigned)lo);                           \
+  }                                                                                                    \
+  static __device__ __forceinline__ long long NAME(unsigned long long m, long long v, ARG a, int w = warpSize) { \
+    int lo = BASE((int)v, a, w), hi = BASE((int)(v >> 32), a, w);                                      \
+    (void)m;                                                                                           \
+    return ((long long)hi << 32) | (unsigned)lo;                                                       \
+  }                                                                                                    \
+  static __device__ __forceinline__ unsigned NAME(unsigned long long m, unsigned v, ARG a, int w = warpSize) { \
+    (void)m;                                                                                           \
+    return (unsigned)BASE((int)v, a, w);                                                               \
+  }
+__STRATA_SHFL64(__shfl_sync, __shfl, int)
+__STRATA_SHFL64(__shfl_xor_sync, __shfl_xor, int)
+__STRATA_SHFL64(__shfl_down_sync, __shfl_down, unsigned)
+__STRATA_SHFL64(__shfl_up_sync, __shfl_up, unsigned)
+#undef __STRATA_SHFL64
+
+// ---- double-precision math written on native operations (fma, ldexp, frexp, rint, division, sqrt)
+static __device__ __forceinline__ double __strata_poly_exp(double r) {
+  // e^r for |r| <= 0.35: Taylor to r^14 (the first term left out is below 1e-18)
+  double p = 1.0 / 87178291200.0;
+  p = __builtin_fma(p, r, 1.0 / 6227020800.0);
+  p = __builtin_fma(p, r, 1.0 / 479001600.0);
+  p = __builtin_fma(p, r, 1.0 / 39916800.0);
+  p = __builtin_fma(p, r, 1.0 / 3628800.0);
+  p = __builtin_fma(p, r, 1.0 / 362880.0);
+  p = __builtin_fma(p, r, 1.0 / 40320.0);
+  p = __builtin_fma(p, r, 1.0 / 5040.0);
+  p = __builtin_fma(p, r, 1.0 / 720.0);
+  p = __builtin_fma(p, r, 1.0 / 120.0);
+  p = __builtin_fma(p, r, 1.0 / 24.0);
+  p = __builtin_fma(p, r, 1.0 / 6.0);
+  p = __builtin_fma(p, r, 0.5);
+  p = __builtin_fma(p, r, 1.0);
+  return __builtin_fma(p, r, 1.0);
+}
+static __device__ __forceinline__ double exp(double x) {
+  if (__builtin_isnan(x)) return x;
+  if (x > 709.782712893384) return __builtin_inf();
+  if (x < -745.1332191019412) return 0.0;
+  double k = __builtin_rint(x * 1.4426950408889634);
+  // Cody-Waite: ln 2 in two parts, the first with zero low bits so k * hi is exact
+  double r = __builtin_fma(-k, 6.93147180369123816490e-01, x);
+  r = __builtin_fma(-k, 1.90821492927058770002e-10, r);
+  int ki = (int)k;
+  // two ldexp steps keep exp(-745) (a subnormal) and exp(709.78) from overflowing the scale factor
+  return __builtin_ldexp(__builtin_ldexp(__strata_poly_exp(r), ki / 2), ki - ki / 2);
+}
+static __device__ __forceinline__ double expm1(double x) {
+  if (__builtin_fabs(x) < 0.5) {  // Taylor to x^18: no cancellation near 0
+    double p = 1.0 / 121645100408832000.0;
+    double f = 121645100408832000.0;
+    for (int n = 19; n >= 2; --n) { f /= n; p = __builtin_fma(p, x, 1.0 / f); }  // f = (n-1)!
+    return x * p;  // p = 1 + x/2! + ... + x^18/19!
+  }
+  return exp(x) - 1.0;
+}
+static __device__ __forceinline__ double log(double x) {
+  if (__builtin_isnan(x) || x < 0.0) return __builtin_nan("");
+  if (x == 0.0) return -__builtin_inf();
+  if (__builtin_isinf(x)) return x;
+  // x = m 2^e, m in [0.5, 1), from the bits (the engine has no v_frexp_*_f64); subnormals scaled first
+  int e = 0;
+  if (x < 2.2250738585072014e-308) { x *= 18014398509481984.0; e = -54; }
+  long long bits = __builtin_bit_cast(long long, x);
+  e += (int)((bits >> 52) & 0x7ff) - 1022;
+  double m = __builtin_bit_cast(double, (bits & 0x800fffffffffffffLL) | 0x3fe0000000000000LL);
+  if (m < 0.70710678118654752440) { m *= 2.0; e -= 1; }
+  double f = m - 1.0;                 // exact (Sterbenz)
+  double s = f / (2.0 + f), z = s * s;
+  // log(1 + f) = 2 atanh(s) = 2s (1 + z/3 + z^2/5 + ...), z <= 0.0295: to z^12
+  double p = 1.0 / 25.0;
+  for (int k = 23; k >= 3; k -= 2) p = __builtin_fma(p, z, 1.0 / k);
+  double lg = 2.0 * s * __builtin_fma(p, z, 1.0);
+  double de = (double)e;
+  return __builtin_fma(de, 6.93147180369123816490e-01, __builtin_fma(de, 1.90821492927058770002e-10, lg));
+}
+static __device__ __forceinline__ double log1p(double x) {
+  if (__builtin_fabs(x) < 1e-4) return x * (1.0 - x * (0.5 - x * (1.0 / 3.0 - x * 0.25)));
+  double u = 1.0 + x;
+  // log(u) corrected for the rounding of 1 + x
+  return log(u) - ((u - 1.0) - x) / u;
+}
+static __device__ __forceinline__ double log2(double x) { return log(x) * 1.4426950408889634074; }
+static __device__ __forceinline__ double log10(double x) { return log(x) * 0.43429448190325182765; }
+static __device__ __forceinline__ double exp2(double x) { return exp(x * 0.69314718055994530942); }
+static __device__ __forceinline__ double tanh(double x) {
+  double t = __builtin_fabs(x);
+  if (t > 22.0) return __builtin_copysign(1.0, x);
+  double e = expm1(2.0 * t);
+  return __builtin_copysign(e / (e + 2.0), x);
+}
+static __device__ __forceinline__ double sinh(double x) {
+  double t = __builtin_fabs(x), e = expm1(t);
+  return __builtin_copysign(0.5 * (e + e / (e + 1.0)), x);
+}
+static __device__ __forceinline__ double cosh(double x) {
+  double e = exp(__builtin_fabs(x));
+  return 0.5 * (e + 1.0 / e);
+}
+// sin and cos: x = k pi/2 + r, |r| <= pi/4, pi/2 in three parts (accurate for |x| up to about 1e9)
+static __device__ __forceinline__ void __strata_sincos(double x, double* s, double* c) {
+  double k = __builtin_rint(x * 0.63661977236758134308);
+  double r = __builtin_fma(-k, 1.57079632673412561417e+00, x);
+  r = __builtin_fma(-k, 6.07710050630396597660e-11, r);
+  r = __builtin_fma(-k, 2.02226624871116645580e-21, r);
+  double z = r * r;
+  double fs = 121645100408832000.0;  // 19!
+  double ps = 1.0 / fs;
+  for (int n = 19; n >= 5; n -= 2) { fs /= (double)n * (n - 1); ps = __builtin_fma(-ps, z, 1.0 / fs); }
+  double sr = __builtin_fma(-ps * z, r, r);  // r - r^3/3! + ...
+  double fc = 6402373705728000.0;            // 18!
+  double pc = 1.0 / fc;
+  for (int n = 18; n >= 4; n -= 2) { fc /= (double)n * (n - 1); pc = __builtin_fma(-pc, z, 1.0 / fc); }
+  double cr = __builtin_fma(-pc, z, 1.0);    // 1 - r^2/2! + ...
+  long long q = (long long)k & 3;
+  double sv = q == 0 ? sr : q == 1 ? cr : q == 2 ? -sr : -cr;
+  double cv = q == 0 ? cr : q == 1 ? -sr : q == 2 ? -cr : sr;
+  if (__builtin_isinf(x) || __builtin_isnan(x)) sv = cv = __builtin_nan("");
+  *s = sv;
+  *c = cv;
+}
+static __device__ __forceinline__ double sin(double x) { double s, c; __strata_sincos(x, &s, &c); return s; }
+static __device__ __forceinline__ double cos(double x) { double s, c; __strata_sincos(x, &s, &c); return c; }
+static __device__ __forceinline__ double erf(double x) {
+  // erf(x) = 2/sqrt(pi) e^-x^2 sum 2^n x^(2n+1) / (2n+1)!!: every term positive (no cancellation)
+  double t = __builtin_fabs(x);
+  if (__builtin_isnan(x)) return x;
+  if (t >= 6.0) return __builtin_copysign(1.0, x);
+  double term = t, sum = t, x2 = t * t;
+  for (int n = 1; n < 400; ++n) {
+    term *= 2.0 * x2 / (2 * n + 1);
+    sum += term;
+    if (term < sum * 1e-17) break;
+  }
+  return __builtin_copysign(1.1283791670955125739 * exp(-x2) * sum, x);
+}
+static __device__ __forceinline__ double erfc(double x) { return 1.0 - erf(x); }
+static __device__ __forceinline__ double __strata_ipow(double x, long long n) {
+  double r = 1.0, b = x;
+  unsigned long long e = n < 0 ? -n : n;
+  while (e) { if (e & 1) r *= b; b *= b; e >>= 1; }
+  return n < 0 ? 1.0 / r : r;
+}
+static __device__ __forceinline__ double pow(double x, double y) {
+  if (y == 0.0 || x == 1.0) return 1.0;
+  if (__builtin_isnan(x) || __builtin_isnan(y)) return x + y;
+  bool yint = __builtin_rint(y) == y;
+  if (yint && __builtin_fabs(y) <= 64.0) return __strata_ipow(x, (long long)y);
+  bool odd = yint && __builtin_fabs(y) < 9007199254740992.0 && ((long long)y & 1);
+  if (x == 0.0) return y > 0 ? (odd ? x : 0.0) : (odd ? __builtin_copysign(__builtin_inf(), x) : __builtin_inf());
+  if (x < 0.0 && !yint) return __builtin_nan("");
+  double r = exp(y * log(__builtin_fabs(x)));
+  return x < 0.0 && odd ? -r : r;
+}
+static __device__ __forceinline__ double hypot(double x, double y) {
+  double a = __builtin_fabs(x), b = __builtin_fabs(y);
+  if (__builtin_isinf(a) || __builtin_isinf(b)) return __builtin_inf();
+  double m = a > b ? a : b, n = a > b ? b : a;
+  if (m == 0.0) return 0.0;
+  double r = n / m;
+  return m * __builtin_sqrt(__builtin_fma(r, r, 1.0));
+}
+static __device__ __forceinline__ double atan(double x) {
+  // reduce to |t| <= tan(pi/12) by atan(x) = pi/2 - atan(1/x) and atan(x) = pi/6 + atan((x sqrt3 - 1)/(x + sqrt3))
+  double t = __builtin_fabs(x), base = 0.0;
+  bool inv = t > 1.0;
+  if (inv) t = 1.0 / t;
+  if (t > 0.2679491924311227) { t = (t * 1.7320508075688772 - 1.0) / (t + 1.7320508075688772); base = 0.52359877559829887308; }
+  double z = t * t, p = 0.0;
+  for (int k = 41; k >= 3; k -= 2) p = __builtin_fma(p, -z, 1.0 / k);  // 1/3 - z/5 + ...
+  double r = base + __builtin_fma(-p * z, t, t);
+  if (inv) r = 1.57079632679489661923 - r;
+  return __builtin_copysign(r, x);
+}
+
+// ---- float forms: computed in double, rounded once
+static __device__ __forceinline__ float tanhf(float x) { return (float)tanh((double)x); }
+static __device__ __forceinline__ float erff(float x) { return (float)erf((double)x); }
+static __device__ __forceinline__ float erfcf(float x) { return (float)erfc((double)x); }
+static __device__ __forceinline__ float powf(float x, float y) { return (float)pow((double)x, (double)y); }
+static __device__ __forceinline__ float hypotf(float x, float y) {
+  return (float)__builtin_sqrt((double)x * x + (double)y * y);
+}
+static __device__ __forceinline__ float expm1f(float x) { return (float)expm1((double)x); }
+static __device__ __forceinline__ float log1pf(float x) { return (float)log1p((double)x); }
+static __device__ __forceinline__ float sinhf(float x) { return (float)sinh((double)x); }
+static __device__ __forceinline__ float coshf(float x) { return (float)cosh((double)x); }
+static __device__ __forceinline__ float atanf(float x) { return (float)atan((double)x); }
+
+// ---- CUDA's float overloads of the <cmath> names (T = float in templates calls these)
+static __device__ __forceinline__ float exp(float x) { return expf(x); }
+static __device__ __forceinline__ float log(float x) { return logf(x); }
+static __device__ __forceinline__ float sqrt(float x) { return sqrtf(x); }
+static __device__ __forceinline__ float fabs(float x) { return fabsf(x); }
+static __device__ __forceinline__ float fmax(float a, float b) { return fmaxf(a, b); }
+static __device__ __forceinline__ float fmin(float a, float b) { return fminf(a, b); }
+static __device__ __forceinline__ float floor(float x) { return floorf(x); }
+static __device__ __forceinline__ float ceil(float x) { return ceilf(x); }
+static __device__ __forceinline__ float trunc(float x) { return truncf(x); }
+static __device__ __forceinline__ float tanh(float x) { return tanhf(x); }
+static __device__ __forceinline__ float erf(float x) { return erff(x); }
+static __device__ __forceinline__ float pow(float x, float y) { return powf(x, y); }
+static __device__ __forceinline__ float hypot(float x, float y) { return hypotf(x, y); }
+static __device__ __forceinline__ float sin(float x) { return sinf(x); }
+static __device__ __forceinline__ float cos(float x) { return cosf(x); }
+static __device__ __forceinline__ float expm1(float x) { return expm1f(x); }
+static __device__ __forceinline__ float log1p(float x) { return log1pf(x); }
+static __device__ __forceinline__ float rsqrt(float x) { return rsqrtf(x); }
+static __device__ __forceinline__ double rsqrt(double x) { return 1.0 / __builtin_sqrt(x); }
+static __device__ __forceinline__ float fma(float a, float b, float c) { return fmaf(a, b, c); }
