@@ -1,0 +1,479 @@
+"""The collectives and point-to-point calls (ncclAllReduce, ncclBroadcast, ncclReduce, ncclAllGather,
+ncclReduceScatter, ncclSend/ncclRecv, and all-to-all as NCCL users build it from grouped send/recv).
+
+Every algorithm is a schedule of steps; in each step every rank's device runs at most a few launches of
+the `nccl_apply` kernel (`kernels.py`), which combines or copies one chunk and reads the neighbour's
+chunk from the neighbour's memory over the link. Between steps each rank's stream waits for the
+previous step of the ranks it exchanges with (events, cross-device barrier packets), so no chunk is
+read before it is written nor overwritten before it is read. The ring all-reduce is a reduce-scatter
+(n-1 steps: rank r adds its predecessor's partial of chunk r-s-1) followed by an all-gather (n-1
+steps: rank r copies chunk r-s from its predecessor); the ring is rank order.
+
+Every call returns a `Work`: after its device work is queued, `.model` holds the modeled time, algbw
+and busbw (`model.py`). The trace shows the call (L4 `nccl.<api>`) and one `nccl_step` event per step
+and rank, with its phase, chunk, bytes and modeled step time.
+
+Example:
+    >>> import numpy as np, strata.cuda as cuda
+    >>> from strata.libs.nccl import comm_init_all, all_reduce, comm_destroy
+    >>> [c] = comm_init_all([0])
+    >>> x = cuda.to_device(np.arange(4, dtype=np.float32))
+    >>> _ = all_reduce(x, x, 4, "float32", "sum", c)
+    >>> x.get().tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    >>> comm_destroy(c)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from strata import trace
+from strata.cuda import DeviceArray, pointer_get_attributes
+from strata.libs.common import library_call
+from strata.libs.nccl import comm as comm_mod
+from strata.libs.nccl.comm import Communicator, Op
+from strata.libs.nccl.group import deferred_post, deferred_wait
+from strata.libs.nccl.kernels import BLOCK, COPY, KERNELS, NAMES
+from strata.libs.nccl.model import CollectiveModel, model
+from strata.libs.nccl.types import DataType, NcclError, RedOp
+from strata.runtime import Event, Stream
+
+_VENDOR = {"all_reduce": "ncclAllReduce", "broadcast": "ncclBroadcast", "reduce": "ncclReduce",
+           "all_gather": "ncclAllGather", "reduce_scatter": "ncclReduceScatter", "all_to_all": "ncclSend/ncclRecv",
+           "send_recv": "ncclSend/ncclRecv"}
+
+
+@dataclass
+class Call:
+    """One rank's arguments to one call."""
+
+    api: str
+    comm: Communicator
+    send: int
+    recv: int
+    count: int
+    dtype: DataType
+    op: RedOp | None
+    root: int | None
+    peer: int | None
+    stream: Stream
+
+    def describe(self) -> str:
+        extra = "".join(f", {k}={v}" for k, v in (("op", self.op.name if self.op is not None else None),
+                                                  ("root", self.root), ("peer", self.peer)) if v is not None)
+        return f"rank {self.comm.rank} {self.api}(count={self.count}, datatype={self.dtype.name}{extra})"
+
+
+class Work:
+    """What a call returns: `op` once posted (inside a group: after group_end); `model` after its device
+    work is queued on every rank."""
+
+    def __init__(self, api: str) -> None:
+        self.api = api
+        self.op: Op | None = None
+
+    @property
+    def model(self) -> CollectiveModel | None:
+        return self.op.model if self.op is not None else None
+
+    @property
+    def done(self) -> bool:
+        """Whether every rank's device work of this call is queued (it completes in stream order)."""
+        return self.op is not None and self.op.done
+
+
+@dataclass(frozen=True)
+class _Launch:
+    dst: int
+    a: int
+    b: int
+    n: int
+    op: int
+    divisor: int = 0
+    chunk: int = -1
+
+
+# --- argument checks ---------------------------------------------------------------------------------
+
+
+def _count(value: Any, api: str, what: str = "count") -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise NcclError("ncclInvalidArgument", f"[{api}] {what} must be an int >= 0, got {value!r}")
+    return int(value)
+
+
+def _buffer(buf: Any, nbytes: int, comm: Communicator, api: str, what: str) -> int:
+    """The device address of `buf`, checked: on the communicator's device, `nbytes` inside one allocation."""
+    if isinstance(buf, DeviceArray):
+        if buf.freed:
+            raise NcclError("ncclInvalidArgument", f"[{api}] rank {comm.rank}: {what} was freed")
+        if buf.device is not comm.device:
+            raise NcclError("ncclInvalidArgument", f"[{api}] rank {comm.rank}: {what} is on device {buf.device.index}, "
+                            f"the communicator's device is {comm.device.index}")
+        if nbytes > buf.nbytes:
+            raise NcclError("ncclInvalidArgument", f"[{api}] rank {comm.rank}: {what} holds {buf.nbytes} bytes, the "
+                            f"call needs {nbytes}")
+        return buf.ptr
+    if isinstance(buf, bool) or not isinstance(buf, int | np.integer):
+        raise NcclError("ncclInvalidArgument", f"[{api}] rank {comm.rank}: {what} must be a DeviceArray or a device "
+                        f"address, got {type(buf).__name__}")
+    address = int(buf)
+    attrs = pointer_get_attributes(address)
+    if attrs.type != "device" or attrs.device != comm.device.index:
+        where = f"device {attrs.device}" if attrs.device >= 0 else "no device"
+        raise NcclError("ncclInvalidArgument", f"[{api}] rank {comm.rank}: {what} {address:#x} is not a live "
+                        f"allocation of the communicator's device {comm.device.index} ({where})")
+    if attrs.start is not None and attrs.size is not None and address + nbytes > attrs.start + attrs.size:
+        raise NcclError("ncclInvalidArgument", f"[{api}] rank {comm.rank}: {what} has "
+                        f"{attrs.start + attrs.size - address} bytes from {address:#x}, the call needs {nbytes}")
+    return address
+
+
+def _collective(api: str, comm: Communicator, send: Any, recv: Any, count: Any, datatype: Any, *,
+                op: Any = None, root: Any = None, send_elems: int, recv_elems: int, stream: Any) -> Work:
+    if not isinstance(comm, Communicator):
+        raise NcclError("ncclInvalidArgument", f"[{api}] comm must be a Communicator, got {type(comm).__name__}")
+    comm.check(api)
+    n = _count(count, api)
+    dt = DataType.of(datatype)
+    red = RedOp.of(op) if op is not None else None
+    if root is not None and (isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < comm.nranks):
+        raise NcclError("ncclInvalidArgument", f"[{api}] root must be a rank in [0, {comm.nranks}), got {root!r}")
+    s = comm.stream_of(stream, api)
+    n_send, n_recv = send_elems * dt.size, recv_elems * dt.size
+    send_ptr = _buffer(send, n_send, comm, api, "sendbuff") if n_send or send is not None else 0
+    needs_recv = api != "reduce" or comm.rank == root  # reduce: significant at the root only
+    recv_ptr = _buffer(recv, n_recv, comm, api, "recvbuff") if needs_recv else 0
+    call = Call(api, comm, send_ptr, recv_ptr, n, dt, red, root, None, s)
+    key = ("coll", comm.seq)
+    comm.seq += 1
+    return _submit(comm, key, api, comm.nranks, call, comm.rank, _agree_collective, _execute_collective)
+
+
+def _submit(comm: Communicator, key: Any, kind: str, needed: int, call: Call, slot: int,
+            agree: Callable[[Any, Any], str | None], execute: Callable[[Op], None]) -> Work:
+    work = Work(kind)
+
+    def do_post() -> None:
+        work.op = comm_mod.post(comm, key, kind, needed, call, slot, agree, execute)
+
+    def do_wait() -> None:
+        if work.op is not None:
+            comm_mod.wait(comm, work.op, comm.rank)
+
+    deferred_post(do_post)
+    deferred_wait(do_wait)
+    return work
+
+
+def _agree_collective(first: Call, call: Call) -> str | None:
+    if first.api != call.api:
+        return f"one rank called {first.api}, another {call.api}"
+    for name in ("count", "dtype", "op", "root"):
+        if getattr(first, name) != getattr(call, name):
+            return f"{name} differs"
+    return None
+
+
+# --- the public calls ----------------------------------------------------------------------------------
+
+
+def all_reduce(sendbuff: Any, recvbuff: Any, count: int, datatype: Any, op: Any, comm: Communicator,
+               stream: Any = None) -> Work:
+    """ncclAllReduce: every rank's `recvbuff` gets op over all ranks' `sendbuff` (`count` elements;
+    in place when they are the same). op: sum, prod, max, min, avg."""
+    return _collective("all_reduce", comm, sendbuff, recvbuff, count, datatype, op=op, send_elems=count,
+                       recv_elems=count, stream=stream)
+
+
+def broadcast(sendbuff: Any, recvbuff: Any, count: int, datatype: Any, root: int, comm: Communicator,
+              stream: Any = None) -> Work:
+    """ncclBroadcast: every rank's `recvbuff` gets the root's `sendbuff` (sendbuff matters at the root only)."""
+    comm_root = comm.rank == root if isinstance(comm, Communicator) else False
+    return _collective("broadcast", comm, sendbuff if comm_root else None, recvbuff, count, datatype, root=root,
+                       send_elems=count if comm_root else 0, recv_elems=count, stream=stream)
+
+
+def reduce(sendbuff: Any, recvbuff: Any, count: int, datatype: Any, op: Any, root: int, comm: Communicator,
+           stream: Any = None) -> Work:
+    """ncclReduce: the root's `recvbuff` gets op over all ranks' `sendbuff`."""
+    return _collective("reduce", comm, sendbuff, recvbuff, count, datatype, op=op, root=root, send_elems=count,
+                       recv_elems=count, stream=stream)
+
+
+def all_gather(sendbuff: Any, recvbuff: Any, sendcount: int, datatype: Any, comm: Communicator,
+               stream: Any = None) -> Work:
+    """ncclAllGather: `recvbuff` (nranks x sendcount) gets rank i's `sendbuff` at offset i x sendcount."""
+    n = _count(sendcount, "all_gather", "sendcount")
+    nranks = comm.nranks if isinstance(comm, Communicator) else 1
+    return _collective("all_gather", comm, sendbuff, recvbuff, n, datatype, send_elems=n, recv_elems=n * nranks,
+                       stream=stream)
+
+
+def reduce_scatter(sendbuff: Any, recvbuff: Any, recvcount: int, datatype: Any, op: Any, comm: Communicator,
+                   stream: Any = None) -> Work:
+    """ncclReduceScatter: rank i's `recvbuff` (recvcount) gets op over all ranks' block i of `sendbuff`."""
+    n = _count(recvcount, "reduce_scatter", "recvcount")
+    nranks = comm.nranks if isinstance(comm, Communicator) else 1
+    return _collective("reduce_scatter", comm, sendbuff, recvbuff, n, datatype, op=op, send_elems=n * nranks,
+                       recv_elems=n, stream=stream)
+
+
+def all_to_all(sendbuff: Any, recvbuff: Any, count: int, datatype: Any, comm: Communicator,
+               stream: Any = None) -> Work:
+    """All-to-all (what torch.distributed.all_to_all_single does with grouped ncclSend/ncclRecv): block j
+    of rank i's `sendbuff` (count elements each) lands in block i of rank j's `recvbuff`."""
+    n = _count(count, "all_to_all")
+    nranks = comm.nranks if isinstance(comm, Communicator) else 1
+    return _collective("all_to_all", comm, sendbuff, recvbuff, n, datatype, send_elems=n * nranks,
+                       recv_elems=n * nranks, stream=stream)
+
+
+def send(sendbuff: Any, count: int, datatype: Any, peer: int, comm: Communicator, stream: Any = None) -> Work:
+    """ncclSend: `count` elements to rank `peer`, matched with that rank's recv from this one (in order)."""
+    return _p2p("send", sendbuff, count, datatype, peer, comm, stream)
+
+
+def recv(recvbuff: Any, count: int, datatype: Any, peer: int, comm: Communicator, stream: Any = None) -> Work:
+    """ncclRecv: `count` elements from rank `peer` into `recvbuff`."""
+    return _p2p("recv", recvbuff, count, datatype, peer, comm, stream)
+
+
+def _p2p(api: str, buf: Any, count: Any, datatype: Any, peer: Any, comm: Communicator, stream: Any) -> Work:
+    if not isinstance(comm, Communicator):
+        raise NcclError("ncclInvalidArgument", f"[{api}] comm must be a Communicator, got {type(comm).__name__}")
+    comm.check(api)
+    n = _count(count, api)
+    dt = DataType.of(datatype)
+    if isinstance(peer, bool) or not isinstance(peer, int) or not 0 <= peer < comm.nranks:
+        raise NcclError("ncclInvalidArgument", f"[{api}] peer must be a rank in [0, {comm.nranks}), got {peer!r}")
+    s = comm.stream_of(stream, api)
+    ptr = _buffer(buf, n * dt.size, comm, api, "sendbuff" if api == "send" else "recvbuff")
+    src, dst = (comm.rank, peer) if api == "send" else (peer, comm.rank)
+    nth = comm.p2p_seq.get((api, peer), 0)
+    comm.p2p_seq[(api, peer)] = nth + 1
+    call = Call(api, comm, ptr if api == "send" else 0, ptr if api == "recv" else 0, n, dt, None, None, peer, s)
+    return _submit(comm, ("p2p", src, dst, nth), "send_recv", 2, call, 0 if api == "send" else 1, _agree_p2p,
+                   _execute_p2p)
+
+
+def _agree_p2p(first: Call, call: Call) -> str | None:
+    if first.api == call.api:
+        return f"two {call.api} calls matched each other"
+    if first.count != call.count or first.dtype != call.dtype:
+        return "count or datatype differs between send and recv"
+    return None
+
+
+# --- execution -----------------------------------------------------------------------------------------
+
+
+def _chunks(count: int, n: int) -> list[tuple[int, int]]:
+    """(offset, length) in elements of n near-equal chunks of `count`."""
+    base, extra = divmod(count, n)
+    out, off = [], 0
+    for c in range(n):
+        length = base + (1 if c < extra else 0)
+        out.append((off, length))
+        off += length
+    return out
+
+
+def _execute_collective(op: Op) -> None:
+    calls: list[Call] = [op.calls[r] for r in range(len(op.calls))]
+    api, n, c0 = calls[0].api, len(calls), calls[0]
+    size, count = c0.dtype.size, c0.count
+    build = _SCHEDULES[api]
+    steps, phases, everyone = build(calls, count, size)
+    total = count * size * (n if api in ("all_gather", "reduce_scatter", "all_to_all") else 1)
+    _run(op, api, calls, steps, phases, total, everyone)
+
+
+def _execute_p2p(op: Op) -> None:
+    snd, rcv = op.calls[0], op.calls[1]
+    steps = [[[], [_Launch(rcv.recv, 0, snd.send, snd.count, COPY)]]]
+    _run(op, "send_recv", [snd, rcv], steps, ["p2p"], snd.count * snd.dtype.size, True)
+
+
+def _run(op: Op, api: str, calls: list[Call], steps: list[list[list[_Launch]]], phases: list[str], nbytes: int,
+         everyone: bool) -> None:
+    """Queue the schedule on every rank's stream, each step after its neighbours' previous step."""
+    n = len(calls)
+    specs = [c.comm.device.spec for c in calls]
+    m = model(api, nbytes, specs)
+    dt = calls[0].dtype
+    kernel = KERNELS.get(NAMES[dt])
+
+    def deps(r: int) -> list[int]:
+        return [q for q in range(n) if q != r] if everyone else sorted({(r - 1) % n, (r + 1) % n} - {r})
+
+    def mark(r: int) -> Event:
+        ev = Event(calls[r].stream.context, timing=False)
+        calls[r].stream.record(ev)
+        return ev
+
+    ranks = [c.comm.rank for c in calls]
+    with library_call(f"nccl.{api}", cuda_name=_VENDOR[api], rocm_name=f"{_VENDOR[api]} (RCCL)", nranks=n,
+                      bytes=nbytes, datatype=dt.name, ranks=ranks) as ev:
+        prev = [mark(r) for r in range(n)]  # the data each rank queued before the call
+        launches = 0
+        for t, step in enumerate(steps):
+            for r in range(n):
+                s = calls[r].stream
+                for q in deps(r):
+                    s.wait_event(prev[q])
+                for la in step[r]:
+                    if la.n:
+                        grid = (la.n + BLOCK - 1) // BLOCK
+                        kernel(grid, BLOCK, (la.dst, la.a, la.b, np.uint64(la.n), np.int32(la.op),
+                                             np.int32(la.divisor)), stream=s)
+                        launches += 1
+                    trace.emit("L4", "nccl_step", rank=ranks[r], device=calls[r].comm.device.index, step=t,
+                               phase=phases[t] if t < len(phases) else phases[-1], chunk=la.chunk,
+                               bytes=la.n * dt.size, model_start_s=t * m.step_seconds,
+                               model_end_s=(t + 1) * m.step_seconds)
+            prev = [mark(r) for r in range(n)]
+        for r in range(n):  # nobody reuses a buffer a neighbour may still read
+            for q in deps(r):
+                calls[r].stream.wait_event(prev[q])
+        op.model, op.launches = m, launches
+        ev.update(kernel="nccl_apply", launches=launches, modeled_s=m.seconds, algbw=m.algbw, busbw=m.busbw)
+
+
+_Schedule = tuple[list[list[list[_Launch]]], list[str], bool]
+
+
+def _copy_if(dst: int, src: int, n: int) -> list[_Launch]:
+    return [] if dst == src else [_Launch(dst, 0, src, n, COPY)]
+
+
+def _all_reduce(calls: list[Call], count: int, size: int) -> _Schedule:
+    n = len(calls)
+    red = calls[0].op
+    assert red is not None
+    if n == 1:
+        c = calls[0]
+        return [[_copy_if(c.recv, c.send, count)]], ["copy"], False
+    code = RedOp.ncclSum if red == RedOp.ncclAvg else red
+    chunks = _chunks(count, n)
+    steps: list[list[list[_Launch]]] = []
+    for s in range(n - 1):  # reduce-scatter: rank r adds its predecessor's partial of chunk r-s-1
+        step = []
+        for r, c in enumerate(calls):
+            p = calls[(r - 1) % n]
+            k = (r - s - 1) % n
+            off, length = chunks[k]
+            b = (p.send if s == 0 else p.recv) + off * size
+            div = n if red == RedOp.ncclAvg and s == n - 2 else 0
+            step.append([_Launch(c.recv + off * size, c.send + off * size, b, length, int(code), div, k)])
+        steps.append(step)
+    for s in range(n - 1):  # all-gather: rank r copies the finished chunk r-s from its predecessor
+        step = []
+        for r, c in enumerate(calls):
+            p = calls[(r - 1) % n]
+            k = (r - s) % n
+            off, length = chunks[k]
+            step.append([_Launch(c.recv + off * size, 0, p.recv + off * size, length, COPY, 0, k)])
+        steps.append(step)
+    return steps, ["reduce-scatter"] * (n - 1) + ["all-gather"] * (n - 1), False
+
+
+def _broadcast(calls: list[Call], count: int, size: int) -> _Schedule:
+    n = len(calls)
+    root = calls[0].root
+    assert root is not None
+    rc = calls[root]
+    if n == 1:
+        return [[_copy_if(rc.recv, rc.send, count)]], ["copy"], False
+    steps: list[list[list[_Launch]]] = []
+    for s in range(n - 1):  # a chain along the ring from the root
+        step: list[list[_Launch]] = [[] for _ in range(n)]
+        k = (root + s + 1) % n
+        src = rc.send if s == 0 else calls[(k - 1) % n].recv
+        step[k] = [_Launch(calls[k].recv, 0, src, count, COPY)]
+        if s == 0:
+            step[root] = _copy_if(rc.recv, rc.send, count)
+        steps.append(step)
+    return steps, ["broadcast"], False
+
+
+def _reduce(calls: list[Call], count: int, size: int) -> _Schedule:
+    n = len(calls)
+    root, red = calls[0].root, calls[0].op
+    assert root is not None and red is not None
+    code = RedOp.ncclSum if red == RedOp.ncclAvg else red
+    if n == 1:
+        c = calls[0]
+        return [[_copy_if(c.recv, c.send, count)]], ["copy"], False
+    scratch = [c.comm.scratch(count * size) for c in calls]
+    steps: list[list[list[_Launch]]] = []
+    for s in range(n):  # partial sums travel along the ring and end at the root
+        step: list[list[_Launch]] = [[] for _ in range(n)]
+        k = (root + 1 + s) % n
+        p = (k - 1) % n
+        if s == 0:
+            step[k] = [_Launch(scratch[k], 0, calls[k].send, count, COPY)]
+        elif s < n - 1:
+            step[k] = [_Launch(scratch[k], calls[k].send, scratch[p], count, int(code))]
+        else:
+            step[k] = [_Launch(calls[k].recv, calls[k].send, scratch[p], count, int(code),
+                               n if red == RedOp.ncclAvg else 0)]
+        steps.append(step)
+    return steps, ["reduce"], False
+
+
+def _all_gather(calls: list[Call], count: int, size: int) -> _Schedule:
+    n = len(calls)
+    first = [_copy_if(c.recv + r * count * size, c.send, count) for r, c in enumerate(calls)]
+    steps: list[list[list[_Launch]]] = [first]
+    for s in range(1, n):
+        step = []
+        for r, c in enumerate(calls):
+            p = calls[(r - 1) % n]
+            k = (r - s) % n
+            off = k * count * size
+            step.append([_Launch(c.recv + off, 0, p.recv + off, count, COPY, 0, k)])
+        steps.append(step)
+    return steps, ["copy-in"] + ["all-gather"] * (n - 1), False
+
+
+def _reduce_scatter(calls: list[Call], count: int, size: int) -> _Schedule:
+    n = len(calls)
+    red = calls[0].op
+    assert red is not None
+    if n == 1:
+        c = calls[0]
+        return [[_copy_if(c.recv, c.send, count)]], ["copy"], False
+    code = RedOp.ncclSum if red == RedOp.ncclAvg else red
+    scratch = [c.comm.scratch(n * count * size) for c in calls]
+    steps: list[list[list[_Launch]]] = []
+    for s in range(n - 1):  # as all_reduce's first half, shifted so rank r finishes block r
+        step = []
+        last = s == n - 2
+        for r, c in enumerate(calls):
+            p = (r - 1) % n
+            k = (r - s - 2) % n
+            off = k * count * size
+            b = (calls[p].send + off) if s == 0 else scratch[p] + off
+            dst = c.recv if last else scratch[r] + off
+            div = n if red == RedOp.ncclAvg and last else 0
+            step.append([_Launch(dst, c.send + off, b, count, int(code), div, k)])
+        steps.append(step)
+    return steps, ["reduce-scatter"], False
+
+
+def _all_to_all(calls: list[Call], count: int, size: int) -> _Schedule:
+    step = [[_Launch(c.recv + j * count * size, 0, calls[j].send + r * count * size, count, COPY, 0, j)
+             for j in range(len(calls))] for r, c in enumerate(calls)]
+    return [step], ["all-to-all"], True
+
+
+_SCHEDULES: dict[str, Callable[[list[Call], int, int], _Schedule]] = {
+    "all_reduce": _all_reduce, "broadcast": _broadcast, "reduce": _reduce, "all_gather": _all_gather,
+    "reduce_scatter": _reduce_scatter, "all_to_all": _all_to_all,
+}

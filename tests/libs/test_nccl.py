@@ -1,0 +1,293 @@
+"""strata.libs.nccl: collectives between in-process virtual GPUs, run as device kernels, against NumPy."""
+
+import threading
+from collections.abc import Callable
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import strata.cuda as cuda
+from strata import trace
+from strata.driver import open_device
+from strata.libs import nccl
+from strata.libs.nccl import DataType, NcclError, NcclTimeoutError
+
+RNG = np.random.default_rng(7)
+
+
+def devices(n: int) -> list[cuda.Device]:
+    """n devices of this process: the present ones, then virtual GPUs of device 0's model opened on demand."""
+    model = cuda.Device(0).spec.name
+    out = []
+    for i in range(n):
+        if i >= cuda.device_count() and i not in cuda.Device._by_index:
+            open_device(i, model)
+        out.append(cuda.Device(i))
+    return out
+
+
+def host(dt: np.dtype, n: int) -> np.ndarray:
+    if np.issubdtype(dt, np.integer):
+        return RNG.integers(-5 if np.issubdtype(dt, np.signedinteger) else 0, 6, n).astype(dt)
+    return RNG.uniform(0.5, 2.0, n).astype(dt)  # positive: prod stays well conditioned
+
+
+def upload(devs: list[cuda.Device], arrays: list[np.ndarray]) -> list[cuda.DeviceArray]:
+    out = []
+    for d, a in zip(devs, arrays, strict=True):
+        x = cuda.DeviceArray(a.shape, a.dtype, d)
+        x.set(a)
+        out.append(x)
+    return out
+
+
+def empty(devs: list[cuda.Device], n: int, dt: np.dtype) -> list[cuda.DeviceArray]:
+    return [cuda.DeviceArray((n,), dt, d) for d in devs]
+
+
+def grouped(fn: Callable[[int], object], n: int) -> None:
+    nccl.group_start()
+    for r in range(n):
+        fn(r)
+    nccl.group_end()
+
+
+def close(comms: list[nccl.Communicator]) -> None:
+    for c in comms:
+        nccl.comm_destroy(c)
+
+
+def tol(dt: np.dtype) -> dict[str, float]:
+    if dt == np.float16 or dt == ml_dtypes.bfloat16:
+        return {"rtol": 2e-2, "atol": 2e-2}
+    return {"rtol": 1e-5, "atol": 1e-6} if np.issubdtype(dt, np.floating) else {"rtol": 0, "atol": 0}
+
+
+NP_OPS = {"sum": lambda a: np.sum(a, axis=0), "prod": lambda a: np.prod(a, axis=0),
+          "max": lambda a: np.max(a, axis=0), "min": lambda a: np.min(a, axis=0),
+          "avg": lambda a: np.mean(a, axis=0)}
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min", "avg"])
+def test_all_reduce_every_op_on_4_ranks(op: str) -> None:
+    devs = devices(4)
+    comms = nccl.comm_init_all(devs)
+    n = 1003  # not a multiple of the ranks: uneven chunks
+    hs = [host(np.dtype(np.float32), n) for _ in devs]
+    xs, ys = upload(devs, hs), empty(devs, n, np.dtype(np.float32))
+    grouped(lambda r: nccl.all_reduce(xs[r], ys[r], n, "float32", op, comms[r]), 4)
+    want = NP_OPS[op](np.stack(hs).astype(np.float64))
+    for y in ys:
+        np.testing.assert_allclose(y.get(), want, rtol=1e-5)
+    close(comms)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64, np.float16,
+                                np.float32, np.float64, ml_dtypes.bfloat16])
+def test_all_reduce_every_dtype_in_place_on_2_ranks(dt: type) -> None:
+    dtype = np.dtype(dt)
+    devs = devices(2)
+    comms = nccl.comm_init_all(devs)
+    n = 65
+    hs = [host(dtype, n) for _ in devs]
+    xs = upload(devs, hs)
+    grouped(lambda r: nccl.all_reduce(xs[r], xs[r], n, dtype, "sum", comms[r]), 2)
+    want = (hs[0].astype(np.float64) + hs[1].astype(np.float64)).astype(dtype) if dtype.kind == "f" or \
+        dtype == ml_dtypes.bfloat16 else hs[0] + hs[1]
+    for x in xs:
+        np.testing.assert_allclose(x.get().astype(np.float64), want.astype(np.float64), **tol(dtype))
+    close(comms)
+
+
+def test_all_reduce_on_8_ranks_traces_every_step_and_models_busbw() -> None:
+    devs = devices(8)
+    comms = nccl.comm_init_all(devs)
+    n = 4096
+    hs = [host(np.dtype(np.float32), n) for _ in devs]
+    xs = upload(devs, hs)
+    streams = [cuda.Stream(device=d) for d in devs]
+    with trace.record() as rec:
+        nccl.group_start()
+        works = [nccl.all_reduce(xs[r], xs[r], n, DataType.ncclFloat32, nccl.RedOp.ncclSum, comms[r], streams[r])
+                 for r in range(8)]
+        nccl.group_end()
+    for s in streams:
+        s.synchronize()
+    for x in xs:
+        np.testing.assert_allclose(x.get(), np.sum(hs, axis=0), rtol=1e-5)
+    steps = [e for e in rec.events if e.name == "nccl_step"]
+    assert len(steps) == 2 * 7 * 8  # 2(n-1) steps on each of 8 ranks
+    assert {e.args["phase"] for e in steps} == {"reduce-scatter", "all-gather"}
+    m = works[0].model
+    assert m is not None and m.busbw == pytest.approx(m.algbw * 2 * 7 / 8)
+    # peer traffic: each rank read its predecessor's chunks over the link
+    assert devs[1].peer_traffic()[devs[0].index] > 0
+    close(comms)
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.int32])
+def test_broadcast_reduce_all_gather_reduce_scatter_on_3_ranks(dt: type) -> None:
+    dtype = np.dtype(dt)
+    devs = devices(3)
+    comms = nccl.comm_init_all(devs)
+    n = 50
+    hs = [host(dtype, n) for _ in devs]
+    xs = upload(devs, hs)
+    # broadcast from rank 1
+    ys = empty(devs, n, dtype)
+    grouped(lambda r: nccl.broadcast(xs[r], ys[r], n, dtype, 1, comms[r]), 3)
+    for y in ys:
+        np.testing.assert_array_equal(y.get(), hs[1])
+    # reduce (max) to rank 2
+    zs = empty(devs, n, dtype)
+    grouped(lambda r: nccl.reduce(xs[r], zs[r], n, dtype, "max", 2, comms[r]), 3)
+    np.testing.assert_array_equal(zs[2].get(), np.max(hs, axis=0))
+    # all_gather
+    gs = empty(devs, 3 * n, dtype)
+    grouped(lambda r: nccl.all_gather(xs[r], gs[r], n, dtype, comms[r]), 3)
+    for g in gs:
+        np.testing.assert_array_equal(g.get(), np.concatenate(hs))
+    # reduce_scatter (sum) of the gathered buffers: rank r gets 3 x block r
+    rs = empty(devs, n, dtype)
+    grouped(lambda r: nccl.reduce_scatter(gs[r], rs[r], n, dtype, "sum", comms[r]), 3)
+    for r, x in enumerate(rs):
+        np.testing.assert_allclose(x.get().astype(np.float64), (3 * hs[r].astype(np.float64)), **tol(dtype))
+    close(comms)
+
+
+def test_reduce_avg_and_all_to_all_and_send_recv_on_4_ranks() -> None:
+    devs = devices(4)
+    comms = nccl.comm_init_all(devs)
+    n = 16
+    hs = [host(np.dtype(np.float64), 4 * n) for _ in devs]
+    xs = upload(devs, hs)
+    out = empty(devs, 4 * n, np.dtype(np.float64))
+    grouped(lambda r: nccl.reduce(xs[r], out[r], 4 * n, "float64", "avg", 0, comms[r]), 4)
+    np.testing.assert_allclose(out[0].get(), np.mean(hs, axis=0), rtol=1e-12)
+    # all_to_all: block j of rank i lands in block i of rank j
+    grouped(lambda r: nccl.all_to_all(xs[r], out[r], n, "float64", comms[r]), 4)
+    for j in range(4):
+        np.testing.assert_array_equal(out[j].get(), np.concatenate([hs[i][j * n:(j + 1) * n] for i in range(4)]))
+    # send/recv around the ring: rank r sends to r+1
+    ring = empty(devs, 4 * n, np.dtype(np.float64))
+
+    def shift(r: int) -> None:
+        nccl.send(xs[r], 4 * n, "float64", (r + 1) % 4, comms[r])
+        nccl.recv(ring[r], 4 * n, "float64", (r - 1) % 4, comms[r])
+
+    grouped(shift, 4)
+    for r in range(4):
+        np.testing.assert_array_equal(ring[r].get(), hs[(r - 1) % 4])
+    close(comms)
+
+
+def test_one_thread_per_rank_with_comm_init_rank() -> None:
+    devs = devices(4)
+    uid = nccl.get_unique_id()
+    n = 257
+    hs = [host(np.dtype(np.float32), n) for _ in devs]
+    results: dict[int, np.ndarray] = {}
+    errors: list[BaseException] = []
+
+    def rank(r: int) -> None:
+        try:
+            comm = nccl.comm_init_rank(4, uid, r, devs[r], timeout=30)
+            x = cuda.DeviceArray((n,), np.float32, devs[r])
+            x.set(hs[r])
+            nccl.all_reduce(x, x, n, "float32", "sum", comm)  # no group: waits for the other threads
+            nccl.all_reduce(x, x, n, "float32", "max", comm)
+            results[r] = x.get()
+            nccl.comm_destroy(comm)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    want = np.sum(hs, axis=0)
+    for r in range(4):
+        np.testing.assert_allclose(results[r], want, rtol=1e-5)
+
+
+def test_mismatched_counts_name_both_ranks_arguments() -> None:
+    devs = devices(2)
+    comms = nccl.comm_init_all(devs)
+    xs = empty(devs, 16, np.dtype(np.float32))
+    with pytest.raises(NcclError) as info:
+        nccl.group_start()
+        nccl.all_reduce(xs[0], xs[0], 16, "float32", "sum", comms[0])
+        nccl.all_reduce(xs[1], xs[1], 12, "float32", "sum", comms[1])
+        nccl.group_end()
+    msg = str(info.value)
+    assert info.value.status == "ncclInvalidUsage"
+    assert "rank 0 all_reduce(count=16, datatype=ncclFloat32" in msg and "rank 1 all_reduce(count=12" in msg
+    with pytest.raises(NcclError) as info:
+        nccl.group_start()
+        nccl.all_gather(xs[0], xs[0], 8, "float32", comms[0])
+        nccl.all_gather(xs[1], xs[1], 8, "int32", comms[1])
+        nccl.group_end()
+    assert "ncclFloat32" in str(info.value) and "ncclInt32" in str(info.value)
+    close(comms)
+
+
+def test_invalid_arguments() -> None:
+    devs = devices(2)
+    comms = nccl.comm_init_all(devs)
+    x0 = cuda.DeviceArray((8,), np.float32, devs[0])
+    with pytest.raises(NcclError) as info:
+        nccl.all_reduce(x0, x0, 8, "float32", "sum", comms[1])  # rank 1's buffer is on device 0
+    assert info.value.status == "ncclInvalidArgument" and "device" in str(info.value)
+    with pytest.raises(NcclError, match="holds 32 bytes"):
+        nccl.all_reduce(x0, x0, 9, "float32", "sum", comms[0])
+    with pytest.raises(NcclError, match="not an NCCL data type"):
+        nccl.all_reduce(x0, x0, 8, np.complex64, "sum", comms[0])
+    with pytest.raises(NcclError, match="not a reduction"):
+        nccl.all_reduce(x0, x0, 8, "float32", "xor", comms[0])
+    with pytest.raises(NcclError, match="root must be a rank"):
+        nccl.broadcast(x0, x0, 8, "float32", 5, comms[0])
+    with pytest.raises(NcclError) as info:
+        nccl.group_end()
+    assert info.value.status == "ncclInvalidUsage"
+    with pytest.raises(NcclError, match="duplicate GPU"):
+        nccl.comm_init_all([devs[0], devs[0]])
+    close(comms)
+    with pytest.raises(NcclError, match="destroyed"):
+        nccl.all_reduce(x0, x0, 8, "float32", "sum", comms[0])
+
+
+def test_a_rank_that_never_joins_is_a_timeout_not_a_hang() -> None:
+    devs = devices(2)
+    uid = nccl.get_unique_id()
+    with pytest.raises(NcclTimeoutError, match=r"rank\(s\) \[1\] of 2 never joined"):
+        nccl.comm_init_rank(2, uid, 0, devs[0], timeout=0.3)
+    # joined, but one thread drives both ranks without a group: the first call cannot complete
+    comms = nccl.comm_init_all(devs, timeout=0.3)
+    x = cuda.DeviceArray((4,), np.float32, devs[0])
+    with pytest.raises(NcclTimeoutError, match=r"rank\(s\) \[1\] never called all_reduce.*group_start"):
+        nccl.all_reduce(x, x, 4, "float32", "sum", comms[0])
+    close(comms)
+
+
+def test_abort_wakes_a_waiting_rank() -> None:
+    devs = devices(2)
+    comms = nccl.comm_init_all(devs, timeout=30)
+    x = cuda.DeviceArray((4,), np.float32, devs[0])
+    caught: list[BaseException] = []
+
+    def waiter() -> None:
+        try:
+            nccl.all_reduce(x, x, 4, "float32", "sum", comms[0])
+        except BaseException as exc:  # noqa: BLE001
+            caught.append(exc)
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    threading.Event().wait(0.2)
+    nccl.comm_abort(comms[1])
+    t.join(10)
+    assert not t.is_alive()
+    assert isinstance(caught[0], NcclError) and caught[0].status == "ncclRemoteError" and "aborted" in str(caught[0])
