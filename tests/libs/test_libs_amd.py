@@ -161,3 +161,37 @@ def test_amd_device_without_clang_names_make_amd(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(libs_amd, "clang_path", lambda: None)
     with pytest.raises(Exception, match="make amd"):
         libs_amd.compile_kernels("demo", 'extern "C" __global__ void k() {}')
+
+
+@pytest.mark.skipif(not HAVE_CLANG, reason="clang-19 not installed (make amd)")
+@pytest.mark.parametrize(("ab", "ct", "ta", "tb"), [(np.float16, np.float32, "N", "N"),
+                                                    (ml_dtypes.bfloat16, ml_dtypes.bfloat16, "T", "N"),
+                                                    (np.float16, np.float16, "N", "T")])
+def test_gemm_ex_uses_mfma_on_gfx942(ab: Any, ct: Any, ta: str, tb: str) -> None:
+    """f16/bf16 gemm_ex on mi300x runs the MFMA kernel: v_mfma instructions in the trace, C within the
+    f32-accumulation error bound of float64 NumPy, edges (m, n, k not multiples of 16/64) handled."""
+    before = cuda.current_device()
+    cuda.set_device(cuda.Device(model="mi300x"))
+    try:
+        h = blas.create_handle()
+        rng = np.random.default_rng(7)
+        m, n, k = 70, 45, 50
+        a = rng.uniform(-1, 1, (m, k) if ta == "N" else (k, m)).astype(ab)
+        b = rng.uniform(-1, 1, (k, n) if tb == "N" else (n, k)).astype(ab)
+        c = rng.uniform(-1, 1, (m, n)).astype(ct)
+        dc = cuda.to_device(np.asfortranarray(c).ravel(order="F"))
+        with trace.record() as rec:
+            blas.gemm_ex(h, ta, tb, m, n, k, 1.5, cuda.to_device(a.ravel(order="F")), np.dtype(ab), a.shape[0],
+                         cuda.to_device(b.ravel(order="F")), np.dtype(ab), b.shape[0], -0.5, dc, np.dtype(ct), m, "f32")
+            got = dc.get().reshape(n, m).T.astype(np.float64)
+        assert h.last_kernel == "gemm_mfma"
+        execs = [e for e in rec.events if e.layer == "L0" and e.args.get("isa") == "gfx9"]
+        assert execs and execs[0].args["mfma"] > 0
+        a64 = (a if ta == "N" else a.T).astype(np.float64)
+        b64 = (b if tb == "N" else b.T).astype(np.float64)
+        want = 1.5 * a64 @ b64 - 0.5 * c.astype(np.float64)
+        bound = 2 * (k + 2) * np.finfo(np.float32).eps * (1.5 * np.abs(a64) @ np.abs(b64) + 0.5 * np.abs(c.astype(
+            np.float64))) + np.abs(want) * (float(ml_dtypes.finfo(ct).eps) if np.dtype(ct).itemsize == 2 else 0)
+        assert np.all(np.abs(got - want) <= bound), np.max(np.abs(got - want) / bound)
+    finally:
+        cuda.set_device(before)

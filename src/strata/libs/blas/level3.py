@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from strata.libs.blas import tensor
+from strata.libs.blas import mfma, tensor
 from strata.libs.blas.checks import (
     BF16,
     F16,
@@ -60,7 +60,7 @@ from strata.libs.blas.kernels import KERNELS as SOLVE_KERNELS
 from strata.libs.blas.kernels import vec_name
 from strata.libs.common import library_call
 
-KERNEL_CHOICES = ("gemm_tiled", "gemm_small", "gemm_splitk", "gemm_wmma")
+KERNEL_CHOICES = ("gemm_tiled", "gemm_small", "gemm_splitk", "gemm_wmma", "gemm_mfma")
 PREFIX = {F32: ("S", "s"), F64: ("D", "d"), F16: ("H", "h")}
 FILL = {"U": 1, "L": 2}
 SPLITK_MAX_MN, SPLITK_MIN_K, SPLITK_CHUNK, SPLITK_MAX = 128 * 128, 512, 256, 16
@@ -260,9 +260,16 @@ def run_gemm(handle: Handle, p: GemmProblem, kernel: str | None = None) -> str:
             return ""
         _scale(handle, p)
         return "scale_matrix"
+    amd_device = handle.device.spec.vendor == "amd"
+    if kernel is None and amd_device:
+        # rocBLAS's role: f16/bf16 on the matrix cores (MFMA); no WMMA/tf32 tensor-core path on gfx942 here
+        kernel = "gemm_mfma" if p.ab in (F16, BF16) and not p.tf32 else choose_kernel(p, tensor_ok=False)
     choice = kernel or choose_kernel(p)
     if choice not in KERNEL_CHOICES:
         raise fail(INVALID, f"[{p.routine}] kernel must be one of {KERNEL_CHOICES}, got {choice!r}")
+    if (choice == "gemm_wmma" and amd_device) or (choice == "gemm_mfma" and (not amd_device or p.ab not in (F16, BF16))):
+        raise fail(NOT_SUPPORTED, f"[{p.routine}] kernel {choice!r} does not run on {handle.device.spec.product} "
+                                  f"with {p.ab.name} inputs (WMMA: NVIDIA devices; MFMA: AMD devices, f16/bf16)")
     acc = acc_type(p.ab)
     alpha, beta = acc.type(p.alpha), acc.type(p.beta)
     i32, i64 = np.int32, np.int64
@@ -275,6 +282,10 @@ def run_gemm(handle: Handle, p: GemmProblem, kernel: str | None = None) -> str:
         vec = tensor.vector_flags(p.ab, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b)
         handle.launch(tensor.KERNELS.get(tensor.kernel_name(p.ab, p.ct, (p.transa, p.transb))),
                       (_cdiv(p.m, 64), _cdiv(p.n, 64), z), (128,), (*common, i32(vec)))
+        return choice
+    if choice == "gemm_mfma":
+        handle.launch(mfma.KERNELS.get(mfma.kernel_name(p.ab, p.ct, (p.transa, p.transb))),
+                      (_cdiv(p.m, 64), _cdiv(p.n, 64), z), (256,), (*common, i32(0)))
         return choice
     if choice == "gemm_tiled":
         name = kernel_name("gemm_tiled", p.ab, p.ct, tf32=p.tf32, trans=(p.transa, p.transb))
