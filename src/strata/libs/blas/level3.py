@@ -267,7 +267,8 @@ def run_gemm(handle: Handle, p: GemmProblem, kernel: str | None = None) -> str:
     choice = kernel or choose_kernel(p)
     if choice not in KERNEL_CHOICES:
         raise fail(INVALID, f"[{p.routine}] kernel must be one of {KERNEL_CHOICES}, got {choice!r}")
-    if (choice == "gemm_wmma" and amd_device) or (choice == "gemm_mfma" and (not amd_device or p.ab not in (F16, BF16))):
+    mfma_ok = amd_device and p.ab in (F16, BF16)
+    if (choice == "gemm_wmma" and amd_device) or (choice == "gemm_mfma" and not mfma_ok):
         raise fail(NOT_SUPPORTED, f"[{p.routine}] kernel {choice!r} does not run on {handle.device.spec.product} "
                                   f"with {p.ab.name} inputs (WMMA: NVIDIA devices; MFMA: AMD devices, f16/bf16)")
     acc = acc_type(p.ab)
