@@ -419,28 +419,53 @@ def test_static_cudart_program_is_refused_with_the_reason(tmp_path: Path) -> Non
     assert "static CUDA runtime" in r.stderr and "strata nvcc" in r.stderr
 
 
-def test_program_killed_by_a_signal(tmp_path: Path) -> None:
-    src = tmp_path / "killed.cu"
-    src.write_text('#include <csignal>\n#include <cstdio>\nint main() { void* p; cudaMalloc(&p, 16);\n'
-                   '  printf("before\\n"); fflush(stdout); raise(SIGTERM); return 0; }\n')
-    r = run(src)
-    assert (r.returncode, r.stdout) == (128 + signal.SIGTERM, "before\n")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_program_killed_by_a_signal(sig: int) -> None:
+    r = run(build("killed.cu"), str(int(sig)))
+    assert (r.returncode, r.stdout) == (128 + sig, "before\n"), r.stderr
 
 
-def test_program_that_forks(tmp_path: Path) -> None:
-    src = tmp_path / "forks.cu"
-    src.write_text(
-        '#include <cstdio>\n#include <sys/wait.h>\n#include <unistd.h>\n'
-        '__global__ void k(int* p) { *p = 42; }\n'
-        'int main() { int* d; cudaMalloc(&d, 4); pid_t pid = fork();\n'
-        '  if (pid == 0) { void* q; cudaError_t e = cudaMalloc(&q, 4); printf("child %s\\n", cudaGetErrorName(e));'
-        ' return 0; }\n'
-        '  int st; waitpid(pid, &st, 0); k<<<1, 1>>>(d); int h = 0;\n'
-        '  cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost); printf("parent %d\\n", h); return 0; }\n')
-    r = run(src)
+def test_program_that_forks() -> None:
+    r = run(build("forks.cu"))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == ["child cudaErrorInitializationError", "parent 42"]
-    assert "forked child" in r.stderr
+    assert r.stdout.splitlines() == ["child cudaErrorInitializationError", "parent 42 child exit 0"]
+    assert r.stderr.count("forked child") == 1
+
+
+def test_three_d_pitched_copies() -> None:
+    r = run(build("memcpy3d.cu"))
+    assert r.returncode == 0, r.stderr
+    nx, ny, nz = 37, 9, 5
+    h = (np.arange(nx * ny * nz) % 101).astype(np.float32).reshape(nz, ny, nx)
+    back = h * 2 + np.arange(nz, dtype=np.float32)[:, None, None]
+    assert r.stdout.splitlines() == [
+        f"pitch >= row 1, aligned 1, xsize {nx * 4} ysize {ny}",
+        f"volume mismatches 0 back[last] {back[-1, -1, -1]:.1f}",
+        f"box[1][2][3] {back[2, 4, 8]:.1f} mismatches 0",
+        f"memset slab 0.0 kept {back[2, 0, 0]:.1f} copy {back[1, 0, 4]:.1f}",
+        "to an array: cudaErrorNotSupported"]
+    assert r.stderr.count("cudaMemcpy3D with CUDA arrays is not implemented") == 1
+
+
+def test_graph_captured_from_two_streams_with_fork_and_join() -> None:
+    r = run(build("graph_two_streams.cu"))
+    assert r.returncode == 0, r.stderr
+    lines = ["s2 capturing 1, after end 0, 6 nodes"]
+    for k in range(3):
+        x = ((np.arange(3000) + k) % 50).astype(np.float32) * np.float32(0.5)
+        lines.append(f"round {k} out[7] {(6 * x[7]) * (x[7] + 1):.2f} mismatches 0")
+    assert r.stdout.splitlines() == lines + [
+        "unjoined: cudaErrorStreamCaptureUnjoined graph null 1",
+        "capture over 1 last error cudaErrorStreamCaptureUnjoined",
+        "end from s2: cudaErrorStreamCaptureUnmatched"]
+
+
+def test_graph_built_node_by_node() -> None:
+    r = run(build("graph_nodes.cu"))
+    assert r.returncode == 0, r.stderr
+    x = (np.arange(1000) * 3 + 1) % 17  # the second round's input
+    assert r.stdout.splitlines() == [f"5 nodes, host node ran 2 times, mismatches 0, y[5] {2 * x[5] + 0.5:.1f}",
+                                     "dependency on no node: cudaErrorInvalidValue"]
 
 
 def test_program_running_another_cuda_program(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 # Codes strata.errors does not list but the library returns (set by the C side itself).
 EXTRA_CODES = {"cudaErrorInsufficientDriver": 35, "cudaErrorMissingConfiguration": 52, "cudaErrorIllegalState": 401,
-               "cudaErrorStreamCaptureUnsupported": 900}
+               "cudaErrorStreamCaptureUnsupported": 900, "cudaErrorStreamCaptureUnmatched": 903,
+               "cudaErrorStreamCaptureUnjoined": 904}
 
 ERROR_TEXTS: dict[str, str] = {
     "cudaSuccess": "no error",
@@ -57,4 +58,6 @@ ERROR_TEXTS: dict[str, str] = {
     "cudaErrorInvalidClusterSize": "invalid cluster size",
     "cudaErrorIllegalState": "the operation cannot be performed in the present state",
     "cudaErrorStreamCaptureUnsupported": "operation not permitted when stream is capturing",
+    "cudaErrorStreamCaptureUnmatched": "the capture was not initiated in this stream",
+    "cudaErrorStreamCaptureUnjoined": "capturing stream has unjoined work",
 }

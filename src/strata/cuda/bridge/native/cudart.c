@@ -353,33 +353,63 @@ static cudaError_t func_info(func_t* f) {
     return cudaSuccess;
 }
 
-/* ---- stream capture into graphs ------------------------------------------------------------------------- */
+/* ---- graphs: stream capture and node building --------------------------------------------------------- */
 /* Work queued on a capturing stream is recorded, not run; cudaGraphLaunch replays it in order on the
- * stream it is launched into. Captured copies read and write host memory when the graph runs, as in CUDA. */
-enum { NODE_LAUNCH, NODE_COPY, NODE_MEMSET };
+ * stream it is launched into. Captured copies read and write host memory when the graph runs, as in CUDA.
+ * A capture spans several streams as in CUDA: a stream that waits on an event recorded in a capturing
+ * stream joins its capture (fork), and the origin stream must wait on an event recorded after the last
+ * work of every stream that joined (join) before cudaStreamEndCapture. Nodes are kept in the order they
+ * were captured or added, which respects every dependency (a node's dependencies exist before it), so the
+ * replay runs them in that order. */
+enum { NODE_LAUNCH, NODE_COPY, NODE_MEMSET, NODE_HOST, NODE_EMPTY, NODE_COPY3D };
 typedef struct {
     int kind;
     uint32_t op; char* buf; size_t n;                     /* a launch: its request, stream patched at replay */
     void* dst; const void* src; size_t count; int mkind;  /* a copy */
     int value;                                            /* a memset (dst, value, count) */
+    size_t pitch, width, height;                          /* a 2-D memset (node API); height 0: 1-D */
+    cudaHostFn_t fn; void* user;                          /* a host node */
+    struct cudaMemcpy3DParms p3;                          /* a memcpy node (node API) */
 } node_t;
+static cudaError_t copy_3d(const struct cudaMemcpy3DParms* p, cudaStream_t s);
 struct CUgraph_st { node_t* nodes; size_t n, cap; };
 struct CUgraphExec_st { struct CUgraph_st g; };
-static struct { cudaStream_t s; struct CUgraph_st* g; } captures[16];
+/* one entry per stream taking part in a capture: the origin (began it) and the streams that joined */
+typedef struct { cudaStream_t s; struct CUgraph_st* g; int origin; size_t work, joined; } capture_t;
+static capture_t captures[32];
+/* events recorded in a capturing stream: which stream, and how much of its work they cover */
+static struct { cudaEvent_t ev; struct CUgraph_st* g; cudaStream_t s; size_t work; } captured_events[64];
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+#define NCAPTURES (sizeof captures / sizeof captures[0])
+#define NEVENTS (sizeof captured_events / sizeof captured_events[0])
+
+static capture_t* capture_entry(cudaStream_t s) {  /* with capture_lock held */
+    if (!s) return NULL;  /* the legacy default stream cannot be captured */
+    for (size_t i = 0; i < NCAPTURES; i++) if (captures[i].g && captures[i].s == s) return &captures[i];
+    return NULL;
+}
 
 static struct CUgraph_st* capturing(cudaStream_t s) {
-    if (!s) return NULL;  /* the legacy default stream cannot be captured */
-    struct CUgraph_st* g = NULL;
     pthread_mutex_lock(&capture_lock);
-    for (int i = 0; i < 16; i++) if (captures[i].g && captures[i].s == s) g = captures[i].g;
+    capture_t* c = capture_entry(s);
+    struct CUgraph_st* g = c ? c->g : NULL;
     pthread_mutex_unlock(&capture_lock);
     return g;
 }
 
-static void add_node(struct CUgraph_st* g, node_t nd) {
+static cudaGraphNode_t push_node(struct CUgraph_st* g, node_t nd) {
     if (g->n == g->cap) { g->cap = g->cap ? 2 * g->cap : 8; g->nodes = realloc(g->nodes, g->cap * sizeof *g->nodes); }
     g->nodes[g->n++] = nd;
+    return (cudaGraphNode_t)(uintptr_t)g->n;  /* a node is its 1-based position (stable while the graph grows) */
+}
+
+/* A node captured from stream s (its capture counts the work, for the join check). */
+static void add_node(cudaStream_t s, struct CUgraph_st* g, node_t nd) {
+    pthread_mutex_lock(&capture_lock);
+    capture_t* c = capture_entry(s);
+    if (c) c->work++;
+    pthread_mutex_unlock(&capture_lock);
+    push_node(g, nd);
 }
 
 /* ---- launch --------------------------------------------------------------------------------------------- */
@@ -431,7 +461,7 @@ static cudaError_t launch_op(uint32_t op, func_t* f, dim3 g, dim3 b, void** args
     if (g0) {
         node_t nd = {.kind = NODE_LAUNCH, .op = op, .buf = malloc(n), .n = n};
         memcpy(nd.buf, buf, n);
-        add_node(g0, nd);
+        add_node(s, g0, nd);
         if (buf != stackbuf) free(buf);
         return cudaSuccess;
     }
@@ -565,7 +595,7 @@ static cudaError_t copy(void* dst, const void* src, size_t count, enum cudaMemcp
     struct CUgraph_st* g = capturing(s);
     if (g) {
         node_t nd = {.kind = NODE_COPY, .dst = dst, .src = src, .count = count, .mkind = kind};
-        add_node(g, nd);
+        add_node(s, g, nd);
         return cudaSuccess;
     }
     uint64_t st = (uint64_t)(uintptr_t)s;
@@ -650,7 +680,7 @@ cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t 
     struct CUgraph_st* g = capturing(s);
     if (g) {
         node_t nd = {.kind = NODE_MEMSET, .dst = devPtr, .count = count, .value = value};
-        add_node(g, nd);
+        add_node(s, g, nd);
         return cudaSuccess;
     }
     uint64_t h[4] = {(uint64_t)(uintptr_t)devPtr, (uint64_t)value, count, (uint64_t)(uintptr_t)s};
@@ -913,8 +943,51 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) { return on_handle(OP_STREAM_DESTR
 cudaError_t cudaStreamSynchronize(cudaStream_t s) { return on_handle(OP_STREAM_SYNC, s); }
 cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s) { return on_handle(OP_STREAM_SYNC, s); }
 cudaError_t cudaStreamQuery(cudaStream_t s) { return on_handle(OP_STREAM_QUERY, s); }
+/* In a capture, an event recorded in a capturing stream is a dependency, not work: a stream waiting on it
+ * joins the capture, and the origin waiting on it marks the recording stream's work up to it as joined. */
+static int capture_wait(cudaStream_t s, cudaEvent_t ev) {
+    int handled = 0;
+    pthread_mutex_lock(&capture_lock);
+    for (size_t i = 0; i < NEVENTS && !handled; i++) {
+        if (captured_events[i].ev != ev || !captured_events[i].g) continue;
+        handled = 1;
+        struct CUgraph_st* g = captured_events[i].g;
+        capture_t* from = capture_entry(captured_events[i].s);
+        capture_t* c = capture_entry(s);
+        if (!c) {  /* fork: s joins the capture */
+            for (size_t k = 0; k < NCAPTURES; k++)
+                if (!captures[k].g) { captures[k] = (capture_t){s, g, 0, 0, 0}; break; }
+        } else if (c->g == g && from && from != c && from->joined < captured_events[i].work) {
+            from->joined = captured_events[i].work;  /* join: the waiting stream now follows that work */
+        }
+    }
+    pthread_mutex_unlock(&capture_lock);
+    return handled;
+}
+
+static int capture_record(cudaEvent_t ev, cudaStream_t s) {
+    int handled = 0;
+    pthread_mutex_lock(&capture_lock);
+    capture_t* c = capture_entry(s);
+    if (c) {
+        handled = 1;
+        size_t slot = NEVENTS;
+        for (size_t i = 0; i < NEVENTS; i++) {
+            if (captured_events[i].ev == ev) { slot = i; break; }
+            if (!captured_events[i].g && slot == NEVENTS) slot = i;
+        }
+        if (slot < NEVENTS) {
+            captured_events[slot].ev = ev; captured_events[slot].g = c->g;
+            captured_events[slot].s = s; captured_events[slot].work = c->work;
+        }
+    }
+    pthread_mutex_unlock(&capture_lock);
+    return handled;
+}
+
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned int flags) {
     (void)flags;
+    if (capture_wait(s, ev)) return cudaSuccess;
     uint64_t h[2] = {(uint64_t)(uintptr_t)s, (uint64_t)(uintptr_t)ev};
     return rpc(OP_STREAM_WAIT_EVENT, h, 16, NULL, 0, NULL, 0, NULL);
 }
@@ -922,6 +995,7 @@ cudaError_t cudaEventCreate(cudaEvent_t* ev) { return create_handle(OP_EVENT_CRE
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* ev, unsigned int flags) { return create_handle(OP_EVENT_CREATE, flags, (void**)ev); }
 cudaError_t cudaEventDestroy(cudaEvent_t ev) { return on_handle(OP_EVENT_DESTROY, ev); }
 cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s) {
+    if (capture_record(ev, s)) return cudaSuccess;
     uint64_t h[2] = {(uint64_t)(uintptr_t)ev, (uint64_t)(uintptr_t)s};
     return rpc(OP_EVENT_RECORD, h, 16, NULL, 0, NULL, 0, NULL);
 }
@@ -1061,9 +1135,9 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mo
     if (!s) return note(cudaErrorStreamCaptureUnsupported);
     if (capturing(s)) return note(cudaErrorIllegalState);
     pthread_mutex_lock(&capture_lock);
-    for (int i = 0; i < 16; i++)
+    for (size_t i = 0; i < NCAPTURES; i++)
         if (!captures[i].g) {
-            captures[i].s = s; captures[i].g = calloc(1, sizeof(struct CUgraph_st));
+            captures[i] = (capture_t){s, calloc(1, sizeof(struct CUgraph_st)), 1, 0, 0};
             pthread_mutex_unlock(&capture_lock);
             return cudaSuccess;
         }
@@ -1074,14 +1148,26 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mo
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* pGraph) {
     if (!pGraph) return note(cudaErrorInvalidValue);
     pthread_mutex_lock(&capture_lock);
-    for (int i = 0; i < 16; i++)
-        if (captures[i].g && captures[i].s == s) {
-            *pGraph = captures[i].g; captures[i].g = NULL; captures[i].s = NULL;
-            pthread_mutex_unlock(&capture_lock);
-            return cudaSuccess;
-        }
+    capture_t* c = capture_entry(s);
+    if (!c) { pthread_mutex_unlock(&capture_lock); return note(cudaErrorIllegalState); }
+    if (!c->origin) { pthread_mutex_unlock(&capture_lock); return note(cudaErrorStreamCaptureUnmatched); }
+    struct CUgraph_st* g = c->g;
+    cudaError_t e = cudaSuccess;
+    for (size_t i = 0; i < NCAPTURES; i++)  /* every stream that joined must have been joined back */
+        if (captures[i].g == g && !captures[i].origin && captures[i].work > captures[i].joined)
+            e = cudaErrorStreamCaptureUnjoined;
+    for (size_t i = 0; i < NCAPTURES; i++)  /* the capture ends either way, as in CUDA */
+        if (captures[i].g == g) captures[i] = (capture_t){0};
+    for (size_t i = 0; i < NEVENTS; i++)
+        if (captured_events[i].g == g) captured_events[i].g = NULL;
     pthread_mutex_unlock(&capture_lock);
-    return note(cudaErrorIllegalState);
+    if (e != cudaSuccess) {
+        free(g->nodes); free(g);  /* the invalidated graph */
+        *pGraph = NULL;
+        return note(e);
+    }
+    *pGraph = g;
+    return cudaSuccess;
 }
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus* status) {
@@ -1101,7 +1187,7 @@ cudaError_t cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* num
     if (!g || !numNodes) return note(cudaErrorInvalidValue);
     if (nodes) {
         size_t k = *numNodes < g->n ? *numNodes : g->n;
-        for (size_t i = 0; i < k; i++) nodes[i] = (cudaGraphNode_t)(void*)&g->nodes[i];
+        for (size_t i = 0; i < k; i++) nodes[i] = (cudaGraphNode_t)(uintptr_t)(i + 1);
         *numNodes = k;
     } else {
         *numNodes = g->n;
@@ -1161,11 +1247,119 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
             pthread_mutex_unlock(&lock);
         } else if (nd->kind == NODE_COPY) {
             r = copy(nd->dst, nd->src, nd->count, (enum cudaMemcpyKind)nd->mkind, s);
-        } else {
+        } else if (nd->kind == NODE_COPY3D) {
+            r = copy_3d(&nd->p3, s);
+        } else if (nd->kind == NODE_HOST) {  /* after the work before it, as a host node runs */
+            r = cudaStreamSynchronize(s);
+            if (r == cudaSuccess) nd->fn(nd->user);
+        } else if (nd->kind == NODE_MEMSET && nd->height) {
+            for (size_t row = 0; row < nd->height && r == cudaSuccess; row++)
+                r = cudaMemsetAsync((char*)nd->dst + row * nd->pitch, nd->value, nd->width, s);
+        } else if (nd->kind == NODE_MEMSET) {
             r = cudaMemsetAsync(nd->dst, nd->value, nd->count, s);
         }
         if (r != cudaSuccess) return r;
     }
+    return cudaSuccess;
+}
+
+/* Graphs built node by node. Dependencies must be nodes of the same graph, which exist before the node
+ * that names them, so insertion order is a valid order to run them in. */
+static cudaError_t check_deps(cudaGraph_t g, const cudaGraphNode_t* deps, size_t n) {
+    if (!g || (n && !deps)) return note(cudaErrorInvalidValue);
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t k = (uintptr_t)deps[i];
+        if (k < 1 || k > g->n) return note(cudaErrorInvalidValue);
+    }
+    return cudaSuccess;
+}
+
+static cudaError_t add_graph_node(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t n,
+                                  node_t nd) {
+    if (!out) return note(cudaErrorInvalidValue);
+    cudaError_t e = check_deps(g, deps, n);
+    if (e != cudaSuccess) { free(nd.buf); return e; }
+    *out = push_node(g, nd);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t n,
+                                   const struct cudaKernelNodeParams* p) {
+    if (!p) return note(cudaErrorInvalidValue);
+    func_t* f = find_func(p->func);
+    if (!f) return note(cudaErrorInvalidDeviceFunction);
+    cudaError_t e = connect_server();
+    if (e == cudaSuccess) e = func_info(f);
+    if (e != cudaSuccess) return note(e);
+    if (f->nparams && !p->kernelParams) return note(cudaErrorInvalidValue);  /* `extra` packing: not supported */
+    size_t head = 8 + 24 + 16, size = head + f->argbytes;
+    node_t nd = {.kind = NODE_LAUNCH, .op = OP_LAUNCH, .buf = malloc(size), .n = size};
+    uint32_t dims[6] = {p->gridDim.x, p->gridDim.y, p->gridDim.z, p->blockDim.x, p->blockDim.y, p->blockDim.z};
+    uint64_t sh = p->sharedMemBytes, st = 0;
+    memcpy(nd.buf, &f->fid, 8); memcpy(nd.buf + 8, dims, 24); memcpy(nd.buf + 32, &sh, 8); memcpy(nd.buf + 40, &st, 8);
+    size_t off = head;
+    for (int i = 0; i < f->nparams; i++) { memcpy(nd.buf + off, p->kernelParams[i], f->sizes[i]); off += f->sizes[i]; }
+    return add_graph_node(out, g, deps, n, nd);
+}
+
+cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t n,
+                                   const struct cudaMemcpy3DParms* p) {
+    if (!p) return note(cudaErrorInvalidValue);
+    node_t nd = {.kind = NODE_COPY3D, .p3 = *p};
+    return add_graph_node(out, g, deps, n, nd);
+}
+
+cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t n,
+                                     void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
+    node_t nd = {.kind = NODE_COPY, .dst = dst, .src = src, .count = count, .mkind = kind};
+    return add_graph_node(out, g, deps, n, nd);
+}
+
+cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t n,
+                                   const struct cudaMemsetParams* p) {
+    if (!p || !p->dst || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4))
+        return note(cudaErrorInvalidValue);
+    unsigned v = p->value, b = v & 0xFF;
+    /* the device sets bytes: a wider element's value must be one byte repeated */
+    if ((p->elementSize >= 2 && ((v >> 8) & 0xFF) != b) || (p->elementSize == 4 && (v >> 16) != (b | (b << 8)))) {
+        static int said;
+        if (!said++) fprintf(stderr, "strata: cudaGraphAddMemsetNode: a %u-byte value that is not one byte repeated "
+                                     "is not implemented\n", p->elementSize);
+        return note(cudaErrorNotSupported);
+    }
+    size_t h = p->height ? p->height : 1, w = p->width * p->elementSize;
+    if (h > 1 && p->pitch < w) return note(cudaErrorInvalidPitchValue);
+    node_t nd = {.kind = NODE_MEMSET, .dst = p->dst, .value = (int)b, .count = w,
+                 .pitch = p->pitch, .width = w, .height = h > 1 ? h : 0};
+    return add_graph_node(out, g, deps, n, nd);
+}
+
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t n,
+                                 const struct cudaHostNodeParams* p) {
+    if (!p || !p->fn) return note(cudaErrorInvalidValue);
+    node_t nd = {.kind = NODE_HOST, .fn = p->fn, .user = p->userData};
+    return add_graph_node(out, g, deps, n, nd);
+}
+
+cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t n) {
+    node_t nd = {.kind = NODE_EMPTY};
+    return add_graph_node(out, g, deps, n, nd);
+}
+
+/* An edge from an earlier node to a later one holds already; one the other way round would need reordering. */
+cudaError_t cudaGraphAddDependencies(cudaGraph_t g, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
+                                     const cudaGraphEdgeData* edgeData, size_t n) {
+    (void)edgeData;
+    cudaError_t e = check_deps(g, from, n);
+    if (e == cudaSuccess) e = check_deps(g, to, n);
+    if (e != cudaSuccess) return e;
+    for (size_t i = 0; i < n; i++)
+        if ((uintptr_t)from[i] >= (uintptr_t)to[i]) {
+            static int said;
+            if (!said++) fprintf(stderr, "strata: cudaGraphAddDependencies: an edge to a node added before its "
+                                         "source is not implemented\n");
+            return note(cudaErrorNotSupported);
+        }
     return cudaSuccess;
 }
 
@@ -1312,6 +1506,62 @@ cudaError_t cudaMemset2D(void* devPtr, size_t pitch, int value, size_t width, si
         if (e != cudaSuccess) return e;
     }
     return cudaSuccess;
+}
+
+/* ---- 3-D memory (linear, pitched): slices of rows ------------------------------------------------------- */
+cudaError_t cudaMalloc3D(struct cudaPitchedPtr* p, struct cudaExtent e) {
+    if (!p) return note(cudaErrorInvalidValue);
+    void* ptr = NULL;
+    size_t pitch = 0;
+    cudaError_t r = cudaMallocPitch(&ptr, &pitch, e.width, e.height * (e.depth ? e.depth : 1));
+    if (r != cudaSuccess) return r;
+    p->ptr = ptr; p->pitch = pitch; p->xsize = e.width; p->ysize = e.height;
+    return cudaSuccess;
+}
+
+/* Linear memory only: extent and positions in bytes (x) and rows (y, z). CUDA arrays here (3-D or layered
+ * ones strata does not have) are refused. */
+static cudaError_t copy_3d(const struct cudaMemcpy3DParms* p, cudaStream_t s) {
+    if (!p) return note(cudaErrorInvalidValue);
+    if (p->srcArray || p->dstArray) {
+        static int said;
+        if (!said++) fprintf(stderr, "strata: cudaMemcpy3D with CUDA arrays is not implemented by strata's CUDA "
+                                     "runtime (linear and pitched memory are)\n");
+        return note(cudaErrorNotSupported);
+    }
+    const struct cudaPitchedPtr *sp = &p->srcPtr, *dp = &p->dstPtr;
+    struct cudaExtent e = p->extent;
+    if (!sp->ptr || !dp->ptr) return note(cudaErrorInvalidValue);
+    if (e.width + p->srcPos.x > sp->pitch || e.width + p->dstPos.x > dp->pitch) return note(cudaErrorInvalidPitchValue);
+    size_t sh = sp->ysize ? sp->ysize : e.height, dh = dp->ysize ? dp->ysize : e.height;
+    if (e.height + p->srcPos.y > sh || e.height + p->dstPos.y > dh) return note(cudaErrorInvalidValue);
+    size_t sslice = sp->pitch * sh, dslice = dp->pitch * dh;
+    const char* src = (const char*)sp->ptr + p->srcPos.z * sslice + p->srcPos.y * sp->pitch + p->srcPos.x;
+    char* dst = (char*)dp->ptr + p->dstPos.z * dslice + p->dstPos.y * dp->pitch + p->dstPos.x;
+    /* whole slices on both sides, no padding: one copy */
+    if (e.width == sp->pitch && e.width == dp->pitch && e.height == sh && e.height == dh)
+        return copy(dst, src, e.width * e.height * e.depth, p->kind, s);
+    for (size_t z = 0; z < e.depth; ++z) {
+        cudaError_t r = copy_2d(dst + z * dslice, dp->pitch, src + z * sslice, sp->pitch, e.width, e.height, p->kind, s);
+        if (r != cudaSuccess) return r;
+    }
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms* p) { return copy_3d(p, NULL); }
+cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms* p, cudaStream_t s) { return copy_3d(p, s); }
+
+cudaError_t cudaMemset3D(struct cudaPitchedPtr p, int value, struct cudaExtent e) {
+    size_t rows = p.ysize ? p.ysize : e.height;
+    if (e.height > rows) return note(cudaErrorInvalidValue);
+    for (size_t z = 0; z < e.depth; ++z) {
+        cudaError_t r = cudaMemset2D((char*)p.ptr + z * p.pitch * rows, p.pitch, value, e.width, e.height);
+        if (r != cudaSuccess) return r;
+    }
+    return cudaSuccess;
+}
+cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr p, int value, struct cudaExtent e, cudaStream_t s) {
+    cudaError_t r = cudaStreamSynchronize(s);  /* after the stream's earlier work, as in the stream */
+    return r != cudaSuccess ? r : cudaMemset3D(p, value, e);
 }
 
 /* Stream-ordered allocation: allocated at once, freed once the stream's earlier work is done. */
