@@ -1,7 +1,13 @@
 """strata.nn, as torch.nn: `Module` and `Parameter`, the layers (Linear, Embedding, LayerNorm, RMSNorm,
-Dropout, Conv2d, pooling, BatchNorm, activations), containers (Sequential, ModuleList, ModuleDict),
-losses, `functional` (the ops behind the layers), `init` (weight initialisation) and `utils` (gradient
-clipping). `import strata.nn as nn` and `from strata.nn import functional as F` work as with torch.
+Dropout, Conv1d/2d, transposed convolutions, pooling (with adaptive), padding, PixelShuffle, BatchNorm,
+every activation), recurrent layers (RNN, LSTM, GRU and their cells), attention and transformer modules,
+containers (Sequential, ModuleList, ModuleDict), losses, `functional` (the ops behind the layers), `init`
+(weight initialisation), `parallel` (DataParallel) and `utils` (gradient clipping).
+`import strata.nn as nn` and `from strata.nn import functional as F` work as with torch.
+
+The layers beyond the first set live in their own modules (activation.py, conv_extra.py, layers_extra.py,
+loss_extra.py, rnn.py, transformer.py, init_extra.py); their functional forms and initialisers are bound
+into `functional` and `init` below, so `F.conv_transpose2d` and `nn.init.orthogonal_` answer as in torch.
 
 Example:
     >>> import strata
@@ -11,9 +17,67 @@ Example:
     (strata.Size([3, 2]), 58)
 """
 
-from strata.framework.nn import functional, init, parallel, utils
+from strata.framework.nn import (
+    activation,
+    conv_extra,
+    functional,
+    init,
+    init_extra,
+    layers_extra,
+    loss_extra,
+    parallel,
+    utils,
+)
+from strata.framework.nn.activation import (
+    CELU,
+    ELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    Mish,
+    PReLU,
+    ReLU6,
+    Softmax2d,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from strata.framework.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from strata.framework.nn.conv_extra import Conv1d, ConvTranspose1d, ConvTranspose2d
+from strata.framework.nn.layers_extra import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    PixelShuffle,
+    PixelUnshuffle,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    Unflatten,
+    Upsample,
+    UpsamplingNearest2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
 from strata.framework.nn.loss import CrossEntropyLoss, MSELoss, NLLLoss
+from strata.framework.nn.loss_extra import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, L1Loss, SmoothL1Loss
 from strata.framework.nn.module import Module
 from strata.framework.nn.modules import (
     GELU,
@@ -38,11 +102,43 @@ from strata.framework.nn.modules import (
 )
 from strata.framework.nn.parallel import DataParallel
 from strata.framework.nn.parameter import Buffer, Parameter
+from strata.framework.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from strata.framework.nn.transformer import (
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+
+def _bind(module: object, names: dict[str, object]) -> None:
+    """Add functions defined beside `module` to it (and to its __all__), never replacing its own."""
+    exported = getattr(module, "__all__", None)
+    for name, fn in names.items():
+        if not hasattr(module, name):
+            setattr(module, name, fn)
+            if isinstance(exported, list) and name not in exported:
+                exported.append(name)
+
+
+for _extra in (activation, conv_extra, layers_extra, loss_extra):
+    _bind(functional, _extra.FUNCTIONAL)
+_bind(init, init_extra.INIT)
 
 __all__ = [
-    "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Buffer", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding",
-    "Flatten", "GELU", "Identity", "LayerNorm", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module",
-    "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ParameterDict", "ParameterList", "RMSNorm", "ReLU",
-    "Sequential", "SiLU", "Sigmoid", "Softmax", "Tanh", "functional", "init", "utils",
-    "DataParallel", "parallel",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool2d", "BCELoss",
+    "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Buffer", "CELU", "CircularPad1d", "CircularPad2d",
+    "ConstantPad1d", "ConstantPad2d", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "CrossEntropyLoss",
+    "DataParallel", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "ELU", "Embedding", "Flatten", "GELU", "GLU",
+    "GRU", "GRUCell", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss",
+    "L1Loss", "LSTM", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss",
+    "MaxPool2d", "Mish", "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "PReLU", "Parameter",
+    "ParameterDict", "ParameterList", "PixelShuffle", "PixelUnshuffle", "RMSNorm", "RNN", "RNNBase", "RNNCell",
+    "RNNCellBase", "ReLU", "ReLU6", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
+    "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softmax2d", "Softmin", "Softplus",
+    "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold", "Transformer", "TransformerDecoder",
+    "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", "Upsample",
+    "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "functional", "init", "parallel", "utils",
 ]
