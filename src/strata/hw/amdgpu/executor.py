@@ -68,6 +68,7 @@ class AmdProgram:
     categories: list[str] = field(default_factory=list)  # per instruction: salu, valu, smem, vmem, lds, mfma, branch
     image_base: int = 0  # device address the code object's image was loaded at (s_getpc_b64 reads it)
     stops: list[bool] = field(default_factory=list)  # per instruction: may end or park waves (s_endpgm, s_barrier)
+    exec_writes: list[bool] = field(default_factory=list)  # per instruction: may write EXEC
 
     @property
     def ftz(self) -> bool:
@@ -102,7 +103,17 @@ def load_program(kernel: KernelInfo) -> AmdProgram:
         handlers.append(h)
     return AmdProgram(kernel, insts, {ins.offset: i for i, ins in enumerate(insts)}, handlers,
                       [_category(ins) for ins in insts],
-                      stops=[ins.name in ("s_endpgm", "s_barrier", "s_trap") for ins in insts])
+                      stops=[ins.name in ("s_endpgm", "s_barrier", "s_trap") for ins in insts],
+                      exec_writes=[_writes_exec(ins) for ins in insts])
+
+
+def _writes_exec(ins: Inst) -> bool:
+    """Whether the instruction may change EXEC (conservative: any scalar destination at or past 126, the
+    saveexec family, v_cmpx, a VOP3 carry-out or scalar load there)."""
+    f = ins.f
+    return ("exec" in ins.name or ins.name.startswith("v_cmpx") or f.get("sdst", 0) >= EXEC - 1 and
+            f.get("sdst", 0) < 128 or ins.fmt == "SMEM" and f.get("sdata", 0) + 16 > EXEC or
+            ins.fmt == "VOP3" and f.get("vdst", 0) in (EXEC, EXEC + 1) and ins.name.startswith("v_cmp"))
 
 
 def _category(ins: Inst) -> str:
@@ -146,6 +157,7 @@ class _Batch:
     priv: np.ndarray  # (W, 64, private_words) uint32: each lane's private (scratch) segment
     pending: list[_Pending] = field(default_factory=list)
     all_waves: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # arange(W)
+    wg_word: np.ndarray | None = None  # (W, 1) each wave's workgroup's first word in lds.reshape(-1)
 
 
 @dataclass
@@ -788,10 +800,16 @@ def _wait(c: _Ctx, kind: str, keep: int) -> None:
     if not c.b.pending:
         return
     waves = _sel(c)
+    mine_kind = [p for p in c.b.pending if p.kind == kind]
+    if all(p.waves is waves for p in mine_kind):  # every entry is of these waves (waves in lock step): by count
+        for p in mine_kind[:len(mine_kind) - keep] if keep else mine_kind:
+            p.apply(np.ones(p.waves.size, bool))
+            p.waves = p.waves[:0]
+        c.b.pending = [p for p in c.b.pending if p.waves.size]
+        return
     nwaves = c.b.s.shape[0]
     chosen = np.zeros(nwaves, bool)
     chosen[waves] = True
-    mine_kind = [p for p in c.b.pending if p.kind == kind]
     # which entries are due (all but the newest `keep` per wave): found newest first, applied oldest first,
     # so a register two loads write ends with the newer value, as results return in order
     dues: list[tuple[_Pending, np.ndarray]] = []
@@ -1458,8 +1476,12 @@ def h_vop3p(c: _Ctx, ins: Inst) -> None:
     op_sel, op_sel_hi = ins.f["op_sel"], ins.f["op_sel_hi"] | ins.f["op_sel_hi2"] << 2
     halves: list[tuple[np.ndarray, np.ndarray]] = []
     for i in range(n_src):
-        x = usrc(c, ins, i, 2)
-        parts = (_f32((x & _MASK32).astype(_U32)), _f32((x >> _U64(32)).astype(_U32)))
+        code = ins.f[f"src{i}"]
+        if code >= 256:  # the two words of a VGPR pair, read in place
+            parts = (_f32(c.b.v[code - 256, c.ix]), _f32(c.b.v[code - 255, c.ix]))
+        else:
+            x = usrc(c, ins, i, 2)
+            parts = (_f32((x & _MASK32).astype(_U32)), _f32((x >> _U64(32)).astype(_U32)))
         lo = parts[op_sel >> i & 1]
         hi = parts[op_sel_hi >> i & 1]
         if ins.f["neg"] >> i & 1:
@@ -1477,10 +1499,15 @@ def h_vop3p(c: _Ctx, ins: Inst) -> None:
                 r = xs[0] + xs[1]
             else:
                 r = _fma32(xs[0], xs[1], xs[2])
-        out.append(_bits(np.asarray(r, np.float32)).astype(_U64))
+        out.append(_bits(np.asarray(r, np.float32)))
     _count(c, "fp32")
     c.counters.flops["fp32"] += c.active()
-    vwrite(c, _vdst(ins), out[0] | (out[1] << _U64(32)), 2)
+    d = _vdst(ins)
+    if c.full and not c.prog.ftz:
+        c.b.v[d, c.ix] = out[0]
+        c.b.v[d + 1, c.ix] = out[1]
+    else:
+        vwrite(c, d, out[0].astype(_U64) | (out[1].astype(_U64) << _U64(32)), 2)
 
 
 # ---------------------------------------------------------------------------- float64
@@ -1788,13 +1815,42 @@ def _lds_flat(c: _Ctx, ins: Inst, extra: int, size: int, access: str) -> tuple[n
         words, wg, m = _lds_addr(c, ins, extra, size, access)
         return wg[:, None] * row + words, None
     addr >>= 2
-    addr += _wg_base(c.b.wg, row)[c.ix]
+    addr += _wg_base(c.b)[c.ix]
     return addr, None
 
 
-def _wg_base(wg: np.ndarray, row: int) -> np.ndarray:
+_ARANGE = np.arange(16, dtype=np.int64)
+
+
+def _ds_offsets(name: str, f: dict[str, int], width: int) -> list[int]:
+    """Byte offsets of a DS read/write: one (offset1:offset0), or read2/write2's two scaled by the size."""
+    if name.startswith(("ds_read2", "ds_write2")):
+        stride = (64 if "st64" in name else 1) * 4 * width
+        return [f["offset0"] * stride, f["offset1"] * stride]
+    return [f["offset0"] | f["offset1"] << 8]
+
+
+def _lds_span(c: _Ctx, ins: Inst, offs: list[int], size: int, access: str) -> tuple[np.ndarray | None, int]:
+    """For fully active waves whose every access (at each of `offs`) is in bounds and aligned: the flat LDS
+    word index of each lane's address (offsets added by the caller), from one pass over the address, and
+    the alignment in bytes every lane's address has (up to 16); (None, 0) otherwise, and the caller checks
+    offset by offset (which reports the fault)."""
+    if not c.full or any(o % 4 for o in offs):
+        return None, 0
+    addr = c.b.v[ins.f["addr"], c.ix]
+    hi, low = int(addr.max()), int(np.bitwise_or.reduce(addr, axis=None)) & 15
+    if hi + max(offs) + size > c.launch.lds_bytes or low & (min(size, 4) - 1):
+        return None, 0
+    idx = (addr >> _U32(2)).astype(np.int64)
+    idx += _wg_base(c.b)[c.ix]
+    return idx, 16 if low == 0 else 8 if low & 7 == 0 else 4
+
+
+def _wg_base(b: _Batch) -> np.ndarray:
     """(W, 1) first flat LDS word of each wave's workgroup."""
-    return (wg.astype(np.int64) * row)[:, None]
+    if b.wg_word is None:
+        b.wg_word = (b.wg.astype(np.int64) * b.lds.shape[1])[:, None]
+    return b.wg_word
 
 
 def _defer_regs(c: _Ctx, kind: str, d: int, vals: list[np.ndarray], m: np.ndarray | None) -> None:
@@ -1830,17 +1886,25 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
     if name in ("ds_read_b32", "ds_read_b64", "ds_read_b96", "ds_read_b128", "ds_read2_b32", "ds_read2_b64",
                 "ds_read2st64_b32", "ds_read2st64_b64"):
         width = int(name.rsplit("_b", 1)[1]) // 32
-        if name.startswith("ds_read2"):
-            stride = (64 if "st64" in name else 1) * 4 * width
-            offs = [f["offset0"] * stride, f["offset1"] * stride]
-        else:
-            offs = [f["offset0"] | f["offset1"] << 8]
-        vals = []
+        offs = _ds_offsets(name, f, width)
         flat = lds.reshape(-1)
+        vals: list[np.ndarray] = []
+        base, align = _lds_span(c, ins, offs, 4 * width, "read")
+        mm: np.ndarray | None = None
         for off in offs:
-            idx, mm = _lds_flat(c, ins, off, 4 * width, "read")
-            for k in range(width):
-                vals.append(flat.take(idx + k if k else idx))
+            if base is None:  # a fault or partial EXEC: per-offset checks
+                idx, mm = _lds_flat(c, ins, off, 4 * width, "read")
+            else:
+                idx = base + (off >> 2) if off else base
+            if width in (2, 4) and base is not None and align >= 4 * width and off % (4 * width) == 0:
+                # aligned 8/16-byte records: one gather of whole records (LDS rows are whole records)
+                block = flat.reshape(-1, width).take(idx >> (width // 2), axis=0)
+                vals.extend(block[..., k] for k in range(width))
+            elif width > 1 and mm is None:  # one gather of `width` consecutive words per lane
+                block = flat.take(idx[..., None] + _ARANGE[:width])
+                vals.extend(block[..., k] for k in range(width))
+            else:
+                vals.extend(flat.take(idx + k if k else idx) for k in range(width))
         c.counters.shared_load_bytes += c.active() * 4 * len(vals)
         _defer_regs(c, "lgkm", f["vdst"], vals, mm)
         _count(c, "memory")
@@ -1848,14 +1912,15 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
     if name in ("ds_write_b32", "ds_write_b64", "ds_write_b96", "ds_write_b128", "ds_write2_b32", "ds_write2_b64",
                 "ds_write2st64_b32", "ds_write2st64_b64"):
         width = int(name.rsplit("_b", 1)[1]) // 32
-        if name.startswith("ds_write2"):
-            stride = (64 if "st64" in name else 1) * 4 * width
-            plan = [(f["offset0"] * stride, f["data0"]), (f["offset1"] * stride, f["data1"])]
-        else:
-            plan = [(f["offset0"] | f["offset1"] << 8, f["data0"])]
+        offs = _ds_offsets(name, f, width)
+        regs = [f["data0"], f["data1"]] if name.startswith("ds_write2") else [f["data0"]]
         flat = lds.reshape(-1)
-        for off, reg in plan:
-            idx, mm = _lds_flat(c, ins, off, 4 * width, "write")
+        base, _ = _lds_span(c, ins, offs, 4 * width, "write")
+        for off, reg in zip(offs, regs, strict=True):
+            if base is None:
+                idx, mm = _lds_flat(c, ins, off, 4 * width, "write")
+            else:
+                idx, mm = (base + (off >> 2) if off else base), None
             if mm is not None:
                 idx = idx[mm]
             for k in range(width):
@@ -2375,6 +2440,11 @@ def _sectors(addr: np.ndarray, m: np.ndarray, size: int) -> int:
     """32-byte sectors the waves' accesses touch (distinct per wave instruction)."""
     if not m.any():
         return 0
+    if size <= 4 and m.all() and not int(np.bitwise_or.reduce(addr, axis=None)) & (size - 1):
+        sec = addr >> _U64(5)  # aligned accesses of up to 4 bytes: one sector each
+        nxt, cur = sec[:, 1:], sec[:, :-1]
+        if (nxt >= cur).all():  # ascending lanes: a new sector wherever it changes
+            return int(sec.shape[0] + np.count_nonzero(nxt != cur))
     none = _U64(0xFFFFFFFFFFFFFFFF)
     first = np.where(m, addr // _U64(32), none)
     last = np.where(m, (addr + _U64(size - 1)) // _U64(32), none)
@@ -2596,7 +2666,7 @@ def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_
     v0, lo, hi = _wave_template(launch.block, waves_per_wg, wgs.size)
     v[0] = v0
     s[:, EXEC], s[:, EXEC + 1] = lo, hi
-    lds = np.zeros((wgs.size, max(launch.lds_bytes, 4) // 4 + 1), _U32)
+    lds = np.zeros((wgs.size, (max(launch.lds_bytes, 4) // 4 + 4) & ~3), _U32)  # rows of whole 16-byte records
     priv = np.zeros((n, WAVE, -(-launch.private_bytes // 4) + 1 if launch.private_bytes else 1), _U32)
     entry = np.full(n, prog.index[0], np.int64)  # the kernel's first instruction (device functions may precede it)
     return _Batch(s, v, np.zeros(n, bool), entry, np.zeros(n, bool), np.zeros(n, bool), wg_row, wg_id, wave_in, lds,
@@ -2627,7 +2697,8 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
                isa_counts: dict[str, int] | None = None) -> int:
     n_all = b.s.shape[0]
     insts, handlers = prog.insts, prog.handlers
-    stops = prog.stops
+    stops, exec_writes = prog.stops, prog.exec_writes
+    known_full: bool | None = None
     end_pc = len(insts)
     polls = 0
     steps = 0
@@ -2639,6 +2710,7 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
             pc, idx, ix = together
             every = True
         else:
+            known_full = None
             runnable = ~b.done & ~b.barrier
             if not runnable.any():
                 if (b.barrier & ~b.done).any():  # every live wave waits at a barrier: release them all
@@ -2662,6 +2734,7 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
                               "without s_endpgm")
         ins = insts[pc]
         c = _Ctx(b, ix, idx.size, mem, prog, launch, counters, ins=ins)
+        c._full = known_full  # EXEC's all-ones test carries over while the same waves run and nothing writes EXEC
         if ins.f.get("dpp"):
             _setup_dpp(c, ins)
         elif ins.f.get("sdwa"):
@@ -2673,6 +2746,7 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
             if cat == "valu" and (c._exec is not None or c._full is not None):
                 isa_counts["valu_lanes"] = isa_counts.get("valu_lanes", 0) + c.active()
         together = None
+        known_full = None if exec_writes[pc] or c.dpp is not None else c._full
         if stops[pc]:  # s_endpgm, s_barrier: waves leave the runnable set
             if c.jump is not None:
                 nxt = np.where(c.jump >= 0, c.jump, pc + 1)
