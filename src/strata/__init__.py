@@ -7,5 +7,6 @@ __version__ = "0.1.0"
 # L5: the PyTorch-style surface (`strata.tensor`, `strata.float32`, `strata.device`, ...).
 from strata.framework import *  # noqa: E402,F403
 from strata.framework import __all__ as _framework_all  # noqa: E402
+from strata.framework import version  # noqa: E402 - torch.version: cuda or hip by the current device
 
-__all__ = list(_framework_all)
+__all__ = [*_framework_all, "version"]

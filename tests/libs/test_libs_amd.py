@@ -195,3 +195,31 @@ def test_gemm_ex_uses_mfma_on_gfx942(ab: Any, ct: Any, ta: str, tb: str) -> None
         assert np.all(np.abs(got - want) <= bound), np.max(np.abs(got - want) / bound)
     finally:
         cuda.set_device(before)
+
+
+# -- the framework on an AMD device (PyTorch on ROCm)
+@pytest.mark.skipif(not HAVE_CLANG, reason="clang-19 not installed (make amd)")
+def test_framework_cuda_device_runs_on_the_cdna_engine() -> None:
+    import strata
+
+    before = cuda.current_device()
+    assert strata.version.cuda is not None and strata.version.hip is None
+    cuda.set_device(cuda.Device(model="mi300x"))
+    try:
+        assert strata.version.hip is not None and strata.version.cuda is None
+        from strata.framework import cuda_api
+
+        assert cuda_api.get_device_name() == "AMD Instinct MI300X"
+        rng = np.random.default_rng(3)
+        a, b = rng.standard_normal((70, 40)).astype(np.float32), rng.standard_normal((40, 30)).astype(np.float32)
+        with trace.record() as rec:
+            x, y = strata.tensor(a, device="cuda"), strata.tensor(b, device="cuda")
+            got = (x @ y).relu().exp().sum(1).cpu().numpy()
+        want = np.exp(np.maximum(a.astype(np.float64) @ b, 0)).sum(1)
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+        l0 = [e for e in rec.events if e.layer == "L0" and e.name == "execute"]
+        assert l0 and all(e.args.get("isa") == "gfx9" for e in l0)  # every kernel ran as gfx942 machine code
+        call = next(e for e in rec.events if e.layer == "L4" and e.name.startswith("blas."))
+        assert call.args["library"] == "rocBLAS"
+    finally:
+        cuda.set_device(before)

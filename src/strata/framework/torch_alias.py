@@ -189,8 +189,10 @@ def _build(name: str) -> types.ModuleType:
     if name == "torch.version":
         mod = types.ModuleType("torch.version")
         mod.__version__ = _version()  # type: ignore[attr-defined]
-        mod.cuda = "12.8"  # type: ignore[attr-defined]
-        mod.hip = None  # type: ignore[attr-defined]
+        # cuda / hip follow the current device (strata.version): hip set and cuda None on an AMD device
+        from strata.framework import version  # NOTE: lazily, like the other synthetic modules' parts
+
+        mod.__dict__["__getattr__"] = version.attribute
         mod.git_version = "strata"  # type: ignore[attr-defined]
         return mod
     assert name == "torch.backends", name
