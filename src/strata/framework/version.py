@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from strata.cuda import current_device
 
-__all__ = ["CUDA_VERSION", "HIP_VERSION", "cuda", "hip", "git_version"]
+__all__ = ["CUDA_VERSION", "HIP_VERSION", "attribute", "git_version"]  # and `cuda`, `hip` (module __getattr__)
 
 CUDA_VERSION = "12.8"
 HIP_VERSION = "6.4.0"  # the ROCm release whose APIs the HIP face and the libraries' ROCm names follow
