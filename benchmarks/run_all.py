@@ -21,6 +21,7 @@ import bench_framework
 import bench_grid_sync
 import bench_hipify
 import bench_launch
+import bench_programs
 import bench_saxpy
 import bench_sgemm
 import bench_storage
@@ -72,6 +73,8 @@ def main() -> int:
     parser.add_argument("--skip-trace", action="store_true", help="leave out the trace overhead row")
     parser.add_argument("--skip-texture", action="store_true", help="leave out the bilinear texture sampling row")
     parser.add_argument("--skip-grid-sync", action="store_true", help="leave out the grid-sync reduction row")
+    parser.add_argument("--skip-programs", action="store_true",
+                        help="leave out the whole-program rows (native launch, start-up, cudaMemcpy)")
     parser.add_argument(
         "--json", type=Path, default=BENCH_DIR / "results.json", help="where to write results"
     )
@@ -110,6 +113,8 @@ def main() -> int:
         results += _guard("texture", lambda: bench_texture.bench_texture(repeats=rep))
     if not args.skip_grid_sync:
         results += _guard("grid_sync", lambda: bench_grid_sync.bench_grid_sync(repeats=rep))
+    if not args.skip_programs:
+        results += _guard("programs", bench_programs.bench_programs)
 
     table = format_table(results)
     print(table)
