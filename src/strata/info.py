@@ -64,7 +64,8 @@ def collect(root: str | Path = "/", path: str | None = None) -> dict[str, Any]:
                "nvcc": _tool_version(settings.nvcc or shutil.which("nvcc", path=path)),
                "ptxas": _tool_version(shutil.which("ptxas", path=path))},
         "L1": {"devices": devices},
-        "L0": {"models": list(models()), "chosen_by": "STRATA_DEVICES / STRATA_GPU (docs/config.md)"},
+        "L0": {"models": list(models()), "chosen_by": "STRATA_DEVICES / STRATA_GPU (docs/config.md)",
+               "executor": _executor(settings.executor)},
         "host": {"python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform()},
         "real_gpu": detect_real_gpus(root, path),
     }
@@ -126,6 +127,15 @@ def _tool_version(exe: str | os.PathLike[str] | None) -> dict[str, str] | None:
     return {"path": str(exe), "version": version}
 
 
+def _executor(asked: str) -> str:
+    """The executor kernels run on (STRATA_EXECUTOR; native needs llvmlite)."""
+    from strata.hw.native import available
+
+    if asked == "native" and not available():
+        return "reference (STRATA_EXECUTOR=native, but llvmlite is not installed)"
+    return asked
+
+
 def format_info(facts: dict[str, Any]) -> str:
     """The `strata info` text."""
     l3, host, real = facts["L3"], facts["host"], facts["real_gpu"]
@@ -149,6 +159,7 @@ def format_info(facts: dict[str, Any]) -> str:
                      f"{d['pci_bus_id']}, PCI {d['pci_id']}, {d['node']}")
     lines.append(f"L0 virtual GPUs     models: {', '.join(facts['L0']['models'])} (chosen by "
                  f"{facts['L0']['chosen_by']})")
+    lines.append(f"                    executor: {facts['L0']['executor']} (STRATA_EXECUTOR; docs/executor.md)")
     lines.append(f"host                Python {host['python']}, NumPy {host['numpy']}, {host['platform']}")
     if real["detected"]:
         for vendor in ("nvidia", "amd"):

@@ -10,7 +10,7 @@ import functools
 def available() -> bool:
     """Whether llvmlite imports (the native executor needs it)."""
     try:
-        import llvmlite.binding  # noqa: F401
+        import llvmlite.binding  # type: ignore[import-untyped]  # noqa: F401
     except ImportError:
         return False
     return True

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from llvmlite import ir
+from llvmlite import ir  # type: ignore[import-untyped]
 
 from strata.hw.jit import JitFunction, Program, kernel_param_address, kernel_param_offset
 from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW
@@ -62,6 +62,7 @@ _FCMP = {"eq": ("oeq", True), "ne": ("one", True), "lt": ("olt", True), "le": ("
          "ltu": ("ult", False), "leu": ("ule", False), "gtu": ("ugt", False), "geu": ("uge", False),
          "num": ("ord", True), "nan": ("uno", False)}
 CANON_NAN32 = 0x7FFFFFFF
+_RINT = {"rni": "llvm.roundeven", "rzi": "llvm.trunc", "rmi": "llvm.floor", "rpi": "llvm.ceil"}
 
 
 class NativeUnsupported(Exception):
@@ -133,10 +134,18 @@ class KernelCodegen:
         # hoist the register pointers and ctx loads: every lane loop reuses them
         self._ptr_cache: dict[str, ir.Value] = {}
         self._ctx_cache: dict[int, ir.Value] = {}
+        self.seg_vals: dict[str, ir.Value] | None = None
+        self.cur_guard: ir.Value | None = None
+        segment: list[tuple[int, Instruction]] = []
         for k, ins in enumerate(ins_list):
-            self.k = k
-            self.ins = ins
-            self._instruction(ins)
+            if ins.opcode in ("ld", "st") and not any(m == "param" for m in ins.mods):
+                self._segment(segment)
+                segment = []
+                self.k, self.ins = k, ins
+                self._memory(ins)
+            elif ins.opcode not in NOOPS:
+                segment.append((k, ins))
+        self._segment(segment)
         self.bld.ret(ir.Constant(I32, 0))
         bb = ir.IRBuilder(self.bail_block)
         if self.bail_phi_pending:
@@ -199,6 +208,39 @@ class KernelCodegen:
         bld.branch(head)
         bld.position_at_end(done)
 
+    def _segment(self, segment: list[tuple[int, Instruction]]) -> None:
+        """Register-only instructions between memory instructions run fused, lane by lane: lanes are
+        independent there, so the result equals running them one by one over all lanes. Registers a lane
+        wrote stay in SSA values (`seg_vals`) for the rest of the segment. Lane-independent checks
+        (the parameter buffer's size) run before the loop and bail to the segment's first instruction."""
+        if not segment:
+            return
+        self.k, self.ins = segment[0]
+        self.seg_first = segment[0][0]
+        for k, ins in segment:
+            if ins.opcode == "ld":
+                self.k, self.ins = k, ins
+                self._ld_param_check(ins)
+
+        def body(i: ir.Value) -> None:
+            self.seg_vals = {}
+            self.i = i
+            try:
+                for k, ins in segment:
+                    self.k, self.ins = k, ins
+                    self.cur_guard = None
+                    if ins.guard is not None:
+                        g = self.read(Reg(ins.guard.name), "pred", i)
+                        self.cur_guard = self.bld.not_(g) if ins.guard.negated else g
+                    self._instruction(ins)
+            finally:
+                self.seg_vals = None
+                self.cur_guard = None
+        self.lane_loop(body, None)
+
+    def per_lane(self, body: Callable[[ir.Value], None]) -> None:
+        body(self.i)
+
     def active(self, i: ir.Value, guard: Any) -> ir.Value:
         """Lane i runs: its mask byte (the executor always passes a mask, all ones for every lane) and
         the instruction's guard predicate."""
@@ -240,7 +282,7 @@ class KernelCodegen:
             sbits = self.reg_bits.get(op.name)
             if sbits is None:
                 raise self.fail(f"register {op.name} has no storage")
-            raw = bld.load(bld.gep(self.reg_ptr(op.name), [i]))
+            raw = self.raw(op.name, i)
             if t == "pred":
                 if self.fn.regs[op.name] != "pred":
                     raise self.fail("predicate read of a value register")
@@ -252,6 +294,25 @@ class KernelCodegen:
             v = bld.trunc(raw, ir.IntType(w)) if w < sbits else raw
             return bld.bitcast(v, lty(t)) if t in FLOATS else v
         return self.constant(op, t)
+
+    def raw(self, name: str, i: ir.Value) -> ir.Value:
+        """Lane i's register bits (the segment's SSA value when it has one)."""
+        vals = self.seg_vals
+        if vals is not None and name in vals:
+            return vals[name]
+        v = self.bld.load(self.bld.gep(self.reg_ptr(name), [i]))
+        if vals is not None:
+            vals[name] = v
+        return v
+
+    def store_raw(self, name: str, v: ir.Value, i: ir.Value) -> None:
+        """Store lane i's register bits; a guarded instruction keeps the old bits where its guard is false."""
+        bld = self.bld
+        if self.cur_guard is not None:
+            v = bld.select(self.cur_guard, v, self.raw(name, i))
+        bld.store(v, bld.gep(self.reg_ptr(name), [i]))
+        if self.seg_vals is not None:
+            self.seg_vals[name] = v
 
     def constant(self, op: Any, t: str) -> ir.Value:
         w = WIDTH[t]
@@ -316,11 +377,10 @@ class KernelCodegen:
             return
         if not isinstance(op, Reg) or op.negated or op.name not in self.reg_bits:
             raise self.fail("destination")
-        ptr = bld.gep(self.reg_ptr(op.name), [i])
         if t == "pred":
             if self.fn.regs[op.name] != "pred":
                 raise self.fail("predicate into a value register")
-            bld.store(bld.zext(v, I8), ptr)
+            self.store_raw(op.name, bld.zext(v, I8), i)
             return
         if self.fn.regs[op.name] == "pred":
             raise self.fail("value into a predicate register")
@@ -334,7 +394,7 @@ class KernelCodegen:
             raise self.fail(f".{t} into a {sbits}-bit register")
         if w < sbits:
             v = bld.sext(v, ir.IntType(sbits)) if t.startswith("s") else bld.zext(v, ir.IntType(sbits))
-        bld.store(v, ptr)
+        self.store_raw(op.name, v, i)
 
     # -- instructions -------------------------------------------------------------------------------
     def _instruction(self, ins: Instruction) -> None:
@@ -351,10 +411,8 @@ class KernelCodegen:
 
     def _simple(self, ins: Instruction, compute: Callable[[ir.Value], tuple[ir.Value, str]]) -> None:
         """Lane loop writing operand 0 from compute(i) -> (value, type)."""
-        def body(i: ir.Value) -> None:
-            v, t = compute(i)
-            self.write(ins.operands[0], t, v, i)
-        self.lane_loop(body, ins.guard)
+        v, t = compute(self.i)
+        self.write(ins.operands[0], t, v, self.i)
 
     def _one_type(self, ins: Instruction) -> str:
         ts = _types(ins)
@@ -607,7 +665,7 @@ class KernelCodegen:
             self.write(first, "pred", r, i)
             if second is not None:
                 self.write(second, "pred", rq, i)
-        self.lane_loop(body, ins.guard)
+        self.per_lane(body)
 
     def _op_selp(self, ins: Instruction) -> None:
         t = self._one_type(ins)
@@ -756,7 +814,7 @@ class KernelCodegen:
             if len(irnd) != 1 or fl - irnd - {"ftz"} or ("ftz" in fl and at != "f32"):
                 raise self.fail()
             mode = irnd.pop()
-            rfn = {"rni": "llvm.roundeven", "rzi": "llvm.trunc", "rmi": "llvm.floor", "rpi": "llvm.ceil"}[mode]
+            rfn = _RINT[mode]
             rint = self.intrinsic(f"{rfn}.{at}", lty(at), [lty(at)])
             signed = dt.startswith("s")
             w = WIDTH[dt]
@@ -775,7 +833,8 @@ class KernelCodegen:
             return
         # float -> float
         if dt == at:
-            raise self.fail()
+            self._cvt_same(ins, dt, fl)
+            return
         if dt == "f64":  # widening: exact
             if fl - {"ftz"}:
                 raise self.fail()
@@ -794,6 +853,35 @@ class KernelCodegen:
             r = bld.fptrunc(self.read(ins.operands[1], at, i), F32)
             return self.post32(r, "ftz" in fl, "sat" in fl), dt
         self._simple(ins, conv_dn)
+
+    def _cvt_same(self, ins: Instruction, t: str, fl: set[str]) -> None:
+        """cvt.{irnd}{.ftz}{.sat}.fT.fT: round to integral and/or the result modifiers, as the reference's
+        float_to_float (no canonical NaN unless rounding; .sat sends NaN and negatives to +0)."""
+        irnd = fl & {"rni", "rzi", "rmi", "rpi"}
+        if fl - irnd - {"ftz", "sat"} or len(irnd) > 1 or (t == "f64" and fl & {"ftz", "sat"}):
+            raise self.fail()
+        bld = self.bld
+        rint = None
+        if irnd:
+            rfn = _RINT[next(iter(irnd))]
+            rint = self.intrinsic(f"{rfn}.{t}", lty(t), [lty(t)])
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            x = self.read(ins.operands[1], t, i)
+            if "ftz" in fl:
+                x = self.flush32(x)
+            if rint is not None:
+                x = bld.call(rint, [x])
+                if t == "f32":
+                    x = bld.select(bld.fcmp_unordered("uno", x, x), ir.Constant(I32, CANON_NAN32).bitcast(F32), x)
+            if "ftz" in fl:
+                x = self.flush32(x)
+            if "sat" in fl:
+                one = ir.Constant(F32, 1.0)
+                x = bld.select(bld.fcmp_ordered(">", x, ir.Constant(F32, 0.0)),
+                               bld.select(bld.fcmp_ordered("<", x, one), x, one), ir.Constant(F32, 0.0))
+            return x, t
+        self._simple(ins, compute)
 
     # memory ---------------------------------------------------------------------------------------
     def _memory(self, ins: Instruction) -> None:
@@ -836,18 +924,26 @@ class KernelCodegen:
         generic = "global" not in ins.mods and "const" not in ins.mods and space == "global"
         self._mem_access(ins, space, generic, load, mem_op, elems, vt, size, nbytes)
 
-    def _ld_param(self, ins: Instruction, mem_op: Mem, elems: list[Any], vt: str, size: int) -> None:
-        if not isinstance(mem_op.base, Sym) or not self.fn.is_entry:
+    def _param_offset(self, ins: Instruction) -> int:
+        mem_op = ins.operands[1]
+        if not isinstance(mem_op, Mem) or not isinstance(mem_op.base, Sym) or not self.fn.is_entry:
             raise self.fail("ld.param through a register")
         off = kernel_param_offset(self.fn, mem_op.base.name)
         if off is None:
             raise self.fail("ld.param of a non-kernel parameter")
-        off += mem_op.offset
+        return off + mem_op.offset
+
+    def _ld_param_check(self, ins: Instruction) -> None:
+        """A parameter buffer too short for the read: the reference reports it (bail before the segment)."""
+        t = self._one_type(ins)
+        vec = 4 if "v4" in ins.mods else 2 if "v2" in ins.mods else 1
+        end = self._param_offset(ins) + WIDTH[t] // 8 * vec
+        short = self.bld.icmp_signed("<", self.ctx(CTX_PARAMS_LEN), ir.Constant(I64, end))
+        self._bail_if(short, self.seg_first)
+
+    def _ld_param(self, ins: Instruction, mem_op: Mem, elems: list[Any], vt: str, size: int) -> None:
+        off = self._param_offset(ins)
         bld = self.bld
-        # a parameter buffer too short for the read: the reference reports it
-        end = off + size * len(elems)
-        short = bld.icmp_signed("<", self.ctx(CTX_PARAMS_LEN), ir.Constant(I64, end))
-        self._bail_if(short)
         base = bld.inttoptr(self.ctx(CTX_PARAMS), I8P)
 
         def body(i: ir.Value) -> None:
@@ -856,13 +952,14 @@ class KernelCodegen:
                     continue
                 p = bld.bitcast(bld.gep(base, [ir.Constant(I64, off + k * size)]), lty(vt).as_pointer())
                 self.write(e, vt, bld.load(p, align=1), i)
-        self.lane_loop(body, ins.guard)
+        self.per_lane(body)
 
-    def _bail_if(self, cond: ir.Value) -> None:
+    def _bail_if(self, cond: ir.Value, k: int | None = None) -> None:
+        """Return k + 1 (the first instruction the reference must run) when cond holds."""
         bld = self.bld
         cont = self.f.append_basic_block()
         bld.cbranch(cond, self.bail_block, cont)
-        self.bail_phi_pending.append((bld.block, self.k + 1))
+        self.bail_phi_pending.append((bld.block, (self.k if k is None else k) + 1))
         bld.position_at_end(cont)
 
     def _address(self, mem_op: Mem, i: ir.Value) -> ir.Value:
@@ -1043,6 +1140,7 @@ class KernelCodegen:
             return f
         f = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I64P, I64]), name="sort_lanes")
         f.linkage = "internal"
+        f.attributes.add("noinline")  # once per warp: keep the lane loops small
         buf, n = f.args
         b = ir.IRBuilder(f.append_basic_block())
         ip, jp, vp = b.alloca(I64), b.alloca(I64), b.alloca(I64)
@@ -1085,6 +1183,7 @@ class KernelCodegen:
         sort = self._sort_helper()
         f = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I64P, I64, I64P]), name="warp_sectors")
         f.linkage = "internal"
+        f.attributes.add("noinline")  # once per warp: keep the lane loops small
         buf, n, out = f.args
         b = ir.IRBuilder(f.append_basic_block())
         b.call(sort, [buf, n])
@@ -1122,6 +1221,7 @@ class KernelCodegen:
         sort = self._sort_helper()
         f = ir.Function(self.module, ir.FunctionType(I64, [I64P, I64]), name="bank_conflicts")
         f.linkage = "internal"
+        f.attributes.add("noinline")  # once per warp: keep the lane loops small
         buf, n = f.args
         b = ir.IRBuilder(f.append_basic_block())
         b.call(sort, [buf, n])

@@ -8,6 +8,7 @@ without generating or optimizing any IR.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -16,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import llvmlite.binding as llvm
+import llvmlite.binding as llvm  # type: ignore[import-untyped]
 
 CODEGEN_VERSION = 1
 _LOCK = threading.Lock()
@@ -24,17 +25,20 @@ _TM: Any = None
 
 
 def target_machine() -> Any:
-    """The host's target machine (created once; LLVM initializes itself in llvmlite >= 0.45)."""
+    """The host's target machine for emitting objects (created once)."""
     global _TM
     with _LOCK:
         if _TM is None:
-            llvm.initialize_native_target()
-            llvm.initialize_native_asmprinter()
-            target = llvm.Target.from_default_triple()
-            _TM = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                               features=llvm.get_host_cpu_features().flatten(), opt=3,
-                                               codemodel="jitdefault")
+            _TM = _new_target_machine()
         return _TM
+
+
+def _new_target_machine() -> Any:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+                                        opt=3, codemodel="jitdefault")
 
 
 def host_key() -> str:
@@ -60,8 +64,8 @@ class LoadedObject:
     """An object file linked into its own MCJIT engine; `address(name)` of its functions."""
 
     def __init__(self, obj: bytes) -> None:
-        tm = target_machine()
         with _LOCK:
+            tm = _new_target_machine()  # an engine owns (and frees) its target machine: one each
             empty = llvm.parse_assembly("")
             empty.triple = llvm.get_process_triple()
             self.engine = llvm.create_mcjit_compiler(empty, tm)
@@ -75,8 +79,18 @@ class LoadedObject:
         return addr
 
 
+@functools.cache
+def codegen_digest() -> str:
+    """A hash of the code generator's own source: any change to it invalidates cached objects."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256(str(CODEGEN_VERSION).encode())
+    for name in ("codegen.py", "compiler.py"):
+        h.update((here / name).read_bytes())
+    return h.hexdigest()
+
+
 def cache_key(parts: dict[str, Any]) -> str:
-    blob = json.dumps({**parts, "codegen": CODEGEN_VERSION, "host": host_key()}, sort_keys=True)
+    blob = json.dumps({**parts, "codegen": codegen_digest(), "host": host_key()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

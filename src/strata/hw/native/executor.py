@@ -60,15 +60,15 @@ class CompiledKernel:
 def compiled(program: Program, kernel: str) -> CompiledKernel | str:
     """The kernel compiled (memoized on the program, then the disk cache), or why it cannot be."""
     memo: dict[str, Any] = program.__dict__.setdefault("_native", {})
-    hit = memo.get(kernel)
+    hit: CompiledKernel | str | None = memo.get(kernel)
     if hit is not None:
-        return hit  # type: ignore[no-any-return]
+        return hit
     with _COMPILE_LOCK:
         hit = memo.get(kernel)
         if hit is None:
             hit = _compile(program, kernel)
             memo[kernel] = hit
-    return hit  # type: ignore[no-any-return]
+    return hit
 
 
 def _compile(program: Program, kernel: str) -> CompiledKernel | str:
@@ -193,8 +193,8 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
         L = Launch(p, p.functions[kernel_name], config, mem, sm_count, budget, chunk_lanes, timeout_s=timeout_s,
                    stack_bytes=stack_bytes, control=control, runtime=runtime, clock_mhz=clock_mhz)
         L.start_ns, L.start_s = time.perf_counter_ns(), time.monotonic()
-        L.native_counters = np.zeros(len(cg.COUNTER_NAMES), dtype=np.int64)  # type: ignore[attr-defined]
         launches.append(L)
+    ncounters = [np.zeros(len(cg.COUNTER_NAMES), dtype=np.int64) for _ in launches]
     if control is not None:
         control.launch = launches[0]
         if control.reason is not None:
@@ -212,7 +212,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                     return
                 first = firsts[idx]
                 chunk = Chunk(L, first, min(per_chunk, nblocks - first))
-                chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, L.native_counters)  # type: ignore[attr-defined]
+                chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, ncounters[t])  # type: ignore[attr-defined]
                 chunk._native_ones = np.ones(chunk.n, dtype=np.bool_)  # type: ignore[attr-defined]
                 frame = Frame(L.kernel, chunk)
                 try:
@@ -245,8 +245,8 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
             a = L0.accumulators(L.program.functions[kernel_name]) if k not in L0.acc else L0.acc[k]
             a[0][:] = [x + y for x, y in zip(a[0], t_acc, strict=True)]
             a[1][:] = [x + y for x, y in zip(a[1], w_acc, strict=True)]
-    for L in launches:
-        for name, v in zip(cg.COUNTER_NAMES, L.native_counters.tolist(), strict=True):
+    for nc in ncounters:
+        for name, v in zip(cg.COUNTER_NAMES, nc.tolist(), strict=True):
             setattr(c, name, getattr(c, name) + int(v))
     c.threads_launched = nblocks * config.threads_per_block
     c.blocks_launched = nblocks

@@ -1,0 +1,191 @@
+# The native executor (issue 17) side by side with the reference executor and NumPy, in one process:
+# SAXPY n = 4,194,304 (target: strata native / NumPy a*x + y <= 20x, the issue's headline of this step),
+# tiled SGEMM 1024^3 (target <= 0.5 s wall), a synchronous empty launch (reported), the first-launch
+# compile time (target <= 200 ms) and a disk-cache hit (target < 5 ms). Each row also reports the
+# reference executor's time from the same run.
+#
+#   PYTHONPATH=src .venv/bin/python benchmarks/bench_native.py [--repeat 3] [--skip-sgemm-reference]
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+from harness import BenchResult, best_of, format_table, import_strata_cuda, judge, log
+
+SAXPY_N = 4_194_304
+SAXPY_TARGET = 20.0
+SGEMM_N = 1024
+SGEMM_TARGET_S = 0.5
+COMPILE_TARGET_S = 0.2
+CACHE_HIT_TARGET_S = 0.005
+TILE = 16
+
+SRC = r"""
+extern "C" __global__ void saxpy(int n, float a, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+#define T 16
+extern "C" __global__ void sgemm(int n, const float* A, const float* B, float* C) {
+  __shared__ float As[T][T], Bs[T][T];
+  int tx = threadIdx.x, ty = threadIdx.y, row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+  float acc = 0.f;
+  for (int k0 = 0; k0 < n; k0 += T) {
+    As[ty][tx] = A[row * n + k0 + tx]; Bs[ty][tx] = B[(k0 + ty) * n + col];
+    __syncthreads();
+    for (int k = 0; k < T; ++k) acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[row * n + col] = acc;
+}
+extern "C" __global__ void empty() {}
+"""
+
+
+def _with(executor: str, fn: Any) -> Any:
+    old = os.environ.get("STRATA_EXECUTOR")
+    os.environ["STRATA_EXECUTOR"] = executor
+    try:
+        return fn()
+    finally:
+        if old is None:
+            os.environ.pop("STRATA_EXECUTOR", None)
+        else:
+            os.environ["STRATA_EXECUTOR"] = old
+
+
+def bench_native(repeats: int = 3, sgemm_reference: bool = True) -> list[BenchResult]:
+    cuda = import_strata_cuda()
+    os.environ.setdefault("STRATA_KERNEL_TIMEOUT", "600")
+    with tempfile.TemporaryDirectory() as cache:  # a cold object cache: the compile row measures LLVM
+        os.environ["STRATA_CACHE_DIR"] = cache
+        mod = cuda.compile(SRC)
+        return [*_compile_rows(cuda, mod), _saxpy(cuda, mod, repeats), _sgemm(cuda, mod, repeats, sgemm_reference),
+                _empty(cuda, mod, repeats)]
+
+
+def _compile_rows(cuda: Any, mod: Any) -> list[BenchResult]:
+    from strata.hw.jit import Program
+    from strata.hw.native import executor
+    from strata.hw.ptx.parser import parse
+
+    out = []
+    for kernel in ("saxpy", "sgemm"):
+        t0 = time.perf_counter()
+        ck = executor.compiled(Program(parse(mod.ptx), {}), kernel)
+        cold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        hit = executor.compiled(Program(parse(mod.ptx), {}), kernel)
+        warm = time.perf_counter() - t0
+        ok = isinstance(ck, executor.CompiledKernel) and isinstance(hit, executor.CompiledKernel) and hit.cached
+        r = BenchResult(f"native_compile_{kernel}", f"native executor: compile {kernel} (LLVM O3), cold",
+                        f"<= {COMPILE_TARGET_S * 1e3:.0f} ms", strata_value=cold, correct=ok)
+        judge(r, cold <= COMPILE_TARGET_S)
+        out.append(r)
+        r = BenchResult(f"native_cache_hit_{kernel}", f"native executor: load {kernel} from the object cache",
+                        f"< {CACHE_HIT_TARGET_S * 1e3:.0f} ms", strata_value=warm, correct=ok)
+        r.add_note("includes parsing the PTX text into a fresh Program's key; no IR generated")
+        judge(r, warm < CACHE_HIT_TARGET_S)
+        out.append(r)
+    return out
+
+
+def _saxpy(cuda: Any, mod: Any, repeats: int) -> BenchResult:
+    n = SAXPY_N
+    rng = np.random.default_rng(0)
+    x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    a = np.float32(2.0)
+    dx, dy = cuda.to_device(x), cuda.to_device(y)
+    fn = mod.get_function("saxpy")
+    grid = (n + 255) // 256
+    times = {}
+    execs = {}
+    for ex in ("native", "reference"):
+        def run(ex: str = ex) -> None:
+            r = fn(grid, 256, (np.int32(n), a, dx, dy))
+            r.wait()
+            execs[ex] = r.executor
+        times[ex], _ = _with(ex, lambda run=run, ex=ex: best_of(run, repeats if ex == "native" else 1))
+    dy.set(y)
+    _with("native", lambda: fn(grid, 256, (np.int32(n), a, dx, dy)).wait())
+    correct = bool(np.allclose(dy.get(), a * x + y, rtol=1e-6))
+    t_np, _ = best_of(lambda: a * x + y, 5)
+    r = BenchResult("native_saxpy_vs_numpy", f"SAXPY n={n:,}: native executor / NumPy a*x + y",
+                    f"<= {SAXPY_TARGET:g}x (slowdown)", strata_value=times["native"], peer_name="numpy",
+                    peer_value=t_np, ratio=times["native"] / t_np, ratio_def="strata/peer", correct=correct)
+    r.details = {"reference_s": times["reference"], "native_over_reference": times["native"] / times["reference"],
+                 "executors": execs}
+    r.add_note(f"reference executor {times['reference'] * 1e3:.1f} ms "
+               f"({times['reference'] / t_np:.1f}x NumPy); native ran as {execs['native']}")
+    return judge(r, r.ratio is not None and r.ratio <= SAXPY_TARGET and execs["native"] == "native")
+
+
+def _sgemm(cuda: Any, mod: Any, repeats: int, with_reference: bool) -> BenchResult:
+    n = SGEMM_N
+    rng = np.random.default_rng(1)
+    a, b = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
+    da, db, dc = cuda.to_device(a), cuda.to_device(b), cuda.to_device(np.zeros((n, n), np.float32))
+    fn = mod.get_function("sgemm")
+    execs = {}
+
+    def run(ex: str) -> None:
+        r = fn((n // TILE, n // TILE), (TILE, TILE), (np.int32(n), da, db, dc))
+        r.wait()
+        execs[ex] = r.executor
+
+    t_nat, _ = _with("native", lambda: best_of(lambda: run("native"), max(1, repeats - 1)))
+    c_nat = dc.get()
+    t_ref = None
+    if with_reference:
+        t_ref, _ = _with("reference", lambda: best_of(lambda: run("reference"), 1, warmups=0))
+        same = dc.get().tobytes() == c_nat.tobytes()
+    else:
+        same = True
+    t_np, _ = best_of(lambda: a @ b, 3)
+    correct = bool(np.allclose(c_nat, a.astype(np.float64) @ b, rtol=1e-4)) and same
+    r = BenchResult("native_sgemm_1024", f"tiled SGEMM {n}^3 (16x16 tiles, bar.sync): native executor wall",
+                    f"<= {SGEMM_TARGET_S:g} s", strata_value=t_nat, peer_name="numpy a @ b", peer_value=t_np,
+                    ratio=t_nat / t_np, ratio_def="strata/peer", correct=correct)
+    r.details = {"reference_s": t_ref, "bit_identical_to_reference": same if with_reference else None,
+                 "executors": execs}
+    if t_ref is not None:
+        r.add_note(f"reference executor {t_ref:.2f} s ({t_ref / t_nat:.1f}x slower than native); outputs "
+                   f"{'bit-identical' if same else 'DIFFER'}")
+    return judge(r, t_nat <= SGEMM_TARGET_S and execs["native"] == "native")
+
+
+def _empty(cuda: Any, mod: Any, repeats: int) -> BenchResult:
+    fn = mod.get_function("empty")
+    per = {}
+    for ex in ("native", "reference"):
+        def run() -> None:
+            for _ in range(200):
+                fn(1, 32, ()).wait()
+        t, _ = _with(ex, lambda run=run: best_of(run, repeats))
+        per[ex] = t / 200
+    r = BenchResult("native_empty_launch", "synchronous empty launch (launch + wait): native executor",
+                    "none (reported)", strata_value=per["native"], peer_name="reference executor",
+                    peer_value=per["reference"], ratio=per["native"] / per["reference"], ratio_def="strata/peer")
+    r.status = "PASS"
+    r.add_note("both executors share the launch path above L0; the native one adds its per-launch setup")
+    return r
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="native executor vs reference executor vs NumPy")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-sgemm-reference", action="store_true", help="skip the slow reference SGEMM")
+    args = parser.parse_args()
+    rows = bench_native(args.repeat, not args.skip_sgemm_reference)
+    print(format_table(rows))
+    for row in rows:
+        log(f"{row.name}: {row.note}")
+
+
+if __name__ == "__main__":
+    main()

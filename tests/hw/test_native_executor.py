@@ -1,0 +1,212 @@
+"""The native executor (hw/native) against the reference executor: NVRTC kernels run on both with
+bit-identical outputs, identical LaunchReport counters and identical fault reports; unsupported kernels
+fall back with a trace event; compiled objects come back from the disk cache."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("llvmlite", reason="the native executor needs llvmlite")
+
+import strata.cuda as cuda  # noqa: E402
+from strata import trace  # noqa: E402
+from strata.errors import DeviceFault  # noqa: E402
+
+SRC = r"""
+extern "C" __global__ void saxpy(int n, float a, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+extern "C" __global__ void mixed(int n, const float* x, const int* k, float* out, int* iout, double* dout) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    float v = x[i];
+    int j = k[i];
+    float r = v > 0.5f ? v * 3.0f - 1.0f : -v;           // setp, selp/branch, fma, neg
+    unsigned u = (unsigned)j;
+    iout[i] = (int)((u << (j & 7)) ^ (u >> 3)) + (j < 0 ? -j : j) + max(j, 5) - min(j, -2);
+    out[i] = r / (v + 1.0f) + (float)j;                   // div.rn, cvt.rn.f32.s32
+    dout[i] = (double)v * 1.5 + (double)(long long)j;     // cvt.f64.f32, f64 fma, s64 -> f64
+    if (j % 3 == 0) out[i] = __saturatef(out[i]);         // saturation
+  }
+}
+#define T 16
+extern "C" __global__ void sgemm(int n, const float* A, const float* B, float* C) {
+  __shared__ float As[T][T], Bs[T][T];
+  int tx = threadIdx.x, ty = threadIdx.y, row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+  float acc = 0.f;
+  for (int k0 = 0; k0 < n; k0 += T) {
+    As[ty][tx] = A[row * n + k0 + tx]; Bs[ty][tx] = B[(k0 + ty) * n + col];
+    __syncthreads();
+    for (int k = 0; k < T; ++k) acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[row * n + col] = acc;
+}
+extern "C" __global__ void early_exit_barrier(int n, float* x) {
+  __shared__ float s[128];
+  int t = threadIdx.x;
+  if (blockIdx.x * blockDim.x + t >= n) return;          // exited threads do not count at the barrier
+  s[t] = x[blockIdx.x * blockDim.x + t];
+  __syncthreads();
+  x[blockIdx.x * blockDim.x + t] = s[(t + 1) % 32] * 2.0f; // a strided shared read (bank pattern)
+}
+extern "C" __global__ void round_toward_zero(int n, const float* a, float* b) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) b[i] = __fadd_rz(a[i], 1.0f);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mod() -> Any:
+    return cuda.compile(SRC)
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, executor: str, fn: Any, grid: Any, block: Any,
+         args: tuple[Any, ...], outs: list[Any]) -> tuple[Any, list[np.ndarray]]:
+    monkeypatch.setenv("STRATA_EXECUTOR", executor)
+    r = fn(grid, block, args)
+    r.wait()
+    return r, [o.get() for o in outs]
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, fn: Any, grid: Any, block: Any, make: Any) -> list[np.ndarray]:
+    """Run on both executors from the same inputs; outputs bit-identical, counters identical."""
+    results = {}
+    for ex in ("reference", "native"):
+        args, outs = make()
+        r, got = _run(monkeypatch, ex, fn, grid, block, args, outs)
+        assert r.executor == ex
+        results[ex] = (dataclasses.asdict(r.counters), got)
+    (c_ref, o_ref), (c_nat, o_nat) = results["reference"], results["native"]
+    for a, b in zip(o_ref, o_nat, strict=True):
+        assert a.tobytes() == b.tobytes()
+    assert c_nat == c_ref
+    return o_nat
+
+
+def test_saxpy_partial_last_block(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 5000  # not a multiple of the block: the last block's threads past n exit at the branch
+    rng = np.random.default_rng(1)
+    x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+
+    def make() -> Any:
+        dx, dy = cuda.to_device(x), cuda.to_device(y)
+        return (np.int32(n), np.float32(2.5), dx, dy), [dy]
+
+    (out,) = _both(monkeypatch, mod.get_function("saxpy"), (n + 255) // 256, 256, make)
+    np.testing.assert_allclose(out, np.float32(2.5) * x + y, rtol=1e-6)
+
+
+def test_mixed_integer_float_grid_stride(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 3000
+    rng = np.random.default_rng(2)
+    x = rng.random(n, dtype=np.float32)
+    k = rng.integers(-1000, 1000, n).astype(np.int32)
+
+    def make() -> Any:
+        outs = [cuda.to_device(np.zeros(n, np.float32)), cuda.to_device(np.zeros(n, np.int32)),
+                cuda.to_device(np.zeros(n, np.float64))]
+        return (np.int32(n), cuda.to_device(x), cuda.to_device(k), *outs), outs
+
+    out, iout, dout = _both(monkeypatch, mod.get_function("mixed"), 4, 128, make)  # 512 threads stride 3000
+    u = k.astype(np.uint32)
+    want_i = ((u << (k & 7).astype(np.uint32)) ^ (u >> np.uint32(3))).astype(np.int32) + np.abs(k) + \
+        np.maximum(k, 5) - np.minimum(k, -2)
+    np.testing.assert_array_equal(iout, want_i)
+    r = np.where(x > 0.5, x * np.float32(3) - np.float32(1), -x)
+    want = r / (x + np.float32(1)) + k.astype(np.float32)
+    want = np.where(k % 3 == 0, np.clip(want, 0, 1), want)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dout, x.astype(np.float64) * 1.5 + k, rtol=1e-15)
+
+
+def test_tiled_sgemm_with_barriers(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 64
+    rng = np.random.default_rng(3)
+    a, b = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
+
+    def make() -> Any:
+        dc = cuda.to_device(np.zeros((n, n), np.float32))
+        return (np.int32(n), cuda.to_device(a), cuda.to_device(b), dc), [dc]
+
+    (c,) = _both(monkeypatch, mod.get_function("sgemm"), (n // 16, n // 16), (16, 16), make)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5)
+
+
+def test_exited_threads_and_shared_bank_pattern(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 200  # the second block has 72 live threads: the rest exit before __syncthreads
+    x = np.arange(256, dtype=np.float32)
+
+    def make() -> Any:
+        dx = cuda.to_device(x)
+        return (np.int32(n), dx), [dx]
+
+    (out,) = _both(monkeypatch, mod.get_function("early_exit_barrier"), 2, 128, make)
+    base = (np.arange(n) // 128) * 128
+    want = x.copy()
+    want[:n] = x[base + (np.arange(n) % 128 + 1) % 32] * 2
+    np.testing.assert_array_equal(out, want)
+
+
+def test_unsupported_rounding_falls_back_with_reason(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 64
+    a = np.linspace(0, 1, n, dtype=np.float32)
+    db = cuda.to_device(np.zeros(n, np.float32))
+    monkeypatch.setenv("STRATA_EXECUTOR", "native")
+    with trace.record() as rec:
+        r = mod.get_function("round_toward_zero")(1, 64, (np.int32(n), cuda.to_device(a), db))
+        r.wait()
+    assert r.executor == "reference"
+    reasons = [e.args.get("reason", "") for e in rec.events if e.name == "native_fallback"]
+    assert reasons and "add.rz.f32" in reasons[0]
+    exact = a.astype(np.float64) + 1  # exact in f64; round toward zero by stepping back where RN went up
+    rn = exact.astype(np.float32)
+    want = np.where(np.abs(rn.astype(np.float64)) > np.abs(exact), np.nextafter(rn, np.float32(0)), rn)
+    np.testing.assert_array_equal(db.get(), want)
+
+
+def _fault_report(monkeypatch: pytest.MonkeyPatch, mod: Any, executor: str) -> dict[str, Any]:
+    n_alloc, n_claimed = 1000, 1100  # the kernel is told more elements than the arrays hold
+    monkeypatch.setenv("STRATA_EXECUTOR", executor)
+    dx, dy = cuda.to_device(np.ones(n_alloc, np.float32)), cuda.to_device(np.ones(n_alloc, np.float32))
+    try:
+        with pytest.raises(DeviceFault) as info:
+            mod.get_function("saxpy")(5, 256, (np.int32(n_claimed), np.float32(1), dx, dy)).wait()
+    finally:
+        cuda.current_device().reset()  # the fault is sticky on the context
+    return {"message": str(info.value).replace(hex(dx.ptr), "X").replace(hex(dy.ptr), "Y"),
+            "report": {k: v for k, v in info.value.report.items() if k not in ("address", "nearest")}}
+
+
+def test_memcheck_fault_report_is_the_references(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    ref = _fault_report(monkeypatch, mod, "reference")
+    nat = _fault_report(monkeypatch, mod, "native")
+    assert ref["report"]["thread"] == (232, 0, 0) and ref["report"]["block"] == (3, 0, 0)  # x[1000] is past x
+    assert nat == ref
+
+
+def test_object_cache_hit(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    from strata.hw.jit import Program
+    from strata.hw.native import executor
+    from strata.hw.ptx.parser import parse
+
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path))
+    ptx = cuda.compile(SRC).ptx
+    first = executor.compiled(Program(parse(ptx), {}), "sgemm")
+    assert isinstance(first, executor.CompiledKernel) and not first.cached
+    assert list((tmp_path / "native").glob("*.o"))
+    t0 = time.perf_counter()
+    again = executor.compiled(Program(parse(ptx), {}), "sgemm")
+    took = time.perf_counter() - t0
+    assert isinstance(again, executor.CompiledKernel) and again.cached
+    assert sorted(again.funcs) == sorted(first.funcs)
+    assert took < 0.25  # typically 1-3 ms (benchmarks/bench_native.py reports it); loose for a loaded machine
+    # an unsupported kernel's reason is cached too
+    reason = executor.compiled(Program(parse(ptx), {}), "round_toward_zero")
+    assert isinstance(reason, str) and "add.rz.f32" in reason
