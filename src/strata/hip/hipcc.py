@@ -172,17 +172,21 @@ def build_program(argv: Sequence[str]) -> Path:
 
 
 def _compile_hip(clang: str, src: str, obj: str, archs: list[str], flags: list[str], tmp: str, i: int) -> None:
-    """One HIP source: a code object per arch, bundled, embedded in the host object `obj`."""
+    """One HIP source: a code object per arch, bundled, embedded in the host object `obj`. Both compiles get
+    the same compilation-unit id (clang's driver derives one per source when it runs both itself), which
+    names the unit's `__hip_cuid_*` symbol: objects of different sources must not share it."""
+    cuid = "-cuid=" + hashlib.sha256(f"{os.path.abspath(src)}\0{flags}".encode()).hexdigest()[:16]
     code_objects = {}
     for arch in archs:
         co = os.path.join(tmp, f"{i}-{arch.replace(':', '_')}.co")
-        _run([clang, *clang_command(arch, flags)[1:], src, "-o", co], f"compiling {src} for {arch}")
+        _run([clang, *clang_command(arch, [*flags, cuid])[1:], src, "-o", co], f"compiling {src} for {arch}")
         code_objects[arch] = Path(co).read_bytes()
     fatbin = os.path.join(tmp, f"{i}.hipfb")
     Path(fatbin).write_bytes(bundle.build(code_objects))
+    # with --cuda-host-only the driver hands clang itself no cuid: -Xclang does (the same value as the device's)
     host = [clang, "-x", "hip", *(f"--offload-arch={a}" for a in archs), "--cuda-host-only", "-nogpuinc",
-            "-nogpulib", f"-I{include_dir()}", "-Xclang", "-fcuda-include-gpubinary", "-Xclang", fatbin, *flags, "-c",
-            src, "-o", obj]
+            "-nogpulib", f"-I{include_dir()}", "-Xclang", "-fcuda-include-gpubinary", "-Xclang", fatbin,
+            "-Xclang", cuid, *flags, "-c", src, "-o", obj]
     _run(host, f"compiling {src} for the host")
 
 

@@ -22,6 +22,11 @@
 #include <stdint.h>
 typedef unsigned int uint;
 #include <hip/hip_runtime_api.h>
+// host code of HIP programs expects what ROCm's (and CUDA's) runtime headers bring along: math, printf, malloc
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 // The hidden kernel arguments of code object v5 follow the explicit ones; the implicit-argument
 // pointer points at the first: block_count_x/y/z (u32) at 0/4/8, group_size_x/y/z (u16) at 12/14/16.
