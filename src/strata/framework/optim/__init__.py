@@ -1,6 +1,7 @@
-"""strata.optim: PyTorch's optimizers (`SGD`, `Adam`, `AdamW`) and learning-rate schedulers
-(`strata.optim.lr_scheduler`), with torch.optim's names, signatures, defaults, state dicts and errors.
-Updates run in place on the parameters: fused kernels on "cuda", NumPy on "cpu". See docs/framework.md.
+"""strata.optim: PyTorch's optimizers (`SGD`, `Adam`, `AdamW`, `Adadelta`, `Adagrad`, `RMSprop`, `Adamax`)
+and learning-rate schedulers (`strata.optim.lr_scheduler`), with torch.optim's names, signatures, defaults,
+state dicts and errors. Updates run in place on the parameters: SGD and Adam(W) with fused kernels on
+"cuda" and NumPy on "cpu"; the classic ones in framework tensor ops on both. See docs/framework.md.
 
 Example:
     >>> import strata
@@ -17,8 +18,12 @@ Example:
 """
 
 from strata.framework.optim import lr_scheduler
+from strata.framework.optim.adadelta import Adadelta
+from strata.framework.optim.adagrad import Adagrad
 from strata.framework.optim.adam import Adam, AdamW
+from strata.framework.optim.adamax import Adamax
 from strata.framework.optim.optimizer import Optimizer
+from strata.framework.optim.rmsprop import RMSprop
 from strata.framework.optim.sgd import SGD
 
-__all__ = ["Adam", "AdamW", "Optimizer", "SGD", "lr_scheduler"]
+__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]

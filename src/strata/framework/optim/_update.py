@@ -1,0 +1,45 @@
+"""Shared pieces of the classic optimizers (Adadelta, Adagrad, RMSprop, Adamax): option checks and the
+gradient as an update sees it. Their updates are written once in framework tensor ops (in place, under
+no_grad), so they run on "cpu" and "cuda" alike; no fused kernel yet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from strata.framework.optim.optimizer import check_grad
+from strata.framework.tensor import Tensor
+
+
+def check_options(name: str, lr: Any, eps: float, weight_decay: float, foreach: Any, differentiable: bool,
+                  capturable: bool = False, fused: Any = None) -> None:
+    """PyTorch's checks on the common options.
+
+    Raises:
+        ValueError: lr, eps or weight_decay negative.
+        NotImplementedError: a Tensor lr, differentiable, capturable or fused.
+    """
+    if isinstance(lr, Tensor):
+        raise NotImplementedError(f"[strata.optim.{name}] lr as a Tensor is not supported; pass a Python float")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    for flag, what in ((differentiable, "differentiable"), (capturable, "capturable"), (fused, "fused")):
+        if flag:
+            raise NotImplementedError(f"[strata.optim.{name}] {what}=True is not supported")
+
+
+def effective_grad(p: Tensor, group: dict[str, Any]) -> Tensor:
+    """The gradient the update uses: negated with maximize, plus weight_decay * p (L2)."""
+    g = check_grad(p)
+    if group.get("maximize"):
+        g = -g
+    wd = float(group.get("weight_decay", 0.0))
+    return g + p * wd if wd != 0 else g
+
+
+def zeros_like(p: Tensor) -> Tensor:
+    """A zero state tensor shaped, typed and placed as p."""
+    return p.detach() * 0.0
