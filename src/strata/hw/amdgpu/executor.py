@@ -510,6 +510,7 @@ def _check_global(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray, size: int
 
 
 # ---------------------------------------------------------------------------- SALU
+@functools.lru_cache(maxsize=None)
 def _sop2_fn(name: str) -> Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray | None]] | None:
     # returns (result, scc or None); operands are uint32 or uint64 arrays; third arg is scc in
     def u64(x: np.ndarray) -> np.ndarray:
