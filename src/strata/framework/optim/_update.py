@@ -20,11 +20,11 @@ def check_options(name: str, lr: Any, eps: float, weight_decay: float, foreach: 
     """
     if isinstance(lr, Tensor):
         raise NotImplementedError(f"[strata.optim.{name}] lr as a Tensor is not supported; pass a Python float")
-    if not 0.0 <= lr:
+    if not lr >= 0.0:
         raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
+    if not eps >= 0.0:
         raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= weight_decay:
+    if not weight_decay >= 0.0:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
     for flag, what in ((differentiable, "differentiable"), (capturable, "capturable"), (fused, "fused")):
         if flag:

@@ -40,9 +40,9 @@ class Adagrad(Optimizer):
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:
         check_options("Adagrad", lr, eps, weight_decay, foreach, differentiable, fused=fused)
-        if not 0.0 <= lr_decay:
+        if not lr_decay >= 0.0:
             raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= initial_accumulator_value:
+        if not initial_accumulator_value >= 0.0:
             raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
         super().__init__(params, {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                                   "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,

@@ -38,9 +38,9 @@ class RMSprop(Optimizer):
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
         check_options("RMSprop", lr, eps, weight_decay, foreach, differentiable, capturable)
-        if not 0.0 <= momentum:
+        if not momentum >= 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= alpha:
+        if not alpha >= 0.0:
             raise ValueError(f"Invalid alpha value: {alpha}")
         super().__init__(params, {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
                                   "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
