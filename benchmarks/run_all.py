@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import bench_amd
 import bench_blas
 import bench_compile
 import bench_copy
@@ -73,6 +74,7 @@ def main() -> int:
     parser.add_argument("--skip-trace", action="store_true", help="leave out the trace overhead row")
     parser.add_argument("--skip-texture", action="store_true", help="leave out the bilinear texture sampling row")
     parser.add_argument("--skip-grid-sync", action="store_true", help="leave out the grid-sync reduction row")
+    parser.add_argument("--skip-amd", action="store_true", help="leave out the CDNA engine (mi300x) rows")
     parser.add_argument("--skip-programs", action="store_true",
                         help="leave out the whole-program rows (native launch, start-up, cudaMemcpy)")
     parser.add_argument(
@@ -113,6 +115,8 @@ def main() -> int:
         results += _guard("texture", lambda: bench_texture.bench_texture(repeats=rep))
     if not args.skip_grid_sync:
         results += _guard("grid_sync", lambda: bench_grid_sync.bench_grid_sync(repeats=rep))
+    if not args.skip_amd:  # SKIP rows without clang-19
+        results += _guard("amd", lambda: bench_amd.bench_amd(repeats=rep))
     if not args.skip_programs:
         results += _guard("programs", bench_programs.bench_programs)
 
