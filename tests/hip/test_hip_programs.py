@@ -181,7 +181,8 @@ def test_managed_memory() -> None:
     r = run(build("managed_memory.hip"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines() == ["after 1 launch y[0] 1.0 y[4999] 9999.0",
-                                     "after 2 launches y[0] 4.0 y[4999] 10002.0", "managedMemory 1", "PASS"]
+                                     "after 2 launches y[0] 4.0 y[4999] 10002.0", "managedMemory 1",
+                                     "__managed__ launches 102", "PASS"]
 
 
 @needs_clang

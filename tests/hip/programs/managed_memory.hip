@@ -1,10 +1,14 @@
 // Managed memory: one pointer for host code and kernels (hipMallocManaged), prefetch hints accepted,
-// the host's writes visible to kernels and the kernels' results visible after hipDeviceSynchronize.
+// the host's writes visible to kernels and the kernels' results visible after hipDeviceSynchronize; a
+// __managed__ variable with an initial value, counted up by kernels and read by the host.
 #include "check.h"
+
+__managed__ unsigned int launches = 100;
 
 __global__ void saxpy(float a, const float* x, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = a * x[i] + y[i];
+  if (i == 0) atomicAdd(&launches, 1u);
 }
 
 int main() {
@@ -28,6 +32,7 @@ int main() {
   int managed = 0;
   HIP_CHECK(hipDeviceGetAttribute(&managed, hipDeviceAttributeManagedMemory, 0));
   printf("managedMemory %d\n", managed);
+  printf("__managed__ launches %u\n", launches);
   printf("%s\n", bad == 0 ? "PASS" : "FAIL");
   HIP_CHECK(hipFree(x));
   HIP_CHECK(hipFree(y));

@@ -63,6 +63,7 @@ hipError_t __cudaPopCallConfiguration(dim3*, dim3*, size_t*, void*);
 void __cudaRegisterFunction(void**, const char*, char*, const char*, int, void*, void*, void*, void*, int*);
 void __cudaRegisterVar(void**, char*, char*, const char*, int, size_t, int, int);
 hipError_t strata_call(uint32_t op, const void* a, size_t na, void* out, size_t cap);
+hipError_t strata_module_global(void* mod, const char* name, uint64_t* addr, uint64_t* size);
 void** strata_register_image(uint32_t op, const void* image, size_t len);
 #include "strata_props.h"  /* amdhip_props.c: the parts that need CUDA's own structure layouts */
 
@@ -114,6 +115,26 @@ void __hipRegisterFunction(void** handle, const void* hostFunction, char* device
 void __hipRegisterVar(void** handle, char* hostVar, char* deviceVar, const char* deviceName, int ext, size_t size,
                       int constant, int global) {
     __cudaRegisterVar(handle, hostVar, deviceVar, deviceName, ext, size, constant, global);
+}
+
+/* A __managed__ variable: clang gives the host a pointer variable (`hostPtrVar`, null) and the initial value
+ * (`init`); the device side has a pointer variable of the same name. One managed allocation holds the value:
+ * the host's pointer and the device's pointer variable both get its address, so host code and kernels share
+ * it as they share hipMallocManaged memory. Done at registration (before main), as HIP's runtime does. */
+void __hipRegisterManagedVar(void** handle, void** hostPtrVar, void* init, const char* name, size_t size,
+                             unsigned align) {
+    (void)align;
+    void* p = NULL;
+    uint64_t addr = 0, n = 0;
+    if (cudaMallocManaged(&p, size, hipMemAttachGlobal) != hipSuccess ||
+        strata_module_global(handle, name, &addr, &n) != hipSuccess || n != sizeof p) {
+        fprintf(stderr, "strata: cannot set up the __managed__ variable %s\n", name);
+        cudaGetLastError();  /* not the program's error: its first use of the variable shows the problem */
+        return;
+    }
+    memcpy(p, init, size);
+    *hostPtrVar = p;
+    cudaMemcpy((void*)(uintptr_t)addr, &p, sizeof p, hipMemcpyHostToDevice);
 }
 
 hipError_t __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, hipStream_t stream) {
