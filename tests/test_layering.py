@@ -275,3 +275,90 @@ def test_type_checking_import_is_lazy() -> None:
         ("strata.runtime", True, True),
         ("strata.libs", True, False),
     ]
+
+
+# --- no import cycles inside the framework (issue 16) ------------------------------------------------
+# Imports at run time, top-level and function-local alike, must form a DAG among strata.framework's
+# modules: a function-local import only delays a cycle, it does not remove it. Imports under
+# `if TYPE_CHECKING:` never run and are left out. An import of an ancestor package (a submodule's
+# `from strata.framework.nn import Module`) is not an edge: Python has loaded the package before it.
+
+def runtime_imports(source: str, module: str, *, is_package: bool = False, known: frozenset[str]) -> set[str]:
+    """The modules of `known` that `source` (module `module`) imports when it runs."""
+    package = module if is_package else module.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for stmt in node.orelse:
+                visit(stmt)
+            return
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for target in _targets(node, package):
+                names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
+                subs = [f"{target}.{n}" for n in names if f"{target}.{n}" in known]
+                for t in subs or [target]:
+                    if t in known and t != module and not module.startswith(t + "."):
+                        found.add(t)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(source))
+    return found
+
+
+def import_graph(root: str = "strata.framework", src: Path = SRC) -> dict[str, set[str]]:
+    """module -> the modules under `root` it imports at run time."""
+    paths = {module_name(p, src): p for p in sorted((src / Path(*root.split("."))).rglob("*.py"))}
+    known = frozenset(paths)
+    return {m: runtime_imports(p.read_text(encoding="utf-8"), m, is_package=p.name == "__init__.py", known=known)
+            for m, p in paths.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle [a, b, ..., a], or None for a DAG (iterative depth-first search)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for start in sorted(graph):
+        if state.get(start):
+            continue
+        path: list[str] = [start]
+        stack = [iter(sorted(graph[start]))]
+        state[start] = 1
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            elif not state.get(nxt):
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append(iter(sorted(graph.get(nxt, ()))))
+    return None
+
+
+def test_framework_imports_form_a_dag() -> None:
+    graph = import_graph()
+    assert "strata.framework.ops" in graph["strata.framework.tensor_ops"]  # the graph is not empty
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle in the framework (function-local imports included): " + " -> ".join(cycle)
+
+
+def test_cycle_finder_finds_function_local_cycles() -> None:
+    known = frozenset({"strata.framework.a", "strata.framework.b", "strata.framework.c"})
+    a = runtime_imports("from strata.framework import b\n", "strata.framework.a", known=known)
+    b = runtime_imports("def f():\n    from strata.framework import c\n", "strata.framework.b", known=known)
+    c = runtime_imports("import strata.framework.a\n", "strata.framework.c", known=known)
+    assert (a, b, c) == ({"strata.framework.b"}, {"strata.framework.c"}, {"strata.framework.a"})
+    graph = {"strata.framework.a": a, "strata.framework.b": b, "strata.framework.c": c}
+    assert find_cycle(graph) == ["strata.framework.a", "strata.framework.b", "strata.framework.c",
+                                 "strata.framework.a"]
+    # the same import under TYPE_CHECKING never runs: no edge, no cycle
+    c2 = runtime_imports("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import strata.framework.a\n",
+                         "strata.framework.c", known=known)
+    assert c2 == set() and find_cycle({**graph, "strata.framework.c": c2}) is None
+    # an ancestor package is no edge
+    nn = frozenset({"strata.framework.nn", "strata.framework.nn.modules"})
+    assert runtime_imports("from strata.framework.nn import Module\n", "strata.framework.nn.modules", known=nn) == set()

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import strata
-from strata.framework import ops
+from strata.framework import ops, reductions
 
 rng = np.random.default_rng(1)
 X = rng.uniform(-2.0, 2.0, (3, 4)).astype(np.float32)
@@ -334,8 +334,8 @@ NORMS = [2, 1, math.inf, -math.inf, 0, 3, 0.5]
 @pytest.mark.parametrize("p", NORMS)
 def test_vector_norm(p: float, device: str, oracle: Any) -> None:
     data = PROD if p not in (3, 0.5) else POS
-    check(oracle, lambda x: ops.vector_norm(x, p), lambda x: torch.linalg.vector_norm(x, p), [data], device)
-    check(oracle, lambda x: ops.vector_norm(x, p, dim=1, keepdim=True),
+    check(oracle, lambda x: reductions.vector_norm(x, p), lambda x: torch.linalg.vector_norm(x, p), [data], device)
+    check(oracle, lambda x: reductions.vector_norm(x, p, dim=1, keepdim=True),
           lambda x: torch.linalg.vector_norm(x, p, dim=1, keepdim=True), [data], device)
     check(oracle, lambda x: strata.norm(x, p, dim=(0, 1)), lambda x: torch.norm(x, p, dim=(0, 1)), [data], device)
 

@@ -17,9 +17,9 @@ from strata.cuda.caching_allocator import (
     memory_reserved,
     reset_peak_memory_stats,
 )
-from strata.framework import backends as _backends  # noqa: F401 - registers the cpu and cuda kernels
 from strata.framework import op_table as _op_table
 from strata.framework import ops as _ops
+from strata.framework import tensor_ops as _tensor_ops  # noqa: F401 - binds Tensor's methods; registers the kernels
 from strata.framework.amp import autocast
 from strata.framework.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from strata.framework.creation import (
@@ -119,18 +119,10 @@ from strata.framework.sorting import argsort, cumprod, cumsum, logsumexp, sort, 
 __all__ += ["argsort", "cumprod", "cumsum", "logsumexp", "sort", "std_mean", "topk", "var_mean"]
 # -- end block: sorting
 # -- block: math
-from strata.framework.ops import all_true as all  # noqa: E402,A004
 from strata.framework.ops import (  # noqa: E402
-    allclose,
-    amax,
-    amin,
-    aminmax,
     atan2,
     bitwise_not,
-    count_nonzero,
-    equal,
     hypot,
-    isclose,
     isfinite,
     isinf,
     isnan,
@@ -139,12 +131,22 @@ from strata.framework.ops import (  # noqa: E402
     logical_or,
     logical_xor,
     nan_to_num,
-    norm,
-    prod,
     square,
 )
-from strata.framework.ops import any_true as any  # noqa: E402,A004
 from strata.framework.ops import round_half_even as round  # noqa: E402,A004
+from strata.framework.reductions import all_true as all  # noqa: E402,A004
+from strata.framework.reductions import (  # noqa: E402
+    allclose,
+    amax,
+    amin,
+    aminmax,
+    count_nonzero,
+    equal,
+    isclose,
+    norm,
+    prod,
+)
+from strata.framework.reductions import any_true as any  # noqa: E402,A004
 from strata.framework.shape_ops import (  # noqa: E402
     bmm,
     broadcast_to,

@@ -139,6 +139,43 @@ class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
         return wrapper
 
 
+# ----------------------------------------------------------------------------------------- recording
+# The tensor class, told by tensor.py when it is defined: this module sits below it (tensor.py imports
+# autograd), so it learns the type instead of importing it.
+_tensor_type: Any = type(None)
+
+
+def register_tensor_type(cls: type) -> None:
+    """Called once by tensor.py: `cls` is what `record` and `Function.apply` treat as a tensor."""
+    global _tensor_type
+    _tensor_type = cls
+
+
+def needs_grad(*ts: Any) -> bool:
+    """True when grad mode is on and some tensor among `ts` requires grad."""
+    return is_grad_enabled() and any(isinstance(t, _tensor_type) and t.requires_grad for t in ts)
+
+
+def record(out: Tensor, inputs: Sequence[Any], name: str, backward: Callable[[Tensor], Sequence[Any]]) -> Tensor:
+    """Attach a Node `name` to `out` when grad mode is on and a tensor input requires grad; `backward`
+    maps out's gradient to one gradient (or None) per input."""
+    if needs_grad(*inputs):
+        tensors = [t if isinstance(t, _tensor_type) else None for t in inputs]
+        out._requires_grad = True
+        out.grad_fn = Node(name, tensors, backward)
+    return out
+
+
+def fit(g: Tensor | None, like: Any) -> Tensor | None:
+    """A gradient reduced to the shape and dtype of the input it belongs to (None for non-tensors and
+    inputs that don't require grad)."""
+    if g is None or not isinstance(like, _tensor_type) or not like.requires_grad:
+        return None
+    if g.shape != like.shape:
+        g = g.sum_to_size(like.shape)
+    return g.to(like.dtype) if g.dtype is not like.dtype else g
+
+
 # ----------------------------------------------------------------------------------------- the graph
 class Node:
     """One recorded op: `name()` like PyTorch's ('MulBackward0'), `next_functions`, and the closure
@@ -558,8 +595,7 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run `forward` and, when grad mode is on and a tensor input requires grad, record the op."""
-        from strata.framework.tensor import Tensor  # NOTE: same layer; tensor.py imports this module
-
+        Tensor = _tensor_type  # noqa: N806 - the class, as tensor.py registered it
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with no_grad():
@@ -589,8 +625,6 @@ class Function:
 
 def _custom_backward(cls: type[Function], ctx: FunctionCtx, index: int, outs: list, args: tuple,
                      name: str) -> Callable[[Tensor], Sequence[Tensor | None]]:
-    from strata.framework.ops import _fit  # NOTE: same layer; ops imports this module
-
     shapes = [(o.shape, o.dtype, o.device) if hasattr(o, "shape") else None for o in outs]
 
     def bw(g: Tensor) -> Sequence[Tensor | None]:
@@ -607,7 +641,7 @@ def _custom_backward(cls: type[Function], ctx: FunctionCtx, index: int, outs: li
         if len(res) < len(args) or any(r is not None for r in res[len(args):]):
             raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected {len(args)}, "
                                f"got {len(res)})")
-        return [_fit(r, a) for r, a in zip(res[:len(args)], args, strict=True)]
+        return [fit(r, a) for r, a in zip(res[:len(args)], args, strict=True)]
     return bw
 
 

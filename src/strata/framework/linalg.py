@@ -1,5 +1,5 @@
 """`strata.linalg` (torch.linalg's role) and matrix products: `matmul` (and `@`) with PyTorch's rules for
-1-D operands and broadcast batch dims, and its gradient; `vector_norm` is ops'. On "cuda" matmul calls
+1-D operands and broadcast batch dims, and its gradient; `vector_norm` is reductions'. On "cuda" matmul calls
 strata.libs.blas (gemm_strided_batched for float32/float64, gemm_ex with float32 compute for
 float16/bfloat16); on "cpu" NumPy.
 
@@ -31,8 +31,8 @@ from strata.framework.ops import (
     fill_,
     from_host,
     record,
-    vector_norm,  # noqa: F401 - strata.linalg.vector_norm
 )
+from strata.framework.reductions import vector_norm  # noqa: F401 - strata.linalg.vector_norm
 from strata.framework.tensor import Tensor
 
 

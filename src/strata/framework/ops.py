@@ -1,6 +1,7 @@
 """Elementwise ops, indexing and in-place ops on tensors, with PyTorch's names, type promotion,
 broadcasting and gradients, and the plumbing every op shares (allocation, casts, copies, recording the
-autograd Node). Reductions are in reductions.py, matmul in linalg.py.
+autograd Node). Reductions are in reductions.py, matmul in linalg.py; the elementwise ops are
+declared in op_table.py.
 
 Each op picks its path by device: "cpu" tensors compute with NumPy (half and bfloat16 in float32, as
 PyTorch's CPU kernels do), "cuda" tensors launch the framework's kernels (`kernels/`); nothing on
@@ -19,9 +20,8 @@ from __future__ import annotations
 
 import builtins
 import math
-import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -58,31 +58,15 @@ def from_host(a: np.ndarray, dtype: dt.dtype, dev: device) -> Tensor:
     return t
 
 
-def _needs_grad(*ts: Any) -> bool:
-    return autograd.is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad for t in ts)
-
-
-def record(out: Tensor, inputs: Sequence[Any], name: str, backward: Callable[[Tensor], Sequence[Any]]) -> Tensor:
-    """Attach a Node to `out` when grad mode is on and a tensor input requires grad."""
-    if _needs_grad(*inputs):
-        tensors = [t if isinstance(t, Tensor) else None for t in inputs]
-        out._requires_grad = True
-        out.grad_fn = autograd.Node(name, tensors, backward)
-    return out
+# the autograd plumbing every op uses (autograd.py); re-exported under the names the op modules import
+_needs_grad = autograd.needs_grad
+record = autograd.record
+_fit = autograd.fit
 
 
 def record_view(base: Tensor, out: Tensor, name: str, backward: Callable[[Tensor], Sequence[Any]]) -> Tensor:
     """`record` for a view of `base`."""
-    return record(out, [base], name, backward)
-
-
-def _fit(g: Tensor | None, like: Any) -> Tensor | None:
-    """A gradient reduced to the shape and dtype of the input it belongs to (None for non-tensors)."""
-    if g is None or not isinstance(like, Tensor) or not like.requires_grad:
-        return None
-    if g.shape != like.shape:
-        g = sum_to_size(g, like.shape)
-    return g.to(like.dtype) if g.dtype is not like.dtype else g
+    return autograd.record(out, [base], name, backward)
 
 
 def _check_same_device(*xs: Any) -> device:
@@ -212,7 +196,7 @@ def sum_to_size(g: Tensor, shape: Sequence[int]) -> Tensor:
     lead = g.dim() - len(shape)
     dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
     if dims:
-        g = reductions.sum(g, dims, keepdim=True)
+        g = g.sum(dims, keepdim=True)
     if lead:
         g = g.reshape(shape)
     return g
@@ -747,253 +731,6 @@ def _ctype_name(d: dt.dtype) -> str:
         d.name, d.name)
 
 
-# ----------------------------------------------------------------------------------------- reductions
-class AminmaxResult(NamedTuple):
-    """(min, max), printed as torch.return_types.aminmax."""
-
-    min: Tensor
-    max: Tensor
-
-    def __repr__(self) -> str:
-        return f"strata.return_types.aminmax(\nmin={self.min!r},\nmax={self.max!r})"
-
-
-def _red_dims(x: Tensor, dim: Any) -> list[int]:
-    return reductions._dims(x, dim)
-
-
-def _reduce_to(op: str, x: Tensor, dims: list[int], keepdim: bool, out_dt: dt.dtype) -> Tensor:
-    """reductions' kernel (or NumPy) over `dims`; an empty `dims` (a 0-dim input) is a copy."""
-    if not dims:
-        return _cast(x, out_dt)
-    if op == "prod" and x.device.type == "cpu":
-        shape = [1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else \
-            [s for i, s in enumerate(x.shape) if i not in dims]
-        a = _opmath(x._host())
-        acc = a.dtype if a.dtype.kind == "f" else np.int64
-        with np.errstate(all="ignore"):
-            r = np.prod(a, axis=tuple(dims), dtype=acc)
-        return from_host(np.asarray(r).reshape(shape), out_dt, CPU)
-    if op == "prod":
-        kept = [i for i in range(x.dim()) if i not in dims]
-        out_shape = [1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else \
-            [x.shape[i] for i in kept]
-        out = empty(out_shape, out_dt, x.device)
-        kshape = [x.shape[i] for i in kept]
-        with on(x.device):
-            kernels.reduce("prod", x.dtype.name, kshape, _ptr(out), contiguous_strides(kshape), 0,
-                           [x.stride(i) for i in kept], [x.shape[i] for i in dims], [x.stride(i) for i in dims],
-                           _ptr(x))
-        return out
-    return reductions._reduce(op, x, dims, keepdim, out_dt)[0]
-
-
-def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
-         dtype: Any = None) -> Tensor:
-    """Product over `dim` (all if None); integral and bool inputs give int64. The gradient handles zeros
-    (the product of the other elements)."""
-    x = input if dtype is None else input.to(dt.as_dtype(dtype))
-    if dim is not None and not isinstance(dim, int):
-        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
-    dims = _red_dims(x, dim)
-    out_dt = x.dtype if x.dtype.is_floating_point else dt.int64
-    if x.numel() == 0:
-        out = full([1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else
-                   [s for i, s in enumerate(x.shape) if i not in dims], 1, out_dt, x.device)
-    else:
-        out = _reduce_to("prod", x, dims, keepdim, out_dt)
-    shape = x.shape
-
-    def bw(g: Tensor) -> tuple:
-        with autograd.no_grad():
-            zero = binary("eq", x, 0)
-            nonzero_x = where(zero, ones_like(x), x)
-            p_nz = reductions._restore(_reduce_to("prod", nonzero_x, dims, keepdim, x.dtype), x, dims, keepdim)
-            zeros = reductions._restore(reductions.sum(zero, dims, keepdim), x, dims, keepdim)
-        gg = reductions._restore(g, x, dims, keepdim).expand(shape)
-        none_zero = where(binary("eq", zeros, 0), binary("div", p_nz, nonzero_x), zeros_like(nonzero_x))
-        one_zero = where(binary("mul", zero, binary("eq", zeros, 1)), p_nz.expand(shape), zeros_like(nonzero_x))
-        return (_fit(gg * binary("add", none_zero, one_zero), x),)
-    return record(out, [x], "ProdBackward1" if dim is not None else "ProdBackward0", bw)
-
-
-def _all_any(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:  # noqa: A002
-    x = input
-    dims = _red_dims(x, dim)
-    out_dt = dt.uint8 if x.dtype is dt.uint8 else dt.bool_
-    nz = binary("ne", x, 0) if x.dtype is not dt.bool_ else x
-    if x.numel() == 0:
-        shape = [1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else \
-            [s for i, s in enumerate(x.shape) if i not in dims]
-        return full(shape, op == "all", out_dt, x.device)
-    r = _reduce_to("min" if op == "all" else "max", _cast(nz, dt.uint8), dims, keepdim, dt.uint8)
-    return r if out_dt is dt.uint8 else _cast(r, dt.bool_)
-
-
-def all_true(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
-    """True if every element (along `dim`, an int or a tuple) is nonzero; uint8 inputs give uint8."""
-    return _all_any("all", input, dim, keepdim)
-
-
-def any_true(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
-    """True if some element (along `dim`) is nonzero; uint8 inputs give uint8."""
-    return _all_any("any", input, dim, keepdim)
-
-
-def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
-    """Number of nonzero elements (along `dim`, an int or a tuple), int64."""
-    return reductions.sum(binary("ne", input, 0), dim)
-
-
-def _amaxmin(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:  # noqa: A002
-    x = input
-    dims = _red_dims(x, dim if dim != () else None)
-    name = "amax" if op == "max" else "amin"
-    if x.numel() == 0 and (dim is None or dim == () or builtins.any(x.shape[d] == 0 for d in dims)):
-        if dim is None or dim == ():
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-                               "reduction dim with the 'dim' argument.")
-        bad = next(d for d in dims if x.shape[d] == 0)
-        raise IndexError(f"{name}(): Expected reduction dim {bad} to have non-zero size.")
-    src = _cast(x, dt.uint8) if x.dtype is dt.bool_ and x.device.type == "cuda" else x
-    if x.numel() == 0:  # nothing reduced into an empty output
-        out = empty([1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else
-                    [s for i, s in enumerate(x.shape) if i not in dims], src.dtype, x.device)
-    else:
-        out = _reduce_to(op, src, dims, keepdim, src.dtype)
-    if out.dtype is not x.dtype:
-        out = _cast(out, x.dtype)
-    shape = x.shape
-
-    def bw(g: Tensor) -> tuple:
-        mask = binary("eq", x, reductions._restore(out, x, dims, keepdim))
-        count = reductions._restore(reductions.sum(mask, dims, keepdim), x, dims, keepdim)
-        gg = reductions._restore(g, x, dims, keepdim).expand(shape)
-        return (_fit(where(mask, gg / count, zeros_like(gg)), x),)
-    return record(out, [x], "AmaxBackward0" if op == "max" else "AminBackward0", bw)
-
-
-def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
-    """Largest value over `dim` (an int or a tuple; all dims if empty); the gradient is shared by ties."""
-    return _amaxmin("max", input, dim, keepdim)
-
-
-def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
-    """Smallest value over `dim` (an int or a tuple; all dims if empty)."""
-    return _amaxmin("min", input, dim, keepdim)
-
-
-def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> AminmaxResult:  # noqa: A002
-    """(min, max) over `dim` (all if None)."""
-    with autograd.no_grad():
-        if dim is None and input.numel() == 0:
-            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
-                               "identity.")
-        d = () if dim is None else dim
-        return AminmaxResult(_amaxmin("min", input, d, keepdim), _amaxmin("max", input, d, keepdim))
-
-
-def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
-                dtype: Any = None) -> Tensor:
-    """(sum |x|^ord)^(1/ord) over `dim` (all if None); ord inf / -inf: max / min |x|; ord 0: the number
-    of nonzeros. Needs a floating input."""
-    if not x.dtype.is_floating_point:
-        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{_torch_name(x.dtype.name)}")
-    if dtype is not None:
-        x = x.to(dt.as_dtype(dtype))
-    dims = _red_dims(x, dim)
-    p = float(ord)
-    with autograd.no_grad():
-        ax = unary("abs", x)
-        if p == math.inf or p == -math.inf:
-            out = _amaxmin("max" if p > 0 else "min", ax, dims, keepdim) if x.numel() else \
-                full([], 0, x.dtype, x.device)
-        elif p == 0:
-            out = reductions.sum(binary("ne", x, 0), dims, keepdim).to(x.dtype)
-        elif p == 1:
-            out = reductions.sum(ax, dims, keepdim)
-        elif p == 2:
-            out = unary("sqrt", reductions.sum(binary("mul", x, x), dims, keepdim))
-        else:
-            out = binary("pow", reductions.sum(binary("pow", ax, p), dims, keepdim), 1.0 / p)
-    shape = x.shape
-
-    def bw(g: Tensor) -> tuple:
-        norm = reductions._restore(out, x, dims, keepdim)
-        gg = reductions._restore(g, x, dims, keepdim).expand(shape)
-        if p == 0:  # no gradient (PyTorch leaves it undefined)
-            return (None,)
-        sgn = unary("sign", x)
-        if p == 1:
-            r = gg * sgn
-        elif builtins.abs(p) == math.inf:
-            mask = binary("eq", unary("abs", x), norm)
-            count = reductions._restore(reductions.sum(mask, dims, keepdim), x, dims, keepdim)
-            r = where(mask, gg * sgn / count, zeros_like(gg))
-        elif p == 2:
-            r = where(binary("eq", norm, 0), zeros_like(gg), gg * x / norm)
-        else:
-            r = gg * sgn * unary("abs", x) ** (p - 1) / norm ** (p - 1)
-            r = where(binary("eq", norm, 0), zeros_like(gg), r)
-        return (_fit(r, x),)
-    return record(out, [x], "LinalgVectorNormBackward0", bw)
-
-
-def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,  # noqa: A002
-         dtype: Any = None) -> Tensor:
-    """torch.norm: the vector p-norm over `dim` (all dims if None); 'fro' is the 2-norm."""
-    if p == "fro":
-        p = 2
-    elif isinstance(p, str):
-        raise NotImplementedError(f"norm(p={p!r}) (matrix norms) is not implemented")
-    return vector_norm(input, p, dim, keepdim, dtype=dtype)
-
-
-def _same_dtype(a: Tensor, b: Tensor) -> None:
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"{_torch_name(a.dtype.name)} did not match {_torch_name(b.dtype.name)}")
-
-
-def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
-            equal_nan: bool = False) -> Tensor:
-    """|input - other| <= atol + rtol * |other| elementwise (equal infinities are close; NaN only with
-    equal_nan), bool result."""
-    _same_dtype(input, other)
-    if rtol < 0:
-        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
-    if atol < 0:
-        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
-    with autograd.no_grad():
-        close = binary("eq", input, other)
-        if equal_nan and input.dtype.is_floating_point:
-            close = binary("maximum", close, binary("minimum", _predicate("isnan", input), _predicate("isnan", other)))
-        if input.dtype is dt.bool_ or (rtol == 0 and atol == 0):
-            return close
-        a, b = input, other
-        if not a.dtype.is_floating_point:
-            a, b = _cast(a, dt.get_default_dtype()), _cast(b, dt.get_default_dtype())
-        err = unary("abs", binary("sub", a, b))
-        allowed = binary("add", unary("abs", binary("mul", b, rtol)), atol)
-        ok = binary("minimum", _predicate("isfinite", err), binary("le", err, allowed))
-        return binary("maximum", close, ok)
-
-
-def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
-             equal_nan: bool = False) -> bool:
-    """isclose(...).all() as a Python bool (reads the device, as PyTorch does)."""
-    return builtins.bool(all_true(isclose(input, other, rtol, atol, equal_nan)).item())
-
-
-def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
-    """True if both have the same shape and the same values (a Python bool; reads the device)."""
-    _check_same_device(input, other)
-    if tuple(input.shape) != tuple(other.shape):
-        return False
-    with autograd.no_grad():
-        return builtins.bool(all_true(binary("eq", input, other)).item())
-
-
 def _sum_to_size(self: Tensor, *size: Any) -> Tensor:
     """Tensor.sum_to_size: self summed over broadcast dims down to `size`."""
     shape = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else tuple(size)
@@ -1006,8 +743,3 @@ op_table.bind(Tensor, {"unary": unary_op, "math_unary": math_unary_op, "binary":
               {"add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "maximum": maximum, "minimum": minimum,
                "atan2": atan2, "hypot": hypot}, inplace)
 Tensor.sum_to_size = _sum_to_size  # type: ignore[attr-defined]
-
-# reductions and linalg build on this module; Tensor's methods reach all three through tensor_ops
-from strata.framework import linalg, reductions, tensor_ops  # noqa: E402
-
-tensor_ops.ops, tensor_ops.reductions, tensor_ops.linalg = sys.modules[__name__], reductions, linalg

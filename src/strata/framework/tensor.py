@@ -2,8 +2,9 @@
 PyTorch's view semantics (view/reshape/permute/transpose/expand/squeeze/unsqueeze/flatten/slicing share
 storage), conversions (`to`, `cuda`, `cpu`, `numpy`, `item`, `tolist`) and PyTorch's printing.
 
-The math lives in `ops.py` (elementwise, reductions, matmul) and the graph in `autograd.py`; the
-methods here forward to them.
+This module imports no op: the graph is `autograd.py`'s, and the math methods (`x.exp()`, `x.sum()`,
+`x @ y`, `x[i]`, `x.clone()`, printing) are bound onto the class by the modules that implement them
+(`op_table.bind` for the table's ops, `tensor_ops.bind` for the rest), which import this one.
 
 Example:
     >>> import strata
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,7 +27,11 @@ from strata.framework import autograd
 from strata.framework import dtypes as dt
 from strata.framework.device import CPU, canonical, device
 from strata.framework.storage import Storage
-from strata.framework.tensor_ops import TensorOps
+
+if TYPE_CHECKING:  # the methods bound at import by tensor_ops.bind, typed there
+    from strata.framework.tensor_ops import TensorOps as _Methods
+else:
+    _Methods = object
 
 
 class Size(tuple):
@@ -65,7 +70,7 @@ def _wrap_dim(d: int, ndim: int, op: str = "") -> int:
     return d % n
 
 
-class Tensor(TensorOps):
+class Tensor(_Methods):
     """An n-dimensional array on "cpu" or "cuda", with autograd.
 
     Attributes:
@@ -320,12 +325,13 @@ class Tensor(TensorOps):
     # -- host access
     def _host(self) -> np.ndarray:
         """A NumPy view of a cpu tensor's elements (shares memory)."""
-        assert self._storage.host is not None
-        base = self._storage.host.view(self.dtype.np)
-        isz = self.dtype.itemsize
-        if self.numel() == 0:
+        host = self._storage.host
+        assert host is not None
+        if 0 in self._shape:
             return np.empty(self._shape, self.dtype.np)
-        return np.lib.stride_tricks.as_strided(base[self._offset:], self._shape, [s * isz for s in self._stride])
+        isz = self.dtype.itemsize
+        # (the ndarray constructor over the storage's buffer: a tenth of as_strided's cost, same view)
+        return np.ndarray(self._shape, self.dtype.np, host, self._offset * isz, [s * isz for s in self._stride])
 
     def numpy(self) -> np.ndarray:
         """The data as an ndarray sharing memory (cpu tensors that don't require grad only)."""
@@ -398,7 +404,7 @@ class Tensor(TensorOps):
         target_dt = dt.as_dtype(dtype) if dtype is not None else self.dtype
         if target_dev == self.device and target_dt is self.dtype and not copy:
             return self
-        return ops.to_copy(self, target_dev, target_dt)
+        return self._to_copy(target_dev, target_dt)
 
     def cuda(self, device: Any = None) -> Tensor:
         """A copy on the current CUDA device, or on `device` (an index, "cuda:N" or a strata.device)."""
@@ -424,7 +430,7 @@ class Tensor(TensorOps):
         if st is None:
             raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
-        return ops.record_view(self, self._view(new, st, self._offset), "ViewBackward0",
+        return autograd.record(self._view(new, st, self._offset), [self], "ViewBackward0",
                                lambda g: (g.reshape(self._shape),))
 
     def reshape(self, *shape: Any) -> Tensor:
@@ -466,7 +472,7 @@ class Tensor(TensorOps):
         for i, x in enumerate(d):
             inv[x] = i
         out = self._view([self._shape[x] for x in d], [self._stride[x] for x in d], self._offset)
-        return ops.record_view(self, out, "PermuteBackward0", lambda g: (g.permute(inv),))
+        return autograd.record(out, [self], "PermuteBackward0", lambda g: (g.permute(inv),))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         """Swap two dims (a view)."""
@@ -525,8 +531,8 @@ class Tensor(TensorOps):
                                    f"non-singleton dimension {i}.  Target sizes: {list(shape)}.  Tensor sizes: "
                                    f"{list(self._shape)}")
         orig = self._shape
-        return ops.record_view(self, self._view(new_shape, new_st, self._offset), "ExpandBackward0",
-                               lambda g: (ops.sum_to_size(g, orig),))
+        return autograd.record(self._view(new_shape, new_st, self._offset), [self], "ExpandBackward0",
+                               lambda g: (g.sum_to_size(orig),))
 
     def expand_as(self, other: Tensor) -> Tensor:
         """self.expand(other.shape)."""
@@ -551,40 +557,17 @@ class Tensor(TensorOps):
         return self.view(shape)
 
     def _alias_view(self) -> Tensor:
-        return ops.record_view(self, self._view(self._shape, self._stride, self._offset), "AliasBackward0",
+        return autograd.record(self._view(self._shape, self._stride, self._offset), [self], "AliasBackward0",
                                lambda g: (g,))
 
     def contiguous(self) -> Tensor:
         """self if row-major, else a row-major copy."""
         return self if self.is_contiguous() else self.clone()
 
-    def clone(self) -> Tensor:
-        """A copy with its own (row-major) storage; gradients flow back to self."""
-        return ops.clone(self)
-
-    def __getitem__(self, index: Any) -> Tensor:
-        from strata.framework import indexing  # NOTE: same layer; indexing builds on ops, which imports us
-        if indexing.is_advanced(index):
-            return indexing.getitem(self, index)
-        return ops.getitem(self, index)
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        from strata.framework import indexing  # NOTE: same layer; indexing builds on ops, which imports us
-        if indexing.is_advanced(index) or ops._needs_grad(self, value):
-            indexing.setitem(self, index, value)
-        else:
-            ops.setitem(self, index, value)
-
     def __iter__(self) -> Any:
         if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._shape[0]))
-
-    def __repr__(self) -> str:
-        from strata.framework.printing import tensor_repr  # NOTE: same layer; printing needs Tensor
-        return tensor_repr(self)
-
-    __str__ = __repr__
 
     def __hash__(self) -> int:
         return id(self)
@@ -677,4 +660,4 @@ def _view_strides(old: Sequence[int], old_st: Sequence[int], new: Sequence[int])
     return tuple(out) if ci == len(chunks) else None
 
 
-from strata.framework import ops  # noqa: E402 - ops builds on Tensor, so it comes after it
+autograd.register_tensor_type(Tensor)

@@ -1,5 +1,7 @@
-"""The operators of `Tensor` (`x + y`, `x @ y`, `x += y`) and the methods of the ops not yet on the op
-table (reductions, indexing, shapes, sorting). The elementwise ops' methods (`x.exp()`, `x.add(y)`,
+"""The methods of `Tensor` that are not on the op table yet (reductions, indexing, shapes, sorting,
+conversion, printing) and its operators, bound onto the class by `bind` when this module is imported.
+This module sits above every op module (it imports them all); tensor.py imports none of them. The
+elementwise ops' methods (`x.exp()`, `x.add(y)`,
 `x.sin_()`) are not written here: `op_table.bind` generates them from the table.
 
 Example:
@@ -13,20 +15,65 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-# `ops` imports tensor.py, which imports this module: tensor.py sets these once they are loaded.
-ops: Any = None
-reductions: Any = None
-linalg: Any = None
+from strata.framework import (
+    backends,  # noqa: F401 - registers the op table's cpu and cuda kernels before any method runs
+    creation,
+    indexing,
+    printing,
+    random,
+    shape_ops,
+    sorting,
+)
+from strata.framework import linalg as _linalg
+from strata.framework import ops as _ops
+from strata.framework import reductions as _reductions
+from strata.framework.tensor import Tensor
+
+# (typed as Any: the methods below take `self` as TensorOps, which mypy cannot know is a Tensor)
+ops: Any = _ops
+reductions: Any = _reductions
+linalg: Any = _linalg
 
 
 class TensorOps:
-    """Mixin of Tensor: elementwise, reduction, matmul and in-place methods and the operators."""
+    """Tensor's methods and operators that are not on the op table; `bind` copies them onto Tensor (which
+    derives from this class only for the type checker)."""
 
     dtype: Any
     device: Any
 
     if TYPE_CHECKING:  # the methods op_table.bind adds at import (x.exp(), x.add_(y), ...)
         def __getattr__(self, name: str) -> Any: ...
+
+    # -- conversion, indexing and printing (tensor.py holds the data model; these need the ops)
+    def _to_copy(self, dev: Any, dtype: Any) -> Any:
+        """A copy on `dev` as `dtype` (what `to` returns when something changes); differentiable."""
+        me: Any = self
+        return ops.to_copy(me, dev, dtype)
+
+    def clone(self) -> Any:
+        """A copy with its own (row-major) storage; gradients flow back to self."""
+        me: Any = self
+        return ops.clone(me)
+
+    def __getitem__(self, index: Any) -> Any:
+        me: Any = self
+        if indexing.is_advanced(index):
+            return indexing.getitem(me, index)
+        return ops.getitem(me, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        me: Any = self
+        if indexing.is_advanced(index) or ops._needs_grad(me, value):
+            indexing.setitem(me, index, value)
+        else:
+            ops.setitem(me, index, value)
+
+    def __repr__(self) -> str:
+        me: Any = self
+        return printing.tensor_repr(me)
+
+    __str__ = __repr__
 
     # -- elementwise, PyTorch names
     def clamp(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002
@@ -74,12 +121,10 @@ class TensorOps:
 
     def softmax(self, dim: int, dtype: Any = None) -> Any:
         """Softmax along dim (sorting.softmax: the fused dnn row kernel on "cuda")."""
-        from strata.framework import sorting
         return sorting.softmax(cast(Any, self), dim, dtype)
 
     def log_softmax(self, dim: int, dtype: Any = None) -> Any:
         """Log-softmax along dim (see softmax)."""
-        from strata.framework import sorting
         return sorting.log_softmax(cast(Any, self), dim, dtype)
 
     def matmul(self, other: Any) -> Any:
@@ -107,7 +152,6 @@ class TensorOps:
     def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Any:
         """`fill_value` of `size`, with self's dtype and device unless given."""
-        from strata.framework import creation
         return creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                              requires_grad=requires_grad)
 
@@ -121,13 +165,11 @@ class TensorOps:
 
     def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
         """Uninitialized memory of `size`, with self's dtype and device unless given."""
-        from strata.framework import creation
         return creation.empty(_size(size), dtype=dtype or self.dtype, device=device or self.device,
                               requires_grad=requires_grad)
 
     def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
         """A copy of `data` as a tensor with self's dtype and device unless given (as torch's)."""
-        from strata.framework import creation
         return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                                requires_grad=requires_grad)
 
@@ -220,153 +262,127 @@ class TensorOps:
     # -- block: indexing
     def index_put_(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
         """self[indices] = values (+= with accumulate), in place."""
-        from strata.framework import indexing
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return indexing.index_put_(me, indices, values, accumulate)
 
     def index_put(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
         """A copy of self with self[indices] = values (+= with accumulate)."""
-        from strata.framework import indexing
         me: Any = self
         return indexing.index_put(me, indices, values, accumulate)
 
     def gather(self, dim: int, index: Any, *, sparse_grad: bool = False) -> Any:
         """Values of self at `index` along dim (out has index's shape)."""
-        from strata.framework import indexing
         me: Any = self
         return indexing.gather(me, dim, index)
 
     def scatter(self, dim: int, index: Any, src: Any = None, value: Any = None, *, reduce: Any = None) -> Any:
         """A copy of self with src (or value) written at `index` along dim."""
-        from strata.framework import indexing
         me: Any = self
         return indexing.scatter(me, dim, index, src, value, reduce=reduce)
 
     def scatter_(self, dim: int, index: Any, src: Any = None, value: Any = None, *, reduce: Any = None) -> Any:
         """scatter in place."""
-        from strata.framework import indexing
         return ops.inplace(self, lambda s: indexing.scatter(s, dim, index, src, value, reduce=reduce))
 
     def scatter_add(self, dim: int, index: Any, src: Any) -> Any:
         """A copy of self with src added at `index` along dim (repeats add up)."""
-        from strata.framework import indexing
         me: Any = self
         return indexing.scatter_add(me, dim, index, src)
 
     def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
         """scatter_add in place."""
-        from strata.framework import indexing
         return ops.inplace(self, lambda s: indexing.scatter_add(s, dim, index, src))
 
     def index_select(self, dim: int, index: Any) -> Any:
         """The slices of self along dim at the 1-D `index`."""
-        from strata.framework import indexing
         me: Any = self
         return indexing.index_select(me, dim, index)
 
     def index_add(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
         """A copy of self with alpha * source added at the rows `index` along dim."""
-        from strata.framework import indexing
         me: Any = self
         return indexing.index_add(me, dim, index, source, alpha=alpha)
 
     def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
         """index_add in place."""
-        from strata.framework import indexing
         return ops.inplace(self, lambda s: indexing.index_add(s, dim, index, source, alpha=alpha))
 
     def masked_fill(self, mask: Any, value: Any) -> Any:
         """self with value where mask is True."""
-        from strata.framework import indexing
         me: Any = self
         return indexing.masked_fill(me, mask, value)
 
     def masked_fill_(self, mask: Any, value: Any) -> Any:
         """masked_fill in place (mask broadcasts to self)."""
-        from strata.framework import indexing
         return ops.inplace(self, lambda s: indexing.masked_fill(s, mask, value))
 
     def masked_select(self, mask: Any) -> Any:
         """The elements of self where mask is True, as a 1-D tensor."""
-        from strata.framework import indexing
         me: Any = self
         return indexing.masked_select(me, mask)
 
     def take_along_dim(self, indices: Any, dim: Any = None) -> Any:
         """Values of self at `indices` along dim (broadcast apart from dim)."""
-        from strata.framework import indexing
         me: Any = self
         return indexing.take_along_dim(me, indices, dim)
 
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         """Indices of the nonzero elements ((n, ndim), or a tuple of 1-D tensors)."""
-        from strata.framework import indexing
         me: Any = self
         return indexing.nonzero(me, as_tuple=as_tuple)
 
     def argwhere(self) -> Any:
         """nonzero(): the (n, ndim) indices of the nonzero elements."""
-        from strata.framework import indexing
         me: Any = self
         return indexing.argwhere(me)
 
     def tril(self, diagonal: int = 0) -> Any:
         """Lower triangle of the last two dims."""
-        from strata.framework import indexing
         me: Any = self
         return indexing.tril(me, diagonal)
 
     def triu(self, diagonal: int = 0) -> Any:
         """Upper triangle of the last two dims."""
-        from strata.framework import indexing
         me: Any = self
         return indexing.triu(me, diagonal)
 
     def tril_(self, diagonal: int = 0) -> Any:
         """tril in place."""
-        from strata.framework import indexing
         return ops.inplace(self, lambda s: indexing.tril(s, diagonal))
 
     def triu_(self, diagonal: int = 0) -> Any:
         """triu in place."""
-        from strata.framework import indexing
         return ops.inplace(self, lambda s: indexing.triu(s, diagonal))
     # -- end block: indexing
 
     # -- block: sorting
     def sort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
         """(values, indices) sorted along dim (stable; NaN largest)."""
-        from strata.framework import sorting
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return sorting.sort(me, dim, descending, stable=stable)
 
     def argsort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
         """Indices that sort self along dim."""
-        from strata.framework import sorting
         me: Any = self
         return sorting.argsort(me, dim, descending, stable=stable)
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
         """(values, indices) of the k largest (or smallest) along dim."""
-        from strata.framework import sorting
         me: Any = self
         return sorting.topk(me, k, dim, largest, sorted)
 
     def cumsum(self, dim: int, *, dtype: Any = None) -> Any:
         """Cumulative sum along dim."""
-        from strata.framework import sorting
         me: Any = self
         return sorting.cumsum(me, dim, dtype=dtype)
 
     def cumprod(self, dim: int, *, dtype: Any = None) -> Any:
         """Cumulative product along dim."""
-        from strata.framework import sorting
         me: Any = self
         return sorting.cumprod(me, dim, dtype=dtype)
 
     def logsumexp(self, dim: Any, keepdim: bool = False) -> Any:
         """log(sum(exp(self))) over dim, max-shifted."""
-        from strata.framework import sorting
         me: Any = self
         return sorting.logsumexp(me, dim, keepdim)
     # -- end block: sorting
@@ -430,105 +446,95 @@ class TensorOps:
 
     def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
         """Product over dim (all if None)."""
-        return ops.prod(self, dim, keepdim, dtype=dtype)
+        return reductions.prod(self, dim, keepdim, dtype=dtype)
 
     def all(self, dim: Any = None, keepdim: bool = False) -> Any:
         """True if every element (along dim) is nonzero."""
-        return ops.all_true(self, dim, keepdim)
+        return reductions.all_true(self, dim, keepdim)
 
     def any(self, dim: Any = None, keepdim: bool = False) -> Any:
         """True if some element (along dim) is nonzero."""
-        return ops.any_true(self, dim, keepdim)
+        return reductions.any_true(self, dim, keepdim)
 
     def count_nonzero(self, dim: Any = None) -> Any:
         """Number of nonzero elements (along dim)."""
-        return ops.count_nonzero(self, dim)
+        return reductions.count_nonzero(self, dim)
 
     def amax(self, dim: Any = (), keepdim: bool = False) -> Any:
         """Largest value over dim (all if empty)."""
-        return ops.amax(self, dim, keepdim)
+        return reductions.amax(self, dim, keepdim)
 
     def amin(self, dim: Any = (), keepdim: bool = False) -> Any:
         """Smallest value over dim (all if empty)."""
-        return ops.amin(self, dim, keepdim)
+        return reductions.amin(self, dim, keepdim)
 
     def aminmax(self, *, dim: Any = None, keepdim: bool = False) -> Any:
         """(min, max) over dim (all if None)."""
-        return ops.aminmax(self, dim=dim, keepdim=keepdim)
+        return reductions.aminmax(self, dim=dim, keepdim=keepdim)
 
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
         """The vector p-norm over dim (all if None)."""
-        return ops.norm(self, p, dim, keepdim, dtype)
+        return reductions.norm(self, p, dim, keepdim, dtype)
 
     def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
         """|self - other| <= atol + rtol * |other| elementwise."""
-        return ops.isclose(self, other, rtol, atol, equal_nan)
+        return reductions.isclose(self, other, rtol, atol, equal_nan)
 
     def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
         """True if every element is close (a Python bool)."""
-        return ops.allclose(self, other, rtol, atol, equal_nan)
+        return reductions.allclose(self, other, rtol, atol, equal_nan)
 
     def equal(self, other: Any) -> bool:
         """True if same shape and values (a Python bool)."""
-        return ops.equal(self, other)
+        return reductions.equal(self, other)
 
     def split(self, split_size: Any, dim: int = 0) -> Any:
         """Views of pieces along dim (a size, or a list of sizes)."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.split(me, split_size, dim)
 
     def chunk(self, chunks: int, dim: int = 0) -> Any:
         """At most `chunks` views along dim."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.chunk(me, chunks, dim)
 
     def unbind(self, dim: int = 0) -> Any:
         """The slices along dim."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.unbind(me, dim)
 
     def narrow(self, dim: int, start: Any, length: int) -> Any:
         """The view self[..., start:start+length, ...] along dim."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.narrow(me, dim, start, length)
 
     def repeat(self, *sizes: Any) -> Any:
         """self tiled sizes[i] times along dim i."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.repeat(me, *sizes)
 
     def tile(self, *dims: Any) -> Any:
         """repeat with dims padded by leading ones."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.tile(me, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
 
     def repeat_interleave(self, repeats: Any, dim: Any = None, *, output_size: Any = None) -> Any:
         """Each element repeated `repeats` times along dim."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.repeat_interleave(me, repeats, dim, output_size=output_size)
 
     def flip(self, *dims: Any) -> Any:
         """A copy reversed along dims."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.flip(me, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
 
     def roll(self, shifts: Any, dims: Any = None) -> Any:
         """A copy with elements shifted along dims."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.roll(me, shifts, dims)
 
     def movedim(self, source: Any, destination: Any) -> Any:
         """Dims moved from source to destination (a view)."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.movedim(me, source, destination)
 
@@ -536,49 +542,41 @@ class TensorOps:
 
     def swapaxes(self, axis0: int, axis1: int) -> Any:
         """transpose(axis0, axis1)."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.swapaxes(me, axis0, axis1)
 
     def swapdims(self, dim0: int, dim1: int) -> Any:
         """transpose(dim0, dim1)."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.swapdims(me, dim0, dim1)
 
     def broadcast_to(self, size: Any) -> Any:
         """expand(size)."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.broadcast_to(me, size)
 
     def unflatten(self, dim: int, sizes: Any) -> Any:
         """Dim `dim` split into `sizes`."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.unflatten(me, dim, sizes)
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
         """A diagonal of the planes over dim1, dim2 (a view)."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.diagonal(me, offset, dim1, dim2)
 
     def diag(self, diagonal: int = 0) -> Any:
         """1-D: a diagonal matrix; 2-D: a copy of a diagonal."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.diag(me, diagonal)
 
     def outer(self, vec2: Any) -> Any:
         """The outer product of two 1-D tensors."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.outer(me, vec2)
 
     def bmm(self, mat2: Any) -> Any:
         """Batched matrix product of 3-D tensors."""
-        from strata.framework import shape_ops
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return shape_ops.bmm(me, mat2)
 
@@ -636,43 +634,36 @@ class TensorOps:
     # -- block: random
     def uniform_(self, from_: float = 0, to: float = 1, *, generator: Any = None) -> Any:
         """Fill with draws from U[from, to), in place."""
-        from strata.framework import random
         me: Any = self  # (a Tensor; TensorOps is its mixin)
         return random.uniform_(me, from_, to, generator=generator)
 
     def normal_(self, mean: float = 0, std: float = 1, *, generator: Any = None) -> Any:
         """Fill with draws from N(mean, std^2), in place."""
-        from strata.framework import random
         me: Any = self
         return random.normal_(me, mean, std, generator=generator)
 
     def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Any:
         """Set each element to 1 with probability p (float or tensor), else 0, in place."""
-        from strata.framework import random
         me: Any = self
         return random.bernoulli_(me, p, generator=generator)
 
     def bernoulli(self, p: Any = None, *, generator: Any = None) -> Any:
         """strata.bernoulli(self, p): 1 with probability self (or p), else 0."""
-        from strata.framework import random
         me: Any = self
         return random.bernoulli(me, p, generator=generator)
 
     def exponential_(self, lambd: float = 1, *, generator: Any = None) -> Any:
         """Fill with exponential draws of rate lambd, in place."""
-        from strata.framework import random
         me: Any = self
         return random.exponential_(me, lambd, generator=generator)
 
     def random_(self, *args: Any, generator: Any = None, **kwargs: Any) -> Any:
         """random_(from=0, to=None): integers from [from, to - 1] (to alone: [0, to)), in place."""
-        from strata.framework import random
         me: Any = self
         return random.random_(me, *args, generator=generator, **kwargs)
 
     def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Any:
         """strata.multinomial(self, num_samples, replacement)."""
-        from strata.framework import random
         me: Any = self
         return random.multinomial(me, num_samples, replacement, generator=generator)
     # -- end block: random
@@ -697,3 +688,16 @@ def _size(args: tuple) -> tuple[int, ...]:
     if len(args) == 1 and not isinstance(args[0], int):
         args = tuple(args[0])
     return tuple(int(a) for a in args)
+
+
+def bind(cls: type) -> None:
+    """Give `cls` (Tensor) the methods and operators of TensorOps it does not define itself (the class
+    keeps its own, and the op table's, which op_table.bind set first)."""
+    skip = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__annotations__", "__hash__",
+            "__getattr__", "__firstlineno__", "__static_attributes__"}
+    for name, value in vars(TensorOps).items():
+        if name not in skip and name not in vars(cls):
+            setattr(cls, name, value)
+
+
+bind(Tensor)
