@@ -58,6 +58,23 @@ class HostMemory:
         weakref.finalize(mapping, self._forget, start, token)
         return arr
 
+    def register(self, address: int, nbytes: int) -> int:
+        """Treat an existing mapping [address, address + nbytes) as pinned (cudaHostRegister without the
+        lock): copies from and to it may run after the call that queued them returns. The caller keeps
+        the mapping alive until `unregister(address, token)` with the token returned here."""
+        if nbytes <= 0:
+            raise ValueError(f"[register] size must be > 0, got {nbytes}")
+        with self._lock:
+            token = next(self._tokens)
+            if address not in self._ranges:
+                bisect.insort(self._starts, address)
+            self._ranges[address] = (nbytes, False, token)
+        return token
+
+    def unregister(self, address: int, token: int) -> None:
+        """Forget a `register`ed range (copies queued from it must have completed)."""
+        self._forget(address, token)
+
     def is_pinned(self, address: int, nbytes: int) -> bool:
         """True if [address, address + nbytes) lies inside one pinned allocation."""
         with self._lock:

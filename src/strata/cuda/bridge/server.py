@@ -33,8 +33,9 @@ import strata.cuda as cuda
 from strata import config, trace
 from strata.cuda import fatbin
 from strata.cuda.bridge import link
-from strata.cuda.bridge.protocol import ARENA_BYTES, LAUNCH, PROP_FIELDS, REPLY, REQUEST, Op
+from strata.cuda.bridge.protocol import ARENA_BYTES, LAUNCH, PROP_FIELDS, REPLY, REQUEST, STAGING_BYTES, Op
 from strata.cuda.module import _VALUE_TYPES
+from strata.driver.hostmem import HOST_MEMORY
 from strata.errors import CudaError, DeviceFault, PTXSyntaxError, UnsupportedInstruction
 
 # Handlers of requests for the host libraries above L3 (cuRAND, ...): each library registers its own
@@ -633,7 +634,13 @@ def run(argv: list[str], lib_dir: str, server_type: type[Server] = Server) -> in
             os.close(to_server_w)
             os.close(to_prog_r)
             os.close(arena_fd)
-        server = server_type(to_server_r, to_prog_w, arena=np.frombuffer(arena, np.uint8))
+        view = np.frombuffer(arena, np.uint8)
+        server = server_type(to_server_r, to_prog_w, arena=view)
+        # The arena's heap (cudaMallocHost memory) is pinned for the copy engines: asynchronous copies from
+        # and to it return at once and overlap kernels, as in CUDA. The staging area is not: the program
+        # reuses it for its next copy, so copies through it complete before they return.
+        heap = int(view.ctypes.data) + STAGING_BYTES
+        pin_token = HOST_MEMORY.register(heap, ARENA_BYTES - STAGING_BYTES)
         with contextlib.suppress(BrokenPipeError):  # the program died mid-reply; its status says why
             server.serve(child)
         status = child.wait()
@@ -645,16 +652,29 @@ def run(argv: list[str], lib_dir: str, server_type: type[Server] = Server) -> in
         signal.signal(signal.SIGINT, old_int)
         os.close(to_server_r)
         os.close(to_prog_w)
-    if status < 0:
-        return 128 - status
+    try:
+        return _finish(status, server)
+    finally:  # copies into the arena have completed (or failed) by now
+        HOST_MEMORY.unregister(heap, pin_token)
+
+
+def _finish(status: int, server: Server) -> int:
+    """The exit status `strata run` reports once the program has exited with `status`."""
     from strata.runtime import contexts
 
-    for ctx in contexts():
+    failed = None
+    for ctx in contexts():  # wait for the work it left queued (it may copy into the arena)
+        if status < 0:  # killed: its queued work is dropped, as a GPU driver tears the context down
+            ctx.interrupted()
         try:
             ctx.synchronize()
         except CudaError as e:
-            if id(e) not in server.reported:
-                print(f"strata run: a kernel or copy of the program failed after its last synchronization:\n"
-                      f"{type(e).__name__}: {e}", file=sys.stderr)
-                return status or 1
+            if id(e) not in server.reported and failed is None:
+                failed = e
+    if status < 0:
+        return 128 - status
+    if failed is not None:
+        print(f"strata run: a kernel or copy of the program failed after its last synchronization:\n"
+              f"{type(failed).__name__}: {failed}", file=sys.stderr)
+        return status or 1
     return status
