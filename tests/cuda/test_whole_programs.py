@@ -334,7 +334,8 @@ def test_cublas_strided_batched_gemm_ex_and_math_mode() -> None:
         f"sgemm strided batched {batch}: C[5][0] {2 * (a[5] @ b)[0, 0]:.1f} mismatches 0",
         f"dgemm strided batched: C[2][7] {(ad[2] @ bd[2])[7, 0]:.6f} mismatches 0",
         "half strided batched ex: mismatches 0", "gemm ex: mismatches 0", "tf32 mode 3: mismatches 0",
-        "half compute: CUBLAS_STATUS_NOT_SUPPORTED", "negative batch: CUBLAS_STATUS_INVALID_VALUE"]
+        "half compute: CUBLAS_STATUS_NOT_SUPPORTED", "negative batch: CUBLAS_STATUS_INVALID_VALUE",
+        "captured: 1 node(s), dot in capture CUBLAS_STATUS_NOT_SUPPORTED, after 3 launches mismatches 0"]
 
 
 def test_cublas_header_declares_the_real_status_codes_and_v2_names() -> None:

@@ -6,12 +6,14 @@
  * names it declares that this file does not define are weak stubs (build.py) returning
  * CUBLAS_STATUS_NOT_SUPPORTED. */
 #include <cublas_v2.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 cudaError_t strata_call(uint32_t op, const void* a, size_t na, void* out, size_t cap);
+int strata_capture_request(cudaStream_t s, uint32_t op, const void* a, size_t na, size_t stream_at);
 enum { OP_CUBLAS_CREATE = 54, OP_CUBLAS_DESTROY = 55, OP_CUBLAS_CALL = 56 };
 /* routines of OP_CUBLAS_CALL (mirror of strata/libs/blas/native.py) */
 enum { R_GEMM = 1, R_AXPY, R_SCAL, R_DOT, R_NRM2, R_ASUM, R_IAMAX, R_GEMV, R_GER, R_SYRK, R_TRSM };
@@ -32,10 +34,19 @@ typedef struct {
 } call_t;
 typedef struct { int32_t status, pad; double value; int64_t index; } reply_t;
 
+/* A call on a capturing stream becomes a node of the graph (its arguments are checked when the graph runs);
+ * one that returns a result to the host cannot be captured, as in cuBLAS. */
 static cublasStatus_t send_call(cublasHandle_t h, call_t* c, reply_t* r) {
     c->handle = h->id;
     c->stream = (uint64_t)(uintptr_t)h->stream;
     memset(r, 0, sizeof *r);
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (h->stream && cudaStreamIsCapturing(h->stream, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusActive) {
+        int returns = c->routine == R_DOT || c->routine == R_NRM2 || c->routine == R_ASUM || c->routine == R_IAMAX;
+        if (returns) return CUBLAS_STATUS_NOT_SUPPORTED;
+        return strata_capture_request(h->stream, OP_CUBLAS_CALL, c, sizeof *c, offsetof(call_t, stream))
+                   ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INTERNAL_ERROR;
+    }
     if (strata_call(OP_CUBLAS_CALL, c, sizeof *c, r, sizeof *r) != cudaSuccess)
         return CUBLAS_STATUS_EXECUTION_FAILED;  /* a fault of earlier work (sticky) or no runtime process */
     return (cublasStatus_t)r->status;

@@ -361,10 +361,11 @@ static cudaError_t func_info(func_t* f) {
  * work of every stream that joined (join) before cudaStreamEndCapture. Nodes are kept in the order they
  * were captured or added, which respects every dependency (a node's dependencies exist before it), so the
  * replay runs them in that order. */
-enum { NODE_LAUNCH, NODE_COPY, NODE_MEMSET, NODE_HOST, NODE_EMPTY, NODE_COPY3D };
+enum { NODE_LAUNCH, NODE_COPY, NODE_MEMSET, NODE_HOST, NODE_EMPTY, NODE_COPY3D, NODE_REQUEST };
 typedef struct {
     int kind;
-    uint32_t op; char* buf; size_t n;                     /* a launch: its request, stream patched at replay */
+    uint32_t op; char* buf; size_t n;                     /* a launch (or a host library's request, the
+                                                             stream at byte `count`): patched at replay */
     void* dst; const void* src; size_t count; int mkind;  /* a copy */
     int value;                                            /* a memset (dst, value, count) */
     size_t pitch, width, height;                          /* a 2-D memset (node API); height 0: 1-D */
@@ -1247,6 +1248,17 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
             pthread_mutex_unlock(&lock);
         } else if (nd->kind == NODE_COPY) {
             r = copy(nd->dst, nd->src, nd->count, (enum cudaMemcpyKind)nd->mkind, s);
+        } else if (nd->kind == NODE_REQUEST) {
+            uint64_t st = (uint64_t)(uintptr_t)s;
+            memcpy(nd->buf + nd->count, &st, 8);
+            int32_t status = 0;
+            r = rpc(nd->op, nd->buf, nd->n, NULL, 0, &status, 4, NULL);
+            if (r == cudaSuccess && status) {  /* the library refused the call's arguments when the graph ran */
+                static int said;
+                if (!said++) fprintf(stderr, "strata: a library call captured in a graph failed when the graph ran "
+                                             "(status %d)\n", (int)status);
+                r = note(cudaErrorInvalidValue);
+            }
         } else if (nd->kind == NODE_COPY3D) {
             r = copy_3d(&nd->p3, s);
         } else if (nd->kind == NODE_HOST) {  /* after the work before it, as a host node runs */
@@ -1632,6 +1644,18 @@ cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* surf, const struct cuda
 cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surf) {
     uint64_t h = surf;
     return RPCIN(OP_SURF_DESTROY, h);
+}
+
+/* For strata's host libraries (libcublas.so.13): if stream `s` is capturing, keep the request `a` (its
+ * stream handle at byte `stream_at`) as a graph node, replayed on the graph's stream; 1 if it was kept. The
+ * reply of such a request starts with the library's int32 status (0: success). */
+int strata_capture_request(cudaStream_t s, uint32_t op, const void* a, size_t na, size_t stream_at) {
+    struct CUgraph_st* g = capturing(s);
+    if (!g || stream_at + 8 > na) return 0;
+    node_t nd = {.kind = NODE_REQUEST, .op = op, .buf = malloc(na), .n = na, .count = stream_at};
+    memcpy(nd.buf, a, na);
+    add_node(s, g, nd);
+    return 1;
 }
 
 /* For strata's other host libraries (libcurand.so.10): one request on this library's connection. */
