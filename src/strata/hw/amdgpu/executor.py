@@ -158,6 +158,7 @@ class _Batch:
     pending: list[_Pending] = field(default_factory=list)
     all_waves: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # arange(W)
     wg_word: np.ndarray | None = None  # (W, 1) each wave's workgroup's first word in lds.reshape(-1)
+    lds_addr: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # _lds_span's index arrays by register
 
 
 @dataclass
@@ -510,7 +511,7 @@ def _check_global(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray, size: int
 
 
 # ---------------------------------------------------------------------------- SALU
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sop2_fn(name: str) -> Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray | None]] | None:
     # returns (result, scc or None); operands are uint32 or uint64 arrays; third arg is scc in
     def u64(x: np.ndarray) -> np.ndarray:
@@ -1006,21 +1007,28 @@ _F32_TINY = float(np.finfo(np.float32).tiny)
 
 def _fma32(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
     """A correctly rounded float32 fma. The product of two float32s is exact in float64, so the float64 sum
-    is the exact result rounded once; rounding that to float32 is the correctly rounded result unless the
-    float64 sum sits exactly halfway between two float32s (or in float32's subnormal range), where a second
-    rounding can go the wrong way. Those rare lanes are recomputed with the round-to-odd sum."""
+    is the exact result rounded once, and rounding that to float32 is correct unless the float64 sum is
+    inexact and sits exactly halfway between two float32s (or in float32's subnormal range), where the
+    second rounding can go the wrong way. Exact sums that are ties are common (2x + y of nearby values) and
+    are rounded right as they are; the rare inexact ones are recomputed with the round-to-odd sum."""
     with np.errstate(all="ignore"):
-        s = np.add(np.multiply(a, b, dtype=np.float64), d, dtype=np.float64)
+        p = np.multiply(a, b, dtype=np.float64)
+        s = np.add(p, d, dtype=np.float64)
         r = s.astype(np.float32)
-        r_abs_min = np.abs(r).min() if r.size else 1.0
-        tie = (s.view(np.uint64) & _TIE_BITS) == _TIE
-        if r_abs_min < _F32_TINY:
-            tie |= np.abs(s) < _F32_TINY
-        if tie.any():
+        bits = np.bitwise_and(s.view(np.uint64), _TIE_BITS)
+        suspect = bits == _TIE
+        if r.size and np.abs(r).min() < _F32_TINY:
+            suspect |= (np.abs(s) < _F32_TINY) & (s != 0)
+        if not suspect.any():
+            return r
+        # TwoSum: s + err == p + d exactly; only inexact sums can be rounded twice the wrong way
+        bb = s - p
+        err = (p - (s - bb)) + (d - bb)
+        bad = suspect & (err != 0)
+        if bad.any():
             shape = s.shape
-            slow = _fma32_odd(np.broadcast_to(a, shape)[tie], np.broadcast_to(b, shape)[tie],
-                              np.broadcast_to(d, shape)[tie])
-            r[tie] = slow
+            r[bad] = _fma32_odd(np.broadcast_to(a, shape)[bad], np.broadcast_to(b, shape)[bad],
+                                np.broadcast_to(d, shape)[bad])
         return r
 
 
@@ -1838,12 +1846,22 @@ def _lds_span(c: _Ctx, ins: Inst, offs: list[int], size: int, access: str) -> tu
     offset by offset (which reports the fault)."""
     if not c.full or any(o % 4 for o in offs):
         return None, 0
-    addr = c.b.v[ins.f["addr"], c.ix]
-    hi, low = int(addr.max()), int(np.bitwise_or.reduce(addr, axis=None)) & 15
+    reg = ins.f["addr"]
+    addr = c.b.v[reg, c.ix]
+    hit = c.b.lds_addr.get(reg)
+    # loops read LDS through a few address registers that do not change: reuse their index arrays (one
+    # comparison instead of four passes)
+    if hit is not None and (hit[0] is c.ix or isinstance(hit[0], slice) and isinstance(c.ix, slice)) and \
+            np.array_equal(hit[1], addr):
+        _, _, hi, low, idx = hit
+    else:
+        hi, low = int(addr.max()), int(np.bitwise_or.reduce(addr, axis=None)) & 15
+        idx = (addr >> _U32(2)).astype(np.int64)
+        idx += _wg_base(c.b)[c.ix]
+        idx.flags.writeable = False
+        c.b.lds_addr[reg] = (c.ix, addr.copy(), hi, low, idx)
     if hi + max(offs) + size > c.launch.lds_bytes or low & (min(size, 4) - 1):
         return None, 0
-    idx = (addr >> _U32(2)).astype(np.int64)
-    idx += _wg_base(c.b)[c.ix]
     return idx, 16 if low == 0 else 8 if low & 7 == 0 else 4
 
 
