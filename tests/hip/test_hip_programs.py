@@ -296,3 +296,24 @@ def test_cuda_program_on_h100_and_its_hip_twin_on_mi300x_agree(name: str) -> Non
     assert cuda.returncode == 0, cuda.stderr
     assert hip.stdout == cuda.stdout and re.search(r"PASS", hip.stdout)
     assert hip.stderr == cuda.stderr == ""
+
+
+@needs_clang
+def test_module_api_loads_a_code_object_from_a_file_and_from_memory(tmp_path: Path) -> None:
+    from strata import cli
+
+    co = tmp_path / "kernels.co"
+    assert cli.main(["hipcc", "--genco", str(PROGRAMS / "module_kernels.hip"), "-o", str(co)]) == 0
+    r = run(build("module_api.hip"), str(co))
+    assert r.returncode == 0, r.stdout + r.stderr
+    x = np.arange(1000, dtype=np.float32)
+    once = x * np.float32(3) + np.float32(0.5)  # exact: small integers and halves
+    assert r.stdout.splitlines() == [
+        f"offset size 4 x[1] {once[1]:.1f} x[999] {once[999]:.1f}",
+        f"from memory (read): x[1] {once[1] * 2:.1f}",  # a second module: its own offset, 0
+        "launch 2048 work-items: hipErrorInvalidConfiguration",
+        "missing file: hipErrorFileNotFound",
+        "missing kernel: hipErrorNotFound",
+        "bad image: hipErrorInvalidImage",
+        "last error: hipSuccess",
+    ]

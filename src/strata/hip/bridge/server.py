@@ -26,6 +26,8 @@ from strata.cuda.device import current_device
 from strata.errors import CudaError
 from strata.hip.amd import CodeObjectKernel, CodeObjectModule
 from strata.hip.bridge import bundle
+from strata.hw.amdgpu.codeobject import parse
+from strata.hw.amdgpu.errors import CodeObjectError
 
 
 class HipOp(enum.IntEnum):
@@ -70,9 +72,13 @@ class HipServer(cuda_server.Server):
 
     # --- HIP requests ----------------------------------------------------------------------------------
     def _hip_register(self, body: bytes) -> bytes:
+        """A program's offload bundle (or, from hipModuleLoad/LoadData, a bundle or a bare code object)."""
         image = _HipImage({})
         try:
-            image.entries = bundle.parse(bytes(body))
+            if bytes(body[:4]) == b"\x7fELF":
+                image.entries = {bundle.device_id(_processor(bytes(body))): bytes(body)}
+            else:
+                image.entries = bundle.parse(bytes(body))
         except CudaError as e:  # reported at first use, as a fat binary's error is
             image.error = e
             self.err.append(f"strata: {e.message}\n")
@@ -96,7 +102,10 @@ class HipServer(cuda_server.Server):
                                 f"objects; it cannot run on {current_device().spec.product}: use an AMD device "
                                 "(strata run --gpu mi300x)")
             with trace.span("L3", "__hipRegisterFatBinary", arch=arch):
-                module = image.modules[arch] = CodeObjectModule(bundle.pick(image.entries, arch))
+                try:
+                    module = image.modules[arch] = CodeObjectModule(bundle.pick(image.entries, arch))
+                except CodeObjectError as e:
+                    raise CudaError("cudaErrorInvalidKernelImage", str(e)) from None
         return module
 
     # --- the CUDA bridge's requests, for HIP modules ---------------------------------------------------
@@ -155,6 +164,17 @@ class HipServer(cuda_server.Server):
         except CudaError:
             return struct.pack("<i", 0)
         return struct.pack("<i", occ.blocks_per_sm)
+
+
+def _processor(code_object: bytes) -> str:
+    """The gfx target of a bare code object (hipModuleLoadData), from its ELF header and metadata.
+
+    Raises:
+        CudaError: cudaErrorInvalidKernelImage (hipErrorInvalidImage) for a malformed one."""
+    try:
+        return parse(code_object).processor
+    except CodeObjectError as e:
+        raise CudaError("cudaErrorInvalidKernelImage", f"[hipModuleLoadData] {e}") from None
 
 
 def run(argv: list[str]) -> int:

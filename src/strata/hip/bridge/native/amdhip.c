@@ -64,6 +64,9 @@ void __cudaRegisterFunction(void**, const char*, char*, const char*, int, void*,
 void __cudaRegisterVar(void**, char*, char*, const char*, int, size_t, int, int);
 hipError_t strata_call(uint32_t op, const void* a, size_t na, void* out, size_t cap);
 hipError_t strata_module_global(void* mod, const char* name, uint64_t* addr, uint64_t* size);
+void* strata_module_function(void* mod, const char* name, hipError_t* err);
+hipError_t strata_launch(void* func, dim3 g, dim3 b, size_t shmem, hipStream_t s, void** params);
+void strata_clear_local_error(void);
 void** strata_register_image(uint32_t op, const void* image, size_t len);
 #include "strata_props.h"  /* amdhip_props.c: the parts that need CUDA's own structure layouts */
 
@@ -357,3 +360,88 @@ hipError_t hipEventSynchronize(hipEvent_t e) { return cudaEventSynchronize(e); }
 hipError_t hipEventQuery(hipEvent_t e) { return cudaEventQuery(e); }
 hipError_t hipEventElapsedTime(float* ms, hipEvent_t a, hipEvent_t b) { return cudaEventElapsedTime(ms, a, b); }
 hipError_t hipEventDestroy(hipEvent_t e) { return cudaEventDestroy(e); }
+
+/* ---- the module API ------------------------------------------------------------------------------------- */
+/* The size of an ELF image in memory: its section headers come last in what clang and lld write. */
+static size_t elf_size(const unsigned char* p) {
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, p + 0x28, 8); memcpy(&shentsize, p + 0x3A, 2); memcpy(&shnum, p + 0x3C, 2);
+    return (size_t)(shoff + (uint64_t)shentsize * shnum);
+}
+
+/* A code object (ELF) or an offload bundle, registered as __hipRegisterFatBinary registers a program's; the
+ * runtime process reports a bad image at the first hipModuleGetFunction/GetGlobal, with its reason. */
+static hipError_t load_image(hipModule_t* module, const void* image, size_t n) {
+    void** m = strata_register_image(OP_HIP_REGISTER, image, n);
+    if (!m || !*(const uint64_t*)m) { free(m); return hipErrorInvalidImage; }
+    *module = (hipModule_t)m;
+    return hipSuccess;
+}
+
+hipError_t hipModuleLoadData(hipModule_t* module, const void* image) {
+    const unsigned char* p = image;
+    if (!module || !p) return hipErrorInvalidValue;
+    size_t n = !memcmp(p, "\x7f" "ELF", 4) ? elf_size(p) : bundle_size(image);
+    if (!n) return hipErrorInvalidImage;
+    return load_image(module, image, n);
+}
+
+hipError_t hipModuleLoad(hipModule_t* module, const char* fname) {
+    if (!module || !fname) return hipErrorInvalidValue;
+    FILE* f = fopen(fname, "rb");
+    if (!f) return hipErrorFileNotFound;
+    char* buf = NULL;
+    size_t n = 0, cap = 0, k;
+    do {
+        if (n == cap) { cap = cap ? 2 * cap : 1 << 16; buf = realloc(buf, cap); }
+        k = fread(buf + n, 1, cap - n, f);
+        n += k;
+    } while (k);
+    fclose(f);
+    hipError_t e = n ? load_image(module, buf, n) : hipErrorInvalidImage;
+    free(buf);
+    return e;
+}
+
+hipError_t hipModuleUnload(hipModule_t module) {
+    return module ? hipSuccess : hipErrorInvalidHandle;  /* code objects live until the runtime process ends */
+}
+
+hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* kname) {
+    hipError_t e = hipSuccess;
+    if (!function || !module || !kname) return hipErrorInvalidValue;
+    void* f = strata_module_function(module, kname, &e);
+    if (e == hipErrorInvalidDeviceFunction) cudaGetLastError();  /* HIP's answer for a missing name: */
+    if (e == hipErrorInvalidDeviceFunction) return hipErrorNotFound;  /* not the program's last error */
+    if (e != hipSuccess) return e;
+    *function = (hipFunction_t)f;
+    return hipSuccess;
+}
+
+hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t module, const char* name) {
+    uint64_t addr = 0, size = 0;
+    if (!module || !name) return hipErrorInvalidValue;
+    hipError_t e = strata_module_global(module, name, &addr, &size);
+    if (e != hipSuccess) return e;
+    if (dptr) *dptr = (hipDeviceptr_t)(uintptr_t)addr;
+    if (bytes) *bytes = (size_t)size;
+    return hipSuccess;
+}
+
+hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                 unsigned int by, unsigned int bz, unsigned int shmem, hipStream_t stream,
+                                 void** kernelParams, void** extra) {
+    if (!f) return hipErrorInvalidResourceHandle;
+    if (!kernelParams && extra) {
+        static int said;
+        if (!said++) fprintf(stderr, "strata: hipModuleLaunchKernel: arguments through `extra` "
+                                     "(HIP_LAUNCH_PARAM_BUFFER_POINTER) are not supported; pass kernelParams\n");
+        return hipErrorNotSupported;
+    }
+    dim3 g = {gx, gy, gz}, b = {bx, by, bz};
+    strata_clear_local_error();
+    hipError_t e = strata_launch(f, g, b, shmem, stream, kernelParams);
+    /* as HIP does, the module API reports a bad configuration from the launch itself */
+    return e != hipSuccess ? e : cudaGetLastError();
+}

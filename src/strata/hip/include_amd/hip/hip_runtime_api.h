@@ -91,6 +91,8 @@ typedef enum hipMemcpyKind {
 typedef struct ihipStream_t* hipStream_t;
 typedef struct ihipEvent_t* hipEvent_t;
 typedef void* hipDeviceptr_t;
+typedef struct ihipModule_t* hipModule_t;
+typedef struct ihipModuleSymbol_t* hipFunction_t;
 #define hipStreamLegacy ((hipStream_t)1)
 #define hipStreamPerThread ((hipStream_t)2)
 
@@ -286,6 +288,17 @@ hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 di
 hipError_t hipFuncGetAttributes(hipFuncAttributes* attr, const void* func);
 hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* f, int blockSize,
                                                         size_t dynSharedMemPerBlk);
+/* ---- the module API: code objects loaded at run time (a file written by `strata hipcc --genco`, or bytes) ---- */
+hipError_t hipModuleLoad(hipModule_t* module, const char* fname);
+hipError_t hipModuleLoadData(hipModule_t* module, const void* image);
+hipError_t hipModuleUnload(hipModule_t module);
+hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* kname);
+hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t hmod, const char* name);
+hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigned int gridDimY,
+                                 unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                 unsigned int blockDimZ, unsigned int sharedMemBytes, hipStream_t stream,
+                                 void** kernelParams, void** extra);
+
 /* what clang's lowering of kernel<<<grid, block, shmem, stream>>>(...) calls */
 hipError_t __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem __STRATA_DEFAULT(0),
                                       hipStream_t stream __STRATA_DEFAULT(0));
