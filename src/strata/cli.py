@@ -46,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--gpu", help="virtual GPU model of device 0: h200 (default), h100, a100, mi300x")
     run.add_argument("--devices", help="the virtual GPUs present, e.g. 'h200,h100' or '4xh200' (STRATA_DEVICES)")
     run.add_argument("--launch-blocking", action="store_true", help="synchronous launches (STRATA_LAUNCH_BLOCKING=1)")
+    run.add_argument("--nproc", "--nproc-per-node", dest="nproc", type=int,
+                     help="run a Python program as N ranks, one process each, with torchrun's environment "
+                          "(RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), for torch.distributed")
     run.add_argument("--as-torch", action="store_true",
                      help="serve `import torch` (torch.nn, torch.optim, torch.cuda, ...) from strata, so a PyTorch "
                           "program runs unchanged")
@@ -69,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     hip.add_argument("--cuda-kernel-execution-syntax", action="store_true",
                      help="keep kernel<<<...>>> launches instead of writing hipLaunchKernelGGL(...)")
     args = parser.parse_args(argv)
+    if args.command == "run" and args.nproc is not None:
+        from strata.framework.distributed.launch import launch
+
+        return launch(args.nproc, args.program, args.args, as_torch=args.as_torch, gpu=args.gpu, devices=args.devices)
     if args.command == "run":
         return run_program(args.program, args.args, gpu=args.gpu, devices=args.devices,
                            launch_blocking=args.launch_blocking, as_torch=args.as_torch)

@@ -79,7 +79,11 @@ if importlib.util.find_spec("strata.framework.optim") is not None:
     import torch.optim
     assert torch.optim is importlib.import_module("strata.framework.optim")
     from torch.optim.lr_scheduler import StepLR
-for name in ("torch._dynamo", "torch.distributed"):
+import torch.distributed
+assert torch.distributed is importlib.import_module("strata.framework.distributed")
+from torch.nn.parallel import DistributedDataParallel
+assert DistributedDataParallel is torch.distributed.DistributedDataParallel
+for name in ("torch._dynamo",):
     try:
         importlib.import_module(name)
     except ModuleNotFoundError as e:

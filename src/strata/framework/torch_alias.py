@@ -16,6 +16,8 @@ script.py`, or `strata.install_torch_alias()` before the program's imports).
 | `torch.sparse` | `strata.framework.sparse` (2-D COO matrices) |
 | `torch.onnx` | `strata.framework.onnx_stub` (importable; export raises) |
 | `torch.multiprocessing` | the standard library's `multiprocessing` |
+| `torch.serialization` | `strata.framework.serialization` (add_safe_globals, ...) |
+| `torch.distributed` | `strata.framework.distributed` (process groups, collectives, DDP) |
 | `torch.backends.cudnn` / `.cuda` / `.mps`, `torch.version` | small stand-ins (flags, version strings) |
 | other `torch.X` | `strata.X`, else `strata.framework.torch_extras` (legacy types, mm, Tensor methods) |
 
@@ -59,13 +61,16 @@ _MAPPED: dict[str, str] = {
     "torch.accelerator": "strata.framework.accelerator",
     "torch.onnx": "strata.framework.onnx_stub",
     "torch.sparse": "strata.framework.sparse",
+    "torch.serialization": "strata.framework.serialization",
     "torch.multiprocessing": "multiprocessing",  # PyTorch's is a re-export of the standard library's
+    "torch.distributed": "strata.framework.distributed",
 }
 # modules the alias builds itself
 _SYNTHETIC = ("torch", "torch.utils", "torch.backends", "torch.backends.cudnn", "torch.backends.cuda",
               "torch.backends.mps", "torch.version")
 # attributes of `torch` that are submodules (imported on first access, as `import torch` makes them available)
 _LAZY_CHILDREN = {"nn", "optim", "autograd", "cuda", "utils", "amp", "backends", "version", "accelerator", "onnx",
+                  "distributed",
                   "sparse", "multiprocessing"}
 
 

@@ -1,8 +1,7 @@
 """`torch.nn.parallel` for strata: `DataParallel` as a pass-through on one device (the wrapped module
 runs as is on the device its parameters live on; PyTorch's splitting of the batch across GPUs is not
 done), so programs that wrap their model keep working and `model.module` reaches the original.
-`DistributedDataParallel` needs a process group, which strata does not provide: constructing one raises
-PyTorch's error for that case.
+`DistributedDataParallel` is strata.distributed's (strata/framework/distributed/ddp.py).
 
 Example:
     >>> import strata.nn as nn
@@ -38,17 +37,13 @@ class DataParallel(Module):
         return self.module(*inputs, **kwargs)
 
 
-class DistributedDataParallel(Module):
-    """Needs an initialised process group (torch.distributed), which strata does not have.
+def __getattr__(name: str) -> Any:
+    """`DistributedDataParallel` is strata.distributed's (imported on first use: it needs the process group)."""
+    if name == "DistributedDataParallel":
+        from strata.framework.distributed.ddp import DistributedDataParallel
 
-    Raises:
-        RuntimeError: always, with PyTorch's message for a missing default process group.
-    """
-
-    def __init__(self, module: Module, *args: Any, **kwargs: Any) -> None:
-        raise RuntimeError("Default process group has not been initialized, please make sure to call "
-                           "init_process_group. (strata provides no torch.distributed; use the module directly "
-                           "or nn.DataParallel)")
+        return DistributedDataParallel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def data_parallel(module: Module, inputs: Any, device_ids: Any = None, output_device: Any = None, dim: int = 0,
@@ -58,4 +53,4 @@ def data_parallel(module: Module, inputs: Any, device_ids: Any = None, output_de
     return module(*inputs, **(module_kwargs or {}))
 
 
-__all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]
+__all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]  # noqa: F822 - the module __getattr__

@@ -1,0 +1,394 @@
+"""torch.distributed's surface: the process group of this job, its rank and size, and the collectives on
+tensors.
+
+One process per rank (`strata run --nproc N`, or any launcher setting RANK/WORLD_SIZE/MASTER_ADDR/
+MASTER_PORT): `init_process_group` meets the others through the store at MASTER_ADDR:MASTER_PORT
+(`env://`, the default) or the address of a `tcp://host:port` init method, then connects to every
+other rank (`transport.py`). Backend `nccl` takes cuda tensors and combines on the virtual GPU; `gloo`
+takes cpu tensors; the default ("cuda:nccl,cpu:gloo", as PyTorch's) picks by the tensor's device.
+Every call is synchronous; `async_op=True` returns a completed `Work`, so code that waits on it runs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import threading
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from strata import trace
+from strata.framework import creation
+from strata.framework.distributed import algorithms as alg
+from strata.framework.distributed.algorithms import Buffer, DeviceBuffer, HostBuffer
+from strata.framework.distributed.store import TCPStore
+from strata.framework.distributed.transport import DistBackendError, Mesh
+from strata.framework.tensor import Tensor
+
+DEFAULT_TIMEOUT = datetime.timedelta(minutes=5)
+
+
+class ReduceOp:
+    """torch.distributed.ReduceOp: SUM, PRODUCT, MIN, MAX, AVG."""
+
+    SUM = "SUM"
+    PRODUCT = "PRODUCT"
+    MIN = "MIN"
+    MAX = "MAX"
+    AVG = "AVG"
+
+
+class Backend:
+    """torch.distributed.Backend names."""
+
+    NCCL = "nccl"
+    GLOO = "gloo"
+
+
+class Work:
+    """What `async_op=True` returns: the call already ran, so `wait()` returns True at once."""
+
+    def wait(self, timeout: Any = None) -> bool:
+        return True
+
+    def is_completed(self) -> bool:
+        return True
+
+
+@dataclass
+class ProcessGroup:
+    """A set of ranks (global rank numbers, in order) that collectives run over."""
+
+    ranks: list[int]
+    backend: str
+
+    def rank(self) -> int:
+        return self.ranks.index(_world().rank)
+
+    def size(self) -> int:
+        return len(self.ranks)
+
+
+class _NonMember:
+    """What `new_group` returns on a rank that is not in the group (torch's GroupMember.NON_GROUP_MEMBER)."""
+
+    def __repr__(self) -> str:
+        return "<non-group member>"
+
+
+class GroupMember:
+    WORLD: ProcessGroup | None = None
+    NON_GROUP_MEMBER = _NonMember()
+
+
+@dataclass
+class _World:
+    rank: int
+    world_size: int
+    backend: str
+    store: TCPStore
+    mesh: Mesh
+    timeout: float
+    group: ProcessGroup
+    barriers: int = 0
+    groups: int = 0
+
+
+_state: _World | None = None
+_lock = threading.Lock()
+
+
+def _world() -> _World:
+    if _state is None:
+        raise RuntimeError("Default process group has not been initialized, please make sure to call "
+                           "init_process_group.")
+    return _state
+
+
+def is_available() -> bool:
+    return True
+
+
+def is_initialized() -> bool:
+    return _state is not None
+
+
+def is_nccl_available() -> bool:
+    return True
+
+
+def is_gloo_available() -> bool:
+    return True
+
+
+def _seconds(timeout: Any) -> float:
+    if timeout is None:
+        return DEFAULT_TIMEOUT.total_seconds()
+    if isinstance(timeout, datetime.timedelta):
+        return timeout.total_seconds()
+    return float(timeout)
+
+
+def init_process_group(backend: str | None = None, init_method: str | None = None, timeout: Any = None,
+                       world_size: int = -1, rank: int = -1, store: TCPStore | None = None,
+                       group_name: str = "", pg_options: Any = None, device_id: Any = None) -> None:
+    """Join the job's default process group.
+
+    Args:
+        backend: "nccl" (cuda tensors), "gloo" (cpu tensors), or None for both by device.
+        init_method: "env://" (default: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE from the environment)
+            or "tcp://host:port" (rank and world_size from the arguments or the environment).
+        timeout: how long a rank waits for the others (timedelta or seconds; default 5 minutes).
+        world_size, rank: override the environment.
+        store: an existing TCPStore to meet through instead of the init method's.
+    Raises:
+        ValueError: an unknown backend or init method, or missing rank/world size.
+        RuntimeError: called twice.
+    """
+    global _state
+    with _lock:
+        if _state is not None:
+            raise RuntimeError("trying to initialize the default process group twice!")
+        name = (backend or "cuda:nccl,cpu:gloo").lower()
+        if name not in ("nccl", "gloo", "cuda:nccl,cpu:gloo", "cpu:gloo,cuda:nccl"):
+            raise ValueError(f"Invalid backend: '{backend}' (strata provides nccl and gloo)")
+        seconds = _seconds(timeout)
+        rank = rank if rank >= 0 else _env_int("RANK")
+        world_size = world_size if world_size > 0 else _env_int("WORLD_SIZE")
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} is not in [0, world_size={world_size})")
+        if store is None:
+            host, port = _address(init_method or "env://")
+            store = TCPStore(host, port, world_size, is_master=rank == 0, timeout=seconds)
+        with trace.span("L5", "c10d::init_process_group", backend=name, rank=rank, world_size=world_size):
+            mesh = Mesh(store, rank, world_size, seconds)
+        group = ProcessGroup(list(range(world_size)), name)
+        _state = _World(rank, world_size, name, store, mesh, seconds, group)
+        GroupMember.WORLD = group
+
+
+def _env_int(name: str) -> int:
+    value = os.environ.get(name)
+    if value is None:
+        raise ValueError(f"Error initializing torch.distributed using env:// rendezvous: environment variable "
+                         f"{name} expected, but not set")
+    return int(value)
+
+
+def _address(init_method: str) -> tuple[str, int]:
+    if init_method == "env://":
+        addr = os.environ.get("MASTER_ADDR")
+        port = os.environ.get("MASTER_PORT")
+        if addr is None or port is None:
+            raise ValueError("Error initializing torch.distributed using env:// rendezvous: environment variable "
+                             f"{'MASTER_ADDR' if addr is None else 'MASTER_PORT'} expected, but not set")
+        return addr, int(port)
+    url = urllib.parse.urlparse(init_method)
+    if url.scheme != "tcp" or url.hostname is None or url.port is None:
+        raise ValueError(f"init_method must be 'env://' or 'tcp://host:port', got {init_method!r}")
+    return url.hostname, url.port
+
+
+def destroy_process_group(group: ProcessGroup | None = None) -> None:
+    """Leave the default group: close the connections (and the store, on rank 0)."""
+    global _state
+    with _lock:
+        if _state is None:
+            return
+        if group is not None and group is not _state.group:
+            return
+        _state.mesh.close()
+        _state.store.close()
+        _state = None
+        GroupMember.WORLD = None
+
+
+def get_rank(group: ProcessGroup | None = None) -> int:
+    w = _world()
+    if group is None:
+        return w.rank
+    return group.ranks.index(w.rank) if w.rank in group.ranks else -1
+
+
+def get_world_size(group: ProcessGroup | None = None) -> int:
+    w = _world()
+    return w.world_size if group is None else len(group.ranks)
+
+
+def get_backend(group: ProcessGroup | None = None) -> str:
+    return _world().backend
+
+
+def new_group(ranks: Sequence[int] | None = None, timeout: Any = None, backend: str | None = None,
+              pg_options: Any = None, use_local_synchronization: bool = False) -> Any:
+    """A group of `ranks` (all ranks when None). Every rank of the job calls it, as in PyTorch; ranks
+    outside get GroupMember.NON_GROUP_MEMBER."""
+    w = _world()
+    members = sorted(set(range(w.world_size) if ranks is None else ranks))
+    if any(not 0 <= r < w.world_size for r in members):
+        raise ValueError(f"new_group: ranks {list(ranks or [])} must be in [0, {w.world_size})")
+    w.groups += 1
+    if w.rank not in members:
+        return GroupMember.NON_GROUP_MEMBER
+    return ProcessGroup(members, backend or w.backend)
+
+
+def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids: Any = None) -> Work | None:
+    """Wait until every rank of the group reached its barrier (through the store)."""
+    w = _world()
+    g = _group(group)
+    with trace.span("L5", "c10d::barrier", rank=w.rank):
+        # a one-byte ring all-reduce: nobody leaves before everyone arrived (Gloo's barrier is one too)
+        alg.all_reduce(w.mesh, g.ranks, HostBuffer(np.zeros(max(1, len(g.ranks)), np.uint8)), "SUM")
+    return Work() if async_op else None
+
+
+def _group(group: Any) -> ProcessGroup:
+    w = _world()
+    if group is None:
+        return w.group
+    if group is GroupMember.NON_GROUP_MEMBER:
+        raise ValueError("this rank is not a member of the group it passed")
+    return group
+
+
+def _buffer(t: Tensor, backend: str, what: str = "tensor") -> Buffer:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{what} must be a Tensor, got {type(t).__name__}")
+    if not t.is_contiguous():
+        raise ValueError(f"{what} must be contiguous")
+    dev = t.device
+    if dev.type == "cuda":
+        if backend == "gloo":
+            raise RuntimeError("No backend type associated with device type cuda (the group's backend is gloo)")
+        return DeviceBuffer(t.data_ptr(), t.numel(), t.dtype.np, dev.index if dev.index is not None else 0)
+    if backend == "nccl":
+        raise RuntimeError("No backend type associated with device type cpu (the group's backend is nccl; use "
+                           "gloo or move the tensor to cuda)")
+    return HostBuffer(t.detach().numpy())
+
+
+def _span(name: str, t: Tensor, **args: Any) -> Any:
+    return trace.span("L5", f"c10d::{name}", rank=_world().rank, bytes=t.numel() * t.dtype.itemsize, **args)
+
+
+def all_reduce(tensor: Tensor, op: str = ReduceOp.SUM, group: ProcessGroup | None = None,
+               async_op: bool = False) -> Work | None:
+    """Combine `tensor` over the group's ranks, in place on every rank."""
+    g = _group(group)
+    if op not in alg.OPS:
+        raise ValueError(f"unsupported ReduceOp {op!r} (supported: {', '.join(alg.OPS)})")
+    with _span("allreduce_", tensor, op=op):
+        alg.all_reduce(_world().mesh, g.ranks, _buffer(tensor, g.backend), op)
+    return Work() if async_op else None
+
+
+def broadcast(tensor: Tensor, src: int, group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """Every rank's `tensor` gets global rank `src`'s."""
+    g = _group(group)
+    if src not in g.ranks:
+        raise ValueError(f"broadcast: src rank {src} is not in the group {g.ranks}")
+    with _span("broadcast_", tensor, src=src):
+        alg.broadcast(_world().mesh, g.ranks, _buffer(tensor, g.backend), src)
+    return Work() if async_op else None
+
+
+def reduce(tensor: Tensor, dst: int, op: str = ReduceOp.SUM, group: ProcessGroup | None = None,
+           async_op: bool = False) -> Work | None:
+    """`tensor` on rank `dst` gets the combination (the others' tensors may change too, as with NCCL)."""
+    all_reduce(tensor, op, group)
+    return Work() if async_op else None
+
+
+def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
+                           async_op: bool = False) -> Work | None:
+    """`output_tensor` (world x input numel) gets every rank's `input_tensor`, in rank order."""
+    g = _group(group)
+    n = len(g.ranks)
+    if output_tensor.numel() != n * input_tensor.numel():
+        raise ValueError(f"output tensor must have {n} x {input_tensor.numel()} elements, has {output_tensor.numel()}")
+    with _span("_allgather_base_", input_tensor):
+        out = _buffer(output_tensor, g.backend, "output_tensor")
+        inp = _buffer(input_tensor, g.backend, "input_tensor")
+        i = g.ranks.index(_world().rank)
+        out.put(i * input_tensor.numel(), inp.get(0, input_tensor.numel()))
+        alg.all_gather(_world().mesh, g.ranks, out)
+    return Work() if async_op else None
+
+
+def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | None = None,
+               async_op: bool = False) -> Work | None:
+    """tensor_list[i] gets rank i's `tensor`."""
+    g = _group(group)
+    if len(tensor_list) != len(g.ranks):
+        raise ValueError(f"tensor_list must hold {len(g.ranks)} tensors, has {len(tensor_list)}")
+    flat = creation.empty(len(g.ranks) * tensor.numel(), dtype=tensor.dtype, device=tensor.device)
+    all_gather_into_tensor(flat, tensor.contiguous().reshape(-1), group)
+    k = tensor.numel()
+    for i, t in enumerate(tensor_list):
+        t.copy_(flat[i * k:(i + 1) * k].reshape(t.shape))
+    return Work() if async_op else None
+
+
+def reduce_scatter_tensor(output: Tensor, input: Tensor, op: str = ReduceOp.SUM,  # noqa: A002 - torch's name
+                          group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """`output` on rank i gets block i of the combination of every rank's `input`."""
+    g = _group(group)
+    n = len(g.ranks)
+    if input.numel() != n * output.numel():
+        raise ValueError(f"input tensor must have {n} x {output.numel()} elements, has {input.numel()}")
+    with _span("_reduce_scatter_base_", input, op=op):
+        work = input.detach().clone()
+        buf = _buffer(work, g.backend, "input")
+        off, k = alg.reduce_scatter(_world().mesh, g.ranks, buf, op)
+        _buffer(output, g.backend, "output").put(0, buf.get(off, k))
+    return Work() if async_op else None
+
+
+def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: Any = None,  # noqa: A002
+                      input_split_sizes: Any = None, group: ProcessGroup | None = None,
+                      async_op: bool = False) -> Work | None:
+    """Block j of rank i's `input` lands in block i of rank j's `output` (equal splits only)."""
+    if output_split_sizes is not None or input_split_sizes is not None:
+        raise NotImplementedError("all_to_all_single with uneven split sizes is not supported by strata yet")
+    g = _group(group)
+    if input.numel() % len(g.ranks) or output.numel() != input.numel():
+        raise ValueError(f"all_to_all_single: input ({input.numel()}) and output ({output.numel()}) must have the "
+                         f"same size, a multiple of the group size {len(g.ranks)}")
+    with _span("alltoall_base_", input):
+        alg.all_to_all(_world().mesh, g.ranks, _buffer(output, g.backend, "output"),
+                       _buffer(input, g.backend, "input"))
+    return Work() if async_op else None
+
+
+def send(tensor: Tensor, dst: int, group: ProcessGroup | None = None, tag: int = 0) -> None:
+    """Send `tensor` to global rank `dst` (matched by its `recv` from this rank, in order)."""
+    w = _world()
+    if dst == w.rank or not 0 <= dst < w.world_size:
+        raise ValueError(f"send: invalid destination rank {dst} (this is rank {w.rank} of {w.world_size})")
+    g = _group(group)
+    with _span("send", tensor, dst=dst):
+        buf = _buffer(tensor, g.backend)
+        w.mesh.send(dst, buf.get(0, tensor.numel()))
+
+
+def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, tag: int = 0) -> int:
+    """Receive into `tensor` from global rank `src`; returns `src`."""
+    w = _world()
+    if src is None:
+        raise NotImplementedError("recv from any source is not supported by strata; pass src")
+    if src == w.rank or not 0 <= src < w.world_size:
+        raise ValueError(f"recv: invalid source rank {src} (this is rank {w.rank} of {w.world_size})")
+    g = _group(group)
+    with _span("recv_", tensor, src=src):
+        buf = _buffer(tensor, g.backend)
+        data = w.mesh.recv(src)
+        if len(data) != tensor.numel() * buf.itemsize:
+            raise DistBackendError(f"rank {w.rank}: recv expected {tensor.numel() * buf.itemsize} bytes from rank "
+                                   f"{src}, got {len(data)} (the sender's tensor has another size or dtype)")
+        buf.put(0, data)
+    return src
