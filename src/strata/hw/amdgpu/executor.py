@@ -41,6 +41,7 @@ from strata.hw.amdgpu.codeobject import KernelInfo
 from strata.hw.amdgpu.decoder import FLOAT_CONSTS, INV_2PI, LITERAL, MFMA, Inst, decode, flat_width
 from strata.hw.amdgpu.errors import UnsupportedAmdInstruction
 from strata.hw.counters import Counters
+from strata.hw.isa.fpround import Scratch
 from strata.hw.memory import GLOBAL_BASE, DeviceMemory
 
 WAVE = 64
@@ -1001,32 +1002,41 @@ def _count(c: _Ctx, cls: str) -> None:
         c.counters.flops["fp32"] += lanes
 
 
-_TIE_BITS, _TIE = np.uint64((1 << 29) - 1), np.uint64(1 << 28)  # float64 bits below float32's last mantissa bit
-_F32_TINY = float(np.finfo(np.float32).tiny)
+
+
+_SCRATCH = Scratch()  # per-thread work arrays: fresh 512 KiB temporaries cost page faults on every instruction
 
 
 def _fma32(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """A correctly rounded float32 fma. The product of two float32s is exact in float64, so the float64 sum
-    is the exact result rounded once, and rounding that to float32 is correct unless the float64 sum is
-    inexact and sits exactly halfway between two float32s (or in float32's subnormal range), where the
-    second rounding can go the wrong way. Exact sums that are ties are common (2x + y of nearby values) and
-    are rounded right as they are; the rare inexact ones are recomputed with the round-to-odd sum."""
+    """A correctly rounded float32 fma (a new array). The product of two float32s is exact in float64, so
+    the float64 sum is the exact result rounded once, and rounding that to float32 is correct unless the
+    float64 sum is inexact and sits exactly halfway between two float32s (on the subnormal grid too),
+    where the second rounding can go the wrong way. Such sums have their low 28 bits zero; of those lanes
+    the exact ones (common: 2x + y of nearby values) round right as they are, and the inexact ones (rare)
+    are recomputed with the round-to-odd sum."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(d))
+    n = int(np.prod(shape))
     with np.errstate(all="ignore"):
-        p = np.multiply(a, b, dtype=np.float64)
-        s = np.add(p, d, dtype=np.float64)
+        s = _SCRATCH.get("amd_fma_s", n, np.float64).reshape(shape)
+        np.multiply(a, b, out=s, dtype=np.float64)  # exact: 24 x 24 bits
+        np.add(s, d, out=s)  # rounded once, to 53 bits
+        low = _SCRATCH.get("amd_fma_l", n, _U32).reshape(shape)
+        np.copyto(low, s.view(_U64), casting="unsafe")  # the low 32 bits of each float64
+        np.left_shift(low, _U32(4), out=low)  # zero iff the low 28 bits are
         r = s.astype(np.float32)
-        bits = np.bitwise_and(s.view(np.uint64), _TIE_BITS)
-        suspect = bits == _TIE
-        if r.size and np.abs(r).min() < _F32_TINY:
-            suspect |= (np.abs(s) < _F32_TINY) & (s != 0)
-        if not suspect.any():
+        if n == 0 or np.minimum.reduce(low, axis=None) != 0:
             return r
-        # TwoSum: s + err == p + d exactly; only inexact sums can be rounded twice the wrong way
-        bb = s - p
-        err = (p - (s - bb)) + (d - bb)
-        bad = suspect & (err != 0)
+        # whole-array exactness test (as the PTX engine's fma.rn.f32): s = p + d exactly iff s - p == d and
+        # s - d == p
+        prod = _SCRATCH.get("amd_fma_p", n, np.float64).reshape(shape)
+        t = _SCRATCH.get("amd_fma_t", n, np.float64).reshape(shape)
+        np.multiply(a, b, out=prod, dtype=np.float64)
+        np.subtract(s, prod, out=t)
+        bad = np.not_equal(t, d)
+        np.subtract(s, d, out=t, dtype=np.float64)
+        bad |= np.not_equal(t, prod)
+        bad &= low == 0
         if bad.any():
-            shape = s.shape
             r[bad] = _fma32_odd(np.broadcast_to(a, shape)[bad], np.broadcast_to(b, shape)[bad],
                                 np.broadcast_to(d, shape)[bad])
         return r
