@@ -201,8 +201,9 @@ def test_object_cache_hit(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Non
     first = executor.compiled(Program(parse(ptx), {}), "sgemm")
     assert isinstance(first, executor.CompiledKernel) and not first.cached
     assert list((tmp_path / "native").glob("*.o"))
+    program = Program(parse(ptx), {})
     t0 = time.perf_counter()
-    again = executor.compiled(Program(parse(ptx), {}), "sgemm")
+    again = executor.compiled(program, "sgemm")
     took = time.perf_counter() - t0
     assert isinstance(again, executor.CompiledKernel) and again.cached
     assert sorted(again.funcs) == sorted(first.funcs)

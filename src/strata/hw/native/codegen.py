@@ -40,7 +40,12 @@ CTX_SHARED, CTX_SHARED_SIZE, CTX_SHARED_LIMIT = 4, 5, 6
 CTX_LPB, CTX_FIRST_BLOCK = 7, 8
 CTX_BLOCK, CTX_GRID = 9, 12  # 3 each
 CTX_PARAMS, CTX_PARAMS_LEN, CTX_COUNTERS = 15, 16, 17
-CTX_SIZE = 18
+CTX_SHARED_BASE = 18  # int64 per lane: where its block's shared memory starts (the reference's shared_base)
+CTX_SPECIALS = 19  # pointer to one pointer per entry of `specials`: each a uint32 array, one value per lane
+CTX_SIZE = 20
+# lane-varying special registers come from the reference's own per-chunk arrays (Chunk.special); the rest
+# (%ntid, %nctaid) are launch constants in ctx
+LANE_SPECIALS = ("%tid", "%ctaid", "%laneid", "%warpid")
 # counter slots (int64 array per launch; the executor adds them to Counters)
 COUNTER_NAMES = ("global_load_bytes", "global_store_bytes", "global_load_sectors", "global_store_sectors",
                  "global_load_ideal_sectors", "global_store_ideal_sectors", "global_load_requests",
@@ -95,6 +100,7 @@ class KernelCodegen:
         self.reg_bits = {name: (8 if dt.kind == "b" else 8 * dt.itemsize) for name, dt in jf.reg_storage.items()}
         self._helpers: dict[str, ir.Function] = {}
         self.native_blocks: list[int] = []
+        self.specials: list[str] = []  # lane-varying special registers, in CTX_SPECIALS order
 
     # ---------------------------------------------------------------------------------------------
     def build(self) -> str:
@@ -134,6 +140,8 @@ class KernelCodegen:
         # hoist the register pointers and ctx loads: every lane loop reuses them
         self._ptr_cache: dict[str, ir.Value] = {}
         self._ctx_cache: dict[int, ir.Value] = {}
+        self._special_ptr: dict[str, ir.Value] = {}
+        self._hoisting = False
         self.seg_vals: dict[str, ir.Value] | None = None
         self.cur_guard: ir.Value | None = None
         segment: list[tuple[int, Instruction]] = []
@@ -161,12 +169,28 @@ class KernelCodegen:
         ins = self.ins
         return NativeUnsupported(f"{ins.full_opcode}{(' ' + why) if why else ''} (PTX line {ins.line})")
 
+    def hoist(self, make: Callable[[], ir.Value]) -> ir.Value:
+        """Emit `make()` in the entry block (before its terminator), so every loop reuses the value."""
+        if self._hoisting:
+            return make()
+        bld = self.bld
+        saved = bld.block
+        entry = self.f.entry_basic_block
+        if entry.is_terminated:
+            bld.position_before(entry.terminator)
+        else:
+            bld.position_at_end(entry)
+        self._hoisting = True
+        try:
+            return make()
+        finally:
+            self._hoisting = False
+            bld.position_at_end(saved)  # code is always appended at the end of the current block
+
     def ctx(self, i: int) -> ir.Value:
         v = self._ctx_cache.get(i)
         if v is None:
-            with self.bld.goto_block(self.f.entry_basic_block):
-                self.bld.position_at_start(self.f.entry_basic_block)
-                v = self.bld.load(self.bld.gep(self.ctx_arg, [ir.Constant(I64, i)]))
+            v = self.hoist(lambda: self.bld.load(self.bld.gep(self.ctx_arg, [ir.Constant(I64, i)])))
             self._ctx_cache[i] = v
         return v
 
@@ -175,10 +199,12 @@ class KernelCodegen:
         if p is None:
             if name not in self.reg_index:
                 raise self.fail(f"register {name} has no storage")
-            with self.bld.goto_block(self.f.entry_basic_block):
-                self.bld.position_at_start(self.f.entry_basic_block)
-                raw = self.bld.load(self.bld.gep(self.regs_arg, [ir.Constant(I64, self.reg_index[name])]))
-                p = self.bld.bitcast(raw, ir.IntType(self.reg_bits[name]).as_pointer())
+            bld = self.bld
+
+            def make() -> ir.Value:
+                raw = bld.load(bld.gep(self.regs_arg, [ir.Constant(I64, self.reg_index[name])]))
+                return bld.bitcast(raw, ir.IntType(self.reg_bits[name]).as_pointer())
+            p = self.hoist(make)
             self._ptr_cache[name] = p
         return p
 
@@ -351,23 +377,26 @@ class KernelCodegen:
         if base not in _SPECIAL_BASES or t in FLOATS or t == "pred":
             raise self.fail(f"special register {name}")
         k = "xyz".index(axis) if axis in ("x", "y", "z") else -1
-        lpb = self.ctx(CTX_LPB)
-        t_in = bld.srem(i, lpb)
-        if base == "%tid":
-            bx, by = self.ctx(CTX_BLOCK), self.ctx(CTX_BLOCK + 1)
-            v = (bld.srem(t_in, bx), bld.srem(bld.sdiv(t_in, bx), by), bld.sdiv(t_in, bld.mul(bx, by)))[k]
-        elif base == "%ntid":
+        if base in LANE_SPECIALS:
+            if (base in ("%tid", "%ctaid")) != (k >= 0):
+                raise self.fail(f"special register {name}")
+            if name not in self.specials:
+                self.specials.append(name)
+            idx = self.specials.index(name)
+            arr = self._special_ptr.get(name)
+            if arr is None:
+                def make() -> ir.Value:
+                    table = bld.inttoptr(self.ctx(CTX_SPECIALS), I64P)
+                    return bld.inttoptr(bld.load(bld.gep(table, [ir.Constant(I64, idx)])), I32.as_pointer())
+                arr = self.hoist(make)
+                self._special_ptr[name] = arr
+            v = bld.zext(bld.load(bld.gep(arr, [i])), I64)
+        elif base == "%ntid" and k >= 0:
             v = self.ctx(CTX_BLOCK + k)
-        elif base == "%nctaid":
+        elif base == "%nctaid" and k >= 0:
             v = self.ctx(CTX_GRID + k)
-        elif base == "%ctaid":
-            lin = bld.add(self.ctx(CTX_FIRST_BLOCK), bld.sdiv(i, lpb))
-            gx, gy = self.ctx(CTX_GRID), self.ctx(CTX_GRID + 1)
-            v = (bld.srem(lin, gx), bld.srem(bld.sdiv(lin, gx), gy), bld.sdiv(lin, bld.mul(gx, gy)))[k]
-        elif base == "%laneid":
-            v = bld.srem(t_in, ir.Constant(I64, 32))
-        else:  # %warpid
-            v = bld.sdiv(t_in, ir.Constant(I64, 32))
+        else:
+            raise self.fail(f"special register {name}")
         w = WIDTH[t]
         return bld.trunc(v, ir.IntType(w)) if w < 64 else v
 
@@ -1000,12 +1029,28 @@ class KernelCodegen:
                 oob = bld.or_(oob, bld.icmp_unsigned(">", a, ir.Constant(I64, 0xFFFFFF)))  # cluster tags
                 ok = bld.not_(bld.or_(mis, oob))
             else:
-                inside = bld.and_(bld.icmp_unsigned(">=", a, ir.Constant(I64, GLOBAL_BASE)),
-                                  bld.icmp_unsigned("<", a, ir.Constant(I64, PARAM_WINDOW)))
-                found = bld.call(lookup, [a, ir.Constant(I64, nbytes), nalloc, starts, ends])
-                ok = bld.and_(bld.not_(mis), bld.and_(inside, found))
+                # the allocation the previous lane hit, then a binary search over the allocation map
+                lo, hi = bld.load(hit_lo), bld.load(hit_hi)
+                fast = bld.and_(bld.icmp_unsigned(">=", a, lo),
+                                bld.icmp_unsigned("<=", bld.add(a, ir.Constant(I64, nbytes)), hi))
+                with bld.if_then(bld.not_(fast)):
+                    inside = bld.and_(bld.icmp_unsigned(">=", a, ir.Constant(I64, GLOBAL_BASE)),
+                                      bld.icmp_unsigned("<", a, ir.Constant(I64, PARAM_WINDOW)))
+                    idx = bld.call(lookup, [a, ir.Constant(I64, nbytes), nalloc, starts, ends])
+                    found = bld.and_(inside, bld.icmp_signed(">=", idx, ir.Constant(I64, 0)))
+                    with bld.if_else(found) as (then, other):
+                        with then:
+                            safe = bld.select(found, idx, ir.Constant(I64, 0))
+                            bld.store(bld.load(bld.gep(bld.inttoptr(starts, I64P), [safe])), hit_lo)
+                            bld.store(bld.load(bld.gep(bld.inttoptr(ends, I64P), [safe])), hit_hi)
+                        with other:
+                            bld.store(ir.Constant(I1, 1), bad)
+                ok = bld.not_(mis)
             with bld.if_then(bld.not_(ok)):
                 bld.store(ir.Constant(I1, 1), bad)
+        hit_lo, hit_hi = self.entry_alloca(I64), self.entry_alloca(I64)
+        bld.store(ir.Constant(I64, 1), hit_lo)
+        bld.store(ir.Constant(I64, 0), hit_hi)
         self.lane_loop(check, ins.guard)
         self._bail_if(bld.load(bad))
 
@@ -1013,10 +1058,12 @@ class KernelCodegen:
         buf = self.entry_alloca(I64, 32)
         cnt = self.entry_alloca(I64)
         out = self.entry_alloca(I64, 2)
+        first_p, prev_p, min_p, max_p = (self.entry_alloca(I64) for _ in range(4))
+        lin_p = self.entry_alloca(I1)
         counters = bld.inttoptr(self.ctx(CTX_COUNTERS), I64P)
         membase = bld.inttoptr(self.ctx(CTX_MEM), I8P)
         shared = bld.inttoptr(self.ctx(CTX_SHARED), I8P)
-        lpb, ssize = self.ctx(CTX_LPB), self.ctx(CTX_SHARED_SIZE)
+        sbase = bld.inttoptr(self.ctx(CTX_SHARED_BASE), I64P)
         pre = bld.block
         whead = self.f.append_basic_block()
         wbody = self.f.append_basic_block()
@@ -1029,6 +1076,9 @@ class KernelCodegen:
         bld.cbranch(bld.icmp_signed("<", w, nwarps), wbody, wdone)
         bld.position_at_end(wbody)
         bld.store(ir.Constant(I64, 0), cnt)
+        bld.store(ir.Constant(I1, 1), lin_p)
+        bld.store(ir.Constant(I64, -1), min_p)
+        bld.store(ir.Constant(I64, 0), max_p)
         # lanes of this warp
         lpre = bld.block
         lhead = self.f.append_basic_block()
@@ -1047,7 +1097,7 @@ class KernelCodegen:
         bld.position_at_end(lwork)
         a = self._address(mem_op, i)
         if space == "shared":
-            off = bld.add(a, bld.mul(bld.sdiv(i, lpb), ssize))
+            off = bld.add(a, bld.load(bld.gep(sbase, [i])))
             host = bld.gep(shared, [off])
             key = bld.lshr(off, ir.Constant(I64, 2))
         else:
@@ -1057,6 +1107,16 @@ class KernelCodegen:
         c = bld.load(cnt)
         bld.store(key, bld.gep(buf, [c]))
         bld.store(bld.add(c, ir.Constant(I64, 1)), cnt)
+        # shape of the warp's keys: first, min, max, and whether consecutive lanes step by exactly `step`
+        is_first = bld.icmp_signed("==", c, ir.Constant(I64, 0))
+        bld.store(bld.select(is_first, key, bld.load(first_p)), first_p)
+        step = nbytes if space != "shared" else 0
+        stepped = bld.icmp_unsigned("==", key, bld.add(bld.load(prev_p), ir.Constant(I64, step)))
+        bld.store(bld.and_(bld.load(lin_p), bld.or_(is_first, stepped)), lin_p)
+        bld.store(key, prev_p)
+        mn, mx = bld.load(min_p), bld.load(max_p)
+        bld.store(bld.select(bld.icmp_unsigned("<", key, mn), key, mn), min_p)
+        bld.store(bld.select(bld.icmp_unsigned(">", key, mx), key, mx), max_p)
         ety = lty(vt)
         for k, e in enumerate(elems):
             p = bld.bitcast(bld.gep(host, [ir.Constant(I64, k * size)]), ety.as_pointer())
@@ -1079,14 +1139,29 @@ class KernelCodegen:
             if space == "shared":
                 bump("shared_load_bytes" if load else "shared_store_bytes", bld.mul(c, ir.Constant(I64, nbytes)))
                 bump("shared_requests", ir.Constant(I64, 1))
-                bump("shared_bank_conflicts", bld.call(self._conflicts_helper(), [buf, c]))
+                # distinct words within 32 of each other sit in distinct banks: no conflict, no sort
+                spread = bld.icmp_unsigned("<", bld.sub(bld.load(max_p), bld.load(min_p)), ir.Constant(I64, 32))
+                with bld.if_then(bld.not_(spread)):
+                    bump("shared_bank_conflicts", bld.call(self._conflicts_helper(), [buf, c]))
             else:
                 kind = "load" if load else "store"
                 bump(f"global_{kind}_bytes", bld.mul(c, ir.Constant(I64, nbytes)))
                 bump(f"global_{kind}_requests", ir.Constant(I64, 1))
-                bld.call(self._sectors_helper(), [buf, c, out])
-                bump(f"global_{kind}_sectors", bld.load(bld.gep(out, [ir.Constant(I64, 0)])))
-                distinct = bld.load(bld.gep(out, [ir.Constant(I64, 1)]))
+                # lanes at consecutive addresses (or all at one) need no sort: a contiguous range
+                mn, mx = bld.load(min_p), bld.load(max_p)
+                lin = bld.load(lin_p)
+                same = bld.icmp_unsigned("==", mn, mx)
+                o0, o1 = bld.gep(out, [ir.Constant(I64, 0)]), bld.gep(out, [ir.Constant(I64, 1)])
+                with bld.if_else(bld.or_(lin, same)) as (then, other):
+                    with then:
+                        span = bld.add(bld.sub(bld.lshr(bld.add(mx, ir.Constant(I64, nbytes - 1)), ir.Constant(I64, 5)),
+                                               bld.lshr(mn, ir.Constant(I64, 5))), ir.Constant(I64, 1))
+                        bld.store(span, o0)
+                        bld.store(bld.select(same, ir.Constant(I64, 1), c), o1)
+                    with other:
+                        bld.call(self._sectors_helper(), [buf, c, out])
+                bump(f"global_{kind}_sectors", bld.load(o0))
+                distinct = bld.load(o1)
                 ideal = bld.lshr(bld.add(bld.mul(distinct, ir.Constant(I64, nbytes)), ir.Constant(I64, 31)),
                                  ir.Constant(I64, 5))
                 bump(f"global_{kind}_ideal_sectors", ideal)
@@ -1099,11 +1174,12 @@ class KernelCodegen:
 
     # -- helper functions (one per module) ----------------------------------------------------------
     def _alloc_lookup(self) -> ir.Function:
-        """i1 (addr, size, n, starts, ends): inside one live allocation (binary search)."""
+        """i64 (addr, size, n, starts, ends): the live allocation holding [addr, addr + size), or -1."""
         f = self._helpers.get("lookup")
         if f is not None:
             return f
-        f = ir.Function(self.module, ir.FunctionType(I1, [I64, I64, I64, I64, I64]), name="alloc_lookup")
+        f = ir.Function(self.module, ir.FunctionType(I64, [I64, I64, I64, I64, I64]), name="alloc_lookup")
+        f.attributes.add("noinline")
         f.linkage = "internal"
         a, size, n, sp, ep = f.args
         b = ir.IRBuilder(f.append_basic_block())
@@ -1129,7 +1205,7 @@ class KernelCodegen:
         safe = b.select(valid, idx, ir.Constant(I64, 0))
         end = b.load(b.gep(ends, [safe]))
         fits = b.and_(b.icmp_unsigned(">=", end, size), b.icmp_unsigned("<=", a, b.sub(end, size)))
-        b.ret(b.and_(valid, fits))
+        b.ret(b.select(b.and_(valid, fits), safe, ir.Constant(I64, -1)))
         self._helpers["lookup"] = f
         return f
 

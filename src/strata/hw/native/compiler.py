@@ -33,18 +33,25 @@ def target_machine() -> Any:
         return _TM
 
 
-def _new_target_machine() -> Any:
+@functools.cache
+def _host_cpu() -> tuple[str, str]:
+    """(CPU name, feature string), asked of LLVM once per process (~4 ms each time)."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
+def _new_target_machine() -> Any:
+    name, features = _host_cpu()
     target = llvm.Target.from_default_triple()
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-                                        opt=3, codemodel="jitdefault")
+    return target.create_target_machine(cpu=name, features=features, opt=3, codemodel="jitdefault")
 
 
 def host_key() -> str:
     """LLVM version, CPU name and features: object code is only valid for the same triple."""
     ver = ".".join(map(str, llvm.llvm_version_info))
-    return f"llvm{ver}:{llvm.get_process_triple()}:{llvm.get_host_cpu_name()}:{llvm.get_host_cpu_features().flatten()}"
+    name, features = _host_cpu()
+    return f"llvm{ver}:{llvm.get_process_triple()}:{name}:{features}"
 
 
 def compile_ir(text: str) -> bytes:

@@ -51,6 +51,7 @@ class CompiledKernel:
 
     name: str
     funcs: dict[int, Any]
+    specials: list[str]  # the lane-varying special registers the blocks read, in ctx order
     obj: LoadedObject
     compile_s: float
     cached: bool
@@ -85,6 +86,7 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
         if obj is None:
             return str(manifest["reason"])
         blocks = list(manifest["blocks"])
+        specials = list(manifest["specials"])
     else:
         gen = cg.KernelCodegen(program, jf)
         try:
@@ -93,11 +95,11 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
             cache_put(key, {"reason": str(e)}, None)
             return str(e)
         obj = compile_ir(text)
-        blocks = gen.native_blocks
-        cache_put(key, {"blocks": blocks}, obj)
+        blocks, specials = gen.native_blocks, gen.specials
+        cache_put(key, {"blocks": blocks, "specials": specials}, obj)
     loaded = LoadedObject(obj)
     funcs = {b: _PROTO(loaded.address(f"b{b}")) for b in blocks}
-    ck = CompiledKernel(kernel, funcs, loaded, time.perf_counter() - t0, cached)
+    ck = CompiledKernel(kernel, funcs, specials, loaded, time.perf_counter() - t0, cached)
     trace.emit("L0", "native_compile", kernel=kernel, cached=cached, blocks=len(blocks),
                compile_ms=round(ck.compile_s * 1e3, 3))
     return ck
@@ -212,7 +214,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                     return
                 first = firsts[idx]
                 chunk = Chunk(L, first, min(per_chunk, nblocks - first))
-                chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, ncounters[t])  # type: ignore[attr-defined]
+                chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, ncounters[t], ck)  # type: ignore[attr-defined]
                 chunk._native_ones = np.ones(chunk.n, dtype=np.bool_)  # type: ignore[attr-defined]
                 frame = Frame(L.kernel, chunk)
                 try:
@@ -257,7 +259,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
 
 
 def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: int,
-         counters: np.ndarray) -> np.ndarray:
+         counters: np.ndarray, ck: CompiledKernel) -> np.ndarray:
     starts, ends, params = keep
     cfg = chunk.launch.config
     ctx = np.zeros(cg.CTX_SIZE, dtype=np.int64)
@@ -275,6 +277,13 @@ def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: 
     ctx[cg.CTX_PARAMS] = params.ctypes.data
     ctx[cg.CTX_PARAMS_LEN] = len(cfg.params)
     ctx[cg.CTX_COUNTERS] = counters.ctypes.data
+    base = np.ascontiguousarray(chunk.shared_base, dtype=np.int64)
+    lanes = [np.ascontiguousarray(np.broadcast_to(chunk.special(name, np.dtype(np.uint32)), (chunk.n,)))
+             for name in ck.specials]
+    table = np.array([a.ctypes.data for a in lanes] or [0], dtype=np.int64)
+    ctx[cg.CTX_SHARED_BASE] = base.ctypes.data
+    ctx[cg.CTX_SPECIALS] = table.ctypes.data
+    chunk._native_keep = (base, lanes, table)  # type: ignore[attr-defined]  # alive as long as the chunk
     return ctx
 
 
