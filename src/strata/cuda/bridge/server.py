@@ -59,8 +59,10 @@ def stream_for(handle: int) -> cuda.Stream | None:
     Raises:
         CudaError: cudaErrorInvalidResourceHandle for a handle that names no stream.
     """
+    if handle in (0, 1, 2):  # default, cudaStreamLegacy, cudaStreamPerThread
+        return None
     if not _SERVING:
-        raise CudaError("cudaErrorInvalidResourceHandle", "no program is being served")
+        raise CudaError("cudaErrorInvalidResourceHandle", f"no stream {handle:#x}: no program is being served")
     return _SERVING[-1]._stream(handle)
 
 
