@@ -1,10 +1,18 @@
-// C = A * B with square tiles in LDS, a 2-D grid launched with hipLaunchKernelGGL, events timing the kernel.
+// C = A * B with square tiles in LDS, a 2-D grid launched with hipLaunchKernelGGL, the sizes passed as a
+// struct by value, events timing the kernel.
 #include "check.h"
 #include <vector>
 
 #define TILE 16
 
-__global__ void matmul(const float* A, const float* B, float* C, int M, int N, int K) {
+struct Dims {
+  int M;
+  long long K;  // 8-byte aligned: 24 bytes with padding, passed in the kernel arguments as the host lays it out
+  int N;
+};
+
+__global__ void matmul(const float* A, const float* B, float* C, Dims d) {
+  const int M = d.M, N = d.N, K = (int)d.K;
   __shared__ float As[TILE][TILE];
   __shared__ float Bs[TILE][TILE];
   int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;
@@ -36,7 +44,8 @@ int main() {
   HIP_CHECK(hipEventCreate(&stop));
   dim3 block(TILE, TILE), grid((N + TILE - 1) / TILE, (M + TILE - 1) / TILE);
   HIP_CHECK(hipEventRecord(start));
-  hipLaunchKernelGGL(matmul, grid, block, 0, 0, dA, dB, dC, M, N, K);
+  Dims dims = {M, K, N};
+  hipLaunchKernelGGL(matmul, grid, block, 0, 0, dA, dB, dC, dims);
   HIP_CHECK(hipGetLastError());
   HIP_CHECK(hipEventRecord(stop));
   HIP_CHECK(hipEventSynchronize(stop));
