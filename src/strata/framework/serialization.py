@@ -1,5 +1,8 @@
 """`strata.save` / `strata.load`: state dicts in the safetensors format (strata.storage.safetensors), so the
-`safetensors` library, and PyTorch users through `safetensors.torch`, read what strata writes and back.
+`safetensors` library, and PyTorch users through `safetensors.torch`, read what strata writes and back;
+and, with `save(..., format="torch")` (what `torch.save` does under `strata run --as-torch`), PyTorch's own
+zip checkpoint format (strata.framework.checkpoint_zip), which holds any picklable object (whole modules,
+NumPy arrays) and which real PyTorch loads. `load` tells the formats apart by the file's first bytes.
 
 A flat dict of names to tensors (a module's `state_dict()`) is written as is: one safetensors tensor per
 name. Any other object made of dicts (str or int keys), lists, tuples, tensors, numbers, strings, bools and
@@ -32,8 +35,9 @@ import numpy as np
 
 from strata import storage
 from strata.cuda import DeviceArray
+from strata.framework import checkpoint_zip, ops
 from strata.framework import dtypes as dt
-from strata.framework import ops
+from strata.framework.checkpoint_zip import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from strata.framework.device import CPU, canonical, device
 from strata.framework.storage import Storage
 from strata.framework.tensor import Tensor, contiguous_strides
@@ -45,20 +49,39 @@ DEVICES_KEY = "strata.devices"
 FileLike = str | os.PathLike[str] | IO[bytes]
 
 
-def save(obj: Any, f: FileLike, *, metadata: Mapping[str, str] | None = None) -> None:
+def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False, *,
+         metadata: Mapping[str, str] | None = None, format: str = "safetensors") -> None:  # noqa: A002
     """Write `obj` (a state dict, an optimizer state dict, or a nest of them) to a path or a binary file
-    object, in the safetensors format.
+    object, in the safetensors format; or, with format="torch", any picklable object in PyTorch's zip
+    checkpoint format.
 
     Args:
-        obj: a dict of names to tensors, or a nest of dicts/lists/tuples of tensors and plain values.
+        obj: a dict of names to tensors, or a nest of dicts/lists/tuples of tensors and plain values
+            (format="torch": anything picklable).
         f: a file path or a writable binary file object.
+        pickle_module, pickle_protocol, _use_new_zipfile_serialization, _disable_byteorder_record: torch.save's
+            arguments; only pickle_protocol is used (format="torch"); the legacy format is not written.
         metadata: extra strings for the file's `__metadata__` (keys starting with "strata." are reserved).
+        format: "safetensors" (default) or "torch".
 
     Raises:
         TypeError: a value that cannot be stored (not a tensor, number, string, bool, None or container),
             or a dict key that is neither str nor int.
-        ValueError: two tensors flattening to the same name, or a reserved metadata key.
+        ValueError: two tensors flattening to the same name, a reserved metadata key, an unknown format,
+            metadata with format="torch".
+        NotImplementedError: _use_new_zipfile_serialization=False (PyTorch's legacy format).
     """
+    if format == "torch":
+        if metadata:
+            raise ValueError("strata.save: metadata is a safetensors feature; format='torch' has none")
+        if not _use_new_zipfile_serialization:
+            raise NotImplementedError("strata.save: PyTorch's legacy (pre-1.6) format is not written; use the zip "
+                                      "format (_use_new_zipfile_serialization=True)")
+        checkpoint_zip.save(obj, f, pickle_protocol)
+        return
+    if format != "safetensors":
+        raise ValueError(f"strata.save: format must be 'safetensors' or 'torch', got {format!r}")
     tensors: dict[str, Tensor] = {}
     meta = dict(metadata or {})
     if any(k.startswith("strata.") for k in meta):
@@ -75,16 +98,20 @@ def save(obj: Any, f: FileLike, *, metadata: Mapping[str, str] | None = None) ->
     safetensors.save_file(arrays, f, meta or None)
 
 
-def load(f: FileLike, map_location: Any = None, *, weights_only: bool = True, mmap: bool | None = None) -> Any:
-    """Read what `save` wrote (or any safetensors file: a dict of names to tensors).
+def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, weights_only: bool | None = None,
+         mmap: bool | None = None, **pickle_load_args: Any) -> Any:
+    """Read what `save` wrote: a safetensors file (a dict of names to tensors, or strata's nest), or a
+    PyTorch zip checkpoint (written by strata's format="torch" or by torch.save).
 
     Args:
         f: a file path or a readable binary file object.
         map_location: where tensors go: None (back to the device each was saved from; "cpu" for files from
             elsewhere), a device or device string, a dict mapping saved device strings to devices, or a
             callable (tensor on "cpu", saved location string) -> tensor.
-        weights_only: accepted for torch.load compatibility; safetensors files never run code either way.
-        mmap: accepted for compatibility; the file is read at once.
+        weights_only: for zip checkpoints, restrict unpickling to tensors, containers and plain values (the
+            default, as PyTorch's since 2.6); False unpickles anything (trusted files only). Safetensors
+            files never run code either way.
+        pickle_module, mmap, pickle_load_args: accepted for torch.load compatibility; the file is read at once.
 
     Returns:
         The saved object: a dict of names to tensors, or the saved nest.
@@ -93,7 +120,12 @@ def load(f: FileLike, map_location: Any = None, *, weights_only: bool = True, mm
         strata.storage.safetensors.SafetensorsError: a malformed file (a ValueError; the subclass names the
             problem).
         ValueError: a `strata.structure` metadata entry that does not match the file's tensors.
+        checkpoint_zip.WeightsOnlyUnpicklingError: a zip checkpoint naming a disallowed global under
+            weights_only (a pickle.UnpicklingError).
+        checkpoint_zip.CheckpointFormatError: a malformed zip checkpoint (a ValueError).
     """
+    if checkpoint_zip.is_checkpoint_zip(f):
+        return checkpoint_zip.load(f, lambda a, loc: _place(a, loc, map_location), weights_only is not False)
     targets = _targets(f, map_location)
     cuda_targets = {d for d in targets.values() if d.type == "cuda"}
     if len(cuda_targets) == 1:  # straight from the file into device memory (strata.storage's direct path)
@@ -215,3 +247,6 @@ def _decode(node: Any, tensors: Mapping[str, Tensor], used: set[str]) -> Any:
     if kind == "dtype":
         return dt.as_dtype(val)
     raise ValueError(f"strata.load: malformed structure entry {node!r}")
+
+
+__all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "safe_globals", "save"]

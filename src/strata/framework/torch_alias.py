@@ -71,7 +71,7 @@ _SYNTHETIC = ("torch", "torch.utils", "torch.backends", "torch.backends.cudnn", 
 # attributes of `torch` that are submodules (imported on first access, as `import torch` makes them available)
 _LAZY_CHILDREN = {"nn", "optim", "autograd", "cuda", "utils", "amp", "backends", "version", "accelerator", "onnx",
                   "distributed",
-                  "sparse", "multiprocessing"}
+                  "sparse", "multiprocessing", "serialization"}
 
 
 def resolve(name: str) -> str | None:

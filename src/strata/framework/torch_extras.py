@@ -1,5 +1,6 @@
 """The `torch.*` names strata's top level does not define, for the torch alias (`strata run --as-torch`):
 
+- `torch.save` writing PyTorch's zip checkpoint format (strata.save writes safetensors by default);
 - creation functions that also take PyTorch's keyword forms (`torch.empty(size=(2, 3))`, `pin_memory=`,
   `layout=`, `memory_format=`);
 - the legacy tensor types (`torch.FloatTensor(2, 3)`, `torch.LongTensor([1, 2])`, `isinstance(x,
@@ -28,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from strata.framework import creation, joining, linalg, random, sparse
+from strata.framework import creation, joining, linalg, random, serialization, sparse
 from strata.framework import dtypes as dt
 from strata.framework.tensor import Tensor
 
@@ -53,6 +54,16 @@ def _with_size_kw(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
 OVERRIDES: dict[str, Any] = {name: _with_size_kw(getattr(mod, name)) for mod, name in (
     (creation, "empty"), (creation, "zeros"), (creation, "ones"), (random, "rand"), (random, "randn"))}
+
+
+def save(obj: Any, f: Any, pickle_module: Any = None, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False) -> None:
+    """torch.save: PyTorch's zip checkpoint format (real PyTorch loads the file)."""
+    serialization.save(obj, f, pickle_protocol=pickle_protocol,
+                       _use_new_zipfile_serialization=_use_new_zipfile_serialization, format="torch")
+
+
+OVERRIDES["save"] = save
 
 
 # ---- legacy tensor types

@@ -1,6 +1,8 @@
 """Run under `strata run --as-torch`: the module aliases and torch-level names programs reach for first.
 Prints one line per check; the test compares against expectations (and the real torch prints the same)."""
 
+import io
+
 import torch
 import torch.backends.cudnn as cudnn
 import torch.multiprocessing as mp
@@ -42,4 +44,8 @@ if torch.accelerator.is_available():  # pinning needs an accelerator (the real t
     print("pin", torch.ones(3).pin_memory().sum().item(), callable(torch.ones(1).is_pinned))
 adj = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [1, 0, 2]]), torch.tensor([1.0, 2.0, 3.0]), (2, 3))
 print("spmm", torch.spmm(adj, torch.ones(3, 2)).tolist(), torch.sparse.mm(adj, torch.ones(3, 1)).tolist())
+buf = io.BytesIO()
+torch.save({"w": torch.arange(3.0), "n": 2}, buf)
+buf.seek(0)
+print("save", buf.getvalue()[:2], torch.load(buf)["w"].tolist(), torch.serialization.add_safe_globals is not None)
 print("done")
