@@ -1007,13 +1007,14 @@ def _count(c: _Ctx, cls: str) -> None:
 _SCRATCH = Scratch()  # per-thread work arrays: fresh 512 KiB temporaries cost page faults on every instruction
 
 
-def _fma32(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
+def _fma32(a: np.ndarray, b: np.ndarray, d: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """A correctly rounded float32 fma (a new array). The product of two float32s is exact in float64, so
     the float64 sum is the exact result rounded once, and rounding that to float32 is correct unless the
     float64 sum is inexact and sits exactly halfway between two float32s (on the subnormal grid too),
     where the second rounding can go the wrong way. Such sums have their low 28 bits zero; of those lanes
     the exact ones (common: 2x + y of nearby values) round right as they are, and the inexact ones (rare)
-    are recomputed with the round-to-odd sum."""
+    are recomputed with the round-to-odd sum. With `out` (float32, the full shape; it may be a, b or d), the
+    result is written there, after every read of the operands."""
     shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(d))
     n = int(np.prod(shape))
     with np.errstate(all="ignore"):
@@ -1023,9 +1024,11 @@ def _fma32(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
         low = _SCRATCH.get("amd_fma_l", n, _U32).reshape(shape)
         np.copyto(low, s.view(_U64), casting="unsafe")  # the low 32 bits of each float64
         np.left_shift(low, _U32(4), out=low)  # zero iff the low 28 bits are
-        r = s.astype(np.float32)
         if n == 0 or np.minimum.reduce(low, axis=None) != 0:
-            return r
+            if out is None:
+                return s.astype(np.float32)
+            np.copyto(out, s, casting="unsafe")
+            return out
         # whole-array exactness test (as the PTX engine's fma.rn.f32): s = p + d exactly iff s - p == d and
         # s - d == p
         prod = _SCRATCH.get("amd_fma_p", n, np.float64).reshape(shape)
@@ -1036,10 +1039,17 @@ def _fma32(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
         np.subtract(s, d, out=t, dtype=np.float64)
         bad |= np.not_equal(t, prod)
         bad &= low == 0
+        fix = None
         if bad.any():
-            r[bad] = _fma32_odd(np.broadcast_to(a, shape)[bad], np.broadcast_to(b, shape)[bad],
-                                np.broadcast_to(d, shape)[bad])
-        return r
+            fix = _fma32_odd(np.broadcast_to(a, shape)[bad], np.broadcast_to(b, shape)[bad],
+                             np.broadcast_to(d, shape)[bad])
+        if out is None:
+            out = s.astype(np.float32)
+        else:
+            np.copyto(out, s, casting="unsafe")
+        if fix is not None:
+            out[bad] = fix
+        return out
 
 
 def _fma32_odd(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -1154,18 +1164,42 @@ def _src_codes(ins: Inst) -> list[int]:
     return [ins.f["src0"], ins.f["src1"], ins.f["src2"]]
 
 
+_F2_UFUNC = {"v_add_f32": np.add, "v_sub_f32": np.subtract, "v_mul_f32": np.multiply, "v_max_f32": np.fmax,
+             "v_min_f32": np.fmin}
+
+
+def _in_place(c: _Ctx, ins: Inst) -> bool:
+    """The result can be computed straight into the destination register: a plain VOP2 instruction (no
+    DPP, SDWA, modifiers) on fully active waves selected as a view, without denormal flushing."""
+    return ins.fmt == "VOP2" and c.full and isinstance(c.ix, slice) and c.dpp is None and c.sdwa is None and \
+        not c.prog.ftz
+
+
 def h_valu2(c: _Ctx, ins: Inst) -> None:
     """Two-source VALU ops in VOP2 or VOP3 encoding."""
     name = ins.name
+    if name in _F2_UFUNC and _in_place(c, ins):
+        with np.errstate(all="ignore"):
+            _F2_UFUNC[name](fsrc(c, ins, 0), fsrc(c, ins, 1), out=c.b.v[_vdst(ins)].view(np.float32))
+        _count(c, "fp32")
+        return
+    if name in _I2N and _in_place(c, ins):
+        r = _I2N[name](usrc(c, ins, 0).astype(_U32, copy=False), usrc(c, ins, 1).astype(_U32, copy=False))
+        c.b.v[_vdst(ins)] = r
+        _count(c, "integer")
+        return
     if name in _F2:
         with np.errstate(all="ignore"):
             r = _bits(_F2[name](fsrc(c, ins, 0), fsrc(c, ins, 1)))
         _count(c, "fp32")
     elif name == "v_fmac_f32" or name == "v_mac_f32":
         acc = _f32(c.b.v[_vdst(ins), c.ix])
-        r = _bits(_fma32(fsrc(c, ins, 0), fsrc(c, ins, 1), acc))
         c.counters.flops["fp32"] += c.active()
         _count(c, "fp32")
+        if _in_place(c, ins):  # every lane writes: round straight into the accumulator register
+            _fma32(fsrc(c, ins, 0), fsrc(c, ins, 1), acc, out=acc)
+            return
+        r = _bits(_fma32(fsrc(c, ins, 0), fsrc(c, ins, 1), acc))
     elif name in ("v_fmamk_f32", "v_madmk_f32"):
         k = _f32(np.uint32(ins.literal or 0))
         r = _bits(_fma32(fsrc(c, ins, 0), k, fsrc(c, ins, 1)))
