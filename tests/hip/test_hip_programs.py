@@ -317,3 +317,16 @@ def test_module_api_loads_a_code_object_from_a_file_and_from_memory(tmp_path: Pa
         "bad image: hipErrorInvalidImage",
         "last error: hipSuccess",
     ]
+
+
+@needs_clang
+def test_peers_host_callbacks_stream_ordered_and_pitched_memory_on_two_mi300x() -> None:
+    r = run(build("runtime_misc.hip"), env={"STRATA_DEVICES": "mi300x,mi300x"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        "devices 2 peer 0->1 1",
+        "peer copy h[0] 7 h[999] 1006",
+        "host calls 101 stream-ordered h[999] 1000",  # the host function and the callback ran, once each
+        "pitch multiple of 10 ints 1 rows[3][9] 0x1010101",
+        f"heap {1 << 24} priorities 0..-5 shuffle 1 dynamic parallelism 0",
+    ]

@@ -62,6 +62,21 @@ unsigned __cudaPushCallConfiguration(dim3, dim3, size_t, hipStream_t);
 hipError_t __cudaPopCallConfiguration(dim3*, dim3*, size_t*, void*);
 void __cudaRegisterFunction(void**, const char*, char*, const char*, int, void*, void*, void*, void*, int*);
 void __cudaRegisterVar(void**, char*, char*, const char*, int, size_t, int, int);
+hipError_t cudaMemcpy2DAsync(void*, size_t, const void*, size_t, size_t, size_t, int, hipStream_t);
+hipError_t cudaMallocPitch(void**, size_t*, size_t, size_t);
+hipError_t cudaMemset2D(void*, size_t, int, size_t, size_t);
+hipError_t cudaMallocAsync(void**, size_t, hipStream_t);
+hipError_t cudaFreeAsync(void*, hipStream_t);
+hipError_t cudaDeviceCanAccessPeer(int*, int, int);
+hipError_t cudaDeviceEnablePeerAccess(int, unsigned);
+hipError_t cudaDeviceDisablePeerAccess(int);
+hipError_t cudaMemcpyPeer(void*, int, const void*, int, size_t);
+hipError_t cudaMemcpyPeerAsync(void*, int, const void*, int, size_t, hipStream_t);
+hipError_t cudaLaunchHostFunc(hipStream_t, hipHostFn_t, void*);
+hipError_t cudaStreamAddCallback(hipStream_t, hipStreamCallback_t, void*, unsigned);
+hipError_t cudaDeviceGetStreamPriorityRange(int*, int*);
+hipError_t cudaDeviceSetLimit(int, size_t);
+hipError_t cudaDeviceGetLimit(size_t*, int);
 hipError_t strata_call(uint32_t op, const void* a, size_t na, void* out, size_t cap);
 hipError_t strata_module_global(void* mod, const char* name, uint64_t* addr, uint64_t* size);
 void* strata_module_function(void* mod, const char* name, hipError_t* err);
@@ -196,6 +211,10 @@ static hipError_t strata_hip_props(int device, hipDeviceProp_t* p) {
     p->cooperativeLaunch = (int)v.cooperativeLaunch; p->sharedMemPerBlockOptin = (size_t)v.sharedMemPerBlockOptin;
     p->maxBlocksPerMultiProcessor = (int)v.maxBlocksPerMultiProcessor;
     p->clockInstructionRate = p->clockRate;
+    if (!strncmp(p->gcnArchName, "gfx", 3)) {  /* CDNA: everything but surfaces and device-side launches */
+        hipDeviceArch_t a = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0};
+        p->arch = a;
+    }
     /* gcnArch: the number in "gfx942" (942), as HIP's deprecated field has it */
     p->gcnArch = (int)strtol(p->gcnArchName + (strncmp(p->gcnArchName, "gfx", 3) ? 0 : 3), NULL, 10);
     return hipSuccess;
@@ -341,6 +360,52 @@ hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* sym, size_t n, size_t
 }
 hipError_t hipGetSymbolAddress(void** p, const void* sym) { return cudaGetSymbolAddress(p, sym); }
 hipError_t hipGetSymbolSize(size_t* n, const void* sym) { return cudaGetSymbolSize(n, sym); }
+
+hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void* src, size_t n, hipStream_t s) {
+    return cudaMemcpyAsync(dst, src, n, hipMemcpyHostToDevice, s);
+}
+hipError_t hipMemcpyDtoHAsync(void* dst, hipDeviceptr_t src, size_t n, hipStream_t s) {
+    return cudaMemcpyAsync(dst, src, n, hipMemcpyDeviceToHost, s);
+}
+hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t n, hipStream_t s) {
+    return cudaMemcpyAsync(dst, src, n, hipMemcpyDeviceToDevice, s);
+}
+hipError_t hipMemcpyWithStream(void* dst, const void* src, size_t n, hipMemcpyKind k, hipStream_t s) {
+    hipError_t e = cudaMemcpyAsync(dst, src, n, k, s);
+    return e != hipSuccess ? e : cudaStreamSynchronize(s);
+}
+hipError_t hipMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                            hipMemcpyKind k, hipStream_t s) {
+    return cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, k, s);
+}
+hipError_t hipMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
+    return cudaMallocPitch(p, pitch, width, height);
+}
+hipError_t hipMemset2D(void* p, size_t pitch, int v, size_t width, size_t height) {
+    return cudaMemset2D(p, pitch, v, width, height);
+}
+hipError_t hipMemsetD8(hipDeviceptr_t p, unsigned char v, size_t n) { return cudaMemset(p, v, n); }
+hipError_t hipMallocAsync(void** p, size_t n, hipStream_t s) { return cudaMallocAsync(p, n, s); }
+hipError_t hipFreeAsync(void* p, hipStream_t s) { return cudaFreeAsync(p, s); }
+hipError_t hipDeviceCanAccessPeer(int* can, int d, int peer) { return cudaDeviceCanAccessPeer(can, d, peer); }
+hipError_t hipDeviceEnablePeerAccess(int peer, unsigned flags) { return cudaDeviceEnablePeerAccess(peer, flags); }
+hipError_t hipDeviceDisablePeerAccess(int peer) { return cudaDeviceDisablePeerAccess(peer); }
+hipError_t hipMemcpyPeer(void* dst, int dd, const void* src, int sd, size_t n) {
+    return cudaMemcpyPeer(dst, dd, src, sd, n);
+}
+hipError_t hipMemcpyPeerAsync(void* dst, int dd, const void* src, int sd, size_t n, hipStream_t s) {
+    return cudaMemcpyPeerAsync(dst, dd, src, sd, n, s);
+}
+hipError_t hipLaunchHostFunc(hipStream_t s, hipHostFn_t fn, void* data) { return cudaLaunchHostFunc(s, fn, data); }
+hipError_t hipStreamAddCallback(hipStream_t s, hipStreamCallback_t cb, void* data, unsigned flags) {
+    return cudaStreamAddCallback(s, cb, data, flags);
+}
+hipError_t hipDeviceGetStreamPriorityRange(int* least, int* greatest) {
+    return cudaDeviceGetStreamPriorityRange(least, greatest);
+}
+/* hipLimit_t's values are cudaLimit's for the same limits */
+hipError_t hipDeviceSetLimit(hipLimit_t limit, size_t value) { return cudaDeviceSetLimit((int)limit, value); }
+hipError_t hipDeviceGetLimit(size_t* value, hipLimit_t limit) { return cudaDeviceGetLimit(value, (int)limit); }
 
 /* ---- streams and events --------------------------------------------------------------------------------- */
 hipError_t hipStreamCreate(hipStream_t* s) { return cudaStreamCreateWithFlags(s, 0); }

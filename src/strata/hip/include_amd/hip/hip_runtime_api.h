@@ -119,6 +119,27 @@ typedef struct dim3 {
 #endif
 } dim3;
 
+/* What the device's instruction set has (all set on the CDNA devices strata models). */
+typedef struct hipDeviceArch_t {
+    unsigned hasGlobalInt32Atomics : 1;
+    unsigned hasGlobalFloatAtomicExch : 1;
+    unsigned hasSharedInt32Atomics : 1;
+    unsigned hasSharedFloatAtomicExch : 1;
+    unsigned hasFloatAtomicAdd : 1;
+    unsigned hasGlobalInt64Atomics : 1;
+    unsigned hasSharedInt64Atomics : 1;
+    unsigned hasDoubles : 1;
+    unsigned hasWarpVote : 1;
+    unsigned hasWarpBallot : 1;
+    unsigned hasWarpShuffle : 1;
+    unsigned hasFunnelShift : 1;
+    unsigned hasThreadFenceSystem : 1;
+    unsigned hasSyncThreadsExt : 1;
+    unsigned hasSurfaceFuncs : 1;
+    unsigned has3dGrid : 1;
+    unsigned hasDynamicParallelism : 1;
+} hipDeviceArch_t;
+
 /* hipDeviceProp_t: the fields of ROCm 6's structure that strata models (the rest are absent). */
 typedef struct hipDeviceProp_t {
     char name[256];
@@ -163,6 +184,7 @@ typedef struct hipDeviceProp_t {
     int clockInstructionRate;
     int gcnArch;
     char gcnArchName[256];
+    hipDeviceArch_t arch;
 } hipDeviceProp_t;
 
 typedef enum hipDeviceAttribute_t {
@@ -265,6 +287,34 @@ hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t sizeBy
                                     hipMemcpyKind kind, hipStream_t stream __STRATA_DEFAULT(0));
 hipError_t hipGetSymbolAddress(void** devPtr, const void* symbol);
 hipError_t hipGetSymbolSize(size_t* size, const void* symbol);
+
+/* ---- more memory, peers, host callbacks ---- */
+typedef enum hipLimit_t { hipLimitStackSize = 0, hipLimitPrintfFifoSize = 1, hipLimitMallocHeapSize = 2 } hipLimit_t;
+typedef void (*hipHostFn_t)(void* userData);
+typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void* userData);
+hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void* src, size_t sizeBytes, hipStream_t stream);
+hipError_t hipMemcpyDtoHAsync(void* dst, hipDeviceptr_t src, size_t sizeBytes, hipStream_t stream);
+hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes, hipStream_t stream);
+hipError_t hipMemcpyWithStream(void* dst, const void* src, size_t sizeBytes, hipMemcpyKind kind, hipStream_t stream);
+hipError_t hipMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                            hipMemcpyKind kind, hipStream_t stream __STRATA_DEFAULT(0));
+hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height);
+hipError_t hipMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height);
+hipError_t hipMemsetD8(hipDeviceptr_t dest, unsigned char value, size_t count);
+hipError_t hipMallocAsync(void** dev_ptr, size_t size, hipStream_t stream);
+hipError_t hipFreeAsync(void* dev_ptr, hipStream_t stream);
+hipError_t hipDeviceCanAccessPeer(int* canAccessPeer, int deviceId, int peerDeviceId);
+hipError_t hipDeviceEnablePeerAccess(int peerDeviceId, unsigned int flags);
+hipError_t hipDeviceDisablePeerAccess(int peerDeviceId);
+hipError_t hipMemcpyPeer(void* dst, int dstDeviceId, const void* src, int srcDeviceId, size_t sizeBytes);
+hipError_t hipMemcpyPeerAsync(void* dst, int dstDeviceId, const void* src, int srcDevice, size_t sizeBytes,
+                              hipStream_t stream __STRATA_DEFAULT(0));
+hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* userData);
+hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallback_t callback, void* userData,
+                                unsigned int flags);
+hipError_t hipDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority);
+hipError_t hipDeviceSetLimit(hipLimit_t limit, size_t value);
+hipError_t hipDeviceGetLimit(size_t* pValue, hipLimit_t limit);
 
 /* ---- streams and events ---- */
 hipError_t hipStreamCreate(hipStream_t* stream);
