@@ -1770,66 +1770,49 @@ _F16_OPS = set(_H2) | {"v_fma_f16", "v_mad_f16", "v_mac_f16", "v_cvt_f32_f16", "
 
 
 # ---------------------------------------------------------------------------- MFMA
-@functools.cache
-def _mfma_layout(m: int, n: int, kpl: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                                     np.ndarray]:
-    """Index maps of a single-block MFMA (CDNA3 ISA, "Matrix fused multiply-add"): lane l holds
-    A[l % M][(l // M) * kpl + e] and B[(l // N) * kpl + e][l % N]; the result D[i][j] sits in lane
-    j + N * ((i // 4) % (64 // N)) and register i % 4 + 4 * (i // (4 * 64 // N))."""
-    lane = np.arange(WAVE)
-    e = np.arange(kpl)
-    a_i = np.repeat(lane % m, kpl)
-    a_k = ((lane // m)[:, None] * kpl + e[None, :]).reshape(-1)
-    b_j = np.repeat(lane % n, kpl)
-    b_k = ((lane // n)[:, None] * kpl + e[None, :]).reshape(-1)
-    groups = WAVE // n
-    i = np.arange(m)
-    d_lane = (np.arange(n)[None, :] + n * ((i[:, None] // 4) % groups))  # (M, N)
-    d_reg = np.broadcast_to((i % 4 + 4 * (i // (4 * groups)))[:, None], (m, n))
-    return a_i, a_k, b_j, b_k, d_lane, d_reg
-
-
-def _mfma_inputs(c: _Ctx, code: int, dwords: int, kind: str, kpl: int) -> np.ndarray:
-    """(n, 64 * kpl) input values of one MFMA operand, as float64 (int64 for i8)."""
+def _mfma_values(c: _Ctx, code: int, dwords: int, kind: str) -> np.ndarray:
+    """(n, 64, values per lane) of an MFMA operand's registers, as float64 (int64 for i8)."""
     r = code - 256
-    regs = np.stack([c.b.v[r + k, c.ix] for k in range(dwords)], axis=2).astype("<u4")  # (n, 64, dwords)
-    raw = np.ascontiguousarray(regs).view(np.uint8).reshape(c.n, WAVE, 4 * dwords)
+    raw = np.ascontiguousarray(c.b.v[r:r + dwords, c.ix].transpose(1, 2, 0))  # (n, 64, dwords) uint32
     if kind == "f32":
-        vals = raw.view("<f4").astype(np.float64)
-    elif kind == "f16":
-        vals = raw.view("<f2").astype(np.float64)
-    elif kind == "bf16":
-        vals = (raw.view("<u2").astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    else:
-        vals = raw.view(np.int8).astype(np.int64)
-    return vals.reshape(c.n, WAVE * kpl)
+        return raw.view(np.float32).astype(np.float64)
+    if kind == "f16":
+        return raw.view(np.float16).astype(np.float64)
+    if kind == "bf16":
+        return (raw.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    return raw.view(np.int8).astype(np.int64)
 
 
 def h_mfma(c: _Ctx, ins: Inst) -> None:
     """Single-block matrix multiply-accumulate: D = A @ B + C for the whole wave (MFMA ignores EXEC).
     Products and sums are exact in float64 (int64 for i8) and rounded to float32 once per instruction;
-    hardware accumulates in float32 in an unspecified order, so the last bits may differ."""
+    hardware accumulates in float32 in an unspecified order, so the last bits may differ.
+
+    Layouts (CDNA3 ISA, "Matrix fused multiply-add"; not checked against hardware): lane g * M + i holds
+    A[i][g * kpl + e] and lane g * N + j holds B[g * kpl + e][j] for its kpl consecutive values e; D[i][j]
+    with i = 4 * G * q + 4 * g + r (G = 64 / N) is register 4 * q + r of lane g * N + j. So the matrices
+    are reshapes of the registers."""
     m, n, k, kind, kpl, in_w, out_w = MFMA[ins.name]
-    a_i, a_k, b_j, b_k, d_lane, d_reg = _mfma_layout(m, n, kpl)
-    a = np.zeros((c.n, m, k), np.int64 if kind == "i8" else np.float64)
-    b = np.zeros((c.n, k, n), a.dtype)
-    a[:, a_i, a_k] = _mfma_inputs(c, ins.f["src0"], in_w, kind, kpl)
-    b[:, b_k, b_j] = _mfma_inputs(c, ins.f["src1"], in_w, kind, kpl)
+    w = c.n
+    a = _mfma_values(c, ins.f["src0"], in_w, kind).reshape(w, WAVE // m, m, kpl).transpose(0, 2, 1, 3) \
+        .reshape(w, m, k)
+    b = _mfma_values(c, ins.f["src1"], in_w, kind).reshape(w, WAVE // n, n, kpl).transpose(0, 1, 3, 2) \
+        .reshape(w, k, n)
+    g = WAVE // n
+    q = m // (4 * g)
     r2 = ins.f["src2"]
+    d = np.matmul(a, b)
     if r2 >= 256:
-        cregs = np.stack([c.b.v[r2 - 256 + q, c.ix] for q in range(out_w)], axis=1)  # (n, regs, 64)
-        acc = cregs[:, d_reg, d_lane]  # (n, M, N) raw bits
-        cm = acc.view(np.int32).astype(np.int64) if kind == "i8" else acc.view(np.float32).astype(np.float64)
+        cregs = c.b.v[r2 - 256:r2 - 256 + out_w, c.ix].transpose(1, 0, 2)  # (w, regs, 64)
+        acc = cregs.reshape(w, q, 4, g, n).transpose(0, 1, 3, 2, 4).reshape(w, m, n)
+        d += acc.view(np.int32) if kind == "i8" else acc.view(np.float32)
     else:
-        cm = np.broadcast_to(np.asarray(_const(r2, 1, ins.literal, kind != "i8") or 0), (c.n, m, n))
-        cm = cm.astype(np.int64) if kind == "i8" else np.ascontiguousarray(cm, "<u4").view(np.float32).astype(
-            np.float64)
-    d = np.matmul(a, b) + cm
-    bits = ((d & 0xFFFFFFFF).astype(_U32) if kind == "i8" else d.astype(np.float32).view(_U32))
-    out = np.zeros((c.n, out_w, WAVE), _U32)
-    out[:, d_reg, d_lane] = bits
-    for q in range(out_w):
-        c.b.v[ins.f["vdst"] + q, c.ix] = out[:, q]
+        k0 = _const(r2, 1, ins.literal, kind != "i8") or 0
+        d += np.array(k0, np.uint32).view(np.int32 if kind == "i8" else np.float32)
+    bits = (d & 0xFFFFFFFF).astype(_U32) if kind == "i8" else d.astype(np.float32).view(_U32)
+    out = bits.reshape(w, q, g, 4, n).transpose(0, 1, 3, 2, 4).reshape(w, out_w, WAVE)
+    vd = ins.f["vdst"]
+    c.b.v[vd:vd + out_w, c.ix] = out.transpose(1, 0, 2)
     c.counters.thread_instructions["tensor"] += WAVE * c.n
     c.counters.warp_instructions["tensor"] += 2 * c.n
     c.counters.flops["tensor"] += 2 * m * n * k * c.n
