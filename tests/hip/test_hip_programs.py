@@ -330,3 +330,15 @@ def test_peers_host_callbacks_stream_ordered_and_pitched_memory_on_two_mi300x() 
         "pitch multiple of 10 ints 1 rows[3][9] 0x1010101",
         f"heap {1 << 24} priorities 0..-5 shuffle 1 dynamic parallelism 0",
     ]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-fgpu-rdc", "a.hip", "-o", "a"], "-fgpu-rdc is not supported"),
+    (["a.hip", "notes.txt", "-o", "a"], "do not know what to do with 'notes.txt'"),
+    (["-c", "a.hip", "b.hip", "-o", "x.o"], "-c with -o takes one source file"),
+])
+def test_hipcc_program_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from strata import cli
+
+    assert cli.main(["hipcc", *argv]) == 2
+    assert message in capsys.readouterr().err

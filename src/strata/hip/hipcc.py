@@ -144,6 +144,10 @@ def build_program(argv: Sequence[str]) -> Path:
         else:
             raise ValueError(f"strata hipcc: do not know what to do with {a!r} (expected a {'/'.join(_SOURCE_SUFFIXES)}"
                              f" source, an object or library, or a flag)")
+    unsupported = [a for a in compile_flags if a in ("-fgpu-rdc", "--offload-compress", "--offload-new-driver")]
+    if unsupported:
+        raise ValueError(f"strata hipcc: {unsupported[0]} is not supported: strata links each source's device code "
+                         "on its own (no relocatable device code) into an uncompressed offload bundle")
     if not sources and not link_inputs:
         raise ValueError(f"strata hipcc: no input file (expected a {'/'.join(_SOURCE_SUFFIXES)} file); "
                          "usage: strata hipcc [clang flags] prog.hip -o prog [--offload-arch=gfx942]")
