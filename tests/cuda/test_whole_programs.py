@@ -444,8 +444,23 @@ def test_three_d_pitched_copies() -> None:
         f"volume mismatches 0 back[last] {back[-1, -1, -1]:.1f}",
         f"box[1][2][3] {back[2, 4, 8]:.1f} mismatches 0",
         f"memset slab 0.0 kept {back[2, 0, 0]:.1f} copy {back[1, 0, 4]:.1f}",
-        "to an array: cudaErrorNotSupported"]
-    assert r.stderr.count("cudaMemcpy3D with CUDA arrays is not implemented") == 1
+        "to a bogus array: cudaErrorInvalidResourceHandle"]
+
+
+def test_volume_and_layered_textures_over_3d_arrays() -> None:
+    r = run(build("textures3d.cu"))
+    assert r.returncode == 0, r.stderr
+    z, y, x = np.meshgrid(np.arange(4), np.arange(6), np.arange(8), indexing="ij")
+    vol = (z * 100 + y * 10 + x).astype(np.float32)
+    back = np.zeros((3, 4, 5), np.float32)
+    back[1:3, 1:3, 1:4] = vol[2:4, 1:3, 4:7]
+    layers = (np.arange(3)[:, None] * 1000 + np.arange(16)[None, :]).astype(np.float32)
+    assert r.stdout.splitlines() == [
+        "array 8 x 6 x 4 flags 0",
+        f"tex3D mismatches 0 out[3][5][7] {2 * vol[3, 5, 7]:.1f} midpoint {(vol[0, 0, 0] + vol[0, 0, 1]) / 2:.2f}",
+        f"box back[1][1][1] {back[1, 1, 1]:.1f} back[2][2][3] {back[2, 2, 3]:.1f} back[0][0][0] {back[0, 0, 0]:.1f}",
+        f"layered 3 layers flags 1 mismatches 0 last {layers[-1, -1]:.1f}",  # cudaArrayLayered is 1
+        "freed array info: cudaErrorInvalidResourceHandle"]
 
 
 def test_graph_captured_from_two_streams_with_fork_and_join() -> None:

@@ -86,10 +86,10 @@ int main() {
   cudaArray_t arr = NULL;
   cudaMemcpy3DParms toarr = {0};
   toarr.srcPtr = d;
-  toarr.dstArray = (cudaArray_t)&arr;  // 3-D arrays: refused with a message
+  toarr.dstArray = (cudaArray_t)&arr;  // not an array of this program
   toarr.extent = make_cudaExtent(1, 1, 1);
   toarr.kind = cudaMemcpyDeviceToDevice;
-  printf("to an array: %s\n", cudaGetErrorName(cudaMemcpy3D(&toarr)));
+  printf("to a bogus array: %s\n", cudaGetErrorName(cudaMemcpy3D(&toarr)));
   cudaGetLastError();
   cudaFree(d.ptr);
   cudaFree(d2.ptr);

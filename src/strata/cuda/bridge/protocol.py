@@ -77,6 +77,9 @@ class Op(enum.IntEnum):
     CUBLAS_CREATE = 54  # strata.libs.blas.native
     CUBLAS_DESTROY = 55
     CUBLAS_CALL = 56  # one routine: cublas.c's call_t
+    ARRAY3D_CREATE = 57  # cudaMalloc3DArray
+    MEMCPY_3D = 58  # cudaMemcpy3D with a CUDA array on either side (a host side packed in body or reply)
+    # 70..: strata.hip.bridge's requests (HipOp)
 
 
 # The host arena shared with the program (a memfd; STRATA_CUDART_SHM="fd,size"): staging area, then the

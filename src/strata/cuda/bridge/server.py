@@ -93,9 +93,9 @@ _LIMIT_NAMES = {0: "cudaLimitStackSize", 2: "cudaLimitMallocHeapSize", 4: "cudaL
 # Requests that read or write device memory (managed memory goes to the device first) and requests that
 # synchronize (managed memory comes back to the host after them).
 _TOUCHES_DEVICE = frozenset({Op.HTOD, Op.DTOH, Op.DTOD, Op.MEMSET, Op.HTOD_SHM, Op.DTOH_SHM, Op.MEMCPY_PEER,
-                             Op.CURAND_GENERATE, Op.CUBLAS_CALL})
+                             Op.CURAND_GENERATE, Op.CUBLAS_CALL, Op.MEMCPY_3D})
 _SYNCHRONIZING = frozenset({Op.SYNC, Op.STREAM_SYNC, Op.EVENT_SYNC, Op.HTOD, Op.DTOH, Op.DTOD, Op.MEMSET,
-                            Op.HTOD_SHM, Op.DTOH_SHM})
+                            Op.HTOD_SHM, Op.DTOH_SHM, Op.MEMCPY_3D})
 
 
 @dataclass
@@ -384,6 +384,47 @@ class Server:
         h = self._new_handle()
         self.arrays[h] = arr
         return struct.pack("<Q", h)
+
+    def _array3d_create(self, body: bytes) -> bytes:
+        x, y, z, w, kind, width, height, depth, flags = struct.unpack("<9q", body)
+        arr = cuda.malloc_3d_array(cuda.create_channel_desc(x, y, z, w, kind), (width, height, depth), flags)
+        h = self._new_handle()
+        self.arrays[h] = arr
+        return struct.pack("<Q", h)
+
+    def _memcpy_3d(self, body: bytes) -> np.ndarray | None:
+        """A box copy with an array on one side at least (cudart.c's copy_3d_array): each side is a device
+        pointer (mode 0), an array (1) or the program's host memory (2), packed as rows of the box's width
+        after the 18 values of the request (source) or returned in the reply (destination)."""
+        v = struct.unpack_from("<18q", body)
+        (s_mode, s_ref, s_pitch, s_ysize, *s_pos), (d_mode, d_ref, d_pitch, d_ysize, *d_pos) = v[:7], v[7:14]
+        width, height, depth, stream = v[14:]
+        arr = self._handle(s_ref if s_mode == 1 else d_ref, self.arrays, "CUDA array")
+        row = width * arr.format.texel_bytes
+        box = row * max(height, 1) * max(depth, 1)
+        host: np.ndarray | None = None
+        if s_mode == 2:
+            host = np.frombuffer(body, np.uint8, count=box, offset=18 * 8)
+        elif d_mode == 2:
+            host = np.empty(box, np.uint8)
+
+        def side(mode: int, ref: int, pitch: int, ysize: int) -> tuple[Any, Any]:
+            if mode == 1:
+                return self._handle(ref, self.arrays, "CUDA array"), None
+            if mode == 2:
+                return None, cuda.PitchedPtr(host, row, row, max(height, 1))
+            return None, cuda.PitchedPtr(ref, pitch, pitch, ysize)
+
+        src_array, src_ptr = side(s_mode, s_ref, s_pitch, s_ysize)
+        dst_array, dst_ptr = side(d_mode, d_ref, d_pitch, d_ysize)
+        kind = (cuda.MemcpyKind.HostToDevice if s_mode == 2 else cuda.MemcpyKind.DeviceToHost if d_mode == 2
+                else cuda.MemcpyKind.DeviceToDevice)
+        parms = cuda.Memcpy3DParms(src_array=src_array, src_pos=(0, 0, 0) if s_mode == 2 else tuple(s_pos),
+                                   src_ptr=src_ptr, dst_array=dst_array,
+                                   dst_pos=(0, 0, 0) if d_mode == 2 else tuple(d_pos), dst_ptr=dst_ptr,
+                                   extent=(width, height, depth), kind=kind)
+        cuda.memcpy_3d(parms, stream=self._stream(stream) if stream else None)
+        return host if d_mode == 2 else None
 
     def _array_free(self, body: bytes) -> None:
         h = struct.unpack("<Q", body)[0]

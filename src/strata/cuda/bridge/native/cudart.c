@@ -33,7 +33,7 @@ enum {
     OP_DTOH_SHM = 33, OP_MANAGED = 34, OP_LAUNCH_COOP = 35, OP_LIMIT = 36, OP_OCCUPANCY = 37, OP_REGISTER_PTX = 38,
     OP_ARRAY_CREATE = 39, OP_ARRAY_FREE = 40, OP_ARRAY_COPY = 41, OP_TEX_CREATE = 42, OP_TEX_DESTROY = 43,
     OP_MALLOC_PITCH = 44, OP_PEER = 45, OP_MEMCPY_PEER = 46, OP_ARRAY_COPY_OUT = 47, OP_SURF_CREATE = 48,
-    OP_SURF_DESTROY = 49
+    OP_SURF_DESTROY = 49, OP_ARRAY3D_CREATE = 57, OP_MEMCPY_3D = 58
 };
 /* Host memory shared with the runtime process (a memfd it created; STRATA_CUDART_SHM="fd,size"): the first
  * STAGING bytes stage copies of pageable memory, the rest is the heap of cudaMallocHost/cudaHostAlloc, so
@@ -1430,6 +1430,30 @@ struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, e
     return d;
 }
 
+/* What the program's arrays are (cudaArrayGetInfo, and element sizes for 3-D copies to and from them). */
+typedef struct arrinfo {
+    cudaArray_t h; struct cudaChannelFormatDesc desc; struct cudaExtent extent; unsigned flags; struct arrinfo* next;
+} arrinfo_t;
+static arrinfo_t* arrays;
+static pthread_mutex_t arrays_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void remember_array(cudaArray_t h, const struct cudaChannelFormatDesc* d, struct cudaExtent e, unsigned flags) {
+    arrinfo_t* a = malloc(sizeof *a);
+    a->h = h; a->desc = *d; a->extent = e; a->flags = flags;
+    pthread_mutex_lock(&arrays_lock); a->next = arrays; arrays = a; pthread_mutex_unlock(&arrays_lock);
+}
+
+static int array_info(cudaArray_const_t h, arrinfo_t* out) {
+    int found = 0;
+    pthread_mutex_lock(&arrays_lock);
+    for (arrinfo_t* a = arrays; a; a = a->next)
+        if (a->h == h) { *out = *a; found = 1; break; }
+    pthread_mutex_unlock(&arrays_lock);
+    return found;
+}
+
+static size_t element_bytes(const struct cudaChannelFormatDesc* d) { return (size_t)(d->x + d->y + d->z + d->w) / 8; }
+
 cudaError_t cudaMallocArray(cudaArray_t* array, const struct cudaChannelFormatDesc* d, size_t width, size_t height,
                             unsigned int flags) {
     if (!array || !d) return note(cudaErrorInvalidValue);
@@ -1437,12 +1461,88 @@ cudaError_t cudaMallocArray(cudaArray_t* array, const struct cudaChannelFormatDe
     uint64_t h = 0;
     cudaError_t e = rpc(OP_ARRAY_CREATE, req, sizeof req, NULL, 0, &h, 8, NULL);
     *array = e == cudaSuccess ? (cudaArray_t)(uintptr_t)h : NULL;
+    if (e == cudaSuccess) remember_array(*array, d, (struct cudaExtent){width, height, 0}, flags);
     return e;
+}
+
+/* 1-D, 2-D, 3-D, layered and cubemap arrays (strata.cuda.malloc_3d_array reads the extent as CUDA does). */
+cudaError_t cudaMalloc3DArray(cudaArray_t* array, const struct cudaChannelFormatDesc* d, struct cudaExtent e,
+                              unsigned int flags) {
+    if (!array || !d) return note(cudaErrorInvalidValue);
+    int64_t req[9] = {d->x, d->y, d->z, d->w, d->f, (int64_t)e.width, (int64_t)e.height, (int64_t)e.depth, flags};
+    uint64_t h = 0;
+    cudaError_t r = rpc(OP_ARRAY3D_CREATE, req, sizeof req, NULL, 0, &h, 8, NULL);
+    *array = r == cudaSuccess ? (cudaArray_t)(uintptr_t)h : NULL;
+    if (r == cudaSuccess) remember_array(*array, d, e, flags);
+    return r;
+}
+
+cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc* desc, struct cudaExtent* extent, unsigned int* flags,
+                             cudaArray_t array) {
+    arrinfo_t a;
+    if (!array_info(array, &a)) return note(cudaErrorInvalidResourceHandle);
+    if (desc) *desc = a.desc;
+    if (extent) *extent = a.extent;
+    if (flags) *flags = a.flags;
+    return cudaSuccess;
 }
 
 cudaError_t cudaFreeArray(cudaArray_t array) {
     uint64_t h = (uint64_t)(uintptr_t)array;
-    return array ? RPCIN(OP_ARRAY_FREE, h) : cudaSuccess;
+    if (!array) return cudaSuccess;
+    pthread_mutex_lock(&arrays_lock);
+    for (arrinfo_t **pp = &arrays, *a; (a = *pp); pp = &a->next)
+        if (a->h == array) { *pp = a->next; free(a); break; }
+    pthread_mutex_unlock(&arrays_lock);
+    return RPCIN(OP_ARRAY_FREE, h);
+}
+
+/* cudaMemcpy3D with a CUDA array on either side: the runtime process copies the box (strata.cuda.memcpy_3d);
+ * a host side travels packed (rows of the box's width, no padding) in the request or the reply. Widths and
+ * an array side's x are in elements, a pitched side's x in bytes, as CUDA has them. */
+static cudaError_t copy_3d_array(const struct cudaMemcpy3DParms* p, cudaStream_t s) {
+    arrinfo_t sa, da;
+    if ((p->srcArray && !array_info(p->srcArray, &sa)) || (p->dstArray && !array_info(p->dstArray, &da)))
+        return note(cudaErrorInvalidResourceHandle);
+    size_t elem = element_bytes(p->srcArray ? &sa.desc : &da.desc);
+    struct cudaExtent e = p->extent;
+    size_t wb = e.width * elem, rows = e.height ? e.height : 1, depth = e.depth ? e.depth : 1;
+    enum cudaMemcpyKind kind = p->kind;
+    int src_host = !p->srcArray && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyHostToHost ||
+                                    (kind == cudaMemcpyDefault && !is_device(p->srcPtr.ptr)));
+    int dst_host = !p->dstArray && (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost ||
+                                    (kind == cudaMemcpyDefault && !is_device(p->dstPtr.ptr)));
+    if (src_host && dst_host) return note(cudaErrorInvalidMemcpyDirection);
+    int64_t v[18] = {
+        p->srcArray ? 1 : src_host ? 2 : 0, p->srcArray ? (int64_t)(uintptr_t)p->srcArray : (int64_t)(uintptr_t)p->srcPtr.ptr,
+        (int64_t)p->srcPtr.pitch, (int64_t)p->srcPtr.ysize,
+        (int64_t)p->srcPos.x, (int64_t)p->srcPos.y, (int64_t)p->srcPos.z,
+        p->dstArray ? 1 : dst_host ? 2 : 0, p->dstArray ? (int64_t)(uintptr_t)p->dstArray : (int64_t)(uintptr_t)p->dstPtr.ptr,
+        (int64_t)p->dstPtr.pitch, (int64_t)p->dstPtr.ysize,
+        (int64_t)p->dstPos.x, (int64_t)p->dstPos.y, (int64_t)p->dstPos.z,
+        (int64_t)e.width, (int64_t)e.height, (int64_t)e.depth, (int64_t)(uintptr_t)s};
+    size_t box = wb * rows * depth;
+    char* buf = (src_host || dst_host) ? malloc(box ? box : 1) : NULL;
+    if ((src_host || dst_host) && !buf) return note(cudaErrorMemoryAllocation);
+    /* a host side's rows: pitch and rows per slice of its cudaPitchedPtr (ysize 0: the box's height) */
+    const struct cudaPitchedPtr* hp = src_host ? &p->srcPtr : &p->dstPtr;
+    const struct cudaPos* hpos = src_host ? &p->srcPos : &p->dstPos;
+    size_t hpitch = hp->pitch ? hp->pitch : wb, hrows = hp->ysize ? hp->ysize : rows;
+    if ((src_host || dst_host) && wb + hpos->x > hpitch) { free(buf); return note(cudaErrorInvalidPitchValue); }
+    if (src_host)
+        for (size_t z = 0; z < depth; z++)
+            for (size_t y = 0; y < rows; y++)
+                memcpy(buf + (z * rows + y) * wb, (const char*)hp->ptr + (hpos->z + z) * hpitch * hrows +
+                       (hpos->y + y) * hpitch + hpos->x, wb);
+    cudaError_t r = rpc(OP_MEMCPY_3D, v, sizeof v, src_host ? buf : NULL, src_host ? box : 0, dst_host ? buf : NULL,
+                        dst_host ? box : 0, NULL);
+    if (r == cudaSuccess && dst_host)
+        for (size_t z = 0; z < depth; z++)
+            for (size_t y = 0; y < rows; y++)
+                memcpy((char*)hp->ptr + (hpos->z + z) * hpitch * hrows + (hpos->y + y) * hpitch + hpos->x,
+                       buf + (z * rows + y) * wb, wb);
+    free(buf);
+    return r;
 }
 
 cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
@@ -1531,16 +1631,12 @@ cudaError_t cudaMalloc3D(struct cudaPitchedPtr* p, struct cudaExtent e) {
     return cudaSuccess;
 }
 
-/* Linear memory only: extent and positions in bytes (x) and rows (y, z). CUDA arrays here (3-D or layered
- * ones strata does not have) are refused. */
+/* Between linear memory: extent and positions in bytes (x) and rows (y, z), copied here as 2-D slices. With
+ * a CUDA array on either side, the runtime process copies the box (copy_3d_array). */
+static cudaError_t copy_3d_array(const struct cudaMemcpy3DParms* p, cudaStream_t s);
 static cudaError_t copy_3d(const struct cudaMemcpy3DParms* p, cudaStream_t s) {
     if (!p) return note(cudaErrorInvalidValue);
-    if (p->srcArray || p->dstArray) {
-        static int said;
-        if (!said++) fprintf(stderr, "strata: cudaMemcpy3D with CUDA arrays is not implemented by strata's CUDA "
-                                     "runtime (linear and pitched memory are)\n");
-        return note(cudaErrorNotSupported);
-    }
+    if (p->srcArray || p->dstArray) return copy_3d_array(p, s);
     const struct cudaPitchedPtr *sp = &p->srcPtr, *dp = &p->dstPtr;
     struct cudaExtent e = p->extent;
     if (!sp->ptr || !dp->ptr) return note(cudaErrorInvalidValue);
