@@ -144,15 +144,22 @@ class KernelCodegen:
         self._hoisting = False
         self.seg_vals: dict[str, ir.Value] | None = None
         self.cur_guard: ir.Value | None = None
+        self.dry = False
+        # Segments: runs of instructions fused lane by lane. Lanes only interact through memory, so a
+        # segment holds any number of loads or a single store (never both): then running it lane by lane
+        # gives what running it instruction by instruction over all lanes gives.
         segment: list[tuple[int, Instruction]] = []
+        has_mem = has_store = False
         for k, ins in enumerate(ins_list):
+            if ins.opcode in NOOPS:
+                continue
             if ins.opcode in ("ld", "st") and not any(m == "param" for m in ins.mods):
-                self._segment(segment)
-                segment = []
-                self.k, self.ins = k, ins
-                self._memory(ins)
-            elif ins.opcode not in NOOPS:
-                segment.append((k, ins))
+                store = ins.opcode == "st"
+                if has_store or (store and has_mem):
+                    self._segment(segment)
+                    segment, has_mem, has_store = [], False, False
+                has_mem, has_store = True, has_store or store
+            segment.append((k, ins))
         self._segment(segment)
         self.bld.ret(ir.Constant(I32, 0))
         bb = ir.IRBuilder(self.bail_block)
@@ -235,34 +242,89 @@ class KernelCodegen:
         bld.position_at_end(done)
 
     def _segment(self, segment: list[tuple[int, Instruction]]) -> None:
-        """Register-only instructions between memory instructions run fused, lane by lane: lanes are
-        independent there, so the result equals running them one by one over all lanes. Registers a lane
-        wrote stay in SSA values (`seg_vals`) for the rest of the segment. Lane-independent checks
-        (the parameter buffer's size) run before the loop and bail to the segment's first instruction."""
+        """Emit one segment. With memory instructions, a dry run goes first: every lane computes its
+        addresses (through the segment's arithmetic and loads, storing nothing) and checks them, warp by
+        warp, keeping the memory counters aside. Any failed check returns the segment's first
+        instruction + 1 before anything was written, so the reference handlers run the rest of the block
+        from exactly the reference's state and report the fault (or the access it handles and we don't:
+        peer memory, generic windows) themselves. Then the real run, lane by lane, without checks."""
         if not segment:
             return
         self.k, self.ins = segment[0]
         self.seg_first = segment[0][0]
+        mems: list[tuple[int, MemDesc]] = []
         for k, ins in segment:
-            if ins.opcode == "ld":
-                self.k, self.ins = k, ins
+            self.k, self.ins = k, ins
+            if ins.opcode == "ld" and "param" in ins.mods:
                 self._ld_param_check(ins)
+            elif ins.opcode in ("ld", "st"):
+                mems.append((k, self._mem_desc(ins)))
+        if mems:
+            self._dry_run(segment, dict(mems))
+        self.dry = False
+        self.lane_loop(lambda i: self._lanes_body(segment, i), None)
 
-        def body(i: ir.Value) -> None:
-            self.seg_vals = {}
-            self.i = i
-            try:
-                for k, ins in segment:
-                    self.k, self.ins = k, ins
-                    self.cur_guard = None
-                    if ins.guard is not None:
-                        g = self.read(Reg(ins.guard.name), "pred", i)
-                        self.cur_guard = self.bld.not_(g) if ins.guard.negated else g
-                    self._instruction(ins)
-            finally:
-                self.seg_vals = None
+    def _lanes_body(self, segment: list[tuple[int, Instruction]], i: ir.Value) -> None:
+        self.seg_vals = {}
+        self.i = i
+        try:
+            for k, ins in segment:
+                self.k, self.ins = k, ins
                 self.cur_guard = None
-        self.lane_loop(body, None)
+                if ins.guard is not None:
+                    g = self.read(Reg(ins.guard.name), "pred", i)
+                    self.cur_guard = self.bld.not_(g) if ins.guard.negated else g
+                self._instruction(ins)
+        finally:
+            self.seg_vals = None
+            self.cur_guard = None
+
+    def _dry_run(self, segment: list[tuple[int, Instruction]], mems: dict[int, MemDesc]) -> None:
+        bld = self.bld
+        local = self.entry_alloca(I64, len(COUNTER_NAMES))
+        for c in range(len(COUNTER_NAMES)):
+            bld.store(ir.Constant(I64, 0), bld.gep(local, [ir.Constant(I64, c)]))
+        for d in mems.values():
+            d.stats = WarpStats(self)
+            d.hit_lo, d.hit_hi = self.entry_alloca(I64), self.entry_alloca(I64)
+            bld.store(ir.Constant(I64, 1), d.hit_lo)
+            bld.store(ir.Constant(I64, 0), d.hit_hi)
+        self.dry = True
+        self.dry_mems = mems
+
+        def warp(w: ir.Value) -> None:
+            for d in mems.values():
+                d.stats.reset()
+
+            def lane(j: ir.Value) -> None:
+                i = bld.add(bld.mul(w, ir.Constant(I64, 32)), j)
+                with bld.if_then(self.active(i, None)):
+                    self._lanes_body(segment, i)
+            self._count_loop(ir.Constant(I64, 32), lane)
+            for d in mems.values():
+                d.stats.finish(d, local)
+        self._count_loop(bld.sdiv(self.n_arg, ir.Constant(I64, 32)), warp)
+        self.dry = False
+        counters = bld.inttoptr(self.ctx(CTX_COUNTERS), I64P)
+        for c in range(len(COUNTER_NAMES)):
+            p = bld.gep(counters, [ir.Constant(I64, c)])
+            bld.store(bld.add(bld.load(p), bld.load(bld.gep(local, [ir.Constant(I64, c)]))), p)
+
+    def _count_loop(self, count: ir.Value, body: Callable[[ir.Value], None]) -> None:
+        """for j in range(count): body(j)."""
+        bld = self.bld
+        pre = bld.block
+        head, work, done = (self.f.append_basic_block() for _ in range(3))
+        bld.branch(head)
+        bld.position_at_end(head)
+        j = bld.phi(I64)
+        j.add_incoming(ir.Constant(I64, 0), pre)
+        bld.cbranch(bld.icmp_signed("<", j, count), work, done)
+        bld.position_at_end(work)
+        body(j)
+        j.add_incoming(bld.add(j, ir.Constant(I64, 1)), bld.block)
+        bld.branch(head)
+        bld.position_at_end(done)
 
     def per_lane(self, body: Callable[[ir.Value], None]) -> None:
         body(self.i)
@@ -336,7 +398,8 @@ class KernelCodegen:
         bld = self.bld
         if self.cur_guard is not None:
             v = bld.select(self.cur_guard, v, self.raw(name, i))
-        bld.store(v, bld.gep(self.reg_ptr(name), [i]))
+        if not self.dry:
+            bld.store(v, bld.gep(self.reg_ptr(name), [i]))
         if self.seg_vals is not None:
             self.seg_vals[name] = v
 
@@ -431,7 +494,10 @@ class KernelCodegen:
         if op in NOOPS:
             return
         if op in ("ld", "st"):
-            self._memory(ins)
+            if "param" in ins.mods:
+                self._memory(ins)
+            else:
+                self._mem_lane(self._mem_desc(ins) if not self.dry else self.dry_mems[self.k])
             return
         handler = getattr(self, f"_op_{op}", None)
         if handler is None:
@@ -914,15 +980,28 @@ class KernelCodegen:
 
     # memory ---------------------------------------------------------------------------------------
     def _memory(self, ins: Instruction) -> None:
+        """ld.param (kernel parameters): a constant per launch, read for each lane."""
+        t = self._one_type(ins)
+        vec = 4 if "v4" in ins.mods else 2 if "v2" in ins.mods else 1
+        if set(_flags(ins)) - {"param", "v2", "v4"} or ins.opcode != "ld" or t == "pred" or WIDTH[t] < 8:
+            raise self.fail()
+        val_op = ins.operands[0]
+        elems = list(val_op.elems) if isinstance(val_op, Vec) else [val_op]
+        if len(elems) != vec or not isinstance(ins.operands[1], Mem):
+            raise self.fail()
+        vt = {"f32": "u32", "f64": "u64"}.get(t, t)
+        self._ld_param(ins, ins.operands[1], elems, vt, WIDTH[t] // 8)
+
+    def _mem_desc(self, ins: Instruction) -> MemDesc:
         fl = set(_flags(ins)) - {"v2", "v4", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "relaxed", "weak",
                                  "gpu", "cta", "sys", "L1::no_allocate", "L1::evict_last", "L1::evict_first",
                                  "L2::64B", "L2::128B", "L2::256B", "L1::evict_normal", "L1::evict_unchanged",
                                  "L2::evict_first", "L2::evict_last", "L2::evict_normal"}
-        spaces = fl & {"global", "shared", "param", "const", "shared::cta"}
+        spaces = fl & {"global", "shared", "const", "shared::cta"}
         if fl - spaces or len(spaces) > 1:
             raise self.fail("(memory modifiers)")
         space = spaces.pop() if spaces else "generic"
-        space = "shared" if space == "shared::cta" else space
+        space = "shared" if space == "shared::cta" else "global" if space != "shared" else space
         t = self._one_type(ins)
         vec = 4 if "v4" in ins.mods else 2 if "v2" in ins.mods else 1
         if t == "pred" or WIDTH[t] < 8:
@@ -934,24 +1013,90 @@ class KernelCodegen:
         elems = list(val_op.elems) if isinstance(val_op, Vec) else [val_op]
         if len(elems) != vec:
             raise self.fail("vector width")
-        # loads move bits: a float type loads as its unsigned type (zero-extended into wider registers)
-        vt = {"f32": "u32", "f64": "u64"}.get(t, t)
-        size = WIDTH[t] // 8
-        if space == "param":
-            if not load:
-                raise self.fail("st.param")
-            self._ld_param(ins, mem_op, elems, vt, size)
-            return
         if isinstance(mem_op.base, Sym) and space != "shared":
             raise self.fail("symbol address")
         if mem_op.base is None:
             raise self.fail("absolute address")
-        nbytes = size * vec
-        if nbytes > 32:
+        size = WIDTH[t] // 8
+        if size * vec > 32:
             raise self.fail("access wider than a sector")
-        space = "global" if space in ("const", "generic") and space != "shared" else space
-        generic = "global" not in ins.mods and "const" not in ins.mods and space == "global"
-        self._mem_access(ins, space, generic, load, mem_op, elems, vt, size, nbytes)
+        # loads move bits: a float type loads as its unsigned type (zero-extended into wider registers)
+        vt = {"f32": "u32", "f64": "u64"}.get(t, t)
+        return MemDesc(space, load, mem_op, elems, vt, size, size * vec)
+
+    def _mem_lane(self, d: MemDesc) -> None:
+        """One lane's access: in the dry run, its check and its warp's counters (loads still load: later
+        addresses of the segment may depend on them, and nothing in the segment stores)."""
+        bld = self.bld
+        i = self.i
+        g = self.cur_guard
+        a = self._address(d.mem_op, i)
+        if self.dry:
+            bad = self._check(d, a)
+            self._bail_if(bad if g is None else bld.and_(g, bad), self.seg_first)
+            if g is None:
+                d.stats.add(a, i, d)
+            else:
+                with bld.if_then(g):
+                    d.stats.add(a, i, d)
+        if d.space == "shared":
+            host = bld.gep(bld.inttoptr(self.ctx(CTX_SHARED), I8P),
+                           [bld.add(a, bld.load(bld.gep(bld.inttoptr(self.ctx(CTX_SHARED_BASE), I64P), [i])))])
+        else:
+            host = bld.gep(bld.inttoptr(self.ctx(CTX_MEM), I8P), [bld.sub(a, ir.Constant(I64, GLOBAL_BASE))])
+        ety = lty(d.vt)
+        for k, e in enumerate(d.elems):
+            p = bld.bitcast(bld.gep(host, [ir.Constant(I64, k * d.size)]), ety.as_pointer())
+            if d.load:
+                if isinstance(e, Sink):
+                    continue
+                if g is None:
+                    v = bld.load(p, align=d.size)
+                else:  # only an active lane's address is known to be valid
+                    slot = self.entry_alloca(ety)
+                    bld.store(ir.Constant(ety, 0), slot)
+                    with bld.if_then(g):
+                        bld.store(bld.load(p, align=d.size), slot)
+                    v = bld.load(slot)
+                self.write(e, d.vt, v, i)
+            elif not self.dry:
+                v = self.read(e, d.vt, i)
+                if g is None:
+                    bld.store(v, p, align=d.size)
+                else:
+                    with bld.if_then(g):
+                        bld.store(v, p, align=d.size)
+
+    def _check(self, d: MemDesc, a: ir.Value) -> ir.Value:
+        """i1: this lane's access must go to the reference (misaligned, out of bounds, outside this
+        device's allocations, a distributed-shared or generic-window address)."""
+        bld = self.bld
+        nbytes = d.nbytes
+        mis = bld.icmp_unsigned("!=", bld.and_(a, ir.Constant(I64, nbytes - 1)), ir.Constant(I64, 0))
+        if d.space == "shared":
+            oob = bld.icmp_unsigned(">", bld.add(a, ir.Constant(I64, nbytes)), self.ctx(CTX_SHARED_LIMIT))
+            oob = bld.or_(oob, bld.icmp_unsigned(">", a, ir.Constant(I64, 0xFFFFFF)))  # cluster tags
+            return bld.or_(mis, oob)
+        # the allocation this instruction's previous lane hit, else a binary search of the allocation map
+        bad = self.entry_alloca(I1)
+        bld.store(mis, bad)
+        lo, hi = bld.load(d.hit_lo), bld.load(d.hit_hi)
+        end = bld.add(a, ir.Constant(I64, nbytes))
+        fast = bld.and_(bld.icmp_unsigned(">=", a, lo), bld.icmp_unsigned("<=", end, hi))
+        with bld.if_then(bld.not_(fast)):
+            starts, ends = self.ctx(CTX_STARTS), self.ctx(CTX_ENDS)
+            inside = bld.and_(bld.icmp_unsigned(">=", a, ir.Constant(I64, GLOBAL_BASE)),
+                              bld.icmp_unsigned("<", a, ir.Constant(I64, PARAM_WINDOW)))
+            idx = bld.call(self._alloc_lookup(), [a, ir.Constant(I64, nbytes), self.ctx(CTX_NALLOC), starts, ends])
+            found = bld.and_(inside, bld.icmp_signed(">=", idx, ir.Constant(I64, 0)))
+            safe = bld.select(found, idx, ir.Constant(I64, 0))
+            with bld.if_else(found) as (then, other):
+                with then:
+                    bld.store(bld.load(bld.gep(bld.inttoptr(starts, I64P), [safe])), d.hit_lo)
+                    bld.store(bld.load(bld.gep(bld.inttoptr(ends, I64P), [safe])), d.hit_hi)
+                with other:
+                    bld.store(ir.Constant(I1, 1), bad)
+        return bld.load(bad)
 
     def _param_offset(self, ins: Instruction) -> int:
         mem_op = ins.operands[1]
@@ -1010,167 +1155,6 @@ class KernelCodegen:
             return bld.add(v, ir.Constant(I64, mem_op.offset & 0xFFFFFFFFFFFFFFFF))
         v = bld.add(v, ir.Constant(I32, mem_op.offset & 0xFFFFFFFF))
         return bld.zext(v, I64)
-
-    def _mem_access(self, ins: Instruction, space: str, generic: bool, load: bool, mem_op: Mem, elems: list[Any],
-                    vt: str, size: int, nbytes: int) -> None:
-        bld = self.bld
-        bad = self.entry_alloca(I1)
-        bld.store(ir.Constant(I1, 0), bad)
-        nalloc, starts, ends = self.ctx(CTX_NALLOC), self.ctx(CTX_STARTS), self.ctx(CTX_ENDS)
-        lookup = self._alloc_lookup()
-
-        # pass 1: check every active lane; any doubt goes to the reference handler before any access
-        def check(i: ir.Value) -> None:
-            a = self._address(mem_op, i)
-            mis = bld.icmp_unsigned("!=", bld.and_(a, ir.Constant(I64, nbytes - 1)), ir.Constant(I64, 0))
-            if space == "shared":
-                lim = self.ctx(CTX_SHARED_LIMIT)
-                oob = bld.icmp_unsigned(">", bld.add(a, ir.Constant(I64, nbytes)), lim)
-                oob = bld.or_(oob, bld.icmp_unsigned(">", a, ir.Constant(I64, 0xFFFFFF)))  # cluster tags
-                ok = bld.not_(bld.or_(mis, oob))
-            else:
-                # the allocation the previous lane hit, then a binary search over the allocation map
-                lo, hi = bld.load(hit_lo), bld.load(hit_hi)
-                fast = bld.and_(bld.icmp_unsigned(">=", a, lo),
-                                bld.icmp_unsigned("<=", bld.add(a, ir.Constant(I64, nbytes)), hi))
-                with bld.if_then(bld.not_(fast)):
-                    inside = bld.and_(bld.icmp_unsigned(">=", a, ir.Constant(I64, GLOBAL_BASE)),
-                                      bld.icmp_unsigned("<", a, ir.Constant(I64, PARAM_WINDOW)))
-                    idx = bld.call(lookup, [a, ir.Constant(I64, nbytes), nalloc, starts, ends])
-                    found = bld.and_(inside, bld.icmp_signed(">=", idx, ir.Constant(I64, 0)))
-                    with bld.if_else(found) as (then, other):
-                        with then:
-                            safe = bld.select(found, idx, ir.Constant(I64, 0))
-                            bld.store(bld.load(bld.gep(bld.inttoptr(starts, I64P), [safe])), hit_lo)
-                            bld.store(bld.load(bld.gep(bld.inttoptr(ends, I64P), [safe])), hit_hi)
-                        with other:
-                            bld.store(ir.Constant(I1, 1), bad)
-                ok = bld.not_(mis)
-            with bld.if_then(bld.not_(ok)):
-                bld.store(ir.Constant(I1, 1), bad)
-        hit_lo, hit_hi = self.entry_alloca(I64), self.entry_alloca(I64)
-        bld.store(ir.Constant(I64, 1), hit_lo)
-        bld.store(ir.Constant(I64, 0), hit_hi)
-        self.lane_loop(check, ins.guard)
-        self._bail_if(bld.load(bad))
-
-        # pass 2: the access, warp by warp, with the counters the reference keeps
-        buf = self.entry_alloca(I64, 32)
-        cnt = self.entry_alloca(I64)
-        out = self.entry_alloca(I64, 2)
-        first_p, prev_p, min_p, max_p = (self.entry_alloca(I64) for _ in range(4))
-        lin_p = self.entry_alloca(I1)
-        counters = bld.inttoptr(self.ctx(CTX_COUNTERS), I64P)
-        membase = bld.inttoptr(self.ctx(CTX_MEM), I8P)
-        shared = bld.inttoptr(self.ctx(CTX_SHARED), I8P)
-        sbase = bld.inttoptr(self.ctx(CTX_SHARED_BASE), I64P)
-        pre = bld.block
-        whead = self.f.append_basic_block()
-        wbody = self.f.append_basic_block()
-        wdone = self.f.append_basic_block()
-        nwarps = bld.sdiv(self.n_arg, ir.Constant(I64, 32))
-        bld.branch(whead)
-        bld.position_at_end(whead)
-        w = bld.phi(I64)
-        w.add_incoming(ir.Constant(I64, 0), pre)
-        bld.cbranch(bld.icmp_signed("<", w, nwarps), wbody, wdone)
-        bld.position_at_end(wbody)
-        bld.store(ir.Constant(I64, 0), cnt)
-        bld.store(ir.Constant(I1, 1), lin_p)
-        bld.store(ir.Constant(I64, -1), min_p)
-        bld.store(ir.Constant(I64, 0), max_p)
-        # lanes of this warp
-        lpre = bld.block
-        lhead = self.f.append_basic_block()
-        lcheck = self.f.append_basic_block()
-        lwork = self.f.append_basic_block()
-        lnext = self.f.append_basic_block()
-        ldone = self.f.append_basic_block()
-        bld.branch(lhead)
-        bld.position_at_end(lhead)
-        j = bld.phi(I64)
-        j.add_incoming(ir.Constant(I64, 0), lpre)
-        bld.cbranch(bld.icmp_signed("<", j, ir.Constant(I64, 32)), lcheck, ldone)
-        bld.position_at_end(lcheck)
-        i = bld.add(bld.mul(w, ir.Constant(I64, 32)), j)
-        bld.cbranch(self.active(i, ins.guard), lwork, lnext)
-        bld.position_at_end(lwork)
-        a = self._address(mem_op, i)
-        if space == "shared":
-            off = bld.add(a, bld.load(bld.gep(sbase, [i])))
-            host = bld.gep(shared, [off])
-            key = bld.lshr(off, ir.Constant(I64, 2))
-        else:
-            off = bld.sub(a, ir.Constant(I64, GLOBAL_BASE))
-            host = bld.gep(membase, [off])
-            key = off
-        c = bld.load(cnt)
-        bld.store(key, bld.gep(buf, [c]))
-        bld.store(bld.add(c, ir.Constant(I64, 1)), cnt)
-        # shape of the warp's keys: first, min, max, and whether consecutive lanes step by exactly `step`
-        is_first = bld.icmp_signed("==", c, ir.Constant(I64, 0))
-        bld.store(bld.select(is_first, key, bld.load(first_p)), first_p)
-        step = nbytes if space != "shared" else 0
-        stepped = bld.icmp_unsigned("==", key, bld.add(bld.load(prev_p), ir.Constant(I64, step)))
-        bld.store(bld.and_(bld.load(lin_p), bld.or_(is_first, stepped)), lin_p)
-        bld.store(key, prev_p)
-        mn, mx = bld.load(min_p), bld.load(max_p)
-        bld.store(bld.select(bld.icmp_unsigned("<", key, mn), key, mn), min_p)
-        bld.store(bld.select(bld.icmp_unsigned(">", key, mx), key, mx), max_p)
-        ety = lty(vt)
-        for k, e in enumerate(elems):
-            p = bld.bitcast(bld.gep(host, [ir.Constant(I64, k * size)]), ety.as_pointer())
-            if load:
-                if not isinstance(e, Sink):
-                    self.write(e, vt, bld.load(p, align=size), i)
-            else:
-                bld.store(self.read(e, vt if not isinstance(e, Imm | FImm) else vt, i), p, align=size)
-        bld.branch(lnext)
-        bld.position_at_end(lnext)
-        j2 = bld.add(j, ir.Constant(I64, 1))
-        j.add_incoming(j2, lnext)
-        bld.branch(lhead)
-        bld.position_at_end(ldone)
-        c = bld.load(cnt)
-        with bld.if_then(bld.icmp_signed(">", c, ir.Constant(I64, 0))):
-            def bump(name: str, v: ir.Value) -> None:
-                p = bld.gep(counters, [ir.Constant(I64, _C[name])])
-                bld.store(bld.add(bld.load(p), v), p)
-            if space == "shared":
-                bump("shared_load_bytes" if load else "shared_store_bytes", bld.mul(c, ir.Constant(I64, nbytes)))
-                bump("shared_requests", ir.Constant(I64, 1))
-                # distinct words within 32 of each other sit in distinct banks: no conflict, no sort
-                spread = bld.icmp_unsigned("<", bld.sub(bld.load(max_p), bld.load(min_p)), ir.Constant(I64, 32))
-                with bld.if_then(bld.not_(spread)):
-                    bump("shared_bank_conflicts", bld.call(self._conflicts_helper(), [buf, c]))
-            else:
-                kind = "load" if load else "store"
-                bump(f"global_{kind}_bytes", bld.mul(c, ir.Constant(I64, nbytes)))
-                bump(f"global_{kind}_requests", ir.Constant(I64, 1))
-                # lanes at consecutive addresses (or all at one) need no sort: a contiguous range
-                mn, mx = bld.load(min_p), bld.load(max_p)
-                lin = bld.load(lin_p)
-                same = bld.icmp_unsigned("==", mn, mx)
-                o0, o1 = bld.gep(out, [ir.Constant(I64, 0)]), bld.gep(out, [ir.Constant(I64, 1)])
-                with bld.if_else(bld.or_(lin, same)) as (then, other):
-                    with then:
-                        span = bld.add(bld.sub(bld.lshr(bld.add(mx, ir.Constant(I64, nbytes - 1)), ir.Constant(I64, 5)),
-                                               bld.lshr(mn, ir.Constant(I64, 5))), ir.Constant(I64, 1))
-                        bld.store(span, o0)
-                        bld.store(bld.select(same, ir.Constant(I64, 1), c), o1)
-                    with other:
-                        bld.call(self._sectors_helper(), [buf, c, out])
-                bump(f"global_{kind}_sectors", bld.load(o0))
-                distinct = bld.load(o1)
-                ideal = bld.lshr(bld.add(bld.mul(distinct, ir.Constant(I64, nbytes)), ir.Constant(I64, 31)),
-                                 ir.Constant(I64, 5))
-                bump(f"global_{kind}_ideal_sectors", ideal)
-        wend = bld.block
-        w2 = bld.add(w, ir.Constant(I64, 1))
-        w.add_incoming(w2, wend)
-        bld.branch(whead)
-        bld.position_at_end(wdone)
-        _ = generic
 
     # -- helper functions (one per module) ----------------------------------------------------------
     def _alloc_lookup(self) -> ir.Function:
@@ -1332,3 +1316,91 @@ class KernelCodegen:
         b.ret(b.select(b.icmp_signed(">", m, ir.Constant(I64, 0)), b.sub(m, ir.Constant(I64, 1)), m))
         self._helpers["conflicts"] = f
         return f
+
+
+class MemDesc:
+    """A global/shared ld or st, parsed once per block (its warp statistics live here during the dry run)."""
+
+    def __init__(self, space: str, load: bool, mem_op: Mem, elems: list[Any], vt: str, size: int,
+                 nbytes: int) -> None:
+        self.space, self.load, self.mem_op, self.elems = space, load, mem_op, elems
+        self.vt, self.size, self.nbytes = vt, size, nbytes
+        self.stats: WarpStats
+        self.hit_lo: ir.Value
+        self.hit_hi: ir.Value
+
+
+class WarpStats:
+    """One memory instruction's view of a warp during the dry run: its lanes' keys (byte offsets for
+    global, first 4-byte words for shared), their count, min, max, first, and whether consecutive lanes
+    step by exactly the access size. `finish` turns them into the reference's counters."""
+
+    def __init__(self, g: KernelCodegen) -> None:
+        self.g = g
+        self.buf = g.entry_alloca(I64, 32)
+        self.cnt, self.prev, self.mn, self.mx = (g.entry_alloca(I64) for _ in range(4))
+        self.lin = g.entry_alloca(I1)
+
+    def reset(self) -> None:
+        bld = self.g.bld
+        bld.store(ir.Constant(I64, 0), self.cnt)
+        bld.store(ir.Constant(I1, 1), self.lin)
+        bld.store(ir.Constant(I64, -1), self.mn)
+        bld.store(ir.Constant(I64, 0), self.mx)
+
+    def add(self, a: ir.Value, i: ir.Value, d: MemDesc) -> None:
+        g = self.g
+        bld = g.bld
+        if d.space == "shared":
+            off = bld.add(a, bld.load(bld.gep(bld.inttoptr(g.ctx(CTX_SHARED_BASE), I64P), [i])))
+            key = bld.lshr(off, ir.Constant(I64, 2))
+        else:
+            key = bld.sub(a, ir.Constant(I64, GLOBAL_BASE))
+        c = bld.load(self.cnt)
+        bld.store(key, bld.gep(self.buf, [c]))
+        bld.store(bld.add(c, ir.Constant(I64, 1)), self.cnt)
+        first = bld.icmp_signed("==", c, ir.Constant(I64, 0))
+        stepped = bld.icmp_unsigned("==", key, bld.add(bld.load(self.prev), ir.Constant(I64, d.nbytes)))
+        bld.store(bld.and_(bld.load(self.lin), bld.or_(first, stepped)), self.lin)
+        bld.store(key, self.prev)
+        mn, mx = bld.load(self.mn), bld.load(self.mx)
+        bld.store(bld.select(bld.icmp_unsigned("<", key, mn), key, mn), self.mn)
+        bld.store(bld.select(bld.icmp_unsigned(">", key, mx), key, mx), self.mx)
+
+    def finish(self, d: MemDesc, counters: ir.Value) -> None:
+        g = self.g
+        bld = g.bld
+        c = bld.load(self.cnt)
+
+        def bump(name: str, v: ir.Value) -> None:
+            p = bld.gep(counters, [ir.Constant(I64, _C[name])])
+            bld.store(bld.add(bld.load(p), v), p)
+
+        with bld.if_then(bld.icmp_signed(">", c, ir.Constant(I64, 0))):
+            mn, mx = bld.load(self.mn), bld.load(self.mx)
+            if d.space == "shared":
+                bump("shared_load_bytes" if d.load else "shared_store_bytes", bld.mul(c, ir.Constant(I64, d.nbytes)))
+                bump("shared_requests", ir.Constant(I64, 1))
+                # distinct words within 32 of each other sit in distinct banks: no conflict, no sort
+                with bld.if_then(bld.icmp_unsigned(">=", bld.sub(mx, mn), ir.Constant(I64, 32))):
+                    bump("shared_bank_conflicts", bld.call(g._conflicts_helper(), [self.buf, c]))
+                return
+            kind = "load" if d.load else "store"
+            bump(f"global_{kind}_bytes", bld.mul(c, ir.Constant(I64, d.nbytes)))
+            bump(f"global_{kind}_requests", ir.Constant(I64, 1))
+            out = g.entry_alloca(I64, 2)
+            o0, o1 = bld.gep(out, [ir.Constant(I64, 0)]), bld.gep(out, [ir.Constant(I64, 1)])
+            same = bld.icmp_unsigned("==", mn, mx)
+            # lanes at consecutive addresses (or all at one) need no sort: one contiguous range
+            with bld.if_else(bld.or_(bld.load(self.lin), same)) as (then, other):
+                with then:
+                    span = bld.add(bld.sub(bld.lshr(bld.add(mx, ir.Constant(I64, d.nbytes - 1)), ir.Constant(I64, 5)),
+                                           bld.lshr(mn, ir.Constant(I64, 5))), ir.Constant(I64, 1))
+                    bld.store(span, o0)
+                    bld.store(bld.select(same, ir.Constant(I64, 1), c), o1)
+                with other:
+                    bld.call(g._sectors_helper(), [self.buf, c, out])
+            bump(f"global_{kind}_sectors", bld.load(o0))
+            ideal = bld.lshr(bld.add(bld.mul(bld.load(o1), ir.Constant(I64, d.nbytes)), ir.Constant(I64, 31)),
+                             ir.Constant(I64, 5))
+            bump(f"global_{kind}_ideal_sectors", ideal)

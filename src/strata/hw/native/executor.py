@@ -131,8 +131,19 @@ def _patched(program: Program, ck: CompiledKernel, worker: int) -> Program:
     return p
 
 
+def _per_lane(op: Any) -> Any:
+    """The lane-array form of a reference op. The JIT wraps definitions of uniform registers
+    (hw/uniform.scalar_definition) so they leave NumPy scalars in the frame; native blocks keep every
+    register as a lane array, so a reference op run after a native one must write the array too."""
+    if getattr(op, "__name__", "") == "run_uniform" and op.__closure__:
+        inner = dict(zip(op.__code__.co_freevars, (c.cell_contents for c in op.__closure__), strict=True))
+        return inner.get("run", op)
+    return op
+
+
 def _native_op(fn: Any, jf: JitFunction, ref_ops: list[Any]) -> Any:
     names = list(jf.reg_storage)
+    ref_ops = [(_per_lane(op), exact) for op, exact in ref_ops]
 
     def run(f: Any, m: Any) -> None:
         st = f.__dict__.get("_native")
