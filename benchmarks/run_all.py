@@ -22,6 +22,7 @@ import bench_framework
 import bench_grid_sync
 import bench_hipify
 import bench_launch
+import bench_native
 import bench_programs
 import bench_saxpy
 import bench_sgemm
@@ -74,6 +75,7 @@ def main() -> int:
     parser.add_argument("--skip-trace", action="store_true", help="leave out the trace overhead row")
     parser.add_argument("--skip-texture", action="store_true", help="leave out the bilinear texture sampling row")
     parser.add_argument("--skip-grid-sync", action="store_true", help="leave out the grid-sync reduction row")
+    parser.add_argument("--skip-native", action="store_true", help="leave out the native executor rows")
     parser.add_argument("--skip-amd", action="store_true", help="leave out the CDNA engine (mi300x) rows")
     parser.add_argument("--skip-programs", action="store_true",
                         help="leave out the whole-program rows (native launch, start-up, cudaMemcpy)")
@@ -115,6 +117,8 @@ def main() -> int:
         results += _guard("texture", lambda: bench_texture.bench_texture(repeats=rep))
     if not args.skip_grid_sync:
         results += _guard("grid_sync", lambda: bench_grid_sync.bench_grid_sync(repeats=rep))
+    if not args.skip_native:
+        results += _guard("native", lambda: bench_native.bench_native(repeats=rep))
     if not args.skip_amd:  # SKIP rows without clang-19
         results += _guard("amd", lambda: bench_amd.bench_amd(repeats=rep))
     if not args.skip_programs:
