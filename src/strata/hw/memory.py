@@ -283,6 +283,12 @@ class DeviceMemory:
         if a is not None and hi + size <= a.end:
             return None
         if self.peers and (lo < self.base or hi >= self.end):
+            owner = memory_of(lo)  # fast path: all lanes inside one allocation of one enabled peer (NCCL's reads)
+            if owner is not None and owner.slot in self.peers and owner.slot == uva_slot(hi):
+                pa = owner.allocation_at(lo)
+                if pa is not None and hi + size <= pa.end:
+                    self.peer_bytes[owner.slot] = self.peer_bytes.get(owner.slot, 0) + int(addr.size) * size
+                    return None
             return self._check_routed(addr, size)
         return self._check_own(addr, size)
 

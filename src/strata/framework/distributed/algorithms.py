@@ -22,7 +22,7 @@ import numpy as np
 
 import strata.cuda as cuda
 from strata.framework.distributed.transport import Mesh
-from strata.libs.nccl.kernels import BLOCK, KERNELS, NAMES
+from strata.libs.nccl.kernels import apply
 from strata.libs.nccl.types import DataType, RedOp
 
 # torch.distributed.ReduceOp names -> (NCCL op, NumPy combine)
@@ -111,9 +111,7 @@ class DeviceBuffer:
         if self.bool:
             code = {RedOp.ncclSum: RedOp.ncclMax, RedOp.ncclProd: RedOp.ncclMin}.get(code, code)
         dst = self.ptr + off * self.itemsize
-        kernel = KERNELS.get(NAMES[self.dtype])
-        kernel((n + BLOCK - 1) // BLOCK, BLOCK, (dst, dst, self._scratch.ptr, np.uint64(n), np.int32(int(code)),
-                                                np.int32(divisor)), stream=self.device.context.stream(None))
+        apply(self.dtype, dst, dst, self._scratch.ptr, n, int(code), divisor, self.device.context.stream(None))
 
 
 def chunks(count: int, n: int) -> list[tuple[int, int]]:

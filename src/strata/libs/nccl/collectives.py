@@ -38,7 +38,7 @@ from strata.libs.common import library_call
 from strata.libs.nccl import comm as comm_mod
 from strata.libs.nccl.comm import Communicator, Op
 from strata.libs.nccl.group import deferred_post, deferred_wait
-from strata.libs.nccl.kernels import BLOCK, COPY, KERNELS, NAMES
+from strata.libs.nccl.kernels import COPY, VECTOR_BYTES, apply
 from strata.libs.nccl.model import CollectiveModel, model
 from strata.libs.nccl.types import DataType, NcclError, RedOp
 from strata.runtime import Event, Stream
@@ -273,12 +273,15 @@ def _agree_p2p(first: Call, call: Call) -> str | None:
 # --- execution -----------------------------------------------------------------------------------------
 
 
-def _chunks(count: int, n: int) -> list[tuple[int, int]]:
-    """(offset, length) in elements of n near-equal chunks of `count`."""
-    base, extra = divmod(count, n)
+def _chunks(count: int, n: int, size: int = 1) -> list[tuple[int, int]]:
+    """(offset, length) in elements of n chunks of `count` elements of `size` bytes: equal multiples of
+    16 bytes (so the vector kernel takes them whole), the last one what remains."""
+    align = max(1, VECTOR_BYTES // size)
+    per = -(-count // n)
+    per = -(-per // align) * align
     out, off = [], 0
-    for c in range(n):
-        length = base + (1 if c < extra else 0)
+    for _ in range(n):
+        length = max(0, min(per, count - off))
         out.append((off, length))
         off += length
     return out
@@ -307,7 +310,6 @@ def _run(op: Op, api: str, calls: list[Call], steps: list[list[list[_Launch]]], 
     specs = [c.comm.device.spec for c in calls]
     m = model(api, nbytes, specs)
     dt = calls[0].dtype
-    kernel = KERNELS.get(NAMES[dt])
 
     def deps(r: int) -> list[int]:
         return [q for q in range(n) if q != r] if everyone else sorted({(r - 1) % n, (r + 1) % n} - {r})
@@ -329,10 +331,7 @@ def _run(op: Op, api: str, calls: list[Call], steps: list[list[list[_Launch]]], 
                     s.wait_event(prev[q])
                 for la in step[r]:
                     if la.n:
-                        grid = (la.n + BLOCK - 1) // BLOCK
-                        kernel(grid, BLOCK, (la.dst, la.a, la.b, np.uint64(la.n), np.int32(la.op),
-                                             np.int32(la.divisor)), stream=s)
-                        launches += 1
+                        launches += apply(dt, la.dst, la.a, la.b, la.n, la.op, la.divisor, s)
                     trace.emit("L4", "nccl_step", rank=ranks[r], device=calls[r].comm.device.index, step=t,
                                phase=phases[t] if t < len(phases) else phases[-1], chunk=la.chunk,
                                bytes=la.n * dt.size, model_start_s=t * m.step_seconds,
@@ -360,7 +359,7 @@ def _all_reduce(calls: list[Call], count: int, size: int) -> _Schedule:
         c = calls[0]
         return [[_copy_if(c.recv, c.send, count)]], ["copy"], False
     code = RedOp.ncclSum if red == RedOp.ncclAvg else red
-    chunks = _chunks(count, n)
+    chunks = _chunks(count, n, size)
     steps: list[list[list[_Launch]]] = []
     for s in range(n - 1):  # reduce-scatter: rank r adds its predecessor's partial of chunk r-s-1
         step = []
