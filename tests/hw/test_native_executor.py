@@ -55,6 +55,17 @@ extern "C" __global__ void early_exit_barrier(int n, float* x) {
   __syncthreads();
   x[blockIdx.x * blockDim.x + t] = s[(t + 1) % 32] * 2.0f; // a strided shared read (bank pattern)
 }
+extern "C" __global__ void gather(int n, const int* idx, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[idx[i]] + (i & 1 ? 1.0f : 0.0f);  // the address of the second load is a loaded value
+}
+extern "C" __global__ void shared_overrun(float* x) {
+  __shared__ float s[64];
+  int t = threadIdx.x;
+  s[t] = x[t];                                          // threads 64.. write past s
+  __syncthreads();
+  x[t] = s[63 - t % 64];
+}
 extern "C" __global__ void round_toward_zero(int n, const float* a, float* b) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) b[i] = __fadd_rz(a[i], 1.0f);
@@ -188,6 +199,55 @@ def test_memcheck_fault_report_is_the_references(monkeypatch: pytest.MonkeyPatch
     ref = _fault_report(monkeypatch, mod, "reference")
     nat = _fault_report(monkeypatch, mod, "native")
     assert ref["report"]["thread"] == (232, 0, 0) and ref["report"]["block"] == (3, 0, 0)  # x[1000] is past x
+    assert nat == ref
+
+
+def test_gather_with_loaded_addresses(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 1000
+    rng = np.random.default_rng(4)
+    idx = rng.integers(0, n, n).astype(np.int32)
+    x = rng.random(n, dtype=np.float32)
+
+    def make() -> Any:
+        dy = cuda.to_device(np.zeros(n, np.float32))
+        return (np.int32(n), cuda.to_device(idx), cuda.to_device(x), dy), [dy]
+
+    (y,) = _both(monkeypatch, mod.get_function("gather"), 4, 256, make)
+    np.testing.assert_array_equal(y, x[idx] + (np.arange(n) & 1).astype(np.float32))
+
+
+def _report(monkeypatch: pytest.MonkeyPatch, executor: str, launch: Any) -> dict[str, Any]:
+    monkeypatch.setenv("STRATA_EXECUTOR", executor)
+    try:
+        with trace.record() as rec, pytest.raises(DeviceFault) as info:
+            launch().wait()
+    finally:
+        cuda.current_device().reset()
+    assert not [e for e in rec.events if e.name == "native_fallback"]  # the native executor ran it
+    return {k: v for k, v in info.value.report.items() if k not in ("address", "nearest")}
+
+
+def test_fault_at_a_loaded_address_is_the_references(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 512
+    idx = np.arange(n, dtype=np.int32)
+    idx[300] = 1 << 20  # thread 300 reads far past x
+
+    def launch() -> Any:
+        return mod.get_function("gather")(2, 256, (np.int32(n), cuda.to_device(idx),
+                                                   cuda.to_device(np.ones(n, np.float32)),
+                                                   cuda.to_device(np.zeros(n, np.float32))))
+
+    ref, nat = _report(monkeypatch, "reference", launch), _report(monkeypatch, "native", launch)
+    assert ref["thread"] == (44, 0, 0) and ref["block"] == (1, 0, 0)
+    assert nat == ref
+
+
+def test_shared_overrun_is_the_references(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    def launch() -> Any:
+        return mod.get_function("shared_overrun")(1, 128, (cuda.to_device(np.ones(128, np.float32)),))
+
+    ref, nat = _report(monkeypatch, "reference", launch), _report(monkeypatch, "native", launch)
+    assert ref["thread"] == (64, 0, 0) and ref.get("space") == "shared"
     assert nat == ref
 
 
