@@ -162,7 +162,7 @@ class _Batch:
     lds_addr: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # _lds_span's index arrays by register
 
 
-@dataclass
+@dataclass(slots=True)
 class _Ctx:
     """What handlers see: the batch, the selected waves, memory and the launch."""
 
@@ -1312,12 +1312,19 @@ def h_valu3(c: _Ctx, ins: Inst) -> None:
         _count(c, "integer")
     elif name in ("v_lshlrev_b64", "v_lshl_add_u64") and c.full and (halves := _shl64_halves(c, ins)) is not None:
         lo, hi = halves
+        d = _vdst(ins)
         if name == "v_lshl_add_u64":  # + src2, with the carry out of the low word
             dlo, dhi = _src_halves(c, ins, 2)
+            if isinstance(c.ix, slice) and lo.shape[1] == 1:  # a uniform x: add straight into the destination
+                out_lo, out_hi = c.b.v[d], c.b.v[d + 1]  # (they may be src2 itself: read before written below)
+                np.add(hi, dhi, out=out_hi)
+                np.add(lo, dlo, out=out_lo)
+                np.add(out_hi, np.less(out_lo, lo), out=out_hi, casting="unsafe")  # carry: the sum wrapped below x
+                _count(c, "integer")
+                return
             s_lo = np.add(lo, dlo, dtype=_U32)
             hi = np.add(np.add(hi, dhi, dtype=_U32), s_lo < dlo, dtype=_U32)
             lo = s_lo
-        d = _vdst(ins)
         c.b.v[d, c.ix] = lo
         c.b.v[d + 1, c.ix] = hi
         _count(c, "integer")
@@ -2744,6 +2751,7 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
     n_all = b.s.shape[0]
     insts, handlers = prog.insts, prog.handlers
     stops, exec_writes = prog.stops, prog.exec_writes
+    mods = [1 if ins.f.get("dpp") else 2 if ins.f.get("sdwa") else 0 for ins in insts]
     known_full: bool | None = None
     end_pc = len(insts)
     polls = 0
@@ -2779,11 +2787,12 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
             raise DeviceFault("cudaErrorIllegalInstruction", f"[{prog.name}] execution ran past the end of the code "
                               "without s_endpgm")
         ins = insts[pc]
-        c = _Ctx(b, ix, idx.size, mem, prog, launch, counters, ins=ins)
-        c._full = known_full  # EXEC's all-ones test carries over while the same waves run and nothing writes EXEC
-        if ins.f.get("dpp"):
+        c = _Ctx(b, ix, idx.size, mem, prog, launch, counters, None, None, None, ins, None,
+                 known_full)  # EXEC's all-ones test carries over while the same waves run and nothing writes EXEC
+        mod = mods[pc]
+        if mod == 1:
             _setup_dpp(c, ins)
-        elif ins.f.get("sdwa"):
+        elif mod == 2:
             c.sdwa = ins.f
         handlers[pc](c, ins)
         if isa_counts is not None:
@@ -2791,9 +2800,11 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
             isa_counts[cat] = isa_counts.get(cat, 0) + idx.size
             if cat == "valu" and (c._exec is not None or c._full is not None):
                 isa_counts["valu_lanes"] = isa_counts.get("valu_lanes", 0) + c.active()
-        together = None
         known_full = None if exec_writes[pc] or c.dpp is not None else c._full
         if stops[pc]:  # s_endpgm, s_barrier: waves leave the runnable set
+            if together is not None:  # b.pc is not kept while the waves run together
+                b.pc[ix] = pc
+            together = None
             if c.jump is not None:
                 nxt = np.where(c.jump >= 0, c.jump, pc + 1)
                 stay = b.done[idx] | b.barrier[idx]
@@ -2803,14 +2814,16 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
                 b.pc[idx[movable]] = pc + 1
         elif c.jump is not None:
             nxt = np.where(c.jump >= 0, c.jump, pc + 1)
-            b.pc[ix] = nxt
             first = int(nxt[0])
             if every and (nxt == first).all():
                 together = (first, idx, ix)
+            else:
+                b.pc[ix] = nxt
+                together = None
+        elif every:
+            together = (pc + 1, idx, ix)
         else:
             b.pc[ix] = pc + 1
-            if every:
-                together = (pc + 1, idx, ix)
         executed += 1
         polls += 1
         if polls >= _POLL:
