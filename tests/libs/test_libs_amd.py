@@ -223,3 +223,42 @@ def test_framework_cuda_device_runs_on_the_cdna_engine() -> None:
         assert call.args["library"] == "rocBLAS"
     finally:
         cuda.set_device(before)
+
+
+@pytest.mark.skipif(not HAVE_CLANG, reason="clang-19 not installed (make amd)")
+def test_sgemm_on_mi300x_runs_on_the_matrix_cores() -> None:
+    """rocBLAS's SGEMM on an MI300X: v_mfma_f32_16x16x4_f32, within the f32 dot-product bound; every
+    transpose pair, odd sizes and a padded leading dimension."""
+    before = cuda.current_device()
+    cuda.set_device(cuda.Device(model="mi300x"))
+    try:
+        h = blas.create_handle()
+        t = suite("test_blas")
+        for ta, tb in (("N", "N"), ("T", "N"), ("N", "T"), ("T", "T")):
+            t.test_gemm_each_kernel_and_transpose(h, "gemm_mfma", ta, tb)
+        a, b = t.rand(130, 70), t.rand(70, 66)
+        dc = t.put(np.zeros((130, 66), np.float32))
+        blas.gemm(h, "N", "N", 130, 66, 70, 1.0, t.put(a), 130, t.put(b), 70, 0.0, dc, 130)
+        assert h.last_kernel == "gemm_mfma"
+        t.check_gemm(t.get(dc, 130, 66), 1.0, a, b, 0.0, np.zeros((130, 66), np.float32), np.dtype(np.float32))
+    finally:
+        cuda.set_device(before)
+
+
+@pytest.mark.skipif(not HAVE_CLANG, reason="clang-19 not installed (make amd)")
+def test_demo_on_mi300x_walks_down_to_mfma_and_fmac(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from strata import cli
+
+    before = cuda.current_device()
+    assert cli.main(["demo", "--gpu", "mi300x", "--size", "64", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert cuda.current_device() is before
+    assert "on a virtual AMD Instinct MI300X" in out and "C matches NumPy" in out and "strata.version.hip = " in out
+    walk = out.split("The walk:")[1].split("C matches NumPy")[0]
+    for step in ("L4 blas.gemm", "library=rocBLAS", "rocblas_sgemm", "L3 hipModuleLaunchKernel", "L2 code_object_load",
+                 "L2 hsa_kernel_dispatch", "L0 execute", "isa=gfx9", "wavefront_size=64"):
+        assert step in walk, step
+    inst = out.split("The GEMM kernel down to the instructions:")[1]
+    assert "gfx942 machine code" in inst and "wavefronts of 64 lanes" in inst
+    assert "v_mfma_f32_16x16x4_f32" in inst and "v_fmac_f32" in inst
+    assert f"are {64 ** 3:,} multiply-adds" in inst  # every multiply-add of the product ran on the matrix cores

@@ -30,6 +30,7 @@ import numpy as np
 from strata import trace
 from strata.cuda import Device, DeviceArray, Kernel, LaunchReport, Module, compile, current_device
 from strata.hip.amd import CodeObjectKernel, CodeObjectModule
+from strata.hw.amdgpu.decoder import decode
 from strata.libs import amd
 from strata.runtime import Stream as RuntimeStream
 
@@ -82,10 +83,10 @@ class KernelSet:
         with self._lock:
             got = self._amd.get(arch)
             if got is None:
-                with trace.span("L4", "library_compile", library=self.library, arch=arch, compiler="clang-19"):
-                    got = self._amd[arch] = amd.compile_kernels(self.library, self.source,
-                                                                name_expressions=self.name_expressions,
-                                                                options=self.options, arch=arch)
+                # (the compile is traced at L3 as hiprtcCompileProgram, as NVRTC's is)
+                got = self._amd[arch] = amd.compile_kernels(self.library, self.source,
+                                                            name_expressions=self.name_expressions,
+                                                            options=self.options, arch=arch)
             return got
 
     def kernel_for(self, name: str, device: Device) -> Kernel | CodeObjectKernel:
@@ -123,7 +124,19 @@ class LibraryKernel:
                stream: Any = None) -> LaunchReport:
         """Launch as `strata.cuda.Kernel.launch` does, on the stream's device."""
         device = current_device() if stream is None else Device(stream.context.device.index)
-        return self.on(device).launch(grid, block, args, shared_mem=shared_mem, stream=stream)
+        kernel = self.on(device)
+        _launched[kernel.name] = (self, device)
+        if isinstance(kernel, Kernel):
+            _launched[kernel.fn.name] = (self, device)  # the PTX entry's (mangled) name, as L0 reports it
+        return kernel.launch(grid, block, args, shared_mem=shared_mem, stream=stream)
+
+    def machine_code(self, device: Device | None = None) -> list[str]:
+        """The kernel's instructions as compiled for `device`: gfx942 disassembly (llvm-objdump's text)
+        on an AMD device, PTX opcodes on an NVIDIA one."""
+        kernel = self.on(device)
+        if isinstance(kernel, CodeObjectKernel):
+            return [ins.text for ins in decode(kernel.info.code, kernel.name)]
+        return [ins.full_opcode for ins in kernel.fn.body]
 
     def __call__(self, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0,
                  stream: Any = None) -> LaunchReport:
@@ -134,6 +147,16 @@ class LibraryKernel:
         if attr.startswith("_") or attr in ("kernels", "name"):
             raise AttributeError(attr)
         return getattr(self.on(), attr)
+
+
+# the library kernels launched so far, by the name their launches carry in the trace (a mangled name
+# for a code object, the name expression for PTX), for tools that walk a call down to its instructions
+_launched: dict[str, tuple[LibraryKernel, Device]] = {}
+
+
+def launched_kernel(name: str) -> tuple[LibraryKernel, Device] | None:
+    """The library kernel (and the device it last ran on) that launched under `name` in this process."""
+    return _launched.get(name)
 
 
 @contextlib.contextmanager

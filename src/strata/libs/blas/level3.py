@@ -14,6 +14,8 @@ The heuristic (`choose_kernel`), in order:
    'gemm_splitk_reduce' sums them in a fixed order and applies alpha and beta;
 3. 'gemm_small' (one thread per output) for tiny products: m*n <= 32*32 or m*n*k <= 32^3;
 4. 'gemm_tiled' (64x64 register-tiled SIMT kernel) otherwise.
+On an AMD device (rocBLAS's role) f16/bf16 always, and f32 where step 4 would pick 'gemm_tiled', run
+'gemm_mfma' (the matrix cores, `mfma.py`); f64 and tf32 take steps 2-4 (no f64/xf32 MFMA here).
 Quick returns as BLAS: m == 0 or n == 0 does nothing; k == 0 or alpha == 0 runs 'scale_matrix'
 (C = beta*C; nothing at all when beta == 1). beta == 0 never reads C. The choice is the `kernel`
 argument of the call's L4 trace event and `handle.last_kernel`.
@@ -262,12 +264,15 @@ def run_gemm(handle: Handle, p: GemmProblem, kernel: str | None = None) -> str:
         return "scale_matrix"
     amd_device = handle.device.spec.vendor == "amd"
     if kernel is None and amd_device:
-        # rocBLAS's role: f16/bf16 on the matrix cores (MFMA); no WMMA/tf32 tensor-core path on gfx942 here
-        kernel = "gemm_mfma" if p.ab in (F16, BF16) and not p.tf32 else choose_kernel(p, tensor_ok=False)
+        # rocBLAS's role: f16/bf16, and f32 GEMMs the SIMT heuristic would tile, on the matrix cores (MFMA);
+        # f64 and tf32 stay on the SIMT kernels (the CDNA engine has no f64 or xf32 MFMA)
+        kernel = choose_kernel(p, tensor_ok=False)
+        if p.ab in (F16, BF16) or (p.ab == F32 and not p.tf32 and kernel == "gemm_tiled"):
+            kernel = "gemm_mfma"
     choice = kernel or choose_kernel(p)
     if choice not in KERNEL_CHOICES:
         raise fail(INVALID, f"[{p.routine}] kernel must be one of {KERNEL_CHOICES}, got {choice!r}")
-    mfma_ok = amd_device and p.ab in (F16, BF16)
+    mfma_ok = amd_device and (p.ab in (F16, BF16) or (p.ab == F32 and not p.tf32))
     if (choice == "gemm_wmma" and amd_device) or (choice == "gemm_mfma" and not mfma_ok):
         raise fail(NOT_SUPPORTED, f"[{p.routine}] kernel {choice!r} does not run on {handle.device.spec.product} "
                                   f"with {p.ab.name} inputs (WMMA: NVIDIA devices; MFMA: AMD devices, f16/bf16)")

@@ -195,8 +195,14 @@ _probe_lock = threading.Lock()
 
 def available() -> tuple[bool, str]:
     """(True, '') if the tensor-core kernel compiles, loads and multiplies a 32x32x32 bf16 product
-    correctly on the current device; else (False, why). Checked once per process."""
+    correctly on the current device; else (False, why). Checked once per process (for NVIDIA devices:
+    WMMA is theirs; an AMD device's matrix cores run `mfma.py`'s kernel instead)."""
     global _probe
+    # NOTE: imported here, not at the top: strata.cuda is needed only when the probe runs.
+    from strata.cuda import current_device
+
+    if current_device().spec.vendor == "amd":
+        return False, "WMMA is NVIDIA's tensor-core API; on AMD devices f16/bf16 GEMMs run gemm_mfma"
     with _probe_lock:
         if _probe is None:
             _probe = _check()

@@ -22,7 +22,7 @@ typedef __hip_bfloat16 __nv_bfloat16;
 typedef __hip_bfloat16 nv_bfloat16;
 
 // __half is a class, as in CUDA: stored as binary16, computed in float (exact for + - * / compares
-// after one rounding back), so kernels need no f16 ALU instructions
+// after one rounding back), so kernels need no f16 ALU instructions beyond the conversions
 struct __half {
   _Float16 __x;
   __half() = default;
@@ -37,7 +37,12 @@ struct __half {
   __device__ __half(signed char i) : __x((_Float16)(float)i) {}
   __device__ __half(unsigned char i) : __x((_Float16)(float)i) {}
   __device__ __half(bool b) : __x((_Float16)(b ? 1.0f : 0.0f)) {}
-  __device__ operator float() const { return (float)__x; }
+  // the empty asm keeps LLVM from narrowing float math on widened halves back to f16 instructions
+  __device__ operator float() const {
+    float f = (float)__x;
+    __asm__("" : "+v"(f));
+    return f;
+  }
   __device__ __half& operator+=(float v) { __x = (_Float16)((float)__x + v); return *this; }
   __device__ __half& operator-=(float v) { __x = (_Float16)((float)__x - v); return *this; }
   __device__ __half& operator*=(float v) { __x = (_Float16)((float)__x * v); return *this; }
@@ -255,6 +260,73 @@ static __device__ __forceinline__ double atan(double x) {
   return __builtin_copysign(r, x);
 }
 
+static __device__ __forceinline__ double atan2(double y, double x) {
+  if (__builtin_isnan(x) || __builtin_isnan(y)) return x + y;
+  const double pi = 3.14159265358979323846;
+  if (__builtin_isinf(x) && __builtin_isinf(y))
+    return __builtin_copysign(x > 0 ? pi / 4 : 3 * pi / 4, y);
+  if (x == 0.0) {
+    if (y == 0.0) return __builtin_signbit(x) ? __builtin_copysign(pi, y) : y;
+    return __builtin_copysign(pi / 2, y);
+  }
+  if (__builtin_isinf(x)) return x > 0 ? __builtin_copysign(0.0, y) : __builtin_copysign(pi, y);
+  if (__builtin_isinf(y)) return __builtin_copysign(pi / 2, y);
+  // the smaller over the larger magnitude keeps atan's argument in [-1, 1]
+  double ax = __builtin_fabs(x), ay = __builtin_fabs(y);
+  double r = ay <= ax ? atan(ay / ax) : pi / 2 - atan(ax / ay);
+  if (x < 0) r = pi - r;
+  return __builtin_copysign(r, y);
+}
+static __device__ __forceinline__ double asin(double x) {
+  if (__builtin_fabs(x) > 1.0) return __builtin_nan("");
+  return atan2(x, __builtin_sqrt((1.0 - x) * (1.0 + x)));
+}
+static __device__ __forceinline__ double acos(double x) {
+  if (__builtin_fabs(x) > 1.0) return __builtin_nan("");
+  return atan2(__builtin_sqrt((1.0 - x) * (1.0 + x)), x);
+}
+static __device__ __forceinline__ double tan(double x) { double s, c; __strata_sincos(x, &s, &c); return s / c; }
+static __device__ __forceinline__ double asinh(double x) {
+  double t = __builtin_fabs(x);
+  double r = t > 1e150 ? log(t) + 0.69314718055994530942 : log1p(t + t * t / (1.0 + __builtin_sqrt(1.0 + t * t)));
+  return __builtin_copysign(r, x);
+}
+static __device__ __forceinline__ double acosh(double x) {
+  if (x < 1.0) return __builtin_nan("");
+  if (x > 1e150) return log(x) + 0.69314718055994530942;
+  double t = x - 1.0;
+  return log1p(t + __builtin_sqrt(t * (x + 1.0)));
+}
+static __device__ __forceinline__ double atanh(double x) {
+  double t = __builtin_fabs(x);
+  if (t > 1.0) return __builtin_nan("");
+  return __builtin_copysign(0.5 * log1p(2.0 * t / (1.0 - t)), x);
+}
+static __device__ __forceinline__ double erfinv(double y) {
+  if (__builtin_isnan(y) || __builtin_fabs(y) > 1.0) return __builtin_nan("");
+  if (__builtin_fabs(y) == 1.0) return __builtin_copysign(__builtin_inf(), y);
+  // Giles' single-precision approximation, then Newton steps on erf(x) - y
+  double w = -log((1.0 - y) * (1.0 + y)), x;
+  if (w < 5.0) {
+    w -= 2.5;
+    double p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w; p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w; p = -0.00125372503 + p * w; p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w; p = 1.50140941 + p * w;
+    x = p * y;
+  } else {
+    w = __builtin_sqrt(w) - 3.0;
+    double p = -0.000200214257;
+    p = 0.000100950558 + p * w; p = 0.00134934322 + p * w; p = -0.00367342844 + p * w;
+    p = 0.00573950773 + p * w; p = -0.0076224613 + p * w; p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w; p = 2.83297682 + p * w;
+    x = p * y;
+  }
+  for (int i = 0; i < 3; ++i) x -= (erf(x) - y) / (1.1283791670955125739 * exp(-x * x));
+  return x;
+}
+static __device__ __forceinline__ double fmod(double x, double y) { return __builtin_fmod(x, y); }
+
 // ---- float forms: computed in double, rounded once
 static __device__ __forceinline__ float tanhf(float x) { return (float)tanh((double)x); }
 static __device__ __forceinline__ float erff(float x) { return (float)erf((double)x); }
@@ -268,6 +340,15 @@ static __device__ __forceinline__ float log1pf(float x) { return (float)log1p((d
 static __device__ __forceinline__ float sinhf(float x) { return (float)sinh((double)x); }
 static __device__ __forceinline__ float coshf(float x) { return (float)cosh((double)x); }
 static __device__ __forceinline__ float atanf(float x) { return (float)atan((double)x); }
+static __device__ __forceinline__ float atan2f(float y, float x) { return (float)atan2((double)y, (double)x); }
+static __device__ __forceinline__ float asinf(float x) { return (float)asin((double)x); }
+static __device__ __forceinline__ float acosf(float x) { return (float)acos((double)x); }
+static __device__ __forceinline__ float tanf(float x) { return (float)tan((double)x); }
+static __device__ __forceinline__ float asinhf(float x) { return (float)asinh((double)x); }
+static __device__ __forceinline__ float acoshf(float x) { return (float)acosh((double)x); }
+static __device__ __forceinline__ float atanhf(float x) { return (float)atanh((double)x); }
+static __device__ __forceinline__ float erfinvf(float x) { return (float)erfinv((double)x); }
+static __device__ __forceinline__ float fmodf(float x, float y) { return __builtin_fmodf(x, y); }
 
 // ---- CUDA's float overloads of the <cmath> names (T = float in templates calls these)
 static __device__ __forceinline__ float exp(float x) { return expf(x); }
