@@ -5,9 +5,13 @@ lazy RandomSampler draws; checked against real PyTorch (CPU) where it has an ans
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import runpy
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +27,16 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).parent / "scripts" / "torch_surface_imports.py"
 
 
+def _reference(script: Path) -> str:
+    """The script's output under the real PyTorch, run in this process (torch is already imported here,
+    so this saves a second slow `import torch`)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's deprecation notices (torch.cuda.amp) are not under test
+        runpy.run_path(str(script), run_name="__main__")
+    return out.getvalue()
+
+
 def _run(args: list[str]) -> str:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     r = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
@@ -32,7 +46,7 @@ def _run(args: list[str]) -> str:
 
 def test_alias_modules_and_names_match_real_torch() -> None:
     ours = _run(["-m", "strata.cli", "run", "--as-torch", str(SCRIPT)]).splitlines()
-    ref = _run([str(SCRIPT)]).splitlines()  # the real PyTorch (CPU)
+    ref = _reference(SCRIPT).splitlines()  # the real PyTorch (CPU)
     assert ours[-1] == "done" and ref[-1] == "done"
     # the real torch here has no GPU: its accelerator, device and cudnn availability answer differently
     differ = {"device", "accelerator", "cudnn", "pin"}
@@ -194,3 +208,26 @@ def test_grad_scaler_stage_errors() -> None:
     s.step(opt)
     with pytest.raises(RuntimeError, match="already been called"):
         s.step(opt)
+
+
+MODELS = Path(__file__).parent / "scripts" / "torch_surface_models.py"
+
+
+def test_example_programs_match_real_torch_losses() -> None:
+    """Small versions of the public example programs (CNN + Adadelta + StepLR, LSTM and Transformer LMs,
+    DCGAN, VAE, GCN with spmm, GRU + RMSprop + checkpoint) print the same losses under real PyTorch and
+    under `strata run --as-torch` (on "cpu" here, to stay fast; the layers' "cuda" paths have their own tests)."""
+    ref = _reference(MODELS)
+    env_cpu = dict(os.environ, SURFACE_DEVICE="cpu")
+    r = subprocess.run([sys.executable, "-m", "strata.cli", "run", "--as-torch", str(MODELS)], capture_output=True,
+                       text=True, timeout=300, cwd=ROOT, env=dict(env_cpu, PYTHONPATH=str(ROOT / "src")))
+    assert r.returncode == 0, r.stderr[-3000:]
+    ours = r.stdout
+    a = [line.split() for line in ours.splitlines() if line.strip()]
+    b = [line.split() for line in ref.splitlines() if line.strip()]
+    assert [x[:2] for x in a] == [x[:2] for x in b] and a[-1] == ["done"]
+    for x, y in zip(a, b, strict=True):
+        if x[0] in ("checkpoint", "done"):
+            assert x == y
+            continue
+        assert float(x[2]) == pytest.approx(float(y[2]), rel=1e-4), (x, y)
