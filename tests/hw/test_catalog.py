@@ -15,7 +15,7 @@ from strata.hw.occupancy import estimate_registers, max_registers_per_thread, oc
 
 
 def test_models_and_aliases() -> None:
-    assert models() == ["a100", "h100", "h200", "mi300x"]
+    assert models() == ["a100", "h100", "h200", "mi250x", "mi300x"]
     for alias in ("H100", "h100", "h100-sxm", "H100_SXM5", " h100 "):
         assert get_spec(alias).name == "h100"
     assert get_spec("MI300X").name == "mi300x"

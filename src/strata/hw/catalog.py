@@ -8,7 +8,7 @@ tags of that document ([P#]/[S#] sources, [D] derived by arithmetic, [G] a guess
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TypeVar
 
@@ -390,7 +390,51 @@ _MI300X = GPUSpec(
     }),
 )
 
-_CATALOG: dict[str, GPUSpec] = {s.name: s for s in (_H100, _H200, _A100, _MI300X)}
+# MI250X as ROCm presents it: each of the package's two GCDs is a device (gfx90a, CDNA2), so the entry is one
+# GCD: half the package's CUs, HBM and peaks. Figures from AMD's MI250X data sheet, from memory [G].
+_MI250X = replace(
+    _MI300X,
+    name="mi250x",
+    product="AMD Instinct MI250X",
+    arch="gfx90a",
+    compute_capability=(9, 0),
+    sm_count=110,
+    clock_mhz=1700.0,
+    peak_flops=_frozen({
+        "fp32": 47.9 * TERA,  # packed FP32, per GCD (95.7 per package)
+        "fp64": 23.9 * TERA,
+        "fp16": 47.9 * TERA,  # [G] assumed = packed FP32 rate, as for the MI300X entry
+        "tensor_fp16": 191.5 * TERA,  # 1700 MHz x 110 CUs x 1024 FLOP/clk
+        "tensor_bf16": 191.5 * TERA,
+        "tensor_tf32": 47.9 * TERA,  # CDNA2 has no TF32: the FP32 matrix rate
+        "tensor_fp64": 47.9 * TERA,
+        "tensor_fp8": 191.5 * TERA,  # CDNA2 has no FP8: priced at the FP16 matrix rate
+        "int8": 191.5 * TERA,
+    }),
+    hbm_bytes=64 * GiB,
+    hbm_bandwidth=1.6384e12,
+    l2_bytes=8 * MiB,
+    llc_bytes=8 * MiB,  # no Infinity Cache on CDNA2: the L2 is the last level
+    host_link=("PCIe Gen4 x16", 32e9),
+    gpu_link=("Infinity Fabric", 400e9),
+    device_id=0x740C,
+    tdp_watts=500.0,
+    mamf_flops=_frozen({}),
+    sources=_frozen({
+        "sm_count": "[G] 220 CUs per MI250X package, 110 per GCD; ROCm lists each GCD as a device",
+        "clock_mhz": "[G] 1700 MHz peak engine clock (MI250X data sheet)",
+        "peak_flops": "[G] MI250X data sheet package peaks halved per GCD (FP64 vector 47.9, matrix 95.7; FP32 "
+        "packed 95.7; FP16/BF16/INT8 matrix 383); no TF32/FP8 on CDNA2",
+        "hbm_bytes": "[G] 128 GB HBM2e per package, 64 GiB per GCD",
+        "hbm_bandwidth": "[G] 3.2768 TB/s per package, half per GCD",
+        "l2_bytes": "[G] 8 MB L2 per GCD",
+        "device_id": "[G] 0x740c MI250X (PCI id database, from memory)",
+        "tdp_watts": "[G] 500 W per OAM package (both GCDs)",
+        "launch_overhead_s": "numbers.md: Crusher (MI250X) HIP async launch 1.34-3.74 us",
+    }),
+)
+
+_CATALOG: dict[str, GPUSpec] = {s.name: s for s in (_H100, _H200, _A100, _MI250X, _MI300X)}
 
 # Spellings users and tools write, lower-cased and with '_'/' ' folded to '-'.
 _ALIASES: dict[str, str] = {
@@ -398,6 +442,7 @@ _ALIASES: dict[str, str] = {
     "h200-sxm": "h200", "h200sxm": "h200",
     "a100-sxm": "a100", "a100-sxm4": "a100", "a100-80gb": "a100", "a100-sxm4-80gb": "a100",
     "mi300": "mi300x", "mi-300x": "mi300x", "instinct-mi300x": "mi300x", "gfx942": "mi300x",
+    "mi250": "mi250x", "mi-250x": "mi250x", "instinct-mi250x": "mi250x", "gfx90a": "mi250x",
 }
 
 
@@ -406,7 +451,7 @@ def models() -> list[str]:
 
     Example:
         >>> models()
-        ['a100', 'h100', 'h200', 'mi300x']
+        ['a100', 'h100', 'h200', 'mi250x', 'mi300x']
     """
     return sorted(_CATALOG)
 
