@@ -113,7 +113,8 @@ __global__ void gemv_t(int m, int n, T alpha, const T* __restrict__ A, int lda, 
     T acc = (T)0;
     if (alpha != (T)0)
         for (int i = lane; i < m; i += 32) acc += A[i + (long long)j * lda] * x[vidx(i, m, incx)];
-    for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+    // width 32: a column's 32 lanes are a group of their own in a 64-lane AMD wavefront too
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o, 32);
     if (lane == 0) {
         T* py = y + vidx(j, n, incy);
         T r = alpha * acc;

@@ -44,11 +44,11 @@ SOURCE = r"""
 
 // reductions over the 16 lanes of one row (a half-warp): xor offsets below 16 stay inside it
 __device__ __forceinline__ float row_max(float v) {
-    for (int o = 8; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    for (int o = 8; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o, 16));
     return v;
 }
 __device__ __forceinline__ float row_sum(float v) {
-    for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o, 16);
     return v;
 }
 

@@ -50,15 +50,16 @@ __device__ __forceinline__ void st(__nv_bfloat16* p, long long i, float v) { p[i
 """
 
 # Block-wide reductions shared by the row kernels (softmax, norms, cross-entropy): a warp reduces with
-# shuffles, warps meet in shared memory. Every thread of the block gets the result.
+# shuffles, warps meet in shared memory. Every thread of the block gets the result. The groups are 32
+# lanes on every device (shuffle width 32): a 64-lane AMD wavefront holds two of them.
 REDUCE_CU = r"""
 #define NEG_INF __int_as_float(0xff800000)
 __device__ __forceinline__ float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o, 32);
     return v;
 }
 __device__ __forceinline__ float warp_max(float v) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o, 32));
     return v;
 }
 __device__ float block_sum(float v) {

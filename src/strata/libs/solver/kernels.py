@@ -26,8 +26,9 @@ __device__ __forceinline__ double sqrt_t(double x) { return sqrt(x); }
 __device__ __forceinline__ float hypot_t(float x, float y) { return hypotf(x, y); }
 __device__ __forceinline__ double hypot_t(double x, double y) { return hypot(x, y); }
 
+// "warps" are 32-lane groups on every device (shuffle width 32): a 64-lane AMD wavefront holds two
 template <typename T> __device__ __forceinline__ T warp_sum(T v) {
-    for (int s = 16; s > 0; s >>= 1) v += __shfl_xor_sync(FULL, v, s);
+    for (int s = 16; s > 0; s >>= 1) v += __shfl_xor_sync(FULL, v, s, 32);
     return v;  // every lane holds the sum
 }
 
@@ -128,7 +129,7 @@ __device__ void getrf_block(int m, int n, T* A, int lda, int* ipiv, int* info) {
                 if (v > best) { best = v; bi = i; }
             }
             for (int s = 16; s > 0; s >>= 1) {
-                T o = __shfl_down_sync(FULL, best, s); int oi = __shfl_down_sync(FULL, bi, s);
+                T o = __shfl_down_sync(FULL, best, s, 32); int oi = __shfl_down_sync(FULL, bi, s, 32);
                 if (o > best || (o == best && oi < bi)) { best = o; bi = oi; }
             }
             if (lane == 0) { if (bi >= m) bi = j; piv = bi; pivot = colj[bi]; ipiv[j] = bi + 1; }
