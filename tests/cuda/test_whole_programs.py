@@ -444,7 +444,7 @@ def test_three_d_pitched_copies() -> None:
         f"volume mismatches 0 back[last] {back[-1, -1, -1]:.1f}",
         f"box[1][2][3] {back[2, 4, 8]:.1f} mismatches 0",
         f"memset slab 0.0 kept {back[2, 0, 0]:.1f} copy {back[1, 0, 4]:.1f}",
-        "to a bogus array: cudaErrorInvalidResourceHandle"]
+        "2-D copy rows ok 1 padding kept 1", "to a bogus array: cudaErrorInvalidResourceHandle"]
 
 
 def test_volume_and_layered_textures_over_3d_arrays() -> None:

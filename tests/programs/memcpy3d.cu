@@ -1,6 +1,7 @@
 // 3-D pitched memory in the style of the CUDA samples' volume codes: cudaMalloc3D, cudaMemcpy3D host ->
 // device and back (whole volumes and a sub-box at an offset), a kernel walking the pitched volume,
 // cudaMemset3D, and cudaMemcpy3DAsync device -> device.
+#include <cstring>
 #include "common.h"
 
 __global__ void scale_volume(cudaPitchedPtr vol, int nx, int ny, int nz) {
@@ -82,6 +83,27 @@ int main() {
   checkCudaErrors(cudaMemcpy(&kept, (char*)d.ptr + 2 * d.pitch * ny, 4, cudaMemcpyDeviceToHost));
   checkCudaErrors(cudaMemcpy(&copied, (char*)d2.ptr + d2.pitch * ny + 4 * sizeof(float), 4, cudaMemcpyDeviceToHost));
   printf("memset slab %.1f kept %.1f copy %.1f\n", first, kept, copied);
+
+  // a pitched 2-D copy writes the rows and leaves the padding between them alone
+  float* img;
+  size_t ipitch;
+  const int iw = 13, ih = 7;
+  checkCudaErrors(cudaMallocPitch((void**)&img, &ipitch, iw * sizeof(float), ih));
+  checkCudaErrors(cudaMemset(img, 0x7F, ipitch * ih));
+  float rows[ih][iw];
+  for (int y = 0; y < ih; ++y)
+    for (int x = 0; x < iw; ++x) rows[y][x] = (float)(y * 100 + x);
+  checkCudaErrors(cudaMemcpy2D(img, ipitch, rows, iw * sizeof(float), iw * sizeof(float), ih, cudaMemcpyHostToDevice));
+  unsigned char* raw = (unsigned char*)malloc(ipitch * ih);
+  checkCudaErrors(cudaMemcpy(raw, img, ipitch * ih, cudaMemcpyDeviceToHost));
+  int rows_ok = 1, pad_ok = 1;
+  for (int y = 0; y < ih; ++y) {
+    rows_ok &= memcmp(raw + y * ipitch, rows[y], iw * sizeof(float)) == 0;
+    for (size_t b = iw * sizeof(float); b < ipitch; ++b) pad_ok &= raw[y * ipitch + b] == 0x7F;
+  }
+  printf("2-D copy rows ok %d padding kept %d\n", rows_ok, pad_ok);
+  free(raw);
+  cudaFree(img);
 
   cudaArray_t arr = NULL;
   cudaMemcpy3DParms toarr = {0};

@@ -133,6 +133,7 @@ class Server:
             cuda.set_device(index)
             self.device = index
     arrays: dict[int, cuda.CudaArray] = field(default_factory=dict)
+    box_stage: np.ndarray | None = None  # the staging buffer of pitched host-to-device boxes (_write_box)
 
     # --- managed memory: one copy on each side, moved at launches and synchronizing calls ----------
     def managed_to_device(self) -> None:
@@ -393,18 +394,23 @@ class Server:
         return struct.pack("<Q", h)
 
     def _memcpy_3d(self, body: bytes) -> np.ndarray | None:
-        """A box copy with an array on one side at least (cudart.c's copy_3d_array): each side is a device
-        pointer (mode 0), an array (1) or the program's host memory (2), packed as rows of the box's width
-        after the 18 values of the request (source) or returned in the reply (destination)."""
-        v = struct.unpack_from("<18q", body)
+        """A box copy (cudart.c's copy_3d_array: cudaMemcpy3D with an array, or a pitched 2-D/3-D copy): each
+        side is a device pointer (mode 0), an array (1) or the program's host memory (2), packed as rows of the
+        box's width in the shared staging area (the 19th value set) or after the 19 values of the request (source)
+        and in the reply (destination)."""
+        v = struct.unpack_from("<19q", body)
         (s_mode, s_ref, s_pitch, s_ysize, *s_pos), (d_mode, d_ref, d_pitch, d_ysize, *d_pos) = v[:7], v[7:14]
-        width, height, depth, stream = v[14:]
-        arr = self._handle(s_ref if s_mode == 1 else d_ref, self.arrays, "CUDA array")
-        row = width * arr.format.texel_bytes
+        width, height, depth, stream, staged = v[14:]
+        elem = 1  # without an array, widths are in bytes
+        if 1 in (s_mode, d_mode):
+            elem = self._handle(s_ref if s_mode == 1 else d_ref, self.arrays, "CUDA array").format.texel_bytes
+        row = width * elem
         box = row * max(height, 1) * max(depth, 1)
         host: np.ndarray | None = None
-        if s_mode == 2:
-            host = np.frombuffer(body, np.uint8, count=box, offset=18 * 8)
+        if staged and 2 in (s_mode, d_mode):  # the packed box is in the shared staging area
+            host = self.shared(0, box)
+        elif s_mode == 2:
+            host = np.frombuffer(body, np.uint8, count=box, offset=19 * 8)
         elif d_mode == 2:
             host = np.empty(box, np.uint8)
 
@@ -415,6 +421,10 @@ class Server:
                 return None, cuda.PitchedPtr(host, row, row, max(height, 1))
             return None, cuda.PitchedPtr(ref, pitch, pitch, ysize)
 
+        if s_mode == 2 and d_mode == 0 and not stream and height > 1 and self._write_box(host, row, height, depth,
+                                                                                         d_ref, d_pitch, d_ysize,
+                                                                                         d_pos):
+            return None
         src_array, src_ptr = side(s_mode, s_ref, s_pitch, s_ysize)
         dst_array, dst_ptr = side(d_mode, d_ref, d_pitch, d_ysize)
         kind = (cuda.MemcpyKind.HostToDevice if s_mode == 2 else cuda.MemcpyKind.DeviceToHost if d_mode == 2
@@ -424,7 +434,28 @@ class Server:
                                    dst_pos=(0, 0, 0) if d_mode == 2 else tuple(d_pos), dst_ptr=dst_ptr,
                                    extent=(width, height, depth), kind=kind)
         cuda.memcpy_3d(parms, stream=self._stream(stream) if stream else None)
-        return host if d_mode == 2 else None
+        return host if d_mode == 2 and not staged else None
+
+    def _write_box(self, host: Any, row: int, height: int, depth: int, base: int, pitch: int, ysize: int,
+                   pos: list[int]) -> bool:
+        """A synchronous host-to-device box into pitched linear memory as two whole-span copies instead of one
+        per row: read the span, lay the rows in, write it back. The padding between rows keeps its bytes: the
+        device is idle meanwhile (synchronized first, and this process serves one request at a time)."""
+        if pitch <= row or ysize < height:
+            return False
+        depth = max(depth, 1)
+        slice_pitch = pitch * ysize
+        start = base + pos[2] * slice_pitch + pos[1] * pitch + pos[0]
+        span = (depth - 1) * slice_pitch + (height - 1) * pitch + row
+        cuda.synchronize()
+        if self.box_stage is None or self.box_stage.nbytes < span:  # kept: fresh pages cost a fault each
+            self.box_stage = np.empty(span, np.uint8)
+        stage = self.box_stage[:span]
+        cuda.memcpy(stage, start, span, cuda.MemcpyKind.DeviceToHost)
+        box = np.lib.stride_tricks.as_strided(stage, (depth, height, row), (slice_pitch, pitch, 1), writeable=True)
+        box[...] = host.reshape(depth, height, row)
+        cuda.memcpy(start, stage, span, cuda.MemcpyKind.HostToDevice)
+        return True
 
     def _array_free(self, body: bytes) -> None:
         h = struct.unpack("<Q", body)[0]

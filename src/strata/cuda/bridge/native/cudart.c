@@ -1091,11 +1091,20 @@ cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void*
     return cudaSuccess;
 }
 
+static cudaError_t copy_3d_array(const struct cudaMemcpy3DParms* p, cudaStream_t s);
 static cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                            enum cudaMemcpyKind kind, cudaStream_t s) {
     if (width > dpitch || width > spitch) return note(cudaErrorInvalidPitchValue);
     if (dpitch == width && spitch == width) return copy(dst, src, width * height, kind, s);
-    for (size_t r = 0; r < height; ++r) {
+    if (height > 1 && kind != cudaMemcpyHostToHost && !capturing(s)) {  /* the rows in one request */
+        struct cudaMemcpy3DParms p = {0};
+        p.srcPtr = (struct cudaPitchedPtr){(void*)src, spitch, width, height};
+        p.dstPtr = (struct cudaPitchedPtr){dst, dpitch, width, height};
+        p.extent = (struct cudaExtent){width, height, 1};
+        p.kind = kind;
+        return copy_3d_array(&p, s);
+    }
+    for (size_t r = 0; r < height; ++r) {  /* captured: one copy node per row */
         cudaError_t e = copy((char*)dst + r * dpitch, (const char*)src + r * spitch, width, kind, s);
         if (e != cudaSuccess) return e;
     }
@@ -1497,14 +1506,14 @@ cudaError_t cudaFreeArray(cudaArray_t array) {
     return RPCIN(OP_ARRAY_FREE, h);
 }
 
-/* cudaMemcpy3D with a CUDA array on either side: the runtime process copies the box (strata.cuda.memcpy_3d);
- * a host side travels packed (rows of the box's width, no padding) in the request or the reply. Widths and
- * an array side's x are in elements, a pitched side's x in bytes, as CUDA has them. */
+/* A box copy in one request (cudaMemcpy3D with a CUDA array on either side, or a pitched 2-D/3-D copy): the
+ * runtime process copies it (strata.cuda.memcpy_3d); a host side travels packed (rows of the box's width, no
+ * padding) in the request or the reply. With an array, widths and its x are in elements; otherwise bytes. */
 static cudaError_t copy_3d_array(const struct cudaMemcpy3DParms* p, cudaStream_t s) {
     arrinfo_t sa, da;
     if ((p->srcArray && !array_info(p->srcArray, &sa)) || (p->dstArray && !array_info(p->dstArray, &da)))
         return note(cudaErrorInvalidResourceHandle);
-    size_t elem = element_bytes(p->srcArray ? &sa.desc : &da.desc);
+    size_t elem = p->srcArray || p->dstArray ? element_bytes(p->srcArray ? &sa.desc : &da.desc) : 1;
     struct cudaExtent e = p->extent;
     size_t wb = e.width * elem, rows = e.height ? e.height : 1, depth = e.depth ? e.depth : 1;
     enum cudaMemcpyKind kind = p->kind;
@@ -1513,35 +1522,43 @@ static cudaError_t copy_3d_array(const struct cudaMemcpy3DParms* p, cudaStream_t
     int dst_host = !p->dstArray && (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost ||
                                     (kind == cudaMemcpyDefault && !is_device(p->dstPtr.ptr)));
     if (src_host && dst_host) return note(cudaErrorInvalidMemcpyDirection);
-    int64_t v[18] = {
+    int64_t v[19] = {
         p->srcArray ? 1 : src_host ? 2 : 0, p->srcArray ? (int64_t)(uintptr_t)p->srcArray : (int64_t)(uintptr_t)p->srcPtr.ptr,
         (int64_t)p->srcPtr.pitch, (int64_t)p->srcPtr.ysize,
         (int64_t)p->srcPos.x, (int64_t)p->srcPos.y, (int64_t)p->srcPos.z,
         p->dstArray ? 1 : dst_host ? 2 : 0, p->dstArray ? (int64_t)(uintptr_t)p->dstArray : (int64_t)(uintptr_t)p->dstPtr.ptr,
         (int64_t)p->dstPtr.pitch, (int64_t)p->dstPtr.ysize,
         (int64_t)p->dstPos.x, (int64_t)p->dstPos.y, (int64_t)p->dstPos.z,
-        (int64_t)e.width, (int64_t)e.height, (int64_t)e.depth, (int64_t)(uintptr_t)s};
+        (int64_t)e.width, (int64_t)e.height, (int64_t)e.depth, (int64_t)(uintptr_t)s, 0};
     size_t box = wb * rows * depth;
-    char* buf = (src_host || dst_host) ? malloc(box ? box : 1) : NULL;
+    /* the packed host box goes through the shared staging area when it fits (no pipe transfer), else the pipe */
+    int staged = (src_host || dst_host) && shm_base && box <= STAGING;
+    if (staged) pthread_mutex_lock(&staging_lock);
+    char* buf = staged ? shm_base : (src_host || dst_host) ? malloc(box ? box : 1) : NULL;
     if ((src_host || dst_host) && !buf) return note(cudaErrorMemoryAllocation);
+    v[18] = staged;
     /* a host side's rows: pitch and rows per slice of its cudaPitchedPtr (ysize 0: the box's height) */
     const struct cudaPitchedPtr* hp = src_host ? &p->srcPtr : &p->dstPtr;
     const struct cudaPos* hpos = src_host ? &p->srcPos : &p->dstPos;
     size_t hpitch = hp->pitch ? hp->pitch : wb, hrows = hp->ysize ? hp->ysize : rows;
-    if ((src_host || dst_host) && wb + hpos->x > hpitch) { free(buf); return note(cudaErrorInvalidPitchValue); }
+    if ((src_host || dst_host) && wb + hpos->x > hpitch) {
+        if (staged) pthread_mutex_unlock(&staging_lock); else free(buf);
+        return note(cudaErrorInvalidPitchValue);
+    }
     if (src_host)
         for (size_t z = 0; z < depth; z++)
             for (size_t y = 0; y < rows; y++)
                 memcpy(buf + (z * rows + y) * wb, (const char*)hp->ptr + (hpos->z + z) * hpitch * hrows +
                        (hpos->y + y) * hpitch + hpos->x, wb);
-    cudaError_t r = rpc(OP_MEMCPY_3D, v, sizeof v, src_host ? buf : NULL, src_host ? box : 0, dst_host ? buf : NULL,
-                        dst_host ? box : 0, NULL);
+    int in_body = src_host && !staged, in_reply = dst_host && !staged;
+    cudaError_t r = rpc(OP_MEMCPY_3D, v, sizeof v, in_body ? buf : NULL, in_body ? box : 0, in_reply ? buf : NULL,
+                        in_reply ? box : 0, NULL);
     if (r == cudaSuccess && dst_host)
         for (size_t z = 0; z < depth; z++)
             for (size_t y = 0; y < rows; y++)
                 memcpy((char*)hp->ptr + (hpos->z + z) * hpitch * hrows + (hpos->y + y) * hpitch + hpos->x,
                        buf + (z * rows + y) * wb, wb);
-    free(buf);
+    if (staged) pthread_mutex_unlock(&staging_lock); else free(buf);
     return r;
 }
 
@@ -1649,6 +1666,7 @@ static cudaError_t copy_3d(const struct cudaMemcpy3DParms* p, cudaStream_t s) {
     /* whole slices on both sides, no padding: one copy */
     if (e.width == sp->pitch && e.width == dp->pitch && e.height == sh && e.height == dh)
         return copy(dst, src, e.width * e.height * e.depth, p->kind, s);
+    if (p->kind != cudaMemcpyHostToHost && !capturing(s)) return copy_3d_array(p, s);  /* the box in one request */
     for (size_t z = 0; z < e.depth; ++z) {
         cudaError_t r = copy_2d(dst + z * dslice, dp->pitch, src + z * sslice, sp->pitch, e.width, e.height, p->kind, s);
         if (r != cudaSuccess) return r;
