@@ -231,3 +231,18 @@ def test_example_programs_match_real_torch_losses() -> None:
             assert x == y
             continue
         assert float(x[2]) == pytest.approx(float(y[2]), rel=1e-4), (x, y)
+
+
+def test_tensor_type_strings_and_casts() -> None:
+    torch_extras.attach_tensor_methods()
+    x = strata.ones(2)
+    assert x.type() == torch.ones(2).type() == "torch.FloatTensor"  # type: ignore[attr-defined]
+    assert x.long().type() == "torch.LongTensor" and x.cuda().type() == "torch.cuda.FloatTensor"  # type: ignore[attr-defined]
+    assert x.type("torch.DoubleTensor").dtype == strata.float64  # type: ignore[attr-defined]
+    assert x.type(torch_extras.lookup("ByteTensor")).dtype == strata.uint8  # type: ignore[attr-defined]
+    assert x.type(strata.int32).dtype == strata.int32  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="invalid type"):
+        x.type("torch.NoSuchTensor")  # type: ignore[attr-defined]
+    for missing in (lambda: strata.nn.LazyLinear, lambda: strata.optim.LBFGS):
+        with pytest.raises(AttributeError, match="strata does not provide torch"):
+            missing()

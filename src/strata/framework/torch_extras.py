@@ -9,7 +9,7 @@
 - every other Tensor method as a function (`torch.flatten(x, 1)` is `x.flatten(1)`, `torch.transpose`,
   `torch.squeeze`, `torch.numel`, ...), the way PyTorch binds one op both ways;
 - Tensor methods the framework lacks (`mm`, `mv`, `dot`, `addmm`, `pin_memory`, `is_pinned`, `to_sparse`,
-  `is_sparse`, `byte`, `char`, `short`), attached to Tensor when the alias builds `torch` (names the
+  `is_sparse`, `byte`, `char`, `short`, `type`), attached to Tensor when the alias builds `torch` (names the
   framework already has are never replaced).
 
 Example:
@@ -213,7 +213,34 @@ def _pin_memory(self: Tensor, device: Any = None) -> Tensor:
     return self
 
 
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    """`x.type()`: PyTorch's type string ('torch.FloatTensor', 'torch.cuda.FloatTensor'); `x.type(t)`: a
+    cast to a dtype, a legacy type or its name.
+
+    Raises:
+        ValueError: an unknown type name.
+    """
+    if dtype is None:
+        return f"torch.{'cuda.' if self.device.type == 'cuda' else ''}{_TYPE_NAMES[self.dtype.name]}"
+    if isinstance(dtype, _LegacyMeta):
+        return self.to(dtype._dtype)
+    if isinstance(dtype, str):
+        short = dtype.rsplit(".", 1)[-1]
+        names = {v: k for k, v in _TYPE_NAMES.items()}
+        if short not in names:
+            raise ValueError(f"invalid type: '{dtype}'")
+        out = self.to(dt.as_dtype(names[short]))
+        return out.cuda() if ".cuda." in dtype else out
+    return self.to(dt.as_dtype(dtype))
+
+
 _METHODS: dict[str, Any] = {
+    "type": _type,
     "mm": mm, "mv": mv, "dot": dot, "addmm": addmm, "pin_memory": _pin_memory,
     "is_pinned": lambda self, device=None: False, "to_sparse": sparse.to_sparse,
     "byte": lambda self: self.to(dt.uint8), "char": lambda self: self.to(dt.int8),

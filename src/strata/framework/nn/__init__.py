@@ -142,3 +142,11 @@ __all__ = [
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", "Upsample",
     "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "functional", "init", "parallel", "utils",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A name strata.nn lacks: PyTorch's name in the error, so a program run with --as-torch says what is missing."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(f"module 'torch.nn' has no attribute {name!r}: strata does not provide torch.nn.{name} "
+                         "(see docs/torch-surface.md for what it covers)")

@@ -27,3 +27,11 @@ from strata.framework.optim.rmsprop import RMSprop
 from strata.framework.optim.sgd import SGD
 
 __all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
+
+
+def __getattr__(name: str) -> object:
+    """A name strata.optim lacks: PyTorch's name in the error, so a program run with --as-torch says what is missing."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(f"module 'torch.optim' has no attribute {name!r}: strata does not provide torch.optim.{name} "
+                         "(see docs/torch-surface.md for what it covers)")
