@@ -17,6 +17,8 @@ Example:
     (strata.Size([3, 2]), 58)
 """
 
+from collections.abc import Mapping
+
 from strata.framework.nn import (
     activation,
     conv_extra,
@@ -113,7 +115,7 @@ from strata.framework.nn.transformer import (
 )
 
 
-def _bind(module: object, names: dict[str, object]) -> None:
+def _bind(module: object, names: Mapping[str, object]) -> None:
     """Add functions defined beside `module` to it (and to its __all__), never replacing its own."""
     exported = getattr(module, "__all__", None)
     for name, fn in names.items():
