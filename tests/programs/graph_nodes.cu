@@ -65,6 +65,23 @@ int main() {
   }
   printf("%zu nodes, host node ran %d times, mismatches %d, y[5] %.1f\n", count, check.rounds, check.bad, hy[5]);
 
+  // new kernel arguments for the instantiated graph (the host node still expects a = 2, so it counts misses)
+  float a3 = 3.0f;
+  void* args3[] = {&dx, &dy, &a3, &b, &nn};
+  kp.kernelParams = args3;
+  checkCudaErrors(cudaGraphExecKernelNodeSetParams(exec, kernel, &kp));
+  checkCudaErrors(cudaGraphLaunch(exec, s));
+  checkCudaErrors(cudaStreamSynchronize(s));
+  int nonzero = 0;
+  for (int i = 0; i < n; ++i) nonzero += hx[i] != 0.0f;
+  printf("updated a: y[5] %.1f host node misses %d (inputs not 0: %d)\n", hy[5], check.bad, nonzero);
+  cudaGraph_t clone;
+  checkCudaErrors(cudaGraphClone(&clone, g));
+  size_t cloned = 0;
+  checkCudaErrors(cudaGraphGetNodes(clone, NULL, &cloned));
+  printf("clone has %zu nodes\n", cloned);
+  checkCudaErrors(cudaGraphDestroy(clone));
+
   cudaGraphNode_t stray = (cudaGraphNode_t)(uintptr_t)1000, extra;
   cudaError_t e = cudaGraphAddEmptyNode(&extra, g, &stray, 1);
   printf("dependency on no node: %s\n", cudaGetErrorName(e));

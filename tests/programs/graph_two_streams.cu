@@ -44,6 +44,13 @@ int main() {
   checkCudaErrors(cudaStreamWaitEvent(s2, fork, 0));  // s2 joins the capture
   cudaStreamCaptureStatus st2;
   checkCudaErrors(cudaStreamIsCapturing(s2, &st2));
+  cudaStreamCaptureStatus info;
+  unsigned long long id1 = 0, id2 = 1;
+  cudaGraph_t g1 = NULL;
+  checkCudaErrors(cudaStreamGetCaptureInfo(s1, &info, &id1, &g1));
+  checkCudaErrors(cudaStreamGetCaptureInfo(s2, &info, &id2));
+  printf("capture info: active %d same capture %d graph %d\n", info == cudaStreamCaptureStatusActive, id1 == id2,
+         g1 != NULL);
   scale<<<blocks, threads, 0, s1>>>(x, y, 3.0f, n);
   shift<<<blocks, threads, 0, s2>>>(x, z, 1.0f, n);
   twice<<<blocks, threads, 0, s1>>>(y, n);

@@ -1304,8 +1304,8 @@ static cudaError_t add_graph_node(cudaGraphNode_t* out, cudaGraph_t g, const cud
     return cudaSuccess;
 }
 
-cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t n,
-                                   const struct cudaKernelNodeParams* p) {
+/* A kernel node: the launch request, its argument values copied now (as CUDA copies kernelParams). */
+static cudaError_t kernel_node(const struct cudaKernelNodeParams* p, node_t* nd) {
     if (!p) return note(cudaErrorInvalidValue);
     func_t* f = find_func(p->func);
     if (!f) return note(cudaErrorInvalidDeviceFunction);
@@ -1314,13 +1314,66 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* out, cudaGraph_t g, const cu
     if (e != cudaSuccess) return note(e);
     if (f->nparams && !p->kernelParams) return note(cudaErrorInvalidValue);  /* `extra` packing: not supported */
     size_t head = 8 + 24 + 16, size = head + f->argbytes;
-    node_t nd = {.kind = NODE_LAUNCH, .op = OP_LAUNCH, .buf = malloc(size), .n = size};
+    *nd = (node_t){.kind = NODE_LAUNCH, .op = OP_LAUNCH, .buf = malloc(size), .n = size};
     uint32_t dims[6] = {p->gridDim.x, p->gridDim.y, p->gridDim.z, p->blockDim.x, p->blockDim.y, p->blockDim.z};
     uint64_t sh = p->sharedMemBytes, st = 0;
-    memcpy(nd.buf, &f->fid, 8); memcpy(nd.buf + 8, dims, 24); memcpy(nd.buf + 32, &sh, 8); memcpy(nd.buf + 40, &st, 8);
+    memcpy(nd->buf, &f->fid, 8); memcpy(nd->buf + 8, dims, 24); memcpy(nd->buf + 32, &sh, 8); memcpy(nd->buf + 40, &st, 8);
     size_t off = head;
-    for (int i = 0; i < f->nparams; i++) { memcpy(nd.buf + off, p->kernelParams[i], f->sizes[i]); off += f->sizes[i]; }
-    return add_graph_node(out, g, deps, n, nd);
+    for (int i = 0; i < f->nparams; i++) { memcpy(nd->buf + off, p->kernelParams[i], f->sizes[i]); off += f->sizes[i]; }
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t n,
+                                   const struct cudaKernelNodeParams* p) {
+    node_t nd;
+    cudaError_t e = kernel_node(p, &nd);
+    return e != cudaSuccess ? e : add_graph_node(out, g, deps, n, nd);
+}
+
+/* An instantiated graph keeps its nodes in the graph's order, so a node of the graph names its copy here. */
+cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t node, const struct cudaKernelNodeParams* p) {
+    uintptr_t k = (uintptr_t)node;
+    if (!e || k < 1 || k > e->g.n || e->g.nodes[k - 1].kind != NODE_LAUNCH) return note(cudaErrorInvalidValue);
+    node_t nd;
+    cudaError_t r = kernel_node(p, &nd);
+    if (r != cudaSuccess) return r;
+    nd.op = e->g.nodes[k - 1].op;
+    free(e->g.nodes[k - 1].buf);
+    e->g.nodes[k - 1] = nd;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphClone(cudaGraph_t* clone, cudaGraph_t g) {
+    if (!clone || !g) return note(cudaErrorInvalidValue);
+    struct CUgraph_st* c = calloc(1, sizeof *c);
+    c->n = c->cap = g->n;
+    c->nodes = calloc(g->n ? g->n : 1, sizeof(node_t));
+    for (size_t i = 0; i < g->n; i++) {
+        c->nodes[i] = g->nodes[i];
+        if (g->nodes[i].buf) { c->nodes[i].buf = malloc(g->nodes[i].n); memcpy(c->nodes[i].buf, g->nodes[i].buf, g->nodes[i].n); }
+    }
+    *clone = c;
+    return cudaSuccess;
+}
+
+/* The capture's status, id and graph; its dependency set is not tracked (reported empty). */
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, enum cudaStreamCaptureStatus* status, unsigned long long* id,
+                                     cudaGraph_t* graph, const cudaGraphNode_t** deps, const cudaGraphEdgeData** edges,
+                                     size_t* ndeps) {
+    if (!status) return note(cudaErrorInvalidValue);
+    struct CUgraph_st* g = capturing(s);
+    *status = g ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    if (id) *id = (unsigned long long)(uintptr_t)g;
+    if (graph) *graph = g;
+    if (deps) *deps = NULL;
+    if (edges) *edges = NULL;
+    if (ndeps) *ndeps = 0;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t s, enum cudaStreamCaptureStatus* status, unsigned long long* id,
+                                          cudaGraph_t* graph, const cudaGraphNode_t** deps,
+                                          const cudaGraphEdgeData** edges, size_t* ndeps) {
+    return cudaStreamGetCaptureInfo(s, status, id, graph, deps, edges, ndeps);
 }
 
 cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t n,
