@@ -22,6 +22,7 @@ import bench_framework
 import bench_grid_sync
 import bench_hipify
 import bench_launch
+import bench_nccl
 import bench_native
 import bench_programs
 import bench_saxpy
@@ -77,6 +78,8 @@ def main() -> int:
     parser.add_argument("--skip-grid-sync", action="store_true", help="leave out the grid-sync reduction row")
     parser.add_argument("--skip-native", action="store_true", help="leave out the native executor rows")
     parser.add_argument("--skip-amd", action="store_true", help="leave out the CDNA engine (mi300x) rows")
+    parser.add_argument("--skip-nccl", action="store_true",
+                        help="leave out the all_reduce over 8 virtual GPUs rows (wall time, modeled busbw)")
     parser.add_argument("--skip-programs", action="store_true",
                         help="leave out the whole-program rows (native launch, start-up, cudaMemcpy)")
     parser.add_argument(
@@ -123,6 +126,8 @@ def main() -> int:
         results += _guard("amd", lambda: bench_amd.bench_amd(repeats=rep))
     if not args.skip_programs:
         results += _guard("programs", bench_programs.bench_programs)
+    if not args.skip_nccl:
+        results += _guard("nccl", lambda: bench_nccl.bench_nccl(repeats=rep))
 
     table = format_table(results)
     print(table)

@@ -15,7 +15,8 @@ import numpy as np
 from strata.libs.common import KernelSet
 from strata.libs.nccl.types import DataType
 
-COPY = 5  # `op` value: dst = b (RedOp values 0..4 combine)
+COPY = 5  # `op` value: dst = b (0..3: sum, prod, max, min; 4: sum then divide, ncclAvg's last step)
+AVG_FINAL = 4
 BLOCK = 256
 
 SOURCE = r"""
@@ -38,30 +39,69 @@ template <> struct Acc<__nv_bfloat16> {
     static __device__ __forceinline__ __nv_bfloat16 out(float x) { return __float2bfloat16(x); }
 };
 
-template <typename T>
-__device__ __forceinline__ T combine(T a, T b, int op, int divisor) {
+// OP (a compile-time constant, so the element loop has no branches): 0 sum, 1 prod, 2 max, 3 min,
+// 4 sum then divide by `divisor` (ncclAvg's last step).
+template <int OP, typename T>
+__device__ __forceinline__ T combine(T a, T b, int divisor) {
     typedef typename Acc<T>::type W;
     W x = Acc<T>::in(a), y = Acc<T>::in(b), r;
-    if (op == 1) r = x * y;
-    else if (op == 2) r = x > y ? x : y;
-    else if (op == 3) r = x < y ? x : y;
+    if (OP == 1) r = x * y;
+    else if (OP == 2) r = x > y ? x : y;
+    else if (OP == 3) r = x < y ? x : y;
     else r = x + y;
-    if (divisor > 1) r = r / (W)divisor;
+    if (OP == 4) r = r / (W)divisor;
     return Acc<T>::out(r);
 }
 
-// dst[i] = a[i] (op) b[i] for op 0..4 (sum, prod, max, min, avg-as-sum), dst[i] = b[i] for op 5;
-// a nonzero `divisor` divides the result (ncclAvg's last step).
+template <int OP, typename T>
+__device__ __forceinline__ void scalar_step(T* dst, const T* a, const T* b, unsigned long long i, int divisor) {
+    dst[i] = combine<OP>(a[i], b[i], divisor);
+}
+
+// dst[i] = a[i] (op) b[i] for op 0..4, dst[i] = b[i] for op 5 (COPY).
 template <typename T>
 __global__ void nccl_apply(T* dst, const T* a, const T* b, unsigned long long n, int op, int divisor) {
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    if (op == 5) {
-        dst[i] = b[i];
-        return;
+    switch (op) {
+        case 0: scalar_step<0>(dst, a, b, i, divisor); break;
+        case 1: scalar_step<1>(dst, a, b, i, divisor); break;
+        case 2: scalar_step<2>(dst, a, b, i, divisor); break;
+        case 3: scalar_step<3>(dst, a, b, i, divisor); break;
+        case 4: scalar_step<4>(dst, a, b, i, divisor); break;
+        default: dst[i] = b[i];
     }
-    dst[i] = combine(a[i], b[i], op, divisor);
 }
+
+// One 16-byte vector of each operand: CUDA's vector types where one fits the element type (a single
+// vector load of typed lanes), else the 16 bytes as a union of elements.
+template <int OP, typename T> struct VecOps {
+    static __device__ __forceinline__ void run(T* dst, const T* a, const T* b, unsigned long long i, int divisor) {
+        union Lanes { uint4 v; T e[16 / sizeof(T)]; } ua, ub;
+        ua.v = reinterpret_cast<const uint4*>(a)[i];
+        ub.v = reinterpret_cast<const uint4*>(b)[i];
+#pragma unroll
+        for (int k = 0; k < (int)(16 / sizeof(T)); ++k) ua.e[k] = combine<OP>(ua.e[k], ub.e[k], divisor);
+        reinterpret_cast<uint4*>(dst)[i] = ua.v;
+    }
+};
+#define STRATA_VEC4(T, V) template <int OP> struct VecOps<OP, T> { \
+    static __device__ __forceinline__ void run(T* dst, const T* a, const T* b, unsigned long long i, int divisor) { \
+        V x = reinterpret_cast<const V*>(a)[i], y = reinterpret_cast<const V*>(b)[i]; \
+        x.x = combine<OP>(x.x, y.x, divisor); x.y = combine<OP>(x.y, y.y, divisor); \
+        x.z = combine<OP>(x.z, y.z, divisor); x.w = combine<OP>(x.w, y.w, divisor); \
+        reinterpret_cast<V*>(dst)[i] = x; } };
+#define STRATA_VEC2(T, V) template <int OP> struct VecOps<OP, T> { \
+    static __device__ __forceinline__ void run(T* dst, const T* a, const T* b, unsigned long long i, int divisor) { \
+        V x = reinterpret_cast<const V*>(a)[i], y = reinterpret_cast<const V*>(b)[i]; \
+        x.x = combine<OP>(x.x, y.x, divisor); x.y = combine<OP>(x.y, y.y, divisor); \
+        reinterpret_cast<V*>(dst)[i] = x; } };
+STRATA_VEC4(float, float4)
+STRATA_VEC4(int, int4)
+STRATA_VEC4(unsigned int, uint4)
+STRATA_VEC2(double, double2)
+STRATA_VEC2(long long, longlong2)
+STRATA_VEC2(unsigned long long, ulonglong2)
 
 // The same on 16-byte vectors (all three pointers 16-byte aligned, `nvec` vectors): one thread moves
 // 16 bytes with one vector load per operand, as NCCL's kernels do.
@@ -69,17 +109,14 @@ template <typename T>
 __global__ void nccl_apply_v(T* dst, const T* a, const T* b, unsigned long long nvec, int op, int divisor) {
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nvec) return;
-    uint4 vb = reinterpret_cast<const uint4*>(b)[i];
-    if (op == 5) {
-        reinterpret_cast<uint4*>(dst)[i] = vb;
-        return;
+    switch (op) {
+        case 0: VecOps<0, T>::run(dst, a, b, i, divisor); break;
+        case 1: VecOps<1, T>::run(dst, a, b, i, divisor); break;
+        case 2: VecOps<2, T>::run(dst, a, b, i, divisor); break;
+        case 3: VecOps<3, T>::run(dst, a, b, i, divisor); break;
+        case 4: VecOps<4, T>::run(dst, a, b, i, divisor); break;
+        default: reinterpret_cast<uint4*>(dst)[i] = reinterpret_cast<const uint4*>(b)[i];
     }
-    union Lanes { uint4 v; T e[16 / sizeof(T)]; } ua, ub;
-    ua.v = reinterpret_cast<const uint4*>(a)[i];
-    ub.v = vb;
-#pragma unroll
-    for (int k = 0; k < (int)(16 / sizeof(T)); ++k) ua.e[k] = combine(ua.e[k], ub.e[k], op, divisor);
-    reinterpret_cast<uint4*>(dst)[i] = ua.v;
 }
 """
 
@@ -92,6 +129,10 @@ VECTOR_BYTES = 16
 def apply(dt: DataType, dst: int, a: int, b: int, n: int, op: int, divisor: int, stream: Any) -> int:
     """Queue dst = a (op) b (or the copy dst = b) over `n` elements on `stream`: the 16-byte vector kernel
     for the aligned bulk, the scalar one for the rest. Returns the number of launches."""
+    if divisor > 1:  # the last step of an average: sum, then divide
+        op = AVG_FINAL
+    elif op == AVG_FINAL:  # nothing to divide by
+        op = 0
     launches = 0
     nvec = 0
     if all(p % VECTOR_BYTES == 0 for p in (dst, a, b) if p) and n * dt.size >= VECTOR_BYTES:

@@ -1,0 +1,154 @@
+# Collective benchmarks (strata.libs.nccl, NCCL's role): all_reduce of 256 MiB float32 over 8 in-process
+# virtual H200s. Rows:
+#   - emulation wall time of the all_reduce (device kernels reading neighbours over peer access) against
+#     NumPy summing the 8 arrays on the host; target <= 5x. The result is checked against that sum.
+#   - modeled bus bandwidth (NCCL's busbw = algbw x 2(n-1)/n) on an HGX H200 next to the nccl-tests
+#     figure published for 8 x H100 SXM on NVSwitch (the same NVLink 4 fabric): 460-480 GB/s at large
+#     sizes; ratio = modeled / 470. Reported, no target (a ring model without NVLink SHARP).
+#   - the same model on the MI300X platform (xGMI mesh), reported.
+#
+#   PYTHONPATH=src .venv/bin/python benchmarks/bench_nccl.py [--mib 256] [--repeat 3]
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import numpy as np
+from harness import BenchResult, StrataUnavailable, format_table, import_strata_cuda, judge, log, strata_step
+
+SIZE_MIB = 256
+RANKS = 8
+TARGET_SLOWDOWN = 5.0
+NCCL_TESTS_H100_BUSBW = 470e9  # midpoint of the 460-480 GB/s nccl-tests report for 8 x H100 SXM, large sizes
+NO_TARGET = "none (reported)"
+
+
+def numpy_sum(arrays: list[np.ndarray], repeats: int) -> dict[str, Any]:
+    """The host peer: sum the arrays into a fresh one (one warm-up, best of `repeats`)."""
+    def run() -> np.ndarray:
+        out = arrays[0].copy()
+        for a in arrays[1:]:
+            out += a
+        return out
+
+    run()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = run()
+        times.append(time.perf_counter() - t0)
+    return {"wall_s": min(times), "times_s": times, "result": result}
+
+
+def run_strata(arrays: list[np.ndarray], repeats: int, model: str = "h200") -> dict[str, Any]:
+    """All-reduce (sum) the arrays, one per virtual GPU, in place; one untimed warm call (compile, JIT,
+    module load on every device), then best of `repeats` (group of 8 calls + synchronize of every device).
+    The arrays are restored before each call so every call sums the same data."""
+    bench = "nccl all_reduce"
+    cuda = import_strata_cuda()
+    from strata.driver import open_device
+    from strata.libs import nccl
+
+    n = arrays[0].size
+    with strata_step(bench, "devices"):
+        devs = []
+        for i in range(len(arrays)):
+            if i >= cuda.device_count() and i not in cuda.Device._by_index:
+                open_device(i, model)
+            devs.append(cuda.Device(i))
+        comms = nccl.comm_init_all(devs)
+        xs = []
+        for d, a in zip(devs, arrays, strict=True):
+            x = cuda.DeviceArray((n,), np.float32, d)
+            x.set(a)
+            xs.append(x)
+
+    def call() -> Any:
+        nccl.group_start()
+        works = [nccl.all_reduce(x, x, n, "float32", "sum", c) for x, c in zip(xs, comms, strict=True)]
+        nccl.group_end()
+        for d in devs:
+            d.synchronize()
+        return works[0]
+
+    times = []
+    with strata_step(bench, "all_reduce"):
+        work = call()
+        for _ in range(repeats):
+            for x, a in zip(xs, arrays, strict=True):
+                x.set(a)
+            t0 = time.perf_counter()
+            work = call()
+            times.append(time.perf_counter() - t0)
+        first, last = xs[0].get(), xs[-1].get()
+    for c in comms:
+        nccl.comm_destroy(c)
+    return {"wall_s": min(times), "times_s": times, "model": work.model, "first": first, "last": last,
+            "launches": work.op.launches}
+
+
+def bench_nccl(*, mib: int = SIZE_MIB, repeats: int = 3) -> list[BenchResult]:
+    wall = BenchResult(name=f"nccl_all_reduce ({mib} MiB x {RANKS} GPUs)",
+                       description=f"all_reduce sum of {mib} MiB float32 on {RANKS} in-process virtual H200s (ring "
+                                   "of device kernels) vs NumPy summing the arrays",
+                       target=f"<= {TARGET_SLOWDOWN:g}x", peer_name="numpy sum of 8 arrays", ratio_def="strata/peer")
+    busbw = BenchResult(name=f"nccl_busbw_hgx_h200 ({mib} MiB)",
+                        description="modeled all_reduce bus bandwidth on 8 x H200 (NVSwitch) vs nccl-tests' "
+                                    "published 460-480 GB/s for 8 x H100 SXM",
+                        target=NO_TARGET, strata_unit="GB/s", ratio_def="modeled/published 470 GB/s")
+    mi = BenchResult(name=f"nccl_busbw_mi300x ({mib} MiB)",
+                     description="modeled all_reduce bus bandwidth on the 8 x MI300X platform (xGMI mesh)",
+                     target=NO_TARGET, strata_unit="GB/s")
+    n = mib * 2**20 // 4
+    rng = np.random.default_rng(0)
+    arrays = [rng.random(n, dtype=np.float32) for _ in range(RANKS)]
+    log(f"[nccl] numpy sum of {RANKS} x {mib} MiB (best of {repeats})")
+    peer = numpy_sum(arrays, repeats)
+    wall.peer_value = peer["wall_s"]
+    try:
+        log(f"[nccl] strata all_reduce {RANKS} x {mib} MiB (best of {repeats})")
+        s = run_strata(arrays, repeats)
+    except StrataUnavailable as e:
+        wall.add_note(str(e))
+        return [wall, busbw, mi]
+    want = peer["result"]
+    ok = bool(np.allclose(s["first"], want, rtol=1e-5) and np.allclose(s["last"], want, rtol=1e-5))
+    wall.strata_value, wall.correct = s["wall_s"], ok
+    wall.ratio = s["wall_s"] / peer["wall_s"]
+    wall.details["strata"] = {"times_s": s["times_s"], "launches": s["launches"]}
+    wall.add_note(f"{s['launches']} kernel launches per call; modeled {s['model'].seconds * 1e3:.3f} ms on HGX H200")
+    judge(wall, wall.ratio <= TARGET_SLOWDOWN)
+
+    from strata.hw.catalog import get_spec
+    from strata.libs.nccl import model
+
+    m = s["model"]
+    busbw.strata_value = m.busbw / 1e9
+    busbw.ratio = m.busbw / NCCL_TESTS_H100_BUSBW
+    busbw.correct = ok
+    busbw.add_note(f"published nccl-tests busbw 460-480 GB/s (8 x H100 SXM, same NVLink 4 fabric); "
+                   f"algbw {m.algbw / 1e9:.1f} GB/s, {m.seconds * 1e3:.3f} ms; ring at 0.85 of 450 GB/s per "
+                   "direction, no NVLink SHARP (NCCL's NVLS lifts the published figure above the link rate)")
+    judge(busbw, True)
+    mm = model("all_reduce", n * 4, [get_spec("mi300x")] * RANKS)
+    mi.strata_value = mm.busbw / 1e9
+    mi.correct = True
+    mi.add_note(f"algbw {mm.algbw / 1e9:.1f} GB/s, {mm.seconds * 1e3:.3f} ms; 7 xGMI links x 64 GB/s per direction")
+    judge(mi, True)
+    return [wall, busbw, mi]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="all_reduce over 8 virtual GPUs: wall time and modeled busbw.")
+    parser.add_argument("--mib", type=int, default=SIZE_MIB, help="buffer size per GPU, MiB")
+    parser.add_argument("--repeat", type=int, default=3, help="timed calls (best reported)")
+    args = parser.parse_args()
+    results = bench_nccl(mib=args.mib, repeats=args.repeat)
+    print(format_table(results))
+    return 0 if all(r.status == "PASS" for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
