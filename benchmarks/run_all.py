@@ -22,8 +22,8 @@ import bench_framework
 import bench_grid_sync
 import bench_hipify
 import bench_launch
-import bench_nccl
 import bench_native
+import bench_nccl
 import bench_programs
 import bench_saxpy
 import bench_sgemm
