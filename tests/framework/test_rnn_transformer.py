@@ -241,3 +241,55 @@ def test_transformer_encoder_stack_has_separate_weights() -> None:
         snn.TransformerEncoderLayer(8, 2, activation="swish")
     with pytest.raises(AssertionError, match="divisible"):
         snn.MultiheadAttention(10, 3)
+
+
+def test_pack_and_pad_utilities_match_torch() -> None:
+    from strata.nn.utils import rnn as srnn
+
+    seqs = [_x(n, 2) for n in (2, 4, 3)]
+    t_pad = torch.nn.utils.rnn.pad_sequence([torch.tensor(s) for s in seqs], batch_first=True, padding_value=-1.0)
+    s_pad = srnn.pad_sequence([strata.tensor(s) for s in seqs], batch_first=True, padding_value=-1.0)
+    np.testing.assert_array_equal(_np(s_pad), _np(t_pad))
+    for enforce in (False, True):
+        lens = [4, 3, 2] if enforce else [2, 4, 3]
+        x = _x(4, 3, 2)
+        tp = torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), lens, enforce_sorted=enforce)
+        sp = srnn.pack_padded_sequence(strata.tensor(x), lens, enforce_sorted=enforce)
+        np.testing.assert_array_equal(_np(sp.data), _np(tp.data))
+        assert sp.batch_sizes.tolist() == tp.batch_sizes.tolist()
+        if not enforce:
+            assert sp.sorted_indices.tolist() == tp.sorted_indices.tolist()
+            assert sp.unsorted_indices.tolist() == tp.unsorted_indices.tolist()
+        t_back, t_len = torch.nn.utils.rnn.pad_packed_sequence(tp, batch_first=True, total_length=5)
+        s_back, s_len = srnn.pad_packed_sequence(sp, batch_first=True, total_length=5)
+        np.testing.assert_array_equal(_np(s_back), _np(t_back))
+        assert s_len.tolist() == t_len.tolist()
+    with pytest.raises(RuntimeError, match="sorted in decreasing order"):
+        srnn.pack_padded_sequence(strata.ones(3, 2, 1), [1, 3])
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_recurrent_layers_on_packed_sequences_match_torch(kind: str) -> None:
+    from strata.nn.utils import rnn as srnn
+
+    torch.manual_seed(9)
+    kw = {"num_layers": 2, "bidirectional": True}
+    tm, sm = getattr(torch.nn, kind)(2, 3, **kw), getattr(snn, kind)(2, 3, **kw)
+    sm.load_state_dict({k: strata.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    x, lens = _x(5, 3, 2), [3, 5, 2]
+    tx, sx = torch.tensor(x, requires_grad=True), strata.tensor(x, requires_grad=True)
+    t_out, t_h = tm(torch.nn.utils.rnn.pack_padded_sequence(tx, lens, enforce_sorted=False))
+    s_out, s_h = sm(srnn.pack_padded_sequence(sx, lens, enforce_sorted=False))
+    assert isinstance(s_out, srnn.PackedSequence)
+    np.testing.assert_allclose(_np(s_out.data), _np(t_out.data), rtol=1e-4, atol=2e-5)
+    t_hs, s_hs = (list(t_h), list(s_h)) if kind == "LSTM" else ([t_h], [s_h])
+    for a, b in zip(s_hs, t_hs, strict=True):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-4, atol=2e-5)
+    t_pad, _ = torch.nn.utils.rnn.pad_packed_sequence(t_out)
+    s_pad, _ = srnn.pad_packed_sequence(s_out)
+    (t_pad.sum() + sum(h.sum() for h in t_hs)).backward()
+    (s_pad.sum() + sum(h.sum() for h in s_hs)).backward()
+    np.testing.assert_allclose(_np(sx.grad), _np(tx.grad), rtol=1e-4, atol=2e-5)
+    tp = dict(tm.named_parameters())
+    for name, p in sm.named_parameters():
+        np.testing.assert_allclose(_np(p.grad), _np(tp[name].grad), rtol=1e-4, atol=2e-5, err_msg=name)

@@ -1,8 +1,9 @@
 """Recurrent layers, as torch.nn's: `RNN` (tanh or relu), `LSTM`, `GRU` (multi-layer, `batch_first`,
 `bidirectional`, dropout between layers, unbatched input) and the single-step cells `RNNCell`,
 `LSTMCell`, `GRUCell`, with PyTorch's parameter names (`weight_ih_l0`, `weight_hh_l0_reverse`, ...),
-shapes, gate order (LSTM: input, forget, cell, output; GRU: reset, update, new) and initialisation
-(every parameter uniform in +-1/sqrt(hidden_size)), so state dicts move between strata and PyTorch.
+shapes, gate order (LSTM: input, forget, cell, output; GRU: reset, update, new), initialisation
+(every parameter uniform in +-1/sqrt(hidden_size)) and PackedSequence input (strata.nn.utils.rnn: each
+sequence stops at its own length), so state dicts move between strata and PyTorch.
 
 Each layer projects the whole input sequence through `weight_ih` in one matmul, then runs the time
 loop with one matmul against `weight_hh` and the gate arithmetic per step, all as differentiable
@@ -23,12 +24,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from strata.framework import joining
-from strata.framework.creation import empty, zeros
+from strata.framework import joining, ops
+from strata.framework.creation import empty, tensor, zeros
 from strata.framework.nn import functional as F
 from strata.framework.nn import init
 from strata.framework.nn.module import Module
 from strata.framework.nn.parameter import Parameter
+from strata.framework.nn.utils.rnn import PackedSequence, pad_packed_sequence, repack
 from strata.framework.tensor import Tensor
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
@@ -141,9 +143,15 @@ class RNNBase(Module):
             raise RuntimeError(f"Expected {what} size {list(expected)}, got {list(h.shape)}")
         return h
 
-    def _run(self, x: Tensor, h0: Tensor, c0: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None]:
-        """x: (L, N, H_in) time-major. Returns output (L, N, dirs * H), h_n, c_n."""
+    def _run(self, x: Tensor, h0: Tensor, c0: Tensor | None, lengths: list[int] | None = None
+             ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """x: (L, N, H_in) time-major. Returns output (L, N, dirs * H), h_n, c_n. With lengths (packed
+        input), a sequence's state stops changing past its length and its outputs there are zero."""
         dirs = 2 if self.bidirectional else 1
+        masks: list[Tensor] | None = None
+        if lengths is not None:
+            lens = tensor(lengths, device=x.device)
+            masks = [(lens > t).unsqueeze(1) for t in range(x.shape[0])]
         hs, cs = [], []
         layer_in = x
         for layer in range(self.num_layers):
@@ -157,14 +165,22 @@ class RNNBase(Module):
                 c = c0[k] if c0 is not None else None
                 out: list[Tensor] = [h] * len(xp)
                 for t in steps:
+                    c_new = None
                     if self.mode == "LSTM":
                         assert c is not None
-                        h, c = _lstm_step(xp[t], h, c, w_hh, b_hh)
+                        h_new, c_new = _lstm_step(xp[t], h, c, w_hh, b_hh)
                     elif self.mode == "GRU":
-                        h = _gru_step(xp[t], h, w_hh, b_hh)
+                        h_new = _gru_step(xp[t], h, w_hh, b_hh)
                     else:
-                        h = _rnn_step(xp[t], h, w_hh, b_hh, self.mode == "RNN_RELU")
-                    out[t] = h
+                        h_new = _rnn_step(xp[t], h, w_hh, b_hh, self.mode == "RNN_RELU")
+                    if masks is None:
+                        h, c = h_new, c_new if c_new is not None else c
+                        out[t] = h
+                    else:
+                        h = ops.where(masks[t], h_new, h)
+                        if c_new is not None and c is not None:
+                            c = ops.where(masks[t], c_new, c)
+                        out[t] = h_new * masks[t].to(h_new.dtype)
                 hs.append(h)
                 if c is not None:
                     cs.append(c)
@@ -174,8 +190,15 @@ class RNNBase(Module):
                 layer_in = F.dropout(layer_in, self.dropout, True)
         return layer_in, joining.stack(hs, 0), (joining.stack(cs, 0) if cs else None)
 
-    def _forward(self, input: Tensor, h0: Tensor | None, c0: Tensor | None  # noqa: A002
-                 ) -> tuple[Tensor, Tensor, Tensor | None, bool]:
+    def _forward(self, input: Any, h0: Tensor | None, c0: Tensor | None  # noqa: A002
+                 ) -> tuple[Any, Tensor, Tensor | None, bool]:
+        if isinstance(input, PackedSequence):
+            padded, lengths = pad_packed_sequence(input)
+            self._check_input(padded)
+            h = self._initial(h0, padded.shape[1], padded, False, "hidden")
+            c = self._initial(c0, padded.shape[1], padded, False, "cell") if self.mode == "LSTM" else None
+            out, hn, cn = self._run(padded, h, c, [int(v) for v in lengths.tolist()])
+            return repack(out, input), hn, cn, False
         unbatched = self._check_input(input)
         x = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first else input)
         h = self._initial(h0, x.shape[1], x, unbatched, "hidden")
@@ -215,7 +238,7 @@ class RNN(RNNBase):
                          bias, batch_first, dropout, bidirectional, 0, device, dtype)
         self.nonlinearity = nonlinearity
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
+    def forward(self, input: Any, hx: Tensor | None = None) -> tuple[Any, Tensor]:  # noqa: A002
         out, hn, _, _ = self._forward(input, hx, None)
         return out, hn
 
@@ -229,8 +252,8 @@ class LSTM(RNNBase):
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          proj_size, device, dtype)
 
-    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None  # noqa: A002
-                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    def forward(self, input: Any, hx: tuple[Tensor, Tensor] | None = None  # noqa: A002
+                ) -> tuple[Any, tuple[Tensor, Tensor]]:
         h0, c0 = hx if hx is not None else (None, None)
         out, hn, cn, _ = self._forward(input, h0, c0)
         assert cn is not None
@@ -246,7 +269,7 @@ class GRU(RNNBase):
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
                          device, dtype)
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
+    def forward(self, input: Any, hx: Tensor | None = None) -> tuple[Any, Tensor]:  # noqa: A002
         out, hn, _, _ = self._forward(input, hx, None)
         return out, hn
 
