@@ -203,6 +203,7 @@ def test_framework_cuda_device_runs_on_the_cdna_engine() -> None:
     import strata
 
     before = cuda.current_device()
+    cuda.set_device(cuda.Device(model="h200"))
     assert strata.version.cuda is not None and strata.version.hip is None
     cuda.set_device(cuda.Device(model="mi300x"))
     try:
