@@ -335,6 +335,7 @@ def test_cublas_strided_batched_gemm_ex_and_math_mode() -> None:
         f"dgemm strided batched: C[2][7] {(ad[2] @ bd[2])[7, 0]:.6f} mismatches 0",
         "half strided batched ex: mismatches 0", "gemm ex: mismatches 0", "tf32 mode 3: mismatches 0",
         "half compute: CUBLAS_STATUS_NOT_SUPPORTED", "negative batch: CUBLAS_STATUS_INVALID_VALUE",
+        "pointer batches: even mismatches 0, scattered mismatches 0",
         "captured: 1 node(s), dot in capture CUBLAS_STATUS_NOT_SUPPORTED, after 3 launches mismatches 0"]
 
 

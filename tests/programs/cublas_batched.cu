@@ -4,6 +4,7 @@
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cmath>
+#include <cstring>
 #include "common.h"
 
 #define CUBLAS_CHECK(call)                                                                        \
@@ -110,6 +111,35 @@ int main() {
   printf("half compute: %s\n", cublasGetStatusName(s));
   s = cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &two, dA, m, sa, dB, k, 0, &zero, dC, m, sc, -1);
   printf("negative batch: %s\n", cublasGetStatusName(s));
+
+  // pointer-array batches: evenly spaced (one strided GEMM) and scattered (reversed order)
+  const float* hAp[batch];
+  const float* hBp[batch];
+  float* hCp[batch];
+  for (int b = 0; b < batch; ++b) { hAp[b] = dA + b * sa; hBp[b] = dB; hCp[b] = dC + b * sc; }
+  const float** dAp;
+  const float** dBp;
+  float** dCp;
+  checkCudaErrors(cudaMalloc(&dAp, sizeof hAp));
+  checkCudaErrors(cudaMalloc(&dBp, sizeof hBp));
+  checkCudaErrors(cudaMalloc(&dCp, sizeof hCp));
+  checkCudaErrors(cudaMemcpy(dAp, hAp, sizeof hAp, cudaMemcpyHostToDevice));
+  checkCudaErrors(cudaMemcpy(dBp, hBp, sizeof hBp, cudaMemcpyHostToDevice));
+  checkCudaErrors(cudaMemcpy(dCp, hCp, sizeof hCp, cudaMemcpyHostToDevice));
+  CUBLAS_CHECK(cublasSgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &two, dAp, m, dBp, k, &zero, dCp, m, batch));
+  checkCudaErrors(cudaMemcpy(C, dC, sc * batch * 4, cudaMemcpyDeviceToHost));
+  int pbad = check_batched(A, sa, B, 0, C, sc, m, n, k, batch, 2.0, 1e-5);
+  for (int b = 0; b < batch; ++b) hCp[b] = dC + (batch - 1 - b) * sc;  // C_i lands in slot batch-1-i
+  checkCudaErrors(cudaMemcpy(dCp, hCp, sizeof hCp, cudaMemcpyHostToDevice));
+  checkCudaErrors(cudaMemset(dC, 0, sc * batch * 4));
+  CUBLAS_CHECK(cublasGemmBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, (const void* const*)dAp, CUDA_R_32F,
+                                   m, (const void* const*)dBp, CUDA_R_32F, k, &zero, (void* const*)dCp, CUDA_R_32F, m,
+                                   batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  float* Crev = (float*)malloc(sc * batch * 4);
+  checkCudaErrors(cudaMemcpy(Crev, dC, sc * batch * 4, cudaMemcpyDeviceToHost));
+  for (int b = 0; b < batch; ++b) memcpy(C + b * sc, Crev + (batch - 1 - b) * sc, sc * 4);
+  printf("pointer batches: even mismatches %d, scattered mismatches %d\n", pbad,
+         check_batched(A, sa, B, 0, C, sc, m, n, k, batch, 1.0, 1e-5));
 
   // captured into a graph on the handle's stream: C += 2 A B, replayed three times
   cudaStream_t cs;

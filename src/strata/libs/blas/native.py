@@ -88,7 +88,9 @@ def _destroy(body: bytes) -> bytes:
     return _reply("CUBLAS_STATUS_SUCCESS")
 
 
-def _gemm(h: Handle, dt: int, i: tuple[int, ...], alpha: float, beta: float) -> tuple[float, int]:
+def _gemm(h: Handle, dt: int, i: tuple[int, ...], alpha: float, beta: float, *,
+          pointers: bool = False) -> tuple[float, int]:
+    """One GEMM call; `pointers`: A, B and C are device arrays of `batch` matrix pointers (cublas*gemmBatched)."""
     ta, tb, m, n, k, a, lda, sa, b, ldb, sb, c, ldc, sc, batch, at, bt, ct, compute, math = i[:20]
     types = []
     for name, code in (("Atype", at), ("Btype", bt), ("Ctype", ct)):
@@ -105,10 +107,31 @@ def _gemm(h: Handle, dt: int, i: tuple[int, ...], alpha: float, beta: float) -> 
     if a_t != b_t or (a_t, c_t, kind) not in GEMM_TYPES:
         raise _Status("CUBLAS_STATUS_NOT_SUPPORTED", f"Atype {a_t.name}, Btype {b_t.name}, Ctype {c_t.name} with "
                                                      f"{kind} compute is not supported")
+    ops = _enum(OPS, ta, "transa"), _enum(OPS, tb, "transb")
+    if pointers:
+        if batch < 0:
+            raise _Status("CUBLAS_STATUS_INVALID_VALUE", f"batchCount must be >= 0, got {batch}")
+        if batch == 0:
+            return 0.0, 0
+        arrays = [h.read(p, np.uint64, batch).astype(np.int64) for p in (a, b, c)]  # on the handle's stream
+        steps = [np.diff(x) for x in arrays]
+        if all(len(set(d.tolist())) <= 1 for d in steps):  # evenly spaced: one strided-batched GEMM
+            a, b, c = (int(x[0]) for x in arrays)
+            strides = [int(d[0]) if len(d) else 0 for d in steps]
+            items = (a_t.itemsize, a_t.itemsize, c_t.itemsize)
+            if all(st >= 0 and st % size == 0 for st, size in zip(strides, items, strict=True)):
+                sa, sb, sc = (st // size for st, size in zip(strides, items, strict=True))
+                gemm_dispatch(h, "gemm_strided_batched", *ops, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                              stride_a=sa, stride_b=sb, stride_c=sc, batch=batch, dtype=a_t, c_type=c_t,
+                              tf32=kind == "tf32")
+                return 0.0, 0
+        for pa, pb, pc in zip(*(x.tolist() for x in arrays), strict=True):  # scattered matrices: one GEMM each
+            gemm_dispatch(h, "gemm", *ops, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc, dtype=a_t, c_type=c_t,
+                          tf32=kind == "tf32")
+        return 0.0, 0
     routine = "gemm_strided_batched" if batch != 1 or sa or sb or sc else "gemm"
-    gemm_dispatch(h, routine, _enum(OPS, ta, "transa"), _enum(OPS, tb, "transb"), m, n, k, alpha, a, lda, b, ldb,
-                  beta, c, ldc, stride_a=sa, stride_b=sb, stride_c=sc, batch=batch, dtype=a_t, c_type=c_t,
-                  tf32=kind == "tf32")
+    gemm_dispatch(h, routine, *ops, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stride_a=sa, stride_b=sb,
+                  stride_c=sc, batch=batch, dtype=a_t, c_type=c_t, tf32=kind == "tf32")
     return 0.0, 0
 
 
@@ -164,7 +187,7 @@ def _trsm(h: Handle, dt: np.dtype, i: tuple[int, ...], alpha: float, beta: float
 _ROUTINES: dict[int, Callable[..., tuple[float, int]]] = {
     2: _axpy, 3: _scal, 4: _dot, 5: _nrm2, 6: _asum, 7: _iamax, 8: _gemv, 9: _ger, 10: _syrk, 11: _trsm}
 _NAMES = {1: "gemm", 2: "axpy", 3: "scal", 4: "dot", 5: "nrm2", 6: "asum", 7: "iamax", 8: "gemv", 9: "ger",
-          10: "syrk", 11: "trsm"}
+          10: "syrk", 11: "trsm", 12: "gemm_batched"}
 
 
 def _call(body: bytes) -> bytes:
@@ -177,8 +200,8 @@ def _call(body: bytes) -> bytes:
             raise _Status("CUBLAS_STATUS_NOT_INITIALIZED", f"no cuBLAS handle {hid:#x} (destroyed, or never created)")
         set_stream(handle, stream_for(stream))
         result: Any
-        if routine == 1:
-            result = _gemm(handle, dtype, ints, alpha, beta)
+        if routine in (1, 12):
+            result = _gemm(handle, dtype, ints, alpha, beta, pointers=routine == 12)
         elif routine in _ROUTINES:
             if dtype not in (0, 1):
                 raise _Status("CUBLAS_STATUS_NOT_SUPPORTED", f"cudaDataType {dtype}")

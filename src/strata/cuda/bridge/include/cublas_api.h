@@ -199,12 +199,25 @@ cublasStatus_t CUBLASWINAPI cublasStrsm_v2(cublasHandle_t handle, cublasSideMode
 cublasStatus_t CUBLASWINAPI cublasDtrsm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
                                            cublasOperation_t trans, cublasDiagType_t diag, int m, int n,
                                            const double* alpha, const double* A, int lda, double* B, int ldb);
-/* not implemented: */
+/* batches given as device arrays of matrix pointers */
 cublasStatus_t CUBLASWINAPI cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
                                                cublasOperation_t transb, int m, int n, int k, const float* alpha,
                                                const float* const Aarray[], int lda, const float* const Barray[],
                                                int ldb, const float* beta, float* const Carray[], int ldc,
                                                int batchCount);
+cublasStatus_t CUBLASWINAPI cublasDgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                               cublasOperation_t transb, int m, int n, int k, const double* alpha,
+                                               const double* const Aarray[], int lda, const double* const Barray[],
+                                               int ldb, const double* beta, double* const Carray[], int ldc,
+                                               int batchCount);
+cublasStatus_t CUBLASWINAPI cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
+                                                cublasOperation_t transb, int m, int n, int k, const void* alpha,
+                                                const void* const Aarray[], cudaDataType Atype, int lda,
+                                                const void* const Barray[], cudaDataType Btype, int ldb,
+                                                const void* beta, void* const Carray[], cudaDataType Ctype, int ldc,
+                                                int batchCount, cublasComputeType_t computeType,
+                                                cublasGemmAlgo_t algo);
+/* not implemented: */
 cublasStatus_t CUBLASWINAPI cublasSgeam(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                                         int m, int n, const float* alpha, const float* A, int lda, const float* beta,
                                         const float* B, int ldb, float* C, int ldc);

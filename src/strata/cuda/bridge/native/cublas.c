@@ -16,7 +16,7 @@ cudaError_t strata_call(uint32_t op, const void* a, size_t na, void* out, size_t
 int strata_capture_request(cudaStream_t s, uint32_t op, const void* a, size_t na, size_t stream_at);
 enum { OP_CUBLAS_CREATE = 54, OP_CUBLAS_DESTROY = 55, OP_CUBLAS_CALL = 56 };
 /* routines of OP_CUBLAS_CALL (mirror of strata/libs/blas/native.py) */
-enum { R_GEMM = 1, R_AXPY, R_SCAL, R_DOT, R_NRM2, R_ASUM, R_IAMAX, R_GEMV, R_GER, R_SYRK, R_TRSM };
+enum { R_GEMM = 1, R_AXPY, R_SCAL, R_DOT, R_NRM2, R_ASUM, R_IAMAX, R_GEMV, R_GER, R_SYRK, R_TRSM, R_GEMM_BATCHED };
 
 struct cublasContext {
     uint64_t id;
@@ -339,6 +339,49 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
                                           int batch, cublasComputeType_t compute, cublasGemmAlgo_t algo) {
     (void)algo;
     return gemm(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta, C, ct, ldc, sc, batch, compute);
+}
+
+/* Batches as device arrays of matrix pointers (read in the runtime process, on the handle's stream). */
+static cublasStatus_t gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                   const void* alpha, const void* A, int at, int lda, const void* B, int bt, int ldb,
+                                   const void* beta, const void* C, int ct, int ldc, int batch, int compute) {
+    CHECK_HANDLE(h);
+    int size = 4;
+    if (compute == CUBLAS_COMPUTE_64F || compute == CUBLAS_COMPUTE_64F_PEDANTIC || (compute < 0 && at == CUDA_R_64F))
+        size = 8;
+    else if (compute == CUBLAS_COMPUTE_16F || compute == CUBLAS_COMPUTE_16F_PEDANTIC)
+        size = 2;
+    call_t c = {.routine = R_GEMM_BATCHED, .dtype = (uint32_t)at};
+    int64_t v[20] = {ta, tb, m, n, k, P(A), lda, 0, P(B), ldb, 0, P(C), ldc, 0, batch, at, bt, ct, compute,
+                     h->math_mode};
+    memcpy(c.i, v, sizeof v);
+    if (!scalar(h, alpha, size, &c.alpha) || !scalar(h, beta, size, &c.beta)) return CUBLAS_STATUS_EXECUTION_FAILED;
+    if (!alpha || !beta) return CUBLAS_STATUS_INVALID_VALUE;
+    reply_t r;
+    return send_call(h, &c, &r);
+}
+
+cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                  const float* alpha, const float* const A[], int lda, const float* const B[], int ldb,
+                                  const float* beta, float* const C[], int ldc, int batch) {
+    return gemm_batched(h, ta, tb, m, n, k, alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, beta, C, CUDA_R_32F, ldc,
+                        batch, -1);
+}
+
+cublasStatus_t cublasDgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                  const double* alpha, const double* const A[], int lda, const double* const B[],
+                                  int ldb, const double* beta, double* const C[], int ldc, int batch) {
+    return gemm_batched(h, ta, tb, m, n, k, alpha, A, CUDA_R_64F, lda, B, CUDA_R_64F, ldb, beta, C, CUDA_R_64F, ldc,
+                        batch, -1);
+}
+
+cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                   const void* alpha, const void* const A[], cudaDataType at, int lda,
+                                   const void* const B[], cudaDataType bt, int ldb, const void* beta, void* const C[],
+                                   cudaDataType ct, int ldc, int batch, cublasComputeType_t compute,
+                                   cublasGemmAlgo_t algo) {
+    (void)algo;
+    return gemm_batched(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, batch, compute);
 }
 
 /* ---- levels 1 and 2, syrk, trsm ------------------------------------------------------------------------ */
