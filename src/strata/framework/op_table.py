@@ -27,9 +27,11 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
+
+from strata.framework import autograd
 
 Grad = Any  # a Tensor, or None where an input gets no gradient
 
@@ -62,10 +64,12 @@ class OpDef:
             INTEGRAL).
         shape: the output-shape rule (SAME_SHAPE or BROADCAST).
         derivative: unary ops `(g, x, out) -> grad of x`; binary ops `(g, a, b, out) -> (grad a, grad b)`;
-            None for ops without a gradient (integral, boolean or piecewise-constant results).
+            reductions `(g, x, out, dims, keepdim) -> grad of x`; None for ops without a gradient
+            (integral, boolean or piecewise-constant results).
         node: the autograd node's name, as PyTorch names it ("ExpBackward0").
         node_scalar: the node's name when the second operand is a Python number (PyTorch's other
             overload), if it differs.
+        node_dim: for reductions, the node's name when a `dim` is given (PyTorch's other overload).
         aten: the L5 trace span, as PyTorch's profiler names the op.
         method, function, inplace: bind `Tensor.<name>`, `strata.<name>`, `Tensor.<name>_`.
         front: the name of the front function in ops.py the method and function call, when the op has
@@ -82,6 +86,7 @@ class OpDef:
     node: str
     aten: str
     node_scalar: str | None = None
+    node_dim: str | None = None
     method: bool = True
     function: bool = True
     inplace: bool = False
@@ -90,6 +95,8 @@ class OpDef:
 
 
 OPS: dict[str, OpDef] = {}
+# families whose ops take one tensor (the others broadcast two or three)
+_UNARY_FAMILIES = ("unary", "math_unary", "predicate", "special")
 
 
 def _node_name(name: str, suffix: str = "0") -> str:
@@ -100,9 +107,9 @@ def op(name: str, family: str, promotion: str, derivative: Callable[..., Any] | 
     """Declare an op (once: a second declaration of a name is a bug)."""
     if name in OPS:
         raise ValueError(f"op {name!r} is declared twice")
-    unary = family in ("unary", "math_unary")
-    d = OpDef(name=name, family=family, arity=1 if unary else 2, promotion=promotion,
-              shape=SAME_SHAPE if unary else BROADCAST, derivative=derivative,
+    arity = kw.pop("arity", 1 if family in _UNARY_FAMILIES else 2)
+    d = OpDef(name=name, family=family, arity=arity, promotion=promotion,
+              shape=SAME_SHAPE if arity == 1 else BROADCAST, derivative=derivative,
               node=kw.pop("node", None) or _node_name(name), aten=kw.pop("aten", None) or "aten::" + name, **kw)
     OPS[name] = d
     return d
@@ -174,6 +181,59 @@ def _d_divmod(rounding: str) -> Callable[..., tuple[Grad, Grad]]:
 def _d_copysign(g: Any, a: Any, b: Any, out: Any) -> tuple[Grad, Grad]:
     ratio = (out / a).detach()
     return g * ratio.where(a != 0, 0.0), (_zero(g) if _is_tensor(b) else None)
+
+
+def _d_where(g: Any, cond: Any, a: Any, b: Any, out: Any) -> tuple[Grad, Grad, Grad]:
+    z = _zero(g)
+    return None, g.where(cond, z), z.where(cond, g)
+
+
+def _unreduce(t: Any, dims: list[int], keepdim: bool) -> Any:
+    """A reduction's result (or gradient) with the reduced dims put back as size 1."""
+    if not keepdim:
+        for d in dims:
+            t = t.unsqueeze(d)
+    return t
+
+
+def _d_sum(g: Any, x: Any, out: Any, dims: list[int], keepdim: bool) -> Any:
+    return _unreduce(g, dims, keepdim).expand(x.shape)
+
+
+def _d_mean(g: Any, x: Any, out: Any, dims: list[int], keepdim: bool) -> Any:
+    return _unreduce(g, dims, keepdim).expand(x.shape) / math.prod(x.shape[d] for d in dims)
+
+
+def _d_amaxmin(g: Any, x: Any, out: Any, dims: list[int], keepdim: bool) -> Any:
+    """The gradient shared evenly by the elements equal to the extreme (ties split it)."""
+    mask = x == _unreduce(out, dims, keepdim)
+    count = mask.sum(dims, keepdim=True)
+    gg = _unreduce(g, dims, keepdim).expand(x.shape)
+    return (gg / count).where(mask, _zero(gg))
+
+
+def _d_max_reduce(g: Any, x: Any, out: Any, dims: list[int], keepdim: bool) -> Any:
+    """max / min: over all elements as amax (ties split it); along a dim (`out` is (values, indices)) all
+    of it to the index the forward picked."""
+    if not isinstance(out, tuple):
+        return _d_amaxmin(g, x, out, dims, keepdim)
+    gu = _unreduce(g, dims, keepdim)
+    return x.new_zeros(x.shape, dtype=g.dtype).scatter(dims[0], _unreduce(out[1], dims, keepdim), gu)
+
+
+def _d_prod(g: Any, x: Any, out: Any, dims: list[int], keepdim: bool) -> Any:
+    """The product of the other elements: out / x where x has no zero, the product of the nonzero
+    elements at the only zero of a slice, 0 where a slice has two zeros."""
+    with autograd.no_grad():
+        zero = x == 0
+        nonzero_x = x.where(zero.logical_not(), 1)
+        p_nz = nonzero_x.prod(dims[0], keepdim=True) if len(dims) == 1 else nonzero_x.prod().reshape(
+            [1] * x.dim())
+        zeros = zero.sum(dims, keepdim=True)
+    gg = _unreduce(g, dims, keepdim).expand(x.shape)
+    none_zero = (p_nz / nonzero_x).where(zeros == 0, _zero(nonzero_x))
+    one_zero = p_nz.expand(x.shape).where(zero.logical_and(zeros == 1), _zero(nonzero_x))
+    return gg * (none_zero + one_zero)
 
 
 def _no_derivative(name: str) -> Callable[..., Any]:
@@ -259,6 +319,28 @@ op("copysign", "math_binary", PROMOTE_FLOAT, _d_copysign, node_scalar="CopysignB
 for _bit in ("bitwise_and", "bitwise_or", "bitwise_xor"):
     op(_bit, "math_binary", INTEGRAL, None, inplace=True)
 
+# selection, predicates and NaN handling
+op("where", "where", PROMOTE, _d_where, arity=3, front="where", method=False, function=False)
+for _pred in ("isnan", "isinf", "isfinite"):
+    op(_pred, "predicate", BOOL, None)
+op("nan_to_num", "special", SAME, lambda g, x, out: g.where(x.isfinite(), _zero(g)), front="nan_to_num",
+   inplace=True)
+op("bitwise_not", "special", INTEGRAL, None, front="bitwise_not", inplace=True)
+
+# reductions over `dims` (the fronts in reductions.py parse dim / keepdim / dtype); their kernels take
+# (op, x, dims, out_shape, kept_shape, out_dtype) and return (values, indices or None)
+op("sum", "reduction", SAME, _d_sum, arity=1, front="sum", node="SumBackward0", node_dim="SumBackward1")
+op("mean", "reduction", SAME, _d_mean, arity=1, front="mean", node="MeanBackward0", node_dim="MeanBackward1")
+op("prod", "reduction", SAME, _d_prod, arity=1, front="prod", node="ProdBackward0", node_dim="ProdBackward1")
+op("max", "reduction", SAME, _d_max_reduce, arity=1, front="max", node="MaxBackward1", node_dim="MaxBackward0")
+op("min", "reduction", SAME, _d_max_reduce, arity=1, front="min", node="MinBackward1", node_dim="MinBackward0")
+op("amax", "reduction", SAME, _d_amaxmin, arity=1, front="amax", node="AmaxBackward0")
+op("amin", "reduction", SAME, _d_amaxmin, arity=1, front="amin", node="AminBackward0")
+
+# the primitives every op uses: fill a (strided) tensor with a value, copy one tensor into another
+op("fill", "primitive", SAME, None, method=False, function=False, aten="aten::fill_")
+op("copy", "primitive", SAME, None, arity=2, method=False, function=False, aten="aten::copy_")
+
 
 # ----------------------------------------------------------------------------------------- the dispatcher
 _KERNELS: dict[str, dict[str, Callable[..., Any]]] = {b: {} for b in BACKENDS}
@@ -321,15 +403,18 @@ def _inplace(fn: Callable[..., Any], name: str, inplace: Callable[..., Any]) -> 
 
 
 def bind(cls: type, fronts: dict[str, Callable[..., Any]], named: dict[str, Callable[..., Any]],
-         inplace: Callable[..., Any]) -> None:
+         inplace: Callable[..., Any], families: Collection[str]) -> None:
     """Give `cls` (Tensor) a method per table op and fill FUNCTIONS (the `strata.<name>` functions).
 
     Args:
         fronts: family -> front function `(op_name, *operands)` (ops.unary_op, ...).
         named: front functions with their own signatures, by OpDef.front (ops.add, ...).
         inplace: ops.inplace, which runs an op and writes its result into self.
+        families: bind the ops of these families (each module binds the families it implements).
     """
     for d in OPS.values():
+        if not (d.method or d.function) or d.family not in families:
+            continue
         if d.front is not None:
             fn = named[d.front]
         else:

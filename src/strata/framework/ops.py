@@ -30,7 +30,7 @@ from strata.cuda import Device
 from strata.cuda.memory import DeviceArray
 from strata.framework import autograd, kernels, op_table, profiling
 from strata.framework import dtypes as dt
-from strata.framework.device import CPU, device, on
+from strata.framework.device import CPU, device
 from strata.framework.storage import Storage
 from strata.framework.tensor import Size, Tensor, contiguous_strides
 
@@ -128,12 +128,7 @@ def fill_(t: Tensor, value: Any) -> Tensor:
     """Set every element of t (a possibly strided view) to `value`, in place, without autograd."""
     if isinstance(value, Tensor):
         value = value.item()
-    if t.device.type == "cpu":
-        with np.errstate(all="ignore"):
-            t._host()[...] = np.asarray(value).astype(t.dtype.np)
-    else:
-        with on(t.device):
-            kernels.fill(t.dtype.name, t.shape, t._storage.ptr + t._offset * t.dtype.itemsize, t.stride(), value)
+    _kernel("fill", t.device)(t, value)
     return t
 
 
@@ -144,13 +139,7 @@ def copy_into(dst: Tensor, src: Tensor) -> Tensor:
     shape = broadcast_shapes(dst.shape, src.shape)
     if tuple(shape) != tuple(dst.shape):
         raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape {list(shape)}")
-    if dst.device.type == "cpu":
-        with np.errstate(all="ignore"):  # copyto converts while copying: no temporary of dst's size
-            np.copyto(dst._host(), src._host(), casting="unsafe")
-    else:
-        with on(dst.device):
-            kernels.copy(src.dtype.name, dst.dtype.name, shape, _ptr(dst), dst.stride(), _ptr(src),
-                         _bstrides(src, shape))
+    _kernel("copy", dst.device)(dst, src, shape)
     return dst
 
 
@@ -267,18 +256,16 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:  # noqa: A002 - 
     ta, tb = _as_tensor(input, res, dev), _as_tensor(other, res, dev)
     tc = condition if condition.device == dev else condition.to(dev)
     shape = broadcast_shapes(tc.shape, ta.shape, tb.shape)
-    if dev.type == "cpu":
-        out = from_host(np.where(tc._host(), ta._host(), tb._host()), res, CPU)
-    else:
-        out = empty(shape, res, dev)
-        with on(dev):
-            kernels.where(res.name, shape, _ptr(out), out.stride(), _ptr(tc), _bstrides(tc, shape), _ptr(ta),
-                          _bstrides(ta, shape), _ptr(tb), _bstrides(tb, shape))
+    out = _kernel("where", dev)(tc, ta, tb, res, shape)
+    if not _needs_grad(input, other):
+        return out
+    deriv = _OPS["where"].derivative
+    assert deriv is not None
 
     def bw(g: Tensor) -> tuple:
-        z = zeros_like(g)
-        return None, _fit(where(tc, g, z), input), _fit(where(tc, z, g), other)
-    return record(out, [condition, input, other], "WhereBackward0", bw)
+        _, ga, gb = deriv(g, tc, input, other, out)
+        return None, _fit(ga, input), _fit(gb, other)
+    return record(out, [condition, input, other], _OPS["where"].node, bw)
 
 
 def _torch_name(name: str) -> str:
@@ -578,29 +565,17 @@ def square(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def _predicate(op: str, x: Tensor) -> Tensor:
+    """The table's predicates (isnan, isinf, isfinite): a bool tensor of x's shape."""
     if not x.dtype.is_floating_point:  # integers are never NaN or infinite: only the shape matters
         return full(x.shape, op == "isfinite", dt.bool_, x.device)
-    if x.device.type == "cpu":
-        return from_host(getattr(np, op)(_opmath(x._host())), dt.bool_, CPU)
-    out = empty(x.shape, dt.bool_, x.device)
-    with on(x.device):
-        kernels.math_unary(op, x.dtype.name, x.shape, _ptr(out), out.stride(), _ptr(x), x.stride())
-    return out
+    return _kernel(op, x.device)(op, x)
 
 
-def isnan(input: Tensor) -> Tensor:  # noqa: A002
-    """True where input is NaN."""
-    return _predicate("isnan", input)
-
-
-def isinf(input: Tensor) -> Tensor:  # noqa: A002
-    """True where input is +inf or -inf."""
-    return _predicate("isinf", input)
-
-
-def isfinite(input: Tensor) -> Tensor:  # noqa: A002
-    """True where input is neither NaN nor infinite."""
-    return _predicate("isfinite", input)
+def predicate(op: str, x: Tensor) -> Tensor:
+    """`_predicate`, traced as the table's aten name."""
+    if trace.recording():
+        return profiling.traced_call(_OPS[op].aten, _predicate, op, x)
+    return _predicate(op, x)
 
 
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,  # noqa: A002
@@ -612,16 +587,8 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,  # 
     info = np.finfo(x.dtype.np)
     pinf = float(info.max) if posinf is None else float(posinf)
     ninf = float(info.min) if neginf is None else float(neginf)
-    if x.device.type == "cpu":
-        a = _opmath(x._host())
-        r = np.where(np.isnan(a), nan, np.where(np.isposinf(a), pinf, np.where(np.isneginf(a), ninf, a)))
-        out = from_host(r, x.dtype, CPU)
-    else:
-        out = empty(x.shape, x.dtype, x.device)
-        with on(x.device):
-            kernels.nan_to_num(x.dtype.name, x.shape, _ptr(out), out.stride(), _ptr(x), x.stride(), nan, pinf, ninf)
-    return record(out, [x], "NanToNumBackward0",
-                  lambda g: (_fit(where(_predicate("isfinite", x), g, zeros_like(g)), x),))
+    out = _kernel("nan_to_num", x.device)(x, nan, pinf, ninf)
+    return _record_table("nan_to_num", out, x) if x.requires_grad else out
 
 
 # logical ops: any dtypes, bool result (nonzero is true)
@@ -695,13 +662,7 @@ def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
     """~input on integral tensors (logical not on bool)."""
     if input.dtype.is_floating_point:
         raise _not_implemented("bitwise_not", input.dtype)
-    if input.device.type == "cpu":
-        return from_host(np.invert(input._host()), input.dtype, CPU)
-    out = empty(input.shape, input.dtype, input.device)
-    with on(input.device):
-        kernels.math_unary("bitwise_not", input.dtype.name, input.shape, _ptr(out), out.stride(), _ptr(input),
-                           input.stride())
-    return out
+    return _kernel("bitwise_not", input.device)(input)
 
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:  # noqa: A002
@@ -739,7 +700,10 @@ def _sum_to_size(self: Tensor, *size: Any) -> Tensor:
 
 # Tensor's methods, in-place forms and strata.<name> functions for the table's ops (op_table.bind)
 op_table.bind(Tensor, {"unary": unary_op, "math_unary": math_unary_op, "binary": binary_op,
-                       "math_binary": math_binary_op},
+                       "math_binary": math_binary_op, "predicate": predicate},
               {"add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "maximum": maximum, "minimum": minimum,
-               "atan2": atan2, "hypot": hypot}, inplace)
+               "atan2": atan2, "hypot": hypot, "where": where, "nan_to_num": nan_to_num, "bitwise_not": bitwise_not},
+              inplace, families=("unary", "math_unary", "binary", "math_binary", "predicate", "special"))
 Tensor.sum_to_size = _sum_to_size  # type: ignore[attr-defined]
+# (kept as module functions: other modules call ops.isfinite(...) by name)
+isnan, isinf, isfinite = (op_table.FUNCTIONS[n] for n in ("isnan", "isinf", "isfinite"))

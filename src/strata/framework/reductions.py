@@ -18,34 +18,28 @@ import builtins
 import math
 from typing import Any, NamedTuple
 
-import numpy as np
-
-from strata.framework import autograd, creation, kernels
+from strata.framework import autograd, op_table
 from strata.framework import dtypes as dt
-from strata.framework.device import CPU, on
 from strata.framework.ops import (
     _cast,
     _check_same_device,
     _fit,
-    _opmath,
     _predicate,
-    _ptr,
     _torch_name,
     binary,
     clone,
     div,
     empty,
-    from_host,
     full,
+    inplace,
     maximum,
     minimum,
-    ones_like,
     record,
     unary,
     where,
     zeros_like,
 )
-from strata.framework.tensor import Tensor, contiguous_strides
+from strata.framework.tensor import Tensor
 
 
 class MaxMin(NamedTuple):
@@ -86,35 +80,22 @@ def _bad_dim(d: int, nd: int) -> int:
 
 
 def _reduce(op: str, x: Tensor, dims: list[int], keepdim: bool, out_dt: dt.dtype) -> tuple[Tensor, Tensor | None]:
+    """The backend's reduction kernel for table op `op` (sum, mean, prod, max, min) over `dims`:
+    (values, indices for max / min)."""
     kept = [i for i in range(x.dim()) if i not in dims]
     out_shape = [1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else [x.shape[i] for i in kept]
-    kept_shape = [x.shape[i] for i in kept]
-    red_shape = [x.shape[i] for i in dims]
-    if x.device.type == "cpu":
-        a = _opmath(x._host())
-        axis = tuple(dims)
-        idx = None
-        with np.errstate(all="ignore"):
-            if op in ("sum", "mean"):
-                acc = np.float64 if a.dtype == np.float64 else np.float32 if a.dtype.kind == "f" else np.int64
-                r = a.sum(axis=axis, dtype=acc) if op == "sum" else a.mean(axis=axis, dtype=acc)
-            else:
-                moved = np.moveaxis(a, dims, list(range(x.dim() - len(dims), x.dim()))).reshape(
-                    *kept_shape, -1)
-                idx = (np.nanargmax if False else np.argmax if op == "max" else np.argmin)(moved, axis=-1)
-                nan = np.isnan(moved) if moved.dtype.kind == "f" else np.zeros(moved.shape, bool)
-                has_nan = nan.any(axis=-1)
-                idx = np.where(has_nan, nan.argmax(axis=-1), idx)
-                r = np.take_along_axis(moved, idx[..., None], -1)[..., 0]
-        values = from_host(np.asarray(r).reshape(out_shape), out_dt, CPU)
-        return values, (from_host(np.asarray(idx).reshape(out_shape), dt.int64, CPU) if idx is not None else None)
-    values = empty(out_shape, out_dt, x.device)
-    indices = empty(out_shape, dt.int64, x.device) if op in ("max", "min") else None
-    kst = contiguous_strides(kept_shape)
-    with on(x.device):
-        kernels.reduce(op, x.dtype.name, kept_shape, _ptr(values), kst, _ptr(indices) if indices is not None else 0,
-                       [x.stride(i) for i in kept], red_shape, [x.stride(i) for i in dims], _ptr(x))
-    return values, indices
+    return op_table.kernel(op, x.device.type)(op, x, dims, out_shape, [x.shape[i] for i in kept], out_dt)
+
+
+def _record(op: str, out: Any, x: Tensor, dims: list[int], keepdim: bool, has_dim: bool) -> None:
+    """Record the table's derivative of reduction `op` on out (a tensor, or (values, indices) of max /
+    min along a dim, whose values get the node)."""
+    d = op_table.OPS[op]
+    deriv = d.derivative
+    assert deriv is not None
+    values = out[0] if isinstance(out, tuple) else out
+    record(values, [x], d.node_dim if has_dim and d.node_dim else d.node,
+           lambda g: (_fit(deriv(g, x, out, dims, keepdim), x),))
 
 
 def _restore(g: Tensor, x: Tensor, dims: list[int], keepdim: bool) -> Tensor:
@@ -137,9 +118,8 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
                    0, out_dt, x.device) if x.numel() == 0 else _cast(src, out_dt)
     else:
         out, _ = _reduce("sum", x, dims, keepdim, out_dt)
-    shape = x.shape
-    return record(out, [x], "SumBackward1" if dim is not None else "SumBackward0",
-                  lambda g: (_fit(_restore(g, x, dims, keepdim).expand(shape), x),))
+    _record("sum", out, x, dims, keepdim, dim is not None)
+    return out
 
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
@@ -155,9 +135,8 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
             out = div(sum(x, dims if dims else None, keepdim), n) if dims else clone(x).detach()
     else:
         out, _ = _reduce("mean", x, dims, keepdim, x.dtype)
-    shape = x.shape
-    return record(out, [x], "MeanBackward1" if dim is not None else "MeanBackward0",
-                  lambda g: (_fit(_restore(g, x, dims, keepdim).expand(shape) / n, x),))
+    _record("mean", out, x, dims, keepdim, dim is not None)
+    return out
 
 
 def _maxmin(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:  # noqa: A002
@@ -170,12 +149,8 @@ def _maxmin(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:  # noqa: A0
                                "the reduction dim with the 'dim' argument.")
         dims = list(range(input.dim()))
         out, _ = _reduce(op, input, dims, False, input.dtype) if dims else (clone(input).detach(), None)
-
-        def bw_all(g: Tensor) -> tuple:
-            mask = binary("eq", input, out)
-            count = sum(mask)
-            return (_fit(where(mask, g / count, zeros_like(input).to(g.dtype)), input),)
-        return record(out, [input], f"{op.capitalize()}Backward1", bw_all)
+        _record(op, out, input, dims, False, False)
+        return out
     d = _dims(input, dim)
     if input.dim() and input.shape[d[0]] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {d[0]} to have non-zero size.")
@@ -183,17 +158,7 @@ def _maxmin(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:  # noqa: A0
         return MaxMin(clone(input), full((), 0, dt.int64, input.device), op)
     values, indices = _reduce(op, input, d, keepdim, input.dtype)
     assert indices is not None
-    size = input.shape[d[0]]
-
-    def bw(g: Tensor) -> tuple:
-        idx = _restore(indices, input, d, keepdim)
-        pos_shape = [1] * input.dim()
-        pos_shape[d[0]] = size
-        pos = creation.arange(size, device=input.device).reshape(pos_shape)  # a kernel on "cuda": no copy
-        mask = binary("eq", pos, idx)
-        g = _restore(g, input, d, keepdim)
-        return (_fit(where(mask, g, zeros_like(g)), input),)
-    record(values, [input], f"{op.capitalize()}Backward0", bw)
+    _record(op, (values, indices), input, d, keepdim, True)
     return MaxMin(values, indices, op)
 
 
@@ -265,28 +230,9 @@ def _red_dims(x: Tensor, dim: Any) -> list[int]:
 
 
 def _reduce_to(op: str, x: Tensor, dims: list[int], keepdim: bool, out_dt: dt.dtype) -> Tensor:
-    """reductions' kernel (or NumPy) over `dims`; an empty `dims` (a 0-dim input) is a copy."""
+    """The values of `_reduce`; an empty `dims` (a 0-dim input) is a copy."""
     if not dims:
         return _cast(x, out_dt)
-    if op == "prod" and x.device.type == "cpu":
-        shape = [1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else \
-            [s for i, s in enumerate(x.shape) if i not in dims]
-        a = _opmath(x._host())
-        acc = a.dtype if a.dtype.kind == "f" else np.int64
-        with np.errstate(all="ignore"):
-            r = np.prod(a, axis=tuple(dims), dtype=acc)
-        return from_host(np.asarray(r).reshape(shape), out_dt, CPU)
-    if op == "prod":
-        kept = [i for i in range(x.dim()) if i not in dims]
-        out_shape = [1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else \
-            [x.shape[i] for i in kept]
-        out = empty(out_shape, out_dt, x.device)
-        kshape = [x.shape[i] for i in kept]
-        with on(x.device):
-            kernels.reduce("prod", x.dtype.name, kshape, _ptr(out), contiguous_strides(kshape), 0,
-                           [x.stride(i) for i in kept], [x.shape[i] for i in dims], [x.stride(i) for i in dims],
-                           _ptr(x))
-        return out
     return _reduce(op, x, dims, keepdim, out_dt)[0]
 
 
@@ -304,19 +250,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,  # noq
                    [s for i, s in enumerate(x.shape) if i not in dims], 1, out_dt, x.device)
     else:
         out = _reduce_to("prod", x, dims, keepdim, out_dt)
-    shape = x.shape
-
-    def bw(g: Tensor) -> tuple:
-        with autograd.no_grad():
-            zero = binary("eq", x, 0)
-            nonzero_x = where(zero, ones_like(x), x)
-            p_nz = _restore(_reduce_to("prod", nonzero_x, dims, keepdim, x.dtype), x, dims, keepdim)
-            zeros = _restore(sum(zero, dims, keepdim), x, dims, keepdim)
-        gg = _restore(g, x, dims, keepdim).expand(shape)
-        none_zero = where(binary("eq", zeros, 0), binary("div", p_nz, nonzero_x), zeros_like(nonzero_x))
-        one_zero = where(binary("mul", zero, binary("eq", zeros, 1)), p_nz.expand(shape), zeros_like(nonzero_x))
-        return (_fit(gg * binary("add", none_zero, one_zero), x),)
-    return record(out, [x], "ProdBackward1" if dim is not None else "ProdBackward0", bw)
+    _record("prod", out, x, dims, keepdim, dim is not None)
+    return out
 
 
 def _all_any(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:  # noqa: A002
@@ -365,14 +300,8 @@ def _amaxmin(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:  # noqa
         out = _reduce_to(op, src, dims, keepdim, src.dtype)
     if out.dtype is not x.dtype:
         out = _cast(out, x.dtype)
-    shape = x.shape
-
-    def bw(g: Tensor) -> tuple:
-        mask = binary("eq", x, _restore(out, x, dims, keepdim))
-        count = _restore(sum(mask, dims, keepdim), x, dims, keepdim)
-        gg = _restore(g, x, dims, keepdim).expand(shape)
-        return (_fit(where(mask, gg / count, zeros_like(gg)), x),)
-    return record(out, [x], "AmaxBackward0" if op == "max" else "AminBackward0", bw)
+    _record("amax" if op == "max" else "amin", out, x, dims, keepdim, True)
+    return out
 
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
@@ -494,3 +423,8 @@ def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
         return False
     with autograd.no_grad():
         return builtins.bool(all_true(binary("eq", input, other)).item())
+
+
+# Tensor's methods and strata.<name> functions for the table's reductions (op_table.bind)
+op_table.bind(Tensor, {}, {"sum": sum, "mean": mean, "prod": prod, "max": max, "min": min, "amax": amax,
+                           "amin": amin}, inplace, families=("reduction",))

@@ -87,22 +87,6 @@ class TensorOps:
         return ops.where(condition, self, other)
 
     # -- reductions
-    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
-        """Sum over dim (all if None)."""
-        return reductions.sum(self, dim, keepdim, dtype=dtype)
-
-    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
-        """Mean over dim (all if None)."""
-        return reductions.mean(self, dim, keepdim, dtype=dtype)
-
-    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
-        """Max value, or (values, indices) along dim."""
-        return reductions.max(self, dim, keepdim)
-
-    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
-        """Min value, or (values, indices) along dim."""
-        return reductions.min(self, dim, keepdim)
-
     def argmax(self, dim: Any = None, keepdim: bool = False) -> Any:
         """Index of the max (flattened if dim is None)."""
         return reductions.argmax(self, dim, keepdim)
@@ -396,22 +380,6 @@ class TensorOps:
         """self * self."""
         return ops.square(self)
 
-    def isnan(self) -> Any:
-        """True where self is NaN."""
-        return ops.isnan(self)
-
-    def isinf(self) -> Any:
-        """True where self is infinite."""
-        return ops.isinf(self)
-
-    def isfinite(self) -> Any:
-        """True where self is finite."""
-        return ops.isfinite(self)
-
-    def nan_to_num(self, nan: float = 0.0, posinf: Any = None, neginf: Any = None) -> Any:
-        """NaN and infinities replaced by finite values."""
-        return ops.nan_to_num(self, nan, posinf, neginf)
-
     def logical_and(self, other: Any) -> Any:
         """Elementwise self and other (bool)."""
         return ops.logical_and(self, other)
@@ -428,25 +396,13 @@ class TensorOps:
         """self + weight * (end - self)."""
         return ops.lerp(self, end, weight)
 
-    def bitwise_not(self) -> Any:
-        """~self (integral or bool)."""
-        return ops.bitwise_not(self)
-
     def round_(self, *, decimals: int = 0) -> Any:
         """round in place."""
         return ops.inplace(self, lambda s: ops.round_half_even(s, decimals=decimals))
 
-    def nan_to_num_(self, nan: float = 0.0, posinf: Any = None, neginf: Any = None) -> Any:
-        """nan_to_num in place."""
-        return ops.inplace(self, lambda s: ops.nan_to_num(s, nan, posinf, neginf))
-
     def lerp_(self, end: Any, weight: Any) -> Any:
         """lerp in place."""
         return ops.inplace(self, lambda s: ops.lerp(s, end, weight))
-
-    def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
-        """Product over dim (all if None)."""
-        return reductions.prod(self, dim, keepdim, dtype=dtype)
 
     def all(self, dim: Any = None, keepdim: bool = False) -> Any:
         """True if every element (along dim) is nonzero."""
@@ -459,14 +415,6 @@ class TensorOps:
     def count_nonzero(self, dim: Any = None) -> Any:
         """Number of nonzero elements (along dim)."""
         return reductions.count_nonzero(self, dim)
-
-    def amax(self, dim: Any = (), keepdim: bool = False) -> Any:
-        """Largest value over dim (all if empty)."""
-        return reductions.amax(self, dim, keepdim)
-
-    def amin(self, dim: Any = (), keepdim: bool = False) -> Any:
-        """Smallest value over dim (all if empty)."""
-        return reductions.amin(self, dim, keepdim)
 
     def aminmax(self, *, dim: Any = None, keepdim: bool = False) -> Any:
         """(min, max) over dim (all if None)."""

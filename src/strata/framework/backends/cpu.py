@@ -124,3 +124,70 @@ def binary(op: str, a: Any, b: Any, compute: dt.dtype, out_dt: dt.dtype, dev: de
     with np.errstate(all="ignore"):
         r = BINARY[op](ha, hb)
     return wrap(r, out_dt)
+
+
+# ----------------------------------------------------------------------------------------- selection
+@op_table.register("cpu", "where")
+def where(cond: Tensor, a: Tensor, b: Tensor, res: dt.dtype, shape: Any) -> Tensor:
+    """out = a where cond else b (a, b already of dtype res), broadcast."""
+    return wrap(np.where(cond._host(), a._host(), b._host()), res)
+
+
+@op_table.register("cpu", "isnan", "isinf", "isfinite")
+def predicate(op: str, x: Tensor) -> Tensor:
+    """isnan / isinf / isfinite of a floating tensor."""
+    return wrap(getattr(np, op)(_opmath(x._host())), dt.bool_)
+
+
+@op_table.register("cpu", "nan_to_num")
+def nan_to_num(x: Tensor, nan: float, posinf: float, neginf: float) -> Tensor:
+    """x with NaN, +inf and -inf replaced (x floating)."""
+    a = _opmath(x._host())
+    return wrap(np.where(np.isnan(a), nan, np.where(np.isposinf(a), posinf, np.where(np.isneginf(a), neginf, a))),
+                x.dtype)
+
+
+@op_table.register("cpu", "bitwise_not")
+def bitwise_not(x: Tensor) -> Tensor:
+    """~x (integral), not x (bool)."""
+    return wrap(np.invert(x._host()), x.dtype)
+
+
+# ----------------------------------------------------------------------------------------- primitives
+@op_table.register("cpu", "fill")
+def fill(t: Tensor, value: Any) -> None:
+    """Every element of the (possibly strided) view t = value, converted as C converts."""
+    with np.errstate(all="ignore"):
+        t._host()[...] = np.asarray(value).astype(t.dtype.np)
+
+
+@op_table.register("cpu", "copy")
+def copy(dst: Tensor, src: Tensor, shape: Any) -> None:
+    """dst[...] = src, broadcast and converted (copyto converts while copying: no temporary of dst's size)."""
+    with np.errstate(all="ignore"):
+        np.copyto(dst._host(), src._host(), casting="unsafe")
+
+
+# ----------------------------------------------------------------------------------------- reductions
+@op_table.register("cpu", "sum", "mean", "prod", "max", "min")
+def reduce(op: str, x: Tensor, dims: list[int], out_shape: list[int], kept_shape: list[int],
+           out_dt: dt.dtype) -> tuple[Tensor, Tensor | None]:
+    """op over `dims` with NumPy: (values, indices for max / min). Sums accumulate in float32 (float64
+    for float64, int64 for integers); max / min return the first index of the extreme, NaN winning."""
+    a = _opmath(x._host())
+    axis = tuple(dims)
+    idx = None
+    with np.errstate(all="ignore"):
+        if op in ("sum", "mean"):
+            acc = np.float64 if a.dtype == np.float64 else np.float32 if a.dtype.kind == "f" else np.int64
+            r = a.sum(axis=axis, dtype=acc) if op == "sum" else a.mean(axis=axis, dtype=acc)
+        elif op == "prod":
+            r = np.prod(a, axis=axis, dtype=a.dtype if a.dtype.kind == "f" else np.int64)
+        else:
+            moved = np.moveaxis(a, dims, list(range(x.dim() - len(dims), x.dim()))).reshape(*kept_shape, -1)
+            idx = (np.argmax if op == "max" else np.argmin)(moved, axis=-1)
+            nan = np.isnan(moved) if moved.dtype.kind == "f" else np.zeros(moved.shape, bool)
+            idx = np.where(nan.any(axis=-1), nan.argmax(axis=-1), idx)
+            r = np.take_along_axis(moved, idx[..., None], -1)[..., 0]
+    values = from_host(np.asarray(r).reshape(out_shape), out_dt, CPU)
+    return values, (from_host(np.asarray(idx).reshape(out_shape), dt.int64, CPU) if idx is not None else None)

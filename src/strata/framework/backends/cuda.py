@@ -12,7 +12,7 @@ from strata.framework import dtypes as dt
 from strata.framework import kernels, op_table
 from strata.framework.device import device, on
 from strata.framework.ops import _as_tensor, _bstrides, _cast, _ptr, broadcast_shapes, empty
-from strata.framework.tensor import Tensor
+from strata.framework.tensor import Tensor, contiguous_strides
 
 
 @op_table.register("cuda", *kernels.UNARY)
@@ -57,3 +57,74 @@ def math_binary(op: str, a: Any, b: Any, compute: dt.dtype, out_dt: dt.dtype, de
         kernels.math_binary(op, compute.name, shape, _ptr(out), out.stride(), _ptr(ta), _bstrides(ta, shape),
                             _ptr(tb), _bstrides(tb, shape))
     return out
+
+
+# ----------------------------------------------------------------------------------------- selection
+@op_table.register("cuda", "where")
+def where(cond: Tensor, a: Tensor, b: Tensor, res: dt.dtype, shape: Any) -> Tensor:
+    """out = a where cond else b over broadcast strides, by the `where` kernel."""
+    dev = a.device
+    out = empty(shape, res, dev)
+    with on(dev):
+        kernels.where(res.name, shape, _ptr(out), out.stride(), _ptr(cond), _bstrides(cond, shape), _ptr(a),
+                      _bstrides(a, shape), _ptr(b), _bstrides(b, shape))
+    return out
+
+
+@op_table.register("cuda", "isnan", "isinf", "isfinite")
+def predicate(op: str, x: Tensor) -> Tensor:
+    """isnan / isinf / isfinite of a floating tensor, by the predicate kernels."""
+    out = empty(x.shape, dt.bool_, x.device)
+    with on(x.device):
+        kernels.math_unary(op, x.dtype.name, x.shape, _ptr(out), out.stride(), _ptr(x), x.stride())
+    return out
+
+
+@op_table.register("cuda", "nan_to_num")
+def nan_to_num(x: Tensor, nan: float, posinf: float, neginf: float) -> Tensor:
+    """x with NaN, +inf and -inf replaced, by the nan_to_num kernel."""
+    out = empty(x.shape, x.dtype, x.device)
+    with on(x.device):
+        kernels.nan_to_num(x.dtype.name, x.shape, _ptr(out), out.stride(), _ptr(x), x.stride(), nan, posinf, neginf)
+    return out
+
+
+@op_table.register("cuda", "bitwise_not")
+def bitwise_not(x: Tensor) -> Tensor:
+    """~x (integral), not x (bool), by the bitwise kernel set."""
+    out = empty(x.shape, x.dtype, x.device)
+    with on(x.device):
+        kernels.math_unary("bitwise_not", x.dtype.name, x.shape, _ptr(out), out.stride(), _ptr(x), x.stride())
+    return out
+
+
+# ----------------------------------------------------------------------------------------- primitives
+@op_table.register("cuda", "fill")
+def fill(t: Tensor, value: Any) -> None:
+    """Every element of the (possibly strided) view t = value, by the fill kernel."""
+    with on(t.device):
+        kernels.fill(t.dtype.name, t.shape, _ptr(t), t.stride(), value)
+
+
+@op_table.register("cuda", "copy")
+def copy(dst: Tensor, src: Tensor, shape: Any) -> None:
+    """dst[...] = src (same device), broadcast and converted, by the copy kernel."""
+    with on(dst.device):
+        kernels.copy(src.dtype.name, dst.dtype.name, shape, _ptr(dst), dst.stride(), _ptr(src),
+                     _bstrides(src, shape))
+
+
+# ----------------------------------------------------------------------------------------- reductions
+@op_table.register("cuda", "sum", "mean", "prod", "max", "min")
+def reduce(op: str, x: Tensor, dims: list[int], out_shape: list[int], kept_shape: list[int],
+           out_dt: dt.dtype) -> tuple[Tensor, Tensor | None]:
+    """op over `dims` by the reduction kernel: one block per kept element (values, and the indices of
+    max / min)."""
+    values = empty(out_shape, out_dt, x.device)
+    indices = empty(out_shape, dt.int64, x.device) if op in ("max", "min") else None
+    kept = [i for i in range(x.dim()) if i not in dims]
+    with on(x.device):
+        kernels.reduce(op, x.dtype.name, kept_shape, _ptr(values), contiguous_strides(kept_shape),
+                       _ptr(indices) if indices is not None else 0, [x.stride(i) for i in kept],
+                       [x.shape[i] for i in dims], [x.stride(i) for i in dims], _ptr(x))
+    return values, indices
