@@ -83,3 +83,61 @@ def test_bad_options_raise_torch_errors(name: str, kwargs: dict[str, Any], match
         getattr(torch.optim, name)(w, **kwargs)
     with pytest.raises(ValueError, match=match):
         getattr(strata.optim, name)([strata.zeros(1, requires_grad=True)], **kwargs)
+
+
+def _lrs(lib: Any, make: Any, steps: int, opt_name: str = "SGD", metrics: list[float] | None = None,
+         **opt_kw: Any) -> list[Any]:
+    w = lib.zeros(1, requires_grad=True)
+    opt = getattr(lib.optim, opt_name)([w], lr=0.1, **opt_kw)
+    sched = make(lib.optim.lr_scheduler, opt)
+    out = []
+    for i in range(steps):
+        opt.step()
+        if metrics is not None:
+            sched.step(metrics[i])
+        else:
+            sched.step()
+        g = opt.param_groups[0]
+        out.append((sched.get_last_lr()[0], g.get("momentum"), tuple(g["betas"]) if "betas" in g else None))
+    return out
+
+
+SCHEDULERS: list[tuple[str, Any, int, dict[str, Any]]] = [
+    ("onecycle_cos_sgd", lambda m, o: m.OneCycleLR(o, max_lr=1.0, total_steps=10), 10, {"momentum": 0.9}),
+    ("onecycle_linear_3phase_adam", lambda m, o: m.OneCycleLR(o, max_lr=0.5, epochs=2, steps_per_epoch=6,
+                                                              anneal_strategy="linear", three_phase=True), 12,
+     {"opt_name": "Adam"}),
+    ("warm_restarts", lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=0.01), 12, {}),
+    ("constant", lambda m, o: m.ConstantLR(o, factor=0.5, total_iters=3), 6, {}),
+    ("polynomial", lambda m, o: m.PolynomialLR(o, total_iters=4, power=2.0), 6, {}),
+    ("plateau_min", lambda m, o: m.ReduceLROnPlateau(o, patience=1, factor=0.5, cooldown=1), 9,
+     {"metrics": [3.0, 2.0, 2.5, 2.4, 2.6, 2.7, 1.0, 1.5, 1.6]}),
+    ("plateau_max_abs", lambda m, o: m.ReduceLROnPlateau(o, mode="max", threshold=0.5, threshold_mode="abs",
+                                                         patience=0, min_lr=0.03), 5,
+     {"metrics": [1.0, 1.2, 2.0, 2.1, 2.2]}),
+]
+
+
+@pytest.mark.parametrize(("name", "make", "steps", "kw"), SCHEDULERS, ids=[s[0] for s in SCHEDULERS])
+def test_schedulers_match_torch(name: str, make: Any, steps: int, kw: dict[str, Any]) -> None:
+    ours, ref = _lrs(strata, make, steps, **kw), _lrs(torch, make, steps, **kw)
+    for (lr_s, m_s, b_s), (lr_t, m_t, b_t) in zip(ours, ref, strict=True):
+        assert lr_s == pytest.approx(lr_t, rel=1e-9, abs=1e-12)
+        assert (m_s is None) == (m_t is None) and (m_s is None or m_s == pytest.approx(m_t, rel=1e-12))
+        assert (b_s is None) == (b_t is None) and (b_s is None or b_s == pytest.approx(b_t, rel=1e-12))
+
+
+def test_scheduler_errors_match_torch() -> None:
+    for lib in (torch, strata):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1)
+        with pytest.raises(ValueError, match="Factor should be < 1.0"):
+            lib.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=1.5)
+        with pytest.raises(ValueError, match="total_steps OR"):
+            lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0)
+        sched = lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=2)
+        opt.step()
+        sched.step()
+        opt.step()
+        sched.step()
+        with pytest.raises(ValueError, match="Tried to step 3 times"):
+            sched.step()

@@ -24,7 +24,14 @@ from strata.framework.optim.adam import Adam, AdamW
 from strata.framework.optim.adamax import Adamax
 from strata.framework.optim.optimizer import Optimizer
 from strata.framework.optim.rmsprop import RMSprop
+from strata.framework.optim.schedulers_extra import SCHEDULERS as _SCHEDULERS
 from strata.framework.optim.sgd import SGD
+
+# the schedulers written beside lr_scheduler.py answer as torch.optim.lr_scheduler's (never replacing its own)
+for _name, _cls in _SCHEDULERS.items():
+    if not hasattr(lr_scheduler, _name):
+        setattr(lr_scheduler, _name, _cls)
+        lr_scheduler.__all__.append(_name)
 
 __all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
 
