@@ -27,7 +27,20 @@ from llvmlite import ir  # type: ignore[import-untyped]
 
 from strata.hw.jit import JitFunction, Program, kernel_param_address, kernel_param_offset
 from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW
-from strata.hw.ptx.ir import FImm, Imm, Instruction, Mem, Pair, Reg, Sink, Sym, Vec
+from strata.hw.ptx.ir import (
+    NO_REGISTER_RESULT,
+    FImm,
+    Imm,
+    Instruction,
+    Mem,
+    Pair,
+    Reg,
+    Sink,
+    Sym,
+    Vec,
+    operand_registers,
+    written_registers,
+)
 
 I1, I8, I16, I32, I64 = (ir.IntType(w) for w in (1, 8, 16, 32, 64))
 F32, F64 = ir.FloatType(), ir.DoubleType()
@@ -70,6 +83,17 @@ CANON_NAN32 = 0x7FFFFFFF
 _RINT = {"rni": "llvm.roundeven", "rzi": "llvm.trunc", "rmi": "llvm.floor", "rpi": "llvm.ceil"}
 
 
+def _reads(ins: Instruction) -> list[str]:
+    """Registers an instruction reads (its guard, sources, address bases)."""
+    ops = ins.operands if ins.opcode in NO_REGISTER_RESULT else ins.operands[1:]
+    out = [r for op in ops for r in operand_registers(op)]
+    if ins.opcode not in NO_REGISTER_RESULT and ins.operands and isinstance(ins.operands[0], Mem):
+        out += operand_registers(ins.operands[0])
+    if ins.guard is not None:
+        out.append(ins.guard.name)
+    return out
+
+
 class NativeUnsupported(Exception):
     """The kernel uses something the native executor does not compile (the reason says what)."""
 
@@ -101,6 +125,13 @@ class KernelCodegen:
         self._helpers: dict[str, ir.Function] = {}
         self.native_blocks: list[int] = []
         self.specials: list[str] = []  # lane-varying special registers, in CTX_SPECIALS order
+        # where each register is read (positions in the body): a register a segment writes and nothing
+        # outside it reads need not be stored (see _segment)
+        self.reads: dict[str, list[int]] = {}
+        for pos, ins in enumerate(self.fn.body):
+            for r in _reads(ins):
+                self.reads.setdefault(r, []).append(pos)
+        self.seg_local: set[str] = set()
 
     # ---------------------------------------------------------------------------------------------
     def build(self) -> str:
@@ -114,6 +145,7 @@ class KernelCodegen:
                 for i in ins_list:
                     self._check_barrier(i)
                 continue
+            self.blk_start = blk.start
             self._block(b, ins_list)
             self.native_blocks.append(b)
         return str(self.module)
@@ -252,6 +284,7 @@ class KernelCodegen:
             return
         self.k, self.ins = segment[0]
         self.seg_first = segment[0][0]
+        self.seg_local = self._local_registers(segment)
         mems: list[tuple[int, MemDesc]] = []
         for k, ins in segment:
             self.k, self.ins = k, ins
@@ -263,6 +296,17 @@ class KernelCodegen:
             self._dry_run(segment, dict(mems))
         self.dry = False
         self.lane_loop(lambda i: self._lanes_body(segment, i), None)
+
+    def _local_registers(self, segment: list[tuple[int, Instruction]]) -> set[str]:
+        """Registers whose every read is inside the segment, after the segment's first write of them:
+        their values never leave the segment, so the real run keeps them in SSA values only. (A failed
+        dry run hands the segment to the reference from its start, which recomputes them too.)"""
+        lo, hi = self.blk_start + segment[0][0], self.blk_start + segment[-1][0]
+        first: dict[str, int] = {}
+        for k, ins in segment:
+            for r in written_registers(ins):
+                first.setdefault(r, self.blk_start + k)
+        return {r for r, w in first.items() if all(lo <= p <= hi and p > w for p in self.reads.get(r, ()))}
 
     def _lanes_body(self, segment: list[tuple[int, Instruction]], i: ir.Value) -> None:
         self.seg_vals = {}
@@ -284,8 +328,9 @@ class KernelCodegen:
         local = self.entry_alloca(I64, len(COUNTER_NAMES))
         for c in range(len(COUNTER_NAMES)):
             bld.store(ir.Constant(I64, 0), bld.gep(local, [ir.Constant(I64, c)]))
+        self._group(segment, mems)
         for d in mems.values():
-            d.stats = WarpStats(self)
+            d.stats = WarpStats(self) if d.leader is None else d.leader.stats
             d.hit_lo, d.hit_hi = self.entry_alloca(I64), self.entry_alloca(I64)
             bld.store(ir.Constant(I64, 1), d.hit_lo)
             bld.store(ir.Constant(I64, 0), d.hit_hi)
@@ -294,7 +339,8 @@ class KernelCodegen:
 
         def warp(w: ir.Value) -> None:
             for d in mems.values():
-                d.stats.reset()
+                if d.leader is None:
+                    d.stats.reset()
 
             def lane(j: ir.Value) -> None:
                 i = bld.add(bld.mul(w, ir.Constant(I64, 32)), j)
@@ -309,6 +355,30 @@ class KernelCodegen:
         for c in range(len(COUNTER_NAMES)):
             p = bld.gep(counters, [ir.Constant(I64, c)])
             bld.store(bld.add(bld.load(p), bld.load(bld.gep(local, [ir.Constant(I64, c)]))), p)
+
+    def _group(self, segment: list[tuple[int, Instruction]], mems: dict[int, MemDesc]) -> None:
+        """Memory instructions of a segment at `[%r + c]` for one value of %r (not rewritten in between),
+        unguarded, of one space, size and direction, see the same lanes at addresses shifted by a
+        constant: the first is the leader, the others count from its warp summary (bank conflicts are
+        shift-invariant for whole words, the reference's own rule; sectors follow from the shifted
+        min and max when the leader's lanes are contiguous)."""
+        version: dict[str, int] = {}
+        leaders: dict[tuple[Any, ...], MemDesc] = {}
+        for k, ins in segment:
+            d = mems.get(k)
+            if d is not None:
+                d.leader, d.delta = None, 0
+                base = d.mem_op.base
+                if isinstance(base, Reg) and ins.guard is None:
+                    key = (d.space, base.name, version.get(base.name, 0), d.nbytes, d.load)
+                    lead = leaders.get(key)
+                    delta = d.mem_op.offset - lead.mem_op.offset if lead is not None else 0
+                    if lead is None:
+                        leaders[key] = d
+                    elif abs(delta) < (1 << 20) and (d.space != "shared" or delta % 4 == 0):
+                        d.leader, d.delta = lead, delta
+            for r in written_registers(ins):
+                version[r] = version.get(r, 0) + 1
 
     def _count_loop(self, count: ir.Value, body: Callable[[ir.Value], None]) -> None:
         """for j in range(count): body(j)."""
@@ -398,7 +468,7 @@ class KernelCodegen:
         bld = self.bld
         if self.cur_guard is not None:
             v = bld.select(self.cur_guard, v, self.raw(name, i))
-        if not self.dry:
+        if not self.dry and name not in self.seg_local:
             bld.store(v, bld.gep(self.reg_ptr(name), [i]))
         if self.seg_vals is not None:
             self.seg_vals[name] = v
@@ -1034,14 +1104,15 @@ class KernelCodegen:
         if self.dry:
             bad = self._check(d, a)
             self._bail_if(bad if g is None else bld.and_(g, bad), self.seg_first)
-            if g is None:
+            if d.leader is not None:
+                pass  # its leader's lanes, shifted by a constant: counted from the leader's summary
+            elif g is None:
                 d.stats.add(a, i, d)
             else:
                 with bld.if_then(g):
                     d.stats.add(a, i, d)
         if d.space == "shared":
-            host = bld.gep(bld.inttoptr(self.ctx(CTX_SHARED), I8P),
-                           [bld.add(a, bld.load(bld.gep(bld.inttoptr(self.ctx(CTX_SHARED_BASE), I64P), [i])))])
+            host = bld.gep(bld.inttoptr(self.ctx(CTX_SHARED), I8P), [bld.add(a, self.shared_base(i))])
         else:
             host = bld.gep(bld.inttoptr(self.ctx(CTX_MEM), I8P), [bld.sub(a, ir.Constant(I64, GLOBAL_BASE))])
         ety = lty(d.vt)
@@ -1066,6 +1137,17 @@ class KernelCodegen:
                 else:
                     with bld.if_then(g):
                         bld.store(v, p, align=d.size)
+
+    def shared_base(self, i: ir.Value) -> ir.Value:
+        """Lane i's block's offset in the chunk's shared memory (once per lane and segment)."""
+        vals = self.seg_vals
+        if vals is not None and "$sbase" in vals:
+            return vals["$sbase"]
+        table = self.hoist(lambda: self.bld.inttoptr(self.ctx(CTX_SHARED_BASE), I64P))
+        v = self.bld.load(self.bld.gep(table, [i]))
+        if vals is not None:
+            vals["$sbase"] = v
+        return v
 
     def _check(self, d: MemDesc, a: ir.Value) -> ir.Value:
         """i1: this lane's access must go to the reference (misaligned, out of bounds, outside this
@@ -1191,6 +1273,72 @@ class KernelCodegen:
         fits = b.and_(b.icmp_unsigned(">=", end, size), b.icmp_unsigned("<=", a, b.sub(end, size)))
         b.ret(b.select(b.and_(valid, fits), safe, ir.Constant(I64, -1)))
         self._helpers["lookup"] = f
+        return f
+
+    def _summary_helper(self) -> ir.Function:
+        """void (i64* keys, i8* act, i64 step, i64* out): the active lanes' keys compacted to the front;
+        out = count, min, max, and 1 if each active key is the previous active one plus `step`."""
+        f = self._helpers.get("summary")
+        if f is not None:
+            return f
+        f = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I64P, I8P, I64, I64P]), name="warp_summary")
+        f.linkage = "internal"
+        f.attributes.add("noinline")
+        buf, act, step, out = f.args
+        b = ir.IRBuilder(f.append_basic_block())
+        cp, mnp, mxp, linp, prevp, jp = (b.alloca(I64) for _ in range(6))
+        # every lane active (the common case): branch-free reductions the vectorizer turns into SIMD
+        a64 = b.bitcast(act, I64P)
+        full = ir.Constant(I1, 1)
+        for k in range(4):
+            full = b.and_(full, b.icmp_unsigned("==", b.load(b.gep(a64, [ir.Constant(I64, k)])),
+                                                ir.Constant(I64, 0x0101010101010101)))
+        fast, slow = f.append_basic_block(), f.append_basic_block()
+        b.cbranch(full, fast, slow)
+        b.position_at_end(fast)
+        k0 = b.load(buf)
+        mn, mx, lin = k0, k0, ir.Constant(I1, 1)
+        prev = k0
+        for k in range(1, 32):  # unrolled: 31 compares, min/max trees after instcombine/SLP
+            key = b.load(b.gep(buf, [ir.Constant(I64, k)]))
+            mn = b.select(b.icmp_unsigned("<", key, mn), key, mn)
+            mx = b.select(b.icmp_unsigned(">", key, mx), key, mx)
+            lin = b.and_(lin, b.icmp_unsigned("==", key, b.add(prev, step)))
+            prev = key
+        for k, v in enumerate((ir.Constant(I64, 32), mn, mx, b.zext(lin, I64))):
+            b.store(v, b.gep(out, [ir.Constant(I64, k)]))
+        b.ret_void()
+        b.position_at_end(slow)
+        for p, v in ((cp, 0), (mnp, -1), (mxp, 0), (linp, 1), (prevp, 0), (jp, 0)):
+            b.store(ir.Constant(I64, v), p)
+        head, body, take, nxt, done = (f.append_basic_block() for _ in range(5))
+        b.branch(head)
+        b.position_at_end(head)
+        j = b.load(jp)
+        b.cbranch(b.icmp_signed("<", j, ir.Constant(I64, 32)), body, done)
+        b.position_at_end(body)
+        b.cbranch(b.icmp_unsigned("!=", b.load(b.gep(act, [j])), ir.Constant(I8, 0)), take, nxt)
+        b.position_at_end(take)
+        key = b.load(b.gep(buf, [j]))
+        c = b.load(cp)
+        b.store(key, b.gep(buf, [c]))
+        first = b.icmp_signed("==", c, ir.Constant(I64, 0))
+        stepped = b.icmp_unsigned("==", key, b.add(b.load(prevp), step))
+        b.store(b.select(b.or_(first, stepped), b.load(linp), ir.Constant(I64, 0)), linp)
+        b.store(key, prevp)
+        mn, mx = b.load(mnp), b.load(mxp)
+        b.store(b.select(b.icmp_unsigned("<", key, mn), key, mn), mnp)
+        b.store(b.select(b.icmp_unsigned(">", key, mx), key, mx), mxp)
+        b.store(b.add(c, ir.Constant(I64, 1)), cp)
+        b.branch(nxt)
+        b.position_at_end(nxt)
+        b.store(b.add(j, ir.Constant(I64, 1)), jp)
+        b.branch(head)
+        b.position_at_end(done)
+        for k, p in enumerate((cp, mnp, mxp, linp)):
+            b.store(b.load(p), b.gep(out, [ir.Constant(I64, k)]))
+        b.ret_void()
+        self._helpers["summary"] = f
         return f
 
     def _sort_helper(self) -> ir.Function:
@@ -1328,78 +1476,86 @@ class MemDesc:
         self.stats: WarpStats
         self.hit_lo: ir.Value
         self.hit_hi: ir.Value
+        self.leader: MemDesc | None = None  # counts from this instruction's warp summary, shifted by delta
+        self.delta = 0
 
 
 class WarpStats:
-    """One memory instruction's view of a warp during the dry run: its lanes' keys (byte offsets for
-    global, first 4-byte words for shared), their count, min, max, first, and whether consecutive lanes
-    step by exactly the access size. `finish` turns them into the reference's counters."""
+    """One memory instruction's view of a warp during the dry run: each lane's key (byte offset for
+    global, first 4-byte word for shared) and whether it took part. `finish` summarizes them (one shared
+    helper: count, min, max, contiguity; active keys compacted to the front) and turns that into the
+    reference's counters."""
 
     def __init__(self, g: KernelCodegen) -> None:
         self.g = g
         self.buf = g.entry_alloca(I64, 32)
-        self.cnt, self.prev, self.mn, self.mx = (g.entry_alloca(I64) for _ in range(4))
-        self.lin = g.entry_alloca(I1)
+        self.act = g.entry_alloca(I8, 32)
+        self.out = g.entry_alloca(I64, 4)  # the leader's summary: count, min, max, contiguous
+        self.conf = g.entry_alloca(I64)  # the leader's bank conflicts (shared)
 
     def reset(self) -> None:
         bld = self.g.bld
-        bld.store(ir.Constant(I64, 0), self.cnt)
-        bld.store(ir.Constant(I1, 1), self.lin)
-        bld.store(ir.Constant(I64, -1), self.mn)
-        bld.store(ir.Constant(I64, 0), self.mx)
+        p = bld.bitcast(self.act, I64P)
+        for k in range(4):
+            bld.store(ir.Constant(I64, 0), bld.gep(p, [ir.Constant(I64, k)]))
 
     def add(self, a: ir.Value, i: ir.Value, d: MemDesc) -> None:
         g = self.g
         bld = g.bld
         if d.space == "shared":
-            off = bld.add(a, bld.load(bld.gep(bld.inttoptr(g.ctx(CTX_SHARED_BASE), I64P), [i])))
-            key = bld.lshr(off, ir.Constant(I64, 2))
+            key = bld.lshr(bld.add(a, g.shared_base(i)), ir.Constant(I64, 2))
         else:
             key = bld.sub(a, ir.Constant(I64, GLOBAL_BASE))
-        c = bld.load(self.cnt)
-        bld.store(key, bld.gep(self.buf, [c]))
-        bld.store(bld.add(c, ir.Constant(I64, 1)), self.cnt)
-        first = bld.icmp_signed("==", c, ir.Constant(I64, 0))
-        stepped = bld.icmp_unsigned("==", key, bld.add(bld.load(self.prev), ir.Constant(I64, d.nbytes)))
-        bld.store(bld.and_(bld.load(self.lin), bld.or_(first, stepped)), self.lin)
-        bld.store(key, self.prev)
-        mn, mx = bld.load(self.mn), bld.load(self.mx)
-        bld.store(bld.select(bld.icmp_unsigned("<", key, mn), key, mn), self.mn)
-        bld.store(bld.select(bld.icmp_unsigned(">", key, mx), key, mx), self.mx)
+        j = bld.and_(i, ir.Constant(I64, 31))
+        bld.store(key, bld.gep(self.buf, [j]))
+        bld.store(ir.Constant(I8, 1), bld.gep(self.act, [j]))
 
     def finish(self, d: MemDesc, counters: ir.Value) -> None:
         g = self.g
         bld = g.bld
-        c = bld.load(self.cnt)
+        out = self.out
+        if d.leader is None:
+            bld.call(g._summary_helper(), [self.buf, self.act, ir.Constant(I64, d.nbytes), out])
+        c, mn, mx, lin = (bld.load(bld.gep(out, [ir.Constant(I64, k)])) for k in range(4))
+        if d.leader is not None and d.space != "shared":  # global: the same lanes, shifted
+            mn, mx = bld.add(mn, ir.Constant(I64, d.delta)), bld.add(mx, ir.Constant(I64, d.delta))
 
         def bump(name: str, v: ir.Value) -> None:
             p = bld.gep(counters, [ir.Constant(I64, _C[name])])
             bld.store(bld.add(bld.load(p), v), p)
 
         with bld.if_then(bld.icmp_signed(">", c, ir.Constant(I64, 0))):
-            mn, mx = bld.load(self.mn), bld.load(self.mx)
             if d.space == "shared":
                 bump("shared_load_bytes" if d.load else "shared_store_bytes", bld.mul(c, ir.Constant(I64, d.nbytes)))
                 bump("shared_requests", ir.Constant(I64, 1))
                 # distinct words within 32 of each other sit in distinct banks: no conflict, no sort
-                with bld.if_then(bld.icmp_unsigned(">=", bld.sub(mx, mn), ir.Constant(I64, 32))):
-                    bump("shared_bank_conflicts", bld.call(g._conflicts_helper(), [self.buf, c]))
+                if d.leader is None:
+                    bld.store(ir.Constant(I64, 0), self.conf)
+                    with bld.if_then(bld.icmp_unsigned(">=", bld.sub(mx, mn), ir.Constant(I64, 32))):
+                        bld.store(bld.call(g._conflicts_helper(), [self.buf, c]), self.conf)
+                bump("shared_bank_conflicts", bld.load(self.conf))
                 return
             kind = "load" if d.load else "store"
             bump(f"global_{kind}_bytes", bld.mul(c, ir.Constant(I64, d.nbytes)))
             bump(f"global_{kind}_requests", ir.Constant(I64, 1))
-            out = g.entry_alloca(I64, 2)
-            o0, o1 = bld.gep(out, [ir.Constant(I64, 0)]), bld.gep(out, [ir.Constant(I64, 1)])
+            res = g.entry_alloca(I64, 2)
+            o0, o1 = bld.gep(res, [ir.Constant(I64, 0)]), bld.gep(res, [ir.Constant(I64, 1)])
             same = bld.icmp_unsigned("==", mn, mx)
             # lanes at consecutive addresses (or all at one) need no sort: one contiguous range
-            with bld.if_else(bld.or_(bld.load(self.lin), same)) as (then, other):
+            with bld.if_else(bld.or_(bld.icmp_unsigned("!=", lin, ir.Constant(I64, 0)), same)) as (then, other):
                 with then:
                     span = bld.add(bld.sub(bld.lshr(bld.add(mx, ir.Constant(I64, d.nbytes - 1)), ir.Constant(I64, 5)),
                                            bld.lshr(mn, ir.Constant(I64, 5))), ir.Constant(I64, 1))
                     bld.store(span, o0)
                     bld.store(bld.select(same, ir.Constant(I64, 1), c), o1)
                 with other:
-                    bld.call(g._sectors_helper(), [self.buf, c, out])
+                    keys = self.buf
+                    if d.leader is not None:  # the leader's compacted keys, shifted (the helper sorts in place)
+                        keys = g.entry_alloca(I64, 32)
+                        for k in range(32):
+                            src = bld.load(bld.gep(self.buf, [ir.Constant(I64, k)]))
+                            bld.store(bld.add(src, ir.Constant(I64, d.delta)), bld.gep(keys, [ir.Constant(I64, k)]))
+                    bld.call(g._sectors_helper(), [keys, c, res])
             bump(f"global_{kind}_sectors", bld.load(o0))
             ideal = bld.lshr(bld.add(bld.mul(bld.load(o1), ir.Constant(I64, d.nbytes)), ir.Constant(I64, 31)),
                              ir.Constant(I64, 5))
