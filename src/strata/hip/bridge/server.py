@@ -149,6 +149,20 @@ class HipServer(cuda_server.Server):
             self.pending = CudaError("cudaErrorInvalidValue", str(e))
             self.err.append(f"strata: kernel launch: {e}\n")
 
+    def _func_set_attr(self, body: bytes) -> None:
+        fid, value = struct.unpack("<qq", body)
+        kernel: Any = self._handle(fid, self.kernels, "kernel")
+        if not isinstance(kernel, CodeObjectKernel):
+            super()._func_set_attr(body)
+            return
+        # LDS is 64 KiB per workgroup on CDNA whatever the attribute says: a value past what is left of it
+        # beside the kernel's static LDS is an error, as on ROCm; anything up to it is already allowed
+        room = kernel.attributes.max_dynamic_shared_size_bytes
+        if not 0 <= value <= room:
+            raise CudaError("cudaErrorInvalidValue", f"[hipFuncSetAttribute {kernel.name}] "
+                            f"hipFuncAttributeMaxDynamicSharedMemorySize {value}: at most {room} bytes of dynamic "
+                            "LDS are left beside the kernel's static LDS")
+
     def _occupancy(self, body: bytes) -> bytes:
         fid, block, smem = struct.unpack("<qqq", body)
         kernel: Any = self._handle(fid, self.kernels, "kernel")

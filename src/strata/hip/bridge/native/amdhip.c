@@ -77,6 +77,7 @@ hipError_t cudaStreamAddCallback(hipStream_t, hipStreamCallback_t, void*, unsign
 hipError_t cudaDeviceGetStreamPriorityRange(int*, int*);
 hipError_t cudaDeviceSetLimit(int, size_t);
 hipError_t cudaDeviceGetLimit(size_t*, int);
+hipError_t cudaFuncSetAttribute(const void*, int, int);
 hipError_t strata_call(uint32_t op, const void* a, size_t na, void* out, size_t cap);
 hipError_t strata_module_global(void* mod, const char* name, uint64_t* addr, uint64_t* size);
 void* strata_module_function(void* mod, const char* name, hipError_t* err);
@@ -178,6 +179,15 @@ hipError_t hipFuncGetAttributes(hipFuncAttributes* attr, const void* func) {
     attr->localSizeBytes = (size_t)r[3]; attr->maxThreadsPerBlock = (int)r[4];
     attr->maxDynamicSharedSizeBytes = (int)r[5]; attr->ptxVersion = (int)r[6]; attr->binaryVersion = (int)r[7];
     return hipSuccess;
+}
+
+/* hipFuncAttribute's values are cudaFuncAttribute's for the same attributes */
+hipError_t hipFuncSetAttribute(const void* func, hipFuncAttribute attr, int value) {
+    return cudaFuncSetAttribute(func, (int)attr, value);
+}
+hipError_t hipFuncSetCacheConfig(const void* func, hipFuncCache_t config) {
+    (void)func; (void)config;
+    return hipSuccess;  /* a hint: LDS and L1 are separate on CDNA */
 }
 
 hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* f, int blockSize, size_t smem) {

@@ -336,6 +336,15 @@ hipError_t hipEventDestroy(hipEvent_t event);
 hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, void** args,
                            size_t sharedMemBytes __STRATA_DEFAULT(0), hipStream_t stream __STRATA_DEFAULT(0));
 hipError_t hipFuncGetAttributes(hipFuncAttributes* attr, const void* func);
+typedef enum hipFuncAttribute {
+    hipFuncAttributeMaxDynamicSharedMemorySize = 8,
+    hipFuncAttributePreferredSharedMemoryCarveout = 9
+} hipFuncAttribute;
+typedef enum hipFuncCache_t {
+    hipFuncCachePreferNone, hipFuncCachePreferShared, hipFuncCachePreferL1, hipFuncCachePreferEqual
+} hipFuncCache_t;
+hipError_t hipFuncSetAttribute(const void* func, hipFuncAttribute attr, int value);
+hipError_t hipFuncSetCacheConfig(const void* func, hipFuncCache_t config);
 hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* f, int blockSize,
                                                         size_t dynSharedMemPerBlk);
 /* ---- the module API: code objects loaded at run time (a file written by `strata hipcc --genco`, or bytes) ---- */
@@ -363,6 +372,24 @@ template <typename T> static inline hipError_t hipMalloc(T** ptr, size_t size) {
 }
 template <typename T> static inline hipError_t hipHostMalloc(T** ptr, size_t size, unsigned int flags = 0) {
     return hipHostMalloc((void**)ptr, size, flags);
+}
+template <typename T> static inline hipError_t hipHostAlloc(T** ptr, size_t size, unsigned int flags) {
+    return hipHostAlloc((void**)ptr, size, flags);
+}
+template <typename T> static inline hipError_t hipMallocHost(T** ptr, size_t size) {
+    return hipMallocHost((void**)ptr, size);
+}
+template <typename T> static inline hipError_t hipMallocPitch(T** ptr, size_t* pitch, size_t width, size_t height) {
+    return hipMallocPitch((void**)ptr, pitch, width, height);
+}
+template <typename T> static inline hipError_t hipMallocAsync(T** ptr, size_t size, hipStream_t stream) {
+    return hipMallocAsync((void**)ptr, size, stream);
+}
+template <typename T> static inline hipError_t hipFuncSetAttribute(T* func, hipFuncAttribute attr, int value) {
+    return hipFuncSetAttribute((const void*)func, attr, value);
+}
+template <typename T> static inline hipError_t hipFuncSetCacheConfig(T* func, hipFuncCache_t config) {
+    return hipFuncSetCacheConfig((const void*)func, config);
 }
 template <typename T> static inline hipError_t hipMallocManaged(T** ptr, size_t size,
                                                                 unsigned int flags = hipMemAttachGlobal) {
