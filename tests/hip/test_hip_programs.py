@@ -206,6 +206,7 @@ def test_device_query_matches_the_catalogue() -> None:
     assert f'Device 1: "{q.name}" gcnArchName {q.gcnArchName}' in out and "  warpSize 32 " in out
     assert "touch: numRegs>0 1 maxThreadsPerBlock 1024 binaryVersion 94\n" in out
     assert "occupancy 256: blocks>0 1\n" in out
+    assert "dynamic LDS 65536: hipSuccess, 65537: hipErrorInvalidValue\n" in out  # 64 KiB of LDS per workgroup
     assert out.endswith("bad device: hipErrorInvalidDevice\n")
 
 

@@ -34,6 +34,10 @@ int main() {
   int blocks = 0;
   HIP_CHECK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, touch, 256, 0));
   printf("occupancy 256: blocks>0 %d\n", blocks > 0);
+  hipError_t fits = hipFuncSetAttribute(touch, hipFuncAttributeMaxDynamicSharedMemorySize, 65536);
+  hipError_t over = hipFuncSetAttribute(touch, hipFuncAttributeMaxDynamicSharedMemorySize, 65537);
+  printf("dynamic LDS 65536: %s, 65537: %s\n", hipGetErrorName(fits), hipGetErrorName(over));
+  hipGetLastError();
   hipDeviceProp_t bad;
   hipError_t e = hipGetDeviceProperties(&bad, count);
   printf("bad device: %s\n", hipGetErrorName(e));
