@@ -225,8 +225,9 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                     return
                 first = firsts[idx]
                 chunk = Chunk(L, first, min(per_chunk, nblocks - first))
-                chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, ncounters[t], ck)  # type: ignore[attr-defined]
-                chunk._native_ones = np.ones(chunk.n, dtype=np.bool_)  # type: ignore[attr-defined]
+                if ck.funcs:  # a kernel with no native block (an empty one) needs no native state
+                    chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, ncounters[t], ck)  # type: ignore[attr-defined]
+                    chunk._native_ones = np.ones(chunk.n, dtype=np.bool_)  # type: ignore[attr-defined]
                 frame = Frame(L.kernel, chunk)
                 try:
                     run_frame(frame, chunk.entry_mask)
@@ -273,29 +274,29 @@ def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: 
          counters: np.ndarray, ck: CompiledKernel) -> np.ndarray:
     starts, ends, params = keep
     cfg = chunk.launch.config
-    ctx = np.zeros(cg.CTX_SIZE, dtype=np.int64)
-    ctx[cg.CTX_MEM] = int(mem.bytes.ctypes.data)
-    ctx[cg.CTX_NALLOC] = nalloc
-    ctx[cg.CTX_STARTS] = starts.ctypes.data
-    ctx[cg.CTX_ENDS] = ends.ctypes.data
-    ctx[cg.CTX_SHARED] = chunk.shared.ctypes.data
-    ctx[cg.CTX_SHARED_SIZE] = chunk.shared_size
-    ctx[cg.CTX_SHARED_LIMIT] = chunk.shared_limit
-    ctx[cg.CTX_LPB] = chunk.lanes_per_block
-    ctx[cg.CTX_FIRST_BLOCK] = chunk.first_block
-    ctx[cg.CTX_BLOCK:cg.CTX_BLOCK + 3] = cfg.block
-    ctx[cg.CTX_GRID:cg.CTX_GRID + 3] = cfg.grid
-    ctx[cg.CTX_PARAMS] = params.ctypes.data
-    ctx[cg.CTX_PARAMS_LEN] = len(cfg.params)
-    ctx[cg.CTX_COUNTERS] = counters.ctypes.data
     base = np.ascontiguousarray(chunk.shared_base, dtype=np.int64)
     lanes = [np.ascontiguousarray(np.broadcast_to(chunk.special(name, np.dtype(np.uint32)), (chunk.n,)))
              for name in ck.specials]
     table = np.array([a.ctypes.data for a in lanes] or [0], dtype=np.int64)
-    ctx[cg.CTX_SHARED_BASE] = base.ctypes.data
-    ctx[cg.CTX_SPECIALS] = table.ctypes.data
     chunk._native_keep = (base, lanes, table)  # type: ignore[attr-defined]  # alive as long as the chunk
-    return ctx
+    values = [0] * cg.CTX_SIZE
+    values[cg.CTX_MEM] = mem.bytes.ctypes.data
+    values[cg.CTX_NALLOC] = nalloc
+    values[cg.CTX_STARTS] = starts.ctypes.data
+    values[cg.CTX_ENDS] = ends.ctypes.data
+    values[cg.CTX_SHARED] = chunk.shared.ctypes.data
+    values[cg.CTX_SHARED_SIZE] = chunk.shared_size
+    values[cg.CTX_SHARED_LIMIT] = chunk.shared_limit
+    values[cg.CTX_LPB] = chunk.lanes_per_block
+    values[cg.CTX_FIRST_BLOCK] = chunk.first_block
+    values[cg.CTX_BLOCK:cg.CTX_BLOCK + 3] = cfg.block
+    values[cg.CTX_GRID:cg.CTX_GRID + 3] = cfg.grid
+    values[cg.CTX_PARAMS] = params.ctypes.data
+    values[cg.CTX_PARAMS_LEN] = len(cfg.params)
+    values[cg.CTX_COUNTERS] = counters.ctypes.data
+    values[cg.CTX_SHARED_BASE] = base.ctypes.data
+    values[cg.CTX_SPECIALS] = table.ctypes.data
+    return np.array(values, dtype=np.int64)
 
 
 def _add_counters(into: Counters, other: Counters) -> None:
