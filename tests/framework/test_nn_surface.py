@@ -214,3 +214,41 @@ def test_functional_and_init_names_are_bound() -> None:
                  "hardswish", "glu", "smooth_l1_loss", "kl_div", "interpolate"):
         assert callable(getattr(SF, name)) and name in SF.__all__
     assert snn.init.orthogonal_ is not None and callable(snn.init.eye_)
+
+
+NORMS: list[tuple[str, Callable[[Any], Any], tuple[int, ...]]] = [
+    ("groupnorm", lambda nn: nn.GroupNorm(2, 6), (3, 6, 4)),
+    ("groupnorm_noaffine_4d", lambda nn: nn.GroupNorm(3, 3, affine=False), (2, 3, 2, 3)),
+    ("instancenorm2d_affine", lambda nn: nn.InstanceNorm2d(3, affine=True), (2, 3, 4, 4)),
+    ("instancenorm1d", lambda nn: nn.InstanceNorm1d(2), (3, 2, 5)),
+    ("maxpool1d", lambda nn: nn.MaxPool1d(3, stride=2, padding=1), (2, 3, 9)),
+    ("avgpool1d", lambda nn: nn.AvgPool1d(2), (2, 2, 7)),
+    ("avgpool1d_pad", lambda nn: nn.AvgPool1d(3, 2, 1, count_include_pad=False), (1, 2, 6)),
+]
+
+
+@pytest.mark.parametrize(("name", "make", "shape"), NORMS, ids=[c[0] for c in NORMS])
+def test_norms_and_1d_pooling_match_torch(name: str, make: Callable[[Any], Any], shape: tuple[int, ...]) -> None:
+    torch.manual_seed(3)
+    tm = make(torch.nn)
+    if getattr(tm, "weight", None) is not None:  # non-trivial affine parameters
+        with torch.no_grad():
+            tm.weight.uniform_(0.5, 1.5)
+            tm.bias.uniform_(-0.5, 0.5)
+    check_module(tm, make(snn), _x(*shape))
+
+
+def test_distance_modules_match_torch() -> None:
+    a, b = _x(4, 5), _x(4, 5)
+    for tm, sm in ((torch.nn.CosineSimilarity(dim=1), snn.CosineSimilarity(dim=1)),
+                   (torch.nn.PairwiseDistance(p=3.0, keepdim=True), snn.PairwiseDistance(p=3.0, keepdim=True))):
+        ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+        sa, sb = strata.tensor(a, requires_grad=True), strata.tensor(b, requires_grad=True)
+        to, so = tm(ta, tb), sm(sa, sb)
+        _compare(so, to, 1e-5, 1e-6)
+        to.sum().backward()
+        so.sum().backward()
+        _compare(sa.grad, ta.grad, 1e-4, 1e-6)
+        _compare(sb.grad, tb.grad, 1e-4, 1e-6)
+    with pytest.raises(ValueError, match="divisible by num_groups"):
+        snn.GroupNorm(4, 6)

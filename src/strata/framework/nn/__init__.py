@@ -27,6 +27,7 @@ from strata.framework.nn import (
     init_extra,
     layers_extra,
     loss_extra,
+    norm_extra,
     parallel,
     utils,
 )
@@ -102,6 +103,15 @@ from strata.framework.nn.modules import (
     Softmax,
     Tanh,
 )
+from strata.framework.nn.norm_extra import (
+    AvgPool1d,
+    CosineSimilarity,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    MaxPool1d,
+    PairwiseDistance,
+)
 from strata.framework.nn.parallel import DataParallel
 from strata.framework.nn.parameter import Buffer, Parameter
 from strata.framework.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
@@ -125,11 +135,12 @@ def _bind(module: object, names: Mapping[str, object]) -> None:
                 exported.append(name)
 
 
-for _extra in (activation, conv_extra, layers_extra, loss_extra):
+for _extra in (activation, conv_extra, layers_extra, loss_extra, norm_extra):
     _bind(functional, _extra.FUNCTIONAL)
 _bind(init, init_extra.INIT)
 
 __all__ = [
+    "AvgPool1d", "CosineSimilarity", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "MaxPool1d", "PairwiseDistance",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool2d", "BCELoss",
     "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Buffer", "CELU", "CircularPad1d", "CircularPad2d",
     "ConstantPad1d", "ConstantPad2d", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "CrossEntropyLoss",
