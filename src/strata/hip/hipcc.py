@@ -35,6 +35,7 @@ _HIP_SUFFIXES = (".hip", ".cpp", ".cc", ".cxx", ".cu")
 _CODE_OBJECT_SUFFIXES = (".co", ".hsaco")
 _DEVICE_ONLY_FLAGS = ("--genco", "--cuda-device-only")
 _LINK_INPUT_SUFFIXES = (".o", ".a", ".so")
+_PROGRAM_FORMAT = 1  # part of the program cache key: bump when the way programs are built changes
 
 
 class HipccError(RuntimeError):
@@ -202,7 +203,8 @@ def compile_program(source: Path, extra: Sequence[str] = ()) -> Path:
     Raises:
         ClangNotFound, HipccError, BuildError: as `build_program`.
     """
-    h = hashlib.sha256(source.read_bytes() + "\0".join(extra).encode() + clang_version().encode())
+    h = hashlib.sha256(f"{_PROGRAM_FORMAT}\0".encode() + source.read_bytes() + "\0".join(extra).encode()
+                       + clang_version().encode())
     for header in sorted(p for ext in ("*.h", "*.hpp", "*.cuh") for p in source.parent.glob(ext)):
         h.update(header.name.encode() + header.read_bytes())
     for header in sorted((include_dir() / "hip").glob("*.h")):
