@@ -17,7 +17,11 @@ from strata.hw.amdgpu.errors import UnsupportedAmdInstruction
 from strata.hw.amdgpu.executor import load_program
 
 HERE = Path(__file__).parent
-KERNELS = sorted(p.stem for p in HERE.glob("*.co"))
+KERNELS = sorted(p.stem for p in HERE.glob("*.co")) + sorted(f"gfx90a/{p.stem}" for p in HERE.glob("gfx90a/*.co"))
+
+
+def mcpu(name: str) -> str:
+    return "gfx90a" if name.startswith("gfx90a/") else "gfx942"
 
 
 def listing(text: str) -> dict[int, str]:
@@ -30,9 +34,10 @@ def listing(text: str) -> dict[int, str]:
 
 def check(name: str, expected: dict[int, str]) -> int:
     co = parse((HERE / f"{name}.co").read_bytes())
+    assert co.processor == mcpu(name)
     n = 0
     for k in co.kernels.values():
-        for ins in decode(k.code, k.name):
+        for ins in decode(k.code, k.name, co.processor):
             assert ins.text == expected[k.code_offset + ins.offset], (k.name, hex(ins.offset))
             n += 1
     return n
@@ -46,8 +51,8 @@ def test_decoder_matches_checked_in_objdump_listing(name: str) -> None:
 @pytest.mark.skipif(shutil.which("llvm-objdump-19") is None, reason="llvm-objdump-19 not installed (make amd)")
 @pytest.mark.parametrize("name", KERNELS)
 def test_decoder_matches_live_objdump(name: str) -> None:
-    out = subprocess.run(["llvm-objdump-19", "-d", "--mcpu=gfx942", str(HERE / f"{name}.co")], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(["llvm-objdump-19", "-d", f"--mcpu={mcpu(name)}", str(HERE / f"{name}.co")],
+                         capture_output=True, text=True, check=True).stdout
     expected = {int(m.group(2), 16): m.group(1).strip()
                 for m in (re.match(r"\t(.*?)\s*// ([0-9A-F]+):", ln) for ln in out.splitlines()) if m}
     assert check(name, expected) > 20

@@ -82,6 +82,12 @@ class KernelDescriptor:
         return (self.rsrc1 & 0x3F) + 1
 
     @property
+    def accum_offset(self) -> int:
+        """gfx90a+ (unified VGPR file): the first AGPR's index among the wave's VGPRs (rsrc3 ACCUM_OFFSET,
+        in units of 4). a[i] is v[accum_offset + i]."""
+        return ((self.rsrc3 & 0x3F) + 1) * 4
+
+    @property
     def float_denorm_mode_32(self) -> int:
         return self.rsrc1 >> 16 & 3
 
@@ -115,6 +121,7 @@ class KernelInfo:
     metadata: dict[str, Any] = field(default_factory=dict)
     lines: LineTable | None = None  # the code object's line table (-gline-tables-only), if any
     functions: list[tuple[str, int, bytes]] = field(default_factory=list)  # device functions: name, vaddr, code
+    arch: str = "gfx942"  # the code object's processor (gfx942 or gfx90a): which decoder tables apply
 
     def source_line(self, offset: int) -> str | None:
         """'file:line' of the instruction at byte `offset` of this kernel's code, if the line table has it."""
@@ -272,6 +279,7 @@ def parse(image: bytes) -> CodeObject:
     for i, k in enumerate(raw_kernels):
         kernels_entry = _kernel(k, i, symbols, bytes_at)
         kernels_entry.lines = lines
+        kernels_entry.arch = processor or "gfx942"
         kernels[kernels_entry.name] = kernels_entry
     entries = {k.code_offset for k in kernels.values()}
     callable_code = [(n, v, bytes_at(v, size, f"code of {n}"))

@@ -42,7 +42,8 @@ _WIDTHS: dict[str, tuple[int, tuple[int, ...]]] = {
     "s_bitset1_b64": (2, (1,)), "s_bfm_b64": (2, (1, 1)), "s_lshl1_add_u32": (1, (1, 1)),
     "v_cvt_f64_f32": (2, (1,)), "v_cvt_f64_i32": (2, (1,)), "v_cvt_f64_u32": (2, (1,)),
     "v_cvt_f32_f64": (1, (2,)), "v_cvt_i32_f64": (1, (2,)), "v_cvt_u32_f64": (1, (2,)),
-    "v_trig_preop_f64": (2, (2, 1)), "v_div_fixup_f64": (2, (2, 2, 2)), "s_cselect_b64": (2, (2, 2)),
+    "v_trig_preop_f64": (2, (2, 1)), "v_pk_mov_b32": (2, (2, 2)), "v_div_fixup_f64": (2, (2, 2, 2)),
+    "s_cselect_b64": (2, (2, 2)),
 }
 _VOP3B = {"v_div_scale_f32", "v_div_scale_f64", "v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32",
           "v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32", "v_mad_u64_u32", "v_mad_i64_i32"}
@@ -69,6 +70,8 @@ class Inst:
     f: dict[str, int] = field(default_factory=dict)  # raw fields
     literal: int | None = None
     words: tuple[int, ...] = ()
+    arch: str = "gfx942"  # the target whose tables and syntax decoded it (gfx942 or gfx90a)
+    shown: str | None = None  # the disassembly, when the executor renumbered registers (AGPRs) in `f`
 
     @property
     def widths(self) -> tuple[int, tuple[int, ...]]:
@@ -92,6 +95,8 @@ class Inst:
     @property
     def text(self) -> str:
         """The disassembly, as llvm-objdump-19 -d --mcpu=gfx942 prints it (without address comments)."""
+        if self.shown is not None:
+            return self.shown
         ops = _format_operands(self)
         if self.f.get("dpp"):
             ops += " " + dpp_text(self.f)
@@ -132,8 +137,27 @@ def _sext(v: int, bits: int) -> int:
     return v - (1 << bits) if v >> (bits - 1) & 1 else v
 
 
-def decode_one(code: bytes, at: int, kernel: str = "") -> Inst:
-    """Decode the instruction at byte `at` of `code`."""
+ARCHS = ("gfx942", "gfx90a")
+
+
+@functools.cache
+def _tables(arch: str) -> dict[str, dict[int, str]]:
+    """The opcode tables of a target: gfx942's, with gfx90a's own where its encodings differ (MFMA)."""
+    base = {fmt: {**table, **_EXTRA.get(fmt, {})} for fmt, table in OPCODES.items()}
+    if arch == "gfx90a":
+        from strata.hw.amdgpu.opcodes_gfx90a import OPCODES as GFX90A
+
+        base.update({fmt: {**table, **_EXTRA.get(fmt, {})} for fmt, table in GFX90A.items()})
+    return base
+
+
+# Opcodes the generator misses (llvm-mc re-encodes their op_sel_hi bits, so its round-trip check drops them);
+# the same numbers on gfx90a and gfx942 (llvm-mc-19 -show-encoding)
+_EXTRA: dict[str, dict[int, str]] = {"VOP3P": {88: "v_accvgpr_read_b32", 89: "v_accvgpr_write_b32"}}
+
+
+def decode_one(code: bytes, at: int, kernel: str = "", arch: str = "gfx942") -> Inst:
+    """Decode the instruction at byte `at` of `code` (for `arch`: gfx942 or gfx90a)."""
     if at + 4 > len(code):
         raise UnsupportedAmdInstruction(f"truncated instruction at end of code ({len(code) - at} bytes)", kernel, at)
     w0 = struct.unpack_from("<I", code, at)[0]
@@ -204,12 +228,18 @@ def decode_one(code: bytes, at: int, kernel: str = "") -> Inst:
         words.append(w1)
         f.update(offset=_sext(_field(w0, 0, 13), 13) if seg else _field(w0, 0, 12), lds=_field(w0, 13, 1),
                  sc0=_field(w0, 16, 1), nt=_field(w0, 17, 1), sc1=_field(w0, 25, 1),
-                 addr=_field(w1, 0, 8), data=_field(w1, 8, 8), saddr=_field(w1, 16, 7), vdst=_field(w1, 24, 8))
+                 addr=_field(w1, 0, 8), data=_field(w1, 8, 8), saddr=_field(w1, 16, 7), acc=_field(w1, 23, 1),
+                 vdst=_field(w1, 24, 8))
         srcs = []
     elif w0 >> 26 == 0b111000:
         fmt, op = "MUBUF", _field(w0, 18, 7)
-        words.append(word1())
-        srcs = []
+        w1 = word1()
+        words.append(w1)
+        f.update(offset=_field(w0, 0, 12), offen=_field(w0, 12, 1), idxen=_field(w0, 13, 1), sc0=_field(w0, 14, 1),
+                 sc1=_field(w0, 15, 1), lds=_field(w0, 16, 1), nt=_field(w0, 17, 1), vaddr=_field(w1, 0, 8),
+                 vdata=_field(w1, 8, 8), srsrc=_field(w1, 16, 5) * 4, acc=_field(w1, 23, 1),
+                 soffset=_field(w1, 24, 8))
+        srcs = [f["soffset"]]
     elif w0 >> 25 == 0b0111110:
         fmt, op = "VOPC", _field(w0, 17, 8)
         f.update(src0=_field(w0, 0, 9), vsrc1=_field(w0, 9, 8))
@@ -224,7 +254,7 @@ def decode_one(code: bytes, at: int, kernel: str = "") -> Inst:
         srcs = [f["src0"]]
     else:
         raise UnsupportedAmdInstruction(f"unknown encoding {w0:08X}", kernel, at)
-    table = OPCODES.get("GLOBAL" if fmt == "FLAT" else fmt, {})
+    table = _tables(arch).get("GLOBAL" if fmt == "FLAT" else fmt, {})
     name = table.get(op)
     if name is None:
         raise UnsupportedAmdInstruction(f"{fmt} opcode {op} (encoding {' '.join(f'{w:08X}' for w in words)})",
@@ -256,10 +286,10 @@ def decode_one(code: bytes, at: int, kernel: str = "") -> Inst:
             raise UnsupportedAmdInstruction(f"{name}: literal constant missing at end of code", kernel, at)
         literal = int(struct.unpack_from("<I", code, lat)[0])
         words.append(literal)
-    return Inst(at, 4 * len(words), fmt, op, name, f, literal, tuple(words))
+    return Inst(at, 4 * len(words), fmt, op, name, f, literal, tuple(words), arch)
 
 
-def decode(code: bytes, kernel: str = "") -> list[Inst]:
+def decode(code: bytes, kernel: str = "", arch: str = "gfx942") -> list[Inst]:
     """Decode a kernel's machine code into instructions, in order.
 
     Raises:
@@ -268,7 +298,7 @@ def decode(code: bytes, kernel: str = "") -> list[Inst]:
     out: list[Inst] = []
     at = 0
     while at < len(code):
-        ins = decode_one(code, at, kernel)
+        ins = decode_one(code, at, kernel, arch)
         out.append(ins)
         at += ins.size
     return out
@@ -408,6 +438,8 @@ def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
         text = f"{sreg(f['sdata'], n)}, {sreg(f['sbase'], 2)}, {off}"
         return text + (" glc" if f["glc"] else "")
     if ins.fmt == "VOP1":
+        if name == "v_accvgpr_mov_b32":
+            return f"{_mai_reg(f['vdst'], 1, True)}, {_mai_reg(f['src0'] - 256, 1, True)}"
         if name == "v_readfirstlane_b32":
             return f"{sreg(f['vdst'])}, {src(f['src0'], 1, lit)}"
         if name in ("v_nop", "v_clrexcp"):
@@ -453,6 +485,10 @@ def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
         return text
     if ins.fmt == "VOP3P" and name in MFMA:
         return _format_mfma(ins)
+    if name == "v_accvgpr_read_b32":
+        return f"{vreg(f['vdst'])}, {_mai_reg(f['src0'] - 256, 1, True)}"
+    if name == "v_accvgpr_write_b32":
+        return f"{_mai_reg(f['vdst'], 1, True)}, {src(f['src0'], 1, lit)}"
     if ins.fmt == "VOP3P":
         n_src = 3 if any(t in name for t in ("fma", "mad")) else 2
         srcs = [src(f[f"src{i}"], sw[i], lit) for i in range(n_src)]
@@ -475,7 +511,39 @@ def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
         return _format_ds(ins)
     if ins.fmt in ("GLOBAL", "FLAT", "SCRATCH"):
         return _format_flat(ins)
+    if ins.fmt == "MUBUF":
+        return _format_mubuf(ins)
     return " ".join(f"{w:08X}" for w in ins.words)
+
+
+def _cache_bits(ins: Inst) -> str:
+    """The cache-policy bits: sc0/sc1/nt on gfx942 (gfx940 family), glc/slc/scc on gfx90a."""
+    f = ins.f
+    if ins.arch == "gfx90a":
+        return "".join(t for t, on in ((" glc", f["sc0"]), (" slc", f["nt"]), (" scc", f["sc1"])) if on)
+    return "".join(t for t, on in ((" sc0", f["sc0"]), (" sc1", f["sc1"]), (" nt", f["nt"])) if on)
+
+
+def _format_mubuf(ins: Inst) -> str:
+    """buffer_* instructions: data, address (off, or the VGPR(s) offen/idxen use), resource, soffset."""
+    f, name = ins.f, ins.name
+    tail = ""
+    if f["offen"]:
+        tail += " offen"
+    if f["idxen"]:
+        tail += " idxen"
+    if f["offset"]:
+        tail += f" offset:{f['offset']}"
+    tail += _cache_bits(ins) + (" lds" if f["lds"] else "")
+    if not name.startswith(("buffer_load", "buffer_store", "buffer_atomic")):
+        return tail.strip()  # buffer_wbl2, buffer_inv, buffer_wbinvl1*: cache control only
+    w = flat_width(name.replace("buffer_", "global_"))
+    if "_d16" in name or name.endswith(("_format_x", "ubyte", "sbyte", "ushort", "sshort", "byte", "short")):
+        w = 1
+    n_addr = f["offen"] + f["idxen"]
+    addr = "off" if n_addr == 0 else vreg(f["vaddr"], n_addr)
+    data = _mai_reg(f["vdata"], w, bool(f["acc"]))
+    return f"{data}, {addr}, {sreg(f['srsrc'], 4)}, {sreg(f['soffset'], 1, ins.literal)}{tail}"
 
 
 # MFMA (single-block shapes): name -> (M, N, K, input kind, k values per lane, input dwords, output dwords)
@@ -485,6 +553,14 @@ MFMA: dict[str, tuple[int, int, int, str, int, int, int]] = {
     "v_mfma_f32_16x16x16_bf16": (16, 16, 16, "bf16", 4, 2, 4),
     "v_mfma_f32_32x32x8_bf16": (32, 32, 8, "bf16", 4, 2, 16),
     "v_mfma_i32_16x16x32_i8": (16, 16, 32, "i8", 8, 2, 4), "v_mfma_i32_32x32x16_i8": (32, 32, 16, "i8", 8, 2, 16),
+    "v_mfma_f64_16x16x4_f64": (16, 16, 4, "f64", 1, 2, 8),
+    # gfx90a (CDNA2) spellings of the same shapes, and its own i8 shapes (4 bytes per lane)
+    "v_mfma_f32_16x16x4f32": (16, 16, 4, "f32", 1, 1, 4), "v_mfma_f32_32x32x2f32": (32, 32, 2, "f32", 1, 1, 16),
+    "v_mfma_f32_16x16x16f16": (16, 16, 16, "f16", 4, 2, 4), "v_mfma_f32_32x32x8f16": (32, 32, 8, "f16", 4, 2, 16),
+    "v_mfma_f32_16x16x16bf16_1k": (16, 16, 16, "bf16", 4, 2, 4),
+    "v_mfma_f32_32x32x8bf16_1k": (32, 32, 8, "bf16", 4, 2, 16),
+    "v_mfma_i32_16x16x16i8": (16, 16, 16, "i8", 4, 1, 4), "v_mfma_i32_32x32x8i8": (32, 32, 8, "i8", 4, 1, 16),
+    "v_mfma_f64_16x16x4f64": (16, 16, 4, "f64", 1, 2, 8),
 }
 
 
@@ -593,22 +669,17 @@ def _format_flat(ins: Inst) -> str:
     tail = sreg(saddr, 2 if ins.fmt == "GLOBAL" else 1) if has_saddr else ("off" if ins.fmt != "FLAT" else "")
     w = flat_width(name)
     is_atomic = "atomic" in name
+    acc = bool(f.get("acc"))  # gfx90a+: the data/destination registers are AGPRs
     if "load" in name:
-        parts = [vreg(f["vdst"], w), addr]
+        parts = [_mai_reg(f["vdst"], w, acc), addr]
     elif is_atomic:
         dw = w // 2 if "cmpswap" in name else w
-        parts = ([vreg(f["vdst"], dw)] if f["sc0"] else []) + [addr, vreg(f["data"], w)]
+        parts = ([_mai_reg(f["vdst"], dw, acc)] if f["sc0"] else []) + [addr, _mai_reg(f["data"], w, acc)]
     else:
-        parts = [addr, vreg(f["data"], w)]
+        parts = [addr, _mai_reg(f["data"], w, acc)]
     if tail:
         parts.append(tail)
     text = ", ".join(parts)
     if f["offset"]:
         text += f" offset:{f['offset']}"
-    if f["sc0"]:
-        text += " sc0"
-    if f["sc1"]:
-        text += " sc1"
-    if f["nt"]:
-        text += " nt"
-    return text
+    return text + _cache_bits(ins)

@@ -88,14 +88,24 @@ def load_program(kernel: KernelInfo) -> AmdProgram:
     Raises:
         UnsupportedAmdInstruction: an instruction that cannot be decoded or executed, with its disassembly.
     """
-    insts = decode(kernel.code, kernel.name)
+    insts = decode(kernel.code, kernel.name, kernel.arch)
     if kernel.functions and any(i.name in ("s_swappc_b64", "s_setpc_b64") for i in insts):
         # device functions it may call: decoded at their place relative to the kernel's entry
         for fname, vaddr, code in kernel.functions:
-            for ins in decode(code, f"{kernel.name} (function {fname})"):
+            for ins in decode(code, f"{kernel.name} (function {fname})", kernel.arch):
                 ins.offset += vaddr - kernel.code_offset
                 insts.append(ins)
         insts.sort(key=lambda i: i.offset)
+    aoff = kernel.descriptor.accum_offset
+    for i, ins in enumerate(insts):
+        if ins.f.get("acc") and ins.fmt in ("FLAT", "GLOBAL", "SCRATCH", "MUBUF"):
+            # loads/stores of AGPRs (gfx90a+): the accumulation registers follow the arch VGPRs in one file
+            f = dict(ins.f)
+            for key in ("vdst", "data", "vdata"):
+                if key in f:
+                    f[key] += aoff
+            f["acc"] = 0
+            insts[i] = dataclasses.replace(ins, f=f, shown=ins.text)
     handlers = []
     for ins in insts:
         h = _handler(ins)
@@ -1312,11 +1322,11 @@ def h_valu3(c: _Ctx, ins: Inst) -> None:
         _count(c, "integer")
     elif name in ("v_lshlrev_b64", "v_lshl_add_u64") and c.full and (halves := _shl64_halves(c, ins)) is not None:
         lo, hi = halves
-        d = _vdst(ins)
+        dreg = _vdst(ins)
         if name == "v_lshl_add_u64":  # + src2, with the carry out of the low word
             dlo, dhi = _src_halves(c, ins, 2)
             if isinstance(c.ix, slice) and lo.shape[1] == 1:  # a uniform x: add straight into the destination
-                out_lo, out_hi = c.b.v[d], c.b.v[d + 1]  # (they may be src2 itself: read before written below)
+                out_lo, out_hi = c.b.v[dreg], c.b.v[dreg + 1]  # (they may be src2 itself: read before written)
                 np.add(hi, dhi, out=out_hi)
                 np.add(lo, dlo, out=out_lo)
                 np.add(out_hi, np.less(out_lo, lo), out=out_hi, casting="unsafe")  # carry: the sum wrapped below x
@@ -1325,8 +1335,8 @@ def h_valu3(c: _Ctx, ins: Inst) -> None:
             s_lo = np.add(lo, dlo, dtype=_U32)
             hi = np.add(np.add(hi, dhi, dtype=_U32), s_lo < dlo, dtype=_U32)
             lo = s_lo
-        c.b.v[d, c.ix] = lo
-        c.b.v[d + 1, c.ix] = hi
+        c.b.v[dreg, c.ix] = lo
+        c.b.v[dreg + 1, c.ix] = hi
         _count(c, "integer")
         return
     elif name in ("v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64"):
@@ -1785,6 +1795,8 @@ def _mfma_values(c: _Ctx, code: int, dwords: int, kind: str) -> np.ndarray:
         return raw.view(np.float32).astype(np.float64)
     if kind == "f16":
         return raw.view(np.float16).astype(np.float64)
+    if kind == "f64":
+        return raw.view(np.float64)
     if kind == "bf16":
         return (raw.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
     return raw.view(np.int8).astype(np.int64)
@@ -1801,14 +1813,31 @@ def h_mfma(c: _Ctx, ins: Inst) -> None:
     are reshapes of the registers."""
     m, n, k, kind, kpl, in_w, out_w = MFMA[ins.name]
     w = c.n
-    a = _mfma_values(c, ins.f["src0"], in_w, kind).reshape(w, WAVE // m, m, kpl).transpose(0, 2, 1, 3) \
-        .reshape(w, m, k)
-    b = _mfma_values(c, ins.f["src1"], in_w, kind).reshape(w, WAVE // n, n, kpl).transpose(0, 1, 3, 2) \
-        .reshape(w, k, n)
+    f = ins.f
+    aoff = c.prog.kernel.descriptor.accum_offset  # AGPR a[i] is v[accum_offset + i] (unified register file)
+    acc_ab, acc_cd = f["op_sel_hi"], f["clamp"]  # MAI bits: src0/src1 AGPRs; vdst and src2 AGPRs
+    src0 = f["src0"] + (aoff if acc_ab & 1 and f["src0"] >= 256 else 0)
+    src1 = f["src1"] + (aoff if acc_ab & 2 and f["src1"] >= 256 else 0)
+    a = _mfma_values(c, src0, in_w, kind).reshape(w, WAVE // m, m, kpl).transpose(0, 2, 1, 3).reshape(w, m, k)
+    b = _mfma_values(c, src1, in_w, kind).reshape(w, WAVE // n, n, kpl).transpose(0, 1, 3, 2).reshape(w, k, n)
     g = WAVE // n
     q = m // (4 * g)
-    r2 = ins.f["src2"]
+    r2 = f["src2"] + (aoff if acc_cd and f["src2"] >= 256 else 0)
     d = np.matmul(a, b)
+    if kind == "f64":  # 4q float64 values per lane, value r in the register pair 2r, 2r + 1
+        nvals = out_w // 2
+        if r2 >= 256:
+            regs = c.b.v[r2 - 256:r2 - 256 + out_w, c.ix].transpose(1, 0, 2).reshape(w, nvals, 2, WAVE)
+            acc64 = np.ascontiguousarray(regs.transpose(0, 1, 3, 2)).view(np.float64)[..., 0]  # (w, nvals, 64)
+            d += acc64.reshape(w, q, 4, g, n).transpose(0, 1, 3, 2, 4).reshape(w, m, n)
+        elif _const(r2, 2, ins.literal, True):
+            d += np.array(_const(r2, 2, ins.literal, True), np.uint64).view(np.float64)
+        vals = np.ascontiguousarray(d.reshape(w, q, g, 4, n).transpose(0, 1, 3, 2, 4).reshape(w, nvals, WAVE))
+        out64 = vals.view(_U32).reshape(w, nvals, WAVE, 2).transpose(0, 1, 3, 2).reshape(w, out_w, WAVE)
+        vd = f["vdst"] + (aoff if acc_cd else 0)
+        c.b.v[vd:vd + out_w, c.ix] = out64.transpose(1, 0, 2)
+        _mfma_count(c, m, n, k, kind)
+        return
     if r2 >= 256:
         cregs = c.b.v[r2 - 256:r2 - 256 + out_w, c.ix].transpose(1, 0, 2)  # (w, regs, 64)
         acc = cregs.reshape(w, q, 4, g, n).transpose(0, 1, 3, 2, 4).reshape(w, m, n)
@@ -1818,12 +1847,16 @@ def h_mfma(c: _Ctx, ins: Inst) -> None:
         d += np.array(k0, np.uint32).view(np.int32 if kind == "i8" else np.float32)
     bits = (d & 0xFFFFFFFF).astype(_U32) if kind == "i8" else d.astype(np.float32).view(_U32)
     out = bits.reshape(w, q, g, 4, n).transpose(0, 1, 3, 2, 4).reshape(w, out_w, WAVE)
-    vd = ins.f["vdst"]
+    vd = f["vdst"] + (aoff if acc_cd else 0)
     c.b.v[vd:vd + out_w, c.ix] = out.transpose(1, 0, 2)
+    _mfma_count(c, m, n, k, kind)
+
+
+def _mfma_count(c: _Ctx, m: int, n: int, k: int, kind: str) -> None:
     c.counters.thread_instructions["tensor"] += WAVE * c.n
     c.counters.warp_instructions["tensor"] += 2 * c.n
     c.counters.flops["tensor"] += 2 * m * n * k * c.n
-    key = {"f32": "tensor_tf32", "f16": "tensor_fp16", "bf16": "tensor_bf16", "i8": "int8"}[kind]
+    key = {"f32": "tensor_tf32", "f16": "tensor_fp16", "bf16": "tensor_bf16", "i8": "int8", "f64": "tensor_fp64"}[kind]
     c.counters.tensor_flops[key] = c.counters.tensor_flops.get(key, 0) + 2 * m * n * k * c.n
 
 
@@ -1943,23 +1976,23 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
         flat = lds.reshape(-1)
         vals: list[np.ndarray] = []
         base, align = _lds_span(c, ins, offs, 4 * width, "read")
-        mm: np.ndarray | None = None
+        rmask: np.ndarray | None = None
         for off in offs:
             if base is None:  # a fault or partial EXEC: per-offset checks
-                idx, mm = _lds_flat(c, ins, off, 4 * width, "read")
+                idx, rmask = _lds_flat(c, ins, off, 4 * width, "read")
             else:
                 idx = base + (off >> 2) if off else base
             if width in (2, 4) and base is not None and align >= 4 * width and off % (4 * width) == 0:
                 # aligned 8/16-byte records: one gather of whole records (LDS rows are whole records)
                 block = flat.reshape(-1, width).take(idx >> (width // 2), axis=0)
                 vals.extend(block[..., k] for k in range(width))
-            elif width > 1 and mm is None:  # one gather of `width` consecutive words per lane
+            elif width > 1 and rmask is None:  # one gather of `width` consecutive words per lane
                 block = flat.take(idx[..., None] + _ARANGE[:width])
                 vals.extend(block[..., k] for k in range(width))
             else:
                 vals.extend(flat.take(idx + k if k else idx) for k in range(width))
         c.counters.shared_load_bytes += c.active() * 4 * len(vals)
-        _defer_regs(c, "lgkm", f["vdst"], vals, mm)
+        _defer_regs(c, "lgkm", f["vdst"], vals, rmask)
         _count(c, "memory")
         return
     if name in ("ds_write_b32", "ds_write_b64", "ds_write_b96", "ds_write_b128", "ds_write2_b32", "ds_write2_b64",
@@ -1970,15 +2003,16 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
         flat = lds.reshape(-1)
         base, _ = _lds_span(c, ins, offs, 4 * width, "write")
         for off, reg in zip(offs, regs, strict=True):
+            wmask: np.ndarray | None = None
             if base is None:
-                idx, mm = _lds_flat(c, ins, off, 4 * width, "write")
+                idx, wmask = _lds_flat(c, ins, off, 4 * width, "write")
             else:
-                idx, mm = (base + (off >> 2) if off else base), None
-            if mm is not None:
-                idx = idx[mm]
+                idx = base + (off >> 2) if off else base
+            if wmask is not None:
+                idx = idx[wmask]
             for k in range(width):
                 data = c.b.v[reg + k, c.ix]
-                flat[idx + k if k else idx] = data if mm is None else data[mm]
+                flat[idx + k if k else idx] = data if wmask is None else data[wmask]
             c.counters.shared_store_bytes += c.active() * 4 * width
         _count_only(c, "lgkm")
         _count(c, "memory")
@@ -2392,13 +2426,19 @@ def h_global(c: _Ctx, ins: Inst) -> None:
 def h_scratch(c: _Ctx, ins: Inst) -> None:
     """Private (scratch) memory, per lane: gfx942's architected flat scratch gives each lane its own
     private segment; the address is the instruction offset plus the VGPR (SVE) and the SGPR, if used."""
-    f, name = ins.f, ins.name
-    m = c.exec_mask()
+    f = ins.f
     addr = np.full((c.n, WAVE), f["offset"], np.int64)
     if f["lds"]:  # SVE: a VGPR holds the per-lane address
         addr = addr + c.b.v[f["addr"], c.ix].astype(np.int64)
     if f["saddr"] != 0x7F:
         addr = addr + sread(c, f["saddr"], 1, ins).astype(np.int64)[:, None]
+    _private_access(c, ins, addr, f["data"], f["vdst"])
+
+
+def _private_access(c: _Ctx, ins: Inst, addr: np.ndarray, data_reg: int, vdst: int) -> None:
+    """A load or store of each lane's private segment at byte offsets `addr` (n, 64)."""
+    name = ins.name.replace("buffer_", "scratch_")
+    m = c.exec_mask()
     width = flat_width(name)
     tail = name.rsplit("_", 1)[-1]
     size = {"ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2, "byte": 1, "short": 2}.get(tail, 4 * width)
@@ -2426,13 +2466,13 @@ def h_scratch(c: _Ctx, ins: Inst) -> None:
                 w = v
             vals.append(w)
         val = np.stack(vals, axis=1)
-        d = f["vdst"]
+        d = vdst
         mm = m.copy()
         _defer(c, "vm", lambda rows, ws: _vset_multi(c, ws, d, val[rows], mm[rows]))
     else:
         rows, lanes = np.nonzero(m)
         for k in range(width):
-            data = c.b.v[f["data"] + k, c.ix][rows, lanes]
+            data = c.b.v[data_reg + k, c.ix][rows, lanes]
             idx = (waves[rows], lanes, word[rows, lanes] + k)
             if size < 4:
                 mask = _U32((1 << (8 * size)) - 1) << shift[rows, lanes]
@@ -2442,6 +2482,52 @@ def h_scratch(c: _Ctx, ins: Inst) -> None:
         _count_only(c, "vm")
     c.counters.local_bytes += int(m.sum()) * size
     _count(c, "memory")
+
+
+def h_accvgpr(c: _Ctx, ins: Inst) -> None:
+    """v_accvgpr_read/write/mov: copies between the architectural VGPRs and the accumulation registers,
+    which live in the same (unified, gfx90a+) register file: a[i] is v[accum_offset + i]."""
+    aoff = c.prog.kernel.descriptor.accum_offset
+    f = ins.f
+    if ins.name == "v_accvgpr_write_b32":
+        val, dst = vread(c, f["src0"], 1, ins), f["vdst"] + aoff
+    else:
+        val = c.b.v[f["src0"] - 256 + aoff, c.ix]
+        dst = f["vdst"] if ins.name == "v_accvgpr_read_b32" else f["vdst"] + aoff
+    vwrite(c, dst, np.array(val, copy=True))
+    _count(c, "integer")
+
+
+def h_pk_mov(c: _Ctx, ins: Inst) -> None:
+    """v_pk_mov_b32 (gfx90a+): the destination pair's low word from src0's low or high word (op_sel[0]),
+    its high word from src1's (op_sel[1])."""
+    f = ins.f
+
+    def words(code: int) -> tuple[np.ndarray, np.ndarray]:
+        if code >= 256:
+            return c.b.v[code - 256, c.ix], c.b.v[code - 255, c.ix]
+        x = sread(c, code, 2, ins)
+        return (x & _MASK32).astype(_U32)[:, None], (x >> _U64(32)).astype(_U32)[:, None]
+
+    lo = np.array(words(f["src0"])[f["op_sel"] & 1], copy=True)
+    hi = np.array(words(f["src1"])[f["op_sel"] >> 1 & 1], copy=True)
+    vwrite(c, f["vdst"], lo)
+    vwrite(c, f["vdst"] + 1, hi)
+    _count(c, "integer")
+
+
+def h_mubuf(c: _Ctx, ins: Inst) -> None:
+    """buffer_load/store through the private segment buffer (gfx90a scratch: clang addresses a work-item's
+    private memory as resource s[0:3] + soffset + offset + the VGPR offset with offen). The dispatch sets the
+    resource base and the wave's scratch offset to 0, so that sum is the byte offset in the work-item's own
+    segment (the swizzling of hardware, lanes interleaved by dwords, is invisible to the kernel)."""
+    f = ins.f
+    res = c.b.s[c.ix, f["srsrc"]].astype(np.int64) | (c.b.s[c.ix, f["srsrc"] + 1].astype(np.int64) & 0xFFFF) << 32
+    addr = np.broadcast_to((res + sread(c, f["soffset"], 1, ins).astype(np.int64) + f["offset"])[:, None],
+                           (c.n, WAVE)).copy()
+    if f["offen"]:
+        addr += c.b.v[f["vaddr"], c.ix].astype(np.int64)
+    _private_access(c, ins, addr, f["vdata"], f["vdata"])
 
 
 def _atomic64(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray) -> None:
@@ -2612,9 +2698,16 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
         return h_vop3p
     if fmt == "VOP3P" and name in MFMA:
         f = ins.f
-        plain = not (f.get("clamp") or f.get("op_sel_hi") or f.get("neg_hi") or f.get("op_sel") or f.get("neg")
-                     or f.get("op_sel_hi2"))  # VGPR operands, no cbsz/abid/blgp broadcasts
+        plain = not (f.get("neg_hi") or f.get("op_sel") or f.get("neg") or f.get("op_sel_hi2"))  # no cbsz/abid/blgp
         return h_mfma if plain and f["src0"] >= 256 and f["src1"] >= 256 else None
+    if name in ("v_accvgpr_read_b32", "v_accvgpr_write_b32") and fmt == "VOP3P" or \
+            name == "v_accvgpr_mov_b32" and fmt == "VOP1" and not (ins.f.get("dpp") or ins.f.get("sdwa")):
+        return h_accvgpr
+    if fmt == "VOP3P" and name == "v_pk_mov_b32":
+        return h_pk_mov
+    if fmt == "MUBUF" and name.startswith(("buffer_load_", "buffer_store_")) and not (
+            ins.f["idxen"] or ins.f["lds"] or ins.f["acc"] or "format" in name or "d16" in name):
+        return h_mubuf
     if fmt == "DS":
         known = name in _DS_OK or name in _DS_SMALL or _DS_ATOMIC.fullmatch(name) or _DS_ATOMIC64.fullmatch(name)
         return h_ds if known and not ins.f["gds"] else None
@@ -2694,7 +2787,7 @@ def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_
     gx, gy, _ = launch.grid
     bx, by, _ = launch.block
     n = wgs.size * waves_per_wg
-    nv = max(k.vgpr_count, 1) + 1
+    nv = max(k.vgpr_count, kd.accum_offset + k.agpr_count if k.agpr_count else 0, 1) + 1  # AGPRs follow
     s = np.zeros((n, 128), _U32)
     v = np.zeros((nv, n, WAVE), _U32)
     wg_row = np.repeat(np.arange(wgs.size), waves_per_wg)

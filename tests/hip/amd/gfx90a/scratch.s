@@ -1,0 +1,382 @@
+000000001900 s_load_dword s6, s[4:5], 0x24
+000000001908 s_load_dword s7, s[4:5], 0x10
+000000001910 s_add_u32 s0, s0, s9
+000000001914 s_addc_u32 s1, s1, 0
+000000001918 s_waitcnt lgkmcnt(0)
+00000000191C s_and_b32 s6, s6, 0xffff
+000000001924 s_mul_i32 s8, s8, s6
+000000001928 v_add_u32_e32 v0, s8, v0
+00000000192C v_cmp_gt_i32_e32 vcc, s7, v0
+000000001930 s_and_saveexec_b64 s[6:7], vcc
+000000001934 s_cbranch_execz 188
+000000001938 s_load_dwordx4 s[4:7], s[4:5], 0x0
+000000001940 v_ashrrev_i32_e32 v1, 31, v0
+000000001944 v_lshlrev_b64 v[2:3], 2, v[0:1]
+00000000194C buffer_store_dword v0, off, s[0:3], 0
+000000001954 v_add_u32_e32 v6, 9, v0
+000000001958 s_waitcnt lgkmcnt(0)
+00000000195C v_mov_b32_e32 v1, s5
+000000001960 v_add_co_u32_e32 v4, vcc, s4, v2
+000000001964 v_addc_co_u32_e32 v5, vcc, v1, v3, vcc
+000000001968 global_load_dword v1, v[4:5], off
+000000001970 v_add_u32_e32 v4, 1, v0
+000000001974 v_add_u32_e32 v5, 4, v0
+000000001978 v_add_u32_e32 v7, 16, v0
+00000000197C v_add_u32_e32 v8, 25, v0
+000000001980 v_add_u32_e32 v9, 36, v0
+000000001984 v_add_u32_e32 v10, 49, v0
+000000001988 v_add_u32_e32 v11, 64, v0
+00000000198C v_add_u32_e32 v12, 0x51, v0
+000000001994 v_add_u32_e32 v13, 0x64, v0
+00000000199C v_add_u32_e32 v14, 0x79, v0
+0000000019A4 v_add_u32_e32 v15, 0x90, v0
+0000000019AC v_add_u32_e32 v16, 0xa9, v0
+0000000019B4 v_add_u32_e32 v17, 0xc4, v0
+0000000019BC v_add_u32_e32 v18, 0xe1, v0
+0000000019C4 v_add_u32_e32 v19, 0x100, v0
+0000000019CC v_add_u32_e32 v20, 0x121, v0
+0000000019D4 v_add_u32_e32 v21, 0x144, v0
+0000000019DC v_add_u32_e32 v22, 0x169, v0
+0000000019E4 v_add_u32_e32 v23, 0x190, v0
+0000000019EC v_add_u32_e32 v24, 0x1b9, v0
+0000000019F4 v_add_u32_e32 v25, 0x1e4, v0
+0000000019FC v_add_u32_e32 v26, 0x211, v0
+000000001A04 v_add_u32_e32 v27, 0x240, v0
+000000001A0C v_add_u32_e32 v28, 0x271, v0
+000000001A14 v_add_u32_e32 v29, 0x2a4, v0
+000000001A1C v_add_u32_e32 v30, 0x2d9, v0
+000000001A24 v_add_u32_e32 v31, 0x310, v0
+000000001A2C v_add_u32_e32 v32, 0x349, v0
+000000001A34 v_add_u32_e32 v33, 0x384, v0
+000000001A3C v_add_u32_e32 v34, 0x3c1, v0
+000000001A44 v_add_u32_e32 v35, 0x400, v0
+000000001A4C v_add_u32_e32 v36, 0x441, v0
+000000001A54 v_add_u32_e32 v37, 0x484, v0
+000000001A5C v_add_u32_e32 v38, 0x4c9, v0
+000000001A64 v_add_u32_e32 v0, 0x510, v0
+000000001A6C s_mov_b32 s4, 0xdd67c8a7
+000000001A74 buffer_store_dword v5, off, s[0:3], 0 offset:8
+000000001A7C buffer_store_dword v4, off, s[0:3], 0 offset:4
+000000001A84 buffer_store_dword v7, off, s[0:3], 0 offset:16
+000000001A8C buffer_store_dword v6, off, s[0:3], 0 offset:12
+000000001A94 buffer_store_dword v9, off, s[0:3], 0 offset:24
+000000001A9C buffer_store_dword v8, off, s[0:3], 0 offset:20
+000000001AA4 buffer_store_dword v11, off, s[0:3], 0 offset:32
+000000001AAC buffer_store_dword v10, off, s[0:3], 0 offset:28
+000000001AB4 buffer_store_dword v13, off, s[0:3], 0 offset:40
+000000001ABC buffer_store_dword v12, off, s[0:3], 0 offset:36
+000000001AC4 buffer_store_dword v15, off, s[0:3], 0 offset:48
+000000001ACC buffer_store_dword v14, off, s[0:3], 0 offset:44
+000000001AD4 buffer_store_dword v17, off, s[0:3], 0 offset:56
+000000001ADC buffer_store_dword v16, off, s[0:3], 0 offset:52
+000000001AE4 buffer_store_dword v19, off, s[0:3], 0 offset:64
+000000001AEC buffer_store_dword v18, off, s[0:3], 0 offset:60
+000000001AF4 buffer_store_dword v21, off, s[0:3], 0 offset:72
+000000001AFC buffer_store_dword v20, off, s[0:3], 0 offset:68
+000000001B04 buffer_store_dword v23, off, s[0:3], 0 offset:80
+000000001B0C buffer_store_dword v22, off, s[0:3], 0 offset:76
+000000001B14 buffer_store_dword v25, off, s[0:3], 0 offset:88
+000000001B1C buffer_store_dword v24, off, s[0:3], 0 offset:84
+000000001B24 buffer_store_dword v27, off, s[0:3], 0 offset:96
+000000001B2C buffer_store_dword v26, off, s[0:3], 0 offset:92
+000000001B34 buffer_store_dword v29, off, s[0:3], 0 offset:104
+000000001B3C buffer_store_dword v28, off, s[0:3], 0 offset:100
+000000001B44 buffer_store_dword v31, off, s[0:3], 0 offset:112
+000000001B4C buffer_store_dword v30, off, s[0:3], 0 offset:108
+000000001B54 buffer_store_dword v33, off, s[0:3], 0 offset:120
+000000001B5C buffer_store_dword v32, off, s[0:3], 0 offset:116
+000000001B64 buffer_store_dword v35, off, s[0:3], 0 offset:128
+000000001B6C buffer_store_dword v34, off, s[0:3], 0 offset:124
+000000001B74 buffer_store_dword v37, off, s[0:3], 0 offset:136
+000000001B7C buffer_store_dword v36, off, s[0:3], 0 offset:132
+000000001B84 buffer_store_dword v0, off, s[0:3], 0 offset:144
+000000001B8C buffer_store_dword v38, off, s[0:3], 0 offset:140
+000000001B94 v_mov_b32_e32 v39, 0
+000000001B98 s_waitcnt vmcnt(36)
+000000001B9C v_mul_hi_i32 v0, v1, s4
+000000001BA4 v_add_u32_e32 v0, v0, v1
+000000001BA8 v_lshrrev_b32_e32 v6, 31, v0
+000000001BAC v_ashrrev_i32_e32 v0, 5, v0
+000000001BB0 v_mul_lo_u32 v4, v1, 7
+000000001BB8 v_add_u32_e32 v0, v0, v6
+000000001BBC v_mul_hi_i32 v5, v4, s4
+000000001BC4 v_mul_lo_u32 v0, v0, 37
+000000001BCC v_sub_u32_e32 v0, v1, v0
+000000001BD0 v_add_u32_e32 v1, v5, v4
+000000001BD4 v_lshrrev_b32_e32 v5, 31, v1
+000000001BD8 v_ashrrev_i32_e32 v1, 5, v1
+000000001BDC v_add_u32_e32 v1, v1, v5
+000000001BE0 v_mul_lo_u32 v1, v1, 37
+000000001BE8 v_lshl_add_u32 v0, v0, 2, v39
+000000001BF0 v_sub_u32_e32 v1, v4, v1
+000000001BF4 v_lshl_add_u32 v1, v1, 2, v39
+000000001BFC buffer_load_dword v4, v0, s[0:3], 0 offen
+000000001C04 buffer_load_dword v5, v1, s[0:3], 0 offen
+000000001C0C v_mov_b32_e32 v1, s7
+000000001C10 v_add_co_u32_e32 v0, vcc, s6, v2
+000000001C14 v_addc_co_u32_e32 v1, vcc, v1, v3, vcc
+000000001C18 s_waitcnt vmcnt(0)
+000000001C1C v_add_u32_e32 v4, v5, v4
+000000001C20 global_store_dword v[0:1], v4, off
+000000001C28 s_endpgm
+000000001C2C s_nop 0
+000000001C30 s_nop 0
+000000001C34 s_nop 0
+000000001C38 s_nop 0
+000000001C3C s_nop 0
+000000001C40 s_nop 0
+000000001C44 s_nop 0
+000000001C48 s_nop 0
+000000001C4C s_nop 0
+000000001C50 s_nop 0
+000000001C54 s_nop 0
+000000001C58 s_nop 0
+000000001C5C s_nop 0
+000000001C60 s_nop 0
+000000001C64 s_nop 0
+000000001C68 s_nop 0
+000000001C6C s_nop 0
+000000001C70 s_nop 0
+000000001C74 s_nop 0
+000000001C78 s_nop 0
+000000001C7C s_nop 0
+000000001C80 s_nop 0
+000000001C84 s_nop 0
+000000001C88 s_nop 0
+000000001C8C s_nop 0
+000000001C90 s_nop 0
+000000001C94 s_nop 0
+000000001C98 s_nop 0
+000000001C9C s_nop 0
+000000001CA0 s_nop 0
+000000001CA4 s_nop 0
+000000001CA8 s_nop 0
+000000001CAC s_nop 0
+000000001CB0 s_nop 0
+000000001CB4 s_nop 0
+000000001CB8 s_nop 0
+000000001CBC s_nop 0
+000000001CC0 s_nop 0
+000000001CC4 s_nop 0
+000000001CC8 s_nop 0
+000000001CCC s_nop 0
+000000001CD0 s_nop 0
+000000001CD4 s_nop 0
+000000001CD8 s_nop 0
+000000001CDC s_nop 0
+000000001CE0 s_nop 0
+000000001CE4 s_nop 0
+000000001CE8 s_nop 0
+000000001CEC s_nop 0
+000000001CF0 s_nop 0
+000000001CF4 s_nop 0
+000000001CF8 s_nop 0
+000000001CFC s_nop 0
+000000001D00 s_nop 0
+000000001D04 s_nop 0
+000000001D08 s_nop 0
+000000001D0C s_nop 0
+000000001D10 s_nop 0
+000000001D14 s_nop 0
+000000001D18 s_nop 0
+000000001D1C s_nop 0
+000000001D20 s_nop 0
+000000001D24 s_nop 0
+000000001D28 s_nop 0
+000000001D2C s_nop 0
+000000001D30 s_nop 0
+000000001D34 s_nop 0
+000000001D38 s_nop 0
+000000001D3C s_nop 0
+000000001D40 s_nop 0
+000000001D44 s_nop 0
+000000001D48 s_nop 0
+000000001D4C s_nop 0
+000000001D50 s_nop 0
+000000001D54 s_nop 0
+000000001D58 s_nop 0
+000000001D5C s_nop 0
+000000001D60 s_nop 0
+000000001D64 s_nop 0
+000000001D68 s_nop 0
+000000001D6C s_nop 0
+000000001D70 s_nop 0
+000000001D74 s_nop 0
+000000001D78 s_nop 0
+000000001D7C s_nop 0
+000000001D80 s_nop 0
+000000001D84 s_nop 0
+000000001D88 s_nop 0
+000000001D8C s_nop 0
+000000001D90 s_nop 0
+000000001D94 s_nop 0
+000000001D98 s_nop 0
+000000001D9C s_nop 0
+000000001DA0 s_nop 0
+000000001DA4 s_nop 0
+000000001DA8 s_nop 0
+000000001DAC s_nop 0
+000000001DB0 s_nop 0
+000000001DB4 s_nop 0
+000000001DB8 s_nop 0
+000000001DBC s_nop 0
+000000001DC0 s_nop 0
+000000001DC4 s_nop 0
+000000001DC8 s_nop 0
+000000001DCC s_nop 0
+000000001DD0 s_nop 0
+000000001DD4 s_nop 0
+000000001DD8 s_nop 0
+000000001DDC s_nop 0
+000000001DE0 s_nop 0
+000000001DE4 s_nop 0
+000000001DE8 s_nop 0
+000000001DEC s_nop 0
+000000001DF0 s_nop 0
+000000001DF4 s_nop 0
+000000001DF8 s_nop 0
+000000001DFC s_nop 0
+000000001E00 s_nop 0
+000000001E04 s_nop 0
+000000001E08 s_nop 0
+000000001E0C s_nop 0
+000000001E10 s_nop 0
+000000001E14 s_nop 0
+000000001E18 s_nop 0
+000000001E1C s_nop 0
+000000001E20 s_nop 0
+000000001E24 s_nop 0
+000000001E28 s_nop 0
+000000001E2C s_nop 0
+000000001E30 s_nop 0
+000000001E34 s_nop 0
+000000001E38 s_nop 0
+000000001E3C s_nop 0
+000000001E40 s_nop 0
+000000001E44 s_nop 0
+000000001E48 s_nop 0
+000000001E4C s_nop 0
+000000001E50 s_nop 0
+000000001E54 s_nop 0
+000000001E58 s_nop 0
+000000001E5C s_nop 0
+000000001E60 s_nop 0
+000000001E64 s_nop 0
+000000001E68 s_nop 0
+000000001E6C s_nop 0
+000000001E70 s_nop 0
+000000001E74 s_nop 0
+000000001E78 s_nop 0
+000000001E7C s_nop 0
+000000001E80 s_nop 0
+000000001E84 s_nop 0
+000000001E88 s_nop 0
+000000001E8C s_nop 0
+000000001E90 s_nop 0
+000000001E94 s_nop 0
+000000001E98 s_nop 0
+000000001E9C s_nop 0
+000000001EA0 s_nop 0
+000000001EA4 s_nop 0
+000000001EA8 s_nop 0
+000000001EAC s_nop 0
+000000001EB0 s_nop 0
+000000001EB4 s_nop 0
+000000001EB8 s_nop 0
+000000001EBC s_nop 0
+000000001EC0 s_nop 0
+000000001EC4 s_nop 0
+000000001EC8 s_nop 0
+000000001ECC s_nop 0
+000000001ED0 s_nop 0
+000000001ED4 s_nop 0
+000000001ED8 s_nop 0
+000000001EDC s_nop 0
+000000001EE0 s_nop 0
+000000001EE4 s_nop 0
+000000001EE8 s_nop 0
+000000001EEC s_nop 0
+000000001EF0 s_nop 0
+000000001EF4 s_nop 0
+000000001EF8 s_nop 0
+000000001EFC s_nop 0
+000000001F00 s_nop 0
+000000001F04 s_nop 0
+000000001F08 s_nop 0
+000000001F0C s_nop 0
+000000001F10 s_nop 0
+000000001F14 s_nop 0
+000000001F18 s_nop 0
+000000001F1C s_nop 0
+000000001F20 s_nop 0
+000000001F24 s_nop 0
+000000001F28 s_nop 0
+000000001F2C s_nop 0
+000000001F30 s_nop 0
+000000001F34 s_nop 0
+000000001F38 s_nop 0
+000000001F3C s_nop 0
+000000001F40 s_nop 0
+000000001F44 s_nop 0
+000000001F48 s_nop 0
+000000001F4C s_nop 0
+000000001F50 s_nop 0
+000000001F54 s_nop 0
+000000001F58 s_nop 0
+000000001F5C s_nop 0
+000000001F60 s_nop 0
+000000001F64 s_nop 0
+000000001F68 s_nop 0
+000000001F6C s_nop 0
+000000001F70 s_nop 0
+000000001F74 s_nop 0
+000000001F78 s_nop 0
+000000001F7C s_nop 0
+000000001F80 s_nop 0
+000000001F84 s_nop 0
+000000001F88 s_nop 0
+000000001F8C s_nop 0
+000000001F90 s_nop 0
+000000001F94 s_nop 0
+000000001F98 s_nop 0
+000000001F9C s_nop 0
+000000001FA0 s_nop 0
+000000001FA4 s_nop 0
+000000001FA8 s_nop 0
+000000001FAC s_nop 0
+000000001FB0 s_nop 0
+000000001FB4 s_nop 0
+000000001FB8 s_nop 0
+000000001FBC s_nop 0
+000000001FC0 s_nop 0
+000000001FC4 s_nop 0
+000000001FC8 s_nop 0
+000000001FCC s_nop 0
+000000001FD0 s_nop 0
+000000001FD4 s_nop 0
+000000001FD8 s_nop 0
+000000001FDC s_nop 0
+000000001FE0 s_nop 0
+000000001FE4 s_nop 0
+000000001FE8 s_nop 0
+000000001FEC s_nop 0
+000000001FF0 s_nop 0
+000000001FF4 s_nop 0
+000000001FF8 s_nop 0
+000000001FFC s_nop 0
+000000002000 s_nop 0
+000000002004 s_nop 0
+000000002008 s_nop 0
+00000000200C s_nop 0
+000000002010 s_nop 0
+000000002014 s_nop 0
+000000002018 s_nop 0
+00000000201C s_nop 0
+000000002020 s_nop 0
+000000002024 s_nop 0
+000000002028 s_nop 0
+00000000202C s_nop 0
+000000002030 s_nop 0
+000000002034 s_nop 0
+000000002038 s_nop 0
+00000000203C s_nop 0
