@@ -42,6 +42,11 @@ def launch(nproc: int, program: str, argv: list[str], *, as_torch: bool = False,
         print(f"strata run: --nproc must be >= 1, got {nproc}", file=sys.stderr)
         return 2
     model = gpu or _first_model(devices or os.environ.get("STRATA_DEVICES") or os.environ.get("STRATA_GPU") or "h200")
+    from strata.framework.distributed.ray_cluster import cluster_address, launch_on_ray
+
+    address = cluster_address()
+    if address is not None:  # STRATA_CLUSTER=ray: each rank a Ray actor on the cluster's nodes
+        return launch_on_ray(nproc, program, argv, model=model, as_torch=as_torch, address=address)
     port = free_port()
     run_id = uuid.uuid4().hex[:12]
     procs: list[subprocess.Popen[bytes]] = []
