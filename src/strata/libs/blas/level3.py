@@ -290,8 +290,9 @@ def run_gemm(handle: Handle, p: GemmProblem, kernel: str | None = None) -> str:
                       (_cdiv(p.m, 64), _cdiv(p.n, 64), z), (128,), (*common, i32(vec)))
         return choice
     if choice == "gemm_mfma":
+        vec = tensor.vector_flags(p.ab, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b)
         handle.launch(mfma.KERNELS.get(mfma.kernel_name(p.ab, p.ct, (p.transa, p.transb))),
-                      (_cdiv(p.m, 64), _cdiv(p.n, 64), z), (256,), (*common, i32(0)))
+                      (_cdiv(p.m, 64), _cdiv(p.n, 64), z), (256,), (*common, i32(vec)))
         return choice
     if choice == "gemm_tiled":
         name = kernel_name("gemm_tiled", p.ab, p.ct, tf32=p.tf32, trans=(p.transa, p.transb))
