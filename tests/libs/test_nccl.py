@@ -291,3 +291,34 @@ def test_abort_wakes_a_waiting_rank() -> None:
     t.join(10)
     assert not t.is_alive()
     assert isinstance(caught[0], NcclError) and caught[0].status == "ncclRemoteError" and "aborted" in str(caught[0])
+
+
+@pytest.mark.parametrize("nranks", [2, 8])
+@pytest.mark.parametrize("n", [3, 4099])  # fewer elements than ranks (empty chunks), and uneven chunks
+def test_every_collective_on_2_and_8_ranks_small_and_uneven_sizes(nranks: int, n: int) -> None:
+    devs = devices(nranks)
+    comms = nccl.comm_init_all(devs)
+    f32 = np.dtype(np.float32)
+    hs = [host(f32, nranks * n) for _ in devs]
+    xs = upload(devs, hs)
+    ar = empty(devs, nranks * n, f32)
+    grouped(lambda r: nccl.all_reduce(xs[r], ar[r], nranks * n, f32, "sum", comms[r]), nranks)
+    ag = empty(devs, nranks * n, f32)
+    grouped(lambda r: nccl.all_gather(xs[r], ag[r], n, f32, comms[r]), nranks)
+    rs = empty(devs, n, f32)
+    grouped(lambda r: nccl.reduce_scatter(xs[r], rs[r], n, f32, "sum", comms[r]), nranks)
+    bc = empty(devs, n, f32)
+    grouped(lambda r: nccl.broadcast(xs[r], bc[r], n, f32, nranks - 1, comms[r]), nranks)
+    red = empty(devs, n, f32)
+    grouped(lambda r: nccl.reduce(xs[r], red[r], n, f32, "min", 0, comms[r]), nranks)
+    a2a = empty(devs, nranks * n, f32)
+    grouped(lambda r: nccl.all_to_all(xs[r], a2a[r], n, f32, comms[r]), nranks)
+    total = np.sum(np.stack(hs).astype(np.float64), axis=0)
+    for r in range(nranks):
+        np.testing.assert_allclose(ar[r].get(), total, rtol=1e-5)
+        np.testing.assert_array_equal(ag[r].get(), np.concatenate([h[:n] for h in hs]))
+        np.testing.assert_allclose(rs[r].get(), total[r * n:(r + 1) * n], rtol=1e-5)
+        np.testing.assert_array_equal(bc[r].get(), hs[-1][:n])
+        np.testing.assert_array_equal(a2a[r].get(), np.concatenate([h[r * n:(r + 1) * n] for h in hs]))
+    np.testing.assert_array_equal(red[0].get(), np.min([h[:n] for h in hs], axis=0))
+    close(comms)
