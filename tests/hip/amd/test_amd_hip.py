@@ -337,3 +337,30 @@ extern "C" __global__ void spin(int* out) {
     out = hip.zeros(4, np.int32)
     mod.get_function("spin")(1, 128, (out,))
     assert out.get().tolist() == [43, 0, 1, 2]
+
+
+@needs_clang
+def test_mi250x_runs_gfx90a_code() -> None:
+    """On an MI250X (gfx90a) hip.compile targets gfx90a: 32-bit address pairs, MUBUF scratch through the
+    private segment buffer; results against NumPy."""
+    before = cuda.current_device()
+    cuda.set_device(cuda.Device(model="mi250x"))
+    try:
+        props = hip.get_device_properties()
+        assert props.gcnArchName.startswith("gfx90a") and props.warpSize == 64
+        rng = np.random.default_rng(7)
+        gemm = hip.compile(source("sgemm"))
+        assert gemm.arch == "gfx90a"
+        m, n, k = 33, 47, 29
+        a, b = rng.random((m, k), np.float32), rng.random((k, n), np.float32)
+        c = hip.zeros((m, n), np.float32)
+        gemm.get_function("sgemm")(((n + 15) // 16, (m + 15) // 16), (16, 16),
+                                   (hip.to_device(a), hip.to_device(b), c, np.int32(m), np.int32(n), np.int32(k)))
+        np.testing.assert_allclose(c.get(), a.astype(np.float64) @ b, rtol=1e-5)
+        idx = rng.integers(0, 1000, 500).astype(np.int32)
+        out = hip.zeros(500, np.int32)
+        hip.compile(source("scratch")).get_function("local_array")(2, 256, (hip.to_device(idx), out, np.int32(500)))
+        t = np.arange(500)
+        np.testing.assert_array_equal(out.get(), (idx % 37) ** 2 + t + ((idx * 7) % 37) ** 2 + t)
+    finally:
+        cuda.set_device(before)
