@@ -18,6 +18,10 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("RMSprop", {}), ("RMSprop", {"momentum": 0.9, "centered": True, "weight_decay": 0.05}),
     ("RMSprop", {"alpha": 0.9, "maximize": True}),
     ("Adamax", {}), ("Adamax", {"lr": 0.01, "betas": (0.8, 0.9), "weight_decay": 0.1}),
+    ("NAdam", {}), ("NAdam", {"lr": 0.01, "weight_decay": 0.1, "momentum_decay": 0.01}),
+    ("NAdam", {"weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
+    ("RAdam", {"lr": 0.01}), ("RAdam", {"betas": (0.5, 0.6), "weight_decay": 0.1}),
+    ("RAdam", {"betas": (0.5, 0.6), "weight_decay": 0.1, "decoupled_weight_decay": True}),
 ]
 W0 = np.random.default_rng(7).standard_normal((3, 4)).astype(np.float32)
 X = np.random.default_rng(8).standard_normal((5, 3)).astype(np.float32)
@@ -141,3 +145,11 @@ def test_scheduler_errors_match_torch() -> None:
         sched.step()
         with pytest.raises(ValueError, match="Tried to step 3 times"):
             sched.step()
+
+
+def test_radam_rectified_branch_matches_torch() -> None:
+    """rho_t passes 5 only after about six steps: run long enough to use the rectified update."""
+    kwargs = {"lr": 0.05, "betas": (0.9, 0.9)}
+    (tw, _), _ = _run(torch, "RAdam", kwargs, None, steps=9)
+    (sw, _), _ = _run(strata, "RAdam", kwargs, "cpu", steps=9)
+    np.testing.assert_allclose(sw.detach().numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
