@@ -38,6 +38,7 @@ from strata.errors import CudaError, InvalidLaunchConfig
 from strata.hw.amdgpu import kernarg
 from strata.hw.amdgpu.codeobject import CodeObject, KernelArg, parse
 from strata.hw.amdgpu.executor import load_program
+from strata.hw.amdgpu.occupancy import AmdOccupancy, kernel_occupancy
 from strata.runtime.code_object import LoadedCodeObject, launch_code_object_kernel, load_code_object
 
 CLANG = "clang-19"
@@ -235,6 +236,11 @@ class CodeObjectKernel:
             max_dynamic_shared_size_bytes=max(0, dev.spec.shared_mem_per_block_optin - k.group_segment_fixed_size),
             ptx_version=0, binary_version=int(self.module.arch[3:5]) if self.module.arch[3:5].isdigit() else 0,
             sgprs=k.sgpr_count, agprs=k.agpr_count)
+
+    def occupancy(self, block_size: int, dynamic_lds: int = 0) -> AmdOccupancy:
+        """Resident workgroups per CU of the current device for `block_size` work-items, from the kernel's
+        VGPRs (AGPRs included), SGPRs and LDS (hipOccupancyMaxActiveBlocksPerMultiprocessor's answer)."""
+        return kernel_occupancy(self.info, current_device().spec, block_size, dynamic_lds)
 
     def __call__(self, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0,
                  stream: Any = None) -> LaunchReport:

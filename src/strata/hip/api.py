@@ -488,7 +488,15 @@ def launch_cooperative_kernel(kernel: cuda.Kernel, grid: Any, block: Any, args: 
 
 def occupancy_max_active_blocks_per_multiprocessor(kernel: cuda.Kernel, block_size: int,
                                                    dynamic_smem: int = 0) -> int:
-    """hipOccupancyMaxActiveBlocksPerMultiprocessor: resident blocks per SM for `block_size` threads."""
+    """hipOccupancyMaxActiveBlocksPerMultiprocessor: resident blocks per SM for `block_size` threads (for a
+    code object's kernel, workgroups per CU from its VGPRs, SGPRs and LDS)."""
+    from strata.hip.amd import CodeObjectKernel  # NOTE: late, amd.py imports this module's package
+
+    if isinstance(kernel, CodeObjectKernel):
+        try:
+            return kernel.occupancy(block_size, dynamic_smem).workgroups_per_cu
+        except cuda.InvalidLaunchConfig:
+            return 0
     return cuda.occupancy_max_active_blocks_per_multiprocessor(kernel, block_size, dynamic_smem)
 
 

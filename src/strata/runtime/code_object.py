@@ -11,6 +11,7 @@ from strata.driver.device import DeviceFile
 from strata.errors import CudaError
 from strata.hw.amdgpu.codeobject import CodeObject, parse
 from strata.hw.amdgpu.executor import AmdProgram, load_program
+from strata.hw.amdgpu.occupancy import vgprs_per_wave
 from strata.hw.cp import KernelObject
 from strata.runtime.context import Stream
 from strata.runtime.signals import Signal
@@ -41,7 +42,7 @@ class LoadedCodeObject:
                                 f"kernels: {sorted(self.programs)}")
             k = prog.kernel
             handle = self.device.register_kernel(KernelObject(
-                prog, name, k.kernarg_segment_size, k.group_segment_fixed_size, k.vgpr_count, "code object",
+                prog, name, k.kernarg_segment_size, k.group_segment_fixed_size, vgprs_per_wave(k), "code object",
                 kind="amdgcn"))
             self.kernel_objects[name] = handle
         return handle
