@@ -189,13 +189,9 @@ static void drain_text(uint32_t n, FILE* f) {
     free(buf);
 }
 
-/* One request, one reply. The reply payload (at most `cap` bytes are kept) goes to `out`. */
-static cudaError_t rpc(uint32_t op, const void* a, size_t na, const void* b, size_t nb, void* out, size_t cap,
-                       size_t* got) {
-    cudaError_t c = connect_server();
-    if (c != cudaSuccess) return note(c);
-    pthread_mutex_lock(&lock);
-    send_req(op, a, na, b, nb);
+/* The reply to the oldest request still unanswered (with `lock` held). Its payload (at most `cap` bytes are
+ * kept) goes to `out`; the text it carries to the program's stdout and stderr. */
+static cudaError_t recv_reply(void* out, size_t cap, size_t* got) {
     rep_t r;
     if (!read_all(&r, sizeof r)) lost();
     size_t keep = r.len < cap ? r.len : cap;
@@ -209,8 +205,19 @@ static cudaError_t rpc(uint32_t op, const void* a, size_t na, const void* b, siz
     if (got) *got = keep;
     drain_text(r.out_len, stdout);
     drain_text(r.err_len, stderr);
+    return (cudaError_t)r.err;
+}
+
+/* One request, one reply. The reply payload (at most `cap` bytes are kept) goes to `out`. */
+static cudaError_t rpc(uint32_t op, const void* a, size_t na, const void* b, size_t nb, void* out, size_t cap,
+                       size_t* got) {
+    cudaError_t c = connect_server();
+    if (c != cudaSuccess) return note(c);
+    pthread_mutex_lock(&lock);
+    send_req(op, a, na, b, nb);
+    cudaError_t e = recv_reply(out, cap, got);
     pthread_mutex_unlock(&lock);
-    return note((cudaError_t)r.err);
+    return note(e);
 }
 
 #define RPC0(op) rpc(op, NULL, 0, NULL, 0, NULL, 0, NULL)
@@ -592,6 +599,50 @@ static int is_device(const void* p) {
     return (int)kind;
 }
 
+/* Copies of pageable memory through the staging area, in chunks of half of it, pipelined: this side copies
+ * one chunk into (or out of) one half while the runtime process moves the other half to (or from) the
+ * device, as a GPU driver pipelines pageable copies through its pinned buffers. */
+#define CHUNK (STAGING / 2)
+static cudaError_t staged_htod(void* dst, const void* src, size_t count, uint64_t st) {
+    cudaError_t e = cudaSuccess, r;
+    pthread_mutex_lock(&staging_lock);
+    pthread_mutex_lock(&lock);
+    size_t i = 0;
+    for (size_t done = 0; done < count; done += CHUNK, i++) {
+        size_t n = count - done < CHUNK ? count - done : CHUNK;
+        memcpy(shm_base + (i % 2) * CHUNK, (const char*)src + done, n);  /* while chunk i-1 goes to the device */
+        if (i && (r = recv_reply(NULL, 0, NULL)) != cudaSuccess && e == cudaSuccess) e = r;
+        uint64_t v[4] = {(uint64_t)(uintptr_t)dst + done, st, (i % 2) * CHUNK, n};
+        send_req(OP_HTOD_SHM, v, sizeof v, NULL, 0);
+    }
+    if (i && (r = recv_reply(NULL, 0, NULL)) != cudaSuccess && e == cudaSuccess) e = r;
+    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&staging_lock);
+    return note(e);
+}
+
+static cudaError_t staged_dtoh(void* dst, const void* src, size_t count, uint64_t st) {
+    cudaError_t e = cudaSuccess, r;
+    size_t chunks = (count + CHUNK - 1) / CHUNK;
+    pthread_mutex_lock(&staging_lock);
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i <= chunks; i++) {
+        if (i < chunks) {  /* ask for chunk i into half i % 2 ... */
+            size_t n = count - i * CHUNK < CHUNK ? count - i * CHUNK : CHUNK;
+            uint64_t v[4] = {(uint64_t)(uintptr_t)src + i * CHUNK, n, st, (i % 2) * CHUNK};
+            send_req(OP_DTOH_SHM, v, sizeof v, NULL, 0);
+        }
+        if (i) {  /* ... while chunk i-1, arrived in the other half, is copied out here */
+            size_t k = i - 1, n = count - k * CHUNK < CHUNK ? count - k * CHUNK : CHUNK;
+            if ((r = recv_reply(NULL, 0, NULL)) != cudaSuccess && e == cudaSuccess) e = r;
+            if (e == cudaSuccess) memcpy((char*)dst + k * CHUNK, shm_base + (k % 2) * CHUNK, n);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&staging_lock);
+    return note(e);
+}
+
 static cudaError_t copy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t s) {
     struct CUgraph_st* g = capturing(s);
     if (g) {
@@ -616,18 +667,7 @@ static cudaError_t copy(void* dst, const void* src, size_t count, enum cudaMemcp
             uint64_t v[4] = {(uint64_t)(uintptr_t)dst, st, (uint64_t)((const char*)src - shm_base), count};
             return rpc(OP_HTOD_SHM, v, sizeof v, NULL, 0, NULL, 0, NULL);
         }
-        if (count >= SHM_MIN_BYTES && shm_base) {  /* staged: one memcpy here, none through the pipe */
-            cudaError_t e = cudaSuccess;
-            pthread_mutex_lock(&staging_lock);
-            for (size_t done = 0; done < count && e == cudaSuccess; done += STAGING) {
-                size_t n = count - done < STAGING ? count - done : STAGING;
-                memcpy(shm_base, (const char*)src + done, n);
-                uint64_t v[4] = {(uint64_t)(uintptr_t)dst + done, st, 0, n};
-                e = rpc(OP_HTOD_SHM, v, sizeof v, NULL, 0, NULL, 0, NULL);
-            }
-            pthread_mutex_unlock(&staging_lock);
-            return e;
-        }
+        if (count >= SHM_MIN_BYTES && shm_base) return staged_htod(dst, src, count, st);
         uint64_t h[2] = {(uint64_t)(uintptr_t)dst, st};
         return rpc(OP_HTOD, h, 16, src, count, NULL, 0, NULL);
     }
@@ -636,18 +676,7 @@ static cudaError_t copy(void* dst, const void* src, size_t count, enum cudaMemcp
             uint64_t v[4] = {(uint64_t)(uintptr_t)src, count, st, (uint64_t)((char*)dst - shm_base)};
             return rpc(OP_DTOH_SHM, v, sizeof v, NULL, 0, NULL, 0, NULL);
         }
-        if (count >= SHM_MIN_BYTES && shm_base) {
-            cudaError_t e = cudaSuccess;
-            pthread_mutex_lock(&staging_lock);
-            for (size_t done = 0; done < count && e == cudaSuccess; done += STAGING) {
-                size_t n = count - done < STAGING ? count - done : STAGING;
-                uint64_t v[4] = {(uint64_t)(uintptr_t)src + done, n, st, 0};
-                e = rpc(OP_DTOH_SHM, v, sizeof v, NULL, 0, NULL, 0, NULL);
-                if (e == cudaSuccess) memcpy((char*)dst + done, shm_base, n);
-            }
-            pthread_mutex_unlock(&staging_lock);
-            return e;
-        }
+        if (count >= SHM_MIN_BYTES && shm_base) return staged_dtoh(dst, src, count, st);
         uint64_t h[3] = {(uint64_t)(uintptr_t)src, count, st};
         return rpc(OP_DTOH, h, 24, NULL, 0, dst, count, NULL);
     }
