@@ -7,6 +7,7 @@ import numpy as np
 
 import strata
 import strata.distributed as dist
+from strata import trace
 
 backend = sys.argv[1] if len(sys.argv) > 1 else "nccl"
 if len(sys.argv) > 2:  # tcp:// rendezvous: rank and world size from the arguments
@@ -34,6 +35,10 @@ for op, fn in ((dist.ReduceOp.SUM, np.sum), (dist.ReduceOp.MAX, np.max), (dist.R
     dist.all_reduce(x, op=op)
     np.testing.assert_allclose(x.cpu().numpy(), fn(np.stack([data(k, n) for k in range(w)]), axis=0), rtol=1e-5,
                                atol=1e-5)
+with trace.record() as rec:  # the span carries the modeled time on the platform's fabric (nccl backend)
+    dist.all_reduce(t(data(r, n)))
+spans = [e for e in rec.events if e.name == "c10d::allreduce_"]
+assert len(spans) == 1 and (backend != "nccl" or spans[0].args["busbw"] > 0), spans
 xi = t(data(r, n).astype(np.int32))
 dist.all_reduce(xi)
 np.testing.assert_array_equal(xi.cpu().numpy(), np.sum([data(k, n).astype(np.int32) for k in range(w)], axis=0))

@@ -28,6 +28,7 @@ from strata.framework.distributed.algorithms import Buffer, DeviceBuffer, HostBu
 from strata.framework.distributed.store import TCPStore
 from strata.framework.distributed.transport import DistBackendError, Mesh
 from strata.framework.tensor import Tensor
+from strata.libs.nccl.model import model
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=5)
 
@@ -282,8 +283,12 @@ def all_reduce(tensor: Tensor, op: str = ReduceOp.SUM, group: ProcessGroup | Non
     g = _group(group)
     if op not in alg.OPS:
         raise ValueError(f"unsupported ReduceOp {op!r} (supported: {', '.join(alg.OPS)})")
-    with _span("allreduce_", tensor, op=op):
-        alg.all_reduce(_world().mesh, g.ranks, _buffer(tensor, g.backend), op)
+    with _span("allreduce_", tensor, op=op) as ev:
+        buf = _buffer(tensor, g.backend)
+        alg.all_reduce(_world().mesh, g.ranks, buf, op)
+        if isinstance(buf, DeviceBuffer):  # what the same call would take on the modeled platform's fabric
+            m = model("all_reduce", tensor.numel() * tensor.dtype.itemsize, [buf.device.spec] * len(g.ranks))
+            ev.update(modeled_s=m.seconds, algbw=m.algbw, busbw=m.busbw)
     return Work() if async_op else None
 
 
