@@ -339,6 +339,14 @@ def test_cublas_strided_batched_gemm_ex_and_math_mode() -> None:
         "captured: 1 node(s), dot in capture CUBLAS_STATUS_NOT_SUPPORTED, after 3 launches mismatches 0"]
 
 
+def test_trace_names_the_cublas_calls_the_program_made(tmp_path: Path) -> None:
+    r = subprocess.run([*RUN, "trace", "--out", str(tmp_path), str(build("cublas_batched.cu", "-lcublas"))],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    for name in ("cublasSgemmStridedBatched", "cublasDgemmStridedBatched", "cublasGemmEx"):
+        assert f"[CUDA: {name}" in r.stdout, name
+
+
 def test_cublas_header_declares_the_real_status_codes_and_v2_names() -> None:
     from strata.cuda.bridge.build import INCLUDE, cublas_names
 

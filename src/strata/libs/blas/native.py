@@ -23,7 +23,7 @@ from strata import config
 from strata.cuda.bridge.protocol import Op
 from strata.cuda.bridge.server import register_handler, stream_for
 from strata.libs.blas.handle import Handle, create_handle, destroy_handle, set_stream
-from strata.libs.blas.level3 import gemm_dispatch, syrk, trsm
+from strata.libs.blas.level3 import gemm, gemm_dispatch, gemm_ex, gemm_strided_batched, syrk, trsm
 from strata.libs.blas.level12 import asum, axpy, dot, gemv, ger, iamax, nrm2, scal
 from strata.libs.common import LibraryError
 
@@ -129,9 +129,18 @@ def _gemm(h: Handle, dt: int, i: tuple[int, ...], alpha: float, beta: float, *,
             gemm_dispatch(h, "gemm", *ops, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc, dtype=a_t, c_type=c_t,
                           tf32=kind == "tf32")
         return 0.0, 0
-    routine = "gemm_strided_batched" if batch != 1 or sa or sb or sc else "gemm"
-    gemm_dispatch(h, routine, *ops, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stride_a=sa, stride_b=sb,
-                  stride_c=sc, batch=batch, dtype=a_t, c_type=c_t, tf32=kind == "tf32")
+    batched = batch != 1 or sa or sb or sc
+    # through the entry point the program called, so traces name it (cublasSgemm, ...StridedBatched, GemmEx)
+    if compute < 0 and kind != "tf32":
+        if batched:
+            gemm_strided_batched(h, *ops, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch, dtype=a_t)
+        else:
+            gemm(h, *ops, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, dtype=a_t)
+    elif not batched:
+        gemm_ex(h, *ops, m, n, k, alpha, a, a_t, lda, b, b_t, ldb, beta, c, c_t, ldc, kind)
+    else:
+        gemm_dispatch(h, "gemm_strided_batched", *ops, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stride_a=sa,
+                      stride_b=sb, stride_c=sc, batch=batch, dtype=a_t, c_type=c_t, tf32=kind == "tf32")
     return 0.0, 0
 
 
