@@ -140,9 +140,9 @@ class CodeObjectModule:
     def __init__(self, image: bytes) -> None:
         self.image = bytes(image)
         self.code_object: CodeObject = parse(self.image)
-        # decode every kernel now, so an instruction the engine lacks fails here, not at launch
-        for k in self.code_object.kernels.values():
-            load_program(k)
+        # decode every kernel now, so an instruction the engine lacks fails here, not at launch (and loading
+        # on a device reuses the programs)
+        self._programs = {name: load_program(k) for name, k in self.code_object.kernels.items()}
         self._loaded: dict[tuple[int, int], LoadedCodeObject] = {}
         self._kernels: dict[str, CodeObjectKernel] = {}
         self._lock = threading.Lock()
@@ -194,7 +194,7 @@ class CodeObjectModule:
         with self._lock:
             lc = self._loaded.get(key)
             if lc is None:
-                lc = load_code_object(device.file, self.image)
+                lc = load_code_object(device.file, self.image, self.code_object, self._programs)
                 for stale in [k for k in self._loaded if k[0] == device.index]:
                     del self._loaded[stale]
                 self._loaded[key] = lc

@@ -4,6 +4,7 @@ kernarg size, group segment, registers) is registered with the command processor
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from strata import trace
@@ -54,15 +55,20 @@ class LoadedCodeObject:
         self.device.free(self.image_address)
 
 
-def load_code_object(device: DeviceFile, image: bytes) -> LoadedCodeObject:
-    """Load an AMDGPU code object onto `device`.
+def load_code_object(device: DeviceFile, image: bytes, parsed: CodeObject | None = None,
+                     decoded: dict[str, AmdProgram] | None = None) -> LoadedCodeObject:
+    """Load an AMDGPU code object onto `device`. `parsed`/`decoded`: the image already parsed and its
+    kernels already decoded (a module that checked them at creation), so loading does not redo it.
 
     Raises:
         CodeObjectError: malformed image. UnsupportedAmdInstruction: an instruction the engine lacks.
     """
     with trace.span("L2", "code_object_load", bytes=len(image)):
-        co = parse(image)
-        programs = {name: load_program(k) for name, k in co.kernels.items()}
+        co = parsed if parsed is not None else parse(image)
+        if decoded is not None:  # per load: the image's address differs (s_getpc_b64 reads it)
+            programs = {name: dataclasses.replace(p) for name, p in decoded.items()}
+        else:
+            programs = {name: load_program(k) for name, k in co.kernels.items()}
         # the PT_LOAD segments at their virtual addresses, .bss zeroed: code, descriptors and global variables
         # keep the offsets the linker gave them, so PC-relative references (s_getpc_b64 + offset) resolve
         size = max(co.image_size, 1)
