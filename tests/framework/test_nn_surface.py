@@ -76,8 +76,7 @@ def test_prelu_per_channel_and_softmax2d() -> None:
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_activation_on_cuda_and_inplace(device: str) -> None:
     x = _x(4, 6, scale=2.0)
-    for name in ("SELU", "Hardswish", "Mish"):
-        check_module(getattr(torch.nn, name)(), getattr(snn, name)(), x, device)
+    check_module(torch.nn.Hardswish(), snn.Hardswish(), x, device)  # one composite on each device keeps this fast
     t, s = torch.tensor(x), strata.tensor(x, device=device)
     torch.nn.LeakyReLU(0.1, inplace=True)(t)
     snn.LeakyReLU(0.1, inplace=True)(s)
@@ -131,6 +130,13 @@ SHAPE_LAYERS: list[tuple[str, Callable[[Any], Any], tuple[int, ...]]] = [
     ("upsample_nearest", lambda nn: nn.Upsample(scale_factor=2, mode="nearest"), (1, 2, 3, 4)),
     ("upsample_size", lambda nn: nn.Upsample(size=(5, 7)), (1, 1, 3, 4)),
     ("unflatten", lambda nn: nn.Unflatten(1, (2, 3)), (4, 6)),
+    ("nearest_frac", lambda nn: nn.Upsample(scale_factor=1.7), (1, 1, 3, 5)),
+    ("nearest_down", lambda nn: nn.Upsample(size=(2, 3)), (1, 2, 5, 7)),
+    ("bilinear", lambda nn: nn.Upsample(scale_factor=2, mode="bilinear"), (1, 2, 3, 4)),
+    ("bilinear_size_corners", lambda nn: nn.Upsample(size=(5, 3), mode="bilinear", align_corners=True), (2, 1, 3, 4)),
+    ("bilinear_frac", lambda nn: nn.Upsample(scale_factor=(1.5, 0.6), mode="bilinear"), (1, 1, 4, 5)),
+    ("upsampling_bilinear2d", lambda nn: nn.UpsamplingBilinear2d(scale_factor=2), (1, 1, 3, 3)),
+    ("linear1d", lambda nn: nn.Upsample(size=7, mode="linear"), (2, 3, 4)),
 ]
 
 
@@ -151,7 +157,7 @@ def test_shape_layer_errors_follow_torch() -> None:
     with pytest.raises(RuntimeError, match="Expected 3D or 4D"):
         SF.adaptive_avg_pool2d(strata.ones(4, 4), 2)
     with pytest.raises(NotImplementedError, match="nearest"):
-        SF.interpolate(strata.ones(1, 1, 2, 2), scale_factor=2, mode="bilinear")
+        SF.interpolate(strata.ones(1, 1, 2, 2), scale_factor=2, mode="bicubic")
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])

@@ -75,6 +75,7 @@ from strata.framework.nn.layers_extra import (
     ReplicationPad2d,
     Unflatten,
     Upsample,
+    UpsamplingBilinear2d,
     UpsamplingNearest2d,
     ZeroPad1d,
     ZeroPad2d,
@@ -153,7 +154,7 @@ __all__ = [
     "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softmax2d", "Softmin", "Softplus",
     "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold", "Transformer", "TransformerDecoder",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", "Upsample",
-    "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "functional", "init", "parallel", "utils",
+    "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "functional", "init", "parallel", "utils",
 ]
 
 

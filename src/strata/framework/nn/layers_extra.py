@@ -1,7 +1,7 @@
 """Shape and sampling layers beside modules.py: adaptive pooling (`AdaptiveAvgPool1d/2d`,
 `AdaptiveMaxPool1d/2d`), padding layers (`ReflectionPad1d/2d`, `ReplicationPad1d/2d`, `ZeroPad1d/2d`,
 `ConstantPad1d/2d`, `CircularPad1d/2d`), `PixelShuffle` / `PixelUnshuffle`, channel dropout (`Dropout1d`,
-`Dropout2d`, `Dropout3d`), `Upsample` (nearest) and `Unflatten`, with their functional forms.
+`Dropout2d`, `Dropout3d`), `Upsample` (nearest, (bi/tri)linear) and `Unflatten`, with their functional forms.
 
 All are compositions of differentiable framework ops. Adaptive pooling uses PyTorch's windows
 (start = floor(i * size / out), end = ceil((i + 1) * size / out)); a window is a product of one range per
@@ -168,31 +168,68 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",  # noqa: A002
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Tensor:
-    """Resize the spatial dims (all after N, C); mode 'nearest' (PyTorch's floor(out_index * in / out)).
+    """Resize the spatial dims (all after N, C): mode 'nearest' (source index floor(out_index * scale)),
+    'linear' / 'bilinear' / 'trilinear' (separable linear interpolation, PyTorch's half-pixel source
+    coordinates, or corner-aligned with align_corners=True). As in PyTorch, a given scale_factor sets
+    the coordinate scale (1 / scale_factor) unless recompute_scale_factor.
 
     Raises:
-        NotImplementedError: another mode.
-        ValueError: neither or both of size and scale_factor.
+        NotImplementedError: another mode, or antialias.
+        ValueError: neither or both of size and scale_factor; align_corners with mode 'nearest'.
     """
-    if mode != "nearest":
-        raise NotImplementedError(f"interpolate(mode={mode!r}): strata implements mode='nearest' only")
+    linear = {"linear": 1, "bilinear": 2, "trilinear": 3}
+    if mode != "nearest" and mode not in linear or antialias:
+        raise NotImplementedError(f"interpolate(mode={mode!r}, antialias={antialias}): strata implements modes "
+                                  "'nearest', 'linear', 'bilinear' and 'trilinear' without antialias")
+    if mode == "nearest" and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
     if (size is None) == (scale_factor is None):
         raise ValueError("only one of size or scale_factor should be defined")
     n = input.dim() - 2
+    if mode in linear and linear[mode] != n:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {linear[mode] + 2}D input")
     if size is not None:
         out = _sizes(size, n, input)
+        scales: list[float | None] = [None] * n
     else:
         sf = (scale_factor,) * n if isinstance(scale_factor, int | float) else tuple(scale_factor)
         out = tuple(int(math.floor(input.shape[2 + i] * sf[i])) for i in range(n))
+        scales = [None if recompute_scale_factor else 1.0 / float(sf[i]) for i in range(n)]
     x = input
     for i in range(n):
         d, size_in = 2 + i, x.shape[2 + i]
-        if out[i] % size_in == 0:
-            x = x.repeat_interleave(out[i] // size_in, dim=d)
-        else:
-            idx = [min((j * size_in) // out[i], size_in - 1) for j in range(out[i])]
-            x = x.index_select(d, _index(idx, x))
+        scale = scales[i] if scales[i] is not None else size_in / out[i]
+        if mode == "nearest":
+            if out[i] % size_in == 0 and scales[i] in (None, size_in / out[i]):
+                x = x.repeat_interleave(out[i] // size_in, dim=d)
+            else:
+                idx = [min(int(math.floor(j * scale)), size_in - 1) for j in range(out[i])]
+                x = x.index_select(d, _index(idx, x))
+            continue
+        x = _linear_1dim(x, d, size_in, out[i], scale, bool(align_corners))
     return x
+
+
+def _linear_1dim(x: Tensor, d: int, size_in: int, size_out: int, scale: float, align_corners: bool) -> Tensor:
+    """Linear interpolation along dim d: each output is a blend of its two neighbouring inputs."""
+    lo, hi, w = [], [], []
+    for j in range(size_out):
+        if align_corners:
+            src = j * (size_in - 1) / (size_out - 1) if size_out > 1 else 0.0
+        else:
+            src = max((j + 0.5) * scale - 0.5, 0.0)
+        i0 = min(int(math.floor(src)), size_in - 1)
+        lo.append(i0)
+        hi.append(min(i0 + 1, size_in - 1))
+        w.append(src - i0)
+    shape = [1] * x.dim()
+    shape[d] = size_out
+    from strata.framework.creation import tensor  # NOTE: same layer; the blend weights are host metadata
+
+    wt = tensor(w, dtype=x.dtype, device=x.device).reshape(shape)
+    a, b = x.index_select(d, _index(lo, x)), x.index_select(d, _index(hi, x))
+    return a + (b - a) * wt
 
 
 def _index(idx: list[int], like: Tensor) -> Tensor:
@@ -391,7 +428,7 @@ class Dropout3d(_ChannelDropout):
 
 
 class Upsample(Module):
-    """Resize by `size` or `scale_factor` (mode 'nearest')."""
+    """Resize by `size` or `scale_factor` (modes 'nearest', 'linear', 'bilinear', 'trilinear')."""
 
     def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                  align_corners: bool | None = None, recompute_scale_factor: bool | None = None) -> None:
@@ -413,6 +450,13 @@ class UpsamplingNearest2d(Upsample):
         super().__init__(size, scale_factor, "nearest")
 
 
+class UpsamplingBilinear2d(Upsample):
+    """Upsample with mode 'bilinear' and align_corners=True (PyTorch's definition of this layer)."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, "bilinear", align_corners=True)
+
+
 class Unflatten(Module):
     """Split dim `dim` into `unflattened_size`."""
 
@@ -430,4 +474,4 @@ class Unflatten(Module):
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "CircularPad1d",
            "CircularPad2d", "ConstantPad1d", "ConstantPad2d", "Dropout1d", "Dropout2d", "Dropout3d", "PixelShuffle",
            "PixelUnshuffle", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "Unflatten",
-           "Upsample", "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", *FUNCTIONAL]
+           "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", *FUNCTIONAL]
