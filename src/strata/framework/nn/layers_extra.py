@@ -199,9 +199,10 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     x = input
     for i in range(n):
         d, size_in = 2 + i, x.shape[2 + i]
-        scale = scales[i] if scales[i] is not None else size_in / out[i]
+        given = scales[i]
+        scale: float = given if given is not None else size_in / out[i]
         if mode == "nearest":
-            if out[i] % size_in == 0 and scales[i] in (None, size_in / out[i]):
+            if out[i] % size_in == 0 and given in (None, size_in / out[i]):
                 x = x.repeat_interleave(out[i] // size_in, dim=d)
             else:
                 idx = [min(int(math.floor(j * scale)), size_in - 1) for j in range(out[i])]
