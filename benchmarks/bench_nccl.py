@@ -6,6 +6,7 @@
 #     figure published for 8 x H100 SXM on NVSwitch (the same NVLink 4 fabric): 460-480 GB/s at large
 #     sizes; ratio = modeled / 470. Reported, no target (a ring model without NVLink SHARP).
 #   - the same model on the MI300X platform (xGMI mesh), reported.
+#   - bench_ddp_scaling: a DDP step's modeled strong-scaling efficiency on 4 H200s against 1, reported.
 #
 #   PYTHONPATH=src .venv/bin/python benchmarks/bench_nccl.py [--mib 256] [--repeat 3]
 
@@ -140,12 +141,68 @@ def bench_nccl(*, mib: int = SIZE_MIB, repeats: int = 3) -> list[BenchResult]:
     return [wall, busbw, mi]
 
 
+def _modeled_step(strata: Any, model: Any, batch: int, features: int) -> float:
+    """Modeled H200 device seconds of one training step (forward, backward, SGD) at `batch` rows:
+    CUDA events around the second of two steps (the first compiles and loads every kernel)."""
+    cuda = strata.cuda
+    opt = strata.optim.SGD(model.parameters(), lr=0.01)
+    rng = np.random.default_rng(0)
+    seconds = 0.0
+    for _ in range(2):
+        x = strata.tensor(rng.standard_normal((batch, features)).astype(np.float32), device="cuda")
+        cuda.synchronize()
+        start, end = cuda.Event(), cuda.Event()
+        start.record()
+        opt.zero_grad()
+        model(x).square().mean().backward()
+        opt.step()
+        end.record()
+        end.synchronize()
+        seconds = start.elapsed_time(end) / 1e3
+    return seconds
+
+
+def bench_ddp_scaling(*, global_batch: int = 512, width: int = 1024, ranks: int = 4) -> BenchResult:
+    """Modeled strong scaling of a DDP step: one H200 on the global batch against `ranks` H200s on a
+    slice each plus the all-reduce of every gradient (busbw model, no overlap with backward: a lower
+    bound on the efficiency PyTorch's bucketed overlap reaches)."""
+    row = BenchResult(name=f"ddp_scaling_modeled ({ranks} x H200)",
+                      description=f"DDP step of a {width}-wide 3-layer MLP, global batch {global_batch}: modeled "
+                                  f"speedup on {ranks} GPUs over 1, as an efficiency",
+                      target=NO_TARGET, strata_unit="efficiency")
+    try:
+        import_strata_cuda()
+        import strata
+        from strata.hw.catalog import get_spec
+        from strata.libs.nccl import model
+
+        with strata_step("ddp scaling", "steps"):
+            strata.manual_seed(0)
+            net = strata.nn.Sequential(strata.nn.Linear(width, width), strata.nn.GELU(),
+                                       strata.nn.Linear(width, width), strata.nn.GELU(),
+                                       strata.nn.Linear(width, width)).to("cuda")
+            one = _modeled_step(strata, net, global_batch, width)
+            part = _modeled_step(strata, net, global_batch // ranks, width)
+        grad_bytes = sum(p.numel() * 4 for p in net.parameters())
+        comm = model("all_reduce", grad_bytes, [get_spec("h200")] * ranks).seconds
+    except StrataUnavailable as e:
+        row.add_note(str(e))
+        return row
+    many = part + comm
+    row.strata_value = one / many / ranks
+    row.correct = bool(np.isfinite(row.strata_value))
+    row.details.update(one_gpu_s=one, per_rank_compute_s=part, all_reduce_s=comm, grad_bytes=grad_bytes)
+    row.add_note(f"1 GPU {one * 1e3:.3f} ms; {ranks} GPUs {part * 1e3:.3f} ms compute + {comm * 1e3:.3f} ms "
+                 f"all_reduce of {grad_bytes / 2**20:.1f} MiB gradients (modeled, not overlapped)")
+    return judge(row, True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="all_reduce over 8 virtual GPUs: wall time and modeled busbw.")
     parser.add_argument("--mib", type=int, default=SIZE_MIB, help="buffer size per GPU, MiB")
     parser.add_argument("--repeat", type=int, default=3, help="timed calls (best reported)")
     args = parser.parse_args()
-    results = bench_nccl(mib=args.mib, repeats=args.repeat)
+    results = bench_nccl(mib=args.mib, repeats=args.repeat) + [bench_ddp_scaling()]
     print(format_table(results))
     return 0 if all(r.status == "PASS" for r in results) else 1
 

@@ -127,7 +127,7 @@ def main() -> int:
     if not args.skip_programs:
         results += _guard("programs", bench_programs.bench_programs)
     if not args.skip_nccl:
-        results += _guard("nccl", lambda: bench_nccl.bench_nccl(repeats=rep))
+        results += _guard("nccl", lambda: bench_nccl.bench_nccl(repeats=rep) + [bench_nccl.bench_ddp_scaling()])
 
     table = format_table(results)
     print(table)
