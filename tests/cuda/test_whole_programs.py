@@ -347,6 +347,18 @@ def test_trace_names_the_cublas_calls_the_program_made(tmp_path: Path) -> None:
         assert f"[CUDA: {name}" in r.stdout, name
 
 
+def test_run_a_cu_file_links_the_libraries_its_includes_name(tmp_path: Path) -> None:
+    src = tmp_path / "axpy.cu"
+    src.write_text('#include <cstdio>\n#include <cublas_v2.h>\nint main() { cublasHandle_t h; cublasCreate(&h);\n'
+                   '  float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40}, a = 0.5f; float *dx, *dy;\n'
+                   '  cudaMalloc(&dx, 16); cudaMalloc(&dy, 16); cublasSetVector(4, 4, x, 1, dx, 1);\n'
+                   '  cublasSetVector(4, 4, y, 1, dy, 1); cublasStatus_t s = cublasSaxpy(h, 4, &a, dx, 1, dy, 1);\n'
+                   '  cublasGetVector(4, 4, dy, 1, y, 1); printf("%d %.1f %.1f\\n", (int)s, y[0], y[3]);\n'
+                   '  return cublasDestroy(h); }\n')
+    r = run(src)
+    assert (r.returncode, r.stdout) == (0, f"0 {0.5 * 1 + 10:.1f} {0.5 * 4 + 40:.1f}\n"), r.stderr
+
+
 def test_cublas_header_declares_the_real_status_codes_and_v2_names() -> None:
     from strata.cuda.bridge.build import INCLUDE, cublas_names
 

@@ -13,13 +13,15 @@ needs and passing every other flag through, so a Makefile works with `NVCC="stra
 - `-I<strata's cuBLAS header folder>` (after the user's own `-I`s): `<cublas_v2.h>`, which the pip wheels
   lack, declaring what strata's `libcublas.so.13` serves (`-lcublas`).
 
-`compile_program(source)` builds a `.cu` file into a cache (what `strata run prog.cu` does).
+`compile_program(source)` builds a `.cu` file into a cache (what `strata run prog.cu` does), linking the host
+libraries its includes name (`<cublas_v2.h>`: `-lcublas`, `<curand.h>`: `-lcurand`, `<cuda.h>`: `-lcuda`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -102,6 +104,21 @@ def nvcc(args: list[str]) -> int:
     return subprocess.call(cmd)
 
 
+# headers whose host library a program needs at link time, as `strata run prog.cu` builds it
+_HEADER_LIBRARIES = {"cublas_v2.h": "-lcublas", "cublas_api.h": "-lcublas", "curand.h": "-lcurand", "cuda.h": "-lcuda"}
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+
+
+def _library_flags(source: Path, extra: Sequence[str]) -> list[str]:
+    """`-lcublas`, `-lcurand`, `-lcuda` for the libraries the source's includes name and `extra` lacks."""
+    flags: list[str] = []
+    for header in _INCLUDE.findall(source.read_text(errors="replace")):
+        flag = _HEADER_LIBRARIES.get(header)
+        if flag and flag not in extra and flag not in flags:
+            flags.append(flag)
+    return flags
+
+
 def compile_program(source: Path, extra: Sequence[str] = ()) -> Path:
     """Build `source` (a .cu file) with `strata nvcc` into the cache; the executable's path. Rebuilt when the
     source, the headers beside it or the flags change.
@@ -110,7 +127,7 @@ def compile_program(source: Path, extra: Sequence[str] = ()) -> Path:
         NvccNotFound: no nvcc or g++.
         RuntimeError: nvcc failed (its output in the message).
     """
-    cmd = nvcc_command([*extra, str(source)])
+    cmd = nvcc_command([*extra, str(source), *_library_flags(source, extra)])
     # the key leaves out the runtime library's folder (the program does not embed the library) and takes in
     # the headers beside the source (its own includes, most likely)
     h = hashlib.sha256(source.read_bytes() + "\0".join(a for a in cmd if not a.startswith("-L")).encode())
