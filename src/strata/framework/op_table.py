@@ -337,6 +337,11 @@ op("min", "reduction", SAME, _d_max_reduce, arity=1, front="min", node="MinBackw
 op("amax", "reduction", SAME, _d_amaxmin, arity=1, front="amax", node="AmaxBackward0")
 op("amin", "reduction", SAME, _d_amaxmin, arity=1, front="amin", node="AminBackward0")
 
+# composite ops: defined with tensor ops (autograd differentiates them); a backend may register a fused
+# kernel as its fast path (`fast_path`)
+op("layer_norm", "composite", SAME, None, arity=1, method=False, function=False, node="NativeLayerNormBackward0")
+op("rms_norm", "composite", SAME, None, arity=1, method=False, function=False, node="RmsNormBackward0")
+
 # the primitives every op uses: fill a (strided) tensor with a value, copy one tensor into another
 op("fill", "primitive", SAME, None, method=False, function=False, aten="aten::fill_")
 op("copy", "primitive", SAME, None, arity=2, method=False, function=False, aten="aten::copy_")
@@ -375,6 +380,11 @@ def kernel(name: str, backend: str) -> Callable[..., Any]:
         return _KERNELS[backend][name]
     except KeyError:
         raise NotImplementedError(f"strata: op '{name}' has no kernel for the '{backend}' backend") from None
+
+
+def fast_path(name: str, backend: str) -> Callable[..., Any] | None:
+    """`backend`'s fused kernel for a composite op, or None (then the composite definition runs)."""
+    return _KERNELS[backend].get(name)
 
 
 def kernels_of(backend: str) -> dict[str, Callable[..., Any]]:

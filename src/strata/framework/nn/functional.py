@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from strata.framework import amp, autograd, creation, indexing, joining, linalg, ops, reductions, sorting
+from strata.framework import amp, autograd, creation, indexing, joining, linalg, op_table, ops, reductions, sorting
 from strata.framework import dtypes as dt
 from strata.framework import random as _random
 from strata.framework.device import CPU, device, on
@@ -531,32 +531,22 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Tenso
 
 def _row_norm(x: Tensor, w: Tensor | None, b: Tensor | None, eps: float, cols: int, k: int, *,
               rms: bool) -> Tensor:
-    """Layer norm (or RMS norm) of x over its trailing `cols` elements per row; differentiable."""
+    """Layer norm (or RMS norm) of x over its trailing `cols` elements per row; differentiable. Written
+    once, with tensor ops (`_row_norm_composite`); a backend's fused kernel for the op table's
+    `layer_norm` / `rms_norm` replaces it where one is registered (cuda: strata.libs.dnn's, which
+    computes in float32, so float64 keeps the composite)."""
     _need_float("LayerNormKernelImpl", x)
+    fused = op_table.fast_path("rms_norm" if rms else "layer_norm", x.device.type)
+    if fused is not None and x.dtype is not dt.float64:
+        return fused(x, w, b, eps, cols, rms)
+    return _row_norm_composite(x, w, b, eps, k, rms)
+
+
+@op_table.register("cuda", "layer_norm", "rms_norm")
+def _row_norm_dnn(x: Tensor, w: Tensor | None, b: Tensor | None, eps: float, cols: int, rms: bool) -> Tensor:
+    """The fused path on "cuda": strata.libs.dnn's row-norm forward and backward kernels."""
     name = "RmsNormBackward0" if rms else "NativeLayerNormBackward0"
     shape = x.shape
-    if x.device.type == "cuda" and x.dtype is dt.float64:
-        return _row_norm_composite(x, w, b, eps, k, rms)
-    if x.device.type == "cpu":
-        a = _np(x).reshape(-1, cols)
-        mu = np.zeros((a.shape[0], 1), a.dtype) if rms else a.mean(1, keepdims=True)
-        xm = a - mu
-        rstd = 1 / np.sqrt((xm * xm).mean(1, keepdims=True) + eps)
-        xhat = xm * rstd
-        y = xhat * _np(w).reshape(-1) if w is not None else xhat
-        if b is not None:
-            y = y + _np(b).reshape(-1)
-        out = _cpu(y.reshape(shape), x.dtype)
-
-        def bw_cpu(g: Tensor) -> tuple:
-            gv = _np(g).reshape(-1, cols)
-            gw = gv * _np(w).reshape(-1) if w is not None else gv
-            sg = 0 if rms else gw.mean(1, keepdims=True)
-            dx = rstd * (gw - sg - xhat * (gw * xhat).mean(1, keepdims=True))
-            dw = _cpu((gv * xhat).sum(0).reshape(w.shape), w.dtype) if w is not None and w.requires_grad else None
-            db = _cpu(gv.sum(0).reshape(b.shape), b.dtype) if b is not None and b.requires_grad else None
-            return _cpu(dx.reshape(shape), x.dtype), dw, db
-        return record(out, [x, w, b], name, bw_cpu)
     dev, h, lib = x.device, _dnn(x.device), _lib()
     xc = _c(x).reshape(-1, cols)
     wc = _c(_as(w, x.dtype)).reshape(cols) if w is not None else None
@@ -591,7 +581,7 @@ def _row_norm(x: Tensor, w: Tensor | None, b: Tensor | None, eps: float, cols: i
 
 
 def _row_norm_composite(x: Tensor, w: Tensor | None, b: Tensor | None, eps: float, k: int, rms: bool) -> Tensor:
-    """_row_norm from framework ops over the last k dims (float64 on "cuda")."""
+    """_row_norm from framework ops over the last k dims: the definition (gradients by autograd)."""
     dims = list(range(x.dim() - k, x.dim()))
     xm = x if rms else x - reductions.mean(x, dims, keepdim=True)
     y = xm * ops.unary_op("rsqrt", reductions.mean(xm * xm, dims, keepdim=True) + eps)
