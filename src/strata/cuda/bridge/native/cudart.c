@@ -1201,7 +1201,8 @@ cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* pGraph) {
         if (captured_events[i].g == g) captured_events[i].g = NULL;
     pthread_mutex_unlock(&capture_lock);
     if (e != cudaSuccess) {
-        free(g->nodes); free(g);  /* the invalidated graph */
+        for (size_t i = 0; i < g->n; i++) free(g->nodes[i].buf);  /* the invalidated graph */
+        free(g->nodes); free(g);
         *pGraph = NULL;
         return note(e);
     }
