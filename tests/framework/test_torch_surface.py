@@ -49,7 +49,7 @@ def test_alias_modules_and_names_match_real_torch() -> None:
     ref = _reference(SCRIPT).splitlines()  # the real PyTorch (CPU)
     assert ours[-1] == "done" and ref[-1] == "done"
     # the real torch here has no GPU: its accelerator, device and cudnn availability answer differently
-    differ = {"device", "accelerator", "cudnn", "pin"}
+    differ = {"device", "accelerator", "cudnn", "pin", "cuda_legacy"}
     mine = {line.split()[0]: line.replace("strata.", "torch.") for line in ours}
     theirs = {line.split()[0]: line for line in ref}
     assert set(theirs) <= set(mine)
@@ -57,6 +57,7 @@ def test_alias_modules_and_names_match_real_torch() -> None:
         assert mine[key] == theirs[key], (mine[key], theirs[key])
     assert {mine["device"], mine["accelerator"], mine["cudnn"], mine["pin"]} == {
         "device cuda", "accelerator True True 0", "cudnn True True", "pin 3.0 True"}
+    assert mine["cuda_legacy"] == "cuda_legacy cuda torch.int64 True torch.cuda.LongTensor"
 
 
 def test_accelerator_answers_for_the_virtual_gpus() -> None:

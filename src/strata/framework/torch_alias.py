@@ -257,6 +257,12 @@ class _Loader(importlib.abc.Loader):
             # the import system returns whatever sys.modules holds for the name after exec_module
             mod = sys.modules[module.__name__] = importlib.import_module(target)
             _bind_children(module.__name__, mod)
+            if module.__name__ == "torch.cuda":  # torch.cuda.FloatTensor and friends (never replacing a name)
+                from strata.framework import torch_extras  # NOTE: lazily, as in TorchModule.__getattr__
+
+                for name, cls in torch_extras.CUDA_LEGACY.items():
+                    if not hasattr(mod, name):
+                        setattr(mod, name, cls)
 
 
 def _bind_children(name: str, mod: types.ModuleType) -> None:

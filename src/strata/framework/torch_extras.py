@@ -4,7 +4,7 @@
 - creation functions that also take PyTorch's keyword forms (`torch.empty(size=(2, 3))`, `pin_memory=`,
   `layout=`, `memory_format=`);
 - the legacy tensor types (`torch.FloatTensor(2, 3)`, `torch.LongTensor([1, 2])`, `isinstance(x,
-  torch.FloatTensor)`);
+  torch.FloatTensor)`, and `torch.cuda.FloatTensor` ... bound onto torch.cuda by the alias);
 - `torch.mm`, `mv`, `dot`, `addmm`, `spmm`, `sparse_coo_tensor`, `hstack`, `vstack`, `finfo`, `iinfo`;
 - every other Tensor method as a function (`torch.flatten(x, 1)` is `x.flatten(1)`, `torch.transpose`,
   `torch.squeeze`, `torch.numel`, ...), the way PyTorch binds one op both ways;
@@ -70,12 +70,14 @@ OVERRIDES["save"] = save
 class _LegacyMeta(type):
     _dtype: dt.dtype
 
+    _device: str
+
     def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, Tensor) and obj.dtype == cls._dtype and obj.device.type == "cpu"
+        return isinstance(obj, Tensor) and obj.dtype == cls._dtype and obj.device.type == cls._device
 
 
-def _legacy(name: str, dtype: dt.dtype) -> type:
-    def new(cls: type, *args: Any, device: Any = None) -> Tensor:
+def _legacy(name: str, dtype: dt.dtype, on: str = "cpu") -> type:
+    def new(cls: type, *args: Any, device: Any = on) -> Tensor:
         """`T(2, 3)` uninitialised, `T([1, 2])` / `T(ndarray)` a copy, `T(tensor)` a cast, `T()` empty."""
         if len(args) == 1 and not isinstance(args[0], int):
             data = args[0]
@@ -84,13 +86,16 @@ def _legacy(name: str, dtype: dt.dtype) -> type:
             return creation.tensor(data, dtype=dtype, device=device)
         return creation.empty(*args, dtype=dtype, device=device) if args else \
             creation.empty(0, dtype=dtype, device=device)
-    return _LegacyMeta(name, (), {"__new__": new, "_dtype": dtype, "__doc__": f"torch.{name}: {dtype} on cpu"})
+    return _LegacyMeta(name, (), {"__new__": new, "_dtype": dtype, "_device": on,
+                                  "__doc__": f"torch.{'cuda.' if on == 'cuda' else ''}{name}: {dtype} on {on}"})
 
 
-_LEGACY = {n: _legacy(n, d) for n, d in (
-    ("FloatTensor", dt.float32), ("DoubleTensor", dt.float64), ("HalfTensor", dt.float16),
-    ("BFloat16Tensor", dt.bfloat16), ("LongTensor", dt.int64), ("IntTensor", dt.int32), ("ShortTensor", dt.int16),
-    ("CharTensor", dt.int8), ("ByteTensor", dt.uint8), ("BoolTensor", dt.bool_))}
+_LEGACY_DTYPES = (("FloatTensor", dt.float32), ("DoubleTensor", dt.float64), ("HalfTensor", dt.float16),
+                  ("BFloat16Tensor", dt.bfloat16), ("LongTensor", dt.int64), ("IntTensor", dt.int32),
+                  ("ShortTensor", dt.int16), ("CharTensor", dt.int8), ("ByteTensor", dt.uint8),
+                  ("BoolTensor", dt.bool_))
+_LEGACY = {n: _legacy(n, d) for n, d in _LEGACY_DTYPES}
+CUDA_LEGACY = {n: _legacy(n, d, "cuda") for n, d in _LEGACY_DTYPES}  # torch.cuda.FloatTensor and friends
 
 
 # ---- matrix products
@@ -228,7 +233,7 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs:
     if dtype is None:
         return f"torch.{'cuda.' if self.device.type == 'cuda' else ''}{_TYPE_NAMES[self.dtype.name]}"
     if isinstance(dtype, _LegacyMeta):
-        return self.to(dtype._dtype)
+        return self.to(dtype._device).to(dtype._dtype)
     if isinstance(dtype, str):
         short = dtype.rsplit(".", 1)[-1]
         names = {v: k for k, v in _TYPE_NAMES.items()}

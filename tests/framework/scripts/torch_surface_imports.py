@@ -48,4 +48,7 @@ buf = io.BytesIO()
 torch.save({"w": torch.arange(3.0), "n": 2}, buf)
 buf.seek(0)
 print("save", buf.getvalue()[:2], torch.load(buf)["w"].tolist(), torch.serialization.add_safe_globals is not None)
+if torch.accelerator.is_available():  # the legacy cuda types need a GPU
+    lt = torch.cuda.LongTensor([1, 2])
+    print("cuda_legacy", lt.device.type, lt.dtype, isinstance(lt, torch.cuda.LongTensor), lt.type())
 print("done")
