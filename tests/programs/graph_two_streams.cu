@@ -21,7 +21,10 @@ __global__ void combine(const float* y, const float* z, float* out, int n) {
   if (i < n) out[i] = y[i] * z[i];
 }
 
+static void CUDART_CB count_run(void* p) { ++*(int*)p; }
+
 int main() {
+  int runs = 0;
   const int n = 3000, threads = 256, blocks = (n + threads - 1) / threads;
   float *hx, *hout;
   checkCudaErrors(cudaMallocHost(&hx, n * sizeof(float)));
@@ -58,6 +61,7 @@ int main() {
   checkCudaErrors(cudaStreamWaitEvent(s1, join, 0));  // and comes back
   combine<<<blocks, threads, 0, s1>>>(y, z, out, n);
   checkCudaErrors(cudaMemcpyAsync(hout, out, n * sizeof(float), cudaMemcpyDeviceToHost, s1));
+  checkCudaErrors(cudaLaunchHostFunc(s1, count_run, &runs));  // a host node: runs at each replay
   cudaGraph_t graph;
   checkCudaErrors(cudaStreamEndCapture(s1, &graph));
   cudaStreamCaptureStatus after;
@@ -76,7 +80,7 @@ int main() {
     int bad = 0;
     for (int i = 0; i < n; ++i)
       if (hout[i] != (6.0f * hx[i]) * (hx[i] + 1.0f)) ++bad;
-    printf("round %d out[7] %.2f mismatches %d\n", round, hout[7], bad);
+    printf("round %d out[7] %.2f mismatches %d host function runs %d\n", round, hout[7], bad, runs);
   }
 
   // work forked to s2 and never joined back: the capture fails and ends

@@ -1106,6 +1106,12 @@ cudaError_t cudaDeviceGetLimit(size_t* pValue, enum cudaLimit which) {
  * synchronizing the stream and before returning, keeps that order and holds back later work too. */
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* userData) {
     if (!fn) return note(cudaErrorInvalidValue);
+    struct CUgraph_st* g = capturing(s);
+    if (g) {  /* captured: a host node, run when the graph gets there */
+        node_t nd = {.kind = NODE_HOST, .fn = fn, .user = userData};
+        add_node(s, g, nd);
+        return cudaSuccess;
+    }
     cudaError_t e = cudaStreamSynchronize(s);
     if (e != cudaSuccess) return e;
     fn(userData);
