@@ -1,5 +1,6 @@
 """strata.libs.nccl: collectives between in-process virtual GPUs, run as device kernels, against NumPy."""
 
+import shutil
 import threading
 from collections.abc import Callable
 
@@ -321,4 +322,27 @@ def test_every_collective_on_2_and_8_ranks_small_and_uneven_sizes(nranks: int, n
         np.testing.assert_array_equal(bc[r].get(), hs[-1][:n])
         np.testing.assert_array_equal(a2a[r].get(), np.concatenate([h[r * n:(r + 1) * n] for h in hs]))
     np.testing.assert_array_equal(red[0].get(), np.min([h[:n] for h in hs], axis=0))
+    close(comms)
+
+
+@pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 not installed (make amd)")
+def test_all_reduce_on_two_mi300x_over_xgmi() -> None:
+    """RCCL's role: the same kernels, compiled for gfx942, over the xGMI mesh's model."""
+    from strata.driver import opened_devices
+
+    devs = [cuda.Device(model="mi300x")]
+    free = max([f.index for f in opened_devices()] + [cuda.device_count() - 1]) + 1
+    open_device(free, "mi300x")
+    devs.append(cuda.Device(free))
+    comms = nccl.comm_init_all(devs)
+    n = 1000
+    hs = [host(np.dtype(np.float32), n) for _ in devs]
+    xs = upload(devs, hs)
+    nccl.group_start()
+    works = [nccl.all_reduce(xs[r], xs[r], n, "float32", "sum", comms[r]) for r in range(2)]
+    nccl.group_end()
+    for x in xs:
+        np.testing.assert_allclose(x.get(), hs[0] + hs[1], rtol=1e-6)
+    m = works[0].model
+    assert m is not None and m.busbw < 2 * 7 * 64e9  # bounded by the seven xGMI links
     close(comms)

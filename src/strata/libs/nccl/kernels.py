@@ -122,7 +122,9 @@ __global__ void nccl_apply_v(T* dst, const T* a, const T* b, unsigned long long 
 
 NAMES = {dt: f"nccl_apply<{dt.ctype}>" for dt in DataType}
 VECTOR_NAMES = {dt: f"nccl_apply_v<{dt.ctype}>" for dt in DataType}
-KERNELS = KernelSet("nccl", SOURCE, name_expressions=(*NAMES.values(), *VECTOR_NAMES.values()))
+# One module per data type: compiled on first use of that type, and on an AMD device a type whose code
+# the CDNA engine cannot run yet does not stop the others from loading.
+KERNELS = {dt: KernelSet(f"nccl_{dt.name}", SOURCE, name_expressions=(NAMES[dt], VECTOR_NAMES[dt])) for dt in DataType}
 VECTOR_BYTES = 16
 
 
@@ -137,7 +139,7 @@ def apply(dt: DataType, dst: int, a: int, b: int, n: int, op: int, divisor: int,
     nvec = 0
     if all(p % VECTOR_BYTES == 0 for p in (dst, a, b) if p) and n * dt.size >= VECTOR_BYTES:
         nvec = n * dt.size // VECTOR_BYTES
-        KERNELS.get(VECTOR_NAMES[dt])((nvec + BLOCK - 1) // BLOCK, BLOCK, (dst, a or b, b, np.uint64(nvec),
+        KERNELS[dt].get(VECTOR_NAMES[dt])((nvec + BLOCK - 1) // BLOCK, BLOCK, (dst, a or b, b, np.uint64(nvec),
                                                                            np.int32(op), np.int32(divisor)),
                                       stream=stream)
         launches += 1
@@ -145,7 +147,7 @@ def apply(dt: DataType, dst: int, a: int, b: int, n: int, op: int, divisor: int,
     rest = n - done
     if rest:
         off = done * dt.size
-        KERNELS.get(NAMES[dt])((rest + BLOCK - 1) // BLOCK, BLOCK, (dst + off, (a + off) if a else b + off, b + off,
+        KERNELS[dt].get(NAMES[dt])((rest + BLOCK - 1) // BLOCK, BLOCK, (dst + off, (a + off) if a else b + off, b + off,
                                                                     np.uint64(rest), np.int32(op), np.int32(divisor)),
                                stream=stream)
         launches += 1
