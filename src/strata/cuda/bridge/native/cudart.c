@@ -1742,6 +1742,12 @@ cudaError_t cudaMalloc3D(struct cudaPitchedPtr* p, struct cudaExtent e) {
 static cudaError_t copy_3d_array(const struct cudaMemcpy3DParms* p, cudaStream_t s);
 static cudaError_t copy_3d(const struct cudaMemcpy3DParms* p, cudaStream_t s) {
     if (!p) return note(cudaErrorInvalidValue);
+    struct CUgraph_st* g = capturing(s);
+    if (g) {  /* captured: a memcpy node, copied when the graph runs */
+        node_t nd = {.kind = NODE_COPY3D, .p3 = *p};
+        add_node(s, g, nd);
+        return cudaSuccess;
+    }
     if (p->srcArray || p->dstArray) return copy_3d_array(p, s);
     const struct cudaPitchedPtr *sp = &p->srcPtr, *dp = &p->dstPtr;
     struct cudaExtent e = p->extent;
