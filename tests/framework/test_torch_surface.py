@@ -247,3 +247,24 @@ def test_tensor_type_strings_and_casts() -> None:
     for missing in (lambda: strata.nn.LazyLinear, lambda: strata.optim.LBFGS):
         with pytest.raises(AttributeError, match="strata does not provide torch"):
             missing()
+
+
+@pytest.mark.parametrize(("n", "replicas", "drop_last"), [(10, 3, False), (10, 3, True), (2, 4, False)])
+def test_distributed_sampler_splits_like_torch(n: int, replicas: int, drop_last: bool) -> None:
+    from torch.utils.data.distributed import DistributedSampler as TorchSampler
+
+    from strata.framework.data import DistributedSampler
+
+    ds = list(range(n))
+    for rank in range(replicas):
+        ours = DistributedSampler(ds, replicas, rank, shuffle=False, drop_last=drop_last)
+        ref = TorchSampler(ds, replicas, rank, shuffle=False, drop_last=drop_last)
+        assert list(ours) == list(ref) and len(ours) == len(ref)
+    # shuffled: every rank agrees on one permutation per epoch, and together they cover the dataset
+    shards = [DistributedSampler(ds, replicas, r, seed=5) for r in range(replicas)]
+    for s in shards:
+        s.set_epoch(2)
+    seen = sorted(i for s in shards for i in s)
+    assert set(seen) == set(ds) and len(seen) == shards[0].total_size
+    with pytest.raises(ValueError, match="Invalid rank"):
+        DistributedSampler(ds, 2, 2)

@@ -1,6 +1,6 @@
 """`torch.utils.data` for strata: datasets (`Dataset`, `IterableDataset`, `TensorDataset`, `Subset`,
 `ConcatDataset`, `random_split`), samplers (`SequentialSampler`, `RandomSampler` (drawing lazily with
-replacement), `SubsetRandomSampler`, `WeightedRandomSampler`, `BatchSampler`) and
+replacement), `SubsetRandomSampler`, `WeightedRandomSampler`, `DistributedSampler`, `BatchSampler`) and
 `DataLoader` with PyTorch's arguments, batching, shuffling and `default_collate` (tensors stacked,
 numbers and NumPy arrays made tensors, tuples, lists and dicts collated field by field).
 
@@ -250,6 +250,66 @@ class WeightedRandomSampler(Sampler[int]):
         return self.num_samples
 
 
+class DistributedSampler(Sampler[int]):
+    """This process's share of the dataset: indices rank, rank + num_replicas, ... of the (optionally
+    shuffled, epoch-seeded) order, padded by repeating (or cut, with drop_last) to an even split, as
+    torch.utils.data.distributed.DistributedSampler. num_replicas and rank default to the process group's
+    (strata.distributed).
+
+    Raises:
+        ValueError: rank outside [0, num_replicas).
+        RuntimeError: num_replicas or rank left out without an initialised process group.
+    """
+
+    def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True,
+                 seed: int = 0, drop_last: bool = False) -> None:
+        if num_replicas is None or rank is None:
+            dist = importlib.import_module("strata.framework.distributed")
+            if not dist.is_initialized():
+                raise RuntimeError("Requires distributed package to be available (initialise the process group "
+                                   "with torch.distributed.init_process_group, or pass num_replicas and rank)")
+            num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+            rank = dist.get_rank() if rank is None else rank
+        assert num_replicas is not None and rank is not None
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank, self.epoch = dataset, num_replicas, rank, 0
+        self.drop_last, self.shuffle, self.seed = drop_last, shuffle, seed
+        n = len(dataset)
+        if drop_last and n % num_replicas:
+            self.num_samples = math.ceil((n - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(n / num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.dataset)
+        if self.shuffle:
+            # every rank draws the same permutation: a generator seeded by seed + epoch
+            random = importlib.import_module("strata.framework.random")
+            g = random.Generator()
+            g.manual_seed(self.seed + self.epoch)
+            indices = _randperm(n, g)
+        else:
+            indices = list(range(n))
+        if not self.drop_last:
+            pad = self.total_size - len(indices)
+            if pad <= len(indices):
+                indices += indices[:pad]
+            else:
+                indices += (indices * math.ceil(pad / len(indices)))[:pad]
+        else:
+            indices = indices[:self.total_size]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        """A new shuffle order for the next epoch (the same on every rank)."""
+        self.epoch = epoch
+
+
 def get_worker_info() -> None:
     """None: strata's DataLoader loads in the calling process (as PyTorch reports outside a worker)."""
     return None
@@ -476,5 +536,6 @@ class DataLoader(Generic[T]):
 
 
 __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
-           "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
+           "DistributedSampler", "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset",
+           "WeightedRandomSampler",
            "default_collate", "default_convert", "get_worker_info", "random_split"]

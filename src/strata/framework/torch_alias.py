@@ -57,6 +57,7 @@ _MAPPED: dict[str, str] = {
     "torch.utils.data.dataloader": "strata.framework.data",
     "torch.utils.data.dataset": "strata.framework.data",
     "torch.utils.data.sampler": "strata.framework.data",
+    "torch.utils.data.distributed": "strata.framework.data",
     "torch.amp": "strata.framework.amp_api",
     "torch.accelerator": "strata.framework.accelerator",
     "torch.onnx": "strata.framework.onnx_stub",
