@@ -1,10 +1,11 @@
-"""Binary decoder for the GFX9 (gfx942, CDNA3) instruction encodings clang-19 emits.
+"""Binary decoder for the GFX9 (gfx942 CDNA3, gfx90a CDNA2) instruction encodings clang-19 emits.
 
 Source of truth for how strata reads AMD machine code: a kernel's bytes become a list of `Inst`
 (encoding, opcode, mnemonic, operand fields, literal), and `Inst.text` is the disassembly in
 llvm-objdump-19's syntax (tests compare it instruction by instruction). Encodings: SOP1, SOP2, SOPK,
 SOPC, SOPP, SMEM, VOP1, VOP2, VOPC, VOP3 (a and b), VOP3P, DS, FLAT/GLOBAL/SCRATCH, and the 32-bit
-literal constant. DPP, SDWA and MUBUF decode to their mnemonic but the executor rejects them.
+literal constant, with DPP and SDWA; MUBUF. The code object's processor picks the opcode tables (gfx90a
+numbers its MFMA differently) and the syntax (gfx90a's glc/slc/scc cache bits for gfx942's sc0/sc1/nt).
 An encoding the tables do not know raises UnsupportedAmdInstruction naming its raw words.
 """
 

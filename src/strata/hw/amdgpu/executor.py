@@ -19,9 +19,13 @@ loads): until then the destination registers keep their old values, so a missing
 data, as on hardware.
 
 Approximations (docs/amd.md): v_exp/log/rcp/rsq/sqrt_f32 are computed in float64 and rounded to
-float32 (within 0.5 ulp; hardware is within 1 ulp and has no public bit-exact definition); fma is
-a float64 multiply-add rounded to float32 (double rounding may differ from a fused result in rare
-last-bit cases); v_div_scale only scales when the exponents are extreme, as the ISA describes.
+float32 (within 0.5 ulp; hardware is within 1 ulp and has no public bit-exact definition); the float32
+fma is correctly rounded (_fma32); v_div_scale only scales when the exponents are extreme, as the ISA
+describes.
+
+Speed: VGPRs are register-major (v[reg, wave, lane]); fully active waves take fast paths that give the
+same bits (results computed in place, lane-linear global accesses as slices, LDS index arrays reused per
+address register, MFMA as reshapes); the scheduler skips its selection while every wave runs together.
 """
 
 from __future__ import annotations
