@@ -83,11 +83,18 @@ CANON_NAN32 = 0x7FFFFFFF
 _RINT = {"rni": "llvm.roundeven", "rzi": "llvm.trunc", "rmi": "llvm.floor", "rpi": "llvm.ceil"}
 
 
+# opcodes whose operand 0, when a register (or vector/pair of them), is only written
+_DEST_FIRST = frozenset({"mov", "cvta", "add", "sub", "mul", "mad", "and", "or", "xor", "not", "shl", "shr", "neg",
+                         "abs", "min", "max", "setp", "selp", "div", "fma", "cvt", "ld"})
+
+
 def _reads(ins: Instruction) -> list[str]:
-    """Registers an instruction reads (its guard, sources, address bases)."""
-    ops = ins.operands if ins.opcode in NO_REGISTER_RESULT else ins.operands[1:]
+    """Registers an instruction may read (its guard, sources, address bases). Conservative: for an
+    opcode outside _DEST_FIRST every register it names counts (brx's index, a call's arguments, ...)."""
+    dest_first = ins.opcode in _DEST_FIRST and ins.opcode not in NO_REGISTER_RESULT
+    ops = ins.operands[1:] if dest_first else ins.operands
     out = [r for op in ops for r in operand_registers(op)]
-    if ins.opcode not in NO_REGISTER_RESULT and ins.operands and isinstance(ins.operands[0], Mem):
+    if dest_first and ins.operands and isinstance(ins.operands[0], Mem):
         out += operand_registers(ins.operands[0])
     if ins.guard is not None:
         out.append(ins.guard.name)
@@ -1156,15 +1163,18 @@ class KernelCodegen:
         nbytes = d.nbytes
         mis = bld.icmp_unsigned("!=", bld.and_(a, ir.Constant(I64, nbytes - 1)), ir.Constant(I64, 0))
         if d.space == "shared":
-            oob = bld.icmp_unsigned(">", bld.add(a, ir.Constant(I64, nbytes)), self.ctx(CTX_SHARED_LIMIT))
-            oob = bld.or_(oob, bld.icmp_unsigned(">", a, ir.Constant(I64, 0xFFFFFF)))  # cluster tags
+            # cluster-tagged (distributed shared) and huge addresses first: then a + nbytes cannot wrap
+            oob = bld.icmp_unsigned(">", a, ir.Constant(I64, 0xFFFFFF))
+            oob = bld.or_(oob, bld.icmp_unsigned(">", bld.add(a, ir.Constant(I64, nbytes)), self.ctx(CTX_SHARED_LIMIT)))
             return bld.or_(mis, oob)
         # the allocation this instruction's previous lane hit, else a binary search of the allocation map
         bad = self.entry_alloca(I1)
         bld.store(mis, bad)
         lo, hi = bld.load(d.hit_lo), bld.load(d.hit_hi)
-        end = bld.add(a, ir.Constant(I64, nbytes))
-        fast = bld.and_(bld.icmp_unsigned(">=", a, lo), bld.icmp_unsigned("<=", end, hi))
+        # a <= hi - nbytes, not a + nbytes <= hi: that wraps for addresses near 2^64
+        room = bld.icmp_unsigned(">=", hi, ir.Constant(I64, nbytes))
+        below = bld.icmp_unsigned("<=", a, bld.sub(hi, ir.Constant(I64, nbytes)))
+        fast = bld.and_(bld.icmp_unsigned(">=", a, lo), bld.and_(room, below))
         with bld.if_then(bld.not_(fast)):
             starts, ends = self.ctx(CTX_STARTS), self.ctx(CTX_ENDS)
             inside = bld.and_(bld.icmp_unsigned(">=", a, ir.Constant(I64, GLOBAL_BASE)),
