@@ -65,3 +65,18 @@ def test_fma32_random_wide_exponents(seed: int) -> None:
     b = (rng.standard_normal(n) * 2.0 ** rng.integers(-40, 40, n)).astype(np.float32)
     d = (rng.standard_normal(n) * 2.0 ** rng.integers(-60, 60, n)).astype(np.float32)
     np.testing.assert_array_equal(_fma32(a, b, d).view(np.uint32), _oracle(a, b, d).view(np.uint32))
+
+
+def test_mad32_rounds_twice_and_flushes_denormals() -> None:
+    """v_mad_f32/v_mac_f32 (gfx90a): round(round(a * b) + d) with denormals flushed, unlike the fma."""
+    from strata.hw.amdgpu.executor import _mad32
+
+    a, b, d = _tie_cases()
+    twice = np.array([_round_f32(Fraction(float(_round_f32(Fraction(float(x)) * Fraction(float(y))))) +
+                                 Fraction(float(z))) for x, y, z in zip(a, b, d, strict=True)], np.float32)
+    np.testing.assert_array_equal(_mad32(a, b, d).view(np.uint32), twice.view(np.uint32))
+    assert (_mad32(a, b, d) != _fma32(a, b, d)).any()  # the traps tell the two apart
+    tiny = np.finfo(np.float32).tiny
+    got = _mad32(np.array([tiny, 1.0], np.float32), np.array([0.5, tiny / 4], np.float32),
+                 np.array([0.0, 0.0], np.float32))
+    assert got.tolist() == [0.0, 0.0]  # a denormal product is flushed; a denormal input reads as zero

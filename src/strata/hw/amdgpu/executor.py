@@ -1066,6 +1066,16 @@ def _fma32(a: np.ndarray, b: np.ndarray, d: np.ndarray, out: np.ndarray | None =
         return out
 
 
+def _mad32(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """V_MAD_F32/V_MAC_F32/V_MADMK/V_MADAK (GFX9's unfused multiply-add, which clang emits for gfx90a when
+    float32 denormals are flushed): the product rounded to float32, then the sum, denormal inputs, product
+    and result flushed to zero (these instructions do not support denormals)."""
+    with np.errstate(all="ignore"):
+        a, b, d = (_f32(_flush_bits(_bits(np.asarray(x, np.float32)))) for x in (a, b, d))
+        p = _f32(_flush_bits(_bits(np.multiply(a, b, dtype=np.float32))))
+        return _f32(_flush_bits(_bits(np.add(p, d, dtype=np.float32))))
+
+
 def _fma32_odd(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
     """The float32 fma through a float64 sum rounded to odd (its last bit set when inexact): rounding that
     to float32 is correct (53 >= 24 + 2 bits)."""
@@ -1206,7 +1216,15 @@ def h_valu2(c: _Ctx, ins: Inst) -> None:
         with np.errstate(all="ignore"):
             r = _bits(_F2[name](fsrc(c, ins, 0), fsrc(c, ins, 1)))
         _count(c, "fp32")
-    elif name == "v_fmac_f32" or name == "v_mac_f32":
+    elif name in ("v_mac_f32", "v_madmk_f32", "v_madak_f32"):  # unfused (gfx90a; gfx940 dropped them)
+        k = _f32(np.uint32(ins.literal or 0))
+        x, y = fsrc(c, ins, 0), fsrc(c, ins, 1)
+        a, b, d = ((x, y, _f32(c.b.v[_vdst(ins), c.ix])) if name == "v_mac_f32" else (x, k, y)
+                   if name == "v_madmk_f32" else (x, y, k))
+        r = _bits(_mad32(a, b, d))
+        c.counters.flops["fp32"] += c.active()
+        _count(c, "fp32")
+    elif name == "v_fmac_f32":
         acc = _f32(c.b.v[_vdst(ins), c.ix])
         c.counters.flops["fp32"] += c.active()
         _count(c, "fp32")
@@ -1214,11 +1232,11 @@ def h_valu2(c: _Ctx, ins: Inst) -> None:
             _fma32(fsrc(c, ins, 0), fsrc(c, ins, 1), acc, out=acc)
             return
         r = _bits(_fma32(fsrc(c, ins, 0), fsrc(c, ins, 1), acc))
-    elif name in ("v_fmamk_f32", "v_madmk_f32"):
+    elif name == "v_fmamk_f32":
         k = _f32(np.uint32(ins.literal or 0))
         r = _bits(_fma32(fsrc(c, ins, 0), k, fsrc(c, ins, 1)))
         _count(c, "fp32")
-    elif name in ("v_fmaak_f32", "v_madak_f32"):
+    elif name == "v_fmaak_f32":
         k = _f32(np.uint32(ins.literal or 0))
         r = _bits(_fma32(fsrc(c, ins, 0), fsrc(c, ins, 1), k))
         _count(c, "fp32")
@@ -1291,7 +1309,8 @@ def h_valu3(c: _Ctx, ins: Inst) -> None:
     """VOP3-only ops (three sources, 64-bit shifts, division helpers)."""
     name = ins.name
     if name in ("v_fma_f32", "v_mad_f32", "v_fma_legacy_f32"):
-        r = _bits(_fma32(fsrc(c, ins, 0), fsrc(c, ins, 1), fsrc(c, ins, 2)))
+        fn = _mad32 if name == "v_mad_f32" else _fma32
+        r = _bits(fn(fsrc(c, ins, 0), fsrc(c, ins, 1), fsrc(c, ins, 2)))
         c.counters.flops["fp32"] += c.active()
         _count(c, "fp32")
     elif name in ("v_max3_f32", "v_min3_f32"):
@@ -2715,7 +2734,8 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
     if fmt == "DS":
         known = name in _DS_OK or name in _DS_SMALL or _DS_ATOMIC.fullmatch(name) or _DS_ATOMIC64.fullmatch(name)
         return h_ds if known and not ins.f["gds"] else None
-    if fmt == "MUBUF" and name in ("buffer_wbl2", "buffer_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol"):
+    if fmt == "MUBUF" and name in ("buffer_wbl2", "buffer_inv", "buffer_invl2", "buffer_wbinvl1",
+                                   "buffer_wbinvl1_vol"):
         return h_nop  # cache write-back/invalidate of fences: memory here is coherent
     if fmt == "SCRATCH":
         return h_scratch if ("_load_" in name or "_store_" in name) and "d16" not in name and "lds" not in name \
