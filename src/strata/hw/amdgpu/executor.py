@@ -128,7 +128,7 @@ def _writes_exec(ins: Inst) -> bool:
     f = ins.f
     return ("exec" in ins.name or ins.name.startswith("v_cmpx") or f.get("sdst", 0) >= EXEC - 1 and
             f.get("sdst", 0) < 128 or ins.fmt == "SMEM" and f.get("sdata", 0) + 16 > EXEC or
-            ins.fmt == "VOP3" and f.get("vdst", 0) in (EXEC, EXEC + 1) and ins.name.startswith("v_cmp"))
+            ins.name.startswith(("v_cmp", "v_readlane", "v_readfirstlane")) and f.get("vdst", 0) in (EXEC, EXEC + 1))
 
 
 def _category(ins: Inst) -> str:
