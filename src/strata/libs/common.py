@@ -112,13 +112,18 @@ class LibraryKernel:
     def __init__(self, kernels: KernelSet, name: str) -> None:
         self.kernels = kernels
         self.name = name
+        self._compiled: dict[str, Kernel | CodeObjectKernel] = {}  # by device architecture
 
     def __repr__(self) -> str:
         return f"<LibraryKernel {self.kernels.library}:{self.name}>"
 
     def on(self, device: Device | None = None) -> Kernel | CodeObjectKernel:
         """The compiled kernel for `device` (default: the current device)."""
-        return self.kernels.kernel_for(self.name, device if device is not None else current_device())
+        device = device if device is not None else current_device()
+        k = self._compiled.get(device.spec.arch)
+        if k is None:
+            k = self._compiled[device.spec.arch] = self.kernels.kernel_for(self.name, device)
+        return k
 
     def launch(self, grid: Any, block: Any, args: Sequence[Any], *, shared_mem: int = 0,
                stream: Any = None) -> LaunchReport:
@@ -166,11 +171,13 @@ def library_call(api: str, *, cuda_name: str, rocm_name: str, **args: Any) -> It
     The span carries both vendors' function names, and `platform` ('cuda' or 'rocm') and `library`
     (cuBLAS or rocBLAS, ...) by the kind of the current device: on an AMD device the call plays the
     ROCm library and its kernels are gfx942 code objects."""
-    amd_device = current_device().spec.vendor == "amd"
-    family = LIBRARY_NAMES.get(api.split(".", 1)[0])
-    extra = {"platform": "rocm" if amd_device else "cuda"}
-    if family is not None:
-        extra["library"] = family[1] if amd_device else family[0]
+    extra: dict[str, str] = {}
+    if trace.recording():  # (the device is looked up only for the trace)
+        amd_device = current_device().spec.vendor == "amd"
+        family = LIBRARY_NAMES.get(api.split(".", 1)[0])
+        extra["platform"] = "rocm" if amd_device else "cuda"
+        if family is not None:
+            extra["library"] = family[1] if amd_device else family[0]
     with trace.span("L4", api, cuda=cuda_name, rocm=rocm_name, **extra, **args) as ev:
         yield ev
 
