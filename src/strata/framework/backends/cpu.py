@@ -22,14 +22,14 @@ from strata.framework.storage import Storage
 from strata.framework.tensor import Tensor, contiguous_strides
 
 
-def wrap(r: Any, dtype: dt.dtype) -> Tensor:
+def wrap(r: Any, dtype: dt.dtype, *, fresh: bool = False) -> Tensor:
     """A cpu tensor of `dtype` over the result array `r` of a NumPy computation (no copy when `r` is a
-    fresh array of that dtype; a copy when it might alias an input)."""
+    fresh array of that dtype; a copy when it might alias an input, unless the caller says it is `fresh`)."""
     a = np.asarray(r)
     if a.dtype != dtype.np:
         with np.errstate(all="ignore"):  # out-of-range casts wrap or saturate as in C, silently as in PyTorch
             a = a.astype(dtype.np)
-    elif a.base is not None or not a.flags.c_contiguous:
+    elif not a.flags.c_contiguous or (a.base is not None and not fresh):
         return from_host(a, dtype, CPU)
     return Tensor(Storage(a.nbytes, CPU, host=a.reshape(-1).view(np.uint8)), a.shape, contiguous_strides(a.shape),
                   0, dtype)
@@ -189,5 +189,6 @@ def reduce(op: str, x: Tensor, dims: list[int], out_shape: list[int], kept_shape
             nan = np.isnan(moved) if moved.dtype.kind == "f" else np.zeros(moved.shape, bool)
             idx = np.where(nan.any(axis=-1), nan.argmax(axis=-1), idx)
             r = np.take_along_axis(moved, idx[..., None], -1)[..., 0]
-    values = from_host(np.asarray(r).reshape(out_shape), out_dt, CPU)
-    return values, (from_host(np.asarray(idx).reshape(out_shape), dt.int64, CPU) if idx is not None else None)
+    # (r and idx are new arrays: their reshaped views alias nothing of x's)
+    values = wrap(np.asarray(r).reshape(out_shape), out_dt, fresh=True)
+    return values, (wrap(np.asarray(idx).reshape(out_shape), dt.int64, fresh=True) if idx is not None else None)
