@@ -70,14 +70,15 @@ NP_OPS = {"sum": lambda a: np.sum(a, axis=0), "prod": lambda a: np.prod(a, axis=
           "avg": lambda a: np.mean(a, axis=0)}
 
 
+@pytest.mark.parametrize("algorithm", ["ring", "tree"])
 @pytest.mark.parametrize("op", ["sum", "prod", "max", "min", "avg"])
-def test_all_reduce_every_op_on_4_ranks(op: str) -> None:
+def test_all_reduce_every_op_on_4_ranks(op: str, algorithm: str) -> None:
     devs = devices(4)
     comms = nccl.comm_init_all(devs)
     n = 1003  # not a multiple of the ranks: uneven chunks
     hs = [host(np.dtype(np.float32), n) for _ in devs]
     xs, ys = upload(devs, hs), empty(devs, n, np.dtype(np.float32))
-    grouped(lambda r: nccl.all_reduce(xs[r], ys[r], n, "float32", op, comms[r]), 4)
+    grouped(lambda r: nccl.all_reduce(xs[r], ys[r], n, "float32", op, comms[r], algorithm=algorithm), 4)
     want = NP_OPS[op](np.stack(hs).astype(np.float64))
     for y in ys:
         np.testing.assert_allclose(y.get(), want, rtol=1e-5)
@@ -110,8 +111,8 @@ def test_all_reduce_on_8_ranks_traces_every_step_and_models_busbw() -> None:
     streams = [cuda.Stream(device=d) for d in devs]
     with trace.record() as rec:
         nccl.group_start()
-        works = [nccl.all_reduce(xs[r], xs[r], n, DataType.ncclFloat32, nccl.RedOp.ncclSum, comms[r], streams[r])
-                 for r in range(8)]
+        works = [nccl.all_reduce(xs[r], xs[r], n, DataType.ncclFloat32, nccl.RedOp.ncclSum, comms[r], streams[r],
+                                 algorithm="ring") for r in range(8)]
         nccl.group_end()
     for s in streams:
         s.synchronize()
@@ -345,4 +346,44 @@ def test_all_reduce_on_two_mi300x_over_xgmi() -> None:
         np.testing.assert_allclose(x.get(), hs[0] + hs[1], rtol=1e-6)
     m = works[0].model
     assert m is not None and m.busbw < 2 * 7 * 64e9  # bounded by the seven xGMI links
+    close(comms)
+
+
+@pytest.mark.parametrize("nranks", [3, 5, 8])
+@pytest.mark.parametrize("op", ["sum", "max", "avg"])
+def test_tree_all_reduce_on_full_and_partial_trees(nranks: int, op: str) -> None:
+    devs = devices(nranks)
+    comms = nccl.comm_init_all(devs)
+    n = 301
+    hs = [host(np.dtype(np.float32), n) for _ in devs]
+    xs, ys = upload(devs, hs), empty(devs, n, np.dtype(np.float32))
+    with trace.record() as rec:
+        grouped(lambda r: nccl.all_reduce(xs[r], ys[r], n, "float32", op, comms[r], algorithm="tree"), nranks)
+    want = NP_OPS[op](np.stack(hs).astype(np.float64))
+    for y in ys:
+        np.testing.assert_allclose(y.get(), want, rtol=1e-5)
+    phases = {e.args["phase"] for e in rec.events if e.name == "nccl_step"}
+    assert phases == {"copy-in", "tree-reduce", "tree-broadcast"}  # out of place: recv starts as send
+    close(comms)
+
+
+def test_the_tuner_picks_the_tree_for_small_sizes_and_the_ring_for_large() -> None:
+    from strata.hw.catalog import get_spec
+    from strata.libs.nccl.model import choose_algorithm
+
+    h200 = [get_spec("h200")] * 8
+    assert choose_algorithm("all_reduce", 4096, h200) == "tree"
+    assert choose_algorithm("all_reduce", 256 << 20, h200) == "ring"
+    small, large = nccl.model("all_reduce", 4096, h200, "tree"), nccl.model("all_reduce", 256 << 20, h200, "tree")
+    assert small.seconds < nccl.model("all_reduce", 4096, h200).seconds
+    assert large.seconds > nccl.model("all_reduce", 256 << 20, h200).seconds
+    devs = devices(4)
+    comms = nccl.comm_init_all(devs)
+    xs = empty(devs, 64, np.dtype(np.float32))
+    nccl.group_start()
+    works = [nccl.all_reduce(xs[r], xs[r], 64, "float32", "sum", comms[r]) for r in range(4)]
+    nccl.group_end()
+    assert works[0].model is not None and works[0].model.algorithm == "tree"
+    with pytest.raises(NcclError, match="algorithm must be"):
+        nccl.all_reduce(xs[0], xs[0], 64, "float32", "sum", comms[0], algorithm="nvls")
     close(comms)

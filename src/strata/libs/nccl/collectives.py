@@ -39,7 +39,7 @@ from strata.libs.nccl import comm as comm_mod
 from strata.libs.nccl.comm import Communicator, Op
 from strata.libs.nccl.group import deferred_post, deferred_wait
 from strata.libs.nccl.kernels import COPY, VECTOR_BYTES, apply
-from strata.libs.nccl.model import CollectiveModel, model
+from strata.libs.nccl.model import CollectiveModel, choose_algorithm, model, tree_depth
 from strata.libs.nccl.types import DataType, NcclError, RedOp
 from strata.runtime import Event, Stream
 
@@ -62,6 +62,7 @@ class Call:
     root: int | None
     peer: int | None
     stream: Stream
+    algorithm: str | None = None  # all_reduce: 'ring', 'tree' or None (the modeled faster one)
 
     def describe(self) -> str:
         extra = "".join(f", {k}={v}" for k, v in (("op", self.op.name if self.op is not None else None),
@@ -135,7 +136,8 @@ def _buffer(buf: Any, nbytes: int, comm: Communicator, api: str, what: str) -> i
 
 
 def _collective(api: str, comm: Communicator, send: Any, recv: Any, count: Any, datatype: Any, *,
-                op: Any = None, root: Any = None, send_elems: int, recv_elems: int, stream: Any) -> Work:
+                op: Any = None, root: Any = None, send_elems: int, recv_elems: int, stream: Any,
+                algorithm: str | None = None) -> Work:
     if not isinstance(comm, Communicator):
         raise NcclError("ncclInvalidArgument", f"[{api}] comm must be a Communicator, got {type(comm).__name__}")
     comm.check(api)
@@ -149,7 +151,7 @@ def _collective(api: str, comm: Communicator, send: Any, recv: Any, count: Any, 
     send_ptr = _buffer(send, n_send, comm, api, "sendbuff") if n_send or send is not None else 0
     needs_recv = api != "reduce" or comm.rank == root  # reduce: significant at the root only
     recv_ptr = _buffer(recv, n_recv, comm, api, "recvbuff") if needs_recv else 0
-    call = Call(api, comm, send_ptr, recv_ptr, n, dt, red, root, None, s)
+    call = Call(api, comm, send_ptr, recv_ptr, n, dt, red, root, None, s, algorithm)
     key = ("coll", comm.seq)
     comm.seq += 1
     return _submit(comm, key, api, comm.nranks, call, comm.rank, _agree_collective, _execute_collective)
@@ -174,7 +176,7 @@ def _submit(comm: Communicator, key: Any, kind: str, needed: int, call: Call, sl
 def _agree_collective(first: Call, call: Call) -> str | None:
     if first.api != call.api:
         return f"one rank called {first.api}, another {call.api}"
-    for name in ("count", "dtype", "op", "root"):
+    for name in ("count", "dtype", "op", "root", "algorithm"):
         if getattr(first, name) != getattr(call, name):
             return f"{name} differs"
     return None
@@ -184,11 +186,15 @@ def _agree_collective(first: Call, call: Call) -> str | None:
 
 
 def all_reduce(sendbuff: Any, recvbuff: Any, count: int, datatype: Any, op: Any, comm: Communicator,
-               stream: Any = None) -> Work:
+               stream: Any = None, *, algorithm: str | None = None) -> Work:
     """ncclAllReduce: every rank's `recvbuff` gets op over all ranks' `sendbuff` (`count` elements;
-    in place when they are the same). op: sum, prod, max, min, avg."""
+    in place when they are the same). op: sum, prod, max, min, avg. `algorithm` (NCCL_ALGO's role):
+    'ring', 'tree', or None for the one with the smaller modeled time (the tree for small sizes)."""
+    if algorithm not in (None, "ring", "tree"):
+        raise NcclError("ncclInvalidArgument", f"[all_reduce] algorithm must be 'ring', 'tree' or None, got "
+                        f"{algorithm!r}")
     return _collective("all_reduce", comm, sendbuff, recvbuff, count, datatype, op=op, send_elems=count,
-                       recv_elems=count, stream=stream)
+                       recv_elems=count, stream=stream, algorithm=algorithm)
 
 
 def broadcast(sendbuff: Any, recvbuff: Any, count: int, datatype: Any, root: int, comm: Communicator,
@@ -291,28 +297,36 @@ def _execute_collective(op: Op) -> None:
     calls: list[Call] = [op.calls[r] for r in range(len(op.calls))]
     api, n, c0 = calls[0].api, len(calls), calls[0]
     size, count = c0.dtype.size, c0.count
-    build = _SCHEDULES[api]
-    steps, phases, everyone = build(calls, count, size)
     total = count * size * (n if api in ("all_gather", "reduce_scatter", "all_to_all") else 1)
-    _run(op, api, calls, steps, phases, total, everyone)
+    algorithm = "ring"
+    if api == "all_reduce":
+        algorithm = c0.algorithm or choose_algorithm(api, total, [c.comm.device.spec for c in calls])
+    build = _all_reduce_tree if algorithm == "tree" and n > 1 else _SCHEDULES[api]
+    steps, phases, links = build(calls, count, size)
+    _run(op, api, calls, steps, phases, total, links, algorithm)
 
 
 def _execute_p2p(op: Op) -> None:
     snd, rcv = op.calls[0], op.calls[1]
     steps = [[[], [_Launch(rcv.recv, 0, snd.send, snd.count, COPY)]]]
-    _run(op, "send_recv", [snd, rcv], steps, ["p2p"], snd.count * snd.dtype.size, True)
+    _run(op, "send_recv", [snd, rcv], steps, ["p2p"], snd.count * snd.dtype.size, "all")
 
 
 def _run(op: Op, api: str, calls: list[Call], steps: list[list[list[_Launch]]], phases: list[str], nbytes: int,
-         everyone: bool) -> None:
-    """Queue the schedule on every rank's stream, each step after its neighbours' previous step."""
+         links: str, algorithm: str = "ring") -> None:
+    """Queue the schedule on every rank's stream, each step after the previous step of the ranks it
+    exchanges with (`links`: 'ring' neighbours, 'tree' parent and children, or 'all')."""
     n = len(calls)
     specs = [c.comm.device.spec for c in calls]
-    m = model(api, nbytes, specs)
+    m = model(api, nbytes, specs, algorithm)
     dt = calls[0].dtype
 
     def deps(r: int) -> list[int]:
-        return [q for q in range(n) if q != r] if everyone else sorted({(r - 1) % n, (r + 1) % n} - {r})
+        if links == "all":
+            return [q for q in range(n) if q != r]
+        if links == "tree":
+            return [q for q in ((r - 1) // 2, 2 * r + 1, 2 * r + 2) if 0 <= q < n and q != r]
+        return sorted({(r - 1) % n, (r + 1) % n} - {r})
 
     def mark(r: int) -> Event:
         ev = Event(calls[r].stream.context, timing=False)
@@ -341,10 +355,11 @@ def _run(op: Op, api: str, calls: list[Call], steps: list[list[list[_Launch]]], 
             for q in deps(r):
                 calls[r].stream.wait_event(prev[q])
         op.model, op.launches = m, launches
-        ev.update(kernel="nccl_apply", launches=launches, modeled_s=m.seconds, algbw=m.algbw, busbw=m.busbw)
+        ev.update(kernel="nccl_apply", algorithm=algorithm, launches=launches, modeled_s=m.seconds, algbw=m.algbw,
+                  busbw=m.busbw)
 
 
-_Schedule = tuple[list[list[list[_Launch]]], list[str], bool]
+_Schedule = tuple[list[list[list[_Launch]]], list[str], str]
 
 
 def _copy_if(dst: int, src: int, n: int) -> list[_Launch]:
@@ -357,7 +372,7 @@ def _all_reduce(calls: list[Call], count: int, size: int) -> _Schedule:
     assert red is not None
     if n == 1:
         c = calls[0]
-        return [[_copy_if(c.recv, c.send, count)]], ["copy"], False
+        return [[_copy_if(c.recv, c.send, count)]], ["copy"], "ring"
     code = RedOp.ncclSum if red == RedOp.ncclAvg else red
     chunks = _chunks(count, n, size)
     steps: list[list[list[_Launch]]] = []
@@ -379,7 +394,40 @@ def _all_reduce(calls: list[Call], count: int, size: int) -> _Schedule:
             off, length = chunks[k]
             step.append([_Launch(c.recv + off * size, 0, p.recv + off * size, length, COPY, 0, k)])
         steps.append(step)
-    return steps, ["reduce-scatter"] * (n - 1) + ["all-gather"] * (n - 1), False
+    return steps, ["reduce-scatter"] * (n - 1) + ["all-gather"] * (n - 1), "ring"
+
+
+def _all_reduce_tree(calls: list[Call], count: int, size: int) -> _Schedule:
+    """Reduce up the binary tree (rank r's parent is (r-1)//2), deepest level first, then copy the
+    result down it, one level per step."""
+    n = len(calls)
+    red = calls[0].op
+    assert red is not None
+    code = RedOp.ncclSum if red == RedOp.ncclAvg else red
+    depth = tree_depth(n)
+
+    def level(r: int) -> int:
+        return (r + 1).bit_length() - 1
+
+    steps: list[list[list[_Launch]]] = [[_copy_if(c.recv, c.send, count) for c in calls]]
+    for d in range(depth - 1, -1, -1):  # reduce: ranks at level d add their children's partial results
+        step: list[list[_Launch]] = [[] for _ in range(n)]
+        for r, c in enumerate(calls):
+            kids = [k for k in (2 * r + 1, 2 * r + 2) if k < n]
+            if level(r) != d or not kids:
+                continue
+            for i, k in enumerate(kids):
+                last = r == 0 and i == len(kids) - 1
+                step[r].append(_Launch(c.recv, c.recv, calls[k].recv, count, int(code),
+                                       n if red == RedOp.ncclAvg and last else 0))
+        steps.append(step)
+    for d in range(1, depth + 1):  # broadcast: ranks at level d copy their parent's result
+        step = [[] for _ in range(n)]
+        for r, c in enumerate(calls):
+            if level(r) == d:
+                step[r] = [_Launch(c.recv, 0, calls[(r - 1) // 2].recv, count, COPY)]
+        steps.append(step)
+    return steps, ["copy-in"] + ["tree-reduce"] * depth + ["tree-broadcast"] * depth, "tree"
 
 
 def _broadcast(calls: list[Call], count: int, size: int) -> _Schedule:
@@ -388,7 +436,7 @@ def _broadcast(calls: list[Call], count: int, size: int) -> _Schedule:
     assert root is not None
     rc = calls[root]
     if n == 1:
-        return [[_copy_if(rc.recv, rc.send, count)]], ["copy"], False
+        return [[_copy_if(rc.recv, rc.send, count)]], ["copy"], "ring"
     steps: list[list[list[_Launch]]] = []
     for s in range(n - 1):  # a chain along the ring from the root
         step: list[list[_Launch]] = [[] for _ in range(n)]
@@ -398,7 +446,7 @@ def _broadcast(calls: list[Call], count: int, size: int) -> _Schedule:
         if s == 0:
             step[root] = _copy_if(rc.recv, rc.send, count)
         steps.append(step)
-    return steps, ["broadcast"], False
+    return steps, ["broadcast"], "ring"
 
 
 def _reduce(calls: list[Call], count: int, size: int) -> _Schedule:
@@ -408,7 +456,7 @@ def _reduce(calls: list[Call], count: int, size: int) -> _Schedule:
     code = RedOp.ncclSum if red == RedOp.ncclAvg else red
     if n == 1:
         c = calls[0]
-        return [[_copy_if(c.recv, c.send, count)]], ["copy"], False
+        return [[_copy_if(c.recv, c.send, count)]], ["copy"], "ring"
     scratch = [c.comm.scratch(count * size) for c in calls]
     steps: list[list[list[_Launch]]] = []
     for s in range(n):  # partial sums travel along the ring and end at the root
@@ -423,7 +471,7 @@ def _reduce(calls: list[Call], count: int, size: int) -> _Schedule:
             step[k] = [_Launch(calls[k].recv, calls[k].send, scratch[p], count, int(code),
                                n if red == RedOp.ncclAvg else 0)]
         steps.append(step)
-    return steps, ["reduce"], False
+    return steps, ["reduce"], "ring"
 
 
 def _all_gather(calls: list[Call], count: int, size: int) -> _Schedule:
@@ -438,7 +486,7 @@ def _all_gather(calls: list[Call], count: int, size: int) -> _Schedule:
             off = k * count * size
             step.append([_Launch(c.recv + off, 0, p.recv + off, count, COPY, 0, k)])
         steps.append(step)
-    return steps, ["copy-in"] + ["all-gather"] * (n - 1), False
+    return steps, ["copy-in"] + ["all-gather"] * (n - 1), "ring"
 
 
 def _reduce_scatter(calls: list[Call], count: int, size: int) -> _Schedule:
@@ -447,7 +495,7 @@ def _reduce_scatter(calls: list[Call], count: int, size: int) -> _Schedule:
     assert red is not None
     if n == 1:
         c = calls[0]
-        return [[_copy_if(c.recv, c.send, count)]], ["copy"], False
+        return [[_copy_if(c.recv, c.send, count)]], ["copy"], "ring"
     code = RedOp.ncclSum if red == RedOp.ncclAvg else red
     scratch = [c.comm.scratch(n * count * size) for c in calls]
     steps: list[list[list[_Launch]]] = []
@@ -463,13 +511,13 @@ def _reduce_scatter(calls: list[Call], count: int, size: int) -> _Schedule:
             div = n if red == RedOp.ncclAvg and last else 0
             step.append([_Launch(dst, c.send + off, b, count, int(code), div, k)])
         steps.append(step)
-    return steps, ["reduce-scatter"], False
+    return steps, ["reduce-scatter"], "ring"
 
 
 def _all_to_all(calls: list[Call], count: int, size: int) -> _Schedule:
     step = [[_Launch(c.recv + j * count * size, 0, calls[j].send + r * count * size, count, COPY, 0, j)
              for j in range(len(calls))] for r, c in enumerate(calls)]
-    return [step], ["all-to-all"], True
+    return [step], ["all-to-all"], "all"
 
 
 _SCHEDULES: dict[str, Callable[[list[Call], int, int], _Schedule]] = {

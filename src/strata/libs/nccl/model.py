@@ -56,16 +56,41 @@ class CollectiveModel:
     algbw: float
     busbw: float
     step_seconds: float
+    algorithm: str = "ring"
 
 
-def model(op: str, nbytes: int, specs: Sequence[GPUSpec]) -> CollectiveModel:
+def tree_depth(n: int) -> int:
+    """Levels below the root of the binary tree over n ranks (rank r's parent is (r-1)//2)."""
+    return max(0, (n).bit_length() - 1)
+
+
+def model(op: str, nbytes: int, specs: Sequence[GPUSpec], algorithm: str = "ring") -> CollectiveModel:
     """Model one collective of `nbytes` (nccl-tests' S: the per-rank buffer for all_reduce, broadcast and
-    reduce; the whole gathered/scattered buffer for all_gather and reduce_scatter) on these GPUs."""
+    reduce; the whole gathered/scattered buffer for all_gather and reduce_scatter) on these GPUs.
+
+    `algorithm="tree"` (all_reduce only): a reduce up a binary tree then a broadcast down it, pipelined:
+    2 x depth steps of latency, and a busy inner rank moves 3 x S each way (from two children and to
+    its parent going up, from its parent and to two children going down; 2 x S at a root of two
+    children, S for two ranks), so the tree wins small, latency-bound sizes and the ring large ones."""
     n = len(specs)
     factor = bus_factor(op, n)
     rate = collective_bandwidth(specs) * RING_EFFICIENCY
-    steps = ring_steps(op, n)
     latency = collective_latency(specs)
-    seconds = steps * latency + (nbytes * factor / rate if n > 1 else nbytes / rate)
+    if algorithm == "tree" and op == "all_reduce" and n > 1:
+        steps = 2 * tree_depth(n)
+        seconds = steps * latency + {2: 1, 3: 2}.get(n, 3) * nbytes / rate
+    else:
+        steps = ring_steps(op, n)
+        seconds = steps * latency + (nbytes * factor / rate if n > 1 else nbytes / rate)
     algbw = nbytes / seconds if seconds else 0.0
-    return CollectiveModel(op, nbytes, n, seconds, algbw, algbw * factor, seconds / steps)
+    tree = algorithm == "tree" and op == "all_reduce" and n > 1
+    return CollectiveModel(op, nbytes, n, seconds, algbw, algbw * factor, seconds / max(steps, 1),
+                           "tree" if tree else "ring")
+
+
+def choose_algorithm(op: str, nbytes: int, specs: Sequence[GPUSpec]) -> str:
+    """NCCL's tuner in miniature: the algorithm with the smaller modeled time ('tree' only for all_reduce)."""
+    if op != "all_reduce" or len(specs) < 3:
+        return "ring"
+    ring, tree = model(op, nbytes, specs, "ring"), model(op, nbytes, specs, "tree")
+    return "tree" if tree.seconds < ring.seconds else "ring"
