@@ -585,9 +585,13 @@ cudaError_t cudaMallocHost(void** ptr, size_t size) {
 }
 
 cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) { (void)flags; return cudaMallocHost(pHost, size); }
+/* Synchronizing, as in CUDA: an asynchronous copy may still be reading or writing the pages, which a later
+ * cudaMallocHost would hand out again. */
 cudaError_t cudaFreeHost(void* ptr) {
+    cudaError_t e = cudaSuccess;
+    if (ptr && in_shm(ptr, 1)) e = RPC0(OP_SYNC);
     if (ptr && !(in_shm(ptr, 1) && shm_free(ptr))) free(ptr);
-    return cudaSuccess;
+    return e;
 }
 cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) { (void)ptr; (void)size; (void)flags; return cudaSuccess; }
 cudaError_t cudaHostUnregister(void* ptr) { (void)ptr; return cudaSuccess; }
