@@ -5,7 +5,8 @@
   `layout=`, `memory_format=`);
 - the legacy tensor types (`torch.FloatTensor(2, 3)`, `torch.LongTensor([1, 2])`, `isinstance(x,
   torch.FloatTensor)`, and `torch.cuda.FloatTensor` ... bound onto torch.cuda by the alias);
-- `torch.mm`, `mv`, `dot`, `addmm`, `spmm`, `sparse_coo_tensor`, `hstack`, `vstack`, `finfo`, `iinfo`;
+- `torch.mm`, `mv`, `dot`, `addmm`, `spmm`, `sparse_coo_tensor`, `hstack`, `vstack`, `finfo`, `iinfo`, and
+  the composites of strata.framework.torch_functions (`meshgrid`, `cdist`, `unique`, `bincount`, ...);
 - every other Tensor method as a function (`torch.flatten(x, 1)` is `x.flatten(1)`, `torch.transpose`,
   `torch.squeeze`, `torch.numel`, ...), the way PyTorch binds one op both ways;
 - Tensor methods the framework lacks (`mm`, `mv`, `dot`, `addmm`, `pin_memory`, `is_pinned`, `to_sparse`,
@@ -29,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from strata.framework import creation, joining, linalg, random, serialization, sparse
+from strata.framework import creation, joining, linalg, random, serialization, sparse, torch_functions
 from strata.framework import dtypes as dt
 from strata.framework.tensor import Tensor
 
@@ -204,6 +205,8 @@ def lookup(name: str) -> Any:
         return _LEGACY[name]
     if name in _FUNCTIONS:
         return _FUNCTIONS[name]
+    if name in torch_functions.FUNCTIONS:
+        return torch_functions.FUNCTIONS[name]
     if not name.startswith("_") and callable(getattr(Tensor, name, None)):
         return _method_as_function(name)
     return None
@@ -255,7 +258,7 @@ _METHODS: dict[str, Any] = {
 
 def attach_tensor_methods() -> None:
     """Add the methods above to Tensor where it has no such attribute (never replacing the framework's)."""
-    for name, fn in _METHODS.items():
+    for name, fn in {**torch_functions.METHODS, **_METHODS}.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, fn)
     if not hasattr(Tensor, "is_sparse"):

@@ -51,4 +51,8 @@ print("save", buf.getvalue()[:2], torch.load(buf)["w"].tolist(), torch.serializa
 if torch.accelerator.is_available():  # the legacy cuda types need a GPU
     lt = torch.cuda.LongTensor([1, 2])
     print("cuda_legacy", lt.device.type, lt.dtype, isinstance(lt, torch.cuda.LongTensor), lt.type())
+gx, gy = torch.meshgrid(torch.arange(2), torch.arange(3), indexing="xy")
+print("composites", gx.tolist(), torch.unique(torch.tensor([3, 1, 3])).tolist(),
+      torch.bincount(torch.tensor([0, 2])).tolist(),
+      torch.ones(2).addcmul_(torch.ones(2), torch.ones(2), value=2).tolist())
 print("done")
