@@ -258,3 +258,11 @@ def test_distance_modules_match_torch() -> None:
         _compare(sb.grad, tb.grad, 1e-4, 1e-6)
     with pytest.raises(ValueError, match="divisible by num_groups"):
         snn.GroupNorm(4, 6)
+
+
+def test_missing_functional_and_init_names_say_so() -> None:
+    with pytest.raises(AttributeError, match="strata does not provide torch.nn.functional.fold"):
+        SF.fold  # noqa: B018
+    with pytest.raises(AttributeError, match="strata does not provide torch.nn.init.sparse_"):
+        snn.init.sparse_  # noqa: B018
+    assert not hasattr(SF, "no_such_op") and hasattr(SF, "conv2d")

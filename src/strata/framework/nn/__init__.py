@@ -17,7 +17,7 @@ Example:
     (strata.Size([3, 2]), 58)
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from strata.framework.nn import (
     activation,
@@ -139,6 +139,20 @@ def _bind(module: object, names: Mapping[str, object]) -> None:
 for _extra in (activation, conv_extra, layers_extra, loss_extra, norm_extra):
     _bind(functional, _extra.FUNCTIONAL)
 _bind(init, init_extra.INIT)
+
+
+def _missing(torch_name: str) -> Callable[[str], object]:
+    def __getattr__(name: str) -> object:  # noqa: N807 - a module's __getattr__ (PEP 562)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"module '{torch_name}' has no attribute {name!r}: strata does not provide "
+                             f"{torch_name}.{name} (see docs/torch-surface.md for what it covers)")
+    return __getattr__
+
+
+for _module, _torch_name in ((functional, "torch.nn.functional"), (init, "torch.nn.init")):
+    if "__getattr__" not in vars(_module):  # a name strata lacks says so under PyTorch's name
+        setattr(_module, "__getattr__", _missing(_torch_name))  # noqa: B010 - PEP 562 hook on a module object
 
 __all__ = [
     "AvgPool1d", "CosineSimilarity", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "MaxPool1d", "PairwiseDistance",
