@@ -224,7 +224,9 @@ def _encode(obj: Any, path: str, tensors: dict[str, Tensor]) -> Any:
         return {"V": obj.item()}
     if isinstance(obj, dt.dtype):
         return {"dtype": obj.name}
-    raise TypeError(f"strata.save: cannot store a value of type {type(obj).__name__} (at {path or 'the top'})")
+    raise TypeError(f"strata.save: cannot store a value of type {type(obj).__name__} (at {path or 'the top'}) in "
+                    "safetensors; save(..., format='torch') writes PyTorch's checkpoint format, which holds any "
+                    "picklable object")
 
 
 def _decode(node: Any, tensors: Mapping[str, Tensor], used: set[str]) -> Any:
