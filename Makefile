@@ -6,6 +6,7 @@
 #   make bench     install the bench extras (numba, numba-cuda) and run benchmarks/run_all.py
 #   make amd       install clang-19, lld-19 and llvm-19 (HIP -> AMD code objects; see docs/amd.md)
 #   make programs  install the programs extra (NVIDIA's nvcc wheels) for `strata nvcc`; `make test` needs it
+#   make ray       install Ray for STRATA_CLUSTER=ray (optional; CI installs it)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -13,8 +14,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.stamp
 BENCH_STAMP := $(VENV)/.stamp-bench
 PROGRAMS_STAMP := $(VENV)/.stamp-programs
+RAY_STAMP := $(VENV)/.stamp-ray
 
-.PHONY: venv demo test test-all lint bench clean amd programs
+.PHONY: venv demo test test-all lint bench clean amd programs ray
 
 venv: $(STAMP)
 
@@ -35,6 +37,13 @@ $(PROGRAMS_STAMP): $(STAMP)
 	@touch $@
 
 programs: $(PROGRAMS_STAMP)
+
+# Ray for STRATA_CLUSTER=ray (docs/distributed.md); its tests skip with the reason without it. CI installs it.
+$(RAY_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[ray]'
+	@touch $@
+
+ray: $(RAY_STAMP)
 
 test: venv $(PROGRAMS_STAMP)
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -45,6 +45,8 @@ ENV_VARS: dict[str, str] = {
     "nvcc --default-stream",
     "STRATA_EXECUTOR": "native (kernels compiled to CPU code through llvmlite) or reference (the NumPy "
     f"interpreter); default {DEFAULT_EXECUTOR}",
+    "STRATA_CLUSTER": "where `strata run --nproc N` places its ranks: local (processes on this machine, the "
+    "default), ray (a Ray actor per rank on a local or running cluster) or ray://host:port (Ray Client)",
 }
 
 _OFF = frozenset({"0", "off", "false", "no", "none"})
@@ -72,6 +74,8 @@ class Settings:
         launch_blocking: launches and async copies complete before returning (`STRATA_LAUNCH_BLOCKING`).
         default_stream: 'legacy' or 'per-thread' semantics of the default stream (`STRATA_DEFAULT_STREAM`).
         executor: 'native' or 'reference' (`STRATA_EXECUTOR`): which executor runs kernels.
+        cluster: None (local rank processes), '' (Ray: `ray.init()` of a local or running cluster) or a
+            'ray://host:port' client address (`STRATA_CLUSTER`).
 
     Example:
         >>> s = Settings()
@@ -91,6 +95,7 @@ class Settings:
     launch_blocking: bool = False
     default_stream: str = "legacy"
     executor: str = DEFAULT_EXECUTOR
+    cluster: str | None = None
 
 
 def settings(environ: Mapping[str, str] | None = None) -> Settings:
@@ -147,7 +152,19 @@ def _read(env: Mapping[str, str]) -> Settings:
         launch_blocking=_int(env, "STRATA_LAUNCH_BLOCKING", 0, lo=0, hi=1) == 1,
         default_stream=_choice(env, "STRATA_DEFAULT_STREAM", ("legacy", "per-thread")),
         executor=_choice(env, "STRATA_EXECUTOR", (DEFAULT_EXECUTOR, *(e for e in EXECUTORS if e != DEFAULT_EXECUTOR))),
+        cluster=_cluster(env),
     )
+
+
+def _cluster(env: Mapping[str, str]) -> str | None:
+    value = env.get("STRATA_CLUSTER", "").strip()
+    if not value or value == "local":
+        return None
+    if value == "ray":
+        return ""
+    if value.startswith("ray://") and len(value) > len("ray://"):
+        return value
+    raise ValueError(f"STRATA_CLUSTER must be 'local', 'ray' or 'ray://host:port', got {value!r}")
 
 
 # --- helpers ------------------------------------------------------------------------------------------

@@ -20,18 +20,13 @@ import sys
 import uuid
 from typing import Any
 
+from strata import config
+
 
 def cluster_address() -> str | None:
     """The Ray address STRATA_CLUSTER asks for: None (local processes), 'auto'/'' (local or running
     cluster: `ray.init()`), or a `ray://host:port` client address."""
-    value = os.environ.get("STRATA_CLUSTER", "").strip()  # NOTE: belongs in strata.config (docs/config.md)
-    if not value or value == "local":
-        return None
-    if value == "ray":
-        return ""
-    if value.startswith("ray://"):
-        return value
-    raise ValueError(f"STRATA_CLUSTER must be 'local', 'ray' or 'ray://host:port', got {value!r}")
+    return config.settings().cluster
 
 
 def _rank_actor() -> Any:
