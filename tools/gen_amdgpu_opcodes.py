@@ -3,7 +3,7 @@
 Development-time only (needs llvm-mc-19): every opcode value of each encoding is disassembled once with
 fixed operand fields, and the mnemonic llvm-mc prints is recorded (suffixes _e32/_e64 dropped).
 Run: python tools/gen_amdgpu_opcodes.py > src/strata/hw/amdgpu/opcodes.py
-gfx90a's tables where they differ: MCPU=gfx90a python tools/gen_amdgpu_opcodes.py VOP3P MUBUF >
+gfx90a's tables: MCPU=gfx90a python tools/gen_amdgpu_opcodes.py >
 src/strata/hw/amdgpu/opcodes_gfx90a.py
 """
 

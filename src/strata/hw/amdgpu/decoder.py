@@ -143,7 +143,7 @@ ARCHS = ("gfx942", "gfx90a")
 
 @functools.cache
 def _tables(arch: str) -> dict[str, dict[int, str]]:
-    """The opcode tables of a target: gfx942's, with gfx90a's own where its encodings differ (MFMA)."""
+    """The opcode tables of a target (gfx90a has its own: MFMA numbering, v_mad_f32, v_madmk/madak, ...)."""
     base = {fmt: {**table, **_EXTRA.get(fmt, {})} for fmt, table in OPCODES.items()}
     if arch == "gfx90a":
         from strata.hw.amdgpu.opcodes_gfx90a import OPCODES as GFX90A
@@ -537,7 +537,8 @@ def _format_mubuf(ins: Inst) -> str:
         tail += f" offset:{f['offset']}"
     tail += _cache_bits(ins) + (" lds" if f["lds"] else "")
     if not name.startswith(("buffer_load", "buffer_store", "buffer_atomic")):
-        return tail.strip()  # buffer_wbl2, buffer_inv, buffer_wbinvl1*: cache control only
+        # buffer_wbl2, buffer_inv, buffer_wbinvl1*: cache control only (gfx90a's take no cache-policy operand)
+        return "" if ins.arch == "gfx90a" else tail.strip()
     w = flat_width(name.replace("buffer_", "global_"))
     if "_d16" in name or name.endswith(("_format_x", "ubyte", "sbyte", "ushort", "sshort", "byte", "short")):
         w = 1
