@@ -17,6 +17,7 @@ script.py`, or `strata.install_torch_alias()` before the program's imports).
 | `torch.onnx` | `strata.framework.onnx_stub` (importable; export raises) |
 | `torch.multiprocessing` | the standard library's `multiprocessing` |
 | `torch.serialization` | `strata.framework.serialization` (add_safe_globals, ...) |
+| `torch.distributions` (and its `.categorical`, `.normal`, ... modules) | `strata.framework.distributions` |
 | `torch.distributed` | `strata.framework.distributed` (process groups, collectives, DDP) |
 | `torch.backends.cudnn` / `.cuda` / `.mps`, `torch.version` | small stand-ins (flags, version strings) |
 | other `torch.X` | `strata.X`, else `strata.framework.torch_extras` (legacy types, mm, Tensor methods) |
@@ -63,6 +64,12 @@ _MAPPED: dict[str, str] = {
     "torch.onnx": "strata.framework.onnx_stub",
     "torch.sparse": "strata.framework.sparse",
     "torch.serialization": "strata.framework.serialization",
+    "torch.distributions": "strata.framework.distributions",
+    "torch.distributions.categorical": "strata.framework.distributions",
+    "torch.distributions.normal": "strata.framework.distributions",
+    "torch.distributions.bernoulli": "strata.framework.distributions",
+    "torch.distributions.uniform": "strata.framework.distributions",
+    "torch.distributions.kl": "strata.framework.distributions",
     "torch.multiprocessing": "multiprocessing",  # PyTorch's is a re-export of the standard library's
     "torch.distributed": "strata.framework.distributed",
 }
@@ -72,7 +79,7 @@ _SYNTHETIC = ("torch", "torch.utils", "torch.backends", "torch.backends.cudnn", 
 # attributes of `torch` that are submodules (imported on first access, as `import torch` makes them available)
 _LAZY_CHILDREN = {"nn", "optim", "autograd", "cuda", "utils", "amp", "backends", "version", "accelerator", "onnx",
                   "distributed",
-                  "sparse", "multiprocessing", "serialization"}
+                  "sparse", "multiprocessing", "serialization", "distributions"}
 
 
 def resolve(name: str) -> str | None:
