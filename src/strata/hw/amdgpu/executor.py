@@ -275,6 +275,11 @@ def _const(code: int, width: int, literal: int | None, is_float: bool) -> int | 
 
 def sread(c: _Ctx, code: int, width: int, ins: Inst, is_float: bool = False) -> np.ndarray:
     """A scalar operand for the selected waves: (n,) uint32, or uint64 for width 2."""
+    if code < 102 or code in (VCC, EXEC, M0):  # registers: the common case first
+        lo = c.b.s[c.ix, code]
+        if width == 1:
+            return lo.copy()
+        return lo.astype(_U64) | (c.b.s[c.ix, code + 1].astype(_U64) << _U64(32))
     k = _const(code, width, ins.literal, is_float)
     if k is not None:
         return np.full(c.n, k, dtype=_U64 if width == 2 else _U32)
@@ -2869,6 +2874,9 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
     insts, handlers = prog.insts, prog.handlers
     stops, exec_writes = prog.stops, prog.exec_writes
     mods = [1 if ins.f.get("dpp") else 2 if ins.f.get("sdwa") else 0 for ins in insts]
+    pc_waves = [0] * len(insts)  # waves that executed each instruction (folded into isa_counts at the end)
+    is_valu = [cat == "valu" for cat in prog.categories]
+    valu_lanes = 0
     known_full: bool | None = None
     end_pc = len(insts)
     polls = 0
@@ -2913,10 +2921,9 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
             c.sdwa = ins.f
         handlers[pc](c, ins)
         if isa_counts is not None:
-            cat = prog.categories[pc]
-            isa_counts[cat] = isa_counts.get(cat, 0) + idx.size
-            if cat == "valu" and (c._exec is not None or c._full is not None):
-                isa_counts["valu_lanes"] = isa_counts.get("valu_lanes", 0) + c.active()
+            pc_waves[pc] += idx.size
+            if is_valu[pc] and (c._exec is not None or c._full is not None):
+                valu_lanes += c.active()
         known_full = None if exec_writes[pc] or c.dpp is not None else c._full
         if stops[pc]:  # s_endpgm, s_barrier: waves leave the runnable set
             if together is not None:  # b.pc is not kept while the waves run together
@@ -2952,4 +2959,9 @@ def _run_batch(prog: AmdProgram, launch: AmdLaunch, b: _Batch, mem: DeviceMemory
                                     "(STRATA_KERNEL_TIMEOUT)")
             if budget and executed > budget:
                 raise LaunchTimeout(message=f"[{prog.name}] exceeded the instruction budget of {budget:,}")
+    if isa_counts is not None:
+        for cat, waves in zip(prog.categories, pc_waves, strict=True):
+            if waves:
+                isa_counts[cat] = isa_counts.get(cat, 0) + waves
+        isa_counts["valu_lanes"] = isa_counts.get("valu_lanes", 0) + valu_lanes
     return executed
