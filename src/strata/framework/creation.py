@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from strata.framework import dtypes as dt
-from strata.framework import kernels, ops
-from strata.framework.device import CPU, canonical, on
+from strata.framework import op_table, ops
+from strata.framework.device import CPU, canonical
 from strata.framework.storage import Storage
 from strata.framework.tensor import Tensor, _shape_arg, contiguous_strides
 
@@ -184,19 +184,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     d = dt.as_dtype(dtype) if dtype is not None else dt.result_type(start, end, step)
     n = max(0, math.ceil((end - start) / step))
     dev = _dev(device)
-    if dev.type == "cuda":  # written by a kernel: no host-to-device copy, no wait
-        out = ops.empty((n,), d, dev)
-        with on(dev):
-            if d.is_floating_point:
-                kernels.sequence(d.name, n, ops._ptr(out), start=float(start), step=float(step))
-            else:
-                kernels.sequence(d.name, n, ops._ptr(out), istart=int(start), istep=int(step), integral=True)
-        return _finish(out, requires_grad)
-    if d.is_floating_point:
-        host = start + np.arange(n, dtype=np.float64) * step
-    else:
-        host = start + np.arange(n, dtype=np.int64) * int(step)
-    return _finish(ops.from_host(host, d, dev), requires_grad)
+    return _finish(op_table.kernel("arange", dev.type)(d, dev, n, start, step), requires_grad)
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
@@ -207,16 +195,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     d = dt.as_dtype(dtype) if dtype is not None else dt.get_default_dtype()
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     dev = _dev(device)
-    if dev.type == "cuda":
-        out = ops.empty((steps,), d, dev)
-        with on(dev):
-            kernels.sequence(d.name, steps, ops._ptr(out), start=float(start), step=step, end=float(end),
-                             two_sided=steps > 1)
-        return _finish(out, requires_grad)
-    i = np.arange(steps, dtype=np.float64)
-    host = np.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step) if steps > 1 \
-        else np.full(steps, float(start))
-    return _finish(ops.from_host(host, d, _dev(device)), requires_grad)
+    return _finish(op_table.kernel("linspace", dev.type)(d, dev, steps, start, step, end), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
@@ -224,9 +203,6 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
     """The n x m identity (ones on the diagonal)."""
     d = dt.as_dtype(dtype) if dtype is not None else dt.get_default_dtype()
     m = n if m is None else m
-    dev = _dev(device)
-    if dev.type == "cuda":  # zeros, then ones on the diagonal (a strided view, stride m + 1)
-        out = ops.full((n, m), 0, d, dev)
-        ops.fill_(out._view((min(n, m),), (m + 1,), 0), 1)
-        return _finish(out, requires_grad)
-    return _finish(ops.from_host(np.eye(n, m), d, dev), requires_grad)
+    out = ops.full((n, m), 0, d, _dev(device))  # zeros, then ones on the diagonal (a strided view, stride m + 1)
+    ops.fill_(out._view((min(n, m),), (m + 1,), 0), 1)
+    return _finish(out, requires_grad)

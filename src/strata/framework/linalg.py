@@ -1,7 +1,7 @@
 """`strata.linalg` (torch.linalg's role) and matrix products: `matmul` (and `@`) with PyTorch's rules for
 1-D operands and broadcast batch dims, and its gradient; `vector_norm` is reductions'. On "cuda" matmul calls
 strata.libs.blas (gemm_strided_batched for float32/float64, gemm_ex with float32 compute for
-float16/bfloat16); on "cpu" NumPy.
+float16/bfloat16); on "cpu" NumPy (the op table's `mm`, whose kernels the backends register).
 
 Example:
     >>> import strata
@@ -14,54 +14,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from strata.framework import amp, autograd, profiling
+from strata.framework import amp, op_table, profiling
 from strata.framework import dtypes as dt
-from strata.framework.device import CPU, on
-from strata.framework.handles import library, library_handle
-from strata.framework.ops import (
-    _check_same_device,
-    _fit,
-    _opmath,
-    _ptr,
-    _torch_name,
-    broadcast_shapes,
-    empty,
-    fill_,
-    from_host,
-    record,
-)
+from strata.framework.ops import _check_same_device, _fit, _needs_grad, broadcast_shapes, record
 from strata.framework.reductions import vector_norm  # noqa: F401 - strata.linalg.vector_norm
 from strata.framework.tensor import Tensor
-
-
-def _mm_cuda(a: Tensor, b: Tensor) -> Tensor:
-    """Batched row-major (B, m, k) @ (B, k, n) on the GPU with strata.libs.blas (column-major trick:
-    C^T = B^T A^T, so row-major B and A go in as column-major B^T and A^T, no transposes needed)."""
-    blas = library("blas")
-    batch, m, k = a.shape
-    n = b.shape[2]
-    out = empty((batch, m, n), a.dtype, a.device)
-    if out.numel() == 0:
-        return out
-    if k == 0:
-        return fill_(out, 0)
-    a, b = a.contiguous(), b.contiguous()
-    h = library_handle("blas", a.device)
-    with on(a.device):
-        if a.dtype in (dt.float32, dt.float64):
-            blas.gemm_strided_batched(h, "N", "N", n, m, k, 1.0, _ptr(b), n, k * n, _ptr(a), k, m * k, 0.0,
-                                      _ptr(out), n, m * n, batch, dtype=a.dtype.np)
-        elif a.dtype in (dt.float16, dt.bfloat16):
-            isz = a.dtype.itemsize
-            for i in range(batch):
-                blas.gemm_ex(h, "N", "N", n, m, k, 1.0, _ptr(b) + i * k * n * isz, a.dtype.np, n,
-                             _ptr(a) + i * m * k * isz, a.dtype.np, k, 0.0, _ptr(out) + i * m * n * isz, a.dtype.np, n,
-                             "f32")
-        else:
-            raise RuntimeError(f"\"addmm_cuda\" not implemented for '{_torch_name(a.dtype.name)}'")
-    return out
 
 
 def _matmul_nd(a: Tensor, b: Tensor) -> Tensor:
@@ -71,21 +28,20 @@ def _matmul_nd(a: Tensor, b: Tensor) -> Tensor:
                            f"{b.shape[-2]}x{b.shape[-1]})")
     batch = tuple(broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    if a.device.type == "cpu":
-        r = np.matmul(_opmath(a._host()), _opmath(b._host()))
-        out = from_host(r, a.dtype, CPU)
-    else:
-        with autograd.no_grad():
-            ab = a.expand(*batch, m, k).reshape(-1, m, k)
-            bb = b.expand(*batch, k, n).reshape(-1, k, n)
-            out = _mm_cuda(ab, bb).reshape(*batch, m, n)
-            out.grad_fn, out._requires_grad = None, False
+    out = op_table.kernel("mm", a.device.type)(a, b, batch, m, k, n)
+    if not _needs_grad(a, b):
+        return out
+    d = op_table.OPS["mm"]
+    deriv = d.derivative
+    assert deriv is not None
 
     def bw(g: Tensor) -> tuple:
-        ga = _matmul_nd(g, b.mT) if a.requires_grad else None
-        gb = _matmul_nd(a.mT, g) if b.requires_grad else None
+        ga, gb = deriv(g, a, b, out)
         return _fit(ga, a), _fit(gb, b)
-    return record(out, [a, b], "MmBackward0" if a.dim() == 2 and b.dim() == 2 else "BmmBackward0", bw)
+    return record(out, [a, b], d.node if a.dim() == 2 and b.dim() == 2 else (d.node_batched or d.node), bw)
+
+
+op_table.register_front("mm", _matmul_nd)
 
 
 @profiling.op("aten::matmul")

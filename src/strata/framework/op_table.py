@@ -70,6 +70,7 @@ class OpDef:
         node_scalar: the node's name when the second operand is a Python number (PyTorch's other
             overload), if it differs.
         node_dim: for reductions, the node's name when a `dim` is given (PyTorch's other overload).
+        node_batched: for matrix products, the node's name when the operands have batch dims.
         aten: the L5 trace span, as PyTorch's profiler names the op.
         method, function, inplace: bind `Tensor.<name>`, `strata.<name>`, `Tensor.<name>_`.
         front: the name of the front function in ops.py the method and function call, when the op has
@@ -87,6 +88,7 @@ class OpDef:
     aten: str
     node_scalar: str | None = None
     node_dim: str | None = None
+    node_batched: str | None = None
     method: bool = True
     function: bool = True
     inplace: bool = False
@@ -236,6 +238,12 @@ def _d_prod(g: Any, x: Any, out: Any, dims: list[int], keepdim: bool) -> Any:
     return gg * (none_zero + one_zero)
 
 
+def _d_mm(g: Any, a: Any, b: Any, out: Any) -> tuple[Grad, Grad]:
+    ga = call("mm", g, b.mT) if a.requires_grad else None
+    gb = call("mm", a.mT, g) if b.requires_grad else None
+    return ga, gb
+
+
 def _no_derivative(name: str) -> Callable[..., Any]:
     def d(*_: Any) -> Any:
         raise RuntimeError(f"the derivative for '{name}' is not implemented.")
@@ -337,6 +345,16 @@ op("min", "reduction", SAME, _d_max_reduce, arity=1, front="min", node="MinBackw
 op("amax", "reduction", SAME, _d_amaxmin, arity=1, front="amax", node="AmaxBackward0")
 op("amin", "reduction", SAME, _d_amaxmin, arity=1, front="amin", node="AminBackward0")
 
+# matrix product (..., m, k) @ (..., k, n) with broadcast batch dims (linalg.matmul's 1-D rules and checks
+# are around it); kernels take (a, b, batch, m, k, n)
+op("mm", "linalg", SAME, _d_mm, arity=2, method=False, function=False, node="MmBackward0",
+   node_batched="BmmBackward0", aten="aten::mm")
+
+# sequences written by the device (creation.arange / linspace parse the arguments); kernels take
+# (dtype, device, n, start, step[, end]) and return the new tensor
+op("arange", "creation", SAME, None, arity=0, method=False, function=False)
+op("linspace", "creation", SAME, None, arity=0, method=False, function=False)
+
 # composite ops: defined with tensor ops (autograd differentiates them); a backend may register a fused
 # kernel as its fast path (`fast_path`)
 op("layer_norm", "composite", SAME, None, arity=1, method=False, function=False, node="NativeLayerNormBackward0")
@@ -394,6 +412,25 @@ def kernels_of(backend: str) -> dict[str, Callable[..., Any]]:
 
 # ----------------------------------------------------------------------------------------- binding
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
+# op name -> the front function that runs it (argument checks, promotion, kernel, derivative), set by the
+# module implementing it; derivatives reach other ops through `call` (as ATen's formulas call at::mm)
+_FRONTS: dict[str, Callable[..., Any]] = {}
+
+
+def register_front(name: str, fn: Callable[..., Any]) -> None:
+    """`fn` runs op `name` (for `call`).
+
+    Raises:
+        KeyError: the op is not declared.
+    """
+    if name not in OPS:
+        raise KeyError(f"register_front: op {name!r} is not declared in the op table")
+    _FRONTS[name] = fn
+
+
+def call(name: str, *args: Any, **kwargs: Any) -> Any:
+    """Run op `name` through its front function (differentiable; dispatched on the inputs' device)."""
+    return _FRONTS[name](*args, **kwargs)
 
 
 def _method(fn: Callable[..., Any], name: str, doc: str) -> Callable[..., Any]:

@@ -192,3 +192,28 @@ def reduce(op: str, x: Tensor, dims: list[int], out_shape: list[int], kept_shape
     # (r and idx are new arrays: their reshaped views alias nothing of x's)
     values = wrap(np.asarray(r).reshape(out_shape), out_dt, fresh=True)
     return values, (wrap(np.asarray(idx).reshape(out_shape), dt.int64, fresh=True) if idx is not None else None)
+
+
+# ----------------------------------------------------------------------------------------- matrix products
+@op_table.register("cpu", "mm")
+def mm(a: Tensor, b: Tensor, batch: tuple[int, ...], m: int, k: int, n: int) -> Tensor:
+    """(..., m, k) @ (..., k, n) with broadcast batch dims, by NumPy's matmul (BLAS)."""
+    return wrap(np.matmul(_opmath(a._host()), _opmath(b._host())), a.dtype, fresh=True)
+
+
+# ----------------------------------------------------------------------------------------- sequences
+@op_table.register("cpu", "arange")
+def arange(d: dt.dtype, dev: device, n: int, start: Any, step: Any) -> Tensor:
+    """start + i * step for i < n, in float64 (floating d) or int64, then converted to d."""
+    if d.is_floating_point:
+        return wrap(start + np.arange(n, dtype=np.float64) * step, d)
+    return wrap(start + np.arange(n, dtype=np.int64) * int(step), d)
+
+
+@op_table.register("cpu", "linspace")
+def linspace(d: dt.dtype, dev: device, steps: int, start: float, step: float, end: float) -> Tensor:
+    """`steps` values from start to end, the first half counted from start and the second from end (ATen)."""
+    i = np.arange(steps, dtype=np.float64)
+    host = np.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step) if steps > 1 \
+        else np.full(steps, float(start))
+    return wrap(host, d)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from strata.framework import autograd, kernels, op_table
 from strata.framework import dtypes as dt
-from strata.framework import kernels, op_table
 from strata.framework.device import device, on
-from strata.framework.ops import _as_tensor, _bstrides, _cast, _ptr, broadcast_shapes, empty
+from strata.framework.handles import library, library_handle
+from strata.framework.ops import _as_tensor, _bstrides, _cast, _ptr, _torch_name, broadcast_shapes, empty, fill_
 from strata.framework.tensor import Tensor, contiguous_strides
 
 
@@ -128,3 +129,66 @@ def reduce(op: str, x: Tensor, dims: list[int], out_shape: list[int], kept_shape
                        _ptr(indices) if indices is not None else 0, [x.stride(i) for i in kept],
                        [x.shape[i] for i in dims], [x.stride(i) for i in dims], _ptr(x))
     return values, indices
+
+
+# ----------------------------------------------------------------------------------------- matrix products
+@op_table.register("cuda", "mm")
+def mm(a: Tensor, b: Tensor, batch: tuple[int, ...], m: int, k: int, n: int) -> Tensor:
+    """(..., m, k) @ (..., k, n) with broadcast batch dims, by strata.libs.blas."""
+    with autograd.no_grad():
+        ab = a.expand(*batch, m, k).reshape(-1, m, k)
+        bb = b.expand(*batch, k, n).reshape(-1, k, n)
+        out = _mm_cuda(ab, bb).reshape(*batch, m, n)
+    out.grad_fn, out._requires_grad = None, False
+    return out
+
+
+def _mm_cuda(a: Tensor, b: Tensor) -> Tensor:
+    """Batched row-major (B, m, k) @ (B, k, n) on the GPU with strata.libs.blas (column-major trick:
+    C^T = B^T A^T, so row-major B and A go in as column-major B^T and A^T, no transposes needed)."""
+    blas = library("blas")
+    batch, m, k = a.shape
+    n = b.shape[2]
+    out = empty((batch, m, n), a.dtype, a.device)
+    if out.numel() == 0:
+        return out
+    if k == 0:
+        return fill_(out, 0)
+    a, b = a.contiguous(), b.contiguous()
+    h = library_handle("blas", a.device)
+    with on(a.device):
+        if a.dtype in (dt.float32, dt.float64):
+            blas.gemm_strided_batched(h, "N", "N", n, m, k, 1.0, _ptr(b), n, k * n, _ptr(a), k, m * k, 0.0,
+                                      _ptr(out), n, m * n, batch, dtype=a.dtype.np)
+        elif a.dtype in (dt.float16, dt.bfloat16):
+            isz = a.dtype.itemsize
+            for i in range(batch):
+                blas.gemm_ex(h, "N", "N", n, m, k, 1.0, _ptr(b) + i * k * n * isz, a.dtype.np, n,
+                             _ptr(a) + i * m * k * isz, a.dtype.np, k, 0.0, _ptr(out) + i * m * n * isz, a.dtype.np, n,
+                             "f32")
+        else:
+            raise RuntimeError(f"\"addmm_cuda\" not implemented for '{_torch_name(a.dtype.name)}'")
+    return out
+
+
+# ----------------------------------------------------------------------------------------- sequences
+@op_table.register("cuda", "arange")
+def arange(d: dt.dtype, dev: device, n: int, start: Any, step: Any) -> Tensor:
+    """start + i * step written by the sequence kernel (no host-to-device copy, no wait)."""
+    out = empty((n,), d, dev)
+    with on(dev):
+        if d.is_floating_point:
+            kernels.sequence(d.name, n, _ptr(out), start=float(start), step=float(step))
+        else:
+            kernels.sequence(d.name, n, _ptr(out), istart=int(start), istep=int(step), integral=True)
+    return out
+
+
+@op_table.register("cuda", "linspace")
+def linspace(d: dt.dtype, dev: device, steps: int, start: float, step: float, end: float) -> Tensor:
+    """The two-sided sequence kernel (the halves counted from each end, as ATen)."""
+    out = empty((steps,), d, dev)
+    with on(dev):
+        kernels.sequence(d.name, steps, _ptr(out), start=float(start), step=step, end=float(end),
+                         two_sided=steps > 1)
+    return out
