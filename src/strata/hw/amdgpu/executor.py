@@ -54,6 +54,8 @@ SHARED_APERTURE, PRIVATE_APERTURE = 0x10000, 0x20000
 _APERTURES = {235: SHARED_APERTURE, 236: SHARED_APERTURE, 237: PRIVATE_APERTURE, 238: PRIVATE_APERTURE}
 DYNAMIC_STACK_BYTES = 4096  # per work-item stack added for kernels with a dynamic stack (recursion, indirect calls)
 PRIVATE_BATCH_BYTES = 256 << 20
+BATCH_FACTOR = 2  # a batch holds this many times STRATA_CHUNK_LANES lanes (see execute)
+VGPR_BATCH_BYTES = 64 << 20
 VCC, M0, EXEC = 106, 124, 126
 _LANES = np.arange(WAVE, dtype=np.uint64)
 _U32 = np.uint32
@@ -2794,7 +2796,12 @@ def execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, *, budget: i
     counters = Counters()
     counters.blocks_launched = n_wg
     counters.threads_launched = n_wg * threads
-    per_batch = max(1, batch_lanes // (waves_per_wg * WAVE))
+    # twice STRATA_CHUNK_LANES lanes per batch: this engine's cost per instruction is mostly per batch (Python
+    # dispatch, scalar work), so bigger batches pay it less often; the VGPR file of a batch stays <= 64 MiB
+    nv = max(prog.kernel.vgpr_count, prog.kernel.descriptor.accum_offset + prog.kernel.agpr_count
+             if prog.kernel.agpr_count else 0, 1) + 1
+    lanes = max(batch_lanes, min(BATCH_FACTOR * batch_lanes, VGPR_BATCH_BYTES // (4 * nv)))
+    per_batch = max(1, lanes // (waves_per_wg * WAVE))
     if launch.private_bytes:  # keep a batch's private segments within PRIVATE_BATCH_BYTES of host memory
         per_batch = max(1, min(per_batch, PRIVATE_BATCH_BYTES // (waves_per_wg * WAVE * launch.private_bytes)))
     start = time.perf_counter()
