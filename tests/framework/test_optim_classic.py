@@ -153,3 +153,41 @@ def test_radam_rectified_branch_matches_torch() -> None:
     (tw, _), _ = _run(torch, "RAdam", kwargs, None, steps=9)
     (sw, _), _ = _run(strata, "RAdam", kwargs, "cpu", steps=9)
     np.testing.assert_allclose(sw.detach().numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _lbfgs_run(lib: Any, device: str | None, **kw: Any) -> tuple[Any, list[float]]:
+    dev = {"device": device} if device else {}
+    w = lib.tensor(W0, requires_grad=True, **dev)
+    x = lib.tensor(X, **dev)
+    target = lib.tensor(np.linspace(-1, 1, 20, dtype=np.float32).reshape(5, 4), **dev)
+    opt = lib.optim.LBFGS([w], **kw)
+    losses = []
+
+    def closure() -> Any:
+        opt.zero_grad()
+        # smooth and well conditioned: without a line search L-BFGS is chaotic on rougher losses, where
+        # float32 rounding differences between two implementations grow into different trajectories
+        loss = ((x @ w - target) ** 2).sum() + 0.1 * (w ** 2).sum() + 0.01 * (w ** 4).sum()
+        loss.backward()
+        return loss
+
+    for _ in range(3):
+        losses.append(float(opt.step(closure).detach()))
+    return w, losses
+
+
+@pytest.mark.parametrize("kw", [{}, {"lr": 0.5, "max_iter": 5, "history_size": 3}, {"max_iter": 4, "max_eval": 3}],
+                         ids=["defaults", "short_history", "max_eval"])
+def test_lbfgs_matches_torch(kw: dict[str, Any]) -> None:
+    tw, tl = _lbfgs_run(torch, None, **kw)
+    sw, sl = _lbfgs_run(strata, "cpu", **kw)
+    np.testing.assert_allclose(sl, tl, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(sw.detach().numpy(), tw.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_lbfgs_options() -> None:
+    w = strata.zeros(2, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="strong_wolfe"):
+        strata.optim.LBFGS([w], line_search_fn="strong_wolfe")
+    with pytest.raises(RuntimeError, match="closure"):
+        strata.optim.LBFGS([w]).step()

@@ -1,5 +1,5 @@
 """strata.optim: PyTorch's optimizers (`SGD`, `Adam`, `AdamW`, `Adadelta`, `Adagrad`, `RMSprop`, `Adamax`,
-`NAdam`, `RAdam`)
+`NAdam`, `RAdam`, `LBFGS`)
 and learning-rate schedulers (`strata.optim.lr_scheduler`), with torch.optim's names, signatures, defaults,
 state dicts and errors. Updates run in place on the parameters: SGD and Adam(W) with fused kernels on
 "cuda" and NumPy on "cpu"; the classic ones in framework tensor ops on both. See docs/framework.md.
@@ -23,6 +23,7 @@ from strata.framework.optim.adadelta import Adadelta
 from strata.framework.optim.adagrad import Adagrad
 from strata.framework.optim.adam import Adam, AdamW
 from strata.framework.optim.adamax import Adamax
+from strata.framework.optim.lbfgs import LBFGS
 from strata.framework.optim.nadam_radam import NAdam, RAdam
 from strata.framework.optim.optimizer import Optimizer
 from strata.framework.optim.rmsprop import RMSprop
@@ -35,8 +36,8 @@ for _name, _cls in _SCHEDULERS.items():
         setattr(lr_scheduler, _name, _cls)
         lr_scheduler.__all__.append(_name)
 
-__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer", "RAdam", "RMSprop", "SGD",
-           "lr_scheduler"]
+__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer", "RAdam", "RMSprop",
+           "SGD", "lr_scheduler"]
 
 
 def __getattr__(name: str) -> object:
