@@ -935,16 +935,19 @@ class KernelCodegen:
         self._simple(ins, compute)
 
     def _fneg_abs(self, ins: Instruction, neg: bool) -> None:
+        """Float abs/neg as the reference: flip or clear the sign bit (NaN payloads kept); .ftz first."""
         t, ftz, _ = self._fmods(ins, {"ftz"})
         bld = self.bld
-        fabs = self.intrinsic(f"llvm.fabs.{'f32' if t == 'f32' else 'f64'}", lty(t), [lty(t)])
+        w = WIDTH[t]
+        sign = ir.Constant(ir.IntType(w), 1 << (w - 1))
 
         def compute(i: ir.Value) -> tuple[ir.Value, str]:
             x = self.read(ins.operands[1], t, i)
             if ftz:
                 x = self.flush32(x)
-            r = bld.fneg(x) if neg else bld.call(fabs, [x])
-            return (self.post32(r, ftz, False) if t == "f32" else r), t
+            b = bld.bitcast(x, ir.IntType(w))
+            r = bld.xor(b, sign) if neg else bld.and_(b, ir.Constant(ir.IntType(w), (1 << (w - 1)) - 1))
+            return r, f"b{w}"
         self._simple(ins, compute)
 
     # conversions
