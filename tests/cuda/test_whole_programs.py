@@ -572,3 +572,25 @@ def test_missing_host_compiler_names_the_package(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(NvccNotFound, match="apt-get install g\\+\\+"):
         host_compiler()
+
+
+def test_api_edges_outputs_kept_on_error_null_outputs_wrapping_sizes_many_parameters() -> None:
+    r = run(build("api_edges.cu"))
+    assert r.returncode == 0, r.stderr
+    vals = 3 * np.arange(600, dtype=np.int64) + 1
+    assert r.stdout.splitlines() == [
+        "elapsed unrecorded: cudaErrorInvalidResourceHandle", "ms kept 1",
+        "huge pitched malloc: cudaErrorMemoryAllocation", "pitch kept 1",
+        "device count NULL: cudaErrorInvalidValue", "symbol address NULL: cudaErrorInvalidValue",
+        "symbol size NULL: cudaErrorInvalidValue", "choose device NULL: cudaErrorInvalidValue",
+        "func attributes NULL: cudaErrorInvalidValue",
+        "2-D copy wrapping: cudaErrorInvalidValue", "2-D memset wrapping: cudaErrorInvalidValue",
+        "2-D copy to array wrapping: cudaErrorInvalidValue", "2-D copy from array wrapping: cudaErrorInvalidValue",
+        f"sum of 600 parameters {int(vals.sum())}"]
+
+
+def test_runtime_process_dying_mid_program_ends_it_with_a_message() -> None:
+    r = run(build("server_dies.cu"), timeout=60)  # the program must not hang on the pipe
+    assert r.returncode == -signal.SIGKILL  # the `strata run` process the program killed
+    assert "lost the connection to the strata runtime process" in r.stderr
+    assert "not reached" not in r.stdout

@@ -46,7 +46,8 @@ CUresult cuDeviceGet(CUdevice* d, int ordinal) {
     int n = 0;
     CUresult r = R(cudaGetDeviceCount(&n));
     if (r != CUDA_SUCCESS) return r;
-    if (!d || ordinal < 0 || ordinal >= n) return CUDA_ERROR_INVALID_DEVICE;
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    if (ordinal < 0 || ordinal >= n) return CUDA_ERROR_INVALID_DEVICE;
     *d = ordinal;
     return CUDA_SUCCESS;
 }
@@ -101,6 +102,7 @@ CUresult cuCtxGetCurrent(CUcontext* ctx) {
     return CUDA_SUCCESS;
 }
 CUresult cuCtxGetDevice(CUdevice* dev) {
+    if (!dev) return CUDA_ERROR_INVALID_VALUE;
     if (current < 0) return CUDA_ERROR_INVALID_CONTEXT;
     *dev = current;
     return CUDA_SUCCESS;
@@ -111,7 +113,8 @@ CUresult cuCtxSynchronize(void) { return R(cudaDeviceSynchronize()); }
 CUresult cuModuleLoadData(CUmodule* mod, const void* image) {
     cudaError_t e;
     if (!mod) return CUDA_ERROR_INVALID_VALUE;
-    *mod = (CUmodule)strata_module_load(image, &e);
+    void* m = strata_module_load(image, &e);
+    if (e == cudaSuccess) *mod = (CUmodule)m;  /* untouched on an error */
     return R(e);
 }
 
@@ -126,7 +129,9 @@ CUresult cuModuleLoad(CUmodule* mod, const char* fname) {
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
-    char* buf = malloc((size_t)n + 1);
+    /* ftell is -1 for what cannot seek (a pipe): malloc(0) and a read of SIZE_MAX bytes into it otherwise */
+    char* buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!buf) { fclose(f); return n >= 0 ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_IMAGE; }
     size_t got = fread(buf, 1, (size_t)n, f);
     fclose(f);
     buf[got] = 0;
@@ -140,7 +145,8 @@ CUresult cuModuleUnload(CUmodule mod) { (void)mod; return CUDA_SUCCESS; }
 CUresult cuModuleGetFunction(CUfunction* fn, CUmodule mod, const char* name) {
     cudaError_t e;
     if (!fn || !mod || !name) return CUDA_ERROR_INVALID_VALUE;
-    *fn = (CUfunction)strata_module_function(mod, name, &e);
+    void* f = strata_module_function(mod, name, &e);
+    if (e == cudaSuccess) *fn = (CUfunction)f;  /* untouched on an error */
     return R(e);
 }
 
@@ -148,6 +154,7 @@ CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule mod, const
     uint64_t a = 0, n = 0;
     if (!mod || !name) return CUDA_ERROR_INVALID_VALUE;
     CUresult r = R(strata_module_global(mod, name, &a, &n));
+    if (r != CUDA_SUCCESS) return r;  /* outputs untouched on an error */
     if (dptr) *dptr = (CUdeviceptr)a;
     if (bytes) *bytes = (size_t)n;
     return r;
@@ -173,7 +180,7 @@ CUresult cuMemAlloc(CUdeviceptr* p, size_t n) {
     void* d = NULL;
     if (!p) return CUDA_ERROR_INVALID_VALUE;
     CUresult r = R(cudaMalloc(&d, n));
-    *p = (CUdeviceptr)(uintptr_t)d;
+    if (r == CUDA_SUCCESS) *p = (CUdeviceptr)(uintptr_t)d;  /* untouched on an error */
     return r;
 }
 CUresult cuMemFree(CUdeviceptr p) { return R(cudaFree((void*)(uintptr_t)p)); }
@@ -198,7 +205,9 @@ CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t n, CUstream s) {
 CUresult cuMemsetD8(CUdeviceptr p, unsigned char v, size_t n) { return R(cudaMemset((void*)(uintptr_t)p, v, n)); }
 CUresult cuMemsetD32(CUdeviceptr p, unsigned int v, size_t n) {
     if (v == 0 || v == 0x01010101u * (v & 0xFF)) return R(cudaMemset((void*)(uintptr_t)p, (int)(v & 0xFF), 4 * n));
+    if (n > SIZE_MAX / 4) return CUDA_ERROR_INVALID_VALUE;  /* 4 * n would wrap: a small buffer, overrun */
     unsigned int* h = malloc(4 * (n ? n : 1));
+    if (!h) return CUDA_ERROR_OUT_OF_MEMORY;
     for (size_t i = 0; i < n; i++) h[i] = v;
     CUresult r = R(cudaMemcpy((void*)(uintptr_t)p, h, 4 * n, cudaMemcpyHostToDevice));
     free(h);

@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,10 +62,19 @@ static __thread cudaError_t last_error = cudaSuccess;
 
 static cudaError_t note(cudaError_t e) { if (e != cudaSuccess) last_error = e; return e; }
 
+/* a * b * c into *r; 1 if it does not fit a size_t (a 2-D/3-D size the program got wrong: without the check
+ * the product wraps, a small buffer is allocated and the rows are copied past its end). */
+static int size_overflows(size_t a, size_t b, size_t c, size_t* r) {
+    size_t ab;
+    return __builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, r);
+}
+
 /* cudaSuccess once connected; cudaErrorNoDevice when not started by `strata run`; in a forked child,
  * cudaErrorInitializationError (as CUDA: a child may not use the parent's context). */
+static pthread_mutex_t connect_lock = PTHREAD_MUTEX_INITIALIZER;
+static cudaError_t connect_locked(void);
 static cudaError_t connect_server(void) {
-    if (connected) {
+    if (__atomic_load_n(&connected, __ATOMIC_ACQUIRE)) {
         if (getpid() != owner) {  /* a forked child: the pipes belong to the parent */
             static int warned;
             if (!warned++) fprintf(stderr, "strata: CUDA used in a forked child process (pid %d); only the process "
@@ -73,6 +83,16 @@ static cudaError_t connect_server(void) {
         }
         return cudaSuccess;
     }
+    /* The first call may come from several host threads at once (a program whose first CUDA call is in its
+     * worker threads): one of them connects, the others wait and then see `connected` (unlocked, a second
+     * thread could read STRATA_CUDART_FDS after the first unset it and get cudaErrorNoDevice). */
+    pthread_mutex_lock(&connect_lock);
+    cudaError_t e = connected ? cudaSuccess : connect_locked();
+    pthread_mutex_unlock(&connect_lock);
+    return e;
+}
+
+static cudaError_t connect_locked(void) {
     const char* fds = getenv("STRATA_CUDART_FDS");
     if (!fds || sscanf(fds, "%d,%d", &wfd, &rfd) != 2) {
         static int warned;
@@ -81,7 +101,6 @@ static cudaError_t connect_server(void) {
         return cudaErrorNoDevice;
     }
     owner = getpid();
-    connected = 1;
     /* The connection is this process's alone: programs it starts must not inherit it (they would interleave
      * their requests with ours); a CUDA program it runs gets "not started by strata run" instead. */
     fcntl(wfd, F_SETFD, FD_CLOEXEC);
@@ -99,6 +118,7 @@ static cudaError_t connect_server(void) {
         }
     }
     unsetenv("STRATA_CUDART_SHM");
+    __atomic_store_n(&connected, 1, __ATOMIC_RELEASE);  /* after the arena is mapped: others use it at once */
     return cudaSuccess;
 }
 
@@ -174,9 +194,18 @@ static void lost(void) {
 
 static __thread int current_device;
 
+/* SIGPIPE is blocked in the calling thread while it writes a request: if the runtime process has died, the
+ * write fails with EPIPE and lost() says so and exits 70, where the signal would kill the program without a
+ * word. lost() exits at once, so the SIGPIPE left pending is never delivered; the program's own handling of
+ * SIGPIPE (its mask and handler) is back as it was otherwise. */
 static int send_req(uint32_t op, const void* a, size_t na, const void* b, size_t nb) {
     req_t h = {op, (uint32_t)current_device + 1, na + nb};
+    sigset_t pipe_only, saved;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &saved);
     if (!write_all(&h, sizeof h) || (na && !write_all(a, na)) || (nb && !write_all(b, nb))) lost();
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
     return 1;
 }
 
@@ -342,21 +371,31 @@ static func_t* find_func(const void* stub) {
 
 /* The kernel's parameter sizes (from its PTX .param list, which the runtime process knows). */
 static cudaError_t func_info(func_t* f) {
-    if (f->nparams >= 0) return cudaSuccess;
+    if (__atomic_load_n(&f->nparams, __ATOMIC_ACQUIRE) >= 0) return cudaSuccess;
     char req[1024];
     size_t nl = strlen(f->name);
     if (nl + 8 > sizeof req) return note(cudaErrorInvalidDeviceFunction);
     memcpy(req, &f->mod->id, 8); memcpy(req + 8, f->name, nl);
-    uint32_t rep[1 + 1 + 2 + 512];
+    /* {u64 fid; u32 n; u32 sizes[n]}: a kernel's parameters fill at most 32764 bytes (CUDA's limit), so at most
+     * that many; the reply must hold all n sizes (more parameters than a fixed buffer held were read past it) */
+    enum { MAX_PARAMS = 32764 };
+    uint32_t* rep = malloc((3 + MAX_PARAMS) * sizeof *rep);
     size_t got = 0;
-    cudaError_t e = rpc(OP_FUNC_INFO, req, 8 + nl, NULL, 0, rep, sizeof rep, &got);
-    if (e != cudaSuccess) return e;
+    if (!rep) return note(cudaErrorMemoryAllocation);
+    cudaError_t e = rpc(OP_FUNC_INFO, req, 8 + nl, NULL, 0, rep, (3 + MAX_PARAMS) * sizeof *rep, &got);
+    uint32_t n = got >= 12 ? rep[2] : 0;
+    if (e == cudaSuccess && (got < 12 || n > MAX_PARAMS || got < 12 + 4 * (size_t)n)) {
+        fprintf(stderr, "strata: the parameter list of kernel %s does not fit the runtime's reply\n", f->name);
+        e = note(cudaErrorInvalidDeviceFunction);
+    }
+    if (e != cudaSuccess) { free(rep); return e; }
     uint64_t fid; memcpy(&fid, rep, 8);
-    int n = (int)rep[2];
     f->sizes = calloc((size_t)n + 1, 4);
     size_t total = 0;
-    for (int i = 0; i < n; i++) { f->sizes[i] = rep[3 + i]; total += rep[3 + i]; }
-    f->argbytes = total; f->fid = fid; f->nparams = n;
+    for (uint32_t i = 0; i < n; i++) { f->sizes[i] = rep[3 + i]; total += rep[3 + i]; }
+    free(rep);
+    f->argbytes = total; f->fid = fid;
+    __atomic_store_n(&f->nparams, (int)n, __ATOMIC_RELEASE);  /* another thread may launch it at once */
     return cudaSuccess;
 }
 
@@ -724,6 +763,7 @@ cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t 
 cudaError_t cudaMemGetInfo(size_t* free_, size_t* total) {
     uint64_t r[2] = {0, 0};
     cudaError_t e = rpc(OP_MEM_INFO, NULL, 0, NULL, 0, r, 16, NULL);
+    if (e != cudaSuccess) return e;  /* outputs untouched on error, as CUDA leaves them */
     if (free_) *free_ = r[0];
     if (total) *total = r[1];
     return e;
@@ -753,6 +793,7 @@ static cudaError_t symbol_address(const void* symbol, uint64_t* addr, uint64_t* 
 
 cudaError_t cudaGetSymbolAddress(void** devPtr, const void* symbol) {
     uint64_t a, n;
+    if (!devPtr) return note(cudaErrorInvalidValue);
     cudaError_t e = symbol_address(symbol, &a, &n);
     if (e == cudaSuccess) *devPtr = (void*)(uintptr_t)a;
     return e;
@@ -760,6 +801,7 @@ cudaError_t cudaGetSymbolAddress(void** devPtr, const void* symbol) {
 
 cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
     uint64_t a, n;
+    if (!size) return note(cudaErrorInvalidValue);
     cudaError_t e = symbol_address(symbol, &a, &n);
     if (e == cudaSuccess) *size = n;
     return e;
@@ -770,7 +812,7 @@ static cudaError_t symbol_copy(void* host, const void* symbol, size_t count, siz
     uint64_t a, n;
     cudaError_t e = symbol_address(symbol, &a, &n);
     if (e != cudaSuccess) return e;
-    if (offset + count > n) return note(cudaErrorInvalidValue);
+    if (offset > n || count > n - offset) return note(cudaErrorInvalidValue);  /* (offset + count could wrap) */
     void* dev = (void*)(uintptr_t)(a + offset);
     if (to_symbol)
         return copy(dev, host, count, kind == cudaMemcpyDefault ? cudaMemcpyDefault : kind, s);
@@ -815,14 +857,16 @@ static cudaError_t props(int device, int64_t* v, char* name) {
 cudaError_t cudaGetDeviceCount(int* count) {
     int64_t v[P_N];
     cudaError_t e = props(-1, v, NULL);
-    if (e != cudaSuccess) { if (count) *count = 0; return e; }
+    if (!count) return note(cudaErrorInvalidValue);
+    if (e != cudaSuccess) { *count = 0; return e; }  /* CUDA reports 0 devices with the error */
     *count = (int)v[P_COUNT];
     return cudaSuccess;
 }
 
-cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* p, int device) {
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* out, int device) {
     int64_t v[P_N];
-    if (!p) return note(cudaErrorInvalidValue);
+    if (!out) return note(cudaErrorInvalidValue);
+    struct cudaDeviceProp prop, *p = &prop;  /* filled here and copied out on success: an error leaves *out alone */
     memset(p, 0, sizeof *p);
     cudaError_t e = props(device, v, p->name);
     if (e != cudaSuccess) return e;
@@ -843,6 +887,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* p, int device) {
     p->managedMemory = shm_base != NULL; p->ECCEnabled = (int)v[P_ECC]; p->streamPrioritiesSupported = 1;
     p->globalL1CacheSupported = 1; p->localL1CacheSupported = 1; p->clusterLaunch = 1; p->hostNumaId = -1;
     p->surfaceAlignment = 512;
+    *out = prop;
     return cudaSuccess;
 }
 
@@ -915,7 +960,11 @@ cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* c) { if (c) *c = cudaFu
 cudaError_t cudaFuncSetCacheConfig(const void* f, enum cudaFuncCache c) { (void)f; (void)c; return cudaSuccess; }
 cudaError_t cudaDriverGetVersion(int* v) { if (!v) return note(cudaErrorInvalidValue); *v = CUDART_VERSION; return cudaSuccess; }
 cudaError_t cudaRuntimeGetVersion(int* v) { if (!v) return note(cudaErrorInvalidValue); *v = CUDART_VERSION; return cudaSuccess; }
-cudaError_t cudaChooseDevice(int* device, const struct cudaDeviceProp* prop) { (void)prop; *device = 0; return cudaSuccess; }
+cudaError_t cudaChooseDevice(int* device, const struct cudaDeviceProp* prop) {
+    if (!device || !prop) return note(cudaErrorInvalidValue);
+    *device = 0;
+    return cudaSuccess;
+}
 
 /* ---- errors --------------------------------------------------------------------------------------------- */
 cudaError_t cudaGetLastError(void) {
@@ -1041,14 +1090,15 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
     float r = 0;
     if (!ms) return note(cudaErrorInvalidValue);
     cudaError_t e = rpc(OP_EVENT_ELAPSED, h, 16, NULL, 0, &r, 4, NULL);
-    *ms = r;
+    if (e == cudaSuccess) *ms = r;  /* on an error (an event not recorded, ...) CUDA leaves *ms as it was */
     return e;
 }
 
 /* ---- functions ------------------------------------------------------------------------------------------ */
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes* attr, const void* func) {
     func_t* f = find_func(func);
-    if (!f || !attr) return note(cudaErrorInvalidDeviceFunction);
+    if (!attr) return note(cudaErrorInvalidValue);
+    if (!f) return note(cudaErrorInvalidDeviceFunction);
     cudaError_t e = func_info(f);
     if (e != cudaSuccess) return e;
     int64_t r[8] = {0};
@@ -1085,7 +1135,7 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlock
     int64_t req[3] = {(int64_t)f->fid, blockSize, (int64_t)dynamicSMemSize};
     int32_t r = 0;
     e = rpc(OP_OCCUPANCY, req, sizeof req, NULL, 0, &r, 4, NULL);
-    *numBlocks = r;
+    if (e == cudaSuccess) *numBlocks = r;  /* untouched on an error */
     return e;
 }
 
@@ -1133,7 +1183,10 @@ cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void*
 static cudaError_t copy_3d_array(const struct cudaMemcpy3DParms* p, cudaStream_t s);
 static cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                            enum cudaMemcpyKind kind, cudaStream_t s) {
+    size_t bytes;
     if (width > dpitch || width > spitch) return note(cudaErrorInvalidPitchValue);
+    if (size_overflows(dpitch, height, 1, &bytes) || size_overflows(spitch, height, 1, &bytes))
+        return note(cudaErrorInvalidValue);
     if (dpitch == width && spitch == width) return copy(dst, src, width * height, kind, s);
     if (height > 1 && kind != cudaMemcpyHostToHost && !capturing(s)) {  /* the rows in one request */
         struct cudaMemcpy3DParms p = {0};
@@ -1514,6 +1567,7 @@ cudaError_t strata_module_global(void* mod, const char* name, uint64_t* addr, ui
     if (nl + 8 > sizeof req) return cudaErrorInvalidSymbol;
     memcpy(req, &((module_t*)mod)->id, 8); memcpy(req + 8, name, nl);
     cudaError_t e = rpc(OP_SYMBOL, req, 8 + nl, NULL, 0, r, 16, NULL);
+    if (e != cudaSuccess) return e;  /* outputs untouched on an error */
     if (addr) *addr = r[0];
     if (size) *size = r[1];
     return e;
@@ -1608,7 +1662,9 @@ static cudaError_t copy_3d_array(const struct cudaMemcpy3DParms* p, cudaStream_t
         return note(cudaErrorInvalidResourceHandle);
     size_t elem = p->srcArray || p->dstArray ? element_bytes(p->srcArray ? &sa.desc : &da.desc) : 1;
     struct cudaExtent e = p->extent;
-    size_t wb = e.width * elem, rows = e.height ? e.height : 1, depth = e.depth ? e.depth : 1;
+    size_t wb, box, rows = e.height ? e.height : 1, depth = e.depth ? e.depth : 1;
+    if (size_overflows(e.width, elem, 1, &wb) || size_overflows(wb, rows, depth, &box))
+        return note(cudaErrorInvalidValue);
     enum cudaMemcpyKind kind = p->kind;
     int src_host = !p->srcArray && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyHostToHost ||
                                     (kind == cudaMemcpyDefault && !is_device(p->srcPtr.ptr)));
@@ -1623,7 +1679,6 @@ static cudaError_t copy_3d_array(const struct cudaMemcpy3DParms* p, cudaStream_t
         (int64_t)p->dstPtr.pitch, (int64_t)p->dstPtr.ysize,
         (int64_t)p->dstPos.x, (int64_t)p->dstPos.y, (int64_t)p->dstPos.z,
         (int64_t)e.width, (int64_t)e.height, (int64_t)e.depth, (int64_t)(uintptr_t)s, 0};
-    size_t box = wb * rows * depth;
     /* the packed host box goes through the shared staging area when it fits (no pipe transfer), else the pipe */
     int staged = (src_host || dst_host) && shm_base && box <= STAGING;
     if (staged) pthread_mutex_lock(&staging_lock);
@@ -1657,13 +1712,16 @@ static cudaError_t copy_3d_array(const struct cudaMemcpy3DParms* p, cudaStream_t
 
 cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
                                 size_t width, size_t height, enum cudaMemcpyKind kind) {
+    size_t bytes;
     if (width > spitch) return note(cudaErrorInvalidPitchValue);
+    if (size_overflows(width, height, 1, &bytes)) return note(cudaErrorInvalidValue);
     if (kind == cudaMemcpyDefault) kind = is_device(src) ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
     int from_device = kind == cudaMemcpyDeviceToDevice;
     int64_t req[7] = {(int64_t)(uintptr_t)dst, (int64_t)wOffset, (int64_t)hOffset, (int64_t)width, (int64_t)height,
                       from_device ? (int64_t)(uintptr_t)src : 0, (int64_t)spitch};
     if (from_device) return rpc(OP_ARRAY_COPY, req, sizeof req, NULL, 0, NULL, 0, NULL);
-    char* rows = malloc(width * height ? width * height : 1);
+    char* rows = malloc(bytes ? bytes : 1);
+    if (!rows) return note(cudaErrorMemoryAllocation);
     for (size_t r = 0; r < height; ++r) memcpy(rows + r * width, (const char*)src + r * spitch, width);
     req[6] = (int64_t)width;
     cudaError_t e = rpc(OP_ARRAY_COPY, req, sizeof req, rows, width * height, NULL, 0, NULL);
@@ -1716,12 +1774,14 @@ cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t h
     uint64_t req[2] = {width, height}, r[2] = {0, 0};
     cudaError_t e = rpc(OP_MALLOC_PITCH, req, sizeof req, NULL, 0, r, sizeof r, NULL);
     *devPtr = e == cudaSuccess ? (void*)(uintptr_t)r[0] : NULL;
-    *pitch = (size_t)r[1];
+    if (e == cudaSuccess) *pitch = (size_t)r[1];  /* (was written with 0 on an error) */
     return e;
 }
 
 cudaError_t cudaMemset2D(void* devPtr, size_t pitch, int value, size_t width, size_t height) {
+    size_t bytes;
     if (width > pitch) return note(cudaErrorInvalidPitchValue);
+    if (size_overflows(pitch, height, 1, &bytes)) return note(cudaErrorInvalidValue);
     if (width == pitch) return cudaMemset(devPtr, value, width * height);
     for (size_t r = 0; r < height; ++r) {
         cudaError_t e = cudaMemset((char*)devPtr + r * pitch, value, width);
@@ -1734,8 +1794,9 @@ cudaError_t cudaMemset2D(void* devPtr, size_t pitch, int value, size_t width, si
 cudaError_t cudaMalloc3D(struct cudaPitchedPtr* p, struct cudaExtent e) {
     if (!p) return note(cudaErrorInvalidValue);
     void* ptr = NULL;
-    size_t pitch = 0;
-    cudaError_t r = cudaMallocPitch(&ptr, &pitch, e.width, e.height * (e.depth ? e.depth : 1));
+    size_t pitch = 0, rows;
+    if (size_overflows(e.height, e.depth ? e.depth : 1, 1, &rows)) return note(cudaErrorInvalidValue);
+    cudaError_t r = cudaMallocPitch(&ptr, &pitch, e.width, rows);
     if (r != cudaSuccess) return r;
     p->ptr = ptr; p->pitch = pitch; p->xsize = e.width; p->ysize = e.height;
     return cudaSuccess;
@@ -1756,6 +1817,8 @@ static cudaError_t copy_3d(const struct cudaMemcpy3DParms* p, cudaStream_t s) {
     const struct cudaPitchedPtr *sp = &p->srcPtr, *dp = &p->dstPtr;
     struct cudaExtent e = p->extent;
     if (!sp->ptr || !dp->ptr) return note(cudaErrorInvalidValue);
+    size_t bytes;
+    if (size_overflows(e.width, e.height, e.depth, &bytes)) return note(cudaErrorInvalidValue);
     if (e.width + p->srcPos.x > sp->pitch || e.width + p->dstPos.x > dp->pitch) return note(cudaErrorInvalidPitchValue);
     size_t sh = sp->ysize ? sp->ysize : e.height, dh = dp->ysize ? dp->ysize : e.height;
     if (e.height + p->srcPos.y > sh || e.height + p->dstPos.y > dh) return note(cudaErrorInvalidValue);
@@ -1826,14 +1889,17 @@ cudaError_t cudaDeviceCanAccessPeer(int* can, int device, int peer) {
 /* ---- copies out of CUDA arrays, surface objects --------------------------------------------------------- */
 cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
                                   size_t width, size_t height, enum cudaMemcpyKind kind) {
+    size_t bytes;
     if (width > dpitch) return note(cudaErrorInvalidPitchValue);
+    if (size_overflows(width, height, 1, &bytes)) return note(cudaErrorInvalidValue);
     if (kind == cudaMemcpyDefault) kind = is_device(dst) ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
     int to_device = kind == cudaMemcpyDeviceToDevice;
     int64_t req[7] = {(int64_t)(uintptr_t)src, (int64_t)wOffset, (int64_t)hOffset, (int64_t)width, (int64_t)height,
                       to_device ? (int64_t)(uintptr_t)dst : 0, (int64_t)dpitch};
     if (to_device) return rpc(OP_ARRAY_COPY_OUT, req, sizeof req, NULL, 0, NULL, 0, NULL);
-    char* rows = malloc(width * height ? width * height : 1);
+    char* rows = malloc(bytes ? bytes : 1);
     size_t got = 0;
+    if (!rows) return note(cudaErrorMemoryAllocation);
     cudaError_t e = rpc(OP_ARRAY_COPY_OUT, req, sizeof req, NULL, 0, rows, width * height, &got);
     if (e == cudaSuccess)
         for (size_t r = 0; r < height; ++r) memcpy((char*)dst + r * dpitch, rows + r * width, width);

@@ -346,6 +346,7 @@ hipError_t hipMemset(void* p, int v, size_t n) { return cudaMemset(p, v, n); }
 hipError_t hipMemsetAsync(void* p, int v, size_t n, hipStream_t s) { return cudaMemsetAsync(p, v, n, s); }
 hipError_t hipMemsetD32(hipDeviceptr_t p, int v, size_t count) {
     /* one memset per distinct byte pattern would be wrong for most values: fill a host buffer and copy it */
+    if (count > SIZE_MAX / 4) return hipErrorInvalidValue;  /* count * 4 would wrap: a small buffer, overrun */
     uint32_t* h = malloc(count ? count * 4 : 4);
     if (!h) return hipErrorOutOfMemory;
     for (size_t i = 0; i < count; i++) h[i] = (uint32_t)v;
