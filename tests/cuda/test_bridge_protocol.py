@@ -143,3 +143,27 @@ def test_bad_requests_get_answers(client: Client) -> None:
     (module,) = struct.unpack("<Q", client.call(Op.REGISTER, struct.pack("<IQ", 1, 16) + b"\0" * 16)[1])
     assert client.call(Op.FUNC_INFO, struct.pack("<Q", module) + b"k")[0] == 209  # NoKernelImageForDevice
     assert client.call(Op.STREAM_SYNC, struct.pack("<Q", 0xDEAD0))[0] == 400
+
+
+def test_a_launch_that_goes_wrong_unexpectedly_sends_no_reply(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A launch is pipelined: a reply to it would be read as the answer to the next call (one call late ever
+    # after). A launch request shorter than its header, and an error no launch handler expects, become the
+    # next cudaGetLastError's error instead.
+    client.send(Op.LAUNCH, b"\0" * 10)
+    code, payload, _, err = client.call(Op.MEM_INFO)
+    assert (code, len(payload)) == (0, 16)  # MEM_INFO's own answer, not a stray one
+    assert "malformed" in err  # the reason rides in the next reply's stderr text
+    assert client.call(Op.LAST_ERROR, struct.pack("<I", 0))[0] == 1  # cudaErrorInvalidValue
+    fid, _ = _kernel(client, _module(client), "hello")
+    kernel = client.server.kernels[fid]
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise IndexError("a bug in the launch path")
+
+    monkeypatch.setattr(kernel, "launch", broken)
+    _launch(client, fid, 1, 1, struct.pack("<i", 1))
+    code, payload, _, err = client.call(Op.MEM_INFO)
+    assert (code, len(payload)) == (0, 16)
+    assert "a bug in the launch path" in err  # the traceback
+    assert client.call(Op.LAST_ERROR, struct.pack("<I", 0))[0] == 999  # cudaErrorUnknown
+    assert client.call(Op.LAST_ERROR, struct.pack("<I", 0))[0] == 0

@@ -203,10 +203,10 @@ class Server:
         except ValueError:
             self._reply(1, b"", f"strata: unknown runtime request {op}\n")
             return
+        if op in (Op.LAUNCH, Op.LAUNCH_COOP):
+            self._pipelined_launch(body, cooperative=op == Op.LAUNCH_COOP)
+            return
         try:
-            if op in (Op.LAUNCH, Op.LAUNCH_COOP):
-                self._launch(body, cooperative=op == Op.LAUNCH_COOP)
-                return
             if self.managed and op in _TOUCHES_DEVICE:
                 self.managed_to_device()
             handler = _HANDLERS.get(op) or getattr(self, "_" + name.lower(), None)
@@ -234,6 +234,22 @@ class Server:
             code = 999
             self.err.append(f"strata: internal error serving {name}:\n{traceback.format_exc()}")
         self._reply(code, payload)
+
+    def _pipelined_launch(self, body: bytes, cooperative: bool) -> None:
+        """A launch has no reply (pipelined): whatever goes wrong becomes the error the next cudaGetLastError
+        returns. A reply sent here would be read as the answer to the program's next call, and every answer
+        after it would arrive one call late."""
+        try:
+            self._launch(body, cooperative=cooperative)
+        except (PTXSyntaxError, UnsupportedInstruction) as e:
+            self.pending = CudaError("cudaErrorInvalidPtx", str(e))
+            self.err.append(f"strata: kernel launch: {type(e).__name__}: {e}\n")
+        except struct.error as e:  # a launch request shorter than its header
+            self.pending = CudaError("cudaErrorInvalidValue", f"malformed launch request: {e}")
+            self.err.append(f"strata: kernel launch: malformed request ({len(body)} bytes): {e}\n")
+        except Exception:  # noqa: BLE001 - a bug of ours: cudaErrorUnknown and the traceback, as for other calls
+            self.pending = CudaError("cudaErrorUnknown", "internal error serving a kernel launch")
+            self.err.append(f"strata: internal error serving LAUNCH:\n{traceback.format_exc()}")
 
     def _reply(self, code: int, payload: bytes | bytearray | memoryview, extra_err: str = "") -> None:
         out = self.out.drain()
