@@ -100,3 +100,36 @@ def test_tri_indices_and_addcmul() -> None:
           torch.addcmul(torch.tensor(a), torch.tensor(b), torch.tensor(c), value=0.5))
     _same(tf.addcdiv(strata.tensor(a), strata.tensor(b), strata.tensor(c), value=-2),
           torch.addcdiv(torch.tensor(a), torch.tensor(b), torch.tensor(c), value=-2))
+
+
+def test_small_reductions_and_elementwise_composites() -> None:
+    x = RNG.standard_normal((4, 5)).astype(np.float32)
+    x[1, 2] = np.nan
+    tx, sx = torch.tensor(x), strata.tensor(x)
+    _same(tf.nansum(sx), torch.nansum(tx))
+    _same(tf.nansum(sx, 1, keepdim=True), torch.nansum(tx, 1, keepdim=True))
+    _same(tf.nanmean(sx, 0), torch.nanmean(tx, 0))
+    y = RNG.standard_normal((4, 5)).astype(np.float32)
+    ty, sy = torch.tensor(y), strata.tensor(y)
+    _same(tf.median(sy), torch.median(ty))
+    tm, sm = torch.median(ty, 1), tf.median(sy, 1)
+    _same(sm.values, tm.values)
+    _same(sm.indices, tm.indices)
+    _same(tf.diff(sy, 2, 0), torch.diff(ty, 2, 0))
+    _same(tf.diff(sy, prepend=sy[:, :1]), torch.diff(ty, prepend=ty[:, :1]))
+    p = RNG.random(6).astype(np.float32)
+    _same(tf.logit(strata.tensor(p), 0.1), torch.logit(torch.tensor(p), 0.1))
+    _same(tf.clamp_min(sy, 0.2), torch.clamp_min(ty, 0.2))
+    _same(tf.clamp_max(sy, 0.2), torch.clamp_max(ty, 0.2))
+
+
+def test_index_fill_and_copy_in_place() -> None:
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    src = RNG.standard_normal((3, 2)).astype(np.float32)
+    tx, sx = torch.tensor(x), strata.tensor(x)
+    tx.index_fill_(1, torch.tensor([0, 3]), -1.0)
+    tf.METHODS["index_fill_"](sx, 1, strata.tensor([0, 3]), -1.0)
+    _same(sx, tx)
+    tx.index_copy_(1, torch.tensor([2, 1]), torch.tensor(src))
+    tf.METHODS["index_copy_"](sx, 1, strata.tensor([2, 1]), strata.tensor(src))
+    _same(sx, tx)

@@ -1,7 +1,9 @@
 """`torch.*` functions programs use that strata's op set lacks, composed from its ops (so they run on "cpu"
 and "cuda", differentiable where PyTorch's are): `meshgrid`, `cartesian_prod`, `cdist`, `tensordot`,
 `cross`, `kron`, `trace`, `isin`, `unique`, `unique_consecutive`, `bincount`, `tril_indices`,
-`triu_indices`, `block_diag`, `addcmul`, `addcdiv` (and the in-place Tensor methods `addcmul_`, `addcdiv_`).
+`triu_indices`, `block_diag`, `addcmul`, `addcdiv`, `clamp_min`, `clamp_max`, `logit`, `diff`, `nansum`,
+`nanmean`, `median`, and the Tensor methods `addcmul_`, `addcdiv_`, `index_fill_`, `index_copy_`, `square_`,
+`sgn`, `ndimension`.
 The torch alias serves them as `torch.<name>` (strata.framework.torch_extras looks them up here).
 
 Data-dependent results (`unique`, `bincount`) read one size back to the host, as PyTorch's do.
@@ -24,6 +26,7 @@ import numpy as np
 from strata.framework import dtypes as dt
 from strata.framework import joining, linalg, ops, sorting
 from strata.framework.creation import ones, tensor, zeros
+from strata.framework.reductions import MaxMin
 from strata.framework.tensor import Tensor
 
 
@@ -277,15 +280,93 @@ def _addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 
     return self.add_(tensor1 / tensor2 * value)
 
 
+def clamp_min(input: Tensor, min: float) -> Tensor:  # noqa: A002
+    """max(input, min)."""
+    return input.clamp(min=min)
+
+
+def clamp_max(input: Tensor, max: float) -> Tensor:  # noqa: A002
+    """min(input, max)."""
+    return input.clamp(max=max)
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
+    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    p = input.clamp(eps, 1 - eps) if eps is not None else input
+    return p.log() - (1 - p).log()
+
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,  # noqa: A002
+         append: Tensor | None = None) -> Tensor:
+    """The n-th forward difference along dim (with prepend / append joined first)."""
+    x = input
+    if prepend is not None or append is not None:
+        x = joining.cat([t for t in (prepend, x, append) if t is not None], dim)
+    for _ in range(n):
+        size = x.shape[dim]
+        x = x.narrow(dim, 1, size - 1) - x.narrow(dim, 0, size - 1) if x.dtype is not dt.bool_ else \
+            x.narrow(dim, 1, size - 1) != x.narrow(dim, 0, size - 1)
+    return x
+
+
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """The sum with NaNs taken as zero."""
+    x = ops.where(input.isnan(), 0.0, input) if input.dtype.is_floating_point else input
+    return x.sum() if dim is None else x.sum(dim, keepdim=keepdim)
+
+
+def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """The mean over the elements that are not NaN."""
+    valid = input.isnan().logical_not().to(input.dtype)
+    count = valid.sum() if dim is None else valid.sum(dim, keepdim=keepdim)
+    return nansum(input, dim, keepdim) / count
+
+
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
+    """The lower median: of all elements (dim None), or (values, indices) along dim."""
+    if dim is None:
+        flat = sorting.sort(input.reshape(-1)).values
+        return flat[(flat.shape[0] - 1) // 2]
+    ordered = sorting.sort(input, dim, stable=True)
+    k = (input.shape[dim] - 1) // 2
+    values, indices = ordered.values.narrow(dim, k, 1), ordered.indices.narrow(dim, k, 1)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return MaxMin(values, indices, "median")
+
+
+def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """Fill the slices at `index` along dim with value (in place, through a view moving dim first)."""
+    self.transpose(0, dim)[index] = value
+    return self
+
+
+def _index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """Copy source's slices to the positions `index` along dim (in place)."""
+    self.transpose(0, dim)[index] = source.transpose(0, dim)
+    return self
+
+
+def _square_(self: Tensor) -> Tensor:
+    return self.mul_(self.detach().clone())
+
+
 FUNCTIONS: dict[str, Any] = {
+    "clamp_min": clamp_min, "clamp_max": clamp_max, "logit": logit, "diff": diff, "nansum": nansum,
+    "nanmean": nanmean, "median": median,
     "meshgrid": meshgrid, "cartesian_prod": cartesian_prod, "cdist": cdist, "tensordot": tensordot, "cross": cross,
     "kron": kron, "trace": trace, "isin": isin, "unique": unique, "unique_consecutive": unique_consecutive,
     "bincount": bincount, "tril_indices": tril_indices, "triu_indices": triu_indices, "block_diag": block_diag,
     "addcmul": addcmul, "addcdiv": addcdiv,
 }
-METHODS: dict[str, Any] = {"addcmul_": _addcmul_, "addcdiv_": _addcdiv_, "addcmul": addcmul, "addcdiv": addcdiv,
+METHODS: dict[str, Any] = {"clamp_min": clamp_min, "clamp_max": clamp_max, "logit": logit, "diff": diff,
+                           "nansum": nansum, "nanmean": nanmean, "median": median, "index_fill_": _index_fill_,
+                           "index_copy_": _index_copy_, "square_": _square_, "sgn": lambda self: self.sign(),
+                           "ndimension": lambda self: self.dim(),
+                           "addcmul_": _addcmul_, "addcdiv_": _addcdiv_, "addcmul": addcmul, "addcdiv": addcdiv,
                            "cross": cross, "kron": kron, "trace": trace, "unique": unique, "bincount": bincount,
                            "isin": isin}
 
-__all__ = ["addcdiv", "addcmul", "bincount", "block_diag", "cartesian_prod", "cdist", "cross", "isin", "kron",
-           "meshgrid", "tensordot", "trace", "tril_indices", "triu_indices", "unique", "unique_consecutive"]
+__all__ = ["addcdiv", "addcmul", "bincount", "block_diag", "cartesian_prod", "cdist", "clamp_max", "clamp_min",
+           "cross", "diff", "isin", "kron", "logit", "median", "meshgrid", "nanmean", "nansum", "tensordot", "trace",
+           "tril_indices", "triu_indices", "unique", "unique_consecutive"]
