@@ -343,3 +343,13 @@ def test_hipcc_program_usage_errors(argv: list[str], message: str, capsys: pytes
 
     assert cli.main(["hipcc", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+@needs_clang
+def test_api_edges_output_kept_on_error_null_outputs_and_a_wrapping_fill() -> None:
+    r = run(build("api_edges.hip"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "elapsed unrecorded: hipErrorInvalidHandle", "ms kept 1",
+        "symbol size NULL: hipErrorInvalidValue", "symbol address NULL: hipErrorInvalidValue",
+        "memset32 wrapping: hipErrorInvalidValue", "ones 16"]
