@@ -175,7 +175,7 @@ class _Batch:
     pending: list[_Pending] = field(default_factory=list)
     all_waves: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # arange(W)
     wg_word: np.ndarray | None = None  # (W, 1) each wave's workgroup's first word in lds.reshape(-1)
-    lds_addr: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # _lds_span's index arrays by register
+    lds_addr: dict[Any, tuple[Any, ...]] = field(default_factory=dict)  # _lds_span's index arrays by register
 
 
 @dataclass(slots=True)
@@ -1962,6 +1962,19 @@ def _lds_span(c: _Ctx, ins: Inst, offs: list[int], size: int, access: str) -> tu
     return idx, 16 if low == 0 else 8 if low & 7 == 0 else 4
 
 
+def _lds_shifted(c: _Ctx, ins: Inst, base: np.ndarray, shift: int) -> np.ndarray:
+    """`base >> shift` (record indices of 8/16-byte reads), kept beside the address register's cached index."""
+    hit = c.b.lds_addr.get(ins.f["addr"])
+    if hit is None or hit[4] is not base:
+        return base >> shift
+    key = ("shifted", ins.f["addr"], shift)
+    got = c.b.lds_addr.get(key)
+    if got is None or got[0] is not base:
+        got = (base, base >> shift)
+        c.b.lds_addr[key] = got
+    return got[1]
+
+
 def _wg_base(b: _Batch) -> np.ndarray:
     """(W, 1) first flat LDS word of each wave's workgroup."""
     if b.wg_word is None:
@@ -2008,15 +2021,21 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
         base, align = _lds_span(c, ins, offs, 4 * width, "read")
         rmask: np.ndarray | None = None
         for off in offs:
+            if base is not None and width in (2, 4) and align >= 4 * width and off % (4 * width) == 0:
+                # aligned 8/16-byte records: one gather of whole records (LDS rows are whole records); the
+                # offset moves the table, not the indices
+                recs = flat.reshape(-1, width)[off // (4 * width):]
+                block = recs.take(_lds_shifted(c, ins, base, width // 2), axis=0)
+                vals.extend(block[..., k] for k in range(width))
+                continue
             if base is None:  # a fault or partial EXEC: per-offset checks
                 idx, rmask = _lds_flat(c, ins, off, 4 * width, "read")
+            elif width == 1:  # the offset moves the table, not the indices
+                vals.append(flat[off >> 2:].take(base))
+                continue
             else:
                 idx = base + (off >> 2) if off else base
-            if width in (2, 4) and base is not None and align >= 4 * width and off % (4 * width) == 0:
-                # aligned 8/16-byte records: one gather of whole records (LDS rows are whole records)
-                block = flat.reshape(-1, width).take(idx >> (width // 2), axis=0)
-                vals.extend(block[..., k] for k in range(width))
-            elif width > 1 and rmask is None:  # one gather of `width` consecutive words per lane
+            if width > 1 and rmask is None:  # one gather of `width` consecutive words per lane
                 block = flat.take(idx[..., None] + _ARANGE[:width])
                 vals.extend(block[..., k] for k in range(width))
             else:
