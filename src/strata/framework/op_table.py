@@ -350,6 +350,12 @@ op("amin", "reduction", SAME, _d_amaxmin, arity=1, front="amin", node="AminBackw
 op("mm", "linalg", SAME, _d_mm, arity=2, method=False, function=False, node="MmBackward0",
    node_batched="BmmBackward0", aten="aten::mm")
 
+# sorting and scans along one dim (sorting.py holds the fronts and their gradients); kernels:
+# sort (x, d, descending) -> (values, indices); sort_backward (g, indices, d, shape) -> g put back at indices;
+# cumsum / cumprod (op, x, d, reverse, out_dtype); cumprod_backward (x, g, d)
+for _k in ("sort", "sort_backward", "cumsum", "cumprod", "cumprod_backward"):
+    op(_k, "sorting", SAME, None, arity=1, method=False, function=False)
+
 # sequences written by the device (creation.arange / linspace parse the arguments); kernels take
 # (dtype, device, n, start, step[, end]) and return the new tensor
 op("arange", "creation", SAME, None, arity=0, method=False, function=False)

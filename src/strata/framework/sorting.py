@@ -25,16 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from strata.framework import amp, autograd
+from strata.framework import amp, autograd, op_table
 from strata.framework import dtypes as dt
 from strata.framework.device import CPU, device, on
 from strata.framework.handles import library, library_handle
-from strata.framework.kernels import sorting as kernels
 from strata.framework.ops import (
     _cast,
     _fit,
     _opmath,
-    _ptr,
     _torch_name,
     clone,
     device_array,
@@ -126,45 +124,15 @@ def _sort(x: Tensor, d: int, descending: bool) -> tuple[Tensor, Tensor]:
     if x.dim() == 0:
         with autograd.no_grad():
             return clone(x), full((), 0, dt.int64, x.device)
-    if x.device.type == "cpu":
-        a = x._host()
-        key = _opmath(a)
-        if descending:  # a stable ascending sort of the reversed row, reversed back, keeps ties in order
-            rev = np.flip(key, d)
-            idx = np.flip(np.argsort(rev, axis=d, kind="stable"), d)
-            idx = x.shape[d] - 1 - idx
-        else:
-            idx = np.argsort(key, axis=d, kind="stable")
-        return from_host(np.take_along_axis(a, idx, d), x.dtype, CPU), from_host(idx, dt.int64, CPU)
-    src = x.detach().contiguous()
-    outer, n, inner = _rows(x.shape, d)
-    values = empty(x.shape, x.dtype, x.device)
-    indices = empty(x.shape, dt.int64, x.device)
-    p = kernels.scratch_len(n)
-    kv = ki = None
-    if p:
-        key_dt = dt.float32 if x.dtype in (dt.float16, dt.bfloat16) else x.dtype
-        kv, ki = empty((outer * inner * p,), key_dt, x.device), empty((outer * inner * p,), dt.int32, x.device)
-    with on(x.device):
-        kernels.sort(x.dtype.name, outer, n, inner, _ptr(values), _ptr(indices), _ptr(src), descending=descending,
-                     key_scratch=_ptr(kv) if kv is not None else 0, idx_scratch=_ptr(ki) if ki is not None else 0)
-    return values, indices
+    result: tuple[Tensor, Tensor] = op_table.kernel("sort", x.device.type)(x, d, descending)
+    return result
 
 
 def _scatter_rows(g: Tensor, indices: Tensor, d: int, shape: Any) -> Tensor:
     """zeros(shape) with g put at `indices` along d (the gradient of sort/topk), without autograd."""
     if g.dim() == 0:
         return g.reshape(shape)
-    if g.device.type == "cpu":
-        z = np.zeros(tuple(shape), g.dtype.np)
-        np.put_along_axis(z, indices._host(), g._host(), d)
-        return from_host(z, g.dtype, CPU)
-    with autograd.no_grad():
-        gc, ic = g.contiguous(), indices.contiguous()
-    out = full(shape, 0, g.dtype, g.device)
-    outer, n, inner = _rows(shape, d)
-    with on(g.device):
-        kernels.scatter_rows(g.dtype.name, outer, g.shape[d], n, inner, _ptr(out), _ptr(gc), _ptr(ic))
+    out: Tensor = op_table.kernel("sort_backward", g.device.type)(g, indices, d, shape)
     return out
 
 
@@ -219,26 +187,7 @@ def _cum(op: str, input: Tensor, dim: int, dtype: Any) -> Tensor:  # noqa: A002
 def _scan(op: str, x: Tensor, d: int, *, reverse: bool) -> Tensor:
     """Inclusive scan along d (from the end if `reverse`), without autograd."""
     out_dt = x.dtype if x.dtype.is_floating_point else dt.int64
-    if x.device.type == "cpu":
-        a = x._host()
-        if a.ndim == 0:
-            a = a.reshape(1)
-        # PyTorch's CPU scans accumulate float32 in double, half/bfloat16 in float
-        acc = {dt.float32: np.float64, dt.float64: np.float64, dt.float16: np.float32, dt.bfloat16: np.float32}
-        a = a.astype(acc.get(x.dtype, np.int64))
-        if reverse:
-            a = np.flip(a, d)
-        with np.errstate(all="ignore"):
-            r = np.cumsum(a, axis=d) if op == "sum" else np.cumprod(a, axis=d)
-        if reverse:
-            r = np.flip(r, d)
-        return from_host(r.reshape(x.shape), out_dt, CPU)
-    with autograd.no_grad():
-        src = x.contiguous()
-    out = empty(x.shape, out_dt, x.device)
-    outer, n, inner = _rows(x.shape, d)
-    with on(x.device):
-        kernels.scan(op, x.dtype.name, outer, n, inner, _ptr(out), _ptr(src), reverse=reverse)
+    out: Tensor = op_table.kernel("cum" + op, x.device.type)(op, x, d, reverse, out_dt)
     return out
 
 
@@ -246,23 +195,7 @@ def _cumprod_backward(x: Tensor, g: Tensor, d: int) -> Tensor:
     """d cumprod(x) / dx applied to g (exact where x has zeros), without autograd."""
     if g.dtype is not x.dtype:
         g = _cast(g, x.dtype)
-    if x.device.type == "cpu":
-        a, gh = _opmath(x._host()).reshape(_rows(x.shape, d)), _opmath(g._host()).reshape(_rows(x.shape, d))
-        a, gh = a.astype(np.float64), gh.astype(np.float64)
-        r = np.empty_like(gh)
-        n = a.shape[1]
-        with np.errstate(all="ignore"):
-            for i in range(n - 1, -1, -1):  # r_i = g_i + x_{i+1} r_{i+1}
-                r[:, i] = gh[:, i] if i == n - 1 else gh[:, i] + a[:, i + 1] * r[:, i + 1]
-            excl = np.cumprod(np.concatenate([np.ones_like(a[:, :1]), a[:, :-1]], axis=1), axis=1)
-            res = excl * r
-        return from_host(res.reshape(x.shape), x.dtype, CPU)
-    with autograd.no_grad():
-        xc, gc = x.contiguous(), g.contiguous()
-    out = empty(x.shape, x.dtype, x.device)
-    outer, n, inner = _rows(x.shape, d)
-    with on(x.device):
-        kernels.cumprod_backward(x.dtype.name, outer, n, inner, _ptr(out), _ptr(xc), _ptr(gc))
+    out: Tensor = op_table.kernel("cumprod_backward", x.device.type)(x, g, d)
     return out
 
 

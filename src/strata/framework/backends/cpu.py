@@ -217,3 +217,66 @@ def linspace(d: dt.dtype, dev: device, steps: int, start: float, step: float, en
     host = np.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step) if steps > 1 \
         else np.full(steps, float(start))
     return wrap(host, d)
+
+
+# ----------------------------------------------------------------------------------------- sorting and scans
+def _rows(shape: Any, d: int) -> tuple[int, int, int]:
+    """(outer, n, inner) of a contiguous tensor of `shape` seen as rows along dim d."""
+    if not shape:
+        return 1, 1, 1
+    return math.prod(shape[:d]), shape[d], math.prod(shape[d + 1:])
+
+
+@op_table.register("cpu", "sort")
+def sort(x: Tensor, d: int, descending: bool) -> tuple[Tensor, Tensor]:
+    """(values, indices) of a stable sort along d (x at least 1-D)."""
+    a = x._host()
+    key = _opmath(a)
+    if descending:  # a stable ascending sort of the reversed row, reversed back, keeps ties in order
+        rev = np.flip(key, d)
+        idx = np.flip(np.argsort(rev, axis=d, kind="stable"), d)
+        idx = x.shape[d] - 1 - idx
+    else:
+        idx = np.argsort(key, axis=d, kind="stable")
+    return from_host(np.take_along_axis(a, idx, d), x.dtype, CPU), from_host(idx, dt.int64, CPU)
+
+
+@op_table.register("cpu", "sort_backward")
+def sort_backward(g: Tensor, indices: Tensor, d: int, shape: Any) -> Tensor:
+    """zeros(shape) with g put at `indices` along d."""
+    z = np.zeros(tuple(shape), g.dtype.np)
+    np.put_along_axis(z, indices._host(), g._host(), d)
+    return wrap(z, g.dtype, fresh=True)
+
+
+@op_table.register("cpu", "cumsum", "cumprod")
+def scan(op: str, x: Tensor, d: int, reverse: bool, out_dt: dt.dtype) -> Tensor:
+    """Inclusive scan along d (from the end if `reverse`); PyTorch's CPU scans accumulate float32 in
+    double, half and bfloat16 in float."""
+    a = x._host()
+    if a.ndim == 0:
+        a = a.reshape(1)
+    acc = {dt.float32: np.float64, dt.float64: np.float64, dt.float16: np.float32, dt.bfloat16: np.float32}
+    a = a.astype(acc.get(x.dtype, np.int64))
+    if reverse:
+        a = np.flip(a, d)
+    with np.errstate(all="ignore"):
+        r = np.cumsum(a, axis=d) if op == "sum" else np.cumprod(a, axis=d)
+    if reverse:
+        r = np.flip(r, d)
+    return from_host(r.reshape(x.shape), out_dt, CPU)
+
+
+@op_table.register("cpu", "cumprod_backward")
+def cumprod_backward(x: Tensor, g: Tensor, d: int) -> Tensor:
+    """d cumprod(x) / dx applied to g, exact where x has zeros (in float64)."""
+    a, gh = _opmath(x._host()).reshape(_rows(x.shape, d)), _opmath(g._host()).reshape(_rows(x.shape, d))
+    a, gh = a.astype(np.float64), gh.astype(np.float64)
+    r = np.empty_like(gh)
+    n = a.shape[1]
+    with np.errstate(all="ignore"):
+        for i in range(n - 1, -1, -1):  # r_i = g_i + x_{i+1} r_{i+1}
+            r[:, i] = gh[:, i] if i == n - 1 else gh[:, i] + a[:, i + 1] * r[:, i + 1]
+        excl = np.cumprod(np.concatenate([np.ones_like(a[:, :1]), a[:, :-1]], axis=1), axis=1)
+        res = excl * r
+    return from_host(res.reshape(x.shape), x.dtype, CPU)

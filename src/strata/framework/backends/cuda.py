@@ -6,13 +6,15 @@ Kernel signatures are those of the cpu backend (see backends/cpu.py).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from strata.framework import autograd, kernels, op_table
 from strata.framework import dtypes as dt
 from strata.framework.device import device, on
 from strata.framework.handles import library, library_handle
-from strata.framework.ops import _as_tensor, _bstrides, _cast, _ptr, _torch_name, broadcast_shapes, empty, fill_
+from strata.framework.kernels import sorting as sorting_kernels
+from strata.framework.ops import _as_tensor, _bstrides, _cast, _ptr, _torch_name, broadcast_shapes, empty, fill_, full
 from strata.framework.tensor import Tensor, contiguous_strides
 
 
@@ -191,4 +193,67 @@ def linspace(d: dt.dtype, dev: device, steps: int, start: float, step: float, en
     with on(dev):
         kernels.sequence(d.name, steps, _ptr(out), start=float(start), step=step, end=float(end),
                          two_sided=steps > 1)
+    return out
+
+
+# ----------------------------------------------------------------------------------------- sorting and scans
+def _rows(shape: Any, d: int) -> tuple[int, int, int]:
+    """(outer, n, inner) of a contiguous tensor of `shape` seen as rows along dim d."""
+    if not shape:
+        return 1, 1, 1
+    return math.prod(shape[:d]), shape[d], math.prod(shape[d + 1:])
+
+
+@op_table.register("cuda", "sort")
+def sort(x: Tensor, d: int, descending: bool) -> tuple[Tensor, Tensor]:
+    """(values, indices) of a stable sort along d, by the per-row bitonic sort kernels."""
+    src = x.detach().contiguous()
+    outer, n, inner = _rows(x.shape, d)
+    values = empty(x.shape, x.dtype, x.device)
+    indices = empty(x.shape, dt.int64, x.device)
+    p = sorting_kernels.scratch_len(n)
+    kv = ki = None
+    if p:
+        key_dt = dt.float32 if x.dtype in (dt.float16, dt.bfloat16) else x.dtype
+        kv, ki = empty((outer * inner * p,), key_dt, x.device), empty((outer * inner * p,), dt.int32, x.device)
+    with on(x.device):
+        sorting_kernels.sort(x.dtype.name, outer, n, inner, _ptr(values), _ptr(indices), _ptr(src),
+                             descending=descending, key_scratch=_ptr(kv) if kv is not None else 0,
+                             idx_scratch=_ptr(ki) if ki is not None else 0)
+    return values, indices
+
+
+@op_table.register("cuda", "sort_backward")
+def sort_backward(g: Tensor, indices: Tensor, d: int, shape: Any) -> Tensor:
+    """zeros(shape) with g put at `indices` along d, by the scatter_rows kernel."""
+    with autograd.no_grad():
+        gc, ic = g.contiguous(), indices.contiguous()
+    out = full(shape, 0, g.dtype, g.device)
+    outer, n, inner = _rows(shape, d)
+    with on(g.device):
+        sorting_kernels.scatter_rows(g.dtype.name, outer, g.shape[d], n, inner, _ptr(out), _ptr(gc), _ptr(ic))
+    return out
+
+
+@op_table.register("cuda", "cumsum", "cumprod")
+def scan(op: str, x: Tensor, d: int, reverse: bool, out_dt: dt.dtype) -> Tensor:
+    """Inclusive scan along d (from the end if `reverse`), by the scan kernel."""
+    with autograd.no_grad():
+        src = x.contiguous()
+    out = empty(x.shape, out_dt, x.device)
+    outer, n, inner = _rows(x.shape, d)
+    with on(x.device):
+        sorting_kernels.scan(op, x.dtype.name, outer, n, inner, _ptr(out), _ptr(src), reverse=reverse)
+    return out
+
+
+@op_table.register("cuda", "cumprod_backward")
+def cumprod_backward(x: Tensor, g: Tensor, d: int) -> Tensor:
+    """d cumprod(x) / dx applied to g, by the cumprod_backward kernel."""
+    with autograd.no_grad():
+        xc, gc = x.contiguous(), g.contiguous()
+    out = empty(x.shape, x.dtype, x.device)
+    outer, n, inner = _rows(x.shape, d)
+    with on(x.device):
+        sorting_kernels.cumprod_backward(x.dtype.name, outer, n, inner, _ptr(out), _ptr(xc), _ptr(gc))
     return out
