@@ -594,3 +594,15 @@ def test_runtime_process_dying_mid_program_ends_it_with_a_message() -> None:
     assert r.returncode == -signal.SIGKILL  # the `strata run` process the program killed
     assert "lost the connection to the strata runtime process" in r.stderr
     assert "not reached" not in r.stdout
+
+
+def test_driver_api_edges_first_call_from_threads_outputs_kept_null_outputs() -> None:
+    r = run(build("driver_edges.cu", "-lcuda"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "threads connected 8 of 8", "primary context: CUDA_SUCCESS", "set current: CUDA_SUCCESS",
+        "load PTX: CUDA_SUCCESS", "global missing: CUDA_ERROR_NOT_FOUND", "outputs kept 1",
+        "function missing: CUDA_ERROR_NOT_FOUND", "function kept 1",
+        "huge alloc: CUDA_ERROR_OUT_OF_MEMORY", "pointer kept 1", "alloc: CUDA_SUCCESS",
+        "memset32 wrapping: CUDA_ERROR_INVALID_VALUE", "load from a pipe: CUDA_ERROR_INVALID_IMAGE",
+        "context device NULL: CUDA_ERROR_INVALID_VALUE"]
