@@ -244,7 +244,7 @@ def test_tensor_type_strings_and_casts() -> None:
     assert x.type(strata.int32).dtype == strata.int32  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="invalid type"):
         x.type("torch.NoSuchTensor")  # type: ignore[attr-defined]
-    for missing in (lambda: strata.nn.LazyLinear, lambda: strata.optim.LBFGS):
+    for missing in (lambda: strata.nn.LazyLinear, lambda: strata.optim.SparseAdam):
         with pytest.raises(AttributeError, match="strata does not provide torch"):
             missing()
 
