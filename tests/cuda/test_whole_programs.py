@@ -606,3 +606,9 @@ def test_driver_api_edges_first_call_from_threads_outputs_kept_null_outputs() ->
         "huge alloc: CUDA_ERROR_OUT_OF_MEMORY", "pointer kept 1", "alloc: CUDA_SUCCESS",
         "memset32 wrapping: CUDA_ERROR_INVALID_VALUE", "load from a pipe: CUDA_ERROR_INVALID_IMAGE",
         "context device NULL: CUDA_ERROR_INVALID_VALUE"]
+
+
+def test_child_forked_before_the_first_cuda_call_may_not_use_the_parents_connection() -> None:
+    r = run(build("fork_first.cpp"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["child cudaErrorInitializationError", "parent 42 child exit 0"]

@@ -122,6 +122,15 @@ static cudaError_t connect_locked(void) {
     return cudaSuccess;
 }
 
+/* Connect when the library is loaded (no request is sent: the pipes and the arena are only taken over), so the
+ * process `strata run` started owns the connection before its main can fork. Connecting at the first call
+ * instead let a child forked before any CUDA call take the pipes (it still had STRATA_CUDART_FDS) and then
+ * share them with its parent, their requests and replies interleaved. Silent when not started by `strata run`:
+ * the first CUDA call says so. */
+__attribute__((constructor)) static void connect_at_load(void) {
+    if (getenv("STRATA_CUDART_FDS")) connect_server();
+}
+
 static int in_shm(const void* p, size_t n) {
     return shm_base && (const char*)p >= shm_base && (const char*)p + n <= shm_base + shm_size;
 }
