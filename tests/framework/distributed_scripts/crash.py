@@ -1,18 +1,18 @@
-"""Run by test_distributed.py: rank 1 dies before the collective; the others must fail fast, not hang."""
+"""Run by test_distributed.py: rank 1 dies before init_process_group; rank 0, waiting in the rendezvous
+for it, must fail at once (the launcher reports the dead rank to the store), not after the timeout."""
 
 import os
 import sys
+import time
 
-import strata
 import strata.distributed as dist
 
-dist.init_process_group("nccl", timeout=60)
-if dist.get_rank() == 1:
+if os.environ["RANK"] == "1":
     sys.exit(3)
-x = strata.ones(4, device=f"cuda:{os.environ['LOCAL_RANK']}")
+start = time.monotonic()
 try:
-    dist.all_reduce(x)
-except dist.DistBackendError as exc:
-    print(f"rank {dist.get_rank()} caught: {exc}", flush=True)
+    dist.init_process_group("nccl", timeout=60)
+except (dist.DistStoreError, dist.DistBackendError) as exc:
+    print(f"rank 0 caught after {time.monotonic() - start:.1f} s: {type(exc).__name__}: {exc}", flush=True)
     sys.exit(7)
 print("no error", flush=True)

@@ -72,8 +72,10 @@ class HostBuffer:
         if divisor > 1:
             if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
                 a[...] = (a.astype(np.float64) / divisor).astype(a.dtype)
-            else:
-                a[...] = a // divisor
+            else:  # integers: NCCL's (and C's) division, which truncates toward zero; NumPy's // floors
+                q = a // divisor
+                q += ((a % divisor) != 0) & (a < 0)
+                a[...] = q
 
 
 class DeviceBuffer:

@@ -66,6 +66,8 @@ class ProcessGroup:
 
     ranks: list[int]
     backend: str
+    gid: int = 0  # the group's number: the world is 0, then new_group's calls in order (the same on every rank)
+    seq: int = 0  # collectives called on the group so far
 
     def rank(self) -> int:
         return self.ranks.index(_world().rank)
@@ -162,11 +164,17 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         world_size = world_size if world_size > 0 else _env_int("WORLD_SIZE")
         if not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} is not in [0, world_size={world_size})")
+        own_store = store is None
         if store is None:
             host, port = _address(init_method or "env://")
             store = TCPStore(host, port, world_size, is_master=rank == 0, timeout=seconds)
-        with trace.span("L5", "c10d::init_process_group", backend=name, rank=rank, world_size=world_size):
-            mesh = Mesh(store, rank, world_size, seconds)
+        try:
+            with trace.span("L5", "c10d::init_process_group", backend=name, rank=rank, world_size=world_size):
+                mesh = Mesh(store, rank, world_size, seconds)
+        except BaseException:
+            if own_store:
+                store.close(linger=0)
+            raise
         group = ProcessGroup(list(range(world_size)), name)
         _state = _World(rank, world_size, name, store, mesh, seconds, group)
         GroupMember.WORLD = group
@@ -203,7 +211,7 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         if group is not None and group is not _state.group:
             return
         _state.mesh.close()
-        _state.store.close()
+        _state.store.close(park=True)
         _state = None
         GroupMember.WORLD = None
 
@@ -235,14 +243,14 @@ def new_group(ranks: Sequence[int] | None = None, timeout: Any = None, backend: 
     w.groups += 1
     if w.rank not in members:
         return GroupMember.NON_GROUP_MEMBER
-    return ProcessGroup(members, backend or w.backend)
+    return ProcessGroup(members, backend or w.backend, w.groups)
 
 
 def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids: Any = None) -> Work | None:
     """Wait until every rank of the group reached its barrier (through the store)."""
     w = _world()
     g = _group(group)
-    with trace.span("L5", "c10d::barrier", rank=w.rank):
+    with trace.span("L5", "c10d::barrier", rank=w.rank), w.mesh.call(_tag(g, "barrier")):
         # a one-byte ring all-reduce: nobody leaves before everyone arrived (Gloo's barrier is one too)
         alg.all_reduce(w.mesh, g.ranks, HostBuffer(np.zeros(max(1, len(g.ranks)), np.uint8)), "SUM")
     return Work() if async_op else None
@@ -255,6 +263,26 @@ def _group(group: Any) -> ProcessGroup:
     if group is GroupMember.NON_GROUP_MEMBER:
         raise ValueError("this rank is not a member of the group it passed")
     return group
+
+
+def _tag(g: ProcessGroup, name: str, t: Tensor | None = None, **args: Any) -> str:
+    """The call as every rank of the group must make it (checked on each message between ranks): the
+    collective, its number in the group, the tensor's size and dtype and the arguments that must agree."""
+    g.seq += 1
+    what = "" if t is None else f"{t.numel()} x {t.dtype}"
+    extra = "".join(f", {k}={v}" for k, v in args.items())
+    return f"{name} #{g.seq} of group {g.gid} ({what}{extra})"
+
+
+def _same_kind(a: Tensor, b: Tensor, api: str, names: tuple[str, str]) -> None:
+    """Collectives that move bytes between two tensors need both of one dtype on one device."""
+    for t, name in zip((a, b), names, strict=True):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{api}: {name} must be a Tensor, got {type(t).__name__}")
+    if a.dtype is not b.dtype:
+        raise TypeError(f"{api}: {names[0]} has dtype {a.dtype}, {names[1]} has {b.dtype}; they must match")
+    if a.device != b.device:
+        raise ValueError(f"{api}: {names[0]} is on {a.device}, {names[1]} on {b.device}; they must be on one device")
 
 
 def _buffer(t: Tensor, backend: str, what: str = "tensor") -> Buffer:
@@ -283,8 +311,8 @@ def all_reduce(tensor: Tensor, op: str = ReduceOp.SUM, group: ProcessGroup | Non
     g = _group(group)
     if op not in alg.OPS:
         raise ValueError(f"unsupported ReduceOp {op!r} (supported: {', '.join(alg.OPS)})")
-    with _span("allreduce_", tensor, op=op) as ev:
-        buf = _buffer(tensor, g.backend)
+    buf = _buffer(tensor, g.backend)  # checked before the call counts: a rejected call leaves no trace
+    with _span("allreduce_", tensor, op=op) as ev, _world().mesh.call(_tag(g, "all_reduce", tensor, op=op)):
         alg.all_reduce(_world().mesh, g.ranks, buf, op)
         if isinstance(buf, DeviceBuffer):  # what the same call would take on the modeled platform's fabric
             m = model("all_reduce", tensor.numel() * tensor.dtype.itemsize, [buf.device.spec] * len(g.ranks))
@@ -297,8 +325,9 @@ def broadcast(tensor: Tensor, src: int, group: ProcessGroup | None = None, async
     g = _group(group)
     if src not in g.ranks:
         raise ValueError(f"broadcast: src rank {src} is not in the group {g.ranks}")
-    with _span("broadcast_", tensor, src=src):
-        alg.broadcast(_world().mesh, g.ranks, _buffer(tensor, g.backend), src)
+    buf = _buffer(tensor, g.backend)
+    with _span("broadcast_", tensor, src=src), _world().mesh.call(_tag(g, "broadcast", tensor, src=src)):
+        alg.broadcast(_world().mesh, g.ranks, buf, src)
     return Work() if async_op else None
 
 
@@ -314,11 +343,12 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: P
     """`output_tensor` (world x input numel) gets every rank's `input_tensor`, in rank order."""
     g = _group(group)
     n = len(g.ranks)
+    _same_kind(output_tensor, input_tensor, "all_gather_into_tensor", ("output_tensor", "input_tensor"))
     if output_tensor.numel() != n * input_tensor.numel():
         raise ValueError(f"output tensor must have {n} x {input_tensor.numel()} elements, has {output_tensor.numel()}")
-    with _span("_allgather_base_", input_tensor):
-        out = _buffer(output_tensor, g.backend, "output_tensor")
-        inp = _buffer(input_tensor, g.backend, "input_tensor")
+    out = _buffer(output_tensor, g.backend, "output_tensor")
+    inp = _buffer(input_tensor, g.backend, "input_tensor")
+    with _span("_allgather_base_", input_tensor), _world().mesh.call(_tag(g, "all_gather", input_tensor)):
         i = g.ranks.index(_world().rank)
         out.put(i * input_tensor.numel(), inp.get(0, input_tensor.numel()))
         alg.all_gather(_world().mesh, g.ranks, out)
@@ -331,6 +361,11 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | 
     g = _group(group)
     if len(tensor_list) != len(g.ranks):
         raise ValueError(f"tensor_list must hold {len(g.ranks)} tensors, has {len(tensor_list)}")
+    for i, t in enumerate(tensor_list):
+        _same_kind(t, tensor, "all_gather", (f"tensor_list[{i}]", "tensor"))
+        if t.numel() != tensor.numel():
+            raise ValueError(f"all_gather: tensor_list[{i}] has {t.numel()} elements, tensor has {tensor.numel()}; "
+                             "each must have as many")
     flat = creation.empty(len(g.ranks) * tensor.numel(), dtype=tensor.dtype, device=tensor.device)
     all_gather_into_tensor(flat, tensor.contiguous().reshape(-1), group)
     k = tensor.numel()
@@ -344,13 +379,18 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: str = ReduceOp.SUM,
     """`output` on rank i gets block i of the combination of every rank's `input`."""
     g = _group(group)
     n = len(g.ranks)
+    if op not in alg.OPS:
+        raise ValueError(f"unsupported ReduceOp {op!r} (supported: {', '.join(alg.OPS)})")
+    _same_kind(output, input, "reduce_scatter_tensor", ("output", "input"))
     if input.numel() != n * output.numel():
         raise ValueError(f"input tensor must have {n} x {output.numel()} elements, has {input.numel()}")
-    with _span("_reduce_scatter_base_", input, op=op):
-        work = input.detach().clone()
+    out = _buffer(output, g.backend, "output")
+    _buffer(input, g.backend, "input")
+    with _span("_reduce_scatter_base_", input, op=op), _world().mesh.call(_tag(g, "reduce_scatter", output, op=op)):
+        work = input.detach().contiguous().clone()  # the ring combines in place: the caller's input stays
         buf = _buffer(work, g.backend, "input")
         off, k = alg.reduce_scatter(_world().mesh, g.ranks, buf, op)
-        _buffer(output, g.backend, "output").put(0, buf.get(off, k))
+        out.put(0, buf.get(off, k))
     return Work() if async_op else None
 
 
@@ -361,12 +401,13 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: Any = N
     if output_split_sizes is not None or input_split_sizes is not None:
         raise NotImplementedError("all_to_all_single with uneven split sizes is not supported by strata yet")
     g = _group(group)
+    _same_kind(output, input, "all_to_all_single", ("output", "input"))
     if input.numel() % len(g.ranks) or output.numel() != input.numel():
         raise ValueError(f"all_to_all_single: input ({input.numel()}) and output ({output.numel()}) must have the "
                          f"same size, a multiple of the group size {len(g.ranks)}")
-    with _span("alltoall_base_", input):
-        alg.all_to_all(_world().mesh, g.ranks, _buffer(output, g.backend, "output"),
-                       _buffer(input, g.backend, "input"))
+    out, inp = _buffer(output, g.backend, "output"), _buffer(input, g.backend, "input")
+    with _span("alltoall_base_", input), _world().mesh.call(_tag(g, "all_to_all", input)):
+        alg.all_to_all(_world().mesh, g.ranks, out, inp)
     return Work() if async_op else None
 
 
@@ -376,8 +417,8 @@ def send(tensor: Tensor, dst: int, group: ProcessGroup | None = None, tag: int =
     if dst == w.rank or not 0 <= dst < w.world_size:
         raise ValueError(f"send: invalid destination rank {dst} (this is rank {w.rank} of {w.world_size})")
     g = _group(group)
-    with _span("send", tensor, dst=dst):
-        buf = _buffer(tensor, g.backend)
+    buf = _buffer(tensor, g.backend)
+    with _span("send", tensor, dst=dst), w.mesh.call("send/recv"):
         w.mesh.send(dst, buf.get(0, tensor.numel()))
 
 
@@ -389,8 +430,8 @@ def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = No
     if src == w.rank or not 0 <= src < w.world_size:
         raise ValueError(f"recv: invalid source rank {src} (this is rank {w.rank} of {w.world_size})")
     g = _group(group)
-    with _span("recv_", tensor, src=src):
-        buf = _buffer(tensor, g.backend)
+    buf = _buffer(tensor, g.backend)
+    with _span("recv_", tensor, src=src), w.mesh.call("send/recv"):
         data = w.mesh.recv(src)
         if len(data) != tensor.numel() * buf.itemsize:
             raise DistBackendError(f"rank {w.rank}: recv expected {tensor.numel() * buf.itemsize} bytes from rank "

@@ -4,13 +4,17 @@ WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR (127.0.0.1), MASTER_PORT (a free port)
 
 Each process has its own virtual GPUs: STRATA_DEVICES lists N devices of the chosen model, so device
 LOCAL_RANK exists in every process (`torch.cuda.set_device(local_rank)` works) and each rank uses its
-own. When a rank fails, the others are given `GRACE_S` to fail on their own (their next collective sees
-the closed connection and raises), then are terminated; the launcher returns the first failure's
-exit status.
+own. When a rank fails, the launcher records it in the job's store (so ranks still waiting there to meet
+it fail at once, naming it) and gives the others `GRACE_S` to fail on their own (their next collective
+sees the closed connection and raises), then terminates them; it returns the first failure's exit
+status. Ctrl-C (SIGINT) or SIGTERM of the launcher stops every rank: SIGINT to each, then SIGTERM and
+SIGKILL for ranks still running after `STOP_S`; ranks also get SIGTERM if the launcher itself dies
+(Linux), so no rank outlives it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -20,6 +24,51 @@ import time
 import uuid
 
 GRACE_S = 10.0
+STOP_S = 3.0  # how long a rank may take to exit after each signal of a stop
+
+
+class _Stop(Exception):
+    """The launcher was asked to stop (SIGTERM); handled as Ctrl-C is."""
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: the rank gets SIGTERM when the launcher dies, however it dies (prctl PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _report_failure(port: int, message: str) -> None:
+    """Tell the ranks waiting in the store (rank 0's) that one failed, so they stop waiting for it."""
+    from strata.framework.distributed.store import FAILED_KEY, DistStoreError, TCPStore
+
+    try:
+        store = TCPStore("127.0.0.1", port, timeout=0.5)
+    except DistStoreError:
+        return  # rank 0 is gone or not serving yet: the others see its closed connection instead
+    try:
+        store.set(FAILED_KEY, message)
+    except DistStoreError:
+        pass
+    finally:
+        store.sock.close()
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGINT every running rank, then SIGTERM, then SIGKILL, `STOP_S` apart; returns when all exited."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        running = [p for p in procs if p.poll() is None]
+        if not running:
+            return
+        for p in running:
+            p.send_signal(sig)
+        deadline = time.monotonic() + STOP_S
+        for p in running:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=max(0.0, deadline - time.monotonic()))
 
 
 def free_port() -> int:
@@ -50,16 +99,22 @@ def launch(nproc: int, program: str, argv: list[str], *, as_torch: bool = False,
     port = free_port()
     run_id = uuid.uuid4().hex[:12]
     procs: list[subprocess.Popen[bytes]] = []
-    for rank in range(nproc):
-        env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(nproc),
-                   LOCAL_WORLD_SIZE=str(nproc), GROUP_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   TORCHELASTIC_RUN_ID=run_id, STRATA_DEVICES=",".join([model] * nproc))
-        env.pop("STRATA_GPU", None)
-        cmd = [sys.executable, "-m", "strata.cli", "run", *(["--as-torch"] if as_torch else []), program, *argv]
-        procs.append(subprocess.Popen(cmd, env=env))
+
+    def on_term(signum: int, frame: object) -> None:
+        raise _Stop
+
+    old_term = signal.signal(signal.SIGTERM, on_term)
     status = 0
-    failed_at: float | None = None
     try:
+        for rank in range(nproc):
+            env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(nproc),
+                       LOCAL_WORLD_SIZE=str(nproc), GROUP_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                       TORCHELASTIC_RUN_ID=run_id, STRATA_DEVICES=",".join([model] * nproc))
+            env.pop("STRATA_GPU", None)
+            cmd = [sys.executable, "-m", "strata.cli", "run", *(["--as-torch"] if as_torch else []), program, *argv]
+            procs.append(subprocess.Popen(cmd, env=env, preexec_fn=_die_with_parent if sys.platform == "linux"
+                                          else None))
+        failed_at: float | None = None
         while any(p.poll() is None for p in procs):
             for r, p in enumerate(procs):
                 code = p.poll()
@@ -67,6 +122,7 @@ def launch(nproc: int, program: str, argv: list[str], *, as_torch: bool = False,
                     status = code if code > 0 else 128 - code
                     failed_at = time.monotonic()
                     print(f"strata run: rank {r} exited with status {code}; stopping the others", file=sys.stderr)
+                    _report_failure(port, f"rank {r} exited with status {code}")
             if failed_at is not None and time.monotonic() - failed_at > GRACE_S:
                 for p in procs:
                     if p.poll() is None:
@@ -79,13 +135,13 @@ def launch(nproc: int, program: str, argv: list[str], *, as_torch: bool = False,
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-    except KeyboardInterrupt:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-        for p in procs:
-            p.wait()
-        return 130
+    except (KeyboardInterrupt, _Stop) as exc:
+        _stop(procs)
+        print(f"strata run: {'interrupted' if isinstance(exc, KeyboardInterrupt) else 'terminated'}; stopped "
+              f"{len(procs)} rank(s)", file=sys.stderr)
+        return 130 if isinstance(exc, KeyboardInterrupt) else 143
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
     if status == 0:
         for r, p in enumerate(procs):
             if p.returncode:

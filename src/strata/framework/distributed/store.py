@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import socket
 import struct
@@ -22,6 +23,7 @@ import time
 from typing import Any
 
 _HEADER = struct.Struct("!Q")
+FAILED_KEY = "strata/failed"  # set by the launcher when a rank exits with an error: waits end at once
 
 
 class DistStoreError(RuntimeError):
@@ -53,12 +55,17 @@ def recv_msg(sock: socket.socket) -> Any:
 
 class _Server:
     def __init__(self, host: str, port: int) -> None:
-        self.sock = socket.create_server((host, port), reuse_port=False)
+        try:
+            self.sock = socket.create_server((host, port), reuse_port=False)
+        except OSError as exc:
+            raise DistStoreError(f"rank 0 could not serve the rendezvous store at {host}:{port}: {exc.strerror} "
+                                 "(MASTER_PORT taken by another process?)") from exc
         self.port = self.sock.getsockname()[1]
         self.data: dict[str, Any] = {}
         self.cond = threading.Condition()
         self.closed = False
         self.active = 0  # client connections open
+        self.parked: set[socket.socket] = set()  # connections of ranks that left and wait for the server to stop
         threading.Thread(target=self._accept, name="strata-store", daemon=True).start()
 
     def _accept(self) -> None:
@@ -77,6 +84,7 @@ class _Server:
         finally:
             with self.cond:
                 self.active -= 1
+                self.parked.discard(conn)
                 self.cond.notify_all()
 
     def _loop(self, conn: socket.socket) -> None:
@@ -87,6 +95,10 @@ class _Server:
                 except (ConnectionError, OSError, EOFError):
                     return
                 with self.cond:
+                    if cmd == "park":  # no reply: the client waits until shutdown() closes the connection
+                        self.parked.add(conn)
+                        self.cond.notify_all()
+                        continue
                     if cmd == "set":
                         self.data[key] = value
                         reply: Any = None
@@ -103,9 +115,29 @@ class _Server:
                 except OSError:
                     return
 
-    def close(self) -> None:
+    def stop_accepting(self) -> None:
+        """Stop listening (shutdown wakes the accepting thread; a bare close would leave it listening)."""
         self.closed = True
-        self.sock.close()
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+    def close(self) -> None:
+        self.stop_accepting()
+
+    def shutdown(self, linger: float) -> None:
+        """Stop accepting, wait up to `linger` seconds until every remaining connection is parked (its rank
+        left the group) or gone, then close them all, which releases the parked ranks."""
+        self.stop_accepting()
+        deadline = time.monotonic() + linger
+        with self.cond:
+            while self.active > len(self.parked) and time.monotonic() < deadline:
+                self.cond.wait(0.05)
+            parked, self.parked = list(self.parked), set()
+        for conn in parked:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
 
 class TCPStore:
@@ -131,6 +163,8 @@ class TCPStore:
                 break
             except OSError as exc:
                 if time.monotonic() > deadline:
+                    if self._server is not None:
+                        self._server.close()
                     raise DistStoreError(f"could not reach the rendezvous store at {host}:{self.port} within "
                                          f"{timeout:g} s (is rank 0 running? MASTER_ADDR/MASTER_PORT)") from exc
                 time.sleep(0.05)
@@ -160,23 +194,39 @@ class TCPStore:
     def check(self, keys: list[str]) -> bool:
         return all(self._call("get", k) is not None for k in keys)
 
+    def failure(self) -> str | None:
+        """What the launcher reported when a rank of the job failed (None while all run)."""
+        value = self._call("get", FAILED_KEY)
+        return None if value is None else bytes(value).decode(errors="replace")
+
     def wait(self, keys: list[str], timeout: float | None = None) -> None:
+        """Wait until every key is set; DistStoreError after the timeout, or at once when the launcher
+        reported a failed rank (which may never set them)."""
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
         delay = 0.001
         while not self.check(keys):
+            failure = self.failure()
+            if failure is not None:
+                raise DistStoreError(f"keys {keys} will not appear in the store: {failure}")
             if time.monotonic() > deadline:
                 raise DistStoreError(f"keys {keys} did not appear in the store within "
                                      f"{self.timeout if timeout is None else timeout:g} s")
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
 
-    def close(self, linger: float = 30.0) -> None:
-        """Disconnect; the server (rank 0's) first waits up to `linger` seconds for the other ranks to
-        disconnect, so a rank that finishes first does not pull the store from under the others."""
+    def close(self, linger: float = 30.0, park: bool = False) -> None:
+        """Disconnect. The server (rank 0's) first stops accepting, then waits up to `linger` seconds for
+        the other ranks to disconnect or park, so a rank that finishes first does not pull the store from
+        under the others.
+
+        With `park` (a rank leaving its process group), a client waits, up to `linger`, until the server
+        has stopped: a rank that then initializes a new group meets the others in the new store, never in
+        the closing one."""
+        if park and self._server is None:
+            with contextlib.suppress(OSError, ConnectionError):
+                self.sock.settimeout(linger)
+                send_msg(self.sock, ("park", "", None))
+                recv_msg(self.sock)  # returns only when the server closes the connection (or the timeout)
         self.sock.close()
         if self._server is not None:
-            deadline = time.monotonic() + linger
-            with self._server.cond:
-                while self._server.active > 0 and time.monotonic() < deadline:
-                    self._server.cond.wait(0.1)
-            self._server.close()
+            self._server.shutdown(linger)
