@@ -266,3 +266,27 @@ def test_missing_functional_and_init_names_say_so() -> None:
     with pytest.raises(AttributeError, match="strata does not provide torch.nn.init.sparse_"):
         snn.init.sparse_  # noqa: B018
     assert not hasattr(SF, "no_such_op") and hasattr(SF, "conv2d")
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize(("mode", "padding"), [("bilinear", "zeros"), ("bilinear", "border"), ("nearest", "zeros")])
+def test_affine_grid_and_grid_sample_match_torch(align_corners: bool, mode: str, padding: str) -> None:
+    # generic coefficients: no sample lands exactly on a pixel, where bilinear sampling has a kink and a
+    # one-ulp difference in the grid picks the other (equally valid) one-sided gradient
+    theta = np.array([[[0.913, -0.287, 0.173], [0.241, 1.093, -0.117]],
+                      [[1.187, 0.031, 0.466], [-0.029, 0.713, 0.281]]], np.float32)
+    img = _x(2, 3, 5, 6)
+    tt, st = torch.tensor(theta, requires_grad=True), strata.tensor(theta, requires_grad=True)
+    ti, si = torch.tensor(img, requires_grad=True), strata.tensor(img, requires_grad=True)
+    tg = torch.nn.functional.affine_grid(tt, [2, 3, 4, 7], align_corners=align_corners)
+    sg = SF.affine_grid(st, [2, 3, 4, 7], align_corners=align_corners)
+    _compare(sg, tg, 1e-5, 1e-6)
+    to = torch.nn.functional.grid_sample(ti, tg, mode=mode, padding_mode=padding, align_corners=align_corners)
+    so = SF.grid_sample(si, sg, mode=mode, padding_mode=padding, align_corners=align_corners)
+    _compare(so, to, 1e-4, 1e-5)
+    g = RNG.standard_normal(tuple(to.shape)).astype(np.float32)
+    (to * torch.tensor(g)).sum().backward()
+    (so * strata.tensor(g)).sum().backward()
+    _compare(si.grad, ti.grad, 1e-4, 1e-5)
+    if mode == "bilinear":
+        _compare(st.grad, tt.grad, 1e-3, 1e-4)

@@ -29,6 +29,7 @@ from strata.framework.nn import (
     loss_extra,
     norm_extra,
     parallel,
+    sampling,
     utils,
 )
 from strata.framework.nn.activation import (
@@ -136,7 +137,7 @@ def _bind(module: object, names: Mapping[str, object]) -> None:
                 exported.append(name)
 
 
-for _extra in (activation, conv_extra, layers_extra, loss_extra, norm_extra):
+for _extra in (activation, conv_extra, layers_extra, loss_extra, norm_extra, sampling):
     _bind(functional, _extra.FUNCTIONAL)
 _bind(init, init_extra.INIT)
 
