@@ -27,8 +27,9 @@ SRC = REPO / "src"
 BENCH_DIR = Path(__file__).resolve().parent
 
 # Result states. ERROR means the benchmark could not produce a figure (strata missing or raising);
-# FAIL means it produced one that misses the target or computed a wrong answer.
-PASS, FAIL, ERROR = "PASS", "FAIL", "ERROR"
+# FAIL means it produced one that misses the target or computed a wrong answer; SKIP means an optional
+# tool the row needs is not installed (nvcc, clang-19), with the reason in the row: not a failure.
+PASS, FAIL, ERROR, SKIP = "PASS", "FAIL", "ERROR", "SKIP"
 
 
 # What the benchmarks call on strata.cuda (the user contract in the team brief).

@@ -1,6 +1,6 @@
 # Runs every strata benchmark side by side with its peer, prints the results table, and writes
 # benchmarks/results.json (machine, date, settings, every row with its raw figures). `make bench`
-# runs this. Exit status 0 only if every row PASSes.
+# runs this. Exit status 0 only if every row PASSes (or SKIPs for want of an optional tool, with the reason).
 #
 #   PYTHONPATH=src .venv/bin/python benchmarks/run_all.py [--quick] [--repeat 3] [--skip-sgemm]
 
@@ -31,7 +31,7 @@ import bench_storage
 import bench_texture
 import bench_trace
 import peers
-from harness import BENCH_DIR, PASS, BenchResult, format_table, log, machine_info, now_iso
+from harness import BENCH_DIR, PASS, SKIP, BenchResult, format_table, log, machine_info, now_iso
 
 
 def _guard(name: str, fn: Any) -> list[BenchResult]:
@@ -167,9 +167,9 @@ def main() -> int:
             "of 2, scaled linearly. "
             "blas: each GEMM through strata.libs.blas after an untimed 64^3 call of the same kernel (compile, JIT, "
             "load), then one timed call + synchronize at full size; modeled rows are the timing model's H200 "
-            "time of the call's kernels beside cuBLAS's figures from numbers.md (modeled, not measured).",
+            "time of the call's kernels beside cuBLAS's published figures (modeled, not measured).",
         },
-        "all_pass": all(r.status == PASS for r in results),
+        "all_pass": all(r.status in (PASS, SKIP) for r in results),
         "results": [r.as_dict() for r in results],
         "table": table,
     }
