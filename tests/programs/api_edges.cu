@@ -1,6 +1,7 @@
 // Edges of the runtime API the bridge library must get right: outputs left alone when a call fails, NULL
 // output pointers refused, 2-D sizes whose byte count does not fit a size_t refused (not wrapped), and a
-// kernel with more parameters than a fixed reply buffer once held.
+// kernel with more parameters than a fixed reply buffer once held, and a template kernel whose mangled name is
+// longer than a fixed request buffer once held.
 #include <cstdint>
 #include "common.h"
 
@@ -18,6 +19,13 @@ __global__ void many(long long* out, A100(a0), A100(a1), A100(a2), A100(a3), A10
 }
 
 __device__ int symbol;
+
+// six template arguments of ~200-character names: a mangled kernel name of over 1200 characters
+#define LONG(x) x##_the_quick_brown_fox_jumps_over_the_lazy_dog_and_keeps_running_far_beyond_the_hills_\
+0123456789_abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJKLMNOPQRSTUVWXYZ_padding_padding_padding_padding_padding_padding
+struct LONG(A) {}; struct LONG(B) {}; struct LONG(C) {}; struct LONG(D) {}; struct LONG(E) {}; struct LONG(F) {};
+template <typename T1, typename T2, typename T3, typename T4, typename T5, typename T6>
+__global__ void named(int* out) { *out = (int)(sizeof(T1) + sizeof(T2) + sizeof(T3) + sizeof(T4) + sizeof(T5) + sizeof(T6)); }
 
 static void show(const char* what, cudaError_t e) { printf("%s: %s\n", what, cudaGetErrorName(e)); }
 
@@ -74,5 +82,13 @@ int main() {
   long long sum = 0;
   checkCudaErrors(cudaMemcpy(&sum, out, sizeof sum, cudaMemcpyDeviceToHost));
   printf("sum of %d parameters %lld\n", NARGS, sum);
+
+  int* o;
+  checkCudaErrors(cudaMalloc(&o, sizeof *o));
+  named<LONG(A), LONG(B), LONG(C), LONG(D), LONG(E), LONG(F)><<<1, 1>>>(o);
+  show("long-named kernel", cudaGetLastError());
+  int six = 0;
+  checkCudaErrors(cudaMemcpy(&six, o, sizeof six, cudaMemcpyDeviceToHost));
+  printf("long-named kernel wrote %d\n", six);
   return 0;
 }

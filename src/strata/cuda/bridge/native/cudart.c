@@ -357,12 +357,9 @@ char __cudaInitModule(void** handle) {
     char ok = 1;
     for (mvar_t* m = mvars; m; m = m->next) {
         if (m->ready || m->mod != (module_t*)handle) continue;
-        char req[1024];
-        size_t nl = strlen(m->name);
         uint64_t r[2] = {0, 0};
-        if (nl + 8 > sizeof req) { ok = 0; continue; }
-        memcpy(req, &m->mod->id, 8); memcpy(req + 8, m->name, nl);
-        if (rpc(OP_SYMBOL, req, 8 + nl, NULL, 0, r, 16, NULL) != cudaSuccess || map_managed(r[0], r[1], 1) != cudaSuccess) {
+        /* {u64 module; name}: the name goes as the request's second part, whatever its length */
+        if (rpc(OP_SYMBOL, &m->mod->id, 8, m->name, strlen(m->name), r, 16, NULL) != cudaSuccess || map_managed(r[0], r[1], 1) != cudaSuccess) {
             fprintf(stderr, "strata: cannot set up the __managed__ variable %s\n", m->name);
             ok = 0;
             continue;
@@ -381,17 +378,15 @@ static func_t* find_func(const void* stub) {
 /* The kernel's parameter sizes (from its PTX .param list, which the runtime process knows). */
 static cudaError_t func_info(func_t* f) {
     if (__atomic_load_n(&f->nparams, __ATOMIC_ACQUIRE) >= 0) return cudaSuccess;
-    char req[1024];
-    size_t nl = strlen(f->name);
-    if (nl + 8 > sizeof req) return note(cudaErrorInvalidDeviceFunction);
-    memcpy(req, &f->mod->id, 8); memcpy(req + 8, f->name, nl);
-    /* {u64 fid; u32 n; u32 sizes[n]}: a kernel's parameters fill at most 32764 bytes (CUDA's limit), so at most
+    /* The request: {u64 module; name}, the name as its second part: a C++ template kernel's mangled name can
+     * be kilobytes long (a fixed 1 KiB buffer refused those with cudaErrorInvalidDeviceFunction).
+     * The reply: {u64 fid; u32 n; u32 sizes[n]}: a kernel's parameters fill at most 32764 bytes (CUDA's limit), so at most
      * that many; the reply must hold all n sizes (more parameters than a fixed buffer held were read past it) */
     enum { MAX_PARAMS = 32764 };
     uint32_t* rep = malloc((3 + MAX_PARAMS) * sizeof *rep);
     size_t got = 0;
     if (!rep) return note(cudaErrorMemoryAllocation);
-    cudaError_t e = rpc(OP_FUNC_INFO, req, 8 + nl, NULL, 0, rep, (3 + MAX_PARAMS) * sizeof *rep, &got);
+    cudaError_t e = rpc(OP_FUNC_INFO, &f->mod->id, 8, f->name, strlen(f->name), rep, (3 + MAX_PARAMS) * sizeof *rep, &got);
     uint32_t n = got >= 12 ? rep[2] : 0;
     if (e == cudaSuccess && (got < 12 || n > MAX_PARAMS || got < 12 + 4 * (size_t)n)) {
         fprintf(stderr, "strata: the parameter list of kernel %s does not fit the runtime's reply\n", f->name);
@@ -787,12 +782,8 @@ static cudaError_t symbol_address(const void* symbol, uint64_t* addr, uint64_t* 
     var_t* v = find_var(symbol);
     if (!v) return note(cudaErrorInvalidSymbol);
     if (!v->addr) {
-        char req[1024];
-        size_t nl = strlen(v->name);
-        if (nl + 8 > sizeof req) return note(cudaErrorInvalidSymbol);
-        memcpy(req, &v->mod->id, 8); memcpy(req + 8, v->name, nl);
         uint64_t r[2] = {0, 0};
-        cudaError_t e = rpc(OP_SYMBOL, req, 8 + nl, NULL, 0, r, 16, NULL);
+        cudaError_t e = rpc(OP_SYMBOL, &v->mod->id, 8, v->name, strlen(v->name), r, 16, NULL);
         if (e != cudaSuccess) return e;
         v->addr = r[0]; v->size = r[1];
     }
@@ -1570,12 +1561,8 @@ void* strata_module_function(void* mod, const char* name, cudaError_t* err) {
 }
 
 cudaError_t strata_module_global(void* mod, const char* name, uint64_t* addr, uint64_t* size) {
-    char req[1024];
-    size_t nl = strlen(name);
     uint64_t r[2] = {0, 0};
-    if (nl + 8 > sizeof req) return cudaErrorInvalidSymbol;
-    memcpy(req, &((module_t*)mod)->id, 8); memcpy(req + 8, name, nl);
-    cudaError_t e = rpc(OP_SYMBOL, req, 8 + nl, NULL, 0, r, 16, NULL);
+    cudaError_t e = rpc(OP_SYMBOL, &((module_t*)mod)->id, 8, name, strlen(name), r, 16, NULL);
     if (e != cudaSuccess) return e;  /* outputs untouched on an error */
     if (addr) *addr = r[0];
     if (size) *size = r[1];
