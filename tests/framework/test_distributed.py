@@ -26,7 +26,9 @@ SCRIPTS = Path(__file__).parent / "distributed_scripts"
 
 
 def _env() -> dict[str, str]:
-    env = dict(os.environ, STRATA_KERNEL_TIMEOUT=os.environ.get("STRATA_KERNEL_TIMEOUT", "300"))
+    """The ranks' environment. STRATA_NVCC=0: no `ptxas -v` register report per kernel (occupancy, which
+    these tests do not check); it costs a subprocess per kernel in every rank, most of a rank's run."""
+    env = dict(os.environ, STRATA_KERNEL_TIMEOUT=os.environ.get("STRATA_KERNEL_TIMEOUT", "300"), STRATA_NVCC="0")
     env.pop("STRATA_DEVICES", None)
     return env
 
