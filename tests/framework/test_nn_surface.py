@@ -261,8 +261,8 @@ def test_distance_modules_match_torch() -> None:
 
 
 def test_missing_functional_and_init_names_say_so() -> None:
-    with pytest.raises(AttributeError, match="strata does not provide torch.nn.functional.fold"):
-        SF.fold  # noqa: B018
+    with pytest.raises(AttributeError, match="strata does not provide torch.nn.functional.ctc_loss"):
+        SF.ctc_loss  # noqa: B018
     with pytest.raises(AttributeError, match="strata does not provide torch.nn.init.sparse_"):
         snn.init.sparse_  # noqa: B018
     assert not hasattr(SF, "no_such_op") and hasattr(SF, "conv2d")
@@ -290,3 +290,18 @@ def test_affine_grid_and_grid_sample_match_torch(align_corners: bool, mode: str,
     _compare(si.grad, ti.grad, 1e-4, 1e-5)
     if mode == "bilinear":
         _compare(st.grad, tt.grad, 1e-3, 1e-4)
+
+
+@pytest.mark.parametrize(("kernel", "dilation", "padding", "stride"), [(3, 1, 0, 1), ((2, 3), (1, 2), (1, 0), (2, 1))])
+def test_unfold_and_fold_match_torch(kernel: Any, dilation: Any, padding: Any, stride: Any) -> None:
+    x = _x(2, 3, 6, 7)
+    tx, sx = torch.tensor(x, requires_grad=True), strata.tensor(x, requires_grad=True)
+    kw = {"kernel_size": kernel, "dilation": dilation, "padding": padding, "stride": stride}
+    tu, su = torch.nn.functional.unfold(tx, **kw), SF.unfold(sx, **kw)
+    _compare(su, tu, 1e-6, 1e-6)
+    tf_, sf_ = torch.nn.functional.fold(tu, (6, 7), **kw), SF.fold(su, (6, 7), **kw)
+    _compare(sf_, tf_, 1e-5, 1e-5)
+    g = RNG.standard_normal(tuple(tf_.shape)).astype(np.float32)
+    (tf_ * torch.tensor(g)).sum().backward()
+    (sf_ * strata.tensor(g)).sum().backward()
+    _compare(sx.grad, tx.grad, 1e-5, 1e-5)

@@ -1,4 +1,5 @@
-"""Spatial-transformer sampling, as torch.nn.functional's: `affine_grid` (the sampling grid of a batch of
+"""Sampling and sliding-block ops, as torch.nn.functional's: `unfold` / `fold` (im2col and its adjoint, col2im),
+and the spatial-transformer pair `affine_grid` (the sampling grid of a batch of
 2-D affine transforms) and `grid_sample` (read an image at grid positions: modes 'bilinear' and
 'nearest', padding 'zeros' and 'border', `align_corners` both ways) for 4-D input. Both are compositions
 of differentiable framework ops (matmul; gather of the four neighbours with their bilinear weights), so
@@ -20,7 +21,8 @@ from typing import Any
 
 from strata.framework import dtypes as dt
 from strata.framework import joining, linalg
-from strata.framework.creation import linspace, ones
+from strata.framework.creation import linspace, ones, zeros
+from strata.framework.nn import functional as F
 from strata.framework.tensor import Tensor
 
 
@@ -109,7 +111,71 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
             + tap(x0 + 1, y0 + 1) * wx1 * wy1)
 
 
-FUNCTIONAL = {"affine_grid": affine_grid, "grid_sample": grid_sample}
+def _pair(v: Any) -> tuple[int, int]:
+    return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
 
 
-__all__ = ["affine_grid", "grid_sample"]
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:  # noqa: A002
+    """im2col: the sliding blocks of (N, C, H, W) as columns, (N, C * kh * kw, L) (channel-major, then the
+    kernel position, as PyTorch orders them).
+
+    Raises:
+        RuntimeError: not 3-D/4-D input, or no block fits.
+    """
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    if x.dim() != 4:
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
+    x = F.pad(x, [pw, pw, ph, ph]) if ph or pw else x
+    n, c, h, w = x.shape
+    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"Given input with spatial size ({h - 2 * ph}, {w - 2 * pw}), kernel_size=({kh}, {kw}), "
+                           f"dilation=({dh}, {dw}), padding=({ph}, {pw}), calculated shape of the array of sliding "
+                           f"blocks as ({oh}, {ow}), but its components must be at least one.")
+    blocks = [x[:, :, i * dh: i * dh + (oh - 1) * sh + 1: sh, j * dw: j * dw + (ow - 1) * sw + 1: sw]
+              for i in range(kh) for j in range(kw)]
+    out = joining.stack(blocks, 2).reshape(n, c * kh * kw, oh * ow)
+    return out.squeeze(0) if unbatched else out
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,  # noqa: A002
+         stride: Any = 1) -> Tensor:
+    """col2im, the adjoint of unfold: columns (N, C * kh * kw, L) summed back into (N, C, H, W) (overlaps add).
+
+    Raises:
+        RuntimeError: the column count or the block count does not match.
+    """
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
+    oh_full, ow_full = _pair(output_size)
+    unbatched = input.dim() == 2
+    cols = input.unsqueeze(0) if unbatched else input
+    n, ck, length = cols.shape
+    if ck % (kh * kw):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                           f"got input.size(1)={ck} and kernel_size=({kh}, {kw})")
+    c = ck // (kh * kw)
+    h, w = oh_full + 2 * ph, ow_full + 2 * pw
+    bh, bw = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    if bh * bw != length:
+        raise RuntimeError(f"Given output_size=({oh_full}, {ow_full}), kernel_size=({kh}, {kw}), dilation=({dh}, "
+                           f"{dw}), padding=({ph}, {pw}), stride=({sh}, {sw}), expected size of input's dimension 2 "
+                           f"to match the calculated number of sliding blocks {bh} * {bw} = {bh * bw}, but got "
+                           f"input.size(2)={length}.")
+    blocks = cols.reshape(n, c, kh * kw, bh, bw)
+    out = zeros(n, c, h, w, dtype=cols.dtype, device=cols.device)
+    for i in range(kh):
+        for j in range(kw):
+            # each kernel position's block lands on a strided sub-grid; contributions sum where blocks overlap
+            ys = slice(i * dh, i * dh + (bh - 1) * sh + 1, sh)
+            xs = slice(j * dw, j * dw + (bw - 1) * sw + 1, sw)
+            out[:, :, ys, xs] = out[:, :, ys, xs] + blocks[:, :, i * kw + j]
+    out = out[:, :, ph: ph + oh_full, pw: pw + ow_full]
+    return out.squeeze(0) if unbatched else out
+
+
+FUNCTIONAL = {"affine_grid": affine_grid, "grid_sample": grid_sample, "unfold": unfold, "fold": fold}
+
+
+__all__ = ["affine_grid", "fold", "grid_sample", "unfold"]
