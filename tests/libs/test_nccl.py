@@ -387,3 +387,26 @@ def test_the_tuner_picks_the_tree_for_small_sizes_and_the_ring_for_large() -> No
     with pytest.raises(NcclError, match="algorithm must be"):
         nccl.all_reduce(xs[0], xs[0], 64, "float32", "sum", comms[0], algorithm="nvls")
     close(comms)
+
+
+def test_avg_on_integers_truncates_toward_zero_and_mismatched_calls_name_both() -> None:
+    devs = devices(3)
+    comms = nccl.comm_init_all(devs)
+    n = 40
+    hs = [RNG.integers(-9, 10, n).astype(np.int32) for _ in devs]
+    total = np.sum(np.stack(hs).astype(np.int64), axis=0)
+    assert (total < 0).any() and (total % 3 != 0).any()  # cases where truncating and flooring differ
+    xs, ys = upload(devs, hs), empty(devs, n, np.dtype(np.int32))
+    grouped(lambda r: nccl.all_reduce(xs[r], ys[r], n, "int32", "avg", comms[r]), 3)
+    for y in ys:
+        np.testing.assert_array_equal(y.get(), (np.sign(total) * (np.abs(total) // 3)).astype(np.int32))
+    # rank 0 all_reduce while ranks 1 and 2 broadcast: an error naming both calls, not a hang
+    with pytest.raises(NcclError) as info:
+        nccl.group_start()
+        nccl.all_reduce(xs[0], xs[0], n, "int32", "sum", comms[0])
+        nccl.broadcast(xs[1], xs[1], n, "int32", 0, comms[1])
+        nccl.broadcast(xs[2], xs[2], n, "int32", 0, comms[2])
+        nccl.group_end()
+    assert info.value.status == "ncclInvalidUsage"
+    assert "rank 0 all_reduce(count=40" in str(info.value) and "broadcast(count=40" in str(info.value)
+    close(comms)

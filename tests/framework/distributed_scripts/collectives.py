@@ -8,6 +8,8 @@ the whole package, and prints `rank R <phase> ok` after each phase, which the te
   mismatch  rank 0 all_reduce while rank 1 broadcasts: both get a DistBackendError naming the calls
   timeout   a rank that never calls the collective: the other's DistBackendError after a 1 s timeout
   crash     (last) rank 1 exits with status 3 in the middle; rank 0's collective fails at once
+
+With `nccl` instead of a port (test_distributed_ray.py), only the first phase runs, then `rank R ok`.
 """
 
 import os
@@ -151,6 +153,10 @@ dist.init_process_group("nccl")
 assert dist.get_rank() == RANK and dist.get_world_size() == world
 check_collectives(cuda_dev)
 done("nccl")
+if PORT == "nccl":  # test_distributed_ray.py: this phase only, on ranks that may be on other nodes
+    dist.destroy_process_group()
+    print(f"rank {RANK} ok", flush=True)
+    sys.exit(0)
 check_ddp(cuda_dev, steps=2, B=2)
 done("ddp")
 
