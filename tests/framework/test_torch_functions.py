@@ -133,3 +133,22 @@ def test_index_fill_and_copy_in_place() -> None:
     tx.index_copy_(1, torch.tensor([2, 1]), torch.tensor(src))
     tf.METHODS["index_copy_"](sx, 1, strata.tensor([2, 1]), strata.tensor(src))
     _same(sx, tx)
+
+
+def test_kthvalue_and_quantile_match_torch() -> None:
+    y = RNG.standard_normal((4, 6)).astype(np.float32)
+    ty, sy = torch.tensor(y, requires_grad=True), strata.tensor(y, requires_grad=True)
+    tk, sk = torch.kthvalue(ty, 2, 1), tf.kthvalue(sy, 2, 1)
+    _same(sk.values, tk.values)
+    _same(sk.indices, tk.indices)
+    for interp in ("linear", "lower", "higher", "midpoint", "nearest"):
+        _same(tf.quantile(sy, 0.37, dim=1, interpolation=interp), torch.quantile(ty, 0.37, dim=1, interpolation=interp))
+    _same(tf.quantile(sy, strata.tensor([0.1, 0.5, 0.9]), dim=0, keepdim=True),
+          torch.quantile(ty, torch.tensor([0.1, 0.5, 0.9]), dim=0, keepdim=True))
+    tq, sq = torch.quantile(ty, 0.25), tf.quantile(sy, 0.25)
+    _same(sq, tq)
+    tq.backward()
+    sq.backward()
+    np.testing.assert_allclose(_np(sy.grad), _np(ty.grad), atol=1e-6)
+    with pytest.raises(ValueError, match="range"):
+        tf.quantile(sy, 1.5)

@@ -2,8 +2,8 @@
 and "cuda", differentiable where PyTorch's are): `meshgrid`, `cartesian_prod`, `cdist`, `tensordot`,
 `cross`, `kron`, `trace`, `isin`, `unique`, `unique_consecutive`, `bincount`, `tril_indices`,
 `triu_indices`, `block_diag`, `addcmul`, `addcdiv`, `clamp_min`, `clamp_max`, `logit`, `diff`, `nansum`,
-`nanmean`, `median`, and the Tensor methods `addcmul_`, `addcdiv_`, `index_fill_`, `index_copy_`, `square_`,
-`sgn`, `ndimension`.
+`nanmean`, `median`, `kthvalue`, `quantile`, and the Tensor methods `addcmul_`, `addcdiv_`, `index_fill_`,
+`index_copy_`, `square_`, `sgn`, `ndimension`.
 The torch alias serves them as `torch.<name>` (strata.framework.torch_extras looks them up here).
 
 Data-dependent results (`unique`, `bincount`) read one size back to the host, as PyTorch's do.
@@ -335,6 +335,64 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     return MaxMin(values, indices, "median")
 
 
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:  # noqa: A002
+    """The k-th smallest value along dim (1-based k) and its index.
+
+    Raises:
+        RuntimeError: k outside [1, size].
+    """
+    size = input.shape[dim] if input.dim() else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    ordered = sorting.sort(input, dim, stable=True)
+    values, indices = ordered.values.narrow(dim, k - 1, 1), ordered.indices.narrow(dim, k - 1, 1)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return MaxMin(values, indices, "kthvalue")
+
+
+def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
+             interpolation: str = "linear") -> Tensor:
+    """The q-th quantiles (q a float or 1-D tensor in [0, 1]) of all elements or along dim; 'linear',
+    'lower', 'higher', 'midpoint' or 'nearest' interpolation between the sorted neighbours.
+
+    Raises:
+        ValueError: q outside [0, 1], or an unknown interpolation.
+    """
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise ValueError(f"quantile() interpolation must be one of linear, lower, higher, midpoint or nearest. "
+                         f"Got {interpolation}")
+    qs = [float(v) for v in (q.reshape(-1).tolist() if isinstance(q, Tensor) else [q] if isinstance(q, float | int)
+                             else q)]
+    if any(not 0 <= v <= 1 for v in qs):
+        raise ValueError("quantile() q values must be in the range [0, 1]")
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else dim % input.dim()
+    srt = sorting.sort(x, d).values
+    n = x.shape[d]
+    outs = []
+    for v in qs:
+        pos = v * (n - 1)
+        lo, hi = int(math.floor(pos)), int(math.ceil(pos))
+        frac = pos - lo
+        if interpolation == "lower":
+            hi, frac = lo, 0.0
+        elif interpolation == "higher":
+            lo, frac = hi, 0.0
+        elif interpolation == "nearest":
+            lo = hi = int(round(pos))  # round half to even, as PyTorch
+            frac = 0.0
+        elif interpolation == "midpoint":
+            frac = 0.5 if hi != lo else 0.0
+        a, b = srt.narrow(d, lo, 1), srt.narrow(d, hi, 1)
+        val = a + (b - a) * frac if frac else a
+        outs.append(val if keepdim or dim is None else val.squeeze(d))
+    if dim is None:
+        outs = [o.reshape(()) if not keepdim else o.reshape([1] * input.dim()) for o in outs]
+    single = not isinstance(q, Tensor | list | tuple) or (isinstance(q, Tensor) and q.dim() == 0)
+    return outs[0] if single else joining.stack(outs, 0)
+
+
 def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """Fill the slices at `index` along dim with value (in place, through a view moving dim first)."""
     self.transpose(0, dim)[index] = value
@@ -353,14 +411,15 @@ def _square_(self: Tensor) -> Tensor:
 
 FUNCTIONS: dict[str, Any] = {
     "clamp_min": clamp_min, "clamp_max": clamp_max, "logit": logit, "diff": diff, "nansum": nansum,
-    "nanmean": nanmean, "median": median,
+    "nanmean": nanmean, "median": median, "kthvalue": kthvalue, "quantile": quantile,
     "meshgrid": meshgrid, "cartesian_prod": cartesian_prod, "cdist": cdist, "tensordot": tensordot, "cross": cross,
     "kron": kron, "trace": trace, "isin": isin, "unique": unique, "unique_consecutive": unique_consecutive,
     "bincount": bincount, "tril_indices": tril_indices, "triu_indices": triu_indices, "block_diag": block_diag,
     "addcmul": addcmul, "addcdiv": addcdiv,
 }
 METHODS: dict[str, Any] = {"clamp_min": clamp_min, "clamp_max": clamp_max, "logit": logit, "diff": diff,
-                           "nansum": nansum, "nanmean": nanmean, "median": median, "index_fill_": _index_fill_,
+                           "nansum": nansum, "nanmean": nanmean, "median": median, "kthvalue": kthvalue,
+                           "quantile": quantile, "index_fill_": _index_fill_,
                            "index_copy_": _index_copy_, "square_": _square_, "sgn": lambda self: self.sign(),
                            "ndimension": lambda self: self.dim(),
                            "addcmul_": _addcmul_, "addcdiv_": _addcdiv_, "addcmul": addcmul, "addcdiv": addcdiv,
@@ -368,5 +427,5 @@ METHODS: dict[str, Any] = {"clamp_min": clamp_min, "clamp_max": clamp_max, "logi
                            "isin": isin}
 
 __all__ = ["addcdiv", "addcmul", "bincount", "block_diag", "cartesian_prod", "cdist", "clamp_max", "clamp_min",
-           "cross", "diff", "isin", "kron", "logit", "median", "meshgrid", "nanmean", "nansum", "tensordot", "trace",
-           "tril_indices", "triu_indices", "unique", "unique_consecutive"]
+           "cross", "diff", "isin", "kron", "kthvalue", "logit", "median", "meshgrid", "nanmean", "nansum", "quantile",
+           "tensordot", "trace", "tril_indices", "triu_indices", "unique", "unique_consecutive"]
