@@ -178,6 +178,11 @@ def test_a_wrong_master_port_is_a_store_error_within_the_timeout() -> None:
         with pytest.raises(dist.DistStoreError, match="could not serve the rendezvous store"):
             dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{taken.getsockname()[1]}", rank=0,
                                     world_size=2, timeout=0.3)
+        start = time.monotonic()  # rank 1 meets a listener that never answers as a store does
+        with pytest.raises(dist.DistStoreError, match="went away"):
+            dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{taken.getsockname()[1]}", rank=1,
+                                    world_size=2, timeout=0.3)
+        assert time.monotonic() - start < 5
     assert not dist.is_initialized()
 
 

@@ -48,9 +48,18 @@ def recv_exact(sock: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
+MAX_MSG = 1 << 26  # store messages are small: a longer one means the peer is not a strata store
+
+
 def recv_msg(sock: socket.socket) -> Any:
+    """One message; ConnectionError if the peer closed, or sent something that is not a store message."""
     (n,) = _HEADER.unpack(recv_exact(sock, _HEADER.size))
-    return pickle.loads(recv_exact(sock, n))  # noqa: S301 - our own processes of one job
+    if n > MAX_MSG:
+        raise ConnectionError(f"not a strata store message ({n} bytes announced)")
+    try:
+        return pickle.loads(recv_exact(sock, n))  # noqa: S301 - our own processes of one job
+    except Exception as exc:  # noqa: BLE001 - unpickling foreign bytes can raise almost anything
+        raise ConnectionError(f"not a strata store message ({exc})") from exc
 
 
 class _Server:
@@ -178,7 +187,8 @@ class TCPStore:
                 return recv_msg(self.sock)
             except (OSError, ConnectionError) as exc:
                 raise DistStoreError(f"the rendezvous store at {self.host}:{self.port} went away during {cmd} "
-                                     f"{key!r} (did rank 0 exit?)") from exc
+                                     f"{key!r}, or never answered as a store (did rank 0 exit? is MASTER_PORT its "
+                                     "port?)") from exc
 
     def set(self, key: str, value: bytes | str) -> None:
         self._call("set", key, value.encode() if isinstance(value, str) else value)

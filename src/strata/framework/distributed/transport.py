@@ -29,6 +29,7 @@ _LEN = struct.Struct("!Q")
 _FRAME = struct.Struct("!QI")  # payload bytes, tag bytes
 _ABORT = "\0abort"  # the tag of an abort message; its payload is the reason
 _P2P = "send/recv"
+MAX_TAG = 1 << 16  # a longer tag means the stream is not frames of this mesh any more
 ACCEPT_POLL_S = 0.2  # how often a rank waiting for lower ranks to connect checks the store for a failed rank
 
 
@@ -46,6 +47,7 @@ class Mesh:
         self.tag = _P2P
         self.aborted: str | None = None
         self.bytes_sent = 0
+        self._send_locks: dict[int, threading.Lock] = {}  # one frame at a time per socket (sends vs abort)
         listener = socket.create_server((host, 0))
         listener.settimeout(min(timeout, ACCEPT_POLL_S))
         try:
@@ -61,9 +63,10 @@ class Mesh:
             raise
         finally:
             listener.close()
-        for s in self.peers.values():
+        for peer, s in self.peers.items():
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             s.settimeout(timeout)
+            self._send_locks[peer] = threading.Lock()
 
     def _accept(self, listener: socket.socket, store: TCPStore) -> None:
         """Accept the lower ranks' connections; a rank the launcher reported failed, or the timeout, ends
@@ -113,8 +116,9 @@ class Mesh:
         t = (self.tag if tag is None else tag).encode()
         sock = self._sock(peer)
         try:
-            sock.sendall(_FRAME.pack(len(data), len(t)) + t)
-            sock.sendall(data)
+            with self._send_locks[peer]:
+                sock.sendall(_FRAME.pack(len(data), len(t)) + t)
+                sock.sendall(data)
         except OSError as exc:
             raise DistBackendError(f"rank {self.rank}: sending to rank {peer} failed ({exc}); did rank {peer} "
                                    "exit or crash?") from exc
@@ -125,7 +129,10 @@ class Mesh:
         sock = self._sock(peer)
         try:
             n, k = _FRAME.unpack(recv_exact(sock, _FRAME.size))
-            tag = recv_exact(sock, k).decode()
+            if k > MAX_TAG:
+                raise DistBackendError(f"rank {self.rank}: the stream from rank {peer} is corrupt (a tag of {k} "
+                                       f"bytes) during {self.tag}")
+            tag = recv_exact(sock, k).decode(errors="replace")
             data = recv_exact(sock, n)
         except TimeoutError as exc:
             raise DistBackendError(f"rank {self.rank}: rank {peer} sent nothing within {self.timeout:g} s during "
@@ -180,10 +187,16 @@ class Mesh:
         self.aborted = reason
         payload = reason.encode()
         t = _ABORT.encode()
-        for s in self.peers.values():
-            with contextlib.suppress(OSError):
-                s.settimeout(0.5)
-                s.sendall(_FRAME.pack(len(payload), len(t)) + t + payload)
+        for peer, s in self.peers.items():
+            lock = self._send_locks.get(peer)
+            if lock is None or not lock.acquire(timeout=0.1):  # a send is mid-frame: closing tells enough
+                continue
+            try:
+                with contextlib.suppress(OSError):
+                    s.settimeout(0.5)
+                    s.sendall(_FRAME.pack(len(payload), len(t)) + t + payload)
+            finally:
+                lock.release()
         self.close()
 
     def close(self) -> None:
