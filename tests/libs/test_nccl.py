@@ -18,13 +18,23 @@ RNG = np.random.default_rng(7)
 
 
 def devices(n: int) -> list[cuda.Device]:
-    """n devices of this process: the present ones, then virtual GPUs of device 0's model opened on demand."""
+    """n devices of device 0's model: the present or already opened ones of that model (other tests leave
+    devices of other models open, e.g. an MI300X, which has no peer path to an H200), then new ones."""
+    from strata.driver import opened_devices
+
     model = cuda.Device(0).spec.name
-    out = []
-    for i in range(n):
-        if i >= cuda.device_count() and i not in cuda.Device._by_index:
+    opened = {f.index for f in opened_devices()} | set(cuda.Device._by_index)
+    out: list[cuda.Device] = []
+    i = 0
+    while len(out) < n:
+        if i < cuda.device_count() or i in opened:
+            d = cuda.Device(i)
+            if d.spec.name == model:
+                out.append(d)
+        else:
             open_device(i, model)
-        out.append(cuda.Device(i))
+            out.append(cuda.Device(i))
+        i += 1
     return out
 
 
