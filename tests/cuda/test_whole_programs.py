@@ -581,6 +581,7 @@ def test_api_edges_outputs_kept_on_error_null_outputs_wrapping_sizes_many_parame
     assert r.stdout.splitlines() == [
         "elapsed unrecorded: cudaErrorInvalidResourceHandle", "ms kept 1",
         "huge pitched malloc: cudaErrorMemoryAllocation", "pitch kept 1",
+        "huge pinned malloc: cudaErrorMemoryAllocation",
         "device count NULL: cudaErrorInvalidValue", "symbol address NULL: cudaErrorInvalidValue",
         "symbol size NULL: cudaErrorInvalidValue", "choose device NULL: cudaErrorInvalidValue",
         "func attributes NULL: cudaErrorInvalidValue",

@@ -46,6 +46,11 @@ int main() {
   printf("pitch kept %d\n", pitch == 12345);
   cudaGetLastError();
 
+  // a pinned allocation of nearly 2^64 bytes fails (rounded up to pages it once wrapped to one page)
+  void* pinned = nullptr;
+  show("huge pinned malloc", cudaMallocHost(&pinned, SIZE_MAX - 100));
+  cudaGetLastError();
+
   // NULL outputs
   show("device count NULL", cudaGetDeviceCount(nullptr));
   show("symbol address NULL", cudaGetSymbolAddress(nullptr, symbol));

@@ -131,12 +131,14 @@ __attribute__((constructor)) static void connect_at_load(void) {
     if (getenv("STRATA_CUDART_FDS")) connect_server();
 }
 
-static int in_shm(const void* p, size_t n) {
-    return shm_base && (const char*)p >= shm_base && (const char*)p + n <= shm_base + shm_size;
+static int in_shm(const void* p, size_t n) {  /* (p + n is not formed: it could wrap past the address space) */
+    return shm_base && (const char*)p >= shm_base && n <= shm_size &&
+           (size_t)((const char*)p - shm_base) <= shm_size - n;
 }
 
 /* First fit over the free list, whole pages. */
 static void* shm_alloc(size_t n) {
+    if (n > shm_size) return NULL;  /* rounding it up to pages would wrap to 0 for sizes near SIZE_MAX */
     n = (n + PAGE - 1) / PAGE * PAGE;
     if (!n) n = PAGE;
     pthread_mutex_lock(&heap_lock);
