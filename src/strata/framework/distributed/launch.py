@@ -41,18 +41,21 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
         pass
 
 
-def _report_failure(port: int, message: str) -> None:
-    """Tell the ranks waiting in the store (rank 0's) that one failed, so they stop waiting for it."""
+def _report_failure(port: int, message: str) -> bool:
+    """Tell the ranks waiting in the store (rank 0's) that one failed, so they stop waiting for it.
+    False when the store is not there (not serving yet: try again; or gone with rank 0, whose closed
+    connection the others see anyway)."""
     from strata.framework.distributed.store import FAILED_KEY, DistStoreError, TCPStore
 
     try:
-        store = TCPStore("127.0.0.1", port, timeout=0.5)
+        store = TCPStore("127.0.0.1", port, timeout=0.2)
     except DistStoreError:
-        return  # rank 0 is gone or not serving yet: the others see its closed connection instead
+        return False
     try:
         store.set(FAILED_KEY, message)
+        return True
     except DistStoreError:
-        pass
+        return False
     finally:
         store.sock.close()
 
@@ -115,14 +118,18 @@ def launch(nproc: int, program: str, argv: list[str], *, as_torch: bool = False,
             procs.append(subprocess.Popen(cmd, env=env, preexec_fn=_die_with_parent if sys.platform == "linux"
                                           else None))
         failed_at: float | None = None
+        failure = ""
+        reported = False
         while any(p.poll() is None for p in procs):
             for r, p in enumerate(procs):
                 code = p.poll()
                 if code not in (None, 0) and status == 0:
                     status = code if code > 0 else 128 - code
                     failed_at = time.monotonic()
-                    print(f"strata run: rank {r} exited with status {code}; stopping the others", file=sys.stderr)
-                    _report_failure(port, f"rank {r} exited with status {code}")
+                    failure = f"rank {r} exited with status {code}"
+                    print(f"strata run: {failure}; stopping the others", file=sys.stderr)
+            if failure and not reported:
+                reported = _report_failure(port, failure)
             if failed_at is not None and time.monotonic() - failed_at > GRACE_S:
                 for p in procs:
                     if p.poll() is None:
