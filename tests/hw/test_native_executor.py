@@ -66,6 +66,10 @@ extern "C" __global__ void shared_overrun(float* x) {
   __syncthreads();
   x[t] = s[63 - t % 64];
 }
+extern "C" __global__ void signs(int n, const float* x, float* a, float* m) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { a[i] = fabsf(x[i]); m[i] = -x[i]; }         // abs/neg on the sign bit: NaN payloads kept
+}
 extern "C" __global__ void round_toward_zero(int n, const float* a, float* b) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) b[i] = __fadd_rz(a[i], 1.0f);
@@ -214,6 +218,20 @@ def test_gather_with_loaded_addresses(monkeypatch: pytest.MonkeyPatch, mod: Any)
 
     (y,) = _both(monkeypatch, mod.get_function("gather"), 4, 256, make)
     np.testing.assert_array_equal(y, x[idx] + (np.arange(n) & 1).astype(np.float32))
+
+
+def test_abs_neg_keep_nan_payloads(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    bits = np.array([0x7FC00000, 0xFFC00001, 0x7F800001, 0x80000000, 0x00000001, 0x3F800000] * 16, np.uint32)
+    x = bits.view(np.float32)
+    n = x.size
+
+    def make() -> Any:
+        da, dm = cuda.to_device(np.zeros(n, np.float32)), cuda.to_device(np.zeros(n, np.float32))
+        return (np.int32(n), cuda.to_device(x), da, dm), [da, dm]
+
+    a, m = _both(monkeypatch, mod.get_function("signs"), 1, 128, make)
+    np.testing.assert_array_equal(a.view(np.uint32), bits & np.uint32(0x7FFFFFFF))
+    np.testing.assert_array_equal(m.view(np.uint32), bits ^ np.uint32(0x80000000))
 
 
 def _report(monkeypatch: pytest.MonkeyPatch, executor: str, launch: Any) -> dict[str, Any]:
