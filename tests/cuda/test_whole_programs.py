@@ -614,3 +614,9 @@ def test_child_forked_before_the_first_cuda_call_may_not_use_the_parents_connect
     r = run(build("fork_first.cpp"))
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["child cudaErrorInitializationError", "parent 42 child exit 0"]
+
+
+def test_a_launch_error_is_the_launching_threads() -> None:
+    r = run(build("thread_errors.cu"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["launching thread cudaErrorInvalidConfiguration", "other thread cudaSuccess"]

@@ -1,7 +1,8 @@
 """The wire format between the replacement CUDA runtime library (native/cudart.c) and the runtime process.
 
-Every request is `{u32 op; u32 device; u64 len}` and `len` bytes of payload (`device`: the calling thread's
-current device plus 1, as each host thread has its own in CUDA); every reply (LAUNCH has none: it
+Every request is `{u32 op; u32 device; u64 len}` and `len` bytes of payload (`device`: in its low 16 bits the
+calling thread's current device plus 1, as each host thread has its own in CUDA; in its high 16 bits a tag
+naming the calling host thread, whose launch errors its own cudaGetLastError returns); every reply (LAUNCH has none: it
 is pipelined) is `{i32 cudaError_t; u32 stdout_len; u64 len; u32 stderr_len; u32 pad}`, then `len` bytes of
 payload, then text the library writes to the program's stdout (device printf) and stderr (fault reports).
 Little-endian, native sizes: both ends run on the same machine. Opcodes and the order of the device

@@ -117,7 +117,9 @@ class Server:
     kernels: dict[int, cuda.Kernel] = field(default_factory=dict)
     streams: dict[int, cuda.Stream] = field(default_factory=dict)
     events: dict[int, cuda.Event] = field(default_factory=dict)
-    pending: CudaError | None = None  # a launch's error, for the next cudaGetLastError
+    pending: CudaError | None = None  # a launch's error, for the requesting thread's next cudaGetLastError
+    pendings: dict[int, CudaError | None] = field(default_factory=dict)  # other host threads' (by thread tag)
+    thread: int = 0  # the tag of the host thread whose request is being served (its error is `pending`)
     reported: set[int] = field(default_factory=set)  # faults whose report the program already got
     out: _Collector = field(default_factory=_Collector)
     err: list[str] = field(default_factory=list)
@@ -175,7 +177,11 @@ class Server:
                 head = self._read(REQUEST.size)
                 if head is None:
                     return
-                op, device, n = REQUEST.unpack(head)
+                op, word, n = REQUEST.unpack(head)
+                device, thread = word & 0xFFFF, word >> 16
+                if thread != self.thread:  # CUDA keeps the last error per host thread
+                    self.pendings[self.thread] = self.pending
+                    self.pending, self.thread = self.pendings.pop(thread, None), thread
                 body = self._read(n) if n else b""
                 if body is None:
                     return
@@ -643,6 +649,7 @@ class Server:
         self.streams.clear()
         self.events.clear()
         self.pending = None
+        self.pendings.clear()
 
     def _stream_create(self, body: bytes) -> bytes:
         (flags,) = struct.unpack("<I", body)

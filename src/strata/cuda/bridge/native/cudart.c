@@ -52,7 +52,8 @@ typedef struct block { size_t off, len; struct block* next; } block_t;
 static block_t* free_blocks;  /* sorted by offset, coalesced */
 typedef struct used { size_t off, len; struct used* next; } used_t;
 static used_t* used_blocks;
-typedef struct { uint32_t op, device; uint64_t len; } req_t;  /* device: the calling thread's, plus 1 */
+typedef struct { uint32_t op, device; uint64_t len; } req_t;  /* device: low 16 bits the calling thread's device
+                                                                  plus 1, high 16 bits thread_tag() */
 typedef struct { int32_t err; uint32_t out_len; uint64_t len; uint32_t err_len, pad; } rep_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -205,12 +206,22 @@ static void lost(void) {
 
 static __thread int current_device;
 
+/* A small number naming the calling host thread in its requests (1..65535, handed out in order): CUDA keeps
+ * the last error per host thread, so the runtime process keeps a launch's error for the thread that launched
+ * (it was one error for all threads: another thread's cudaGetLastError took it). */
+static uint32_t thread_tag(void) {
+    static uint32_t next;
+    static __thread uint32_t tag;
+    if (!tag) tag = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED) % 0xFFFF + 1;
+    return tag;
+}
+
 /* SIGPIPE is blocked in the calling thread while it writes a request: if the runtime process has died, the
  * write fails with EPIPE and lost() says so and exits 70, where the signal would kill the program without a
  * word. lost() exits at once, so the SIGPIPE left pending is never delivered; the program's own handling of
  * SIGPIPE (its mask and handler) is back as it was otherwise. */
 static int send_req(uint32_t op, const void* a, size_t na, const void* b, size_t nb) {
-    req_t h = {op, (uint32_t)current_device + 1, na + nb};
+    req_t h = {op, ((uint32_t)current_device + 1) | thread_tag() << 16, na + nb};
     sigset_t pipe_only, saved;
     sigemptyset(&pipe_only);
     sigaddset(&pipe_only, SIGPIPE);
