@@ -118,7 +118,7 @@ class Server:
     streams: dict[int, cuda.Stream] = field(default_factory=dict)
     events: dict[int, cuda.Event] = field(default_factory=dict)
     pending: CudaError | None = None  # a launch's error, for the requesting thread's next cudaGetLastError
-    pendings: dict[int, CudaError | None] = field(default_factory=dict)  # other host threads' (by thread tag)
+    pendings: dict[int, CudaError] = field(default_factory=dict)  # other host threads' (by thread tag)
     thread: int = 0  # the tag of the host thread whose request is being served (its error is `pending`)
     reported: set[int] = field(default_factory=set)  # faults whose report the program already got
     out: _Collector = field(default_factory=_Collector)
@@ -180,7 +180,8 @@ class Server:
                 op, word, n = REQUEST.unpack(head)
                 device, thread = word & 0xFFFF, word >> 16
                 if thread != self.thread:  # CUDA keeps the last error per host thread
-                    self.pendings[self.thread] = self.pending
+                    if self.pending is not None:  # (threads without one leave nothing behind)
+                        self.pendings[self.thread] = self.pending
                     self.pending, self.thread = self.pendings.pop(thread, None), thread
                 body = self._read(n) if n else b""
                 if body is None:
