@@ -170,7 +170,9 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
             store = TCPStore(host, port, world_size, is_master=rank == 0, timeout=seconds)
         try:
             with trace.span("L5", "c10d::init_process_group", backend=name, rank=rank, world_size=world_size):
-                mesh = Mesh(store, rank, world_size, seconds)
+                # listen where this host reaches the store: loopback on one machine, the node's address
+                # on a cluster (a loopback address published to another node could not be reached)
+                mesh = Mesh(store, rank, world_size, seconds, host=store.sock.getsockname()[0])
         except BaseException:
             if own_store:
                 store.close(linger=0)

@@ -108,6 +108,7 @@ def launch(nproc: int, program: str, argv: list[str], *, as_torch: bool = False,
 
     old_term = signal.signal(signal.SIGTERM, on_term)
     status = 0
+    failure = ""
     try:
         for rank in range(nproc):
             env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(nproc),
@@ -118,7 +119,6 @@ def launch(nproc: int, program: str, argv: list[str], *, as_torch: bool = False,
             procs.append(subprocess.Popen(cmd, env=env, preexec_fn=_die_with_parent if sys.platform == "linux"
                                           else None))
         failed_at: float | None = None
-        failure = ""
         reported = False
         while any(p.poll() is None for p in procs):
             for r, p in enumerate(procs):
@@ -149,9 +149,9 @@ def launch(nproc: int, program: str, argv: list[str], *, as_torch: bool = False,
         return 130 if isinstance(exc, KeyboardInterrupt) else 143
     finally:
         signal.signal(signal.SIGTERM, old_term)
-    if status == 0:
-        for r, p in enumerate(procs):
-            if p.returncode:
-                print(f"strata run: rank {r} exited with status {p.returncode}", file=sys.stderr)
-                return p.returncode if p.returncode > 0 else 128 - p.returncode
+    for r, p in enumerate(procs):  # every failed rank, so the cause shows when several fail at once
+        if p.returncode and f"rank {r} exited" not in failure:
+            print(f"strata run: rank {r} exited with status {p.returncode}", file=sys.stderr)
+            if status == 0:
+                status = p.returncode if p.returncode > 0 else 128 - p.returncode
     return status

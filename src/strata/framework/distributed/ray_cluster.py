@@ -13,6 +13,7 @@ must still fit N ranks.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -43,7 +44,11 @@ def _rank_actor() -> Any:
                 return host, int(s.getsockname()[1])
 
         def run(self, cmd: list[str], env: dict[str, str], timeout: float | None) -> tuple[int, str, str]:
-            p = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, timeout=timeout)
+            from strata.framework.distributed.launch import _die_with_parent
+
+            # the rank dies with its actor (ray.kill, Ctrl-C of the driver), never outlives it
+            p = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, timeout=timeout,
+                               preexec_fn=_die_with_parent if sys.platform == "linux" else None)
             return p.returncode, p.stdout, p.stderr
 
     return Rank
@@ -58,6 +63,7 @@ def launch_on_ray(nproc: int, program: str, argv: list[str], *, model: str, as_t
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(address=address or None, ignore_reinit_error=True, log_to_driver=False)
+    ranks: list[Any] = []
     try:
         actor = _rank_actor()
         ranks = [actor.remote() for _ in range(nproc)]
@@ -72,6 +78,11 @@ def launch_on_ray(nproc: int, program: str, argv: list[str], *, model: str, as_t
                    "TORCHELASTIC_RUN_ID": run_id, "STRATA_DEVICES": model, "STRATA_CLUSTER": "local"}
             pending.append(a.run.remote(cmd, env, timeout))
         results = ray.get(pending)
+    except BaseException:  # Ctrl-C or a Ray error: stop every rank's actor (its rank process dies with it)
+        for a in ranks:
+            with contextlib.suppress(Exception):
+                ray.kill(a)
+        raise
     finally:
         if started_here:
             ray.shutdown()

@@ -48,7 +48,7 @@ class Mesh:
         self.aborted: str | None = None
         self.bytes_sent = 0
         self._send_locks: dict[int, threading.Lock] = {}  # one frame at a time per socket (sends vs abort)
-        listener = socket.create_server((host, 0))
+        listener = socket.create_server((host, 0), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
         listener.settimeout(min(timeout, ACCEPT_POLL_S))
         try:
             store.set(f"strata/mesh/{rank}", f"{host}:{listener.getsockname()[1]}")
