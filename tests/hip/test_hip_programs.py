@@ -352,4 +352,4 @@ def test_api_edges_output_kept_on_error_null_outputs_and_a_wrapping_fill() -> No
     assert r.stdout.splitlines() == [
         "elapsed unrecorded: hipErrorInvalidHandle", "ms kept 1",
         "symbol size NULL: hipErrorInvalidValue", "symbol address NULL: hipErrorInvalidValue",
-        "memset32 wrapping: hipErrorInvalidValue", "ones 16"]
+        "load a bad bundle: hipErrorInvalidImage", "memset32 wrapping: hipErrorInvalidValue", "ones 16"]

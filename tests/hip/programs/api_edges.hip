@@ -2,6 +2,7 @@
 // NULL outputs refused, and a fill whose byte count does not fit a size_t refused (not wrapped into a small
 // buffer that is then overrun).
 #include <cstdint>
+#include <cstring>
 #include "check.h"
 
 __global__ void touch(int* p) { p[threadIdx.x] = 1; }
@@ -21,6 +22,14 @@ int main() {
   show("symbol size NULL", hipGetSymbolSize(nullptr, HIP_SYMBOL(sym)));
   show("symbol address NULL", hipGetSymbolAddress(nullptr, HIP_SYMBOL(sym)));
   hipGetLastError();
+
+  // bytes that start like an offload bundle but whose first entry's target id is 2^60 bytes long
+  unsigned char bad[4096] = {0};
+  memcpy(bad, "__CLANG_OFFLOAD_BUNDLE__", 24);
+  const uint64_t fields[4] = {2, 4096, 16, (uint64_t)1 << 60};  // entries; offset, size, id length of the first
+  memcpy(bad + 24, fields, sizeof fields);
+  hipModule_t mod;
+  show("load a bad bundle", hipModuleLoadData(&mod, bad));
 
   int* d = nullptr;
   HIP_CHECK(hipMalloc(&d, 64));

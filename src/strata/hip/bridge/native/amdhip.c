@@ -102,6 +102,9 @@ static size_t bundle_size(const char* b) {
     for (uint64_t i = 0; i < n && i < 64; i++) {
         uint64_t off, size, idlen;
         memcpy(&off, b + pos, 8); memcpy(&size, b + pos + 8, 8); memcpy(&idlen, b + pos + 16, 8);
+        /* a target id is a short string ("hipv4-amdgcn-amd-amdhsa--gfx942:..."); a huge length is not a bundle
+         * (hipModuleLoadData of bad bytes: the next entry would be read far past the image) */
+        if (idlen > 4096 || off > (1ull << 40) || size > (1ull << 40)) return 0;
         pos += 24 + idlen;
         if (pos > end) end = pos;
         if (off + size > end) end = off + size;
