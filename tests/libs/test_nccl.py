@@ -420,3 +420,31 @@ def test_avg_on_integers_truncates_toward_zero_and_mismatched_calls_name_both() 
     assert info.value.status == "ncclInvalidUsage"
     assert "rank 0 all_reduce(count=40" in str(info.value) and "broadcast(count=40" in str(info.value)
     close(comms)
+
+
+@pytest.mark.parametrize("dt", [np.float16, ml_dtypes.bfloat16])
+def test_half_ring_sums_round_once_per_step_in_ring_order(dt: type) -> None:
+    """NCCL's ring: chunk k starts at rank k and picks up ranks k+1, ..., k-1 in turn, each step adding in
+    float and rounding to the dtype once. The oracle redoes that order in NumPy, bit for bit; a sum in
+    float64 rounded once at the end differs from it (checked), so the test sees the order."""
+    from strata.libs.nccl.collectives import _chunks
+
+    dtype = np.dtype(dt)
+    nr, n = 4, 1003
+    devs = devices(nr)
+    comms = nccl.comm_init_all(devs)
+    hs = [(RNG.uniform(-1, 1, n) * 10.0 ** RNG.uniform(-2, 2, n)).astype(dtype) for _ in devs]
+    xs, ys = upload(devs, hs), empty(devs, n, dtype)
+    grouped(lambda r: nccl.all_reduce(xs[r], ys[r], n, dtype, "sum", comms[r], algorithm="ring"), nr)
+    want = np.empty(n, dtype)
+    for k, (off, length) in enumerate(_chunks(n, nr, dtype.itemsize)):
+        sl = slice(off, off + length)
+        acc = hs[k][sl]
+        for j in range(1, nr):
+            acc = (hs[(k + j) % nr][sl].astype(np.float32) + acc.astype(np.float32)).astype(dtype)
+        want[sl] = acc
+    once = np.sum(np.stack(hs).astype(np.float64), axis=0).astype(dtype)
+    assert (want != once).any()
+    for y in ys:
+        np.testing.assert_array_equal(y.get(), want)
+    close(comms)
