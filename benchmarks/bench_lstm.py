@@ -2,12 +2,16 @@
 # code (the step takes the framework module) from the same initial weights: Embedding(V, E) -> 2-layer
 # LSTM(E, H) -> Linear(H, V), cross-entropy, clip_grad_norm_, SGD, sequence 35 x batch 20 (the shape of the
 # public word_language_model example, smaller vocabulary). No target: reported, with the loss check.
+# Both sides run with one BLAS / OpenMP thread (OPENBLAS_NUM_THREADS=1 and the equivalent runtime limit
+# through threadpoolctl, torch.set_num_threads(1)): on a 2-core machine BLAS threads oversubscribe the cores
+# and the figures become noise.
 #
 #   PYTHONPATH=src .venv/bin/python benchmarks/bench_lstm.py [--repeat 5]
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from types import ModuleType
@@ -17,6 +21,8 @@ import numpy as np
 from harness import REPO, BenchResult, StrataUnavailable, format_table, judge, strata_step
 
 VOCAB, EMB, HID, LAYERS, SEQ, BATCH = 200, 64, 128, 2, 35, 20
+# for BLAS libraries loaded after this point (the runtime limit below covers those already loaded)
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 
 def _import_strata() -> ModuleType:
@@ -66,8 +72,10 @@ def run(fw: ModuleType, init: dict[str, np.ndarray], x: np.ndarray, y: np.ndarra
 
 def bench_lstm(repeats: int = 5) -> list[BenchResult]:
     import torch
+    from threadpoolctl import threadpool_limits
     res = BenchResult(name="lstm_lm_step_cpu", description=f"LSTM LM step ({LAYERS}x{HID}, seq {SEQ} x batch "
-                      f"{BATCH}, vocab {VOCAB}), cpu", target="none (reported)", peer_name="torch " + torch.__version__,
+                      f"{BATCH}, vocab {VOCAB}), cpu, 1 BLAS thread both sides (OPENBLAS_NUM_THREADS=1)",
+                      target="none (reported)", peer_name="torch " + torch.__version__,
                       ratio_def="torch/strata")
     try:
         strata = _import_strata()
@@ -76,9 +84,15 @@ def bench_lstm(repeats: int = 5) -> list[BenchResult]:
         rng = np.random.default_rng(0)
         x = rng.integers(0, VOCAB, (SEQ, BATCH))
         y = rng.integers(0, VOCAB, (SEQ, BATCH))
-        t_torch, l_torch = run(torch, init, x, y, repeats)
-        with strata_step("lstm_lm_step_cpu", "train"):
-            t_strata, l_strata = run(strata, init, x, y, repeats)
+        torch_threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with threadpool_limits(limits=1):
+                t_torch, l_torch = run(torch, init, x, y, repeats)
+                with strata_step("lstm_lm_step_cpu", "train"):
+                    t_strata, l_strata = run(strata, init, x, y, repeats)
+        finally:
+            torch.set_num_threads(torch_threads)
     except StrataUnavailable as e:
         res.note = str(e)
         return [res]

@@ -22,6 +22,7 @@ import bench_framework
 import bench_grid_sync
 import bench_hipify
 import bench_launch
+import bench_lstm
 import bench_native
 import bench_nccl
 import bench_programs
@@ -72,6 +73,8 @@ def main() -> int:
     parser.add_argument("--skip-compile", action="store_true", help="leave out the NVRTC compile / PTX cache rows")
     parser.add_argument("--skip-blas", action="store_true", help="leave out the strata.libs.blas GEMM rows")
     parser.add_argument("--skip-framework", action="store_true", help="leave out the MLP / transformer step rows")
+    parser.add_argument("--skip-lstm", action="store_true",
+                        help="leave out the LSTM language-model step row (cpu, 1 BLAS thread both sides)")
     parser.add_argument("--skip-storage", action="store_true", help="leave out the 1 GiB safetensors load rows")
     parser.add_argument("--skip-trace", action="store_true", help="leave out the trace overhead row")
     parser.add_argument("--skip-texture", action="store_true", help="leave out the bilinear texture sampling row")
@@ -112,6 +115,8 @@ def main() -> int:
         results += _guard("blas", lambda: bench_blas.bench_blas(repeats=1))
     if not args.skip_framework:
         results += _guard("framework", lambda: bench_framework.bench_mlp(20) + bench_framework.bench_transformer(3))
+    if not args.skip_lstm:
+        results += _guard("lstm", lambda: bench_lstm.bench_lstm(5))
     if not args.skip_storage:
         results += _guard("storage", lambda: bench_storage.run(bench_storage.SIZE_MIB, 3, Path("/tmp")))
     if not args.skip_trace:
