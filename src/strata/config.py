@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-GPUS: tuple[str, ...] = ("h100", "h200", "a100", "mi300x")
+GPUS: tuple[str, ...] = ("h100", "h200", "a100", "mi300x", "mi250x")
 DEFAULT_GPU = "h200"
 DEFAULT_LAUNCH_BUDGET = 0  # no instruction cap: the wall-clock watchdog stops runaway kernels
 DEFAULT_KERNEL_TIMEOUT = 60.0  # seconds

@@ -17,7 +17,8 @@ from strata.hw.amdgpu.errors import UnsupportedAmdInstruction
 from strata.hw.amdgpu.executor import load_program
 
 HERE = Path(__file__).parent
-KERNELS = sorted(p.stem for p in HERE.glob("*.co")) + sorted(f"gfx90a/{p.stem}" for p in HERE.glob("gfx90a/*.co"))
+KERNELS = sorted(p.stem for p in HERE.glob("*.co")) + sorted(f"gfx90a/{p.stem}" for p in HERE.glob("gfx90a/*.co")) + \
+    sorted(f"d16/{p.stem}" for p in HERE.glob("d16/*.co"))
 
 
 def mcpu(name: str) -> str:

@@ -263,7 +263,8 @@ def parse(image: bytes) -> CodeObject:
         raise CodeObjectError(f"{what}: address {vaddr:#x}+{n} is in no section of the code object")
 
     target = str(metadata.get("amdhsa.target", ""))
-    processor = target.rsplit("-", 1)[-1].split(":")[0] if target else MACHINES.get(e_flags & 0xFF, "")
+    # "amdgcn-amd-amdhsa--gfx942:sramecc-:xnack+": features may end in '-', so cut them off first
+    processor = target.split(":")[0].rsplit("-", 1)[-1] if target else MACHINES.get(e_flags & 0xFF, "")
     kernels: dict[str, KernelInfo] = {}
     raw_kernels = metadata.get("amdhsa.kernels")
     if not isinstance(raw_kernels, list):

@@ -44,7 +44,7 @@ _WIDTHS: dict[str, tuple[int, tuple[int, ...]]] = {
     "v_cvt_f64_f32": (2, (1,)), "v_cvt_f64_i32": (2, (1,)), "v_cvt_f64_u32": (2, (1,)),
     "v_cvt_f32_f64": (1, (2,)), "v_cvt_i32_f64": (1, (2,)), "v_cvt_u32_f64": (1, (2,)),
     "v_trig_preop_f64": (2, (2, 1)), "v_pk_mov_b32": (2, (2, 2)), "v_div_fixup_f64": (2, (2, 2, 2)),
-    "s_cselect_b64": (2, (2, 2)),
+    "s_cselect_b64": (2, (2, 2)), "v_frexp_exp_i32_f64": (1, (2,)),
 }
 _VOP3B = {"v_div_scale_f32", "v_div_scale_f64", "v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32",
           "v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32", "v_mad_u64_u32", "v_mad_i64_i32"}
@@ -350,6 +350,8 @@ def vreg(r: int, width: int = 1) -> str:
 
 
 def _neg_abs(text: str, i: int, f: dict[str, int]) -> str:
+    if f.get("sdwa") and i < 2 and f.get(f"src{i}_sext"):  # SDWA's integer sign extension of the selection
+        text = f"sext({text})"
     if f.get("abs", 0) >> i & 1:
         text = f"|{text}|"
     if f.get("neg", 0) >> i & 1:
@@ -462,6 +464,8 @@ def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
         return f"{vreg(f['vdst'], dw)}, {s0}, {s1}"
     if ins.fmt == "VOPC":
         dst = "exec" if name.startswith("v_cmpx") else "vcc"
+        if f.get("sdwa") and f["ext"] >> 15 & 1:  # SDWA's SD bit: an SGPR pair instead of VCC
+            dst = sreg(f["ext"] >> 8 & 0x7F, 2)
         return f"{dst}, {_neg_abs(src(f['src0'], sw[0], lit), 0, f)}, {_neg_abs(vreg(f['vsrc1'], sw[1]), 1, f)}"
     if ins.fmt == "VOP3":
         n_src = _vop3_sources(name)

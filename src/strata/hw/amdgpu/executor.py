@@ -1563,6 +1563,8 @@ def h_vcmp(c: _Ctx, ins: Inst) -> None:
         lanes = lanes & c.exec_mask()
     lo, hi = _mask_words(lanes)
     dst = VCC if ins.fmt == "VOPC" else ins.f["vdst"]
+    if ins.f.get("sdwa") and ins.f["ext"] >> 15 & 1:  # VOPC SDWA's SD bit: the mask goes to SGPRs sdst
+        dst = ins.f["ext"] >> 8 & 0x7F
     c.b.s[c.ix, dst], c.b.s[c.ix, dst + 1] = lo, hi
     if parts[1] == "cmpx":
         c.b.s[c.ix, EXEC], c.b.s[c.ix, EXEC + 1] = lo, hi
@@ -1608,6 +1610,60 @@ def h_vop3p(c: _Ctx, ins: Inst) -> None:
         c.b.v[d + 1, c.ix] = out[1]
     else:
         vwrite(c, d, out[0].astype(_U64) | (out[1].astype(_U64) << _U64(32)), 2)
+
+
+_PK16: dict[str, Callable[..., np.ndarray]] = {  # packed 16-bit integer ops on (low, high) halves as int64
+    "add_u16": lambda a, b: _u16(a) + _u16(b), "add_i16": lambda a, b: _i16(a) + _i16(b),
+    "sub_u16": lambda a, b: _u16(a).astype(np.int64) - _u16(b).astype(np.int64),
+    "sub_i16": lambda a, b: _i16(a) - _i16(b), "mul_lo_u16": lambda a, b: _u16(a) * _u16(b),
+    "lshlrev_b16": lambda a, b: _u16(b) << (_u16(a) & _U64(15)),
+    "lshrrev_b16": lambda a, b: _u16(b) >> (_u16(a) & _U64(15)),
+    "ashrrev_i16": lambda a, b: _i16(b) >> (_i16(a) & 15),
+    "max_u16": lambda a, b: np.maximum(_u16(a), _u16(b)), "min_u16": lambda a, b: np.minimum(_u16(a), _u16(b)),
+    "max_i16": lambda a, b: np.maximum(_i16(a), _i16(b)), "min_i16": lambda a, b: np.minimum(_i16(a), _i16(b)),
+    "mad_u16": lambda a, b, d: _u16(a) * _u16(b) + _u16(d), "mad_i16": lambda a, b, d: _i16(a) * _i16(b) + _i16(d),
+}
+
+
+def h_pk_int16(c: _Ctx, ins: Inst) -> None:
+    """Packed 16-bit integer ops (v_pk_add_u16, v_pk_mul_lo_u16, v_pk_mad_i16, shifts, min/max, ...): each
+    half of the result from the halves op_sel (low result) and op_sel_hi (high result) pick of each source;
+    with clamp, add/sub/mad saturate to the 16-bit range of their type instead of wrapping."""
+    op = ins.name[5:]
+    n_src = 3 if op.startswith("mad") else 2
+    op_sel, op_sel_hi = ins.f["op_sel"], ins.f["op_sel_hi"] | ins.f["op_sel_hi2"] << 2
+    srcs = [usrc(c, ins, i).astype(_U64) for i in range(n_src)]  # inline constants are 32-bit values
+    out = []
+    for sel in (op_sel, op_sel_hi):
+        xs = [(x >> _U64(16)) if sel >> i & 1 else x & _U64(0xFFFF) for i, x in enumerate(srcs)]
+        r = np.asarray(_PK16[op](*xs)).astype(np.int64)
+        if ins.f.get("clamp") and op.startswith(("add", "sub", "mad")):
+            r = np.clip(r, -32768, 32767) if op.endswith("i16") else np.clip(r, 0, 65535)
+        out.append((r & 0xFFFF).astype(_U32))
+    _count(c, "integer")
+    vwrite(c, _vdst(ins), out[0] | (out[1] << _U32(16)))
+
+
+def h_frexp(c: _Ctx, ins: Inst) -> None:
+    """v_frexp_mant/v_frexp_exp_i32 of f32 and f64: the mantissa in [0.5, 1) with the sign (infinities and
+    NaN return themselves) and the exponent (0 for zero, infinities and NaN), as C's frexp."""
+    f64 = ins.name.endswith("f64")
+    x = dsrc(c, ins, 0) if f64 else fsrc(c, ins, 0)
+    with np.errstate(all="ignore"):
+        mant, exp = np.frexp(x)
+    finite = np.isfinite(x)
+    if "mant" in ins.name:
+        mant = np.where(finite, mant, x)
+        if f64:
+            vwrite(c, _vdst(ins), np.ascontiguousarray(mant, np.float64).view(_U64), 2)
+        else:
+            vwrite(c, _vdst(ins), _bits(mant.astype(np.float32)))
+    else:
+        vwrite(c, _vdst(ins), np.where(finite, exp, 0).astype(np.int64).astype(_U32))
+    _count(c, "fp32")
+
+
+_FREXP = {"v_frexp_mant_f32", "v_frexp_mant_f64", "v_frexp_exp_i32_f32", "v_frexp_exp_i32_f64"}
 
 
 # ---------------------------------------------------------------------------- float64
@@ -1748,7 +1804,7 @@ def _h16(c: _Ctx, ins: Inst, i: int, hi: bool = False) -> np.ndarray:
         raw = usrc(c, ins, i).astype(_U32)
         x = ((raw >> _U32(16)) if hi else (raw & _U32(0xFFFF))).astype(np.uint16).view(np.float16)
     v = x.astype(np.float64)
-    if ins.fmt == "VOP3" or ins.f.get("dpp"):  # (packed ops apply neg_lo/neg_hi per result half)
+    if ins.fmt == "VOP3" or ins.f.get("dpp") or ins.f.get("sdwa"):  # (packed ops apply neg_lo/neg_hi per half)
         if ins.f.get("abs", 0) >> i & 1:
             v = np.abs(v)
         if ins.f.get("neg", 0) >> i & 1:
@@ -1891,12 +1947,16 @@ def _mfma_count(c: _Ctx, m: int, n: int, k: int, kind: str) -> None:
 
 
 # ---------------------------------------------------------------------------- LDS
-def _lds_addr(c: _Ctx, ins: Inst, extra: int, size: int, access: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(word index per lane, workgroup row per wave, exec mask), checked against the workgroup's LDS."""
+def _lds_addr(c: _Ctx, ins: Inst, extra: int, size: int, access: str,
+              aligned: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(word index per lane, workgroup row per wave, exec mask), checked against the workgroup's LDS (and,
+    when `aligned`, for addresses that are not a multiple of the access size, up to 4: atomics)."""
     m = c.exec_mask()
     addr = (c.b.v[ins.f["addr"], c.ix].astype(_U64) + _U64(extra)) & _MASK32  # LDS addresses are 32-bit
     limit = c.launch.lds_bytes
-    bad = m & ((addr + _U64(size) > _U64(limit)) | ((addr & _U64(min(size, 4) - 1)) != 0))
+    bad = m & (addr + _U64(size) > _U64(limit))
+    if aligned:
+        bad |= m & ((addr & _U64(min(size, 4) - 1)) != 0)
     if bad.any():
         rows, cols = np.nonzero(bad)
         a = int(addr[rows[0], cols[0]])
@@ -1993,6 +2053,60 @@ def _defer_regs(c: _Ctx, kind: str, d: int, vals: list[np.ndarray], m: np.ndarra
     _defer(c, kind, write)
 
 
+def _defer_d16(c: _Ctx, kind: str, d: int, v: np.ndarray, m: np.ndarray, hi: bool) -> None:
+    """Queue a d16 load's write: the low 16 bits of `v` (n, 64) into the low or high half of VGPR d, merged
+    with the register's other half as it is when the value arrives."""
+    half = (v & 0xFFFF).astype(_U32)
+    if hi:
+        half <<= _U32(16)
+    keep = _U32(0x0000FFFF if hi else 0xFFFF0000)
+
+    def write(rows: Any, waves: Any) -> None:
+        old = c.b.v[d, waves]
+        c.b.v[d, waves] = np.where(m[rows], (old & keep) | half[rows], old)
+    _defer(c, kind, write)
+
+
+def _lds_misaligned(c: _Ctx, ins: Inst, offs: list[int]) -> bool:
+    """Whether an active lane's address (at one of `offs`) is not a multiple of 4: gfx90a/gfx942 LDS runs in
+    unaligned mode (the driver sets SH_MEM_CONFIG.alignment_mode so), which serves such accesses."""
+    m = c.exec_mask()
+    addr = c.b.v[ins.f["addr"], c.ix].astype(np.int64)
+    return any(bool((m & (((addr + o) & 3) != 0)).any()) for o in offs)
+
+
+def _ds_bytes(c: _Ctx, ins: Inst, offs: list[int], width: int, access: str) -> None:
+    """DS reads/writes of `width` dwords at addresses of any byte alignment, byte by byte per lane (the
+    unaligned mode of gfx90a/gfx942; out of bounds still faults). Lanes write in order, as the hardware's
+    serialization of one instruction's conflicting lanes does."""
+    f = ins.f
+    lds8 = c.b.lds.view(np.uint8)
+    size = 4 * width
+    span = np.arange(size, dtype=np.int64)
+    if access == "read":
+        vals: list[np.ndarray] = []
+        m = c.exec_mask()
+        for off in offs:
+            _, wg, m = _lds_addr(c, ins, off, size, "read", aligned=False)
+            byte = np.where(m, (c.b.v[f["addr"], c.ix].astype(np.int64) + off) & 0xFFFFFFFF, 0)
+            raw = lds8[wg[:, None, None], byte[..., None] + span]  # (n, 64, size) bytes
+            words = np.ascontiguousarray(raw).view("<u4")  # (n, 64, width)
+            vals.extend(words[..., k].astype(_U32) for k in range(width))
+        c.counters.shared_load_bytes += c.active() * 4 * len(vals)
+        _defer_regs(c, "lgkm", f["vdst"], vals, m.copy())
+    else:
+        regs = [f["data0"], f["data1"]] if ins.name.startswith("ds_write2") else [f["data0"]]
+        for off, reg in zip(offs, regs, strict=True):
+            _, wg, m = _lds_addr(c, ins, off, size, "write", aligned=False)
+            rows, lanes = np.nonzero(m)
+            byte = (c.b.v[f["addr"], c.ix][rows, lanes].astype(np.int64) + off) & 0xFFFFFFFF
+            data = np.stack([c.b.v[reg + k, c.ix][rows, lanes] for k in range(width)], axis=1).astype("<u4")
+            lds8[wg[rows][:, None], byte[:, None] + span] = data.view(np.uint8).reshape(rows.size, size)
+            c.counters.shared_store_bytes += rows.size * size
+        _count_only(c, "lgkm")
+    _count(c, "memory")
+
+
 def h_ds(c: _Ctx, ins: Inst) -> None:
     name, f = ins.name, ins.f
     c.counters.shared_requests += c.n
@@ -2019,6 +2133,9 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
         flat = lds.reshape(-1)
         vals: list[np.ndarray] = []
         base, align = _lds_span(c, ins, offs, 4 * width, "read")
+        if base is None and _lds_misaligned(c, ins, offs):
+            _ds_bytes(c, ins, offs, width, "read")
+            return
         rmask: np.ndarray | None = None
         for off in offs:
             if base is not None and width in (2, 4) and align >= 4 * width and off % (4 * width) == 0:
@@ -2051,6 +2168,9 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
         regs = [f["data0"], f["data1"]] if name.startswith("ds_write2") else [f["data0"]]
         flat = lds.reshape(-1)
         base, _ = _lds_span(c, ins, offs, 4 * width, "write")
+        if base is None and _lds_misaligned(c, ins, offs):
+            _ds_bytes(c, ins, offs, width, "write")
+            return
         for off, reg in zip(offs, regs, strict=True):
             wmask: np.ndarray | None = None
             if base is None:
@@ -2066,15 +2186,17 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
         _count_only(c, "lgkm")
         _count(c, "memory")
         return
-    if name in _DS_SMALL:  # sub-dword LDS reads and writes
+    if name in _DS_SMALL:  # sub-dword LDS reads and writes (d16: to/from one half of the register)
         off = f["offset0"] | f["offset1"] << 8
-        size = 1 if name.endswith(("8", "b8")) else 2
-        words, wg, m = _lds_addr(c, ins, off, size, "write" if "write" in name else "read")
+        size = 1 if "8" in name.split("_")[2] else 2
+        words, wg, m = _lds_addr(c, ins, off, size, "write" if "write" in name else "read", aligned=False)
         byte = (c.b.v[f["addr"], c.ix].astype(np.int64) + off) & 0xFFFFFFFF
         lds8 = lds.view(np.uint8)
         if "write" in name:
             rows, lanes = np.nonzero(m)
             data = c.b.v[f["data0"], c.ix][rows, lanes]
+            if name.endswith("_d16_hi"):  # ds_write_b8/b16_d16_hi store from the register's high half
+                data = data >> _U32(16)
             for k in range(size):
                 lds8[wg[rows], byte[rows, lanes] + k] = ((data >> _U32(8 * k)) & _U32(0xFF)).astype(np.uint8)
             _count_only(c, "lgkm")
@@ -2085,10 +2207,13 @@ def h_ds(c: _Ctx, ins: Inst) -> None:
                 v |= lds8[wg[:, None], safe + 1].astype(np.int64) << 8
             if "_i" in name:
                 v = np.where(v >> (8 * size - 1) & 1, v - (1 << (8 * size)), v)
-            val = (v & 0xFFFFFFFF).astype(_U32)[:, None, :]
             d = f["vdst"]
             mm = m.copy()
-            _defer(c, "lgkm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
+            if "_d16" in name:  # 16 bits into the low (or _hi: high) half; the other half keeps its value
+                _defer_d16(c, "lgkm", d, v, mm, name.endswith("_hi"))
+            else:
+                val = (v & 0xFFFFFFFF).astype(_U32)[:, None, :]
+                _defer(c, "lgkm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
         _count(c, "memory")
         return
     if _DS_ATOMIC64.fullmatch(name):  # 64-bit LDS atomics on register pairs, lane by lane
@@ -2375,8 +2500,9 @@ def h_global(c: _Ctx, ins: Inst) -> None:
     words = c.mem.typed(_U32)
     if "_load_" in name:
         width = flat_width(name)
-        tail = name.rsplit("_", 1)[-1]
-        size = {"ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2}.get(tail, 4 * width)
+        d16 = "_d16" in name  # global_load_{ubyte,sbyte,short}_d16[_hi]: 16 bits into one half of vdst
+        tail = name.split("_")[2] if d16 else name.rsplit("_", 1)[-1]
+        size = {"ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2, "short": 2}.get(tail, 4 * width)
         _check_global(c, ins, addr, m, size, "read")
         safe = np.where(m, addr, _U64(GLOBAL_BASE + 0)) - _U64(GLOBAL_BASE)
         if size >= 4 and not (safe & _U64(3)).any():
@@ -2391,10 +2517,12 @@ def h_global(c: _Ctx, ins: Inst) -> None:
             raw = c.mem.bytes
             o = safe.astype(np.int64)
             v = raw[o].astype(np.int64) if size == 1 else raw[o].astype(np.int64) | (raw[o + 1].astype(np.int64) << 8)
-            if tail.startswith("s"):
+            if tail.startswith("s") and tail != "short":
                 bits = 8 * size
                 v = np.where(v >> (bits - 1) & 1, v - (1 << bits), v)
             val = (v & 0xFFFFFFFF).astype(_U32)[:, None, :]
+            if d16:
+                _defer_d16(c, "vm", f["vdst"], v, m.copy(), name.endswith("_hi"))
         active = int(m.sum())
         c.counters.global_load_bytes += active * size
         c.counters.global_load_requests += c.n
@@ -2402,7 +2530,8 @@ def h_global(c: _Ctx, ins: Inst) -> None:
         c.counters.global_load_ideal_sectors += -(-active * size // 32)
         d = f["vdst"]
         mm = m.copy()
-        _defer(c, "vm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
+        if not d16:
+            _defer(c, "vm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
         _count(c, "memory")
         return
     if "_store_" in name:
@@ -2691,7 +2820,9 @@ _DS_OK = {"ds_bpermute_b32", "ds_permute_b32", "ds_read_b32", "ds_read_b64", "ds
           "ds_write2st64_b64", "ds_add_u32", "ds_add_rtn_u32", "ds_add_f32", "ds_add_rtn_f32", "ds_max_i32",
           "ds_min_i32", "ds_max_u32", "ds_min_u32", "ds_max_rtn_i32", "ds_min_rtn_i32"}
 _DS_ATOMIC64 = re.compile(r"ds_(add|sub|rsub|inc|dec|min|max|and|or|xor|wrxchg|cmpst)(_rtn)?_(u64|i64|b64|f64)")
-_DS_SMALL = {"ds_read_u8", "ds_read_i8", "ds_read_u16", "ds_read_i16", "ds_write_b8", "ds_write_b16"}
+_DS_SMALL = {"ds_read_u8", "ds_read_i8", "ds_read_u16", "ds_read_i16", "ds_write_b8", "ds_write_b16",
+             "ds_write_b8_d16_hi", "ds_write_b16_d16_hi", "ds_read_u8_d16", "ds_read_u8_d16_hi", "ds_read_i8_d16",
+             "ds_read_i8_d16_hi", "ds_read_u16_d16", "ds_read_u16_d16_hi"}
 _DS_ATOMIC = re.compile(r"ds_(add|sub|rsub|inc|dec|min|max|and|or|xor|wrxchg|cmpst)(_rtn)?_(u32|i32|b32|f32)")
 _ATOMIC_OPS = ("add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "swap", "inc", "dec", "cmpswap")
 _GLOBAL_ATOMICS = {*_ATOMIC_OPS, "add_f32", "add_f64", *(f"{op}_x2" for op in _ATOMIC_OPS)}
@@ -2704,14 +2835,28 @@ _NARROW = {"v_cvt_f32_f64", "v_cvt_i32_f64", "v_cvt_u32_f64", "v_cvt_f32_ubyte0"
            "v_cvt_f32_ubyte2", "v_cvt_f32_ubyte3"}
 
 
+# SDWA (VOP1/VOP2; every VOPC compare): the source selects, sign extension, abs/neg and the destination
+# select are applied around the op's 32-bit semantics in usrc/fsrc/_h16/vwrite, so any op whose handler reads
+# its sources through them takes SDWA
+_SDWA_OK = set(_I2) | set(_F2) | set(_I16) | set(_F1) | set(_CVT) | (_F16_OPS - {"v_pack_b32_f16"}) | {
+    "v_cndmask_b32", "v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc_co_u32",
+    "v_subb_co_u32", "v_subbrev_co_u32"}
+
+
 def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branch per encoding
     name, fmt = ins.name, ins.fmt
     if fmt in ("VOP2", "VOP3") and (name in _I16 or name in ("v_mad_legacy_u16", "v_mad_u16", "v_mad_legacy_i16",
                                                              "v_mad_i16")) and not ins.f.get("opsel"):
         return h_int16 if not ins.f.get("sdwa_clamp") else None
-    if ins.f.get("sdwa") and (fmt == "VOPC" or ins.f.get("sdwa_clamp") or name not in set(_I2) | set(_F2) |
-                              {"v_mov_b32", "v_cvt_f32_i32", "v_cvt_f32_u32", "v_not_b32"}):
-        return None  # SDWA on compares, with clamp, or on ops whose sub-dword semantics are not modeled
+    if ins.f.get("sdwa") and fmt != "VOPC" and (ins.f.get("sdwa_clamp") or ins.f.get("omod") or
+                                                 name not in _SDWA_OK):
+        return None  # SDWA with clamp/omod, or on ops whose sub-dword semantics are not modeled (VOPC's SDWA
+        # dword has no clamp/omod: those bits are its SGPR destination)
+    if fmt in ("VOP1", "VOP3") and name in _FREXP:
+        return h_frexp
+    if fmt == "VOP3P" and name.startswith("v_pk_") and name[5:] in _PK16 and not (
+            ins.f.get("neg") or ins.f.get("neg_hi")):
+        return h_pk_int16
     if fmt == "SOP2":
         return h_sop2 if _sop2_fn(name) is not None else None
     if fmt == "SOPC":
@@ -2725,7 +2870,7 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
         return h_trap if name == "s_trap" else h_sopp if name in _SOPP_OK else None
     if fmt == "SMEM":
         return h_smem if name.startswith("s_load_dword") else None
-    if fmt in ("VOP1", "VOP2", "VOP3", "VOP3P") and name in _F16_OPS and not ins.f.get("sdwa"):
+    if fmt in ("VOP1", "VOP2", "VOP3", "VOP3P") and name in _F16_OPS:
         return h_f16
     if fmt in ("VOP1", "VOP2", "VOP3") and name in _F64_OPS:
         return h_f64
@@ -2770,8 +2915,8 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
         return h_flat
     if fmt in ("GLOBAL", "FLAT"):
         if "_load_" in name or "_store_" in name:
-            return h_global if ("d16" not in name or name.endswith(("store_short_d16_hi", "store_byte_d16_hi"))) \
-                and "lds" not in name else None
+            return h_global if ("d16" not in name or name.endswith(("store_short_d16_hi", "store_byte_d16_hi")) or
+                                fmt == "GLOBAL" and "_load_" in name) and "lds" not in name else None
         if "_atomic_" in name:
             op = name.split("_atomic_", 1)[1]
             return h_global if op in _GLOBAL_ATOMICS else None
