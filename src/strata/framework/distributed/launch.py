@@ -23,22 +23,14 @@ import sys
 import time
 import uuid
 
+from strata.framework.distributed.ray_cluster import cluster_address, die_with_parent, launch_on_ray
+
 GRACE_S = 10.0
 STOP_S = 3.0  # how long a rank may take to exit after each signal of a stop
 
 
 class _Stop(Exception):
     """The launcher was asked to stop (SIGTERM); handled as Ctrl-C is."""
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: the rank gets SIGTERM when the launcher dies, however it dies (prctl PR_SET_PDEATHSIG)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def _report_failure(port: int, message: str) -> bool:
@@ -94,8 +86,6 @@ def launch(nproc: int, program: str, argv: list[str], *, as_torch: bool = False,
         print(f"strata run: --nproc must be >= 1, got {nproc}", file=sys.stderr)
         return 2
     model = gpu or _first_model(devices or os.environ.get("STRATA_DEVICES") or os.environ.get("STRATA_GPU") or "h200")
-    from strata.framework.distributed.ray_cluster import cluster_address, launch_on_ray
-
     address = cluster_address()
     if address is not None:  # STRATA_CLUSTER=ray: each rank a Ray actor on the cluster's nodes
         return launch_on_ray(nproc, program, argv, model=model, as_torch=as_torch, address=address)
@@ -116,7 +106,7 @@ def launch(nproc: int, program: str, argv: list[str], *, as_torch: bool = False,
                        TORCHELASTIC_RUN_ID=run_id, STRATA_DEVICES=",".join([model] * nproc))
             env.pop("STRATA_GPU", None)
             cmd = [sys.executable, "-m", "strata.cli", "run", *(["--as-torch"] if as_torch else []), program, *argv]
-            procs.append(subprocess.Popen(cmd, env=env, preexec_fn=_die_with_parent if sys.platform == "linux"
+            procs.append(subprocess.Popen(cmd, env=env, preexec_fn=die_with_parent if sys.platform == "linux"
                                           else None))
         failed_at: float | None = None
         reported = False

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -22,6 +23,17 @@ import uuid
 from typing import Any
 
 from strata import config
+
+
+def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: a rank process gets SIGTERM when its parent (the launcher, or a Ray actor) dies, however it
+    dies (prctl PR_SET_PDEATHSIG), so no rank outlives what started it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def cluster_address() -> str | None:
@@ -44,11 +56,9 @@ def _rank_actor() -> Any:
                 return host, int(s.getsockname()[1])
 
         def run(self, cmd: list[str], env: dict[str, str], timeout: float | None) -> tuple[int, str, str]:
-            from strata.framework.distributed.launch import _die_with_parent
-
             # the rank dies with its actor (ray.kill, Ctrl-C of the driver), never outlives it
             p = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, timeout=timeout,
-                               preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+                               preexec_fn=die_with_parent if sys.platform == "linux" else None)
             return p.returncode, p.stdout, p.stderr
 
     return Rank
