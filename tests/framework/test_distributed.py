@@ -91,14 +91,15 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="checks for leftover processes in /proc")
-def test_ctrl_c_of_the_launcher_stops_every_rank() -> None:
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_of_the_launcher_stops_every_rank(sig: signal.Signals, status: int) -> None:
     pids: list[int] = []
     with subprocess.Popen([sys.executable, "-m", "strata.cli", "run", "--nproc", "2", str(SCRIPTS / "hang.py")],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()) as launcher:
-        _interrupt(launcher, pids)
+        _interrupt(launcher, pids, sig, status)
 
 
-def _interrupt(launcher: subprocess.Popen[str], pids: list[int]) -> None:
+def _interrupt(launcher: subprocess.Popen[str], pids: list[int], sig: signal.Signals, status: int) -> None:
     try:
         assert launcher.stdout is not None
         deadline = time.monotonic() + 120
@@ -110,10 +111,10 @@ def _interrupt(launcher: subprocess.Popen[str], pids: list[int]) -> None:
         assert len(pids) == 2, launcher.stderr.read() if launcher.stderr else ""
         time.sleep(0.3)  # rank 0 is now blocked in its all_reduce
         start = time.monotonic()
-        launcher.send_signal(signal.SIGINT)
+        launcher.send_signal(sig)
         code = launcher.wait(timeout=30)
         assert time.monotonic() - start < 15
-        assert code == 130
+        assert code == status
         assert not [p for p in pids if _alive(p)], "a rank outlived the launcher"
     finally:
         if launcher.poll() is None:
