@@ -73,6 +73,11 @@ def check_collectives(dev: str) -> None:
         assert got.dtype == np.dtype(dt)
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-2 if w > 2 else 0,
                                    atol=0)
+        xv = t(hs[r])
+        dist.all_reduce(xv, op=dist.ReduceOp.AVG)  # the last step adds and divides in float, rounds once
+        want = (np.sum(np.stack(hs).astype(np.float32), axis=0) / np.float32(w)).astype(dt)
+        np.testing.assert_allclose(xv.cpu().numpy().astype(np.float64), want.astype(np.float64),
+                                   rtol=1e-2 if w > 2 else 0, atol=0)
 
     b = t(data(r, n))
     dist.broadcast(b, src=w - 1)

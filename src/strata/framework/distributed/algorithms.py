@@ -61,6 +61,12 @@ class HostBuffer:
         b = np.frombuffer(data, self.array.dtype)
         if a.dtype == np.bool_:
             op = {"SUM": "MAX", "PRODUCT": "MIN", "AVG": "MAX"}.get(op, op)
+        floating = a.dtype.kind == "f" or a.dtype.name == "bfloat16"
+        if op == "AVG" and divisor > 1 and floating:
+            # the last step's sum and division in the working type, rounded once, as the device kernel does
+            w = np.float64 if a.dtype == np.float64 else np.float32
+            a[...] = ((a.astype(w) + b.astype(w)) / w(divisor)).astype(a.dtype)
+            return
         if op in ("SUM", "AVG"):
             np.add(a, b, out=a)
         elif op == "PRODUCT":
@@ -70,7 +76,7 @@ class HostBuffer:
         else:
             np.minimum(a, b, out=a)
         if divisor > 1:
-            if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
+            if floating:
                 a[...] = (a.astype(np.float64) / divisor).astype(a.dtype)
             else:  # integers: NCCL's (and C's) division, which truncates toward zero; NumPy's // floors
                 q = a // divisor
