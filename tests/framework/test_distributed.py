@@ -196,3 +196,19 @@ def test_a_rank_that_never_joins_the_mesh_is_a_timeout() -> None:
     with pytest.raises(dist.DistStoreError, match=r"strata/mesh/1.*did not appear .* within 0.5 s"):
         dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=2, timeout=0.5)
     assert time.monotonic() - start < 5 and not dist.is_initialized()
+
+
+def test_a_rank_waiting_for_a_lower_rank_stops_when_the_launcher_reports_it_dead() -> None:
+    """Rank 1 of 2 waits for rank 0 to connect to it; the launcher's report in the store ends the wait."""
+    from strata.framework.distributed.store import FAILED_KEY, TCPStore
+    from strata.framework.distributed.transport import Mesh
+
+    store = TCPStore("127.0.0.1", 0, is_master=True, timeout=5)
+    try:
+        store.set(FAILED_KEY, "rank 0 exited with status 9")
+        start = time.monotonic()
+        with pytest.raises(dist.DistBackendError, match=r"\[0\] never connected: rank 0 exited with status 9"):
+            Mesh(store, 1, 2, timeout=5)
+        assert time.monotonic() - start < 2
+    finally:
+        store.close(linger=0)
