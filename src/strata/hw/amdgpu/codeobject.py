@@ -122,6 +122,7 @@ class KernelInfo:
     lines: LineTable | None = None  # the code object's line table (-gline-tables-only), if any
     functions: list[tuple[str, int, bytes]] = field(default_factory=list)  # device functions: name, vaddr, code
     arch: str = "gfx942"  # the code object's processor (gfx942 or gfx90a): which decoder tables apply
+    printf_formats: dict[int, str] = field(default_factory=dict)  # buffered printf: format hash -> format
 
     def source_line(self, offset: int) -> str | None:
         """'file:line' of the instruction at byte `offset` of this kernel's code, if the line table has it."""
@@ -277,9 +278,11 @@ def parse(image: bytes) -> CodeObject:
 
     lines = parse_line_table(section(".debug_line"), section(".debug_line_str"), section(".debug_str")) \
         if ".debug_line" in names else None
+    formats = printf_formats(metadata.get("amdhsa.printf"))
     for i, k in enumerate(raw_kernels):
         kernels_entry = _kernel(k, i, symbols, bytes_at)
         kernels_entry.lines = lines
+        kernels_entry.printf_formats = formats
         kernels_entry.arch = processor or "gfx942"
         kernels[kernels_entry.name] = kernels_entry
     entries = {k.code_offset for k in kernels.values()}
@@ -298,6 +301,24 @@ def parse(image: bytes) -> CodeObject:
                     sym_value = _u(data, "<Q", dynsym[3] + (r_info >> 32) * 24 + 8, "relocation symbol")[0]
                 relocations.append((r_offset, r_info & 0xFFFFFFFF, sym_value, r_addend))
     return CodeObject(data, target, processor, kernels, metadata, segments, objects, relocations)
+
+
+def printf_formats(entries: Any) -> dict[int, str]:
+    """The `amdhsa.printf` metadata of buffered printf (clang's -mprintf-kind=buffered): entries
+    "0:0:<hash in hex>,<format>", where the hash is the low 64 bits of the format's MD5, which each printf
+    record in the buffer carries instead of the text. Malformed entries raise CodeObjectError."""
+    out: dict[int, str] = {}
+    for e in entries or []:
+        head, sep, fmt = str(e).partition(",")
+        parts = head.split(":")
+        try:
+            key = int(parts[2], 16) if sep and len(parts) == 3 else None
+        except ValueError:
+            key = None
+        if key is None:
+            raise CodeObjectError(f"metadata: amdhsa.printf entry {str(e)[:60]!r} is not '0:0:<hash>,<format>'")
+        out[key] = fmt
+    return out
 
 
 def _notes(data: bytes, off: int, size: int) -> dict[str, Any] | None:

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from strata.errors import DeviceFault, LaunchCancelled, LaunchTimeout
+from strata.hw.amdgpu import printf
 from strata.hw.amdgpu.codeobject import KernelInfo
 from strata.hw.amdgpu.decoder import FLOAT_CONSTS, INV_2PI, LITERAL, MFMA, Inst, decode, flat_width
 from strata.hw.amdgpu.errors import UnsupportedAmdInstruction
@@ -2947,6 +2948,22 @@ def execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, *, budget: i
         DeviceFault: an invalid memory access (with the report fields of the PTX engine's faults).
         LaunchTimeout / LaunchCancelled: the watchdog or the host stopped it.
     """
+    offset = printf.buffer_offset(prog.kernel)
+    if offset is None:
+        return _execute(prog, launch, mem, budget, batch_lanes, timeout_s, control, isa_counts)
+    # a kernel that calls printf: the runtime's buffer behind hidden_printf_buffer, printed after the kernel
+    buf = printf.PrintfBuffer(prog.kernel, mem, launch.kernarg_address, offset)
+    try:
+        counters = _execute(prog, launch, mem, budget, batch_lanes, timeout_s, control, isa_counts)
+    except BaseException:
+        buf.drain()  # what the kernel printed before it faulted, as CUDA flushes it
+        raise
+    buf.drain()
+    return counters
+
+
+def _execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, budget: int, batch_lanes: int,
+             timeout_s: float, control: Any, isa_counts: dict[str, int] | None) -> Counters:
     private = prog.kernel.private_segment_fixed_size
     if prog.kernel.metadata.get(".uses_dynamic_stack"):  # recursion or calls through pointers: a stack
         private += DYNAMIC_STACK_BYTES

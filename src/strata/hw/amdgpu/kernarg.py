@@ -3,8 +3,10 @@ the hidden arguments the runtime fills (what HIP's CLR does before a dispatch).
 
 Hidden arguments strata fills: block_count_x/y/z (u32), group_size_x/y/z (u16), remainder_x/y/z (u16,
 the size of the last partial workgroup; 0 when the grid divides evenly), global_offset_x/y/z (0),
-grid_dims (u16). Others (printf buffer, hostcall, heap, queue pointers, ...) are left zero; a kernel
-that needs one of those raises an error at launch instead of reading a null pointer silently.
+grid_dims (u16). hidden_printf_buffer is left zero here and filled by the engine at dispatch
+(`hw/amdgpu/printf.py`: the buffer lives in device memory and is printed after the kernel). Others
+(hostcall, heap, queue pointers, ...) are left zero; a kernel that needs one of those raises an error at
+launch instead of reading a null pointer silently.
 """
 
 from __future__ import annotations

@@ -394,6 +394,22 @@ extern "C" __device__ __attribute__((weak, noinline)) void __assert_fail(const c
   __builtin_debugtrap();
 }
 
+// ---- printf: compiled with -mprintf-kind=buffered, LLVM rewrites each call into __printf_alloc(bytes) and stores
+// the format's id (its text is in the code object's `amdhsa.printf` metadata) and the arguments at the pointer
+// it returns. The buffer is the hidden argument hidden_printf_buffer (offset 72 of the code object v5 hidden
+// arguments): a header {uint offset; uint size} then the records. A record that does not fit is dropped (NULL:
+// that printf returns -1); the host formats the records after the kernel.
+extern "C" __device__ int printf(const char*, ...);
+extern "C" __device__ __attribute__((weak)) __attribute__((address_space(1))) char* __printf_alloc(unsigned int n) {
+  char* buf = *(char* const*)((const char*)__builtin_amdgcn_implicitarg_ptr() + 72);
+  if (!buf) return 0;
+  unsigned* head = (unsigned*)buf;
+  unsigned size = head[1];
+  unsigned at = __hip_atomic_fetch_add(head, n, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+  if (at + n + 8 > size) return 0;
+  return (__attribute__((address_space(1))) char*)(buf + 8 + at);
+}
+
 // ---- vector types (HIP's names; 1-, 2- and 4-wide are clang vectors with .x .y .z .w, 3-wide a struct)
 #define __STRATA_VEC(T, N) \
   typedef T N##1 __attribute__((ext_vector_type(1))); \
