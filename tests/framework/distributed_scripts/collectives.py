@@ -18,7 +18,7 @@ import time
 
 import ml_dtypes
 import numpy as np
-from ddp_train import check_ddp
+from ddp_train import check_ddp  # type: ignore[import-not-found]  # beside this script
 
 import strata
 import strata.distributed as dist
@@ -123,9 +123,9 @@ def check_collectives(dev: str) -> None:
     if r % 2 == 0 and r + 1 < w:
         dist.send(t(data(r, n)), dst=r + 1)
     elif r % 2 == 1:
-        got = t(np.zeros(n, np.float32))
-        dist.recv(got, src=r - 1)
-        np.testing.assert_array_equal(got.cpu().numpy(), data(r - 1, n))
+        rcv = t(np.zeros(n, np.float32))
+        dist.recv(rcv, src=r - 1)
+        np.testing.assert_array_equal(rcv.cpu().numpy(), data(r - 1, n))
 
     evens = dist.new_group([k for k in range(w) if k % 2 == 0])
     if r % 2 == 0:

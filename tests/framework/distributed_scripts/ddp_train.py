@@ -11,6 +11,11 @@ import strata.distributed as dist
 from strata import nn
 
 
+def grad(p: strata.Tensor) -> np.ndarray:
+    assert p.grad is not None
+    return p.grad.detach().cpu().numpy()
+
+
 def check_ddp(dev: str, steps: int = 3, B: int = 4) -> None:  # noqa: N803 - B: the per-rank batch
     r, w = dist.get_rank(), dist.get_world_size()
     rng = np.random.default_rng(0)
@@ -57,7 +62,7 @@ def check_ddp(dev: str, steps: int = 3, B: int = 4) -> None:  # noqa: N803 - B: 
         nn.functional.mse_loss(ddp(strata.tensor(X[0, r * B:(r + 1) * B], device=dev)),
                                strata.tensor(Y[0, r * B:(r + 1) * B], device=dev)).backward()
     assert ddp.reduced_buckets == before
-    local0 = [p.grad.detach().cpu().numpy().copy() for p in model.parameters()]
+    local0 = [grad(p).copy() for p in model.parameters()]
     plain = make()  # the second micro-batch's local gradient, from the same weights without DDP
     plain.load_state_dict(model.state_dict())
     nn.functional.mse_loss(plain(strata.tensor(X[1, r * B:(r + 1) * B], device=dev)),
@@ -66,9 +71,9 @@ def check_ddp(dev: str, steps: int = 3, B: int = 4) -> None:  # noqa: N803 - B: 
                            strata.tensor(Y[1, r * B:(r + 1) * B], device=dev)).backward()
     assert ddp.reduced_buckets > before
     for p, g0, q in zip(model.parameters(), local0, plain.parameters(), strict=True):
-        mine = strata.tensor(g0 + q.grad.detach().cpu().numpy(), device=dev)  # this rank's accumulated sum
+        mine = strata.tensor(g0 + grad(q), device=dev)  # this rank's accumulated sum
         dist.all_reduce(mine, op=dist.ReduceOp.AVG)
-        np.testing.assert_allclose(p.grad.detach().cpu().numpy(), mine.cpu().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(grad(p), mine.cpu().numpy(), rtol=1e-5, atol=1e-6)
 
 
 if __name__ == "__main__":
