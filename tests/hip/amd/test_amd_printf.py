@@ -5,8 +5,11 @@ the same values (printf semantics)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -53,3 +56,19 @@ def test_format_records_layout() -> None:
     raw += _record(0xABC, args)[:-8]  # cut off
     assert format_records(raw, formats) == [(0, "-1 -1 -1 hi|4294967295\n"), (1, "x=-5\n"),
                                             (0, "<printf format def is not in the code object's metadata>\n")]
+
+
+_NO_CC = not any(shutil.which(c) for c in ("cc", "gcc", "clang"))
+
+
+@needs_clang
+@pytest.mark.skipif(_NO_CC, reason="no C compiler to build strata's libamdhip64 (apt-get install gcc)")
+def test_hip_program_device_printf_reaches_its_stdout() -> None:
+    """`strata run` of a HIP program on an MI300X: the kernel's printf text arrives on the program's stdout,
+    after what the host printed before the launch and before what it prints after synchronizing."""
+    env = {k: v for k, v in os.environ.items() if k not in ("STRATA_GPU", "STRATA_DEVICES", "STRATA_CUDART_FDS")}
+    r = subprocess.run([sys.executable, "-c", "import sys; from strata.cli import main; sys.exit(main(sys.argv[1:]))",
+                        "run", "--gpu", "mi300x", str(HERE / "printf_program.hip")], capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["host before", "dev 3 0", "dev 3 1", "host after"]
