@@ -36,7 +36,7 @@ from strata.runtime import Stream as RuntimeStream
 
 # the vendors' libraries each strata library plays, (NVIDIA, AMD), by the prefix of its API names
 LIBRARY_NAMES = {"blas": ("cuBLAS", "rocBLAS"), "dnn": ("cuDNN", "MIOpen"), "solver": ("cuSOLVER", "rocSOLVER"),
-                 "rand": ("cuRAND", "rocRAND")}
+                 "rand": ("cuRAND", "rocRAND"), "sparse": ("cuSPARSE", "rocSPARSE")}
 
 
 class LibraryError(ValueError):
