@@ -118,7 +118,7 @@ class SpMat:
 
 def _dims(routine: str, rows: Any, cols: Any) -> tuple[int, int]:
     for name, v in (("rows", rows), ("cols", cols)):
-        require(isinstance(v, int | np.integer) and not isinstance(v, bool) and 0 <= v < 1 << 31, INVALID,
+        require(bool(isinstance(v, int | np.integer) and not isinstance(v, bool) and 0 <= v < 1 << 31), INVALID,
                 f"[{routine}] {name} must be an int in [0, 2^31), got {v!r}")
     return int(rows), int(cols)
 
@@ -126,7 +126,7 @@ def _dims(routine: str, rows: Any, cols: Any) -> tuple[int, int]:
 def _array(routine: str, name: str, a: Any, length: int, dtypes: tuple[np.dtype, ...], device: Device | None) -> None:
     require(isinstance(a, DeviceArray) and not a.freed, INVALID,
             f"[{routine}] {name} must be a live DeviceArray, got {type(a).__name__}")
-    require(a.dtype in dtypes, NOT_SUPPORTED, f"[{routine}] {name} has data type {a.dtype.name}; supported: "
+    require(bool(a.dtype in dtypes), NOT_SUPPORTED, f"[{routine}] {name} has data type {a.dtype.name}; supported: "
             f"{', '.join(d.name for d in dtypes)}")
     require(a.size >= length, INVALID, f"[{routine}] {name} holds {a.size} elements, needs {length}")
     require(device is None or a.device is device, INVALID,

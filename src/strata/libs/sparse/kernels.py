@@ -72,8 +72,8 @@ __global__ void csr_scatter_t(int m, long long nnz, int n, const I* __restrict__
 }
 """
 
-VALUE_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-INDEX_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
+VALUE_TYPES: dict[np.dtype, str] = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+INDEX_TYPES: dict[np.dtype, str] = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 
 
 def kernel_name(base: str, value: np.dtype, index: np.dtype | None = None) -> str:
