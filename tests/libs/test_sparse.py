@@ -125,3 +125,26 @@ def test_argument_checks(h: Any) -> None:
     with pytest.raises(LibraryError, match="the handle was destroyed") as e:
         sparse.spmv(dead, "N", 1.0, a, vals, 0.0, vals)
     assert e.value.status == "CUSPARSE_STATUS_NOT_INITIALIZED"
+
+
+def test_framework_sparse_mm_on_cuda_calls_the_library_with_gradients() -> None:
+    """torch.sparse.mm on "cuda" is a cusparseSpMM span (forward, and the transposed product in backward);
+    values, gradients of both operands and a second product through autograd match SciPy / NumPy."""
+    import strata
+    from strata.framework import sparse as fsparse
+
+    a = random_coo(6, 5, 12, np.float32, duplicates=True)
+    x = RNG.standard_normal((5, 3)).astype(np.float32)
+    g = RNG.standard_normal((6, 3)).astype(np.float32)
+    vals = strata.tensor(a.data, device="cuda", requires_grad=True)
+    idx = strata.tensor(np.stack([a.row, a.col]).astype(np.int64), device="cuda")
+    dense = strata.tensor(x, device="cuda", requires_grad=True)
+    with trace.record() as rec:
+        out = fsparse.mm(fsparse.sparse_coo_tensor(idx, vals, (6, 5)), dense)
+        out.backward(strata.tensor(g, device="cuda"))
+    spans = [e for e in rec.events if e.layer == "L4" and e.name == "sparse.spmm"]
+    assert [e.args["cuda"] for e in spans] == ["cusparseSpMM"] * 2
+    ref = a.astype(np.float64).tocsr()
+    np.testing.assert_allclose(out.detach().cpu().numpy(), ref @ x, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dense.grad.cpu().numpy(), ref.T @ g, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(vals.grad.cpu().numpy(), np.einsum("jk,jk->j", g[a.row], x[a.col]), rtol=1e-5, atol=1e-5)

@@ -2,10 +2,12 @@
 a 2-D matrix held as `indices` (2 x nnz, int64) and `values` (nnz), with the sparse-times-dense product
 that graph networks use (`adj @ features`).
 
-The product is composed from the framework's differentiable ops (gather the dense rows named by the
-column indices, scale them by the values, `index_add` them into the output rows), so it runs on "cpu" and
-"cuda" alike and gradients reach both `values` and the dense operand. strata has no sparse library yet
-(the cuSPARSE role in `strata.libs`): this is the composite path, one index_select and one index_add.
+On "cuda" (float32/float64) the product is one `strata.libs.sparse.spmm` call (the cusparseSpMM role: a
+COO scatter kernel), wrapped in an autograd Function: the dense operand's gradient is the transposed
+product (the same library call with rows and columns swapped), the values' gradient a gather of
+grad_out[row] . dense[col] per nonzero. Elsewhere ("cpu", other dtypes) it is composed from the framework's
+differentiable ops (gather the dense rows named by the column indices, scale them by the values,
+`index_add` them into the output rows). Gradients reach both `values` and the dense operand either way.
 
 Example:
     >>> import strata
@@ -23,6 +25,7 @@ import numpy as np
 
 from strata.framework import dtypes as dt
 from strata.framework import joining, linalg
+from strata.framework.autograd import Function
 from strata.framework.creation import as_tensor, tensor, zeros
 from strata.framework.device import device as _device
 from strata.framework.tensor import Size, Tensor
@@ -205,12 +208,53 @@ def mm(mat1: Any, mat2: Any) -> Any:
         vec = mat2.dim() == 1
         dense = mat2.unsqueeze(1) if vec else mat2
         rows, cols = mat1._ix[0], mat1._ix[1]
-        contrib = dense.index_select(0, cols) * mat1._v.unsqueeze(1)
-        out = zeros(mat1.shape[0], dense.shape[1], dtype=contrib.dtype, device=dense.device).index_add(0, rows, contrib)
+        if _library_path(mat1._v, dense):
+            out = _SpMM.apply(mat1._v, dense, rows, cols, mat1.shape[0])
+        else:
+            contrib = dense.index_select(0, cols) * mat1._v.unsqueeze(1)
+            out = zeros(mat1.shape[0], dense.shape[1], dtype=contrib.dtype,
+                        device=dense.device).index_add(0, rows, contrib)
         return out.squeeze(1) if vec else out
     if isinstance(mat2, SparseCOOTensor):
         return mm(mat2.t(), mat1.t()).t()
     return linalg.matmul(mat1, mat2)
+
+
+def _library_path(values: Tensor, dense: Tensor) -> bool:
+    """Whether sparse @ dense goes to strata.libs.sparse: both on one "cuda" device, float32 or float64."""
+    return (values.device.type == "cuda" and dense.device == values.device and values.dtype == dense.dtype
+            and values.dtype in (dt.float32, dt.float64))
+
+
+class _SpMM(Function):
+    """out[m, n] = sum over nonzeros j with rows[j] = m of values[j] * dense[cols[j], :], through
+    strata.libs.sparse (a COO descriptor over the tensors' own device memory; indices stay int64)."""
+
+    @staticmethod
+    def forward(ctx: Any, values: Tensor, dense: Tensor, rows: Tensor, cols: Tensor, m: int) -> Tensor:
+        from strata.framework.handles import library, library_handle
+        from strata.framework.ops import device_array
+
+        values, dense = values.contiguous(), dense.contiguous()
+        rows, cols = rows.contiguous(), cols.contiguous()
+        n = dense.shape[1]
+        out = zeros(m, n, dtype=values.dtype, device=values.device)
+        lib = library("sparse")
+        a = lib.create_coo(m, dense.shape[0], device_array(rows), device_array(cols), device_array(values))
+        lib.spmm(library_handle("sparse", values.device), "N", 1.0, a, device_array(dense), 0.0, device_array(out), n)
+        ctx.save_for_backward(values, dense, rows, cols)
+        ctx.k = dense.shape[0]
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+        values, dense, rows, cols = ctx.saved_tensors
+        grad_values = grad_dense = None
+        if ctx.needs_input_grad[0]:  # d out[r, :] / d values[j] = dense[c, :]  (r, c = rows[j], cols[j])
+            grad_values = (grad.index_select(0, rows) * dense.index_select(0, cols)).sum(1)
+        if ctx.needs_input_grad[1]:  # A^T @ grad: the same product with rows and columns swapped
+            grad_dense = _SpMM.apply(values, grad, cols, rows, ctx.k)
+        return grad_values, grad_dense, None, None, None
 
 
 def addmm(input: Tensor, mat1: Any, mat2: Any, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:  # noqa: A002
