@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -263,3 +264,26 @@ def test_ptxas_registers() -> None:
     assert regs is not None and 4 <= regs <= 32
     assert ptxas_registers(_SAXPY_PTX, "no_such_kernel") is None
     assert ptxas_registers("this is not ptx", "saxpy") is None
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(config.settings().nvcc is None, reason="nvcc/ptxas toolchain not installed or disabled")
+def test_ptxas_report_is_kept_on_disk_for_the_next_process(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    import subprocess
+
+    from strata.hw import occupancy as occ
+
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path))
+    occ._ptxas_report.cache_clear()
+    regs = ptxas_registers(_SAXPY_PTX, "saxpy")
+    assert regs is not None
+    assert list((tmp_path / "ptxas").glob("*.json"))
+    # a "new process": the in-memory cache is gone and ptxas must not run again
+    occ._ptxas_report.cache_clear()
+
+    def no_ptxas(*a: Any, **k: Any) -> Any:
+        raise AssertionError("ptxas ran although its report was cached on disk")
+
+    monkeypatch.setattr(subprocess, "run", no_ptxas)
+    assert ptxas_registers(_SAXPY_PTX, "saxpy") == regs
+    occ._ptxas_report.cache_clear()

@@ -7,7 +7,10 @@ register count, estimated from PTX declarations or read from `ptxas -v` when ptx
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -15,6 +18,7 @@ import subprocess
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from strata import config
 from strata.errors import InvalidLaunchConfig
@@ -240,7 +244,9 @@ def ptxas_registers(ptx_text: str, kernel_name: str, arch: str = "sm_90") -> int
     (env `STRATA_NVCC`: a path to nvcc, or "0" to disable; default nvcc on PATH). ptxas is taken
     from nvcc's directory, else from PATH. Returns None if the toolchain is absent or disabled, or
     ptxas rejects the PTX (e.g. a newer PTX ISA than it knows) or does not name the kernel.
-    Results are cached per (PTX text, arch).
+    Results are cached per (PTX text, arch) in the process and on disk beside the PTX cache (keyed also
+    by the ptxas binary), so a new process (a `strata run` rank, a native program's runtime process)
+    does not run ptxas again for a kernel it has seen.
 
     Example:
         >>> ptxas_registers(".version 8.0", "k", arch="sm_90") is None  # no such kernel
@@ -264,6 +270,34 @@ _USED = re.compile(r"Used (\d+) registers")
 
 @functools.lru_cache(maxsize=128)
 def _ptxas_report(exe: str, ptx_text: str, arch: str) -> dict[str, int]:
+    path = _report_path(exe, ptx_text, arch)
+    if path is not None:
+        with contextlib.suppress(OSError, ValueError):
+            cached = json.loads(path.read_text())
+            if isinstance(cached, dict) and all(isinstance(v, int) for v in cached.values()):
+                return cached
+    regs = _run_ptxas(exe, ptx_text, arch)
+    if regs is not None and path is not None:
+        with contextlib.suppress(OSError):  # a read-only or full cache only costs the next process a run
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(regs))
+            os.replace(tmp, path)  # atomic: a concurrent reader sees the whole report or none
+    return regs or {}
+
+
+def _report_path(exe: str, ptx_text: str, arch: str) -> Path | None:
+    try:
+        st = os.stat(exe)
+    except OSError:
+        return None
+    key = hashlib.sha256(f"{exe}\0{st.st_size}\0{st.st_mtime_ns}\0{arch}\0".encode() + ptx_text.encode())
+    return config.settings().cache_dir / "ptxas" / f"{key.hexdigest()}.json"
+
+
+def _run_ptxas(exe: str, ptx_text: str, arch: str) -> dict[str, int] | None:
+    """ptxas's register counts per kernel; {} when ptxas refuses the PTX, None when it could not run
+    (not worth remembering: the next process may succeed)."""
     with tempfile.TemporaryDirectory(prefix="strata-ptxas-") as tmp:
         src = os.path.join(tmp, "kernel.ptx")
         with open(src, "w") as f:
@@ -274,7 +308,7 @@ def _ptxas_report(exe: str, ptx_text: str, arch: str) -> dict[str, int]:
                 capture_output=True, text=True, timeout=120, check=False,
             )
         except (OSError, subprocess.TimeoutExpired):
-            return {}
+            return None
     if proc.returncode != 0:
         # An older ptxas than NVRTC (CUDA 13.0 beside NVRTC 13.5) refuses the newer `.version` line
         # only; the same code at the version it knows gives the same register allocation.
