@@ -521,11 +521,12 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Ten
 def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Tensor | None = None,  # noqa: A002
              eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x^2) + eps) * weight over the last len(normalized_shape) dims; eps defaults to
-    the input dtype's machine epsilon, as PyTorch's."""
+    the machine epsilon of the dtype the norm is computed in, as PyTorch's (its opmath type: float32
+    for float16 and bfloat16 inputs, else the input's own dtype)."""
     x, w = amp.full_precision(input, weight)
     cols, k = _norm_shape("rms_norm", x, normalized_shape, [("weight", w)])
     if eps is None:
-        eps = float(np.finfo(x.dtype.np).eps) if x.dtype is not dt.bfloat16 else 0.0078125
+        eps = float(np.finfo(np.float32 if x.dtype in (dt.float16, dt.bfloat16) else x.dtype.np).eps)
     return _row_norm(x, w, None, eps, cols, k, rms=True)
 
 
