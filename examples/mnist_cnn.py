@@ -80,7 +80,8 @@ def main():
     order = np.random.default_rng(0).permutation(len(x))
     n_test = len(x) // 5
     if args.tiny:
-        order, args.epochs, args.batch_size = order[:n_test + 96], 2, 32
+        n_test, args.epochs, args.batch_size = 64, 2, 32
+        order = order[:n_test + 64]
     test_idx, train_idx = order[:n_test], order[n_test:]
     x_test, y_test = x[test_idx].to(device), y[test_idx].to(device)
 
