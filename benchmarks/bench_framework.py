@@ -1,7 +1,8 @@
 # Framework (L5) benchmarks, issue 6:
 # - The training step of an MLP (784-512-512-10, ReLU, cross-entropy, SGD with momentum, batch 256) on
 #   "cpu": strata vs PyTorch CPU in the same run, the same code (the step takes the framework module)
-#   from the same initial weights. Target: strata at least 0.5x PyTorch's speed (torch/strata time >= 0.5).
+#   from the same initial weights. Target: strata at least 0.8x PyTorch's speed (torch/strata time >= 0.8;
+#   issue 16 raised it from issue 6's 0.5x).
 #   Checked: the losses of the two agree step by step.
 # - The training step of examples/char_transformer.py's model on "cuda" (the virtual H200): emulation
 #   wall time per step, MODELED H200 device time per step (CUDA events on the modeled clock, first to
@@ -24,7 +25,7 @@ from harness import REPO, BenchResult, StrataUnavailable, format_table, judge, l
 
 MLP_SIZES = (784, 512, 512, 10)
 MLP_BATCH = 256
-MLP_TARGET = 0.5
+MLP_TARGET = 0.8
 NO_TARGET = "none (reported)"
 
 
