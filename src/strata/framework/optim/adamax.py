@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from strata.framework import autograd
-from strata.framework.optim._update import check_options, effective_grad, zeros_like
+from strata.framework.optim._update import check_betas, check_options, effective_grad, zeros_like
 from strata.framework.optim.optimizer import Optimizer, ParamsT, new_step
 
 
@@ -37,9 +37,7 @@ class Adamax(Optimizer):
                  eps: float = 1e-8, weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
         check_options("Adamax", lr, eps, weight_decay, foreach, differentiable, capturable)
-        for i, b in enumerate(betas):
-            if not 0.0 <= b < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {b}")
+        check_betas(betas)
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                                   "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
                                   "capturable": capturable})

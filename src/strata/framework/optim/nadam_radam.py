@@ -27,28 +27,8 @@ from typing import Any
 from strata.framework import autograd, ops
 from strata.framework import dtypes as dt
 from strata.framework.device import CPU
-from strata.framework.optim._update import check_options, zeros_like
-from strata.framework.optim.optimizer import Optimizer, ParamsT, check_grad, new_step
-
-
-def _check_betas(betas: tuple[float, float]) -> None:
-    for i, b in enumerate(betas):
-        if not 0.0 <= b < 1.0:
-            raise ValueError(f"Invalid beta parameter at index {i}: {b}")
-
-
-def _grad(p: Any, group: dict[str, Any]) -> Any:
-    """The gradient with L2 weight decay (or the parameter decayed in place when decoupled)."""
-    g = check_grad(p)
-    if group.get("maximize"):
-        g = -g
-    wd = float(group["weight_decay"])
-    if wd != 0:
-        if group.get("decoupled_weight_decay"):
-            p.mul_(1 - float(group["lr"]) * wd)
-        else:
-            g = g + p * wd
-    return g
+from strata.framework.optim._update import check_betas, check_options, effective_grad, zeros_like
+from strata.framework.optim.optimizer import Optimizer, ParamsT, new_step
 
 
 class NAdam(Optimizer):
@@ -65,7 +45,7 @@ class NAdam(Optimizer):
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False) -> None:
         check_options("NAdam", lr, eps, weight_decay, foreach, differentiable, capturable)
-        _check_betas(betas)
+        check_betas(betas)
         if momentum_decay < 0.0:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
@@ -83,7 +63,7 @@ class NAdam(Optimizer):
                 state.update(step=new_step(), mu_product=ops.full((), 1.0, dt.float32, CPU),
                              exp_avg=zeros_like(p), exp_avg_sq=zeros_like(p))
             step = self._step_tensor(state)
-            g = _grad(p, group)
+            g = effective_grad(p, group)
             b1, b2 = (float(b) for b in group["betas"])
             lr, eps, psi = float(group["lr"]), float(group["eps"]), float(group["momentum_decay"])
             mu = b1 * (1.0 - 0.5 * 0.96 ** (step * psi))
@@ -113,7 +93,7 @@ class RAdam(Optimizer):
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
         check_options("RAdam", lr, eps, weight_decay, foreach, differentiable, capturable)
-        _check_betas(betas)
+        check_betas(betas)
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                                   "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize,
                                   "foreach": foreach, "capturable": capturable, "differentiable": differentiable})
@@ -127,7 +107,7 @@ class RAdam(Optimizer):
             if not state:
                 state.update(step=new_step(), exp_avg=zeros_like(p), exp_avg_sq=zeros_like(p))
             step = self._step_tensor(state)
-            g = _grad(p, group)
+            g = effective_grad(p, group)
             b1, b2 = (float(b) for b in group["betas"])
             lr, eps = float(group["lr"]), float(group["eps"])
             m, v = state["exp_avg"], state["exp_avg_sq"]
