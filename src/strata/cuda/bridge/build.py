@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from strata import config
@@ -131,13 +132,8 @@ def library_dir() -> Path:
         BuildError: no C compiler, missing headers, or the compiler's error output.
     """
     cc = c_compiler()
-    root = config.settings().cache_dir.parent / "cudart"
-    final = root / _key(cc)
-    if (final / LIBRARY).is_file():
-        return final
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
-    try:
+
+    def build(tmp: Path) -> None:
         (tmp / "cudart_stubs.c").write_text(stubs_source())
         (tmp / "errors.inc").write_text(errors_source())
         (tmp / "cudart.map").write_text("libcudart.so.13 { global: *; };\n")
@@ -145,9 +141,7 @@ def library_dir() -> Path:
                f"-I{cuda_include_dir()}", f"-I{tmp}", "-o", str(tmp / LIBRARY),
                str(NATIVE / "cudart.c"), str(tmp / "cudart_stubs.c"),
                f"-Wl,-soname,{LIBRARY}", f"-Wl,--version-script={tmp / 'cudart.map'}", "-lpthread"]
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise BuildError(f"building strata's CUDA runtime library failed ({' '.join(cmd)}):\n{res.stderr}")
+        run_compiler(cmd, "CUDA runtime library")
         (tmp / "libcudart.so").symlink_to(LIBRARY)
         # the driver API (libcuda.so.1), sharing libcudart's connection to the runtime process
         (tmp / "cuda_stubs.c").write_text(stubs_source(driver_names(), "CUDA driver"))
@@ -155,9 +149,7 @@ def library_dir() -> Path:
                f"-I{cuda_include_dir()}", "-o", str(tmp / DRIVER), str(NATIVE / "cuda_driver.c"),
                str(tmp / "cuda_stubs.c"), f"-Wl,-soname,{DRIVER}", f"-L{tmp}", f"-l:{LIBRARY}",
                "-Wl,-rpath,$ORIGIN"]
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise BuildError(f"building strata's CUDA driver library failed ({' '.join(cmd)}):\n{res.stderr}")
+        run_compiler(cmd, "CUDA driver library")
         (tmp / "libcuda.so").symlink_to(DRIVER)
         # cuRAND's host API (libcurand.so.10), served by strata.libs.rand over the same connection
         (tmp / "curand_stubs.c").write_text(stubs_source(curand_names(), "cuRAND", code=999,
@@ -166,9 +158,7 @@ def library_dir() -> Path:
                f"-I{cuda_include_dir()}", "-o", str(tmp / CURAND), str(NATIVE / "curand.c"),
                str(tmp / "curand_stubs.c"), f"-Wl,-soname,{CURAND}", f"-L{tmp}", f"-l:{LIBRARY}",
                "-Wl,-rpath,$ORIGIN"]
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise BuildError(f"building strata's cuRAND library failed ({' '.join(cmd)}):\n{res.stderr}")
+        run_compiler(cmd, "cuRAND library")
         (tmp / "libcurand.so").symlink_to(CURAND)
         # cuBLAS's host API (libcublas.so.13), served by strata.libs.blas over the same connection
         (tmp / "cublas_stubs.c").write_text(stubs_source(cublas_names(), "cuBLAS", code=15,
@@ -178,14 +168,34 @@ def library_dir() -> Path:
                f"-I{cuda_include_dir()}", f"-I{INCLUDE}", "-o", str(tmp / CUBLAS), str(NATIVE / "cublas.c"),
                str(tmp / "cublas_stubs.c"), f"-Wl,-soname,{CUBLAS}", f"-Wl,--version-script={tmp / 'cublas.map'}",
                f"-L{tmp}", f"-l:{LIBRARY}", "-Wl,-rpath,$ORIGIN"]
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise BuildError(f"building strata's cuBLAS library failed ({' '.join(cmd)}):\n{res.stderr}")
+        run_compiler(cmd, "cuBLAS library")
         (tmp / "libcublas.so").symlink_to(CUBLAS)
+
+    return build_cached(config.settings().cache_dir.parent / "cudart", _key(cc), LIBRARY, build)
+
+
+def run_compiler(cmd: list[str], what: str) -> None:
+    """Run one compile or link step of a bridge library; BuildError with the compiler's output if it fails."""
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise BuildError(f"building strata's {what} failed ({' '.join(cmd)}):\n{res.stderr}")
+
+
+def build_cached(root: Path, key: str, marker: str, build: Callable[[Path], None]) -> Path:
+    """The folder `root/key`, built by `build(tmp)` into a fresh folder beside it if `marker` is not there
+    yet, then published by one rename: no process sees a half-built library, and when two processes build
+    at once, the first rename wins and the other's folder is dropped."""
+    final = root / key
+    if (final / marker).is_file():
+        return final
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
+    try:
+        build(tmp)
         try:
             tmp.rename(final)
         except OSError:  # another process built it first
-            if not (final / LIBRARY).is_file():
+            if not (final / marker).is_file():
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -13,13 +13,10 @@ import csv
 import hashlib
 import io
 import re
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 from strata import config
-from strata.cuda.bridge.build import BuildError, c_compiler, cuda_include_dir
+from strata.cuda.bridge.build import BuildError, build_cached, c_compiler, cuda_include_dir, run_compiler
 from strata.cuda.bridge.build import library_dir as cudart_dir
 
 NATIVE = Path(__file__).parent / "native"
@@ -99,13 +96,8 @@ def library_dir() -> Path:
     """
     cc = c_compiler()
     cudart = cudart_dir()
-    root = config.settings().cache_dir.parent / "amdhip"
-    final = root / _key(cc, cudart)
-    if (final / LIBRARY).is_file():
-        return final
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
-    try:
+
+    def build(tmp: Path) -> None:
         (tmp / "amdhip_stubs.c").write_text(stubs_source())
         (tmp / "hip_errors.inc").write_text(errors_source())
         common = [cc, "-fPIC", "-O2", "-std=gnu11", "-Wall", "-Wno-unused-parameter", "-c"]
@@ -116,17 +108,9 @@ def library_dir() -> Path:
                  [cc, "-shared", "-o", str(tmp / LIBRARY), str(tmp / "a.o"), str(tmp / "p.o"), str(tmp / "s.o"),
                   f"-Wl,-soname,{LIBRARY}", f"-L{cudart}", "-l:libcudart.so.13", f"-Wl,-rpath,{cudart}"]]
         for cmd in steps:
-            res = subprocess.run(cmd, capture_output=True, text=True)
-            if res.returncode != 0:
-                raise BuildError(f"building strata's HIP runtime library failed ({' '.join(cmd)}):\n{res.stderr}")
+            run_compiler(cmd, "HIP runtime library")
         for obj in ("a.o", "p.o", "s.o"):
             (tmp / obj).unlink()
         (tmp / "libamdhip64.so").symlink_to(LIBRARY)
-        try:
-            tmp.rename(final)
-        except OSError:  # another process built it first
-            if not (final / LIBRARY).is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return final
+
+    return build_cached(config.settings().cache_dir.parent / "amdhip", _key(cc, cudart), LIBRARY, build)
