@@ -229,8 +229,9 @@ def run_native(program: str, argv: list[str]) -> int:
               "real GPU driver and bypasses strata; rebuild it with `strata nvcc` (it adds -cudart shared)",
               file=sys.stderr)
         return 2
-    import strata.libs.rand.native  # noqa: F401 - registers the cuRAND host API's handlers with the bridge
-    import strata.libs.blas.native  # noqa: F401 - and cuBLAS's
+    # the cuBLAS and cuRAND host APIs' handlers register themselves with the bridge when imported
+    import strata.libs.blas.native  # noqa: F401
+    import strata.libs.rand.native  # noqa: F401
     from strata.cuda.bridge.server import run
 
     return run([str(exe) if "/" in str(exe) else f"./{exe}", *argv], str(lib))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from strata.cuda import (
     PTXSyntaxError,
     UnsupportedInstruction,
 )
+
+if TYPE_CHECKING:  # amd.py imports this module's package, so only for the annotations
+    from strata.hip.amd import CodeObjectKernel
 from strata.cuda.memcpy import PointerAttributes
 from strata.errors import CUDA_ERRORS
 from strata.hip.compiler import compile
@@ -486,7 +489,7 @@ def launch_cooperative_kernel(kernel: cuda.Kernel, grid: Any, block: Any, args: 
     return cuda.launch_cooperative_kernel(kernel, grid, block, args, shared_mem, stream)
 
 
-def occupancy_max_active_blocks_per_multiprocessor(kernel: cuda.Kernel, block_size: int,
+def occupancy_max_active_blocks_per_multiprocessor(kernel: cuda.Kernel | CodeObjectKernel, block_size: int,
                                                    dynamic_smem: int = 0) -> int:
     """hipOccupancyMaxActiveBlocksPerMultiprocessor: resident blocks per SM for `block_size` threads (for a
     code object's kernel, workgroups per CU from its VGPRs, SGPRs and LDS)."""

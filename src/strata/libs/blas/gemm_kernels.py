@@ -32,8 +32,7 @@ import threading
 import ml_dtypes
 import numpy as np
 
-from strata.cuda import Kernel
-from strata.libs.common import KernelSet
+from strata.libs.common import KernelSet, LibraryKernel
 
 C_TYPE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.float16): "__half",
           np.dtype(ml_dtypes.bfloat16): "__nv_bfloat16"}
@@ -312,7 +311,7 @@ class KernelFamily:
         self._sets: dict[str, KernelSet] = {}
         self._lock = threading.Lock()
 
-    def get(self, name: str) -> Kernel:
+    def get(self, name: str) -> LibraryKernel:
         """The kernel named by the name expression `name` (e.g. 'scale_matrix<float, float>')."""
         with self._lock:
             ks = self._sets.get(name)

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from strata.cuda import Device, DeviceArray, Kernel, LaunchReport, Stream, current_device
+from strata.cuda import Device, DeviceArray, LaunchReport, Stream, current_device
 from strata.libs.blas.checks import INVALID, NOT_INITIALIZED, fail
-from strata.libs.common import check_stream
+from strata.libs.common import LibraryKernel, check_stream
 from strata.runtime import Stream as RuntimeStream
 
 
@@ -58,7 +58,7 @@ class Handle:
         """The stream kernels go to: the handle's, or the device's default stream at call time."""
         return self.stream if self.stream is not None else self.device.context.stream(None)
 
-    def launch(self, kernel: Kernel, grid: Sequence[int] | int, block: Sequence[int] | int,
+    def launch(self, kernel: LibraryKernel, grid: Sequence[int] | int, block: Sequence[int] | int,
                args: Sequence[Any]) -> None:
         """Queue one kernel on the handle's stream."""
         self.last_launches.append(kernel.launch(tuple(grid) if not isinstance(grid, int) else grid,

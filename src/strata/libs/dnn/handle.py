@@ -24,8 +24,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from strata.cuda import Device, DeviceArray, Kernel, LaunchReport, Stream, current_device
-from strata.libs.common import LibraryError, check_stream, library_call
+from strata.cuda import Device, DeviceArray, LaunchReport, Stream, current_device
+from strata.libs.common import LibraryError, LibraryKernel, check_stream, library_call
 from strata.runtime import Stream as RuntimeStream
 
 BAD_PARAM = "CUDNN_STATUS_BAD_PARAM"
@@ -103,7 +103,7 @@ class Handle:
         """The stream kernels go to: the handle's, or the device's default stream at call time."""
         return self.stream if self.stream is not None else self.device.context.stream(None)
 
-    def launch(self, kernel: Kernel, grid: Sequence[int] | int, block: Sequence[int] | int, args: Sequence[Any],
+    def launch(self, kernel: LibraryKernel, grid: Sequence[int] | int, block: Sequence[int] | int, args: Sequence[Any],
                shared_mem: int = 0) -> None:
         """Queue one kernel on the handle's stream and remember it for `last_kernel`.
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from strata.cuda import Device, DeviceArray, Kernel, LaunchReport, Stream, current_device
-from strata.libs.common import LibraryError, check_stream, pointer
+from strata.cuda import Device, DeviceArray, LaunchReport, Stream, current_device
+from strata.libs.common import LibraryError, LibraryKernel, check_stream, pointer
 from strata.libs.solver.kernels import KERNELS
 
 INVALID = "CUSOLVER_STATUS_INVALID_VALUE"
@@ -56,7 +56,7 @@ class Handle:
         self.last_kernel = None
         self.last_launches = []
 
-    def launch(self, name: str, kernel: Kernel, grid: int, block: int, args: Sequence[Any]) -> None:
+    def launch(self, name: str, kernel: LibraryKernel, grid: int, block: int, args: Sequence[Any]) -> None:
         """Queue one kernel on the handle's stream and note it in `last_kernel`."""
         stream = self.stream if self.stream is not None else self.device.context.stream(None)
         self.last_launches.append(kernel.launch(grid, block, args, stream=stream))
