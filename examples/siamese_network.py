@@ -1,8 +1,9 @@
 """Siamese network, in the shape of PyTorch's official `siamese_network` example: one shared feature
 extractor applied to both images of a pair, the two embeddings concatenated and classified by a small head
 ending in a sigmoid ("same class or not"), nn.BCELoss, Adadelta with StepLR. The official example uses a
-ResNet-18 on MNIST; here a small CNN on scikit-learn's bundled 8x8 digits, with the pairs drawn in the
-program (half same-class, half different).
+ResNet-18 on MNIST and concatenates the two embeddings; here a small CNN on scikit-learn's bundled 8x8
+digits, the pairs drawn in the program (half same-class, half different), and the head sees the embeddings'
+product and absolute difference (symmetric in the pair, which this small tower needs to learn at all).
 
 A plain PyTorch program: it runs unchanged on real PyTorch and under `strata run --as-torch`:
 
@@ -44,7 +45,7 @@ class SiameseNetwork(nn.Module):
             nn.Conv2d(1, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU(inplace=True),
             nn.MaxPool2d(2),                                          # 8x8 -> 4x4
             nn.Conv2d(width, 2 * width, 3, padding=1), nn.ReLU(inplace=True),
-            nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(), nn.Linear(2 * width, embed),
+            nn.AdaptiveAvgPool2d((2, 2)), nn.Flatten(), nn.Linear(8 * width, embed),
         )
         self.fc = nn.Sequential(nn.Linear(2 * embed, embed), nn.ReLU(inplace=True), nn.Linear(embed, 1))
         self.sigmoid = nn.Sigmoid()
@@ -53,7 +54,8 @@ class SiameseNetwork(nn.Module):
         return self.features(x)
 
     def forward(self, input1, input2):
-        output = torch.cat((self.forward_once(input1), self.forward_once(input2)), 1)
+        e1, e2 = self.forward_once(input1), self.forward_once(input2)
+        output = torch.cat((e1 * e2, (e1 - e2).abs()), 1)
         return self.sigmoid(self.fc(output))
 
 
@@ -76,7 +78,7 @@ def main():
     parser.add_argument("--device", default=None, help="cpu or cuda (default: torch.accelerator's, else cpu)")
     parser.add_argument("--tiny", action="store_true", default=bool(os.environ.get("EXAMPLES_TINY")),
                         help="the test configuration: a few small batches")
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--pairs", type=int, default=1024)
     parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args()
@@ -116,7 +118,9 @@ def main():
         with torch.no_grad():
             out = model(torch.from_numpy(images[a]).to(device), torch.from_numpy(images[b]).to(device)).squeeze(1)
             test_loss = F.binary_cross_entropy(out, torch.from_numpy(t).to(device))
+            correct = ((out > 0.5).float() == torch.from_numpy(t).to(device)).sum().item()
         print(f"loss test {epoch} {test_loss.item():.6f}")
+        print(f"epoch {epoch}: test pairs right {int(correct)}/{len(t)}")
 
 
 if __name__ == "__main__":

@@ -90,7 +90,7 @@ def main():
     parser.add_argument("--nhid", type=int, default=128)
     parser.add_argument("--nlayers", type=int, default=2)
     parser.add_argument("--lr", type=float, default=3e-3)
-    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=60, help="the corpus is small: more steps memorise it")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--bptt", type=int, default=24)
     args = parser.parse_args()
@@ -104,8 +104,10 @@ def main():
 
     vocab, ids = load_words(TEXT)
     ntokens = len(vocab)
-    nbatch = len(ids) // args.batch_size
+    cut = len(ids) * 9 // 10  # the last tenth is held out
+    nbatch = cut // args.batch_size
     data = ids[: nbatch * args.batch_size].view(args.batch_size, -1).t().contiguous().to(device)
+    valid = ids[cut:].unsqueeze(1).to(device)  # one long column
     model = init_weights(TransformerModel(ntokens, args.emsize, args.nhead, args.nhid, args.nlayers)).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
     model.train()
@@ -119,7 +121,16 @@ def main():
         torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
         optimizer.step()
         print(f"loss train {step} {loss.item():.6f}")
-    print(f"final perplexity {math.exp(loss.item()):.2f}")
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for i in range(0, min(len(valid) - 1, 2 * args.bptt if args.tiny else len(valid) - 1), args.bptt):
+            src, target = valid[i:i + args.bptt], valid[i + 1:i + 1 + args.bptt].reshape(-1)
+            src = src[: len(target)]
+            total += len(target) * F.nll_loss(model(src).view(-1, ntokens), target).item()
+            count += len(target)
+    print(f"loss valid 0 {total / count:.6f}")
+    print(f"train perplexity {math.exp(loss.item()):.2f}, valid perplexity {math.exp(total / count):.2f}")
 
 
 if __name__ == "__main__":
