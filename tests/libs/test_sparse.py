@@ -4,6 +4,7 @@ float64; plus the L4 trace span and argument checks."""
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 import numpy as np
@@ -149,3 +150,25 @@ def test_framework_sparse_mm_on_cuda_calls_the_library_with_gradients() -> None:
     np.testing.assert_allclose(out.detach().cpu().numpy(), ref @ x, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(dense.grad.cpu().numpy(), ref.T @ g, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(vals.grad.cpu().numpy(), np.einsum("jk,jk->j", g[a.row], x[a.col]), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 absent (`make amd` installs it)")
+@pytest.mark.parametrize(("fmt", "op"), [("csr", "N"), ("csr", "T"), ("coo", "T")])
+def test_spmm_on_an_amd_device_plays_rocsparse(fmt: str, op: str) -> None:
+    """On an MI300X the same CUDA C++ kernels run as gfx942 code objects and the span names rocSPARSE."""
+    before = cuda.current_device()
+    cuda.set_device(cuda.Device(model="mi300x"))
+    try:
+        handle = sparse.create_handle()
+        a = random_coo(10, 7, 20, np.float32)
+        b = RNG.standard_normal((7 if op == "N" else 10, 3)).astype(np.float32)
+        c = cuda.zeros((10 if op == "N" else 7) * 3, np.float32)
+        with trace.record() as rec:
+            sparse.spmm(handle, op, 1.0, descr(fmt, a, np.int64), cuda.to_device(b), 0.0, c, 3)
+        dense = a.astype(np.float64).tocsr()
+        want = (dense if op == "N" else dense.T) @ b
+        np.testing.assert_allclose(c.get().reshape(want.shape), want, rtol=1e-5, atol=1e-5)
+        span = next(e for e in rec.events if e.layer == "L4" and e.name == "sparse.spmm")
+        assert span.args["library"] == "rocSPARSE" and span.args["platform"] == "rocm"
+    finally:
+        cuda.set_device(before)
