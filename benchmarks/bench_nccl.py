@@ -54,11 +54,16 @@ def run_strata(arrays: list[np.ndarray], repeats: int, model: str = "h200") -> d
 
     n = arrays[0].size
     with strata_step(bench, "devices"):
-        devs = []
-        for i in range(len(arrays)):
-            if i >= cuda.device_count() and i not in cuda.Device._by_index:
-                open_device(i, model)
-            devs.append(cuda.Device(i))
+        # devices of `model` only: under run_all, earlier rows have opened others (an MI300X for the CDNA
+        # rows), and a ring needs one fabric. open_device returns a device already open at that index, or
+        # opens a new one of `model`.
+        devs: list[Any] = []
+        i = 0
+        while len(devs) < len(arrays):
+            open_device(i, model)
+            if cuda.Device(i).spec.name == model:
+                devs.append(cuda.Device(i))
+            i += 1
         comms = nccl.comm_init_all(devs)
         xs = []
         for d, a in zip(devs, arrays, strict=True):
