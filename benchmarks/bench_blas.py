@@ -21,6 +21,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 from harness import (
+    NO_TARGET,
     BenchResult,
     StrataUnavailable,
     best_of,
@@ -33,7 +34,6 @@ from harness import (
 
 SIZE = 1024
 BF16_TARGET_S = 3.0
-NO_TARGET = "none (reported)"
 CUBLAS_BF16_TFLOPS = 794.5  # numbers.md 2.1: MAMF, H100 SXM BF16, torch 2.7.0+cu126 ("H200 is the same")
 FP32_SPEC_TFLOPS = 67.0  # numbers.md 1: H200 FP32 non-tensor peak (spec, not a measurement)
 SPLITK_SHAPE = (64, 64, 8192)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import (
+    NO_TARGET,
     BenchResult,
     StrataUnavailable,
     best_of,
@@ -43,7 +44,6 @@ from harness import (
 
 HIT_TARGET_S = 5e-3  # the issue's target: a cache hit under 5 ms
 COLD_CG_TARGET_S = 1.0  # issue 12: a cold compile of a cooperative-groups kernel within 1 s
-NO_TARGET = "none (reported)"
 COLD_REPEATS, HIT_REPEATS, E2E_REPEATS = 3, 20, 10
 FRESH_PROCESSES = 3
 

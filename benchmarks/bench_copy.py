@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from harness import (
+    NO_TARGET,
     BenchResult,
     StrataUnavailable,
     best_of,
@@ -26,7 +27,6 @@ from harness import (
 
 SIZE_MIB = 256
 GB = 1e9  # bytes: "per GB" and "GB/s" are decimal, as link rates are quoted
-NO_TARGET = "none (reported)"
 KINDS = ("pageable", "pinned")
 
 

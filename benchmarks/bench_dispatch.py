@@ -16,6 +16,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET = 3.0
+JUDGED = "x + y"  # the issue's "small elementwise op"; the other cases are reported beside it
 
 
 def _per_op(fn: Callable[[], Any], n: int) -> float:
@@ -42,6 +43,34 @@ def _cases(fw: Any) -> dict[str, Callable[[], Any]]:
         "w * y (records grad)": lambda: w * y,
         "x.add_(y)": lambda: x.add_(y),
     }
+
+
+def bench_dispatch(n: int = 20000) -> list[Any]:
+    """run_all's rows: the per-op time of each case, strata over PyTorch; `x + y` is judged against
+    TARGET, the others are reported. Both sides' results are compared, so a wrong sum FAILs."""
+    import numpy as np
+    from harness import NO_TARGET, BenchResult, judge
+
+    sys.path.insert(0, str(REPO / "src"))
+    import torch
+
+    import strata
+
+    s_cases, t_cases = _cases(strata), _cases(torch)
+    rows = []
+    for name, fn in s_cases.items():
+        judged = name == JUDGED
+        row = BenchResult(name=f"dispatch_cpu ({name}, 8 elements)",
+                          description=f"per-op time of `{name}` on 8-element cpu tensors (best of 5 runs of {n} "
+                                      "calls), strata vs PyTorch in the same process",
+                          target=f"<= {TARGET:g}x PyTorch" if judged else NO_TARGET, strata_unit="s",
+                          peer_name=f"torch {torch.__version__}", ratio_def="strata/peer")
+        row.strata_value = _per_op(fn, n)
+        row.peer_value = _per_op(t_cases[name], n)
+        row.ratio = row.strata_value / row.peer_value
+        row.correct = bool(np.allclose(np.asarray(fn().tolist()), np.asarray(t_cases[name]().tolist())))
+        rows.append(judge(row, row.ratio <= TARGET if judged else True))
+    return rows
 
 
 def main() -> None:

@@ -21,12 +21,11 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
-from harness import REPO, BenchResult, StrataUnavailable, format_table, judge, log, strata_step
+from harness import NO_TARGET, REPO, BenchResult, StrataUnavailable, format_table, judge, log, strata_step
 
 MLP_SIZES = (784, 512, 512, 10)
 MLP_BATCH = 256
 MLP_TARGET = 0.8
-NO_TARGET = "none (reported)"
 
 
 def _import_strata() -> ModuleType:

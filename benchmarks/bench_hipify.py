@@ -17,12 +17,11 @@ import re
 import time
 from typing import Any
 
-from harness import REPO, BenchResult, StrataUnavailable, best_of, format_table, judge, log, strata_step
+from harness import NO_TARGET, REPO, BenchResult, StrataUnavailable, best_of, format_table, judge, log, strata_step
 
 CORPUS = REPO / "tests" / "hip" / "corpus"
 LINES = 100_000
 PEER_LINES = 20_000
-NO_TARGET = "none (reported)"
 
 
 def build_input(lines: int) -> tuple[list[str], str]:

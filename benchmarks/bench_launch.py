@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import peers
 from harness import (
+    NO_TARGET,
     BenchResult,
     StrataUnavailable,
     format_table,
@@ -35,7 +36,6 @@ N_PIPELINED = 2_000  # below the stream's queue size (runtime DEFAULT_QUEUE_SIZE
 N_SYNC = 500
 N_WARMUP = 50
 PIPELINED_TARGET_S = 50e-6  # the issue's target: host wall per pipelined launch
-NO_TARGET = "none (reported)"
 
 EMPTY_SRC = r'extern "C" __global__ void empty() {}'
 

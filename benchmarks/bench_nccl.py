@@ -17,13 +17,12 @@ import time
 from typing import Any
 
 import numpy as np
-from harness import BenchResult, StrataUnavailable, format_table, import_strata_cuda, judge, log, strata_step
+from harness import NO_TARGET, BenchResult, StrataUnavailable, format_table, import_strata_cuda, judge, log, strata_step
 
 SIZE_MIB = 256
 RANKS = 8
 TARGET_SLOWDOWN = 5.0
 NCCL_TESTS_H100_BUSBW = 470e9  # midpoint of the 460-480 GB/s nccl-tests report for 8 x H100 SXM, large sizes
-NO_TARGET = "none (reported)"
 
 
 def numpy_sum(arrays: list[np.ndarray], repeats: int) -> dict[str, Any]:

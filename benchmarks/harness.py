@@ -30,6 +30,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 # FAIL means it produced one that misses the target or computed a wrong answer; SKIP means an optional
 # tool the row needs is not installed (nvcc, clang-19), with the reason in the row: not a failure.
 PASS, FAIL, ERROR, SKIP = "PASS", "FAIL", "ERROR", "SKIP"
+NO_TARGET = "none (reported)"  # a row measured and shown, not judged
 
 
 # What the benchmarks call on strata.cuda (the user contract in the team brief).

@@ -18,6 +18,7 @@ import bench_amd
 import bench_blas
 import bench_compile
 import bench_copy
+import bench_dispatch
 import bench_framework
 import bench_grid_sync
 import bench_hipify
@@ -73,6 +74,8 @@ def main() -> int:
     parser.add_argument("--skip-compile", action="store_true", help="leave out the NVRTC compile / PTX cache rows")
     parser.add_argument("--skip-blas", action="store_true", help="leave out the strata.libs.blas GEMM rows")
     parser.add_argument("--skip-framework", action="store_true", help="leave out the MLP / transformer step rows")
+    parser.add_argument("--skip-dispatch", action="store_true",
+                        help="leave out the per-op dispatch overhead rows (cpu, strata vs PyTorch)")
     parser.add_argument("--skip-lstm", action="store_true",
                         help="leave out the LSTM language-model step row (cpu, 1 BLAS thread both sides)")
     parser.add_argument("--skip-storage", action="store_true", help="leave out the 1 GiB safetensors load rows")
@@ -115,6 +118,8 @@ def main() -> int:
         results += _guard("blas", lambda: bench_blas.bench_blas(repeats=1))
     if not args.skip_framework:
         results += _guard("framework", lambda: bench_framework.bench_mlp(20) + bench_framework.bench_transformer(3))
+    if not args.skip_dispatch:
+        results += _guard("dispatch", lambda: bench_dispatch.bench_dispatch(5000))
     if not args.skip_lstm:
         results += _guard("lstm", lambda: bench_lstm.bench_lstm(5))
     if not args.skip_storage:
