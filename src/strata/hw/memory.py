@@ -195,7 +195,9 @@ class DeviceMemory:
                              f"[{self.base:#x}, {self.end:#x})")
         with self._lock:
             if address in self._live:
-                raise ValueError(f"[map] {address:#x} is already mapped")
+                held = self._live[address]
+                raise ValueError(f"[map] {address:#x} ({tag or 'untagged'}, {size} bytes) is already mapped by "
+                                 f"'{held.tag}' ({held.size} bytes): the allocator handed out a live address")
             bisect.insort(self._starts, address)
             self._live[address] = Allocation(address, size, tag)
             extent = max(size, reserved)
