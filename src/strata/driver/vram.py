@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import threading
+import warnings
 from dataclasses import dataclass
 
 from strata.errors import CudaError, OutOfMemoryError
@@ -60,6 +61,13 @@ class VramManager:
         self._used = 0
         self._guard = PAGE_SIZE if memory.va_size > memory.capacity else 0
         self._lock = threading.RLock()
+        # A garbage-collected array's finalizer frees at once on an idle device (Context.release), and the
+        # collector runs finalizers wherever this thread allocates a Python object, inside an alloc or free
+        # of this manager included (the lock is re-entrant). A free arriving while the free list is being
+        # changed is deferred to the end of that operation; run there, it would splice the list under an
+        # index computed before it, and hand one range out twice.
+        self._busy = False
+        self._deferred: list[int] = []
 
     def alloc(self, size: int, tag: str = "", alignment: int = PAGE_SIZE) -> int:
         """Map `size` bytes (rounded up to pages) at an address aligned to `alignment`."""
@@ -70,19 +78,31 @@ class VramManager:
                             f"[malloc] alignment must be a power of two >= {PAGE_SIZE}, got {alignment}")
         rounded = max(PAGE_SIZE, -(-size // PAGE_SIZE) * PAGE_SIZE)
         with self._lock:
-            if self._used + rounded <= self.memory.capacity:
-                # with a guard page if addresses allow, else without (addresses are never the limit then)
-                for reserve in dict.fromkeys((rounded + self._guard, rounded)):
-                    aligned = self._place(reserve, alignment)
-                    if aligned is not None:
-                        self._sizes[aligned] = (rounded, reserve)
-                        self._used += rounded
-                        self.memory.map(aligned, max(size, 1), tag, reserved=reserve)
-                        return aligned
-            st = self.stats()
+            self._busy = True
+            try:
+                address = self._alloc(size, rounded, tag, alignment)
+            finally:
+                self._busy = False
+            self._run_deferred()
+        if address is not None:
+            return address
+        st = self.stats()
         raise OutOfMemoryError(message=(
             f"[malloc] out of device memory: requested {size:,} bytes, {st.free:,} bytes free, "
             f"largest free block {st.largest_free_block:,} bytes"))
+
+    def _alloc(self, size: int, rounded: int, tag: str, alignment: int) -> int | None:
+        # under the lock, with frees deferred (see __init__)
+        if self._used + rounded <= self.memory.capacity:
+            # with a guard page if addresses allow, else without (addresses are never the limit then)
+            for reserve in dict.fromkeys((rounded + self._guard, rounded)):
+                aligned = self._place(reserve, alignment)
+                if aligned is not None:
+                    self._sizes[aligned] = (rounded, reserve)
+                    self._used += rounded
+                    self.memory.map(aligned, max(size, 1), tag, reserved=reserve)
+                    return aligned
+        return None
 
     def _place(self, reserve: int, alignment: int) -> int | None:
         """First fit of `reserve` addresses at `alignment`; takes them from the free list."""
@@ -97,23 +117,48 @@ class VramManager:
 
     def free(self, address: int) -> None:
         with self._lock:
-            entry = self._sizes.pop(address, None)
-            if entry is None:
-                raise CudaError("cudaErrorInvalidValue", f"[free] {address:#x} is not an allocation's start "
-                                "(double free or foreign pointer)")
-            size, reserve = entry
-            self._used -= size
-            self.memory.unmap(address)
-            self.memory.release(address, size)
-            i = bisect.bisect_left(self._free, (address, 0))
-            self._free.insert(i, (address, reserve))
-            # coalesce with neighbours
-            if i + 1 < len(self._free) and self._free[i][0] + self._free[i][1] == self._free[i + 1][0]:
-                self._free[i] = (self._free[i][0], self._free[i][1] + self._free[i + 1][1])
-                del self._free[i + 1]
-            if i > 0 and self._free[i - 1][0] + self._free[i - 1][1] == self._free[i][0]:
-                self._free[i - 1] = (self._free[i - 1][0], self._free[i - 1][1] + self._free[i][1])
-                del self._free[i]
+            if self._busy:  # re-entered by a finalizer mid-operation (see __init__)
+                self._deferred.append(address)
+                return
+            self._busy = True
+            try:
+                self._free_one(address)
+            finally:
+                self._busy = False
+            self._run_deferred()
+
+    def _run_deferred(self) -> None:
+        """The frees deferred during the operation that just ended (finalizers' frees: a failure is
+        reported as a warning, not raised into the unrelated call that happened to run them)."""
+        while self._deferred:
+            address = self._deferred.pop()
+            self._busy = True
+            try:
+                self._free_one(address)
+            except CudaError as e:
+                warnings.warn(f"a deferred free failed: {e}", RuntimeWarning, stacklevel=2)
+            finally:
+                self._busy = False
+
+    def _free_one(self, address: int) -> None:
+        # under the lock, with frees deferred
+        entry = self._sizes.pop(address, None)
+        if entry is None:
+            raise CudaError("cudaErrorInvalidValue", f"[free] {address:#x} is not an allocation's start "
+                            "(double free or foreign pointer)")
+        size, reserve = entry
+        self._used -= size
+        self.memory.unmap(address)
+        self.memory.release(address, size)
+        i = bisect.bisect_left(self._free, (address, 0))
+        self._free.insert(i, (address, reserve))
+        # coalesce with neighbours
+        if i + 1 < len(self._free) and self._free[i][0] + self._free[i][1] == self._free[i + 1][0]:
+            self._free[i] = (self._free[i][0], self._free[i][1] + self._free[i + 1][1])
+            del self._free[i + 1]
+        if i > 0 and self._free[i - 1][0] + self._free[i - 1][1] == self._free[i][0]:
+            self._free[i - 1] = (self._free[i - 1][0], self._free[i - 1][1] + self._free[i][1])
+            del self._free[i]
 
     def free_all(self) -> int:
         """Free every allocation (a device reset); returns how many there were."""
