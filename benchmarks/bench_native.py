@@ -1,5 +1,5 @@
 # The native executor (issue 17) side by side with the reference executor and NumPy, in one process:
-# SAXPY n = 4,194,304 (target: strata native / NumPy a*x + y <= 20x, the issue's headline of this step),
+# SAXPY n = 4,194,304 (target: strata native / NumPy a*x + y <= 3x, as the issue states),
 # tiled SGEMM 1024^3 (target <= 0.5 s wall), a synchronous empty launch (reported), the first-launch
 # compile time (target <= 200 ms) and a disk-cache hit (target < 5 ms). Each row also reports the
 # reference executor's time from the same run.
@@ -18,7 +18,7 @@ import numpy as np
 from harness import BenchResult, best_of, format_table, import_strata_cuda, judge, log
 
 SAXPY_N = 4_194_304
-SAXPY_TARGET = 20.0
+SAXPY_TARGET = 3.0
 SGEMM_N = 1024
 SGEMM_TARGET_S = 0.5
 COMPILE_TARGET_S = 0.2
