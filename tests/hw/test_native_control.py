@@ -1,0 +1,204 @@
+"""The native executor on control flow: loops (uniform and divergent trip counts), divergent if/else,
+bar.sync inside a loop, lanes in different allocations in one warp, and faults inside loops. Each
+NVRTC kernel runs on both executors: outputs bit-identical, LaunchReport counters identical, fault
+reports identical; NumPy is the oracle for the values."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("llvmlite", reason="the native executor needs llvmlite")
+
+import strata.cuda as cuda  # noqa: E402
+from strata import trace  # noqa: E402
+from strata.errors import DeviceFault  # noqa: E402
+
+SRC = r"""
+extern "C" __global__ void ragged_loop(int n, const int* cnt, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float acc = 0.f;
+  for (int k = 0; k < cnt[i]; ++k) acc += x[i + k] * (float)(k + 1);         // per-thread trip count
+  y[i] = acc;
+}
+extern "C" __global__ void if_else(int n, const float* x, float* y, int* z) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float v = x[i];
+    if (v > 0.5f) { y[i] = v * 2.0f; }
+    else { y[i] = -v; z[i] = i; }                                   // only some lanes store z
+  }
+}
+extern "C" __global__ void block_reduce(const float* x, float* out, int rounds) {
+  __shared__ float s[256];
+  int t = threadIdx.x;
+  float total = 0.f;
+  for (int r = 0; r < rounds; ++r) {                                 // bar.sync inside two loops
+    s[t] = x[(blockIdx.x * rounds + r) * blockDim.x + t];
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+      if (t < w) s[t] += s[t + w];                                   // divergent, then a barrier
+      __syncthreads();
+    }
+    if (t == 0) total += s[0];
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = total;
+}
+extern "C" __global__ void row_sums(int n, int m, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float acc = 0.f;
+    for (int k = 0; k < m; ++k) acc += x[i * m + k];                // faults inside the loop if x is short
+    y[i] = acc;
+  }
+}
+extern "C" __global__ void two_arrays(int n, const float* a, const float* b, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float* p = (i & 1) ? a : b;                                 // one warp's lanes in two allocations
+  if (i < n) y[i] = p[i] + 1.0f;
+}
+extern "C" __global__ void misaligned(int n, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const char* c = (const char*)x;
+  if (i < n) y[i] = *(const float*)(c + 4 * i + (i == 77 ? 2 : 0));   // thread 77 reads misaligned
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mod() -> Any:
+    return cuda.compile(SRC)
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, fn: Any, grid: Any, block: Any, make: Any) -> list[np.ndarray]:
+    """Run on both executors from the same inputs; outputs bit-identical, counters identical, and the
+    native executor really ran it (no fallback)."""
+    results = {}
+    for ex in ("reference", "native"):
+        monkeypatch.setenv("STRATA_EXECUTOR", ex)
+        args, outs = make()
+        with trace.record() as rec:
+            r = fn(grid, block, args)
+            r.wait()
+        assert r.executor == ex, [e.args for e in rec.events if e.name == "native_fallback"]
+        results[ex] = (dataclasses.asdict(r.counters), [o.get() for o in outs])
+    (c_ref, o_ref), (c_nat, o_nat) = results["reference"], results["native"]
+    for a, b in zip(o_ref, o_nat, strict=True):
+        assert a.tobytes() == b.tobytes()
+    assert c_nat == c_ref
+    return o_nat
+
+
+def _fault(monkeypatch: pytest.MonkeyPatch, executor: str, launch: Any) -> dict[str, Any]:
+    monkeypatch.setenv("STRATA_EXECUTOR", executor)
+    try:
+        with trace.record() as rec, pytest.raises(DeviceFault) as info:
+            launch().wait()
+    finally:
+        cuda.current_device().reset()  # the fault is sticky on the context
+    assert not [e for e in rec.events if e.name == "native_fallback"]
+    return {k: v for k, v in info.value.report.items() if k not in ("address", "nearest")}
+
+
+def test_loop_with_per_thread_trip_counts(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 1000
+    rng = np.random.default_rng(11)
+    cnt = rng.integers(0, 9, n).astype(np.int32)
+    cnt[:64] = 3  # the first two warps agree: their loop is uniform
+    x = rng.random(n + 8, dtype=np.float32)
+
+    def make() -> Any:
+        dy = cuda.to_device(np.zeros(n, np.float32))
+        return (np.int32(n), cuda.to_device(cnt), cuda.to_device(x), dy), [dy]
+
+    (y,) = _both(monkeypatch, mod.get_function("ragged_loop"), 4, 256, make)
+    want = np.zeros(n, np.float32)
+    for k in range(int(cnt.max())):  # NVRTC contracts to fma: x * (k + 1) + acc, rounded once (exact in f64)
+        live = cnt > k
+        exact = want[live].astype(np.float64) + x[np.arange(n)[live] + k].astype(np.float64) * (k + 1)
+        want[live] = exact.astype(np.float32)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_divergent_if_else(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 777
+    x = np.random.default_rng(12).random(n, dtype=np.float32)
+
+    def make() -> Any:
+        dy, dz = cuda.to_device(np.zeros(n, np.float32)), cuda.to_device(np.full(n, -1, np.int32))
+        return (np.int32(n), cuda.to_device(x), dy, dz), [dy, dz]
+
+    y, z = _both(monkeypatch, mod.get_function("if_else"), 4, 256, make)
+    np.testing.assert_array_equal(y, np.where(x > 0.5, x * np.float32(2), -x))
+    np.testing.assert_array_equal(z, np.where(x > 0.5, -1, np.arange(n)))
+
+
+def test_barriers_inside_loops(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    blocks, threads, rounds = 6, 256, 3
+    x = np.random.default_rng(13).integers(0, 100, blocks * rounds * threads).astype(np.float32)
+
+    def make() -> Any:
+        out = cuda.to_device(np.zeros(blocks, np.float32))
+        return (cuda.to_device(x), out, np.int32(rounds)), [out]
+
+    (out,) = _both(monkeypatch, mod.get_function("block_reduce"), blocks, threads, make)
+    # small integers: every f32 sum is exact, whatever the order
+    np.testing.assert_array_equal(out, x.reshape(blocks, rounds * threads).sum(axis=1).astype(np.float32))
+
+
+def test_lanes_of_one_warp_in_two_allocations(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 300
+    rng = np.random.default_rng(14)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+
+    def make() -> Any:
+        dy = cuda.to_device(np.zeros(n, np.float32))
+        return (np.int32(n), cuda.to_device(a), cuda.to_device(b), dy), [dy]
+
+    (y,) = _both(monkeypatch, mod.get_function("two_arrays"), 2, 256, make)
+    np.testing.assert_array_equal(y, np.where(np.arange(n) & 1, a, b) + np.float32(1))
+
+
+def test_row_sums_counters(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n, m = 200, 7
+    x = np.random.default_rng(15).random(n * m, dtype=np.float32)
+
+    def make() -> Any:
+        dy = cuda.to_device(np.zeros(n, np.float32))
+        return (np.int32(n), np.int32(m), cuda.to_device(x), dy), [dy]
+
+    (y,) = _both(monkeypatch, mod.get_function("row_sums"), 2, 128, make)
+    want = np.zeros(n, np.float32)
+    for k in range(m):
+        want += x.reshape(n, m)[:, k]
+    np.testing.assert_array_equal(y, want)
+
+
+def test_fault_inside_a_loop_is_the_references(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n, m = 200, 5
+    short = n * m - 13  # the last rows run past x, a few iterations into their loop
+
+    def launch() -> Any:
+        x, y = cuda.to_device(np.ones(short, np.float32)), cuda.to_device(np.zeros(n, np.float32))
+        return mod.get_function("row_sums")(2, 128, (np.int32(n), np.int32(m), x, y))
+
+    ref, nat = _fault(monkeypatch, "reference", launch), _fault(monkeypatch, "native", launch)
+    assert ref["block"] == (1, 0, 0) and ref["thread"][0] >= 60
+    assert nat == ref
+
+
+def test_misaligned_fault_is_the_references(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 256
+
+    def launch() -> Any:
+        return mod.get_function("misaligned")(2, 128, (np.int32(n), cuda.to_device(np.ones(n + 1, np.float32)),
+                                                        cuda.to_device(np.zeros(n, np.float32))))
+
+    ref, nat = _fault(monkeypatch, "reference", launch), _fault(monkeypatch, "native", launch)
+    assert ref["thread"] == (77, 0, 0)
+    assert nat == ref
