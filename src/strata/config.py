@@ -45,6 +45,8 @@ ENV_VARS: dict[str, str] = {
     "nvcc --default-stream",
     "STRATA_EXECUTOR": "native (kernels compiled to CPU code through llvmlite) or reference (the NumPy "
     f"interpreter); default {DEFAULT_EXECUTOR}",
+    "STRATA_STAGE_PAGEABLE": "1: a native program's pageable cudaMemcpy goes through the shared staging area "
+    "(two copies) instead of the copy engine reading its pages in place (default 0)",
     "STRATA_CLUSTER": "where `strata run --nproc N` places its ranks: local (processes on this machine, the "
     "default), ray (a Ray actor per rank on a local or running cluster) or ray://host:port (Ray Client)",
 }

@@ -8,6 +8,7 @@ them these tests skip with the reason.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -144,6 +145,38 @@ def test_copies_small_pageable_and_pinned() -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["small 1000 bytes: same", f"pageable {(70 << 20) + 12345} bytes: same",
                                      f"pinned {3 << 20} bytes: same", "freed pinned memory reused: 1"]
+
+
+_DMA_SIZES = """
+import sys
+from strata import trace
+from strata.cli import main
+with trace.record() as rec:
+    status = main(["run", *sys.argv[1:]])
+print(status, sorted((e.name, e.args["bytes"]) for e in rec.events if e.name.startswith("dma_")))
+"""
+
+
+@pytest.mark.parametrize("staged", [False, True], ids=["mapped", "staged"])
+def test_pageable_copies_move_once_through_mapped_device_memory_or_are_staged(staged: bool) -> None:
+    """A large pageable copy is one copy-engine transfer (the program moves the bytes itself through its
+    mapping of device memory); with STRATA_STAGE_PAGEABLE=1 it goes through the staging area in 32 MiB
+    chunks. Same results either way; a copy past an allocation's end is cudaErrorInvalidValue."""
+    exe = build("pageable_copies.cu")
+    env = {**os.environ, "STRATA_STAGE_PAGEABLE": "1" if staged else "0"}
+    r = subprocess.run([sys.executable, "-c", _DMA_SIZES, str(exe)], capture_output=True, text=True, timeout=120,
+                       env=env)
+    nbytes = (9 << 20) * 4 + 12
+    *lines, last = r.stdout.splitlines()
+    assert lines == [f"round trip {nbytes} bytes through a kernel: 0 mismatches",
+                     "copy past the allocation's end: cudaErrorInvalidValue",
+                     "last error then: cudaErrorInvalidValue", "context still usable: yes"], r.stderr
+    status, sizes = last.split(" ", 1)
+    copies = ast.literal_eval(sizes)  # [(event, bytes), ...] printed by _DMA_SIZES
+    chunks = [(32 << 20), nbytes - (32 << 20)] if staged else [nbytes]
+    assert status == "0"
+    assert sorted(n for name, n in copies if name == "dma_HtoD") == sorted(chunks)
+    assert sorted(n for name, n in copies if name == "dma_DtoH") == sorted([1 << 20, *chunks])
 
 
 def test_function_attributes_opt_in_struct_argument_and_cuda_launch_kernel() -> None:

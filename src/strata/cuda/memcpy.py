@@ -89,6 +89,27 @@ def memcpy_async(dst: Any, src: Any, count: int, kind: MemcpyKind | str | int = 
     _copy(dst, src, count, kind, stream, asynchronous=True)
 
 
+def memcpy_mapped(device_ptr: int | DeviceArray, count: int, kind: MemcpyKind | str | int,
+                  stream: Stream | None = None) -> None:
+    """The device's half of a cudaMemcpy whose host moves the bytes itself through a mapping of device
+    memory (a native program's pageable copy; `hw.memory.share_device_memory`): checks the range and queues
+    the copy on `stream` for the copy engine to time; returns once earlier work there is done, so the host
+    may then write (HostToDevice) or read (DeviceToHost) the range.
+
+    Raises:
+        CudaError: cudaErrorInvalidValue if `count` bytes at `device_ptr` are not inside one allocation."""
+    kind = _kind(kind)
+    if kind not in (MemcpyKind.HostToDevice, MemcpyKind.DeviceToHost):
+        raise CudaError("cudaErrorInvalidMemcpyDirection", f"[memcpy] a copy through a mapping of device memory is "
+                        f"HostToDevice or DeviceToHost, got {kind.name}")
+    _check_count(count, "memcpy")
+    address, dev = _device_side(device_ptr, "memcpy", count)
+    name = "cudaMemcpy" if stream is None else "cudaMemcpyAsync"
+    with trace.span("L3", name, kind=kind.name, bytes=count):
+        if count:
+            dev.context.memcpy_mapped("HtoD" if kind == MemcpyKind.HostToDevice else "DtoH", address, count, stream)
+
+
 def memset(ptr: int | DeviceArray, value: int, count: int) -> None:
     """cudaMemset: set `count` bytes at `ptr` to the byte `value` (its low 8 bits, as in CUDA).
 

@@ -65,11 +65,14 @@ class AgentOp(enum.IntEnum):
 
 
 class CopyFlags(enum.IntFlag):
-    """arg3 of a COPY packet: which side is host memory, and whether that host memory is pinned."""
+    """arg3 of a COPY packet: which side is host memory, and whether that host memory is pinned.
+    MAPPED: the host CPU moves the bytes itself through its mapping of device memory (a native program's
+    pageable copy, hw/memory.share_device_memory); the engine checks the device range and times it."""
 
     SRC_HOST = 1
     DST_HOST = 2
     PINNED = 4
+    MAPPED = 8
 
 
 _DISPATCH = struct.Struct("<HHHHHHIIIIIQQQQ")  # header, setup, wg xyz, reserved0, grid xyz, private, group, ...

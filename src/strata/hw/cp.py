@@ -389,7 +389,7 @@ class CommandProcessor:
             kind = "HtoD" if CopyFlags.SRC_HOST in flags else "DtoH" if CopyFlags.DST_HOST in flags else "DtoD"
             src_ptr = src if CopyFlags.SRC_HOST in flags else self._device_pointer(src, nbytes, kind)
             dst_ptr = dst if CopyFlags.DST_HOST in flags else self._device_pointer(dst, nbytes, kind)
-            if nbytes:
+            if nbytes and CopyFlags.MAPPED not in flags:  # MAPPED: the host moves them through its mapping
                 ctypes.memmove(dst_ptr, src_ptr, nbytes)
             seconds = copy_seconds(self.spec, kind, nbytes, pinned=CopyFlags.PINNED in flags or kind == "DtoD")
             if kind == "DtoD" and (self._peer_of(src) or self._peer_of(dst)):  # over NVLink / xGMI (topology.py)

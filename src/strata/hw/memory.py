@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import mmap
+import os
 import threading
 import weakref
 from dataclasses import dataclass
@@ -51,6 +52,19 @@ class _UnifiedAddressSpace:
         self.mapping: mmap.mmap | None = None
         self.bytes: np.ndarray | None = None
         self.slots: dict[int, weakref.ref[DeviceMemory]] = {}
+        self.fd: int | None = None  # the memfd behind a shared mapping (see `share`)
+
+    def share(self) -> int | None:
+        """Back the address space with a memfd another process can map (MAP_SHARED), and return its file
+        descriptor; None if the private mapping already exists (a device was opened first)."""
+        with self.lock:
+            if self.mapping is None:
+                fd = os.memfd_create("strata-device-memory", os.MFD_CLOEXEC)
+                os.ftruncate(fd, UVA_SLOTS * UVA_RANGE)  # sparse: pages cost RAM only once touched
+                self.mapping = mmap.mmap(fd, UVA_SLOTS * UVA_RANGE, flags=mmap.MAP_SHARED | _MAP_NORESERVE)
+                self.bytes = np.frombuffer(self.mapping, dtype=np.uint8)
+                self.fd = fd
+            return self.fd
 
     def claim(self, memory: DeviceMemory) -> int:
         """The lowest free slot for `memory` (device memories opened in order get slots 0, 1, ...)."""
@@ -79,8 +93,9 @@ class _UnifiedAddressSpace:
                 self._zero(slot)
 
     def _zero(self, slot: int) -> None:
-        if self.mapping is not None and hasattr(self.mapping, "madvise"):
-            self.mapping.madvise(mmap.MADV_DONTNEED, slot * UVA_RANGE, UVA_RANGE)
+        if self.mapping is not None and hasattr(self.mapping, "madvise"):  # a shared mapping's pages are the
+            advice = mmap.MADV_REMOVE if self.fd is not None else mmap.MADV_DONTNEED  # file's: punch them out
+            self.mapping.madvise(advice, slot * UVA_RANGE, UVA_RANGE)
 
     def owner(self, address: int) -> DeviceMemory | None:
         slot = uva_slot(address)
@@ -89,6 +104,15 @@ class _UnifiedAddressSpace:
 
 
 _UVA = _UnifiedAddressSpace()
+
+
+def share_device_memory() -> int | None:
+    """Make all device memory of this process mappable by another process, and return the memfd to map:
+    byte `address - GLOBAL_BASE` of the file is device address `address`. A native program run by
+    `strata run` maps it to copy its pageable memory straight into device memory, one copy, as the CPU
+    writes a GPU's memory through its PCIe BAR. Must run before the first device opens (None after).
+    (`strata.cuda.bridge.server.run` calls it; no example here, since it changes the process's backing.)"""
+    return _UVA.share()
 
 
 def uva_slot(address: int) -> int | None:

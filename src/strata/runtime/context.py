@@ -146,6 +146,15 @@ class Context:
             raise CudaError("cudaErrorInvalidValue", "[memcpy DtoH] destination must be a writeable C-contiguous array")
         return self._copy(stream, "DtoH", int(host.ctypes.data), src, host.nbytes, host, asynchronous)
 
+    def memcpy_mapped(self, kind: str, device_address: int, nbytes: int, stream: Stream | None = None) -> Signal:
+        """A synchronous copy ('HtoD' or 'DtoH') whose bytes the host moves itself through a mapping of device
+        memory (a native program's pageable copy): the copy engine checks the range and times the transfer
+        in stream order; when this returns, earlier work on the stream is done and the host may move them."""
+        dst, src = (device_address, 0) if kind == "HtoD" else (0, device_address)
+        sig = self.stream(stream).copy(kind, dst, src, nbytes, pinned=False, mapped=True)
+        self.wait(sig)
+        return sig
+
     def memcpy_dtod(self, dst: int, src: int, nbytes: int, stream: Stream | None = None, *,
                     asynchronous: bool = False, peer: bool = False) -> Signal:
         """A device-to-device copy; `peer=True`: one side is another device's memory (checked by the
@@ -276,11 +285,12 @@ class Stream:
             return sig
 
     def copy(self, kind: str, dst: int, src: int, nbytes: int, *, pinned: bool, keep: Any = None,
-             peer: bool = False) -> Signal:
+             peer: bool = False, mapped: bool = False) -> Signal:
         """Queue a DMA copy ('HtoD', 'DtoH', 'DtoD'); host sides are host pointers. `peer`: a DtoD copy
-        with one side in another device's memory (the caller checked both ranges; the engine routes it)."""
+        with one side in another device's memory (the caller checked both ranges; the engine routes it).
+        `mapped`: the host moves the bytes itself through a mapping of device memory (CopyFlags.MAPPED)."""
         flags = (CopyFlags.SRC_HOST if kind == "HtoD" else CopyFlags.DST_HOST if kind == "DtoH" else 0) | \
-            (CopyFlags.PINNED if pinned else 0)
+            (CopyFlags.PINNED if pinned else 0) | (CopyFlags.MAPPED if mapped else 0)
         if kind != "HtoD" and not peer:
             self.context.device.check_range(src, nbytes, f"memcpy {kind}")
         if kind != "DtoH" and not peer:

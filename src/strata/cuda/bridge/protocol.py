@@ -80,6 +80,8 @@ class Op(enum.IntEnum):
     CUBLAS_CALL = 56  # one routine: cublas.c's call_t
     ARRAY3D_CREATE = 57  # cudaMalloc3DArray
     MEMCPY_3D = 58  # cudaMemcpy3D with a CUDA array on either side (a host side packed in body or reply)
+    HTOD_MAPPED = 59  # a pageable copy the program makes itself through its mapping of device memory
+    DTOH_MAPPED = 60  # (STRATA_CUDART_VRAM): queued for the copy engine to time; the reply says go
     # 70..: strata.hip.bridge's requests (HipOp)
 
 

@@ -37,6 +37,7 @@ from strata.cuda.bridge.protocol import ARENA_BYTES, LAUNCH, PROP_FIELDS, REPLY,
 from strata.cuda.module import _VALUE_TYPES
 from strata.driver.hostmem import HOST_MEMORY
 from strata.errors import CudaError, DeviceFault, PTXSyntaxError, UnsupportedInstruction
+from strata.hw.memory import GLOBAL_BASE, UVA_RANGE, UVA_SLOTS, share_device_memory
 
 # Handlers of requests for the host libraries above L3 (cuRAND, ...): each library registers its own
 # (`register_handler`), so this layer never imports upward; `strata run` imports them.
@@ -93,9 +94,9 @@ _LIMIT_NAMES = {0: "cudaLimitStackSize", 2: "cudaLimitMallocHeapSize", 4: "cudaL
 # Requests that read or write device memory (managed memory goes to the device first) and requests that
 # synchronize (managed memory comes back to the host after them).
 _TOUCHES_DEVICE = frozenset({Op.HTOD, Op.DTOH, Op.DTOD, Op.MEMSET, Op.HTOD_SHM, Op.DTOH_SHM, Op.MEMCPY_PEER,
-                             Op.CURAND_GENERATE, Op.CUBLAS_CALL, Op.MEMCPY_3D})
+                             Op.CURAND_GENERATE, Op.CUBLAS_CALL, Op.MEMCPY_3D, Op.HTOD_MAPPED, Op.DTOH_MAPPED})
 _SYNCHRONIZING = frozenset({Op.SYNC, Op.STREAM_SYNC, Op.EVENT_SYNC, Op.HTOD, Op.DTOH, Op.DTOD, Op.MEMSET,
-                            Op.HTOD_SHM, Op.DTOH_SHM, Op.MEMCPY_3D})
+                            Op.HTOD_SHM, Op.DTOH_SHM, Op.MEMCPY_3D, Op.HTOD_MAPPED, Op.DTOH_MAPPED})
 
 
 @dataclass
@@ -590,6 +591,19 @@ class Server:
         src, count, stream, offset = struct.unpack("<QQQQ", body)
         self._copy_out(self.shared(offset, count), src, count, stream)
 
+    def _htod_mapped(self, body: bytes) -> None:
+        self._mapped(body, cuda.MemcpyKind.HostToDevice)
+
+    def _dtoh_mapped(self, body: bytes) -> None:
+        self._mapped(body, cuda.MemcpyKind.DeviceToHost)
+
+    def _mapped(self, body: bytes, kind: cuda.MemcpyKind) -> None:
+        """A pageable copy the program makes through its own mapping of device memory, one copy: the copy
+        engine checks and times it in stream order; once earlier work there is done, the reply lets the
+        program move the bytes (it blocks in cudaMemcpy meanwhile, as CUDA's pageable copies do)."""
+        device, count, stream = struct.unpack("<QQQ", body)
+        cuda.memcpy_mapped(device, count, kind, self._stream(stream) if stream else None)
+
     def _copy_out(self, host: np.ndarray, src: int, count: int, stream: int) -> None:
         if stream:
             cuda.memcpy_async(host, src, count, cuda.MemcpyKind.DeviceToHost, self._stream(stream))
@@ -718,13 +732,18 @@ def run(argv: list[str], lib_dir: str, server_type: type[Server] = Server) -> in
     env = dict(os.environ)
     env["STRATA_CUDART_FDS"] = f"{to_server_w},{to_prog_r}"
     env["STRATA_CUDART_SHM"] = f"{arena_fd},{ARENA_BYTES}"
+    fds = [to_server_w, to_prog_r, arena_fd]
+    vram_fd = share_device_memory()  # the program maps device memory too: its pageable copies move once
+    if vram_fd is not None:
+        env["STRATA_CUDART_VRAM"] = f"{vram_fd},{GLOBAL_BASE},{UVA_SLOTS * UVA_RANGE}"
+        fds.append(vram_fd)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [lib_dir, env.get("LD_LIBRARY_PATH")]))
     sys.stdout.flush()
     sys.stderr.flush()
     old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the program's to handle
     try:
         try:
-            child = subprocess.Popen(argv, env=env, pass_fds=(to_server_w, to_prog_r, arena_fd))
+            child = subprocess.Popen(argv, env=env, pass_fds=fds)
         except OSError as e:
             print(f"strata run: cannot start {argv[0]}: {e}", file=sys.stderr)
             return 127

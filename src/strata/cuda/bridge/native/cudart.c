@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -34,12 +35,15 @@ enum {
     OP_DTOH_SHM = 33, OP_MANAGED = 34, OP_LAUNCH_COOP = 35, OP_LIMIT = 36, OP_OCCUPANCY = 37, OP_REGISTER_PTX = 38,
     OP_ARRAY_CREATE = 39, OP_ARRAY_FREE = 40, OP_ARRAY_COPY = 41, OP_TEX_CREATE = 42, OP_TEX_DESTROY = 43,
     OP_MALLOC_PITCH = 44, OP_PEER = 45, OP_MEMCPY_PEER = 46, OP_ARRAY_COPY_OUT = 47, OP_SURF_CREATE = 48,
-    OP_SURF_DESTROY = 49, OP_ARRAY3D_CREATE = 57, OP_MEMCPY_3D = 58
+    OP_SURF_DESTROY = 49, OP_ARRAY3D_CREATE = 57, OP_MEMCPY_3D = 58, OP_HTOD_MAPPED = 59, OP_DTOH_MAPPED = 60
 };
 /* Host memory shared with the runtime process (a memfd it created; STRATA_CUDART_SHM="fd,size"): the first
  * STAGING bytes stage copies of pageable memory, the rest is the heap of cudaMallocHost/cudaHostAlloc, so
  * copies from and to pinned memory move no bytes between the processes at all. Copies of pageable memory
- * from SHM_MIN_BYTES on go through the staging area; smaller ones ride in the pipe. */
+ * from SHM_MIN_BYTES on are made here, one copy, through this process's mapping of device memory (the
+ * runtime process shares it: STRATA_CUDART_VRAM="fd,base,size", device address base + i is byte i), as a
+ * CPU writes GPU memory through a PCIe BAR; without it they go through the staging area. Smaller ones ride
+ * in the pipe. */
 #define STAGING (64u << 20)
 #define SHM_MIN_BYTES (64u << 10)
 #define PAGE 4096u
@@ -47,6 +51,8 @@ static char* shm_base;
 static size_t shm_size;
 static int shm_fd = -1;
 static pthread_mutex_t staging_lock = PTHREAD_MUTEX_INITIALIZER;
+static char* vram_map;  /* device memory, mapped (NULL: pageable copies are staged) */
+static uint64_t vram_base, vram_size;
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
 typedef struct block { size_t off, len; struct block* next; } block_t;
 static block_t* free_blocks;  /* sorted by offset, coalesced */
@@ -108,6 +114,16 @@ static cudaError_t connect_locked(void) {
     fcntl(rfd, F_SETFD, FD_CLOEXEC);
     unsetenv("STRATA_CUDART_FDS");
     const char* shm = getenv("STRATA_CUDART_SHM");
+    const char* vram = getenv("STRATA_CUDART_VRAM"), *staged = getenv("STRATA_STAGE_PAGEABLE");
+    int vram_fd = -1;
+    if (vram && sscanf(vram, "%d,%" SCNu64 ",%" SCNu64, &vram_fd, &vram_base, &vram_size) == 3) {
+        fcntl(vram_fd, F_SETFD, FD_CLOEXEC);
+        if (!(staged && *staged == '1')) {  /* "1": pageable copies always go through staging */
+            void* p = mmap(NULL, vram_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, vram_fd, 0);
+            if (p != MAP_FAILED) vram_map = p;
+        }
+        close(vram_fd);
+    }
     size_t size = 0;
     if (shm && sscanf(shm, "%d,%zu", &shm_fd, &size) == 2 && size > STAGING) {
         fcntl(shm_fd, F_SETFD, FD_CLOEXEC);
@@ -703,6 +719,21 @@ static cudaError_t staged_dtoh(void* dst, const void* src, size_t count, uint64_
     return note(e);
 }
 
+/* A pageable copy made here through the mapping of device memory, one copy: the runtime process queues it
+ * for its copy engine (range check, modeled time, stream order) and answers once earlier work on the stream
+ * is done. 0 if the range is not in the mapping (the caller stages the copy). */
+static int mapped_copy(int to_device, void* host, uint64_t dev, size_t count, uint64_t st, cudaError_t* e) {
+    if (!vram_map || dev < vram_base || dev - vram_base > vram_size || count > vram_size - (dev - vram_base))
+        return 0;
+    uint64_t v[3] = {dev, count, st};
+    *e = rpc(to_device ? OP_HTOD_MAPPED : OP_DTOH_MAPPED, v, sizeof v, NULL, 0, NULL, 0, NULL);
+    if (*e == cudaSuccess) {
+        if (to_device) memcpy(vram_map + (dev - vram_base), host, count);
+        else memcpy(host, vram_map + (dev - vram_base), count);
+    }
+    return 1;
+}
+
 static cudaError_t copy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t s) {
     struct CUgraph_st* g = capturing(s);
     if (g) {
@@ -727,6 +758,8 @@ static cudaError_t copy(void* dst, const void* src, size_t count, enum cudaMemcp
             uint64_t v[4] = {(uint64_t)(uintptr_t)dst, st, (uint64_t)((const char*)src - shm_base), count};
             return rpc(OP_HTOD_SHM, v, sizeof v, NULL, 0, NULL, 0, NULL);
         }
+        cudaError_t e;
+        if (count >= SHM_MIN_BYTES && mapped_copy(1, (void*)src, (uint64_t)(uintptr_t)dst, count, st, &e)) return e;
         if (count >= SHM_MIN_BYTES && shm_base) return staged_htod(dst, src, count, st);
         uint64_t h[2] = {(uint64_t)(uintptr_t)dst, st};
         return rpc(OP_HTOD, h, 16, src, count, NULL, 0, NULL);
@@ -736,6 +769,8 @@ static cudaError_t copy(void* dst, const void* src, size_t count, enum cudaMemcp
             uint64_t v[4] = {(uint64_t)(uintptr_t)src, count, st, (uint64_t)((char*)dst - shm_base)};
             return rpc(OP_DTOH_SHM, v, sizeof v, NULL, 0, NULL, 0, NULL);
         }
+        cudaError_t e;
+        if (count >= SHM_MIN_BYTES && mapped_copy(0, dst, (uint64_t)(uintptr_t)src, count, st, &e)) return e;
         if (count >= SHM_MIN_BYTES && shm_base) return staged_dtoh(dst, src, count, st);
         uint64_t h[3] = {(uint64_t)(uintptr_t)src, count, st};
         return rpc(OP_DTOH, h, 24, NULL, 0, dst, count, NULL);
