@@ -101,6 +101,15 @@ def _reads(ins: Instruction) -> list[str]:
     return out
 
 
+def _address_reads(ins: Instruction) -> list[str]:
+    """Registers a memory instruction's address and guard read (not the value it stores)."""
+    mem = next((op for op in ins.operands if isinstance(op, Mem)), None)
+    out = operand_registers(mem) if mem is not None else []
+    if ins.guard is not None:
+        out.append(ins.guard.name)
+    return out
+
+
 class NativeUnsupported(Exception):
     """The kernel uses something the native executor does not compile (the reason says what)."""
 
@@ -187,17 +196,30 @@ class KernelCodegen:
         # Segments: runs of instructions fused lane by lane. Lanes only interact through memory, so a
         # segment holds any number of loads or a single store (never both): then running it lane by lane
         # gives what running it instruction by instruction over all lanes gives.
+        # A segment also ends before a memory instruction whose address or guard depends on a value loaded
+        # in the same segment (a gather through loaded indices): the dry run computes addresses without
+        # loading anything (an unchecked address must never be dereferenced), so every address and guard
+        # it needs must come from registers the segment did not load.
         segment: list[tuple[int, Instruction]] = []
         has_mem = has_store = False
+        tainted: set[str] = set()
         for k, ins in enumerate(ins_list):
             if ins.opcode in NOOPS:
                 continue
+            reads = _reads(ins)
             if ins.opcode in ("ld", "st") and not any(m == "param" for m in ins.mods):
                 store = ins.opcode == "st"
-                if has_store or (store and has_mem):
+                if has_store or (store and has_mem) or tainted.intersection(_address_reads(ins)):
                     self._segment(segment)
                     segment, has_mem, has_store = [], False, False
+                    tainted = set()
                 has_mem, has_store = True, has_store or store
+                if not store:
+                    tainted.update(written_registers(ins))
+            elif tainted.intersection(reads):
+                tainted.update(written_registers(ins))
+            else:
+                tainted.difference_update(written_registers(ins))
             segment.append((k, ins))
         self._segment(segment)
         self.bld.ret(ir.Constant(I32, 0))
@@ -331,6 +353,12 @@ class KernelCodegen:
             self.cur_guard = None
 
     def _dry_run(self, segment: list[tuple[int, Instruction]], mems: dict[int, MemDesc]) -> None:
+        """Warp by warp: a branch-free lane loop computes every access's address (nothing is loaded or
+        stored) and reduces it to the warp's min, max, OR and count of taking part lanes; then one check
+        per access and warp (alignment from the OR; one allocation holding [min, max + size), found
+        through the access's last hit or a binary search), and the warp's counters. A failed check sends
+        the whole segment to the reference (which reports a fault, or serves lanes spread over several
+        allocations)."""
         bld = self.bld
         local = self.entry_alloca(I64, len(COUNTER_NAMES))
         for c in range(len(COUNTER_NAMES)):
@@ -338,22 +366,27 @@ class KernelCodegen:
         self._group(segment, mems)
         for d in mems.values():
             d.stats = WarpStats(self) if d.leader is None else d.leader.stats
-            d.hit_lo, d.hit_hi = self.entry_alloca(I64), self.entry_alloca(I64)
-            bld.store(ir.Constant(I64, 1), d.hit_lo)
-            bld.store(ir.Constant(I64, 0), d.hit_hi)
+            if d.leader is None:
+                d.hit_lo, d.hit_hi = self.entry_alloca(I64), self.entry_alloca(I64)
+                bld.store(ir.Constant(I64, 1), d.hit_lo)
+                bld.store(ir.Constant(I64, 0), d.hit_hi)
+                d.red = [self.entry_alloca(I64) for _ in range(4)]  # min, max, OR of addresses; lanes
         self.dry = True
         self.dry_mems = mems
 
         def warp(w: ir.Value) -> None:
-            for d in mems.values():
-                if d.leader is None:
-                    d.stats.reset()
+            for d in mems.values():  # (every lane writes its key and part: no reset of the stats)
+                for slot, v in zip(d.red, (-1, 0, 0, 0) if d.red else (), strict=True):
+                    bld.store(ir.Constant(I64, v), slot)
 
             def lane(j: ir.Value) -> None:
                 i = bld.add(bld.mul(w, ir.Constant(I64, 32)), j)
-                with bld.if_then(self.active(i, None)):
-                    self._lanes_body(segment, i)
+                self.dry_act = bld.icmp_unsigned("!=", bld.load(bld.gep(self.mask_arg, [i])), ir.Constant(I8, 0))
+                self._lanes_body(segment, i)
             self._count_loop(ir.Constant(I64, 32), lane)
+            for d in mems.values():
+                if d.leader is None:
+                    self._warp_check(d)
             for d in mems.values():
                 d.stats.finish(d, local)
         self._count_loop(bld.sdiv(self.n_arg, ir.Constant(I64, 32)), warp)
@@ -362,6 +395,63 @@ class KernelCodegen:
         for c in range(len(COUNTER_NAMES)):
             p = bld.gep(counters, [ir.Constant(I64, c)])
             bld.store(bld.add(bld.load(p), bld.load(bld.gep(local, [ir.Constant(I64, c)]))), p)
+
+    def _dry_lane(self, d: MemDesc, a: ir.Value, i: ir.Value) -> None:
+        """One lane's part in its warp's reductions (selects, no branches: the lane loop vectorizes)."""
+        if d.leader is not None:
+            return  # checked and counted with its leader
+        bld = self.bld
+        part = self.dry_act if self.cur_guard is None else bld.and_(self.dry_act, self.cur_guard)
+        mn_p, mx_p, or_p, c_p = d.red
+        umin = self.intrinsic("llvm.umin.i64", I64, [I64, I64])
+        umax = self.intrinsic("llvm.umax.i64", I64, [I64, I64])
+        a0 = bld.select(part, a, ir.Constant(I64, 0))  # the reductions' canonical forms: they vectorize
+        bld.store(bld.call(umin, [bld.load(mn_p), bld.select(part, a, ir.Constant(I64, -1))]), mn_p)
+        bld.store(bld.call(umax, [bld.load(mx_p), a0]), mx_p)
+        bld.store(bld.or_(bld.load(or_p), a0), or_p)
+        bld.store(bld.add(bld.load(c_p), bld.zext(part, I64)), c_p)
+        if d.leader is None:
+            d.stats.add(a, i, d, part)
+
+    def _warp_check(self, d: MemDesc) -> None:
+        """Bail to the reference unless every taking-part lane's access is aligned and inside one live
+        allocation (global) or the block's shared memory."""
+        bld = self.bld
+        mn_p, mx_p, or_p, c_p = d.red
+        nb = d.nbytes
+        with bld.if_then(bld.icmp_signed(">", bld.load(c_p), ir.Constant(I64, 0))):
+            mn, mx = bld.load(mn_p), bld.load(mx_p)
+            lo_d, hi_d = d.span  # the lowest and highest offset of its group from it (wrapping fails the check)
+            if lo_d:
+                mn = bld.add(mn, ir.Constant(I64, lo_d))
+            if hi_d:
+                mx = bld.add(mx, ir.Constant(I64, hi_d))
+            mis = bld.icmp_unsigned("!=", bld.and_(bld.load(or_p), ir.Constant(I64, nb - 1)), ir.Constant(I64, 0))
+            if d.space == "shared":
+                # cluster-tagged (distributed shared) and huge addresses first: then max + nb cannot wrap
+                oob = bld.icmp_unsigned(">", mx, ir.Constant(I64, 0xFFFFFF))
+                oob = bld.or_(oob, bld.icmp_unsigned(">", bld.add(mx, ir.Constant(I64, nb)),
+                                                     self.ctx(CTX_SHARED_LIMIT)))
+                self._bail_if(bld.or_(mis, oob), self.seg_first)
+                return
+            self._bail_if(mis, self.seg_first)
+            lo, hi = bld.load(d.hit_lo), bld.load(d.hit_hi)
+            # mx <= hi - nb, not mx + nb <= hi: that wraps for addresses near 2^64
+            room = bld.icmp_unsigned(">=", hi, ir.Constant(I64, nb))
+            below = bld.icmp_unsigned("<=", mx, bld.sub(hi, ir.Constant(I64, nb)))
+            fast = bld.and_(bld.icmp_unsigned(">=", mn, lo), bld.and_(room, below))
+            with bld.if_then(bld.not_(fast)):
+                starts, ends = self.ctx(CTX_STARTS), self.ctx(CTX_ENDS)
+                inside = bld.and_(bld.icmp_unsigned(">=", mn, ir.Constant(I64, GLOBAL_BASE)),
+                                  bld.icmp_unsigned("<", mx, ir.Constant(I64, PARAM_WINDOW)))
+                idx = bld.call(self._alloc_lookup(), [mn, ir.Constant(I64, nb), self.ctx(CTX_NALLOC), starts, ends])
+                found = bld.and_(inside, bld.icmp_signed(">=", idx, ir.Constant(I64, 0)))
+                safe = bld.select(found, idx, ir.Constant(I64, 0))
+                end = bld.load(bld.gep(bld.inttoptr(ends, I64P), [safe]))
+                fits = bld.and_(found, bld.icmp_unsigned("<=", mx, bld.sub(end, ir.Constant(I64, nb))))
+                self._bail_if(bld.not_(fits), self.seg_first)
+                bld.store(bld.load(bld.gep(bld.inttoptr(starts, I64P), [safe])), d.hit_lo)
+                bld.store(end, d.hit_hi)
 
     def _group(self, segment: list[tuple[int, Instruction]], mems: dict[int, MemDesc]) -> None:
         """Memory instructions of a segment at `[%r + c]` for one value of %r (not rewritten in between),
@@ -382,8 +472,12 @@ class KernelCodegen:
                     delta = d.mem_op.offset - lead.mem_op.offset if lead is not None else 0
                     if lead is None:
                         leaders[key] = d
-                    elif abs(delta) < (1 << 20) and (d.space != "shared" or delta % 4 == 0):
+                        d.span = (0, 0)
+                    elif abs(delta) < (1 << 20) and delta % d.nbytes == 0 and (d.space != "shared" or delta % 4 == 0):
+                        # aligned like its leader, and checked with it: the leader's check covers the
+                        # group's whole span [min + lowest delta, max + highest delta] (see _warp_check)
                         d.leader, d.delta = lead, delta
+                        lead.span = (min(lead.span[0], delta), max(lead.span[1], delta))
             for r in written_registers(ins):
                 version[r] = version.get(r, 0) + 1
 
@@ -1111,16 +1205,13 @@ class KernelCodegen:
         i = self.i
         g = self.cur_guard
         a = self._address(d.mem_op, i)
-        if self.dry:
-            bad = self._check(d, a)
-            self._bail_if(bad if g is None else bld.and_(g, bad), self.seg_first)
-            if d.leader is not None:
-                pass  # its leader's lanes, shifted by a constant: counted from the leader's summary
-            elif g is None:
-                d.stats.add(a, i, d)
-            else:
-                with bld.if_then(g):
-                    d.stats.add(a, i, d)
+        if self.dry:  # addresses only: nothing is loaded before its warp's check (see _dry_run)
+            self._dry_lane(d, a, i)
+            if d.load:
+                for e in d.elems:
+                    if not isinstance(e, Sink):  # never read: no address of the segment depends on it
+                        self.write(e, d.vt, ir.Constant(lty(d.vt), 0), i)
+            return
         if d.space == "shared":
             host = bld.gep(bld.inttoptr(self.ctx(CTX_SHARED), I8P), [bld.add(a, self.shared_base(i))])
         else:
@@ -1158,40 +1249,6 @@ class KernelCodegen:
         if vals is not None:
             vals["$sbase"] = v
         return v
-
-    def _check(self, d: MemDesc, a: ir.Value) -> ir.Value:
-        """i1: this lane's access must go to the reference (misaligned, out of bounds, outside this
-        device's allocations, a distributed-shared or generic-window address)."""
-        bld = self.bld
-        nbytes = d.nbytes
-        mis = bld.icmp_unsigned("!=", bld.and_(a, ir.Constant(I64, nbytes - 1)), ir.Constant(I64, 0))
-        if d.space == "shared":
-            # cluster-tagged (distributed shared) and huge addresses first: then a + nbytes cannot wrap
-            oob = bld.icmp_unsigned(">", a, ir.Constant(I64, 0xFFFFFF))
-            oob = bld.or_(oob, bld.icmp_unsigned(">", bld.add(a, ir.Constant(I64, nbytes)), self.ctx(CTX_SHARED_LIMIT)))
-            return bld.or_(mis, oob)
-        # the allocation this instruction's previous lane hit, else a binary search of the allocation map
-        bad = self.entry_alloca(I1)
-        bld.store(mis, bad)
-        lo, hi = bld.load(d.hit_lo), bld.load(d.hit_hi)
-        # a <= hi - nbytes, not a + nbytes <= hi: that wraps for addresses near 2^64
-        room = bld.icmp_unsigned(">=", hi, ir.Constant(I64, nbytes))
-        below = bld.icmp_unsigned("<=", a, bld.sub(hi, ir.Constant(I64, nbytes)))
-        fast = bld.and_(bld.icmp_unsigned(">=", a, lo), bld.and_(room, below))
-        with bld.if_then(bld.not_(fast)):
-            starts, ends = self.ctx(CTX_STARTS), self.ctx(CTX_ENDS)
-            inside = bld.and_(bld.icmp_unsigned(">=", a, ir.Constant(I64, GLOBAL_BASE)),
-                              bld.icmp_unsigned("<", a, ir.Constant(I64, PARAM_WINDOW)))
-            idx = bld.call(self._alloc_lookup(), [a, ir.Constant(I64, nbytes), self.ctx(CTX_NALLOC), starts, ends])
-            found = bld.and_(inside, bld.icmp_signed(">=", idx, ir.Constant(I64, 0)))
-            safe = bld.select(found, idx, ir.Constant(I64, 0))
-            with bld.if_else(found) as (then, other):
-                with then:
-                    bld.store(bld.load(bld.gep(bld.inttoptr(starts, I64P), [safe])), d.hit_lo)
-                    bld.store(bld.load(bld.gep(bld.inttoptr(ends, I64P), [safe])), d.hit_hi)
-                with other:
-                    bld.store(ir.Constant(I1, 1), bad)
-        return bld.load(bad)
 
     def _param_offset(self, ins: Instruction) -> int:
         mem_op = ins.operands[1]
@@ -1491,6 +1548,8 @@ class MemDesc:
         self.hit_hi: ir.Value
         self.leader: MemDesc | None = None  # counts from this instruction's warp summary, shifted by delta
         self.delta = 0
+        self.red: list[ir.Value] = []  # dry run: the warp's min, max and OR of addresses, taking-part lanes
+        self.span = (0, 0)  # a leader: the lowest and highest offset of its followers from it
 
 
 class WarpStats:
@@ -1506,13 +1565,7 @@ class WarpStats:
         self.out = g.entry_alloca(I64, 4)  # the leader's summary: count, min, max, contiguous
         self.conf = g.entry_alloca(I64)  # the leader's bank conflicts (shared)
 
-    def reset(self) -> None:
-        bld = self.g.bld
-        p = bld.bitcast(self.act, I64P)
-        for k in range(4):
-            bld.store(ir.Constant(I64, 0), bld.gep(p, [ir.Constant(I64, k)]))
-
-    def add(self, a: ir.Value, i: ir.Value, d: MemDesc) -> None:
+    def add(self, a: ir.Value, i: ir.Value, d: MemDesc, part: ir.Value) -> None:
         g = self.g
         bld = g.bld
         if d.space == "shared":
@@ -1521,7 +1574,7 @@ class WarpStats:
             key = bld.sub(a, ir.Constant(I64, GLOBAL_BASE))
         j = bld.and_(i, ir.Constant(I64, 31))
         bld.store(key, bld.gep(self.buf, [j]))
-        bld.store(ir.Constant(I8, 1), bld.gep(self.act, [j]))
+        bld.store(bld.zext(part, I8), bld.gep(self.act, [j]))
 
     def finish(self, d: MemDesc, counters: ir.Value) -> None:
         g = self.g
