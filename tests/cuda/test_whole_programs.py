@@ -179,6 +179,16 @@ def test_pageable_copies_move_once_through_mapped_device_memory_or_are_staged(st
     assert sorted(n for name, n in copies if name == "dma_DtoH") == sorted([1 << 20, *chunks])
 
 
+def test_capture_tables_refuse_what_they_cannot_hold() -> None:
+    r = run(build("capture_limits.cu"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["captures begun 128, refused 2",
+                                     "events recorded in the capture 1024, then cudaErrorStreamCaptureUnsupported",
+                                     "graph ran its kernel 2 times"]
+    assert r.stderr.splitlines() == ["strata: libcudart captures at most 128 streams at once",
+                                     "strata: libcudart captures at most 1024 recorded events at once"]
+
+
 def test_function_attributes_opt_in_struct_argument_and_cuda_launch_kernel() -> None:
     r = run(build("func_attributes.cu"))
     assert r.returncode == 0, r.stderr

@@ -51,6 +51,7 @@ static char* shm_base;
 static size_t shm_size;
 static int shm_fd = -1;
 static pthread_mutex_t staging_lock = PTHREAD_MUTEX_INITIALIZER;
+static void* must(void* p);
 static char* vram_map;  /* device memory, mapped (NULL: pageable copies are staged) */
 static uint64_t vram_base, vram_size;
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -130,7 +131,7 @@ static cudaError_t connect_locked(void) {
         void* p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
         if (p != MAP_FAILED) {
             shm_base = p; shm_size = size;
-            free_blocks = calloc(1, sizeof *free_blocks);
+            free_blocks = must(calloc(1, sizeof *free_blocks));
             free_blocks->off = STAGING; free_blocks->len = size - STAGING;
         }
     }
@@ -162,7 +163,7 @@ static void* shm_alloc(size_t n) {
     void* r = NULL;
     for (block_t **pp = &free_blocks, *b; (b = *pp); pp = &b->next) {
         if (b->len < n) continue;
-        used_t* u = malloc(sizeof *u);
+        used_t* u = must(malloc(sizeof *u));
         u->off = b->off; u->len = n; u->next = used_blocks; used_blocks = u;
         r = shm_base + b->off;
         b->off += n; b->len -= n;
@@ -182,7 +183,7 @@ static int shm_free(void* p) {
     fallocate(shm_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len);  /* give pages back */
     block_t** pp = &free_blocks;
     while (*pp && (*pp)->off < off) pp = &(*pp)->next;
-    block_t* b = malloc(sizeof *b);
+    block_t* b = must(malloc(sizeof *b));
     b->off = off; b->len = len; b->next = *pp; *pp = b;
     if (b->next && b->off + b->len == b->next->off) {  /* merge with the next */
         block_t* n = b->next; b->len += n->len; b->next = n->next; free(n);
@@ -218,6 +219,17 @@ static void lost(void) {
     fprintf(stderr, "strata: lost the connection to the strata runtime process\n");
     connected = 0;
     _exit(70);
+}
+
+/* The library's own bookkeeping (registrations, graph nodes, launch buffers) cannot go on without its memory:
+ * running out of host memory there ends the program with a message, never a NULL dereference. Buffers sized
+ * by a call's arguments are checked where they are made and fail that call with cudaErrorMemoryAllocation. */
+static void* must(void* p) {
+    if (!p) {
+        fprintf(stderr, "strata: libcudart ran out of host memory for its own bookkeeping\n");
+        _exit(70);
+    }
+    return p;
 }
 
 static __thread int current_device;
@@ -323,7 +335,7 @@ static size_t gather(const void* p, char** buf, size_t* len, size_t* cap, uint32
     }
     size_t n = blob_size(p);
     if (!n || n == 16) return 0;  /* not a container, or an empty one */
-    while (*len + 8 + n > *cap) { *cap = (*cap + 8 + n) * 2; *buf = realloc(*buf, *cap); }
+    while (*len + 8 + n > *cap) { *cap = (*cap + 8 + n) * 2; *buf = must(realloc(*buf, *cap)); }
     uint64_t n64 = n;
     memcpy(*buf + *len, &n64, 8);
     memcpy(*buf + *len + 8, p, n);
@@ -333,7 +345,7 @@ static size_t gather(const void* p, char** buf, size_t* len, size_t* cap, uint32
 }
 
 void** __cudaRegisterFatBinary(void* fatCubin) {
-    module_t* m = calloc(1, sizeof *m);
+    module_t* m = must(calloc(1, sizeof *m));
     char* buf = NULL; size_t len = 0, cap = 0; uint32_t count = 0;
     gather(fatCubin, &buf, &len, &cap, &count, 0);
     if (connect_server() == cudaSuccess) {
@@ -354,7 +366,7 @@ void __cudaUnregisterFatBinary(void** handle) {
 void __cudaRegisterFunction(void** handle, const char* hostFun, char* deviceFun, const char* deviceName,
                             int thread_limit, uint3* tid, uint3* bid, dim3* bDim, dim3* gDim, int* wSize) {
     (void)deviceFun; (void)thread_limit; (void)tid; (void)bid; (void)bDim; (void)gDim; (void)wSize;
-    func_t* f = calloc(1, sizeof *f);
+    func_t* f = must(calloc(1, sizeof *f));
     f->stub = hostFun; f->name = strdup(deviceName); f->mod = (module_t*)handle; f->nparams = -1;
     pthread_mutex_lock(&lock); f->next = funcs; funcs = f; pthread_mutex_unlock(&lock);
 }
@@ -362,7 +374,7 @@ void __cudaRegisterFunction(void** handle, const char* hostFun, char* deviceFun,
 void __cudaRegisterVar(void** handle, char* hostVar, char* deviceAddress, const char* deviceName, int ext,
                        size_t size, int constant, int global) {
     (void)deviceAddress; (void)ext; (void)constant; (void)global;
-    var_t* v = calloc(1, sizeof *v);
+    var_t* v = must(calloc(1, sizeof *v));
     v->host = hostVar; v->name = strdup(deviceName); v->mod = (module_t*)handle; v->size = size;
     pthread_mutex_lock(&lock); v->next = vars; vars = v; pthread_mutex_unlock(&lock);
 }
@@ -373,7 +385,7 @@ static mvar_t* mvars;
 void __cudaRegisterManagedVar(void** handle, void** hostVarPtrAddress, char* deviceAddress, const char* deviceName,
                               int ext, size_t size, int constant, int global) {
     (void)deviceAddress; (void)ext; (void)size; (void)constant; (void)global;
-    mvar_t* m = calloc(1, sizeof *m);
+    mvar_t* m = must(calloc(1, sizeof *m));
     m->mod = (module_t*)handle; m->hostptr = hostVarPtrAddress; m->name = strdup(deviceName);
     pthread_mutex_lock(&lock); m->next = mvars; mvars = m; pthread_mutex_unlock(&lock);
 }
@@ -423,7 +435,7 @@ static cudaError_t func_info(func_t* f) {
     }
     if (e != cudaSuccess) { free(rep); return e; }
     uint64_t fid; memcpy(&fid, rep, 8);
-    f->sizes = calloc((size_t)n + 1, 4);
+    f->sizes = must(calloc((size_t)n + 1, 4));
     size_t total = 0;
     for (uint32_t i = 0; i < n; i++) { f->sizes[i] = rep[3 + i]; total += rep[3 + i]; }
     free(rep);
@@ -456,9 +468,9 @@ struct CUgraph_st { node_t* nodes; size_t n, cap; };
 struct CUgraphExec_st { struct CUgraph_st g; };
 /* one entry per stream taking part in a capture: the origin (began it) and the streams that joined */
 typedef struct { cudaStream_t s; struct CUgraph_st* g; int origin; size_t work, joined; } capture_t;
-static capture_t captures[32];
+static capture_t captures[128];  /* streams taking part in captures at once */
 /* events recorded in a capturing stream: which stream, and how much of its work they cover */
-static struct { cudaEvent_t ev; struct CUgraph_st* g; cudaStream_t s; size_t work; } captured_events[64];
+static struct { cudaEvent_t ev; struct CUgraph_st* g; cudaStream_t s; size_t work; } captured_events[1024];
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 #define NCAPTURES (sizeof captures / sizeof captures[0])
 #define NEVENTS (sizeof captured_events / sizeof captured_events[0])
@@ -478,7 +490,7 @@ static struct CUgraph_st* capturing(cudaStream_t s) {
 }
 
 static cudaGraphNode_t push_node(struct CUgraph_st* g, node_t nd) {
-    if (g->n == g->cap) { g->cap = g->cap ? 2 * g->cap : 8; g->nodes = realloc(g->nodes, g->cap * sizeof *g->nodes); }
+    if (g->n == g->cap) { g->cap = g->cap ? 2 * g->cap : 8; g->nodes = must(realloc(g->nodes, g->cap * sizeof *g->nodes)); }
     g->nodes[g->n++] = nd;
     return (cudaGraphNode_t)(uintptr_t)g->n;  /* a node is its 1-based position (stable while the graph grows) */
 }
@@ -531,7 +543,7 @@ static cudaError_t launch_op(uint32_t op, func_t* f, dim3 g, dim3 b, void** args
     if (e != cudaSuccess) return e;
     size_t head = 8 + 24 + 16, n = head + f->argbytes;
     char stackbuf[4096];
-    char* buf = n <= sizeof stackbuf ? stackbuf : malloc(n);
+    char* buf = n <= sizeof stackbuf ? stackbuf : must(malloc(n));
     uint32_t dims[6] = {g.x, g.y, g.z, b.x, b.y, b.z};
     uint64_t sh = shmem, st = (uint64_t)(uintptr_t)s;
     memcpy(buf, &f->fid, 8); memcpy(buf + 8, dims, 24); memcpy(buf + 32, &sh, 8); memcpy(buf + 40, &st, 8);
@@ -539,7 +551,7 @@ static cudaError_t launch_op(uint32_t op, func_t* f, dim3 g, dim3 b, void** args
     for (int i = 0; i < f->nparams; i++) { memcpy(buf + off, args[i], f->sizes[i]); off += f->sizes[i]; }
     struct CUgraph_st* g0 = capturing(s);
     if (g0) {
-        node_t nd = {.kind = NODE_LAUNCH, .op = op, .buf = malloc(n), .n = n};
+        node_t nd = {.kind = NODE_LAUNCH, .op = op, .buf = must(malloc(n)), .n = n};
         memcpy(nd.buf, buf, n);
         add_node(s, g0, nd);
         if (buf != stackbuf) free(buf);
@@ -601,7 +613,7 @@ static cudaError_t map_managed(uint64_t addr, size_t size, int from_device) {
                 size, dev);
         return note(cudaErrorMemoryAllocation);
     }
-    managed_t* m = malloc(sizeof *m);
+    managed_t* m = must(malloc(sizeof *m));
     m->addr = addr; m->off = (uint64_t)(host - shm_base); m->len = size;
     pthread_mutex_lock(&managed_lock); m->next = managed_list; managed_list = m; pthread_mutex_unlock(&managed_lock);
     uint64_t v[4] = {m->addr, m->off, size, (uint64_t)from_device};
@@ -1074,8 +1086,18 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) { return on_handle(OP_STREAM_DESTR
 cudaError_t cudaStreamSynchronize(cudaStream_t s) { return on_handle(OP_STREAM_SYNC, s); }
 cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s) { return on_handle(OP_STREAM_SYNC, s); }
 cudaError_t cudaStreamQuery(cudaStream_t s) { return on_handle(OP_STREAM_QUERY, s); }
+/* The capture tables have fixed sizes: past them a call fails, saying so once, rather than leaving a stream
+ * or an event out of the graph. */
+static int capture_table_full(const char* what, size_t n) {
+    static int said_streams, said_events;
+    int* said = n == NCAPTURES ? &said_streams : &said_events;
+    if (!(*said)++) fprintf(stderr, "strata: libcudart captures at most %zu %s at once\n", n, what);
+    return -1;
+}
+
 /* In a capture, an event recorded in a capturing stream is a dependency, not work: a stream waiting on it
- * joins the capture, and the origin waiting on it marks the recording stream's work up to it as joined. */
+ * joins the capture, and the origin waiting on it marks the recording stream's work up to it as joined.
+ * 1: handled, 0: not a captured event, -1: the capture tables are full. */
 static int capture_wait(cudaStream_t s, cudaEvent_t ev) {
     int handled = 0;
     pthread_mutex_lock(&capture_lock);
@@ -1086,8 +1108,10 @@ static int capture_wait(cudaStream_t s, cudaEvent_t ev) {
         capture_t* from = capture_entry(captured_events[i].s);
         capture_t* c = capture_entry(s);
         if (!c) {  /* fork: s joins the capture */
-            for (size_t k = 0; k < NCAPTURES; k++)
-                if (!captures[k].g) { captures[k] = (capture_t){s, g, 0, 0, 0}; break; }
+            size_t k = 0;
+            while (k < NCAPTURES && captures[k].g) k++;
+            if (k < NCAPTURES) captures[k] = (capture_t){s, g, 0, 0, 0};
+            else handled = capture_table_full("streams", NCAPTURES);
         } else if (c->g == g && from && from != c && from->joined < captured_events[i].work) {
             from->joined = captured_events[i].work;  /* join: the waiting stream now follows that work */
         }
@@ -1110,6 +1134,8 @@ static int capture_record(cudaEvent_t ev, cudaStream_t s) {
         if (slot < NEVENTS) {
             captured_events[slot].ev = ev; captured_events[slot].g = c->g;
             captured_events[slot].s = s; captured_events[slot].work = c->work;
+        } else {
+            handled = capture_table_full("recorded events", NEVENTS);
         }
     }
     pthread_mutex_unlock(&capture_lock);
@@ -1118,7 +1144,8 @@ static int capture_record(cudaEvent_t ev, cudaStream_t s) {
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned int flags) {
     (void)flags;
-    if (capture_wait(s, ev)) return cudaSuccess;
+    int captured = capture_wait(s, ev);
+    if (captured) return captured > 0 ? cudaSuccess : note(cudaErrorStreamCaptureUnsupported);
     uint64_t h[2] = {(uint64_t)(uintptr_t)s, (uint64_t)(uintptr_t)ev};
     return rpc(OP_STREAM_WAIT_EVENT, h, 16, NULL, 0, NULL, 0, NULL);
 }
@@ -1126,7 +1153,8 @@ cudaError_t cudaEventCreate(cudaEvent_t* ev) { return create_handle(OP_EVENT_CRE
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* ev, unsigned int flags) { return create_handle(OP_EVENT_CREATE, flags, (void**)ev); }
 cudaError_t cudaEventDestroy(cudaEvent_t ev) { return on_handle(OP_EVENT_DESTROY, ev); }
 cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s) {
-    if (capture_record(ev, s)) return cudaSuccess;
+    int captured = capture_record(ev, s);
+    if (captured) return captured > 0 ? cudaSuccess : note(cudaErrorStreamCaptureUnsupported);
     uint64_t h[2] = {(uint64_t)(uintptr_t)ev, (uint64_t)(uintptr_t)s};
     return rpc(OP_EVENT_RECORD, h, 16, NULL, 0, NULL, 0, NULL);
 }
@@ -1287,12 +1315,13 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mo
     pthread_mutex_lock(&capture_lock);
     for (size_t i = 0; i < NCAPTURES; i++)
         if (!captures[i].g) {
-            captures[i] = (capture_t){s, calloc(1, sizeof(struct CUgraph_st)), 1, 0, 0};
+            captures[i] = (capture_t){s, must(calloc(1, sizeof(struct CUgraph_st))), 1, 0, 0};
             pthread_mutex_unlock(&capture_lock);
             return cudaSuccess;
         }
     pthread_mutex_unlock(&capture_lock);
-    return note(cudaErrorMemoryAllocation);
+    capture_table_full("streams", NCAPTURES);
+    return note(cudaErrorStreamCaptureUnsupported);
 }
 
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* pGraph) {
@@ -1330,7 +1359,7 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus* 
 cudaError_t cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags) {
     (void)flags;
     if (!pGraph) return note(cudaErrorInvalidValue);
-    *pGraph = calloc(1, sizeof(struct CUgraph_st));
+    *pGraph = must(calloc(1, sizeof(struct CUgraph_st)));
     return cudaSuccess;
 }
 
@@ -1361,12 +1390,12 @@ cudaError_t cudaGraphDestroy(cudaGraph_t g) {
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pExec, cudaGraph_t g, unsigned long long flags) {
     (void)flags;
     if (!pExec || !g) return note(cudaErrorInvalidValue);
-    struct CUgraphExec_st* e = calloc(1, sizeof *e);
+    struct CUgraphExec_st* e = must(calloc(1, sizeof *e));
     e->g.n = e->g.cap = g->n;
-    e->g.nodes = calloc(g->n ? g->n : 1, sizeof(node_t));
+    e->g.nodes = must(calloc(g->n ? g->n : 1, sizeof(node_t)));
     for (size_t i = 0; i < g->n; i++) {
         e->g.nodes[i] = g->nodes[i];
-        if (g->nodes[i].buf) { e->g.nodes[i].buf = malloc(g->nodes[i].n); memcpy(e->g.nodes[i].buf, g->nodes[i].buf, g->nodes[i].n); }
+        if (g->nodes[i].buf) { e->g.nodes[i].buf = must(malloc(g->nodes[i].n)); memcpy(e->g.nodes[i].buf, g->nodes[i].buf, g->nodes[i].n); }
     }
     *pExec = e;
     return cudaSuccess;
@@ -1455,7 +1484,7 @@ static cudaError_t kernel_node(const struct cudaKernelNodeParams* p, node_t* nd)
     if (e != cudaSuccess) return note(e);
     if (f->nparams && !p->kernelParams) return note(cudaErrorInvalidValue);  /* `extra` packing: not supported */
     size_t head = 8 + 24 + 16, size = head + f->argbytes;
-    *nd = (node_t){.kind = NODE_LAUNCH, .op = OP_LAUNCH, .buf = malloc(size), .n = size};
+    *nd = (node_t){.kind = NODE_LAUNCH, .op = OP_LAUNCH, .buf = must(malloc(size)), .n = size};
     uint32_t dims[6] = {p->gridDim.x, p->gridDim.y, p->gridDim.z, p->blockDim.x, p->blockDim.y, p->blockDim.z};
     uint64_t sh = p->sharedMemBytes, st = 0;
     memcpy(nd->buf, &f->fid, 8); memcpy(nd->buf + 8, dims, 24); memcpy(nd->buf + 32, &sh, 8); memcpy(nd->buf + 40, &st, 8);
@@ -1486,12 +1515,12 @@ cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t 
 
 cudaError_t cudaGraphClone(cudaGraph_t* clone, cudaGraph_t g) {
     if (!clone || !g) return note(cudaErrorInvalidValue);
-    struct CUgraph_st* c = calloc(1, sizeof *c);
+    struct CUgraph_st* c = must(calloc(1, sizeof *c));
     c->n = c->cap = g->n;
-    c->nodes = calloc(g->n ? g->n : 1, sizeof(node_t));
+    c->nodes = must(calloc(g->n ? g->n : 1, sizeof(node_t)));
     for (size_t i = 0; i < g->n; i++) {
         c->nodes[i] = g->nodes[i];
-        if (g->nodes[i].buf) { c->nodes[i].buf = malloc(g->nodes[i].n); memcpy(c->nodes[i].buf, g->nodes[i].buf, g->nodes[i].n); }
+        if (g->nodes[i].buf) { c->nodes[i].buf = must(malloc(g->nodes[i].n)); memcpy(c->nodes[i].buf, g->nodes[i].buf, g->nodes[i].n); }
     }
     *clone = c;
     return cudaSuccess;
@@ -1582,7 +1611,7 @@ cudaError_t cudaGraphAddDependencies(cudaGraph_t g, const cudaGraphNode_t* from,
 /* A module from an image as cuModuleLoadData takes it: PTX text, a fat binary, or a fat binary wrapper. */
 void* strata_module_load(const void* image, cudaError_t* err) {
     uint32_t magic = image ? *(const uint32_t*)image : 0;
-    module_t* m = calloc(1, sizeof *m);
+    module_t* m = must(calloc(1, sizeof *m));
     uint64_t id = 0;
     if (magic == FATBIN_MAGIC || magic == WRAPPER_MAGIC) {
         char* buf = NULL; size_t len = 0, cap = 0; uint32_t count = 0;
@@ -1601,7 +1630,7 @@ void* strata_module_load(const void* image, cudaError_t* err) {
 
 /* A kernel of a loaded module by name (its parameter sizes fetched at once, so a bad name fails here). */
 void* strata_module_function(void* mod, const char* name, cudaError_t* err) {
-    func_t* f = calloc(1, sizeof *f);
+    func_t* f = must(calloc(1, sizeof *f));
     f->name = strdup(name); f->mod = mod; f->nparams = -1;
     *err = func_info(f);
     if (*err != cudaSuccess) { free(f->name); free(f); return NULL; }
@@ -1638,7 +1667,7 @@ static arrinfo_t* arrays;
 static pthread_mutex_t arrays_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void remember_array(cudaArray_t h, const struct cudaChannelFormatDesc* d, struct cudaExtent e, unsigned flags) {
-    arrinfo_t* a = malloc(sizeof *a);
+    arrinfo_t* a = must(malloc(sizeof *a));
     a->h = h; a->desc = *d; a->extent = e; a->flags = flags;
     pthread_mutex_lock(&arrays_lock); a->next = arrays; arrays = a; pthread_mutex_unlock(&arrays_lock);
 }
@@ -1975,7 +2004,7 @@ cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surf) {
 int strata_capture_request(cudaStream_t s, uint32_t op, const void* a, size_t na, size_t stream_at) {
     struct CUgraph_st* g = capturing(s);
     if (!g || stream_at + 8 > na) return 0;
-    node_t nd = {.kind = NODE_REQUEST, .op = op, .buf = malloc(na), .n = na, .count = stream_at};
+    node_t nd = {.kind = NODE_REQUEST, .op = op, .buf = must(malloc(na)), .n = na, .count = stream_at};
     memcpy(nd.buf, a, na);
     add_node(s, g, nd);
     return 1;
@@ -1989,7 +2018,7 @@ cudaError_t strata_call(uint32_t op, const void* a, size_t na, void* out, size_t
 /* For strata's libamdhip64.so.6: a module the runtime process registers from `image` with request `op` (a HIP
  * offload bundle), usable as the fat binary handle of __cudaRegisterFunction/__cudaRegisterVar. */
 void** strata_register_image(uint32_t op, const void* image, size_t len) {
-    module_t* m = calloc(1, sizeof *m);
+    module_t* m = must(calloc(1, sizeof *m));
     uint64_t id = 0;
     if (connect_server() == cudaSuccess && rpc(op, image, len, NULL, 0, &id, 8, NULL) == cudaSuccess) m->id = id;
     last_error = cudaSuccess;  /* a bad image is reported at first use, not as a stray last error */

@@ -36,6 +36,7 @@ curandStatus_t curandCreateGenerator(curandGenerator_t* gen, curandRngType_t typ
     curandStatus_t s = call(OP_CURAND_CREATE, &t, 4, &id, 8);
     if (s != CURAND_STATUS_SUCCESS) return s;
     *gen = calloc(1, sizeof **gen);
+    if (!*gen) return CURAND_STATUS_ALLOCATION_FAILED;
     (*gen)->id = id;
     return CURAND_STATUS_SUCCESS;
 }
