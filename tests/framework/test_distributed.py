@@ -112,8 +112,12 @@ def _interrupt(launcher: subprocess.Popen[str], pids: list[int], sig: signal.Sig
         time.sleep(0.3)  # rank 0 is now blocked in its all_reduce
         start = time.monotonic()
         launcher.send_signal(sig)
-        code = launcher.wait(timeout=30)
-        assert time.monotonic() - start < 15
+        try:  # drain both pipes meanwhile: a launcher blocked on a full pipe would be the test's doing
+            _, err = launcher.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the launcher did not exit within 30 s of {sig.name}: {_where(launcher.pid, *pids)}")
+        code = launcher.returncode
+        assert time.monotonic() - start < 15, err
         assert code == status
         assert not [p for p in pids if _alive(p)], "a rank outlived the launcher"
     finally:
@@ -122,6 +126,19 @@ def _interrupt(launcher: subprocess.Popen[str], pids: list[int], sig: signal.Sig
         for p in pids:
             if _alive(p):
                 os.kill(p, signal.SIGKILL)
+
+
+def _where(*pids: int) -> str:
+    """What each process is blocked in (state and kernel wait channel), for a failure message."""
+    out = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            wchan = Path(f"/proc/{pid}/wchan").read_text() or "-"
+        except OSError:
+            state, wchan = "gone", "-"
+        out.append(f"pid {pid} state {state} wchan {wchan}")
+    return "; ".join(out)
 
 
 def test_a_torch_distributed_script_runs_unchanged_as_torch() -> None:
