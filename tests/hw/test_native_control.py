@@ -62,12 +62,23 @@ extern "C" __global__ void two_arrays(int n, const float* a, const float* b, flo
   const float* p = (i & 1) ? a : b;                                 // one warp's lanes in two allocations
   if (i < n) y[i] = p[i] + 1.0f;
 }
+extern "C" __global__ void strided_shared(int n, const float* x, float* y) {
+  __shared__ float s[1088];
+  int t = threadIdx.x;
+  for (int k = t; k < 1088; k += blockDim.x) s[k] = x[blockIdx.x * 1088 + k];
+  __syncthreads();
+  if (t < n)   // 2- and 4-way bank conflicts, accesses at constant offsets from one base, partial warps
+    y[blockIdx.x * blockDim.x + t] = s[t * 2] + s[t * 2 + 64] + s[t * 4 + 1] + s[t * 4 + 33];
+}
 extern "C" __global__ void misaligned(int n, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   const char* c = (const char*)x;
   if (i < n) y[i] = *(const float*)(c + 4 * i + (i == 77 ? 2 : 0));   // thread 77 reads misaligned
 }
 """
+
+
+LAST: dict[str, Any] = {}  # the last _both run's counters (identical on both executors)
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +102,7 @@ def _both(monkeypatch: pytest.MonkeyPatch, fn: Any, grid: Any, block: Any, make:
     for a, b in zip(o_ref, o_nat, strict=True):
         assert a.tobytes() == b.tobytes()
     assert c_nat == c_ref
+    LAST["counters"] = c_nat
     return o_nat
 
 
@@ -177,6 +189,25 @@ def test_row_sums_counters(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
     for k in range(m):
         want += x.reshape(n, m)[:, k]
     np.testing.assert_array_equal(y, want)
+
+
+def test_shared_bank_conflicts_in_access_groups(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    blocks, threads, n = 3, 256, 200
+    x = np.random.default_rng(16).integers(0, 1000, blocks * 1088).astype(np.float32)
+
+    def make() -> Any:
+        dy = cuda.to_device(np.zeros(blocks * threads, np.float32))
+        return (np.int32(n), cuda.to_device(x), dy), [dy]
+
+    (y,) = _both(monkeypatch, mod.get_function("strided_shared"), blocks, threads, make)
+    s = x.reshape(blocks, 1088)
+    t = np.arange(threads)
+    want = np.zeros((blocks, threads), np.float32)
+    live = t < n
+    tl = t[live]
+    want[:, live] = ((s[:, tl * 2] + s[:, tl * 2 + 64]) + s[:, tl * 4 + 1]) + s[:, tl * 4 + 33]  # small integers: exact
+    np.testing.assert_array_equal(y, want.ravel())
+    assert LAST["counters"]["shared_bank_conflicts"] > 0
 
 
 def test_fault_inside_a_loop_is_the_references(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:

@@ -148,6 +148,25 @@ class KernelCodegen:
             for r in _reads(ins):
                 self.reads.setdefault(r, []).append(pos)
         self.seg_local: set[str] = set()
+        # Alias scopes: each register's lane array, global memory, shared memory and the read-only
+        # launch data (mask, specials, parameters) are distinct objects, which LLVM cannot see through
+        # the pointer tables; telling it lets the lane loops vectorize (gathers and scatters included).
+        self._scopes: dict[str, Any] = {}
+        self._scope_lists: dict[str, tuple[Any, Any]] = {}
+        self._domain = self.module.add_metadata([ir.MetaDataString(self.module, "strata.lanes")])
+        for name in (*(f"r:{r}" for r in jf.reg_storage), "mem", "shm", "aux"):
+            self._scopes[name] = self.module.add_metadata([ir.MetaDataString(self.module, name), self._domain])
+
+    def tag(self, instr: Any, scope: str) -> Any:
+        """Mark a load or store as touching only `scope` (see _scopes)."""
+        lists = self._scope_lists.get(scope)
+        if lists is None:
+            own = self.module.add_metadata([self._scopes[scope]])
+            others = self.module.add_metadata([v for k, v in self._scopes.items() if k != scope])
+            lists = self._scope_lists[scope] = (own, others)
+        instr.set_metadata("alias.scope", lists[0])
+        instr.set_metadata("noalias", lists[1])
+        return instr
 
     # ---------------------------------------------------------------------------------------------
     def build(self) -> str:
@@ -375,13 +394,15 @@ class KernelCodegen:
         self.dry_mems = mems
 
         def warp(w: ir.Value) -> None:
+            self.dry_warp = w
             for d in mems.values():  # (every lane writes its key and part: no reset of the stats)
                 for slot, v in zip(d.red, (-1, 0, 0, 0) if d.red else (), strict=True):
                     bld.store(ir.Constant(I64, v), slot)
 
             def lane(j: ir.Value) -> None:
                 i = bld.add(bld.mul(w, ir.Constant(I64, 32)), j)
-                self.dry_act = bld.icmp_unsigned("!=", bld.load(bld.gep(self.mask_arg, [i])), ir.Constant(I8, 0))
+                mv = self.tag(bld.load(bld.gep(self.mask_arg, [i])), "aux")
+                self.dry_act = bld.icmp_unsigned("!=", mv, ir.Constant(I8, 0))
                 self._lanes_body(segment, i)
             self._count_loop(ir.Constant(I64, 32), lane)
             for d in mems.values():
@@ -472,12 +493,13 @@ class KernelCodegen:
                     delta = d.mem_op.offset - lead.mem_op.offset if lead is not None else 0
                     if lead is None:
                         leaders[key] = d
-                        d.span = (0, 0)
+                        d.span, d.group = (0, 0), 1
                     elif abs(delta) < (1 << 20) and delta % d.nbytes == 0 and (d.space != "shared" or delta % 4 == 0):
                         # aligned like its leader, and checked with it: the leader's check covers the
                         # group's whole span [min + lowest delta, max + highest delta] (see _warp_check)
                         d.leader, d.delta = lead, delta
                         lead.span = (min(lead.span[0], delta), max(lead.span[1], delta))
+                        lead.group += 1
             for r in written_registers(ins):
                 version[r] = version.get(r, 0) + 1
 
@@ -504,7 +526,7 @@ class KernelCodegen:
         """Lane i runs: its mask byte (the executor always passes a mask, all ones for every lane) and
         the instruction's guard predicate."""
         bld = self.bld
-        mv = bld.load(bld.gep(self.mask_arg, [i]))
+        mv = self.tag(bld.load(bld.gep(self.mask_arg, [i])), "aux")
         act = bld.icmp_unsigned("!=", mv, ir.Constant(I8, 0))
         if guard is not None:
             g = self.read(Reg(guard.name), "pred", i)
@@ -559,7 +581,7 @@ class KernelCodegen:
         vals = self.seg_vals
         if vals is not None and name in vals:
             return vals[name]
-        v = self.bld.load(self.bld.gep(self.reg_ptr(name), [i]))
+        v = self.tag(self.bld.load(self.bld.gep(self.reg_ptr(name), [i])), f"r:{name}")
         if vals is not None:
             vals[name] = v
         return v
@@ -570,7 +592,7 @@ class KernelCodegen:
         if self.cur_guard is not None:
             v = bld.select(self.cur_guard, v, self.raw(name, i))
         if not self.dry and name not in self.seg_local:
-            bld.store(v, bld.gep(self.reg_ptr(name), [i]))
+            self.tag(bld.store(v, bld.gep(self.reg_ptr(name), [i])), f"r:{name}")
         if self.seg_vals is not None:
             self.seg_vals[name] = v
 
@@ -624,7 +646,7 @@ class KernelCodegen:
                     return bld.inttoptr(bld.load(bld.gep(table, [ir.Constant(I64, idx)])), I32.as_pointer())
                 arr = self.hoist(make)
                 self._special_ptr[name] = arr
-            v = bld.zext(bld.load(bld.gep(arr, [i])), I64)
+            v = bld.zext(self.tag(bld.load(bld.gep(arr, [i])), "aux"), I64)
         elif base == "%ntid" and k >= 0:
             v = self.ctx(CTX_BLOCK + k)
         elif base == "%nctaid" and k >= 0:
@@ -1213,31 +1235,35 @@ class KernelCodegen:
                         self.write(e, d.vt, ir.Constant(lty(d.vt), 0), i)
             return
         if d.space == "shared":
-            host = bld.gep(bld.inttoptr(self.ctx(CTX_SHARED), I8P), [bld.add(a, self.shared_base(i))])
+            # a checked offset is below the chunk's shared size (< 2 GiB): 32 bits, so that the vectorized
+            # loops gather 16 lanes at a time
+            off = bld.add(bld.trunc(a, I32), bld.trunc(self.shared_base(i), I32))
+            host = bld.gep(bld.inttoptr(self.ctx(CTX_SHARED), I8P), [off])
         else:
             host = bld.gep(bld.inttoptr(self.ctx(CTX_MEM), I8P), [bld.sub(a, ir.Constant(I64, GLOBAL_BASE))])
         ety = lty(d.vt)
+        scope = "shm" if d.space == "shared" else "mem"
         for k, e in enumerate(d.elems):
             p = bld.bitcast(bld.gep(host, [ir.Constant(I64, k * d.size)]), ety.as_pointer())
             if d.load:
                 if isinstance(e, Sink):
                     continue
                 if g is None:
-                    v = bld.load(p, align=d.size)
+                    v = self.tag(bld.load(p, align=d.size), scope)
                 else:  # only an active lane's address is known to be valid
                     slot = self.entry_alloca(ety)
                     bld.store(ir.Constant(ety, 0), slot)
                     with bld.if_then(g):
-                        bld.store(bld.load(p, align=d.size), slot)
+                        bld.store(self.tag(bld.load(p, align=d.size), scope), slot)
                     v = bld.load(slot)
                 self.write(e, d.vt, v, i)
             elif not self.dry:
                 v = self.read(e, d.vt, i)
                 if g is None:
-                    bld.store(v, p, align=d.size)
+                    self.tag(bld.store(v, p, align=d.size), scope)
                 else:
                     with bld.if_then(g):
-                        bld.store(v, p, align=d.size)
+                        self.tag(bld.store(v, p, align=d.size), scope)
 
     def shared_base(self, i: ir.Value) -> ir.Value:
         """Lane i's block's offset in the chunk's shared memory (once per lane and segment)."""
@@ -1245,7 +1271,7 @@ class KernelCodegen:
         if vals is not None and "$sbase" in vals:
             return vals["$sbase"]
         table = self.hoist(lambda: self.bld.inttoptr(self.ctx(CTX_SHARED_BASE), I64P))
-        v = self.bld.load(self.bld.gep(table, [i]))
+        v = self.tag(self.bld.load(self.bld.gep(table, [i])), "aux")
         if vals is not None:
             vals["$sbase"] = v
         return v
@@ -1277,7 +1303,7 @@ class KernelCodegen:
                 if isinstance(e, Sink):
                     continue
                 p = bld.bitcast(bld.gep(base, [ir.Constant(I64, off + k * size)]), lty(vt).as_pointer())
-                self.write(e, vt, bld.load(p, align=1), i)
+                self.write(e, vt, self.tag(bld.load(p, align=1), "aux"), i)
         self.per_lane(body)
 
     def _bail_if(self, cond: ir.Value, k: int | None = None) -> None:
@@ -1550,6 +1576,7 @@ class MemDesc:
         self.delta = 0
         self.red: list[ir.Value] = []  # dry run: the warp's min, max and OR of addresses, taking-part lanes
         self.span = (0, 0)  # a leader: the lowest and highest offset of its followers from it
+        self.group = 1  # a leader: how many accesses (itself included) count from its summary
 
 
 class WarpStats:
@@ -1564,6 +1591,39 @@ class WarpStats:
         self.act = g.entry_alloca(I8, 32)
         self.out = g.entry_alloca(I64, 4)  # the leader's summary: count, min, max, contiguous
         self.conf = g.entry_alloca(I64)  # the leader's bank conflicts (shared)
+
+    def summarize(self, d: MemDesc) -> None:
+        """The leader's warp summary in `out`: taking-part lanes, min and max key (from the dry run's
+        address reductions: keys grow with addresses, and a warp's lanes share one block's shared base),
+        and for global accesses whether the keys are consecutive (a vectorized compare when every lane
+        took part; otherwise the helper, which also compacts the keys for the sort)."""
+        g = self.g
+        bld = g.bld
+        out = self.out
+        mn_p, mx_p, _, c_p = d.red
+        c, mn, mx = bld.load(c_p), bld.load(mn_p), bld.load(mx_p)
+        if d.space == "shared":
+            table = g.hoist(lambda: bld.inttoptr(g.ctx(CTX_SHARED_BASE), I64P))
+            sb = g.tag(bld.load(bld.gep(table, [bld.mul(g.dry_warp, ir.Constant(I64, 32))])), "aux")
+            mn = bld.lshr(bld.add(mn, sb), ir.Constant(I64, 2))
+            mx = bld.lshr(bld.add(mx, sb), ir.Constant(I64, 2))
+        else:
+            mn = bld.sub(mn, ir.Constant(I64, GLOBAL_BASE))
+            mx = bld.sub(mx, ir.Constant(I64, GLOBAL_BASE))
+        for k, v in enumerate((c, mn, mx, ir.Constant(I64, 0))):
+            bld.store(v, bld.gep(out, [ir.Constant(I64, k)]))
+        if d.space == "shared":
+            return  # contiguity is not needed for shared counters
+        with bld.if_else(bld.icmp_unsigned("==", c, ir.Constant(I64, 32))) as (full, part):
+            with full:
+                k0 = bld.load(self.buf)
+                lin = ir.Constant(I1, 1)
+                for k in range(1, 32):
+                    key = bld.load(bld.gep(self.buf, [ir.Constant(I64, k)]))
+                    lin = bld.and_(lin, bld.icmp_unsigned("==", key, bld.add(k0, ir.Constant(I64, k * d.nbytes))))
+                bld.store(bld.zext(lin, I64), bld.gep(out, [ir.Constant(I64, 3)]))
+            with part:
+                bld.call(g._summary_helper(), [self.buf, self.act, ir.Constant(I64, d.nbytes), out])
 
     def add(self, a: ir.Value, i: ir.Value, d: MemDesc, part: ir.Value) -> None:
         g = self.g
@@ -1580,9 +1640,12 @@ class WarpStats:
         g = self.g
         bld = g.bld
         out = self.out
+        if d.leader is not None and d.space == "shared":
+            return  # counted by its leader, times the group's size (whole-word shifts: the same conflicts)
         if d.leader is None:
-            bld.call(g._summary_helper(), [self.buf, self.act, ir.Constant(I64, d.nbytes), out])
+            self.summarize(d)
         c, mn, mx, lin = (bld.load(bld.gep(out, [ir.Constant(I64, k)])) for k in range(4))
+        k_group = ir.Constant(I64, d.group if d.space == "shared" else 1)
         if d.leader is not None and d.space != "shared":  # global: the same lanes, shifted
             mn, mx = bld.add(mn, ir.Constant(I64, d.delta)), bld.add(mx, ir.Constant(I64, d.delta))
 
@@ -1592,14 +1655,16 @@ class WarpStats:
 
         with bld.if_then(bld.icmp_signed(">", c, ir.Constant(I64, 0))):
             if d.space == "shared":
-                bump("shared_load_bytes" if d.load else "shared_store_bytes", bld.mul(c, ir.Constant(I64, d.nbytes)))
-                bump("shared_requests", ir.Constant(I64, 1))
+                bump("shared_load_bytes" if d.load else "shared_store_bytes",
+                     bld.mul(c, ir.Constant(I64, d.nbytes * d.group)))
+                bump("shared_requests", k_group)
                 # distinct words within 32 of each other sit in distinct banks: no conflict, no sort
-                if d.leader is None:
-                    bld.store(ir.Constant(I64, 0), self.conf)
-                    with bld.if_then(bld.icmp_unsigned(">=", bld.sub(mx, mn), ir.Constant(I64, 32))):
-                        bld.store(bld.call(g._conflicts_helper(), [self.buf, c]), self.conf)
-                bump("shared_bank_conflicts", bld.load(self.conf))
+                bld.store(ir.Constant(I64, 0), self.conf)
+                with bld.if_then(bld.icmp_unsigned(">=", bld.sub(mx, mn), ir.Constant(I64, 32))):
+                    with bld.if_then(bld.icmp_unsigned("<", c, ir.Constant(I64, 32))):  # compact the keys
+                        bld.call(g._summary_helper(), [self.buf, self.act, ir.Constant(I64, d.nbytes), out])
+                    bld.store(bld.call(g._conflicts_helper(), [self.buf, c]), self.conf)
+                bump("shared_bank_conflicts", bld.mul(bld.load(self.conf), k_group))
                 return
             kind = "load" if d.load else "store"
             bump(f"global_{kind}_bytes", bld.mul(c, ir.Constant(I64, d.nbytes)))

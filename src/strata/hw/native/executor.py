@@ -176,6 +176,10 @@ def launch_reason(program: Program, kernel: str, config: LaunchConfig, mem: Devi
         return "thread-block clusters"
     if jf.local_size:
         return "local memory"
+    lpb = -(-config.threads_per_block // 32) * 32
+    per_chunk = max(1, cfg.settings().chunk_lanes // lpb)
+    if per_chunk * -(-program.shared_bytes(kernel, config.shared_mem) // 16) * 16 >= 1 << 31:
+        return "a chunk's shared memory reaches 2 GiB (native code indexes it with 32 bits)"
     if cfg.settings().debug >= 4:
         return "STRATA_DEBUG=4 traces each instruction"
     return None
