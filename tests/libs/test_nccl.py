@@ -449,3 +449,54 @@ def test_half_ring_sums_round_once_per_step_in_ring_order(dt: type) -> None:
     for y in ys:
         np.testing.assert_array_equal(y.get(), want)
     close(comms)
+
+
+def _kernels_run(rec: trace.Recording) -> set[str]:
+    return {e.args["kernel"] for e in rec.events if e.name == "kernel"}
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min", "avg"])
+def test_large_chunks_run_whole_tiles_then_the_vector_and_scalar_kernels(op: str) -> None:
+    """Chunks of a tile or more (TILE_LANES x REDUCE_K elements) take the tile kernels, the all-gather's
+    copies as 8-byte words, and the rest of each chunk the vector and scalar kernels; the result is
+    NumPy's either way. Out of place, 2 ranks: each chunk is one tile plus an odd remainder."""
+    from strata.libs.nccl import kernels
+
+    devs = devices(2)
+    comms = nccl.comm_init_all(devs)
+    n = 2 * (kernels.TILE_LANES * kernels.REDUCE_K + 4099)
+    f32 = np.dtype(np.float32)
+    hs = [host(f32, n) for _ in devs]
+    xs, ys = upload(devs, hs), empty(devs, n, f32)
+    with trace.record() as rec:
+        grouped(lambda r: nccl.all_reduce(xs[r], ys[r], n, f32, op, comms[r], algorithm="ring"), 2)
+        for y in ys:
+            got = y.get()
+    names = _kernels_run(rec)
+    assert any("nccl_apply_tiles" in k for k in names) and "nccl_copy_tiles" in names
+    assert any("nccl_apply_v" in k for k in names) and any("nccl_applyI" in k for k in names)
+    want = NP_OPS[op](np.stack(hs).astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    np.testing.assert_allclose(ys[0].get(), want, rtol=1e-5)
+    close(comms)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.float16, ml_dtypes.bfloat16])
+def test_large_in_place_all_reduce_of_narrow_types_in_tiles(dt: type) -> None:
+    """The tile kernel of 1- and 2-byte types (halves combine in float and round once), in place."""
+    from strata.libs.nccl import kernels
+
+    dtype = np.dtype(dt)
+    devs = devices(2)
+    comms = nccl.comm_init_all(devs)
+    n = 2 * kernels.TILE_LANES * kernels.REDUCE_K + 6
+    hs = [host(dtype, n) for _ in devs]
+    xs = upload(devs, hs)
+    with trace.record() as rec:
+        grouped(lambda r: nccl.all_reduce(xs[r], xs[r], n, dtype, "sum", comms[r], algorithm="ring"), 2)
+        got = [x.get() for x in xs]
+    assert any("nccl_apply_tiles" in k for k in _kernels_run(rec))
+    want = (hs[0].astype(np.float32) + hs[1].astype(np.float32)).astype(dtype) if dtype.kind != "i" else hs[0] + hs[1]
+    for g in got:
+        np.testing.assert_array_equal(g, want)  # one rounding of the float sum: bit for bit
+    close(comms)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from strata.hw.isa.registry import DTYPES, LaneFault, Op, lowers, split_mods, write
-from strata.hw.memory import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from strata.hw.memory import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE, uva_slot
 from strata.hw.ptx.ir import Mem, Reg, Sink, Sym, Vec
 
 SPACES = ("global", "shared", "local", "param", "const", "generic")
@@ -241,11 +241,14 @@ class Addresser:
             else:
                 e = self._entry(f, a, lambda r: (r - _U64(GLOBAL_BASE)).view(np.int64))
         if e.alloc is None:
-            e.alloc = mem.allocation_at(e.lo) or False
+            e.alloc = mem.allocation_at(e.lo) or _peer_allocation(mem, e.lo) or False
         alloc = e.alloc
         if not alloc or (e.orr | off) & (size - 1) or e.lo + off < alloc.address or \
                 e.hi + off + size > alloc.end or alloc.freed:
             return None
+        if not mem.base <= alloc.address < mem.end:  # an enabled peer's allocation: interconnect traffic
+            slot = uva_slot(alloc.address)
+            mem.peer_bytes[slot] = mem.peer_bytes.get(slot, 0) + int(a.size) * size
         return Access("global", None, mem, None, None, e, off)
 
     def _fault(self, f: Any, sel: np.ndarray | None, i: int, addr: int, why: str, nearest: str,
@@ -325,6 +328,16 @@ class Addresser:
                         space, f"the thread's local memory is {limit} bytes")
             raise self._fault(f, sel, i, int(a[i]), f"out of bounds ({what})", what, space=space)
         return a.view(np.int64)
+
+
+def _peer_allocation(mem: Any, address: int) -> Any:
+    """The live allocation at `address` in the memory of a peer `mem` may access (peer access enabled),
+    or None: lane-linear reads of a neighbour's buffer (NCCL's P2P transport) take the fast path too."""
+    if not mem.peers:
+        return None
+    slot = uva_slot(address)
+    peer = mem.peers.get(slot) if slot is not None else None
+    return peer.allocation_at(address) if peer is not None else None
 
 
 def typed(buf: Any, dtype: np.dtype) -> np.ndarray:

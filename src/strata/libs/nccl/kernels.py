@@ -118,24 +118,76 @@ __global__ void nccl_apply_v(T* dst, const T* a, const T* b, unsigned long long 
         default: reinterpret_cast<uint4*>(dst)[i] = reinterpret_cast<const uint4*>(b)[i];
     }
 }
+
+// Whole tiles: the grid is (TILE_LANES / 256, tiles) blocks of 256 threads, and thread t of tile
+// blockIdx.y combines elements t, t + TILE_LANES, t + 2 TILE_LANES, ... (K of them) of that tile.
+// Consecutive threads touch consecutive elements (coalesced); every element after a thread's first is
+// at a constant offset from it, so its address work is done once for K elements. OP is a template
+// parameter (a kernel per operation, no switch); the grid is exact, so there is no bounds check.
+template <typename T, int OP>
+__global__ void __launch_bounds__(256) nccl_apply_tiles(T* dst, const T* a, const T* b, int divisor) {
+    const unsigned long long at = (unsigned long long)blockIdx.y * (TILE_LANES * REDUCE_K) + blockIdx.x * 256u
+                                  + threadIdx.x;
+    dst += at; a += at; b += at;
+#pragma unroll
+    for (int k = 0; k < REDUCE_K; ++k) dst[k * TILE_LANES] = combine<OP>(a[k * TILE_LANES], b[k * TILE_LANES], divisor);
+}
 """
+
+# Copies move bits whatever the type: 8-byte words, in tiles as above (one type-independent module).
+COPY_SOURCE = r"""
+extern "C" __global__ void __launch_bounds__(256) nccl_copy_tiles(unsigned long long* dst,
+                                                                  const unsigned long long* src) {
+    const unsigned long long at = (unsigned long long)blockIdx.y * (TILE_LANES * COPY_K) + blockIdx.x * 256u
+                                  + threadIdx.x;
+    dst += at; src += at;
+#pragma unroll
+    for (int k = 0; k < COPY_K; ++k) dst[k * TILE_LANES] = src[k * TILE_LANES];
+}
+"""
+
+# The tile kernels' shape: a tile is TILE_LANES threads each doing REDUCE_K elements (COPY_K 8-byte
+# words for copies). TILE_LANES is the engine's default chunk (STRATA_CHUNK_LANES), so a tile runs as
+# one chunk whose lanes address consecutive elements: each load and store is one slice of memory.
+TILE_LANES = 1 << 16
+REDUCE_K = 32
+COPY_K = 16
+WORD = 8
+_TILE_DEFINES = f"#define TILE_LANES {TILE_LANES}ull\n#define REDUCE_K {REDUCE_K}\n#define COPY_K {COPY_K}\n"
+SOURCE = _TILE_DEFINES + SOURCE
+COPY_SOURCE = _TILE_DEFINES + COPY_SOURCE
 
 NAMES = {dt: f"nccl_apply<{dt.ctype}>" for dt in DataType}
 VECTOR_NAMES = {dt: f"nccl_apply_v<{dt.ctype}>" for dt in DataType}
+TILE_NAMES = {(dt, op): f"nccl_apply_tiles<{dt.ctype}, {op}>" for dt in DataType for op in range(COPY)}
 # One module per data type: compiled on first use of that type, and on an AMD device a type whose code
 # the CDNA engine cannot run yet does not stop the others from loading.
-KERNELS = {dt: KernelSet(f"nccl_{dt.name}", SOURCE, name_expressions=(NAMES[dt], VECTOR_NAMES[dt])) for dt in DataType}
+KERNELS = {dt: KernelSet(f"nccl_{dt.name}", SOURCE, name_expressions=(
+    NAMES[dt], VECTOR_NAMES[dt], *(TILE_NAMES[dt, op] for op in range(COPY)))) for dt in DataType}
+COPY_KERNELS = KernelSet("nccl_copy", COPY_SOURCE)
 VECTOR_BYTES = 16
 
 
 def apply(dt: DataType, dst: int, a: int, b: int, n: int, op: int, divisor: int, stream: Any) -> int:
-    """Queue dst = a (op) b (or the copy dst = b) over `n` elements on `stream`: the 16-byte vector kernel
-    for the aligned bulk, the scalar one for the rest. Returns the number of launches."""
+    """Queue dst = a (op) b (or the copy dst = b) over `n` elements on `stream`: the tile kernels for whole
+    tiles (copies as 8-byte words), the 16-byte vector kernel for the aligned rest, the scalar one for
+    what remains. Returns the number of launches."""
     if divisor > 1:  # the last step of an average: sum, then divide
         op = AVG_FINAL
     elif op == AVG_FINAL:  # nothing to divide by
         op = 0
     launches = 0
+    tile = TILE_LANES * (COPY_K * WORD if op == COPY else REDUCE_K * dt.size)  # bytes
+    tiles = n * dt.size // tile
+    if tiles and (op != COPY or (dst % WORD == 0 and b % WORD == 0)):
+        grid = (TILE_LANES // BLOCK, tiles)
+        if op == COPY:
+            COPY_KERNELS.get("nccl_copy_tiles")(grid, BLOCK, (dst, b), stream=stream)
+        else:
+            KERNELS[dt].get(TILE_NAMES[dt, op])(grid, BLOCK, (dst, a or b, b, np.int32(divisor)), stream=stream)
+        launches += 1
+        done = tiles * tile
+        dst, a, b, n = dst + done, (a + done) if a else 0, b + done, n - done // dt.size
     nvec = 0
     if all(p % VECTOR_BYTES == 0 for p in (dst, a, b) if p) and n * dt.size >= VECTOR_BYTES:
         nvec = n * dt.size // VECTOR_BYTES
