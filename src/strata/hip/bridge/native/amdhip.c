@@ -172,6 +172,63 @@ hipError_t hipLaunchKernel(const void* f, dim3 g, dim3 b, void** args, size_t sh
     return cudaLaunchKernel(f, g, b, args, shmem, s);
 }
 
+/* ---- graphs: libcudart records captures and node-built graphs (HIP launches are its launches), so these
+ * are its calls under HIP's names; only hipKernelNodeParams orders its fields differently. */
+struct strata_kernel_node_params { void* func; dim3 gridDim; dim3 blockDim; unsigned sharedMemBytes; void** kernelParams;
+                                   void** extra; };  /* cudaKernelNodeParams */
+hipError_t cudaStreamBeginCapture(hipStream_t, int);
+hipError_t cudaStreamEndCapture(hipStream_t, hipGraph_t*);
+hipError_t cudaStreamIsCapturing(hipStream_t, int*);
+hipError_t cudaStreamGetCaptureInfo(hipStream_t, int*, unsigned long long*, hipGraph_t*, const hipGraphNode_t**,
+                                    const void**, size_t*);
+hipError_t cudaGraphCreate(hipGraph_t*, unsigned);
+hipError_t cudaGraphDestroy(hipGraph_t);
+hipError_t cudaGraphClone(hipGraph_t*, hipGraph_t);
+hipError_t cudaGraphGetNodes(hipGraph_t, hipGraphNode_t*, size_t*);
+hipError_t cudaGraphAddKernelNode(hipGraphNode_t*, hipGraph_t, const hipGraphNode_t*, size_t,
+                                  const struct strata_kernel_node_params*);
+hipError_t cudaGraphAddEmptyNode(hipGraphNode_t*, hipGraph_t, const hipGraphNode_t*, size_t);
+hipError_t cudaGraphAddDependencies(hipGraph_t, const hipGraphNode_t*, const hipGraphNode_t*, size_t);
+hipError_t cudaGraphInstantiateWithFlags(hipGraphExec_t*, hipGraph_t, unsigned long long);
+hipError_t cudaGraphLaunch(hipGraphExec_t, hipStream_t);
+hipError_t cudaGraphExecDestroy(hipGraphExec_t);
+
+hipError_t hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode) { return cudaStreamBeginCapture(s, (int)mode); }
+hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t* g) { return cudaStreamEndCapture(s, g); }
+hipError_t hipStreamIsCapturing(hipStream_t s, hipStreamCaptureStatus* status) {
+    return cudaStreamIsCapturing(s, (int*)status);
+}
+hipError_t hipStreamGetCaptureInfo(hipStream_t s, hipStreamCaptureStatus* status, unsigned long long* id) {
+    return cudaStreamGetCaptureInfo(s, (int*)status, id, NULL, NULL, NULL, NULL);
+}
+hipError_t hipGraphCreate(hipGraph_t* g, unsigned flags) { return cudaGraphCreate(g, flags); }
+hipError_t hipGraphDestroy(hipGraph_t g) { return cudaGraphDestroy(g); }
+hipError_t hipGraphClone(hipGraph_t* clone, hipGraph_t g) { return cudaGraphClone(clone, g); }
+hipError_t hipGraphGetNodes(hipGraph_t g, hipGraphNode_t* nodes, size_t* n) { return cudaGraphGetNodes(g, nodes, n); }
+hipError_t hipGraphAddKernelNode(hipGraphNode_t* out, hipGraph_t g, const hipGraphNode_t* deps, size_t n,
+                                 const hipKernelNodeParams* p) {
+    if (!p) return hipErrorInvalidValue;
+    struct strata_kernel_node_params c = {p->func, p->gridDim, p->blockDim, p->sharedMemBytes, p->kernelParams,
+                                          p->extra};
+    return cudaGraphAddKernelNode(out, g, deps, n, &c);
+}
+hipError_t hipGraphAddEmptyNode(hipGraphNode_t* out, hipGraph_t g, const hipGraphNode_t* deps, size_t n) {
+    return cudaGraphAddEmptyNode(out, g, deps, n);
+}
+hipError_t hipGraphAddDependencies(hipGraph_t g, const hipGraphNode_t* from, const hipGraphNode_t* to, size_t n) {
+    return cudaGraphAddDependencies(g, from, to, n);
+}
+hipError_t hipGraphInstantiate(hipGraphExec_t* x, hipGraph_t g, hipGraphNode_t* error_node, char* log, size_t size) {
+    if (error_node) *error_node = NULL;
+    if (log && size) log[0] = 0;
+    return cudaGraphInstantiateWithFlags(x, g, 0);
+}
+hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* x, hipGraph_t g, unsigned long long flags) {
+    return cudaGraphInstantiateWithFlags(x, g, flags);
+}
+hipError_t hipGraphLaunch(hipGraphExec_t x, hipStream_t s) { return cudaGraphLaunch(x, s); }
+hipError_t hipGraphExecDestroy(hipGraphExec_t x) { return cudaGraphExecDestroy(x); }
+
 hipError_t hipFuncGetAttributes(hipFuncAttributes* attr, const void* func) {
     int64_t r[8];
     if (!attr) return hipErrorInvalidValue;
