@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -1087,6 +1089,13 @@ def _mad32(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
 def _fma32_odd(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
     """The float32 fma through a float64 sum rounded to odd (its last bit set when inexact): rounding that
     to float32 is correct (53 >= 24 + 2 bits)."""
+    return _fma32_odd64(a, b, d).astype(np.float32)
+
+
+def _fma32_odd64(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """a * b + d of float32s as a float64 rounded to odd: scaling it by a power of two and rounding to float32
+    (even to a denormal) rounds the exact value once."""
+    a, b, d = (np.asarray(x, np.float32) for x in (a, b, d))
     p = a.astype(np.float64) * b.astype(np.float64)
     c = np.broadcast_to(d.astype(np.float64), np.broadcast(p, d).shape)
     with np.errstate(all="ignore"):
@@ -1098,7 +1107,7 @@ def _fma32_odd(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
         toward = np.where(np.signbit(err) == np.signbit(s), np.uint64(1), np.uint64(0))
         # an even last bit of an inexact sum: move one ulp toward the exact value, whose odd neighbour it is
         adj = np.where(inexact, np.where(toward == 1, bits + np.uint64(1), bits - np.uint64(1)), bits)
-        return np.asarray(adj).view(np.float64).astype(np.float32)
+        return np.asarray(adj).view(np.float64)
 
 
 _F2: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -1332,9 +1341,10 @@ def h_valu3(c: _Ctx, ins: Inst) -> None:
         vcc = _lanes(c.b.s[c.ix, VCC], c.b.s[c.ix, VCC + 1])
         a, b, d = fsrc(c, ins, 0), fsrc(c, ins, 1), fsrc(c, ins, 2)
         with np.errstate(all="ignore"):
-            fma = a.astype(np.float64) * b.astype(np.float64) + d.astype(np.float64)
-            exp_big = (np.abs(d) >= np.float32(2.0))
-            scaled = np.where(exp_big, fma * 2.0 ** -64, fma * 2.0 ** 64)
+            fma = _fma32(a, b, d)
+            # Scaled, the exact a * b + d is rounded once, at the scaled value's precision (a denormal
+            # quotient has fewer bits): the odd-rounded float64 sum keeps that single rounding right.
+            scaled = (_fma32_odd64(a, b, d) * _div_fmas_scale(d, np.float32)).astype(np.float32)
             r = _bits(np.where(vcc, scaled, fma).astype(np.float32))
         _count(c, "fp32")
     elif name == "v_div_scale_f32":
@@ -1486,35 +1496,87 @@ def _int3(name: str, a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
     raise AssertionError(name)
 
 
+def _exponent(x: np.ndarray, dt: Any) -> np.ndarray:
+    """The biased exponent field of a float32/float64 (0 for zeros and denormals), as the ISA's exponent()."""
+    if dt == np.float32:
+        return ((np.asarray(x, np.float32).view(np.uint32) >> np.uint32(23)) & np.uint32(0xFF)).astype(np.int64)
+    return ((np.asarray(x, np.float64).view(np.uint64) >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+
+
 def _div_scale(s0: np.ndarray, s1: np.ndarray, s2: np.ndarray, dt: Any = np.float32) -> tuple[np.ndarray, np.ndarray]:
-    """V_DIV_SCALE_F32 (S0 the value to scale, S1 the denominator, S2 the numerator): scale by 2^64 only
-    when the quotient would lose precision (extreme exponents or denormals); VCC says to undo it."""
+    """V_DIV_SCALE_F32/F64 (S0 the value to scale, S1 the denominator, S2 the numerator), the ISA guide's cases
+    in order: a zero operand gives NaN (V_DIV_FIXUP answers); an exponent gap of 96 (768) scales the denominator
+    up by 2^64 (2^128) and sets VCC; a denormal denominator scales both operands up; a denominator whose
+    reciprocal is denormal scales both down; a denormal quotient scales the numerator up and sets VCC; a tiny
+    numerator (exponent field <= 23, <= 53) scales both up. VCC tells V_DIV_FMAS to undo the scaling.
+
+    Where the guide scales a huge denominator up for a denormal quotient (it would overflow), the
+    denominator is scaled down instead: the quotient comes out 2^64 larger either way, which VCC undoes."""
     info = np.finfo(dt)
-    gap, small, scale = (96, -126 + 24, 2.0 ** 64) if dt == np.float32 else (768, -1022 + 53, 2.0 ** 128)
-    e1 = np.frexp(s1.astype(np.float64))[1]
-    e2 = np.frexp(s2.astype(np.float64))[1]
+    gap, tiny_exp, k = (96, 23, 64) if dt == np.float32 else (768, 53, 128)
     tiny = dt(info.tiny)
     with np.errstate(all="ignore"):
-        den_denorm = (np.abs(s1) < tiny) & (s1 != 0)
-        big_gap = (e2 - e1 >= gap) & (s1 != 0) & (s2 != 0)
-        num_small = (e2 <= small) & (s2 != 0)
-        flag = (big_gap | num_small) & np.isfinite(s1) & np.isfinite(s2)
-        scale_up = (den_denorm | (big_gap & (s0 == s1)) | (num_small & (s0 == s2)))
-        res = np.where(scale_up & np.isfinite(s0), (s0.astype(np.float64) * scale).astype(dt), s0)
-    return res.astype(dt), np.broadcast_to(flag, np.broadcast(s0, s1, s2).shape)
+        a0, a1, a2 = (np.asarray(v, dt) for v in (s0, s1, s2))
+        e1, e2 = _exponent(a1, dt), _exponent(a2, dt)
+        q = (a2.astype(np.float64) / a1.astype(np.float64)).astype(dt)
+        q_denorm = (np.abs(q) < tiny) & (q != 0)
+        rcp_denorm = np.abs(1.0 / a1.astype(np.float64)) < np.finfo(np.float64).tiny if dt == np.float64 else \
+            np.zeros(np.broadcast(a0, a1, a2).shape, bool)
+        zero = (a1 == 0) | (a2 == 0)
+        big_gap = ~zero & (e2 - e1 >= gap)
+        den_denorm = ~zero & ~big_gap & (e1 == 0)
+        rest = ~zero & ~big_gap & ~den_denorm
+        both_tiny = rest & rcp_denorm & q_denorm
+        rcp_tiny = rest & rcp_denorm & ~q_denorm
+        quo_denorm = rest & ~rcp_denorm & q_denorm
+        num_tiny = rest & ~rcp_denorm & ~q_denorm & (e2 <= tiny_exp)
+        up = den_denorm | num_tiny | (big_gap & (a0 == a1)) | (quo_denorm & (a0 == a2))
+        down = rcp_tiny | (both_tiny & (a0 == a1))
+        factor = np.where(up, 2.0 ** k, np.where(down, 2.0 ** -k, 1.0))
+        res = np.where(zero, dt(np.nan), (a0.astype(np.float64) * factor).astype(dt) if dt == np.float32
+                       else _ldexp64(a0, np.where(up, k, np.where(down, -k, 0))))
+        flag = big_gap | both_tiny | quo_denorm
+    shape = np.broadcast(s0, s1, s2).shape
+    return np.broadcast_to(res, shape).astype(dt), np.broadcast_to(flag, shape)
+
+
+def _ldexp64(x: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """x * 2^e for float64 without an intermediate overflow or double rounding (np.ldexp rounds once)."""
+    return np.ldexp(x, e.astype(np.int32))
+
+
+def _div_fmas_scale(q: np.ndarray, dt: Any) -> np.ndarray:
+    """V_DIV_FMAS's post-scale when VCC is set: V_DIV_SCALE made the quotient 2^-64 (2^-128) of the true one
+    for an exponent gap (the scaled quotient is then at least 2^31) and 2^64 (2^128) of it for a denormal
+    quotient (then below 2^-62): the scaled quotient's magnitude says which way to undo."""
+    k = 64 if dt == np.float32 else 128
+    return np.where(np.abs(q) >= 1.0, 2.0 ** k, 2.0 ** -k)
 
 
 def _div_fixup(q: np.ndarray, den: np.ndarray, num: np.ndarray, dt: Any = np.float32) -> np.ndarray:
-    """V_DIV_FIXUP_F32: the special cases of num / den (NaN, infinities, zeros); else the quotient with
-    the sign of num * den."""
+    """V_DIV_FIXUP_F32/F64 (q the quotient, then the denominator and the numerator), the ISA guide's cases in
+    order: a NaN operand (numerator first) quieted; 0/0 and inf/inf the default NaN; x/0 and inf/y infinity;
+    x/inf and 0/y zero; an exponent gap below -150 (-1075) zero (the quotient is under half the smallest
+    denormal); else q with the sign of num * den. A quotient past 2^192 (2^1152) overflows inside the Newton
+    steps even after V_DIV_SCALE, leaving a NaN or infinity in q for finite operands: a correctly rounded
+    division is infinity there, so a non-finite q from finite, nonzero operands is read as that overflow."""
     with np.errstate(all="ignore"):
+        q, den, num = (np.asarray(v, dt) for v in (q, den, num))
+        ui: Any = np.uint32 if dt == np.float32 else np.uint64
+        quiet: Any = ui(1 << (22 if dt == np.float32 else 51))
         sign_neg = np.signbit(num) ^ np.signbit(den)
-        nan = np.isnan(num) | np.isnan(den) | ((num == 0) & (den == 0)) | (np.isinf(num) & np.isinf(den))
-        inf = ((den == 0) | np.isinf(num)) & ~nan
-        zero = (np.isinf(den) | (num == 0)) & ~nan & ~inf
-        mag = np.where(inf, dt(np.inf), np.where(zero, dt(0), np.abs(q)))
-        r = np.where(sign_neg, -mag, mag)
-        return np.where(nan, dt(np.nan), r).astype(dt)
+        under = -150 if dt == np.float32 else -1075
+        inf_q = np.where(sign_neg, dt(-np.inf), dt(np.inf))
+        zero_q = np.where(sign_neg, dt(-0.0), dt(0.0))
+        r = np.where(sign_neg, -np.abs(q), np.abs(q))
+        r = np.where(~np.isfinite(q), inf_q, r)
+        r = np.where(_exponent(num, dt) - _exponent(den, dt) < under, zero_q, r)
+        r = np.where(np.isinf(den) | (num == 0), zero_q, r)
+        r = np.where((den == 0) | np.isinf(num), inf_q, r)
+        r = np.where(((den == 0) & (num == 0)) | (np.isinf(den) & np.isinf(num)), dt(np.nan), r)
+        r = np.where(np.isnan(den), (den.view(ui) | quiet).view(dt), r)
+        r = np.where(np.isnan(num), (num.view(ui) | quiet).view(dt), r)
+        return np.asarray(r, dt)
 
 
 _CMP_F: dict[str, Callable[..., Any]] = {
@@ -1585,6 +1647,8 @@ def h_vop3p(c: _Ctx, ins: Inst) -> None:
         else:
             x = usrc(c, ins, i, 2)
             parts = (_f32((x & _MASK32).astype(_U32)), _f32((x >> _U64(32)).astype(_U32)))
+        if c.prog.ftz:  # packed f32 ops follow FLOAT_DENORM_MODE_32 like the scalar ones, inputs and results
+            parts = (_f32(_flush_bits(_bits(parts[0]))), _f32(_flush_bits(_bits(parts[1]))))
         lo = parts[op_sel >> i & 1]
         hi = parts[op_sel_hi >> i & 1]
         if ins.f["neg"] >> i & 1:
@@ -1602,7 +1666,7 @@ def h_vop3p(c: _Ctx, ins: Inst) -> None:
                 r = xs[0] + xs[1]
             else:
                 r = _fma32(xs[0], xs[1], xs[2])
-        out.append(_bits(np.asarray(r, np.float32)))
+        out.append(_flush_bits(_bits(np.asarray(r, np.float32))) if c.prog.ftz else _bits(np.asarray(r, np.float32)))
     _count(c, "fp32")
     c.counters.flops["fp32"] += c.active()
     d = _vdst(ins)
@@ -1708,7 +1772,35 @@ def _fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         t = (p - (s - bb)) + (c - bb)
         r = s + (t + e)
         plain = p + c
-        return np.where(np.isfinite(r) & np.isfinite(p), r, plain)
+        out = np.where(np.isfinite(r) & np.isfinite(p), r, plain)
+        # Dekker's split overflows for |x| >= 2^996, its partial products for a product near 2^1024, and the
+        # product's error term loses bits when the product is below 2^-968 (it would be denormal): those lanes
+        # (rare: extreme operands, the last correction step of a quotient or square root near either end of
+        # the range) are computed exactly with rationals and rounded once.
+        big, small = 2.0 ** 995, 2.0 ** -968
+        risky = (np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+                 & ((np.abs(a) >= big) | (np.abs(b) >= big) | ((np.abs(p) < small) & (p != 0))
+                    | ~(np.abs(p) < 2.0 ** 1020) | ~np.isfinite(s) | ~np.isfinite(r)))
+        if risky.any():
+            idx = np.flatnonzero(risky)
+            fa, fb, fc = a.ravel()[idx], b.ravel()[idx], c.ravel()[idx]
+            exact = [_round_f64(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)),
+                                bool(np.signbit(x) != np.signbit(y)), bool(np.signbit(z)))
+                     for x, y, z in zip(fa, fb, fc)]
+            out = np.array(out, np.float64)
+            out.ravel()[idx] = exact
+        return out
+
+
+def _round_f64(q: Fraction, prod_neg: bool, c_neg: bool) -> float:
+    """An exact rational rounded once to float64 (CPython's int true division is correctly rounded, to
+    denormals and to infinity); an exact zero takes IEEE's sign for a fused multiply-add under round-to-nearest."""
+    if q == 0:
+        return -0.0 if (prod_neg and c_neg) else 0.0
+    try:
+        return q.numerator / q.denominator
+    except OverflowError:
+        return math.inf if q > 0 else -math.inf
 
 
 def h_f64(c: _Ctx, ins: Inst) -> None:
@@ -1741,8 +1833,17 @@ def h_f64(c: _Ctx, ins: Inst) -> None:
         elif name == "v_div_fmas_f64":
             vcc = _lanes(c.b.s[c.ix, VCC], c.b.s[c.ix, VCC + 1])
             a, b, d = dsrc(c, ins, 0), dsrc(c, ins, 1), dsrc(c, ins, 2)
-            fma = a * b + d
-            r = _d(np.where(vcc, np.where(np.abs(d) >= 2.0, fma * 2.0 ** -128, fma * 2.0 ** 128), fma))
+            fma = _fma64(a, b, d)
+            up = np.abs(d) >= 1.0
+            r64 = np.where(vcc, np.ldexp(fma, np.where(up, 128, -128)), fma)
+            down = np.broadcast_to(vcc & ~up & np.isfinite(fma), r64.shape)
+            if down.any():  # a denormal quotient: the exact a * b + d scaled, rounded once at its precision
+                r64 = np.array(r64, np.float64)
+                a_, b_, d_ = (np.broadcast_to(x, r64.shape)[down] for x in (a, b, d))
+                r64[down] = [_round_f64((Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))) / 2 ** 128,
+                                        bool(np.signbit(x) != np.signbit(y)), bool(np.signbit(z)))
+                             for x, y, z in zip(a_, b_, d_)]
+            r = _d(r64)
         elif name == "v_div_scale_f64":
             s0, s1, s2 = dsrc(c, ins, 0), dsrc(c, ins, 1), dsrc(c, ins, 2)
             res, flag = _div_scale(s0, s1, s2, np.float64)
