@@ -371,9 +371,11 @@ def _sectors(f: Any, acc: Access, nbytes: int) -> tuple[int, int, int]:
     if e is not None and e.stride == nbytes:
         n = (e.hi - e.lo) // nbytes + 1
         if n % 32 == 0:
-            first = (e.lo - GLOBAL_BASE + acc.const) + np.arange(n // 32, dtype=np.int64) * (32 * nbytes)
+            # warp w starts at first + w * 32 * nbytes, a multiple of 32 bytes further: every warp sits
+            # the same way across sector boundaries, so all of them touch as many sectors as the first
+            first = e.lo - GLOBAL_BASE + acc.const
             sectors = ((first + (32 * nbytes - 1)) >> 5) - (first >> 5) + 1
-            return int(sectors.sum()), n // 32, n // 32 * nbytes  # 32 distinct lanes: 32 * nbytes bytes
+            return sectors * (n // 32), n // 32, n // 32 * nbytes  # 32 distinct lanes: 32 * nbytes bytes
     if e is not None and e.byte.size % 32 == 0:
         lin = e.linear.get(nbytes)
         if lin is None:

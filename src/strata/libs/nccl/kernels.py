@@ -151,7 +151,7 @@ extern "C" __global__ void __launch_bounds__(256) nccl_copy_tiles(unsigned long 
 # one chunk whose lanes address consecutive elements: each load and store is one slice of memory.
 TILE_LANES = 1 << 16
 REDUCE_K = 32
-COPY_K = 16
+COPY_K = 32
 WORD = 8
 _TILE_DEFINES = f"#define TILE_LANES {TILE_LANES}ull\n#define REDUCE_K {REDUCE_K}\n#define COPY_K {COPY_K}\n"
 SOURCE = _TILE_DEFINES + SOURCE
