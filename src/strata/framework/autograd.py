@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import sys
 import threading
 import warnings
 import weakref
@@ -39,7 +40,11 @@ from strata import trace
 if TYPE_CHECKING:
     from strata.framework.tensor import Tensor
 
-_state = threading.local()
+class _ThreadState(threading.local):
+    enabled = True  # grad mode, per thread (a class default: reading it is one attribute lookup)
+
+
+_state = _ThreadState()
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
           "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
@@ -60,7 +65,7 @@ CREATE_GRAPH_WARNING = (
 # ----------------------------------------------------------------------------------------- grad mode
 def is_grad_enabled() -> bool:
     """True unless inside `no_grad` (per thread, as in PyTorch)."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set_enabled(mode: bool) -> None:
@@ -153,7 +158,10 @@ def register_tensor_type(cls: type) -> None:
 
 def needs_grad(*ts: Any) -> bool:
     """True when grad mode is on and some tensor among `ts` requires grad."""
-    return is_grad_enabled() and any(isinstance(t, _tensor_type) and t.requires_grad for t in ts)
+    for t in ts:  # (most ops record nothing: look at the tensors first, grad mode only when one requires grad)
+        if isinstance(t, _tensor_type) and t._requires_grad:
+            return _state.enabled
+    return False
 
 
 def record(out: Tensor, inputs: Sequence[Any], name: str, backward: Callable[[Tensor], Sequence[Any]]) -> Tensor:
@@ -189,7 +197,7 @@ class Node:
                  backward_fn: Callable[[Tensor], Sequence[Tensor | None]]) -> None:
         self._name = name
         # edges are fixed now: an in-place op may later give an input tensor another grad_fn
-        self.next_functions = tuple((_edge(t) if t is not None and t.requires_grad else None, 0) for t in inputs)
+        self.next_functions = tuple([(_edge(t) if t is not None and t._requires_grad else None, 0) for t in inputs])
         self.backward_fn: Callable[[Tensor], Sequence[Tensor | None]] | None = backward_fn
 
     def name(self) -> str:
@@ -378,7 +386,7 @@ def _execute(outputs: tuple, roots_g: list[Tensor], inputs: tuple | None, *, ret
                 var = node.variable
                 g = _run_hooks(var.__dict__.get("_hooks"), g)
                 if accumulate and (inputs is None or id(node) in capture):
-                    _accumulate(var, g, create_graph)
+                    _accumulate(var, g, create_graph, sole=_sole_owner(g))
                 for i in capture.get(id(node), ()):
                     captured[i] = g
                 continue
@@ -410,16 +418,51 @@ def _execute(outputs: tuple, roots_g: list[Tensor], inputs: tuple | None, *, ret
                     continue
                 key = id(nxt)
                 grads[key] = grads[key] + ig if key in grads else ig
+            del in_grads  # (the gradients live in `grads` alone: `_sole_owner` counts on it)
+            ig = None
     return captured
 
 
-def _accumulate(t: Tensor, g: Tensor, create_graph: bool = False) -> None:
-    """t.grad += g (a fresh tensor the first time; recorded when create_graph)."""
+def _refs_of_sole_local() -> int:
+    """sys.getrefcount of an object that one local variable holds (the interpreter's own count)."""
+    d = {0: object()}
+    x = d.pop(0)
+    return sys.getrefcount(x)
+
+
+def _refs_of_sole_attribute() -> int:
+    """sys.getrefcount of an object that one attribute holds."""
+    class Holder:
+        pass
+    h = Holder()
+    h.a = object()  # type: ignore[attr-defined]
+    return sys.getrefcount(h.a)  # type: ignore[attr-defined]
+
+
+_SOLE_LOCAL, _SOLE_ATTRIBUTE = _refs_of_sole_local(), _refs_of_sole_attribute()
+
+
+def _sole_owner(g: Tensor) -> bool:
+    """True when the engine's gradient `g` is seen by nothing else: no other reference to the tensor (the
+    engine's local and this call's argument only) and no other tensor on its storage. Such a gradient
+    can become a leaf's `.grad` as it is, as PyTorch's AccumulateGrad steals a gradient nothing else
+    uses, instead of being copied."""
+    # (+1: the reference this function's parameter holds)
+    return sys.getrefcount(g) <= _SOLE_LOCAL + 1 and sys.getrefcount(g._storage) <= _SOLE_ATTRIBUTE
+
+
+def _accumulate(t: Tensor, g: Tensor, create_graph: bool = False, sole: bool = False) -> None:
+    """t.grad += g (the first time: g itself when the engine says nothing else sees it (`sole`) and it has
+    t's dtype and a row-major layout, else a fresh copy; recorded when create_graph)."""
+    old = t._grad
+    if old is None and sole and not create_graph and g.grad_fn is None and not g._requires_grad and \
+            g.dtype is t.dtype and g._shape == t._shape and g.is_contiguous() and g.device == t.device:
+        t._grad = g
+        return
     if not create_graph:
         g = g.detach()
     if g.dtype is not t.dtype:
         g = g.to(t.dtype)
-    old = t._grad
     if old is None:
         t._grad = g if create_graph and g.requires_grad else g.clone()
     elif create_graph or old.requires_grad:

@@ -25,11 +25,14 @@ class dtype:  # noqa: N801 - PyTorch's name
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
         self._rank = rank  # position in the promotion lattice within a category
+        # (computed once: every op asks)
+        self._float = name in ("float16", "bfloat16", "float32", "float64")
+        self._category = 0 if name == "bool" else 2 if self._float else 1
 
     @property
     def is_floating_point(self) -> bool:
         """True for float16, bfloat16, float32, float64."""
-        return self.name in ("float16", "bfloat16", "float32", "float64")
+        return self._float
 
     @property
     def is_signed(self) -> bool:
@@ -39,7 +42,7 @@ class dtype:  # noqa: N801 - PyTorch's name
     @property
     def category(self) -> int:
         """0 bool, 1 integral, 2 floating (used by the promotion rules)."""
-        return 0 if self.name == "bool" else 2 if self.is_floating_point else 1
+        return self._category
 
     def __repr__(self) -> str:
         return f"strata.{self.name}"

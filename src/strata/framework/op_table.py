@@ -239,9 +239,19 @@ def _d_prod(g: Any, x: Any, out: Any, dims: list[int], keepdim: bool) -> Any:
 
 
 def _d_mm(g: Any, a: Any, b: Any, out: Any) -> tuple[Grad, Grad]:
-    ga = call("mm", g, b.mT) if a.requires_grad else None
-    gb = call("mm", a.mT, g) if b.requires_grad else None
+    ga = _mm_as(g, b.mT, a) if a.requires_grad else None
+    gb = _mm_as(a.mT, g, b) if b.requires_grad else None
     return ga, gb
+
+
+def _mm_as(x: Any, y: Any, like: Any) -> Any:
+    """x @ y, laid out as `like` is: for a transposed row-major matrix (a linear layer's `weight.t()`), the
+    product computed transposed, (y^T x^T)^T, so that the gradient reaching the weight through the
+    transpose is row-major as the weight is (PyTorch's mm backward does the same), not a strided view
+    that the leaf's `.grad` would have to copy."""
+    if like.dim() == 2 and not like.is_contiguous() and like.mT.is_contiguous():
+        return call("mm", y.mT, x.mT).mT
+    return call("mm", x, y)
 
 
 def _no_derivative(name: str) -> Callable[..., Any]:

@@ -134,12 +134,15 @@ def fill_(t: Tensor, value: Any) -> Tensor:
 
 def copy_into(dst: Tensor, src: Tensor) -> Tensor:
     """dst[...] = src (broadcast, converted to dst's dtype, moved to dst's device), without autograd."""
-    if src.device != dst.device:
-        src = to_copy(src.detach(), dst.device, src.dtype)
-    shape = broadcast_shapes(dst.shape, src.shape)
-    if tuple(shape) != tuple(dst.shape):
-        raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape {list(shape)}")
-    _kernel("copy", dst.device)(dst, src, shape)
+    dev = dst._storage.device
+    if src._storage.device is not dev and src.device != dev:
+        src = to_copy(src.detach(), dev, src.dtype)
+    shape = dst._shape
+    if src._shape != shape:
+        shape = broadcast_shapes(dst._shape, src._shape)
+        if tuple(shape) != tuple(dst._shape):
+            raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape {list(shape)}")
+    _kernel("copy", dev)(dst, src, shape)
     return dst
 
 
@@ -198,10 +201,16 @@ def sum_to_size(g: Tensor, shape: Sequence[int]) -> Tensor:
 # table's derivative.
 _OPS = op_table.OPS
 _KERNELS = op_table._KERNELS
+_recording = trace.recording
+
+
+_HALF_NP = (np.dtype(np.float16), dt.bfloat16.np)
 
 
 def _opmath(a: np.ndarray) -> np.ndarray:
-    return a.astype(np.float32) if a.dtype in (np.float16, dt.bfloat16.np) else a
+    """`a` in its compute type: half and bfloat16 as float32, as PyTorch's CPU kernels compute them."""
+    # (the itemsize test first: it is cheap, and only int16 besides the two halves has 2 bytes)
+    return a.astype(np.float32) if a.itemsize == 2 and a.dtype in _HALF_NP else a
 
 
 def _kernel(op: str, dev: device) -> Callable[..., Tensor]:
@@ -219,20 +228,46 @@ def unary(op: str, x: Tensor) -> Tensor:
         raise RuntimeError(f"\"{op}\" not implemented for 'Bool'")
     if d.promotion == op_table.BOOL:
         out_dt = dt.bool_
-    elif d.promotion == op_table.FLOAT and not x.dtype.is_floating_point:
+    elif d.promotion == op_table.FLOAT and not x.dtype._float:
         out_dt = dt.get_default_dtype()
     else:
         out_dt = x.dtype
-    return _kernel(op, x.device)(op, x, out_dt)
+    return _kernel(op, x._storage.device)(op, x, out_dt)
+
+
+def _operands(a: Any, b: Any) -> tuple[device, dt.dtype] | None:
+    """(device, result dtype) of two operands in the common cases, without the general rules: two tensors
+    of one dtype on one device, or a tensor and a Python int or float. None: use the general rules."""
+    if isinstance(a, Tensor):
+        t, other = a, b
+    elif isinstance(b, Tensor):
+        t, other = b, a
+    else:
+        return None
+    d = t.dtype
+    if isinstance(other, Tensor):
+        if other.dtype is not d or other._storage.device is not t._storage.device:
+            return None
+        return t._storage.device, d
+    kind = other.__class__
+    if kind is float:  # a Python float: the tensor's floating dtype, else the default one
+        return t._storage.device, d if d._float else dt.get_default_dtype()
+    if kind is int:  # a Python int (not a bool): the tensor's dtype, bool becoming int64
+        return t._storage.device, d if d is not dt.bool_ else dt.int64
+    return None
 
 
 def binary(op: str, a: Any, b: Any) -> Tensor:
     """out = a op b with type promotion and broadcasting, without autograd."""
-    dev = _check_same_device(a, b)
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        raise TypeError(f"{op}: expected at least one tensor")
+    fast = _operands(a, b)
+    if fast is not None:
+        dev, res = fast
+    else:
+        dev = _check_same_device(a, b)
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            raise TypeError(f"{op}: expected at least one tensor")
+        res = dt.result_type(a, b)
     promotion = _OPS[op].promotion
-    res = dt.result_type(a, b)
     compute = res
     if promotion == op_table.PROMOTE_FLOAT and not res.is_floating_point:
         compute = res = dt.get_default_dtype()
@@ -286,20 +321,21 @@ def ones_like(t: Tensor) -> Tensor:
 def unary_op(op: str, x: Tensor) -> Tensor:
     """Differentiable unary op (see `unary`): the table's derivative is recorded; traced as the table's
     aten name."""
-    if trace.recording():
+    if _recording():
         return profiling.traced_call(_OPS[op].aten, _unary_op, op, x)
-    return _unary_op(op, x)
+    out = unary(op, x)
+    return _record_table(op, out, x) if x._requires_grad else out
 
 
 def _unary_op(op: str, x: Tensor) -> Tensor:
     out = unary(op, x)
-    return _record_table(op, out, x) if x.requires_grad else out
+    return _record_table(op, out, x) if x._requires_grad else out
 
 
 def _record_table(op: str, out: Tensor, x: Tensor) -> Tensor:
     d = _OPS[op]
     deriv = d.derivative
-    if deriv is None or not out.dtype.is_floating_point or not autograd.is_grad_enabled():
+    if deriv is None or not out.dtype._float or not autograd.is_grad_enabled():
         return out
     out._requires_grad = True
     out.grad_fn = autograd.Node(d.node, [x], lambda g: (_fit(deriv(g, x, out), x),))
@@ -308,27 +344,36 @@ def _record_table(op: str, out: Tensor, x: Tensor) -> Tensor:
 
 def binary_op(op: str, a: Any, b: Any) -> Tensor:
     """Differentiable binary op (see `binary`), recording the table's derivative."""
-    if trace.recording():
+    if _recording():
         return profiling.traced_call(_OPS[op].aten, _binary_op, op, a, b)
-    return _binary_op(op, a, b)
+    out = binary(op, a, b)  # (_binary_op, inlined: this is every `x + y`)
+    if (isinstance(a, Tensor) and a._requires_grad) or (isinstance(b, Tensor) and b._requires_grad):
+        return _record_table2(op, out, a, b)
+    return out
 
 
 def _binary_op(op: str, a: Any, b: Any) -> Tensor:
     out = binary(op, a, b)
-    return _record_table2(op, out, a, b)
+    if (isinstance(a, Tensor) and a._requires_grad) or (isinstance(b, Tensor) and b._requires_grad):
+        return _record_table2(op, out, a, b)
+    return out
 
 
 def _record_table2(op: str, out: Tensor, a: Any, b: Any) -> Tensor:
     d = _OPS[op]
     deriv = d.derivative
-    if deriv is None or not out.dtype.is_floating_point or not _needs_grad(a, b):
+    if deriv is None or not out.dtype._float or not _needs_grad(a, b):
         return out
     name = d.node if d.node_scalar is None or isinstance(b, Tensor) else d.node_scalar
 
     def bw(g: Tensor) -> tuple:
         ga, gb = deriv(g, a, b, out)
         return _fit(ga, a), _fit(gb, b)
-    return record(out, [a, b], name, bw)
+    # (`record` without its needs_grad test, passed above)
+    out._requires_grad = True
+    out.grad_fn = autograd.Node(name, [a if isinstance(a, Tensor) else None, b if isinstance(b, Tensor) else None],
+                                bw)
+    return out
 
 
 def add(input: Any, other: Any, *, alpha: Scalar = 1) -> Tensor:  # noqa: A002
@@ -477,20 +522,20 @@ def setitem(t: Tensor, index: Any, value: Any) -> None:
 # ----------------------------------------------------------------------------------------- in place
 def inplace(self: Tensor, result: Callable[[Tensor], Tensor]) -> Tensor:
     """Run an out-of-place op and write its result into self (PyTorch's `x.op_()`), keeping the graph."""
-    if autograd.is_grad_enabled() and self.requires_grad and self.is_leaf:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     src = self
-    if autograd.is_grad_enabled() and self.requires_grad:
+    if self._requires_grad and autograd.is_grad_enabled():
+        if self.is_leaf:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         src = clone(self)  # the op may save its input; self's values are about to change
     res = result(src)
     if res.dtype is not self.dtype and dt.promote_types(res.dtype, self.dtype) is not self.dtype:
         raise RuntimeError(f"result type {_torch_name(res.dtype.name)} can't be cast to the desired output type "
                            f"{_torch_name(self.dtype.name)}")
-    if tuple(broadcast_shapes(res.shape, self.shape)) != tuple(self.shape):
+    if res._shape != self._shape and tuple(broadcast_shapes(res.shape, self.shape)) != tuple(self.shape):
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(broadcast_shapes(res.shape, self.shape))}")
     copy_into(self, res)
-    if res.requires_grad:
+    if res._requires_grad:
         self._requires_grad = True
         self.grad_fn = res.grad_fn
     return self
@@ -524,14 +569,15 @@ def math_unary(op: str, x: Tensor) -> Tensor:
 
 def math_unary_op(op: str, x: Tensor) -> Tensor:
     """Differentiable `math_unary`, recording the table's derivative."""
-    if trace.recording():
+    if _recording():
         return profiling.traced_call(_OPS[op].aten, _math_unary_op, op, x)
-    return _math_unary_op(op, x)
+    out = math_unary(op, x)
+    return _record_table(op, out, x) if x._requires_grad else out
 
 
 def _math_unary_op(op: str, x: Tensor) -> Tensor:
     out = math_unary(op, x)
-    return _record_table(op, out, x) if x.requires_grad else out
+    return _record_table(op, out, x) if x._requires_grad else out
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002

@@ -82,14 +82,18 @@ def _bad_dim(d: int, nd: int) -> int:
 def _reduce(op: str, x: Tensor, dims: list[int], keepdim: bool, out_dt: dt.dtype) -> tuple[Tensor, Tensor | None]:
     """The backend's reduction kernel for table op `op` (sum, mean, prod, max, min) over `dims`:
     (values, indices for max / min)."""
-    kept = [i for i in range(x.dim()) if i not in dims]
-    out_shape = [1 if i in dims else s for i, s in enumerate(x.shape)] if keepdim else [x.shape[i] for i in kept]
-    return op_table.kernel(op, x.device.type)(op, x, dims, out_shape, [x.shape[i] for i in kept], out_dt)
+    shape = x._shape
+    kept = [i for i in range(len(shape)) if i not in dims]
+    kept_shape = [shape[i] for i in kept]
+    out_shape = [1 if i in dims else s for i, s in enumerate(shape)] if keepdim else kept_shape
+    return op_table.kernel(op, x._storage.device.type)(op, x, dims, out_shape, kept_shape, out_dt)
 
 
 def _record(op: str, out: Any, x: Tensor, dims: list[int], keepdim: bool, has_dim: bool) -> None:
     """Record the table's derivative of reduction `op` on out (a tensor, or (values, indices) of max /
     min along a dim, whose values get the node)."""
+    if not x._requires_grad:  # (nothing to record: most reductions)
+        return
     d = op_table.OPS[op]
     deriv = d.derivative
     assert deriv is not None
@@ -110,7 +114,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     """Sum over `dim` (all dims if None); integral and bool inputs give int64."""
     x = input if dtype is None else input.to(dt.as_dtype(dtype))
     dims = _dims(x, dim)
-    out_dt = x.dtype if x.dtype.is_floating_point else dt.int64
+    out_dt = x.dtype if x.dtype._float else dt.int64
     if x.numel() == 0 or not dims:
         with autograd.no_grad():
             src = x if x.dtype is out_dt else x.to(out_dt)

@@ -23,14 +23,17 @@ from strata.framework.device import device, on
 class Storage:
     """`nbytes` bytes on `device`: `.host` (cpu) or `.ptr` (cuda device address)."""
 
+    # a cpu storage made by `of_array` keeps the array and makes its byte view on first use of `.host`
+    _array: np.ndarray | None = None
+    _host_bytes: np.ndarray | None = None
+
     def __init__(self, nbytes: int, dev: device, host: np.ndarray | None = None) -> None:
         self.nbytes = int(nbytes)
         self.device = dev
-        self.host: np.ndarray | None = None
         self._ptr = 0
         self._owner: DeviceArray | None = None
         if dev.type == "cpu":
-            self.host = host if host is not None else np.empty(self.nbytes, np.uint8)
+            self._host_bytes = host if host is not None else np.empty(self.nbytes, np.uint8)
         elif nbytes < 0:  # `borrow` fills it in
             pass
         else:
@@ -39,6 +42,23 @@ class Storage:
             self._block = self._alloc.malloc(self.nbytes)
             self._ptr = self._block.ptr
             self._finalizer = weakref.finalize(self, self._alloc.free, self._block)
+
+    @classmethod
+    def of_array(cls, array: np.ndarray, dev: device) -> Storage:
+        """cpu storage over the C-contiguous array `array` (no copy; `dev` is the cpu device). Its byte
+        view (`.host`) is made only when something asks for it: most results of cpu kernels are only
+        ever read through the tensor's own array view."""
+        s = cls.__new__(cls)
+        s.nbytes, s.device, s._ptr, s._owner, s._array = array.nbytes, dev, 0, None, array
+        return s
+
+    @property
+    def host(self) -> np.ndarray | None:
+        """The bytes of a cpu storage (a flat uint8 array), None on cuda."""
+        h = self._host_bytes
+        if h is None and self._array is not None:
+            h = self._host_bytes = self._array.reshape(-1).view(np.uint8)
+        return h
 
     @classmethod
     def borrow(cls, array: DeviceArray, dev: device, owner: DeviceArray | None = None) -> Storage:

@@ -54,6 +54,22 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(st))
 
 
+# shape -> (Size, row-major strides): the layout of a new row-major tensor, shared by every tensor of that
+# shape (both are immutable); bounded, as shapes are few in a program but need not be.
+_LAYOUTS: dict[tuple[int, ...], tuple[Size, tuple[int, ...]]] = {}
+_LAYOUTS_MAX = 4096
+
+
+def _layout(shape: tuple[int, ...]) -> tuple[Size, tuple[int, ...]]:
+    """(Size, row-major strides) of `shape`, a tuple of Python ints."""
+    lay = _LAYOUTS.get(shape)
+    if lay is None:
+        if len(_LAYOUTS) >= _LAYOUTS_MAX:
+            _LAYOUTS.clear()
+        lay = _LAYOUTS[shape] = (Size(shape), contiguous_strides(shape))
+    return lay
+
+
 def _shape_arg(args: tuple) -> tuple[int, ...]:
     if len(args) == 1 and isinstance(args[0], Sequence | Size):
         args = tuple(args[0])
@@ -78,6 +94,9 @@ class Tensor(_Methods):
     """
 
     __array_priority__ = 1000  # NumPy scalars on the left defer to our reflected operators
+    # a cpu tensor's NumPy view of its elements, made on first use by `_host` (None: not made yet); the
+    # layout it reflects changes only through the `data` setter, which drops it
+    _np: np.ndarray | None = None
 
     def __init__(self, storage: Storage, shape: Sequence[int], stride: Sequence[int], offset: int,
                  dtype: dt.dtype, requires_grad: bool = False) -> None:
@@ -189,6 +208,7 @@ class Tensor(_Methods):
             raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
         self._storage, self._shape, self._stride = other._storage, other._shape, other._stride
         self._offset, self.dtype = other._offset, other.dtype
+        self._np = None
 
     def __format__(self, spec: str) -> str:
         if self.dim() == 0 and spec:
@@ -324,14 +344,21 @@ class Tensor(_Methods):
 
     # -- host access
     def _host(self) -> np.ndarray:
-        """A NumPy view of a cpu tensor's elements (shares memory)."""
+        """A NumPy view of a cpu tensor's elements (shares memory). Made once per tensor and kept: the
+        kernels read and write through it but never change its shape or flags; code handing an array
+        to users gives them a view of it (`numpy()`)."""
+        a = self._np
+        if a is not None:
+            return a
         host = self._storage.host
         assert host is not None
         if 0 in self._shape:
             return np.empty(self._shape, self.dtype.np)
         isz = self.dtype.itemsize
         # (the ndarray constructor over the storage's buffer: a tenth of as_strided's cost, same view)
-        return np.ndarray(self._shape, self.dtype.np, host, self._offset * isz, [s * isz for s in self._stride])
+        a = self._np = np.ndarray(self._shape, self.dtype.np, host, self._offset * isz,
+                                  [s * isz for s in self._stride])
+        return a
 
     def numpy(self) -> np.ndarray:
         """The data as an ndarray sharing memory (cpu tensors that don't require grad only)."""
@@ -340,7 +367,7 @@ class Tensor(_Methods):
                             "tensor to host memory first.")
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        return self._host()
+        return self._host().view()  # the user's own array object: reshaping it in place can't touch ours
 
     def _to_numpy(self) -> np.ndarray:
         """A host copy of the data (any device; doesn't care about requires_grad)."""
@@ -658,6 +685,25 @@ def _view_strides(old: Sequence[int], old_st: Sequence[int], new: Sequence[int])
         if used == size:
             ci, used = ci + 1, 1
     return tuple(out) if ci == len(chunks) else None
+
+
+def from_array(a: np.ndarray, dtype: dt.dtype, dev: device = CPU) -> Tensor:
+    """A cpu tensor of `dtype` over `a`, a C-contiguous array of `dtype.np` that nothing else writes (a
+    kernel's fresh result): no copy, and no work beyond the attributes (this is every cpu op's output)."""
+    t = _new_tensor(Tensor)
+    t._storage = _of_array(a, dev)
+    t._shape, t._stride = _layout(a.shape)
+    t._offset = 0
+    t.dtype = dtype
+    t._requires_grad = False
+    t._grad = None
+    t.grad_fn = None
+    t._np = a
+    return t
+
+
+_new_tensor = object.__new__
+_of_array = Storage.of_array
 
 
 autograd.register_tensor_type(Tensor)

@@ -157,36 +157,38 @@ class TensorOps:
         return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                                requires_grad=requires_grad)
 
-    # -- operators
+    # -- operators (straight to the op table's binary front: `x + y` is ops.add without alpha, traced as
+    # the same aten::add by binary_op, and skipping the public function's argument handling halves the
+    # Python work of a small op)
     def __add__(self, other: Any) -> Any:
-        return ops.add(self, other)
+        return ops.binary_op("add", self, other)
 
     def __radd__(self, other: Any) -> Any:
-        return ops.add(other, self)
+        return ops.binary_op("add", other, self)
 
     def __sub__(self, other: Any) -> Any:
-        return ops.sub(self, other)
+        return ops.binary_op("sub", self, other)
 
     def __rsub__(self, other: Any) -> Any:
-        return ops.sub(other, self)
+        return ops.binary_op("sub", other, self)
 
     def __mul__(self, other: Any) -> Any:
-        return ops.mul(self, other)
+        return ops.binary_op("mul", self, other)
 
     def __rmul__(self, other: Any) -> Any:
-        return ops.mul(other, self)
+        return ops.binary_op("mul", other, self)
 
     def __truediv__(self, other: Any) -> Any:
-        return ops.div(self, other)
+        return ops.binary_op("div", self, other)
 
     def __rtruediv__(self, other: Any) -> Any:
-        return ops.div(other, self)
+        return ops.binary_op("div", other, self)
 
     def __pow__(self, other: Any) -> Any:
-        return ops.pow(self, other)
+        return ops.binary_op("pow", self, other)
 
     def __rpow__(self, other: Any) -> Any:
-        return ops.pow(other, self)
+        return ops.binary_op("pow", other, self)
 
     def __matmul__(self, other: Any) -> Any:
         return linalg.matmul(self, other)

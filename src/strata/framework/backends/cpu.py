@@ -18,21 +18,23 @@ from strata.framework import dtypes as dt
 from strata.framework import kernels, op_table
 from strata.framework.device import CPU, device
 from strata.framework.ops import _opmath, broadcast_shapes, from_host
-from strata.framework.storage import Storage
-from strata.framework.tensor import Tensor, contiguous_strides
+from strata.framework.quiet import quiet
+from strata.framework.tensor import Tensor, from_array
+
+_ndarray = np.ndarray
 
 
 def wrap(r: Any, dtype: dt.dtype, *, fresh: bool = False) -> Tensor:
     """A cpu tensor of `dtype` over the result array `r` of a NumPy computation (no copy when `r` is a
     fresh array of that dtype; a copy when it might alias an input, unless the caller says it is `fresh`)."""
-    a = np.asarray(r)
+    a = r if r.__class__ is _ndarray else np.asarray(r)
     if a.dtype != dtype.np:
-        with np.errstate(all="ignore"):  # out-of-range casts wrap or saturate as in C, silently as in PyTorch
-            a = a.astype(dtype.np)
+        a = quiet(a.astype, dtype.np)  # out-of-range casts wrap or saturate as in C, silently as in PyTorch
     elif not a.flags.c_contiguous or (a.base is not None and not fresh):
         return from_host(a, dtype, CPU)
-    return Tensor(Storage(a.nbytes, CPU, host=a.reshape(-1).view(np.uint8)), a.shape, contiguous_strides(a.shape),
-                  0, dtype)
+    if not a.flags.c_contiguous:  # (astype keeps a strided input's layout)
+        return from_host(a, dtype, CPU)
+    return from_array(a, dtype)
 
 
 def _operand(x: Any, dtype: dt.dtype) -> np.ndarray:
@@ -40,8 +42,7 @@ def _operand(x: Any, dtype: dt.dtype) -> np.ndarray:
     if isinstance(x, Tensor):
         h = x._host()
         return _opmath(h if h.dtype == dtype.np else h.astype(dtype.np))
-    with np.errstate(all="ignore"):
-        return _opmath(np.asarray(x).astype(dtype.np))
+    return _opmath(quiet(np.asarray(x).astype, dtype.np))
 
 
 # ----------------------------------------------------------------------------------------- unary
@@ -91,8 +92,7 @@ UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 def unary(op: str, x: Tensor, out_dt: dt.dtype) -> Tensor:
     """out = op(x) in out_dt (the input converted to out_dt first)."""
     h = x._host()
-    with np.errstate(all="ignore"):
-        r = UNARY[op](_opmath(h if h.dtype == out_dt.np else h.astype(out_dt.np)))
+    r = quiet(UNARY[op], _opmath(h if h.dtype == out_dt.np else h.astype(out_dt.np)))
     return wrap(r, out_dt)
 
 
@@ -113,16 +113,51 @@ BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 }
 
 
+_HALVES = (dt.float16, dt.bfloat16)
+
+
+def _scalar(x: Any, np_dtype: np.dtype) -> Any:
+    """A Python float or int as a NumPy scalar of `np_dtype` (what `_operand` gives as a 0-dim array,
+    at a fraction of the cost), or None where that could differ from `_operand`'s conversion."""
+    kind, k = x.__class__, np_dtype.kind
+    # (a float rounds once, as astype rounds it; so does an int that a double holds exactly; an int out of
+    # an integral type's range raises here and goes the long way, which wraps it as C does)
+    if kind is float and k == "f" or kind is int and (k in "iu" or k == "f" and -_EXACT <= x <= _EXACT):
+        try:
+            return quiet(np_dtype.type, x)
+        except OverflowError:
+            return None
+    return None
+
+
+_EXACT = 2 ** 53
+
+
 @op_table.register("cpu", *BINARY)
 def binary(op: str, a: Any, b: Any, compute: dt.dtype, out_dt: dt.dtype, dev: device) -> Tensor:
     """out = a op b, broadcast, computed in `compute`, stored as out_dt."""
-    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.shape != b.shape:
-        broadcast_shapes(a.shape, b.shape)  # PyTorch's error for shapes that don't broadcast
-    ha, hb = _operand(a, compute), _operand(b, compute)
+    cnp = compute.np
+    # the common operands first: tensors already of the compute dtype (their own arrays) and Python
+    # numbers; anything else (another dtype, the half types computing in float32) through _operand
+    if isinstance(a, Tensor):
+        ha = a._host()
+        if isinstance(b, Tensor):
+            hb = b._host()
+            if a._shape != b._shape:
+                broadcast_shapes(a._shape, b._shape)  # PyTorch's error for shapes that don't broadcast
+        else:
+            hb = _scalar(b, cnp)
+    else:
+        ha, hb = _scalar(a, cnp), b._host()
+    if compute in _HALVES or ha is None or ha.dtype != cnp:
+        ha = _operand(a, compute)
+    if compute in _HALVES or hb is None or hb.dtype != cnp:
+        hb = _operand(b, compute)
     if op in kernels.DIVMOD and not compute.is_floating_point and (hb == 0).any():
         raise RuntimeError("ZeroDivisionError")
-    with np.errstate(all="ignore"):
-        r = BINARY[op](ha, hb)
+    r = quiet(BINARY[op], ha, hb)
+    if r.__class__ is _ndarray and r.dtype == out_dt.np and r.flags.c_contiguous:
+        return from_array(r, out_dt)  # (a ufunc's result is fresh: wrap's checks, done)
     return wrap(r, out_dt)
 
 
@@ -164,8 +199,11 @@ def fill(t: Tensor, value: Any) -> None:
 @op_table.register("cpu", "copy")
 def copy(dst: Tensor, src: Tensor, shape: Any) -> None:
     """dst[...] = src, broadcast and converted (copyto converts while copying: no temporary of dst's size)."""
-    with np.errstate(all="ignore"):
-        np.copyto(dst._host(), src._host(), casting="unsafe")
+    d, h = dst._host(), src._host()
+    if d.dtype == h.dtype:  # (no conversion, nothing to warn about)
+        np.copyto(d, h)
+    else:
+        quiet(np.copyto, d, h, "unsafe")
 
 
 # ----------------------------------------------------------------------------------------- reductions
@@ -177,11 +215,14 @@ def reduce(op: str, x: Tensor, dims: list[int], out_shape: list[int], kept_shape
     a = _opmath(x._host())
     axis = tuple(dims)
     idx = None
+    if op == "sum" or op == "mean":  # (the common case, without an errstate block: quiet's is cheaper)
+        acc = np.float64 if a.dtype == np.float64 else np.float32 if a.dtype.kind == "f" else np.int64
+        r = quiet(a.sum if op == "sum" else a.mean, axis, acc)
+        if r.__class__ is not _ndarray or r.ndim != len(out_shape):
+            r = np.asarray(r).reshape(out_shape)
+        return wrap(r, out_dt, fresh=True), None
     with np.errstate(all="ignore"):
-        if op in ("sum", "mean"):
-            acc = np.float64 if a.dtype == np.float64 else np.float32 if a.dtype.kind == "f" else np.int64
-            r = a.sum(axis=axis, dtype=acc) if op == "sum" else a.mean(axis=axis, dtype=acc)
-        elif op == "prod":
+        if op == "prod":
             r = np.prod(a, axis=axis, dtype=a.dtype if a.dtype.kind == "f" else np.int64)
         else:
             moved = np.moveaxis(a, dims, list(range(x.dim() - len(dims), x.dim()))).reshape(*kept_shape, -1)

@@ -34,7 +34,7 @@ from strata.framework import random as _random
 from strata.framework.device import CPU, device, on
 from strata.framework.handles import library, library_handle
 from strata.framework.ops import _opmath, empty, from_host, record
-from strata.framework.tensor import Tensor
+from strata.framework.tensor import Tensor, from_array
 
 _DNN_FLOATS = (dt.float32, dt.float16, dt.bfloat16)
 
@@ -75,6 +75,14 @@ def _np(t: Tensor) -> np.ndarray:
 
 def _cpu(a: np.ndarray, dtype: dt.dtype) -> Tensor:
     return from_host(np.asarray(a), dtype, CPU)
+
+
+def _fresh(a: np.ndarray, dtype: dt.dtype) -> Tensor:
+    """`_cpu` for an array this module has just computed and keeps no other use of: a tensor over it,
+    without a copy when it is row-major and of `dtype`'s type already."""
+    if a.__class__ is np.ndarray and a.dtype == dtype.np and a.flags.c_contiguous:
+        return from_array(a, dtype)
+    return _cpu(a, dtype)
 
 
 def _dim(d: int, n: int) -> int:
@@ -209,14 +217,26 @@ def _act_cuda(mode: str, x: Tensor, g: Tensor | None = None) -> Tensor:
 def _activation(mode: str, input: Tensor, name: str) -> Tensor:  # noqa: A002
     """A differentiable activation: NumPy on "cpu", dnn (or the float64 kernels) on "cuda"."""
     x = input
-    if x.device.type == "cpu":
+    if x.device.type == "cpu" and mode == "relu":
+        # relu' is the mask x > 0: kept instead of a copy of x (a quarter of the bytes), so a later change
+        # to x in place can't change the gradient either
+        xa = _np(x)
+        with np.errstate(all="ignore"):
+            out = _fresh(_np_act(mode, xa), x.dtype)
+        mask = np.greater(xa, 0) if x.requires_grad else None
+
+        def bw(g: Tensor) -> tuple:
+            assert mask is not None  # (bw runs only for an input that requires grad)
+            with np.errstate(all="ignore"):  # (g * mask: what g * (x > 0) as floats gives, NaN * 0 included)
+                return (_fresh(np.multiply(_np(g), mask), x.dtype),)
+    elif x.device.type == "cpu":
         a = _np(x).copy()
         with np.errstate(all="ignore"):
-            out = _cpu(_np_act(mode, a), x.dtype)
+            out = _fresh(_np_act(mode, a), x.dtype)
 
         def bw(g: Tensor) -> tuple:
             with np.errstate(all="ignore"):
-                return (_cpu(_np(g) * _np_dact(mode, a), x.dtype),)
+                return (_fresh(_np(g) * _np_dact(mode, a), x.dtype),)
     else:
         xc = _c(x)
         out = _act_cuda(mode, xc)
