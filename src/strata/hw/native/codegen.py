@@ -27,6 +27,7 @@ from llvmlite import ir  # type: ignore[import-untyped]
 
 from strata.hw.jit import JitFunction, Program, kernel_param_address, kernel_param_offset
 from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW
+from strata.hw.native import driver
 from strata.hw.ptx.ir import (
     NO_REGISTER_RESULT,
     FImm,
@@ -55,7 +56,8 @@ CTX_BLOCK, CTX_GRID = 9, 12  # 3 each
 CTX_PARAMS, CTX_PARAMS_LEN, CTX_COUNTERS = 15, 16, 17
 CTX_SHARED_BASE = 18  # int64 per lane: where its block's shared memory starts (the reference's shared_base)
 CTX_SPECIALS = 19  # pointer to one pointer per entry of `specials`: each a uint32 array, one value per lane
-CTX_SIZE = 20
+CTX_INVARIANTS = 20  # pointer to one int64 per entry of `invariants`: the launch's value of that register
+CTX_SIZE = 21
 # lane-varying special registers come from the reference's own per-chunk arrays (Chunk.special); the rest
 # (%ntid, %nctaid) are launch constants in ctx
 LANE_SPECIALS = ("%tid", "%ctaid", "%laneid", "%warpid")
@@ -110,6 +112,40 @@ def _address_reads(ins: Instruction) -> list[str]:
     return out
 
 
+def launch_invariants(jf: JitFunction) -> dict[str, tuple[int, int]]:
+    """Registers whose one definition loads a kernel parameter whole (`ld.param` of the register's width,
+    unguarded), or copies one (`mov`, `cvta.to.global`): register -> (parameter buffer offset, bytes).
+    Their value is the launch's: the executor writes it into their lane arrays once per launch (for the
+    reference handlers) and passes it in ctx, so native code neither stores nor loads them per lane."""
+    fn = jf.fn
+    if not fn.is_entry:
+        return {}
+    writes: dict[str, int] = {}
+    for ins in fn.body:
+        for r in written_registers(ins):
+            writes[r] = writes.get(r, 0) + 1
+    out: dict[str, tuple[int, int]] = {}
+    for ins in fn.body:
+        ops = ins.operands
+        if ins.guard is not None or len(ops) != 2 or not isinstance(ops[0], Reg) or writes.get(ops[0].name) != 1:
+            continue
+        dst = ops[0].name
+        dt = jf.reg_storage.get(dst)
+        types = _types(ins)
+        if dt is None or dt.kind == "b" or len(types) != 1 or WIDTH[types[0]] != 8 * dt.itemsize:
+            continue
+        if ins.opcode == "ld" and set(_flags(ins)) == {"param"} and isinstance(ops[1], Mem) and \
+                isinstance(ops[1].base, Sym):
+            off = kernel_param_offset(fn, ops[1].base.name)
+            if off is not None:
+                out[dst] = (off + ops[1].offset, dt.itemsize)
+        elif isinstance(ops[1], Reg) and ops[1].name in out and not ops[1].negated:
+            flags = set(_flags(ins))
+            if (ins.opcode == "mov" and not flags) or (ins.opcode == "cvta" and flags == {"to", "global"}):
+                out[dst] = out[ops[1].name]
+    return out
+
+
 class NativeUnsupported(Exception):
     """The kernel uses something the native executor does not compile (the reason says what)."""
 
@@ -140,6 +176,7 @@ class KernelCodegen:
         self.reg_bits = {name: (8 if dt.kind == "b" else 8 * dt.itemsize) for name, dt in jf.reg_storage.items()}
         self._helpers: dict[str, ir.Function] = {}
         self.native_blocks: list[int] = []
+        self.barrier_blocks: list[int] = []  # blocks of one bar.sync (the driver completes them when it can)
         self.specials: list[str] = []  # lane-varying special registers, in CTX_SPECIALS order
         # where each register is read (positions in the body): a register a segment writes and nothing
         # outside it reads need not be stored (see _segment)
@@ -148,6 +185,8 @@ class KernelCodegen:
             for r in _reads(ins):
                 self.reads.setdefault(r, []).append(pos)
         self.seg_local: set[str] = set()
+        self.invariants = launch_invariants(jf)
+        self._inv_index = {r: k for k, r in enumerate(self.invariants)}
         # Alias scopes: each register's lane array, global memory, shared memory and the read-only
         # launch data (mask, specials, parameters) are distinct objects, which LLVM cannot see through
         # the pointer tables; telling it lets the lane loops vectorize (gathers and scatters included).
@@ -179,10 +218,12 @@ class KernelCodegen:
             if any(i.opcode in REFERENCE_BLOCK_OPS for i in ins_list):
                 for i in ins_list:
                     self._check_barrier(i)
+                self.barrier_blocks.append(b)
                 continue
             self.blk_start = blk.start
             self._block(b, ins_list)
             self.native_blocks.append(b)
+        driver.emit(self.module, self.jf, self.native_blocks, self.barrier_blocks, self.reg_index)
         return str(self.module)
 
     def _check_barrier(self, ins: Instruction) -> None:
@@ -581,6 +622,9 @@ class KernelCodegen:
         vals = self.seg_vals
         if vals is not None and name in vals:
             return vals[name]
+        k = self._inv_index.get(name)
+        if k is not None:  # the launch's value, loaded once per block function
+            return self._invariant(name, k)
         v = self.tag(self.bld.load(self.bld.gep(self.reg_ptr(name), [i])), f"r:{name}")
         if vals is not None:
             vals[name] = v
@@ -591,10 +635,20 @@ class KernelCodegen:
         bld = self.bld
         if self.cur_guard is not None:
             v = bld.select(self.cur_guard, v, self.raw(name, i))
-        if not self.dry and name not in self.seg_local:
+        if not self.dry and name not in self.seg_local and name not in self._inv_index:
             self.tag(bld.store(v, bld.gep(self.reg_ptr(name), [i])), f"r:{name}")
         if self.seg_vals is not None:
             self.seg_vals[name] = v
+
+    def _invariant(self, name: str, k: int) -> ir.Value:
+        bld = self.bld
+
+        def make() -> ir.Value:
+            table = bld.inttoptr(self.ctx(CTX_INVARIANTS), I64P)
+            v = self.tag(bld.load(bld.gep(table, [ir.Constant(I64, k)])), "aux")
+            bits = self.reg_bits[name]
+            return bld.trunc(v, ir.IntType(bits)) if bits < 64 else v
+        return self.hoist(make)
 
     def constant(self, op: Any, t: str) -> ir.Value:
         w = WIDTH[t]

@@ -39,8 +39,11 @@ from strata.hw.jit import JitFunction, Program
 from strata.hw.memory import DeviceMemory
 from strata.hw.native import codegen as cg
 from strata.hw.native.compiler import LoadedObject, cache_get, cache_key, cache_put, compile_ir
+from strata.hw.native.runloop import DriverState, run_root
 
 _PROTO = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
+_DRIVE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                          ctypes.c_void_p)
 THREADS = 2  # host threads a launch's chunks are spread over
 _COMPILE_LOCK = threading.Lock()
 
@@ -55,7 +58,13 @@ class CompiledKernel:
     obj: LoadedObject
     compile_s: float
     cached: bool
+    drive: Any = None  # the driver (driver.py): uniform control flow in one native call
+    driveable: frozenset[int] = frozenset()  # blocks the driver runs (native, barrier, empty)
     programs: dict[int, Program] = dataclasses.field(default_factory=dict)
+    ref_ops: dict[int, list[Any]] = dataclasses.field(default_factory=dict)  # native block -> reference ops
+    invariants: list[tuple[str, int, int]] = dataclasses.field(default_factory=list)  # codegen.launch_invariants
+    # id of a frame's register set -> (the set, the invariant values it holds): filled once per launch values
+    filled: dict[int, tuple[dict[str, np.ndarray], tuple[int, ...]]] = dataclasses.field(default_factory=dict)
 
 
 def compiled(program: Program, kernel: str) -> CompiledKernel | str:
@@ -87,6 +96,8 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
             return str(manifest["reason"])
         blocks = list(manifest["blocks"])
         specials = list(manifest["specials"])
+        barriers = list(manifest["barriers"])
+        invariants = [tuple(x) for x in manifest["invariants"]]
     else:
         gen = cg.KernelCodegen(program, jf)
         try:
@@ -95,11 +106,15 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
             cache_put(key, {"reason": str(e)}, None)
             return str(e)
         obj = compile_ir(text)
-        blocks, specials = gen.native_blocks, gen.specials
-        cache_put(key, {"blocks": blocks, "specials": specials}, obj)
+        blocks, specials, barriers = gen.native_blocks, gen.specials, gen.barrier_blocks
+        invariants = [(r, off, size) for r, (off, size) in gen.invariants.items()]
+        cache_put(key, {"blocks": blocks, "specials": specials, "barriers": barriers, "invariants": invariants}, obj)
     loaded = LoadedObject(obj)
     funcs = {b: _PROTO(loaded.address(f"b{b}")) for b in blocks}
     ck = CompiledKernel(kernel, funcs, specials, loaded, time.perf_counter() - t0, cached)
+    ck.drive = _DRIVE(loaded.address("drive"))
+    ck.invariants = invariants
+    ck.driveable = frozenset(k for k, blk in enumerate(jf.blocks) if k in funcs or k in barriers or not blk.ops)
     trace.emit("L0", "native_compile", kernel=kernel, cached=cached, blocks=len(blocks),
                compile_ms=round(ck.compile_s * 1e3, 3))
     return ck
@@ -122,7 +137,8 @@ def _patched(program: Program, ck: CompiledKernel, worker: int) -> Program:
     for b, blk in enumerate(jf.blocks):
         fn = ck.funcs.get(b)
         if fn is not None:
-            blk = dataclasses.replace(blk, ops=[(_native_op(fn, jf, list(blk.ops)), True)])
+            ck.ref_ops[b] = [_per_lane(op) for op, _exact in blk.ops]
+            blk = dataclasses.replace(blk, ops=[(_native_op(fn, ck.ref_ops[b]), True)])
         blocks.append(blk)
     njf: JitFunction = dataclasses.replace(jf, blocks=blocks, reg_pool={})
     p = copy.copy(program)
@@ -141,23 +157,26 @@ def _per_lane(op: Any) -> Any:
     return op
 
 
-def _native_op(fn: Any, jf: JitFunction, ref_ops: list[Any]) -> Any:
-    names = list(jf.reg_storage)
-    ref_ops = [(_per_lane(op), exact) for op, exact in ref_ops]
+def _frame_state(f: Frame) -> tuple[int, int, int, int, np.ndarray]:
+    """(register pointer table, all-ones mask, lanes, ctx) of a frame, made once per frame."""
+    st = f.__dict__.get("_native")
+    if st is None:
+        bases = f._bases  # the frame's register arrays, which the reference ops see through f.V
+        ptrs = np.array([bases[n].ctypes.data for n in f.jf.reg_storage] or [0], dtype=np.uint64)
+        chunk = f.chunk
+        st = (int(ptrs.ctypes.data), int(chunk._native_ones.ctypes.data), chunk.n,  # type: ignore[attr-defined]
+              int(chunk._native_ctx.ctypes.data), ptrs)  # type: ignore[attr-defined]
+        f._native = st  # type: ignore[attr-defined]
+    return st
 
+
+def _native_op(fn: Any, ref_ops: list[Any]) -> Any:
     def run(f: Any, m: Any) -> None:
-        st = f.__dict__.get("_native")
-        if st is None:
-            bases = f._bases  # the frame's register arrays, which the reference ops see through f.V
-            ptrs = np.array([bases[n].ctypes.data for n in names] or [0], dtype=np.uint64)
-            chunk = f.chunk
-            st = (int(ptrs.ctypes.data), int(chunk._native_ones.ctypes.data), chunk.n,
-                  int(chunk._native_ctx.ctypes.data), ptrs)
-            f._native = st
+        st = _frame_state(f)
         mp = st[1] if m is None else m.ctypes.data
         rc = fn(st[0], mp, st[2], st[3])
         if rc:  # a memory check failed at op rc-1: the reference runs the rest of the block from there
-            for op, _exact in ref_ops[rc - 1:]:
+            for op in ref_ops[rc - 1:]:
                 op(f, m)
 
     return run
@@ -212,13 +231,17 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
         L.start_ns, L.start_s = time.perf_counter_ns(), time.monotonic()
         launches.append(L)
     ncounters = [np.zeros(len(cg.COUNTER_NAMES), dtype=np.int64) for _ in launches]
+    dstates = [DriverState(len(L.kernel.blocks)) for L in launches]
     if control is not None:
         control.launch = launches[0]
         if control.reason is not None:
             launches[0].polls = 0
     state: dict[str, Any] = {"idx": None, "exc": None}
     lock = threading.Lock()
-    keep = (starts, ends, params)
+    inv = tuple(int.from_bytes(config.params[off:off + size], "little") if off + size <= len(config.params) else 0
+                for _r, off, size in ck.invariants)
+    inv_values = np.array([v if v < 1 << 63 else v - (1 << 64) for v in inv] or [0], dtype=np.int64)
+    keep = (starts, ends, params, inv_values)
     nalloc = len(allocs)
 
     def work(t: int) -> None:
@@ -233,8 +256,13 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                     chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, ncounters[t], ck)  # type: ignore[attr-defined]
                     chunk._native_ones = np.ones(chunk.n, dtype=np.bool_)  # type: ignore[attr-defined]
                 frame = Frame(L.kernel, chunk)
+                if inv:
+                    _fill_invariants(frame, ck, inv)
                 try:
-                    run_frame(frame, chunk.entry_mask)
+                    if ck.funcs:
+                        run_root(frame, chunk.entry_mask, ck, dstates[t], _frame_state)
+                    else:
+                        run_frame(frame, chunk.entry_mask)
                 except LaneFault as fault:
                     exc: BaseException = _device_fault(L, chunk, fault)
                 except BaseException as e:  # watchdog, cancel, device faults: the first chunk's wins
@@ -274,9 +302,24 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     return result
 
 
+def _fill_invariants(frame: Frame, ck: CompiledKernel, values: tuple[int, ...]) -> None:
+    """Write the launch's invariant registers into the frame's lane arrays (the reference handlers and
+    the branch machinery read them there; native code takes them from ctx), unless this register set
+    already holds these values (the engine reuses register sets across chunks and launches)."""
+    bases = frame._bases
+    hit = ck.filled.get(id(bases))
+    if hit is not None and hit[0] is bases and hit[1] == values:
+        return
+    for (r, _off, _size), v in zip(ck.invariants, values, strict=True):
+        bases[r].fill(v)
+    if len(ck.filled) > 32:  # register sets come and go with chunk sizes: keep the map small
+        ck.filled.clear()
+    ck.filled[id(bases)] = (bases, values)
+
+
 def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: int,
          counters: np.ndarray, ck: CompiledKernel) -> np.ndarray:
-    starts, ends, params = keep
+    starts, ends, params, inv_values = keep
     cfg = chunk.launch.config
     base = np.ascontiguousarray(chunk.shared_base, dtype=np.int64)
     lanes = [np.ascontiguousarray(np.broadcast_to(chunk.special(name, np.dtype(np.uint32)), (chunk.n,)))
@@ -300,6 +343,7 @@ def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: 
     values[cg.CTX_COUNTERS] = counters.ctypes.data
     values[cg.CTX_SHARED_BASE] = base.ctypes.data
     values[cg.CTX_SPECIALS] = table.ctypes.data
+    values[cg.CTX_INVARIANTS] = inv_values.ctypes.data
     return np.array(values, dtype=np.int64)
 
 

@@ -1,0 +1,160 @@
+"""The kernel frame's run loop under the native executor: the reference engine's loop
+(`engine.run_frame`), with one addition: while the reconvergence stack has a single entry (every live
+lane of the chunk together) and no lane waits at a barrier, the compiled driver (driver.py) runs the
+blocks and their uniform branches in one native call, and hands back at the first thing it does not do
+(a divergent branch, `ret`/`exit`, a poll, a memory check that failed, a block it does not run). From
+there this loop does exactly what the reference's does, with the reference's own helpers, so branches,
+divergence, exits, barriers, watchdog and faults behave, and count, as there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from strata.hw.engine import EXIT, Frame, _branch, _Entry, _exit_lanes, _jump, _poll, _spin
+from strata.hw.native import driver as drv
+
+
+class DriverState:
+    """One worker's driver state: the st array and the per-block accumulators it adds to."""
+
+    def __init__(self, nblocks: int) -> None:
+        self.st = np.zeros(drv.ST_SIZE, dtype=np.int64)
+        self.acc_t = np.zeros(max(nblocks, 1), dtype=np.int64)
+        self.acc_w = np.zeros(max(nblocks, 1), dtype=np.int64)
+        self.st[drv.ST_ACC_T] = self.acc_t.ctypes.data
+        self.st[drv.ST_ACC_W] = self.acc_w.ctypes.data
+        self.addr = int(self.st.ctypes.data)
+
+    def fold(self, acc: tuple[list[int], list[int]]) -> None:
+        """Add the driver's per-block accumulators into the launch's (and clear them)."""
+        for k in np.flatnonzero(self.acc_t).tolist():
+            acc[0][k] += int(self.acc_t[k])
+            acc[1][k] += int(self.acc_w[k])
+        self.acc_t[:] = 0
+        self.acc_w[:] = 0
+
+
+def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_state: Any) -> None:
+    """Run the kernel's frame on the lanes in `mask` until all of them exit (engine.run_frame's contract)."""
+    chunk = f.chunk
+    launch = chunk.launch
+    blocks = f.jf.blocks
+    acc_t, acc_w = launch.accumulators(f.jf)
+    tc, wc = chunk.count(mask)
+    if tc == 0:
+        return
+    stack = f.stack
+    stack.append(_Entry(0, mask, EXIT, True, tc, wc))
+    chunk.frames.append(f)
+    V = f.V
+    budget = launch.budget or 1 << 126
+    st = ds.st
+    drive = ck.drive
+    driveable = ck.driveable
+    counters = launch.counters
+    # id of an entry mask -> (the mask, kept so its id stays its own; its blocks with an active lane)
+    barrier_blocks: dict[int, tuple[np.ndarray, int]] = {}
+    try:
+        while stack:
+            if chunk.stall is not None:
+                chunk.stall(f)
+                continue
+            e = stack[-1]
+            b = e.pc
+            if b == e.rpc or b == EXIT:
+                stack.pop()
+                continue
+            m = e.mask
+            first_op = 0  # 0: run the block; > 0: ops from first_op - 1 (a bail); -1: body done
+            if len(stack) == 1 and b in driveable and chunk.block_sync is None:
+                regs, ones, n, ctx, _ = frame_state(f)
+                st[drv.ST_PC] = b
+                st[drv.ST_TC] = e.tc
+                st[drv.ST_WC] = e.wc
+                st[drv.ST_EXECUTED] = launch.executed
+                st[drv.ST_CYCLES] = launch.cycles
+                st[drv.ST_POLLS] = launch.polls
+                st[drv.ST_BUDGET] = min(budget, 1 << 62)
+                st[drv.ST_BRANCHES] = 0
+                st[drv.ST_BARRIERS] = 0
+                if m is None:
+                    st[drv.ST_BAR_BLOCKS] = chunk.nblocks
+                else:
+                    hit = barrier_blocks.get(id(m))
+                    if hit is None:
+                        busy = int(np.count_nonzero(m.reshape(chunk.nblocks, -1).any(axis=1)))
+                        hit = barrier_blocks[id(m)] = (m, busy)
+                    st[drv.ST_BAR_BLOCKS] = hit[1]
+                rc = drive(regs, ones if m is None else m.ctypes.data, n, ctx, ds.addr)
+                launch.executed = int(st[drv.ST_EXECUTED])
+                launch.cycles = int(st[drv.ST_CYCLES])
+                launch.polls = min(launch.polls, int(st[drv.ST_POLLS]))  # a cancel meanwhile set it to 0
+                counters.branches += int(st[drv.ST_BRANCHES])
+                counters.barriers += int(st[drv.ST_BARRIERS])
+                b = int(st[drv.ST_PC])
+                if rc == drv.R_DONE:
+                    e.pc = b
+                    continue
+                e.pc = b
+                if rc == drv.R_TERM:
+                    first_op = -1
+                elif rc == drv.R_BAIL:
+                    first_op = int(st[drv.ST_BAIL])
+            blk = blocks[b]
+            if first_op >= 0:
+                am = None if e.full else m
+                if f.addr_cache:
+                    f.addr_cache.clear()
+                if first_op == 0:
+                    for fn, exact in blk.ops:
+                        fn(f, m if exact else am)
+                else:  # the native body handed over at a failed check: the reference runs the rest
+                    for op in ck.ref_ops[b][first_op - 1:]:
+                        op(f, m)
+                acc_t[b] += e.tc
+                acc_w[b] += e.wc
+                launch.executed += blk.n_instructions * e.tc
+                launch.cycles += blk.n_instructions * e.wc
+                launch.polls -= 1
+            if launch.polls <= 0 or launch.executed > budget:
+                _poll(launch, f, blk)
+            term = blk.term
+            if term == "fall":
+                e.pc = b + 1 if b + 1 < len(blocks) else EXIT
+                continue
+            g = blk.guard
+            if term == "bra":
+                if g < 0:
+                    e.pc = blk.target
+                    if blk.target <= b and len(stack) > 1:
+                        _spin(f, e)
+                    continue
+                _branch(f, e, b, blk, V[g])
+                continue
+            if term == "brx":
+                _jump(f, e, b, blk)
+                continue
+            if g < 0:
+                lanes = m
+            else:
+                p = V[g]
+                lanes = ~p if blk.guard_neg else p
+                if m is not None:
+                    lanes = lanes & m
+                if not lanes.any():
+                    e.pc = b + 1
+                    continue
+                e.pc = b + 1
+            if lanes is None:
+                lanes = np.ones(chunk.n, dtype=bool)
+            if term == "exit" or f.jf.fn.is_entry:
+                _exit_lanes(chunk, lanes)
+            else:
+                f.remove_lanes(lanes)
+    finally:
+        chunk.frames.pop()
+        f.release()
+        ds.fold((acc_t, acc_w))
