@@ -2,7 +2,7 @@
 // Matrix cores on gfx90a (CDNA2), where clang keeps MFMA accumulators in AGPRs (a[...]), and the shapes
 // gfx942 spells differently or lacks: f64 16x16x4 and i8 16x16x16. Layouts as in mfma.hip: lane l holds
 // A[l % M][(l / M) * kpl + e] and B[(l / N) * kpl + e][l % N]; D[i][j] is value i % 4 + 4 * (i / (4 * (64 / N)))
-// of lane j + N * ((i / 4) % (64 / N)) (for f64 a value is a register pair).
+// of lane j + N * ((i / 4) % (64 / N)) (f64: see mfma_f64).
 typedef float float4_t __attribute__((ext_vector_type(4)));
 typedef float float16_t __attribute__((ext_vector_type(16)));
 typedef double double4_t __attribute__((ext_vector_type(4)));
@@ -34,12 +34,13 @@ extern "C" __global__ void mfma_bf16_32(const short* A, const short* B, float* C
   for (int r = 0; r < 16; ++r) C[(r % 4 + 4 * (l / 32) + 8 * (r / 4)) * 32 + l % 32] = acc[r];
 }
 
-// f64: C (16x16) = A (16x4) @ B (4x16) + 1
+// f64: C (16x16) = A (16x4) @ B (4x16) + 1. Its D layout differs from the 32-bit ones: value r of lane l is
+// D[4 * r + l / 16][l % 16] (as AMD's dgemm example for this instruction stores it).
 extern "C" __global__ void mfma_f64(const double* A, const double* B, double* C) {
   int l = threadIdx.x;
   double4_t acc = {1.0, 1.0, 1.0, 1.0};
   acc = __builtin_amdgcn_mfma_f64_16x16x4f64(A[(l % 16) * 4 + l / 16], B[(l / 16) * 16 + l % 16], acc, 0, 0, 0);
-  for (int r = 0; r < 4; ++r) C[(4 * (l / 16) + r) * 16 + l % 16] = acc[r];
+  for (int r = 0; r < 4; ++r) C[(4 * r + l / 16) * 16 + l % 16] = acc[r];
 }
 
 // i8: C (16x16, int) = A (16x16) @ B (16x16), four bytes per lane

@@ -448,6 +448,44 @@ def test_two_loads_into_one_register_land_in_order(rng: np.random.Generator, arc
     np.testing.assert_array_equal(b.get(ya, 64), 2 * y)
 
 
+def _blocks(rng: np.random.Generator, kind: str, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(the array the kernel reads, its values as float64 / int64) for an MFMA operand of `kind`."""
+    if kind == "i8":
+        x = rng.integers(-128, 128, shape).astype(np.int8)
+        return x, x.astype(np.int64)
+    if kind == "bf16":
+        bits = (rng.standard_normal(shape).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        return bits, (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    dtype = {"f16": np.float16, "f32": np.float32, "f64": np.float64}[kind]
+    x = rng.standard_normal(shape).astype(dtype)
+    return x, x.astype(np.float64)
+
+
+@pytest.mark.parametrize(("name", "kind", "m", "n", "k", "blocks"), [
+    ("f32_32x32x1_2b", "f32", 32, 32, 1, 2), ("f32_16x16x1_4b", "f32", 16, 16, 1, 4),
+    ("f32_4x4x1_16b", "f32", 4, 4, 1, 16), ("f16_4x4x4_16b", "f16", 4, 4, 4, 16),
+    ("f16_32x32x4_2b", "f16", 32, 32, 4, 2), ("bf16_16x16x4_4b", "bf16", 16, 16, 4, 4),
+    ("i8_32x32x4_2b", "i8", 32, 32, 4, 2), ("f64_4x4x4_4b", "f64", 4, 4, 4, 4)])
+def test_multi_block_mfma(rng: np.random.Generator, name: str, kind: str, m: int, n: int, k: int,
+                          blocks: int) -> None:
+    """Multi-block MFMA shapes (independent products per block of lanes, the operand and result layouts of
+    AMD's matrix instruction calculator) against NumPy matmul per block; f32 4x4x1 and f64 accumulate onto
+    what D held."""
+    b = Board()
+    a_in, a = _blocks(rng, kind, (blocks, m, k))
+    b_in, bm = _blocks(rng, kind, (blocks, k, n))
+    out = np.int32 if kind == "i8" else np.float64 if kind == "f64" else np.float32
+    d0 = rng.standard_normal((blocks, m, n)).astype(out) if name == "f32_4x4x1_16b" else np.zeros((blocks, m, n), out)
+    d = b.put(d0)
+    b.run(kernel("mfma_blocks", name), (1, 1, 1), (64, 1, 1), [p64(b.put(a_in)), p64(b.put(b_in)), p64(d)])
+    got = b.get(d, blocks * m * n, out).reshape(blocks, m, n)
+    want = np.matmul(a, bm) + (0.5 if kind == "f64" else d0)
+    if kind == "i8":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5 if kind != "f64" else 1e-14, atol=1e-5)
+
+
 def test_gfx90a_mfma_agprs_f64_i8_bf16(rng: np.random.Generator, arch: str) -> None:
     """gfx90a's MFMA shapes (f64 16x16x4, i8 16x16x16, bf16 32x32x8 accumulated over K), an accumulator in
     AGPRs (global loads and stores of a[...] and v_mfma on a[0:3]), against NumPy matmul."""

@@ -552,21 +552,60 @@ def _format_mubuf(ins: Inst) -> str:
     return f"{data}, {addr}, {sreg(f['srsrc'], 4)}, {sreg(f['soffset'], 1, ins.literal)}{tail}"
 
 
-# MFMA (single-block shapes): name -> (M, N, K, input kind, k values per lane, input dwords, output dwords)
-MFMA: dict[str, tuple[int, int, int, str, int, int, int]] = {
-    "v_mfma_f32_16x16x4_f32": (16, 16, 4, "f32", 1, 1, 4), "v_mfma_f32_32x32x2_f32": (32, 32, 2, "f32", 1, 1, 16),
-    "v_mfma_f32_16x16x16_f16": (16, 16, 16, "f16", 4, 2, 4), "v_mfma_f32_32x32x8_f16": (32, 32, 8, "f16", 4, 2, 16),
-    "v_mfma_f32_16x16x16_bf16": (16, 16, 16, "bf16", 4, 2, 4),
-    "v_mfma_f32_32x32x8_bf16": (32, 32, 8, "bf16", 4, 2, 16),
-    "v_mfma_i32_16x16x32_i8": (16, 16, 32, "i8", 8, 2, 4), "v_mfma_i32_32x32x16_i8": (32, 32, 16, "i8", 8, 2, 16),
-    "v_mfma_f64_16x16x4_f64": (16, 16, 4, "f64", 1, 2, 8),
-    # gfx90a (CDNA2) spellings of the same shapes, and its own i8 shapes (4 bytes per lane)
-    "v_mfma_f32_16x16x4f32": (16, 16, 4, "f32", 1, 1, 4), "v_mfma_f32_32x32x2f32": (32, 32, 2, "f32", 1, 1, 16),
-    "v_mfma_f32_16x16x16f16": (16, 16, 16, "f16", 4, 2, 4), "v_mfma_f32_32x32x8f16": (32, 32, 8, "f16", 4, 2, 16),
-    "v_mfma_f32_16x16x16bf16_1k": (16, 16, 16, "bf16", 4, 2, 4),
-    "v_mfma_f32_32x32x8bf16_1k": (32, 32, 8, "bf16", 4, 2, 16),
-    "v_mfma_i32_16x16x16i8": (16, 16, 16, "i8", 4, 1, 4), "v_mfma_i32_32x32x8i8": (32, 32, 8, "i8", 4, 1, 16),
-    "v_mfma_f64_16x16x4f64": (16, 16, 4, "f64", 1, 2, 8),
+# MFMA shapes: name -> (M, N, K, input kind, k values per lane, input dwords, output dwords, blocks). A multi-block
+# instruction does `blocks` independent M x N x K products at once (blocks of lanes hold their operands).
+MFMA: dict[str, tuple[int, int, int, str, int, int, int, int]] = {
+    "v_mfma_f32_16x16x4_f32": (16, 16, 4, "f32", 1, 1, 4, 1),
+    "v_mfma_f32_32x32x2_f32": (32, 32, 2, "f32", 1, 1, 16, 1),
+    "v_mfma_f32_16x16x16_f16": (16, 16, 16, "f16", 4, 2, 4, 1),
+    "v_mfma_f32_32x32x8_f16": (32, 32, 8, "f16", 4, 2, 16, 1),
+    "v_mfma_f32_16x16x16_bf16": (16, 16, 16, "bf16", 4, 2, 4, 1),
+    "v_mfma_f32_32x32x8_bf16": (32, 32, 8, "bf16", 4, 2, 16, 1),
+    "v_mfma_i32_16x16x32_i8": (16, 16, 32, "i8", 8, 2, 4, 1),
+    "v_mfma_i32_32x32x16_i8": (32, 32, 16, "i8", 8, 2, 16, 1),
+    "v_mfma_f64_16x16x4_f64": (16, 16, 4, "f64", 1, 2, 8, 1),
+    "v_mfma_f32_32x32x1_2b_f32": (32, 32, 1, "f32", 1, 1, 32, 2),
+    "v_mfma_f32_16x16x1_4b_f32": (16, 16, 1, "f32", 1, 1, 16, 4),
+    "v_mfma_f32_4x4x1_16b_f32": (4, 4, 1, "f32", 1, 1, 4, 16),
+    "v_mfma_f32_32x32x4_2b_f16": (32, 32, 4, "f16", 4, 2, 32, 2),
+    "v_mfma_f32_16x16x4_4b_f16": (16, 16, 4, "f16", 4, 2, 16, 4),
+    "v_mfma_f32_4x4x4_16b_f16": (4, 4, 4, "f16", 4, 2, 4, 16),
+    "v_mfma_f32_32x32x4_2b_bf16": (32, 32, 4, "bf16", 4, 2, 32, 2),
+    "v_mfma_f32_16x16x4_4b_bf16": (16, 16, 4, "bf16", 4, 2, 16, 4),
+    "v_mfma_f32_4x4x4_16b_bf16": (4, 4, 4, "bf16", 4, 2, 4, 16),
+    "v_mfma_i32_32x32x4_2b_i8": (32, 32, 4, "i8", 4, 1, 32, 2),
+    "v_mfma_i32_16x16x4_4b_i8": (16, 16, 4, "i8", 4, 1, 16, 4),
+    "v_mfma_i32_4x4x4_16b_i8": (4, 4, 4, "i8", 4, 1, 4, 16),
+    "v_mfma_f64_4x4x4_4b_f64": (4, 4, 4, "f64", 1, 2, 2, 4),
+    # gfx90a (CDNA2) spellings of the same shapes, its own i8 shapes (4 bytes per lane) and its older bf16
+    # shapes (2 values per lane)
+    "v_mfma_f32_16x16x4f32": (16, 16, 4, "f32", 1, 1, 4, 1),
+    "v_mfma_f32_32x32x2f32": (32, 32, 2, "f32", 1, 1, 16, 1),
+    "v_mfma_f32_16x16x16f16": (16, 16, 16, "f16", 4, 2, 4, 1),
+    "v_mfma_f32_32x32x8f16": (32, 32, 8, "f16", 4, 2, 16, 1),
+    "v_mfma_f32_16x16x16bf16_1k": (16, 16, 16, "bf16", 4, 2, 4, 1),
+    "v_mfma_f32_32x32x8bf16_1k": (32, 32, 8, "bf16", 4, 2, 16, 1),
+    "v_mfma_i32_16x16x16i8": (16, 16, 16, "i8", 4, 1, 4, 1),
+    "v_mfma_i32_32x32x8i8": (32, 32, 8, "i8", 4, 1, 16, 1),
+    "v_mfma_f64_16x16x4f64": (16, 16, 4, "f64", 1, 2, 8, 1),
+    "v_mfma_f32_32x32x1f32": (32, 32, 1, "f32", 1, 1, 32, 2),
+    "v_mfma_f32_16x16x1f32": (16, 16, 1, "f32", 1, 1, 16, 4),
+    "v_mfma_f32_4x4x1f32": (4, 4, 1, "f32", 1, 1, 4, 16),
+    "v_mfma_f32_32x32x4f16": (32, 32, 4, "f16", 4, 2, 32, 2),
+    "v_mfma_f32_16x16x4f16": (16, 16, 4, "f16", 4, 2, 16, 4),
+    "v_mfma_f32_4x4x4f16": (4, 4, 4, "f16", 4, 2, 4, 16),
+    "v_mfma_i32_32x32x4i8": (32, 32, 4, "i8", 4, 1, 32, 2),
+    "v_mfma_i32_16x16x4i8": (16, 16, 4, "i8", 4, 1, 16, 4),
+    "v_mfma_i32_4x4x4i8": (4, 4, 4, "i8", 4, 1, 4, 16),
+    "v_mfma_f32_32x32x4bf16_1k": (32, 32, 4, "bf16", 4, 2, 32, 2),
+    "v_mfma_f32_16x16x4bf16_1k": (16, 16, 4, "bf16", 4, 2, 16, 4),
+    "v_mfma_f32_4x4x4bf16_1k": (4, 4, 4, "bf16", 4, 2, 4, 16),
+    "v_mfma_f32_32x32x2bf16": (32, 32, 2, "bf16", 2, 1, 32, 2),
+    "v_mfma_f32_16x16x2bf16": (16, 16, 2, "bf16", 2, 1, 16, 4),
+    "v_mfma_f32_4x4x2bf16": (4, 4, 2, "bf16", 2, 1, 4, 16),
+    "v_mfma_f32_32x32x4bf16": (32, 32, 4, "bf16", 2, 1, 16, 1),
+    "v_mfma_f32_16x16x8bf16": (16, 16, 8, "bf16", 2, 1, 4, 1),
+    "v_mfma_f64_4x4x4f64": (4, 4, 4, "f64", 1, 2, 2, 4),
 }
 
 
@@ -577,7 +616,7 @@ def _mai_reg(r: int, width: int, acc: bool) -> str:
 
 def _format_mfma(ins: Inst) -> str:
     f = ins.f
-    *_, in_w, out_w = MFMA[ins.name]
+    in_w, out_w = MFMA[ins.name][5:7]
     acc_cd = bool(f["clamp"])  # bit 15 of a MAI instruction is ACC_CD: vdst and src2 are AGPRs
     acc = f["op_sel_hi"]  # bits 27/28: src0/src1 are AGPRs
 

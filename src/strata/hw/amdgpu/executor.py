@@ -49,6 +49,7 @@ from strata.hw.amdgpu.decoder import FLOAT_CONSTS, INV_2PI, LITERAL, MFMA, Inst,
 from strata.hw.amdgpu.errors import UnsupportedAmdInstruction
 from strata.hw.counters import Counters
 from strata.hw.isa.fpround import Scratch
+from strata.hw.isa.memory import warp_bank_conflicts
 from strata.hw.memory import GLOBAL_BASE, DeviceMemory
 
 WAVE = 64
@@ -179,6 +180,7 @@ class _Batch:
     all_waves: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # arange(W)
     wg_word: np.ndarray | None = None  # (W, 1) each wave's workgroup's first word in lds.reshape(-1)
     lds_addr: dict[Any, tuple[Any, ...]] = field(default_factory=dict)  # _lds_span's index arrays by register
+    lds_conflicts: dict[Any, tuple[int]] = field(default_factory=dict)  # conflicts of one pass, by its pattern
 
 
 @dataclass(slots=True)
@@ -1991,53 +1993,76 @@ def _mfma_values(c: _Ctx, code: int, dwords: int, kind: str) -> np.ndarray:
 
 
 def h_mfma(c: _Ctx, ins: Inst) -> None:
-    """Single-block matrix multiply-accumulate: D = A @ B + C for the whole wave (MFMA ignores EXEC).
-    Products and sums are exact in float64 (int64 for i8) and rounded to float32 once per instruction;
-    hardware accumulates in float32 in an unspecified order, so the last bits may differ.
+    """Matrix multiply-accumulate: D = A @ B + C for the whole wave, for each of the instruction's blocks (MFMA
+    ignores EXEC). Products and sums are exact in float64 (int64 for i8) and rounded to float32 once per
+    instruction; hardware accumulates in float32 in an unspecified order, so the last bits may differ.
 
-    Layouts (CDNA3 ISA, "Matrix fused multiply-add"; not checked against hardware): lane g * M + i holds
-    A[i][g * kpl + e] and lane g * N + j holds B[g * kpl + e][j] for its kpl consecutive values e; D[i][j]
-    with i = 4 * G * q + 4 * g + r (G = 64 / N) is register 4 * q + r of lane g * N + j. So the matrices
-    are reshapes of the registers."""
-    m, n, k, kind, kpl, in_w, out_w = MFMA[ins.name]
+    Layouts (AMD's CDNA ISA guides and matrix instruction calculator): lane (g * blocks + b) * M + i holds
+    A[b][i][g * kpl + e] and lane (g * blocks + b) * N + j holds B[b][g * kpl + e][j] for its kpl consecutive
+    values e; the outputs are in `_mfma_to_d`. So the matrices are reshapes of the registers."""
+    m, n, k, kind, kpl, in_w, out_w, blocks = MFMA[ins.name]
     w = c.n
     f = ins.f
     aoff = c.prog.kernel.descriptor.accum_offset  # AGPR a[i] is v[accum_offset + i] (unified register file)
     acc_ab, acc_cd = f["op_sel_hi"], f["clamp"]  # MAI bits: src0/src1 AGPRs; vdst and src2 AGPRs
     src0 = f["src0"] + (aoff if acc_ab & 1 and f["src0"] >= 256 else 0)
     src1 = f["src1"] + (aoff if acc_ab & 2 and f["src1"] >= 256 else 0)
-    a = _mfma_values(c, src0, in_w, kind).reshape(w, WAVE // m, m, kpl).transpose(0, 2, 1, 3).reshape(w, m, k)
-    b = _mfma_values(c, src1, in_w, kind).reshape(w, WAVE // n, n, kpl).transpose(0, 1, 3, 2).reshape(w, k, n)
-    g = WAVE // n
-    q = m // (4 * g)
+    gk = WAVE // (m * blocks)  # lane groups along K
+    a = _mfma_values(c, src0, in_w, kind).reshape(w, gk, blocks, m, kpl).transpose(0, 2, 3, 1, 4)
+    b = _mfma_values(c, src1, in_w, kind).reshape(w, gk, blocks, n, kpl).transpose(0, 2, 1, 4, 3)
+    d = np.matmul(a.reshape(w, blocks, m, k), b.reshape(w, blocks, k, n))  # (w, blocks, m, n)
     r2 = f["src2"] + (aoff if acc_cd and f["src2"] >= 256 else 0)
-    d = np.matmul(a, b)
-    if kind == "f64":  # 4q float64 values per lane, value r in the register pair 2r, 2r + 1
+    vd = f["vdst"] + (aoff if acc_cd else 0)
+    if kind == "f64":  # out_w / 2 float64 values per lane, value r in the register pair 2r, 2r + 1
         nvals = out_w // 2
         if r2 >= 256:
             regs = c.b.v[r2 - 256:r2 - 256 + out_w, c.ix].transpose(1, 0, 2).reshape(w, nvals, 2, WAVE)
-            acc64 = np.ascontiguousarray(regs.transpose(0, 1, 3, 2)).view(np.float64)[..., 0]  # (w, nvals, 64)
-            d += acc64.reshape(w, q, 4, g, n).transpose(0, 1, 3, 2, 4).reshape(w, m, n)
+            d += _mfma_to_d(np.ascontiguousarray(regs.transpose(0, 1, 3, 2)).view(np.float64)[..., 0], m, n, blocks)
         elif _const(r2, 2, ins.literal, True):
             d += np.array(_const(r2, 2, ins.literal, True), np.uint64).view(np.float64)
-        vals = np.ascontiguousarray(d.reshape(w, q, g, 4, n).transpose(0, 1, 3, 2, 4).reshape(w, nvals, WAVE))
+        vals = np.ascontiguousarray(_mfma_from_d(d, nvals))
         out64 = vals.view(_U32).reshape(w, nvals, WAVE, 2).transpose(0, 1, 3, 2).reshape(w, out_w, WAVE)
-        vd = f["vdst"] + (aoff if acc_cd else 0)
         c.b.v[vd:vd + out_w, c.ix] = out64.transpose(1, 0, 2)
-        _mfma_count(c, m, n, k, kind)
+        _mfma_count(c, m, n, k * blocks, kind)
         return
     if r2 >= 256:
-        cregs = c.b.v[r2 - 256:r2 - 256 + out_w, c.ix].transpose(1, 0, 2)  # (w, regs, 64)
-        acc = cregs.reshape(w, q, 4, g, n).transpose(0, 1, 3, 2, 4).reshape(w, m, n)
+        acc = _mfma_to_d(c.b.v[r2 - 256:r2 - 256 + out_w, c.ix].transpose(1, 0, 2), m, n, blocks)
         d += acc.view(np.int32) if kind == "i8" else acc.view(np.float32)
     else:
         k0 = _const(r2, 1, ins.literal, kind != "i8") or 0
         d += np.array(k0, np.uint32).view(np.int32 if kind == "i8" else np.float32)
     bits = (d & 0xFFFFFFFF).astype(_U32) if kind == "i8" else d.astype(np.float32).view(_U32)
-    out = bits.reshape(w, q, g, 4, n).transpose(0, 1, 3, 2, 4).reshape(w, out_w, WAVE)
-    vd = f["vdst"] + (aoff if acc_cd else 0)
-    c.b.v[vd:vd + out_w, c.ix] = out.transpose(1, 0, 2)
-    _mfma_count(c, m, n, k, kind)
+    c.b.v[vd:vd + out_w, c.ix] = _mfma_from_d(bits, out_w).transpose(1, 0, 2)
+    _mfma_count(c, m, n, k * blocks, kind)
+
+
+def _mfma_to_d(vals: np.ndarray, m: int, n: int, blocks: int) -> np.ndarray:
+    """(w, values per lane, 64) of an MFMA accumulator -> (w, blocks, M, N). 32-bit values of an M x N block of
+    64 or more entries: D[b][i][j] with i = 4 * G * q + 4 * g + r (G = 64 / N) is value (b * Q + q) * 4 + r of
+    lane g * N + j; of a 4 x 4 block: value i of lane 4 * b + j. 64-bit values: D[i][j] is value i // 4 of lane
+    16 * (i % 4) + j (16 x 16); D[b][i][j] is lane 16 * i + 4 * b + j (4 x 4, one value)."""
+    w = vals.shape[0]
+    if vals.dtype == np.float64:
+        if m * n >= WAVE:
+            return vals.reshape(w, 1, m, n)
+        return vals.reshape(w, m, blocks, n).transpose(0, 2, 1, 3)
+    if m * n < WAVE:
+        return vals.reshape(w, m, blocks, n).transpose(0, 2, 1, 3)
+    g = WAVE // n
+    q = m // (4 * g)
+    return vals.reshape(w, blocks, q, 4, g, n).transpose(0, 1, 2, 4, 3, 5).reshape(w, blocks, m, n)
+
+
+def _mfma_from_d(d: np.ndarray, nvals: int) -> np.ndarray:
+    """The inverse of `_mfma_to_d`: (w, blocks, M, N) -> (w, values per lane, 64)."""
+    w, blocks, m, n = d.shape
+    if d.dtype == np.float64 and m * n >= WAVE:
+        return d.reshape(w, nvals, WAVE)
+    if m * n < WAVE:
+        return d.transpose(0, 2, 1, 3).reshape(w, nvals, WAVE)
+    g = WAVE // n
+    q = m // (4 * g)
+    return d.reshape(w, blocks, q, g, 4, n).transpose(0, 1, 2, 4, 3, 5).reshape(w, nvals, WAVE)
 
 
 def _mfma_count(c: _Ctx, m: int, n: int, k: int, kind: str) -> None:
@@ -2209,9 +2234,83 @@ def _ds_bytes(c: _Ctx, ins: Inst, offs: list[int], width: int, access: str) -> N
     _count(c, "memory")
 
 
+LDS_BANKS = 32  # CDNA's LDS: 32 banks of 4 bytes, 32 lanes of a wave64 served per pass
+_HALF = WAVE // 2
+
+
+def _ds_access(name: str, f: dict[str, int]) -> tuple[list[int], int] | None:
+    """(byte offsets, dwords per offset) a DS instruction reads or writes at each lane's address; None for
+    those that do not address the banks (ds_bpermute/ds_permute use the LDS crossbar only)."""
+    if name.startswith(("ds_bpermute", "ds_permute")):
+        return None
+    if name in _DS_SMALL:
+        return [f["offset0"] | f["offset1"] << 8], 1
+    if _DS_ATOMIC64.fullmatch(name):
+        return [f["offset0"] | f["offset1"] << 8], 2
+    if _DS_ATOMIC.fullmatch(name):
+        return [f["offset0"] | f["offset1"] << 8], 1
+    width = int(name.rsplit("_b", 1)[1]) // 32
+    return _ds_offsets(name, f, width), width
+
+
+def _lds_bank_conflicts(c: _Ctx, ins: Inst) -> None:
+    """Count a DS instruction's LDS bank conflicts, as the PTX engine counts shared memory's: the LDS serves
+    a wave64 in two passes of 32 lanes, each pass a request whose T dwords per lane (T = offsets x width:
+    2 for ds_read_b64 or ds_read2_b32) ideally take T cycles; a bank gives one distinct dword per cycle, so
+    the pass takes as many cycles as its busiest bank has distinct dwords (lanes reading one dword share
+    it), and the cycles past T are the conflicts (`shared_bank_conflicts`, in 32-lane passes like the PTX
+    engine's extra wavefronts; the timing model prices them on the load/store pipe). Lanes EXEC disables
+    take no part. Adding one dword offset to a whole pass moves every lane to the next bank alike, so a
+    pass's conflicts depend only on its addresses relative to its first lane: when every pass has the same
+    relative pattern (the usual case: waves index LDS alike) one pass is counted, and the pattern's count is
+    kept for the next instruction that has it."""
+    acc = _ds_access(ins.name, ins.f)
+    if acc is None:
+        return
+    offs, width = acc
+    t = len(offs) * width
+    addr = c.b.v[ins.f["addr"], c.ix]
+    if c.full:
+        lanes = addr.reshape(-1, _HALF)
+        rel = lanes - lanes[:, :1]  # uint32: wraps like the 32-bit LDS address
+        if bool((rel == rel[:1]).all()) and bool((((lanes[:, 0] - lanes[0, 0]) & _U32(3)) == 0).all()):
+            key = (tuple(offs), width, rel[0].tobytes())
+            one = c.b.lds_conflicts.get(key)
+            if one is None:
+                if len(c.b.lds_conflicts) > 1024:
+                    c.b.lds_conflicts.clear()
+                first = lanes[:1].astype(np.int64)
+                w = np.stack([((first + o) & 0xFFFFFFFF) >> 2 for o in offs], axis=-1)  # (1, 32, offsets)
+                w = (w[..., None] + _ARANGE[:width]).reshape(1, -1)
+                one = c.b.lds_conflicts[key] = (max(int(warp_bank_conflicts(w)[0]) + 1 - t, 0),)
+            c.counters.shared_bank_conflicts += one[0] * lanes.shape[0]
+            return
+    a = addr.astype(np.int64)
+    if t == 1:
+        words = (a >> 2).reshape(-1, _HALF, 1)  # a constant offset shifts every lane alike: same banks
+    else:
+        words = np.stack([((a + o) & 0xFFFFFFFF) >> 2 for o in offs], axis=-1)  # (n, 64, offsets)
+        if width > 1:
+            words = (words[..., None] + _ARANGE[:width]).reshape(words.shape[0], WAVE, -1)
+        words = words.reshape(-1, _HALF, t)
+    active = None
+    if not c.full:  # inactive lanes repeat an active lane's dwords (a broadcast costs nothing)
+        m = c.exec_mask().reshape(-1, _HALF)
+        first = m.argmax(axis=1)
+        fill = words[np.arange(words.shape[0]), first]  # (passes, t)
+        words = np.where(m[..., None], words, fill[:, None, :])
+        active = m.any(axis=1)
+    rows = words.reshape(words.shape[0], -1)
+    per_pass = np.maximum(warp_bank_conflicts(rows) + 1 - t, 0)
+    if active is not None:
+        per_pass = per_pass * active
+    c.counters.shared_bank_conflicts += int(per_pass.sum())
+
+
 def h_ds(c: _Ctx, ins: Inst) -> None:
     name, f = ins.name, ins.f
     c.counters.shared_requests += c.n
+    _lds_bank_conflicts(c, ins)
     lds = c.b.lds
     if name == "ds_bpermute_b32" or name == "ds_permute_b32":
         m = c.exec_mask()
@@ -3096,6 +3195,7 @@ def _execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, budget: int
     if isa_counts is not None:
         isa_counts["waves"] = n_wg * waves_per_wg
         isa_counts["wavefront_size"] = WAVE
+        isa_counts["lds_bank_conflicts"] = counters.shared_bank_conflicts
     return counters
 
 

@@ -266,14 +266,14 @@
 0000000025FC s_nop 0
 000000002600 s_load_dwordx4 s[0:3], s[4:5], 0x0
 000000002608 s_load_dwordx2 s[6:7], s[4:5], 0x10
-000000002610 v_and_b32_e32 v12, 15, v0
-000000002614 v_lshlrev_b32_e32 v1, 2, v12
-000000002618 v_lshrrev_b32_e32 v13, 4, v0
-00000000261C v_add_lshl_u32 v1, v1, v13, 3
+000000002610 v_and_b32_e32 v1, 15, v0
+000000002614 v_lshlrev_b32_e32 v1, 2, v1
+000000002618 v_lshrrev_b32_e32 v2, 4, v0
+00000000261C v_add_lshl_u32 v1, v1, v2, 3
 000000002624 s_waitcnt lgkmcnt(0)
 000000002628 global_load_dwordx2 v[8:9], v1, s[0:1]
-000000002630 v_lshlrev_b32_e32 v0, 3, v0
-000000002634 global_load_dwordx2 v[10:11], v0, s[2:3]
+000000002630 v_lshlrev_b32_e32 v12, 3, v0
+000000002634 global_load_dwordx2 v[10:11], v12, s[2:3]
 00000000263C v_mov_b32_e32 v0, 0
 000000002640 v_mov_b32_e32 v1, 0x3ff00000
 000000002648 v_mov_b32_e32 v2, v0
@@ -285,15 +285,16 @@
 000000002660 s_waitcnt vmcnt(0)
 000000002664 s_nop 0
 000000002668 v_mfma_f64_16x16x4f64 v[0:7], v[8:9], v[10:11], v[0:7]
-000000002670 v_lshlrev_b32_e32 v8, 3, v12
-000000002674 v_lshl_or_b32 v8, v13, 9, v8
-00000000267C s_nop 7
-000000002680 s_nop 7
-000000002684 global_store_dwordx2 v8, v[0:1], s[6:7]
-00000000268C global_store_dwordx2 v8, v[2:3], s[6:7] offset:128
-000000002694 global_store_dwordx2 v8, v[4:5], s[6:7] offset:256
-00000000269C global_store_dwordx2 v8, v[6:7], s[6:7] offset:384
-0000000026A4 s_endpgm
+000000002670 s_nop 7
+000000002674 s_nop 7
+000000002678 s_nop 1
+00000000267C global_store_dwordx2 v12, v[0:1], s[6:7]
+000000002684 global_store_dwordx2 v12, v[2:3], s[6:7] offset:512
+00000000268C global_store_dwordx2 v12, v[4:5], s[6:7] offset:1024
+000000002694 global_store_dwordx2 v12, v[6:7], s[6:7] offset:1536
+00000000269C s_endpgm
+0000000026A0 s_nop 0
+0000000026A4 s_nop 0
 0000000026A8 s_nop 0
 0000000026AC s_nop 0
 0000000026B0 s_nop 0
