@@ -176,6 +176,7 @@ def test_stream_and_trace() -> None:
 
 def test_array_on_another_device_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STRATA_DEVICES", "h200,h200")
+    cuda.set_device(0)  # whichever device an earlier test left current
     h = dnn.create_handle()
     assert h.device.index == 0
     try:

@@ -99,7 +99,8 @@ def test_spmm_is_one_l4_span_with_both_vendor_names(h: Any) -> None:
     spans = [e for e in rec.events if e.layer == "L4" and e.name == "sparse.spmm"]
     assert len(spans) == 1
     args = spans[0].args
-    assert args["cuda"] == "cusparseSpMM" and args["rocm"] == "rocsparse_spmm" and args["library"] == "cuSPARSE"
+    assert args["cuda"] == "cusparseSpMM" and args["rocm"] == "rocsparse_spmm"
+    assert args["library"] == ("rocSPARSE" if cuda.current_device().spec.vendor == "amd" else "cuSPARSE")
     assert args["kernel"] == "scale_dense+coo_scatter" and args["nnz"] == 6
 
 

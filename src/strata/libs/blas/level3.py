@@ -275,7 +275,7 @@ def run_gemm(handle: Handle, p: GemmProblem, kernel: str | None = None) -> str:
     mfma_ok = amd_device and (p.ab in (F16, BF16) or (p.ab == F32 and not p.tf32))
     if (choice == "gemm_wmma" and amd_device) or (choice == "gemm_mfma" and not mfma_ok):
         raise fail(NOT_SUPPORTED, f"[{p.routine}] kernel {choice!r} does not run on {handle.device.spec.product} "
-                                  f"with {p.ab.name} inputs (WMMA: NVIDIA devices; MFMA: AMD devices, f16/bf16)")
+                                  f"with {p.ab.name} inputs (WMMA: NVIDIA devices; MFMA: AMD devices, f16/bf16/f32)")
     acc = acc_type(p.ab)
     alpha, beta = acc.type(p.alpha), acc.type(p.beta)
     i32, i64 = np.int32, np.int64
