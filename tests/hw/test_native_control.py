@@ -70,6 +70,18 @@ extern "C" __global__ void strided_shared(int n, const float* x, float* y) {
   if (t < n)   // 2- and 4-way bank conflicts, accesses at constant offsets from one base, partial warps
     y[blockIdx.x * blockDim.x + t] = s[t * 2] + s[t * 2 + 64] + s[t * 4 + 1] + s[t * 4 + 33];
 }
+extern "C" __global__ void shift_inplace(int n, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i + 1 < n) y[i + 1] = y[i] * 2.0f + 1.0f;   // lane i's store is lane i+1's load: all loads go first
+}
+extern "C" __global__ void reverse_inplace(int n, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[n - 1 - i] = y[n - 1 - i] + 1.0f;   // the same lanes, stores in decreasing order
+}
+extern "C" __global__ void bump(int n, const int* idx, float* a) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) a[idx[i]] = a[idx[i]] + 1.0f;          // lanes collide: every load sees the old value
+}
 extern "C" __global__ void misaligned(int n, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   const char* c = (const char*)x;
@@ -208,6 +220,32 @@ def test_shared_bank_conflicts_in_access_groups(monkeypatch: pytest.MonkeyPatch,
     want[:, live] = ((s[:, tl * 2] + s[:, tl * 2 + 64]) + s[:, tl * 4 + 1]) + s[:, tl * 4 + 33]  # small integers: exact
     np.testing.assert_array_equal(y, want.ravel())
     assert LAST["counters"]["shared_bank_conflicts"] > 0
+
+
+def test_loads_then_store_keep_the_references_order(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 1000  # one chunk: every load of an instruction happens before any store of the next
+    y0 = np.random.default_rng(17).integers(0, 1000, n).astype(np.float32)
+
+    def make() -> Any:
+        dy = cuda.to_device(y0)
+        return (np.int32(n), dy), [dy]
+
+    (y,) = _both(monkeypatch, mod.get_function("shift_inplace"), 4, 256, make)
+    want = y0.copy()
+    want[1:] = y0[:-1] * np.float32(2) + np.float32(1)
+    np.testing.assert_array_equal(y, want)
+    (y,) = _both(monkeypatch, mod.get_function("reverse_inplace"), 4, 256, make)
+    np.testing.assert_array_equal(y, y0 + np.float32(1))
+    idx = np.random.default_rng(18).integers(0, 50, n).astype(np.int32)  # many lanes per element
+
+    def make_bump() -> Any:
+        da = cuda.to_device(np.zeros(64, np.float32))
+        return (np.int32(n), cuda.to_device(idx), da), [da]
+
+    (a,) = _both(monkeypatch, mod.get_function("bump"), 4, 256, make_bump)
+    want_a = np.zeros(64, np.float32)
+    want_a[np.unique(idx)] = 1
+    np.testing.assert_array_equal(a, want_a)
 
 
 def test_fault_inside_a_loop_is_the_references(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:

@@ -103,6 +103,10 @@ def _reads(ins: Instruction) -> list[str]:
     return out
 
 
+def _is_shared(ins: Instruction) -> bool:
+    return "shared" in ins.mods or "shared::cta" in ins.mods
+
+
 def _address_reads(ins: Instruction) -> list[str]:
     """Registers a memory instruction's address and guard read (not the value it stores)."""
     mem = next((op for op in ins.operands if isinstance(op, Mem)), None)
@@ -260,8 +264,12 @@ class KernelCodegen:
         # in the same segment (a gather through loaded indices): the dry run computes addresses without
         # loading anything (an unchecked address must never be dereferenced), so every address and guard
         # it needs must come from registers the segment did not load.
+        # A segment may end with one store after its loads (never a load after the store): run lane by
+        # lane, that equals the reference's order unless a lane's store reaches a later lane's load, which
+        # the dry run rules out for the chunk (see _fusion_check) or, for a store and loads in shared
+        # memory, the segment is split before the store.
         segment: list[tuple[int, Instruction]] = []
-        has_mem = has_store = False
+        has_mem = has_store = shared_load = False
         tainted: set[str] = set()
         for k, ins in enumerate(ins_list):
             if ins.opcode in NOOPS:
@@ -269,11 +277,14 @@ class KernelCodegen:
             reads = _reads(ins)
             if ins.opcode in ("ld", "st") and not any(m == "param" for m in ins.mods):
                 store = ins.opcode == "st"
-                if has_store or (store and has_mem) or tainted.intersection(_address_reads(ins)):
+                shared = _is_shared(ins)
+                if has_store or (store and has_mem and shared and shared_load) or \
+                        tainted.intersection(_address_reads(ins)):
                     self._segment(segment)
-                    segment, has_mem, has_store = [], False, False
+                    segment, has_mem, has_store, shared_load = [], False, False, False
                     tainted = set()
                 has_mem, has_store = True, has_store or store
+                shared_load = shared_load or (shared and not store)
                 if not store:
                     tainted.update(written_registers(ins))
             elif tainted.intersection(reads):
@@ -449,14 +460,75 @@ class KernelCodegen:
             for d in mems.values():
                 if d.leader is None:
                     self._warp_check(d)
+                    if fusion:
+                        self._chunk_range(d)
             for d in mems.values():
                 d.stats.finish(d, local)
+            if fusion and store is not None:
+                self._increasing(store, inc_ok, prev)
+        store = next((d for d in mems.values() if not d.load), None)
+        fusion = [d for d in mems.values() if d.load and store is not None and d.space == store.space == "global"]
+        inc_ok, prev = self.entry_alloca(I1), self.entry_alloca(I64)
+        if fusion:
+            bld.store(ir.Constant(I1, 1), inc_ok)
+            bld.store(ir.Constant(I64, -1), prev)
+            for d in mems.values():
+                if d.leader is None:
+                    d.chunk_lo, d.chunk_hi = self.entry_alloca(I64), self.entry_alloca(I64)
+                    bld.store(ir.Constant(I64, -1), d.chunk_lo)
+                    bld.store(ir.Constant(I64, 0), d.chunk_hi)
         self._count_loop(bld.sdiv(self.n_arg, ir.Constant(I64, 32)), warp)
+        if fusion and store is not None:
+            self._fusion_check(fusion, store, inc_ok)
         self.dry = False
         counters = bld.inttoptr(self.ctx(CTX_COUNTERS), I64P)
         for c in range(len(COUNTER_NAMES)):
             p = bld.gep(counters, [ir.Constant(I64, c)])
             bld.store(bld.add(bld.load(p), bld.load(bld.gep(local, [ir.Constant(I64, c)]))), p)
+
+    def _chunk_range(self, d: MemDesc) -> None:
+        """Widen the chunk-wide byte range [lo, hi) of a leader's group by this warp's accesses."""
+        bld = self.bld
+        mn_p, mx_p, _, c_p = d.red
+        with bld.if_then(bld.icmp_signed(">", bld.load(c_p), ir.Constant(I64, 0))):
+            lo = bld.add(bld.load(mn_p), ir.Constant(I64, d.span[0]))
+            hi = bld.add(bld.load(mx_p), ir.Constant(I64, d.span[1] + d.nbytes))
+            umin = self.intrinsic("llvm.umin.i64", I64, [I64, I64])
+            umax = self.intrinsic("llvm.umax.i64", I64, [I64, I64])
+            bld.store(bld.call(umin, [bld.load(d.chunk_lo), lo]), d.chunk_lo)
+            bld.store(bld.call(umax, [bld.load(d.chunk_hi), hi]), d.chunk_hi)
+
+    def _increasing(self, store: MemDesc, ok: ir.Value, prev: ir.Value) -> None:
+        """Whether the store's lanes, in lane order, write strictly increasing, consecutive-per-warp
+        addresses so far (so no two lanes store to overlapping bytes)."""
+        bld = self.bld
+        out = store.stats.out
+        c, mn, mx, lin = (bld.load(bld.gep(out, [ir.Constant(I64, k)])) for k in range(4))
+        with bld.if_then(bld.icmp_signed(">", c, ir.Constant(I64, 0))):
+            p = bld.load(prev)
+            after = bld.or_(bld.icmp_signed("==", p, ir.Constant(I64, -1)), bld.icmp_unsigned(">", mn, p))
+            good = bld.and_(after, bld.icmp_unsigned("!=", lin, ir.Constant(I64, 0)))
+            bld.store(bld.and_(bld.load(ok), good), ok)
+            bld.store(mx, prev)
+
+    def _fusion_check(self, loads: list[MemDesc], store: MemDesc, inc_ok: ir.Value) -> None:
+        """A store fused after global loads: run lane by lane only if no lane's store reaches a later lane's
+        load: each load's chunk-wide range misses the store's, or it reads exactly where the same lane
+        stores (same base register and offset) and the lanes store to increasing, disjoint addresses.
+        Otherwise the reference runs the segment (bail)."""
+        bld = self.bld
+        ok = ir.Constant(I1, 1)
+        s_lo, s_hi = bld.load(store.chunk_lo), bld.load(store.chunk_hi)
+        for d in loads:
+            g = d.leader or d
+            lo, hi = bld.load(g.chunk_lo), bld.load(g.chunk_hi)
+            disjoint = bld.or_(bld.icmp_unsigned("<=", hi, s_lo), bld.icmp_unsigned("<=", s_hi, lo))
+            same = d.base_version is not None and d.base_version == store.base_version and \
+                d.mem_op.offset == store.mem_op.offset and d.nbytes == store.nbytes
+            if same:
+                disjoint = bld.or_(disjoint, bld.load(inc_ok))
+            ok = bld.and_(ok, disjoint)
+        self._bail_if(bld.not_(ok), self.seg_first)
 
     def _dry_lane(self, d: MemDesc, a: ir.Value, i: ir.Value) -> None:
         """One lane's part in its warp's reductions (selects, no branches: the lane loop vectorizes)."""
@@ -528,6 +600,8 @@ class KernelCodegen:
             if d is not None:
                 d.leader, d.delta = None, 0
                 base = d.mem_op.base
+                d.base_version = (base.name, version.get(base.name, 0)) if isinstance(base, Reg) and \
+                    ins.guard is None else None  # (a guarded access is never "the same lanes" as another)
                 if isinstance(base, Reg) and ins.guard is None:
                     key = (d.space, base.name, version.get(base.name, 0), d.nbytes, d.load)
                     lead = leaders.get(key)
@@ -1631,6 +1705,9 @@ class MemDesc:
         self.red: list[ir.Value] = []  # dry run: the warp's min, max and OR of addresses, taking-part lanes
         self.span = (0, 0)  # a leader: the lowest and highest offset of its followers from it
         self.group = 1  # a leader: how many accesses (itself included) count from its summary
+        self.base_version: tuple[str, int] | None = None  # (base register, its version in the segment)
+        self.chunk_lo: ir.Value
+        self.chunk_hi: ir.Value
 
 
 class WarpStats:

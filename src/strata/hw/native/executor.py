@@ -242,19 +242,30 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                 for _r, off, size in ck.invariants)
     inv_values = np.array([v if v < 1 << 63 else v - (1 << 64) for v in inv] or [0], dtype=np.int64)
     keep = (starts, ends, params, inv_values)
+    one_d = config.grid[1] == config.grid[2] == 1
+    ctaid_slots = {s.dtype.str: s.dtype for s in program.functions[kernel_name].slots
+                   if s.kind == "special" and s.key == "%ctaid.x" and s.dtype.kind in "iu"}
+    ctaid_slots.setdefault(np.dtype(np.uint32).str, np.dtype(np.uint32))  # what _ctx passes native code
     nalloc = len(allocs)
 
     def work(t: int) -> None:
         L = launches[t]
+        ones_cache: dict[int, np.ndarray] = {}  # read-only all-lanes masks, by lane count
+        ctaid_bufs: dict[tuple[int, str], np.ndarray] = {}  # this worker's %ctaid.x arrays, reused chunk after chunk
         with np.errstate(all="ignore"):
             for idx in range(t, len(firsts), nthreads):
                 if state["idx"] is not None and idx > state["idx"]:
                     return
                 first = firsts[idx]
                 chunk = Chunk(L, first, min(per_chunk, nblocks - first))
+                if one_d:
+                    _prefill_ctaid(chunk, ctaid_slots, ctaid_bufs)
                 if ck.funcs:  # a kernel with no native block (an empty one) needs no native state
                     chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, ncounters[t], ck)  # type: ignore[attr-defined]
-                    chunk._native_ones = np.ones(chunk.n, dtype=np.bool_)  # type: ignore[attr-defined]
+                    ones = ones_cache.get(chunk.n)
+                    if ones is None:
+                        ones = ones_cache[chunk.n] = np.ones(chunk.n, dtype=np.bool_)
+                    chunk._native_ones = ones  # type: ignore[attr-defined]
                 frame = Frame(L.kernel, chunk)
                 if inv:
                     _fill_invariants(frame, ck, inv)
@@ -300,6 +311,18 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     result = LaunchResult(c, time.perf_counter() - t0, _shared_size(L0), L0.kernel.local_size)
     result.executor = "native"
     return result
+
+
+def _prefill_ctaid(chunk: Chunk, dtypes: dict[str, np.dtype], bufs: dict[tuple[int, str], np.ndarray]) -> None:
+    """%ctaid.x of a 1-D grid's chunk (first block + each lane's block in the chunk), written into a
+    buffer the worker reuses and put in the chunk's special-register cache before anything asks: the
+    engine would compute it in int64 and convert it, two passes and two allocations per chunk."""
+    for key, dt in dtypes.items():
+        buf = bufs.get((chunk.n, key))
+        if buf is None:
+            buf = bufs[(chunk.n, key)] = np.empty(chunk.n, dtype=dt)
+        np.add(chunk.block_local, chunk.first_block, out=buf, casting="unsafe")
+        chunk._specials[f"%ctaid.x:{key}"] = buf  # Chunk.special's cache (the same values it would compute)
 
 
 def _fill_invariants(frame: Frame, ck: CompiledKernel, values: tuple[int, ...]) -> None:

@@ -138,6 +138,9 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                 _jump(f, e, b, blk)
                 continue
             if g < 0:
+                if len(stack) == 1 and (term == "exit" or f.jf.fn.is_entry):
+                    stack.pop()  # every live lane of the chunk leaves: nothing is left to run or update
+                    continue
                 lanes = m
             else:
                 p = V[g]
