@@ -2897,13 +2897,16 @@ def h_pk_mov(c: _Ctx, ins: Inst) -> None:
 
 def h_mubuf(c: _Ctx, ins: Inst) -> None:
     """buffer_load/store through the private segment buffer (gfx90a scratch: clang addresses a work-item's
-    private memory as resource s[0:3] + soffset + offset + the VGPR offset with offen). The dispatch sets the
-    resource base and the wave's scratch offset to 0, so that sum is the byte offset in the work-item's own
-    segment (the swizzling of hardware, lanes interleaved by dwords, is invisible to the kernel)."""
+    private memory as resource s[0:3] + soffset + offset + the VGPR offset with offen). The private segment
+    buffer is swizzled (lanes interleaved by dwords): the offset and the VGPR offset are a lane's own bytes,
+    while soffset is added once for the whole wave, so a wave-level offset of 64 x N bytes is N bytes of each
+    lane's segment; clang keeps the stack and frame pointers (s32, s33) scaled so (a call's frame at s33
+    offset:12 is s33 / 64 + 12 bytes into the lane's segment). The dispatch sets the resource base and the
+    wave's scratch offset to 0, so the sum is the byte offset in the work-item's own segment."""
     f = ins.f
     res = c.b.s[c.ix, f["srsrc"]].astype(np.int64) | (c.b.s[c.ix, f["srsrc"] + 1].astype(np.int64) & 0xFFFF) << 32
-    addr = np.broadcast_to((res + sread(c, f["soffset"], 1, ins).astype(np.int64) + f["offset"])[:, None],
-                           (c.n, WAVE)).copy()
+    wave_off = sread(c, f["soffset"], 1, ins).astype(np.int64) // WAVE
+    addr = np.broadcast_to((res + wave_off + f["offset"])[:, None], (c.n, WAVE)).copy()
     if f["offen"]:
         addr += c.b.v[f["vaddr"], c.ix].astype(np.int64)
     _private_access(c, ins, addr, f["vdata"], f["vdata"])
