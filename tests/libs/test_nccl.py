@@ -473,7 +473,8 @@ def test_large_chunks_run_whole_tiles_then_the_vector_and_scalar_kernels(op: str
         for y in ys:
             got = y.get()
     names = _kernels_run(rec)
-    assert any("nccl_apply_tiles" in k for k in names) and "nccl_copy_tiles" in names
+    tiles = "nccl_sum_tiles" if op == "sum" else "nccl_apply_tiles"  # float32 sums: the inline-PTX kernel
+    assert any(tiles in k for k in names) and "nccl_copy_tiles" in names
     assert any("nccl_apply_v" in k for k in names) and any("nccl_applyI" in k for k in names)
     want = NP_OPS[op](np.stack(hs).astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=1e-5)
@@ -481,9 +482,10 @@ def test_large_chunks_run_whole_tiles_then_the_vector_and_scalar_kernels(op: str
     close(comms)
 
 
-@pytest.mark.parametrize("dt", [np.int8, np.float16, ml_dtypes.bfloat16])
-def test_large_in_place_all_reduce_of_narrow_types_in_tiles(dt: type) -> None:
-    """The tile kernel of 1- and 2-byte types (halves combine in float and round once), in place."""
+@pytest.mark.parametrize("dt", [np.int8, np.float16, ml_dtypes.bfloat16, np.int64, np.uint32, np.float64])
+def test_large_in_place_all_reduce_of_every_kind_of_type_in_tiles(dt: type) -> None:
+    """The tile sums of 1- and 2-byte types (C++: halves combine in float and round once) and of the types
+    PTX adds in one instruction (inline PTX), in place."""
     from strata.libs.nccl import kernels
 
     dtype = np.dtype(dt)
@@ -495,8 +497,9 @@ def test_large_in_place_all_reduce_of_narrow_types_in_tiles(dt: type) -> None:
     with trace.record() as rec:
         grouped(lambda r: nccl.all_reduce(xs[r], xs[r], n, dtype, "sum", comms[r], algorithm="ring"), 2)
         got = [x.get() for x in xs]
-    assert any("nccl_apply_tiles" in k for k in _kernels_run(rec))
-    want = (hs[0].astype(np.float32) + hs[1].astype(np.float32)).astype(dtype) if dtype.kind != "i" else hs[0] + hs[1]
+    narrow = dtype.itemsize < 4 and dtype.kind != "i"
+    assert any(("nccl_apply_tiles" if dtype.itemsize < 4 else "nccl_sum_tiles") in k for k in _kernels_run(rec))
+    want = (hs[0].astype(np.float32) + hs[1].astype(np.float32)).astype(dtype) if narrow else hs[0] + hs[1]
     for g in got:
         np.testing.assert_array_equal(g, want)  # one rounding of the float sum: bit for bit
     close(comms)

@@ -2,8 +2,9 @@
 ncclReduceScatter, ncclSend/ncclRecv, and all-to-all as NCCL users build it from grouped send/recv).
 
 Every algorithm is a schedule of steps; in each step every rank's device runs at most a few launches of
-the `nccl_apply` kernel (`kernels.py`), which combines or copies one chunk and reads the neighbour's
-chunk from the neighbour's memory over the link. Between steps each rank's stream waits for the
+the `nccl_apply` kernels (`kernels.py`: whole tiles, then a vector and a scalar kernel for the rest),
+which combine or copy one chunk and read the neighbour's chunk from the neighbour's memory over the
+link. Between steps each rank's stream waits for the
 previous step of the ranks it exchanges with (events, cross-device barrier packets), so no chunk is
 read before it is written nor overwritten before it is read. The ring all-reduce is a reduce-scatter
 (n-1 steps: rank r adds its predecessor's partial of chunk r-s-1) followed by an all-gather (n-1

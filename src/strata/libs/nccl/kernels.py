@@ -1,7 +1,13 @@
-"""The collectives' device code: one CUDA C++ kernel that combines or copies a chunk, instantiated for
-every NCCL data type. A ring step is one launch of it on each rank's device; operands on a neighbour
-device are read through unified addresses over the link (peer access), as NCCL's P2P transport reads
-a peer's buffer.
+"""The collectives' device code: CUDA C++ kernels that combine or copy a chunk, instantiated for every
+NCCL data type. A ring step is a launch or a few on each rank's device; operands on a neighbour device
+are read through unified addresses over the link (peer access), as NCCL's P2P transport reads a
+peer's buffer.
+
+A chunk's whole tiles (TILE_LANES threads x REDUCE_K elements, 8 MiB of float32) run the tile kernels:
+one per operation, each thread combining REDUCE_K elements TILE_LANES apart, so every load and store
+of a tile row is one contiguous slice and a thread's address arithmetic is paid once for all of them
+(what decides the emulator's cost per element); copies move 8-byte words whatever the type. What is
+left runs the 16-byte vector kernel (`nccl_apply_v`) and the scalar one (`nccl_apply`).
 
 Half and bfloat16 combine in float and round once, as NCCL's reductions do; integers wrap.
 """
@@ -134,37 +140,79 @@ __global__ void __launch_bounds__(256) nccl_apply_tiles(T* dst, const T* a, cons
 }
 """
 
-# Copies move bits whatever the type: 8-byte words, in tiles as above (one type-independent module).
-COPY_SOURCE = r"""
-extern "C" __global__ void __launch_bounds__(256) nccl_copy_tiles(unsigned long long* dst,
-                                                                  const unsigned long long* src) {
-    const unsigned long long at = (unsigned long long)blockIdx.y * (TILE_LANES * COPY_K) + blockIdx.x * 256u
-                                  + threadIdx.x;
-    dst += at; src += at;
-#pragma unroll
-    for (int k = 0; k < COPY_K; ++k) dst[k * TILE_LANES] = src[k * TILE_LANES];
-}
-"""
-
 # The tile kernels' shape: a tile is TILE_LANES threads each doing REDUCE_K elements (COPY_K 8-byte
 # words for copies). TILE_LANES is the engine's default chunk (STRATA_CHUNK_LANES), so a tile runs as
 # one chunk whose lanes address consecutive elements: each load and store is one slice of memory.
 TILE_LANES = 1 << 16
 REDUCE_K = 32
-COPY_K = 32
+COPY_K = 16
 WORD = 8
 _TILE_DEFINES = f"#define TILE_LANES {TILE_LANES}ull\n#define REDUCE_K {REDUCE_K}\n#define COPY_K {COPY_K}\n"
+
+# Sums of the types PTX adds in one instruction, and copies, as inline PTX (as NCCL's primitives use
+# inline PTX for their loads and stores): the tile's elements go through the same two registers, where
+# compiled C++ gives each element registers of its own (every virtual register is an array of
+# TILE_LANES lanes in the emulator: reused ones stay in the host's cache). On AMD devices (clang) the
+# same kernels are the C++ loop.
+_PTX_ADD = {DataType.ncclFloat32: "f32", DataType.ncclFloat64: "f64", DataType.ncclInt32: "s32",
+            DataType.ncclUint32: "u32", DataType.ncclInt64: "s64", DataType.ncclUint64: "u64"}
+
+
+def _tile_asm(step: str, k: int, size: int) -> str:
+    """The inline PTX of a tile: `step` (with {o}, the byte offset of element k) for each of k elements."""
+    return "".join(step.format(o=i * TILE_LANES * size) + "\\n" for i in range(k))
+
+
+def _sum_tiles_source(dt: DataType) -> str:
+    t = _PTX_ADD[dt]
+    body = _tile_asm(f"ld.global.{t} x, [%1+{{o}}]; ld.global.{t} y, [%2+{{o}}]; add.{t} x, x, y; "
+                     f"st.global.{t} [%0+{{o}}], x;", REDUCE_K, dt.size)
+    return f"""
+extern "C" __global__ void __launch_bounds__(256) nccl_sum_tiles({dt.ctype}* dst, const {dt.ctype}* a,
+                                                                 const {dt.ctype}* b) {{
+    const unsigned long long at = (unsigned long long)blockIdx.y * (TILE_LANES * REDUCE_K) + blockIdx.x * 256u
+                                  + threadIdx.x;
+    dst += at; a += at; b += at;
+#ifdef __AMDGCN__
+    for (int k = 0; k < REDUCE_K; ++k) dst[k * TILE_LANES] = a[k * TILE_LANES] + b[k * TILE_LANES];
+#else
+    asm volatile("{{ .reg .{t} x, y;\\n{body}}}" :: "l"(dst), "l"(a), "l"(b) : "memory");
+#endif
+}}
+"""
+
+
+# Copies move bits whatever the type: 8-byte words (one type-independent module).
+_COPY_ASM = _tile_asm("ld.global.u64 w, [%1+{o}]; st.global.u64 [%0+{o}], w;", COPY_K, WORD)
+COPY_SOURCE = _TILE_DEFINES + f"""
+extern "C" __global__ void __launch_bounds__(256) nccl_copy_tiles(unsigned long long* dst,
+                                                                  const unsigned long long* src) {{
+    const unsigned long long at = (unsigned long long)blockIdx.y * (TILE_LANES * COPY_K) + blockIdx.x * 256u
+                                  + threadIdx.x;
+    dst += at; src += at;
+#ifdef __AMDGCN__
+    for (int k = 0; k < COPY_K; ++k) dst[k * TILE_LANES] = src[k * TILE_LANES];
+#else
+    asm volatile("{{ .reg .u64 w;\\n{_COPY_ASM}}}" :: "l"(dst), "l"(src) : "memory");
+#endif
+}}
+"""
 SOURCE = _TILE_DEFINES + SOURCE
-COPY_SOURCE = _TILE_DEFINES + COPY_SOURCE
 
 NAMES = {dt: f"nccl_apply<{dt.ctype}>" for dt in DataType}
 VECTOR_NAMES = {dt: f"nccl_apply_v<{dt.ctype}>" for dt in DataType}
 TILE_NAMES = {(dt, op): f"nccl_apply_tiles<{dt.ctype}, {op}>" for dt in DataType for op in range(COPY)}
+for _dt in _PTX_ADD:
+    TILE_NAMES[_dt, 0] = "nccl_sum_tiles"
 # One module per data type: compiled on first use of that type, and on an AMD device a type whose code
 # the CDNA engine cannot run yet does not stop the others from loading.
-KERNELS = {dt: KernelSet(f"nccl_{dt.name}", SOURCE, name_expressions=(
-    NAMES[dt], VECTOR_NAMES[dt], *(TILE_NAMES[dt, op] for op in range(COPY)))) for dt in DataType}
+KERNELS = {dt: KernelSet(f"nccl_{dt.name}", SOURCE + (_sum_tiles_source(dt) if dt in _PTX_ADD else ""),
+                         name_expressions=(NAMES[dt], VECTOR_NAMES[dt],
+                                           *(TILE_NAMES[dt, op] for op in range(COPY) if (dt, op) not in
+                                             ((d, 0) for d in _PTX_ADD))))
+           for dt in DataType}
 COPY_KERNELS = KernelSet("nccl_copy", COPY_SOURCE)
+_SUM_ASM = {(dt, 0) for dt in _PTX_ADD}
 VECTOR_BYTES = 16
 
 
@@ -184,7 +232,8 @@ def apply(dt: DataType, dst: int, a: int, b: int, n: int, op: int, divisor: int,
         if op == COPY:
             COPY_KERNELS.get("nccl_copy_tiles")(grid, BLOCK, (dst, b), stream=stream)
         else:
-            KERNELS[dt].get(TILE_NAMES[dt, op])(grid, BLOCK, (dst, a or b, b, np.int32(divisor)), stream=stream)
+            args = (dst, a or b, b) if (dt, op) in _SUM_ASM else (dst, a or b, b, np.int32(divisor))
+            KERNELS[dt].get(TILE_NAMES[dt, op])(grid, BLOCK, args, stream=stream)
         launches += 1
         done = tiles * tile
         dst, a, b, n = dst + done, (a + done) if a else 0, b + done, n - done // dt.size
