@@ -82,6 +82,11 @@ extern "C" __global__ void bump(int n, const int* idx, float* a) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) a[idx[i]] = a[idx[i]] + 1.0f;          // lanes collide: every load sees the old value
 }
+extern "C" __global__ void long_loop(unsigned limit, const float* x, float* y) {
+  float acc = 0.f;
+  for (unsigned k = 0; k < limit; ++k) acc += x[k & 15] * 0.5f;   // uniform: the driver runs it all
+  y[threadIdx.x] = acc;
+}
 extern "C" __global__ void misaligned(int n, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   const char* c = (const char*)x;
@@ -246,6 +251,35 @@ def test_loads_then_store_keep_the_references_order(monkeypatch: pytest.MonkeyPa
     want_a = np.zeros(64, np.float32)
     want_a[np.unique(idx)] = 1
     np.testing.assert_array_equal(a, want_a)
+
+
+def _stopped(monkeypatch: pytest.MonkeyPatch, executor: str, mod: Any, limit: int) -> str:
+    monkeypatch.setenv("STRATA_EXECUTOR", executor)
+    try:
+        with trace.record() as rec, pytest.raises(cuda.LaunchTimeout) as info:
+            mod.get_function("long_loop")(2, 64, (np.uint32(limit), cuda.to_device(np.ones(16, np.float32)),
+                                                  cuda.to_device(np.zeros(64, np.float32)))).wait()
+    finally:
+        cuda.current_device().reset()
+    assert not [e for e in rec.events if e.name == "native_fallback"]
+    return str(info.value)
+
+
+def test_launch_budget_stops_at_the_references_block(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    monkeypatch.setenv("STRATA_LAUNCH_BUDGET", "100000")  # counted per basic block: the same stop on both
+
+    def where(msg: str) -> str:
+        return msg.split(" s; ")[-1]  # after the elapsed time: where it stopped
+
+    ref, nat = _stopped(monkeypatch, "reference", mod, 1 << 30), _stopped(monkeypatch, "native", mod, 1 << 30)
+    assert "launch budget of 100,000" in ref and "stopped in long_loop at PTX line" in ref
+    assert where(nat) == where(ref)
+
+
+def test_watchdog_stops_a_native_loop(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    monkeypatch.setenv("STRATA_KERNEL_TIMEOUT", "0.5")
+    msg = _stopped(monkeypatch, "native", mod, 1 << 31)
+    assert "past the kernel watchdog of 0.5 s" in msg
 
 
 def test_fault_inside_a_loop_is_the_references(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:

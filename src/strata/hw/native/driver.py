@@ -38,8 +38,9 @@ I8P, I64P = I8.as_pointer(), I64.as_pointer()
 # st slots (an int64 array per worker, see executor)
 ST_PC, ST_TC, ST_WC, ST_EXECUTED, ST_CYCLES, ST_POLLS, ST_BUDGET = 0, 1, 2, 3, 4, 5, 6
 ST_BRANCHES, ST_BARRIERS, ST_BAR_BLOCKS, ST_BAIL, ST_ACC_T, ST_ACC_W = 7, 8, 9, 10, 11, 12
-ST_SIZE = 13
-R_DONE, R_PY, R_TERM, R_BAIL = 0, 1, 2, 3
+ST_RPC, ST_DEEP = 13, 14  # the entry's reconvergence point; 1 when other entries are on the stack
+ST_SIZE = 15
+R_DONE, R_PY, R_TERM, R_BAIL, R_SPIN = 0, 1, 2, 3, 4
 
 
 def guard_register(jf: JitFunction, slot: int) -> str | None:
@@ -55,7 +56,6 @@ def guard_register(jf: JitFunction, slot: int) -> str | None:
 def emit(module: ir.Module, jf: JitFunction, native: list[int], barriers: list[int],
          reg_index: dict[str, int]) -> None:
     """Add `drive` to `module` (which holds the native blocks `b<k>` for k in `native`)."""
-    block_fn_type = ir.FunctionType(I32, [I8P.as_pointer(), I8P, I64, I64P])
     fns = {b: module.get_global(f"b{b}") for b in native}
     for f in fns.values():
         f.attributes.add("noinline")  # one copy of each block: compile time stays linear in the kernel
@@ -72,6 +72,8 @@ def emit(module: ir.Module, jf: JitFunction, native: list[int], barriers: list[i
     pc_p = b.alloca(I64)
     b.store(b.load(slot(ST_PC)), pc_p)
     tc, wc = b.load(slot(ST_TC)), b.load(slot(ST_WC))
+    rpc = b.load(slot(ST_RPC))
+    deep = b.icmp_signed("!=", b.load(slot(ST_DEEP)), ir.Constant(I64, 0))
     budget = b.load(slot(ST_BUDGET))
     acc_t = b.inttoptr(b.load(slot(ST_ACC_T)), I64P)
     acc_w = b.inttoptr(b.load(slot(ST_ACC_W)), I64P)
@@ -96,12 +98,12 @@ def emit(module: ir.Module, jf: JitFunction, native: list[int], barriers: list[i
         sw.add_case(ir.Constant(I64, k), bb)
         b.position_at_end(bb)
         _block(b, f, k, jf, fns.get(k), k in barriers, regs, mask, n, ctx, slot, pc_p, tc, wc, budget, acc_t,
-               acc_w, loop, reg_index, block_fn_type)
+               acc_w, loop, reg_index, rpc, deep)
 
 
 def _block(b: ir.IRBuilder, f: ir.Function, k: int, jf: JitFunction, fn: Any, barrier: bool, regs: Any, mask: Any,
            n: Any, ctx: Any, slot: Any, pc_p: Any, tc: Any, wc: Any, budget: Any, acc_t: Any, acc_w: Any,
-           loop: ir.Block, reg_index: dict[str, int], block_fn_type: ir.FunctionType) -> None:
+           loop: ir.Block, reg_index: dict[str, int], rpc: Any, deep: Any) -> None:
     blk = jf.blocks[k]
     kc = ir.Constant(I64, k)
 
@@ -120,7 +122,12 @@ def _block(b: ir.IRBuilder, f: ir.Function, k: int, jf: JitFunction, fn: Any, ba
         b.store(b.sext(rc, I64), slot(ST_BAIL))
         leave(R_BAIL, kc)
         b.position_at_end(ok)
-    elif barrier:  # completes at once: every live lane of each block is here (the only entry)
+    elif barrier:  # completes at once when every live lane of each block is here (the only entry)
+        py, here = f.append_basic_block(f"bar_py{k}"), f.append_basic_block(f"bar{k}")
+        b.cbranch(deep, py, here)
+        b.position_at_end(py)
+        leave(R_PY, kc)  # other paths hold lanes: the reference's barrier parks and releases them
+        b.position_at_end(here)
         bump(slot(ST_BARRIERS), b.load(slot(ST_BAR_BLOCKS)))
     # what engine.run_frame does after a block's ops
     bump(b.gep(acc_t, [kc]), tc)
@@ -139,13 +146,22 @@ def _block(b: ir.IRBuilder, f: ir.Function, k: int, jf: JitFunction, fn: Any, ba
     b.position_at_end(term)
     nxt = k + 1 if k + 1 < len(jf.blocks) else EXIT
 
-    def go(dest: Any) -> None:
+    def go(dest: Any, backward: bool = False) -> None:
+        """Continue at `dest`: out at the entry's reconvergence point (or EXIT); a jump back to a loop head
+        while other paths wait goes through the reference's scheduler (engine._spin)."""
         b.store(dest, pc_p)
         done, more = f.append_basic_block(), f.append_basic_block()
-        b.cbranch(b.icmp_signed("==", dest, ir.Constant(I64, EXIT)), done, more)
+        at_end = b.or_(b.icmp_signed("==", dest, ir.Constant(I64, EXIT)), b.icmp_signed("==", dest, rpc))
+        b.cbranch(at_end, done, more)
         b.position_at_end(done)
-        leave(R_DONE, ir.Constant(I64, EXIT))
+        leave(R_DONE, dest)
         b.position_at_end(more)
+        if backward:
+            spin, on = f.append_basic_block(), f.append_basic_block()
+            b.cbranch(deep, spin, on)
+            b.position_at_end(spin)
+            leave(R_SPIN, dest)
+            b.position_at_end(on)
         b.branch(loop)
 
     if blk.term == "fall":
@@ -155,7 +171,7 @@ def _block(b: ir.IRBuilder, f: ir.Function, k: int, jf: JitFunction, fn: Any, ba
         leave(R_TERM, kc)
         return
     if blk.guard < 0:
-        go(ir.Constant(I64, blk.target))
+        go(ir.Constant(I64, blk.target), blk.target <= k)
         return
     reg = guard_register(jf, blk.guard)
     if reg is None:
@@ -191,7 +207,7 @@ def _block(b: ir.IRBuilder, f: ir.Function, k: int, jf: JitFunction, fn: Any, ba
     leave(R_TERM, kc)  # divergent: engine._branch splits the entry (and counts the branch)
     b.position_at_end(all_)
     bump(slot(ST_BRANCHES), wc)
-    go(ir.Constant(I64, blk.target))
+    go(ir.Constant(I64, blk.target), blk.target <= k)
     b.position_at_end(none_)
     bump(slot(ST_BRANCHES), wc)
     go(ir.Constant(I64, nxt))

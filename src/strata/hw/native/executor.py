@@ -60,6 +60,7 @@ class CompiledKernel:
     cached: bool
     drive: Any = None  # the driver (driver.py): uniform control flow in one native call
     driveable: frozenset[int] = frozenset()  # blocks the driver runs (native, barrier, empty)
+    barriers: frozenset[int] = frozenset()  # blocks of one bar.sync
     programs: dict[int, Program] = dataclasses.field(default_factory=dict)
     ref_ops: dict[int, list[Any]] = dataclasses.field(default_factory=dict)  # native block -> reference ops
     invariants: list[tuple[str, int, int]] = dataclasses.field(default_factory=list)  # codegen.launch_invariants
@@ -114,6 +115,7 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
     ck = CompiledKernel(kernel, funcs, specials, loaded, time.perf_counter() - t0, cached)
     ck.drive = _DRIVE(loaded.address("drive"))
     ck.invariants = invariants
+    ck.barriers = frozenset(barriers)
     ck.driveable = frozenset(k for k, blk in enumerate(jf.blocks) if k in funcs or k in barriers or not blk.ops)
     trace.emit("L0", "native_compile", kernel=kernel, cached=cached, blocks=len(blocks),
                compile_ms=round(ck.compile_s * 1e3, 3))

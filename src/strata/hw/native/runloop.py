@@ -1,8 +1,9 @@
 """The kernel frame's run loop under the native executor: the reference engine's loop
-(`engine.run_frame`), with one addition: while the reconvergence stack has a single entry (every live
-lane of the chunk together) and no lane waits at a barrier, the compiled driver (driver.py) runs the
-blocks and their uniform branches in one native call, and hands back at the first thing it does not do
-(a divergent branch, `ret`/`exit`, a poll, a memory check that failed, a block it does not run). From
+(`engine.run_frame`), with one addition: while no lane waits at a barrier, the compiled driver
+(driver.py) runs the top entry of the reconvergence stack (its lanes as a mask) through its blocks and
+uniform branches in one native call, up to its reconvergence point, and hands back at the first thing
+it does not do (a divergent branch, `ret`/`exit`, a poll, a memory check that failed, a loop's jump back
+while other paths wait, a barrier other paths hold lanes of, a block it does not run). From
 there this loop does exactly what the reference's does, with the reference's own helpers, so branches,
 divergence, exits, barriers, watchdog and faults behave, and count, as there.
 """
@@ -69,7 +70,8 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                 continue
             m = e.mask
             first_op = 0  # 0: run the block; > 0: ops from first_op - 1 (a bail); -1: body done
-            if len(stack) == 1 and b in driveable and chunk.block_sync is None:
+            if b in driveable and chunk.block_sync is None:
+                deep = len(stack) > 1
                 regs, ones, n, ctx, _ = frame_state(f)
                 st[drv.ST_PC] = b
                 st[drv.ST_TC] = e.tc
@@ -80,7 +82,9 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                 st[drv.ST_BUDGET] = min(budget, 1 << 62)
                 st[drv.ST_BRANCHES] = 0
                 st[drv.ST_BARRIERS] = 0
-                if m is None:
+                st[drv.ST_RPC] = e.rpc
+                st[drv.ST_DEEP] = deep
+                if m is None or deep or not ck.barriers:  # (the driver counts barriers of the only entry)
                     st[drv.ST_BAR_BLOCKS] = chunk.nblocks
                 else:
                     hit = barrier_blocks.get(id(m))
@@ -95,10 +99,12 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                 counters.branches += int(st[drv.ST_BRANCHES])
                 counters.barriers += int(st[drv.ST_BARRIERS])
                 b = int(st[drv.ST_PC])
-                if rc == drv.R_DONE:
-                    e.pc = b
-                    continue
                 e.pc = b
+                if rc == drv.R_DONE:
+                    continue
+                if rc == drv.R_SPIN:  # a jump back to a loop head while other paths wait
+                    _spin(f, e)
+                    continue
                 if rc == drv.R_TERM:
                     first_op = -1
                 elif rc == drv.R_BAIL:
