@@ -146,3 +146,38 @@ def test_sqrt_is_correctly_rounded_over_every_exponent(mi300x: cuda.Device) -> N
     bad32, bad64 = np.flatnonzero(~_same(got32, want32)), np.flatnonzero(~_same(got64, want64))
     assert bad32.size == 0, [(a[i], got32[i]) for i in bad32[:5]]
     assert bad64.size == 0, [(c[i], got64[i]) for i in bad64[:5]]
+
+
+F64_OPS = """#include <hip/hip_runtime.h>
+extern "C" __global__ void f64_ops(int n, const double* a, const double* b, double* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double x = a[i], y = b[i];
+    out[0 * n + i] = x + y;
+    out[1 * n + i] = x - y;
+    out[2 * n + i] = x * y;
+    out[3 * n + i] = x / y;
+    out[4 * n + i] = sqrt(fabs(x));
+    out[5 * n + i] = fma(x, y, 1.0);
+}"""
+
+
+@needs_clang
+def test_div_scale_destination_is_not_an_abs_modifier(mi300x: cuda.Device) -> None:
+    """V_DIV_SCALE is VOP3B: the bits where VOP3A keeps abs hold its scalar destination. Here clang writes the
+    denominator's flag to s[2:3], whose bit 1 read as abs(S1) made S0 == S1 fail for a negative denominator:
+    it went unscaled while VCC still asked to undo the scaling, so huge quotients came back 2^128 too big."""
+    mod = hip.compile(F64_OPS, options=["-ffp-contract=off"])
+    k = mod.code_object.kernels["f64_ops"]
+    scales = [i for i in decode(k.code, k.name, mod.code_object.processor) if i.name == "v_div_scale_f64"]
+    assert any(i.f["sdst"] & 2 for i in scales)  # the case this test is about is in the code
+    r = np.random.default_rng(17)
+    n = 512
+    a, b = _edge_operands(r, n, np.float64)
+    out = hip.zeros(6 * n, np.float64)
+    mod.get_function("f64_ops")(n // 256, 256, (np.int32(n), hip.to_device(a), hip.to_device(b), out))
+    with np.errstate(all="ignore"):
+        want = np.stack([a + b, a - b, a * b, a / b, np.sqrt(np.abs(a))])
+    got = out.get().reshape(6, n)[:5]
+    bad = np.argwhere(~_same(got, want))
+    assert bad.size == 0, [(int(r_), a[i], b[i], got[r_, i], want[r_, i]) for r_, i in bad[:5]]

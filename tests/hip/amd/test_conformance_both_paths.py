@@ -231,8 +231,12 @@ def _random(r: np.random.Generator, dtype: Any, count: int, dom: Domain | None) 
         out = r.integers(info.min, info.max, count, dtype=dt, endpoint=True)
         out[:4] = [info.min, info.max, 0, -1 if dt.kind == "i" else 1]
         return out
-    # Floats spanning many binades, with the special values every ISA must agree on (denormals included).
+    # Floats spanning many binades, a quarter of them random bit patterns (every exponent: denormal operands,
+    # huge gaps, overflowing quotients), with the special values every ISA must agree on.
     out = (r.standard_normal(count) * 10.0 ** r.integers(-3, 4, count)).astype(dt)
+    u = np.dtype(f"u{dt.itemsize}")
+    raw = r.integers(0, np.iinfo(u).max, count, dtype=u, endpoint=True).view(dt)
+    out = np.where(r.random(count) < 0.25, raw, out).astype(dt)
     fi = np.finfo(dt)
     special = [0.0, -0.0, np.inf, -np.inf, np.nan, fi.tiny / 4, -fi.tiny / 3, fi.max, 1.0, -1.0, 0.5]
     k = min(count, len(special)) if count > 1 else 0  # a scalar stays an ordinary value

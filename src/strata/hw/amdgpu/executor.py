@@ -382,7 +382,9 @@ def _apply_mods(x: np.ndarray, ins: Inst, i: int) -> np.ndarray:
     return x
 
 
-_NO_ABS = {"v_div_scale_f32", "v_mad_u64_u32", "v_add_co_u32", "v_addc_co_u32", "v_sub_co_u32"}
+# VOP3B: bits 8..14 hold the scalar destination, not abs modifiers
+_NO_ABS = {"v_div_scale_f32", "v_div_scale_f64", "v_mad_u64_u32", "v_mad_i64_i32", "v_add_co_u32", "v_addc_co_u32",
+           "v_sub_co_u32", "v_subb_co_u32", "v_subrev_co_u32", "v_subbrev_co_u32"}
 
 
 def fsrc(c: _Ctx, ins: Inst, i: int) -> np.ndarray:
