@@ -457,14 +457,14 @@ def _kernels_run(rec: trace.Recording) -> set[str]:
 
 @pytest.mark.parametrize("op", ["sum", "prod", "max", "min", "avg"])
 def test_large_chunks_run_whole_tiles_then_the_vector_and_scalar_kernels(op: str) -> None:
-    """Chunks of a tile or more (TILE_LANES x REDUCE_K elements) take the tile kernels, the all-gather's
+    """Chunks of a tile or more (TILE_LANES x K elements) take the tile kernels, the all-gather's
     copies as 8-byte words, and the rest of each chunk the vector and scalar kernels; the result is
     NumPy's either way. Out of place, 2 ranks: each chunk is one tile plus an odd remainder."""
     from strata.libs.nccl import kernels
 
     devs = devices(2)
     comms = nccl.comm_init_all(devs)
-    n = 2 * (kernels.TILE_LANES * kernels.REDUCE_K + 4099)
+    n = 2 * (kernels.TILE_LANES * kernels.CXX_K[0] + 4099)
     f32 = np.dtype(np.float32)
     hs = [host(f32, n) for _ in devs]
     xs, ys = upload(devs, hs), empty(devs, n, f32)
@@ -474,7 +474,7 @@ def test_large_chunks_run_whole_tiles_then_the_vector_and_scalar_kernels(op: str
             got = y.get()
     names = _kernels_run(rec)
     tiles = "nccl_sum_tiles" if op == "sum" else "nccl_apply_tiles"  # float32 sums: the inline-PTX kernel
-    assert any(tiles in k for k in names) and "nccl_copy_tiles" in names
+    assert any(tiles in k for k in names) and any("nccl_copy_tiles" in k for k in names)
     assert any("nccl_apply_v" in k for k in names) and any("nccl_applyI" in k for k in names)
     want = NP_OPS[op](np.stack(hs).astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=1e-5)
@@ -491,7 +491,7 @@ def test_large_in_place_all_reduce_of_every_kind_of_type_in_tiles(dt: type) -> N
     dtype = np.dtype(dt)
     devs = devices(2)
     comms = nccl.comm_init_all(devs)
-    n = 2 * kernels.TILE_LANES * kernels.REDUCE_K + 6
+    n = 2 * kernels.TILE_LANES * kernels.CXX_K[0] + 6
     hs = [host(dtype, n) for _ in devs]
     xs = upload(devs, hs)
     with trace.record() as rec:
@@ -502,4 +502,35 @@ def test_large_in_place_all_reduce_of_every_kind_of_type_in_tiles(dt: type) -> N
     want = (hs[0].astype(np.float32) + hs[1].astype(np.float32)).astype(dtype) if narrow else hs[0] + hs[1]
     for g in got:
         np.testing.assert_array_equal(g, want)  # one rounding of the float sum: bit for bit
+    close(comms)
+
+
+def test_big_and_small_tiles_of_sums_and_copies() -> None:
+    """A float32 sum and a copy each bigger than a big tile run a big tile, small tiles, then the vector
+    and scalar kernels, in that order along the buffer; every byte is NumPy's."""
+    from strata.libs.nccl import kernels
+
+    big, small = kernels.ASM_K
+    devs = devices(2)
+    comms = nccl.comm_init_all(devs)
+    f32 = np.dtype(np.float32)
+    n = 2 * (kernels.TILE_LANES * (big + 2 * small) + 1001)  # per chunk: 1 big tile, 2 small, 1001 more
+    hs = [host(f32, n) for _ in devs]
+    xs = upload(devs, hs)
+    nbytes = kernels.TILE_LANES * big * kernels.WORD + kernels.TILE_LANES * small * kernels.WORD + 4099
+    raw = RNG.integers(0, 256, nbytes).astype(np.uint8)
+    src, dst = upload(devs[:1], [raw])[0], empty(devs[1:], nbytes, np.dtype(np.uint8))[0]
+    with trace.record() as rec:
+        grouped(lambda r: nccl.all_reduce(xs[r], xs[r], n, f32, "sum", comms[r], algorithm="ring"), 2)
+        nccl.group_start()
+        nccl.send(src, nbytes, "uint8", 1, comms[0])
+        nccl.recv(dst, nbytes, "uint8", 0, comms[1])
+        nccl.group_end()
+        got, copied = [x.get() for x in xs], dst.get()
+    names = _kernels_run(rec)
+    assert {f"nccl_sum_tiles_{big}", f"nccl_sum_tiles_{small}", f"nccl_copy_tiles_{big}",
+            f"nccl_copy_tiles_{small}"} <= names
+    for g in got:
+        np.testing.assert_array_equal(g, hs[0] + hs[1])  # one float32 addition per element
+    np.testing.assert_array_equal(copied, raw)
     close(comms)

@@ -130,27 +130,28 @@ __global__ void nccl_apply_v(T* dst, const T* a, const T* b, unsigned long long 
 // Consecutive threads touch consecutive elements (coalesced); every element after a thread's first is
 // at a constant offset from it, so its address work is done once for K elements. OP is a template
 // parameter (a kernel per operation, no switch); the grid is exact, so there is no bounds check.
-template <typename T, int OP>
+template <typename T, int OP, int K>
 __global__ void __launch_bounds__(256) nccl_apply_tiles(T* dst, const T* a, const T* b, int divisor) {
-    const unsigned long long at = (unsigned long long)blockIdx.y * (TILE_LANES * REDUCE_K) + blockIdx.x * 256u
-                                  + threadIdx.x;
+    const unsigned long long at = (unsigned long long)blockIdx.y * (TILE_LANES * K) + blockIdx.x * 256u + threadIdx.x;
     dst += at; a += at; b += at;
 #pragma unroll
-    for (int k = 0; k < REDUCE_K; ++k) dst[k * TILE_LANES] = combine<OP>(a[k * TILE_LANES], b[k * TILE_LANES], divisor);
+    for (int k = 0; k < K; ++k) dst[k * TILE_LANES] = combine<OP>(a[k * TILE_LANES], b[k * TILE_LANES], divisor);
 }
 """
 
-# The tile kernels' shape: a tile is TILE_LANES threads each doing REDUCE_K elements (COPY_K 8-byte
-# words for copies). TILE_LANES is the engine's default chunk (STRATA_CHUNK_LANES), so a tile runs as
-# one chunk whose lanes address consecutive elements: each load and store is one slice of memory.
+# The tile kernels' shape: a tile is TILE_LANES threads each doing K elements (8-byte words for copies).
+# TILE_LANES is the engine's default chunk (STRATA_CHUNK_LANES), so a tile runs as one chunk whose lanes
+# address consecutive elements: each load and store is one slice of memory. Each kind of tile kernel
+# comes in a big K and a small one: whole big tiles first, small ones for what is left of a chunk, the
+# vector and scalar kernels for the rest.
 TILE_LANES = 1 << 16
-REDUCE_K = 32
-COPY_K = 16
+ASM_K = (64, 4)  # inline-PTX sums and copies: two registers whatever K
+CXX_K = (32, 4)  # C++ tiles: every element has registers of its own (host memory grows with K)
 WORD = 8
-_TILE_DEFINES = f"#define TILE_LANES {TILE_LANES}ull\n#define REDUCE_K {REDUCE_K}\n#define COPY_K {COPY_K}\n"
+_TILE_DEFINES = f"#define TILE_LANES {TILE_LANES}ull\n"
 
 # Sums of the types PTX adds in one instruction, and copies, as inline PTX (as NCCL's primitives use
-# inline PTX for their loads and stores): the tile's elements go through the same two registers, where
+# inline PTX for their loads and stores): a tile's elements go through the same two registers, where
 # compiled C++ gives each element registers of its own (every virtual register is an array of
 # TILE_LANES lanes in the emulator: reused ones stay in the host's cache). On AMD devices (clang) the
 # same kernels are the C++ loop.
@@ -163,57 +164,56 @@ def _tile_asm(step: str, k: int, size: int) -> str:
     return "".join(step.format(o=i * TILE_LANES * size) + "\\n" for i in range(k))
 
 
-def _sum_tiles_source(dt: DataType) -> str:
-    t = _PTX_ADD[dt]
-    body = _tile_asm(f"ld.global.{t} x, [%1+{{o}}]; ld.global.{t} y, [%2+{{o}}]; add.{t} x, x, y; "
-                     f"st.global.{t} [%0+{{o}}], x;", REDUCE_K, dt.size)
+def _asm_kernel(name: str, params: str, regs: str, body: str, loop: str, operands: str, k: int) -> str:
     return f"""
-extern "C" __global__ void __launch_bounds__(256) nccl_sum_tiles({dt.ctype}* dst, const {dt.ctype}* a,
-                                                                 const {dt.ctype}* b) {{
-    const unsigned long long at = (unsigned long long)blockIdx.y * (TILE_LANES * REDUCE_K) + blockIdx.x * 256u
-                                  + threadIdx.x;
-    dst += at; a += at; b += at;
+extern "C" __global__ void __launch_bounds__(256) {name}_{k}({params}) {{
+    const unsigned long long at = (unsigned long long)blockIdx.y * (TILE_LANES * {k}) + blockIdx.x * 256u + threadIdx.x;
 #ifdef __AMDGCN__
-    for (int k = 0; k < REDUCE_K; ++k) dst[k * TILE_LANES] = a[k * TILE_LANES] + b[k * TILE_LANES];
+    for (int k = 0; k < {k}; ++k) {{ const unsigned long long i = at + k * TILE_LANES; {loop} }}
 #else
-    asm volatile("{{ .reg .{t} x, y;\\n{body}}}" :: "l"(dst), "l"(a), "l"(b) : "memory");
+    asm volatile("{{ .reg {regs};\\n{body}}}" :: {operands} : "memory");
 #endif
 }}
 """
+
+
+def _sum_tiles_source(dt: DataType) -> str:
+    t, c = _PTX_ADD[dt], dt.ctype
+    return "".join(_asm_kernel(
+        "nccl_sum_tiles", f"{c}* dst, const {c}* a, const {c}* b", f".{t} x, y",
+        _tile_asm(f"ld.global.{t} x, [%1+{{o}}]; ld.global.{t} y, [%2+{{o}}]; add.{t} x, x, y; "
+                  f"st.global.{t} [%0+{{o}}], x;", k, dt.size),
+        "dst[i] = a[i] + b[i];", '"l"(dst + at), "l"(a + at), "l"(b + at)', k) for k in ASM_K)
 
 
 # Copies move bits whatever the type: 8-byte words (one type-independent module).
-_COPY_ASM = _tile_asm("ld.global.u64 w, [%1+{o}]; st.global.u64 [%0+{o}], w;", COPY_K, WORD)
-COPY_SOURCE = _TILE_DEFINES + f"""
-extern "C" __global__ void __launch_bounds__(256) nccl_copy_tiles(unsigned long long* dst,
-                                                                  const unsigned long long* src) {{
-    const unsigned long long at = (unsigned long long)blockIdx.y * (TILE_LANES * COPY_K) + blockIdx.x * 256u
-                                  + threadIdx.x;
-    dst += at; src += at;
-#ifdef __AMDGCN__
-    for (int k = 0; k < COPY_K; ++k) dst[k * TILE_LANES] = src[k * TILE_LANES];
-#else
-    asm volatile("{{ .reg .u64 w;\\n{_COPY_ASM}}}" :: "l"(dst), "l"(src) : "memory");
-#endif
-}}
-"""
+COPY_SOURCE = _TILE_DEFINES + "".join(_asm_kernel(
+    "nccl_copy_tiles", "unsigned long long* dst, const unsigned long long* src", ".u64 w",
+    _tile_asm("ld.global.u64 w, [%1+{o}]; st.global.u64 [%0+{o}], w;", k, WORD), "dst[i] = src[i];",
+    '"l"(dst + at), "l"(src + at)', k) for k in ASM_K)
 SOURCE = _TILE_DEFINES + SOURCE
 
 NAMES = {dt: f"nccl_apply<{dt.ctype}>" for dt in DataType}
 VECTOR_NAMES = {dt: f"nccl_apply_v<{dt.ctype}>" for dt in DataType}
-TILE_NAMES = {(dt, op): f"nccl_apply_tiles<{dt.ctype}, {op}>" for dt in DataType for op in range(COPY)}
-for _dt in _PTX_ADD:
-    TILE_NAMES[_dt, 0] = "nccl_sum_tiles"
+_CXX_TILES = {(dt, op, k): f"nccl_apply_tiles<{dt.ctype}, {op}, {k}>" for dt in DataType for op in range(COPY)
+              for k in CXX_K if not (op == 0 and dt in _PTX_ADD)}
 # One module per data type: compiled on first use of that type, and on an AMD device a type whose code
 # the CDNA engine cannot run yet does not stop the others from loading.
 KERNELS = {dt: KernelSet(f"nccl_{dt.name}", SOURCE + (_sum_tiles_source(dt) if dt in _PTX_ADD else ""),
                          name_expressions=(NAMES[dt], VECTOR_NAMES[dt],
-                                           *(TILE_NAMES[dt, op] for op in range(COPY) if (dt, op) not in
-                                             ((d, 0) for d in _PTX_ADD))))
+                                           *(name for (d, _, _), name in _CXX_TILES.items() if d == dt)))
            for dt in DataType}
 COPY_KERNELS = KernelSet("nccl_copy", COPY_SOURCE)
-_SUM_ASM = {(dt, 0) for dt in _PTX_ADD}
 VECTOR_BYTES = 16
+
+
+def _tile_kernels(dt: DataType, op: int) -> list[tuple[Any, int, bool]]:
+    """(kernel, bytes per tile, takes a divisor) of each tile size for `op` on `dt`, the biggest first."""
+    if op == COPY:
+        return [(COPY_KERNELS.get(f"nccl_copy_tiles_{k}"), TILE_LANES * k * WORD, False) for k in ASM_K]
+    if op == 0 and dt in _PTX_ADD:
+        return [(KERNELS[dt].get(f"nccl_sum_tiles_{k}"), TILE_LANES * k * dt.size, False) for k in ASM_K]
+    return [(KERNELS[dt].get(_CXX_TILES[dt, op, k]), TILE_LANES * k * dt.size, True) for k in CXX_K]
 
 
 def apply(dt: DataType, dst: int, a: int, b: int, n: int, op: int, divisor: int, stream: Any) -> int:
@@ -225,18 +225,17 @@ def apply(dt: DataType, dst: int, a: int, b: int, n: int, op: int, divisor: int,
     elif op == AVG_FINAL:  # nothing to divide by
         op = 0
     launches = 0
-    tile = TILE_LANES * (COPY_K * WORD if op == COPY else REDUCE_K * dt.size)  # bytes
-    tiles = n * dt.size // tile
-    if tiles and (op != COPY or (dst % WORD == 0 and b % WORD == 0)):
-        grid = (TILE_LANES // BLOCK, tiles)
-        if op == COPY:
-            COPY_KERNELS.get("nccl_copy_tiles")(grid, BLOCK, (dst, b), stream=stream)
-        else:
-            args = (dst, a or b, b) if (dt, op) in _SUM_ASM else (dst, a or b, b, np.int32(divisor))
-            KERNELS[dt].get(TILE_NAMES[dt, op])(grid, BLOCK, args, stream=stream)
-        launches += 1
-        done = tiles * tile
-        dst, a, b, n = dst + done, (a + done) if a else 0, b + done, n - done // dt.size
+    a = a or b if op != COPY else a
+    if op != COPY or (dst % WORD == 0 and b % WORD == 0):
+        for kernel, tile, divides in _tile_kernels(dt, op):
+            tiles = n * dt.size // tile
+            if not tiles:
+                continue
+            args = (dst, b) if op == COPY else (dst, a, b, np.int32(divisor)) if divides else (dst, a, b)
+            kernel((TILE_LANES // BLOCK, tiles), BLOCK, args, stream=stream)
+            launches += 1
+            done = tiles * tile
+            dst, a, b, n = dst + done, (a + done) if a else 0, b + done, n - done // dt.size
     nvec = 0
     if all(p % VECTOR_BYTES == 0 for p in (dst, a, b) if p) and n * dt.size >= VECTOR_BYTES:
         nvec = n * dt.size // VECTOR_BYTES
