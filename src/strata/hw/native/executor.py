@@ -44,6 +44,7 @@ from strata.hw.native.runloop import DriverState, run_root
 _PROTO = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
 _DRIVE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
                           ctypes.c_void_p)
+_U32 = np.dtype(np.uint32)
 THREADS = 2  # host threads a launch's chunks are spread over
 _COMPILE_LOCK = threading.Lock()
 
@@ -253,6 +254,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     def work(t: int) -> None:
         L = launches[t]
         ones_cache: dict[int, np.ndarray] = {}  # read-only all-lanes masks, by lane count
+        ctx_cache: dict[int, Any] = {}  # this worker's ctx arrays, by lane count (see _ctx)
         ctaid_bufs: dict[tuple[int, str], np.ndarray] = {}  # this worker's %ctaid.x arrays, reused chunk after chunk
         with np.errstate(all="ignore"):
             for idx in range(t, len(firsts), nthreads):
@@ -263,7 +265,8 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                 if one_d:
                     _prefill_ctaid(chunk, ctaid_slots, ctaid_bufs)
                 if ck.funcs:  # a kernel with no native block (an empty one) needs no native state
-                    chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, ncounters[t], ck)  # type: ignore[attr-defined]
+                    chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, ncounters[t], ck,  # type: ignore[attr-defined]
+                                             ctx_cache)
                     ones = ones_cache.get(chunk.n)
                     if ones is None:
                         ones = ones_cache[chunk.n] = np.ones(chunk.n, dtype=np.bool_)
@@ -323,7 +326,8 @@ def _prefill_ctaid(chunk: Chunk, dtypes: dict[str, np.dtype], bufs: dict[tuple[i
         buf = bufs.get((chunk.n, key))
         if buf is None:
             buf = bufs[(chunk.n, key)] = np.empty(chunk.n, dtype=dt)
-        np.add(chunk.block_local, chunk.first_block, out=buf, casting="unsafe")
+            bufs[(chunk.n, "local:" + key)] = chunk.block_local.astype(dt)  # the same for every chunk of n lanes
+        np.add(bufs[(chunk.n, "local:" + key)], dt.type(chunk.first_block), out=buf, casting="unsafe")
         chunk._specials[f"%ctaid.x:{key}"] = buf  # Chunk.special's cache (the same values it would compute)
 
 
@@ -343,33 +347,45 @@ def _fill_invariants(frame: Frame, ck: CompiledKernel, values: tuple[int, ...]) 
 
 
 def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: int,
-         counters: np.ndarray, ck: CompiledKernel) -> np.ndarray:
-    starts, ends, params, inv_values = keep
-    cfg = chunk.launch.config
-    base = np.ascontiguousarray(chunk.shared_base, dtype=np.int64)
-    lanes = [np.ascontiguousarray(np.broadcast_to(chunk.special(name, np.dtype(np.uint32)), (chunk.n,)))
-             for name in ck.specials]
-    table = np.array([a.ctypes.data for a in lanes] or [0], dtype=np.int64)
-    chunk._native_keep = (base, lanes, table)  # type: ignore[attr-defined]  # alive as long as the chunk
-    values = [0] * cg.CTX_SIZE
-    values[cg.CTX_MEM] = mem.bytes.ctypes.data
-    values[cg.CTX_NALLOC] = nalloc
-    values[cg.CTX_STARTS] = starts.ctypes.data
-    values[cg.CTX_ENDS] = ends.ctypes.data
-    values[cg.CTX_SHARED] = chunk.shared.ctypes.data
-    values[cg.CTX_SHARED_SIZE] = chunk.shared_size
-    values[cg.CTX_SHARED_LIMIT] = chunk.shared_limit
-    values[cg.CTX_LPB] = chunk.lanes_per_block
-    values[cg.CTX_FIRST_BLOCK] = chunk.first_block
-    values[cg.CTX_BLOCK:cg.CTX_BLOCK + 3] = cfg.block
-    values[cg.CTX_GRID:cg.CTX_GRID + 3] = cfg.grid
-    values[cg.CTX_PARAMS] = params.ctypes.data
-    values[cg.CTX_PARAMS_LEN] = len(cfg.params)
-    values[cg.CTX_COUNTERS] = counters.ctypes.data
-    values[cg.CTX_SHARED_BASE] = base.ctypes.data
-    values[cg.CTX_SPECIALS] = table.ctypes.data
-    values[cg.CTX_INVARIANTS] = inv_values.ctypes.data
-    return np.array(values, dtype=np.int64)
+         counters: np.ndarray, ck: CompiledKernel, cache: dict[int, Any]) -> np.ndarray:
+    """The chunk's ctx array. One per worker and chunk size, made once and then updated in the slots that
+    change from chunk to chunk (its shared memory, first block, lane-varying special registers)."""
+    lanes = []
+    for name in ck.specials:
+        v = chunk.special(name, _U32)
+        if not (isinstance(v, np.ndarray) and v.shape == (chunk.n,) and v.dtype == _U32 and v.flags.c_contiguous):
+            v = np.ascontiguousarray(np.broadcast_to(v, (chunk.n,)), dtype=_U32)
+        lanes.append(v)
+    hit = cache.get(chunk.n)
+    if hit is None:
+        starts, ends, params, inv_values = keep
+        cfg = chunk.launch.config
+        base = np.ascontiguousarray(chunk.shared_base, dtype=np.int64)
+        table = np.zeros(max(len(lanes), 1), dtype=np.int64)
+        values = [0] * cg.CTX_SIZE
+        values[cg.CTX_MEM] = mem.bytes.ctypes.data
+        values[cg.CTX_NALLOC] = nalloc
+        values[cg.CTX_STARTS] = starts.ctypes.data
+        values[cg.CTX_ENDS] = ends.ctypes.data
+        values[cg.CTX_SHARED_SIZE] = chunk.shared_size
+        values[cg.CTX_SHARED_LIMIT] = chunk.shared_limit
+        values[cg.CTX_LPB] = chunk.lanes_per_block
+        values[cg.CTX_BLOCK:cg.CTX_BLOCK + 3] = cfg.block
+        values[cg.CTX_GRID:cg.CTX_GRID + 3] = cfg.grid
+        values[cg.CTX_PARAMS] = params.ctypes.data
+        values[cg.CTX_PARAMS_LEN] = len(cfg.params)
+        values[cg.CTX_COUNTERS] = counters.ctypes.data
+        values[cg.CTX_SHARED_BASE] = base.ctypes.data
+        values[cg.CTX_SPECIALS] = table.ctypes.data
+        values[cg.CTX_INVARIANTS] = inv_values.ctypes.data
+        hit = cache[chunk.n] = (np.array(values, dtype=np.int64), table, base)
+    ctx, table, _base = hit
+    if lanes:
+        table[:len(lanes)] = [a.ctypes.data for a in lanes]
+    ctx[cg.CTX_SHARED] = chunk.shared.ctypes.data
+    ctx[cg.CTX_FIRST_BLOCK] = chunk.first_block
+    chunk._native_keep = lanes  # type: ignore[attr-defined]  # alive as long as the chunk
+    return ctx
 
 
 def _add_counters(into: Counters, other: Counters) -> None:
