@@ -388,7 +388,13 @@ def test_every_corpus_kernel_is_classified() -> None:
 
 @needs_clang
 def test_header_gaps_still_fail_to_compile() -> None:
-    """The excluded-for-a-gap sources fail with clang today; one that compiles belongs in the comparison."""
+    """The excluded-for-a-gap sources fail with clang today; one that compiles belongs in the comparison (or, if
+    its results are approximations on one side, such as device-library math, under APPROX)."""
+    compiles = []
     for name in HEADER_GAPS:
-        with pytest.raises(CompileError):
+        try:
             hip.compile(hip_source(name), options=["-ffp-contract=off"], arch="gfx942")
+        except CompileError:
+            continue
+        compiles.append(name)
+    assert not compiles, f"these now compile with strata's AMD header: reclassify them in EXCLUDED: {compiles}"
