@@ -457,8 +457,13 @@ def _method(fn: Callable[..., Any], name: str, doc: str) -> Callable[..., Any]:
     return m
 
 
-def _inplace(fn: Callable[..., Any], name: str, inplace: Callable[..., Any]) -> Callable[..., Any]:
+def _inplace(fn: Callable[..., Any], name: str, inplace: Callable[..., Any],
+             into: Callable[..., Any] | None = None) -> Callable[..., Any]:
     def m(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if into is not None and len(args) == 1 and not kwargs:  # the result written straight into self, when
+            done = into(name, self, args[0])                      # the backend can and nothing is recorded
+            if done is not None:
+                return done
         return inplace(self, lambda s: fn(s, *args, **kwargs))
     m.__name__ = m.__qualname__ = name + "_"
     m.__doc__ = f"In-place {name}: self = {name}(self, ...); returns self."
@@ -466,7 +471,8 @@ def _inplace(fn: Callable[..., Any], name: str, inplace: Callable[..., Any]) -> 
 
 
 def bind(cls: type, fronts: dict[str, Callable[..., Any]], named: dict[str, Callable[..., Any]],
-         inplace: Callable[..., Any], families: Collection[str]) -> None:
+         inplace: Callable[..., Any], families: Collection[str],
+         into: dict[str, Callable[..., Any]] | None = None) -> None:
     """Give `cls` (Tensor) a method per table op and fill FUNCTIONS (the `strata.<name>` functions).
 
     Args:
@@ -474,6 +480,8 @@ def bind(cls: type, fronts: dict[str, Callable[..., Any]], named: dict[str, Call
         named: front functions with their own signatures, by OpDef.front (ops.add, ...).
         inplace: ops.inplace, which runs an op and writes its result into self.
         families: bind the ops of these families (each module binds the families it implements).
+        into: family -> `(op_name, self, other) -> self or None`, which computes `self op other` straight
+            into self's memory where it can (None: it can't, and `inplace` runs).
     """
     for d in OPS.values():
         if not (d.method or d.function) or d.family not in families:
@@ -490,7 +498,10 @@ def bind(cls: type, fronts: dict[str, Callable[..., Any]], named: dict[str, Call
             if d.method:
                 setattr(cls, public, _method(fn, public, fn.__doc__ or ""))
                 if d.inplace:
-                    setattr(cls, public + "_", _inplace(fn, public, inplace))
+                    fast = (into or {}).get(d.family)
+                    setattr(cls, public + "_", _inplace(fn, public, inplace,
+                                                        (lambda _n, s, o, f=fast, op=d.name: f(op, s, o))
+                                                        if fast is not None else None))
 
 
 def _specialize(front: Callable[..., Any], name: str, arity: int) -> Callable[..., Any]:

@@ -541,6 +541,24 @@ def inplace(self: Tensor, result: Callable[[Tensor], Tensor]) -> Tensor:
     return self
 
 
+def binary_into(op: str, self: Tensor, other: Any) -> Tensor | None:
+    """`self.op_(other)` computed straight into self's memory (no result tensor, no copy), in the common
+    case: a cpu tensor and a tensor of its shape and dtype or a Python number that keeps its dtype, nothing
+    requiring grad, no trace recording. None otherwise: `inplace` then runs the general path (and raises
+    its errors)."""
+    if self._requires_grad or _recording() or self._storage.device.type != "cpu":
+        return None
+    fast = _operands(self, other)
+    if fast is None or fast[1] is not self.dtype or self.dtype is dt.bool_:
+        return None
+    promotion = _OPS[op].promotion
+    if not (promotion == op_table.PROMOTE or promotion == op_table.PROMOTE_FLOAT and self.dtype._float):
+        return None
+    if isinstance(other, Tensor) and (other._requires_grad or other._shape != self._shape):
+        return None
+    return _KERNELS["cpu"][op](op, self, other, self.dtype, self.dtype, fast[0], out=self)
+
+
 # ----------------------------------------------------------------------------------------- more math
 # the ATen kernel names PyTorch's errors quote for dtypes an op does not take
 _KERNEL_NAMES = {"floor": "floor_vml_cpu", "ceil": "ceil_vml_cpu", "round": "round_vml_cpu", "trunc": "trunc_vml_cpu",
@@ -749,7 +767,8 @@ op_table.bind(Tensor, {"unary": unary_op, "math_unary": math_unary_op, "binary":
                        "math_binary": math_binary_op, "predicate": predicate},
               {"add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "maximum": maximum, "minimum": minimum,
                "atan2": atan2, "hypot": hypot, "where": where, "nan_to_num": nan_to_num, "bitwise_not": bitwise_not},
-              inplace, families=("unary", "math_unary", "binary", "math_binary", "predicate", "special"))
+              inplace, families=("unary", "math_unary", "binary", "math_binary", "predicate", "special"),
+              into={"binary": binary_into})
 Tensor.sum_to_size = _sum_to_size  # type: ignore[attr-defined]
 # (kept as module functions: other modules call ops.isfinite(...) by name)
 isnan, isinf, isfinite = (op_table.FUNCTIONS[n] for n in ("isnan", "isinf", "isfinite"))

@@ -44,10 +44,14 @@ def _slice_node(x: Tensor, out: Tensor, dim: int, start: int, name: str) -> Tens
     keeps = out.dim() == x.dim()
 
     def bw(g: Tensor) -> tuple:
+        n = g.shape[dim] if keeps else 1
         z = full(orig, 0, g.dtype, g.device)
-        dst = _raw_narrow(z, dim, start, g.shape[dim] if keeps else 1)
-        copy_into(dst, g if keeps else g.unsqueeze(dim))
-        return (z,)
+        copy_into(_raw_narrow(z, dim, start, n), g if keeps else g.unsqueeze(dim))
+
+        def bw2(gg: Tensor) -> tuple:  # under create_graph the scatter is differentiable: its gradient is the slice
+            s = narrow(gg, dim, start, n)
+            return (s if keeps else s.squeeze(dim),)
+        return (record(z, [g], "SliceBackwardBackward0", bw2),)
     return record_view(x, out, name, bw)
 
 

@@ -134,8 +134,10 @@ _EXACT = 2 ** 53
 
 
 @op_table.register("cpu", *BINARY)
-def binary(op: str, a: Any, b: Any, compute: dt.dtype, out_dt: dt.dtype, dev: device) -> Tensor:
-    """out = a op b, broadcast, computed in `compute`, stored as out_dt."""
+def binary(op: str, a: Any, b: Any, compute: dt.dtype, out_dt: dt.dtype, dev: device, *,
+           out: Tensor | None = None) -> Tensor:
+    """out = a op b, broadcast, computed in `compute`, stored as out_dt (in a new tensor, or written into
+    `out`, a tensor of the broadcast shape and of dtypes compute = out_dt: ops.binary_into)."""
     cnp = compute.np
     # the common operands first: tensors already of the compute dtype (their own arrays) and Python
     # numbers; anything else (another dtype, the half types computing in float32) through _operand
@@ -155,6 +157,9 @@ def binary(op: str, a: Any, b: Any, compute: dt.dtype, out_dt: dt.dtype, dev: de
         hb = _operand(b, compute)
     if op in kernels.DIVMOD and not compute.is_floating_point and (hb == 0).any():
         raise RuntimeError("ZeroDivisionError")
+    if out is not None:  # (NumPy computes overlapping operands as if through a copy, as `inplace` does)
+        quiet(BINARY[op], ha, hb, out._host())
+        return out
     r = quiet(BINARY[op], ha, hb)
     if r.__class__ is _ndarray and r.dtype == out_dt.np and r.flags.c_contiguous:
         return from_array(r, out_dt)  # (a ufunc's result is fresh: wrap's checks, done)

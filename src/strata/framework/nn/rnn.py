@@ -8,7 +8,10 @@ sequence stops at its own length), so state dicts move between strata and PyTorc
 Each layer projects the whole input sequence through `weight_ih` in one matmul, then runs the time
 loop with one matmul against `weight_hh` and the gate arithmetic per step, all as differentiable
 framework ops: on "cuda" every step is library and framework kernels and backpropagation through time
-is autograd's. (A fused per-step gate kernel, cuDNN's role, is not written yet.)
+is autograd's. On "cpu" an LSTM layer (and an LSTM cell's step) is one fused op instead (rnn_cpu: the
+recurrence and its backpropagation through time in NumPy, one autograd node per layer), the step-by-step
+ops remaining for packed sequences and for higher-order gradients. (A fused gate kernel on "cuda",
+cuDNN's role, is not written yet.)
 
 Example:
     >>> import strata
@@ -27,7 +30,7 @@ from typing import Any
 from strata.framework import joining, ops
 from strata.framework.creation import empty, tensor, zeros
 from strata.framework.nn import functional as F
-from strata.framework.nn import init
+from strata.framework.nn import init, rnn_cpu
 from strata.framework.nn.module import Module
 from strata.framework.nn.parameter import Parameter
 from strata.framework.nn.utils.rnn import PackedSequence, pad_packed_sequence, repack
@@ -38,11 +41,30 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 # ---------------------------------------------------------------------------------------- one step
 def _lstm_step(xp: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> tuple[Tensor, Tensor]:
-    """One LSTM step from the precomputed input projection xp = x W_ih^T + b_ih."""
+    """One LSTM step from the precomputed input projection xp = x W_ih^T + b_ih: fused on "cpu"
+    (rnn_cpu), else the composite below."""
+    fused = rnn_cpu.lstm_step(xp, h, c, w_hh, b_hh, _lstm_step_composite)
+    return fused if fused is not None else _lstm_step_composite(xp, h, c, w_hh, b_hh)
+
+
+def _lstm_step_composite(xp: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None
+                         ) -> tuple[Tensor, Tensor]:
+    """The LSTM step in framework ops (every device; differentiable to any order)."""
     gates = xp + F.linear(h, w_hh, b_hh)
     i, f, g, o = gates.chunk(4, -1)
     c = f.sigmoid() * c + i.sigmoid() * g.tanh()
     return o.sigmoid() * c.tanh(), c
+
+
+def _lstm_layer_composite(xp: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None, reverse: bool
+                          ) -> tuple[Tensor, Tensor, Tensor]:
+    """One LSTM layer step by step in framework ops: (outputs (T, N, H), h_n, c_n)."""
+    xs = xp.unbind(0)
+    out: list[Tensor] = [h] * len(xs)
+    for t in (range(len(xs) - 1, -1, -1) if reverse else range(len(xs))):
+        h, c = _lstm_step_composite(xs[t], h, c, w_hh, b_hh)
+        out[t] = h
+    return joining.stack(out, 0), h, c
 
 
 def _gru_step(xp: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
@@ -159,6 +181,14 @@ class RNNBase(Module):
             for d in range(dirs):
                 w_ih, w_hh, b_ih, b_hh = self._layer_params(layer, d)
                 k = layer * dirs + d
+                if self.mode == "LSTM" and masks is None and c0 is not None:  # the whole layer fused on cpu
+                    fused = rnn_cpu.lstm_layer(F.linear(layer_in, w_ih, b_ih), h0[k], c0[k], w_hh, b_hh, bool(d),
+                                               _lstm_layer_composite)
+                    if fused is not None:
+                        outs.append(fused[0])
+                        hs.append(fused[1])
+                        cs.append(fused[2])
+                        continue
                 xp = F.linear(layer_in, w_ih, b_ih).unbind(0)
                 steps = range(len(xp) - 1, -1, -1) if d else range(len(xp))
                 h = h0[k]
