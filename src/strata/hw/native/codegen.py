@@ -103,6 +103,21 @@ def _reads(ins: Instruction) -> list[str]:
     return out
 
 
+def _address_slice(segment: list[tuple[int, Instruction]]) -> set[int]:
+    """The instructions of a segment its memory accesses' addresses and guards depend on (and the
+    accesses themselves): everything a dry run needs to compute."""
+    needed: set[str] = set()
+    out: set[int] = set()
+    for k, ins in reversed(segment):
+        if ins.opcode in ("ld", "st") and "param" not in ins.mods:
+            out.add(k)
+            needed.update(_address_reads(ins))
+        elif needed.intersection(written_registers(ins)):
+            out.add(k)
+            needed.update(_reads(ins))
+    return out
+
+
 def _is_shared(ins: Instruction) -> bool:
     return "shared" in ins.mods or "shared::cta" in ins.mods
 
@@ -411,8 +426,11 @@ class KernelCodegen:
     def _lanes_body(self, segment: list[tuple[int, Instruction]], i: ir.Value) -> None:
         self.seg_vals = {}
         self.i = i
+        needed = _address_slice(segment) if self.dry else None
         try:
             for k, ins in segment:
+                if needed is not None and k not in needed:
+                    continue  # the dry run computes addresses only: what they do not depend on is left out
                 self.k, self.ins = k, ins
                 self.cur_guard = None
                 if ins.guard is not None:
@@ -1511,28 +1529,7 @@ class KernelCodegen:
         buf, act, step, out = f.args
         b = ir.IRBuilder(f.append_basic_block())
         cp, mnp, mxp, linp, prevp, jp = (b.alloca(I64) for _ in range(6))
-        # every lane active (the common case): branch-free reductions the vectorizer turns into SIMD
-        a64 = b.bitcast(act, I64P)
-        full = ir.Constant(I1, 1)
-        for k in range(4):
-            full = b.and_(full, b.icmp_unsigned("==", b.load(b.gep(a64, [ir.Constant(I64, k)])),
-                                                ir.Constant(I64, 0x0101010101010101)))
-        fast, slow = f.append_basic_block(), f.append_basic_block()
-        b.cbranch(full, fast, slow)
-        b.position_at_end(fast)
-        k0 = b.load(buf)
-        mn, mx, lin = k0, k0, ir.Constant(I1, 1)
-        prev = k0
-        for k in range(1, 32):  # unrolled: 31 compares, min/max trees after instcombine/SLP
-            key = b.load(b.gep(buf, [ir.Constant(I64, k)]))
-            mn = b.select(b.icmp_unsigned("<", key, mn), key, mn)
-            mx = b.select(b.icmp_unsigned(">", key, mx), key, mx)
-            lin = b.and_(lin, b.icmp_unsigned("==", key, b.add(prev, step)))
-            prev = key
-        for k, v in enumerate((ir.Constant(I64, 32), mn, mx, b.zext(lin, I64))):
-            b.store(v, b.gep(out, [ir.Constant(I64, k)]))
-        b.ret_void()
-        b.position_at_end(slow)
+        # (only warps with lanes that do not take part come here: WarpStats.summarize does full ones)
         for p, v in ((cp, 0), (mnp, -1), (mxp, 0), (linp, 1), (prevp, 0), (jp, 0)):
             b.store(ir.Constant(I64, v), p)
         head, body, take, nxt, done = (f.append_basic_block() for _ in range(5))
@@ -1748,10 +1745,15 @@ class WarpStats:
         with bld.if_else(bld.icmp_unsigned("==", c, ir.Constant(I64, 32))) as (full, part):
             with full:
                 k0 = bld.load(self.buf)
-                lin = ir.Constant(I1, 1)
-                for k in range(1, 32):
-                    key = bld.load(bld.gep(self.buf, [ir.Constant(I64, k)]))
-                    lin = bld.and_(lin, bld.icmp_unsigned("==", key, bld.add(k0, ir.Constant(I64, k * d.nbytes))))
+                bad = g.entry_alloca(I64)  # keys off the line k0 + j * nbytes (a loop: small IR, vectorized)
+                bld.store(ir.Constant(I64, 0), bad)
+
+                def step(j: ir.Value) -> None:
+                    key = bld.load(bld.gep(self.buf, [j]))
+                    off = bld.icmp_unsigned("!=", key, bld.add(k0, bld.mul(j, ir.Constant(I64, d.nbytes))))
+                    bld.store(bld.or_(bld.load(bad), bld.zext(off, I64)), bad)
+                g._count_loop(ir.Constant(I64, 32), step)
+                lin = bld.icmp_unsigned("==", bld.load(bad), ir.Constant(I64, 0))
                 bld.store(bld.zext(lin, I64), bld.gep(out, [ir.Constant(I64, 3)]))
             with part:
                 bld.call(g._summary_helper(), [self.buf, self.act, ir.Constant(I64, d.nbytes), out])
@@ -1814,9 +1816,11 @@ class WarpStats:
                     keys = self.buf
                     if d.leader is not None:  # the leader's compacted keys, shifted (the helper sorts in place)
                         keys = g.entry_alloca(I64, 32)
-                        for k in range(32):
-                            src = bld.load(bld.gep(self.buf, [ir.Constant(I64, k)]))
-                            bld.store(bld.add(src, ir.Constant(I64, d.delta)), bld.gep(keys, [ir.Constant(I64, k)]))
+
+                        def shift(j: ir.Value) -> None:
+                            src = bld.load(bld.gep(self.buf, [j]))
+                            bld.store(bld.add(src, ir.Constant(I64, d.delta)), bld.gep(keys, [j]))
+                        g._count_loop(ir.Constant(I64, 32), shift)
                     bld.call(g._sectors_helper(), [keys, c, res])
             bump(f"global_{kind}_sectors", bld.load(o0))
             ideal = bld.lshr(bld.add(bld.mul(bld.load(o1), ir.Constant(I64, d.nbytes)), ir.Constant(I64, 31)),
