@@ -534,3 +534,26 @@ def test_big_and_small_tiles_of_sums_and_copies() -> None:
         np.testing.assert_array_equal(g, hs[0] + hs[1])  # one float32 addition per element
     np.testing.assert_array_equal(copied, raw)
     close(comms)
+
+
+@pytest.mark.parametrize("lanes", ["16384", "131072"])
+def test_tiles_are_right_whatever_the_emulators_chunk(lanes: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tile row is the default chunk of lanes; chunks of a part of a row or of two rows (lanes that are
+    not one run of consecutive addresses: the gathering path, for the neighbour's memory too) change the
+    speed, never the result."""
+    from strata.libs.nccl import kernels
+
+    monkeypatch.setenv("STRATA_CHUNK_LANES", lanes)
+    devs = devices(2)
+    comms = nccl.comm_init_all(devs)
+    f32 = np.dtype(np.float32)
+    n = 2 * (3 * kernels.TILE_LANES * kernels.ASM_K[1] + 5)  # per chunk: 3 small tiles and 5 more
+    hs = [host(f32, n) for _ in devs]
+    xs, ys = upload(devs, hs), empty(devs, n, f32)
+    with trace.record() as rec:
+        grouped(lambda r: nccl.all_reduce(xs[r], ys[r], n, f32, "sum", comms[r], algorithm="ring"), 2)
+        got = [y.get() for y in ys]
+    assert {f"nccl_sum_tiles_{kernels.ASM_K[1]}", f"nccl_copy_tiles_{kernels.ASM_K[1]}"} <= _kernels_run(rec)
+    for g in got:
+        np.testing.assert_array_equal(g, hs[0] + hs[1])
+    close(comms)
