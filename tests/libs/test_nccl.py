@@ -557,3 +557,27 @@ def test_tiles_are_right_whatever_the_emulators_chunk(lanes: str, monkeypatch: p
     for g in got:
         np.testing.assert_array_equal(g, hs[0] + hs[1])
     close(comms)
+
+
+@pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 not installed (make amd)")
+def test_tile_sums_and_copies_on_two_mi300x() -> None:
+    """On AMD devices the inline-PTX tile kernels are their C++ loops, compiled for gfx942."""
+    from strata.driver import opened_devices
+    from strata.libs.nccl import kernels
+
+    devs = [cuda.Device(model="mi300x")]
+    free = max([f.index for f in opened_devices()] + [cuda.device_count() - 1]) + 1
+    open_device(free, "mi300x")
+    devs.append(cuda.Device(free))
+    comms = nccl.comm_init_all(devs)
+    small = kernels.ASM_K[1]
+    n = 2 * (kernels.TILE_LANES * small * kernels.WORD // 4 + 5)  # each chunk: a small copy tile and more
+    hs = [host(np.dtype(np.float32), n) for _ in devs]
+    xs = upload(devs, hs)
+    with trace.record() as rec:
+        grouped(lambda r: nccl.all_reduce(xs[r], xs[r], n, "float32", "sum", comms[r], algorithm="ring"), 2)
+        got = [x.get() for x in xs]
+    assert {f"nccl_sum_tiles_{small}", f"nccl_copy_tiles_{small}"} <= _kernels_run(rec)
+    for g in got:
+        np.testing.assert_array_equal(g, hs[0] + hs[1])
+    close(comms)
