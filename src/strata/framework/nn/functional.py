@@ -144,8 +144,30 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         RuntimeError: mismatched inner sizes ("mat1 and mat2 shapes cannot be multiplied (2x3 and 5x4)").
     """
     x, w, b = amp.lower_precision(input, weight, bias)
+    if b is not None and x.dim() == 2 and w.dim() == 2 and b.dim() == 1 and x.device.type == "cpu" and \
+            x.dtype in _ADDMM_DTYPES and w.dtype is x.dtype and b.dtype is x.dtype and w.device.type == "cpu" and \
+            b.device.type == "cpu" and x.shape[1] == w.shape[1] and b.shape[0] == w.shape[0]:
+        return _addmm_cpu(x, w, b)
     out = linalg.matmul(x, w.t() if w.dim() == 2 else w)
     return out if b is None else ops.add(out, b)
+
+
+_ADDMM_DTYPES = (dt.float32, dt.float64)
+
+
+def _addmm_cpu(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+    """x @ w^T + b on "cpu" as one op (PyTorch's addmm): the bias added into the product's fresh array,
+    and one node whose weight gradient g^T x comes out row-major, as the weight is."""
+    r = x._host() @ w._host().T
+    r += b._host()  # (the same sum as matmul then add, without a second array)
+    out = from_array(r, x.dtype)
+
+    def bw(g: Tensor) -> tuple:  # framework ops: differentiable again under create_graph
+        gx = linalg.matmul(g, w) if x.requires_grad else None
+        gw = linalg.matmul(g.mT, x) if w.requires_grad else None
+        gb = reductions.sum(g, 0) if b.requires_grad else None
+        return gx, gw, gb
+    return record(out, [x, w, b], "AddmmBackward0", bw)
 
 
 # ----------------------------------------------------------------------------------------- activations
