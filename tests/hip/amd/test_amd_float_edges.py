@@ -181,3 +181,36 @@ def test_div_scale_destination_is_not_an_abs_modifier(mi300x: cuda.Device) -> No
     got = out.get().reshape(6, n)[:5]
     bad = np.argwhere(~_same(got, want))
     assert bad.size == 0, [(int(r_), a[i], b[i], got[r_, i], want[r_, i]) for r_, i in bad[:5]]
+
+
+FDIV = """#include <hip/hip_runtime.h>
+extern "C" __global__ void quot(int n, const float* a, const float* b, float* o) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) o[i] = a[i] / b[i];
+}"""
+
+
+@needs_clang
+def test_division_in_a_kernel_that_flushes_denormals(mi300x: cuda.Device) -> None:
+    """With -fgpu-flush-denormals-to-zero clang brackets the division's fma steps with s_setreg_imm32_b32 on
+    HW_REG_MODE (denormals on, then off again): the engine decodes it, keeps MODE per wave, and the quotient
+    is the correctly rounded one of the flushed operands, flushed."""
+    mod = hip.compile(FDIV, options=["-fgpu-flush-denormals-to-zero"])
+    k = mod.code_object.kernels["quot"]
+    texts = [i.text for i in decode(k.code, k.name, mod.code_object.processor)]
+    assert "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 2), 3" in texts
+    r = np.random.default_rng(18)
+    n = 2048
+    a, b = _edge_operands(r, n, np.float32)
+    o = hip.zeros(n, np.float32)
+    mod.get_function("quot")(n // 256, 256, (np.int32(n), hip.to_device(a), hip.to_device(b), o))
+    t = np.finfo(np.float32).tiny
+
+    def flush(x: np.ndarray) -> np.ndarray:
+        return np.where(np.abs(x) < t, np.copysign(np.float32(0), x), x).astype(np.float32)
+
+    with np.errstate(all="ignore"):
+        want = flush(flush(a) / flush(b))
+    got = o.get()
+    bad = np.flatnonzero(~_same(got, want))
+    assert bad.size == 0, [(a[i], b[i], got[i], want[i]) for i in bad[:5]]

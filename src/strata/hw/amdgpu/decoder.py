@@ -154,7 +154,8 @@ def _tables(arch: str) -> dict[str, dict[int, str]]:
 
 # Opcodes the generator misses (llvm-mc re-encodes their op_sel_hi bits, so its round-trip check drops them);
 # the same numbers on gfx90a and gfx942 (llvm-mc-19 -show-encoding)
-_EXTRA: dict[str, dict[int, str]] = {"VOP3P": {88: "v_accvgpr_read_b32", 89: "v_accvgpr_write_b32"}}
+_EXTRA: dict[str, dict[int, str]] = {"VOP3P": {88: "v_accvgpr_read_b32", 89: "v_accvgpr_write_b32"},
+                                     "SOPK": {20: "s_setreg_imm32_b32"}}  # a literal follows (clang's FTZ division)
 
 
 def decode_one(code: bytes, at: int, kernel: str = "", arch: str = "gfx942") -> Inst:
@@ -279,9 +280,9 @@ def decode_one(code: bytes, at: int, kernel: str = "", arch: str = "gfx942") -> 
             if ext >> 31 & 1:  # src1 is an SGPR
                 f["vsrc1_sgpr"] = 1
     literal = None
-    if name in _LITERAL_OPS:
+    if name in _LITERAL_OPS or name == "s_setreg_imm32_b32":
         srcs.append(LITERAL)
-    if LITERAL in srcs and fmt != "SOPK":
+    if LITERAL in srcs and (fmt != "SOPK" or name == "s_setreg_imm32_b32"):
         lat = at + 4 * len(words)
         if lat + 4 > len(code):
             raise UnsupportedAmdInstruction(f"{name}: literal constant missing at end of code", kernel, at)
@@ -335,6 +336,24 @@ def sreg(code: int, width: int = 1, literal: int | None = None) -> str:
         # llvm prints a literal that an inline constant could have encoded (relocated addresses) as decimal
         return str(v - (1 << 32) if v >= 0xFFFFFFF0 else v) if v <= 64 or v >= 0xFFFFFFF0 else f"0x{v:x}"
     return f"src{code}"
+
+
+HW_REGS = {1: "HW_REG_MODE", 2: "HW_REG_STATUS", 3: "HW_REG_TRAPSTS", 4: "HW_REG_HW_ID", 5: "HW_REG_GPR_ALLOC",
+           6: "HW_REG_LDS_ALLOC", 7: "HW_REG_IB_STS", 15: "HW_REG_SH_MEM_BASES"}
+HW_REG_MODE = 1
+
+
+def hwreg_fields(simm16: int) -> tuple[int, int, int]:
+    """(register id, bit offset, bit size) of s_getreg/s_setreg's simm16."""
+    return simm16 & 0x3F, simm16 >> 6 & 0x1F, (simm16 >> 11 & 0x1F) + 1
+
+
+def hwreg(simm16: int) -> str:
+    """s_getreg/s_setreg's register operand as llvm prints it: hwreg(NAME) for the whole register, else
+    hwreg(NAME, offset, size); an id without a name is printed as its number."""
+    rid, offset, size = hwreg_fields(simm16)
+    name = HW_REGS.get(rid, str(rid))
+    return f"hwreg({name})" if offset == 0 and size == 32 else f"hwreg({name}, {offset}, {size})"
 
 
 def src(code: int, width: int = 1, literal: int | None = None) -> str:
@@ -425,6 +444,12 @@ def _format_operands(ins: Inst) -> str:  # noqa: C901 - one branch per encoding
     if ins.fmt == "SOPC":
         return f"{sreg(f['ssrc0'], sw[0], lit)}, {sreg(f['ssrc1'], sw[1], lit)}"
     if ins.fmt == "SOPK":
+        if name == "s_getreg_b32":
+            return f"{sreg(f['sdst'])}, {hwreg(f['simm16'])}"
+        if name == "s_setreg_b32":
+            return f"{hwreg(f['simm16'])}, {sreg(f['sdst'])}"
+        if name == "s_setreg_imm32_b32":
+            return f"{hwreg(f['simm16'])}, {sreg(LITERAL, 1, lit)}"
         return f"{sreg(f['sdst'], dw)}, 0x{f['simm16']:x}"
     if ins.fmt == "SOPP":
         if name == "s_waitcnt":

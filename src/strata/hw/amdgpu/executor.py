@@ -45,7 +45,17 @@ import numpy as np
 from strata.errors import DeviceFault, LaunchCancelled, LaunchTimeout
 from strata.hw.amdgpu import printf
 from strata.hw.amdgpu.codeobject import KernelInfo
-from strata.hw.amdgpu.decoder import FLOAT_CONSTS, INV_2PI, LITERAL, MFMA, Inst, decode, flat_width
+from strata.hw.amdgpu.decoder import (
+    FLOAT_CONSTS,
+    HW_REG_MODE,
+    INV_2PI,
+    LITERAL,
+    MFMA,
+    Inst,
+    decode,
+    flat_width,
+    hwreg_fields,
+)
 from strata.hw.amdgpu.errors import UnsupportedAmdInstruction
 from strata.hw.counters import Counters
 from strata.hw.isa.fpround import Scratch
@@ -181,6 +191,7 @@ class _Batch:
     wg_word: np.ndarray | None = None  # (W, 1) each wave's workgroup's first word in lds.reshape(-1)
     lds_addr: dict[Any, tuple[Any, ...]] = field(default_factory=dict)  # _lds_span's index arrays by register
     lds_conflicts: dict[Any, tuple[int]] = field(default_factory=dict)  # conflicts of one pass, by its pattern
+    mode: np.ndarray | None = None  # (W,) the MODE register once a wave wrote it (s_setreg); None: the descriptor's
 
 
 @dataclass(slots=True)
@@ -202,6 +213,15 @@ class _Ctx:
 
     _full: bool | None = None
     _active: int | None = None
+
+    @property
+    def ftz(self) -> bool:
+        """float32 denormals flush (MODE.FP_DENORM's f32 bits 0): the kernel descriptor's mode until a wave
+        writes MODE with s_setreg (clang turns denormals on around the fma steps of a division in a kernel that
+        flushes them); the selected waves run one instruction, so the first one's mode stands for all."""
+        if self.b.mode is None:
+            return self.prog.ftz
+        return int(np.asarray(self.b.mode[self.ix]).reshape(-1)[0]) >> 4 & 3 == 0
 
     def exec_mask(self) -> np.ndarray:
         """(n, 64) bool: the lanes EXEC enables (read once per instruction: those that write EXEC read it first)."""
@@ -345,7 +365,7 @@ def vread(c: _Ctx, code: int, width: int, ins: Inst, is_float: bool = False) -> 
 
 def vwrite(c: _Ctx, r: int, value: Any, width: int = 1, mask: np.ndarray | None = None) -> None:
     """Write VGPR r (and r+1 for width 2) on the lanes EXEC (or `mask`) enables."""
-    ftz = c.prog.ftz and width == 1 and c.ins is not None and c.ins.name.endswith("_f32") and \
+    ftz = c.ftz and width == 1 and c.ins is not None and c.ins.name.endswith("_f32") and \
         not c.ins.name.startswith("v_cvt_f32_")  # float results flush denormals to zero too
     if mask is None and c.full and c.sdwa is None and not ftz:  # every lane writes: no merge with the old values
         if width == 1:
@@ -390,7 +410,7 @@ _NO_ABS = {"v_div_scale_f32", "v_div_scale_f64", "v_mad_u64_u32", "v_mad_i64_i32
 def fsrc(c: _Ctx, ins: Inst, i: int) -> np.ndarray:
     """Float32 source i with modifiers (denormals read as zero when the kernel's float mode flushes them)."""
     raw = usrc(c, ins, i)
-    if c.prog.ftz:
+    if c.ftz:
         raw = _flush_bits(raw)
     return _apply_mods(_f32(raw), ins, i)
 
@@ -776,6 +796,35 @@ def h_sopk(c: _Ctx, ins: Inst) -> None:
             c.b.scc[c.ix] = _SOPC_OPS[op](a.astype(np.int64), k)
     else:  # pragma: no cover
         raise AssertionError(name)
+
+
+def _initial_mode(prog: AmdProgram) -> int:
+    """MODE at wave launch, from the descriptor's rsrc1: FP_ROUND (bits 0..3), FP_DENORM (4..7), DX10_CLAMP (8),
+    IEEE (9)."""
+    r1 = prog.kernel.descriptor.rsrc1
+    return (r1 >> 12 & 0xF) | (r1 >> 16 & 0xF) << 4 | (r1 >> 21 & 1) << 8 | (r1 >> 23 & 1) << 9
+
+
+def h_hwreg(c: _Ctx, ins: Inst) -> None:
+    """s_getreg_b32 / s_setreg_b32 / s_setreg_imm32_b32 on HW_REG_MODE (the only register the dispatch
+    accepts). The f32 denormal bits take effect on the next instruction (`_Ctx.ftz`); the f64/f16 denormal,
+    clamp and IEEE bits are kept but not modeled, and a rounding mode other than round-to-nearest-even is
+    refused rather than ignored."""
+    _, offset, size = hwreg_fields(ins.f["simm16"])
+    mask = ((1 << size) - 1) << offset
+    if c.b.mode is None:
+        c.b.mode = np.full(c.b.s.shape[0], _initial_mode(c.prog), np.int64)
+    cur = c.b.mode[c.ix]
+    if ins.name == "s_getreg_b32":
+        swrite(c, ins.f["sdst"], ((cur & mask) >> offset).astype(_U64), 1)
+        return
+    val = np.full(c.n, ins.literal or 0, np.int64) if ins.name == "s_setreg_imm32_b32" else \
+        sread(c, ins.f["sdst"], 1, ins).astype(np.int64)
+    new = (cur & ~mask) | ((val << offset) & mask)
+    if (new & 0xF).any():
+        raise UnsupportedAmdInstruction(f"{ins.text} (a rounding mode other than round-to-nearest-even: not "
+                                        "modeled)", c.prog.name, ins.offset)
+    c.b.mode[c.ix] = new
 
 
 def h_sopp(c: _Ctx, ins: Inst) -> None:
@@ -1217,7 +1266,7 @@ def _in_place(c: _Ctx, ins: Inst) -> bool:
     """The result can be computed straight into the destination register: a plain VOP2 instruction (no
     DPP, SDWA, modifiers) on fully active waves selected as a view, without denormal flushing."""
     return ins.fmt == "VOP2" and c.full and isinstance(c.ix, slice) and c.dpp is None and c.sdwa is None and \
-        not c.prog.ftz
+        not c.ftz
 
 
 def h_valu2(c: _Ctx, ins: Inst) -> None:
@@ -1343,7 +1392,8 @@ def h_valu3(c: _Ctx, ins: Inst) -> None:
         _count(c, "fp32")
     elif name == "v_div_fmas_f32":
         vcc = _lanes(c.b.s[c.ix, VCC], c.b.s[c.ix, VCC + 1])
-        a, b, d = fsrc(c, ins, 0), fsrc(c, ins, 1), fsrc(c, ins, 2)
+        # the ISA guide: V_DIV_FMAS does not flush input denormals (the residual of a flushing kernel's division)
+        a, b, d = (_apply_mods(_f32(usrc(c, ins, i)), ins, i) for i in range(3))
         with np.errstate(all="ignore"):
             fma = _fma32(a, b, d)
             # Scaled, the exact a * b + d is rounded once, at the scaled value's precision (a denormal
@@ -1511,7 +1561,8 @@ def _div_scale(s0: np.ndarray, s1: np.ndarray, s2: np.ndarray, dt: Any = np.floa
     """V_DIV_SCALE_F32/F64 (S0 the value to scale, S1 the denominator, S2 the numerator), the ISA guide's cases
     in order: a zero operand gives NaN (V_DIV_FIXUP answers); an exponent gap of 96 (768) scales the denominator
     up by 2^64 (2^128) and sets VCC; a denormal denominator scales both operands up; a denominator whose
-    reciprocal is denormal scales both down; a denormal quotient scales the numerator up and sets VCC; a tiny
+    reciprocal is denormal (in the operand's format) scales both down; a denormal quotient scales the numerator
+    up and sets VCC; a tiny
     numerator (exponent field <= 23, <= 53) scales both up. VCC tells V_DIV_FMAS to undo the scaling.
 
     Where the guide scales a huge denominator up for a denormal quotient (it would overflow), the
@@ -1524,8 +1575,10 @@ def _div_scale(s0: np.ndarray, s1: np.ndarray, s2: np.ndarray, dt: Any = np.floa
         e1, e2 = _exponent(a1, dt), _exponent(a2, dt)
         q = (a2.astype(np.float64) / a1.astype(np.float64)).astype(dt)
         q_denorm = (np.abs(q) < tiny) & (q != 0)
-        rcp_denorm = np.abs(1.0 / a1.astype(np.float64)) < np.finfo(np.float64).tiny if dt == np.float64 else \
-            np.zeros(np.broadcast(a0, a1, a2).shape, bool)
+        # the reciprocal would be denormal (|S1| > 2^126, 2^1022): the guide computes 1 / S1 in float64 for both
+        # widths; compared with the operand format's denormal range, a huge denominator is scaled down, so
+        # v_rcp's result stays normal (it runs before a flushing kernel turns denormals on for the fma steps)
+        rcp_denorm = np.abs(1.0 / a1.astype(np.float64)) < np.float64(tiny)
         zero = (a1 == 0) | (a2 == 0)
         big_gap = ~zero & (e2 - e1 >= gap)
         den_denorm = ~zero & ~big_gap & (e1 == 0)
@@ -1651,7 +1704,7 @@ def h_vop3p(c: _Ctx, ins: Inst) -> None:
         else:
             x = usrc(c, ins, i, 2)
             parts = (_f32((x & _MASK32).astype(_U32)), _f32((x >> _U64(32)).astype(_U32)))
-        if c.prog.ftz:  # packed f32 ops follow FLOAT_DENORM_MODE_32 like the scalar ones, inputs and results
+        if c.ftz:  # packed f32 ops follow FLOAT_DENORM_MODE_32 like the scalar ones, inputs and results
             parts = (_f32(_flush_bits(_bits(parts[0]))), _f32(_flush_bits(_bits(parts[1]))))
         lo = parts[op_sel >> i & 1]
         hi = parts[op_sel_hi >> i & 1]
@@ -1670,11 +1723,11 @@ def h_vop3p(c: _Ctx, ins: Inst) -> None:
                 r = xs[0] + xs[1]
             else:
                 r = _fma32(xs[0], xs[1], xs[2])
-        out.append(_flush_bits(_bits(np.asarray(r, np.float32))) if c.prog.ftz else _bits(np.asarray(r, np.float32)))
+        out.append(_flush_bits(_bits(np.asarray(r, np.float32))) if c.ftz else _bits(np.asarray(r, np.float32)))
     _count(c, "fp32")
     c.counters.flops["fp32"] += c.active()
     d = _vdst(ins)
-    if c.full and not c.prog.ftz:
+    if c.full and not c.ftz:
         c.b.v[d, c.ix] = out[0]
         c.b.v[d + 1, c.ix] = out[1]
     else:
@@ -3071,6 +3124,8 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
     if fmt == "SOP1":
         return h_sop1 if name in _SOP1 or name.endswith("saveexec_b64") else None
     if fmt == "SOPK":
+        if name in ("s_getreg_b32", "s_setreg_b32", "s_setreg_imm32_b32"):
+            return h_hwreg if hwreg_fields(ins.f["simm16"])[0] == HW_REG_MODE else None
         return h_sopk if name in ("s_movk_i32", "s_addk_i32", "s_mulk_i32") or name.startswith("s_cmpk_") else None
     if fmt == "SOPP":
         return h_trap if name == "s_trap" else h_sopp if name in _SOPP_OK else None
