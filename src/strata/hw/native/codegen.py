@@ -1602,6 +1602,42 @@ class KernelCodegen:
         self._helpers["sort"] = f
         return f
 
+    def _runs_helper(self) -> ir.Function:
+        """i1 (i64* keys, i64 n, i64 delta, i64* out): whether the n keys are non-decreasing; if so out[0] =
+        distinct 32-byte sectors of keys + delta, out[1] = distinct keys (a branch-free loop: SIMD)."""
+        f = self._helpers.get("runs")
+        if f is not None:
+            return f
+        f = ir.Function(self.module, ir.FunctionType(I1, [I64P, I64, I64, I64P]), name="warp_runs")
+        f.linkage = "internal"
+        f.attributes.add("noinline")
+        buf, n, delta, out = f.args
+        b = ir.IRBuilder(f.append_basic_block())
+        down, ds, dk, jp = (b.alloca(I64) for _ in range(4))
+        for p in (down, ds, dk):
+            b.store(ir.Constant(I64, 0), p)
+        b.store(ir.Constant(I64, 1), jp)
+        head, body, done = (f.append_basic_block() for _ in range(3))
+        b.branch(head)
+        b.position_at_end(head)
+        j = b.load(jp)
+        b.cbranch(b.icmp_signed("<", j, n), body, done)
+        b.position_at_end(body)
+        cur = b.add(b.load(b.gep(buf, [j])), delta)
+        prev = b.add(b.load(b.gep(buf, [b.sub(j, ir.Constant(I64, 1))])), delta)
+        b.store(b.or_(b.load(down), b.zext(b.icmp_unsigned("<", cur, prev), I64)), down)
+        five = ir.Constant(I64, 5)
+        b.store(b.add(b.load(ds), b.zext(b.icmp_unsigned("!=", b.lshr(cur, five), b.lshr(prev, five)), I64)), ds)
+        b.store(b.add(b.load(dk), b.zext(b.icmp_unsigned("!=", cur, prev), I64)), dk)
+        b.store(b.add(j, ir.Constant(I64, 1)), jp)
+        b.branch(head)
+        b.position_at_end(done)
+        b.store(b.add(b.load(ds), ir.Constant(I64, 1)), b.gep(out, [ir.Constant(I64, 0)]))
+        b.store(b.add(b.load(dk), ir.Constant(I64, 1)), b.gep(out, [ir.Constant(I64, 1)]))
+        b.ret(b.icmp_unsigned("==", b.load(down), ir.Constant(I64, 0)))
+        self._helpers["runs"] = f
+        return f
+
     def _sectors_helper(self) -> ir.Function:
         """void (i64* offsets, i64 n, i64* out): out[0] distinct 32-byte sectors, out[1] distinct offsets.
         Accesses are aligned and at most 32 bytes, so each lies in one sector (the reference's start and
@@ -1813,15 +1849,19 @@ class WarpStats:
                     bld.store(span, o0)
                     bld.store(bld.select(same, ir.Constant(I64, 1), c), o1)
                 with other:
-                    keys = self.buf
-                    if d.leader is not None:  # the leader's compacted keys, shifted (the helper sorts in place)
-                        keys = g.entry_alloca(I64, 32)
+                    # lanes in address order (rows of a row-major tile, one after another): distinct sectors
+                    # and offsets are the changes along the lanes; otherwise sort
+                    mono = bld.call(g._runs_helper(), [self.buf, c, ir.Constant(I64, d.delta), res])
+                    with bld.if_then(bld.not_(mono)):
+                        keys = self.buf
+                        if d.leader is not None:  # the leader's compacted keys, shifted (the helper sorts in place)
+                            keys = g.entry_alloca(I64, 32)
 
-                        def shift(j: ir.Value) -> None:
-                            src = bld.load(bld.gep(self.buf, [j]))
-                            bld.store(bld.add(src, ir.Constant(I64, d.delta)), bld.gep(keys, [j]))
-                        g._count_loop(ir.Constant(I64, 32), shift)
-                    bld.call(g._sectors_helper(), [keys, c, res])
+                            def shift(j: ir.Value) -> None:
+                                src = bld.load(bld.gep(self.buf, [j]))
+                                bld.store(bld.add(src, ir.Constant(I64, d.delta)), bld.gep(keys, [j]))
+                            g._count_loop(ir.Constant(I64, 32), shift)
+                        bld.call(g._sectors_helper(), [keys, c, res])
             bump(f"global_{kind}_sectors", bld.load(o0))
             ideal = bld.lshr(bld.add(bld.mul(bld.load(o1), ir.Constant(I64, d.nbytes)), ir.Constant(I64, 31)),
                              ir.Constant(I64, 5))
