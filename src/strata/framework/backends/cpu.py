@@ -222,9 +222,9 @@ def reduce(op: str, x: Tensor, dims: list[int], out_shape: list[int], kept_shape
     idx = None
     if op == "sum" or op == "mean":  # (the common case, without an errstate block: quiet's is cheaper)
         acc = np.float64 if a.dtype == np.float64 else np.float32 if a.dtype.kind == "f" else np.int64
-        r = quiet(a.sum if op == "sum" else a.mean, axis, acc)
-        if r.__class__ is not _ndarray or r.ndim != len(out_shape):
-            r = np.asarray(r).reshape(out_shape)
+        # (into an array of the output's shape: a full reduction would otherwise give a NumPy scalar)
+        r = np.empty(out_shape, acc)
+        quiet(a.sum if op == "sum" else a.mean, axis, acc, r, len(out_shape) == a.ndim)
         return wrap(r, out_dt, fresh=True), None
     with np.errstate(all="ignore"):
         if op == "prod":
