@@ -45,6 +45,7 @@ _PROTO = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctyp
 _DRIVE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
                           ctypes.c_void_p)
 _U32 = np.dtype(np.uint32)
+_PTRS: dict[int, tuple[dict[str, np.ndarray], np.ndarray]] = {}  # a register set's pointer table (_frame_state)
 THREADS = 2  # host threads a launch's chunks are spread over
 _COMPILE_LOCK = threading.Lock()
 
@@ -165,7 +166,14 @@ def _frame_state(f: Frame) -> tuple[int, int, int, int, np.ndarray]:
     st = f.__dict__.get("_native")
     if st is None:
         bases = f._bases  # the frame's register arrays, which the reference ops see through f.V
-        ptrs = np.array([bases[n].ctypes.data for n in f.jf.reg_storage] or [0], dtype=np.uint64)
+        hit = _PTRS.get(id(bases))
+        if hit is not None and hit[0] is bases:
+            ptrs = hit[1]
+        else:  # register sets are reused chunk after chunk (the engine's pool): their table too
+            ptrs = np.array([bases[n].ctypes.data for n in f.jf.reg_storage] or [0], dtype=np.uint64)
+            if len(_PTRS) > 64:
+                _PTRS.clear()
+            _PTRS[id(bases)] = (bases, ptrs)
         chunk = f.chunk
         st = (int(ptrs.ctypes.data), int(chunk._native_ones.ctypes.data), chunk.n,  # type: ignore[attr-defined]
               int(chunk._native_ctx.ctypes.data), ptrs)  # type: ignore[attr-defined]
