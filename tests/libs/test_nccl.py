@@ -505,19 +505,18 @@ def test_large_in_place_all_reduce_of_every_kind_of_type_in_tiles(dt: type) -> N
     close(comms)
 
 
-def test_big_and_small_tiles_of_sums_and_copies() -> None:
-    """A float32 sum and a copy each bigger than a big tile run a big tile, small tiles, then the vector
-    and scalar kernels, in that order along the buffer; every byte is NumPy's."""
+def test_every_tile_size_of_sums_and_copies_in_turn() -> None:
+    """A float32 sum and a copy each bigger than a big tile run one tile of each size, biggest first, then
+    the vector and scalar kernels, along the buffer; every byte is NumPy's."""
     from strata.libs.nccl import kernels
 
-    big, small = kernels.ASM_K
     devs = devices(2)
     comms = nccl.comm_init_all(devs)
     f32 = np.dtype(np.float32)
-    n = 2 * (kernels.TILE_LANES * (big + 2 * small) + 1001)  # per chunk: 1 big tile, 2 small, 1001 more
+    n = 2 * (kernels.TILE_LANES * sum(kernels.SUM_K) + 1001)  # per chunk: a tile of each size, 1001 more
     hs = [host(f32, n) for _ in devs]
     xs = upload(devs, hs)
-    nbytes = kernels.TILE_LANES * big * kernels.WORD + kernels.TILE_LANES * small * kernels.WORD + 4099
+    nbytes = kernels.TILE_LANES * kernels.WORD * sum(kernels.COPY_K) + 4099
     raw = RNG.integers(0, 256, nbytes).astype(np.uint8)
     src, dst = upload(devs[:1], [raw])[0], empty(devs[1:], nbytes, np.dtype(np.uint8))[0]
     with trace.record() as rec:
@@ -528,8 +527,7 @@ def test_big_and_small_tiles_of_sums_and_copies() -> None:
         nccl.group_end()
         got, copied = [x.get() for x in xs], dst.get()
     names = _kernels_run(rec)
-    assert {f"nccl_sum_tiles_{big}", f"nccl_sum_tiles_{small}", f"nccl_copy_tiles_{big}",
-            f"nccl_copy_tiles_{small}"} <= names
+    assert {f"nccl_sum_tiles_{k}" for k in kernels.SUM_K} | {f"nccl_copy_tiles_{k}" for k in kernels.COPY_K} <= names
     for g in got:
         np.testing.assert_array_equal(g, hs[0] + hs[1])  # one float32 addition per element
     np.testing.assert_array_equal(copied, raw)
@@ -547,13 +545,13 @@ def test_tiles_are_right_whatever_the_emulators_chunk(lanes: str, monkeypatch: p
     devs = devices(2)
     comms = nccl.comm_init_all(devs)
     f32 = np.dtype(np.float32)
-    n = 2 * (3 * kernels.TILE_LANES * kernels.ASM_K[1] + 5)  # per chunk: 3 small tiles and 5 more
+    n = 2 * (3 * kernels.TILE_LANES * kernels.SUM_K[-1] + 5)  # per chunk: 3 small tiles and 5 more
     hs = [host(f32, n) for _ in devs]
     xs, ys = upload(devs, hs), empty(devs, n, f32)
     with trace.record() as rec:
         grouped(lambda r: nccl.all_reduce(xs[r], ys[r], n, f32, "sum", comms[r], algorithm="ring"), 2)
         got = [y.get() for y in ys]
-    assert {f"nccl_sum_tiles_{kernels.ASM_K[1]}", f"nccl_copy_tiles_{kernels.ASM_K[1]}"} <= _kernels_run(rec)
+    assert {f"nccl_sum_tiles_{kernels.SUM_K[-1]}", f"nccl_copy_tiles_{kernels.COPY_K[-1]}"} <= _kernels_run(rec)
     for g in got:
         np.testing.assert_array_equal(g, hs[0] + hs[1])
     close(comms)
@@ -570,14 +568,13 @@ def test_tile_sums_and_copies_on_two_mi300x() -> None:
     open_device(free, "mi300x")
     devs.append(cuda.Device(free))
     comms = nccl.comm_init_all(devs)
-    small = kernels.ASM_K[1]
-    n = 2 * (kernels.TILE_LANES * small * kernels.WORD // 4 + 5)  # each chunk: a small copy tile and more
+    n = 2 * (kernels.TILE_LANES * kernels.COPY_K[-1] * kernels.WORD // 4 + 5)  # a chunk: a small copy tile and more
     hs = [host(np.dtype(np.float32), n) for _ in devs]
     xs = upload(devs, hs)
     with trace.record() as rec:
         grouped(lambda r: nccl.all_reduce(xs[r], xs[r], n, "float32", "sum", comms[r], algorithm="ring"), 2)
         got = [x.get() for x in xs]
-    assert {f"nccl_sum_tiles_{small}", f"nccl_copy_tiles_{small}"} <= _kernels_run(rec)
+    assert {f"nccl_sum_tiles_{kernels.SUM_K[-1]}", f"nccl_copy_tiles_{kernels.COPY_K[-1]}"} <= _kernels_run(rec)
     for g in got:
         np.testing.assert_array_equal(g, hs[0] + hs[1])
     close(comms)

@@ -142,10 +142,12 @@ __global__ void __launch_bounds__(256) nccl_apply_tiles(T* dst, const T* a, cons
 # The tile kernels' shape: a tile is TILE_LANES threads each doing K elements (8-byte words for copies).
 # TILE_LANES is the engine's default chunk (STRATA_CHUNK_LANES), so a tile runs as one chunk whose lanes
 # address consecutive elements: each load and store is one slice of memory. Each kind of tile kernel
-# comes in a big K and a small one: whole big tiles first, small ones for what is left of a chunk, the
-# vector and scalar kernels for the rest.
+# comes in a few sizes K, biggest first: whole big tiles, then smaller ones for what is left of a chunk,
+# then the vector and scalar kernels for the rest. A big K pays a thread's address work (about ten
+# instructions) over more elements; a small one leaves less to the slower vector kernel.
 TILE_LANES = 1 << 16
-ASM_K = (64, 4)  # inline-PTX sums and copies: two registers whatever K
+SUM_K = (128, 16, 4)  # inline-PTX sums (32, 4 and 1 MiB tiles of float32): two registers whatever K
+COPY_K = (64, 8, 2)  # inline-PTX copies of 8-byte words (32, 4 and 1 MiB tiles)
 CXX_K = (32, 4)  # C++ tiles: every element has registers of its own (host memory grows with K)
 WORD = 8
 _TILE_DEFINES = f"#define TILE_LANES {TILE_LANES}ull\n"
@@ -183,14 +185,14 @@ def _sum_tiles_source(dt: DataType) -> str:
         "nccl_sum_tiles", f"{c}* dst, const {c}* a, const {c}* b", f".{t} x, y",
         _tile_asm(f"ld.global.{t} x, [%1+{{o}}]; ld.global.{t} y, [%2+{{o}}]; add.{t} x, x, y; "
                   f"st.global.{t} [%0+{{o}}], x;", k, dt.size),
-        "dst[i] = a[i] + b[i];", '"l"(dst + at), "l"(a + at), "l"(b + at)', k) for k in ASM_K)
+        "dst[i] = a[i] + b[i];", '"l"(dst + at), "l"(a + at), "l"(b + at)', k) for k in SUM_K)
 
 
 # Copies move bits whatever the type: 8-byte words (one type-independent module).
 COPY_SOURCE = _TILE_DEFINES + "".join(_asm_kernel(
     "nccl_copy_tiles", "unsigned long long* dst, const unsigned long long* src", ".u64 w",
     _tile_asm("ld.global.u64 w, [%1+{o}]; st.global.u64 [%0+{o}], w;", k, WORD), "dst[i] = src[i];",
-    '"l"(dst + at), "l"(src + at)', k) for k in ASM_K)
+    '"l"(dst + at), "l"(src + at)', k) for k in COPY_K)
 SOURCE = _TILE_DEFINES + SOURCE
 
 NAMES = {dt: f"nccl_apply<{dt.ctype}>" for dt in DataType}
@@ -210,9 +212,9 @@ VECTOR_BYTES = 16
 def _tile_kernels(dt: DataType, op: int) -> list[tuple[Any, int, bool]]:
     """(kernel, bytes per tile, takes a divisor) of each tile size for `op` on `dt`, the biggest first."""
     if op == COPY:
-        return [(COPY_KERNELS.get(f"nccl_copy_tiles_{k}"), TILE_LANES * k * WORD, False) for k in ASM_K]
+        return [(COPY_KERNELS.get(f"nccl_copy_tiles_{k}"), TILE_LANES * k * WORD, False) for k in COPY_K]
     if op == 0 and dt in _PTX_ADD:
-        return [(KERNELS[dt].get(f"nccl_sum_tiles_{k}"), TILE_LANES * k * dt.size, False) for k in ASM_K]
+        return [(KERNELS[dt].get(f"nccl_sum_tiles_{k}"), TILE_LANES * k * dt.size, False) for k in SUM_K]
     return [(KERNELS[dt].get(_CXX_TILES[dt, op, k]), TILE_LANES * k * dt.size, True) for k in CXX_K]
 
 
