@@ -536,7 +536,8 @@ class KernelCodegen:
         Otherwise the reference runs the segment (bail)."""
         bld = self.bld
         ok = ir.Constant(I1, 1)
-        s_lo, s_hi = bld.load(store.chunk_lo), bld.load(store.chunk_hi)
+        s_group = store.leader or store  # (a store counted with a load has that load's range)
+        s_lo, s_hi = bld.load(s_group.chunk_lo), bld.load(s_group.chunk_hi)
         for d in loads:
             g = d.leader or d
             lo, hi = bld.load(g.chunk_lo), bld.load(g.chunk_hi)
@@ -621,7 +622,9 @@ class KernelCodegen:
                 d.base_version = (base.name, version.get(base.name, 0)) if isinstance(base, Reg) and \
                     ins.guard is None else None  # (a guarded access is never "the same lanes" as another)
                 if isinstance(base, Reg) and ins.guard is None:
-                    key = (d.space, base.name, version.get(base.name, 0), d.nbytes, d.load)
+                    # a global store may count from a load's summary (the same lanes and addresses, shifted:
+                    # SAXPY's y[i] = a * x[i] + y[i]); shared loads and stores never share a segment
+                    key = (d.space, base.name, version.get(base.name, 0), d.nbytes, d.load or d.space == "global")
                     lead = leaders.get(key)
                     delta = d.mem_op.offset - lead.mem_op.offset if lead is not None else 0
                     if lead is None:
