@@ -1605,6 +1605,65 @@ class KernelCodegen:
         self._helpers["sort"] = f
         return f
 
+    def _global_helper(self) -> ir.Function:
+        """void (i64* out, i64* keys, i64 nbytes, i64 delta, i64* counters, i64 store): a warp's global
+        counters from its summary `out` (count, min, max, consecutive) of keys shifted by delta: bytes,
+        requests, 32-byte sectors and ideal sectors (the reference's definitions), for loads (store = 0) or
+        stores (1). Only called with a positive count."""
+        f = self._helpers.get("global")
+        if f is not None:
+            return f
+        f = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I64P, I64P, I64, I64, I64P, I64]),
+                        name="global_counts")
+        f.linkage = "internal"
+        f.attributes.add("noinline")
+        out, buf, nb, delta, counters, store = f.args
+        b = ir.IRBuilder(f.append_basic_block())
+        c, mn, mx, lin = (b.load(b.gep(out, [ir.Constant(I64, k)])) for k in range(4))
+        mn, mx = b.add(mn, delta), b.add(mx, delta)
+
+        def bump(name: str, v: ir.Value) -> None:  # the load slot, or the store slot just after it
+            p = b.gep(counters, [b.add(ir.Constant(I64, _C[name]), store)])
+            b.store(b.add(b.load(p), v), p)
+
+        bump("global_load_bytes", b.mul(c, nb))
+        bump("global_load_requests", ir.Constant(I64, 1))
+        res = b.alloca(I64, 2)
+        o0, o1 = b.gep(res, [ir.Constant(I64, 0)]), b.gep(res, [ir.Constant(I64, 1)])
+        same = b.icmp_unsigned("==", mn, mx)
+        five = ir.Constant(I64, 5)
+        # lanes at consecutive addresses (or all at one) need no sort: one contiguous range
+        with b.if_else(b.or_(b.icmp_unsigned("!=", lin, ir.Constant(I64, 0)), same)) as (then, other):
+            with then:
+                span = b.add(b.sub(b.lshr(b.add(mx, b.sub(nb, ir.Constant(I64, 1))), five), b.lshr(mn, five)),
+                             ir.Constant(I64, 1))
+                b.store(span, o0)
+                b.store(b.select(same, ir.Constant(I64, 1), c), o1)
+            with other:
+                # lanes in address order (rows of a row-major tile, one after another): distinct sectors and
+                # offsets are the changes along the lanes; otherwise sort (a copy, shifted: keys stay as they are)
+                mono = b.call(self._runs_helper(), [buf, c, delta, res])
+                with b.if_then(b.not_(mono)):
+                    keys = b.alloca(I64, 32)
+                    jp = b.alloca(I64)
+                    b.store(ir.Constant(I64, 0), jp)
+                    head, body, done = (f.append_basic_block() for _ in range(3))
+                    b.branch(head)
+                    b.position_at_end(head)
+                    j = b.load(jp)
+                    b.cbranch(b.icmp_signed("<", j, c), body, done)
+                    b.position_at_end(body)
+                    b.store(b.add(b.load(b.gep(buf, [j])), delta), b.gep(keys, [j]))
+                    b.store(b.add(j, ir.Constant(I64, 1)), jp)
+                    b.branch(head)
+                    b.position_at_end(done)
+                    b.call(self._sectors_helper(), [keys, c, res])
+        bump("global_load_sectors", b.load(o0))
+        bump("global_load_ideal_sectors", b.lshr(b.add(b.mul(b.load(o1), nb), ir.Constant(I64, 31)), five))
+        b.ret_void()
+        self._helpers["global"] = f
+        return f
+
     def _runs_helper(self) -> ir.Function:
         """i1 (i64* keys, i64 n, i64 delta, i64* out): whether the n keys are non-decreasing; if so out[0] =
         distinct 32-byte sectors of keys + delta, out[1] = distinct keys (a branch-free loop: SIMD)."""
@@ -1818,8 +1877,6 @@ class WarpStats:
             self.summarize(d)
         c, mn, mx, lin = (bld.load(bld.gep(out, [ir.Constant(I64, k)])) for k in range(4))
         k_group = ir.Constant(I64, d.group if d.space == "shared" else 1)
-        if d.leader is not None and d.space != "shared":  # global: the same lanes, shifted
-            mn, mx = bld.add(mn, ir.Constant(I64, d.delta)), bld.add(mx, ir.Constant(I64, d.delta))
 
         def bump(name: str, v: ir.Value) -> None:
             p = bld.gep(counters, [ir.Constant(I64, _C[name])])
@@ -1838,34 +1895,6 @@ class WarpStats:
                     bld.store(bld.call(g._conflicts_helper(), [self.buf, c]), self.conf)
                 bump("shared_bank_conflicts", bld.mul(bld.load(self.conf), k_group))
                 return
-            kind = "load" if d.load else "store"
-            bump(f"global_{kind}_bytes", bld.mul(c, ir.Constant(I64, d.nbytes)))
-            bump(f"global_{kind}_requests", ir.Constant(I64, 1))
-            res = g.entry_alloca(I64, 2)
-            o0, o1 = bld.gep(res, [ir.Constant(I64, 0)]), bld.gep(res, [ir.Constant(I64, 1)])
-            same = bld.icmp_unsigned("==", mn, mx)
-            # lanes at consecutive addresses (or all at one) need no sort: one contiguous range
-            with bld.if_else(bld.or_(bld.icmp_unsigned("!=", lin, ir.Constant(I64, 0)), same)) as (then, other):
-                with then:
-                    span = bld.add(bld.sub(bld.lshr(bld.add(mx, ir.Constant(I64, d.nbytes - 1)), ir.Constant(I64, 5)),
-                                           bld.lshr(mn, ir.Constant(I64, 5))), ir.Constant(I64, 1))
-                    bld.store(span, o0)
-                    bld.store(bld.select(same, ir.Constant(I64, 1), c), o1)
-                with other:
-                    # lanes in address order (rows of a row-major tile, one after another): distinct sectors
-                    # and offsets are the changes along the lanes; otherwise sort
-                    mono = bld.call(g._runs_helper(), [self.buf, c, ir.Constant(I64, d.delta), res])
-                    with bld.if_then(bld.not_(mono)):
-                        keys = self.buf
-                        if d.leader is not None:  # the leader's compacted keys, shifted (the helper sorts in place)
-                            keys = g.entry_alloca(I64, 32)
-
-                            def shift(j: ir.Value) -> None:
-                                src = bld.load(bld.gep(self.buf, [j]))
-                                bld.store(bld.add(src, ir.Constant(I64, d.delta)), bld.gep(keys, [j]))
-                            g._count_loop(ir.Constant(I64, 32), shift)
-                        bld.call(g._sectors_helper(), [keys, c, res])
-            bump(f"global_{kind}_sectors", bld.load(o0))
-            ideal = bld.lshr(bld.add(bld.mul(bld.load(o1), ir.Constant(I64, d.nbytes)), ir.Constant(I64, 31)),
-                             ir.Constant(I64, 5))
-            bump(f"global_{kind}_ideal_sectors", ideal)
+            # the global counters in one helper per module (small IR: compile time)
+            bld.call(g._global_helper(), [out, self.buf, ir.Constant(I64, d.nbytes), ir.Constant(I64, d.delta),
+                                          counters, ir.Constant(I64, 0 if d.load else 1)])
