@@ -2600,19 +2600,67 @@ def h_flat(c: _Ctx, ins: Inst) -> None:
     if not (shared.any() or private.any()):
         h_global(c, ins)
         return
-    if "_atomic_" in ins.name:
-        raise DeviceFault("cudaErrorNotSupported", f"[{c.prog.name}] {ins.text}: atomics through generic pointers to "
-                          "shared or private memory are not modeled")
+    atomic = "_atomic_" in ins.name
     offs = (addr & _MASK32).astype(np.int64)
     glob = m & ~shared & ~private
     if glob.any():
         c.narrow(glob)
         h_global(c, ins)
+    space = _flat_atomic_space if atomic else _flat_space
     if shared.any():
-        _flat_space(c, ins, offs, shared, "shared")
+        space(c, ins, offs, shared, "shared")
     if private.any():
-        _flat_space(c, ins, offs, private, "private")
+        space(c, ins, offs, private, "private")
     c.narrow(m)
+
+
+def _flat_atomic_space(c: _Ctx, ins: Inst, offs: np.ndarray, m: np.ndarray, space: str) -> None:
+    """A FLAT atomic's lanes that address LDS ('shared') or scratch ('private') through a generic pointer
+    (clang at -O0 keeps `&local[i]` generic): the same read-modify-write as the DS atomic (32 or 64 bits),
+    lane by lane in lane order, returning the old values when the instruction asks for them."""
+    name, f = ins.name, ins.f
+    wide = name.endswith(("_x2", "_f64"))
+    size = 8 if wide else 4
+    limit = c.launch.lds_bytes if space == "shared" else c.launch.private_bytes
+    bad = m & ((offs + size > limit) | (offs % size != 0))
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        raise _fault(c, ins, None, offs.astype(_U64), size, space, "atomic",
+                     f"out-of-bounds or misaligned {space} atomic through a generic pointer",
+                     f"{int(offs[rows[0], cols[0]])} bytes into the {limit}-byte {space} segment",
+                     (int(rows[0]), int(cols[0])))
+    rows, lanes = np.nonzero(m)
+    words = offs[rows, lanes] >> 2
+    n = 2 if wide else 1
+    reg = [c.b.v[f["data"] + k, c.ix][rows, lanes].astype(np.int64) for k in range(2 * n)]
+    data = reg[0] | reg[1] << 32 if wide else reg[0]
+    cmp = (reg[2] | reg[3] << 32 if wide else reg[1]) if "cmpswap" in name else None
+    op = name.split("_atomic_", 1)[1].removesuffix("_x2")
+    wg, waves = c.b.wg[c.ix], _sel(c)
+    old = np.empty(rows.size, np.int64 if not wide else _U64)
+    for j in range(rows.size):
+        mem, at = (c.b.lds[wg[rows[j]]], words[j]) if space == "shared" else \
+            (c.b.priv[waves[rows[j]], lanes[j]], words[j])
+        cur = int(mem[at]) | (int(mem[at + 1]) << 32 if wide else 0)
+        old[j] = cur
+        if wide:
+            new = _atomic64_value(op, cur, int(data[j]), None if cmp is None else int(cmp[j]))
+            mem[at], mem[at + 1] = new & 0xFFFFFFFF, new >> 32
+        elif cmp is not None:  # data = new value, data + 1 = compare value (as global_atomic_cmpswap)
+            if cur == int(cmp[j]):
+                mem[at] = data[j]
+        else:
+            mem[at] = _atomic_op(name.replace("flat_atomic_", "ds_"), _U32(cur), _U32(data[j]))
+    if f["sc0"]:  # returns the old values
+        d, mm = f["vdst"], m.copy()
+        val = np.stack([c.b.v[d + k, c.ix].copy() for k in range(n)], axis=1)  # (n waves, regs, 64)
+        for k in range(n):
+            val[rows, k, lanes] = ((old.astype(_U64) >> _U64(32 * k)) & _MASK32).astype(_U32)
+        _defer(c, "vm", lambda r, ws: _vset_multi(c, ws, d, val[r], mm[r]))
+    else:
+        _count_only(c, "vm")
+    c.counters.atomic_ops += rows.size
+    _count(c, "atomic")
 
 
 def _flat_space(c: _Ctx, ins: Inst, offs: np.ndarray, m: np.ndarray, space: str) -> None:
@@ -2967,6 +3015,20 @@ def h_mubuf(c: _Ctx, ins: Inst) -> None:
     _private_access(c, ins, addr, f["vdata"], f["vdata"])
 
 
+def _atomic64_value(op: str, cur: int, d: int, cmp: int | None) -> int:
+    """The new value of a 64-bit atomic `op` (global_atomic_<op>_x2's, or add_f64) on `cur` with data `d`
+    (cmpswap: `d` is the new value, `cmp` the compare value)."""
+    if cmp is not None:
+        return d if cur == cmp else cur
+    if op == "add_f64":
+        return int((np.array(cur, _U64).view(np.float64) + np.array(d, _U64).view(np.float64)).view(_U64))
+    si, sd = cur - (1 << 64) if cur >> 63 else cur, d - (1 << 64) if d >> 63 else d
+    new: int = {"add": cur + d, "sub": cur - d, "and": cur & d, "or": cur | d, "xor": cur ^ d, "swap": d,
+                "umax": max(cur, d), "umin": min(cur, d), "smax": max(si, sd), "smin": min(si, sd),
+                "inc": 0 if cur >= d else cur + 1, "dec": d if cur == 0 or cur > d else cur - 1}[op]
+    return new & (2**64 - 1)
+
+
 def _atomic64(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray) -> None:
     """64-bit global atomics (…_x2, add_f64): register pairs, one lane at a time in lane order."""
     f, name = ins.f, ins.name
@@ -2985,19 +3047,7 @@ def _atomic64(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray) -> None:
     for j in range(rows.size):
         cur = qwords[a[j]]
         old[j] = cur
-        d = data[j]
-        if cmp is not None:
-            new = d if cur == cmp[j] else cur
-        elif op == "add_f64":
-            new = (np.array(cur, _U64).view(np.float64) + np.array(d, _U64).view(np.float64)).view(_U64)
-        else:
-            si, sd = int(np.array(cur, _U64).view(np.int64)), int(np.array(d, _U64).view(np.int64))
-            ui, ud = int(cur), int(d)
-            new = {"add": (ui + ud) & (2**64 - 1), "sub": (ui - ud) & (2**64 - 1), "and": ui & ud, "or": ui | ud,
-                   "xor": ui ^ ud, "swap": ud, "umax": max(ui, ud), "umin": min(ui, ud),
-                   "smax": max(si, sd) & (2**64 - 1), "smin": min(si, sd) & (2**64 - 1),
-                   "inc": 0 if ui >= ud else ui + 1, "dec": ud if ui == 0 or ui > ud else ui - 1}[op]
-        qwords[a[j]] = new
+        qwords[a[j]] = _atomic64_value(op, int(cur), int(data[j]), None if cmp is None else int(cmp[j]))
     if f["sc0"]:  # returning: the old values land in vdst:vdst+1 at the matching wait
         d0 = f["vdst"]
         lo, hi = c.b.v[d0, c.ix].copy(), c.b.v[d0 + 1, c.ix].copy()
@@ -3180,7 +3230,9 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
                                 fmt == "GLOBAL" and "_load_" in name) and "lds" not in name else None
         if "_atomic_" in name:
             op = name.split("_atomic_", 1)[1]
-            return h_global if op in _GLOBAL_ATOMICS else None
+            if op not in _GLOBAL_ATOMICS:
+                return None
+            return h_flat if fmt == "FLAT" else h_global  # a generic pointer may be to LDS or scratch
     return None
 
 
