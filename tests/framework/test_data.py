@@ -1,9 +1,12 @@
 """strata.framework.data (torch.utils.data) against torch.utils.data: the batches a DataLoader yields
 (values, dtypes, shapes, structure), shuffling, drop_last, collation of tensors/tuples/dicts/numbers/
-arrays, samplers, random_split, and PyTorch's errors; datasets of "cuda" tensors give "cuda" batches."""
+arrays, samplers, random_split, and PyTorch's errors; datasets of "cuda" tensors give "cuda" batches; worker
+processes (the same batches in the same order as torch's workers, errors, seeds, persistence, timeout)."""
 
 from __future__ import annotations
 
+import os
+import time
 from collections import namedtuple
 from typing import Any
 
@@ -171,11 +174,77 @@ def test_loader_errors_match_torch(case: str) -> None:
     assert str(se.value) == str(te.value)
 
 
-def test_num_workers_runs_in_process_with_a_note() -> None:
-    seen: list[int] = []
-    with pytest.warns(UserWarning, match="num_workers=2 is accepted but no worker processes"):
-        loader = sud.DataLoader(range(4), batch_size=2, num_workers=2, worker_init_fn=seen.append, pin_memory=True)
-    assert [b.tolist() for b in loader] == [[0, 1], [2, 3]] and seen == [0]
+def _shards(mod: Any) -> Any:
+    """An IterableDataset of `mod` whose workers each stream every num_workers-th number (PyTorch's docs' way)."""
+
+    class Shards(mod.IterableDataset):  # type: ignore[name-defined, misc]
+        def __iter__(self) -> Any:
+            w = mod.get_worker_info()
+            start, step = (w.id, w.num_workers) if w is not None else (0, 1)
+            return iter(range(start, 11, step))
+
+    return Shards()
+
+
+class _Items(tud.Dataset):  # the worker that loaded each item; item 5 raises, item `die` kills its worker
+    def __init__(self, get_info: Any, die: int = -1) -> None:
+        self.get_info, self.die = get_info, die
+
+    def __len__(self) -> int:
+        return 8
+
+    def __getitem__(self, i: int) -> Any:
+        if i == self.die:
+            os._exit(3)
+        if i == 5 and self.die == -2:
+            raise KeyError(f"no item {i}")
+        w = self.get_info()
+        return np.array([i, -1 if w is None else w.id, os.getpid()])
+
+
+def _ids(batches: Any) -> list[list[list[int]]]:
+    return [np.asarray(b)[:, :2].tolist() for b in batches]
+
+
+def test_workers_load_the_batches_torch_does_in_the_order_it_does() -> None:
+    ours = sud.DataLoader(_Items(sud.get_worker_info), batch_size=3, num_workers=2)
+    ref = tud.DataLoader(_Items(tud.get_worker_info), batch_size=3, num_workers=2)
+    assert _ids(ours) == _ids(ref)  # batch i from worker i % 2, in order
+    pids = {int(p) for b in ours for p in np.asarray(b)[:, 2]}
+    assert len(pids) == 2 and os.getpid() not in pids
+    streams = [[b.tolist() for b in mod.DataLoader(_shards(mod), batch_size=2, num_workers=2)] for mod in (sud, tud)]
+    assert streams[0] == streams[1]
+    assert sud.get_worker_info() is None
+
+
+def test_worker_errors_are_raised_in_the_main_process_as_torch_raises_them() -> None:
+    msgs = []
+    for mod in (sud, tud):
+        with pytest.raises(KeyError) as e:
+            list(mod.DataLoader(_Items(mod.get_worker_info, die=-2), batch_size=2, num_workers=2))
+        msgs.append(str(e.value).strip("'\"").splitlines()[0])
+    assert msgs[0] == msgs[1] == "Caught KeyError in DataLoader worker process 0."
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"):
+        list(sud.DataLoader(_Items(sud.get_worker_info, die=3), batch_size=2, num_workers=2))
+
+
+def test_worker_seeds_init_fn_persistent_workers_and_timeout() -> None:
+    def seeds() -> list[int]:
+        strata.manual_seed(7)
+        loader = sud.DataLoader(range(4), batch_size=1, num_workers=2,
+                                collate_fn=lambda b: (sud.get_worker_info().seed, strata.rand(1).item()))
+        return [x for pair in loader for x in pair]
+
+    first = seeds()
+    assert first == seeds() and first[0] + 1 == first[2] and first[1] != first[3]  # base + worker id, per worker
+    loader = sud.DataLoader(_Items(sud.get_worker_info), batch_size=4, num_workers=2, persistent_workers=True,
+                            worker_init_fn=lambda i: np.random.seed(100 + i))
+    pids = [{int(p) for b in loader for p in np.asarray(b)[:, 2]} for _ in range(2)]
+    assert pids[0] == pids[1] and len(pids[0]) == 2  # the same two workers both passes
+    loader._workers.close()
+    slow = sud.DataLoader(range(2), batch_size=1, num_workers=1, timeout=0.5, collate_fn=lambda b: time.sleep(3))
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
+        next(iter(slow))
 
 
 def test_random_split_subset_concat() -> None:

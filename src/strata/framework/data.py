@@ -4,8 +4,10 @@ replacement), `SubsetRandomSampler`, `WeightedRandomSampler`, `DistributedSample
 `DataLoader` with PyTorch's arguments, batching, shuffling and `default_collate` (tensors stacked,
 numbers and NumPy arrays made tensors, tuples, lists and dicts collated field by field).
 
-Loading runs in the calling process: `num_workers > 0` is accepted and served in-process (a
-UserWarning says so), `pin_memory` is accepted and ignored. Shuffling draws its permutation with
+With `num_workers > 0` batches are loaded and collated by that many worker processes, prefetched,
+handed out in order, with a worker's exception re-raised in the main process and a dead worker reported
+(`data_workers.py`); `get_worker_info()` describes the worker inside one. `pin_memory` is accepted and
+ignored (host memory needs no pinning for the virtual GPU's copies). Shuffling draws its permutation with
 `strata.randperm` on the CPU generator (reproducible after `strata.manual_seed`, or from the
 `generator` passed); sample indices are host-side metadata, as in PyTorch. (The orders differ from
 PyTorch's, whose CPU generator is a Mersenne Twister.) Batches are stacked by
@@ -25,7 +27,6 @@ import bisect
 import collections.abc
 import importlib
 import math
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -310,9 +311,12 @@ class DistributedSampler(Sampler[int]):
         self.epoch = epoch
 
 
-def get_worker_info() -> None:
-    """None: strata's DataLoader loads in the calling process (as PyTorch reports outside a worker)."""
-    return None
+def get_worker_info() -> Any:
+    """Inside a DataLoader worker process: its `WorkerInfo` (id, num_workers, seed, dataset, the worker's copy);
+    None in the main process (torch.utils.data.get_worker_info)."""
+    from strata.framework.data_workers import worker_info
+
+    return worker_info()
 
 
 class BatchSampler(Sampler[list[int]]):
@@ -438,10 +442,15 @@ class DataLoader(Generic[T]):
         batch_size: samples per batch (None: no batching, samples converted one by one).
         shuffle: a new random order each epoch (map-style only).
         sampler, batch_sampler: custom index orders (exclusive with shuffle / with batch options).
-        num_workers: accepted; loading always runs in this process.
+        num_workers: worker processes that load and collate batches (0: in this process).
         collate_fn: merges a list of samples (default: `default_collate`).
         drop_last: drop the last, incomplete batch.
-        generator: the RNG for shuffling.
+        timeout: seconds to wait for a worker's batch (0: forever) before RuntimeError.
+        worker_init_fn: called with the worker id in each worker, after seeding.
+        generator: the RNG for shuffling and for the workers' base seed.
+        prefetch_factor: batches in flight per worker (default 2 with workers).
+        persistent_workers: keep the workers between passes over the data.
+        in_order: hand batches out in order (False: as the workers finish them).
 
     Raises:
         ValueError: incompatible options, as PyTorch raises them.
@@ -467,6 +476,8 @@ class DataLoader(Generic[T]):
         self.num_workers, self.pin_memory, self.timeout = num_workers, pin_memory, timeout
         self.worker_init_fn, self.generator, self.prefetch_factor = worker_init_fn, generator, prefetch_factor
         self.persistent_workers, self.multiprocessing_context = persistent_workers, multiprocessing_context
+        self.in_order = in_order
+        self._workers: Any = None  # the persistent workers' iterator
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
             if shuffle not in (None, False):
@@ -497,18 +508,32 @@ class DataLoader(Generic[T]):
         auto = batch_sampler is not None or (self._iterable and batch_size is not None)
         self.collate_fn = collate_fn if collate_fn is not None else (default_collate if auto else default_convert)
         self._auto_collation = auto
-        if num_workers > 0:
-            warnings.warn(f"strata's DataLoader loads in the calling process: num_workers={num_workers} is accepted "
-                          "but no worker processes are started", UserWarning, stacklevel=2)
 
     def __iter__(self) -> Iterator[Any]:
-        if self.num_workers > 0 and self.worker_init_fn is not None:
-            self.worker_init_fn(0)
+        if self.num_workers > 0:
+            return self._worker_iter()
         if self._iterable:
             return self._iter_stream()
         if self._auto_collation:
             return (self.collate_fn([self.dataset[i] for i in b]) for b in self.batch_sampler)
         return (self.collate_fn(self.dataset[i]) for i in self.sampler)
+
+    def _worker_iter(self) -> Iterator[Any]:
+        from strata.framework.data_workers import Fetcher, MultiprocessIterator
+
+        if self._workers is not None and not self._workers.closed:
+            return self._workers.restart()
+
+        def batches() -> Iterator[Any] | None:
+            if self._iterable:
+                return None
+            return iter(self.batch_sampler if self._auto_collation else self.sampler)
+
+        fetch = Fetcher(self.dataset, self.collate_fn, self._auto_collation, self.batch_size, self.drop_last)
+        it = MultiprocessIterator(self, fetch, batches)
+        if self.persistent_workers:
+            self._workers = it
+        return it
 
     def _iter_stream(self) -> Iterator[Any]:
         if not self._auto_collation:
