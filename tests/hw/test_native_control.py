@@ -87,6 +87,27 @@ extern "C" __global__ void long_loop(unsigned limit, const float* x, float* y) {
   for (unsigned k = 0; k < limit; ++k) acc += x[k & 15] * 0.5f;   // uniform: the driver runs it all
   y[threadIdx.x] = acc;
 }
+extern "C" __global__ void rotate_rounds(const float* x, float* y, int rounds) {
+  __shared__ float s[128];
+  int t = threadIdx.x, n = blockDim.x;
+  float v = x[blockIdx.x * n + t];
+  for (int r = 0; r < rounds; ++r) {   // a block of 100 threads: 28 padding lanes in its last warp
+    s[t] = v;
+    __syncthreads();
+    v = s[(t + 1) % n];
+    __syncthreads();
+  }
+  y[blockIdx.x * n + t] = v;
+}
+extern "C" __global__ void divmod(int n, const int* a, const int* b, int* q, int* r, unsigned* u, long long* w) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    q[i] = a[i] / b[i];
+    r[i] = a[i] % b[i];
+    u[i] = (unsigned)a[i] / (unsigned)b[i] + (unsigned)a[i] % (unsigned)b[i];
+    w[i] = ((long long)a[i] << 20) / (long long)b[i];
+  }
+}
 extern "C" __global__ void misaligned(int n, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   const char* c = (const char*)x;
@@ -178,6 +199,51 @@ def test_barriers_inside_loops(monkeypatch: pytest.MonkeyPatch, mod: Any) -> Non
     (out,) = _both(monkeypatch, mod.get_function("block_reduce"), blocks, threads, make)
     # small integers: every f32 sum is exact, whatever the order
     np.testing.assert_array_equal(out, x.reshape(blocks, rounds * threads).sum(axis=1).astype(np.float32))
+
+
+def test_barriers_in_a_loop_with_padding_lanes(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    blocks, threads, rounds = 3, 100, 5
+    x = np.random.default_rng(19).random(blocks * threads, dtype=np.float32)
+
+    def make() -> Any:
+        y = cuda.to_device(np.zeros(blocks * threads, np.float32))
+        return (cuda.to_device(x), y, np.int32(rounds)), [y]
+
+    (y,) = _both(monkeypatch, mod.get_function("rotate_rounds"), blocks, threads, make)
+    np.testing.assert_array_equal(y, np.roll(x.reshape(blocks, threads), -rounds, axis=1).ravel())
+    assert LAST["counters"]["barriers"] == blocks * rounds * 2
+
+
+def _trunc_div(a: int, b: int, bits: int, signed: bool) -> tuple[int, int]:
+    """PTX div/rem as strata defines them: truncating; by zero all ones; INT_MIN / -1 wraps."""
+    mask = (1 << bits) - 1
+    if b == 0:
+        return mask, mask
+    q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+    return q & mask, (a - q * b) & mask
+
+
+def test_integer_division_edge_cases(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    rng = np.random.default_rng(20)
+    n = 300
+    a = rng.integers(-(1 << 31), 1 << 31, n, dtype=np.int64).astype(np.int32)
+    b = rng.integers(-1000, 1000, n).astype(np.int32)
+    a[:8] = [-(1 << 31), -(1 << 31), 7, -7, 7, -7, 0, 5]
+    b[:8] = [-1, 0, 2, 2, -2, -2, 0, 0]
+
+    def make() -> Any:
+        outs = [cuda.to_device(np.zeros(n, dt)) for dt in (np.int32, np.int32, np.uint32, np.int64)]
+        return (np.int32(n), cuda.to_device(a), cuda.to_device(b), *outs), outs
+
+    q, r, u, w = _both(monkeypatch, mod.get_function("divmod"), 2, 256, make)
+    for k in range(n):
+        ak, bk = int(a[k]), int(b[k])
+        qk, rk = _trunc_div(ak, bk, 32, True)
+        assert (int(q[k]) & 0xFFFFFFFF, int(r[k]) & 0xFFFFFFFF) == (qk, rk), k
+        if bk:  # by zero, C++ leaves these open and NVRTC's code shows it (a - q * b; a 32-bit fast path)
+            uq, ur = _trunc_div(ak & 0xFFFFFFFF, bk & 0xFFFFFFFF, 32, False)
+            assert int(u[k]) == (uq + ur) & 0xFFFFFFFF, k
+            assert int(w[k]) & (2**64 - 1) == _trunc_div(ak << 20, bk, 64, True)[0], k
 
 
 def test_lanes_of_one_warp_in_two_allocations(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:

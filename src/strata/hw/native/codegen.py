@@ -87,7 +87,7 @@ _RINT = {"rni": "llvm.roundeven", "rzi": "llvm.trunc", "rmi": "llvm.floor", "rpi
 
 # opcodes whose operand 0, when a register (or vector/pair of them), is only written
 _DEST_FIRST = frozenset({"mov", "cvta", "add", "sub", "mul", "mad", "and", "or", "xor", "not", "shl", "shr", "neg",
-                         "abs", "min", "max", "setp", "selp", "div", "fma", "cvt", "ld"})
+                         "abs", "min", "max", "setp", "selp", "div", "rem", "fma", "cvt", "ld"})
 
 
 def _reads(ins: Instruction) -> list[str]:
@@ -1164,9 +1164,46 @@ class KernelCodegen:
             return (self.post32(r, ftz, sat) if t == "f32" else r), t
         self._simple(ins, compute)
 
+    def _op_rem(self, ins: Instruction) -> None:
+        self._int_div(ins, False)
+
+    def _int_div(self, ins: Instruction, is_div: bool) -> None:
+        """Truncating integer div/rem as the reference's: magnitudes divided unsigned, signs fixed after;
+        a zero divisor gives all ones (quotient and remainder), INT_MIN / -1 wraps (remainder 0)."""
+        t = self._int_type(ins, ("u16", "u32", "u64", "s16", "s32", "s64"))
+        if _flags(ins):
+            raise self.fail()
+        bld = self.bld
+        w = WIDTH[t]
+        ty = ir.IntType(w)
+        signed = t.startswith("s")
+        zero, one, ones = ir.Constant(ty, 0), ir.Constant(ty, 1), ir.Constant(ty, (1 << w) - 1)
+        top = ir.Constant(ty, w - 1)
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            x, y = self.read(ins.operands[1], t, i), self.read(ins.operands[2], t, i)
+
+            def mag(v: ir.Value) -> ir.Value:
+                return bld.select(bld.icmp_signed("<", v, zero), bld.neg(v), v) if signed else v
+            mx, my = mag(x), mag(y)
+            by_zero = bld.icmp_unsigned("==", y, zero)
+            safe = bld.select(by_zero, one, my)  # never divide by zero (x86 traps); the result is replaced
+            q = bld.udiv(mx, safe)
+            if is_div:
+                res = q
+                sign = bld.ashr(bld.xor(x, y), top) if signed else None
+            else:
+                res = bld.sub(mx, bld.mul(q, safe))
+                sign = bld.ashr(x, top) if signed else None
+            if sign is not None:
+                res = bld.sub(bld.xor(res, sign), sign)
+            return bld.select(by_zero, ones, res), f"u{w}"
+        self._simple(ins, compute)
+
     def _op_div(self, ins: Instruction) -> None:
         if not self._float_op(ins):
-            raise self.fail()
+            self._int_div(ins, True)
+            return
         fl = set(_flags(ins))
         if "rn" not in fl:
             raise self.fail("(div.approx/.full run on the reference)")
