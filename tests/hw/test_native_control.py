@@ -108,6 +108,10 @@ extern "C" __global__ void divmod(int n, const int* a, const int* b, int* q, int
     w[i] = ((long long)a[i] << 20) / (long long)b[i];
   }
 }
+extern "C" __global__ void fminmax(int n, const float* a, const float* b, float* hi, float* lo, double* dhi) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { hi[i] = fmaxf(a[i], b[i]); lo[i] = fminf(a[i], b[i]); dhi[i] = fmax((double)a[i], (double)b[i]); }
+}
 extern "C" __global__ void misaligned(int n, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   const char* c = (const char*)x;
@@ -244,6 +248,37 @@ def test_integer_division_edge_cases(monkeypatch: pytest.MonkeyPatch, mod: Any) 
             uq, ur = _trunc_div(ak & 0xFFFFFFFF, bk & 0xFFFFFFFF, 32, False)
             assert int(u[k]) == (uq + ur) & 0xFFFFFFFF, k
             assert int(w[k]) & (2**64 - 1) == _trunc_div(ak << 20, bk, 64, True)[0], k
+
+
+def _min_max_bits(a: np.ndarray, b: np.ndarray, is_max: bool, canon: int) -> np.ndarray:
+    """PTX min/max: a NaN loses to a number, two NaNs give `canon`, -0 < +0."""
+    u = np.dtype(f"u{a.dtype.itemsize}")
+    r = (np.fmax if is_max else np.fmin)(a, b).view(u).copy()
+    eq = a == b
+    ab, bb = a.view(u), b.view(u)
+    r[eq] = (ab & bb)[eq] if is_max else (ab | bb)[eq]
+    r[np.isnan(a) & np.isnan(b)] = canon
+    return r
+
+
+def test_float_min_max_nan_and_signed_zero(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    special = np.array([0x7FC00001, 0x3F800000, 0xFFC00002, 0x00000000, 0x80000000, 0x00000001, 0xFF800000,
+                        0x40400000, 0x80000000, 0x00000000], np.uint32).view(np.float32)
+    rng = np.random.default_rng(21)
+    a = np.concatenate([special, rng.standard_normal(90).astype(np.float32)])
+    b = np.concatenate([special[::-1], rng.standard_normal(90).astype(np.float32)])
+    a[10:20], b[10:20] = special, special  # equal pairs, NaN with NaN
+    n = a.size
+
+    def make() -> Any:
+        outs = [cuda.to_device(np.zeros(n, dt)) for dt in (np.float32, np.float32, np.float64)]
+        return (np.int32(n), cuda.to_device(a), cuda.to_device(b), *outs), outs
+
+    hi, lo, dhi = _both(monkeypatch, mod.get_function("fminmax"), 1, 128, make)
+    np.testing.assert_array_equal(hi.view(np.uint32), _min_max_bits(a, b, True, 0x7FFFFFFF))
+    np.testing.assert_array_equal(lo.view(np.uint32), _min_max_bits(a, b, False, 0x7FFFFFFF))
+    da, db = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_array_equal(dhi.view(np.uint64), _min_max_bits(da, db, True, (1 << 63) - 1))
 
 
 def test_lanes_of_one_warp_in_two_allocations(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:

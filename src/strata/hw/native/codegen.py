@@ -1041,7 +1041,8 @@ class KernelCodegen:
 
     def _minmax(self, ins: Instruction, cmp: str) -> None:
         if self._float_op(ins):
-            raise self.fail()  # NaN and signed-zero rules: the reference's
+            self._fminmax(ins, cmp == ">")
+            return
         t = self._int_type(ins, ("u16", "u32", "u64", "s16", "s32", "s64"))
         if _flags(ins):
             raise self.fail()
@@ -1051,6 +1052,31 @@ class KernelCodegen:
         def compute(i: ir.Value) -> tuple[ir.Value, str]:
             x, y = self.read(ins.operands[1], t, i), self.read(ins.operands[2], t, i)
             return bld.select(icmp(cmp, x, y), x, y), t
+        self._simple(ins, compute)
+
+    def _fminmax(self, ins: Instruction, is_max: bool) -> None:
+        """min/max.f32/.f64 as the reference's: a NaN loses to a number, two NaNs give the canonical NaN,
+        -0 < +0 (equal values combine their bits: AND for max, OR for min), `.ftz` flushes first."""
+        t = self._one_type(ins)
+        fl = set(_flags(ins))
+        if t not in FLOATS or fl - ({"ftz"} if t == "f32" else set()) or len(ins.operands) != 3:
+            raise self.fail()
+        bld = self.bld
+        w = WIDTH[t]
+        ity = ir.IntType(w)
+        canon = ir.Constant(ity, CANON_NAN32 if t == "f32" else (1 << 63) - 1)
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            x, y = self.read(ins.operands[1], t, i), self.read(ins.operands[2], t, i)
+            if "ftz" in fl:
+                x, y = self.flush32(x), self.flush32(y)
+            xn, yn = bld.fcmp_unordered("uno", x, x), bld.fcmp_unordered("uno", y, y)
+            pick_x = bld.fcmp_ordered(">" if is_max else "<", x, y)
+            r = bld.select(xn, y, bld.select(yn, x, bld.select(pick_x, x, y)))
+            xb, yb = bld.bitcast(x, ity), bld.bitcast(y, ity)
+            rb = bld.select(bld.fcmp_ordered("==", x, y), bld.and_(xb, yb) if is_max else bld.or_(xb, yb),
+                            bld.bitcast(r, ity))
+            return bld.select(bld.and_(xn, yn), canon, rb), f"b{w}"
         self._simple(ins, compute)
 
     # comparisons
