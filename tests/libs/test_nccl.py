@@ -482,7 +482,8 @@ def test_large_chunks_run_whole_tiles_then_the_vector_and_scalar_kernels(op: str
     close(comms)
 
 
-@pytest.mark.parametrize("dt", [np.int8, np.float16, ml_dtypes.bfloat16, np.int64, np.uint32, np.float64])
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.int32, np.uint32, np.int64,
+                                np.uint64, np.float64])
 def test_large_in_place_all_reduce_of_every_kind_of_type_in_tiles(dt: type) -> None:
     """The tile sums of 1- and 2-byte types (C++: halves combine in float and round once) and of the types
     PTX adds in one instruction (inline PTX), in place."""
