@@ -77,9 +77,11 @@ def clang_version() -> str:
 
 
 def clang_command(arch: str, options: Sequence[str] = ()) -> list[str]:
-    """The clang command line strata compiles HIP with for `arch` (source from stdin)."""
+    """The clang command line strata compiles HIP with for `arch` (source from stdin). strata's device header is
+    included first, as hipRTC and hipcc make HIP's device API available without an #include."""
     return [CLANG, "-x", "hip", f"--offload-arch={arch}", "--cuda-device-only", "--no-gpu-bundle-output",
             "-nogpuinc", "-nogpulib", "-mprintf-kind=buffered", "-O3", "-gline-tables-only", f"-I{include_dir()}",
+            "-include", "hip/hip_runtime.h",
             *options]  # buffered printf: records in the hidden printf buffer (hostcall printf needs device libs)
 
 

@@ -130,6 +130,27 @@ def test_out_of_bounds_is_a_device_fault_on_the_context(mi300x: cuda.Device) -> 
 
 
 @needs_clang
+def test_failed_assert_reports_the_assertion_as_rocm_prints_it(mi300x: cuda.Device,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A device assert prints ROCm's line and traps; the fault carries the expression, file and line."""
+    src = """extern "C" __global__ void checked(const int* idx, int n, int* out) {
+      int i = threadIdx.x;
+      assert(idx[i] < n && "index out of bounds");
+      out[i] = idx[i];
+    }"""
+    k = hip.compile(src).get_function("checked")
+    idx = hip.to_device(np.array([0, 1, 7, 2], np.int32))
+    k(1, 4, (idx, np.int32(4), hip.zeros(4, np.int32)))
+    with pytest.raises(cuda.DeviceFault) as e:
+        hip.synchronize()
+    r = e.value.report
+    assert e.value.name == "cudaErrorAssert" and r["assertion"] == 'idx[i] < n && "index out of bounds"'
+    assert r["line"] == 3 and r["function"] == "checked" and r["work_item"] == (2, 0, 0)
+    assert 'Assertion `idx[i] < n && "index out of bounds"` failed' in str(e.value)
+    assert "Device-side assertion `idx[i] < n && \"index out of bounds\"' failed." in capsys.readouterr().out
+
+
+@needs_clang
 def test_compile_error_has_clang_log(mi300x: cuda.Device) -> None:
     with pytest.raises(cuda.CompileError) as e:
         hip.compile('extern "C" __global__ void k(int* p) { *p = ; }')

@@ -3267,8 +3267,15 @@ def execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, *, budget: i
     buf = printf.PrintfBuffer(prog.kernel, mem, launch.kernarg_address, offset)
     try:
         counters = _execute(prog, launch, mem, budget, batch_lanes, timeout_s, control, isa_counts)
-    except BaseException:
+    except DeviceFault as e:
+        found = printf.assertion(buf.records()) if e.name == "cudaErrorAssert" else None
         buf.drain()  # what the kernel printed before it faulted, as CUDA flushes it
+        if found is None:
+            raise
+        raise DeviceFault(e.name, f"{e.message}\n    Assertion `{found['assertion']}` failed at {found['file']}:"
+                          f"{found['line']} in {found['function']}", {**e.report, **found}) from None
+    except BaseException:
+        buf.drain()
         raise
     buf.drain()
     return counters

@@ -62,14 +62,32 @@ class PrintfBuffer:
             _LOCK.release()
             raise
 
+    def records(self) -> list[tuple[int, str]]:
+        """(stream, text) of what the kernel has printed so far."""
+        used = struct.unpack("<I", self.mem.read(self.addr, 4))[0]
+        raw = self.mem.read(self.addr + _HEADER, min(used, BUFFER_BYTES - _HEADER))
+        return format_records(raw, self.kernel.printf_formats)
+
     def drain(self) -> None:
         try:
-            used = struct.unpack("<I", self.mem.read(self.addr, 4))[0]
-            raw = self.mem.read(self.addr + _HEADER, min(used, BUFFER_BYTES - _HEADER))
+            records = self.records()
         finally:
             _LOCK.release()
-        for stream, text in format_records(raw, self.kernel.printf_formats):
+        for stream, text in records:
             (sys.stderr if stream else sys.stdout).write(text)
+
+
+_ASSERTION = re.compile(r"(?P<file>.*):(?P<line>\d+): (?P<func>.*): Device-side assertion `(?P<expr>.*)' failed\.$")
+
+
+def assertion(records: list[tuple[int, str]]) -> dict[str, str | int] | None:
+    """The first failed assertion among printed records (the line strata's device header prints before it
+    traps, as ROCm's does): expr, file, line, func; None if there is none."""
+    for _, text in records:
+        m = _ASSERTION.match(text.rstrip("\n"))
+        if m:
+            return {"assertion": m["expr"], "file": m["file"], "line": int(m["line"]), "function": m["func"]}
+    return None
 
 
 def format_records(raw: bytes, formats: dict[int, str]) -> list[tuple[int, str]]:

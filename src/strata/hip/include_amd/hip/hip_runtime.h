@@ -386,14 +386,6 @@ static __device__ __forceinline__ long long clock64() { return (long long)__buil
 static __device__ __forceinline__ long long clock() { return clock64(); }
 static __device__ __forceinline__ long long wall_clock64() { return (long long)__builtin_amdgcn_s_memrealtime(); }
 static __device__ __forceinline__ void __trap() { __builtin_trap(); }
-// a failed assert is a debug trap (s_trap 3), which the virtual GPU reports as cudaErrorAssert/hipErrorAssert
-// (<assert.h>'s assert, included by host code, calls __assert_fail: on the device that is the same trap)
-#define assert(x) ((x) ? (void)0 : __builtin_debugtrap())
-extern "C" __device__ __attribute__((weak, noinline)) void __assert_fail(const char*, const char*, unsigned int,
-                                                                          const char*) {
-  __builtin_debugtrap();
-}
-
 // ---- printf: compiled with -mprintf-kind=buffered, LLVM rewrites each call into __printf_alloc(bytes) and stores
 // the format's id (its text is in the code object's `amdhsa.printf` metadata) and the arguments at the pointer
 // it returns. The buffer is the hidden argument hidden_printf_buffer (offset 72 of the code object v5 hidden
@@ -409,6 +401,16 @@ extern "C" __device__ __attribute__((weak)) __attribute__((address_space(1))) ch
   if (at + n + 8 > size) return 0;
   return (__attribute__((address_space(1))) char*)(buf + 8 + at);
 }
+
+// A failed assert prints ROCm's line ("file:line: function: Device-side assertion `expr' failed.") and then
+// executes a debug trap (s_trap 3), which the virtual GPU reports as cudaErrorAssert/hipErrorAssert with the
+// assertion from that line. <assert.h>'s assert, included by host code, calls __assert_fail too.
+extern "C" __device__ __attribute__((weak, noinline)) void __assert_fail(const char* expr, const char* file,
+                                                                          unsigned int line, const char* func) {
+  printf("%s:%u: %s: Device-side assertion `%s' failed.\n", file, line, func, expr);
+  __builtin_debugtrap();
+}
+#define assert(x) ((x) ? (void)0 : __assert_fail(#x, __FILE__, __LINE__, __func__))
 
 // ---- vector types (HIP's names; 1-, 2- and 4-wide are clang vectors with .x .y .z .w, 3-wide a struct)
 #define __STRATA_VEC(T, N) \
