@@ -171,7 +171,7 @@ def _frame_state(f: Frame) -> tuple[int, int, int, int, np.ndarray]:
             ptrs = hit[1]
         else:  # register sets are reused chunk after chunk (the engine's pool): their table too
             ptrs = np.array([bases[n].ctypes.data for n in f.jf.reg_storage] or [0], dtype=np.uint64)
-            if len(_PTRS) > 64:
+            if len(_PTRS) > 16:
                 _PTRS.clear()
             _PTRS[id(bases)] = (bases, ptrs)
         chunk = f.chunk
@@ -349,7 +349,7 @@ def _fill_invariants(frame: Frame, ck: CompiledKernel, values: tuple[int, ...]) 
         return
     for (r, _off, _size), v in zip(ck.invariants, values, strict=True):
         bases[r].fill(v)
-    if len(ck.filled) > 32:  # register sets come and go with chunk sizes: keep the map small
+    if len(ck.filled) > 16:  # register sets come and go with chunk sizes: keep the map small
         ck.filled.clear()
     ck.filled[id(bases)] = (bases, values)
 
