@@ -208,6 +208,31 @@ class Node:
         return f"<{self._name} object>"
 
 
+class SavedOutput:
+    """An op's output as its own derivative reads it, kept without the reference cycle output -> grad_fn
+    -> closure -> output, which only the cyclic garbage collector could break (so every recorded op left
+    cyclic garbage, and its output's memory lived on until a collection). The closure holds the output's
+    storage and layout and a weak reference to the node; `get()` rebuilds the tensor, and under
+    create_graph gives it the node back as its grad_fn, so the derivative's own graph reaches through
+    the output (PyTorch's SavedVariable does the same for outputs)."""
+
+    __slots__ = ("_node", "_parts")
+
+    def __init__(self, out: Tensor, node: Node) -> None:
+        self._parts = (out._storage, out._shape, out._stride, out._offset, out.dtype, out._np)
+        self._node = weakref.ref(node)
+
+    def get(self) -> Tensor:
+        """The output (an alias of its data; recorded as the node's output when grad mode is on)."""
+        t = _tensor_type._rebuild(*self._parts)
+        if _state.enabled:
+            node = self._node()
+            if node is not None:
+                t._requires_grad = True
+                t.grad_fn = node
+        return t
+
+
 class AccumulateGrad:
     """The node of a leaf tensor that requires grad: adds incoming gradients into `.grad`. One per leaf
     (the leaf keeps a weak reference, the graph the node), so every edge to a leaf meets here."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from strata.framework import amp, op_table, profiling
+from strata.framework import amp, autograd, op_table, profiling
 from strata.framework import dtypes as dt
 from strata.framework.ops import _check_same_device, _fit, _needs_grad, broadcast_shapes, record
 from strata.framework.reductions import vector_norm  # noqa: F401 - strata.linalg.vector_norm
@@ -36,9 +36,12 @@ def _matmul_nd(a: Tensor, b: Tensor) -> Tensor:
     assert deriv is not None
 
     def bw(g: Tensor) -> tuple:
-        ga, gb = deriv(g, a, b, out)
+        ga, gb = deriv(g, a, b, saved.get())
         return _fit(ga, a), _fit(gb, b)
-    return record(out, [a, b], d.node if a.dim() == 2 and b.dim() == 2 else (d.node_batched or d.node), bw)
+    record(out, [a, b], d.node if a.dim() == 2 and b.dim() == 2 else (d.node_batched or d.node), bw)
+    assert out.grad_fn is not None
+    saved = autograd.SavedOutput(out, out.grad_fn)  # (not `out` itself: no cycle through out.grad_fn)
+    return out
 
 
 op_table.register_front("mm", _matmul_nd)

@@ -337,8 +337,10 @@ def _record_table(op: str, out: Tensor, x: Tensor) -> Tensor:
     deriv = d.derivative
     if deriv is None or not out.dtype._float or not autograd.is_grad_enabled():
         return out
+    node = autograd.Node(d.node, [x], lambda g: (_fit(deriv(g, x, saved.get()), x),))
+    saved = autograd.SavedOutput(out, node)  # (not `out` itself: no cycle through out.grad_fn)
     out._requires_grad = True
-    out.grad_fn = autograd.Node(d.node, [x], lambda g: (_fit(deriv(g, x, out), x),))
+    out.grad_fn = node
     return out
 
 
@@ -367,12 +369,13 @@ def _record_table2(op: str, out: Tensor, a: Any, b: Any) -> Tensor:
     name = d.node if d.node_scalar is None or isinstance(b, Tensor) else d.node_scalar
 
     def bw(g: Tensor) -> tuple:
-        ga, gb = deriv(g, a, b, out)
+        ga, gb = deriv(g, a, b, saved.get())
         return _fit(ga, a), _fit(gb, b)
     # (`record` without its needs_grad test, passed above)
+    node = autograd.Node(name, [a if isinstance(a, Tensor) else None, b if isinstance(b, Tensor) else None], bw)
+    saved = autograd.SavedOutput(out, node)  # (not `out` itself: no cycle through out.grad_fn)
     out._requires_grad = True
-    out.grad_fn = autograd.Node(name, [a if isinstance(a, Tensor) else None, b if isinstance(b, Tensor) else None],
-                                bw)
+    out.grad_fn = node
     return out
 
 

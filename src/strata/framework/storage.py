@@ -52,6 +52,13 @@ class Storage:
         s.nbytes, s.device, s._ptr, s._owner, s._array = array.nbytes, dev, 0, None, array
         return s
 
+    def __getstate__(self) -> dict[str, object]:
+        # (pickle would copy the array and its byte view apart: keep one, the other is remade from it)
+        state = self.__dict__.copy()
+        if state.get("_host_bytes") is not None:
+            state.pop("_array", None)
+        return state
+
     @property
     def host(self) -> np.ndarray | None:
         """The bytes of a cpu storage (a flat uint8 array), None on cuda."""

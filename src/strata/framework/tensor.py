@@ -101,8 +101,8 @@ class Tensor(_Methods):
     def __init__(self, storage: Storage, shape: Sequence[int], stride: Sequence[int], offset: int,
                  dtype: dt.dtype, requires_grad: bool = False) -> None:
         self._storage = storage
-        self._shape = Size(int(s) for s in shape)
-        self._stride = tuple(int(s) for s in stride)
+        self._shape = Size(map(int, shape))
+        self._stride = tuple(map(int, stride))
         self._offset = int(offset)
         self.dtype = dtype
         self._requires_grad = bool(requires_grad)
@@ -321,7 +321,7 @@ class Tensor(_Methods):
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph (requires_grad=False)."""
-        return Tensor(self._storage, self._shape, self._stride, self._offset, self.dtype)
+        return Tensor._rebuild(self._storage, self._shape, self._stride, self._offset, self.dtype, self._np)
 
     def detach_(self) -> Tensor:
         """Cut self from the graph in place: it becomes a leaf that does not require grad.
@@ -338,6 +338,16 @@ class Tensor(_Methods):
         self.grad_fn = None
         self._requires_grad = False
         return self
+
+    @classmethod
+    def _rebuild(cls, storage: Storage, shape: Size, stride: tuple[int, ...], offset: int, dtype: dt.dtype,
+                 view: np.ndarray | None) -> Tensor:
+        """A plain tensor over `storage` with a layout taken from another tensor (already normalized, so
+        no work beyond the attributes), and that tensor's cached NumPy view, if any (autograd.SavedOutput)."""
+        t = _new_tensor(Tensor)
+        t._storage, t._shape, t._stride, t._offset, t.dtype = storage, shape, stride, offset, dtype
+        t._requires_grad, t._grad, t.grad_fn, t._np = False, None, None, view
+        return t
 
     def _view(self, shape: Sequence[int], stride: Sequence[int], offset: int) -> Tensor:
         return Tensor(self._storage, shape, stride, offset, self.dtype)
@@ -598,6 +608,12 @@ class Tensor(_Methods):
 
     def __hash__(self) -> int:
         return id(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # (pickle copies an array view apart from the storage it views: the cached view is remade instead)
+        state = self.__dict__.copy()
+        state.pop("_np", None)
+        return state
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         a = self.numpy()

@@ -133,7 +133,7 @@ def _sgd_update_inplace(x: np.ndarray, d: np.ndarray, b: np.ndarray | None, lr: 
             b[...] = d
         else:
             b *= s(momentum)
-            b += s(1 - dampening) * d
+            b += s(1 - dampening) * d if dampening else d  # (1 * d is d exactly: no temporary)
         d = d + s(momentum) * b if nesterov else b
     x += s(-lr) * d
 
