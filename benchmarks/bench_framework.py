@@ -9,7 +9,12 @@
 #   last kernel of the step), and host-device synchronizations per step (the runtime's count of times
 #   the host blocked on the device). Target: no synchronization besides `.item()`.
 #
-#   PYTHONPATH=src .venv/bin/python benchmarks/bench_framework.py [--repeat 5] [--steps 3]
+#   PYTHONPATH=src .venv/bin/python benchmarks/bench_framework.py [--repeat 5] [--steps 3] [--threads 1]
+#
+# --threads N limits both sides' BLAS / OpenMP pools to N threads (threadpoolctl, torch.set_num_threads), as
+# bench_lstm.py does with 1: on a 2-core machine shared with other work, the libraries' default pools
+# oversubscribe the cores and a side's median swings by 10x from run to run. The default (0) keeps the
+# libraries' own thread counts, which is what run_all reports.
 
 from __future__ import annotations
 
@@ -65,9 +70,21 @@ def run_mlp(fw: ModuleType, init: dict[str, np.ndarray], x: np.ndarray, y: np.nd
     return times, losses
 
 
-def bench_mlp(repeats: int = 20) -> list[BenchResult]:
-    """strata vs PyTorch CPU on the MLP training step (median of `repeats` steps after 2 warm-ups each)."""
+def bench_mlp(repeats: int = 20, threads: int = 0) -> list[BenchResult]:
+    """strata vs PyTorch CPU on the MLP training step (median of `repeats` steps after 2 warm-ups each);
+    `threads` > 0 limits both sides' BLAS / OpenMP threads to that many."""
     import torch
+    if threads > 0:
+        from threadpoolctl import threadpool_limits
+        torch_threads = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            with threadpool_limits(limits=threads):
+                rows = bench_mlp(repeats)
+        finally:
+            torch.set_num_threads(torch_threads)
+        rows[0].description += f", {threads} BLAS thread(s) both sides"
+        return rows
     res = BenchResult(name="mlp_step_cpu", description="MLP 784-512-512-10 training step, batch 256, cpu",
                       target=f">= {MLP_TARGET}x PyTorch CPU speed", peer_name="torch " + torch.__version__,
                       ratio_def="torch/strata")
@@ -172,8 +189,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20, help="timed MLP steps per framework")
     parser.add_argument("--steps", type=int, default=3, help="timed transformer steps")
     parser.add_argument("--skip-transformer", action="store_true")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="BLAS / OpenMP threads for both sides of the MLP row (0: the libraries' defaults)")
     args = parser.parse_args()
-    rows = bench_mlp(args.repeat)
+    rows = bench_mlp(args.repeat, args.threads)
     if not args.skip_transformer:
         log("transformer step on cuda (emulated; minutes)")
         rows += bench_transformer(args.steps)
