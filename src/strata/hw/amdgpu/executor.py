@@ -1198,6 +1198,9 @@ _I2N: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "v_mul_lo_u32": lambda a, b: np.multiply(a, b, dtype=_U32),
 }
 
+_SAT_U32: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {  # on int64 values, before the clamp
+    "v_add_u32": np.add, "v_sub_u32": np.subtract, "v_subrev_u32": lambda a, b: b - a}
+
 _I2: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {  # uint32 x uint32 -> int (masked to 32)
     "v_add_u32": lambda a, b: _u(a) + _u(b), "v_sub_u32": lambda a, b: _u(a) - _u(b),
     "v_subrev_u32": lambda a, b: _u(b) - _u(a),
@@ -1346,11 +1349,17 @@ def h_valu2(c: _Ctx, ins: Inst) -> None:
             cin = _lanes(c.b.s[c.ix, creg], c.b.s[c.ix, creg + 1]).astype(np.int64)
         full = a + b + cin if "add" in name else a - b - cin
         carry = (full > 0xFFFFFFFF) | (full < 0)
-        r = (full & 0xFFFFFFFF).astype(_U64)
+        # VOP3 clamp: the unsigned result saturates instead of wrapping (the carry out is still written)
+        r = (np.clip(full, 0, 0xFFFFFFFF) if ins.f.get("clamp") else full & 0xFFFFFFFF).astype(_U64)
         m = c.exec_mask()
         cdst = VCC if ins.fmt == "VOP2" else ins.f["sdst"]
         lo, hi = _mask_words(np.broadcast_to(carry, (c.n, WAVE)) & m)
         c.b.s[c.ix, cdst], c.b.s[c.ix, cdst + 1] = lo, hi
+        _count(c, "integer")
+    elif name in _SAT_U32 and ins.f.get("clamp"):
+        # VOP3 clamp on the u32 add/sub: unsigned saturation (clang's uaddsat/usubsat, e.g. in 64-bit ctlz)
+        a, b = usrc(c, ins, 0).astype(np.int64), usrc(c, ins, 1).astype(np.int64)
+        r = np.clip(_SAT_U32[name](a, b), 0, 0xFFFFFFFF).astype(_U32)
         _count(c, "integer")
     elif name in _I2N:
         r = _I2N[name](usrc(c, ins, 0).astype(_U32, copy=False), usrc(c, ins, 1).astype(_U32, copy=False))
@@ -1653,8 +1662,11 @@ def h_vcmp(c: _Ctx, ins: Inst) -> None:
     op, typ = parts[2], parts[3]
     with np.errstate(invalid="ignore"):
         if op == "class":
-            x = fsrc(c, ins, 0) if typ == "f32" else dsrc(c, ins, 0)
-            res = (_fp_class(x) & usrc(c, ins, 1).astype(np.int64)) != 0
+            if typ == "f16":  # the half's value as float64 (NaN payloads keep their quiet bit), half's normal range
+                cls = _fp_class(_h16(c, ins, 0), tiny=float(np.finfo(np.float16).tiny))
+            else:
+                cls = _fp_class(fsrc(c, ins, 0) if typ == "f32" else dsrc(c, ins, 0))
+            res = (cls & usrc(c, ins, 1).astype(np.int64)) != 0
         elif typ == "f64":
             res = _CMP_F[op](dsrc(c, ins, 0), dsrc(c, ins, 1))
         elif typ == "f32":
@@ -1932,9 +1944,10 @@ def h_cvt_narrow(c: _Ctx, ins: Inst) -> None:
 _CLASS_BITS = ("snan", "qnan", "-inf", "-normal", "-denormal", "-zero", "+zero", "+denormal", "+normal", "+inf")
 
 
-def _fp_class(x: np.ndarray) -> np.ndarray:
-    """The 10-bit class mask V_CMP_CLASS tests (bit per class, in _CLASS_BITS order)."""
-    tiny = np.finfo(x.dtype).tiny
+def _fp_class(x: np.ndarray, tiny: float | None = None) -> np.ndarray:
+    """The 10-bit class mask V_CMP_CLASS tests (bit per class, in _CLASS_BITS order); `tiny` is the smallest normal
+    of the operand's format when that is narrower than x's dtype (halves held as float64)."""
+    tiny = np.finfo(x.dtype).tiny if tiny is None else tiny
     neg = np.signbit(x)
     nan = np.isnan(x)
     raw: np.ndarray = np.ascontiguousarray(x).view(_U64 if x.dtype == np.float64 else _U32).astype(np.int64)
@@ -1982,6 +1995,11 @@ _H2: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 }
 
 
+_H1: dict[str, Callable[[np.ndarray], np.ndarray]] = {  # exact on the half's float64 value (np.rint: ties to even)
+    "v_rndne_f16": np.rint, "v_trunc_f16": np.trunc, "v_ceil_f16": np.ceil, "v_floor_f16": np.floor,
+}
+
+
 def h_f16(c: _Ctx, ins: Inst) -> None:
     """16-bit float VALU ops: computed in float64 from half inputs and rounded once to half; the result
     goes to the low half of the destination, the high half is zeroed (GFX9)."""
@@ -1996,6 +2014,13 @@ def h_f16(c: _Ctx, ins: Inst) -> None:
         elif name == "v_mac_f16":
             acc = (c.b.v[_vdst(ins), c.ix] & _U32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
             r = _to_h(_h16(c, ins, 0) * _h16(c, ins, 1) + acc)
+        elif name in _H1:
+            r = _to_h(_H1[name](_h16(c, ins, 0, bool(opsel & 1))))
+        elif name == "v_div_fixup_f16":
+            # the float32 fixup on the halves' exact float32 values: a half quotient never comes near the
+            # float32 exponent-gap case, the special cases (NaN, 0/0, x/0, inf/y, x/inf) are the same
+            q, den, num = (_h16(c, ins, i, bool(opsel >> i & 1)).astype(np.float32) for i in range(3))
+            r = _to_h(_div_fixup(q, den, num).astype(np.float64))
         elif name == "v_cvt_f32_f16":
             r = _bits(_h16(c, ins, 0, bool(opsel & 1)).astype(np.float32))
         elif name == "v_cvt_f16_f32":
@@ -2027,7 +2052,49 @@ def _packed_f16(op: str, xs: list[np.ndarray]) -> np.ndarray:
     return np.fmax(xs[0], xs[1]) if op == "max" else np.fmin(xs[0], xs[1])
 
 
-_F16_OPS = set(_H2) | {"v_fma_f16", "v_mad_f16", "v_mac_f16", "v_cvt_f32_f16", "v_cvt_f16_f32", "v_pack_b32_f16",
+def h_fma_mix(c: _Ctx, ins: Inst) -> None:
+    """V_FMA_MIX_F32 / V_FMA_MIXLO_F16 / V_FMA_MIXHI_F16: a float32 fma whose sources are each a float32 register
+    (op_sel_hi bit clear) or a half of one (set; op_sel picks the high half), neg_hi taking the absolute value and
+    neg negating; the float32 result, or it rounded to half into the low (high) half with the other half kept (the
+    fptrunc(fma(fpext ...)) clang folds into these)."""
+    op_sel, op_sel_hi = ins.f["op_sel"], ins.f["op_sel_hi"] | ins.f["op_sel_hi2"] << 2
+    xs = []
+    with np.errstate(all="ignore"):
+        for i in range(3):
+            if op_sel_hi >> i & 1:
+                raw = usrc(c, ins, i).astype(_U32)
+                h = ((raw >> _U32(16)) if op_sel >> i & 1 else (raw & _U32(0xFFFF))).astype(np.uint16)
+                x = h.view(np.float16).astype(np.float32)  # exact; half denormals are float32 normals
+            else:
+                x = fsrc(c, ins, i)
+                if c.ftz:
+                    x = _f32(_flush_bits(_bits(np.asarray(x, np.float32))))
+            if ins.f["neg_hi"] >> i & 1:
+                x = np.abs(x)
+            if ins.f["neg"] >> i & 1:
+                x = -x
+            xs.append(np.asarray(x, np.float32))
+        r = np.asarray(_fma32(xs[0], xs[1], xs[2]), np.float32)
+        if c.ftz:
+            r = _f32(_flush_bits(_bits(r)))
+        if ins.f.get("clamp"):
+            r = np.where(np.isnan(r), np.float32(0), np.clip(r, np.float32(0), np.float32(1))).astype(np.float32)
+        d = _vdst(ins)
+        if ins.name == "v_fma_mix_f32":
+            out = _bits(r)
+        else:
+            h16 = _to_h(r.astype(np.float64))
+            old = c.b.v[d, c.ix].astype(_U32)
+            out = (old & _U32(0xFFFF0000)) | h16 if ins.name == "v_fma_mixlo_f16" else \
+                (old & _U32(0xFFFF)) | (h16 << _U32(16))
+    _count(c, "fp32")
+    vwrite(c, d, out)
+
+
+_FMA_MIX = ("v_fma_mix_f32", "v_fma_mixlo_f16", "v_fma_mixhi_f16")
+
+
+_F16_OPS = set(_H2) | set(_H1) | {"v_div_fixup_f16", "v_fma_f16", "v_mad_f16", "v_mac_f16", "v_cvt_f32_f16", "v_cvt_f16_f32", "v_pack_b32_f16",
                        "v_pk_add_f16", "v_pk_mul_f16", "v_pk_fma_f16", "v_pk_max_f16", "v_pk_min_f16"}
 
 
@@ -2669,6 +2736,9 @@ def _flat_space(c: _Ctx, ins: Inst, offs: np.ndarray, m: np.ndarray, space: str)
     width = flat_width(name)
     tail = name.rsplit("_", 1)[-1]
     size = {"ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2, "byte": 1, "short": 2}.get(tail, 4 * width)
+    hi16 = name.endswith("_d16_hi")  # flat_store_{short,byte}_d16_hi: the register's high half
+    if hi16:
+        size = 2 if "_short_" in name else 1
     limit = c.launch.lds_bytes if space == "shared" else c.launch.private_bytes
     bad = m & ((offs + size > limit) | (offs % min(size, 4) != 0))
     if bad.any():
@@ -2711,7 +2781,7 @@ def _flat_space(c: _Ctx, ins: Inst, offs: np.ndarray, m: np.ndarray, space: str)
         nb = 4 * width if size >= 4 else size
         for j in range(nb):
             data = c.b.v[f["data"] + j // 4, c.ix][hit]
-            mem[at(j)] = ((data >> _U32(8 * (j % 4))) & _U32(0xFF)).astype(np.uint8)
+            mem[at(j)] = ((data >> _U32(8 * (j % 4) + 16 * hi16)) & _U32(0xFF)).astype(np.uint8)
         _count_only(c, "vm")
     _count(c, "memory")
 
@@ -3193,7 +3263,7 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
         parts = name.split("_")
         ok = len(parts) == 4 and parts[3] in ("f32", "f64", "f16", "i32", "u32", "i16", "u16", "i64", "u64") and \
             (parts[2] in (_CMP_F if parts[3] in ("f32", "f64", "f16") else _CMP_I) or
-             parts[2] == "class" and parts[3] in ("f32", "f64"))
+             parts[2] == "class" and parts[3] in ("f32", "f64", "f16"))
         return h_vcmp if ok else None
     if fmt in ("VOP2", "VOP3") and name in _VALU2:
         return h_valu2
@@ -3208,6 +3278,8 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
     if name in ("v_accvgpr_read_b32", "v_accvgpr_write_b32") and fmt == "VOP3P" or \
             name == "v_accvgpr_mov_b32" and fmt == "VOP1" and not (ins.f.get("dpp") or ins.f.get("sdwa")):
         return h_accvgpr
+    if fmt == "VOP3P" and name in _FMA_MIX:
+        return h_fma_mix
     if fmt == "VOP3P" and name == "v_pk_mov_b32":
         return h_pk_mov
     if fmt == "MUBUF" and name.startswith(("buffer_load_", "buffer_store_")) and not (
@@ -3222,8 +3294,9 @@ def _handler(ins: Inst) -> Callable[..., None] | None:  # noqa: C901 - one branc
     if fmt == "SCRATCH":
         return h_scratch if ("_load_" in name or "_store_" in name) and "d16" not in name and "lds" not in name \
             else None
-    if fmt == "FLAT" and ("_load_" in name or "_store_" in name) and "d16" not in name and "lds" not in name:
-        return h_flat
+    if fmt == "FLAT" and ("_load_" in name or "_store_" in name) and "lds" not in name and (
+            "d16" not in name or name in ("flat_store_short_d16_hi", "flat_store_byte_d16_hi")):
+        return h_flat  # a generic pointer: global memory, or LDS/scratch by aperture (clang -O0's locals)
     if fmt in ("GLOBAL", "FLAT"):
         if "_load_" in name or "_store_" in name:
             return h_global if ("d16" not in name or name.endswith(("store_short_d16_hi", "store_byte_d16_hi")) or

@@ -312,7 +312,22 @@ static __device__ __forceinline__ float __uint_as_float(unsigned x) { return __b
 static __device__ __forceinline__ long long __double_as_longlong(double x) { return __builtin_bit_cast(long long, x); }
 static __device__ __forceinline__ double __longlong_as_double(long long x) { return __builtin_bit_cast(double, x); }
 
+static __device__ __forceinline__ int __double2hiint(double x) { return (int)(__builtin_bit_cast(unsigned long long, x) >> 32); }
+static __device__ __forceinline__ int __double2loint(double x) { return (int)__builtin_bit_cast(unsigned long long, x); }
+static __device__ __forceinline__ double __hiloint2double(int hi, int lo) {
+  return __builtin_bit_cast(double, ((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);
+}
+// clamp to [0, 1]; NaN gives +0 (the comparisons are false for it)
+static __device__ __forceinline__ float __saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }
+
 // ---- integer intrinsics
+// __byte_perm(x, y, s): byte k of the result is byte (s >> 4k) & 7 of the eight bytes y:x (x the low four)
+static __device__ __forceinline__ unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  unsigned long long v = ((unsigned long long)y << 32) | x;
+  unsigned r = 0;
+  for (int k = 0; k < 4; ++k) r |= (unsigned)((v >> (((s >> (4 * k)) & 7) * 8)) & 0xff) << (8 * k);
+  return r;
+}
 static __device__ __forceinline__ unsigned __brev(unsigned x) { return __builtin_bitreverse32(x); }
 static __device__ __forceinline__ unsigned long long __brevll(unsigned long long x) { return __builtin_bitreverse64(x); }
 static __device__ __forceinline__ int __ffs(int x) { return __builtin_ffs(x); }
@@ -352,18 +367,61 @@ static __device__ __forceinline__ unsigned atomicInc(unsigned* p, unsigned v) {
 static __device__ __forceinline__ unsigned atomicDec(unsigned* p, unsigned v) {
   return __builtin_amdgcn_atomic_dec32(p, v, __ATOMIC_RELAXED, "agent");
 }
-template <typename T> static __device__ __forceinline__ T atomicAdd_block(T* p, T v) {
-  return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
-}
-template <typename T> static __device__ __forceinline__ T atomicAdd_system(T* p, T v) {
-  return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
-}
+// atomicCAS for the integer widths HIP defines, so the compare and new values convert to the pointer's type
+// (CUDA code passes a long long to an unsigned long long CAS)
+#define __STRATA_CAS(suffix, scope) \
+  static __device__ __forceinline__ int atomicCAS##suffix(int* p, int cmp, int v) { \
+    __hip_atomic_compare_exchange_strong(p, &cmp, v, __ATOMIC_RELAXED, __ATOMIC_RELAXED, scope); return cmp; } \
+  static __device__ __forceinline__ unsigned atomicCAS##suffix(unsigned* p, unsigned cmp, unsigned v) { \
+    __hip_atomic_compare_exchange_strong(p, &cmp, v, __ATOMIC_RELAXED, __ATOMIC_RELAXED, scope); return cmp; } \
+  static __device__ __forceinline__ unsigned long long atomicCAS##suffix(unsigned long long* p, unsigned long long cmp, \
+                                                                         unsigned long long v) { \
+    __hip_atomic_compare_exchange_strong(p, &cmp, v, __ATOMIC_RELAXED, __ATOMIC_RELAXED, scope); return cmp; }
+__STRATA_CAS(, __HIP_MEMORY_SCOPE_AGENT)
+__STRATA_CAS(_block, __HIP_MEMORY_SCOPE_WORKGROUP)
+__STRATA_CAS(_system, __HIP_MEMORY_SCOPE_SYSTEM)
+#undef __STRATA_CAS
+// the _block (workgroup scope) and _system (all agents and the host) forms of the read-modify-write atomics
+#define __STRATA_SCOPED(name, builtin, sign) \
+  template <typename T> static __device__ __forceinline__ T name##_block(T* p, T v) { \
+    return builtin(p, sign v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP); } \
+  template <typename T> static __device__ __forceinline__ T name##_system(T* p, T v) { \
+    return builtin(p, sign v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM); }
+__STRATA_SCOPED(atomicAdd, __hip_atomic_fetch_add, +)
+__STRATA_SCOPED(atomicSub, __hip_atomic_fetch_add, -)
+__STRATA_SCOPED(atomicMax, __hip_atomic_fetch_max, +)
+__STRATA_SCOPED(atomicMin, __hip_atomic_fetch_min, +)
+__STRATA_SCOPED(atomicAnd, __hip_atomic_fetch_and, +)
+__STRATA_SCOPED(atomicOr, __hip_atomic_fetch_or, +)
+__STRATA_SCOPED(atomicXor, __hip_atomic_fetch_xor, +)
+__STRATA_SCOPED(atomicExch, __hip_atomic_exchange, +)
+#undef __STRATA_SCOPED
 static __device__ __forceinline__ void __syncwarp(unsigned long long mask = ~0ull) {
   (void)mask;
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
   __builtin_amdgcn_wave_barrier();
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
 }
+// __syncthreads_count/_and/_or: a barrier that also reduces a predicate over the block. Each wavefront adds the
+// popcount of its ballot to a workgroup counter between barriers; the first barrier keeps a previous call's
+// readers ahead of the reset, the last makes the total visible to all.
+static __device__ __forceinline__ int __strata_syncthreads_count(int pred) {
+  __shared__ unsigned __strata_block_count_lds;
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) __strata_block_count_lds = 0;
+  __syncthreads();
+  unsigned long long votes = __ballot(pred);
+  if (__lane_id() == (unsigned)__builtin_ctzll(__builtin_amdgcn_read_exec()))
+    __hip_atomic_fetch_add(&__strata_block_count_lds, (unsigned)__builtin_popcountll(votes), __ATOMIC_RELAXED,
+                           __HIP_MEMORY_SCOPE_WORKGROUP);
+  __syncthreads();
+  return (int)__strata_block_count_lds;
+}
+static __device__ __forceinline__ int __syncthreads_count(int pred) { return __strata_syncthreads_count(pred); }
+static __device__ __forceinline__ int __syncthreads_and(int pred) {
+  return __strata_syncthreads_count(pred) == (int)(blockDim.x * blockDim.y * blockDim.z);
+}
+static __device__ __forceinline__ int __syncthreads_or(int pred) { return __strata_syncthreads_count(pred) != 0; }
 static __device__ __forceinline__ unsigned long long __activemask() { return __builtin_amdgcn_read_exec(); }
 template <typename T> static __device__ __forceinline__ T __shfl_sync(unsigned long long m, T v, int s, int w = warpSize) {
   (void)m; return __shfl(v, s, w);
@@ -432,3 +490,27 @@ __STRATA_VEC(unsigned short, ushort)
 __STRATA_VEC(signed char, char)
 __STRATA_VEC(unsigned char, uchar)
 #undef __STRATA_VEC
+
+// ---- helpers for the 16-bit float headers (hip_fp16.h, hip_bf16.h)
+// Directed rounding from a round-to-nearest result (bits `b`, value `back`) of the exact value `x` (a double
+// holds every float and int exactly): when the result lies on the wrong side of x, its neighbour towards x is
+// the directed result. dir: 0 towards zero, 1 up, -1 down. A finite x past the largest finite value rounds to
+// it towards zero and to infinity away from zero; a tiny x steps from the zero of its own sign; NaN stays.
+static __device__ __forceinline__ unsigned short __strata_directed16(unsigned short b, double back, double x, int dir) {
+  if (x != x || back == x) return b;
+  bool away = __builtin_fabs(back) < __builtin_fabs(x);
+  bool want_away = (dir == 1 && x > 0) || (dir == -1 && x < 0);
+  if (back == 0.0) b = x < 0 ? 0x8000 : 0;
+  if (away && want_away) return b + 1;    // one ulp further from zero
+  if (!away && !want_away) return b - 1;  // one ulp towards zero
+  return b;
+}
+// double -> float rounded to odd (truncate, then set the last bit if anything was cut off): rounding that to a
+// format with at least two fewer significand bits (half, bfloat16) to nearest rounds the double only once
+static __device__ __forceinline__ float __strata_double2float_odd(double d) {
+  float f = (float)d;
+  if (d != d || (double)f == d) return f;
+  unsigned u = __builtin_bit_cast(unsigned, f);
+  if (__builtin_fabs((double)f) > __builtin_fabs(d)) u -= 1;  // rounded away from zero: truncate
+  return __builtin_bit_cast(float, u | 1u);
+}
