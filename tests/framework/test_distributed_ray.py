@@ -1,18 +1,23 @@
-"""STRATA_CLUSTER=ray: `strata run --nproc N` places each rank on a Ray cluster (a local Ray instance
-here). Skipped where ray is not installed."""
+"""STRATA_CLUSTER=ray: `strata run --nproc N` runs each rank as a Ray actor and the collectives move their
+bytes between the actors through Ray (`ray_transport.py`). One local Ray instance serves the module (its
+start costs seconds); `launch_on_ray` runs each job on it in this process. Skipped where ray is not
+installed."""
 
 import importlib.util
-import os
 import re
-import subprocess
-import sys
+import textwrap
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from strata.framework.distributed.ray_cluster import cluster_address
+from strata.framework.distributed.launch import free_port
+from strata.framework.distributed.ray_cluster import cluster_address, launch_on_ray
 
 SCRIPTS = Path(__file__).parent / "distributed_scripts"
+HAVE_RAY = importlib.util.find_spec("ray") is not None
+needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (pip install ray)")
 
 
 def test_cluster_address_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -24,12 +29,94 @@ def test_cluster_address_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
         cluster_address()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (pip install ray)")
-def test_ranks_as_ray_actors_run_every_collective() -> None:
-    env = dict(os.environ, STRATA_CLUSTER="ray", STRATA_NVCC="0",  # no ptxas report per kernel: see test_distributed
-               STRATA_KERNEL_TIMEOUT=os.environ.get("STRATA_KERNEL_TIMEOUT", "300"))
-    env.pop("STRATA_DEVICES", None)
-    p = subprocess.run([sys.executable, "-m", "strata.cli", "run", "--nproc", "2", str(SCRIPTS / "collectives.py"),
-                        "nccl"], capture_output=True, text=True, env=env, timeout=300)
-    assert p.returncode == 0, p.stderr[-3000:]
-    assert set(re.findall(r"rank \d+ ok", p.stdout)) == {"rank 0 ok", "rank 1 ok"}
+@pytest.fixture(scope="module")
+def ray_instance() -> Iterator[None]:
+    import ray  # type: ignore[import-not-found, unused-ignore]
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the actors' programs see (they inherit this process's environment through Ray's workers)."""
+    monkeypatch.setenv("STRATA_NVCC", "0")  # no ptxas report per kernel: see test_distributed
+    monkeypatch.delenv("STRATA_DEVICES", raising=False)
+
+
+CHECKS = textwrap.dedent("""
+    import os, sys, time
+    import numpy as np
+    import strata
+    import strata.distributed as dist
+    from strata.framework.distributed import api
+
+    rank, phase = int(os.environ["RANK"]), sys.argv[1]
+    dist.init_process_group("nccl", timeout=20)
+    dev = "cuda:0"
+    if phase == "big":  # 1 MiB per rank: large enough that Ray carries it through its object store
+        x = (np.random.default_rng(rank).standard_normal(1 << 18)).astype(np.float32)
+        t = strata.tensor(x, device=dev)
+        dist.all_reduce(t)
+        want = sum(np.random.default_rng(k).standard_normal(1 << 18).astype(np.float32) for k in range(2))
+        np.testing.assert_allclose(t.cpu().numpy(), want, rtol=1e-6, atol=1e-6)
+        mesh = api._state.mesh
+        print(f"rank {rank} big ok via {type(mesh).__name__} sent {mesh.bytes_sent}", flush=True)
+    elif phase == "die":  # rank 1's process dies mid-job (no clean exit); rank 0 must fail fast, naming it
+        if rank == 1:
+            os._exit(3)
+        start = time.monotonic()
+        try:
+            dist.all_reduce(strata.ones(4, device=dev))
+        except dist.DistBackendError as exc:
+            print(f"rank 0 caught after {time.monotonic() - start:.1f} s: {exc}", flush=True)
+            sys.exit(7)
+        print("no error", flush=True)
+    dist.destroy_process_group()
+""")
+
+
+@needs_ray
+def test_every_collective_ddp_and_faults_through_ray(ray_instance: None, env: None,
+                                                     capfd: pytest.CaptureFixture[str]) -> None:
+    """The whole multi-process script of test_distributed (every collective against NumPy, DDP against one
+    GPU, re-init, gloo, a mismatched collective, a timeout, a rank exiting mid-job), unchanged, on Ray."""
+    status = launch_on_ray(2, str(SCRIPTS / "collectives.py"), [str(free_port())], model="h200", timeout=400)
+    out, err = capfd.readouterr()
+    for phase in ("nccl", "ddp", "reuse", "gloo", "mismatch", "timeout"):
+        assert f"rank 0 {phase} ok" in out and f"rank 1 {phase} ok" in out, (phase, out[-2000:], err[-3000:])
+    # the last phase: rank 1 exits with status 3 after init; rank 0's all_reduce fails naming it, status 7
+    assert status == 3, err[-3000:]
+    assert re.search(r"rank 0 caught: rank 0: rank 1 (closed its connection|aborted)", out), out[-2000:]
+    assert "rank 0 (Ray actor) exited with status 7" in err
+
+
+@needs_ray
+def test_large_all_reduce_goes_through_ray(ray_instance: None, env: None, tmp_path: Path,
+                                           capfd: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "checks.py"
+    script.write_text(CHECKS)
+    assert launch_on_ray(2, str(script), ["big"], model="h200", timeout=200) == 0, capfd.readouterr().err[-3000:]
+    out = capfd.readouterr().out
+    for r in (0, 1):  # a 2-rank ring all_reduce sends half the buffer twice
+        assert f"rank {r} big ok via RayMesh sent {1 << 20}" in out, out
+
+
+@needs_ray
+def test_a_rank_whose_process_dies_fails_the_other_fast(ray_instance: None, env: None, tmp_path: Path,
+                                                        capfd: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "checks.py"
+    script.write_text(CHECKS)
+    start = time.monotonic()
+    status = launch_on_ray(2, str(script), ["die"], model="h200", timeout=200)
+    out, err = capfd.readouterr()
+    assert status == 1, err[-3000:]  # rank 1's actor died: its status is 1, the first failure's
+    m = re.search(r"rank 0 caught after ([\d.]+) s: rank 0: (.*)", out)
+    assert m is not None, (out, err[-3000:])
+    assert float(m.group(1)) < 10, m.group(0)  # the launcher's notice or the failed send, not the 20 s timeout
+    assert "rank 1" in m.group(2) and ("exited or crashed" in m.group(2) or "Ray actor" in m.group(2)), m.group(2)
+    assert "rank 1's Ray actor died" in err and "rank 0 (Ray actor) exited with status 7" in err
+    assert time.monotonic() - start < 120

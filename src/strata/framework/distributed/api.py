@@ -24,6 +24,7 @@ import numpy as np
 from strata import trace
 from strata.framework import creation
 from strata.framework.distributed import algorithms as alg
+from strata.framework.distributed import ray_transport
 from strata.framework.distributed.algorithms import Buffer, DeviceBuffer, HostBuffer
 from strata.framework.distributed.store import TCPStore
 from strata.framework.distributed.transport import DistBackendError, Mesh
@@ -172,7 +173,9 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
             with trace.span("L5", "c10d::init_process_group", backend=name, rank=rank, world_size=world_size):
                 # listen where this host reaches the store: loopback on one machine, the node's address
                 # on a cluster (a loopback address published to another node could not be reached)
-                mesh = Mesh(store, rank, world_size, seconds, host=store.sock.getsockname()[0])
+                endpoint = ray_transport.current()  # a rank running inside its Ray actor: messages go through Ray
+                mesh = (ray_transport.RayMesh(endpoint, rank, world_size, seconds) if endpoint is not None
+                        else Mesh(store, rank, world_size, seconds, host=store.sock.getsockname()[0]))
         except BaseException:
             if own_store:
                 store.close(linger=0)

@@ -1,24 +1,30 @@
 """Ranks on a Ray cluster: `STRATA_CLUSTER=ray` (a local or already running cluster) or
-`STRATA_CLUSTER=ray://host:port` (Ray Client) makes `strata run --nproc N` place each rank on the
-cluster as a Ray actor instead of a local process.
+`STRATA_CLUSTER=ray://host:port` (Ray Client) makes `strata run --nproc N` run each rank as a Ray actor
+placed on the cluster's nodes (spread over them) instead of a local process.
 
-Each actor is a handle on one node: it runs its rank as a child process there (`strata run script.py`
-with torchrun's environment), so the rank has its own virtual GPUs on that node, and returns the
-exit status and output. Rank 0's actor picks MASTER_ADDR (its node's address) and a free port, and
-the ranks meet there as with local processes; the collectives' bytes then travel between the nodes
-over the same TCP mesh (`transport.py`), as NCCL's socket transport moves them between hosts. The
-actors ask Ray for no CPUs (`num_cpus=0`): the virtual GPUs are the resource, and a small cluster
-must still fit N ranks.
+Each rank runs inside its actor's own process (`RankActor.run`: the program under `strata run`'s
+`run_program`, with torchrun's environment), so the rank's virtual GPUs live in the actor, and its
+collectives move their bytes between the actors through Ray (`ray_transport.py`): the actor is threaded,
+one thread runs the program while the others take the peers' messages. Rank 0's actor picks MASTER_ADDR
+(its node's address) and a free port for the rendezvous store, which init_process_group still uses as
+with local processes. The actors ask Ray for no CPUs (`num_cpus=0`): the virtual GPUs are the resource,
+and a small cluster must still fit N ranks.
+
+When a rank's program fails or its actor dies, the launcher tells the other ranks at once (their waits
+on it end with an error naming it), gives them `GRACE_S` to fail on their own, then kills their actors.
+Ctrl-C kills every actor, and with it every rank. Each rank's output is printed in rank order at the end.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import signal
 import socket
-import subprocess
 import sys
+import time
+import traceback
 import uuid
 from typing import Any
 
@@ -42,65 +48,142 @@ def cluster_address() -> str | None:
     return config.settings().cluster
 
 
-def _rank_actor() -> Any:
+GRACE_S = 10.0  # after a rank failed, how long the others have to fail on their own before being killed
+
+
+class RankActor:
+    """One rank of a job on Ray, running in its actor's process (made a Ray actor by `launch_on_ray`)."""
+
+    def __init__(self, rank: int, world_size: int) -> None:
+        self.rank, self.world_size = rank, world_size
+
+    def address(self) -> tuple[str, int]:
+        """This node's address and a port free on it (rank 0's: the rendezvous store's)."""
+        import ray  # type: ignore[import-not-found, unused-ignore]
+
+        host = ray.util.get_node_ip_address()
+        with socket.socket() as s:
+            s.bind(("", 0))
+            return host, int(s.getsockname()[1])
+
+    def start(self, handles: list[Any]) -> None:
+        """Every rank's actor handle, in rank order: where this rank's messages go."""
+        from strata.framework.distributed import ray_transport
+
+        ray_transport.install(ray_transport.Endpoint(self.rank, self.world_size, handles))
+
+    def deliver(self, generation: int, src: int, tag: str, payload: bytes) -> None:
+        """A message from rank `src` (runs on another thread of the actor while the program runs)."""
+        from strata.framework.distributed import ray_transport
+
+        ep = ray_transport.current()
+        if ep is not None:
+            ep.deliver(generation, src, tag, payload)
+
+    def peer_failed(self, rank: int, reason: str) -> None:
+        """The launcher says rank `rank` is gone: waits on it end with `reason`."""
+        from strata.framework.distributed import ray_transport
+
+        ep = ray_transport.current()
+        if ep is not None:
+            ep.peer_failed(rank, reason)
+
+    def run(self, program: str, argv: list[str], env: dict[str, str], as_torch: bool) -> tuple[int, str, str]:
+        """Run the rank's program here; returns its exit status and what it printed."""
+        from strata.cli import run_program
+        from strata.framework.distributed import ray_transport
+
+        os.environ.update(env)
+        os.environ.pop("STRATA_GPU", None)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = run_program(program, argv, as_torch=as_torch)
+            except BaseException:  # noqa: BLE001 - reported as the rank's failure, as a process's traceback is
+                traceback.print_exc()
+                code = 1
+            finally:
+                ep = ray_transport.current()
+                if ep is not None:  # peers still waiting on this rank learn that it left
+                    ep.close_all()
+        return code, out.getvalue(), err.getvalue()
+
+
+def _status(rank: int, ref: Any) -> tuple[int, str, str]:
     import ray  # type: ignore[import-not-found, unused-ignore]
 
-    @ray.remote(num_cpus=0)
-    class Rank:
-        """One rank's placement on a node of the cluster."""
-
-        def address(self) -> tuple[str, int]:
-            host = ray.util.get_node_ip_address()
-            with socket.socket() as s:
-                s.bind(("", 0))
-                return host, int(s.getsockname()[1])
-
-        def run(self, cmd: list[str], env: dict[str, str], timeout: float | None) -> tuple[int, str, str]:
-            # the rank dies with its actor (ray.kill, Ctrl-C of the driver), never outlives it
-            p = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, timeout=timeout,
-                               preexec_fn=die_with_parent if sys.platform == "linux" else None)
-            return p.returncode, p.stdout, p.stderr
-
-    return Rank
+    try:
+        code, out, err = ray.get(ref)
+        return int(code), out, err
+    except ray.exceptions.RayError as exc:  # the actor died (killed, or its process crashed)
+        return 1, "", f"strata run: rank {rank}'s Ray actor died: {type(exc).__name__}: {exc}\n"
 
 
 def launch_on_ray(nproc: int, program: str, argv: list[str], *, model: str, as_torch: bool = False,
                   address: str = "", timeout: float | None = None) -> int:
-    """Run `program` as `nproc` ranks, each a Ray actor's child process; print each rank's output in
-    rank order; return 0 or the first failing rank's status."""
+    """Run `program` as `nproc` ranks, each in a Ray actor; print each rank's output in rank order; return
+    0 or the first failing rank's status (130 on Ctrl-C)."""
     import ray  # type: ignore[import-not-found, unused-ignore]
 
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(address=address or None, ignore_reinit_error=True, log_to_driver=False)
     ranks: list[Any] = []
+    results: dict[int, tuple[int, str, str]] = {}
+    status, failure = 0, ""
     try:
-        actor = _rank_actor()
-        ranks = [actor.remote() for _ in range(nproc)]
+        # threaded: one thread runs the program, the others take the peers' messages
+        actor = ray.remote(num_cpus=0, max_concurrency=nproc + 3)(RankActor)  # type: ignore[call-overload]
+        ranks = [actor.options(scheduling_strategy="SPREAD").remote(r, nproc) for r in range(nproc)]
         master, port = ray.get(ranks[0].address.remote())
+        ray.get([a.start.remote(ranks) for a in ranks])
         run_id = uuid.uuid4().hex[:12]
-        cmd = [sys.executable, "-m", "strata.cli", "run", *(["--as-torch"] if as_torch else []),
-               os.path.abspath(program), *argv]
-        pending = []
+        pending = {}
         for rank, a in enumerate(ranks):
             env = {"RANK": str(rank), "LOCAL_RANK": "0", "WORLD_SIZE": str(nproc), "LOCAL_WORLD_SIZE": "1",
                    "GROUP_RANK": str(rank), "MASTER_ADDR": master, "MASTER_PORT": str(port),
                    "TORCHELASTIC_RUN_ID": run_id, "STRATA_DEVICES": model, "STRATA_CLUSTER": "local"}
-            pending.append(a.run.remote(cmd, env, timeout))
-        results = ray.get(pending)
-    except BaseException:  # Ctrl-C or a Ray error: stop every rank's actor (its rank process dies with it)
+            pending[a.run.remote(os.path.abspath(program), list(argv), env, as_torch)] = rank
+        start = time.monotonic()
+        failed_at: float | None = None
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)
+            for ref in done:
+                rank = pending.pop(ref)
+                results[rank] = _status(rank, ref)
+                code = results[rank][0]
+                if code and not status:
+                    status = code if code > 0 else 128 - code
+                    failure = f"rank {rank} exited with status {code}"
+                    failed_at = time.monotonic()
+                    for other in pending.values():  # their waits on this rank end now, naming it
+                        ranks[other].peer_failed.remote(rank, failure)
+            now = time.monotonic()
+            if pending and ((failed_at is not None and now - failed_at > GRACE_S)
+                            or (timeout is not None and now - start > timeout)):
+                for rank in pending.values():
+                    ray.kill(ranks[rank])
+                    results[rank] = (-int(signal.SIGKILL), "", "")
+                status = status or 1
+                break
+    except KeyboardInterrupt:  # Ctrl-C: every rank stops with its actor
         for a in ranks:
             with contextlib.suppress(Exception):
                 ray.kill(a)
-        raise
+        print(f"strata run: interrupted; stopped {len(ranks)} rank(s)", file=sys.stderr)
+        return 130
     finally:
+        for a in ranks:  # each job's actors go with it: a rank's process never outlives its job
+            with contextlib.suppress(Exception):
+                ray.kill(a)
         if started_here:
             ray.shutdown()
-    status = 0
-    for rank, (code, out, err) in enumerate(results):
+    for rank in sorted(results):
+        code, out, err = results[rank]
         sys.stdout.write(out)
         sys.stderr.write(err)
-        if code and not status:
-            status = code if code > 0 else 128 - code
+        if code:
             print(f"strata run: rank {rank} (Ray actor) exited with status {code}", file=sys.stderr)
+    if failure:
+        print(f"strata run: {failure}", file=sys.stderr)
     return status
