@@ -146,27 +146,32 @@ CompositeLayer = Callable[[Tensor, Tensor, Tensor, Tensor, Tensor | None, bool],
 def _layer_forward(xa: np.ndarray, h0: np.ndarray, c0: np.ndarray, wa: np.ndarray, ba: np.ndarray | None,
                    order: range) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The recurrence over a layer's T steps (in `order`): (packed [h_1 .. h_T, c_T] (T + 1, N, H) with
-    h_t at its time index, the activated gates (T, N, 4H), the cell states (T, N, H), their tanh)."""
+    h_t at its time index, the activated gates (T, N, 4H), the cell states (T, N, H), their tanh). Each
+    step writes into the preallocated arrays (few NumPy calls per step: they are most of its time)."""
     steps, n, g4 = xa.shape
     hd = g4 // 4
     packed = np.empty((steps + 1, n, hd), xa.dtype)
     acts, cs, tcs = np.empty_like(xa), np.empty((steps, n, hd), xa.dtype), np.empty((steps, n, hd), xa.dtype)
+    wt = wa.T
     h, c_prev = h0, c0
     for t in order:
-        u = h @ wa.T
-        if ba is not None:
-            u += ba
-        gates = xa[t] + u  # (the composite's order: xp + (h W^T + b))
         act = acts[t]
-        act[:, :2 * hd] = _sigmoid(gates[:, :2 * hd])
-        act[:, 2 * hd:3 * hd] = np.tanh(gates[:, 2 * hd:3 * hd])
-        act[:, 3 * hd:] = _sigmoid(gates[:, 3 * hd:])
-        i, f, g, o = act[:, :hd], act[:, hd:2 * hd], act[:, 2 * hd:3 * hd], act[:, 3 * hd:]
+        np.matmul(h, wt, out=act)
+        if ba is not None:
+            act += ba
+        act += xa[t]  # (x W_ih^T + b_ih) + (h W_hh^T + b_hh): the composite's sum, in the other order
+        g = act[:, 2 * hd:3 * hd]
+        gt = np.tanh(g)
+        np.negative(act, out=act)  # sigmoid(x) = 1 / (1 + exp(-x)), the cpu kernel's formula, in place
+        np.exp(act, out=act)
+        act += 1
+        np.reciprocal(act, out=act)
+        g[...] = gt
         c = cs[t]
-        np.multiply(f, c_prev, out=c)
-        c += i * g
+        np.multiply(act[:, hd:2 * hd], c_prev, out=c)
+        c += act[:, :hd] * g
         np.tanh(c, out=tcs[t])
-        np.multiply(o, tcs[t], out=packed[t])
+        np.multiply(act[:, 3 * hd:], tcs[t], out=packed[t])
         h, c_prev = packed[t], c
     packed[steps] = c_prev
     return packed, acts, cs, tcs
@@ -176,30 +181,37 @@ def _layer_backward(gp: np.ndarray, h0: np.ndarray, c0: np.ndarray, wa: np.ndarr
                     acts: np.ndarray, cs: np.ndarray, tcs: np.ndarray, order: range,
                     need: tuple[bool, ...]) -> list[np.ndarray | None]:
     """Backpropagation through the layer's time steps: the gradients of (xp, h0, c0, w_hh, b_hh) from
-    that of the packed output (dh_t at each time index, dc_T last)."""
+    that of the packed output (dh_t at each time index, dc_T last). The factors that do not depend on
+    the incoming gradient are computed for all steps at once; the loop keeps the few that do."""
     steps, n, hd = tcs.shape
     ts = list(order)
+    i, f, g, o = acts[..., :hd], acts[..., hd:2 * hd], acts[..., 2 * hd:3 * hd], acts[..., 3 * hd:]
+    c_prev = np.empty_like(cs)  # c_{t-1} at each step's time index
+    h_prev = np.empty_like(tcs)
+    for k, t in enumerate(ts):
+        c_prev[t] = cs[ts[k - 1]] if k else c0
+        h_prev[t] = packed[ts[k - 1]] if k else h0
+    d_tanh = o * (1 - tcs * tcs)  # dh_t -> dc_t
+    facs = np.empty_like(acts)  # dc_t -> d(gates) for i, f, g; dh_t -> d(gates) for o
+    facs[..., :hd] = g * i * (1 - i)
+    facs[..., hd:2 * hd] = c_prev * f * (1 - f)
+    facs[..., 2 * hd:3 * hd] = i * (1 - g * g)
+    facs[..., 3 * hd:] = tcs * o * (1 - o)
     dgs = np.empty_like(acts)  # dL/d(gates) before the activations, per step
     dh_next, dc = np.zeros((n, hd), gp.dtype), gp[steps].copy()
+    dct = np.empty((n, hd), gp.dtype)
     for k in range(steps - 1, -1, -1):
         t = ts[k]
-        c_prev = cs[ts[k - 1]] if k else c0
-        a, tc = acts[t], tcs[t]
-        i, f, g, o = a[:, :hd], a[:, hd:2 * hd], a[:, 2 * hd:3 * hd], a[:, 3 * hd:]
         dh = gp[t] + dh_next
-        dct = dc + dh * o * (1 - tc * tc)  # dL/dc_t in full: directly, and through h_t = o tanh(c_t)
-        dg_ = dgs[t]
-        dg_[:, :hd] = dct * g * i * (1 - i)
-        dg_[:, hd:2 * hd] = dct * c_prev * f * (1 - f)
-        dg_[:, 2 * hd:3 * hd] = dct * i * (1 - g * g)
-        dg_[:, 3 * hd:] = dh * tc * o * (1 - o)
+        np.multiply(dh, d_tanh[t], out=dct)
+        dct += dc  # dL/dc_t in full: directly, and through h_t = o tanh(c_t)
+        dg_, fac = dgs[t], facs[t]
+        np.multiply(fac[:, :3 * hd].reshape(n, 3, hd), dct[:, None, :], out=dg_[:, :3 * hd].reshape(n, 3, hd))
+        np.multiply(dh, fac[:, 3 * hd:], out=dg_[:, 3 * hd:])
         dh_next = dg_ @ wa
-        dc = dct * f
+        dc = dct * f[t]
     dw = db = None
     if need[3]:  # sum over the steps of dG_t^T h_{t-1}, as one product over all of them
-        h_prev = np.empty((steps, n, hd), gp.dtype)
-        for k, t in enumerate(ts):
-            h_prev[t] = packed[ts[k - 1]] if k else h0
         dw = dgs.reshape(-1, 4 * hd).T @ h_prev.reshape(-1, hd)
     if need[4]:
         db = dgs.reshape(-1, 4 * hd).sum(0)
