@@ -10,8 +10,10 @@ loop with one matmul against `weight_hh` and the gate arithmetic per step, all a
 framework ops: on "cuda" every step is library and framework kernels and backpropagation through time
 is autograd's. On "cpu" an LSTM layer (and an LSTM cell's step) is one fused op instead (rnn_cpu: the
 recurrence and its backpropagation through time in NumPy, one autograd node per layer), the step-by-step
-ops remaining for packed sequences and for higher-order gradients. (A fused gate kernel on "cuda",
-cuDNN's role, is not written yet.)
+ops remaining for packed sequences and for higher-order gradients. On "cuda" each LSTM, GRU and RNN step
+(of a layer or a cell) is a fused cell instead (rnn_cuda, cuDNN's role): the hidden projection by BLAS and
+the gate arithmetic in one kernel launch, one autograd node with a one-kernel backward; the composite
+step ops remain under autocast and for higher-order gradients (the fused backward recomputes them).
 
 Example:
     >>> import strata
@@ -30,7 +32,7 @@ from typing import Any
 from strata.framework import joining, ops
 from strata.framework.creation import empty, tensor, zeros
 from strata.framework.nn import functional as F
-from strata.framework.nn import init, rnn_cpu
+from strata.framework.nn import init, rnn_cpu, rnn_cuda
 from strata.framework.nn.module import Module
 from strata.framework.nn.parameter import Parameter
 from strata.framework.nn.utils.rnn import PackedSequence, pad_packed_sequence, repack
@@ -42,8 +44,10 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 # ---------------------------------------------------------------------------------------- one step
 def _lstm_step(xp: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> tuple[Tensor, Tensor]:
     """One LSTM step from the precomputed input projection xp = x W_ih^T + b_ih: fused on "cpu"
-    (rnn_cpu), else the composite below."""
+    (rnn_cpu) and "cuda" (rnn_cuda), else the composite below."""
     fused = rnn_cpu.lstm_step(xp, h, c, w_hh, b_hh, _lstm_step_composite)
+    if fused is None:
+        fused = rnn_cuda.lstm_step(xp, h, c, w_hh, b_hh, _lstm_step_composite)
     return fused if fused is not None else _lstm_step_composite(xp, h, c, w_hh, b_hh)
 
 
@@ -68,7 +72,13 @@ def _lstm_layer_composite(xp: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: 
 
 
 def _gru_step(xp: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
-    """One GRU step: n = tanh(x_n + r * (h W_hn^T + b_hn)), h' = (1 - z) n + z h."""
+    """One GRU step: fused on "cuda" (rnn_cuda), else the composite below."""
+    fused = rnn_cuda.gru_step(xp, h, w_hh, b_hh, _gru_step_composite)
+    return fused if fused is not None else _gru_step_composite(xp, h, w_hh, b_hh)
+
+
+def _gru_step_composite(xp: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
+    """One GRU step in framework ops: n = tanh(x_n + r * (h W_hn^T + b_hn)), h' = (1 - z) n + z h."""
     hp = F.linear(h, w_hh, b_hh)
     xr, xz, xn = xp.chunk(3, -1)
     hr, hz, hn = hp.chunk(3, -1)
@@ -78,6 +88,11 @@ def _gru_step(xp: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tenso
 
 
 def _rnn_step(xp: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, relu: bool) -> Tensor:
+    fused = rnn_cuda.rnn_step(xp, h, w_hh, b_hh, relu, _rnn_step_composite)
+    return fused if fused is not None else _rnn_step_composite(xp, h, w_hh, b_hh, relu)
+
+
+def _rnn_step_composite(xp: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, relu: bool) -> Tensor:
     pre = xp + F.linear(h, w_hh, b_hh)
     return F.relu(pre) if relu else pre.tanh()
 
