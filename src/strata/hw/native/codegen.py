@@ -1692,6 +1692,7 @@ class KernelCodegen:
         bump("global_load_bytes", b.mul(c, nb))
         bump("global_load_requests", ir.Constant(I64, 1))
         res = b.alloca(I64, 2)
+        keys, jp = b.alloca(I64, 32), b.alloca(I64)  # (in the entry block: static stack slots)
         o0, o1 = b.gep(res, [ir.Constant(I64, 0)]), b.gep(res, [ir.Constant(I64, 1)])
         same = b.icmp_unsigned("==", mn, mx)
         five = ir.Constant(I64, 5)
@@ -1707,8 +1708,6 @@ class KernelCodegen:
                 # offsets are the changes along the lanes; otherwise sort (a copy, shifted: keys stay as they are)
                 mono = b.call(self._runs_helper(), [buf, c, delta, res])
                 with b.if_then(b.not_(mono)):
-                    keys = b.alloca(I64, 32)
-                    jp = b.alloca(I64)
                     b.store(ir.Constant(I64, 0), jp)
                     head, body, done = (f.append_basic_block() for _ in range(3))
                     b.branch(head)

@@ -101,6 +101,37 @@ def emit(module: ir.Module, jf: JitFunction, native: list[int], barriers: list[i
                acc_w, loop, reg_index, rpc, deep)
 
 
+def _count_helper(module: ir.Module) -> ir.Function:
+    """i64 count_taken(i8* mask, i8* pred, i64 n, i8 neg): lanes with mask and (pred xor neg) set, one
+    per module (a branch-free loop: SIMD)."""
+    f = module.globals.get("count_taken")
+    if f is not None:
+        return f
+    f = ir.Function(module, ir.FunctionType(I64, [I8P, I8P, I64, I8]), name="count_taken")
+    f.linkage = "internal"
+    f.attributes.add("noinline")
+    mask, pred, n, neg = f.args
+    b = ir.IRBuilder(f.append_basic_block())
+    cnt_p, i_p = b.alloca(I64), b.alloca(I64)
+    b.store(ir.Constant(I64, 0), cnt_p)
+    b.store(ir.Constant(I64, 0), i_p)
+    flip = b.icmp_unsigned("!=", neg, ir.Constant(I8, 0))
+    head, body, done = (f.append_basic_block() for _ in range(3))
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.load(i_p)
+    b.cbranch(b.icmp_signed("<", i, n), body, done)
+    b.position_at_end(body)
+    act = b.icmp_unsigned("!=", b.load(b.gep(mask, [i])), ir.Constant(I8, 0))
+    pv = b.xor(b.icmp_unsigned("!=", b.load(b.gep(pred, [i])), ir.Constant(I8, 0)), flip)
+    b.store(b.add(b.load(cnt_p), b.zext(b.and_(act, pv), I64)), cnt_p)
+    b.store(b.add(i, ir.Constant(I64, 1)), i_p)
+    b.branch(head)
+    b.position_at_end(done)
+    b.ret(b.load(cnt_p))
+    return f
+
+
 def _block(b: ir.IRBuilder, f: ir.Function, k: int, jf: JitFunction, fn: Any, barrier: bool, regs: Any, mask: Any,
            n: Any, ctx: Any, slot: Any, pc_p: Any, tc: Any, wc: Any, budget: Any, acc_t: Any, acc_w: Any,
            loop: ir.Block, reg_index: dict[str, int], rpc: Any, deep: Any) -> None:
@@ -177,27 +208,9 @@ def _block(b: ir.IRBuilder, f: ir.Function, k: int, jf: JitFunction, fn: Any, ba
     if reg is None:
         leave(R_TERM, kc)
         return
-    # the active lanes that take the branch (vectorizable: no early exit)
+    # the active lanes that take the branch
     p = b.load(b.gep(regs, [ir.Constant(I64, reg_index[reg])]))
-    cnt_p = b.alloca(I64)
-    b.store(ir.Constant(I64, 0), cnt_p)
-    i_p = b.alloca(I64)
-    b.store(ir.Constant(I64, 0), i_p)
-    head, body, done = (f.append_basic_block() for _ in range(3))
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.load(i_p)
-    b.cbranch(b.icmp_signed("<", i, n), body, done)
-    b.position_at_end(body)
-    act = b.icmp_unsigned("!=", b.load(b.gep(mask, [i])), ir.Constant(I8, 0))
-    pv = b.icmp_unsigned("!=", b.load(b.gep(p, [i])), ir.Constant(I8, 0))
-    if blk.guard_neg:
-        pv = b.not_(pv)
-    b.store(b.add(b.load(cnt_p), b.zext(b.and_(act, pv), I64)), cnt_p)
-    b.store(b.add(i, ir.Constant(I64, 1)), i_p)
-    b.branch(head)
-    b.position_at_end(done)
-    taken = b.load(cnt_p)
+    taken = b.call(_count_helper(f.module), [mask, p, n, ir.Constant(I8, 1 if blk.guard_neg else 0)])
     all_, none_, split = (f.append_basic_block() for _ in range(3))
     sw = b.switch(taken, split)
     sw.add_case(ir.Constant(I64, 0), none_)
