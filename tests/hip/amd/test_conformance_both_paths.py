@@ -196,7 +196,8 @@ _TYPES: dict[str, Any] = {
     "unsigned short": np.uint16, "signed char": np.int8, "char": np.int8, "unsigned char": np.uint8,
     "float4": np.float32, "int2": np.int32, "double2": np.float64, "Node": np.uint8,
     "__half": np.float16, "__half2": np.float16,  # a __half2 buffer as its halves
-    "__hip_bfloat16": np.uint16, "__nv_bfloat16": np.uint16,  # bit patterns (every exponent, NaNs too); compared as "bf16"
+    # bfloat16 as bit patterns (every exponent, NaNs too), compared as "bf16"
+    "__hip_bfloat16": np.uint16, "__nv_bfloat16": np.uint16,
 }
 
 

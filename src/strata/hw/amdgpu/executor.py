@@ -2094,8 +2094,9 @@ def h_fma_mix(c: _Ctx, ins: Inst) -> None:
 _FMA_MIX = ("v_fma_mix_f32", "v_fma_mixlo_f16", "v_fma_mixhi_f16")
 
 
-_F16_OPS = set(_H2) | set(_H1) | {"v_div_fixup_f16", "v_fma_f16", "v_mad_f16", "v_mac_f16", "v_cvt_f32_f16", "v_cvt_f16_f32", "v_pack_b32_f16",
-                       "v_pk_add_f16", "v_pk_mul_f16", "v_pk_fma_f16", "v_pk_max_f16", "v_pk_min_f16"}
+_F16_OPS = set(_H2) | set(_H1) | {"v_div_fixup_f16", "v_fma_f16", "v_mad_f16", "v_mac_f16", "v_cvt_f32_f16",
+                                  "v_cvt_f16_f32", "v_pack_b32_f16", "v_pk_add_f16", "v_pk_mul_f16", "v_pk_fma_f16",
+                                  "v_pk_max_f16", "v_pk_min_f16"}
 
 
 # ---------------------------------------------------------------------------- MFMA

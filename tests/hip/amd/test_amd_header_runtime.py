@@ -1,0 +1,194 @@
+"""strata's AMD hip_runtime.h additions on a virtual MI300X against NumPy oracles: 64-bit atomicCAS (a CAS loop
+summing doubles, CAS with a long long argument), the _block and _system atomics on LDS and global memory,
+__double2hiint/__double2loint/__hiloint2double, __saturatef, __byte_perm, __syncthreads_count/_and/_or on 2-D
+blocks with a partial wavefront, and 64-bit count-leading-zeros of 0 (clang's saturating add: VOP3 clamp on
+v_add_u32). Kernels come from clang-19 compiling real HIP C++ with the header."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import strata.cuda as cuda
+import strata.hip as hip
+
+needs_clang = pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 not installed (make amd)")
+pytestmark = needs_clang
+
+
+@pytest.fixture(scope="module")
+def mi300x() -> Iterator[cuda.Device]:
+    before = cuda.current_device()
+    dev = cuda.Device(model="mi300x")
+    cuda.set_device(dev)
+    try:
+        yield dev
+    finally:
+        cuda.set_device(before)
+
+
+CAS = r"""
+__device__ double cas_add(double* addr, double v) {
+    unsigned long long* p = (unsigned long long*)addr;
+    unsigned long long old = *p, assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(p, assumed, __double_as_longlong(__longlong_as_double(assumed) + v));  // long long new
+    } while (assumed != old);
+    return __longlong_as_double(old);
+}
+extern "C" __global__ void cas(int n, const double* v, double* sum, unsigned long long* big, int* won) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    cas_add(sum, v[i]);
+    // exactly one thread swaps the 64-bit word: its high half must take part in the comparison
+    won[i] = atomicCAS(big, 0x100000000ull, 0xABCD00000000ull + i) == 0x100000000ull;
+    atomicCAS_system(big + 1, 0ull, 1ull);  // never matches (big[1] starts at 5): no change
+}
+"""
+
+
+def test_64bit_atomic_cas(mi300x: cuda.Device) -> None:
+    n = 700
+    v = np.random.default_rng(1).integers(-1000, 1000, n).astype(np.float64) * 0.25  # sums exact in any order
+    total, won = hip.to_device(np.array([3.5])), hip.zeros(n, np.int32)
+    big = hip.to_device(np.array([1 << 32, 5], np.uint64))
+    hip.compile(CAS).get_function("cas")(3, 256, (np.int32(n), hip.to_device(v), total, big, won))
+    assert total.get()[0] == 3.5 + v.sum()
+    w = won.get()
+    assert w.sum() == 1
+    assert big.get()[0] == 0xABCD00000000 + int(np.flatnonzero(w)[0]) and big.get()[1] == 5
+
+
+SCOPED = r"""
+extern "C" __global__ void scoped(const int* v, int* g, unsigned long long* g64, float* gf, int* per_block) {
+    __shared__ int s[4];
+    int t = threadIdx.x, x = v[blockIdx.x * blockDim.x + t];
+    if (t < 4) s[t] = t == 2 ? 0x7fffffff : 0;
+    __syncthreads();
+    atomicAdd_block(&s[0], 1);
+    atomicMax_block(&s[1], x);
+    atomicMin_block(&s[2], x);
+    atomicOr_block(&s[3], 1 << (t & 31));
+    atomicMax_system(&g[0], x);
+    atomicMin_system(&g[1], x);
+    atomicExch_system(&g[2], 42);
+    atomicSub_system(&g[3], 2);
+    atomicAnd_block(&g[4], ~(1 << (t & 31)));
+    atomicXor_system(&g[5], x);
+    atomicAdd_system(g64, (unsigned long long)x << 20);
+    atomicAdd_block(gf, 0.5f);
+    __syncthreads();
+    if (t < 4) per_block[4 * blockIdx.x + t] = s[t];
+}
+"""
+
+
+def test_block_and_system_atomics(mi300x: cuda.Device) -> None:
+    blocks, threads = 3, 192
+    v = np.random.default_rng(2).integers(-(2 ** 30), 2 ** 30, blocks * threads).astype(np.int32)
+    g0 = np.array([-5, 5, 0, 100, -1, 0x1234], np.int32)
+    g, g64, gf, pb = hip.to_device(g0), hip.to_device(np.array([7], np.uint64)), hip.to_device(
+        np.array([1.0], np.float32)), hip.zeros(4 * blocks, np.int32)
+    hip.compile(SCOPED).get_function("scoped")(blocks, threads, (hip.to_device(v), g, g64, gf, pb))
+    per = v.reshape(blocks, threads)
+    want_pb = np.stack([np.full(blocks, threads), np.maximum(per.max(1), 0), np.minimum(per.min(1), 0x7FFFFFFF),
+                        np.full(blocks, -1)], 1).astype(np.int32)
+    np.testing.assert_array_equal(pb.get().reshape(blocks, 4), want_pb)
+    xor = np.bitwise_xor.reduce(v) ^ g0[5]
+    want_g = [max(g0[0], v.max()), min(g0[1], v.min()), 42, 100 - 2 * v.size, 0, xor]
+    np.testing.assert_array_equal(g.get(), np.array(want_g, np.int32))
+    want64 = (7 + sum(int(x) << 20 for x in v)) % (1 << 64)
+    assert int(g64.get()[0]) == want64
+    assert gf.get()[0] == 1.0 + 0.5 * v.size
+
+
+BITS = r"""
+extern "C" __global__ void bits(int n, const double* d, const float* f, const unsigned* x, const unsigned* y,
+                                const unsigned* s, const unsigned long long* z, int* oi, double* od, float* of,
+                                unsigned* ob) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    oi[3 * i] = __double2hiint(d[i]);
+    oi[3 * i + 1] = __double2loint(d[i]);
+    oi[3 * i + 2] = __clzll(z[i]);
+    od[i] = __hiloint2double(__double2loint(d[i]), __double2hiint(d[i]));
+    of[i] = __saturatef(f[i]);
+    ob[2 * i] = __byte_perm(x[i], y[i], s[i]);
+    ob[2 * i + 1] = __byte_perm(x[i], y[i], 0x5140);
+}
+"""
+
+
+def _byte_perm(x: np.ndarray, y: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Byte k of the result is byte (s >> 4k) & 7 of y:x."""
+    eight = np.stack([x, y], 1).astype(np.uint32).view(np.uint8).reshape(-1, 8)  # little endian: x bytes first
+    out = np.zeros(x.size, np.uint32)
+    for k in range(4):
+        sel = ((s.astype(np.uint32) >> np.uint32(4 * k)) & np.uint32(7)).astype(np.int64)
+        out |= eight[np.arange(x.size), sel].astype(np.uint32) << np.uint32(8 * k)
+    return out
+
+
+def test_bit_intrinsics(mi300x: cuda.Device) -> None:
+    n = 400
+    r = np.random.default_rng(3)
+    d = r.integers(0, 2 ** 64, n, dtype=np.uint64).view(np.float64)
+    f = (r.standard_normal(n) * 2).astype(np.float32)
+    f[:6] = [np.nan, -np.nan, -0.0, 0.0, np.inf, -np.inf]
+    x, y, s = (r.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32) for _ in range(3))
+    s[:3] = [0x3210, 0x7654, 0xFFFF]  # identity, y, and selector bits above 3 ignored
+    z = (r.integers(0, 2 ** 64, n, dtype=np.uint64) >> r.integers(0, 64, n).astype(np.uint64)).astype(np.uint64)
+    z[:4] = [0, 1, 1 << 32, (1 << 32) - 1]  # 0 needs the saturating add (ffbh of a zero half is -1)
+    oi, od, of, ob = hip.zeros(3 * n, np.int32), hip.zeros(n, np.float64), hip.zeros(n, np.float32), hip.zeros(
+        2 * n, np.uint32)
+    hip.compile(BITS).get_function("bits")(2, 256, (np.int32(n), hip.to_device(d), hip.to_device(f), hip.to_device(x),
+                                                    hip.to_device(y), hip.to_device(s), hip.to_device(z), oi, od, of,
+                                                    ob))
+    words = d.view(np.uint64)
+    gi = oi.get().reshape(n, 3)
+    np.testing.assert_array_equal(gi[:, 0], (words >> np.uint64(32)).astype(np.uint32).view(np.int32))
+    np.testing.assert_array_equal(gi[:, 1], (words & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32))
+    clz = np.array([64 - int(v).bit_length() for v in z], np.int32)
+    np.testing.assert_array_equal(gi[:, 2], clz)
+    swapped = (words << np.uint64(32)) | (words >> np.uint64(32))
+    np.testing.assert_array_equal(od.get().view(np.uint64), swapped)
+    with np.errstate(invalid="ignore"):
+        sat = np.where(f > 0, np.minimum(f, 1), 0).astype(np.float32)  # NaN and -0 -> +0
+    np.testing.assert_array_equal(of.get().view(np.uint32), sat.view(np.uint32))
+    gb = ob.get().reshape(n, 2)
+    np.testing.assert_array_equal(gb[:, 0], _byte_perm(x, y, s))
+    np.testing.assert_array_equal(gb[:, 1], _byte_perm(x, y, np.full(n, 0x5140, np.uint32)))
+
+
+SYNC_COUNT = r"""
+extern "C" __global__ void barred(const int* in, int* out) {
+    int t = threadIdx.y * blockDim.x + threadIdx.x;
+    int v = in[blockIdx.x * blockDim.x * blockDim.y + t];
+    int cnt = __syncthreads_count(v > 0);
+    int all = __syncthreads_and(v > -50);
+    int any = __syncthreads_or(v > 90);
+    int again = __syncthreads_count(v & 1);   // a second count right after: the counter is reset in between
+    out[4 * (blockIdx.x * blockDim.x * blockDim.y + t)] = cnt;
+    out[4 * (blockIdx.x * blockDim.x * blockDim.y + t) + 1] = all;
+    out[4 * (blockIdx.x * blockDim.x * blockDim.y + t) + 2] = any;
+    out[4 * (blockIdx.x * blockDim.x * blockDim.y + t) + 3] = again;
+}
+"""
+
+
+def test_syncthreads_count_and_or(mi300x: cuda.Device) -> None:
+    blocks, bx, by = 5, 16, 6  # 96 threads: one full and one half-full wavefront
+    r = np.random.default_rng(4)
+    v = r.integers(-100, 100, (blocks, bx * by)).astype(np.int32)
+    v[1] = np.abs(v[1]) - 40  # every thread > -50: _and is 1
+    v[2] = np.minimum(v[2], 50)  # no thread > 90: _or is 0
+    out = hip.zeros(4 * v.size, np.int32)
+    hip.compile(SYNC_COUNT).get_function("barred")(blocks, (bx, by), (hip.to_device(v), out))
+    got = out.get().reshape(blocks, bx * by, 4)
+    want = np.stack([(v > 0).sum(1), (v > -50).all(1), (v > 90).any(1), (v & 1).sum(1)], 1).astype(np.int32)
+    np.testing.assert_array_equal(got, np.broadcast_to(want[:, None, :], got.shape))
+    assert want[1, 1] == 1 and want[2, 2] == 0 and want[0, 1] == 0  # both answers of _and/_or are checked
