@@ -27,6 +27,7 @@ import bench_lstm
 import bench_native
 import bench_nccl
 import bench_programs
+import bench_ray
 import bench_saxpy
 import bench_sgemm
 import bench_storage
@@ -86,6 +87,8 @@ def main() -> int:
     parser.add_argument("--skip-amd", action="store_true", help="leave out the CDNA engine (mi300x) rows")
     parser.add_argument("--skip-nccl", action="store_true",
                         help="leave out the all_reduce over 8 virtual GPUs rows (wall time, modeled busbw)")
+    parser.add_argument("--skip-ray", action="store_true",
+                        help="leave out the ranks-on-Ray rows (all_reduce per-call overhead vs local processes)")
     parser.add_argument("--skip-programs", action="store_true",
                         help="leave out the whole-program rows (native launch, start-up, cudaMemcpy)")
     parser.add_argument(
@@ -138,6 +141,8 @@ def main() -> int:
         results += _guard("programs", bench_programs.bench_programs)
     if not args.skip_nccl:
         results += _guard("nccl", lambda: bench_nccl.bench_nccl(repeats=rep) + [bench_nccl.bench_ddp_scaling()])
+    if not args.skip_ray:  # SKIP rows without ray
+        results += _guard("ray", lambda: bench_ray.bench_ray(iters=10))
 
     table = format_table(results)
     print(table)

@@ -109,6 +109,19 @@ class RankActor:
         return code, out.getvalue(), err.getvalue()
 
 
+def _spread(nproc: int) -> list[Any]:
+    """Where each rank's actor goes: the cluster's alive nodes in turn (rank r on node r mod nodes). Ray's
+    SPREAD strategy does not spread actors that ask for no resources, and a soft node affinity falls back
+    to the head while a new node's resources are still being reported, so each rank is pinned to its node."""
+    import ray  # type: ignore[import-not-found, unused-ignore]
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # type: ignore[import-not-found, unused-ignore]
+
+    nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive"))
+    if not nodes:
+        return ["DEFAULT"] * nproc
+    return [NodeAffinitySchedulingStrategy(nodes[r % len(nodes)], soft=False) for r in range(nproc)]
+
+
 def _status(rank: int, ref: Any) -> tuple[int, str, str]:
     import ray  # type: ignore[import-not-found, unused-ignore]
 
@@ -134,7 +147,7 @@ def launch_on_ray(nproc: int, program: str, argv: list[str], *, model: str, as_t
     try:
         # threaded: one thread runs the program, the others take the peers' messages
         actor = ray.remote(num_cpus=0, max_concurrency=nproc + 3)(RankActor)  # type: ignore[call-overload]
-        ranks = [actor.options(scheduling_strategy="SPREAD").remote(r, nproc) for r in range(nproc)]
+        ranks = [actor.options(scheduling_strategy=where).remote(r, nproc) for r, where in enumerate(_spread(nproc))]
         master, port = ray.get(ranks[0].address.remote())
         ray.get([a.start.remote(ranks) for a in ranks])
         run_id = uuid.uuid4().hex[:12]
