@@ -70,7 +70,7 @@ static __device__ __forceinline__ __half __ushort_as_half(unsigned short u) {
   h.__x = __builtin_bit_cast(_Float16, u);
   return h;
 }
-static __device__ __forceinline__ __nv_bfloat16 __float2bfloat16_rn(float f) { return (__bf16)f; }
+// (__float2bfloat16_rn comes from hip/hip_bf16.h)
 static __device__ __forceinline__ __half __double2half(double d) { return (__half)(float)d; }
 static __device__ __forceinline__ float __bfloat162float(unsigned short raw) {
   return __builtin_bit_cast(float, (unsigned)raw << 16);
