@@ -112,6 +112,21 @@ extern "C" __global__ void fminmax(int n, const float* a, const float* b, float*
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) { hi[i] = fmaxf(a[i], b[i]); lo[i] = fminf(a[i], b[i]); dhi[i] = fmax((double)a[i], (double)b[i]); }
 }
+extern "C" __global__ void shuffles(int n, const unsigned* x, unsigned* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned v = i < n ? x[i] : 0u, s = v;
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);     // butterfly sum, in place
+  unsigned d = __shfl_down_sync(0xffffffffu, v, 3);                             // past the top: its own
+  unsigned u = __shfl_up_sync(0xffffffffu, v, 5, 16);                           // within 16-lane segments
+  unsigned b = __shfl_sync(0xffffffffu, v, (threadIdx.x * 7) & 31);              // any lane
+  if (i < n) y[i] = s * 3u + d * 5u + u * 7u + b * 11u;
+}
+extern "C" __global__ void shuffle_divergent(const unsigned* x, unsigned* y) {
+  int t = threadIdx.x;
+  unsigned v = x[t];
+  if ((t & 31) < 20) v = __shfl_down_sync(0x000fffffu, v * 2u, 4);   // sources 20..23 are inactive lanes
+  y[t] = v;
+}
 extern "C" __global__ void misaligned(int n, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   const char* c = (const char*)x;
@@ -279,6 +294,41 @@ def test_float_min_max_nan_and_signed_zero(monkeypatch: pytest.MonkeyPatch, mod:
     np.testing.assert_array_equal(lo.view(np.uint32), _min_max_bits(a, b, False, 0x7FFFFFFF))
     da, db = a.astype(np.float64), b.astype(np.float64)
     np.testing.assert_array_equal(dhi.view(np.uint64), _min_max_bits(da, db, True, (1 << 63) - 1))
+
+
+def test_warp_shuffles(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 250  # the last warp's lanes past n shuffle zeros
+    x = np.random.default_rng(22).integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+
+    def make() -> Any:
+        y = cuda.to_device(np.zeros(n, np.uint32))
+        return (np.int32(n), cuda.to_device(x), y), [y]
+
+    (y,) = _both(monkeypatch, mod.get_function("shuffles"), 1, 256, make)
+    v = np.zeros(256, np.uint64)
+    v[:n] = x
+    w = v.reshape(8, 32)
+    lane = np.arange(32)
+    s = np.repeat(w.sum(axis=1, keepdims=True), 32, axis=1)
+    d = w[:, np.where(lane + 3 <= 31, lane + 3, lane)]
+    u = w[:, np.where(lane - 5 >= (lane & 16), lane - 5, lane)]
+    b = w[:, (lane * 7) & 31]
+    want = ((s * 3 + d * 5 + u * 7 + b * 11) & 0xFFFFFFFF).astype(np.uint32).ravel()[:n]
+    np.testing.assert_array_equal(y, want)
+
+
+def test_shuffle_from_inactive_lanes_is_the_references(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    x = np.arange(64, dtype=np.uint32) * 3 + 1
+
+    def make() -> Any:
+        y = cuda.to_device(np.zeros(64, np.uint32))
+        return (cuda.to_device(x), y), [y]
+
+    (y,) = _both(monkeypatch, mod.get_function("shuffle_divergent"), 1, 64, make)
+    lane = np.arange(64) % 32
+    live = (lane < 16)  # sources that are active lanes: their doubled value
+    np.testing.assert_array_equal(y[live], x[np.arange(64)[live] + 4] * 2)
+    np.testing.assert_array_equal(y[lane >= 20], x[lane >= 20])
 
 
 def test_lanes_of_one_warp_in_two_allocations(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:

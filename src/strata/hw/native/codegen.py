@@ -289,6 +289,12 @@ class KernelCodegen:
         for k, ins in enumerate(ins_list):
             if ins.opcode in NOOPS:
                 continue
+            if ins.opcode == "shfl":  # lanes read each other's registers: all of them, before any writes
+                self._segment(segment)
+                segment, has_mem, has_store, shared_load = [], False, False, False
+                tainted = set()
+                self._shfl(k, ins)
+                continue
             reads = _reads(ins)
             if ins.opcode in ("ld", "st") and not any(m == "param" for m in ins.mods):
                 store = ins.opcode == "st"
@@ -387,6 +393,79 @@ class KernelCodegen:
         i.add_incoming(i2, nxt)
         bld.branch(head)
         bld.position_at_end(done)
+
+    def _shfl(self, k: int, ins: Instruction) -> None:
+        """shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, membermask, as the reference's: each active lane
+        reads `a` of its source lane (whether that lane is active or not: the register's lane array; a
+        register the reference keeps as a uniform scalar gives that value), the source from the PTX
+        pseudo-code (clamp and segment mask in c; out of range: the lane itself, p false). Warp by warp,
+        every source is read before any lane writes (d may be a)."""
+        self.k, self.ins = k, ins
+        fl = _flags(ins)
+        modes = [m for m in fl if m in ("up", "down", "bfly", "idx")]
+        nops = 5 if "sync" in fl else 4
+        if len(modes) != 1 or set(fl) - {modes[0], "sync"} or _types(ins) != ["b32"] or len(ins.operands) != nops:
+            raise self.fail()
+        mode = modes[0]
+        dst, a_op, b_op, c_op = ins.operands[:4]
+        d_op, p_op = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, None)
+        if isinstance(a_op, Reg) and (a_op.negated or a_op.name not in self.fn.regs):
+            raise self.fail("source operand")
+        scalar = isinstance(a_op, Reg) and a_op.name in self._scalar_registers()
+        bld = self.bld
+        self.seg_local = set()
+        tmp = self.entry_alloca(I32, 32)
+        c31 = ir.Constant(I32, 31)
+
+        def warp(w: ir.Value) -> None:
+            if not scalar:
+                def gather(j: ir.Value) -> None:
+                    bld.store(self.read(a_op, "b32", bld.add(bld.mul(w, ir.Constant(I64, 32)), j)), bld.gep(tmp, [j]))
+                self._count_loop(ir.Constant(I64, 32), gather)
+
+            def lane(j: ir.Value) -> None:
+                i = bld.add(bld.mul(w, ir.Constant(I64, 32)), j)
+                with bld.if_then(self.active(i, ins.guard)):
+                    self.i = i
+                    lane32 = bld.trunc(j, I32)
+                    bv = bld.and_(self.read(b_op, "b32", i), c31)
+                    cv = self.read(c_op, "b32", i)
+                    clamp, seg = bld.and_(cv, c31), bld.and_(bld.lshr(cv, ir.Constant(I32, 8)), c31)
+                    max_lane = bld.or_(bld.and_(lane32, seg), bld.and_(clamp, bld.and_(bld.not_(seg), c31)))
+                    if mode == "up":
+                        src = bld.sub(lane32, bv)
+                        ok = bld.icmp_signed(">=", src, max_lane)
+                    elif mode == "down":
+                        src = bld.add(lane32, bv)
+                        ok = bld.icmp_signed("<=", src, max_lane)
+                    elif mode == "bfly":
+                        src = bld.xor(lane32, bv)
+                        ok = bld.icmp_signed("<=", src, max_lane)
+                    else:
+                        src = bld.or_(bld.and_(lane32, seg), bld.and_(bv, bld.and_(bld.not_(seg), c31)))
+                        ok = bld.icmp_signed("<=", src, max_lane)
+                    src = bld.select(ok, src, lane32)
+                    if not isinstance(d_op, Sink):
+                        val = self.read(a_op, "b32", i) if scalar else bld.load(bld.gep(tmp, [bld.zext(src, I64)]))
+                        self.write(d_op, "b32", val, i)
+                    if p_op is not None and not isinstance(p_op, Sink):
+                        self.write(p_op, "pred", ok, i)
+            self._count_loop(ir.Constant(I64, 32), lane)
+        self._count_loop(bld.sdiv(self.n_arg, ir.Constant(I64, 32)), warp)
+
+    def _scalar_registers(self) -> set[str]:
+        """Registers the reference keeps as one uniform scalar (the JIT wrapped their definition)."""
+        got = self.__dict__.get("_scalars")
+        if got is None:
+            got = set()
+            for blk in self.jf.blocks:
+                for k, (op, _exact) in enumerate(blk.ops):
+                    if getattr(op, "__name__", "") == "run_uniform":
+                        ins = self.fn.body[blk.start + k]
+                        if ins.operands and isinstance(ins.operands[0], Reg):
+                            got.add(ins.operands[0].name)
+            self._scalars = got
+        return got
 
     def _segment(self, segment: list[tuple[int, Instruction]]) -> None:
         """Emit one segment. With memory instructions, a dry run goes first: every lane computes its
