@@ -127,6 +127,17 @@ extern "C" __global__ void shuffle_divergent(const unsigned* x, unsigned* y) {
   if ((t & 31) < 20) v = __shfl_down_sync(0x000fffffu, v * 2u, 4);   // sources 20..23 are inactive lanes
   y[t] = v;
 }
+extern "C" __global__ void bit_insert(int n, const unsigned* a, const unsigned* b, const unsigned* pl,
+                                      unsigned* r32, unsigned long long* r64) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {   // bfi itself (NVRTC forms it from shifts and masks only sometimes): the instruction under test
+    unsigned p = pl[i] & 0xFFFF, l = pl[i] >> 16, r;
+    unsigned long long r2, a2 = ((unsigned long long)a[i] << 32) | b[i], b2 = ~a2;
+    asm("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(a[i]), "r"(b[i]), "r"(p), "r"(l));
+    asm("bfi.b64 %0, %1, %2, %3, %4;" : "=l"(r2) : "l"(a2), "l"(b2), "r"(p), "r"(l));
+    r32[i] = r; r64[i] = r2;
+  }
+}
 extern "C" __global__ void misaligned(int n, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   const char* c = (const char*)x;
@@ -329,6 +340,34 @@ def test_shuffle_from_inactive_lanes_is_the_references(monkeypatch: pytest.Monke
     live = (lane < 16)  # sources that are active lanes: their doubled value
     np.testing.assert_array_equal(y[live], x[np.arange(64)[live] + 4] * 2)
     np.testing.assert_array_equal(y[lane >= 20], x[lane >= 20])
+
+
+def _bfi(a: int, b: int, pos: int, ln: int, w: int) -> int:
+    """PTX bfi as the reference defines it: low 8 bits of pos and len, the field clipped to the width."""
+    pos, ln = pos & 0xFF, ln & 0xFF
+    k = min(ln, w - min(pos, w))
+    field = (((1 << k) - 1) << pos) & ((1 << w) - 1) if pos < w else 0
+    return (b & ~field | (a << pos) & field) & ((1 << w) - 1)
+
+
+def test_bit_field_insert(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    rng = np.random.default_rng(23)
+    n = 200
+    a, b = (rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32) for _ in range(2))
+    pos, ln = rng.integers(0, 80, n), rng.integers(0, 80, n)
+    pos[:6], ln[:6] = [0, 31, 32, 63, 64, 300], [32, 5, 1, 1, 0, 300]  # edges: whole width, past it, 8-bit wrap
+    pl = (pos.astype(np.uint32) | (ln.astype(np.uint32) << 16)).astype(np.uint32)
+
+    def make() -> Any:
+        outs = [cuda.to_device(np.zeros(n, np.uint32)), cuda.to_device(np.zeros(n, np.uint64))]
+        return (np.int32(n), cuda.to_device(a), cuda.to_device(b), cuda.to_device(pl), *outs), outs
+
+    r32, r64 = _both(monkeypatch, mod.get_function("bit_insert"), 1, 256, make)
+    for k in range(n):
+        p, ln_k = int(pl[k]) & 0xFFFF, int(pl[k]) >> 16
+        assert int(r32[k]) == _bfi(int(a[k]), int(b[k]), p, ln_k, 32), k
+        a2 = (int(a[k]) << 32) | int(b[k])
+        assert int(r64[k]) == _bfi(a2, ~a2 & (2**64 - 1), p, ln_k, 64), k
 
 
 def test_lanes_of_one_warp_in_two_allocations(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:

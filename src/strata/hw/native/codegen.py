@@ -87,7 +87,7 @@ _RINT = {"rni": "llvm.roundeven", "rzi": "llvm.trunc", "rmi": "llvm.floor", "rpi
 
 # opcodes whose operand 0, when a register (or vector/pair of them), is only written
 _DEST_FIRST = frozenset({"mov", "cvta", "add", "sub", "mul", "mad", "and", "or", "xor", "not", "shl", "shr", "neg",
-                         "abs", "min", "max", "setp", "selp", "div", "rem", "fma", "cvt", "ld"})
+                         "abs", "min", "max", "setp", "selp", "div", "rem", "fma", "cvt", "ld", "bfi"})
 
 
 def _reads(ins: Instruction) -> list[str]:
@@ -1043,6 +1043,37 @@ class KernelCodegen:
                 return bld.not_(self.read(ops[1], bt, i)), bt
             x, y = self.read(ops[1], bt, i), self.read(ops[2], bt, i)
             return getattr(bld, name)(x, y), bt
+        self._simple(ins, compute)
+
+    def _op_bfi(self, ins: Instruction) -> None:
+        """bfi.b32/.b64 f, a, b, pos, len as the reference's: pos and len are their low 8 bits, the field is
+        len bits from pos clipped to the width (a position past the width inserts nothing)."""
+        t = self._one_type(ins)
+        if _flags(ins) or t not in ("b32", "b64") or len(ins.operands) != 5:
+            raise self.fail()
+        bld = self.bld
+        w = WIDTH[t]
+        ty = ir.IntType(w)
+        zero, ones, wc = ir.Constant(ty, 0), ir.Constant(ty, (1 << w) - 1), ir.Constant(ty, w)
+        _, a_op, b_op, c_op, d_op = ins.operands
+
+        def widen(v: ir.Value) -> ir.Value:
+            return bld.zext(v, ty) if w > 32 else v
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            a, b = self.read(a_op, t, i), self.read(b_op, t, i)
+            pos = widen(bld.and_(self.read(c_op, "u32", i), ir.Constant(I32, 0xFF)))
+            ln = widen(bld.and_(self.read(d_op, "u32", i), ir.Constant(I32, 0xFF)))
+            umin = self.intrinsic(f"llvm.umin.i{w}", ty, [ty, ty])
+            k = bld.call(umin, [ln, bld.sub(wc, bld.call(umin, [pos, wc]))])
+            full = bld.icmp_unsigned(">=", k, wc)
+            mask = bld.select(full, ones, bld.sub(bld.shl(ir.Constant(ty, 1), bld.select(full, zero, k)),
+                                                  ir.Constant(ty, 1)))
+            past = bld.icmp_unsigned(">=", pos, wc)  # shifts by the width or more give 0, as NumPy's
+            sh = bld.select(past, zero, pos)
+            field = bld.select(past, zero, bld.shl(mask, sh))
+            ins_bits = bld.select(past, zero, bld.shl(a, sh))
+            return bld.or_(bld.and_(b, bld.not_(field)), bld.and_(ins_bits, field)), t
         self._simple(ins, compute)
 
     def _op_and(self, ins: Instruction) -> None:
