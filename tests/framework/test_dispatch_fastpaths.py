@@ -207,3 +207,22 @@ def test_recorded_outputs_are_freed_by_reference_counting():
         res.append([_np(t) for t in (g, gg, ggg)])
     for a, b in zip(*res, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(("sa", "sb"), [((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (4, 5)), ((2, 3, 0), (0, 5)),
+                                        ((0, 3, 4), (4, 5)), ((2, 3, 4), (4, 0))])
+def test_batched_times_matrix_folds_like_torch(sa, sb):
+    """(..., k) @ (k, n), folded into one product: values, shapes and both gradients as torch's, also for
+    a non-contiguous left operand and empty dims."""
+    rng = np.random.default_rng(0)
+    a0, b0 = rng.standard_normal(sa), rng.standard_normal(sb)
+    res = []
+    for fw in (strata, torch):
+        a, b = fw.tensor(a0, requires_grad=True), fw.tensor(b0, requires_grad=True)
+        y = a @ b
+        z = a.transpose(0, -2) @ b if len(sa) > 2 else y
+        (y.tanh().sum() + z.sin().sum()).backward()
+        res.append((_np(y), _np(z), a.grad.numpy(), b.grad.numpy()))
+    for s, t in zip(*res, strict=True):
+        assert s.shape == t.shape
+        np.testing.assert_allclose(s, t, rtol=1e-10, atol=1e-12)

@@ -67,7 +67,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
         return _matmul_nd(a.unsqueeze(0), b).squeeze(-2)
     if b.dim() == 1:
         return _matmul_nd(a, b.unsqueeze(1)).squeeze(-1)
-    if a.dim() > 2 and b.dim() == 2 and a.shape[-1] == b.shape[0]:
+    if a.dim() > 2 and b.dim() == 2 and a.shape[-1] == b.shape[0] > 0:
         # (..., k) @ (k, n): the leading dims folded into one matrix product (PyTorch folds them too),
         # not one product per batch entry and a gradient for b summed over the batch afterwards
         lead = a.shape[:-1]
