@@ -138,6 +138,15 @@ extern "C" __global__ void bit_insert(int n, const unsigned* a, const unsigned* 
     r32[i] = r; r64[i] = r2;
   }
 }
+extern "C" __global__ void high_products(int n, const long long* a, const long long* b, long long* hs,
+                                         unsigned long long* hu) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    volatile const long long* va = a;                      // a volatile load: an ordinary one here
+    hs[i] = __mul64hi(va[i], b[i]);
+    hu[i] = __umul64hi((unsigned long long)a[i], (unsigned long long)b[i]);
+  }
+}
 extern "C" __global__ void misaligned(int n, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   const char* c = (const char*)x;
@@ -368,6 +377,24 @@ def test_bit_field_insert(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
         assert int(r32[k]) == _bfi(int(a[k]), int(b[k]), p, ln_k, 32), k
         a2 = (int(a[k]) << 32) | int(b[k])
         assert int(r64[k]) == _bfi(a2, ~a2 & (2**64 - 1), p, ln_k, 64), k
+
+
+def test_64_bit_high_products(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    rng = np.random.default_rng(24)
+    n = 100
+    a = rng.integers(-(1 << 63), (1 << 63) - 1, n, dtype=np.int64)
+    b = rng.integers(-(1 << 63), (1 << 63) - 1, n, dtype=np.int64)
+    a[:3], b[:3] = [-(1 << 63), -1, (1 << 63) - 1], [-(1 << 63), -1, (1 << 63) - 1]
+
+    def make() -> Any:
+        outs = [cuda.to_device(np.zeros(n, np.int64)), cuda.to_device(np.zeros(n, np.uint64))]
+        return (np.int32(n), cuda.to_device(a), cuda.to_device(b), *outs), outs
+
+    hs, hu = _both(monkeypatch, mod.get_function("high_products"), 1, 128, make)
+    for k in range(n):
+        ak, bk = int(a[k]), int(b[k])
+        assert int(hs[k]) == (ak * bk) >> 64, k
+        assert int(hu[k]) == ((ak & (2**64 - 1)) * (bk & (2**64 - 1))) >> 64, k
 
 
 def test_lanes_of_one_warp_in_two_allocations(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:

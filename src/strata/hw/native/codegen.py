@@ -998,9 +998,9 @@ class KernelCodegen:
         if mode == "lo":
             ut = f"u{w}"
             return bld.mul(self.read(a, ut, i), self.read(b, ut, i)), ut
-        if w == 64:
-            raise self.fail("64-bit .hi/.wide")
-        wide = ir.IntType(2 * w)
+        if w == 64 and mode == "wide":
+            raise self.fail("64-bit .wide")
+        wide = ir.IntType(2 * w)  # (i128 for 64-bit .hi)
         ext = bld.sext if signed else bld.zext
         p = bld.mul(ext(self.read(a, t, i), wide), ext(self.read(b, t, i), wide))
         if mode == "wide":
@@ -1512,6 +1512,7 @@ class KernelCodegen:
 
     def _mem_desc(self, ins: Instruction) -> MemDesc:
         fl = set(_flags(ins)) - {"v2", "v4", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "relaxed", "weak",
+                                 "volatile",
                                  "gpu", "cta", "sys", "L1::no_allocate", "L1::evict_last", "L1::evict_first",
                                  "L2::64B", "L2::128B", "L2::256B", "L1::evict_normal", "L1::evict_unchanged",
                                  "L2::evict_first", "L2::evict_last", "L2::evict_normal"}
