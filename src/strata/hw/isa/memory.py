@@ -385,15 +385,15 @@ def _sectors(f: Any, acc: Access, nbytes: int) -> tuple[int, int, int]:
             e.warp_first = w[:, 0].copy()
         if lin:
             assert e.warp_first is not None
-            first = e.warp_first + acc.const
-            sectors = ((first + (31 * nbytes + nbytes - 1)) >> 5) - (first >> 5) + 1
-            return int(sectors.sum()), int(first.size), int(first.size) * nbytes
+            starts = e.warp_first + acc.const
+            per_warp = ((starts + (31 * nbytes + nbytes - 1)) >> 5) - (starts >> 5) + 1
+            return int(per_warp.sum()), int(starts.size), int(starts.size) * nbytes
     off = acc.off
     if acc.sel is None and off.size % 32 == 0:
         w = off.reshape(-1, 32)
         if ((w[:, 1:] - w[:, :-1]) == nbytes).all():
-            first, last = w[:, 0] >> 5, (w[:, -1] + (nbytes - 1)) >> 5
-            return int((last - first + 1).sum()), w.shape[0], w.shape[0] * nbytes
+            lo, hi = w[:, 0] >> 5, (w[:, -1] + (nbytes - 1)) >> 5
+            return int((hi - lo + 1).sum()), w.shape[0], w.shape[0] * nbytes
         warp_ids = None
     else:
         lanes = np.arange(off.size) if acc.sel is None else acc.sel
