@@ -4,7 +4,11 @@ start costs seconds); `launch_on_ray` runs each job on it in this process. Skipp
 installed."""
 
 import importlib.util
+import os
 import re
+import signal
+import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Iterator
@@ -120,3 +124,86 @@ def test_a_rank_whose_process_dies_fails_the_other_fast(ray_instance: None, env:
     assert "rank 1" in m.group(2) and ("exited or crashed" in m.group(2) or "Ray actor" in m.group(2)), m.group(2)
     assert "rank 1's Ray actor died" in err and "rank 0 (Ray actor) exited with status 7" in err
     assert time.monotonic() - start < 120
+
+
+HANG = textwrap.dedent("""
+    import os, sys, time
+    import strata
+    import strata.distributed as dist
+
+    rank = int(os.environ["RANK"])
+    dist.init_process_group("nccl", timeout=120)
+    with open(os.path.join(sys.argv[1], f"pid{rank}"), "w") as f:
+        f.write(str(os.getpid()))
+    if rank == 0:
+        dist.all_reduce(strata.ones(4, device="cuda:0"))  # waits for rank 1, which never calls it
+    time.sleep(120)
+""")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@needs_ray
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_of_the_launcher_stops_every_rank_actor(ray_instance: None, tmp_path: Path,
+                                                                 sig: signal.Signals, status: int) -> None:
+    """`strata run` with STRATA_CLUSTER=ray (joining this module's Ray instance through RAY_ADDRESS): a
+    signal to the launcher ends both ranks' actor processes, one blocked in a collective, one asleep."""
+    import ray  # type: ignore[import-not-found, unused-ignore]
+
+    script = tmp_path / "hang.py"
+    script.write_text(HANG)
+    env = dict(os.environ, STRATA_CLUSTER="ray", STRATA_NVCC="0", RAY_ADDRESS=ray.get_runtime_context().gcs_address)
+    env.pop("STRATA_DEVICES", None)
+    pids: list[int] = []
+    with subprocess.Popen([sys.executable, "-m", "strata.cli", "run", "--nproc", "2", str(script), str(tmp_path)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as launcher:
+        try:
+            deadline = time.monotonic() + 120
+            while len(pids) < 2 and time.monotonic() < deadline and launcher.poll() is None:
+                pids = [int(p.read_text()) for p in tmp_path.glob("pid*") if p.read_text()]
+                time.sleep(0.2)
+            assert len(pids) == 2, launcher.communicate(timeout=30)[1][-3000:]
+            assert os.getpid() not in pids and launcher.pid not in pids  # the ranks ran in the actors' processes
+            time.sleep(0.3)  # rank 0 is now blocked in its all_reduce
+            launcher.send_signal(sig)
+            _, err = launcher.communicate(timeout=30)
+            assert launcher.returncode == status, err[-3000:]
+            assert "stopped 2 rank(s)" in err
+            deadline = time.monotonic() + 15  # ray.kill ends the actors' processes shortly after it returns
+            while [p for p in pids if _alive(p)] and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert not [p for p in pids if _alive(p)], "a rank's actor process outlived the launcher"
+        finally:
+            if launcher.poll() is None:
+                launcher.kill()
+            for p in pids:
+                if _alive(p):
+                    os.kill(p, signal.SIGKILL)
+
+
+@needs_ray
+def test_a_rank_exiting_before_init_ends_the_others_meeting_at_once(ray_instance: None, env: None,
+                                                                   capfd: pytest.CaptureFixture[str]) -> None:
+    status = launch_on_ray(2, str(SCRIPTS / "crash.py"), [], model="h200", timeout=200)
+    out, err = capfd.readouterr()
+    assert status == 3, err[-3000:]
+    # rank 0 waited for rank 1's hello; the launcher's notice ended it, not crash.py's 60 s timeout
+    m = re.search(r"rank 0 caught after ([\d.]+) s: DistBackendError: .*never connected: rank 1 exited with status 3",
+                  out)
+    assert m is not None and float(m.group(1)) < 10, out + err[-2000:]
+
+
+@needs_ray
+def test_a_torch_distributed_script_runs_unchanged_as_torch_on_ray(ray_instance: None, env: None,
+                                                                   capfd: pytest.CaptureFixture[str]) -> None:
+    status = launch_on_ray(2, str(SCRIPTS / "torch_ddp.py"), [], model="h200", as_torch=True, timeout=200)
+    out, err = capfd.readouterr()
+    assert status == 0, err[-3000:]
+    assert set(re.findall(r"rank \d+ ok", out)) == {"rank 0 ok", "rank 1 ok"}, out

@@ -23,6 +23,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -122,6 +123,10 @@ def _spread(nproc: int) -> list[Any]:
     return [NodeAffinitySchedulingStrategy(nodes[r % len(nodes)], soft=False) for r in range(nproc)]
 
 
+class _Stop(Exception):
+    """The launcher was asked to stop (SIGTERM); handled as Ctrl-C is."""
+
+
 def _status(rank: int, ref: Any) -> tuple[int, str, str]:
     import ray  # type: ignore[import-not-found, unused-ignore]
 
@@ -144,6 +149,14 @@ def launch_on_ray(nproc: int, program: str, argv: list[str], *, model: str, as_t
     ranks: list[Any] = []
     results: dict[int, tuple[int, str, str]] = {}
     status, failure = 0, ""
+
+    terminated: list[int] = []
+
+    def on_term(signum: int, frame: object) -> None:  # noted, not raised: Ray's calls must not be cut short
+        terminated.append(signum)
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    old_term = signal.signal(signal.SIGTERM, on_term) if main_thread else None
     try:
         # threaded: one thread runs the program, the others take the peers' messages
         actor = ray.remote(num_cpus=0, max_concurrency=nproc + 3)(RankActor)  # type: ignore[call-overload]
@@ -160,6 +173,8 @@ def launch_on_ray(nproc: int, program: str, argv: list[str], *, model: str, as_t
         start = time.monotonic()
         failed_at: float | None = None
         while pending:
+            if terminated:
+                raise _Stop
             done, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)
             for ref in done:
                 rank = pending.pop(ref)
@@ -179,13 +194,17 @@ def launch_on_ray(nproc: int, program: str, argv: list[str], *, model: str, as_t
                     results[rank] = (-int(signal.SIGKILL), "", "")
                 status = status or 1
                 break
-    except KeyboardInterrupt:  # Ctrl-C: every rank stops with its actor
+    except (KeyboardInterrupt, _Stop) as exc:  # Ctrl-C or SIGTERM: every rank stops with its actor
         for a in ranks:
             with contextlib.suppress(Exception):
                 ray.kill(a)
-        print(f"strata run: interrupted; stopped {len(ranks)} rank(s)", file=sys.stderr)
-        return 130
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        print(f"strata run: {'interrupted' if interrupted else 'terminated'}; stopped {len(ranks)} rank(s)",
+              file=sys.stderr)
+        return 130 if interrupted else 143
     finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, old_term)
         for a in ranks:  # each job's actors go with it: a rank's process never outlives its job
             with contextlib.suppress(Exception):
                 ray.kill(a)
