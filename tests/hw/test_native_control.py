@@ -147,6 +147,13 @@ extern "C" __global__ void high_products(int n, const long long* a, const long l
     hu[i] = __umul64hi((unsigned long long)a[i], (unsigned long long)b[i]);
   }
 }
+extern "C" __global__ void halves(int n, const double* x, int* hi, int* lo, double* swapped) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {   // mov.b64 {lo, hi}, d and mov.b64 d, {lo, hi}
+    int h = __double2hiint(x[i]), l = __double2loint(x[i]);
+    hi[i] = h; lo[i] = l; swapped[i] = __hiloint2double(l, h);
+  }
+}
 extern "C" __global__ void misaligned(int n, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   const char* c = (const char*)x;
@@ -395,6 +402,23 @@ def test_64_bit_high_products(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None
         ak, bk = int(a[k]), int(b[k])
         assert int(hs[k]) == (ak * bk) >> 64, k
         assert int(hu[k]) == ((ak & (2**64 - 1)) * (bk & (2**64 - 1))) >> 64, k
+
+
+def test_pack_and_unpack_64_bit_registers(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 100
+    x = np.random.default_rng(25).standard_normal(n)
+
+    def make() -> Any:
+        outs = [cuda.to_device(np.zeros(n, np.int32)), cuda.to_device(np.zeros(n, np.int32)),
+                cuda.to_device(np.zeros(n, np.float64))]
+        return (np.int32(n), cuda.to_device(x), *outs), outs
+
+    hi, lo, sw = _both(monkeypatch, mod.get_function("halves"), 1, 128, make)
+    bits = x.view(np.uint64)
+    np.testing.assert_array_equal(hi.view(np.uint32), (bits >> np.uint64(32)).astype(np.uint32))
+    np.testing.assert_array_equal(lo.view(np.uint32), (bits & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    want = ((bits & np.uint64(0xFFFFFFFF)) << np.uint64(32)) | (bits >> np.uint64(32))
+    np.testing.assert_array_equal(sw.view(np.uint64), want)
 
 
 def test_lanes_of_one_warp_in_two_allocations(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:

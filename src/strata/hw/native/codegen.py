@@ -939,10 +939,39 @@ class KernelCodegen:
     # mov / cvta
     def _op_mov(self, ins: Instruction) -> None:
         t = self._one_type(ins)
-        if _flags(ins) or len(ins.operands) != 2 or isinstance(ins.operands[1], Vec | Pair) or \
-                isinstance(ins.operands[0], Vec):
+        if _flags(ins) or len(ins.operands) != 2 or isinstance(ins.operands[1], Pair):
             raise self.fail()
-        self._simple(ins, lambda i: (self.read(ins.operands[1], t, i), t))
+        dst, src = ins.operands
+        if isinstance(dst, Vec) or isinstance(src, Vec):
+            self._mov_vector(t, dst, src)
+            return
+        self._simple(ins, lambda i: (self.read(src, t, i), t))
+
+    def _mov_vector(self, t: str, dst: Any, src: Any) -> None:
+        """mov.b64 d, {a, b} packs elements (the first is the least significant); mov.b64 {a, b}, d unpacks."""
+        if t not in ("b32", "b64") or (isinstance(dst, Vec) == isinstance(src, Vec)):
+            raise self.fail()
+        bld = self.bld
+        w = WIDTH[t]
+        vec = src if isinstance(src, Vec) else dst
+        k = len(vec.elems)
+        if k not in (2, 4) or w % k or w // k < 8:
+            raise self.fail()
+        ew = w // k
+        i = self.i
+        if isinstance(src, Vec):
+            v = ir.Constant(ir.IntType(w), 0)
+            for j, e in enumerate(src.elems):
+                part = bld.zext(self.read(e, f"b{ew}", i), ir.IntType(w)) if ew < w else self.read(e, f"b{ew}", i)
+                v = bld.or_(v, bld.shl(part, ir.Constant(ir.IntType(w), j * ew)) if j else part)
+            self.write(dst, t, v, i)
+            return
+        whole = self.read(src, t, i)
+        for j, e in enumerate(dst.elems):
+            if isinstance(e, Sink):
+                continue
+            part = bld.lshr(whole, ir.Constant(ir.IntType(w), j * ew)) if j else whole
+            self.write(e, f"b{ew}", bld.trunc(part, ir.IntType(ew)), i)
 
     def _op_cvta(self, ins: Instruction) -> None:
         fl = _flags(ins)
