@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -192,3 +194,115 @@ def test_syncthreads_count_and_or(mi300x: cuda.Device) -> None:
     want = np.stack([(v > 0).sum(1), (v > -50).all(1), (v > 90).any(1), (v & 1).sum(1)], 1).astype(np.int32)
     np.testing.assert_array_equal(got, np.broadcast_to(want[:, None, :], got.shape))
     assert want[1, 1] == 1 and want[2, 2] == 0 and want[0, 1] == 0  # both answers of _and/_or are checked
+
+
+def round_to(x: Fraction, dtype: type, mode: str) -> float:
+    """x rounded to float32/float64 (rn ties to even, rz, ru, rd) from its exact neighbours; overflow as IEEE."""
+    fin = np.finfo(dtype)
+    if x == 0:
+        return 0.0
+    with np.errstate(over="ignore"):
+        g = dtype(float(x)) if abs(x) <= Fraction(float(fin.max)) * 2 else dtype(np.inf if x > 0 else -np.inf)
+    cands = {g, np.nextafter(g, dtype(np.inf)), np.nextafter(g, dtype(-np.inf))}
+
+    top = Fraction(float(fin.max))
+    ulp = top - Fraction(float(np.nextafter(fin.max, dtype(0))))
+
+    def val(c: Any) -> Fraction:  # the infinities as values beyond every finite x here
+        return Fraction(float(c)) if np.isfinite(c) else (top * 2 ** 4096) * (1 if c > 0 else -1)
+
+    lo = max((c for c in cands if val(c) <= x), key=val)
+    hi = min((c for c in cands if val(c) >= x), key=val)
+    if val(lo) == x or mode == "rd":
+        r = lo
+    elif mode == "ru":
+        r = hi
+    elif mode == "rz":
+        r = lo if x > 0 else hi
+    elif abs(x) >= top + ulp / 2:  # rn: infinity from half an ulp past the largest finite value
+        r = dtype(np.inf if x > 0 else -np.inf)
+    else:
+        dl, dh = x - val(lo), val(hi) - x
+        even = int(np.array(lo, dtype).view(f"u{np.dtype(dtype).itemsize}")) % 2 == 0
+        r = lo if dl < dh or (dl == dh and even) else hi
+    out = float(r)
+    return -0.0 if out == 0 and x < 0 else out
+
+
+CONVERT = r"""
+extern "C" __global__ void cvt(int n, const float* f, const double* d, const int* k, const long long* q,
+                               long long* oi, unsigned long long* ou, float* of, double* od) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = f[i];
+    double y = d[i];
+    long long* a = oi + 8 * i;
+    unsigned long long* b = ou + 8 * i;
+    a[0] = __float2ll_rn(x); a[1] = __float2ll_rz(x); a[2] = __float2ll_ru(x); a[3] = __float2ll_rd(x);
+    a[4] = __double2ll_rn(y); a[5] = __double2ll_rz(y); a[6] = __double2ll_ru(y); a[7] = __double2ll_rd(y);
+    b[0] = __float2ull_rn(x); b[1] = __float2ull_ru(x); b[2] = __double2ull_rd(y); b[3] = __double2ull_rz(y);
+    b[4] = __double2uint_rn(y); b[5] = __double2uint_ru(y); b[6] = __float2uint_ru(x); b[7] = __float2uint_rd(x);
+    float* g = of + 12 * i;
+    g[0] = __int2float_rz(k[i]); g[1] = __int2float_ru(k[i]); g[2] = __int2float_rd(k[i]);
+    g[3] = __uint2float_rd((unsigned)k[i]); g[4] = __ll2float_rn(q[i]); g[5] = __ll2float_rz(q[i]);
+    g[6] = __ll2float_ru(q[i]); g[7] = __ull2float_rd((unsigned long long)q[i]);
+    g[8] = __double2float_rz(y); g[9] = __double2float_ru(y); g[10] = __double2float_rd(y);
+    g[11] = __ull2float_ru((unsigned long long)q[i]);
+    double* h = od + 4 * i;
+    h[0] = __ll2double_rz(q[i]); h[1] = __ll2double_ru(q[i]); h[2] = __ull2double_rd((unsigned long long)q[i]);
+    h[3] = __ull2double_ru((unsigned long long)q[i]);
+}
+"""
+
+
+def test_conversions_every_rounding(mi300x: cuda.Device) -> None:
+    n = 300
+    r = np.random.default_rng(5)
+    f = (r.standard_normal(n) * 10.0 ** r.integers(-2, 21, n)).astype(np.float32)
+    f[:9] = [np.nan, np.inf, -np.inf, -0.5, 2.5, -2.5, 9.3e18, -9.3e18, 1.9e19]
+    d = r.standard_normal(n) * 10.0 ** r.integers(-2, 21, n)
+    d[:9] = [np.nan, np.inf, -1e300, -0.5, 4294967295.5, 3.5, 1e-310, -1e-310, 3.5e38]
+    d[9:30] = r.standard_normal(21) * 3.4e38  # past float32's range: directed results saturate or overflow
+    k = r.integers(-(2 ** 31), 2 ** 31, n).astype(np.int32)
+    q = (r.integers(-(2 ** 63), 2 ** 63 - 1, n, dtype=np.int64) >> r.integers(0, 63, n)).astype(np.int64)
+    q[:4] = [-(2 ** 63), 2 ** 63 - 1, (1 << 53) + 1, -((1 << 60) + 3)]
+    oi, ou = hip.zeros(8 * n, np.int64), hip.zeros(8 * n, np.uint64)
+    of, od = hip.zeros(12 * n, np.float32), hip.zeros(4 * n, np.float64)
+    hip.compile(CONVERT).get_function("cvt")(2, 256, (np.int32(n), hip.to_device(f), hip.to_device(d),
+                                                      hip.to_device(k), hip.to_device(q), oi, ou, of, od))
+    gi, gu, gf, gd = oi.get().reshape(n, 8), ou.get().reshape(n, 8), of.get().reshape(n, 12), od.get().reshape(n, 4)
+
+    def to_int(v: float, mode: str, lo: int, hi: int) -> int:  # saturating; NaN -> 0 (AMD's cvt)
+        if np.isnan(v):
+            return 0
+        if np.isinf(v):
+            return hi if v > 0 else lo
+        fx = Fraction(v)
+        rounded = {"rn": round(fx), "rz": int(fx), "ru": -((-fx.numerator) // fx.denominator),
+                   "rd": fx.numerator // fx.denominator}[mode]  # round(): ties to even
+        return min(max(rounded, lo), hi)
+
+    i64, u64, u32 = (-(2 ** 63), 2 ** 63 - 1), (0, 2 ** 64 - 1), (0, 2 ** 32 - 1)
+    modes = ["rn", "rz", "ru", "rd"]
+    for i in range(n):
+        x, y = float(f[i]), float(d[i])
+        want_i = [to_int(x, m, *i64) for m in modes] + [to_int(y, m, *i64) for m in modes]
+        assert gi[i].tolist() == want_i, (x, y)
+        want_u = [to_int(x, "rn", *u64), to_int(x, "ru", *u64), to_int(y, "rd", *u64), to_int(y, "rz", *u64),
+                  to_int(y, "rn", *u32), to_int(y, "ru", *u32), to_int(x, "ru", *u32), to_int(x, "rd", *u32)]
+        assert gu[i].tolist() == want_u, (x, y)
+        kk, qq = int(k[i]), int(q[i])
+        uq = qq % (1 << 64)
+        want_f = [round_to(Fraction(kk), np.float32, "rz"), round_to(Fraction(kk), np.float32, "ru"),
+                  round_to(Fraction(kk), np.float32, "rd"), round_to(Fraction(kk % (1 << 32)), np.float32, "rd"),
+                  round_to(Fraction(qq), np.float32, "rn"), round_to(Fraction(qq), np.float32, "rz"),
+                  round_to(Fraction(qq), np.float32, "ru"), round_to(Fraction(uq), np.float32, "rd")]
+        want_f += [y if not np.isfinite(y) else round_to(Fraction(y), np.float32, m) for m in ("rz", "ru", "rd")]
+        want_f += [round_to(Fraction(uq), np.float32, "ru")]
+        got_f = gf[i]
+        for j, w in enumerate(want_f):
+            assert (np.isnan(w) and np.isnan(got_f[j])) or np.float32(w).view(np.uint32) == got_f[j].view(np.uint32), \
+                (i, j, got_f[j], w)
+        want_d = [round_to(Fraction(qq), np.float64, "rz"), round_to(Fraction(qq), np.float64, "ru"),
+                  round_to(Fraction(uq), np.float64, "rd"), round_to(Fraction(uq), np.float64, "ru")]
+        np.testing.assert_array_equal(gd[i].view(np.uint64), np.array(want_d).view(np.uint64), err_msg=str(i))

@@ -492,18 +492,33 @@ __STRATA_VEC(unsigned char, uchar)
 #undef __STRATA_VEC
 
 // ---- helpers for the 16-bit float headers (hip_fp16.h, hip_bf16.h)
-// Directed rounding from a round-to-nearest result (bits `b`, value `back`) of the exact value `x` (a double
-// holds every float and int exactly): when the result lies on the wrong side of x, its neighbour towards x is
-// the directed result. dir: 0 towards zero, 1 up, -1 down. A finite x past the largest finite value rounds to
-// it towards zero and to infinity away from zero; a tiny x steps from the zero of its own sign; NaN stays.
-static __device__ __forceinline__ unsigned short __strata_directed16(unsigned short b, double back, double x, int dir) {
-  if (x != x || back == x) return b;
-  bool away = __builtin_fabs(back) < __builtin_fabs(x);
-  bool want_away = (dir == 1 && x > 0) || (dir == -1 && x < 0);
-  if (back == 0.0) b = x < 0 ? 0x8000 : 0;
+// Directed rounding from a round-to-nearest result: when it lies on the wrong side of the exact value x, its
+// neighbour towards x is the directed result (its bit pattern one up or down). `b` is the result's bits, `c` the
+// sign of (result - x) (0 when exact, or for NaN), `xneg` whether x < 0, `rzero` whether the result is a zero
+// (a tiny x steps from the zero of its own sign), `sign` the format's sign bit; dir: 0 towards zero, 1 up, -1
+// down. A finite x past the largest finite value rounds to it towards zero and to infinity away from zero.
+template <typename U>
+static __device__ __forceinline__ U __strata_directed(U b, int c, bool xneg, bool rzero, int dir, U sign) {
+  if (c == 0) return b;
+  bool away = xneg ? c > 0 : c < 0;  // |result| < |x|
+  bool want_away = (dir == 1 && !xneg) || (dir == -1 && xneg);
+  if (rzero) b = xneg ? sign : 0;
   if (away && want_away) return b + 1;    // one ulp further from zero
   if (!away && !want_away) return b - 1;  // one ulp towards zero
   return b;
+}
+static __device__ __forceinline__ int __strata_cmp(double r, double x) { return r > x ? 1 : r < x ? -1 : 0; }
+// the 16-bit form: `back` the result's value, x exact as a double (every float and int is)
+static __device__ __forceinline__ unsigned short __strata_directed16(unsigned short b, double back, double x, int dir) {
+  return __strata_directed<unsigned short>(b, __strata_cmp(back, x), x < 0, back == 0.0, dir, 0x8000);
+}
+static __device__ __forceinline__ float __strata_directed32(float r, int c, bool xneg, int dir) {
+  return __builtin_bit_cast(float, __strata_directed<unsigned>(__builtin_bit_cast(unsigned, r), c, xneg, r == 0.0f,
+                                                               dir, 0x80000000u));
+}
+static __device__ __forceinline__ double __strata_directed64(double r, int c, bool xneg, int dir) {
+  return __builtin_bit_cast(double, __strata_directed<unsigned long long>(__builtin_bit_cast(unsigned long long, r), c,
+                                                                          xneg, r == 0.0, dir, 1ull << 63));
 }
 // double -> float rounded to odd (truncate, then set the last bit if anything was cut off): rounding that to a
 // format with at least two fewer significand bits (half, bfloat16) to nearest rounds the double only once
@@ -514,3 +529,67 @@ static __device__ __forceinline__ float __strata_double2float_odd(double d) {
   if (__builtin_fabs((double)f) > __builtin_fabs(d)) u -= 1;  // rounded away from zero: truncate
   return __builtin_bit_cast(float, u | 1u);
 }
+
+// ---- conversions with every rounding. To an integer: rounded to an integer value first (exact in double), then
+// saturated to the destination's range, NaN giving 0 (as cvt.r*i on both ISAs). To a float: the round-to-nearest
+// conversion, moved one ulp when it lies on the wrong side of the exact value (compared exactly).
+static __device__ __forceinline__ double __strata_round_int(double x, int dir) {  // dir 2: to nearest even
+  return dir == 2 ? __builtin_rint(x) : dir == 0 ? __builtin_trunc(x) : dir == 1 ? __builtin_ceil(x) : __builtin_floor(x);
+}
+static __device__ __forceinline__ unsigned __strata_sat_u32(double r) {
+  return r != r || r <= 0.0 ? 0u : r >= 4294967295.0 ? 4294967295u : (unsigned)r;
+}
+static __device__ __forceinline__ long long __strata_sat_i64(double r) {
+  return r != r ? 0 : r >= 9223372036854775808.0 ? 9223372036854775807ll
+         : r <= -9223372036854775808.0 ? (-9223372036854775807ll - 1) : (long long)r;
+}
+static __device__ __forceinline__ unsigned long long __strata_sat_u64(double r) {
+  return r != r || r <= 0.0 ? 0ull : r >= 18446744073709551616.0 ? ~0ull : (unsigned long long)r;
+}
+#define __STRATA_F2I(from, F, T, to, sat)                                                                 \
+  static __device__ __forceinline__ T __##from##2##to##_rn(F x) { return sat(__strata_round_int(x, 2)); }  \
+  static __device__ __forceinline__ T __##from##2##to##_rz(F x) { return sat(__strata_round_int(x, 0)); }  \
+  static __device__ __forceinline__ T __##from##2##to##_ru(F x) { return sat(__strata_round_int(x, 1)); }  \
+  static __device__ __forceinline__ T __##from##2##to##_rd(F x) { return sat(__strata_round_int(x, -1)); }
+__STRATA_F2I(double, double, unsigned, uint, __strata_sat_u32)
+__STRATA_F2I(float, float, long long, ll, __strata_sat_i64)
+__STRATA_F2I(float, float, unsigned long long, ull, __strata_sat_u64)
+__STRATA_F2I(double, double, long long, ll, __strata_sat_i64)
+__STRATA_F2I(double, double, unsigned long long, ull, __strata_sat_u64)
+#undef __STRATA_F2I
+static __device__ __forceinline__ unsigned __float2uint_ru(float x) { return __strata_sat_u32(__builtin_ceil((double)x)); }
+static __device__ __forceinline__ unsigned __float2uint_rd(float x) { return __strata_sat_u32(__builtin_floor((double)x)); }
+
+// integer -> float/double: the comparison with the exact integer is done in integers past 2^53
+static __device__ __forceinline__ int __strata_cmp_ll(double r, long long v) {  // sign of r - v, r integral
+  if (r >= 9223372036854775808.0) return 1;
+  long long b = (long long)r;
+  return (b > v) - (b < v);
+}
+static __device__ __forceinline__ int __strata_cmp_ull(double r, unsigned long long v) {
+  if (r >= 18446744073709551616.0) return 1;
+  unsigned long long b = (unsigned long long)r;
+  return (b > v) - (b < v);
+}
+#define __STRATA_I2F(name, T, R, rn, cmp, dirfn)                                                              \
+  static __device__ __forceinline__ R name##_rz(T v) { R r = rn; return dirfn(r, cmp, v < 0, 0); }              \
+  static __device__ __forceinline__ R name##_ru(T v) { R r = rn; return dirfn(r, cmp, v < 0, 1); }              \
+  static __device__ __forceinline__ R name##_rd(T v) { R r = rn; return dirfn(r, cmp, v < 0, -1); }
+__STRATA_I2F(__int2float, int, float, (float)v, __strata_cmp((double)r, (double)v), __strata_directed32)
+__STRATA_I2F(__uint2float, unsigned, float, (float)v, __strata_cmp((double)r, (double)v), __strata_directed32)
+__STRATA_I2F(__ll2float, long long, float, (float)v, __strata_cmp_ll((double)r, v), __strata_directed32)
+__STRATA_I2F(__ull2float, unsigned long long, float, (float)v, __strata_cmp_ull((double)r, v), __strata_directed32)
+__STRATA_I2F(__ll2double, long long, double, (double)v, __strata_cmp_ll(r, v), __strata_directed64)
+__STRATA_I2F(__ull2double, unsigned long long, double, (double)v, __strata_cmp_ull(r, v), __strata_directed64)
+#undef __STRATA_I2F
+static __device__ __forceinline__ float __ll2float_rn(long long v) { return (float)v; }
+static __device__ __forceinline__ float __ull2float_rn(unsigned long long v) { return (float)v; }
+static __device__ __forceinline__ double __ll2double_rn(long long v) { return (double)v; }
+static __device__ __forceinline__ double __ull2double_rn(unsigned long long v) { return (double)v; }
+static __device__ __forceinline__ double __uint2double_rn(unsigned x) { return (double)x; }
+static __device__ __forceinline__ float __double2float_rz(double x) {
+  float r = (float)x; return __strata_directed32(r, __strata_cmp((double)r, x), x < 0, 0); }
+static __device__ __forceinline__ float __double2float_ru(double x) {
+  float r = (float)x; return __strata_directed32(r, __strata_cmp((double)r, x), x < 0, 1); }
+static __device__ __forceinline__ float __double2float_rd(double x) {
+  float r = (float)x; return __strata_directed32(r, __strata_cmp((double)r, x), x < 0, -1); }
