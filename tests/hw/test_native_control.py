@@ -17,6 +17,19 @@ import strata.cuda as cuda  # noqa: E402
 from strata import trace  # noqa: E402
 from strata.errors import DeviceFault  # noqa: E402
 
+HALF_SRC = r"""
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void widen_halves(int n, const unsigned short* h, float* f, double* d, float* g) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    __half x = __ushort_as_half(h[i]);
+    __nv_bfloat16 y = __ushort_as_bfloat16(h[i]);
+    f[i] = __half2float(x); d[i] = (double)__half2float(x); g[i] = __bfloat162float(y);
+  }
+}
+"""
+
 SRC = r"""
 extern "C" __global__ void ragged_loop(int n, const int* cnt, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -419,6 +432,28 @@ def test_pack_and_unpack_64_bit_registers(monkeypatch: pytest.MonkeyPatch, mod: 
     np.testing.assert_array_equal(lo.view(np.uint32), (bits & np.uint64(0xFFFFFFFF)).astype(np.uint32))
     want = ((bits & np.uint64(0xFFFFFFFF)) << np.uint64(32)) | (bits >> np.uint64(32))
     np.testing.assert_array_equal(sw.view(np.uint64), want)
+
+
+def test_half_to_float_keeps_every_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    fn = cuda.compile(HALF_SRC).get_function("widen_halves")
+    special = [0x7C01, 0x7E00, 0xFC00, 0x8000, 0x0001, 0x83FF, 0x7BFF, 0x3C00, 0xFE01, 0x7D55]
+    h = np.array(special + list(np.random.default_rng(26).integers(0, 1 << 16, 90)), np.uint16)
+    n = h.size
+
+    def make() -> Any:
+        outs = [cuda.to_device(np.zeros(n, np.float32)), cuda.to_device(np.zeros(n, np.float64)),
+                cuda.to_device(np.zeros(n, np.float32))]
+        return (np.int32(n), cuda.to_device(h), *outs), outs
+
+    f, d, g = _both(monkeypatch, fn, 1, 128, make)
+    h32 = h.astype(np.uint32)
+    top = (h32 & 0x7C00) == 0x7C00  # infinities and NaNs
+    want = h.view(np.float16).astype(np.float32).view(np.uint32)
+    want[top] = ((h32 & 0x8000) << 16 | 0x7F800000 | (h32 & 0x3FF) << 13)[top]  # payload kept, not quieted
+    np.testing.assert_array_equal(f.view(np.uint32), want)
+    np.testing.assert_array_equal(g.view(np.uint32), h32 << 16)
+    nan = top & ((h32 & 0x3FF) != 0)
+    assert np.array_equal(d[~nan], f[~nan].astype(np.float64)) and np.isnan(d[nan]).all()
 
 
 def test_lanes_of_one_warp_in_two_allocations(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:

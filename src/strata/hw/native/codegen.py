@@ -1419,6 +1419,10 @@ class KernelCodegen:
 
     # conversions
     def _op_cvt(self, ins: Instruction) -> None:
+        halves = [m for m in ins.mods if m in ("f16", "bf16")]
+        if halves:
+            self._cvt_from_half(ins, halves)
+            return
         ts = _types(ins)
         fl = set(_flags(ins))
         if len(ts) != 2:
@@ -1495,6 +1499,34 @@ class KernelCodegen:
             r = bld.fptrunc(self.read(ins.operands[1], at, i), F32)
             return self.post32(r, "ftz" in fl, "sat" in fl), dt
         self._simple(ins, conv_dn)
+
+    def _cvt_from_half(self, ins: Instruction, halves: list[str]) -> None:
+        """cvt.f32.f16 / .f32.bf16 / .f64.f16 / .f64.bf16: exact widening, bit for bit as the reference's
+        (integer work, not the CPU's half conversion, which would quiet signaling NaNs)."""
+        ts = [m for m in ins.mods if m in WIDTH or m in ("f16", "bf16")]
+        fl = set(ins.mods) - set(ts)
+        if len(ts) != 2 or ts[1] not in ("f16", "bf16") or ts[0] not in FLOATS or fl - {"ftz"} or \
+                ("ftz" in fl and ts[0] != "f32"):
+            raise self.fail()
+        dt, at = ts
+        bld = self.bld
+
+        def compute(i: ir.Value) -> tuple[ir.Value, str]:
+            h = bld.zext(self.read(ins.operands[1], "b16", i), I32)
+            if at == "bf16":
+                f = bld.bitcast(bld.shl(h, ir.Constant(I32, 16)), F32)
+            else:  # the exponent/mantissa field read as an f32 is the value times 2^-112 (subnormals too)
+                em = bld.shl(bld.and_(h, ir.Constant(I32, 0x7FFF)), ir.Constant(I32, 13))
+                scaled = bld.fmul(bld.bitcast(em, F32), ir.Constant(I32, 0x77800000).bitcast(F32))
+                fb = bld.bitcast(scaled, I32)
+                special = bld.icmp_unsigned(">=", em, ir.Constant(I32, 0x7C00 << 13))  # inf/NaN
+                fb = bld.or_(fb, bld.select(special, ir.Constant(I32, 0x7F800000), ir.Constant(I32, 0)))
+                fb = bld.or_(fb, bld.shl(bld.and_(h, ir.Constant(I32, 0x8000)), ir.Constant(I32, 16)))
+                f = bld.bitcast(fb, F32)
+            if dt == "f64":
+                return bld.fpext(f, F64), dt
+            return (self.flush32(f) if "ftz" in fl else f), dt
+        self._simple(ins, compute)
 
     def _cvt_same(self, ins: Instruction, t: str, fl: set[str]) -> None:
         """cvt.{irnd}{.ftz}{.sat}.fT.fT: round to integral and/or the result modifiers, as the reference's
