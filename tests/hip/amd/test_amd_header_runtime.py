@@ -306,3 +306,83 @@ def test_conversions_every_rounding(mi300x: cuda.Device) -> None:
         want_d = [round_to(Fraction(qq), np.float64, "rz"), round_to(Fraction(qq), np.float64, "ru"),
                   round_to(Fraction(uq), np.float64, "rd"), round_to(Fraction(uq), np.float64, "ru")]
         np.testing.assert_array_equal(gd[i].view(np.uint64), np.array(want_d).view(np.uint64), err_msg=str(i))
+
+
+F32_DIRECTED = r"""
+extern "C" __global__ void fdir(int n, const float* a, const float* b, const float* c, float* o) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = a[i], y = b[i], z = c[i];
+    float r[21] = {__fadd_rz(x, y), __fadd_ru(x, y), __fadd_rd(x, y), __fsub_rz(x, y), __fsub_ru(x, y),
+                   __fsub_rd(x, y), __fmul_rz(x, y), __fmul_ru(x, y), __fmul_rd(x, y), __fdiv_rz(x, y),
+                   __fdiv_ru(x, y), __fdiv_rd(x, y), __fmaf_rz(x, y, z), __fmaf_ru(x, y, z), __fmaf_rd(x, y, z),
+                   __fsqrt_rz(x), __fsqrt_ru(x), __fsqrt_rd(x), __frcp_rz(x), __frcp_ru(x), __frcp_rd(x)};
+    for (int k = 0; k < 21; ++k) o[21 * i + k] = r[k];
+}
+"""
+
+
+def test_f32_directed_rounding_arithmetic(mi300x: cuda.Device) -> None:
+    n = 160
+    r = np.random.default_rng(6)
+    a, b, c = ((r.standard_normal(n) * 10.0 ** r.integers(-40, 39, n)).astype(np.float32) for _ in range(3))
+    big, tiny = np.float32(3e38), np.float32(1e-45)
+    special = [(1.5, -1.5, 0.0), (0.0, 0.0, -0.0), (-0.0, 0.0, 0.0), (big, big, big), (-big, big, -big),
+               (tiny, 0.5, tiny), (1.0, 0.0, 1.0), (np.inf, 2.0, -np.inf), (np.nan, 1.0, 1.0), (2.0, 3.0, -6.0),
+               (1e-20, 1e-20, 0.0), (3.0, 7.0, 1e-30)]
+    for j, (p, q, s) in enumerate(special):
+        a[j], b[j], c[j] = p, q, s
+    a[20:40] = np.abs(a[20:40])  # square roots of positive values
+    o = hip.zeros(21 * n, np.float32)
+    hip.compile(F32_DIRECTED).get_function("fdir")(1, 256, (np.int32(n), hip.to_device(a), hip.to_device(b),
+                                                            hip.to_device(c), o))
+    got = o.get().reshape(n, 21)
+    modes = ("rz", "ru", "rd")
+
+    def exact(op: str, x: float, y: float, z: float) -> Fraction | None:  # None: a special case
+        if not np.isfinite([x, y, z]).all():
+            return None
+        fx, fy, fz = Fraction(x), Fraction(y), Fraction(z)
+        if op == "add":
+            return fx + fy
+        if op == "sub":
+            return fx - fy
+        if op == "mul":
+            return fx * fy
+        if op == "div":
+            return None if y == 0 else fx / fy
+        if op == "fma":
+            return fx * fy + fz
+        return None  # sqrt and rcp are checked below
+
+    for i in range(n):
+        x, y, z = float(a[i]), float(b[i]), float(c[i])
+        for k, op in enumerate(("add", "sub", "mul", "div", "fma")):
+            e = exact(op, x, y, z)
+            for m, mode in enumerate(modes):
+                g = got[i, 3 * k + m]
+                if e is None:
+                    continue
+                w = round_to(e, np.float32, mode)
+                if e == 0:  # an exact zero: its sign by IEEE's rules (rd: -0 unless both addends are +0)
+                    addends = {"add": (x, y), "sub": (x, -y), "fma": (x * y, z)}.get(op)
+                    if addends and mode == "rd":
+                        w = 0.0 if all(v == 0 and not np.signbit(v) for v in addends) else -0.0
+                    elif addends:
+                        w = -0.0 if all(np.signbit(v) for v in addends) else 0.0
+                    else:
+                        w = -0.0 if np.signbit(x) != np.signbit(y) else 0.0
+                assert np.float32(w).view(np.uint32) == g.view(np.uint32), (i, op, mode, x, y, z, g, w)
+        if x > 0 and np.isfinite(x):
+            # sqrt: the neighbours s of the exact root are found by comparing s^2 with x exactly
+            s0 = np.float32(np.sqrt(np.float64(x)))
+            cands = sorted({s0, np.nextafter(s0, np.float32(0)), np.nextafter(s0, np.float32(np.inf))})
+            lo = max(s for s in cands if Fraction(float(s)) ** 2 <= Fraction(x))
+            hi = min(s for s in cands if Fraction(float(s)) ** 2 >= Fraction(x))
+            np.testing.assert_array_equal(got[i, 15:18].view(np.uint32),
+                                          np.array([lo, hi, lo], np.float32).view(np.uint32), err_msg=str(x))
+            np.testing.assert_array_equal(got[i, 18:21].view(np.uint32), np.array(
+                [round_to(1 / Fraction(x), np.float32, m) for m in modes], np.float32).view(np.uint32), err_msg=str(x))
+    # the special rows: overflow saturates towards zero, 1/0 and inf stay infinite, NaN stays NaN
+    assert got[3, 0] == np.finfo(np.float32).max and got[3, 1] == np.inf
+    assert got[6, 9] == np.inf and np.isnan(got[8]).all()

@@ -593,3 +593,71 @@ static __device__ __forceinline__ float __double2float_ru(double x) {
   float r = (float)x; return __strata_directed32(r, __strata_cmp((double)r, x), x < 0, 1); }
 static __device__ __forceinline__ float __double2float_rd(double x) {
   float r = (float)x; return __strata_directed32(r, __strata_cmp((double)r, x), x < 0, -1); }
+
+// ---- float32 arithmetic with directed rounding: the round-to-nearest result r of the float operation, and the
+// exact value as an unevaluated double sum hi + lo (error-free in double: float operands leave room), whose sign of
+// r - (hi + lo) says whether r must move one ulp. NaN stays; an exact zero sum rounded down is -0 unless both
+// addends are +0 (IEEE's rule; the other modes keep round-to-nearest's zero).
+static __device__ __forceinline__ float __strata_f32_dir(float r, double hi, double lo, int dir) {
+  if (r != r) return r;
+  int c = (double)r != hi ? __strata_cmp((double)r, hi) : (lo > 0.0 ? -1 : lo < 0.0 ? 1 : 0);
+  return __strata_directed32(r, c, hi < 0.0, dir);
+}
+static __device__ __forceinline__ float __strata_fadd_dir(int dir, float a, float b) {
+  float r;
+  {
+#pragma clang fp contract(off)
+    r = a + b;
+  }
+  double x = a, y = b, hi = x + y, bb = hi - x, lo = (x - (hi - bb)) + (y - bb);  // two-sum
+  if (dir == -1 && r == 0.0f && hi == 0.0 && !(a == 0.0f && b == 0.0f && !__builtin_signbit(a) && !__builtin_signbit(b)))
+    return -0.0f;
+  return __strata_f32_dir(r, hi, lo, dir);
+}
+static __device__ __forceinline__ float __strata_fmul_dir(int dir, float a, float b) {
+  float r;
+  {
+#pragma clang fp contract(off)
+    r = a * b;
+  }
+  return __strata_f32_dir(r, (double)a * (double)b, 0.0, dir);  // exact: 24 x 24 bits
+}
+// a / b: the double quotient's remainder (exact by fma) tells on which side the exact quotient is
+static __device__ __forceinline__ float __strata_fdiv_dir(int dir, float a, float b) {
+  float r;
+  {
+#pragma clang fp contract(off)
+    r = a / b;
+  }
+  double q = (double)a / (double)b, rem = __builtin_fma(-q, (double)b, (double)a);
+  return __strata_f32_dir(r, q, (b < 0.0f ? -rem : rem), dir);
+}
+static __device__ __forceinline__ float __strata_fsqrt_dir(int dir, float a) {
+  float r = __builtin_sqrtf(a);
+  double s = __builtin_sqrt((double)a);
+  return __strata_f32_dir(r, s, __builtin_fma(-s, s, (double)a), dir);
+}
+static __device__ __forceinline__ float __strata_fmaf_dir(int dir, float a, float b, float c) {
+  float r = __builtin_fmaf(a, b, c);
+  double p = (double)a * (double)b, z = c, hi = p + z, bb = hi - p, lo = (p - (hi - bb)) + (z - bb);
+  bool pneg = __builtin_signbit(a) != __builtin_signbit(b);
+  if (dir == -1 && r == 0.0f && hi == 0.0 && !(p == 0.0 && c == 0.0f && !pneg && !__builtin_signbit(c)))
+    return -0.0f;
+  return __strata_f32_dir(r, hi, lo, dir);
+}
+#define __STRATA_FDIR(name, impl, params, ...)                                                                \
+  static __device__ __forceinline__ float name##_rz params { return impl(0, __VA_ARGS__); }                    \
+  static __device__ __forceinline__ float name##_ru params { return impl(1, __VA_ARGS__); }                    \
+  static __device__ __forceinline__ float name##_rd params { return impl(-1, __VA_ARGS__); }
+__STRATA_FDIR(__fadd, __strata_fadd_dir, (float a, float b), a, b)
+__STRATA_FDIR(__fsub, __strata_fadd_dir, (float a, float b), a, -b)
+__STRATA_FDIR(__fmul, __strata_fmul_dir, (float a, float b), a, b)
+__STRATA_FDIR(__fdiv, __strata_fdiv_dir, (float a, float b), a, b)
+__STRATA_FDIR(__fmaf, __strata_fmaf_dir, (float a, float b, float c), a, b, c)
+__STRATA_FDIR(__fsqrt, __strata_fsqrt_dir, (float a), a)
+__STRATA_FDIR(__frcp, __strata_fdiv_dir, (float a), 1.0f, a)
+#undef __STRATA_FDIR
+static __device__ __forceinline__ float __frcp_rn(float a) {
+#pragma clang fp contract(off)
+  return 1.0f / a;
+}
