@@ -326,8 +326,8 @@ def test_f32_directed_rounding_arithmetic(mi300x: cuda.Device) -> None:
     n = 160
     r = np.random.default_rng(6)
     a, b, c = ((r.standard_normal(n) * 10.0 ** r.integers(-40, 39, n)).astype(np.float32) for _ in range(3))
-    big, tiny = np.float32(3e38), np.float32(1e-45)
-    special = [(1.5, -1.5, 0.0), (0.0, 0.0, -0.0), (-0.0, 0.0, 0.0), (big, big, big), (-big, big, -big),
+    big, tiny = 3e38, 1e-45
+    special: list[tuple[float, float, float]] = [(1.5, -1.5, 0.0), (0.0, 0.0, -0.0), (-0.0, 0.0, 0.0), (big, big, big), (-big, big, -big),
                (tiny, 0.5, tiny), (1.0, 0.0, 1.0), (np.inf, 2.0, -np.inf), (np.nan, 1.0, 1.0), (2.0, 3.0, -6.0),
                (1e-20, 1e-20, 0.0), (3.0, 7.0, 1e-30)]
     for j, (p, q, s) in enumerate(special):
