@@ -16,7 +16,7 @@ Example:
     >>> import numpy as np, strata.cuda as cuda
     >>> xp, hg = cuda.to_device(np.zeros((1, 4), np.float32)), cuda.to_device(np.zeros((1, 4), np.float32))
     >>> c, hc = cuda.to_device(np.ones((1, 1), np.float32)), cuda.empty((1, 2), np.float32)
-    >>> lstm_forward("float32", xp.ptr, 4, hg.ptr, 0, c.ptr, 1, hc.ptr, 0, 1, 1)
+    >>> lstm_forward("float32", xp.ptr, 4, hg.ptr, 0, c.ptr, 1, hc.ptr, 2, hc.ptr + 4, 2, 0, 1, 1)
     >>> hc.get().tolist()   # c' = f c + i g = 0.5, h' = o tanh(c') with f = i = o = 1/2, g = 0
     [[0.23105859756469727, 0.5]]
 """
@@ -34,9 +34,10 @@ template <typename A> __device__ __forceinline__ A sigm(A x) { return A(1) / (A(
 // the hidden projection's element k of row r plus its bias (when there is one)
 #define HIDDEN(k) (up(u[(k) * hd + j]) + (b ? up(b[(k) * hd + j]) : A(0)))
 
-// gates = xp + (h W_hh^T + b_hh); c' = f c + i g; h' = o tanh(c'); hc = [h' | c'] (rows, 2H)
+// gates = xp + (h W_hh^T + b_hh); c' = f c + i g; h' = o tanh(c'), written to hy and cy (row strides hys, cys)
 template <typename T> __global__ void lstm_fwd(const T* xp, long long xs, const T* hg, const T* b, const T* c,
-                                               long long cs, T* hc, T* ws, long long rows, long long hd) {
+                                               long long cs, T* hy, long long hys, T* cy, long long cys, T* ws,
+                                               long long rows, long long hd) {
     typedef typename Op<T>::type A;
     GRID_STRIDE(e, rows * hd) {
         long long r = e / hd, j = e - r * hd;
@@ -48,8 +49,8 @@ template <typename T> __global__ void lstm_fwd(const T* xp, long long xs, const 
         A o = sigm(up(x[3 * hd + j]) + HIDDEN(3));
         A c1 = f * up(c[r * cs + j]) + i * g;
         A tc = m_tanh(c1);
-        hc[r * 2 * hd + j] = Down<T>::f(o * tc);
-        hc[r * 2 * hd + hd + j] = Down<T>::f(c1);
+        hy[r * hys + j] = Down<T>::f(o * tc);
+        cy[r * cys + j] = Down<T>::f(c1);
         if (ws) {
             T* w = ws + r * 5 * hd;
             w[j] = Down<T>::f(i); w[hd + j] = Down<T>::f(f); w[2 * hd + j] = Down<T>::f(g);
@@ -58,16 +59,18 @@ template <typename T> __global__ void lstm_fwd(const T* xp, long long xs, const 
     }
 }
 
-// gy = [dh' | dc'] (row stride gs): dgates (rows, 4H) before the activations; dc = dL/dc (null: not wanted)
-template <typename T> __global__ void lstm_bwd(const T* gy, long long gs, const T* ws, const T* c, long long cs,
-                                               T* dgates, T* dc, long long rows, long long hd) {
+// dh' = gh (row stride ghs) + dh2 (rows, H; null: none), dc' = gc (row stride gcs): dgates (rows, 4H) before the
+// activations; dc = dL/dc (rows, H; null: not wanted; it may be gc itself: each thread reads, then writes)
+template <typename T> __global__ void lstm_bwd(const T* gh, long long ghs, const T* dh2, const T* gc, long long gcs,
+                                               const T* ws, const T* c, long long cs, T* dgates, T* dc,
+                                               long long rows, long long hd) {
     typedef typename Op<T>::type A;
     GRID_STRIDE(e, rows * hd) {
         long long r = e / hd, j = e - r * hd;
         const T* w = ws + r * 5 * hd;
         A i = up(w[j]), f = up(w[hd + j]), g = up(w[2 * hd + j]), o = up(w[3 * hd + j]), tc = up(w[4 * hd + j]);
-        A dh = up(gy[r * gs + j]);
-        A dct = up(gy[r * gs + hd + j]) + dh * o * (A(1) - tc * tc);  // directly, and through h' = o tanh(c')
+        A dh = up(gh[r * ghs + j]) + (dh2 ? up(dh2[r * hd + j]) : A(0));
+        A dct = up(gc[r * gcs + j]) + dh * o * (A(1) - tc * tc);  // directly, and through h' = o tanh(c')
         T* d = dgates + r * 4 * hd;
         d[j] = Down<T>::f(dct * g * i * (A(1) - i));
         d[hd + j] = Down<T>::f(dct * up(c[r * cs + j]) * f * (A(1) - f));
@@ -184,20 +187,23 @@ def _i(*xs: int) -> tuple[np.int64, ...]:
     return tuple(np.int64(x) for x in xs)
 
 
-def lstm_forward(dt: str, xp: int, xs: int, hg: int, b: int, c: int, cs: int, hc: int, ws: int, rows: int,
-                 hd: int) -> None:
+def lstm_forward(dt: str, xp: int, xs: int, hg: int, b: int, c: int, cs: int, hy: int, hys: int, cy: int, cys: int,
+                 ws: int, rows: int, hd: int) -> None:
     """One LSTM step's gates: xp (rows, 4H; row stride xs) the input projection with b_ih, hg (rows, 4H)
-    = h W_hh^T, b = b_hh (4H) or 0, c (rows, H; row stride cs); writes hc = [h' | c'] (rows, 2H) and, when
-    ws is not 0, the workspace (rows, 5H) the backward reads. Pointers are device addresses."""
-    _launch(dt, "lstm_fwd", rows * hd, (xp, *_i(xs), hg, b, c, *_i(cs), hc, ws, *_i(rows, hd)))
+    = h W_hh^T, b = b_hh (4H) or 0, c (rows, H; row stride cs); writes h' to hy and c' to cy (rows, H; row
+    strides hys, cys) and, when ws is not 0, the workspace (rows, 5H) the backward reads. Pointers are
+    device addresses."""
+    _launch(dt, "lstm_fwd", rows * hd, (xp, *_i(xs), hg, b, c, *_i(cs), hy, *_i(hys), cy, *_i(cys), ws,
+                                        *_i(rows, hd)))
 
 
-def lstm_backward(dt: str, gy: int, gs: int, ws: int, c: int, cs: int, dgates: int, dc: int, rows: int,
-                  hd: int) -> None:
-    """The step's backward from gy = [dh' | dc'] (rows, 2H; row stride gs): dgates (rows, 4H), the
-    gradient of the gate pre-activations (= that of xp; dh and dW_hh follow by BLAS), and dc (rows, H)
-    unless it is 0."""
-    _launch(dt, "lstm_bwd", rows * hd, (gy, *_i(gs), ws, c, *_i(cs), dgates, dc, *_i(rows, hd)))
+def lstm_backward(dt: str, gh: int, ghs: int, dh2: int, gc: int, gcs: int, ws: int, c: int, cs: int, dgates: int,
+                  dc: int, rows: int, hd: int) -> None:
+    """The step's backward from dh' = gh (row stride ghs) + dh2 ((rows, H) or 0) and dc' = gc (row stride
+    gcs): dgates (rows, 4H), the gradient of the gate pre-activations (= that of xp; dh and dW_hh follow
+    by BLAS), and dc (rows, H) unless it is 0 (dc may be gc, updated in place)."""
+    _launch(dt, "lstm_bwd", rows * hd, (gh, *_i(ghs), dh2, gc, *_i(gcs), ws, c, *_i(cs), dgates, dc,
+                                        *_i(rows, hd)))
 
 
 def gru_forward(dt: str, xp: int, xs: int, hg: int, b: int, h: int, hs: int, hy: int, ws: int, rows: int,

@@ -196,15 +196,15 @@ class RNNBase(Module):
             for d in range(dirs):
                 w_ih, w_hh, b_ih, b_hh = self._layer_params(layer, d)
                 k = layer * dirs + d
+                proj = F.linear(layer_in, w_ih, b_ih)  # (once: the step-by-step path below reuses it)
                 if self.mode == "LSTM" and masks is None and c0 is not None:  # the whole layer fused on cpu
-                    fused = rnn_cpu.lstm_layer(F.linear(layer_in, w_ih, b_ih), h0[k], c0[k], w_hh, b_hh, bool(d),
-                                               _lstm_layer_composite)
+                    fused = rnn_cpu.lstm_layer(proj, h0[k], c0[k], w_hh, b_hh, bool(d), _lstm_layer_composite)
                     if fused is not None:
                         outs.append(fused[0])
                         hs.append(fused[1])
                         cs.append(fused[2])
                         continue
-                xp = F.linear(layer_in, w_ih, b_ih).unbind(0)
+                xp = proj.unbind(0)
                 steps = range(len(xp) - 1, -1, -1) if d else range(len(xp))
                 h = h0[k]
                 c = c0[k] if c0 is not None else None

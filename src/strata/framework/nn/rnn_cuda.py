@@ -170,7 +170,7 @@ def _lstm_step(xp: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | No
         hc = empty((n, 2 * hd), d, dev)
         ws = empty((n, 5 * hd), d, dev) if grad else None
         k.lstm_forward(d.name, _ptr(xq), xs, _ptr(hg), _ptr(b) if b is not None else 0, _ptr(cq), cs, _ptr(hc),
-                       _ptr(ws) if ws is not None else 0, n, hd)
+                       2 * hd, _ptr(hc) + hd * d.itemsize, 2 * hd, _ptr(ws) if ws is not None else 0, n, hd)
     if not grad:
         return _columns(hc, 0, hd), _columns(hc, hd, hd)
 
@@ -185,8 +185,8 @@ def _lstm_step(xp: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | No
             gq, gs = _rows(g)
             dg = empty((n, 4 * hd), d, dev)
             dc = empty((n, hd), d, dev) if need[2] else None
-            k.lstm_backward(d.name, _ptr(gq), gs, _ptr(ws), _ptr(cq), cs, _ptr(dg), _ptr(dc) if dc is not None else 0,
-                            n, hd)
+            k.lstm_backward(d.name, _ptr(gq), gs, 0, _ptr(gq) + hd * d.itemsize, gs, _ptr(ws), _ptr(cq), cs, _ptr(dg),
+                            _ptr(dc) if dc is not None else 0, n, hd)
             dh = _input_grad(dg, w) if need[1] else None
             dw, db = _weight_grads(dg, hq, hs, need[3], need[4])
         return [dg if need[0] else None, dh, dc, dw, db]
