@@ -165,8 +165,12 @@ def launch_on_ray(nproc: int, program: str, argv: list[str], *, model: str, as_t
         ray.get([a.start.remote(ranks) for a in ranks])
         run_id = uuid.uuid4().hex[:12]
         pending = {}
+        # the launcher's strata settings (kernel timeout, trace, ...) reach the ranks, as a local launch's
+        # environment does; the actors' own environment is their node's Ray worker's
+        settings = {k: v for k, v in os.environ.items()
+                    if k.startswith("STRATA_") and k not in ("STRATA_GPU", "STRATA_DEVICES", "STRATA_CLUSTER")}
         for rank, a in enumerate(ranks):
-            env = {"RANK": str(rank), "LOCAL_RANK": "0", "WORLD_SIZE": str(nproc), "LOCAL_WORLD_SIZE": "1",
+            env = {**settings, "RANK": str(rank), "LOCAL_RANK": "0", "WORLD_SIZE": str(nproc), "LOCAL_WORLD_SIZE": "1",
                    "GROUP_RANK": str(rank), "MASTER_ADDR": master, "MASTER_PORT": str(port),
                    "TORCHELASTIC_RUN_ID": run_id, "STRATA_DEVICES": model, "STRATA_CLUSTER": "local"}
             pending[a.run.remote(os.path.abspath(program), list(argv), env, as_torch)] = rank

@@ -31,7 +31,16 @@ from strata.framework.distributed.transport import _ABORT, _P2P, DistBackendErro
 _CLOSED = "\0closed"  # the tag of the message a rank's mesh sends its peers when it closes
 _HELLO = "\0hello"  # the tag of the meeting message every rank sends every other when its group starts
 POLL_S = 0.1  # how often a waiting receive checks for a failed peer
+INLINE_BYTES = 64 << 10  # smaller payloads travel as bytes inside the call
 CLOSE_WAIT_S = 5.0  # how long closing waits for the last messages to be taken, so the close comes after them
+
+
+def _wire(data: bytes | memoryview) -> Any:
+    """A payload as Ray moves it best: a NumPy array is serialized out of band (one copy into the object
+    store, read in place by the receiver), where bytes would be pickled (copied again on each side)."""
+    import numpy as np
+
+    return np.frombuffer(data, np.uint8) if len(data) > INLINE_BYTES else bytes(data)
 
 
 class Endpoint:
@@ -46,18 +55,18 @@ class Endpoint:
         self.rank, self.world_size, self.handles = rank, world_size, list(handles)
         self.failed: dict[int, str] = {}  # rank -> why the launcher reported it gone
         self.meshes: list[RayMesh] = []  # open ones, closed when the rank's program ends
-        self._inboxes: dict[tuple[int, int], queue.SimpleQueue[tuple[str, bytes]]] = {}
+        self._inboxes: dict[tuple[int, int], queue.SimpleQueue[tuple[str, Any]]] = {}
         self._lock = threading.Lock()
         self._generations = 0
 
-    def inbox(self, generation: int, src: int) -> queue.SimpleQueue[tuple[str, bytes]]:
+    def inbox(self, generation: int, src: int) -> queue.SimpleQueue[tuple[str, Any]]:
         with self._lock:  # a peer's message may arrive before this rank made its group: created on first use
             q = self._inboxes.get((generation, src))
             if q is None:
                 q = self._inboxes[(generation, src)] = queue.SimpleQueue()
             return q
 
-    def deliver(self, generation: int, src: int, tag: str, payload: bytes) -> None:
+    def deliver(self, generation: int, src: int, tag: str, payload: Any) -> None:
         self.inbox(generation, src).put((tag, payload))
 
     def peer_failed(self, rank: int, reason: str) -> None:
@@ -139,7 +148,7 @@ class RayMesh(Mesh):
             missing.remove(p)
         self._confirm_all()
 
-    def _take(self, peer: int, deadline: float) -> tuple[str, bytes] | None:
+    def _take(self, peer: int, deadline: float) -> tuple[str, Any] | None:
         """The next message from `peer`, or None at the deadline or once the launcher reported it gone
         (its messages sent before that are still taken first)."""
         q = self.ep.inbox(self.generation, peer)
@@ -188,7 +197,7 @@ class RayMesh(Mesh):
         h = self._handle(peer)
         with self._send_locks[peer]:
             self._confirm(peer, self.timeout)  # one pair's messages in order: the last one was taken
-            self._unacked[peer] = h.deliver.remote(self.generation, self.rank, t, bytes(data))
+            self._unacked[peer] = h.deliver.remote(self.generation, self.rank, t, _wire(data))
         self.bytes_sent += len(data)
 
     def recv(self, peer: int) -> bytes:
@@ -203,7 +212,8 @@ class RayMesh(Mesh):
             raise DistBackendError(f"rank {self.rank}: rank {peer} sent nothing within {self.timeout:g} s during "
                                    f"{self.tag} (the collective timed out: is every rank calling the same "
                                    "collectives?)")
-        tag, data = got
+        tag, payload = got
+        data = payload if isinstance(payload, bytes) else payload.tobytes()  # off the object store's buffer
         if tag == _ABORT:
             raise DistBackendError(f"rank {self.rank}: rank {peer} aborted the process group during {self.tag}: "
                                    f"{data.decode(errors='replace')}")
@@ -222,8 +232,7 @@ class RayMesh(Mesh):
         try:
             for p in (peers if send_to is None else send_to):
                 self.send(p, blocks[p])
-            got = {p: self.recv(p) for p in peers}
-            self._confirm_all()
+            got = {p: self.recv(p) for p in peers}  # the sends are confirmed before the next ones to their peers
         except DistBackendError as exc:
             self.abort(str(exc))
             raise
