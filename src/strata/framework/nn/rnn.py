@@ -197,8 +197,10 @@ class RNNBase(Module):
                 w_ih, w_hh, b_ih, b_hh = self._layer_params(layer, d)
                 k = layer * dirs + d
                 proj = F.linear(layer_in, w_ih, b_ih)  # (once: the step-by-step path below reuses it)
-                if self.mode == "LSTM" and masks is None and c0 is not None:  # the whole layer fused on cpu
+                if self.mode == "LSTM" and masks is None and c0 is not None:  # the whole layer fused
                     fused = rnn_cpu.lstm_layer(proj, h0[k], c0[k], w_hh, b_hh, bool(d), _lstm_layer_composite)
+                    if fused is None:  # (on cuda: the layer as cuDNN runs it)
+                        fused = rnn_cuda.lstm_layer(proj, h0[k], c0[k], w_hh, b_hh, bool(d), _lstm_layer_composite)
                     if fused is not None:
                         outs.append(fused[0])
                         hs.append(fused[1])

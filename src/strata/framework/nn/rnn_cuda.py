@@ -284,3 +284,112 @@ def _rnn_step(xp: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, relu: bo
     assert hy.grad_fn is not None
     saved = autograd.SavedOutput(hy, hy.grad_fn)  # (not hy itself: no cycle through hy.grad_fn)
     return hy
+
+
+# ----------------------------------------------------------------------------------------- a whole LSTM layer
+LstmLayerComposite = Callable[[Tensor, Tensor, Tensor, Tensor, Tensor | None, bool], tuple[Tensor, Tensor, Tensor]]
+
+
+def lstm_layer(xp: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, b_hh: Tensor | None, reverse: bool,
+               composite: LstmLayerComposite) -> tuple[Tensor, Tensor, Tensor] | None:
+    """One LSTM layer (one direction) on "cuda" over the input projections xp (T, N, 4H) from h0, c0 (N, H):
+    (outputs (T, N, H), h_n, c_n) as cuDNN runs a layer: per step one GEMM and one gate kernel forward,
+    one gate kernel and one GEMM backward, with the states written straight into the outputs, and after
+    the backward loop one GEMM over all the steps for dW_hh and one sum for db_hh; one autograd node.
+    None where it does not apply (see `lstm_step`), and the caller runs the layer step by step.
+    `composite(xp, h0, c0, w_hh, b_hh, reverse)` is that step-by-step layer, for the backward under
+    create_graph."""
+    if xp.dim() != 3 or xp.shape[0] == 0 or not _applies(4, xp[0], h0, w_hh, b_hh, c0):
+        return None
+    return _lstm_layer(xp, h0, c0, w_hh, b_hh, reverse, composite)
+
+
+@profiling.op("aten::_cudnn_rnn")
+def _lstm_layer(xp: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, b_hh: Tensor | None, reverse: bool,
+                composite: LstmLayerComposite) -> tuple[Tensor, Tensor, Tensor]:
+    # q (T + 3, N, H) holds the hidden states in time order at rows 1 .. T, h0 at the row before the first
+    # step (row 0 forward, T + 1 in reverse), so the states each step reads are rows [0, T) or [2, T + 2)
+    # as one matrix for dW_hh, and c_T at row T + 2; the node's output is q, the results its views
+    d, dev = xp.dtype, xp.device
+    steps, n, hd = xp.shape[0], h0.shape[0], h0.shape[1]
+    sz, row = d.itemsize, n * hd
+    order = range(steps - 1, -1, -1) if reverse else range(steps)
+    inputs = [xp, h0, c0, w_hh, b_hh]
+    grad = autograd.needs_grad(*inputs)
+    with autograd.no_grad(), on(dev):
+        xq = xp.contiguous()
+        w = w_hh.contiguous()
+        b = b_hh.contiguous() if b_hh is not None else None
+        q = empty((steps + 3, n, hd), d, dev)
+        first = steps + 1 if reverse else 0  # the row h0 sits at
+        q[first].copy_(h0)
+        c0q, c0s = _rows(c0)
+        cs = empty((steps, n, hd), d, dev)  # c_t at time t (c_T goes to q instead)
+        ws = empty((steps, n, 5 * hd), d, dev) if grad else None
+        hg = empty((n, 4 * hd), d, dev)
+        qp, xpp, bp = _ptr(q), _ptr(xq), (_ptr(b) if b is not None else 0)
+        prev_c, prev_cs = _ptr(c0q), c0s
+        for i, t in enumerate(order):
+            hrow = t + 2 if reverse else t  # h_{t-1} in processing order
+            _gemm(d, dev, "T", "N", 4 * hd, n, hd, _ptr(w), hd, qp + hrow * row * sz, hd, 0.0, _ptr(hg), 4 * hd)
+            cy = qp + (steps + 2) * row * sz if i == steps - 1 else _ptr(cs) + t * row * sz
+            k.lstm_forward(d.name, xpp + t * 4 * row * sz, 4 * hd, _ptr(hg), bp, prev_c, prev_cs,
+                           qp + (t + 1) * row * sz, hd, cy, hd, _ptr(ws) + t * 5 * row * sz if ws is not None else 0,
+                           n, hd)
+            prev_c, prev_cs = cy, hd
+    if grad:
+        def bw(g: Tensor) -> list[Any]:
+            if autograd.is_grad_enabled():  # create_graph: differentiate the step-by-step layer, recomputed
+                out, _, c_n = composite(xp, h0, c0, w_hh, b_hh, reverse)
+                ends = [out.new_zeros((1, n, hd)), h0.unsqueeze(0)]  # (the unwritten row, and h0's)
+                if not reverse:
+                    ends.reverse()
+                return _composite_grads(joining.cat([ends[0], out, ends[1], c_n.unsqueeze(0)], 0), inputs, g)
+            need = [t is not None and t.requires_grad for t in inputs]
+            assert ws is not None
+            with on(dev):
+                gq = g.contiguous()
+                gp, cp = _ptr(gq), _ptr(cs)  # (cs, ws, q, c0q: the closure keeps them alive until here)
+                dgs = empty((steps, n, 4 * hd), d, dev)  # dL/d(gates) at time t: xp's gradient
+                dhr = empty((n, hd), d, dev)  # dL/dh_{t-1} through W_hh, for the step before
+                dc = empty((n, hd), d, dev)
+                gc, gcs = gp + (steps + 2) * row * sz, hd  # dL/dc_T, then dc in place
+                for i in range(steps - 1, -1, -1):
+                    t = order[i]
+                    c_prev, c_prev_s = (_ptr(c0q), c0s) if i == 0 else (cp + order[i - 1] * row * sz, hd)
+                    k.lstm_backward(d.name, gp + (t + 1) * row * sz, hd, _ptr(dhr) if i < steps - 1 else 0, gc, gcs,
+                                    _ptr(ws) + t * 5 * row * sz, c_prev, c_prev_s, _ptr(dgs) + t * 4 * row * sz,
+                                    _ptr(dc), n, hd)
+                    gc, gcs = _ptr(dc), hd
+                    if i > 0 or need[1]:
+                        _gemm(d, dev, "N", "N", hd, n, 4 * hd, _ptr(w), hd, _ptr(dgs) + t * 4 * row * sz, 4 * hd, 0.0,
+                              _ptr(dhr), hd)
+                h_prev = q._view((steps * n, hd), (hd, 1), q._offset + (2 if reverse else 0) * row)
+                dw, db = _weight_grads(dgs.view(steps * n, 4 * hd), h_prev, hd, need[3], need[4])
+            return [dgs if need[0] else None, dhr if need[1] else None, dc if need[2] else None, dw, db]
+        q = record(q, inputs, "CudnnRnnBackward0", bw)
+    last = order[-1]
+    return _rows_of(q, 1, steps), _rows_of(q, last + 1, 1, squeeze=True), _rows_of(q, steps + 2, 1, squeeze=True)
+
+
+def _rows_of(q: Tensor, start: int, length: int, squeeze: bool = False) -> Tensor:
+    """q[start:start + length] (or q[start] with `squeeze`; q fresh and row-major), a view whose gradient
+    is g placed in zeros of q's shape: one kernel, or by concatenation (differentiable) under create_graph."""
+    rest = tuple(q.shape[1:])
+    per = q.stride(0)
+    view = q._view(rest if squeeze else (length, *rest), q.stride()[1:] if squeeze else q.stride(),
+                   q._offset + start * per)
+    if not q.requires_grad:
+        return view
+
+    def bw(g: Tensor) -> tuple:
+        if autograd.is_grad_enabled():
+            gg = g.unsqueeze(0) if squeeze else g
+            parts = [g.new_zeros((start, *rest)), gg, g.new_zeros((q.shape[0] - start - length, *rest))]
+            return (joining.cat(parts, 0),)
+        out = empty(tuple(q.shape), g.dtype, g.device)
+        with on(g.device):
+            gq = g.contiguous()
+            k.place_cols(g.dtype.name, _ptr(gq), 0, 1, _ptr(out), 1, q.numel(), start * per, length * per)
+        return (out,)
+    return record(view, [q], "SliceBackward0", bw)
