@@ -327,7 +327,8 @@ def test_f32_directed_rounding_arithmetic(mi300x: cuda.Device) -> None:
     r = np.random.default_rng(6)
     a, b, c = ((r.standard_normal(n) * 10.0 ** r.integers(-40, 39, n)).astype(np.float32) for _ in range(3))
     big, tiny = 3e38, 1e-45
-    special: list[tuple[float, float, float]] = [(1.5, -1.5, 0.0), (0.0, 0.0, -0.0), (-0.0, 0.0, 0.0), (big, big, big), (-big, big, -big),
+    special: list[tuple[float, float, float]] = [
+               (1.5, -1.5, 0.0), (0.0, 0.0, -0.0), (-0.0, 0.0, 0.0), (big, big, big), (-big, big, -big),
                (tiny, 0.5, tiny), (1.0, 0.0, 1.0), (np.inf, 2.0, -np.inf), (np.nan, 1.0, 1.0), (2.0, 3.0, -6.0),
                (1e-20, 1e-20, 0.0), (3.0, 7.0, 1e-30)]
     for j, (p, q, s) in enumerate(special):
@@ -386,3 +387,35 @@ def test_f32_directed_rounding_arithmetic(mi300x: cuda.Device) -> None:
     # the special rows: overflow saturates towards zero, 1/0 and inf stay infinite, NaN stays NaN
     assert got[3, 0] == np.finfo(np.float32).max and got[3, 1] == np.inf
     assert got[6, 9] == np.inf and np.isnan(got[8]).all()
+
+
+SHFL64 = r"""
+extern "C" __global__ void shfl64(const double* d, const long long* q, double* od, long long* oq,
+                                  unsigned long long* ou, unsigned* o32) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    od[t] = __shfl(d[t], (int)(threadIdx.x * 7 + 3));                 // every lane of the wavefront
+    oq[t] = __shfl_xor(q[t], 5);
+    ou[t] = __shfl_down((unsigned long long)q[t], 3u, 16);
+    o32[t] = __shfl_up((unsigned)q[t], 1u);
+}
+"""
+
+
+def test_64bit_and_unsigned_shuffles(mi300x: cuda.Device) -> None:
+    n = 128  # two wavefronts
+    r = np.random.default_rng(7)
+    d = r.standard_normal(n) * 1e300
+    q = r.integers(-(2 ** 63), 2 ** 63 - 1, n, dtype=np.int64)
+    od, oq = hip.zeros(n, np.float64), hip.zeros(n, np.int64)
+    ou, o32 = hip.zeros(n, np.uint64), hip.zeros(n, np.uint32)
+    hip.compile(SHFL64).get_function("shfl64")(1, n, (hip.to_device(d), hip.to_device(q), od, oq, ou, o32))
+    t = np.arange(n)
+    lane, base = t % 64, t - t % 64
+    src = base + (t * 7 + 3) % 64
+    xor = base + (lane ^ 5)
+    down = np.where(lane % 16 + 3 >= 16, t, t + 3)
+    up = np.where(lane == 0, t, t - 1)
+    np.testing.assert_array_equal(od.get().view(np.uint64), d[src].view(np.uint64))
+    np.testing.assert_array_equal(oq.get(), q[xor])
+    np.testing.assert_array_equal(ou.get(), q[down].view(np.uint64))
+    np.testing.assert_array_equal(o32.get(), q[up].astype(np.uint64).astype(np.uint32))

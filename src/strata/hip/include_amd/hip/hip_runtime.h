@@ -138,6 +138,32 @@ static __device__ __forceinline__ float __shfl_down(float v, unsigned delta, int
 static __device__ __forceinline__ float __shfl_up(float v, unsigned delta, int width = warpSize) {
   return __builtin_bit_cast(float, __shfl_up(__builtin_bit_cast(int, v), delta, width));
 }
+// 32-bit unsigned and 64-bit values: each 32-bit half through the int shuffle
+#define __STRATA_SHFL_WIDE(NAME, ARG)                                                                          \
+  static __device__ __forceinline__ unsigned NAME(unsigned v, ARG a, int width = warpSize) {                     \
+    return (unsigned)NAME((int)v, a, width);                                                                     \
+  }                                                                                                              \
+  static __device__ __forceinline__ long long NAME(long long v, ARG a, int width = warpSize) {                   \
+    int lo = NAME((int)v, a, width), hi = NAME((int)(v >> 32), a, width);                                       \
+    return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);                                 \
+  }                                                                                                              \
+  static __device__ __forceinline__ unsigned long long NAME(unsigned long long v, ARG a, int width = warpSize) { \
+    return (unsigned long long)NAME((long long)v, a, width);                                                     \
+  }                                                                                                              \
+  static __device__ __forceinline__ long NAME(long v, ARG a, int width = warpSize) {                             \
+    return (long)NAME((long long)v, a, width);                                                                   \
+  }                                                                                                              \
+  static __device__ __forceinline__ unsigned long NAME(unsigned long v, ARG a, int width = warpSize) {           \
+    return (unsigned long)NAME((long long)v, a, width);                                                          \
+  }                                                                                                              \
+  static __device__ __forceinline__ double NAME(double v, ARG a, int width = warpSize) {                         \
+    return __builtin_bit_cast(double, NAME(__builtin_bit_cast(long long, v), a, width));                         \
+  }
+__STRATA_SHFL_WIDE(__shfl, int)
+__STRATA_SHFL_WIDE(__shfl_xor, int)
+__STRATA_SHFL_WIDE(__shfl_down, unsigned)
+__STRATA_SHFL_WIDE(__shfl_up, unsigned)
+#undef __STRATA_SHFL_WIDE
 static __device__ __forceinline__ unsigned long long __ballot(int pred) {
   return __builtin_amdgcn_uicmp(pred != 0, 0, 33);  // 33 = ICMP_NE: a 64-bit lane mask
 }
