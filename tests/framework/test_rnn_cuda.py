@@ -218,6 +218,31 @@ def test_one_gate_kernel_per_step_forward_and_backward() -> None:
         assert _launches(rec)[f"{kernel}_bwd<float>"] == 5, kind
 
 
+def test_lstm_layer_is_one_node_and_each_step_adds_one_gemm_and_one_kernel() -> None:
+    """A whole LSTM layer on cuda: one CudnnRnnBackward0 node; the launches grow by exactly one GEMM and
+    one gate kernel per step forward and per step backward (dW_hh and db_hh once per layer)."""
+    m = snn.LSTM(3, 4).to("cuda")
+    out, _ = m(strata.randn(2, 2, 3, device="cuda", requires_grad=True))
+    assert out.grad_fn is not None
+    assert [f.name() for f, _ in out.grad_fn.next_functions if f is not None] == ["CudnnRnnBackward0"]
+
+    def launches(steps: int) -> tuple[Counter[str], Counter[str]]:
+        x = strata.randn(steps, 2, 3, device="cuda", requires_grad=True)
+        m(x)[0].sum().backward()  # (compiles outside the recordings)
+        with trace.record() as rec:
+            y = m(x)[0]
+        fwd = _launches(rec)
+        with trace.record() as rec:
+            y.sum().backward()
+        return fwd, _launches(rec)
+
+    (f3, b3), (f6, b6) = launches(3), launches(6)
+    for small, big, gate in ((f3, f6, "lstm_fwd"), (b3, b6, "lstm_bwd")):
+        assert _count(small, gate) == 3 and _count(big, gate) == 6, (small, big)
+        assert _count(big, "gemm") - _count(small, "gemm") == 3, (small, big)
+        assert sum(big.values()) - sum(small.values()) == 6, (small, big)
+
+
 # ----------------------------------------------------------------------------------------- higher order
 @pytest.mark.parametrize("kind", ["LSTMCell", "GRUCell", "RNNCell"])
 def test_second_order_gradients_through_the_composite(kind: str) -> None:
@@ -244,6 +269,31 @@ def test_second_order_gradients_through_the_composite(kind: str) -> None:
         _close(s, t, "first-order grad")
     (tg[0].pow(2).sum() + (tg[1] * tg[0].sum()).sum()).backward()
     (sg[0].pow(2).sum() + (sg[1] * sg[0].sum()).sum()).backward()
+    for i, (s, t) in enumerate(zip(sx, tx, strict=True)):
+        _close(s.grad, t.grad, f"second-order grad of input {i}")
+    tp = dict(tm.named_parameters())
+    for name, p in sm.named_parameters():
+        _close(p.grad, tp[name].grad, f"second-order grad of {name}")
+
+
+def test_second_order_gradients_through_a_bidirectional_lstm_layer() -> None:
+    """The layer node under create_graph (both directions): its backward differentiates the step-by-step
+    layer, recomputed; gradients of a function of the first-order gradients match PyTorch's."""
+    torch.manual_seed(10)
+    tm, sm = torch.nn.LSTM(3, 2, bidirectional=True), snn.LSTM(3, 2, bidirectional=True)
+    _port(tm, sm, "cuda")
+    arrays = [_x(3, 2, 3), _x(2, 2, 2), _x(2, 2, 2)]
+    tx = [torch.tensor(a, requires_grad=True) for a in arrays]
+    sx = [strata.tensor(a, device="cuda", requires_grad=True) for a in arrays]
+    grads = []
+    for m, xs, lib in ((tm, tx, torch), (sm, sx, strata)):
+        out, (hn, cn) = m(xs[0], (xs[1], xs[2]))
+        y = (out * out).sum() + (hn * cn).sum()
+        g = lib.autograd.grad(y, [xs[0], xs[2]], create_graph=True)
+        (g[0].pow(2).sum() + g[1].sum() * g[0].sum()).backward()
+        grads.append(g)
+    for s, t in zip(grads[1], grads[0], strict=True):
+        _close(s, t, "first-order grad")
     for i, (s, t) in enumerate(zip(sx, tx, strict=True)):
         _close(s.grad, t.grad, f"second-order grad of input {i}")
     tp = dict(tm.named_parameters())

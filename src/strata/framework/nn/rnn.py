@@ -12,8 +12,9 @@ is autograd's. On "cpu" an LSTM layer (and an LSTM cell's step) is one fused op 
 recurrence and its backpropagation through time in NumPy, one autograd node per layer), the step-by-step
 ops remaining for packed sequences and for higher-order gradients. On "cuda" each LSTM, GRU and RNN step
 (of a layer or a cell) is a fused cell instead (rnn_cuda, cuDNN's role): the hidden projection by BLAS and
-the gate arithmetic in one kernel launch, one autograd node with a one-kernel backward; the composite
-step ops remain under autocast and for higher-order gradients (the fused backward recomputes them).
+the gate arithmetic in one kernel launch, one autograd node with a one-kernel backward; an LSTM layer
+(unpacked input) is one node for all its steps, with one GEMM for dW_hh over them. The composite step
+ops remain under autocast and for higher-order gradients (the fused backward recomputes them).
 
 Example:
     >>> import strata
