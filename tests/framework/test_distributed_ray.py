@@ -207,3 +207,55 @@ def test_a_torch_distributed_script_runs_unchanged_as_torch_on_ray(ray_instance:
     out, err = capfd.readouterr()
     assert status == 0, err[-3000:]
     assert set(re.findall(r"rank \d+ ok", out)) == {"rank 0 ok", "rank 1 ok"}, out
+
+
+FOUR = textwrap.dedent("""
+    import os
+    import numpy as np
+    import strata
+    import strata.distributed as dist
+
+    dist.init_process_group("nccl", timeout=60)
+    r, w, n = dist.get_rank(), dist.get_world_size(), 37
+    data = [np.random.default_rng(k).standard_normal(w * n).astype(np.float32) for k in range(w)]
+    t = lambda a: strata.tensor(a, device="cuda:0")
+    x = t(data[r])
+    dist.all_reduce(x)
+    np.testing.assert_allclose(x.cpu().numpy(), np.sum(data, axis=0), rtol=1e-5, atol=1e-5)
+    x = t(data[r])
+    dist.all_reduce(x, op=dist.ReduceOp.MAX)
+    np.testing.assert_array_equal(x.cpu().numpy(), np.max(data, axis=0))
+    b = t(data[r])
+    dist.broadcast(b, src=2)
+    np.testing.assert_array_equal(b.cpu().numpy(), data[2])
+    g = t(np.zeros(w * w * n, np.float32))
+    dist.all_gather_into_tensor(g, t(data[r]))
+    np.testing.assert_array_equal(g.cpu().numpy(), np.concatenate(data))
+    rs = t(np.zeros(n, np.float32))
+    dist.reduce_scatter_tensor(rs, t(data[r]))
+    np.testing.assert_allclose(rs.cpu().numpy(), np.sum(data, axis=0)[r * n:(r + 1) * n], rtol=1e-5, atol=1e-5)
+    a = t(np.zeros(w * n, np.float32))
+    dist.all_to_all_single(a, t(data[r]))
+    np.testing.assert_array_equal(a.cpu().numpy(), np.concatenate([d[r * n:(r + 1) * n] for d in data]))
+    odd = dist.new_group([1, 3])
+    if r % 2:
+        o = t(data[r])
+        dist.all_reduce(o, group=odd)
+        np.testing.assert_allclose(o.cpu().numpy(), data[1] + data[3], rtol=1e-5, atol=1e-5)
+    dist.barrier()
+    dist.destroy_process_group()
+    print(f"rank {r} ok", flush=True)
+""")
+
+
+@needs_ray
+def test_every_collective_on_four_ranks_through_ray(ray_instance: None, env: None, tmp_path: Path,
+                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    """Four ranks: ring steps between different peers, an all-to-all over three peers, a group of two;
+    each result against NumPy."""
+    script = tmp_path / "four.py"
+    script.write_text(FOUR)
+    status = launch_on_ray(4, str(script), [], model="h200", timeout=300)
+    out, err = capfd.readouterr()
+    assert status == 0, err[-3000:]
+    assert set(re.findall(r"rank \d+ ok", out)) == {f"rank {r} ok" for r in range(4)}, out

@@ -12,7 +12,7 @@ and a small cluster must still fit N ranks.
 
 When a rank's program fails or its actor dies, the launcher tells the other ranks at once (their waits
 on it end with an error naming it), gives them `GRACE_S` to fail on their own, then kills their actors.
-Ctrl-C kills every actor, and with it every rank. Each rank's output is printed in rank order at the end.
+Ctrl-C (or SIGTERM) kills every actor, and with it every rank. Each rank's output is printed in rank order at the end.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def _status(rank: int, ref: Any) -> tuple[int, str, str]:
 def launch_on_ray(nproc: int, program: str, argv: list[str], *, model: str, as_torch: bool = False,
                   address: str = "", timeout: float | None = None) -> int:
     """Run `program` as `nproc` ranks, each in a Ray actor; print each rank's output in rank order; return
-    0 or the first failing rank's status (130 on Ctrl-C)."""
+    0 or the first failing rank's status (130 on Ctrl-C, 143 on SIGTERM)."""
     import ray  # type: ignore[import-not-found, unused-ignore]
 
     started_here = not ray.is_initialized()
@@ -184,12 +184,13 @@ def launch_on_ray(nproc: int, program: str, argv: list[str], *, model: str, as_t
                 rank = pending.pop(ref)
                 results[rank] = _status(rank, ref)
                 code = results[rank][0]
-                if code and not status:
-                    status = code if code > 0 else 128 - code
-                    failure = f"rank {rank} exited with status {code}"
-                    failed_at = time.monotonic()
-                    for other in pending.values():  # their waits on this rank end now, naming it
-                        ranks[other].peer_failed.remote(rank, failure)
+                if not code:
+                    continue
+                why = f"rank {rank} exited with status {code}"
+                for other in pending.values():  # their waits on this rank end now, naming it
+                    ranks[other].peer_failed.remote(rank, why)
+                if not status:
+                    status, failure, failed_at = (code if code > 0 else 128 - code), why, time.monotonic()
             now = time.monotonic()
             if pending and ((failed_at is not None and now - failed_at > GRACE_S)
                             or (timeout is not None and now - start > timeout)):
