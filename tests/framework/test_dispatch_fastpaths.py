@@ -226,3 +226,19 @@ def test_batched_times_matrix_folds_like_torch(sa, sb):
     for s, t in zip(*res, strict=True):
         assert s.shape == t.shape
         np.testing.assert_allclose(s, t, rtol=1e-10, atol=1e-12)
+
+
+def test_leaf_gradients_are_not_copied(monkeypatch):
+    """The backward of a small MLP runs no copy kernel: each parameter takes its gradient as computed."""
+    from strata.framework import op_table
+
+    copies = []
+    kernels = op_table._KERNELS["cpu"]
+    copy = kernels["copy"]
+    monkeypatch.setitem(kernels, "copy", lambda *a: (copies.append(tuple(a[0].shape)), copy(*a))[1])
+    m = strata.nn.Sequential(strata.nn.Linear(6, 5), strata.nn.ReLU(), strata.nn.Linear(5, 3))
+    loss = strata.nn.functional.cross_entropy(m(strata.randn(4, 6)), strata.tensor([0, 1, 2, 0]))
+    copies.clear()
+    loss.backward()
+    assert copies == []
+    assert all(p.grad is not None and p.grad.is_contiguous() for p in m.parameters())

@@ -411,7 +411,8 @@ def _execute(outputs: tuple, roots_g: list[Tensor], inputs: tuple | None, *, ret
                 var = node.variable
                 g = _run_hooks(var.__dict__.get("_hooks"), g)
                 if accumulate and (inputs is None or id(node) in capture):
-                    _accumulate(var, g, create_graph, sole=_sole_owner(g))
+                    sole = _sole_owner(g)  # (its own statement: as an argument, g would be on the stack twice)
+                    _accumulate(var, g, create_graph, sole=sole)
                 for i in capture.get(id(node), ()):
                     captured[i] = g
                 continue
