@@ -259,3 +259,28 @@ def test_every_collective_on_four_ranks_through_ray(ray_instance: None, env: Non
     out, err = capfd.readouterr()
     assert status == 0, err[-3000:]
     assert set(re.findall(r"rank \d+ ok", out)) == {f"rank {r} ok" for r in range(4)}, out
+
+
+@needs_ray
+def test_rank_0_exiting_before_it_serves_the_store_ends_the_others_wait(ray_instance: None, env: None,
+                                                                        tmp_path: Path,
+                                                                        capfd: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "early.py"
+    script.write_text(textwrap.dedent("""
+        import os, sys, time
+        import strata.distributed as dist
+
+        if os.environ["RANK"] == "0":
+            sys.exit(4)
+        start = time.monotonic()
+        try:
+            dist.init_process_group("nccl", timeout=60)
+        except dist.DistStoreError as exc:
+            print(f"rank 1 caught after {time.monotonic() - start:.1f} s: {exc}", flush=True)
+            sys.exit(7)
+    """))
+    assert launch_on_ray(2, str(script), [], model="h200", timeout=200) == 4
+    out, err = capfd.readouterr()
+    m = re.search(r"rank 1 caught after ([\d.]+) s: could not reach the rendezvous store .*: rank 0 exited with "
+                  r"status 4", out)
+    assert m is not None and float(m.group(1)) < 10, out + err[-2000:]

@@ -166,14 +166,15 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         if not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} is not in [0, world_size={world_size})")
         own_store = store is None
+        endpoint = ray_transport.current()  # a rank running inside its Ray actor: messages go through Ray
         if store is None:
             host, port = _address(init_method or "env://")
-            store = TCPStore(host, port, world_size, is_master=rank == 0, timeout=seconds)
+            gone = None if endpoint is None else (lambda: endpoint.failed.get(0))  # rank 0 serves the store
+            store = TCPStore(host, port, world_size, is_master=rank == 0, timeout=seconds, gone=gone)
         try:
             with trace.span("L5", "c10d::init_process_group", backend=name, rank=rank, world_size=world_size):
                 # listen where this host reaches the store: loopback on one machine, the node's address
                 # on a cluster (a loopback address published to another node could not be reached)
-                endpoint = ray_transport.current()  # a rank running inside its Ray actor: messages go through Ray
                 mesh = (ray_transport.RayMesh(endpoint, rank, world_size, seconds) if endpoint is not None
                         else Mesh(store, rank, world_size, seconds, host=store.sock.getsockname()[0]))
         except BaseException:

@@ -20,6 +20,7 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 _HEADER = struct.Struct("!Q")
@@ -157,10 +158,11 @@ class TCPStore:
         world_size: accepted as torch accepts it.
         is_master: run the server here.
         timeout: seconds to wait for the server at start and for keys in `get`/`wait`.
+        gone: while waiting for the server: why rank 0 will never serve it (as its launcher reported), or None.
     """
 
     def __init__(self, host: str, port: int, world_size: int | None = None, is_master: bool = False,
-                 timeout: float = 300.0) -> None:
+                 timeout: float = 300.0, gone: Callable[[], str | None] | None = None) -> None:
         self.timeout = timeout
         self._server = _Server(host, port) if is_master else None
         self.port = self._server.port if self._server is not None else port
@@ -171,6 +173,9 @@ class TCPStore:
                 self.sock = socket.create_connection((host, self.port), timeout=timeout)
                 break
             except OSError as exc:
+                why = gone() if gone is not None else None
+                if why is not None:  # the launcher reported rank 0 gone: it will never serve the store
+                    raise DistStoreError(f"could not reach the rendezvous store at {host}:{self.port}: {why}") from exc
                 if time.monotonic() > deadline:
                     if self._server is not None:
                         self._server.close()
