@@ -218,10 +218,11 @@ def test_one_gate_kernel_per_step_forward_and_backward() -> None:
         assert _launches(rec)[f"{kernel}_bwd<float>"] == 5, kind
 
 
-def test_lstm_layer_is_one_node_and_each_step_adds_one_gemm_and_one_kernel() -> None:
-    """A whole LSTM layer on cuda: one CudnnRnnBackward0 node; the launches grow by exactly one GEMM and
-    one gate kernel per step forward and per step backward (dW_hh and db_hh once per layer)."""
-    m = snn.LSTM(3, 4).to("cuda")
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_layer_is_one_node_and_each_step_adds_one_gemm_and_one_kernel(kind: str) -> None:
+    """A whole LSTM or GRU layer on cuda: one CudnnRnnBackward0 node; the launches grow by exactly one GEMM
+    and one gate kernel per step forward and per step backward (dW_hh and db_hh once per layer)."""
+    m = getattr(snn, kind)(3, 4).to("cuda")
     out, _ = m(strata.randn(2, 2, 3, device="cuda", requires_grad=True))
     assert out.grad_fn is not None
     assert [f.name() for f, _ in out.grad_fn.next_functions if f is not None] == ["CudnnRnnBackward0"]
@@ -237,7 +238,7 @@ def test_lstm_layer_is_one_node_and_each_step_adds_one_gemm_and_one_kernel() -> 
         return fwd, _launches(rec)
 
     (f3, b3), (f6, b6) = launches(3), launches(6)
-    for small, big, gate in ((f3, f6, "lstm_fwd"), (b3, b6, "lstm_bwd")):
+    for small, big, gate in ((f3, f6, f"{kind.lower()}_fwd"), (b3, b6, f"{kind.lower()}_bwd")):
         assert _count(small, gate) == 3 and _count(big, gate) == 6, (small, big)
         assert _count(big, "gemm") - _count(small, "gemm") == 3, (small, big)
         assert sum(big.values()) - sum(small.values()) == 6, (small, big)
@@ -276,20 +277,25 @@ def test_second_order_gradients_through_the_composite(kind: str) -> None:
         _close(p.grad, tp[name].grad, f"second-order grad of {name}")
 
 
-def test_second_order_gradients_through_a_bidirectional_lstm_layer() -> None:
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_second_order_gradients_through_a_bidirectional_layer(kind: str) -> None:
     """The layer node under create_graph (both directions): its backward differentiates the step-by-step
     layer, recomputed; gradients of a function of the first-order gradients match PyTorch's."""
     torch.manual_seed(10)
-    tm, sm = torch.nn.LSTM(3, 2, bidirectional=True), snn.LSTM(3, 2, bidirectional=True)
+    tm, sm = getattr(torch.nn, kind)(3, 2, bidirectional=True), getattr(snn, kind)(3, 2, bidirectional=True)
     _port(tm, sm, "cuda")
-    arrays = [_x(3, 2, 3), _x(2, 2, 2), _x(2, 2, 2)]
+    arrays = [_x(3, 2, 3), _x(2, 2, 2), _x(2, 2, 2)][:3 if kind == "LSTM" else 2]
     tx = [torch.tensor(a, requires_grad=True) for a in arrays]
     sx = [strata.tensor(a, device="cuda", requires_grad=True) for a in arrays]
     grads = []
     for m, xs, lib in ((tm, tx, torch), (sm, sx, strata)):
-        out, (hn, cn) = m(xs[0], (xs[1], xs[2]))
+        if kind == "LSTM":
+            out, (hn, cn) = m(xs[0], (xs[1], xs[2]))
+        else:
+            out, hn = m(xs[0], xs[1])
+            cn = hn
         y = (out * out).sum() + (hn * cn).sum()
-        g = lib.autograd.grad(y, [xs[0], xs[2]], create_graph=True)
+        g = lib.autograd.grad(y, [xs[0], xs[-1]], create_graph=True)
         (g[0].pow(2).sum() + g[1].sum() * g[0].sum()).backward()
         grads.append(g)
     for s, t in zip(grads[1], grads[0], strict=True):
@@ -342,5 +348,7 @@ def test_lstm_and_gru_on_mi300x_match_torch(amd_device: str) -> None:
     launches = _launches(rec)
     assert _count(launches, "lstm_fwd") == 3 and _count(launches, "lstm_bwd") == 3, launches
     assert any(e.layer == "L0" and e.args.get("isa") == "gfx9" for e in rec.events)
+    _both(torch.nn.GRU(3, 4, bidirectional=True), snn.GRU(3, 4, bidirectional=True), [_x(3, 2, 3), _x(2, 2, 4)],
+          lambda m, x, h: list(m(x, h)), device=amd_device)
     _both(torch.nn.GRUCell(3, 4), snn.GRUCell(3, 4), [_x(2, 3), _x(2, 4)], lambda m, x, h: [m(x, h)],
           device=amd_device)

@@ -102,17 +102,17 @@ template <typename T> __global__ void gru_fwd(const T* xp, long long xs, const T
     }
 }
 
-// gy = dh' (row stride gs): dxp (rows, 3H) the input projection's gradient, dhg (rows, 3H) the hidden
-// projection's (they differ in the new gate, which r scales on the hidden side), dh = dh' z, the direct
-// part of dL/dh (the caller adds dhg W_hh)
-template <typename T> __global__ void gru_bwd(const T* gy, long long gs, const T* ws, const T* h, long long hs,
-                                              T* dxp, T* dhg, T* dh, long long rows, long long hd) {
+// dh' = gh (row stride ghs) + dh2 ((rows, H) or null): dxp (rows, 3H) the input projection's gradient, dhg
+// (rows, 3H) the hidden projection's (they differ in the new gate, which r scales on the hidden side), dh =
+// dh' z (rows, H), the direct part of dL/dh (the caller adds dhg W_hh; dh may be dh2: read, then written)
+template <typename T> __global__ void gru_bwd(const T* gh, long long ghs, const T* dh2, const T* ws, const T* h,
+                                              long long hs, T* dxp, T* dhg, T* dh, long long rows, long long hd) {
     typedef typename Op<T>::type A;
     GRID_STRIDE(e, rows * hd) {
         long long r = e / hd, j = e - r * hd;
         const T* w = ws + r * 4 * hd;
         A rg = up(w[j]), z = up(w[hd + j]), n = up(w[2 * hd + j]), hn = up(w[3 * hd + j]);
-        A g = up(gy[r * gs + j]);
+        A g = up(gh[r * ghs + j]) + (dh2 ? up(dh2[r * hd + j]) : A(0));
         A dn = g * (A(1) - z) * (A(1) - n * n);
         A dz = g * (up(h[r * hs + j]) - n) * z * (A(1) - z);
         A dr = dn * hn * rg * (A(1) - rg);
@@ -213,11 +213,12 @@ def gru_forward(dt: str, xp: int, xs: int, hg: int, b: int, h: int, hs: int, hy:
     _launch(dt, "gru_fwd", rows * hd, (xp, *_i(xs), hg, b, h, *_i(hs), hy, ws, *_i(rows, hd)))
 
 
-def gru_backward(dt: str, gy: int, gs: int, ws: int, h: int, hs: int, dxp: int, dhg: int, dh: int, rows: int,
-                 hd: int) -> None:
-    """The step's backward from gy = dh' (rows, H): dxp and dhg (rows, 3H), the gradients of the input
-    and hidden projections, and dh (rows, H), the part of dL/dh that does not pass through W_hh."""
-    _launch(dt, "gru_bwd", rows * hd, (gy, *_i(gs), ws, h, *_i(hs), dxp, dhg, dh, *_i(rows, hd)))
+def gru_backward(dt: str, gh: int, ghs: int, dh2: int, ws: int, h: int, hs: int, dxp: int, dhg: int, dh: int,
+                 rows: int, hd: int) -> None:
+    """The step's backward from dh' = gh (rows, H; row stride ghs) + dh2 ((rows, H) or 0): dxp and dhg
+    (rows, 3H), the gradients of the input and hidden projections, and dh (rows, H), the part of dL/dh
+    that does not pass through W_hh (dh may be dh2, updated in place)."""
+    _launch(dt, "gru_bwd", rows * hd, (gh, *_i(ghs), dh2, ws, h, *_i(hs), dxp, dhg, dh, *_i(rows, hd)))
 
 
 def rnn_forward(dt: str, xp: int, xs: int, hg: int, b: int, hy: int, rows: int, hd: int, relu: bool) -> None:

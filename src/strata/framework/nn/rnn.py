@@ -12,8 +12,8 @@ is autograd's. On "cpu" an LSTM layer (and an LSTM cell's step) is one fused op 
 recurrence and its backpropagation through time in NumPy, one autograd node per layer), the step-by-step
 ops remaining for packed sequences and for higher-order gradients. On "cuda" each LSTM, GRU and RNN step
 (of a layer or a cell) is a fused cell instead (rnn_cuda, cuDNN's role): the hidden projection by BLAS and
-the gate arithmetic in one kernel launch, one autograd node with a one-kernel backward; an LSTM layer
-(unpacked input) is one node for all its steps, with one GEMM for dW_hh over them. The composite step
+the gate arithmetic in one kernel launch, one autograd node with a one-kernel backward; an LSTM or GRU
+layer (unpacked input) is one node for all its steps, with one GEMM for dW_hh over them. The composite step
 ops remain under autocast and for higher-order gradients (the fused backward recomputes them).
 
 Example:
@@ -206,6 +206,12 @@ class RNNBase(Module):
                         outs.append(fused[0])
                         hs.append(fused[1])
                         cs.append(fused[2])
+                        continue
+                if self.mode == "GRU" and masks is None:  # the whole layer fused on cuda
+                    fused_gru = rnn_cuda.gru_layer(proj, h0[k], w_hh, b_hh, bool(d), _gru_step_composite)
+                    if fused_gru is not None:
+                        outs.append(fused_gru[0])
+                        hs.append(fused_gru[1])
                         continue
                 xp = proj.unbind(0)
                 steps = range(len(xp) - 1, -1, -1) if d else range(len(xp))

@@ -237,7 +237,7 @@ def _gru_step(xp: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, composit
         with on(dev):
             gq, gs = _rows(g)
             dxp, dhg, dh = empty((n, 3 * hd), d, dev), empty((n, 3 * hd), d, dev), empty((n, hd), d, dev)
-            k.gru_backward(d.name, _ptr(gq), gs, _ptr(ws), _ptr(hq), hs, _ptr(dxp), _ptr(dhg), _ptr(dh), n, hd)
+            k.gru_backward(d.name, _ptr(gq), gs, 0, _ptr(ws), _ptr(hq), hs, _ptr(dxp), _ptr(dhg), _ptr(dh), n, hd)
             if need[1]:
                 _input_grad(dhg, w, into=dh)
             dw, db = _weight_grads(dhg, hq, hs, need[2], need[3])
@@ -398,3 +398,74 @@ def _rows_of(q: Tensor, start: int, length: int, squeeze: bool = False) -> Tenso
             k.place_cols(g.dtype.name, _ptr(gq), 0, 1, _ptr(out), 1, q.numel(), start * per, length * per)
         return (out,)
     return record(view, [q], "SliceBackward0", bw)
+
+
+# ----------------------------------------------------------------------------------------- a whole GRU layer
+def gru_layer(xp: Tensor, h0: Tensor, w_hh: Tensor, b_hh: Tensor | None, reverse: bool,
+              step: GruComposite) -> tuple[Tensor, Tensor] | None:
+    """One GRU layer (one direction) on "cuda" over the input projections xp (T, N, 3H) from h0 (N, H):
+    (outputs (T, N, H), h_n), as `lstm_layer` runs an LSTM layer (one node, per step one GEMM and one gate
+    kernel each way, dW_hh as one GEMM over all steps); None where it does not apply. `step(xp, h, w_hh,
+    b_hh)` is the composite step, which the backward runs step by step under create_graph."""
+    if xp.dim() != 3 or xp.shape[0] == 0 or not _applies(3, xp[0], h0, w_hh, b_hh):
+        return None
+    return _gru_layer(xp, h0, w_hh, b_hh, reverse, step)
+
+
+@profiling.op("aten::_cudnn_rnn")
+def _gru_layer(xp: Tensor, h0: Tensor, w_hh: Tensor, b_hh: Tensor | None, reverse: bool,
+               step: GruComposite) -> tuple[Tensor, Tensor]:
+    # q (T + 2, N, H): the hidden states in time order at rows 1 .. T, h0 at the row before the first step
+    # (0 forward, T + 1 in reverse); as in _lstm_layer
+    d, dev = xp.dtype, xp.device
+    steps, n, hd = xp.shape[0], h0.shape[0], h0.shape[1]
+    sz, row = d.itemsize, n * hd
+    order = range(steps - 1, -1, -1) if reverse else range(steps)
+    inputs = [xp, h0, w_hh, b_hh]
+    grad = autograd.needs_grad(*inputs)
+    first = steps + 1 if reverse else 0
+    with autograd.no_grad(), on(dev):
+        xq = xp.contiguous()
+        w = w_hh.contiguous()
+        b = b_hh.contiguous() if b_hh is not None else None
+        q = empty((steps + 2, n, hd), d, dev)
+        q[first].copy_(h0)
+        ws = empty((steps, n, 4 * hd), d, dev) if grad else None
+        hg = empty((n, 3 * hd), d, dev)
+        qp, xpp, bp = _ptr(q), _ptr(xq), (_ptr(b) if b is not None else 0)
+        for t in order:
+            hp = qp + (t + 2 if reverse else t) * row * sz  # h_{t-1} in processing order
+            _gemm(d, dev, "T", "N", 3 * hd, n, hd, _ptr(w), hd, hp, hd, 0.0, _ptr(hg), 3 * hd)
+            k.gru_forward(d.name, xpp + t * 3 * row * sz, 3 * hd, _ptr(hg), bp, hp, hd, qp + (t + 1) * row * sz,
+                          _ptr(ws) + t * 4 * row * sz if ws is not None else 0, n, hd)
+    if grad:
+        def bw(g: Tensor) -> list[Any]:
+            if autograd.is_grad_enabled():  # create_graph: differentiate the composite steps, recomputed
+                h, outs = h0, [h0] * steps
+                for t in order:
+                    h = outs[t] = step(xp[t], h, w_hh, b_hh)
+                ends = [h0.new_zeros((n, hd)), h0]  # (the unwritten row, and h0's)
+                if not reverse:
+                    ends.reverse()
+                return _composite_grads(joining.stack([ends[0], *outs, ends[1]], 0), inputs, g)
+            need = [t is not None and t.requires_grad for t in inputs]
+            assert ws is not None
+            with on(dev):
+                gq = g.contiguous()
+                gp, qp = _ptr(gq), _ptr(q)  # (q, ws: the closure keeps them alive until here)
+                dxs, dhs = empty((steps, n, 3 * hd), d, dev), empty((steps, n, 3 * hd), d, dev)
+                carry = empty((n, hd), d, dev)  # dL/dh_{t-1} from step t, for the step before
+                for i in range(steps - 1, -1, -1):
+                    t = order[i]
+                    hp = qp + (t + 2 if reverse else t) * row * sz
+                    k.gru_backward(d.name, gp + (t + 1) * row * sz, hd, _ptr(carry) if i < steps - 1 else 0,
+                                   _ptr(ws) + t * 4 * row * sz, hp, hd, _ptr(dxs) + t * 3 * row * sz,
+                                   _ptr(dhs) + t * 3 * row * sz, _ptr(carry), n, hd)
+                    _gemm(d, dev, "N", "N", hd, n, 3 * hd, _ptr(w), hd, _ptr(dhs) + t * 3 * row * sz, 3 * hd, 1.0,
+                          _ptr(carry), hd)
+                h_prev = q._view((steps * n, hd), (hd, 1), q._offset + (2 if reverse else 0) * row)
+                dw, db = _weight_grads(dhs.view(steps * n, 3 * hd), h_prev, hd, need[2], need[3])
+            return [dxs if need[0] else None, carry if need[1] else None, dw, db]
+        q = record(q, inputs, "CudnnRnnBackward0", bw)
+    last = order[-1]
+    return _rows_of(q, 1, steps), _rows_of(q, last + 1, 1, squeeze=True)
