@@ -176,6 +176,24 @@ def test_half_precision_step_computes_in_float(dtype: str) -> None:
     _close(sh, o.sigmoid() * c2.tanh(), "h'", rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_packed_and_unbatched_input_on_cuda_match_torch(kind: str) -> None:
+    """Packed sequences run the fused steps (each sequence's state held past its length); unbatched input
+    runs the layer with one row."""
+    torch.manual_seed(11)
+    tm, sm = getattr(torch.nn, kind)(2, 3, bidirectional=True), getattr(snn, kind)(2, 3, bidirectional=True)
+    lens = [3, 4, 2]
+
+    def packed(m: Any, x: Any) -> list[Any]:
+        lib = strata if isinstance(x, strata.Tensor) else torch
+        out, hn = m(lib.nn.utils.rnn.pack_padded_sequence(x, lens, enforce_sorted=False))
+        pad, _ = lib.nn.utils.rnn.pad_packed_sequence(out)
+        return [pad, *(hn if kind == "LSTM" else (hn,))]
+
+    _both(tm, sm, [_x(4, 3, 2)], packed)
+    _both(tm, sm, [_x(4, 2)], lambda m, x: [m(x)[0]])
+
+
 # ----------------------------------------------------------------------------------------- launches
 def test_one_gate_kernel_per_step_forward_and_backward() -> None:
     """An LSTM step is one GEMM and one gate kernel forward; its backward is one gate kernel plus BLAS and
