@@ -73,13 +73,13 @@ class RankActor:
 
         ray_transport.install(ray_transport.Endpoint(self.rank, self.world_size, handles))
 
-    def deliver(self, generation: int, src: int, tag: str, payload: bytes) -> None:
-        """A message from rank `src` (runs on another thread of the actor while the program runs)."""
+    def deliver(self, generation: int, src: int, tag: str, *parts: Any) -> None:
+        """A message from rank `src`, in parts (runs on another thread of the actor while the program runs)."""
         from strata.framework.distributed import ray_transport
 
         ep = ray_transport.current()
         if ep is not None:
-            ep.deliver(generation, src, tag, payload)
+            ep.deliver(generation, src, tag, parts)
 
     def peer_failed(self, rank: int, reason: str) -> None:
         """The launcher says rank `rank` is gone: waits on it end with `reason`."""

@@ -31,16 +31,22 @@ from strata.framework.distributed.transport import _ABORT, _P2P, DistBackendErro
 _CLOSED = "\0closed"  # the tag of the message a rank's mesh sends its peers when it closes
 _HELLO = "\0hello"  # the tag of the meeting message every rank sends every other when its group starts
 POLL_S = 0.1  # how often a waiting receive checks for a failed peer
-INLINE_BYTES = 64 << 10  # smaller payloads travel as bytes inside the call
+PART_BYTES = 96 << 10  # below Ray's 100 KiB limit for an argument carried inside the call itself
+INLINE_MAX = 8 << 20  # below Ray's 10 MiB limit for the arguments carried inside one call
 CLOSE_WAIT_S = 5.0  # how long closing waits for the last messages to be taken, so the close comes after them
 
 
-def _wire(data: bytes | memoryview) -> Any:
-    """A payload as Ray moves it best: a NumPy array is serialized out of band (one copy into the object
-    store, read in place by the receiver), where bytes would be pickled (copied again on each side)."""
+def _wire(data: bytes | memoryview) -> list[Any]:
+    """A payload as the arguments of one `deliver` call, cut so Ray moves it the cheaper way: up to
+    INLINE_MAX, parts of PART_BYTES that Ray carries inside the call (one message, no object store round
+    trips); above, one NumPy array, which Ray puts in the object store out of band (one copy in, read in
+    place by the receiver) and the receiver's node pulls from the sender's."""
     import numpy as np
 
-    return np.frombuffer(data, np.uint8) if len(data) > INLINE_BYTES else bytes(data)
+    view = memoryview(data).cast("B")
+    if len(view) > INLINE_MAX:
+        return [np.frombuffer(view, np.uint8)]
+    return [bytes(view[i:i + PART_BYTES]) for i in range(0, max(len(view), 1), PART_BYTES)]
 
 
 class Endpoint:
@@ -55,19 +61,19 @@ class Endpoint:
         self.rank, self.world_size, self.handles = rank, world_size, list(handles)
         self.failed: dict[int, str] = {}  # rank -> why the launcher reported it gone
         self.meshes: list[RayMesh] = []  # open ones, closed when the rank's program ends
-        self._inboxes: dict[tuple[int, int], queue.SimpleQueue[tuple[str, Any]]] = {}
+        self._inboxes: dict[tuple[int, int], queue.SimpleQueue[tuple[str, Sequence[Any]]]] = {}
         self._lock = threading.Lock()
         self._generations = 0
 
-    def inbox(self, generation: int, src: int) -> queue.SimpleQueue[tuple[str, Any]]:
+    def inbox(self, generation: int, src: int) -> queue.SimpleQueue[tuple[str, Sequence[Any]]]:
         with self._lock:  # a peer's message may arrive before this rank made its group: created on first use
             q = self._inboxes.get((generation, src))
             if q is None:
                 q = self._inboxes[(generation, src)] = queue.SimpleQueue()
             return q
 
-    def deliver(self, generation: int, src: int, tag: str, payload: Any) -> None:
-        self.inbox(generation, src).put((tag, payload))
+    def deliver(self, generation: int, src: int, tag: str, parts: Sequence[Any]) -> None:
+        self.inbox(generation, src).put((tag, parts))
 
     def peer_failed(self, rank: int, reason: str) -> None:
         self.failed.setdefault(rank, reason)
@@ -148,7 +154,7 @@ class RayMesh(Mesh):
             missing.remove(p)
         self._confirm_all()
 
-    def _take(self, peer: int, deadline: float) -> tuple[str, Any] | None:
+    def _take(self, peer: int, deadline: float) -> tuple[str, Sequence[Any]] | None:
         """The next message from `peer`, or None at the deadline or once the launcher reported it gone
         (its messages sent before that are still taken first)."""
         q = self.ep.inbox(self.generation, peer)
@@ -197,7 +203,7 @@ class RayMesh(Mesh):
         h = self._handle(peer)
         with self._send_locks[peer]:
             self._confirm(peer, self.timeout)  # one pair's messages in order: the last one was taken
-            self._unacked[peer] = h.deliver.remote(self.generation, self.rank, t, _wire(data))
+            self._unacked[peer] = h.deliver.remote(self.generation, self.rank, t, *_wire(data))
         self.bytes_sent += len(data)
 
     def recv(self, peer: int) -> bytes:
@@ -212,8 +218,8 @@ class RayMesh(Mesh):
             raise DistBackendError(f"rank {self.rank}: rank {peer} sent nothing within {self.timeout:g} s during "
                                    f"{self.tag} (the collective timed out: is every rank calling the same "
                                    "collectives?)")
-        tag, payload = got
-        data = payload if isinstance(payload, bytes) else payload.tobytes()  # off the object store's buffer
+        tag, parts = got
+        data = parts[0] if len(parts) == 1 and isinstance(parts[0], bytes) else b"".join(parts)  # one copy out
         if tag == _ABORT:
             raise DistBackendError(f"rank {self.rank}: rank {peer} aborted the process group during {self.tag}: "
                                    f"{data.decode(errors='replace')}")
@@ -246,7 +252,7 @@ class RayMesh(Mesh):
             with contextlib.suppress(DistBackendError, self._ray.exceptions.RayError):
                 self._confirm(p, CLOSE_WAIT_S)
             with contextlib.suppress(Exception):
-                h.deliver.remote(self.generation, self.rank, tag, payload)
+                h.deliver.remote(self.generation, self.rank, tag, payload)  # one part
 
     def abort(self, reason: str) -> None:
         """Tell every peer why this rank stops, then close."""
