@@ -5,8 +5,8 @@ but every message is a Ray actor call instead of a TCP frame.
 Each rank runs inside its actor's process (`ray_cluster.RankActor`); the actor is threaded, so while one
 thread runs the rank's program, others take `deliver(generation, src, tag, payload)` calls from the peers
 and put each message on the inbox of its (group generation, sender) pair here (`Endpoint`). Sending is
-`peer.deliver.remote(...)`: Ray carries the payload, inline for small messages and through the object
-store (between the nodes' stores) for large ones, as it does for any large task argument. A send is
+`peer.deliver.remote(...)`: Ray carries the payload inside the call, cut in parts under its inline limit,
+up to `INLINE_MAX`, and through the object store (pulled by the receiver's node from the sender's) above. A send is
 acknowledged by the call's completion; the next send to the same peer first waits for that, which keeps
 one pair's messages in order (a threaded actor may run calls out of order) and turns a dead peer into an
 error at the sender too.
