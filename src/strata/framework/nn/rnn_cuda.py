@@ -4,10 +4,10 @@ transposed in place, no copy) and all the gate arithmetic is ONE kernel launch (
 as one autograd node whose backward is ONE kernel launch for the gates plus the BLAS products for dh and
 dW_hh (and a sum for db_hh), instead of some fifteen framework ops and nodes per step.
 
-A whole LSTM layer (`lstm_layer`, for unpacked input) goes further, as cuDNN runs a layer: one node for
-all T steps, the hidden states written straight into the layer's output, per step one GEMM and one gate
-kernel forward and one gate kernel and one GEMM backward, then dW_hh as ONE GEMM over all the steps and
-db_hh as one sum (no per-step weight-gradient GEMMs, additions or view plumbing).
+A whole LSTM or GRU layer (`lstm_layer`, `gru_layer`, for unpacked input) goes further, as cuDNN runs a
+layer: one node for all T steps, the hidden states written straight into the layer's output, per step
+one GEMM and one gate kernel forward and one gate kernel and one GEMM backward, then dW_hh as ONE GEMM
+over all the steps and db_hh as one sum (no per-step weight-gradient GEMMs, additions or view plumbing).
 
 An LSTM step's node outputs the packed [h' | c'] (N, 2H), handed back as two views (as in rnn_cpu), so
 its backward sees dh' and dc' together; a view's gradient is placed into the packed shape by one small
