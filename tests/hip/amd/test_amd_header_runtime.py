@@ -201,11 +201,10 @@ def round_to(x: Fraction, dtype: type, mode: str) -> float:
     fin = np.finfo(dtype)
     if x == 0:
         return 0.0
-    with np.errstate(over="ignore"):
-        g = dtype(float(x)) if abs(x) <= Fraction(float(fin.max)) * 2 else dtype(np.inf if x > 0 else -np.inf)
-    cands = {g, np.nextafter(g, dtype(np.inf)), np.nextafter(g, dtype(-np.inf))}
-
     top = Fraction(float(fin.max))
+    with np.errstate(over="ignore"):  # (float() of a Fraction past the double range raises)
+        g = dtype(float(x)) if abs(x) <= top else dtype(np.inf if x > 0 else -np.inf)
+    cands = {g, np.nextafter(g, dtype(np.inf)), np.nextafter(g, dtype(-np.inf))}
     ulp = top - Fraction(float(np.nextafter(fin.max, dtype(0))))
 
     def val(c: Any) -> Fraction:  # the infinities as values beyond every finite x here
@@ -419,3 +418,55 @@ def test_64bit_and_unsigned_shuffles(mi300x: cuda.Device) -> None:
     np.testing.assert_array_equal(oq.get(), q[xor])
     np.testing.assert_array_equal(ou.get(), q[down].view(np.uint64))
     np.testing.assert_array_equal(o32.get(), q[up].astype(np.uint64).astype(np.uint32))
+
+
+F64_DIRECTED = r"""
+extern "C" __global__ void ddir(int n, const double* a, const double* b, const double* c, double* o) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double x = a[i], y = b[i], z = c[i];
+    double r[18] = {__dadd_rz(x, y), __dadd_ru(x, y), __dadd_rd(x, y), __dsub_rz(x, y), __dsub_ru(x, y),
+                    __dsub_rd(x, y), __dmul_rz(x, y), __dmul_ru(x, y), __dmul_rd(x, y), __ddiv_rz(x, y),
+                    __ddiv_ru(x, y), __ddiv_rd(x, y), __fma_rz(x, y, z), __fma_ru(x, y, z), __fma_rd(x, y, z),
+                    __dsqrt_rz(x), __dsqrt_ru(x), __drcp_rd(x)};
+    for (int k = 0; k < 18; ++k) o[18 * i + k] = r[k];
+}
+"""
+
+
+def test_f64_directed_rounding_arithmetic(mi300x: cuda.Device) -> None:
+    """Exponents across the whole range: products and quotients that underflow to subnormals or overflow, fma
+    addends 2^-1000 apart (the smaller one decides only by its sign), exact cancellations."""
+    n = 120
+    r = np.random.default_rng(8)
+    a, b, c = (r.standard_normal(n) * 2.0 ** r.integers(-560, 560, n) for _ in range(3))
+    # (the last: a product underflowing to -0 plus +0, whose sign the engine's v_fma_f64 used to lose)
+    a[:9], b[:9], c[:9] = ([3.0, 1e-300, 1e300, 1.5, 0.1, 2.0, 1e-160, 1.0, 4.76e-312],
+                           [-3.0, 1e-20, 1e10, -1.5, 10.0, 3.0, 1e-160, 1e-300, -7.16e-308],
+                           [9.0, -1e-320, -1.7e308, 2.25, -1.0, 1e-300, 5e-324, -1.0, 0.0])
+    c[8:20] = a[8:20] * b[8:20] * 2.0 ** r.integers(-1100, 1100, 12)  # addends far apart
+    a[20:40] = np.abs(a[20:40])
+    o = hip.zeros(18 * n, np.float64)
+    hip.compile(F64_DIRECTED).get_function("ddir")(1, 128, (np.int32(n), hip.to_device(a), hip.to_device(b),
+                                                            hip.to_device(c), o))
+    got = o.get().reshape(n, 18)
+    modes = ("rz", "ru", "rd")
+    for i in range(n):
+        x, y, z = float(a[i]), float(b[i]), float(c[i])
+        fx, fy, fz = Fraction(x), Fraction(y), Fraction(z)
+        exact = {"add": fx + fy, "sub": fx - fy, "mul": fx * fy, "div": fx / fy, "fma": fx * fy + fz}
+        addends = {"add": (x, y), "sub": (x, -y), "fma": (x * y, z)}
+        for k, op in enumerate(("add", "sub", "mul", "div", "fma")):
+            for m, mode in enumerate(modes):
+                w = round_to(exact[op], np.float64, mode)
+                if exact[op] == 0 and op in addends:
+                    w = 0.0 if mode != "rd" or all(v == 0 and not np.signbit(v) for v in addends[op]) else -0.0
+                g = got[i, 3 * k + m]
+                assert np.float64(w).view(np.uint64) == g.view(np.uint64), (i, op, mode, x, y, z, g, w)
+        if x > 0:
+            s0 = np.sqrt(x)
+            cands = sorted({s0, np.nextafter(s0, 0.0), np.nextafter(s0, np.inf)})
+            lo = max(s for s in cands if Fraction(float(s)) ** 2 <= fx)
+            hi = min(s for s in cands if Fraction(float(s)) ** 2 >= fx)
+            assert (got[i, 15], got[i, 16]) == (lo, hi), x
+        assert got[i, 17] == round_to(1 / fx, np.float64, "rd"), x

@@ -80,3 +80,20 @@ def test_mad32_rounds_twice_and_flushes_denormals() -> None:
     got = _mad32(np.array([tiny, 1.0], np.float32), np.array([0.5, tiny / 4], np.float32),
                  np.array([0.0, 0.0], np.float32))
     assert got.tolist() == [0.0, 0.0]  # a denormal product is flushed; a denormal input reads as zero
+
+
+def test_fma64_product_underflowing_to_zero() -> None:
+    """A product of nonzero doubles below the smallest subnormal: the fma still rounds the exact a * b + c (a
+    zero result keeps the product's sign when c is +0; a subnormal c is the result). The float64 product alone
+    is a zero, and adding c to it lost the sign (and any rounding direction the product set)."""
+    from strata.hw.amdgpu.executor import _fma64
+
+    a = np.array([4.76e-312, 1e-200, -1e-200, 1e-200, 3e-170], np.float64)
+    b = np.array([-7.16e-308, 1e-200, 1e-200, -1e-200, 3e-170], np.float64)
+    c = np.array([0.0, 0.0, 5e-324, 1.0, -0.0], np.float64)
+    got = _fma64(a, b, c)
+    want = []
+    for x, y, z in zip(a, b, c, strict=True):
+        q = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
+        want.append(q.numerator / q.denominator)  # CPython rounds int / int correctly, to signed zeros too
+    np.testing.assert_array_equal(got.view(np.uint64), np.array(want, np.float64).view(np.uint64))

@@ -66,9 +66,6 @@ def _gap(what: str) -> str:
 
 EXCLUDED: dict[str, str] = {
     # Compile-time gaps (checked to still fail by test_header_gaps_still_fail_to_compile).
-    # (the float32 forms use an error-free double residual; the double forms would need exponent scaling against
-    # underflow in the residual, and __fma_rz an exact fma error term)
-    "float.f64_rounding_intrinsics": _gap("__dadd_rz/ru/rd and the other double directed-rounding intrinsics"),
     "float.libdevice_f32_precise": _gap("tanf, powf, erff, atan2f (device library functions)"),
     "float.libdevice_f64": _gap("double exp/log/sin/cos/tanh (device library functions)"),
     "int.funnel_shift_sad_dp4a_avg": NOT_HIP + " (__dp4a, __dp2a_lo/hi)",

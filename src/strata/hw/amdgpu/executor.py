@@ -1845,10 +1845,11 @@ def _fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         # Dekker's split overflows for |x| >= 2^996, its partial products for a product near 2^1024, and the
         # product's error term loses bits when the product is below 2^-968 (it would be denormal): those lanes
         # (rare: extreme operands, the last correction step of a quotient or square root near either end of
-        # the range) are computed exactly with rationals and rounded once.
+        # the range) are computed exactly with rationals and rounded once; so are products that underflowed to
+        # zero from nonzero operands (the sum, and an underflowed result's sign, depend on the lost product).
         big, small = 2.0 ** 995, 2.0 ** -968
         risky = (np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
-                 & ((np.abs(a) >= big) | (np.abs(b) >= big) | ((np.abs(p) < small) & (p != 0))
+                 & ((np.abs(a) >= big) | (np.abs(b) >= big) | ((np.abs(p) < small) & ((p != 0) | ((a != 0) & (b != 0))))
                     | ~(np.abs(p) < 2.0 ** 1020) | ~np.isfinite(s) | ~np.isfinite(r)))
         if risky.any():
             idx = np.flatnonzero(risky)

@@ -687,3 +687,134 @@ static __device__ __forceinline__ float __frcp_rn(float a) {
 #pragma clang fp contract(off)
   return 1.0f / a;
 }
+
+// ---- float64 arithmetic with directed rounding: the round-to-nearest result r, moved one ulp when it lies on the
+// wrong side of the exact value. The exact value is held as 2^k (hi + lo) with the operands' significands (frexp),
+// where the error-free residuals (two-sum, fma) cannot underflow or overflow; r is scaled by 2^-k to compare.
+static __device__ __forceinline__ int __strata_cmp_scaled(double r, int k, double hi, double lo) {  // sign(r - exact)
+  if (__builtin_isinf(r)) return r > 0 ? 1 : -1;  // finite operands: an overflow, past the exact value
+  double rs = __builtin_ldexp(r, -k);             // exact: rs is within a factor of two of hi (or r underflowed)
+  return rs != hi ? __strata_cmp(rs, hi) : (lo > 0.0 ? -1 : lo < 0.0 ? 1 : 0);
+}
+// the sign of t0 + t1 + t2 + t3, exactly: a nonoverlapping expansion by two-sums (Shewchuk), whose largest nonzero
+// component has the sum's sign (every term here is in [2^-1010, 4] or zero: no rounding error is lost)
+static __device__ __forceinline__ int __strata_sign_sum4(double t0, double t1, double t2, double t3) {
+  double e[4] = {t0, 0.0, 0.0, 0.0};
+  int m = 1;
+  double t[3] = {t1, t2, t3};
+  for (int j = 0; j < 3; ++j) {
+    double q = t[j];
+    int w = 0;
+    for (int i = 0; i < m; ++i) {
+      double s = q + e[i], bb = s - q, err = (q - (s - bb)) + (e[i] - bb);
+      if (err != 0.0) e[w++] = err;
+      q = s;
+    }
+    e[w++] = q;
+    m = w;
+  }
+  for (int i = m - 1; i >= 0; --i)
+    if (e[i] != 0.0) return e[i] > 0.0 ? 1 : -1;
+  return 0;
+}
+static __device__ __forceinline__ double __strata_dadd_dir(int dir, double a, double b) {
+  double r;
+  {
+#pragma clang fp contract(off)
+    r = a + b;
+  }
+  if (r != r || !__builtin_isfinite(a) || !__builtin_isfinite(b)) return r;
+  int c;
+  if (__builtin_isinf(r)) {
+    c = r > 0 ? 1 : -1;
+  } else {
+    double bb = r - a, lo = (a - (r - bb)) + (b - bb);  // a + b = r + lo exactly
+    c = lo > 0.0 ? -1 : lo < 0.0 ? 1 : 0;
+  }
+  if (dir == -1 && r == 0.0 && c == 0 && !(a == 0.0 && b == 0.0 && !__builtin_signbit(a) && !__builtin_signbit(b)))
+    return -0.0;
+  return __strata_directed64(r, c, __builtin_signbit(r), dir);
+}
+static __device__ __forceinline__ double __strata_dmul_dir(int dir, double a, double b) {
+  double r;
+  {
+#pragma clang fp contract(off)
+    r = a * b;
+  }
+  if (r != r || !__builtin_isfinite(a) || !__builtin_isfinite(b) || a == 0.0 || b == 0.0) return r;
+  int ea, eb;
+  double ma = __builtin_frexp(a, &ea), mb = __builtin_frexp(b, &eb), hi = ma * mb;
+  return __strata_directed64(r, __strata_cmp_scaled(r, ea + eb, hi, __builtin_fma(ma, mb, -hi)),
+                             __builtin_signbit(r), dir);
+}
+static __device__ __forceinline__ double __strata_ddiv_dir(int dir, double a, double b) {
+  double r;
+  {
+#pragma clang fp contract(off)
+    r = a / b;
+  }
+  if (r != r || !__builtin_isfinite(a) || !__builtin_isfinite(b) || a == 0.0 || b == 0.0) return r;
+  int ea, eb;
+  double ma = __builtin_frexp(a, &ea), mb = __builtin_frexp(b, &eb), hi = ma / mb;
+  double rem = __builtin_fma(-hi, mb, ma);  // ma - hi * mb exactly: the quotient's side of hi is rem / mb's
+  return __strata_directed64(r, __strata_cmp_scaled(r, ea - eb, hi, mb < 0.0 ? -rem : rem), __builtin_signbit(r), dir);
+}
+static __device__ __forceinline__ double __strata_dsqrt_dir(int dir, double a) {
+  double r = __builtin_sqrt(a);
+  if (r != r || !__builtin_isfinite(a) || a == 0.0) return r;
+  int e;
+  double m = __builtin_frexp(a, &e);
+  if (e & 1) { m *= 2.0; e -= 1; }
+  double hi = __builtin_sqrt(m);
+  return __strata_directed64(r, __strata_cmp_scaled(r, e / 2, hi, __builtin_fma(-hi, hi, m)), false, dir);
+}
+static __device__ __forceinline__ double __strata_dfma_dir(int dir, double a, double b, double c) {
+  double r = __builtin_fma(a, b, c);
+  if (r != r || !__builtin_isfinite(a) || !__builtin_isfinite(b) || !__builtin_isfinite(c)) return r;
+  int cmp = 0;  // sign(r - (a * b + c)); a zero product leaves c, which r is
+  if (a != 0.0 && b != 0.0) {
+    int ea, eb, ec;
+    double ma = __builtin_frexp(a, &ea), mb = __builtin_frexp(b, &eb), mc = __builtin_frexp(c, &ec);
+    double ph = ma * mb, pl = __builtin_fma(ma, mb, -ph);  // the product is 2^(ea+eb) (ph + pl) exactly
+    int kp = ea + eb;
+    if (__builtin_isinf(r)) {
+      cmp = r > 0 ? 1 : -1;  // finite operands: an overflow
+    } else if (c == 0.0) {
+      cmp = __strata_cmp_scaled(r, kp, ph, pl);
+    } else {
+      int k = (kp > ec ? kp : ec) + 1, dp = kp - k, dc = ec - k;  // scaled by 2^-k, both terms are below 1
+      double rs = __builtin_ldexp(r, -k);                          // exact (r is within a factor 2 of the sum)
+      if (dp < -900 || dc < -900) {
+        // one term is under 2^-900 of the other: when r differs from the larger term it differs by more than
+        // that, else the smaller term's sign decides
+        bool small_p = dp < dc;
+        cmp = small_p ? __strata_sign_sum4(rs, -__builtin_ldexp(mc, dc), 0.0, 0.0)
+                      : __strata_sign_sum4(rs, -__builtin_ldexp(ph, dp), -__builtin_ldexp(pl, dp), 0.0);
+        if (cmp == 0) cmp = (small_p ? ph : mc) > 0.0 ? -1 : 1;
+      } else {
+        cmp = __strata_sign_sum4(rs, -__builtin_ldexp(ph, dp), -__builtin_ldexp(pl, dp), -__builtin_ldexp(mc, dc));
+      }
+    }
+  }
+  if (dir == -1 && r == 0.0 && cmp == 0) {  // an exact zero rounded down: -0 unless both addends are +0
+    bool pos_product = (a == 0.0 || b == 0.0) && __builtin_signbit(a) == __builtin_signbit(b);
+    return pos_product && !__builtin_signbit(c) && c == 0.0 ? 0.0 : -0.0;
+  }
+  return __strata_directed64(r, cmp, __builtin_signbit(r), dir);
+}
+#define __STRATA_DDIR(name, impl, params, ...)                                                                 \
+  static __device__ __forceinline__ double name##_rz params { return impl(0, __VA_ARGS__); }                   \
+  static __device__ __forceinline__ double name##_ru params { return impl(1, __VA_ARGS__); }                   \
+  static __device__ __forceinline__ double name##_rd params { return impl(-1, __VA_ARGS__); }
+__STRATA_DDIR(__dadd, __strata_dadd_dir, (double a, double b), a, b)
+__STRATA_DDIR(__dsub, __strata_dadd_dir, (double a, double b), a, -b)
+__STRATA_DDIR(__dmul, __strata_dmul_dir, (double a, double b), a, b)
+__STRATA_DDIR(__ddiv, __strata_ddiv_dir, (double a, double b), a, b)
+__STRATA_DDIR(__fma, __strata_dfma_dir, (double a, double b, double c), a, b, c)
+__STRATA_DDIR(__dsqrt, __strata_dsqrt_dir, (double a), a)
+__STRATA_DDIR(__drcp, __strata_ddiv_dir, (double a), 1.0, a)
+#undef __STRATA_DDIR
+static __device__ __forceinline__ double __drcp_rn(double a) {
+#pragma clang fp contract(off)
+  return 1.0 / a;
+}
