@@ -1,505 +1,441 @@
-000000002500 s_load_dword s3, s[0:1], 0x4c
-000000002508 s_mov_b64 s[4:5], exec
-00000000250C s_waitcnt lgkmcnt(0)
-000000002510 s_and_b32 s3, s3, 0xffff
-000000002518 s_mul_i32 s2, s2, s3
-00000000251C v_add_u32_e32 v0, s2, v0
-000000002520 s_mov_b32 s2, 0
-000000002524 s_ff1_i32_b64 s3, s[4:5]
-000000002528 v_readlane_b32 s8, v0, s3
-000000002530 s_lshl_b64 s[6:7], 1, s3
-000000002534 s_add_i32 s2, s2, s8
-000000002538 s_andn2_b64 s[4:5], s[4:5], s[6:7]
-00000000253C s_cmp_lg_u64 s[4:5], 0
-000000002540 s_cbranch_scc1 65528
-000000002544 s_load_dwordx16 s[4:19], s[0:1], 0x0
-00000000254C v_mbcnt_lo_u32_b32 v1, exec_lo, 0
-000000002554 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
-00000000255C v_cmp_eq_u32_e32 vcc, 0, v1
-000000002560 s_and_saveexec_b64 s[0:1], vcc
-000000002564 s_xor_b64 s[0:1], exec, s[0:1]
-000000002568 s_cbranch_execz 5
-00000000256C v_mov_b32_e32 v1, 0
-000000002570 v_mov_b32_e32 v2, s2
-000000002574 s_waitcnt lgkmcnt(0)
-000000002578 global_atomic_add v1, v2, s[4:5]
-000000002580 s_or_b64 exec, exec, s[0:1]
-000000002584 s_mov_b64 s[2:3], exec
-000000002588 v_mbcnt_lo_u32_b32 v1, s2, 0
-000000002590 v_mbcnt_hi_u32_b32 v1, s3, v1
-000000002598 v_cmp_eq_u32_e32 vcc, 0, v1
-00000000259C s_and_saveexec_b64 s[0:1], vcc
-0000000025A0 s_cbranch_execz 6
-0000000025A4 s_bcnt1_i32_b64 s2, s[2:3]
-0000000025A8 v_mov_b32_e32 v1, 0
-0000000025AC v_mov_b32_e32 v2, s2
-0000000025B0 s_waitcnt lgkmcnt(0)
-0000000025B4 global_atomic_add v1, v2, s[6:7]
-0000000025BC s_or_b64 exec, exec, s[0:1]
-0000000025C0 s_mov_b64 s[2:3], exec
-0000000025C4 v_mbcnt_lo_u32_b32 v1, s2, 0
-0000000025CC v_mbcnt_hi_u32_b32 v1, s3, v1
-0000000025D4 v_cmp_eq_u32_e32 vcc, 0, v1
-0000000025D8 s_and_saveexec_b64 s[0:1], vcc
-0000000025DC s_cbranch_execz 7
-0000000025E0 s_bcnt1_i32_b64 s2, s[2:3]
-0000000025E4 v_cvt_f32_ubyte0_e32 v1, s2
-0000000025E8 v_mul_f32_e32 v1, 0.5, v1
-0000000025EC v_mov_b32_e32 v2, 0
-0000000025F0 s_waitcnt lgkmcnt(0)
-0000000025F4 global_atomic_add_f32 v2, v1, s[8:9]
-0000000025FC s_or_b64 exec, exec, s[0:1]
-000000002600 v_mul_lo_u32 v1, v0, 7
-000000002608 s_mov_b32 s2, 0x10624dd3
-000000002610 v_mul_hi_i32 v2, v1, s2
-000000002618 v_lshrrev_b32_e32 v3, 31, v2
-00000000261C v_ashrrev_i32_e32 v2, 6, v2
-000000002620 v_add_u32_e32 v2, v2, v3
-000000002624 s_movk_i32 s2, 0x3e8
-000000002628 v_mul_lo_u32 v2, v2, s2
-000000002630 s_mov_b64 s[0:1], exec
-000000002634 v_sub_u32_e32 v1, v1, v2
-000000002638 s_brev_b32 s2, 1
-00000000263C s_ff1_i32_b64 s3, s[0:1]
-000000002640 v_readlane_b32 s20, v1, s3
-000000002648 s_waitcnt lgkmcnt(0)
-00000000264C s_lshl_b64 s[8:9], 1, s3
-000000002650 s_max_i32 s2, s2, s20
-000000002654 s_andn2_b64 s[0:1], s[0:1], s[8:9]
-000000002658 s_cmp_lg_u64 s[0:1], 0
-00000000265C s_cbranch_scc1 65527
-000000002660 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
-000000002668 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
-000000002670 v_cmp_eq_u32_e32 vcc, 0, v1
-000000002674 s_and_saveexec_b64 s[0:1], vcc
-000000002678 s_xor_b64 s[0:1], exec, s[0:1]
-00000000267C s_cbranch_execz 4
-000000002680 v_mov_b32_e32 v1, 0
-000000002684 v_mov_b32_e32 v2, s2
-000000002688 global_atomic_smax v1, v2, s[10:11]
-000000002690 s_or_b64 exec, exec, s[0:1]
-000000002694 s_mov_b64 s[0:1], exec
-000000002698 v_sub_u32_e32 v1, 0x3e8, v0
-0000000026A0 s_brev_b32 s2, -2
-0000000026A4 s_ff1_i32_b64 s3, s[0:1]
-0000000026A8 v_readlane_b32 s10, v1, s3
-0000000026B0 s_lshl_b64 s[8:9], 1, s3
-0000000026B4 s_min_i32 s2, s2, s10
-0000000026B8 s_andn2_b64 s[0:1], s[0:1], s[8:9]
-0000000026BC s_cmp_lg_u64 s[0:1], 0
-0000000026C0 s_cbranch_scc1 65528
-0000000026C4 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
-0000000026CC v_mbcnt_hi_u32_b32 v1, exec_hi, v1
+000000002600 s_load_dword s3, s[0:1], 0x4c
+000000002608 s_mov_b64 s[4:5], exec
+00000000260C s_waitcnt lgkmcnt(0)
+000000002610 s_and_b32 s3, s3, 0xffff
+000000002618 s_mul_i32 s2, s2, s3
+00000000261C v_add_u32_e32 v0, s2, v0
+000000002620 s_mov_b32 s2, 0
+000000002624 s_ff1_i32_b64 s3, s[4:5]
+000000002628 v_readlane_b32 s8, v0, s3
+000000002630 s_lshl_b64 s[6:7], 1, s3
+000000002634 s_add_i32 s2, s2, s8
+000000002638 s_andn2_b64 s[4:5], s[4:5], s[6:7]
+00000000263C s_cmp_lg_u64 s[4:5], 0
+000000002640 s_cbranch_scc1 65528
+000000002644 s_load_dwordx16 s[4:19], s[0:1], 0x0
+00000000264C v_mbcnt_lo_u32_b32 v1, exec_lo, 0
+000000002654 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
+00000000265C v_cmp_eq_u32_e32 vcc, 0, v1
+000000002660 s_and_saveexec_b64 s[0:1], vcc
+000000002664 s_xor_b64 s[0:1], exec, s[0:1]
+000000002668 s_cbranch_execz 5
+00000000266C v_mov_b32_e32 v1, 0
+000000002670 v_mov_b32_e32 v2, s2
+000000002674 s_waitcnt lgkmcnt(0)
+000000002678 global_atomic_add v1, v2, s[4:5]
+000000002680 s_or_b64 exec, exec, s[0:1]
+000000002684 s_mov_b64 s[2:3], exec
+000000002688 v_mbcnt_lo_u32_b32 v1, s2, 0
+000000002690 v_mbcnt_hi_u32_b32 v1, s3, v1
+000000002698 v_cmp_eq_u32_e32 vcc, 0, v1
+00000000269C s_and_saveexec_b64 s[0:1], vcc
+0000000026A0 s_cbranch_execz 6
+0000000026A4 s_bcnt1_i32_b64 s2, s[2:3]
+0000000026A8 v_mov_b32_e32 v1, 0
+0000000026AC v_mov_b32_e32 v2, s2
+0000000026B0 s_waitcnt lgkmcnt(0)
+0000000026B4 global_atomic_add v1, v2, s[6:7]
+0000000026BC s_or_b64 exec, exec, s[0:1]
+0000000026C0 s_mov_b64 s[2:3], exec
+0000000026C4 v_mbcnt_lo_u32_b32 v1, s2, 0
+0000000026CC v_mbcnt_hi_u32_b32 v1, s3, v1
 0000000026D4 v_cmp_eq_u32_e32 vcc, 0, v1
 0000000026D8 s_and_saveexec_b64 s[0:1], vcc
-0000000026DC s_xor_b64 s[0:1], exec, s[0:1]
-0000000026E0 s_cbranch_execz 4
-0000000026E4 v_mov_b32_e32 v1, 0
-0000000026E8 v_mov_b32_e32 v2, s2
-0000000026EC global_atomic_smin v1, v2, s[12:13]
-0000000026F4 s_or_b64 exec, exec, s[0:1]
-0000000026F8 s_mov_b64 s[2:3], exec
-0000000026FC v_mbcnt_lo_u32_b32 v1, s2, 0
-000000002704 v_mbcnt_hi_u32_b32 v1, s3, v1
-00000000270C v_cmp_eq_u32_e32 vcc, 0, v1
-000000002710 s_and_saveexec_b64 s[0:1], vcc
-000000002714 s_cbranch_execz 5
-000000002718 s_bcnt1_i32_b64 s2, s[2:3]
-00000000271C v_mov_b32_e32 v2, 0
-000000002720 v_mov_b32_e32 v3, s2
-000000002724 global_atomic_add v2, v2, v3, s[4:5] offset:4 sc0
-00000000272C s_or_b64 exec, exec, s[0:1]
-000000002730 s_waitcnt vmcnt(0)
-000000002734 v_readfirstlane_b32 s2, v2
-000000002738 v_mov_b32_e32 v4, s18
-00000000273C v_mov_b32_e32 v5, s19
-000000002740 v_add_u32_e32 v7, s2, v1
-000000002744 v_ashrrev_i32_e32 v1, 31, v0
-000000002748 v_lshl_add_u64 v[2:3], v[0:1], 2, v[4:5]
-000000002750 v_mov_b32_e32 v6, 0
-000000002754 global_store_dword v[2:3], v7, off
-00000000275C v_add_u32_e32 v2, 1, v0
-000000002760 v_mov_b32_e32 v3, v0
-000000002764 global_atomic_cmpswap v6, v[2:3], s[14:15]
-00000000276C v_mov_b32_e32 v1, 5
-000000002770 global_atomic_swap v6, v1, s[16:17]
-000000002778 s_mov_b64 s[0:1], exec
-00000000277C v_lshlrev_b32_e64 v0, v0, 1
-000000002784 s_mov_b32 s2, 0
-000000002788 s_ff1_i32_b64 s3, s[0:1]
-00000000278C v_readlane_b32 s8, v0, s3
-000000002794 s_lshl_b64 s[4:5], 1, s3
-000000002798 s_or_b32 s2, s2, s8
-00000000279C s_andn2_b64 s[0:1], s[0:1], s[4:5]
-0000000027A0 s_cmp_lg_u64 s[0:1], 0
-0000000027A4 s_cbranch_scc1 65528
-0000000027A8 v_mbcnt_lo_u32_b32 v0, exec_lo, 0
-0000000027B0 v_mbcnt_hi_u32_b32 v0, exec_hi, v0
-0000000027B8 v_cmp_eq_u32_e32 vcc, 0, v0
-0000000027BC s_and_saveexec_b64 s[0:1], vcc
-0000000027C0 s_xor_b64 s[0:1], exec, s[0:1]
-0000000027C4 s_cbranch_execz 4
-0000000027C8 v_mov_b32_e32 v0, 0
-0000000027CC v_mov_b32_e32 v1, s2
-0000000027D0 global_atomic_or v0, v1, s[6:7] offset:4
-0000000027D8 s_endpgm
-0000000027DC s_nop 0
-0000000027E0 s_nop 0
-0000000027E4 s_nop 0
-0000000027E8 s_nop 0
-0000000027EC s_nop 0
-0000000027F0 s_nop 0
-0000000027F4 s_nop 0
-0000000027F8 s_nop 0
-0000000027FC s_nop 0
-000000002800 s_load_dwordx4 s[4:7], s[0:1], 0x0
-000000002808 s_load_dword s3, s[0:1], 0x24
-000000002810 v_mov_b32_e32 v3, 0
-000000002814 v_mbcnt_lo_u32_b32 v1, -1, 0
-00000000281C v_mbcnt_hi_u32_b32 v1, -1, v1
-000000002824 s_waitcnt lgkmcnt(0)
-000000002828 v_mov_b32_e32 v4, s4
-00000000282C s_and_b32 s3, s3, 0xffff
-000000002834 s_mul_i32 s2, s2, s3
-000000002838 v_mov_b32_e32 v5, s5
-00000000283C v_add_u32_e32 v2, s2, v0
-000000002840 v_lshl_add_u64 v[4:5], v[2:3], 2, v[4:5]
-000000002848 global_load_dword v3, v[4:5], off
-000000002850 v_and_b32_e32 v11, 63, v1
-000000002854 v_and_b32_e32 v8, 63, v0
-000000002858 v_and_b32_e32 v0, 64, v1
-00000000285C v_cmp_ne_u32_e32 vcc, 0, v11
-000000002860 v_xor_b32_e32 v4, 32, v1
-000000002864 v_add_u32_e32 v0, 64, v0
-000000002868 v_subbrev_co_u32_e32 v11, vcc, 0, v1, vcc
-00000000286C v_xor_b32_e32 v5, 16, v1
-000000002870 v_cmp_lt_i32_e32 vcc, v4, v0
-000000002874 v_xor_b32_e32 v6, 8, v1
-000000002878 v_xor_b32_e32 v7, 4, v1
-00000000287C v_cndmask_b32_e32 v4, v1, v4, vcc
-000000002880 v_cmp_lt_i32_e32 vcc, v5, v0
-000000002884 v_xor_b32_e32 v9, 2, v1
-000000002888 v_xor_b32_e32 v10, 1, v1
-00000000288C v_cndmask_b32_e32 v5, v1, v5, vcc
-000000002890 v_cmp_lt_i32_e32 vcc, v6, v0
-000000002894 v_lshlrev_b32_e32 v12, 2, v1
-000000002898 s_movk_i32 s2, 0x5a
-00000000289C v_cndmask_b32_e32 v6, v1, v6, vcc
-0000000028A0 v_cmp_lt_i32_e32 vcc, v7, v0
-0000000028A4 v_and_b32_e32 v12, 0x100, v12
-0000000028AC s_nop 0
-0000000028B0 v_cndmask_b32_e32 v7, v1, v7, vcc
-0000000028B4 v_cmp_lt_i32_e32 vcc, v9, v0
-0000000028B8 v_lshlrev_b32_e32 v7, 2, v7
-0000000028BC s_nop 0
-0000000028C0 v_cndmask_b32_e32 v9, v1, v9, vcc
-0000000028C4 v_cmp_lt_i32_e32 vcc, v10, v0
-0000000028C8 v_lshlrev_b32_e32 v9, 2, v9
-0000000028CC s_nop 0
-0000000028D0 v_cndmask_b32_e32 v0, v1, v10, vcc
-0000000028D4 v_lshlrev_b32_e32 v1, 2, v4
-0000000028D8 v_lshlrev_b32_e32 v4, 2, v5
-0000000028DC v_lshlrev_b32_e32 v5, 2, v6
-0000000028E0 v_lshlrev_b32_e32 v10, 2, v11
-0000000028E4 v_lshlrev_b32_e32 v13, 2, v0
-0000000028E8 v_mov_b32_e32 v0, s6
-0000000028EC s_waitcnt vmcnt(0)
-0000000028F0 ds_bpermute_b32 v1, v1, v3
-0000000028F8 v_cmp_lt_i32_e32 vcc, s2, v3
-0000000028FC v_cmp_lt_i32_e64 s[2:3], -1, v3
-000000002904 s_cmp_lg_u64 vcc, 0
-000000002908 v_cmp_eq_u32_e32 vcc, 0, v8
-00000000290C s_waitcnt lgkmcnt(0)
-000000002910 v_add_u32_e32 v6, v1, v3
-000000002914 ds_bpermute_b32 v11, v4, v6
-00000000291C v_lshlrev_b32_e32 v4, 2, v2
-000000002920 v_mov_b32_e32 v1, s7
-000000002924 s_cselect_b64 s[6:7], -1, 0
-000000002928 s_cmp_eq_u64 s[2:3], exec
-00000000292C s_waitcnt lgkmcnt(0)
-000000002930 v_add_u32_e32 v11, v11, v6
-000000002934 ds_bpermute_b32 v14, v5, v11
-00000000293C v_ashrrev_i32_e32 v5, 31, v4
-000000002940 v_lshl_add_u64 v[0:1], v[4:5], 2, v[0:1]
-000000002948 ds_bpermute_b32 v5, v10, v3
-000000002950 ds_bpermute_b32 v6, v12, v3
-000000002958 s_waitcnt lgkmcnt(2)
-00000000295C v_add_u32_e32 v4, v14, v11
-000000002960 ds_bpermute_b32 v7, v7, v4
-000000002968 v_and_b32_e32 v10, 1, v3
-00000000296C s_cselect_b64 s[2:3], -1, 0
-000000002970 v_cmp_ne_u32_e64 s[4:5], 0, v10
-000000002978 s_waitcnt lgkmcnt(0)
-00000000297C v_add_u32_e32 v3, v7, v4
-000000002980 ds_bpermute_b32 v4, v9, v3
-000000002988 v_cndmask_b32_e64 v7, 0, 1, s[6:7]
-000000002990 v_cndmask_b32_e64 v9, 0, 1, s[2:3]
-000000002998 v_lshlrev_b32_e32 v7, 1, v7
-00000000299C v_or_b32_e32 v7, v7, v9
-0000000029A0 s_waitcnt lgkmcnt(0)
-0000000029A4 v_add_u32_e32 v3, v4, v3
-0000000029A8 ds_bpermute_b32 v4, v13, v3
-0000000029B0 s_waitcnt lgkmcnt(0)
-0000000029B4 v_add_u32_e32 v4, v4, v3
-0000000029B8 global_store_dwordx4 v[0:1], v[4:7], off
-0000000029C0 s_and_saveexec_b64 s[2:3], vcc
-0000000029C4 s_cbranch_execz 15
-0000000029C8 s_load_dwordx2 s[0:1], s[0:1], 0x10
-0000000029D0 v_ashrrev_i32_e32 v0, 31, v2
-0000000029D4 v_lshrrev_b32_e32 v0, 26, v0
-0000000029D8 v_add_u32_e32 v2, v2, v0
-0000000029DC v_ashrrev_i32_e32 v2, 6, v2
-0000000029E0 s_waitcnt lgkmcnt(0)
-0000000029E4 v_mov_b32_e32 v0, s0
-0000000029E8 v_mov_b32_e32 v1, s1
-0000000029EC v_ashrrev_i32_e32 v3, 31, v2
-0000000029F0 v_lshl_add_u64 v[0:1], v[2:3], 3, v[0:1]
-0000000029F8 v_mov_b64_e32 v[2:3], s[4:5]
-0000000029FC global_store_dwordx2 v[0:1], v[2:3], off
-000000002A04 s_endpgm
-000000002A08 s_nop 0
-000000002A0C s_nop 0
-000000002A10 s_nop 0
-000000002A14 s_nop 0
-000000002A18 s_nop 0
-000000002A1C s_nop 0
-000000002A20 s_nop 0
-000000002A24 s_nop 0
-000000002A28 s_nop 0
-000000002A2C s_nop 0
-000000002A30 s_nop 0
-000000002A34 s_nop 0
-000000002A38 s_nop 0
-000000002A3C s_nop 0
-000000002A40 s_nop 0
-000000002A44 s_nop 0
-000000002A48 s_nop 0
-000000002A4C s_nop 0
-000000002A50 s_nop 0
-000000002A54 s_nop 0
-000000002A58 s_nop 0
-000000002A5C s_nop 0
-000000002A60 s_nop 0
-000000002A64 s_nop 0
-000000002A68 s_nop 0
-000000002A6C s_nop 0
-000000002A70 s_nop 0
-000000002A74 s_nop 0
-000000002A78 s_nop 0
-000000002A7C s_nop 0
-000000002A80 s_nop 0
-000000002A84 s_nop 0
-000000002A88 s_nop 0
-000000002A8C s_nop 0
-000000002A90 s_nop 0
-000000002A94 s_nop 0
-000000002A98 s_nop 0
-000000002A9C s_nop 0
-000000002AA0 s_nop 0
-000000002AA4 s_nop 0
-000000002AA8 s_nop 0
-000000002AAC s_nop 0
-000000002AB0 s_nop 0
-000000002AB4 s_nop 0
-000000002AB8 s_nop 0
-000000002ABC s_nop 0
-000000002AC0 s_nop 0
-000000002AC4 s_nop 0
-000000002AC8 s_nop 0
-000000002ACC s_nop 0
-000000002AD0 s_nop 0
-000000002AD4 s_nop 0
-000000002AD8 s_nop 0
-000000002ADC s_nop 0
-000000002AE0 s_nop 0
-000000002AE4 s_nop 0
-000000002AE8 s_nop 0
-000000002AEC s_nop 0
-000000002AF0 s_nop 0
-000000002AF4 s_nop 0
-000000002AF8 s_nop 0
-000000002AFC s_nop 0
-000000002B00 s_load_dword s3, s[0:1], 0x34
-000000002B08 s_load_dword s4, s[0:1], 0x20
-000000002B10 s_waitcnt lgkmcnt(0)
-000000002B14 s_and_b32 s3, s3, 0xffff
-000000002B1C s_mul_i32 s2, s2, s3
-000000002B20 v_add_u32_e32 v0, s2, v0
-000000002B24 v_cmp_gt_i32_e32 vcc, s4, v0
-000000002B28 s_and_saveexec_b64 s[2:3], vcc
-000000002B2C s_cbranch_execz 165
-000000002B30 s_load_dwordx8 s[4:11], s[0:1], 0x0
-000000002B38 v_ashrrev_i32_e32 v1, 31, v0
-000000002B3C s_mov_b32 s0, 0
-000000002B40 s_mov_b32 s2, 0xf800000
-000000002B48 s_mov_b32 s3, 0x800000
-000000002B50 s_waitcnt lgkmcnt(0)
-000000002B54 v_mov_b32_e32 v2, s4
-000000002B58 v_mov_b32_e32 v3, s5
-000000002B5C v_lshl_add_u64 v[2:3], v[0:1], 2, v[2:3]
-000000002B64 global_load_dword v9, v[2:3], off
-000000002B6C v_mov_b32_e32 v2, s8
-000000002B70 v_mov_b32_e32 v3, s9
-000000002B74 v_lshl_add_u64 v[2:3], v[0:1], 3, v[2:3]
-000000002B7C global_load_dwordx2 v[10:11], v[2:3], off
-000000002B84 v_lshlrev_b32_e32 v2, 3, v0
-000000002B88 v_lshlrev_b32_e32 v0, 1, v0
-000000002B8C s_brev_b32 s1, 8
-000000002B90 v_ashrrev_i32_e32 v1, 31, v0
-000000002B94 v_mov_b32_e32 v6, s10
-000000002B98 v_mov_b32_e32 v7, s11
-000000002B9C v_mov_b32_e32 v8, 0x4f800000
-000000002BA4 v_lshl_add_u64 v[14:15], v[0:1], 3, v[6:7]
-000000002BAC v_ashrrev_i32_e32 v3, 31, v2
-000000002BB0 v_mov_b32_e32 v4, s6
-000000002BB4 v_mov_b32_e32 v5, s7
-000000002BB8 v_lshl_add_u64 v[12:13], v[2:3], 2, v[4:5]
-000000002BC0 v_mov_b32_e32 v16, 0x41b17218
-000000002BC8 v_mov_b32_e32 v17, 0xffffff80
-000000002BD0 s_mov_b32 s8, 0x3f317217
-000000002BD8 s_mov_b32 s9, 0x7f800000
-000000002BE0 v_mov_b32_e32 v22, 0x260
-000000002BE8 s_waitcnt vmcnt(1)
-000000002BEC v_mul_f32_e32 v0, 0x4f800000, v9
-000000002BF4 v_cmp_gt_f32_e32 vcc, s3, v9
-000000002BF8 v_cmp_gt_f32_e64 s[2:3], s2, v9
-000000002C00 v_add_f32_e32 v23, 1.0, v9
-000000002C04 s_waitcnt vmcnt(0)
-000000002C08 v_cmp_gt_f64_e64 s[0:1], s[0:1], v[10:11]
-000000002C10 v_cndmask_b32_e32 v1, 1.0, v8, vcc
-000000002C14 v_cndmask_b32_e64 v24, v9, v0, s[2:3]
-000000002C1C v_cndmask_b32_e64 v18, 0, 1, s[0:1]
-000000002C24 v_mul_f32_e32 v0, v9, v1
-000000002C28 v_div_scale_f32 v26, s[4:5], v23, v23, v9
-000000002C30 v_lshlrev_b32_e32 v1, 8, v18
-000000002C34 v_sqrt_f32_e32 v20, v24
-000000002C38 v_fma_f64 v[4:5], v[10:11], v[10:11], 1.0
-000000002C40 v_log_f32_e32 v21, v0
-000000002C44 v_rcp_f32_e32 v29, v26
-000000002C48 v_ldexp_f64 v[10:11], v[10:11], v1
-000000002C50 v_rsq_f64_e32 v[0:1], v[10:11]
-000000002C54 v_add_u32_e32 v30, -1, v20
-000000002C58 v_mul_f32_e32 v7, 0x42c80000, v9
-000000002C60 v_cndmask_b32_e32 v25, 0, v16, vcc
-000000002C64 v_cndmask_b32_e64 v28, 0, v17, s[0:1]
-000000002C6C v_add_u32_e32 v31, 1, v20
-000000002C70 v_mul_f32_e32 v16, 0x3f317217, v21
-000000002C78 v_fma_f32 v17, -v26, v29, 1.0
-000000002C80 v_fma_f32 v32, -v30, v20, v24
-000000002C88 v_cvt_i32_f32_e32 v7, v7
-000000002C8C v_div_scale_f32 v27, vcc, v9, v23, v9
-000000002C94 v_fma_f32 v33, -v31, v20, v24
-000000002C9C v_fma_f32 v34, v21, s8, -v16
-000000002CA4 v_fmac_f32_e32 v29, v17, v29
-000000002CA8 v_mul_f64 v[16:17], v[10:11], v[0:1]
-000000002CB0 v_mul_f64 v[18:19], v[0:1], 0.5
-000000002CB8 v_cmp_ge_f32_e64 s[0:1], 0, v32
-000000002CC0 v_mul_f32_e32 v32, v27, v29
-000000002CC4 v_fma_f64 v[0:1], -v[18:19], v[16:17], 0.5
-000000002CCC v_cndmask_b32_e64 v20, v20, v30, s[0:1]
-000000002CD4 v_fmamk_f32 v30, v21, 0x3377d1cf, v34
-000000002CDC v_cmp_lt_f32_e64 s[0:1], 0, v33
-000000002CE4 v_fmac_f32_e32 v30, 0x3f317217, v21
-000000002CEC v_fmac_f64_e32 v[16:17], v[16:17], v[0:1]
-000000002CF0 v_cndmask_b32_e64 v31, v20, v31, s[0:1]
-000000002CF8 v_fma_f32 v20, -v26, v32, v27
-000000002D00 v_cmp_lt_f32_e64 s[0:1], |v21|, s9
-000000002D08 v_rsq_f32_e32 v2, v9
-000000002D0C v_fmac_f64_e32 v[18:19], v[18:19], v[0:1]
-000000002D10 v_cndmask_b32_e64 v1, v21, v30, s[0:1]
-000000002D18 v_fmac_f32_e32 v32, v20, v29
-000000002D1C v_fma_f64 v[20:21], -v[16:17], v[16:17], v[10:11]
-000000002D24 v_cvt_f32_i32_e32 v7, v7
-000000002D28 v_mul_f32_e32 v0, 0x37800000, v31
-000000002D30 v_fmac_f64_e32 v[16:17], v[20:21], v[18:19]
-000000002D34 v_mul_f32_e32 v3, 0x40533333, v9
-000000002D3C v_cndmask_b32_e64 v0, v31, v0, s[2:3]
-000000002D44 v_sub_f32_e32 v1, v1, v25
-000000002D48 v_fma_f32 v25, -v26, v32, v27
-000000002D50 v_cmp_class_f32_e64 s[0:1], v24, v22
-000000002D58 v_fma_f64 v[20:21], -v[16:17], v[16:17], v[10:11]
-000000002D60 v_max_f32_e32 v6, v9, v9
-000000002D64 v_add_f32_e32 v8, -1.0, v9
-000000002D68 v_floor_f32_e32 v3, v3
-000000002D6C v_cndmask_b32_e64 v0, v0, v24, s[0:1]
-000000002D74 v_div_fmas_f32 v24, v25, v29, v32
-000000002D7C v_fmac_f64_e32 v[16:17], v[20:21], v[18:19]
-000000002D80 v_min_f32_e32 v6, 0.5, v6
-000000002D84 v_and_b32_e32 v8, 0x7fffffff, v8
-000000002D8C global_store_dwordx4 v[12:13], v[0:3], off
-000000002D94 v_div_fixup_f32 v9, v24, v23, v9
-000000002D9C v_cmp_class_f64_e32 vcc, v[10:11], v22
-000000002DA0 v_ldexp_f64 v[0:1], v[16:17], v28
-000000002DA8 global_store_dwordx4 v[12:13], v[6:9], off offset:16
-000000002DB0 s_nop 1
-000000002DB4 v_cndmask_b32_e32 v7, v1, v11, vcc
-000000002DB8 v_cndmask_b32_e32 v6, v0, v10, vcc
-000000002DBC global_store_dwordx4 v[14:15], v[4:7], off
-000000002DC4 s_endpgm
-000000002DC8 s_nop 0
-000000002DCC s_nop 0
-000000002DD0 s_nop 0
-000000002DD4 s_nop 0
-000000002DD8 s_nop 0
-000000002DDC s_nop 0
-000000002DE0 s_nop 0
-000000002DE4 s_nop 0
-000000002DE8 s_nop 0
-000000002DEC s_nop 0
-000000002DF0 s_nop 0
-000000002DF4 s_nop 0
-000000002DF8 s_nop 0
-000000002DFC s_nop 0
-000000002E00 s_nop 0
-000000002E04 s_nop 0
-000000002E08 s_nop 0
-000000002E0C s_nop 0
-000000002E10 s_nop 0
-000000002E14 s_nop 0
-000000002E18 s_nop 0
-000000002E1C s_nop 0
-000000002E20 s_nop 0
-000000002E24 s_nop 0
-000000002E28 s_nop 0
-000000002E2C s_nop 0
-000000002E30 s_nop 0
-000000002E34 s_nop 0
-000000002E38 s_nop 0
-000000002E3C s_nop 0
-000000002E40 s_nop 0
-000000002E44 s_nop 0
-000000002E48 s_nop 0
-000000002E4C s_nop 0
-000000002E50 s_nop 0
-000000002E54 s_nop 0
-000000002E58 s_nop 0
-000000002E5C s_nop 0
-000000002E60 s_nop 0
-000000002E64 s_nop 0
-000000002E68 s_nop 0
-000000002E6C s_nop 0
-000000002E70 s_nop 0
-000000002E74 s_nop 0
-000000002E78 s_nop 0
-000000002E7C s_nop 0
-000000002E80 s_nop 0
-000000002E84 s_nop 0
-000000002E88 s_nop 0
-000000002E8C s_nop 0
-000000002E90 s_nop 0
-000000002E94 s_nop 0
-000000002E98 s_nop 0
-000000002E9C s_nop 0
-000000002EA0 s_nop 0
-000000002EA4 s_nop 0
-000000002EA8 s_nop 0
-000000002EAC s_nop 0
-000000002EB0 s_nop 0
-000000002EB4 s_nop 0
-000000002EB8 s_nop 0
-000000002EBC s_nop 0
-000000002EC0 s_nop 0
-000000002EC4 s_nop 0
+0000000026DC s_cbranch_execz 7
+0000000026E0 s_bcnt1_i32_b64 s2, s[2:3]
+0000000026E4 v_cvt_f32_ubyte0_e32 v1, s2
+0000000026E8 v_mul_f32_e32 v1, 0.5, v1
+0000000026EC v_mov_b32_e32 v2, 0
+0000000026F0 s_waitcnt lgkmcnt(0)
+0000000026F4 global_atomic_add_f32 v2, v1, s[8:9]
+0000000026FC s_or_b64 exec, exec, s[0:1]
+000000002700 v_mul_lo_u32 v1, v0, 7
+000000002708 s_mov_b32 s2, 0x10624dd3
+000000002710 v_mul_hi_i32 v2, v1, s2
+000000002718 v_lshrrev_b32_e32 v3, 31, v2
+00000000271C v_ashrrev_i32_e32 v2, 6, v2
+000000002720 v_add_u32_e32 v2, v2, v3
+000000002724 s_movk_i32 s2, 0x3e8
+000000002728 v_mul_lo_u32 v2, v2, s2
+000000002730 s_mov_b64 s[0:1], exec
+000000002734 v_sub_u32_e32 v1, v1, v2
+000000002738 s_brev_b32 s2, 1
+00000000273C s_ff1_i32_b64 s3, s[0:1]
+000000002740 v_readlane_b32 s20, v1, s3
+000000002748 s_waitcnt lgkmcnt(0)
+00000000274C s_lshl_b64 s[8:9], 1, s3
+000000002750 s_max_i32 s2, s2, s20
+000000002754 s_andn2_b64 s[0:1], s[0:1], s[8:9]
+000000002758 s_cmp_lg_u64 s[0:1], 0
+00000000275C s_cbranch_scc1 65527
+000000002760 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
+000000002768 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
+000000002770 v_cmp_eq_u32_e32 vcc, 0, v1
+000000002774 s_and_saveexec_b64 s[0:1], vcc
+000000002778 s_xor_b64 s[0:1], exec, s[0:1]
+00000000277C s_cbranch_execz 4
+000000002780 v_mov_b32_e32 v1, 0
+000000002784 v_mov_b32_e32 v2, s2
+000000002788 global_atomic_smax v1, v2, s[10:11]
+000000002790 s_or_b64 exec, exec, s[0:1]
+000000002794 s_mov_b64 s[0:1], exec
+000000002798 v_sub_u32_e32 v1, 0x3e8, v0
+0000000027A0 s_brev_b32 s2, -2
+0000000027A4 s_ff1_i32_b64 s3, s[0:1]
+0000000027A8 v_readlane_b32 s10, v1, s3
+0000000027B0 s_lshl_b64 s[8:9], 1, s3
+0000000027B4 s_min_i32 s2, s2, s10
+0000000027B8 s_andn2_b64 s[0:1], s[0:1], s[8:9]
+0000000027BC s_cmp_lg_u64 s[0:1], 0
+0000000027C0 s_cbranch_scc1 65528
+0000000027C4 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
+0000000027CC v_mbcnt_hi_u32_b32 v1, exec_hi, v1
+0000000027D4 v_cmp_eq_u32_e32 vcc, 0, v1
+0000000027D8 s_and_saveexec_b64 s[0:1], vcc
+0000000027DC s_xor_b64 s[0:1], exec, s[0:1]
+0000000027E0 s_cbranch_execz 4
+0000000027E4 v_mov_b32_e32 v1, 0
+0000000027E8 v_mov_b32_e32 v2, s2
+0000000027EC global_atomic_smin v1, v2, s[12:13]
+0000000027F4 s_or_b64 exec, exec, s[0:1]
+0000000027F8 s_mov_b64 s[2:3], exec
+0000000027FC v_mbcnt_lo_u32_b32 v1, s2, 0
+000000002804 v_mbcnt_hi_u32_b32 v1, s3, v1
+00000000280C v_cmp_eq_u32_e32 vcc, 0, v1
+000000002810 s_and_saveexec_b64 s[0:1], vcc
+000000002814 s_cbranch_execz 5
+000000002818 s_bcnt1_i32_b64 s2, s[2:3]
+00000000281C v_mov_b32_e32 v2, 0
+000000002820 v_mov_b32_e32 v3, s2
+000000002824 global_atomic_add v2, v2, v3, s[4:5] offset:4 sc0
+00000000282C s_or_b64 exec, exec, s[0:1]
+000000002830 s_waitcnt vmcnt(0)
+000000002834 v_readfirstlane_b32 s2, v2
+000000002838 v_mov_b32_e32 v4, s18
+00000000283C v_mov_b32_e32 v5, s19
+000000002840 v_add_u32_e32 v7, s2, v1
+000000002844 v_ashrrev_i32_e32 v1, 31, v0
+000000002848 v_lshl_add_u64 v[2:3], v[0:1], 2, v[4:5]
+000000002850 v_mov_b32_e32 v6, 0
+000000002854 global_store_dword v[2:3], v7, off
+00000000285C v_add_u32_e32 v2, 1, v0
+000000002860 v_mov_b32_e32 v3, v0
+000000002864 global_atomic_cmpswap v6, v[2:3], s[14:15]
+00000000286C v_mov_b32_e32 v1, 5
+000000002870 global_atomic_swap v6, v1, s[16:17]
+000000002878 s_mov_b64 s[0:1], exec
+00000000287C v_lshlrev_b32_e64 v0, v0, 1
+000000002884 s_mov_b32 s2, 0
+000000002888 s_ff1_i32_b64 s3, s[0:1]
+00000000288C v_readlane_b32 s8, v0, s3
+000000002894 s_lshl_b64 s[4:5], 1, s3
+000000002898 s_or_b32 s2, s2, s8
+00000000289C s_andn2_b64 s[0:1], s[0:1], s[4:5]
+0000000028A0 s_cmp_lg_u64 s[0:1], 0
+0000000028A4 s_cbranch_scc1 65528
+0000000028A8 v_mbcnt_lo_u32_b32 v0, exec_lo, 0
+0000000028B0 v_mbcnt_hi_u32_b32 v0, exec_hi, v0
+0000000028B8 v_cmp_eq_u32_e32 vcc, 0, v0
+0000000028BC s_and_saveexec_b64 s[0:1], vcc
+0000000028C0 s_xor_b64 s[0:1], exec, s[0:1]
+0000000028C4 s_cbranch_execz 4
+0000000028C8 v_mov_b32_e32 v0, 0
+0000000028CC v_mov_b32_e32 v1, s2
+0000000028D0 global_atomic_or v0, v1, s[6:7] offset:4
+0000000028D8 s_endpgm
+0000000028DC s_nop 0
+0000000028E0 s_nop 0
+0000000028E4 s_nop 0
+0000000028E8 s_nop 0
+0000000028EC s_nop 0
+0000000028F0 s_nop 0
+0000000028F4 s_nop 0
+0000000028F8 s_nop 0
+0000000028FC s_nop 0
+000000002900 s_load_dwordx4 s[4:7], s[0:1], 0x0
+000000002908 s_load_dword s3, s[0:1], 0x24
+000000002910 v_mov_b32_e32 v3, 0
+000000002914 v_mbcnt_lo_u32_b32 v1, -1, 0
+00000000291C v_mbcnt_hi_u32_b32 v1, -1, v1
+000000002924 s_waitcnt lgkmcnt(0)
+000000002928 v_mov_b32_e32 v4, s4
+00000000292C s_and_b32 s3, s3, 0xffff
+000000002934 s_mul_i32 s2, s2, s3
+000000002938 v_mov_b32_e32 v5, s5
+00000000293C v_add_u32_e32 v2, s2, v0
+000000002940 v_lshl_add_u64 v[4:5], v[2:3], 2, v[4:5]
+000000002948 global_load_dword v3, v[4:5], off
+000000002950 v_and_b32_e32 v11, 63, v1
+000000002954 v_and_b32_e32 v8, 63, v0
+000000002958 v_and_b32_e32 v0, 64, v1
+00000000295C v_cmp_ne_u32_e32 vcc, 0, v11
+000000002960 v_xor_b32_e32 v4, 32, v1
+000000002964 v_add_u32_e32 v0, 64, v0
+000000002968 v_subbrev_co_u32_e32 v11, vcc, 0, v1, vcc
+00000000296C v_xor_b32_e32 v5, 16, v1
+000000002970 v_cmp_lt_i32_e32 vcc, v4, v0
+000000002974 v_xor_b32_e32 v6, 8, v1
+000000002978 v_xor_b32_e32 v7, 4, v1
+00000000297C v_cndmask_b32_e32 v4, v1, v4, vcc
+000000002980 v_cmp_lt_i32_e32 vcc, v5, v0
+000000002984 v_xor_b32_e32 v9, 2, v1
+000000002988 v_xor_b32_e32 v10, 1, v1
+00000000298C v_cndmask_b32_e32 v5, v1, v5, vcc
+000000002990 v_cmp_lt_i32_e32 vcc, v6, v0
+000000002994 v_lshlrev_b32_e32 v12, 2, v1
+000000002998 s_movk_i32 s2, 0x5a
+00000000299C v_cndmask_b32_e32 v6, v1, v6, vcc
+0000000029A0 v_cmp_lt_i32_e32 vcc, v7, v0
+0000000029A4 v_and_b32_e32 v12, 0x100, v12
+0000000029AC s_nop 0
+0000000029B0 v_cndmask_b32_e32 v7, v1, v7, vcc
+0000000029B4 v_cmp_lt_i32_e32 vcc, v9, v0
+0000000029B8 v_lshlrev_b32_e32 v7, 2, v7
+0000000029BC s_nop 0
+0000000029C0 v_cndmask_b32_e32 v9, v1, v9, vcc
+0000000029C4 v_cmp_lt_i32_e32 vcc, v10, v0
+0000000029C8 v_lshlrev_b32_e32 v9, 2, v9
+0000000029CC s_nop 0
+0000000029D0 v_cndmask_b32_e32 v0, v1, v10, vcc
+0000000029D4 v_lshlrev_b32_e32 v1, 2, v4
+0000000029D8 v_lshlrev_b32_e32 v4, 2, v5
+0000000029DC v_lshlrev_b32_e32 v5, 2, v6
+0000000029E0 v_lshlrev_b32_e32 v10, 2, v11
+0000000029E4 v_lshlrev_b32_e32 v13, 2, v0
+0000000029E8 v_mov_b32_e32 v0, s6
+0000000029EC s_waitcnt vmcnt(0)
+0000000029F0 ds_bpermute_b32 v1, v1, v3
+0000000029F8 v_cmp_lt_i32_e32 vcc, s2, v3
+0000000029FC v_cmp_lt_i32_e64 s[2:3], -1, v3
+000000002A04 s_cmp_lg_u64 vcc, 0
+000000002A08 v_cmp_eq_u32_e32 vcc, 0, v8
+000000002A0C s_waitcnt lgkmcnt(0)
+000000002A10 v_add_u32_e32 v6, v1, v3
+000000002A14 ds_bpermute_b32 v11, v4, v6
+000000002A1C v_lshlrev_b32_e32 v4, 2, v2
+000000002A20 v_mov_b32_e32 v1, s7
+000000002A24 s_cselect_b64 s[6:7], -1, 0
+000000002A28 s_cmp_eq_u64 s[2:3], exec
+000000002A2C s_waitcnt lgkmcnt(0)
+000000002A30 v_add_u32_e32 v11, v11, v6
+000000002A34 ds_bpermute_b32 v14, v5, v11
+000000002A3C v_ashrrev_i32_e32 v5, 31, v4
+000000002A40 v_lshl_add_u64 v[0:1], v[4:5], 2, v[0:1]
+000000002A48 ds_bpermute_b32 v5, v10, v3
+000000002A50 ds_bpermute_b32 v6, v12, v3
+000000002A58 s_waitcnt lgkmcnt(2)
+000000002A5C v_add_u32_e32 v4, v14, v11
+000000002A60 ds_bpermute_b32 v7, v7, v4
+000000002A68 v_and_b32_e32 v10, 1, v3
+000000002A6C s_cselect_b64 s[2:3], -1, 0
+000000002A70 v_cmp_ne_u32_e64 s[4:5], 0, v10
+000000002A78 s_waitcnt lgkmcnt(0)
+000000002A7C v_add_u32_e32 v3, v7, v4
+000000002A80 ds_bpermute_b32 v4, v9, v3
+000000002A88 v_cndmask_b32_e64 v7, 0, 1, s[6:7]
+000000002A90 v_cndmask_b32_e64 v9, 0, 1, s[2:3]
+000000002A98 v_lshlrev_b32_e32 v7, 1, v7
+000000002A9C v_or_b32_e32 v7, v7, v9
+000000002AA0 s_waitcnt lgkmcnt(0)
+000000002AA4 v_add_u32_e32 v3, v4, v3
+000000002AA8 ds_bpermute_b32 v4, v13, v3
+000000002AB0 s_waitcnt lgkmcnt(0)
+000000002AB4 v_add_u32_e32 v4, v4, v3
+000000002AB8 global_store_dwordx4 v[0:1], v[4:7], off
+000000002AC0 s_and_saveexec_b64 s[2:3], vcc
+000000002AC4 s_cbranch_execz 15
+000000002AC8 s_load_dwordx2 s[0:1], s[0:1], 0x10
+000000002AD0 v_ashrrev_i32_e32 v0, 31, v2
+000000002AD4 v_lshrrev_b32_e32 v0, 26, v0
+000000002AD8 v_add_u32_e32 v2, v2, v0
+000000002ADC v_ashrrev_i32_e32 v2, 6, v2
+000000002AE0 s_waitcnt lgkmcnt(0)
+000000002AE4 v_mov_b32_e32 v0, s0
+000000002AE8 v_mov_b32_e32 v1, s1
+000000002AEC v_ashrrev_i32_e32 v3, 31, v2
+000000002AF0 v_lshl_add_u64 v[0:1], v[2:3], 3, v[0:1]
+000000002AF8 v_mov_b64_e32 v[2:3], s[4:5]
+000000002AFC global_store_dwordx2 v[0:1], v[2:3], off
+000000002B04 s_endpgm
+000000002B08 s_nop 0
+000000002B0C s_nop 0
+000000002B10 s_nop 0
+000000002B14 s_nop 0
+000000002B18 s_nop 0
+000000002B1C s_nop 0
+000000002B20 s_nop 0
+000000002B24 s_nop 0
+000000002B28 s_nop 0
+000000002B2C s_nop 0
+000000002B30 s_nop 0
+000000002B34 s_nop 0
+000000002B38 s_nop 0
+000000002B3C s_nop 0
+000000002B40 s_nop 0
+000000002B44 s_nop 0
+000000002B48 s_nop 0
+000000002B4C s_nop 0
+000000002B50 s_nop 0
+000000002B54 s_nop 0
+000000002B58 s_nop 0
+000000002B5C s_nop 0
+000000002B60 s_nop 0
+000000002B64 s_nop 0
+000000002B68 s_nop 0
+000000002B6C s_nop 0
+000000002B70 s_nop 0
+000000002B74 s_nop 0
+000000002B78 s_nop 0
+000000002B7C s_nop 0
+000000002B80 s_nop 0
+000000002B84 s_nop 0
+000000002B88 s_nop 0
+000000002B8C s_nop 0
+000000002B90 s_nop 0
+000000002B94 s_nop 0
+000000002B98 s_nop 0
+000000002B9C s_nop 0
+000000002BA0 s_nop 0
+000000002BA4 s_nop 0
+000000002BA8 s_nop 0
+000000002BAC s_nop 0
+000000002BB0 s_nop 0
+000000002BB4 s_nop 0
+000000002BB8 s_nop 0
+000000002BBC s_nop 0
+000000002BC0 s_nop 0
+000000002BC4 s_nop 0
+000000002BC8 s_nop 0
+000000002BCC s_nop 0
+000000002BD0 s_nop 0
+000000002BD4 s_nop 0
+000000002BD8 s_nop 0
+000000002BDC s_nop 0
+000000002BE0 s_nop 0
+000000002BE4 s_nop 0
+000000002BE8 s_nop 0
+000000002BEC s_nop 0
+000000002BF0 s_nop 0
+000000002BF4 s_nop 0
+000000002BF8 s_nop 0
+000000002BFC s_nop 0
+000000002C00 s_load_dword s3, s[0:1], 0x34
+000000002C08 s_load_dword s4, s[0:1], 0x20
+000000002C10 s_waitcnt lgkmcnt(0)
+000000002C14 s_and_b32 s3, s3, 0xffff
+000000002C1C s_mul_i32 s2, s2, s3
+000000002C20 v_add_u32_e32 v0, s2, v0
+000000002C24 v_cmp_gt_i32_e32 vcc, s4, v0
+000000002C28 s_and_saveexec_b64 s[2:3], vcc
+000000002C2C s_cbranch_execz 165
+000000002C30 s_load_dwordx8 s[4:11], s[0:1], 0x0
+000000002C38 v_ashrrev_i32_e32 v1, 31, v0
+000000002C3C s_mov_b32 s0, 0
+000000002C40 s_mov_b32 s2, 0xf800000
+000000002C48 s_mov_b32 s3, 0x800000
+000000002C50 s_waitcnt lgkmcnt(0)
+000000002C54 v_mov_b32_e32 v2, s4
+000000002C58 v_mov_b32_e32 v3, s5
+000000002C5C v_lshl_add_u64 v[2:3], v[0:1], 2, v[2:3]
+000000002C64 global_load_dword v9, v[2:3], off
+000000002C6C v_mov_b32_e32 v2, s8
+000000002C70 v_mov_b32_e32 v3, s9
+000000002C74 v_lshl_add_u64 v[2:3], v[0:1], 3, v[2:3]
+000000002C7C global_load_dwordx2 v[10:11], v[2:3], off
+000000002C84 v_lshlrev_b32_e32 v2, 3, v0
+000000002C88 v_lshlrev_b32_e32 v0, 1, v0
+000000002C8C s_brev_b32 s1, 8
+000000002C90 v_ashrrev_i32_e32 v1, 31, v0
+000000002C94 v_mov_b32_e32 v6, s10
+000000002C98 v_mov_b32_e32 v7, s11
+000000002C9C v_mov_b32_e32 v8, 0x4f800000
+000000002CA4 v_lshl_add_u64 v[14:15], v[0:1], 3, v[6:7]
+000000002CAC v_ashrrev_i32_e32 v3, 31, v2
+000000002CB0 v_mov_b32_e32 v4, s6
+000000002CB4 v_mov_b32_e32 v5, s7
+000000002CB8 v_lshl_add_u64 v[12:13], v[2:3], 2, v[4:5]
+000000002CC0 v_mov_b32_e32 v16, 0x41b17218
+000000002CC8 v_mov_b32_e32 v17, 0xffffff80
+000000002CD0 s_mov_b32 s8, 0x3f317217
+000000002CD8 s_mov_b32 s9, 0x7f800000
+000000002CE0 v_mov_b32_e32 v22, 0x260
+000000002CE8 s_waitcnt vmcnt(1)
+000000002CEC v_mul_f32_e32 v0, 0x4f800000, v9
+000000002CF4 v_cmp_gt_f32_e32 vcc, s3, v9
+000000002CF8 v_cmp_gt_f32_e64 s[2:3], s2, v9
+000000002D00 v_add_f32_e32 v23, 1.0, v9
+000000002D04 s_waitcnt vmcnt(0)
+000000002D08 v_cmp_gt_f64_e64 s[0:1], s[0:1], v[10:11]
+000000002D10 v_cndmask_b32_e32 v1, 1.0, v8, vcc
+000000002D14 v_cndmask_b32_e64 v24, v9, v0, s[2:3]
+000000002D1C v_cndmask_b32_e64 v18, 0, 1, s[0:1]
+000000002D24 v_mul_f32_e32 v0, v9, v1
+000000002D28 v_div_scale_f32 v26, s[4:5], v23, v23, v9
+000000002D30 v_lshlrev_b32_e32 v1, 8, v18
+000000002D34 v_sqrt_f32_e32 v20, v24
+000000002D38 v_fma_f64 v[4:5], v[10:11], v[10:11], 1.0
+000000002D40 v_log_f32_e32 v21, v0
+000000002D44 v_rcp_f32_e32 v29, v26
+000000002D48 v_ldexp_f64 v[10:11], v[10:11], v1
+000000002D50 v_rsq_f64_e32 v[0:1], v[10:11]
+000000002D54 v_add_u32_e32 v30, -1, v20
+000000002D58 v_mul_f32_e32 v7, 0x42c80000, v9
+000000002D60 v_cndmask_b32_e32 v25, 0, v16, vcc
+000000002D64 v_cndmask_b32_e64 v28, 0, v17, s[0:1]
+000000002D6C v_add_u32_e32 v31, 1, v20
+000000002D70 v_mul_f32_e32 v16, 0x3f317217, v21
+000000002D78 v_fma_f32 v17, -v26, v29, 1.0
+000000002D80 v_fma_f32 v32, -v30, v20, v24
+000000002D88 v_cvt_i32_f32_e32 v7, v7
+000000002D8C v_div_scale_f32 v27, vcc, v9, v23, v9
+000000002D94 v_fma_f32 v33, -v31, v20, v24
+000000002D9C v_fma_f32 v34, v21, s8, -v16
+000000002DA4 v_fmac_f32_e32 v29, v17, v29
+000000002DA8 v_mul_f64 v[16:17], v[10:11], v[0:1]
+000000002DB0 v_mul_f64 v[18:19], v[0:1], 0.5
+000000002DB8 v_cmp_ge_f32_e64 s[0:1], 0, v32
+000000002DC0 v_mul_f32_e32 v32, v27, v29
+000000002DC4 v_fma_f64 v[0:1], -v[18:19], v[16:17], 0.5
+000000002DCC v_cndmask_b32_e64 v20, v20, v30, s[0:1]
+000000002DD4 v_fmamk_f32 v30, v21, 0x3377d1cf, v34
+000000002DDC v_cmp_lt_f32_e64 s[0:1], 0, v33
+000000002DE4 v_fmac_f32_e32 v30, 0x3f317217, v21
+000000002DEC v_fmac_f64_e32 v[16:17], v[16:17], v[0:1]
+000000002DF0 v_cndmask_b32_e64 v31, v20, v31, s[0:1]
+000000002DF8 v_fma_f32 v20, -v26, v32, v27
+000000002E00 v_cmp_lt_f32_e64 s[0:1], |v21|, s9
+000000002E08 v_rsq_f32_e32 v2, v9
+000000002E0C v_fmac_f64_e32 v[18:19], v[18:19], v[0:1]
+000000002E10 v_cndmask_b32_e64 v1, v21, v30, s[0:1]
+000000002E18 v_fmac_f32_e32 v32, v20, v29
+000000002E1C v_fma_f64 v[20:21], -v[16:17], v[16:17], v[10:11]
+000000002E24 v_cvt_f32_i32_e32 v7, v7
+000000002E28 v_mul_f32_e32 v0, 0x37800000, v31
+000000002E30 v_fmac_f64_e32 v[16:17], v[20:21], v[18:19]
+000000002E34 v_mul_f32_e32 v3, 0x40533333, v9
+000000002E3C v_cndmask_b32_e64 v0, v31, v0, s[2:3]
+000000002E44 v_sub_f32_e32 v1, v1, v25
+000000002E48 v_fma_f32 v25, -v26, v32, v27
+000000002E50 v_cmp_class_f32_e64 s[0:1], v24, v22
+000000002E58 v_fma_f64 v[20:21], -v[16:17], v[16:17], v[10:11]
+000000002E60 v_max_f32_e32 v6, v9, v9
+000000002E64 v_add_f32_e32 v8, -1.0, v9
+000000002E68 v_floor_f32_e32 v3, v3
+000000002E6C v_cndmask_b32_e64 v0, v0, v24, s[0:1]
+000000002E74 v_div_fmas_f32 v24, v25, v29, v32
+000000002E7C v_fmac_f64_e32 v[16:17], v[20:21], v[18:19]
+000000002E80 v_min_f32_e32 v6, 0.5, v6
+000000002E84 v_and_b32_e32 v8, 0x7fffffff, v8
+000000002E8C global_store_dwordx4 v[12:13], v[0:3], off
+000000002E94 v_div_fixup_f32 v9, v24, v23, v9
+000000002E9C v_cmp_class_f64_e32 vcc, v[10:11], v22
+000000002EA0 v_ldexp_f64 v[0:1], v[16:17], v28
+000000002EA8 global_store_dwordx4 v[12:13], v[6:9], off offset:16
+000000002EB0 s_nop 1
+000000002EB4 v_cndmask_b32_e32 v7, v1, v11, vcc
+000000002EB8 v_cndmask_b32_e32 v6, v0, v10, vcc
+000000002EBC global_store_dwordx4 v[14:15], v[4:7], off
+000000002EC4 s_endpgm
 000000002EC8 s_nop 0
 000000002ECC s_nop 0
 000000002ED0 s_nop 0
@@ -706,3 +642,67 @@
 0000000031F4 s_nop 0
 0000000031F8 s_nop 0
 0000000031FC s_nop 0
+000000003200 s_nop 0
+000000003204 s_nop 0
+000000003208 s_nop 0
+00000000320C s_nop 0
+000000003210 s_nop 0
+000000003214 s_nop 0
+000000003218 s_nop 0
+00000000321C s_nop 0
+000000003220 s_nop 0
+000000003224 s_nop 0
+000000003228 s_nop 0
+00000000322C s_nop 0
+000000003230 s_nop 0
+000000003234 s_nop 0
+000000003238 s_nop 0
+00000000323C s_nop 0
+000000003240 s_nop 0
+000000003244 s_nop 0
+000000003248 s_nop 0
+00000000324C s_nop 0
+000000003250 s_nop 0
+000000003254 s_nop 0
+000000003258 s_nop 0
+00000000325C s_nop 0
+000000003260 s_nop 0
+000000003264 s_nop 0
+000000003268 s_nop 0
+00000000326C s_nop 0
+000000003270 s_nop 0
+000000003274 s_nop 0
+000000003278 s_nop 0
+00000000327C s_nop 0
+000000003280 s_nop 0
+000000003284 s_nop 0
+000000003288 s_nop 0
+00000000328C s_nop 0
+000000003290 s_nop 0
+000000003294 s_nop 0
+000000003298 s_nop 0
+00000000329C s_nop 0
+0000000032A0 s_nop 0
+0000000032A4 s_nop 0
+0000000032A8 s_nop 0
+0000000032AC s_nop 0
+0000000032B0 s_nop 0
+0000000032B4 s_nop 0
+0000000032B8 s_nop 0
+0000000032BC s_nop 0
+0000000032C0 s_nop 0
+0000000032C4 s_nop 0
+0000000032C8 s_nop 0
+0000000032CC s_nop 0
+0000000032D0 s_nop 0
+0000000032D4 s_nop 0
+0000000032D8 s_nop 0
+0000000032DC s_nop 0
+0000000032E0 s_nop 0
+0000000032E4 s_nop 0
+0000000032E8 s_nop 0
+0000000032EC s_nop 0
+0000000032F0 s_nop 0
+0000000032F4 s_nop 0
+0000000032F8 s_nop 0
+0000000032FC s_nop 0

@@ -1,100 +1,36 @@
-000000001800 s_load_dwordx4 s[4:7], s[0:1], 0x0
-000000001808 s_load_dword s3, s[0:1], 0x1c
-000000001810 s_waitcnt lgkmcnt(0)
-000000001814 v_mov_b32_e32 v2, s4
-000000001818 s_and_b32 s0, s3, 0xffff
-000000001820 s_mul_i32 s2, s2, s0
-000000001824 v_add_u32_e32 v0, s2, v0
-000000001828 v_mov_b32_e32 v3, s5
-00000000182C v_ashrrev_i32_e32 v1, 31, v0
-000000001830 v_lshl_add_u64 v[2:3], v[0:1], 2, v[2:3]
-000000001838 global_load_dword v6, v[2:3], off
-000000001840 v_lshlrev_b32_e32 v4, 2, v0
-000000001844 v_mov_b32_e32 v1, -1
-000000001848 v_mov_b32_e32 v2, s6
-00000000184C v_mov_b32_e32 v3, s7
-000000001850 v_ashrrev_i32_e32 v5, 31, v4
-000000001854 v_lshl_add_u64 v[4:5], v[4:5], 2, v[2:3]
-00000000185C s_waitcnt vmcnt(0)
-000000001860 v_add_u32_dpp v0, v6, v6 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
-000000001868 s_nop 1
-00000000186C v_add_u32_dpp v0, v0, v0 row_shr:2 row_mask:0xf bank_mask:0xf bound_ctrl:1
-000000001874 v_mov_b32_dpp v1, v6 quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0xf
-00000000187C v_mov_b32_dpp v2, v6 row_mirror row_mask:0xf bank_mask:0xf bound_ctrl:1
-000000001884 v_add_u32_dpp v0, v0, v0 row_shr:4 row_mask:0xf bank_mask:0xe
-00000000188C v_mov_b32_dpp v3, v6 row_shl:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
-000000001894 s_nop 0
-000000001898 v_add_u32_dpp v0, v0, v0 row_shr:8 row_mask:0xf bank_mask:0xc
-0000000018A0 s_nop 1
-0000000018A4 v_add_u32_dpp v0, v0, v0 row_bcast:15 row_mask:0xa bank_mask:0xf
-0000000018AC s_nop 1
-0000000018B0 v_add_u32_dpp v0, v0, v0 row_bcast:31 row_mask:0xc bank_mask:0xf
-0000000018B8 global_store_dwordx4 v[4:5], v[0:3], off
-0000000018C0 s_endpgm
-0000000018C4 s_nop 0
-0000000018C8 s_nop 0
-0000000018CC s_nop 0
-0000000018D0 s_nop 0
-0000000018D4 s_nop 0
-0000000018D8 s_nop 0
-0000000018DC s_nop 0
-0000000018E0 s_nop 0
-0000000018E4 s_nop 0
-0000000018E8 s_nop 0
-0000000018EC s_nop 0
-0000000018F0 s_nop 0
-0000000018F4 s_nop 0
-0000000018F8 s_nop 0
-0000000018FC s_nop 0
-000000001900 s_nop 0
-000000001904 s_nop 0
-000000001908 s_nop 0
-00000000190C s_nop 0
-000000001910 s_nop 0
-000000001914 s_nop 0
-000000001918 s_nop 0
-00000000191C s_nop 0
-000000001920 s_nop 0
-000000001924 s_nop 0
-000000001928 s_nop 0
-00000000192C s_nop 0
-000000001930 s_nop 0
-000000001934 s_nop 0
-000000001938 s_nop 0
-00000000193C s_nop 0
-000000001940 s_nop 0
-000000001944 s_nop 0
-000000001948 s_nop 0
-00000000194C s_nop 0
-000000001950 s_nop 0
-000000001954 s_nop 0
-000000001958 s_nop 0
-00000000195C s_nop 0
-000000001960 s_nop 0
-000000001964 s_nop 0
-000000001968 s_nop 0
-00000000196C s_nop 0
-000000001970 s_nop 0
-000000001974 s_nop 0
-000000001978 s_nop 0
-00000000197C s_nop 0
-000000001980 s_nop 0
-000000001984 s_nop 0
-000000001988 s_nop 0
-00000000198C s_nop 0
-000000001990 s_nop 0
+000000001900 s_load_dwordx4 s[4:7], s[0:1], 0x0
+000000001908 s_load_dword s3, s[0:1], 0x1c
+000000001910 s_waitcnt lgkmcnt(0)
+000000001914 v_mov_b32_e32 v2, s4
+000000001918 s_and_b32 s0, s3, 0xffff
+000000001920 s_mul_i32 s2, s2, s0
+000000001924 v_add_u32_e32 v0, s2, v0
+000000001928 v_mov_b32_e32 v3, s5
+00000000192C v_ashrrev_i32_e32 v1, 31, v0
+000000001930 v_lshl_add_u64 v[2:3], v[0:1], 2, v[2:3]
+000000001938 global_load_dword v6, v[2:3], off
+000000001940 v_lshlrev_b32_e32 v4, 2, v0
+000000001944 v_mov_b32_e32 v1, -1
+000000001948 v_mov_b32_e32 v2, s6
+00000000194C v_mov_b32_e32 v3, s7
+000000001950 v_ashrrev_i32_e32 v5, 31, v4
+000000001954 v_lshl_add_u64 v[4:5], v[4:5], 2, v[2:3]
+00000000195C s_waitcnt vmcnt(0)
+000000001960 v_add_u32_dpp v0, v6, v6 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
+000000001968 s_nop 1
+00000000196C v_add_u32_dpp v0, v0, v0 row_shr:2 row_mask:0xf bank_mask:0xf bound_ctrl:1
+000000001974 v_mov_b32_dpp v1, v6 quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0xf
+00000000197C v_mov_b32_dpp v2, v6 row_mirror row_mask:0xf bank_mask:0xf bound_ctrl:1
+000000001984 v_add_u32_dpp v0, v0, v0 row_shr:4 row_mask:0xf bank_mask:0xe
+00000000198C v_mov_b32_dpp v3, v6 row_shl:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
 000000001994 s_nop 0
-000000001998 s_nop 0
-00000000199C s_nop 0
-0000000019A0 s_nop 0
-0000000019A4 s_nop 0
-0000000019A8 s_nop 0
-0000000019AC s_nop 0
-0000000019B0 s_nop 0
-0000000019B4 s_nop 0
-0000000019B8 s_nop 0
-0000000019BC s_nop 0
-0000000019C0 s_nop 0
+000000001998 v_add_u32_dpp v0, v0, v0 row_shr:8 row_mask:0xf bank_mask:0xc
+0000000019A0 s_nop 1
+0000000019A4 v_add_u32_dpp v0, v0, v0 row_bcast:15 row_mask:0xa bank_mask:0xf
+0000000019AC s_nop 1
+0000000019B0 v_add_u32_dpp v0, v0, v0 row_bcast:31 row_mask:0xc bank_mask:0xf
+0000000019B8 global_store_dwordx4 v[4:5], v[0:3], off
+0000000019C0 s_endpgm
 0000000019C4 s_nop 0
 0000000019C8 s_nop 0
 0000000019CC s_nop 0
@@ -302,3 +238,67 @@
 000000001CF4 s_nop 0
 000000001CF8 s_nop 0
 000000001CFC s_nop 0
+000000001D00 s_nop 0
+000000001D04 s_nop 0
+000000001D08 s_nop 0
+000000001D0C s_nop 0
+000000001D10 s_nop 0
+000000001D14 s_nop 0
+000000001D18 s_nop 0
+000000001D1C s_nop 0
+000000001D20 s_nop 0
+000000001D24 s_nop 0
+000000001D28 s_nop 0
+000000001D2C s_nop 0
+000000001D30 s_nop 0
+000000001D34 s_nop 0
+000000001D38 s_nop 0
+000000001D3C s_nop 0
+000000001D40 s_nop 0
+000000001D44 s_nop 0
+000000001D48 s_nop 0
+000000001D4C s_nop 0
+000000001D50 s_nop 0
+000000001D54 s_nop 0
+000000001D58 s_nop 0
+000000001D5C s_nop 0
+000000001D60 s_nop 0
+000000001D64 s_nop 0
+000000001D68 s_nop 0
+000000001D6C s_nop 0
+000000001D70 s_nop 0
+000000001D74 s_nop 0
+000000001D78 s_nop 0
+000000001D7C s_nop 0
+000000001D80 s_nop 0
+000000001D84 s_nop 0
+000000001D88 s_nop 0
+000000001D8C s_nop 0
+000000001D90 s_nop 0
+000000001D94 s_nop 0
+000000001D98 s_nop 0
+000000001D9C s_nop 0
+000000001DA0 s_nop 0
+000000001DA4 s_nop 0
+000000001DA8 s_nop 0
+000000001DAC s_nop 0
+000000001DB0 s_nop 0
+000000001DB4 s_nop 0
+000000001DB8 s_nop 0
+000000001DBC s_nop 0
+000000001DC0 s_nop 0
+000000001DC4 s_nop 0
+000000001DC8 s_nop 0
+000000001DCC s_nop 0
+000000001DD0 s_nop 0
+000000001DD4 s_nop 0
+000000001DD8 s_nop 0
+000000001DDC s_nop 0
+000000001DE0 s_nop 0
+000000001DE4 s_nop 0
+000000001DE8 s_nop 0
+000000001DEC s_nop 0
+000000001DF0 s_nop 0
+000000001DF4 s_nop 0
+000000001DF8 s_nop 0
+000000001DFC s_nop 0

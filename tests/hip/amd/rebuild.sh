@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 inc=../../../src/strata/hip/include_amd
 build() {  # arch (with target features), source, output directory
     local k=${2%.hip}
-    clang-19 -x hip --offload-arch="$1" --cuda-device-only --no-gpu-bundle-output -nogpuinc -nogpulib -O3 \
+    clang-19 -x hip --offload-arch="$1" --cuda-device-only --no-gpu-bundle-output -nogpuinc -nogpulib -mprintf-kind=buffered -O3 \
         -I"$inc" "$2" -o "$3/$k.co"
     llvm-objdump-19 -d --mcpu="${1%%:*}" "$3/$k.co" | grep -P '^\t' | sed -E 's#^\t(.*\S)\s*// ([0-9A-F]+):.*#\2 \1#' \
         > "$3/$k.s"

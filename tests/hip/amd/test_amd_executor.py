@@ -418,6 +418,9 @@ def test_failed_assert_traps(rng: np.random.Generator) -> None:
         b.run(kernel("misc", "checked"), (1, 1, 1), (64, 1, 1), [p64(b.put(x)), p64(oa)])
     assert e.value.report["reason"] == "assert" and e.value.report["work_item"] == (17, 0, 0)
     assert e.value.name == "cudaErrorAssert" and e.value.hip_name == "hipErrorAssert"
+    # the line the header's assert printed names the expression, this file's line and the kernel
+    r = e.value.report
+    assert (r["assertion"], r["file"], r["line"], r["function"]) == ("x[t] >= 0", "misc.hip", 42, "checked")
 
 
 def test_lds_atomics_64_bit(rng: np.random.Generator) -> None:

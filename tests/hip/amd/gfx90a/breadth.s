@@ -1,570 +1,506 @@
-000000002500 s_load_dword s2, s[4:5], 0x4c
-000000002508 s_mov_b64 s[0:1], exec
-00000000250C s_waitcnt lgkmcnt(0)
-000000002510 s_and_b32 s2, s2, 0xffff
-000000002518 s_mul_i32 s6, s6, s2
-00000000251C v_add_u32_e32 v0, s6, v0
-000000002520 s_mov_b32 s2, 0
-000000002524 s_ff1_i32_b64 s3, s[0:1]
-000000002528 v_readlane_b32 s8, v0, s3
-000000002530 s_lshl_b64 s[6:7], 1, s3
-000000002534 s_add_i32 s2, s2, s8
-000000002538 s_andn2_b64 s[0:1], s[0:1], s[6:7]
-00000000253C s_cmp_lg_u64 s[0:1], 0
-000000002540 s_cbranch_scc1 65528
-000000002544 s_load_dwordx16 s[8:23], s[4:5], 0x0
-00000000254C v_mbcnt_lo_u32_b32 v1, exec_lo, 0
-000000002554 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
-00000000255C v_cmp_eq_u32_e32 vcc, 0, v1
-000000002560 s_and_saveexec_b64 s[0:1], vcc
-000000002564 s_xor_b64 s[0:1], exec, s[0:1]
-000000002568 s_cbranch_execz 5
-00000000256C v_mov_b32_e32 v1, 0
-000000002570 v_mov_b32_e32 v2, s2
-000000002574 s_waitcnt lgkmcnt(0)
-000000002578 global_atomic_add v1, v2, s[8:9]
-000000002580 s_or_b64 exec, exec, s[0:1]
-000000002584 s_mov_b64 s[2:3], exec
-000000002588 v_mbcnt_lo_u32_b32 v1, s2, 0
-000000002590 v_mbcnt_hi_u32_b32 v1, s3, v1
-000000002598 v_cmp_eq_u32_e32 vcc, 0, v1
-00000000259C s_and_saveexec_b64 s[0:1], vcc
-0000000025A0 s_cbranch_execz 6
-0000000025A4 s_bcnt1_i32_b64 s2, s[2:3]
-0000000025A8 v_mov_b32_e32 v1, 0
-0000000025AC v_mov_b32_e32 v2, s2
-0000000025B0 s_waitcnt lgkmcnt(0)
-0000000025B4 global_atomic_add v1, v2, s[10:11]
-0000000025BC s_or_b64 exec, exec, s[0:1]
-0000000025C0 s_mov_b64 s[2:3], exec
-0000000025C4 v_mbcnt_lo_u32_b32 v1, s2, 0
-0000000025CC v_mbcnt_hi_u32_b32 v1, s3, v1
-0000000025D4 v_cmp_eq_u32_e32 vcc, 0, v1
-0000000025D8 s_and_saveexec_b64 s[0:1], vcc
-0000000025DC s_cbranch_execz 18
-0000000025E0 v_mov_b32_e32 v1, 0
-0000000025E4 s_waitcnt lgkmcnt(0)
-0000000025E8 global_load_dword v3, v1, s[12:13]
-0000000025F0 s_bcnt1_i32_b64 s2, s[2:3]
-0000000025F4 v_cvt_f32_ubyte0_e32 v2, s2
-0000000025F8 v_mul_f32_e32 v4, 0.5, v2
-0000000025FC s_mov_b64 s[2:3], 0
-000000002600 s_waitcnt vmcnt(0)
-000000002604 v_add_f32_e32 v2, v3, v4
-000000002608 global_atomic_cmpswap v2, v1, v[2:3], s[12:13] glc
-000000002610 s_waitcnt vmcnt(0)
-000000002614 v_cmp_eq_u32_e32 vcc, v2, v3
-000000002618 s_or_b64 s[2:3], vcc, s[2:3]
-00000000261C v_mov_b32_e32 v3, v2
-000000002620 s_andn2_b64 exec, exec, s[2:3]
-000000002624 s_cbranch_execnz 65526
-000000002628 s_or_b64 exec, exec, s[0:1]
-00000000262C v_mul_lo_u32 v1, v0, 7
-000000002634 s_mov_b32 s2, 0x10624dd3
-00000000263C v_mul_hi_i32 v2, v1, s2
-000000002644 v_lshrrev_b32_e32 v3, 31, v2
-000000002648 v_ashrrev_i32_e32 v2, 6, v2
-00000000264C v_add_u32_e32 v2, v2, v3
-000000002650 s_movk_i32 s2, 0x3e8
-000000002654 v_mul_lo_u32 v2, v2, s2
-00000000265C s_mov_b64 s[0:1], exec
-000000002660 v_sub_u32_e32 v1, v1, v2
-000000002664 s_brev_b32 s2, 1
-000000002668 s_ff1_i32_b64 s3, s[0:1]
-00000000266C v_readlane_b32 s6, v1, s3
-000000002674 s_lshl_b64 s[4:5], 1, s3
-000000002678 s_max_i32 s2, s2, s6
-00000000267C s_andn2_b64 s[0:1], s[0:1], s[4:5]
-000000002680 s_cmp_lg_u64 s[0:1], 0
-000000002684 s_cbranch_scc1 65528
-000000002688 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
-000000002690 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
+000000002600 s_load_dword s2, s[4:5], 0x4c
+000000002608 s_mov_b64 s[0:1], exec
+00000000260C s_waitcnt lgkmcnt(0)
+000000002610 s_and_b32 s2, s2, 0xffff
+000000002618 s_mul_i32 s6, s6, s2
+00000000261C v_add_u32_e32 v0, s6, v0
+000000002620 s_mov_b32 s2, 0
+000000002624 s_ff1_i32_b64 s3, s[0:1]
+000000002628 v_readlane_b32 s8, v0, s3
+000000002630 s_lshl_b64 s[6:7], 1, s3
+000000002634 s_add_i32 s2, s2, s8
+000000002638 s_andn2_b64 s[0:1], s[0:1], s[6:7]
+00000000263C s_cmp_lg_u64 s[0:1], 0
+000000002640 s_cbranch_scc1 65528
+000000002644 s_load_dwordx16 s[8:23], s[4:5], 0x0
+00000000264C v_mbcnt_lo_u32_b32 v1, exec_lo, 0
+000000002654 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
+00000000265C v_cmp_eq_u32_e32 vcc, 0, v1
+000000002660 s_and_saveexec_b64 s[0:1], vcc
+000000002664 s_xor_b64 s[0:1], exec, s[0:1]
+000000002668 s_cbranch_execz 5
+00000000266C v_mov_b32_e32 v1, 0
+000000002670 v_mov_b32_e32 v2, s2
+000000002674 s_waitcnt lgkmcnt(0)
+000000002678 global_atomic_add v1, v2, s[8:9]
+000000002680 s_or_b64 exec, exec, s[0:1]
+000000002684 s_mov_b64 s[2:3], exec
+000000002688 v_mbcnt_lo_u32_b32 v1, s2, 0
+000000002690 v_mbcnt_hi_u32_b32 v1, s3, v1
 000000002698 v_cmp_eq_u32_e32 vcc, 0, v1
 00000000269C s_and_saveexec_b64 s[0:1], vcc
-0000000026A0 s_xor_b64 s[0:1], exec, s[0:1]
-0000000026A4 s_cbranch_execz 5
+0000000026A0 s_cbranch_execz 6
+0000000026A4 s_bcnt1_i32_b64 s2, s[2:3]
 0000000026A8 v_mov_b32_e32 v1, 0
 0000000026AC v_mov_b32_e32 v2, s2
 0000000026B0 s_waitcnt lgkmcnt(0)
-0000000026B4 global_atomic_smax v1, v2, s[14:15]
+0000000026B4 global_atomic_add v1, v2, s[10:11]
 0000000026BC s_or_b64 exec, exec, s[0:1]
-0000000026C0 s_mov_b64 s[0:1], exec
-0000000026C4 v_sub_u32_e32 v1, 0x3e8, v0
-0000000026CC s_brev_b32 s2, -2
-0000000026D0 s_ff1_i32_b64 s3, s[0:1]
-0000000026D4 v_readlane_b32 s6, v1, s3
-0000000026DC s_lshl_b64 s[4:5], 1, s3
-0000000026E0 s_min_i32 s2, s2, s6
-0000000026E4 s_andn2_b64 s[0:1], s[0:1], s[4:5]
-0000000026E8 s_cmp_lg_u64 s[0:1], 0
-0000000026EC s_cbranch_scc1 65528
-0000000026F0 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
-0000000026F8 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
-000000002700 v_cmp_eq_u32_e32 vcc, 0, v1
-000000002704 s_and_saveexec_b64 s[0:1], vcc
-000000002708 s_xor_b64 s[0:1], exec, s[0:1]
-00000000270C s_cbranch_execz 5
-000000002710 v_mov_b32_e32 v1, 0
-000000002714 v_mov_b32_e32 v2, s2
-000000002718 s_waitcnt lgkmcnt(0)
-00000000271C global_atomic_smin v1, v2, s[16:17]
-000000002724 s_or_b64 exec, exec, s[0:1]
-000000002728 s_mov_b64 s[2:3], exec
-00000000272C v_mbcnt_lo_u32_b32 v1, s2, 0
-000000002734 v_mbcnt_hi_u32_b32 v1, s3, v1
-00000000273C v_cmp_eq_u32_e32 vcc, 0, v1
-000000002740 s_and_saveexec_b64 s[0:1], vcc
-000000002744 s_cbranch_execz 6
-000000002748 s_bcnt1_i32_b64 s2, s[2:3]
-00000000274C v_mov_b32_e32 v2, 0
-000000002750 v_mov_b32_e32 v3, s2
-000000002754 s_waitcnt lgkmcnt(0)
-000000002758 global_atomic_add v2, v2, v3, s[8:9] offset:4 glc
-000000002760 s_or_b64 exec, exec, s[0:1]
-000000002764 s_waitcnt vmcnt(0)
-000000002768 v_readfirstlane_b32 s2, v2
-00000000276C v_add_u32_e32 v5, s2, v1
-000000002770 v_ashrrev_i32_e32 v1, 31, v0
-000000002774 v_lshlrev_b64 v[2:3], 2, v[0:1]
-00000000277C s_waitcnt lgkmcnt(0)
-000000002780 v_mov_b32_e32 v1, s23
-000000002784 v_add_co_u32_e32 v2, vcc, s22, v2
-000000002788 v_addc_co_u32_e32 v3, vcc, v1, v3, vcc
-00000000278C v_mov_b32_e32 v4, 0
-000000002790 global_store_dword v[2:3], v5, off
-000000002798 v_add_u32_e32 v2, 1, v0
-00000000279C v_mov_b32_e32 v3, v0
-0000000027A0 global_atomic_cmpswap v4, v[2:3], s[18:19]
-0000000027A8 v_mov_b32_e32 v1, 5
-0000000027AC global_atomic_swap v4, v1, s[20:21]
-0000000027B4 s_mov_b64 s[0:1], exec
-0000000027B8 v_lshlrev_b32_e64 v0, v0, 1
-0000000027C0 s_mov_b32 s2, 0
-0000000027C4 s_ff1_i32_b64 s3, s[0:1]
-0000000027C8 v_readlane_b32 s6, v0, s3
-0000000027D0 s_lshl_b64 s[4:5], 1, s3
-0000000027D4 s_or_b32 s2, s2, s6
-0000000027D8 s_andn2_b64 s[0:1], s[0:1], s[4:5]
-0000000027DC s_cmp_lg_u64 s[0:1], 0
-0000000027E0 s_cbranch_scc1 65528
-0000000027E4 v_mbcnt_lo_u32_b32 v0, exec_lo, 0
-0000000027EC v_mbcnt_hi_u32_b32 v0, exec_hi, v0
-0000000027F4 v_cmp_eq_u32_e32 vcc, 0, v0
-0000000027F8 s_and_saveexec_b64 s[0:1], vcc
-0000000027FC s_xor_b64 s[0:1], exec, s[0:1]
-000000002800 s_cbranch_execz 4
-000000002804 v_mov_b32_e32 v0, 0
-000000002808 v_mov_b32_e32 v1, s2
-00000000280C global_atomic_or v0, v1, s[10:11] offset:4
-000000002814 s_endpgm
-000000002818 s_nop 0
-00000000281C s_nop 0
-000000002820 s_nop 0
-000000002824 s_nop 0
-000000002828 s_nop 0
-00000000282C s_nop 0
-000000002830 s_nop 0
-000000002834 s_nop 0
-000000002838 s_nop 0
-00000000283C s_nop 0
-000000002840 s_nop 0
-000000002844 s_nop 0
-000000002848 s_nop 0
-00000000284C s_nop 0
-000000002850 s_nop 0
-000000002854 s_nop 0
-000000002858 s_nop 0
-00000000285C s_nop 0
-000000002860 s_nop 0
-000000002864 s_nop 0
-000000002868 s_nop 0
-00000000286C s_nop 0
-000000002870 s_nop 0
-000000002874 s_nop 0
-000000002878 s_nop 0
-00000000287C s_nop 0
-000000002880 s_nop 0
-000000002884 s_nop 0
-000000002888 s_nop 0
-00000000288C s_nop 0
-000000002890 s_nop 0
-000000002894 s_nop 0
-000000002898 s_nop 0
-00000000289C s_nop 0
-0000000028A0 s_nop 0
-0000000028A4 s_nop 0
-0000000028A8 s_nop 0
-0000000028AC s_nop 0
-0000000028B0 s_nop 0
-0000000028B4 s_nop 0
-0000000028B8 s_nop 0
-0000000028BC s_nop 0
-0000000028C0 s_nop 0
-0000000028C4 s_nop 0
-0000000028C8 s_nop 0
-0000000028CC s_nop 0
-0000000028D0 s_nop 0
-0000000028D4 s_nop 0
-0000000028D8 s_nop 0
-0000000028DC s_nop 0
-0000000028E0 s_nop 0
-0000000028E4 s_nop 0
-0000000028E8 s_nop 0
-0000000028EC s_nop 0
-0000000028F0 s_nop 0
-0000000028F4 s_nop 0
-0000000028F8 s_nop 0
-0000000028FC s_nop 0
-000000002900 s_load_dword s7, s[4:5], 0x24
-000000002908 s_load_dwordx4 s[0:3], s[4:5], 0x0
-000000002910 v_mov_b32_e32 v3, 0
-000000002914 v_and_b32_e32 v8, 63, v0
-000000002918 s_waitcnt lgkmcnt(0)
-00000000291C s_and_b32 s7, s7, 0xffff
-000000002924 s_mul_i32 s6, s6, s7
-000000002928 v_add_u32_e32 v2, s6, v0
-00000000292C v_lshlrev_b64 v[4:5], 2, v[2:3]
-000000002934 v_mov_b32_e32 v1, s1
-000000002938 v_add_co_u32_e32 v4, vcc, s0, v4
-00000000293C v_addc_co_u32_e32 v5, vcc, v1, v5, vcc
-000000002940 global_load_dword v3, v[4:5], off
-000000002948 v_mbcnt_lo_u32_b32 v1, -1, 0
-000000002950 v_mbcnt_hi_u32_b32 v1, -1, v1
-000000002958 v_and_b32_e32 v11, 63, v1
-00000000295C v_and_b32_e32 v0, 64, v1
-000000002960 v_cmp_ne_u32_e32 vcc, 0, v11
-000000002964 v_xor_b32_e32 v4, 32, v1
-000000002968 v_add_u32_e32 v0, 64, v0
-00000000296C v_subbrev_co_u32_e32 v11, vcc, 0, v1, vcc
-000000002970 v_xor_b32_e32 v5, 16, v1
-000000002974 v_cmp_lt_i32_e32 vcc, v4, v0
-000000002978 v_xor_b32_e32 v6, 8, v1
-00000000297C v_cndmask_b32_e32 v4, v1, v4, vcc
-000000002980 v_cmp_lt_i32_e32 vcc, v5, v0
-000000002984 v_xor_b32_e32 v7, 4, v1
-000000002988 v_cndmask_b32_e32 v5, v1, v5, vcc
-00000000298C v_cmp_lt_i32_e32 vcc, v6, v0
-000000002990 v_xor_b32_e32 v9, 2, v1
-000000002994 v_cndmask_b32_e32 v6, v1, v6, vcc
-000000002998 v_cmp_lt_i32_e32 vcc, v7, v0
-00000000299C v_xor_b32_e32 v10, 1, v1
-0000000029A0 v_cndmask_b32_e32 v7, v1, v7, vcc
-0000000029A4 v_cmp_lt_i32_e32 vcc, v9, v0
-0000000029A8 v_cndmask_b32_e32 v9, v1, v9, vcc
-0000000029AC v_cmp_lt_i32_e32 vcc, v10, v0
-0000000029B0 v_lshlrev_b32_e32 v12, 2, v1
-0000000029B4 v_cndmask_b32_e32 v0, v1, v10, vcc
-0000000029B8 v_lshlrev_b32_e32 v1, 2, v4
-0000000029BC v_lshlrev_b32_e32 v4, 2, v5
-0000000029C0 v_lshlrev_b32_e32 v5, 2, v6
-0000000029C4 v_lshlrev_b32_e32 v7, 2, v7
-0000000029C8 v_lshlrev_b32_e32 v10, 2, v11
-0000000029CC v_lshlrev_b32_e32 v11, 2, v0
-0000000029D0 v_lshlrev_b32_e32 v0, 2, v2
-0000000029D4 v_mov_b32_e32 v13, s3
-0000000029D8 s_movk_i32 s0, 0x5a
-0000000029DC v_and_b32_e32 v12, 0x100, v12
-0000000029E4 v_lshlrev_b32_e32 v9, 2, v9
-0000000029E8 s_waitcnt vmcnt(0)
-0000000029EC ds_bpermute_b32 v1, v1, v3
-0000000029F4 s_waitcnt lgkmcnt(0)
-0000000029F8 v_add_u32_e32 v6, v1, v3
-0000000029FC ds_bpermute_b32 v4, v4, v6
-000000002A04 v_ashrrev_i32_e32 v1, 31, v0
-000000002A08 v_lshlrev_b64 v[0:1], 2, v[0:1]
-000000002A10 v_add_co_u32_e32 v0, vcc, s2, v0
-000000002A14 s_waitcnt lgkmcnt(0)
-000000002A18 v_add_u32_e32 v4, v4, v6
-000000002A1C ds_bpermute_b32 v14, v5, v4
-000000002A24 v_addc_co_u32_e32 v1, vcc, v13, v1, vcc
-000000002A28 ds_bpermute_b32 v5, v10, v3
-000000002A30 ds_bpermute_b32 v6, v12, v3
-000000002A38 s_waitcnt lgkmcnt(2)
-000000002A3C v_add_u32_e32 v4, v14, v4
-000000002A40 ds_bpermute_b32 v7, v7, v4
-000000002A48 v_and_b32_e32 v10, 1, v3
-000000002A4C v_cmp_lt_i32_e32 vcc, s0, v3
-000000002A50 v_cmp_lt_i32_e64 s[0:1], -1, v3
-000000002A58 s_cmp_lg_u64 vcc, 0
-000000002A5C s_waitcnt lgkmcnt(0)
-000000002A60 v_add_u32_e32 v3, v7, v4
-000000002A64 ds_bpermute_b32 v4, v9, v3
-000000002A6C s_cselect_b64 s[6:7], -1, 0
-000000002A70 s_cmp_eq_u64 s[0:1], exec
-000000002A74 v_cndmask_b32_e64 v7, 0, 1, s[6:7]
-000000002A7C s_cselect_b64 s[0:1], -1, 0
-000000002A80 s_waitcnt lgkmcnt(0)
-000000002A84 v_add_u32_e32 v3, v4, v3
-000000002A88 ds_bpermute_b32 v4, v11, v3
-000000002A90 v_cndmask_b32_e64 v9, 0, 1, s[0:1]
-000000002A98 v_lshlrev_b32_e32 v7, 1, v7
-000000002A9C v_cmp_ne_u32_e64 s[2:3], 0, v10
-000000002AA4 v_or_b32_e32 v7, v7, v9
-000000002AA8 s_waitcnt lgkmcnt(0)
-000000002AAC v_add_u32_e32 v4, v4, v3
-000000002AB0 v_cmp_eq_u32_e32 vcc, 0, v8
-000000002AB4 global_store_dwordx4 v[0:1], v[4:7], off
-000000002ABC s_and_saveexec_b64 s[0:1], vcc
-000000002AC0 s_cbranch_execz 17
-000000002AC4 v_ashrrev_i32_e32 v0, 31, v2
-000000002AC8 s_load_dwordx2 s[0:1], s[4:5], 0x10
-000000002AD0 v_lshrrev_b32_e32 v0, 26, v0
-000000002AD4 v_add_u32_e32 v0, v2, v0
-000000002AD8 v_ashrrev_i32_e32 v0, 6, v0
-000000002ADC v_ashrrev_i32_e32 v1, 31, v0
-000000002AE0 v_lshlrev_b64 v[0:1], 3, v[0:1]
-000000002AE8 s_waitcnt lgkmcnt(0)
-000000002AEC v_mov_b32_e32 v2, s1
-000000002AF0 v_add_co_u32_e32 v0, vcc, s0, v0
-000000002AF4 v_addc_co_u32_e32 v1, vcc, v2, v1, vcc
-000000002AF8 v_pk_mov_b32 v[2:3], s[2:3], s[2:3] op_sel:[0,1]
-000000002B00 global_store_dwordx2 v[0:1], v[2:3], off
-000000002B08 s_endpgm
-000000002B0C s_nop 0
-000000002B10 s_nop 0
-000000002B14 s_nop 0
-000000002B18 s_nop 0
-000000002B1C s_nop 0
-000000002B20 s_nop 0
-000000002B24 s_nop 0
-000000002B28 s_nop 0
-000000002B2C s_nop 0
-000000002B30 s_nop 0
-000000002B34 s_nop 0
-000000002B38 s_nop 0
-000000002B3C s_nop 0
-000000002B40 s_nop 0
-000000002B44 s_nop 0
-000000002B48 s_nop 0
-000000002B4C s_nop 0
-000000002B50 s_nop 0
-000000002B54 s_nop 0
-000000002B58 s_nop 0
-000000002B5C s_nop 0
-000000002B60 s_nop 0
-000000002B64 s_nop 0
-000000002B68 s_nop 0
-000000002B6C s_nop 0
-000000002B70 s_nop 0
-000000002B74 s_nop 0
-000000002B78 s_nop 0
-000000002B7C s_nop 0
-000000002B80 s_nop 0
-000000002B84 s_nop 0
-000000002B88 s_nop 0
-000000002B8C s_nop 0
-000000002B90 s_nop 0
-000000002B94 s_nop 0
-000000002B98 s_nop 0
-000000002B9C s_nop 0
-000000002BA0 s_nop 0
-000000002BA4 s_nop 0
-000000002BA8 s_nop 0
-000000002BAC s_nop 0
-000000002BB0 s_nop 0
-000000002BB4 s_nop 0
-000000002BB8 s_nop 0
-000000002BBC s_nop 0
-000000002BC0 s_nop 0
-000000002BC4 s_nop 0
-000000002BC8 s_nop 0
-000000002BCC s_nop 0
-000000002BD0 s_nop 0
-000000002BD4 s_nop 0
-000000002BD8 s_nop 0
-000000002BDC s_nop 0
-000000002BE0 s_nop 0
-000000002BE4 s_nop 0
-000000002BE8 s_nop 0
-000000002BEC s_nop 0
-000000002BF0 s_nop 0
-000000002BF4 s_nop 0
-000000002BF8 s_nop 0
-000000002BFC s_nop 0
-000000002C00 s_load_dword s0, s[4:5], 0x34
-000000002C08 s_load_dword s1, s[4:5], 0x20
-000000002C10 s_waitcnt lgkmcnt(0)
-000000002C14 s_and_b32 s0, s0, 0xffff
-000000002C1C s_mul_i32 s6, s6, s0
-000000002C20 v_add_u32_e32 v0, s6, v0
-000000002C24 v_cmp_gt_i32_e32 vcc, s1, v0
-000000002C28 s_and_saveexec_b64 s[0:1], vcc
-000000002C2C s_cbranch_execz 168
-000000002C30 s_load_dwordx8 s[8:15], s[4:5], 0x0
-000000002C38 v_ashrrev_i32_e32 v1, 31, v0
-000000002C3C v_lshlrev_b64 v[2:3], 2, v[0:1]
-000000002C44 s_mov_b32 s2, 0xf800000
-000000002C4C s_mov_b32 s3, 0x800000
-000000002C54 s_waitcnt lgkmcnt(0)
-000000002C58 v_mov_b32_e32 v4, s9
-000000002C5C v_add_co_u32_e32 v2, vcc, s8, v2
-000000002C60 v_addc_co_u32_e32 v3, vcc, v4, v3, vcc
-000000002C64 global_load_dword v9, v[2:3], off
-000000002C6C v_lshlrev_b64 v[2:3], 3, v[0:1]
-000000002C74 v_mov_b32_e32 v1, s13
-000000002C78 v_add_co_u32_e32 v2, vcc, s12, v2
-000000002C7C v_addc_co_u32_e32 v3, vcc, v1, v3, vcc
-000000002C80 global_load_dwordx2 v[10:11], v[2:3], off
-000000002C88 v_lshlrev_b32_e32 v2, 3, v0
-000000002C8C v_ashrrev_i32_e32 v3, 31, v2
-000000002C90 v_lshlrev_b32_e32 v0, 1, v0
-000000002C94 v_lshlrev_b64 v[2:3], 2, v[2:3]
-000000002C9C v_ashrrev_i32_e32 v1, 31, v0
-000000002CA0 v_mov_b32_e32 v5, s11
-000000002CA4 v_add_co_u32_e32 v12, vcc, s10, v2
-000000002CA8 v_lshlrev_b64 v[0:1], 3, v[0:1]
-000000002CB0 v_addc_co_u32_e32 v13, vcc, v5, v3, vcc
-000000002CB4 v_mov_b32_e32 v7, s15
-000000002CB8 v_add_co_u32_e32 v14, vcc, s14, v0
-000000002CBC v_addc_co_u32_e32 v15, vcc, v7, v1, vcc
-000000002CC0 v_mov_b32_e32 v4, 0x4f800000
-000000002CC8 s_mov_b32 s0, 0
-000000002CCC s_brev_b32 s1, 8
-000000002CD0 v_mov_b32_e32 v6, 0x41b17218
-000000002CD8 s_mov_b32 s6, 0x3f317217
-000000002CE0 s_mov_b32 s7, 0x7f800000
-000000002CE8 v_mov_b32_e32 v18, 0x260
-000000002CF0 s_waitcnt vmcnt(1)
-000000002CF4 v_mul_f32_e32 v0, 0x4f800000, v9
-000000002CFC v_cmp_gt_f32_e32 vcc, s3, v9
-000000002D00 v_cmp_gt_f32_e64 s[2:3], s2, v9
-000000002D08 v_cndmask_b32_e32 v1, 1.0, v4, vcc
-000000002D0C v_add_f32_e32 v19, 1.0, v9
-000000002D10 v_cndmask_b32_e64 v0, v9, v0, s[2:3]
-000000002D18 v_mul_f32_e32 v1, v9, v1
-000000002D1C v_div_scale_f32 v21, s[4:5], v19, v19, v9
-000000002D24 v_sqrt_f32_e32 v23, v0
-000000002D28 v_log_f32_e32 v1, v1
-000000002D2C v_rcp_f32_e32 v24, v21
-000000002D30 v_max_f32_e32 v7, v9, v9
-000000002D34 v_mul_f32_e32 v8, 0x42c80000, v9
-000000002D3C s_waitcnt vmcnt(0)
-000000002D40 v_cmp_gt_f64_e64 s[0:1], s[0:1], v[10:11]
-000000002D48 v_add_u32_e32 v25, -1, v23
-000000002D4C v_add_f32_e32 v16, -1.0, v9
-000000002D50 v_cndmask_b32_e64 v17, 0, 1, s[0:1]
-000000002D58 v_cndmask_b32_e32 v20, 0, v6, vcc
-000000002D5C v_min_f32_e32 v6, 0.5, v7
-000000002D60 v_cvt_i32_f32_e32 v7, v8
-000000002D64 v_add_u32_e32 v26, 1, v23
-000000002D68 v_mul_f32_e32 v27, 0x3f317217, v1
-000000002D70 v_fma_f32 v28, -v21, v24, 1.0
-000000002D78 v_fma_f32 v29, -v25, v23, v0
-000000002D80 v_and_b32_e32 v8, 0x7fffffff, v16
-000000002D88 v_div_scale_f32 v22, vcc, v9, v19, v9
-000000002D90 v_lshlrev_b32_e32 v16, 8, v17
-000000002D94 v_fma_f32 v30, -v26, v23, v0
-000000002D9C v_fma_f32 v27, v1, s6, -v27
-000000002DA4 v_fmac_f32_e32 v24, v28, v24
-000000002DA8 v_cmp_ge_f32_e64 s[4:5], 0, v29
-000000002DB0 v_fma_f64 v[4:5], v[10:11], v[10:11], 1.0
-000000002DB8 v_ldexp_f64 v[10:11], v[10:11], v16
-000000002DC0 v_cndmask_b32_e64 v23, v23, v25, s[4:5]
-000000002DC8 v_fmac_f32_e32 v27, 0x3377d1cf, v1
-000000002DD0 v_mul_f32_e32 v25, v22, v24
-000000002DD4 v_cmp_lt_f32_e64 s[4:5], 0, v30
-000000002DDC v_rsq_f32_e32 v2, v9
-000000002DE0 v_rsq_f64_e32 v[16:17], v[10:11]
-000000002DE4 v_cndmask_b32_e64 v23, v23, v26, s[4:5]
-000000002DEC v_fmac_f32_e32 v27, 0x3f317217, v1
-000000002DF4 v_fma_f32 v26, -v21, v25, v22
-000000002DFC v_cmp_lt_f32_e64 s[4:5], |v1|, s7
-000000002E04 v_cvt_f32_i32_e32 v7, v7
-000000002E08 v_mul_f32_e32 v28, 0x37800000, v23
-000000002E10 v_cndmask_b32_e64 v1, v1, v27, s[4:5]
-000000002E18 v_fmac_f32_e32 v25, v26, v24
-000000002E1C v_mul_f32_e32 v3, 0x40533333, v9
-000000002E24 v_cndmask_b32_e64 v23, v23, v28, s[2:3]
-000000002E2C v_sub_f32_e32 v1, v1, v20
-000000002E30 v_fma_f32 v20, -v21, v25, v22
-000000002E38 v_cmp_class_f32_e64 s[2:3], v0, v18
-000000002E40 v_floor_f32_e32 v3, v3
-000000002E44 v_cndmask_b32_e64 v0, v23, v0, s[2:3]
-000000002E4C v_div_fmas_f32 v20, v20, v24, v25
-000000002E54 global_store_dwordx4 v[12:13], v[0:3], off
-000000002E5C v_div_fixup_f32 v9, v20, v19, v9
-000000002E64 v_mul_f64 v[0:1], v[10:11], v[16:17]
-000000002E6C v_mul_f64 v[2:3], v[16:17], 0.5
-000000002E74 global_store_dwordx4 v[12:13], v[6:9], off offset:16
-000000002E7C v_cmp_class_f64_e32 vcc, v[10:11], v18
-000000002E80 v_fma_f64 v[6:7], -v[2:3], v[0:1], 0.5
-000000002E88 v_fmac_f64_e32 v[0:1], v[0:1], v[6:7]
-000000002E8C v_fma_f64 v[8:9], -v[0:1], v[0:1], v[10:11]
-000000002E94 v_fmac_f64_e32 v[2:3], v[2:3], v[6:7]
-000000002E98 v_fmac_f64_e32 v[0:1], v[8:9], v[2:3]
-000000002E9C v_fma_f64 v[6:7], -v[0:1], v[0:1], v[10:11]
-000000002EA4 v_fmac_f64_e32 v[0:1], v[6:7], v[2:3]
-000000002EA8 v_mov_b32_e32 v2, 0xffffff80
-000000002EB0 v_cndmask_b32_e64 v2, 0, v2, s[0:1]
-000000002EB8 v_ldexp_f64 v[0:1], v[0:1], v2
-000000002EC0 v_cndmask_b32_e32 v7, v1, v11, vcc
-000000002EC4 v_cndmask_b32_e32 v6, v0, v10, vcc
-000000002EC8 global_store_dwordx4 v[14:15], v[4:7], off
-000000002ED0 s_endpgm
-000000002ED4 s_nop 0
-000000002ED8 s_nop 0
-000000002EDC s_nop 0
-000000002EE0 s_nop 0
-000000002EE4 s_nop 0
-000000002EE8 s_nop 0
-000000002EEC s_nop 0
-000000002EF0 s_nop 0
-000000002EF4 s_nop 0
-000000002EF8 s_nop 0
-000000002EFC s_nop 0
-000000002F00 s_nop 0
-000000002F04 s_nop 0
-000000002F08 s_nop 0
-000000002F0C s_nop 0
-000000002F10 s_nop 0
-000000002F14 s_nop 0
-000000002F18 s_nop 0
-000000002F1C s_nop 0
-000000002F20 s_nop 0
-000000002F24 s_nop 0
-000000002F28 s_nop 0
-000000002F2C s_nop 0
-000000002F30 s_nop 0
-000000002F34 s_nop 0
-000000002F38 s_nop 0
-000000002F3C s_nop 0
-000000002F40 s_nop 0
-000000002F44 s_nop 0
-000000002F48 s_nop 0
-000000002F4C s_nop 0
-000000002F50 s_nop 0
-000000002F54 s_nop 0
-000000002F58 s_nop 0
-000000002F5C s_nop 0
-000000002F60 s_nop 0
-000000002F64 s_nop 0
-000000002F68 s_nop 0
-000000002F6C s_nop 0
-000000002F70 s_nop 0
-000000002F74 s_nop 0
-000000002F78 s_nop 0
-000000002F7C s_nop 0
-000000002F80 s_nop 0
-000000002F84 s_nop 0
-000000002F88 s_nop 0
-000000002F8C s_nop 0
-000000002F90 s_nop 0
-000000002F94 s_nop 0
-000000002F98 s_nop 0
-000000002F9C s_nop 0
-000000002FA0 s_nop 0
-000000002FA4 s_nop 0
-000000002FA8 s_nop 0
-000000002FAC s_nop 0
-000000002FB0 s_nop 0
-000000002FB4 s_nop 0
-000000002FB8 s_nop 0
-000000002FBC s_nop 0
-000000002FC0 s_nop 0
-000000002FC4 s_nop 0
-000000002FC8 s_nop 0
-000000002FCC s_nop 0
-000000002FD0 s_nop 0
+0000000026C0 s_mov_b64 s[2:3], exec
+0000000026C4 v_mbcnt_lo_u32_b32 v1, s2, 0
+0000000026CC v_mbcnt_hi_u32_b32 v1, s3, v1
+0000000026D4 v_cmp_eq_u32_e32 vcc, 0, v1
+0000000026D8 s_and_saveexec_b64 s[0:1], vcc
+0000000026DC s_cbranch_execz 18
+0000000026E0 v_mov_b32_e32 v1, 0
+0000000026E4 s_waitcnt lgkmcnt(0)
+0000000026E8 global_load_dword v3, v1, s[12:13]
+0000000026F0 s_bcnt1_i32_b64 s2, s[2:3]
+0000000026F4 v_cvt_f32_ubyte0_e32 v2, s2
+0000000026F8 v_mul_f32_e32 v4, 0.5, v2
+0000000026FC s_mov_b64 s[2:3], 0
+000000002700 s_waitcnt vmcnt(0)
+000000002704 v_add_f32_e32 v2, v3, v4
+000000002708 global_atomic_cmpswap v2, v1, v[2:3], s[12:13] glc
+000000002710 s_waitcnt vmcnt(0)
+000000002714 v_cmp_eq_u32_e32 vcc, v2, v3
+000000002718 s_or_b64 s[2:3], vcc, s[2:3]
+00000000271C v_mov_b32_e32 v3, v2
+000000002720 s_andn2_b64 exec, exec, s[2:3]
+000000002724 s_cbranch_execnz 65526
+000000002728 s_or_b64 exec, exec, s[0:1]
+00000000272C v_mul_lo_u32 v1, v0, 7
+000000002734 s_mov_b32 s2, 0x10624dd3
+00000000273C v_mul_hi_i32 v2, v1, s2
+000000002744 v_lshrrev_b32_e32 v3, 31, v2
+000000002748 v_ashrrev_i32_e32 v2, 6, v2
+00000000274C v_add_u32_e32 v2, v2, v3
+000000002750 s_movk_i32 s2, 0x3e8
+000000002754 v_mul_lo_u32 v2, v2, s2
+00000000275C s_mov_b64 s[0:1], exec
+000000002760 v_sub_u32_e32 v1, v1, v2
+000000002764 s_brev_b32 s2, 1
+000000002768 s_ff1_i32_b64 s3, s[0:1]
+00000000276C v_readlane_b32 s6, v1, s3
+000000002774 s_lshl_b64 s[4:5], 1, s3
+000000002778 s_max_i32 s2, s2, s6
+00000000277C s_andn2_b64 s[0:1], s[0:1], s[4:5]
+000000002780 s_cmp_lg_u64 s[0:1], 0
+000000002784 s_cbranch_scc1 65528
+000000002788 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
+000000002790 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
+000000002798 v_cmp_eq_u32_e32 vcc, 0, v1
+00000000279C s_and_saveexec_b64 s[0:1], vcc
+0000000027A0 s_xor_b64 s[0:1], exec, s[0:1]
+0000000027A4 s_cbranch_execz 5
+0000000027A8 v_mov_b32_e32 v1, 0
+0000000027AC v_mov_b32_e32 v2, s2
+0000000027B0 s_waitcnt lgkmcnt(0)
+0000000027B4 global_atomic_smax v1, v2, s[14:15]
+0000000027BC s_or_b64 exec, exec, s[0:1]
+0000000027C0 s_mov_b64 s[0:1], exec
+0000000027C4 v_sub_u32_e32 v1, 0x3e8, v0
+0000000027CC s_brev_b32 s2, -2
+0000000027D0 s_ff1_i32_b64 s3, s[0:1]
+0000000027D4 v_readlane_b32 s6, v1, s3
+0000000027DC s_lshl_b64 s[4:5], 1, s3
+0000000027E0 s_min_i32 s2, s2, s6
+0000000027E4 s_andn2_b64 s[0:1], s[0:1], s[4:5]
+0000000027E8 s_cmp_lg_u64 s[0:1], 0
+0000000027EC s_cbranch_scc1 65528
+0000000027F0 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
+0000000027F8 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
+000000002800 v_cmp_eq_u32_e32 vcc, 0, v1
+000000002804 s_and_saveexec_b64 s[0:1], vcc
+000000002808 s_xor_b64 s[0:1], exec, s[0:1]
+00000000280C s_cbranch_execz 5
+000000002810 v_mov_b32_e32 v1, 0
+000000002814 v_mov_b32_e32 v2, s2
+000000002818 s_waitcnt lgkmcnt(0)
+00000000281C global_atomic_smin v1, v2, s[16:17]
+000000002824 s_or_b64 exec, exec, s[0:1]
+000000002828 s_mov_b64 s[2:3], exec
+00000000282C v_mbcnt_lo_u32_b32 v1, s2, 0
+000000002834 v_mbcnt_hi_u32_b32 v1, s3, v1
+00000000283C v_cmp_eq_u32_e32 vcc, 0, v1
+000000002840 s_and_saveexec_b64 s[0:1], vcc
+000000002844 s_cbranch_execz 6
+000000002848 s_bcnt1_i32_b64 s2, s[2:3]
+00000000284C v_mov_b32_e32 v2, 0
+000000002850 v_mov_b32_e32 v3, s2
+000000002854 s_waitcnt lgkmcnt(0)
+000000002858 global_atomic_add v2, v2, v3, s[8:9] offset:4 glc
+000000002860 s_or_b64 exec, exec, s[0:1]
+000000002864 s_waitcnt vmcnt(0)
+000000002868 v_readfirstlane_b32 s2, v2
+00000000286C v_add_u32_e32 v5, s2, v1
+000000002870 v_ashrrev_i32_e32 v1, 31, v0
+000000002874 v_lshlrev_b64 v[2:3], 2, v[0:1]
+00000000287C s_waitcnt lgkmcnt(0)
+000000002880 v_mov_b32_e32 v1, s23
+000000002884 v_add_co_u32_e32 v2, vcc, s22, v2
+000000002888 v_addc_co_u32_e32 v3, vcc, v1, v3, vcc
+00000000288C v_mov_b32_e32 v4, 0
+000000002890 global_store_dword v[2:3], v5, off
+000000002898 v_add_u32_e32 v2, 1, v0
+00000000289C v_mov_b32_e32 v3, v0
+0000000028A0 global_atomic_cmpswap v4, v[2:3], s[18:19]
+0000000028A8 v_mov_b32_e32 v1, 5
+0000000028AC global_atomic_swap v4, v1, s[20:21]
+0000000028B4 s_mov_b64 s[0:1], exec
+0000000028B8 v_lshlrev_b32_e64 v0, v0, 1
+0000000028C0 s_mov_b32 s2, 0
+0000000028C4 s_ff1_i32_b64 s3, s[0:1]
+0000000028C8 v_readlane_b32 s6, v0, s3
+0000000028D0 s_lshl_b64 s[4:5], 1, s3
+0000000028D4 s_or_b32 s2, s2, s6
+0000000028D8 s_andn2_b64 s[0:1], s[0:1], s[4:5]
+0000000028DC s_cmp_lg_u64 s[0:1], 0
+0000000028E0 s_cbranch_scc1 65528
+0000000028E4 v_mbcnt_lo_u32_b32 v0, exec_lo, 0
+0000000028EC v_mbcnt_hi_u32_b32 v0, exec_hi, v0
+0000000028F4 v_cmp_eq_u32_e32 vcc, 0, v0
+0000000028F8 s_and_saveexec_b64 s[0:1], vcc
+0000000028FC s_xor_b64 s[0:1], exec, s[0:1]
+000000002900 s_cbranch_execz 4
+000000002904 v_mov_b32_e32 v0, 0
+000000002908 v_mov_b32_e32 v1, s2
+00000000290C global_atomic_or v0, v1, s[10:11] offset:4
+000000002914 s_endpgm
+000000002918 s_nop 0
+00000000291C s_nop 0
+000000002920 s_nop 0
+000000002924 s_nop 0
+000000002928 s_nop 0
+00000000292C s_nop 0
+000000002930 s_nop 0
+000000002934 s_nop 0
+000000002938 s_nop 0
+00000000293C s_nop 0
+000000002940 s_nop 0
+000000002944 s_nop 0
+000000002948 s_nop 0
+00000000294C s_nop 0
+000000002950 s_nop 0
+000000002954 s_nop 0
+000000002958 s_nop 0
+00000000295C s_nop 0
+000000002960 s_nop 0
+000000002964 s_nop 0
+000000002968 s_nop 0
+00000000296C s_nop 0
+000000002970 s_nop 0
+000000002974 s_nop 0
+000000002978 s_nop 0
+00000000297C s_nop 0
+000000002980 s_nop 0
+000000002984 s_nop 0
+000000002988 s_nop 0
+00000000298C s_nop 0
+000000002990 s_nop 0
+000000002994 s_nop 0
+000000002998 s_nop 0
+00000000299C s_nop 0
+0000000029A0 s_nop 0
+0000000029A4 s_nop 0
+0000000029A8 s_nop 0
+0000000029AC s_nop 0
+0000000029B0 s_nop 0
+0000000029B4 s_nop 0
+0000000029B8 s_nop 0
+0000000029BC s_nop 0
+0000000029C0 s_nop 0
+0000000029C4 s_nop 0
+0000000029C8 s_nop 0
+0000000029CC s_nop 0
+0000000029D0 s_nop 0
+0000000029D4 s_nop 0
+0000000029D8 s_nop 0
+0000000029DC s_nop 0
+0000000029E0 s_nop 0
+0000000029E4 s_nop 0
+0000000029E8 s_nop 0
+0000000029EC s_nop 0
+0000000029F0 s_nop 0
+0000000029F4 s_nop 0
+0000000029F8 s_nop 0
+0000000029FC s_nop 0
+000000002A00 s_load_dword s7, s[4:5], 0x24
+000000002A08 s_load_dwordx4 s[0:3], s[4:5], 0x0
+000000002A10 v_mov_b32_e32 v3, 0
+000000002A14 v_and_b32_e32 v8, 63, v0
+000000002A18 s_waitcnt lgkmcnt(0)
+000000002A1C s_and_b32 s7, s7, 0xffff
+000000002A24 s_mul_i32 s6, s6, s7
+000000002A28 v_add_u32_e32 v2, s6, v0
+000000002A2C v_lshlrev_b64 v[4:5], 2, v[2:3]
+000000002A34 v_mov_b32_e32 v1, s1
+000000002A38 v_add_co_u32_e32 v4, vcc, s0, v4
+000000002A3C v_addc_co_u32_e32 v5, vcc, v1, v5, vcc
+000000002A40 global_load_dword v3, v[4:5], off
+000000002A48 v_mbcnt_lo_u32_b32 v1, -1, 0
+000000002A50 v_mbcnt_hi_u32_b32 v1, -1, v1
+000000002A58 v_and_b32_e32 v11, 63, v1
+000000002A5C v_and_b32_e32 v0, 64, v1
+000000002A60 v_cmp_ne_u32_e32 vcc, 0, v11
+000000002A64 v_xor_b32_e32 v4, 32, v1
+000000002A68 v_add_u32_e32 v0, 64, v0
+000000002A6C v_subbrev_co_u32_e32 v11, vcc, 0, v1, vcc
+000000002A70 v_xor_b32_e32 v5, 16, v1
+000000002A74 v_cmp_lt_i32_e32 vcc, v4, v0
+000000002A78 v_xor_b32_e32 v6, 8, v1
+000000002A7C v_cndmask_b32_e32 v4, v1, v4, vcc
+000000002A80 v_cmp_lt_i32_e32 vcc, v5, v0
+000000002A84 v_xor_b32_e32 v7, 4, v1
+000000002A88 v_cndmask_b32_e32 v5, v1, v5, vcc
+000000002A8C v_cmp_lt_i32_e32 vcc, v6, v0
+000000002A90 v_xor_b32_e32 v9, 2, v1
+000000002A94 v_cndmask_b32_e32 v6, v1, v6, vcc
+000000002A98 v_cmp_lt_i32_e32 vcc, v7, v0
+000000002A9C v_xor_b32_e32 v10, 1, v1
+000000002AA0 v_cndmask_b32_e32 v7, v1, v7, vcc
+000000002AA4 v_cmp_lt_i32_e32 vcc, v9, v0
+000000002AA8 v_cndmask_b32_e32 v9, v1, v9, vcc
+000000002AAC v_cmp_lt_i32_e32 vcc, v10, v0
+000000002AB0 v_lshlrev_b32_e32 v12, 2, v1
+000000002AB4 v_cndmask_b32_e32 v0, v1, v10, vcc
+000000002AB8 v_lshlrev_b32_e32 v1, 2, v4
+000000002ABC v_lshlrev_b32_e32 v4, 2, v5
+000000002AC0 v_lshlrev_b32_e32 v5, 2, v6
+000000002AC4 v_lshlrev_b32_e32 v7, 2, v7
+000000002AC8 v_lshlrev_b32_e32 v10, 2, v11
+000000002ACC v_lshlrev_b32_e32 v11, 2, v0
+000000002AD0 v_lshlrev_b32_e32 v0, 2, v2
+000000002AD4 v_mov_b32_e32 v13, s3
+000000002AD8 s_movk_i32 s0, 0x5a
+000000002ADC v_and_b32_e32 v12, 0x100, v12
+000000002AE4 v_lshlrev_b32_e32 v9, 2, v9
+000000002AE8 s_waitcnt vmcnt(0)
+000000002AEC ds_bpermute_b32 v1, v1, v3
+000000002AF4 s_waitcnt lgkmcnt(0)
+000000002AF8 v_add_u32_e32 v6, v1, v3
+000000002AFC ds_bpermute_b32 v4, v4, v6
+000000002B04 v_ashrrev_i32_e32 v1, 31, v0
+000000002B08 v_lshlrev_b64 v[0:1], 2, v[0:1]
+000000002B10 v_add_co_u32_e32 v0, vcc, s2, v0
+000000002B14 s_waitcnt lgkmcnt(0)
+000000002B18 v_add_u32_e32 v4, v4, v6
+000000002B1C ds_bpermute_b32 v14, v5, v4
+000000002B24 v_addc_co_u32_e32 v1, vcc, v13, v1, vcc
+000000002B28 ds_bpermute_b32 v5, v10, v3
+000000002B30 ds_bpermute_b32 v6, v12, v3
+000000002B38 s_waitcnt lgkmcnt(2)
+000000002B3C v_add_u32_e32 v4, v14, v4
+000000002B40 ds_bpermute_b32 v7, v7, v4
+000000002B48 v_and_b32_e32 v10, 1, v3
+000000002B4C v_cmp_lt_i32_e32 vcc, s0, v3
+000000002B50 v_cmp_lt_i32_e64 s[0:1], -1, v3
+000000002B58 s_cmp_lg_u64 vcc, 0
+000000002B5C s_waitcnt lgkmcnt(0)
+000000002B60 v_add_u32_e32 v3, v7, v4
+000000002B64 ds_bpermute_b32 v4, v9, v3
+000000002B6C s_cselect_b64 s[6:7], -1, 0
+000000002B70 s_cmp_eq_u64 s[0:1], exec
+000000002B74 v_cndmask_b32_e64 v7, 0, 1, s[6:7]
+000000002B7C s_cselect_b64 s[0:1], -1, 0
+000000002B80 s_waitcnt lgkmcnt(0)
+000000002B84 v_add_u32_e32 v3, v4, v3
+000000002B88 ds_bpermute_b32 v4, v11, v3
+000000002B90 v_cndmask_b32_e64 v9, 0, 1, s[0:1]
+000000002B98 v_lshlrev_b32_e32 v7, 1, v7
+000000002B9C v_cmp_ne_u32_e64 s[2:3], 0, v10
+000000002BA4 v_or_b32_e32 v7, v7, v9
+000000002BA8 s_waitcnt lgkmcnt(0)
+000000002BAC v_add_u32_e32 v4, v4, v3
+000000002BB0 v_cmp_eq_u32_e32 vcc, 0, v8
+000000002BB4 global_store_dwordx4 v[0:1], v[4:7], off
+000000002BBC s_and_saveexec_b64 s[0:1], vcc
+000000002BC0 s_cbranch_execz 17
+000000002BC4 v_ashrrev_i32_e32 v0, 31, v2
+000000002BC8 s_load_dwordx2 s[0:1], s[4:5], 0x10
+000000002BD0 v_lshrrev_b32_e32 v0, 26, v0
+000000002BD4 v_add_u32_e32 v0, v2, v0
+000000002BD8 v_ashrrev_i32_e32 v0, 6, v0
+000000002BDC v_ashrrev_i32_e32 v1, 31, v0
+000000002BE0 v_lshlrev_b64 v[0:1], 3, v[0:1]
+000000002BE8 s_waitcnt lgkmcnt(0)
+000000002BEC v_mov_b32_e32 v2, s1
+000000002BF0 v_add_co_u32_e32 v0, vcc, s0, v0
+000000002BF4 v_addc_co_u32_e32 v1, vcc, v2, v1, vcc
+000000002BF8 v_pk_mov_b32 v[2:3], s[2:3], s[2:3] op_sel:[0,1]
+000000002C00 global_store_dwordx2 v[0:1], v[2:3], off
+000000002C08 s_endpgm
+000000002C0C s_nop 0
+000000002C10 s_nop 0
+000000002C14 s_nop 0
+000000002C18 s_nop 0
+000000002C1C s_nop 0
+000000002C20 s_nop 0
+000000002C24 s_nop 0
+000000002C28 s_nop 0
+000000002C2C s_nop 0
+000000002C30 s_nop 0
+000000002C34 s_nop 0
+000000002C38 s_nop 0
+000000002C3C s_nop 0
+000000002C40 s_nop 0
+000000002C44 s_nop 0
+000000002C48 s_nop 0
+000000002C4C s_nop 0
+000000002C50 s_nop 0
+000000002C54 s_nop 0
+000000002C58 s_nop 0
+000000002C5C s_nop 0
+000000002C60 s_nop 0
+000000002C64 s_nop 0
+000000002C68 s_nop 0
+000000002C6C s_nop 0
+000000002C70 s_nop 0
+000000002C74 s_nop 0
+000000002C78 s_nop 0
+000000002C7C s_nop 0
+000000002C80 s_nop 0
+000000002C84 s_nop 0
+000000002C88 s_nop 0
+000000002C8C s_nop 0
+000000002C90 s_nop 0
+000000002C94 s_nop 0
+000000002C98 s_nop 0
+000000002C9C s_nop 0
+000000002CA0 s_nop 0
+000000002CA4 s_nop 0
+000000002CA8 s_nop 0
+000000002CAC s_nop 0
+000000002CB0 s_nop 0
+000000002CB4 s_nop 0
+000000002CB8 s_nop 0
+000000002CBC s_nop 0
+000000002CC0 s_nop 0
+000000002CC4 s_nop 0
+000000002CC8 s_nop 0
+000000002CCC s_nop 0
+000000002CD0 s_nop 0
+000000002CD4 s_nop 0
+000000002CD8 s_nop 0
+000000002CDC s_nop 0
+000000002CE0 s_nop 0
+000000002CE4 s_nop 0
+000000002CE8 s_nop 0
+000000002CEC s_nop 0
+000000002CF0 s_nop 0
+000000002CF4 s_nop 0
+000000002CF8 s_nop 0
+000000002CFC s_nop 0
+000000002D00 s_load_dword s0, s[4:5], 0x34
+000000002D08 s_load_dword s1, s[4:5], 0x20
+000000002D10 s_waitcnt lgkmcnt(0)
+000000002D14 s_and_b32 s0, s0, 0xffff
+000000002D1C s_mul_i32 s6, s6, s0
+000000002D20 v_add_u32_e32 v0, s6, v0
+000000002D24 v_cmp_gt_i32_e32 vcc, s1, v0
+000000002D28 s_and_saveexec_b64 s[0:1], vcc
+000000002D2C s_cbranch_execz 168
+000000002D30 s_load_dwordx8 s[8:15], s[4:5], 0x0
+000000002D38 v_ashrrev_i32_e32 v1, 31, v0
+000000002D3C v_lshlrev_b64 v[2:3], 2, v[0:1]
+000000002D44 s_mov_b32 s2, 0xf800000
+000000002D4C s_mov_b32 s3, 0x800000
+000000002D54 s_waitcnt lgkmcnt(0)
+000000002D58 v_mov_b32_e32 v4, s9
+000000002D5C v_add_co_u32_e32 v2, vcc, s8, v2
+000000002D60 v_addc_co_u32_e32 v3, vcc, v4, v3, vcc
+000000002D64 global_load_dword v9, v[2:3], off
+000000002D6C v_lshlrev_b64 v[2:3], 3, v[0:1]
+000000002D74 v_mov_b32_e32 v1, s13
+000000002D78 v_add_co_u32_e32 v2, vcc, s12, v2
+000000002D7C v_addc_co_u32_e32 v3, vcc, v1, v3, vcc
+000000002D80 global_load_dwordx2 v[10:11], v[2:3], off
+000000002D88 v_lshlrev_b32_e32 v2, 3, v0
+000000002D8C v_ashrrev_i32_e32 v3, 31, v2
+000000002D90 v_lshlrev_b32_e32 v0, 1, v0
+000000002D94 v_lshlrev_b64 v[2:3], 2, v[2:3]
+000000002D9C v_ashrrev_i32_e32 v1, 31, v0
+000000002DA0 v_mov_b32_e32 v5, s11
+000000002DA4 v_add_co_u32_e32 v12, vcc, s10, v2
+000000002DA8 v_lshlrev_b64 v[0:1], 3, v[0:1]
+000000002DB0 v_addc_co_u32_e32 v13, vcc, v5, v3, vcc
+000000002DB4 v_mov_b32_e32 v7, s15
+000000002DB8 v_add_co_u32_e32 v14, vcc, s14, v0
+000000002DBC v_addc_co_u32_e32 v15, vcc, v7, v1, vcc
+000000002DC0 v_mov_b32_e32 v4, 0x4f800000
+000000002DC8 s_mov_b32 s0, 0
+000000002DCC s_brev_b32 s1, 8
+000000002DD0 v_mov_b32_e32 v6, 0x41b17218
+000000002DD8 s_mov_b32 s6, 0x3f317217
+000000002DE0 s_mov_b32 s7, 0x7f800000
+000000002DE8 v_mov_b32_e32 v18, 0x260
+000000002DF0 s_waitcnt vmcnt(1)
+000000002DF4 v_mul_f32_e32 v0, 0x4f800000, v9
+000000002DFC v_cmp_gt_f32_e32 vcc, s3, v9
+000000002E00 v_cmp_gt_f32_e64 s[2:3], s2, v9
+000000002E08 v_cndmask_b32_e32 v1, 1.0, v4, vcc
+000000002E0C v_add_f32_e32 v19, 1.0, v9
+000000002E10 v_cndmask_b32_e64 v0, v9, v0, s[2:3]
+000000002E18 v_mul_f32_e32 v1, v9, v1
+000000002E1C v_div_scale_f32 v21, s[4:5], v19, v19, v9
+000000002E24 v_sqrt_f32_e32 v23, v0
+000000002E28 v_log_f32_e32 v1, v1
+000000002E2C v_rcp_f32_e32 v24, v21
+000000002E30 v_max_f32_e32 v7, v9, v9
+000000002E34 v_mul_f32_e32 v8, 0x42c80000, v9
+000000002E3C s_waitcnt vmcnt(0)
+000000002E40 v_cmp_gt_f64_e64 s[0:1], s[0:1], v[10:11]
+000000002E48 v_add_u32_e32 v25, -1, v23
+000000002E4C v_add_f32_e32 v16, -1.0, v9
+000000002E50 v_cndmask_b32_e64 v17, 0, 1, s[0:1]
+000000002E58 v_cndmask_b32_e32 v20, 0, v6, vcc
+000000002E5C v_min_f32_e32 v6, 0.5, v7
+000000002E60 v_cvt_i32_f32_e32 v7, v8
+000000002E64 v_add_u32_e32 v26, 1, v23
+000000002E68 v_mul_f32_e32 v27, 0x3f317217, v1
+000000002E70 v_fma_f32 v28, -v21, v24, 1.0
+000000002E78 v_fma_f32 v29, -v25, v23, v0
+000000002E80 v_and_b32_e32 v8, 0x7fffffff, v16
+000000002E88 v_div_scale_f32 v22, vcc, v9, v19, v9
+000000002E90 v_lshlrev_b32_e32 v16, 8, v17
+000000002E94 v_fma_f32 v30, -v26, v23, v0
+000000002E9C v_fma_f32 v27, v1, s6, -v27
+000000002EA4 v_fmac_f32_e32 v24, v28, v24
+000000002EA8 v_cmp_ge_f32_e64 s[4:5], 0, v29
+000000002EB0 v_fma_f64 v[4:5], v[10:11], v[10:11], 1.0
+000000002EB8 v_ldexp_f64 v[10:11], v[10:11], v16
+000000002EC0 v_cndmask_b32_e64 v23, v23, v25, s[4:5]
+000000002EC8 v_fmac_f32_e32 v27, 0x3377d1cf, v1
+000000002ED0 v_mul_f32_e32 v25, v22, v24
+000000002ED4 v_cmp_lt_f32_e64 s[4:5], 0, v30
+000000002EDC v_rsq_f32_e32 v2, v9
+000000002EE0 v_rsq_f64_e32 v[16:17], v[10:11]
+000000002EE4 v_cndmask_b32_e64 v23, v23, v26, s[4:5]
+000000002EEC v_fmac_f32_e32 v27, 0x3f317217, v1
+000000002EF4 v_fma_f32 v26, -v21, v25, v22
+000000002EFC v_cmp_lt_f32_e64 s[4:5], |v1|, s7
+000000002F04 v_cvt_f32_i32_e32 v7, v7
+000000002F08 v_mul_f32_e32 v28, 0x37800000, v23
+000000002F10 v_cndmask_b32_e64 v1, v1, v27, s[4:5]
+000000002F18 v_fmac_f32_e32 v25, v26, v24
+000000002F1C v_mul_f32_e32 v3, 0x40533333, v9
+000000002F24 v_cndmask_b32_e64 v23, v23, v28, s[2:3]
+000000002F2C v_sub_f32_e32 v1, v1, v20
+000000002F30 v_fma_f32 v20, -v21, v25, v22
+000000002F38 v_cmp_class_f32_e64 s[2:3], v0, v18
+000000002F40 v_floor_f32_e32 v3, v3
+000000002F44 v_cndmask_b32_e64 v0, v23, v0, s[2:3]
+000000002F4C v_div_fmas_f32 v20, v20, v24, v25
+000000002F54 global_store_dwordx4 v[12:13], v[0:3], off
+000000002F5C v_div_fixup_f32 v9, v20, v19, v9
+000000002F64 v_mul_f64 v[0:1], v[10:11], v[16:17]
+000000002F6C v_mul_f64 v[2:3], v[16:17], 0.5
+000000002F74 global_store_dwordx4 v[12:13], v[6:9], off offset:16
+000000002F7C v_cmp_class_f64_e32 vcc, v[10:11], v18
+000000002F80 v_fma_f64 v[6:7], -v[2:3], v[0:1], 0.5
+000000002F88 v_fmac_f64_e32 v[0:1], v[0:1], v[6:7]
+000000002F8C v_fma_f64 v[8:9], -v[0:1], v[0:1], v[10:11]
+000000002F94 v_fmac_f64_e32 v[2:3], v[2:3], v[6:7]
+000000002F98 v_fmac_f64_e32 v[0:1], v[8:9], v[2:3]
+000000002F9C v_fma_f64 v[6:7], -v[0:1], v[0:1], v[10:11]
+000000002FA4 v_fmac_f64_e32 v[0:1], v[6:7], v[2:3]
+000000002FA8 v_mov_b32_e32 v2, 0xffffff80
+000000002FB0 v_cndmask_b32_e64 v2, 0, v2, s[0:1]
+000000002FB8 v_ldexp_f64 v[0:1], v[0:1], v2
+000000002FC0 v_cndmask_b32_e32 v7, v1, v11, vcc
+000000002FC4 v_cndmask_b32_e32 v6, v0, v10, vcc
+000000002FC8 global_store_dwordx4 v[14:15], v[4:7], off
+000000002FD0 s_endpgm
 000000002FD4 s_nop 0
 000000002FD8 s_nop 0
 000000002FDC s_nop 0
@@ -768,3 +704,67 @@
 0000000032F4 s_nop 0
 0000000032F8 s_nop 0
 0000000032FC s_nop 0
+000000003300 s_nop 0
+000000003304 s_nop 0
+000000003308 s_nop 0
+00000000330C s_nop 0
+000000003310 s_nop 0
+000000003314 s_nop 0
+000000003318 s_nop 0
+00000000331C s_nop 0
+000000003320 s_nop 0
+000000003324 s_nop 0
+000000003328 s_nop 0
+00000000332C s_nop 0
+000000003330 s_nop 0
+000000003334 s_nop 0
+000000003338 s_nop 0
+00000000333C s_nop 0
+000000003340 s_nop 0
+000000003344 s_nop 0
+000000003348 s_nop 0
+00000000334C s_nop 0
+000000003350 s_nop 0
+000000003354 s_nop 0
+000000003358 s_nop 0
+00000000335C s_nop 0
+000000003360 s_nop 0
+000000003364 s_nop 0
+000000003368 s_nop 0
+00000000336C s_nop 0
+000000003370 s_nop 0
+000000003374 s_nop 0
+000000003378 s_nop 0
+00000000337C s_nop 0
+000000003380 s_nop 0
+000000003384 s_nop 0
+000000003388 s_nop 0
+00000000338C s_nop 0
+000000003390 s_nop 0
+000000003394 s_nop 0
+000000003398 s_nop 0
+00000000339C s_nop 0
+0000000033A0 s_nop 0
+0000000033A4 s_nop 0
+0000000033A8 s_nop 0
+0000000033AC s_nop 0
+0000000033B0 s_nop 0
+0000000033B4 s_nop 0
+0000000033B8 s_nop 0
+0000000033BC s_nop 0
+0000000033C0 s_nop 0
+0000000033C4 s_nop 0
+0000000033C8 s_nop 0
+0000000033CC s_nop 0
+0000000033D0 s_nop 0
+0000000033D4 s_nop 0
+0000000033D8 s_nop 0
+0000000033DC s_nop 0
+0000000033E0 s_nop 0
+0000000033E4 s_nop 0
+0000000033E8 s_nop 0
+0000000033EC s_nop 0
+0000000033F0 s_nop 0
+0000000033F4 s_nop 0
+0000000033F8 s_nop 0
+0000000033FC s_nop 0

@@ -1,102 +1,38 @@
-000000001800 s_load_dword s7, s[4:5], 0x1c
-000000001808 s_load_dwordx4 s[0:3], s[4:5], 0x0
-000000001810 s_waitcnt lgkmcnt(0)
-000000001814 s_and_b32 s4, s7, 0xffff
-00000000181C s_mul_i32 s6, s6, s4
-000000001820 v_add_u32_e32 v0, s6, v0
-000000001824 v_ashrrev_i32_e32 v1, 31, v0
-000000001828 v_lshlrev_b64 v[2:3], 2, v[0:1]
-000000001830 v_mov_b32_e32 v4, s1
-000000001834 v_add_co_u32_e32 v2, vcc, s0, v2
-000000001838 v_addc_co_u32_e32 v3, vcc, v4, v3, vcc
-00000000183C global_load_dword v6, v[2:3], off
-000000001844 v_lshlrev_b32_e32 v2, 2, v0
-000000001848 v_ashrrev_i32_e32 v3, 31, v2
-00000000184C v_lshlrev_b64 v[2:3], 2, v[2:3]
-000000001854 v_mov_b32_e32 v1, -1
-000000001858 v_mov_b32_e32 v5, s3
-00000000185C v_add_co_u32_e32 v4, vcc, s2, v2
-000000001860 v_addc_co_u32_e32 v5, vcc, v5, v3, vcc
-000000001864 s_waitcnt vmcnt(0)
-000000001868 v_add_u32_dpp v0, v6, v6 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
-000000001870 s_nop 1
-000000001874 v_add_u32_dpp v0, v0, v0 row_shr:2 row_mask:0xf bank_mask:0xf bound_ctrl:1
-00000000187C v_mov_b32_dpp v1, v6 quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0xf
-000000001884 v_mov_b32_dpp v2, v6 row_mirror row_mask:0xf bank_mask:0xf bound_ctrl:1
-00000000188C v_add_u32_dpp v0, v0, v0 row_shr:4 row_mask:0xf bank_mask:0xe
-000000001894 v_mov_b32_dpp v3, v6 row_shl:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
-00000000189C s_nop 0
-0000000018A0 v_add_u32_dpp v0, v0, v0 row_shr:8 row_mask:0xf bank_mask:0xc
-0000000018A8 s_nop 1
-0000000018AC v_add_u32_dpp v0, v0, v0 row_bcast:15 row_mask:0xa bank_mask:0xf
-0000000018B4 s_nop 1
-0000000018B8 v_add_u32_dpp v0, v0, v0 row_bcast:31 row_mask:0xc bank_mask:0xf
-0000000018C0 global_store_dwordx4 v[4:5], v[0:3], off
-0000000018C8 s_endpgm
-0000000018CC s_nop 0
-0000000018D0 s_nop 0
-0000000018D4 s_nop 0
-0000000018D8 s_nop 0
-0000000018DC s_nop 0
-0000000018E0 s_nop 0
-0000000018E4 s_nop 0
-0000000018E8 s_nop 0
-0000000018EC s_nop 0
-0000000018F0 s_nop 0
-0000000018F4 s_nop 0
-0000000018F8 s_nop 0
-0000000018FC s_nop 0
-000000001900 s_nop 0
-000000001904 s_nop 0
-000000001908 s_nop 0
-00000000190C s_nop 0
-000000001910 s_nop 0
-000000001914 s_nop 0
-000000001918 s_nop 0
-00000000191C s_nop 0
-000000001920 s_nop 0
-000000001924 s_nop 0
-000000001928 s_nop 0
-00000000192C s_nop 0
-000000001930 s_nop 0
-000000001934 s_nop 0
-000000001938 s_nop 0
-00000000193C s_nop 0
-000000001940 s_nop 0
-000000001944 s_nop 0
-000000001948 s_nop 0
-00000000194C s_nop 0
-000000001950 s_nop 0
-000000001954 s_nop 0
-000000001958 s_nop 0
-00000000195C s_nop 0
-000000001960 s_nop 0
-000000001964 s_nop 0
-000000001968 s_nop 0
-00000000196C s_nop 0
-000000001970 s_nop 0
-000000001974 s_nop 0
-000000001978 s_nop 0
-00000000197C s_nop 0
-000000001980 s_nop 0
-000000001984 s_nop 0
-000000001988 s_nop 0
-00000000198C s_nop 0
-000000001990 s_nop 0
-000000001994 s_nop 0
-000000001998 s_nop 0
+000000001900 s_load_dword s7, s[4:5], 0x1c
+000000001908 s_load_dwordx4 s[0:3], s[4:5], 0x0
+000000001910 s_waitcnt lgkmcnt(0)
+000000001914 s_and_b32 s4, s7, 0xffff
+00000000191C s_mul_i32 s6, s6, s4
+000000001920 v_add_u32_e32 v0, s6, v0
+000000001924 v_ashrrev_i32_e32 v1, 31, v0
+000000001928 v_lshlrev_b64 v[2:3], 2, v[0:1]
+000000001930 v_mov_b32_e32 v4, s1
+000000001934 v_add_co_u32_e32 v2, vcc, s0, v2
+000000001938 v_addc_co_u32_e32 v3, vcc, v4, v3, vcc
+00000000193C global_load_dword v6, v[2:3], off
+000000001944 v_lshlrev_b32_e32 v2, 2, v0
+000000001948 v_ashrrev_i32_e32 v3, 31, v2
+00000000194C v_lshlrev_b64 v[2:3], 2, v[2:3]
+000000001954 v_mov_b32_e32 v1, -1
+000000001958 v_mov_b32_e32 v5, s3
+00000000195C v_add_co_u32_e32 v4, vcc, s2, v2
+000000001960 v_addc_co_u32_e32 v5, vcc, v5, v3, vcc
+000000001964 s_waitcnt vmcnt(0)
+000000001968 v_add_u32_dpp v0, v6, v6 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
+000000001970 s_nop 1
+000000001974 v_add_u32_dpp v0, v0, v0 row_shr:2 row_mask:0xf bank_mask:0xf bound_ctrl:1
+00000000197C v_mov_b32_dpp v1, v6 quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0xf
+000000001984 v_mov_b32_dpp v2, v6 row_mirror row_mask:0xf bank_mask:0xf bound_ctrl:1
+00000000198C v_add_u32_dpp v0, v0, v0 row_shr:4 row_mask:0xf bank_mask:0xe
+000000001994 v_mov_b32_dpp v3, v6 row_shl:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
 00000000199C s_nop 0
-0000000019A0 s_nop 0
-0000000019A4 s_nop 0
-0000000019A8 s_nop 0
-0000000019AC s_nop 0
-0000000019B0 s_nop 0
-0000000019B4 s_nop 0
-0000000019B8 s_nop 0
-0000000019BC s_nop 0
-0000000019C0 s_nop 0
-0000000019C4 s_nop 0
-0000000019C8 s_nop 0
+0000000019A0 v_add_u32_dpp v0, v0, v0 row_shr:8 row_mask:0xf bank_mask:0xc
+0000000019A8 s_nop 1
+0000000019AC v_add_u32_dpp v0, v0, v0 row_bcast:15 row_mask:0xa bank_mask:0xf
+0000000019B4 s_nop 1
+0000000019B8 v_add_u32_dpp v0, v0, v0 row_bcast:31 row_mask:0xc bank_mask:0xf
+0000000019C0 global_store_dwordx4 v[4:5], v[0:3], off
+0000000019C8 s_endpgm
 0000000019CC s_nop 0
 0000000019D0 s_nop 0
 0000000019D4 s_nop 0
@@ -302,3 +238,67 @@
 000000001CF4 s_nop 0
 000000001CF8 s_nop 0
 000000001CFC s_nop 0
+000000001D00 s_nop 0
+000000001D04 s_nop 0
+000000001D08 s_nop 0
+000000001D0C s_nop 0
+000000001D10 s_nop 0
+000000001D14 s_nop 0
+000000001D18 s_nop 0
+000000001D1C s_nop 0
+000000001D20 s_nop 0
+000000001D24 s_nop 0
+000000001D28 s_nop 0
+000000001D2C s_nop 0
+000000001D30 s_nop 0
+000000001D34 s_nop 0
+000000001D38 s_nop 0
+000000001D3C s_nop 0
+000000001D40 s_nop 0
+000000001D44 s_nop 0
+000000001D48 s_nop 0
+000000001D4C s_nop 0
+000000001D50 s_nop 0
+000000001D54 s_nop 0
+000000001D58 s_nop 0
+000000001D5C s_nop 0
+000000001D60 s_nop 0
+000000001D64 s_nop 0
+000000001D68 s_nop 0
+000000001D6C s_nop 0
+000000001D70 s_nop 0
+000000001D74 s_nop 0
+000000001D78 s_nop 0
+000000001D7C s_nop 0
+000000001D80 s_nop 0
+000000001D84 s_nop 0
+000000001D88 s_nop 0
+000000001D8C s_nop 0
+000000001D90 s_nop 0
+000000001D94 s_nop 0
+000000001D98 s_nop 0
+000000001D9C s_nop 0
+000000001DA0 s_nop 0
+000000001DA4 s_nop 0
+000000001DA8 s_nop 0
+000000001DAC s_nop 0
+000000001DB0 s_nop 0
+000000001DB4 s_nop 0
+000000001DB8 s_nop 0
+000000001DBC s_nop 0
+000000001DC0 s_nop 0
+000000001DC4 s_nop 0
+000000001DC8 s_nop 0
+000000001DCC s_nop 0
+000000001DD0 s_nop 0
+000000001DD4 s_nop 0
+000000001DD8 s_nop 0
+000000001DDC s_nop 0
+000000001DE0 s_nop 0
+000000001DE4 s_nop 0
+000000001DE8 s_nop 0
+000000001DEC s_nop 0
+000000001DF0 s_nop 0
+000000001DF4 s_nop 0
+000000001DF8 s_nop 0
+000000001DFC s_nop 0

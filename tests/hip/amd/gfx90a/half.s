@@ -1,215 +1,151 @@
-000000002400 s_load_dword s0, s[4:5], 0x34
-000000002408 s_load_dword s1, s[4:5], 0x20
-000000002410 s_waitcnt lgkmcnt(0)
-000000002414 s_and_b32 s0, s0, 0xffff
-00000000241C s_mul_i32 s6, s6, s0
-000000002420 v_add_u32_e32 v0, s6, v0
-000000002424 v_cmp_gt_i32_e32 vcc, s1, v0
-000000002428 s_and_saveexec_b64 s[0:1], vcc
-00000000242C s_cbranch_execz 47
-000000002430 s_load_dwordx8 s[8:15], s[4:5], 0x0
-000000002438 v_ashrrev_i32_e32 v1, 31, v0
-00000000243C v_lshlrev_b64 v[2:3], 1, v[0:1]
-000000002444 s_waitcnt lgkmcnt(0)
-000000002448 v_mov_b32_e32 v5, s9
-00000000244C v_add_co_u32_e32 v4, vcc, s8, v2
-000000002450 v_addc_co_u32_e32 v5, vcc, v5, v3, vcc
-000000002454 global_load_ushort v4, v[4:5], off
-00000000245C v_mov_b32_e32 v5, s11
-000000002460 v_add_co_u32_e32 v2, vcc, s10, v2
-000000002464 v_addc_co_u32_e32 v3, vcc, v5, v3, vcc
-000000002468 global_load_ushort v5, v[2:3], off
-000000002470 v_lshlrev_b32_e32 v2, 2, v0
-000000002474 v_ashrrev_i32_e32 v3, 31, v2
-000000002478 v_lshlrev_b64 v[2:3], 1, v[2:3]
-000000002480 v_mov_b32_e32 v6, s13
-000000002484 v_add_co_u32_e32 v2, vcc, s12, v2
-000000002488 v_lshlrev_b64 v[0:1], 2, v[0:1]
-000000002490 v_addc_co_u32_e32 v3, vcc, v6, v3, vcc
-000000002494 v_mov_b32_e32 v7, s15
-000000002498 v_add_co_u32_e32 v0, vcc, s14, v0
-00000000249C v_addc_co_u32_e32 v1, vcc, v7, v1, vcc
-0000000024A0 s_waitcnt vmcnt(1)
-0000000024A4 v_cvt_f32_f16_e32 v11, v4
-0000000024A8 v_max_f16_e32 v9, v4, v4
-0000000024AC s_waitcnt vmcnt(0)
-0000000024B0 v_max_f16_e32 v8, v5, v5
-0000000024B4 v_fma_f16 v6, v4, v5, 0.5
-0000000024BC v_add_f16_e32 v10, v4, v5
-0000000024C0 v_mul_f16_e32 v5, v4, v5
-0000000024C4 v_max_f16_e32 v8, v9, v8
-0000000024C8 v_pack_b32_f16 v4, v10, v5
-0000000024D0 v_pack_b32_f16 v5, v6, v8
-0000000024D8 global_store_dwordx2 v[2:3], v[4:5], off
-0000000024E0 v_add_f32_e32 v2, v11, v11
-0000000024E4 global_store_dword v[0:1], v2, off
-0000000024EC s_endpgm
-0000000024F0 s_nop 0
-0000000024F4 s_nop 0
-0000000024F8 s_nop 0
-0000000024FC s_nop 0
-000000002500 s_load_dword s0, s[4:5], 0x2c
-000000002508 s_load_dword s1, s[4:5], 0x18
+000000002500 s_load_dword s0, s[4:5], 0x34
+000000002508 s_load_dword s1, s[4:5], 0x20
 000000002510 s_waitcnt lgkmcnt(0)
 000000002514 s_and_b32 s0, s0, 0xffff
 00000000251C s_mul_i32 s6, s6, s0
 000000002520 v_add_u32_e32 v0, s6, v0
 000000002524 v_cmp_gt_i32_e32 vcc, s1, v0
 000000002528 s_and_saveexec_b64 s[0:1], vcc
-00000000252C s_cbranch_execz 26
-000000002530 s_load_dwordx4 s[0:3], s[4:5], 0x0
-000000002538 s_load_dwordx2 s[6:7], s[4:5], 0x10
-000000002540 v_ashrrev_i32_e32 v1, 31, v0
-000000002544 v_lshlrev_b64 v[0:1], 2, v[0:1]
-00000000254C s_waitcnt lgkmcnt(0)
-000000002550 v_mov_b32_e32 v3, s1
-000000002554 v_add_co_u32_e32 v2, vcc, s0, v0
-000000002558 v_addc_co_u32_e32 v3, vcc, v3, v1, vcc
-00000000255C global_load_dword v4, v[2:3], off
-000000002564 v_mov_b32_e32 v3, s3
-000000002568 v_add_co_u32_e32 v2, vcc, s2, v0
-00000000256C v_addc_co_u32_e32 v3, vcc, v3, v1, vcc
-000000002570 global_load_dword v2, v[2:3], off
-000000002578 v_mov_b32_e32 v3, s7
-00000000257C v_add_co_u32_e32 v0, vcc, s6, v0
-000000002580 v_addc_co_u32_e32 v1, vcc, v3, v1, vcc
-000000002584 s_waitcnt vmcnt(0)
-000000002588 v_pk_fma_f16 v2, v4, v2, 1.0 op_sel_hi:[1,1,0]
-000000002590 global_store_dword v[0:1], v2, off
-000000002598 s_endpgm
-00000000259C s_nop 0
-0000000025A0 s_nop 0
-0000000025A4 s_nop 0
-0000000025A8 s_nop 0
-0000000025AC s_nop 0
-0000000025B0 s_nop 0
-0000000025B4 s_nop 0
-0000000025B8 s_nop 0
-0000000025BC s_nop 0
-0000000025C0 s_nop 0
-0000000025C4 s_nop 0
-0000000025C8 s_nop 0
-0000000025CC s_nop 0
-0000000025D0 s_nop 0
-0000000025D4 s_nop 0
-0000000025D8 s_nop 0
-0000000025DC s_nop 0
-0000000025E0 s_nop 0
-0000000025E4 s_nop 0
-0000000025E8 s_nop 0
-0000000025EC s_nop 0
+00000000252C s_cbranch_execz 47
+000000002530 s_load_dwordx8 s[8:15], s[4:5], 0x0
+000000002538 v_ashrrev_i32_e32 v1, 31, v0
+00000000253C v_lshlrev_b64 v[2:3], 1, v[0:1]
+000000002544 s_waitcnt lgkmcnt(0)
+000000002548 v_mov_b32_e32 v5, s9
+00000000254C v_add_co_u32_e32 v4, vcc, s8, v2
+000000002550 v_addc_co_u32_e32 v5, vcc, v5, v3, vcc
+000000002554 global_load_ushort v4, v[4:5], off
+00000000255C v_mov_b32_e32 v5, s11
+000000002560 v_add_co_u32_e32 v2, vcc, s10, v2
+000000002564 v_addc_co_u32_e32 v3, vcc, v5, v3, vcc
+000000002568 global_load_ushort v5, v[2:3], off
+000000002570 v_lshlrev_b32_e32 v2, 2, v0
+000000002574 v_ashrrev_i32_e32 v3, 31, v2
+000000002578 v_lshlrev_b64 v[2:3], 1, v[2:3]
+000000002580 v_mov_b32_e32 v6, s13
+000000002584 v_add_co_u32_e32 v2, vcc, s12, v2
+000000002588 v_lshlrev_b64 v[0:1], 2, v[0:1]
+000000002590 v_addc_co_u32_e32 v3, vcc, v6, v3, vcc
+000000002594 v_mov_b32_e32 v7, s15
+000000002598 v_add_co_u32_e32 v0, vcc, s14, v0
+00000000259C v_addc_co_u32_e32 v1, vcc, v7, v1, vcc
+0000000025A0 s_waitcnt vmcnt(1)
+0000000025A4 v_cvt_f32_f16_e32 v11, v4
+0000000025A8 v_max_f16_e32 v9, v4, v4
+0000000025AC s_waitcnt vmcnt(0)
+0000000025B0 v_max_f16_e32 v8, v5, v5
+0000000025B4 v_fma_f16 v6, v4, v5, 0.5
+0000000025BC v_add_f16_e32 v10, v4, v5
+0000000025C0 v_mul_f16_e32 v5, v4, v5
+0000000025C4 v_max_f16_e32 v8, v9, v8
+0000000025C8 v_pack_b32_f16 v4, v10, v5
+0000000025D0 v_pack_b32_f16 v5, v6, v8
+0000000025D8 global_store_dwordx2 v[2:3], v[4:5], off
+0000000025E0 v_add_f32_e32 v2, v11, v11
+0000000025E4 global_store_dword v[0:1], v2, off
+0000000025EC s_endpgm
 0000000025F0 s_nop 0
 0000000025F4 s_nop 0
 0000000025F8 s_nop 0
 0000000025FC s_nop 0
-000000002600 s_load_dword s0, s[4:5], 0x34
-000000002608 s_load_dword s1, s[4:5], 0x20
+000000002600 s_load_dword s0, s[4:5], 0x2c
+000000002608 s_load_dword s1, s[4:5], 0x18
 000000002610 s_waitcnt lgkmcnt(0)
 000000002614 s_and_b32 s0, s0, 0xffff
 00000000261C s_mul_i32 s6, s6, s0
 000000002620 v_add_u32_e32 v0, s6, v0
 000000002624 v_cmp_gt_i32_e32 vcc, s1, v0
 000000002628 s_and_saveexec_b64 s[0:1], vcc
-00000000262C s_cbranch_execz 46
-000000002630 s_load_dwordx8 s[8:15], s[4:5], 0x0
-000000002638 v_ashrrev_i32_e32 v1, 31, v0
-00000000263C v_lshlrev_b64 v[2:3], 1, v[0:1]
+00000000262C s_cbranch_execz 26
+000000002630 s_load_dwordx4 s[0:3], s[4:5], 0x0
+000000002638 s_load_dwordx2 s[6:7], s[4:5], 0x10
+000000002640 v_ashrrev_i32_e32 v1, 31, v0
 000000002644 v_lshlrev_b64 v[0:1], 2, v[0:1]
-00000000264C s_movk_i32 s0, 0x7fff
-000000002650 s_waitcnt lgkmcnt(0)
-000000002654 v_mov_b32_e32 v5, s9
-000000002658 v_add_co_u32_e32 v4, vcc, s8, v2
-00000000265C v_addc_co_u32_e32 v5, vcc, v5, v3, vcc
-000000002660 global_load_ushort v6, v[4:5], off
-000000002668 v_mov_b32_e32 v5, s11
-00000000266C v_add_co_u32_e32 v4, vcc, s10, v0
-000000002670 v_addc_co_u32_e32 v5, vcc, v5, v1, vcc
-000000002674 global_load_dword v7, v[4:5], off
-00000000267C v_mov_b32_e32 v8, s15
-000000002680 v_add_co_u32_e32 v0, vcc, s14, v0
-000000002684 v_addc_co_u32_e32 v1, vcc, v8, v1, vcc
-000000002688 s_waitcnt vmcnt(1)
-00000000268C v_lshlrev_b32_e32 v6, 16, v6
-000000002690 s_waitcnt vmcnt(0)
-000000002694 v_add_f32_e32 v6, v7, v6
-000000002698 global_store_dword v[0:1], v6, off
-0000000026A0 global_load_dword v0, v[4:5], off
-0000000026A8 v_mov_b32_e32 v1, s13
-0000000026AC s_waitcnt vmcnt(0)
-0000000026B0 v_mul_f32_e32 v0, 0x40400000, v0
-0000000026B8 v_bfe_u32 v4, v0, 16, 1
-0000000026C0 v_or_b32_e32 v5, 0x400000, v0
-0000000026C8 v_add3_u32 v4, v4, v0, s0
-0000000026D0 v_cmp_u_f32_e32 vcc, v0, v0
-0000000026D4 v_cndmask_b32_e32 v4, v4, v5, vcc
-0000000026D8 v_add_co_u32_e32 v0, vcc, s12, v2
-0000000026DC v_addc_co_u32_e32 v1, vcc, v1, v3, vcc
-0000000026E0 global_store_short_d16_hi v[0:1], v4, off
-0000000026E8 s_endpgm
+00000000264C s_waitcnt lgkmcnt(0)
+000000002650 v_mov_b32_e32 v3, s3
+000000002654 v_add_co_u32_e32 v2, vcc, s2, v0
+000000002658 v_addc_co_u32_e32 v3, vcc, v3, v1, vcc
+00000000265C v_mov_b32_e32 v5, s1
+000000002660 v_add_co_u32_e32 v4, vcc, s0, v0
+000000002664 v_addc_co_u32_e32 v5, vcc, v5, v1, vcc
+000000002668 global_load_dword v6, v[4:5], off
+000000002670 global_load_dword v7, v[2:3], off
+000000002678 v_mov_b32_e32 v2, s7
+00000000267C v_add_co_u32_e32 v0, vcc, s6, v0
+000000002680 v_addc_co_u32_e32 v1, vcc, v2, v1, vcc
+000000002684 s_waitcnt vmcnt(0)
+000000002688 v_pk_fma_f16 v2, v6, v7, 1.0 op_sel_hi:[1,1,0]
+000000002690 global_store_dword v[0:1], v2, off
+000000002698 s_endpgm
+00000000269C s_nop 0
+0000000026A0 s_nop 0
+0000000026A4 s_nop 0
+0000000026A8 s_nop 0
+0000000026AC s_nop 0
+0000000026B0 s_nop 0
+0000000026B4 s_nop 0
+0000000026B8 s_nop 0
+0000000026BC s_nop 0
+0000000026C0 s_nop 0
+0000000026C4 s_nop 0
+0000000026C8 s_nop 0
+0000000026CC s_nop 0
+0000000026D0 s_nop 0
+0000000026D4 s_nop 0
+0000000026D8 s_nop 0
+0000000026DC s_nop 0
+0000000026E0 s_nop 0
+0000000026E4 s_nop 0
+0000000026E8 s_nop 0
 0000000026EC s_nop 0
 0000000026F0 s_nop 0
 0000000026F4 s_nop 0
 0000000026F8 s_nop 0
 0000000026FC s_nop 0
-000000002700 s_nop 0
-000000002704 s_nop 0
-000000002708 s_nop 0
-00000000270C s_nop 0
-000000002710 s_nop 0
-000000002714 s_nop 0
-000000002718 s_nop 0
-00000000271C s_nop 0
-000000002720 s_nop 0
-000000002724 s_nop 0
-000000002728 s_nop 0
-00000000272C s_nop 0
-000000002730 s_nop 0
-000000002734 s_nop 0
-000000002738 s_nop 0
-00000000273C s_nop 0
-000000002740 s_nop 0
-000000002744 s_nop 0
-000000002748 s_nop 0
-00000000274C s_nop 0
-000000002750 s_nop 0
-000000002754 s_nop 0
-000000002758 s_nop 0
-00000000275C s_nop 0
-000000002760 s_nop 0
-000000002764 s_nop 0
-000000002768 s_nop 0
-00000000276C s_nop 0
-000000002770 s_nop 0
-000000002774 s_nop 0
-000000002778 s_nop 0
-00000000277C s_nop 0
-000000002780 s_nop 0
-000000002784 s_nop 0
-000000002788 s_nop 0
-00000000278C s_nop 0
-000000002790 s_nop 0
-000000002794 s_nop 0
-000000002798 s_nop 0
-00000000279C s_nop 0
-0000000027A0 s_nop 0
-0000000027A4 s_nop 0
-0000000027A8 s_nop 0
-0000000027AC s_nop 0
-0000000027B0 s_nop 0
-0000000027B4 s_nop 0
-0000000027B8 s_nop 0
-0000000027BC s_nop 0
-0000000027C0 s_nop 0
-0000000027C4 s_nop 0
-0000000027C8 s_nop 0
-0000000027CC s_nop 0
-0000000027D0 s_nop 0
-0000000027D4 s_nop 0
-0000000027D8 s_nop 0
-0000000027DC s_nop 0
-0000000027E0 s_nop 0
-0000000027E4 s_nop 0
-0000000027E8 s_nop 0
+000000002700 s_load_dword s0, s[4:5], 0x34
+000000002708 s_load_dword s1, s[4:5], 0x20
+000000002710 s_waitcnt lgkmcnt(0)
+000000002714 s_and_b32 s0, s0, 0xffff
+00000000271C s_mul_i32 s6, s6, s0
+000000002720 v_add_u32_e32 v0, s6, v0
+000000002724 v_cmp_gt_i32_e32 vcc, s1, v0
+000000002728 s_and_saveexec_b64 s[0:1], vcc
+00000000272C s_cbranch_execz 46
+000000002730 s_load_dwordx8 s[8:15], s[4:5], 0x0
+000000002738 v_ashrrev_i32_e32 v1, 31, v0
+00000000273C v_lshlrev_b64 v[2:3], 1, v[0:1]
+000000002744 v_lshlrev_b64 v[0:1], 2, v[0:1]
+00000000274C s_movk_i32 s0, 0x7fff
+000000002750 s_waitcnt lgkmcnt(0)
+000000002754 v_mov_b32_e32 v5, s9
+000000002758 v_add_co_u32_e32 v4, vcc, s8, v2
+00000000275C v_addc_co_u32_e32 v5, vcc, v5, v3, vcc
+000000002760 global_load_ushort v6, v[4:5], off
+000000002768 v_mov_b32_e32 v5, s11
+00000000276C v_add_co_u32_e32 v4, vcc, s10, v0
+000000002770 v_addc_co_u32_e32 v5, vcc, v5, v1, vcc
+000000002774 global_load_dword v7, v[4:5], off
+00000000277C v_mov_b32_e32 v8, s15
+000000002780 v_add_co_u32_e32 v0, vcc, s14, v0
+000000002784 v_addc_co_u32_e32 v1, vcc, v8, v1, vcc
+000000002788 s_waitcnt vmcnt(1)
+00000000278C v_lshlrev_b32_e32 v6, 16, v6
+000000002790 s_waitcnt vmcnt(0)
+000000002794 v_add_f32_e32 v6, v7, v6
+000000002798 global_store_dword v[0:1], v6, off
+0000000027A0 global_load_dword v0, v[4:5], off
+0000000027A8 v_mov_b32_e32 v1, s13
+0000000027AC s_waitcnt vmcnt(0)
+0000000027B0 v_mul_f32_e32 v0, 0x40400000, v0
+0000000027B8 v_bfe_u32 v4, v0, 16, 1
+0000000027C0 v_or_b32_e32 v5, 0x400000, v0
+0000000027C8 v_add3_u32 v4, v4, v0, s0
+0000000027D0 v_cmp_u_f32_e32 vcc, v0, v0
+0000000027D4 v_cndmask_b32_e32 v4, v4, v5, vcc
+0000000027D8 v_add_co_u32_e32 v0, vcc, s12, v2
+0000000027DC v_addc_co_u32_e32 v1, vcc, v1, v3, vcc
+0000000027E0 global_store_short_d16_hi v[0:1], v4, off
+0000000027E8 s_endpgm
 0000000027EC s_nop 0
 0000000027F0 s_nop 0
 0000000027F4 s_nop 0
@@ -407,3 +343,67 @@
 000000002AF4 s_nop 0
 000000002AF8 s_nop 0
 000000002AFC s_nop 0
+000000002B00 s_nop 0
+000000002B04 s_nop 0
+000000002B08 s_nop 0
+000000002B0C s_nop 0
+000000002B10 s_nop 0
+000000002B14 s_nop 0
+000000002B18 s_nop 0
+000000002B1C s_nop 0
+000000002B20 s_nop 0
+000000002B24 s_nop 0
+000000002B28 s_nop 0
+000000002B2C s_nop 0
+000000002B30 s_nop 0
+000000002B34 s_nop 0
+000000002B38 s_nop 0
+000000002B3C s_nop 0
+000000002B40 s_nop 0
+000000002B44 s_nop 0
+000000002B48 s_nop 0
+000000002B4C s_nop 0
+000000002B50 s_nop 0
+000000002B54 s_nop 0
+000000002B58 s_nop 0
+000000002B5C s_nop 0
+000000002B60 s_nop 0
+000000002B64 s_nop 0
+000000002B68 s_nop 0
+000000002B6C s_nop 0
+000000002B70 s_nop 0
+000000002B74 s_nop 0
+000000002B78 s_nop 0
+000000002B7C s_nop 0
+000000002B80 s_nop 0
+000000002B84 s_nop 0
+000000002B88 s_nop 0
+000000002B8C s_nop 0
+000000002B90 s_nop 0
+000000002B94 s_nop 0
+000000002B98 s_nop 0
+000000002B9C s_nop 0
+000000002BA0 s_nop 0
+000000002BA4 s_nop 0
+000000002BA8 s_nop 0
+000000002BAC s_nop 0
+000000002BB0 s_nop 0
+000000002BB4 s_nop 0
+000000002BB8 s_nop 0
+000000002BBC s_nop 0
+000000002BC0 s_nop 0
+000000002BC4 s_nop 0
+000000002BC8 s_nop 0
+000000002BCC s_nop 0
+000000002BD0 s_nop 0
+000000002BD4 s_nop 0
+000000002BD8 s_nop 0
+000000002BDC s_nop 0
+000000002BE0 s_nop 0
+000000002BE4 s_nop 0
+000000002BE8 s_nop 0
+000000002BEC s_nop 0
+000000002BF0 s_nop 0
+000000002BF4 s_nop 0
+000000002BF8 s_nop 0
+000000002BFC s_nop 0

@@ -1,109 +1,70 @@
-000000002900 s_load_dwordx4 s[8:11], s[4:5], 0x0
-000000002908 s_load_dwordx2 s[0:1], s[4:5], 0x10
-000000002910 v_lshlrev_b32_e32 v1, 2, v0
-000000002914 s_movk_i32 s2, 0xf80
-000000002918 v_and_b32_e32 v0, 31, v0
-00000000291C s_waitcnt lgkmcnt(0)
-000000002920 global_load_dword v2, v1, s[8:9]
-000000002928 global_load_dword v3, v1, s[10:11]
-000000002930 s_movk_i32 s3, 0x60
-000000002934 v_and_or_b32 v4, v1, s2, v0
-00000000293C v_and_b32_e32 v1, 0xfe0, v1
-000000002944 v_or3_b32 v0, v1, v0, s3
-00000000294C v_lshlrev_b32_e32 v32, 2, v4
-000000002950 v_lshlrev_b32_e32 v33, 2, v0
-000000002954 v_add_u32_e32 v34, 0x1000, v32
-00000000295C v_add_u32_e32 v35, 0x1080, v32
-000000002964 v_add_u32_e32 v36, 0x1100, v32
-00000000296C v_add_u32_e32 v37, 0x1400, v32
-000000002974 v_add_u32_e32 v38, 0x1480, v32
-00000000297C v_add_u32_e32 v39, 0x1500, v32
-000000002984 v_add_u32_e32 v40, 0x1800, v32
-00000000298C v_add_u32_e32 v41, 0x1880, v32
-000000002994 v_add_u32_e32 v42, 0x1900, v32
-00000000299C v_add_u32_e32 v43, 0x1c00, v32
-0000000029A4 v_add_u32_e32 v44, 0x1c80, v32
-0000000029AC v_add_u32_e32 v45, 0x1d00, v32
-0000000029B4 v_add_u32_e32 v46, 0x1000, v33
-0000000029BC v_add_u32_e32 v47, 0x1400, v33
-0000000029C4 v_add_u32_e32 v48, 0x1800, v33
-0000000029CC v_add_u32_e32 v49, 0x1c00, v33
-0000000029D4 s_waitcnt vmcnt(0)
-0000000029D8 v_mfma_f32_32x32x1f32 v[0:31], v2, v3, 0
-0000000029E0 s_nop 7
-0000000029E4 s_nop 7
-0000000029E8 s_nop 2
-0000000029EC global_store_dword v32, v0, s[0:1]
-0000000029F4 global_store_dword v32, v1, s[0:1] offset:128
-0000000029FC global_store_dword v32, v2, s[0:1] offset:256
-000000002A04 global_store_dword v33, v3, s[0:1]
-000000002A0C global_store_dword v32, v4, s[0:1] offset:1024
-000000002A14 global_store_dword v32, v5, s[0:1] offset:1152
-000000002A1C global_store_dword v32, v6, s[0:1] offset:1280
-000000002A24 global_store_dword v33, v7, s[0:1] offset:1024
-000000002A2C global_store_dword v32, v8, s[0:1] offset:2048
-000000002A34 global_store_dword v32, v9, s[0:1] offset:2176
-000000002A3C global_store_dword v32, v10, s[0:1] offset:2304
-000000002A44 global_store_dword v33, v11, s[0:1] offset:2048
-000000002A4C global_store_dword v32, v12, s[0:1] offset:3072
-000000002A54 global_store_dword v32, v13, s[0:1] offset:3200
-000000002A5C global_store_dword v32, v14, s[0:1] offset:3328
-000000002A64 global_store_dword v33, v15, s[0:1] offset:3072
-000000002A6C global_store_dword v34, v16, s[0:1]
-000000002A74 global_store_dword v35, v17, s[0:1]
-000000002A7C global_store_dword v36, v18, s[0:1]
-000000002A84 global_store_dword v46, v19, s[0:1]
-000000002A8C global_store_dword v37, v20, s[0:1]
-000000002A94 global_store_dword v38, v21, s[0:1]
-000000002A9C global_store_dword v39, v22, s[0:1]
-000000002AA4 global_store_dword v47, v23, s[0:1]
-000000002AAC global_store_dword v40, v24, s[0:1]
-000000002AB4 global_store_dword v41, v25, s[0:1]
-000000002ABC global_store_dword v42, v26, s[0:1]
-000000002AC4 global_store_dword v48, v27, s[0:1]
-000000002ACC global_store_dword v43, v28, s[0:1]
-000000002AD4 global_store_dword v44, v29, s[0:1]
-000000002ADC global_store_dword v45, v30, s[0:1]
-000000002AE4 global_store_dword v49, v31, s[0:1]
-000000002AEC s_endpgm
-000000002AF0 s_nop 0
-000000002AF4 s_nop 0
-000000002AF8 s_nop 0
-000000002AFC s_nop 0
-000000002B00 s_load_dwordx4 s[0:3], s[4:5], 0x0
-000000002B08 s_load_dwordx2 s[6:7], s[4:5], 0x10
-000000002B10 v_lshlrev_b32_e32 v1, 2, v0
-000000002B14 v_and_b32_e32 v0, 15, v0
-000000002B18 v_mov_b32_e32 v4, 0xc0
-000000002B20 s_waitcnt lgkmcnt(0)
-000000002B24 global_load_dword v2, v1, s[0:1]
-000000002B2C global_load_dword v3, v1, s[2:3]
-000000002B34 s_movk_i32 s0, 0xfc0
-000000002B38 s_movk_i32 s1, 0xff0
-000000002B3C v_and_or_b32 v5, v1, s0, v0
-000000002B44 v_and_or_b32 v0, v1, s1, v0
-000000002B4C v_lshlrev_b32_e32 v16, 2, v5
-000000002B50 v_lshl_or_b32 v17, v0, 2, v4
-000000002B58 s_waitcnt vmcnt(0)
-000000002B5C v_mfma_f32_16x16x1f32 v[0:15], v2, v3, 0
-000000002B64 s_nop 7
-000000002B68 s_nop 2
-000000002B6C global_store_dword v16, v0, s[6:7]
-000000002B74 global_store_dword v16, v1, s[6:7] offset:64
-000000002B7C global_store_dword v16, v2, s[6:7] offset:128
-000000002B84 global_store_dword v17, v3, s[6:7]
-000000002B8C global_store_dword v16, v4, s[6:7] offset:1024
-000000002B94 global_store_dword v16, v5, s[6:7] offset:1088
-000000002B9C global_store_dword v16, v6, s[6:7] offset:1152
-000000002BA4 global_store_dword v17, v7, s[6:7] offset:1024
-000000002BAC global_store_dword v16, v8, s[6:7] offset:2048
-000000002BB4 global_store_dword v16, v9, s[6:7] offset:2112
-000000002BBC global_store_dword v16, v10, s[6:7] offset:2176
-000000002BC4 global_store_dword v17, v11, s[6:7] offset:2048
-000000002BCC global_store_dword v16, v12, s[6:7] offset:3072
-000000002BD4 global_store_dword v16, v13, s[6:7] offset:3136
-000000002BDC global_store_dword v16, v14, s[6:7] offset:3200
-000000002BE4 global_store_dword v17, v15, s[6:7] offset:3072
+000000002A00 s_load_dwordx4 s[8:11], s[4:5], 0x0
+000000002A08 s_load_dwordx2 s[0:1], s[4:5], 0x10
+000000002A10 v_lshlrev_b32_e32 v1, 2, v0
+000000002A14 s_movk_i32 s2, 0xf80
+000000002A18 v_and_b32_e32 v0, 31, v0
+000000002A1C s_waitcnt lgkmcnt(0)
+000000002A20 global_load_dword v2, v1, s[8:9]
+000000002A28 global_load_dword v3, v1, s[10:11]
+000000002A30 s_movk_i32 s3, 0x60
+000000002A34 v_and_or_b32 v4, v1, s2, v0
+000000002A3C v_and_b32_e32 v1, 0xfe0, v1
+000000002A44 v_or3_b32 v0, v1, v0, s3
+000000002A4C v_lshlrev_b32_e32 v32, 2, v4
+000000002A50 v_lshlrev_b32_e32 v33, 2, v0
+000000002A54 v_add_u32_e32 v34, 0x1000, v32
+000000002A5C v_add_u32_e32 v35, 0x1080, v32
+000000002A64 v_add_u32_e32 v36, 0x1100, v32
+000000002A6C v_add_u32_e32 v37, 0x1400, v32
+000000002A74 v_add_u32_e32 v38, 0x1480, v32
+000000002A7C v_add_u32_e32 v39, 0x1500, v32
+000000002A84 v_add_u32_e32 v40, 0x1800, v32
+000000002A8C v_add_u32_e32 v41, 0x1880, v32
+000000002A94 v_add_u32_e32 v42, 0x1900, v32
+000000002A9C v_add_u32_e32 v43, 0x1c00, v32
+000000002AA4 v_add_u32_e32 v44, 0x1c80, v32
+000000002AAC v_add_u32_e32 v45, 0x1d00, v32
+000000002AB4 v_add_u32_e32 v46, 0x1000, v33
+000000002ABC v_add_u32_e32 v47, 0x1400, v33
+000000002AC4 v_add_u32_e32 v48, 0x1800, v33
+000000002ACC v_add_u32_e32 v49, 0x1c00, v33
+000000002AD4 s_waitcnt vmcnt(0)
+000000002AD8 v_mfma_f32_32x32x1f32 v[0:31], v2, v3, 0
+000000002AE0 s_nop 7
+000000002AE4 s_nop 7
+000000002AE8 s_nop 2
+000000002AEC global_store_dword v32, v0, s[0:1]
+000000002AF4 global_store_dword v32, v1, s[0:1] offset:128
+000000002AFC global_store_dword v32, v2, s[0:1] offset:256
+000000002B04 global_store_dword v33, v3, s[0:1]
+000000002B0C global_store_dword v32, v4, s[0:1] offset:1024
+000000002B14 global_store_dword v32, v5, s[0:1] offset:1152
+000000002B1C global_store_dword v32, v6, s[0:1] offset:1280
+000000002B24 global_store_dword v33, v7, s[0:1] offset:1024
+000000002B2C global_store_dword v32, v8, s[0:1] offset:2048
+000000002B34 global_store_dword v32, v9, s[0:1] offset:2176
+000000002B3C global_store_dword v32, v10, s[0:1] offset:2304
+000000002B44 global_store_dword v33, v11, s[0:1] offset:2048
+000000002B4C global_store_dword v32, v12, s[0:1] offset:3072
+000000002B54 global_store_dword v32, v13, s[0:1] offset:3200
+000000002B5C global_store_dword v32, v14, s[0:1] offset:3328
+000000002B64 global_store_dword v33, v15, s[0:1] offset:3072
+000000002B6C global_store_dword v34, v16, s[0:1]
+000000002B74 global_store_dword v35, v17, s[0:1]
+000000002B7C global_store_dword v36, v18, s[0:1]
+000000002B84 global_store_dword v46, v19, s[0:1]
+000000002B8C global_store_dword v37, v20, s[0:1]
+000000002B94 global_store_dword v38, v21, s[0:1]
+000000002B9C global_store_dword v39, v22, s[0:1]
+000000002BA4 global_store_dword v47, v23, s[0:1]
+000000002BAC global_store_dword v40, v24, s[0:1]
+000000002BB4 global_store_dword v41, v25, s[0:1]
+000000002BBC global_store_dword v42, v26, s[0:1]
+000000002BC4 global_store_dword v48, v27, s[0:1]
+000000002BCC global_store_dword v43, v28, s[0:1]
+000000002BD4 global_store_dword v44, v29, s[0:1]
+000000002BDC global_store_dword v45, v30, s[0:1]
+000000002BE4 global_store_dword v49, v31, s[0:1]
 000000002BEC s_endpgm
 000000002BF0 s_nop 0
 000000002BF4 s_nop 0
@@ -111,83 +72,76 @@
 000000002BFC s_nop 0
 000000002C00 s_load_dwordx4 s[0:3], s[4:5], 0x0
 000000002C08 s_load_dwordx2 s[6:7], s[4:5], 0x10
-000000002C10 v_and_b32_e32 v5, 3, v0
-000000002C14 v_and_b32_e32 v1, 0x3fc, v0
-000000002C1C v_lshlrev_b32_e32 v2, 2, v5
-000000002C20 v_lshl_or_b32 v6, v1, 4, v2
-000000002C28 v_lshlrev_b32_e32 v0, 2, v0
-000000002C2C s_waitcnt lgkmcnt(0)
-000000002C30 global_load_dword v2, v6, s[6:7]
-000000002C38 global_load_dword v3, v6, s[6:7] offset:16
-000000002C40 global_load_dword v4, v6, s[6:7] offset:32
-000000002C48 global_load_dword v1, v0, s[0:1]
-000000002C50 v_or_b32_e32 v5, v0, v5
-000000002C54 v_lshl_or_b32 v7, v5, 2, 48
-000000002C5C global_load_dword v5, v7, s[6:7]
-000000002C64 global_load_dword v8, v0, s[2:3]
-000000002C6C s_waitcnt vmcnt(0)
-000000002C70 v_mfma_f32_4x4x1f32 v[0:3], v1, v8, v[2:5]
-000000002C78 s_nop 4
-000000002C7C global_store_dword v6, v0, s[6:7]
-000000002C84 global_store_dword v6, v1, s[6:7] offset:16
-000000002C8C global_store_dword v6, v2, s[6:7] offset:32
-000000002C94 global_store_dword v7, v3, s[6:7]
-000000002C9C s_endpgm
-000000002CA0 s_nop 0
-000000002CA4 s_nop 0
-000000002CA8 s_nop 0
-000000002CAC s_nop 0
-000000002CB0 s_nop 0
-000000002CB4 s_nop 0
-000000002CB8 s_nop 0
-000000002CBC s_nop 0
-000000002CC0 s_nop 0
-000000002CC4 s_nop 0
-000000002CC8 s_nop 0
-000000002CCC s_nop 0
-000000002CD0 s_nop 0
-000000002CD4 s_nop 0
-000000002CD8 s_nop 0
-000000002CDC s_nop 0
-000000002CE0 s_nop 0
-000000002CE4 s_nop 0
-000000002CE8 s_nop 0
-000000002CEC s_nop 0
+000000002C10 v_lshlrev_b32_e32 v1, 2, v0
+000000002C14 v_and_b32_e32 v0, 15, v0
+000000002C18 v_mov_b32_e32 v4, 0xc0
+000000002C20 s_waitcnt lgkmcnt(0)
+000000002C24 global_load_dword v2, v1, s[0:1]
+000000002C2C global_load_dword v3, v1, s[2:3]
+000000002C34 s_movk_i32 s0, 0xfc0
+000000002C38 s_movk_i32 s1, 0xff0
+000000002C3C v_and_or_b32 v5, v1, s0, v0
+000000002C44 v_and_or_b32 v0, v1, s1, v0
+000000002C4C v_lshlrev_b32_e32 v16, 2, v5
+000000002C50 v_lshl_or_b32 v17, v0, 2, v4
+000000002C58 s_waitcnt vmcnt(0)
+000000002C5C v_mfma_f32_16x16x1f32 v[0:15], v2, v3, 0
+000000002C64 s_nop 7
+000000002C68 s_nop 2
+000000002C6C global_store_dword v16, v0, s[6:7]
+000000002C74 global_store_dword v16, v1, s[6:7] offset:64
+000000002C7C global_store_dword v16, v2, s[6:7] offset:128
+000000002C84 global_store_dword v17, v3, s[6:7]
+000000002C8C global_store_dword v16, v4, s[6:7] offset:1024
+000000002C94 global_store_dword v16, v5, s[6:7] offset:1088
+000000002C9C global_store_dword v16, v6, s[6:7] offset:1152
+000000002CA4 global_store_dword v17, v7, s[6:7] offset:1024
+000000002CAC global_store_dword v16, v8, s[6:7] offset:2048
+000000002CB4 global_store_dword v16, v9, s[6:7] offset:2112
+000000002CBC global_store_dword v16, v10, s[6:7] offset:2176
+000000002CC4 global_store_dword v17, v11, s[6:7] offset:2048
+000000002CCC global_store_dword v16, v12, s[6:7] offset:3072
+000000002CD4 global_store_dword v16, v13, s[6:7] offset:3136
+000000002CDC global_store_dword v16, v14, s[6:7] offset:3200
+000000002CE4 global_store_dword v17, v15, s[6:7] offset:3072
+000000002CEC s_endpgm
 000000002CF0 s_nop 0
 000000002CF4 s_nop 0
 000000002CF8 s_nop 0
 000000002CFC s_nop 0
 000000002D00 s_load_dwordx4 s[0:3], s[4:5], 0x0
 000000002D08 s_load_dwordx2 s[6:7], s[4:5], 0x10
-000000002D10 v_and_b32_e32 v1, 0x3fc, v0
-000000002D18 v_and_b32_e32 v2, 3, v0
-000000002D1C v_lshlrev_b32_e32 v3, 2, v0
-000000002D20 v_lshlrev_b32_e32 v0, 3, v0
-000000002D24 v_lshl_or_b32 v4, v1, 2, v2
+000000002D10 v_and_b32_e32 v5, 3, v0
+000000002D14 v_and_b32_e32 v1, 0x3fc, v0
+000000002D1C v_lshlrev_b32_e32 v2, 2, v5
+000000002D20 v_lshl_or_b32 v6, v1, 4, v2
+000000002D28 v_lshlrev_b32_e32 v0, 2, v0
 000000002D2C s_waitcnt lgkmcnt(0)
-000000002D30 global_load_dwordx2 v[0:1], v0, s[0:1]
-000000002D38 v_lshlrev_b32_e32 v5, 1, v4
-000000002D3C v_or3_b32 v2, v3, v2, 12
-000000002D44 v_lshlrev_b32_e32 v3, 1, v2
-000000002D48 global_load_ushort v6, v5, s[2:3] offset:16
-000000002D50 global_load_ushort v7, v3, s[2:3]
-000000002D58 global_load_ushort v8, v5, s[2:3]
-000000002D60 global_load_ushort v9, v5, s[2:3] offset:8
-000000002D68 s_mov_b32 s0, 0x5040100
-000000002D70 v_lshlrev_b32_e32 v5, 2, v2
-000000002D74 v_lshlrev_b32_e32 v4, 2, v4
-000000002D78 s_waitcnt vmcnt(2)
-000000002D7C v_perm_b32 v3, v7, v6, s0
-000000002D84 s_waitcnt vmcnt(0)
-000000002D88 v_perm_b32 v2, v9, v8, s0
-000000002D90 s_nop 1
-000000002D94 v_mfma_f32_4x4x4f16 v[0:3], v[0:1], v[2:3], 0
-000000002D9C s_nop 4
-000000002DA0 global_store_dword v4, v0, s[6:7]
-000000002DA8 global_store_dword v4, v1, s[6:7] offset:16
-000000002DB0 global_store_dword v4, v2, s[6:7] offset:32
-000000002DB8 global_store_dword v5, v3, s[6:7]
-000000002DC0 s_endpgm
+000000002D30 global_load_dword v2, v6, s[6:7]
+000000002D38 global_load_dword v3, v6, s[6:7] offset:16
+000000002D40 global_load_dword v4, v6, s[6:7] offset:32
+000000002D48 global_load_dword v1, v0, s[0:1]
+000000002D50 v_or_b32_e32 v5, v0, v5
+000000002D54 v_lshl_or_b32 v7, v5, 2, 48
+000000002D5C global_load_dword v5, v7, s[6:7]
+000000002D64 global_load_dword v8, v0, s[2:3]
+000000002D6C s_waitcnt vmcnt(0)
+000000002D70 v_mfma_f32_4x4x1f32 v[0:3], v1, v8, v[2:5]
+000000002D78 s_nop 4
+000000002D7C global_store_dword v6, v0, s[6:7]
+000000002D84 global_store_dword v6, v1, s[6:7] offset:16
+000000002D8C global_store_dword v6, v2, s[6:7] offset:32
+000000002D94 global_store_dword v7, v3, s[6:7]
+000000002D9C s_endpgm
+000000002DA0 s_nop 0
+000000002DA4 s_nop 0
+000000002DA8 s_nop 0
+000000002DAC s_nop 0
+000000002DB0 s_nop 0
+000000002DB4 s_nop 0
+000000002DB8 s_nop 0
+000000002DBC s_nop 0
+000000002DC0 s_nop 0
 000000002DC4 s_nop 0
 000000002DC8 s_nop 0
 000000002DCC s_nop 0
@@ -203,394 +157,386 @@
 000000002DF4 s_nop 0
 000000002DF8 s_nop 0
 000000002DFC s_nop 0
-000000002E00 s_load_dwordx4 s[8:11], s[4:5], 0x0
-000000002E08 s_load_dwordx2 s[0:1], s[4:5], 0x10
-000000002E10 v_and_b32_e32 v1, 31, v0
-000000002E14 v_lshlrev_b32_e32 v2, 2, v0
-000000002E18 s_movk_i32 s2, 0xf80
-000000002E1C v_lshlrev_b32_e32 v3, 3, v0
-000000002E20 v_and_or_b32 v2, v2, s2, v1
-000000002E28 v_lshlrev_b32_e32 v4, 1, v2
+000000002E00 s_load_dwordx4 s[0:3], s[4:5], 0x0
+000000002E08 s_load_dwordx2 s[6:7], s[4:5], 0x10
+000000002E10 v_and_b32_e32 v1, 0x3fc, v0
+000000002E18 v_and_b32_e32 v2, 3, v0
+000000002E1C v_lshlrev_b32_e32 v3, 2, v0
+000000002E20 v_lshlrev_b32_e32 v0, 3, v0
+000000002E24 v_lshl_or_b32 v4, v1, 2, v2
 000000002E2C s_waitcnt lgkmcnt(0)
-000000002E30 global_load_dwordx2 v[0:1], v3, s[8:9]
-000000002E38 global_load_ushort v5, v4, s[10:11] offset:128
-000000002E40 global_load_ushort v6, v4, s[10:11] offset:192
-000000002E48 global_load_ushort v7, v4, s[10:11]
-000000002E50 global_load_ushort v8, v4, s[10:11] offset:64
-000000002E58 s_mov_b32 s2, 0x5040100
-000000002E60 v_lshlrev_b32_e32 v32, 2, v2
-000000002E64 v_add_u32_e32 v33, 0x1000, v32
-000000002E6C v_add_u32_e32 v34, 0x1080, v32
-000000002E74 v_add_u32_e32 v35, 0x1100, v32
-000000002E7C v_add_u32_e32 v36, 0x1180, v32
-000000002E84 v_add_u32_e32 v37, 0x1400, v32
-000000002E8C v_add_u32_e32 v38, 0x1480, v32
-000000002E94 v_add_u32_e32 v39, 0x1500, v32
-000000002E9C v_add_u32_e32 v40, 0x1580, v32
-000000002EA4 v_add_u32_e32 v41, 0x1800, v32
-000000002EAC v_add_u32_e32 v42, 0x1880, v32
-000000002EB4 v_add_u32_e32 v43, 0x1900, v32
-000000002EBC v_add_u32_e32 v44, 0x1980, v32
-000000002EC4 v_add_u32_e32 v45, 0x1c00, v32
-000000002ECC v_add_u32_e32 v46, 0x1c80, v32
-000000002ED4 v_add_u32_e32 v47, 0x1d00, v32
-000000002EDC v_add_u32_e32 v48, 0x1d80, v32
-000000002EE4 s_waitcnt vmcnt(2)
-000000002EE8 v_perm_b32 v3, v6, v5, s2
-000000002EF0 s_waitcnt vmcnt(0)
-000000002EF4 v_perm_b32 v2, v8, v7, s2
-000000002EFC s_nop 1
-000000002F00 v_mfma_f32_32x32x4f16 v[0:31], v[0:1], v[2:3], 0
-000000002F08 s_nop 7
-000000002F0C s_nop 7
-000000002F10 s_nop 2
-000000002F14 global_store_dword v32, v0, s[0:1]
-000000002F1C global_store_dword v32, v1, s[0:1] offset:128
-000000002F24 global_store_dword v32, v2, s[0:1] offset:256
-000000002F2C global_store_dword v32, v3, s[0:1] offset:384
-000000002F34 global_store_dword v32, v4, s[0:1] offset:1024
-000000002F3C global_store_dword v32, v5, s[0:1] offset:1152
-000000002F44 global_store_dword v32, v6, s[0:1] offset:1280
-000000002F4C global_store_dword v32, v7, s[0:1] offset:1408
-000000002F54 global_store_dword v32, v8, s[0:1] offset:2048
-000000002F5C global_store_dword v32, v9, s[0:1] offset:2176
-000000002F64 global_store_dword v32, v10, s[0:1] offset:2304
-000000002F6C global_store_dword v32, v11, s[0:1] offset:2432
-000000002F74 global_store_dword v32, v12, s[0:1] offset:3072
-000000002F7C global_store_dword v32, v13, s[0:1] offset:3200
-000000002F84 global_store_dword v32, v14, s[0:1] offset:3328
-000000002F8C global_store_dword v32, v15, s[0:1] offset:3456
-000000002F94 global_store_dword v33, v16, s[0:1]
-000000002F9C global_store_dword v34, v17, s[0:1]
-000000002FA4 global_store_dword v35, v18, s[0:1]
-000000002FAC global_store_dword v36, v19, s[0:1]
-000000002FB4 global_store_dword v37, v20, s[0:1]
-000000002FBC global_store_dword v38, v21, s[0:1]
-000000002FC4 global_store_dword v39, v22, s[0:1]
-000000002FCC global_store_dword v40, v23, s[0:1]
-000000002FD4 global_store_dword v41, v24, s[0:1]
-000000002FDC global_store_dword v42, v25, s[0:1]
-000000002FE4 global_store_dword v43, v26, s[0:1]
-000000002FEC global_store_dword v44, v27, s[0:1]
-000000002FF4 global_store_dword v45, v28, s[0:1]
-000000002FFC global_store_dword v46, v29, s[0:1]
-000000003004 global_store_dword v47, v30, s[0:1]
-00000000300C global_store_dword v48, v31, s[0:1]
-000000003014 s_endpgm
-000000003018 s_nop 0
-00000000301C s_nop 0
-000000003020 s_nop 0
-000000003024 s_nop 0
-000000003028 s_nop 0
-00000000302C s_nop 0
-000000003030 s_nop 0
-000000003034 s_nop 0
-000000003038 s_nop 0
-00000000303C s_nop 0
-000000003040 s_nop 0
-000000003044 s_nop 0
-000000003048 s_nop 0
-00000000304C s_nop 0
-000000003050 s_nop 0
-000000003054 s_nop 0
-000000003058 s_nop 0
-00000000305C s_nop 0
-000000003060 s_nop 0
-000000003064 s_nop 0
-000000003068 s_nop 0
-00000000306C s_nop 0
-000000003070 s_nop 0
-000000003074 s_nop 0
-000000003078 s_nop 0
-00000000307C s_nop 0
-000000003080 s_nop 0
-000000003084 s_nop 0
-000000003088 s_nop 0
-00000000308C s_nop 0
-000000003090 s_nop 0
-000000003094 s_nop 0
-000000003098 s_nop 0
-00000000309C s_nop 0
-0000000030A0 s_nop 0
-0000000030A4 s_nop 0
-0000000030A8 s_nop 0
-0000000030AC s_nop 0
-0000000030B0 s_nop 0
-0000000030B4 s_nop 0
-0000000030B8 s_nop 0
-0000000030BC s_nop 0
-0000000030C0 s_nop 0
-0000000030C4 s_nop 0
-0000000030C8 s_nop 0
-0000000030CC s_nop 0
-0000000030D0 s_nop 0
-0000000030D4 s_nop 0
-0000000030D8 s_nop 0
-0000000030DC s_nop 0
-0000000030E0 s_nop 0
-0000000030E4 s_nop 0
-0000000030E8 s_nop 0
-0000000030EC s_nop 0
-0000000030F0 s_nop 0
-0000000030F4 s_nop 0
-0000000030F8 s_nop 0
-0000000030FC s_nop 0
-000000003100 s_load_dwordx4 s[0:3], s[4:5], 0x0
-000000003108 s_load_dwordx2 s[6:7], s[4:5], 0x10
-000000003110 v_and_b32_e32 v1, 15, v0
-000000003114 v_lshlrev_b32_e32 v2, 2, v0
-000000003118 s_movk_i32 s4, 0xfc0
-00000000311C v_lshlrev_b32_e32 v3, 3, v0
-000000003120 v_and_or_b32 v2, v2, s4, v1
-000000003128 v_lshlrev_b32_e32 v4, 1, v2
-00000000312C s_waitcnt lgkmcnt(0)
-000000003130 global_load_dwordx2 v[0:1], v3, s[0:1]
-000000003138 global_load_ushort v5, v4, s[2:3] offset:64
-000000003140 global_load_ushort v6, v4, s[2:3] offset:96
-000000003148 global_load_ushort v7, v4, s[2:3]
-000000003150 global_load_ushort v8, v4, s[2:3] offset:32
-000000003158 s_mov_b32 s0, 0x5040100
-000000003160 v_lshlrev_b32_e32 v16, 2, v2
-000000003164 s_waitcnt vmcnt(2)
-000000003168 v_perm_b32 v3, v6, v5, s0
-000000003170 s_waitcnt vmcnt(0)
-000000003174 v_perm_b32 v2, v8, v7, s0
-00000000317C s_nop 1
-000000003180 v_mfma_f32_16x16x4bf16_1k v[0:15], v[0:1], v[2:3], 0
-000000003188 s_nop 7
-00000000318C s_nop 2
-000000003190 global_store_dword v16, v0, s[6:7]
-000000003198 global_store_dword v16, v1, s[6:7] offset:64
-0000000031A0 global_store_dword v16, v2, s[6:7] offset:128
-0000000031A8 global_store_dword v16, v3, s[6:7] offset:192
-0000000031B0 global_store_dword v16, v4, s[6:7] offset:1024
-0000000031B8 global_store_dword v16, v5, s[6:7] offset:1088
-0000000031C0 global_store_dword v16, v6, s[6:7] offset:1152
-0000000031C8 global_store_dword v16, v7, s[6:7] offset:1216
-0000000031D0 global_store_dword v16, v8, s[6:7] offset:2048
-0000000031D8 global_store_dword v16, v9, s[6:7] offset:2112
-0000000031E0 global_store_dword v16, v10, s[6:7] offset:2176
-0000000031E8 global_store_dword v16, v11, s[6:7] offset:2240
-0000000031F0 global_store_dword v16, v12, s[6:7] offset:3072
-0000000031F8 global_store_dword v16, v13, s[6:7] offset:3136
-000000003200 global_store_dword v16, v14, s[6:7] offset:3200
-000000003208 global_store_dword v16, v15, s[6:7] offset:3264
-000000003210 s_endpgm
-000000003214 s_nop 0
-000000003218 s_nop 0
-00000000321C s_nop 0
-000000003220 s_nop 0
-000000003224 s_nop 0
-000000003228 s_nop 0
-00000000322C s_nop 0
-000000003230 s_nop 0
-000000003234 s_nop 0
-000000003238 s_nop 0
-00000000323C s_nop 0
-000000003240 s_nop 0
-000000003244 s_nop 0
-000000003248 s_nop 0
-00000000324C s_nop 0
-000000003250 s_nop 0
-000000003254 s_nop 0
-000000003258 s_nop 0
-00000000325C s_nop 0
-000000003260 s_nop 0
-000000003264 s_nop 0
-000000003268 s_nop 0
-00000000326C s_nop 0
-000000003270 s_nop 0
-000000003274 s_nop 0
-000000003278 s_nop 0
-00000000327C s_nop 0
-000000003280 s_nop 0
-000000003284 s_nop 0
-000000003288 s_nop 0
-00000000328C s_nop 0
-000000003290 s_nop 0
-000000003294 s_nop 0
-000000003298 s_nop 0
-00000000329C s_nop 0
-0000000032A0 s_nop 0
-0000000032A4 s_nop 0
-0000000032A8 s_nop 0
-0000000032AC s_nop 0
-0000000032B0 s_nop 0
-0000000032B4 s_nop 0
-0000000032B8 s_nop 0
-0000000032BC s_nop 0
-0000000032C0 s_nop 0
-0000000032C4 s_nop 0
-0000000032C8 s_nop 0
-0000000032CC s_nop 0
-0000000032D0 s_nop 0
-0000000032D4 s_nop 0
-0000000032D8 s_nop 0
-0000000032DC s_nop 0
-0000000032E0 s_nop 0
-0000000032E4 s_nop 0
-0000000032E8 s_nop 0
-0000000032EC s_nop 0
-0000000032F0 s_nop 0
-0000000032F4 s_nop 0
-0000000032F8 s_nop 0
-0000000032FC s_nop 0
-000000003300 s_load_dwordx4 s[8:11], s[4:5], 0x0
-000000003308 s_load_dwordx2 s[0:1], s[4:5], 0x10
-000000003310 v_and_b32_e32 v1, 31, v0
-000000003314 v_lshlrev_b32_e32 v0, 2, v0
-000000003318 s_movk_i32 s2, 0xf80
-00000000331C v_and_or_b32 v1, v0, s2, v1
-000000003324 s_waitcnt lgkmcnt(0)
-000000003328 global_load_dword v2, v0, s[8:9]
-000000003330 global_load_ubyte v3, v1, s[10:11]
-000000003338 global_load_ubyte v4, v1, s[10:11] offset:32
-000000003340 global_load_ubyte v5, v1, s[10:11] offset:64
-000000003348 global_load_ubyte v6, v1, s[10:11] offset:96
-000000003350 v_lshlrev_b32_e32 v32, 2, v1
-000000003354 v_add_u32_e32 v33, 0x1000, v32
-00000000335C v_add_u32_e32 v34, 0x1080, v32
-000000003364 v_add_u32_e32 v35, 0x1100, v32
-00000000336C v_add_u32_e32 v36, 0x1180, v32
-000000003374 v_add_u32_e32 v37, 0x1400, v32
-00000000337C v_add_u32_e32 v38, 0x1480, v32
-000000003384 v_add_u32_e32 v39, 0x1500, v32
-00000000338C v_add_u32_e32 v40, 0x1580, v32
-000000003394 v_add_u32_e32 v41, 0x1800, v32
-00000000339C v_add_u32_e32 v42, 0x1880, v32
-0000000033A4 v_add_u32_e32 v43, 0x1900, v32
-0000000033AC v_add_u32_e32 v44, 0x1980, v32
-0000000033B4 v_add_u32_e32 v45, 0x1c00, v32
-0000000033BC v_add_u32_e32 v46, 0x1c80, v32
-0000000033C4 v_add_u32_e32 v47, 0x1d00, v32
-0000000033CC v_add_u32_e32 v48, 0x1d80, v32
-0000000033D4 s_waitcnt vmcnt(2)
-0000000033D8 v_lshl_or_b32 v0, v4, 8, v3
-0000000033E0 s_waitcnt vmcnt(1)
-0000000033E4 v_lshl_or_b32 v0, v5, 16, v0
-0000000033EC s_waitcnt vmcnt(0)
-0000000033F0 v_lshl_or_b32 v0, v6, 24, v0
-0000000033F8 s_nop 1
-0000000033FC v_mfma_i32_32x32x4i8 v[0:31], v2, v0, 0
-000000003404 s_nop 7
-000000003408 s_nop 7
-00000000340C s_nop 2
-000000003410 global_store_dword v32, v0, s[0:1]
-000000003418 global_store_dword v32, v1, s[0:1] offset:128
-000000003420 global_store_dword v32, v2, s[0:1] offset:256
-000000003428 global_store_dword v32, v3, s[0:1] offset:384
-000000003430 global_store_dword v32, v4, s[0:1] offset:1024
-000000003438 global_store_dword v32, v5, s[0:1] offset:1152
-000000003440 global_store_dword v32, v6, s[0:1] offset:1280
-000000003448 global_store_dword v32, v7, s[0:1] offset:1408
-000000003450 global_store_dword v32, v8, s[0:1] offset:2048
-000000003458 global_store_dword v32, v9, s[0:1] offset:2176
-000000003460 global_store_dword v32, v10, s[0:1] offset:2304
-000000003468 global_store_dword v32, v11, s[0:1] offset:2432
-000000003470 global_store_dword v32, v12, s[0:1] offset:3072
-000000003478 global_store_dword v32, v13, s[0:1] offset:3200
-000000003480 global_store_dword v32, v14, s[0:1] offset:3328
-000000003488 global_store_dword v32, v15, s[0:1] offset:3456
-000000003490 global_store_dword v33, v16, s[0:1]
-000000003498 global_store_dword v34, v17, s[0:1]
-0000000034A0 global_store_dword v35, v18, s[0:1]
-0000000034A8 global_store_dword v36, v19, s[0:1]
-0000000034B0 global_store_dword v37, v20, s[0:1]
-0000000034B8 global_store_dword v38, v21, s[0:1]
-0000000034C0 global_store_dword v39, v22, s[0:1]
-0000000034C8 global_store_dword v40, v23, s[0:1]
-0000000034D0 global_store_dword v41, v24, s[0:1]
-0000000034D8 global_store_dword v42, v25, s[0:1]
-0000000034E0 global_store_dword v43, v26, s[0:1]
-0000000034E8 global_store_dword v44, v27, s[0:1]
-0000000034F0 global_store_dword v45, v28, s[0:1]
-0000000034F8 global_store_dword v46, v29, s[0:1]
-000000003500 global_store_dword v47, v30, s[0:1]
-000000003508 global_store_dword v48, v31, s[0:1]
-000000003510 s_endpgm
-000000003514 s_nop 0
-000000003518 s_nop 0
-00000000351C s_nop 0
-000000003520 s_nop 0
-000000003524 s_nop 0
-000000003528 s_nop 0
-00000000352C s_nop 0
-000000003530 s_nop 0
-000000003534 s_nop 0
-000000003538 s_nop 0
-00000000353C s_nop 0
-000000003540 s_nop 0
-000000003544 s_nop 0
-000000003548 s_nop 0
-00000000354C s_nop 0
-000000003550 s_nop 0
-000000003554 s_nop 0
-000000003558 s_nop 0
-00000000355C s_nop 0
-000000003560 s_nop 0
-000000003564 s_nop 0
-000000003568 s_nop 0
-00000000356C s_nop 0
-000000003570 s_nop 0
-000000003574 s_nop 0
-000000003578 s_nop 0
-00000000357C s_nop 0
-000000003580 s_nop 0
-000000003584 s_nop 0
-000000003588 s_nop 0
-00000000358C s_nop 0
-000000003590 s_nop 0
-000000003594 s_nop 0
-000000003598 s_nop 0
-00000000359C s_nop 0
-0000000035A0 s_nop 0
-0000000035A4 s_nop 0
-0000000035A8 s_nop 0
-0000000035AC s_nop 0
-0000000035B0 s_nop 0
-0000000035B4 s_nop 0
-0000000035B8 s_nop 0
-0000000035BC s_nop 0
-0000000035C0 s_nop 0
-0000000035C4 s_nop 0
-0000000035C8 s_nop 0
-0000000035CC s_nop 0
-0000000035D0 s_nop 0
-0000000035D4 s_nop 0
-0000000035D8 s_nop 0
-0000000035DC s_nop 0
-0000000035E0 s_nop 0
-0000000035E4 s_nop 0
-0000000035E8 s_nop 0
-0000000035EC s_nop 0
-0000000035F0 s_nop 0
-0000000035F4 s_nop 0
-0000000035F8 s_nop 0
-0000000035FC s_nop 0
-000000003600 s_load_dwordx4 s[0:3], s[4:5], 0x0
-000000003608 s_load_dwordx2 s[6:7], s[4:5], 0x10
-000000003610 v_lshrrev_b32_e32 v2, 4, v0
-000000003614 v_and_b32_e32 v3, 12, v0
-000000003618 v_and_b32_e32 v4, 3, v0
-00000000361C v_lshlrev_b32_e32 v0, 2, v0
-000000003620 v_and_b32_e32 v0, 60, v0
-000000003624 v_add_lshl_u32 v0, v0, v2, 3
-00000000362C s_waitcnt lgkmcnt(0)
-000000003630 global_load_dwordx2 v[0:1], v0, s[0:1]
-000000003638 v_add_u32_e32 v2, v3, v2
-00000000363C v_lshlrev_b32_e32 v3, 3, v4
-000000003640 v_lshl_or_b32 v6, v2, 5, v3
-000000003648 global_load_dwordx2 v[2:3], v6, s[2:3]
-000000003650 s_load_dwordx2 s[0:1], s[6:7], 0x0
-000000003658 s_waitcnt lgkmcnt(0)
-00000000365C v_fma_f64 v[4:5], s[0:1], 0, 0.5
-000000003664 s_waitcnt vmcnt(0)
+000000002E30 global_load_dwordx2 v[0:1], v0, s[0:1]
+000000002E38 v_lshlrev_b32_e32 v5, 1, v4
+000000002E3C v_or3_b32 v2, v3, v2, 12
+000000002E44 v_lshlrev_b32_e32 v3, 1, v2
+000000002E48 global_load_ushort v6, v5, s[2:3] offset:16
+000000002E50 global_load_ushort v7, v3, s[2:3]
+000000002E58 global_load_ushort v8, v5, s[2:3]
+000000002E60 global_load_ushort v9, v5, s[2:3] offset:8
+000000002E68 s_mov_b32 s0, 0x5040100
+000000002E70 v_lshlrev_b32_e32 v5, 2, v2
+000000002E74 v_lshlrev_b32_e32 v4, 2, v4
+000000002E78 s_waitcnt vmcnt(2)
+000000002E7C v_perm_b32 v3, v7, v6, s0
+000000002E84 s_waitcnt vmcnt(0)
+000000002E88 v_perm_b32 v2, v9, v8, s0
+000000002E90 s_nop 1
+000000002E94 v_mfma_f32_4x4x4f16 v[0:3], v[0:1], v[2:3], 0
+000000002E9C s_nop 4
+000000002EA0 global_store_dword v4, v0, s[6:7]
+000000002EA8 global_store_dword v4, v1, s[6:7] offset:16
+000000002EB0 global_store_dword v4, v2, s[6:7] offset:32
+000000002EB8 global_store_dword v5, v3, s[6:7]
+000000002EC0 s_endpgm
+000000002EC4 s_nop 0
+000000002EC8 s_nop 0
+000000002ECC s_nop 0
+000000002ED0 s_nop 0
+000000002ED4 s_nop 0
+000000002ED8 s_nop 0
+000000002EDC s_nop 0
+000000002EE0 s_nop 0
+000000002EE4 s_nop 0
+000000002EE8 s_nop 0
+000000002EEC s_nop 0
+000000002EF0 s_nop 0
+000000002EF4 s_nop 0
+000000002EF8 s_nop 0
+000000002EFC s_nop 0
+000000002F00 s_load_dwordx4 s[8:11], s[4:5], 0x0
+000000002F08 s_load_dwordx2 s[0:1], s[4:5], 0x10
+000000002F10 v_and_b32_e32 v1, 31, v0
+000000002F14 v_lshlrev_b32_e32 v2, 2, v0
+000000002F18 s_movk_i32 s2, 0xf80
+000000002F1C v_lshlrev_b32_e32 v3, 3, v0
+000000002F20 v_and_or_b32 v2, v2, s2, v1
+000000002F28 v_lshlrev_b32_e32 v4, 1, v2
+000000002F2C s_waitcnt lgkmcnt(0)
+000000002F30 global_load_dwordx2 v[0:1], v3, s[8:9]
+000000002F38 global_load_ushort v5, v4, s[10:11] offset:128
+000000002F40 global_load_ushort v6, v4, s[10:11] offset:192
+000000002F48 global_load_ushort v7, v4, s[10:11]
+000000002F50 global_load_ushort v8, v4, s[10:11] offset:64
+000000002F58 s_mov_b32 s2, 0x5040100
+000000002F60 v_lshlrev_b32_e32 v32, 2, v2
+000000002F64 v_add_u32_e32 v33, 0x1000, v32
+000000002F6C v_add_u32_e32 v34, 0x1080, v32
+000000002F74 v_add_u32_e32 v35, 0x1100, v32
+000000002F7C v_add_u32_e32 v36, 0x1180, v32
+000000002F84 v_add_u32_e32 v37, 0x1400, v32
+000000002F8C v_add_u32_e32 v38, 0x1480, v32
+000000002F94 v_add_u32_e32 v39, 0x1500, v32
+000000002F9C v_add_u32_e32 v40, 0x1580, v32
+000000002FA4 v_add_u32_e32 v41, 0x1800, v32
+000000002FAC v_add_u32_e32 v42, 0x1880, v32
+000000002FB4 v_add_u32_e32 v43, 0x1900, v32
+000000002FBC v_add_u32_e32 v44, 0x1980, v32
+000000002FC4 v_add_u32_e32 v45, 0x1c00, v32
+000000002FCC v_add_u32_e32 v46, 0x1c80, v32
+000000002FD4 v_add_u32_e32 v47, 0x1d00, v32
+000000002FDC v_add_u32_e32 v48, 0x1d80, v32
+000000002FE4 s_waitcnt vmcnt(2)
+000000002FE8 v_perm_b32 v3, v6, v5, s2
+000000002FF0 s_waitcnt vmcnt(0)
+000000002FF4 v_perm_b32 v2, v8, v7, s2
+000000002FFC s_nop 1
+000000003000 v_mfma_f32_32x32x4f16 v[0:31], v[0:1], v[2:3], 0
+000000003008 s_nop 7
+00000000300C s_nop 7
+000000003010 s_nop 2
+000000003014 global_store_dword v32, v0, s[0:1]
+00000000301C global_store_dword v32, v1, s[0:1] offset:128
+000000003024 global_store_dword v32, v2, s[0:1] offset:256
+00000000302C global_store_dword v32, v3, s[0:1] offset:384
+000000003034 global_store_dword v32, v4, s[0:1] offset:1024
+00000000303C global_store_dword v32, v5, s[0:1] offset:1152
+000000003044 global_store_dword v32, v6, s[0:1] offset:1280
+00000000304C global_store_dword v32, v7, s[0:1] offset:1408
+000000003054 global_store_dword v32, v8, s[0:1] offset:2048
+00000000305C global_store_dword v32, v9, s[0:1] offset:2176
+000000003064 global_store_dword v32, v10, s[0:1] offset:2304
+00000000306C global_store_dword v32, v11, s[0:1] offset:2432
+000000003074 global_store_dword v32, v12, s[0:1] offset:3072
+00000000307C global_store_dword v32, v13, s[0:1] offset:3200
+000000003084 global_store_dword v32, v14, s[0:1] offset:3328
+00000000308C global_store_dword v32, v15, s[0:1] offset:3456
+000000003094 global_store_dword v33, v16, s[0:1]
+00000000309C global_store_dword v34, v17, s[0:1]
+0000000030A4 global_store_dword v35, v18, s[0:1]
+0000000030AC global_store_dword v36, v19, s[0:1]
+0000000030B4 global_store_dword v37, v20, s[0:1]
+0000000030BC global_store_dword v38, v21, s[0:1]
+0000000030C4 global_store_dword v39, v22, s[0:1]
+0000000030CC global_store_dword v40, v23, s[0:1]
+0000000030D4 global_store_dword v41, v24, s[0:1]
+0000000030DC global_store_dword v42, v25, s[0:1]
+0000000030E4 global_store_dword v43, v26, s[0:1]
+0000000030EC global_store_dword v44, v27, s[0:1]
+0000000030F4 global_store_dword v45, v28, s[0:1]
+0000000030FC global_store_dword v46, v29, s[0:1]
+000000003104 global_store_dword v47, v30, s[0:1]
+00000000310C global_store_dword v48, v31, s[0:1]
+000000003114 s_endpgm
+000000003118 s_nop 0
+00000000311C s_nop 0
+000000003120 s_nop 0
+000000003124 s_nop 0
+000000003128 s_nop 0
+00000000312C s_nop 0
+000000003130 s_nop 0
+000000003134 s_nop 0
+000000003138 s_nop 0
+00000000313C s_nop 0
+000000003140 s_nop 0
+000000003144 s_nop 0
+000000003148 s_nop 0
+00000000314C s_nop 0
+000000003150 s_nop 0
+000000003154 s_nop 0
+000000003158 s_nop 0
+00000000315C s_nop 0
+000000003160 s_nop 0
+000000003164 s_nop 0
+000000003168 s_nop 0
+00000000316C s_nop 0
+000000003170 s_nop 0
+000000003174 s_nop 0
+000000003178 s_nop 0
+00000000317C s_nop 0
+000000003180 s_nop 0
+000000003184 s_nop 0
+000000003188 s_nop 0
+00000000318C s_nop 0
+000000003190 s_nop 0
+000000003194 s_nop 0
+000000003198 s_nop 0
+00000000319C s_nop 0
+0000000031A0 s_nop 0
+0000000031A4 s_nop 0
+0000000031A8 s_nop 0
+0000000031AC s_nop 0
+0000000031B0 s_nop 0
+0000000031B4 s_nop 0
+0000000031B8 s_nop 0
+0000000031BC s_nop 0
+0000000031C0 s_nop 0
+0000000031C4 s_nop 0
+0000000031C8 s_nop 0
+0000000031CC s_nop 0
+0000000031D0 s_nop 0
+0000000031D4 s_nop 0
+0000000031D8 s_nop 0
+0000000031DC s_nop 0
+0000000031E0 s_nop 0
+0000000031E4 s_nop 0
+0000000031E8 s_nop 0
+0000000031EC s_nop 0
+0000000031F0 s_nop 0
+0000000031F4 s_nop 0
+0000000031F8 s_nop 0
+0000000031FC s_nop 0
+000000003200 s_load_dwordx4 s[0:3], s[4:5], 0x0
+000000003208 s_load_dwordx2 s[6:7], s[4:5], 0x10
+000000003210 v_and_b32_e32 v1, 15, v0
+000000003214 v_lshlrev_b32_e32 v2, 2, v0
+000000003218 s_movk_i32 s4, 0xfc0
+00000000321C v_lshlrev_b32_e32 v3, 3, v0
+000000003220 v_and_or_b32 v2, v2, s4, v1
+000000003228 v_lshlrev_b32_e32 v4, 1, v2
+00000000322C s_waitcnt lgkmcnt(0)
+000000003230 global_load_dwordx2 v[0:1], v3, s[0:1]
+000000003238 global_load_ushort v5, v4, s[2:3] offset:64
+000000003240 global_load_ushort v6, v4, s[2:3] offset:96
+000000003248 global_load_ushort v7, v4, s[2:3]
+000000003250 global_load_ushort v8, v4, s[2:3] offset:32
+000000003258 s_mov_b32 s0, 0x5040100
+000000003260 v_lshlrev_b32_e32 v16, 2, v2
+000000003264 s_waitcnt vmcnt(2)
+000000003268 v_perm_b32 v3, v6, v5, s0
+000000003270 s_waitcnt vmcnt(0)
+000000003274 v_perm_b32 v2, v8, v7, s0
+00000000327C s_nop 1
+000000003280 v_mfma_f32_16x16x4bf16_1k v[0:15], v[0:1], v[2:3], 0
+000000003288 s_nop 7
+00000000328C s_nop 2
+000000003290 global_store_dword v16, v0, s[6:7]
+000000003298 global_store_dword v16, v1, s[6:7] offset:64
+0000000032A0 global_store_dword v16, v2, s[6:7] offset:128
+0000000032A8 global_store_dword v16, v3, s[6:7] offset:192
+0000000032B0 global_store_dword v16, v4, s[6:7] offset:1024
+0000000032B8 global_store_dword v16, v5, s[6:7] offset:1088
+0000000032C0 global_store_dword v16, v6, s[6:7] offset:1152
+0000000032C8 global_store_dword v16, v7, s[6:7] offset:1216
+0000000032D0 global_store_dword v16, v8, s[6:7] offset:2048
+0000000032D8 global_store_dword v16, v9, s[6:7] offset:2112
+0000000032E0 global_store_dword v16, v10, s[6:7] offset:2176
+0000000032E8 global_store_dword v16, v11, s[6:7] offset:2240
+0000000032F0 global_store_dword v16, v12, s[6:7] offset:3072
+0000000032F8 global_store_dword v16, v13, s[6:7] offset:3136
+000000003300 global_store_dword v16, v14, s[6:7] offset:3200
+000000003308 global_store_dword v16, v15, s[6:7] offset:3264
+000000003310 s_endpgm
+000000003314 s_nop 0
+000000003318 s_nop 0
+00000000331C s_nop 0
+000000003320 s_nop 0
+000000003324 s_nop 0
+000000003328 s_nop 0
+00000000332C s_nop 0
+000000003330 s_nop 0
+000000003334 s_nop 0
+000000003338 s_nop 0
+00000000333C s_nop 0
+000000003340 s_nop 0
+000000003344 s_nop 0
+000000003348 s_nop 0
+00000000334C s_nop 0
+000000003350 s_nop 0
+000000003354 s_nop 0
+000000003358 s_nop 0
+00000000335C s_nop 0
+000000003360 s_nop 0
+000000003364 s_nop 0
+000000003368 s_nop 0
+00000000336C s_nop 0
+000000003370 s_nop 0
+000000003374 s_nop 0
+000000003378 s_nop 0
+00000000337C s_nop 0
+000000003380 s_nop 0
+000000003384 s_nop 0
+000000003388 s_nop 0
+00000000338C s_nop 0
+000000003390 s_nop 0
+000000003394 s_nop 0
+000000003398 s_nop 0
+00000000339C s_nop 0
+0000000033A0 s_nop 0
+0000000033A4 s_nop 0
+0000000033A8 s_nop 0
+0000000033AC s_nop 0
+0000000033B0 s_nop 0
+0000000033B4 s_nop 0
+0000000033B8 s_nop 0
+0000000033BC s_nop 0
+0000000033C0 s_nop 0
+0000000033C4 s_nop 0
+0000000033C8 s_nop 0
+0000000033CC s_nop 0
+0000000033D0 s_nop 0
+0000000033D4 s_nop 0
+0000000033D8 s_nop 0
+0000000033DC s_nop 0
+0000000033E0 s_nop 0
+0000000033E4 s_nop 0
+0000000033E8 s_nop 0
+0000000033EC s_nop 0
+0000000033F0 s_nop 0
+0000000033F4 s_nop 0
+0000000033F8 s_nop 0
+0000000033FC s_nop 0
+000000003400 s_load_dwordx4 s[8:11], s[4:5], 0x0
+000000003408 s_load_dwordx2 s[0:1], s[4:5], 0x10
+000000003410 v_and_b32_e32 v1, 31, v0
+000000003414 v_lshlrev_b32_e32 v0, 2, v0
+000000003418 s_movk_i32 s2, 0xf80
+00000000341C v_and_or_b32 v1, v0, s2, v1
+000000003424 s_waitcnt lgkmcnt(0)
+000000003428 global_load_dword v2, v0, s[8:9]
+000000003430 global_load_ubyte v3, v1, s[10:11]
+000000003438 global_load_ubyte v4, v1, s[10:11] offset:32
+000000003440 global_load_ubyte v5, v1, s[10:11] offset:64
+000000003448 global_load_ubyte v6, v1, s[10:11] offset:96
+000000003450 v_lshlrev_b32_e32 v32, 2, v1
+000000003454 v_add_u32_e32 v33, 0x1000, v32
+00000000345C v_add_u32_e32 v34, 0x1080, v32
+000000003464 v_add_u32_e32 v35, 0x1100, v32
+00000000346C v_add_u32_e32 v36, 0x1180, v32
+000000003474 v_add_u32_e32 v37, 0x1400, v32
+00000000347C v_add_u32_e32 v38, 0x1480, v32
+000000003484 v_add_u32_e32 v39, 0x1500, v32
+00000000348C v_add_u32_e32 v40, 0x1580, v32
+000000003494 v_add_u32_e32 v41, 0x1800, v32
+00000000349C v_add_u32_e32 v42, 0x1880, v32
+0000000034A4 v_add_u32_e32 v43, 0x1900, v32
+0000000034AC v_add_u32_e32 v44, 0x1980, v32
+0000000034B4 v_add_u32_e32 v45, 0x1c00, v32
+0000000034BC v_add_u32_e32 v46, 0x1c80, v32
+0000000034C4 v_add_u32_e32 v47, 0x1d00, v32
+0000000034CC v_add_u32_e32 v48, 0x1d80, v32
+0000000034D4 s_waitcnt vmcnt(2)
+0000000034D8 v_lshl_or_b32 v0, v4, 8, v3
+0000000034E0 s_waitcnt vmcnt(1)
+0000000034E4 v_lshl_or_b32 v0, v5, 16, v0
+0000000034EC s_waitcnt vmcnt(0)
+0000000034F0 v_lshl_or_b32 v0, v6, 24, v0
+0000000034F8 s_nop 1
+0000000034FC v_mfma_i32_32x32x4i8 v[0:31], v2, v0, 0
+000000003504 s_nop 7
+000000003508 s_nop 7
+00000000350C s_nop 2
+000000003510 global_store_dword v32, v0, s[0:1]
+000000003518 global_store_dword v32, v1, s[0:1] offset:128
+000000003520 global_store_dword v32, v2, s[0:1] offset:256
+000000003528 global_store_dword v32, v3, s[0:1] offset:384
+000000003530 global_store_dword v32, v4, s[0:1] offset:1024
+000000003538 global_store_dword v32, v5, s[0:1] offset:1152
+000000003540 global_store_dword v32, v6, s[0:1] offset:1280
+000000003548 global_store_dword v32, v7, s[0:1] offset:1408
+000000003550 global_store_dword v32, v8, s[0:1] offset:2048
+000000003558 global_store_dword v32, v9, s[0:1] offset:2176
+000000003560 global_store_dword v32, v10, s[0:1] offset:2304
+000000003568 global_store_dword v32, v11, s[0:1] offset:2432
+000000003570 global_store_dword v32, v12, s[0:1] offset:3072
+000000003578 global_store_dword v32, v13, s[0:1] offset:3200
+000000003580 global_store_dword v32, v14, s[0:1] offset:3328
+000000003588 global_store_dword v32, v15, s[0:1] offset:3456
+000000003590 global_store_dword v33, v16, s[0:1]
+000000003598 global_store_dword v34, v17, s[0:1]
+0000000035A0 global_store_dword v35, v18, s[0:1]
+0000000035A8 global_store_dword v36, v19, s[0:1]
+0000000035B0 global_store_dword v37, v20, s[0:1]
+0000000035B8 global_store_dword v38, v21, s[0:1]
+0000000035C0 global_store_dword v39, v22, s[0:1]
+0000000035C8 global_store_dword v40, v23, s[0:1]
+0000000035D0 global_store_dword v41, v24, s[0:1]
+0000000035D8 global_store_dword v42, v25, s[0:1]
+0000000035E0 global_store_dword v43, v26, s[0:1]
+0000000035E8 global_store_dword v44, v27, s[0:1]
+0000000035F0 global_store_dword v45, v28, s[0:1]
+0000000035F8 global_store_dword v46, v29, s[0:1]
+000000003600 global_store_dword v47, v30, s[0:1]
+000000003608 global_store_dword v48, v31, s[0:1]
+000000003610 s_endpgm
+000000003614 s_nop 0
+000000003618 s_nop 0
+00000000361C s_nop 0
+000000003620 s_nop 0
+000000003624 s_nop 0
+000000003628 s_nop 0
+00000000362C s_nop 0
+000000003630 s_nop 0
+000000003634 s_nop 0
+000000003638 s_nop 0
+00000000363C s_nop 0
+000000003640 s_nop 0
+000000003644 s_nop 0
+000000003648 s_nop 0
+00000000364C s_nop 0
+000000003650 s_nop 0
+000000003654 s_nop 0
+000000003658 s_nop 0
+00000000365C s_nop 0
+000000003660 s_nop 0
+000000003664 s_nop 0
 000000003668 s_nop 0
-00000000366C v_mfma_f64_4x4x4f64 v[0:1], v[0:1], v[2:3], v[4:5]
-000000003674 s_nop 7
+00000000366C s_nop 0
+000000003670 s_nop 0
+000000003674 s_nop 0
 000000003678 s_nop 0
-00000000367C global_store_dwordx2 v6, v[0:1], s[6:7]
-000000003684 s_endpgm
+00000000367C s_nop 0
+000000003680 s_nop 0
+000000003684 s_nop 0
 000000003688 s_nop 0
 00000000368C s_nop 0
 000000003690 s_nop 0
@@ -621,40 +567,30 @@
 0000000036F4 s_nop 0
 0000000036F8 s_nop 0
 0000000036FC s_nop 0
-000000003700 s_nop 0
-000000003704 s_nop 0
-000000003708 s_nop 0
-00000000370C s_nop 0
-000000003710 s_nop 0
-000000003714 s_nop 0
-000000003718 s_nop 0
-00000000371C s_nop 0
-000000003720 s_nop 0
-000000003724 s_nop 0
-000000003728 s_nop 0
-00000000372C s_nop 0
-000000003730 s_nop 0
-000000003734 s_nop 0
-000000003738 s_nop 0
-00000000373C s_nop 0
-000000003740 s_nop 0
-000000003744 s_nop 0
-000000003748 s_nop 0
-00000000374C s_nop 0
-000000003750 s_nop 0
-000000003754 s_nop 0
-000000003758 s_nop 0
-00000000375C s_nop 0
-000000003760 s_nop 0
-000000003764 s_nop 0
+000000003700 s_load_dwordx4 s[0:3], s[4:5], 0x0
+000000003708 s_load_dwordx2 s[6:7], s[4:5], 0x10
+000000003710 v_lshrrev_b32_e32 v2, 4, v0
+000000003714 v_and_b32_e32 v3, 12, v0
+000000003718 v_and_b32_e32 v4, 3, v0
+00000000371C v_lshlrev_b32_e32 v0, 2, v0
+000000003720 v_and_b32_e32 v0, 60, v0
+000000003724 v_add_lshl_u32 v0, v0, v2, 3
+00000000372C s_waitcnt lgkmcnt(0)
+000000003730 global_load_dwordx2 v[0:1], v0, s[0:1]
+000000003738 v_add_u32_e32 v2, v3, v2
+00000000373C v_lshlrev_b32_e32 v3, 3, v4
+000000003740 v_lshl_or_b32 v6, v2, 5, v3
+000000003748 global_load_dwordx2 v[2:3], v6, s[2:3]
+000000003750 s_load_dwordx2 s[0:1], s[6:7], 0x0
+000000003758 s_waitcnt lgkmcnt(0)
+00000000375C v_fma_f64 v[4:5], s[0:1], 0, 0.5
+000000003764 s_waitcnt vmcnt(0)
 000000003768 s_nop 0
-00000000376C s_nop 0
-000000003770 s_nop 0
-000000003774 s_nop 0
+00000000376C v_mfma_f64_4x4x4f64 v[0:1], v[0:1], v[2:3], v[4:5]
+000000003774 s_nop 7
 000000003778 s_nop 0
-00000000377C s_nop 0
-000000003780 s_nop 0
-000000003784 s_nop 0
+00000000377C global_store_dwordx2 v6, v[0:1], s[6:7]
+000000003784 s_endpgm
 000000003788 s_nop 0
 00000000378C s_nop 0
 000000003790 s_nop 0
@@ -861,3 +797,67 @@
 000000003AB4 s_nop 0
 000000003AB8 s_nop 0
 000000003ABC s_nop 0
+000000003AC0 s_nop 0
+000000003AC4 s_nop 0
+000000003AC8 s_nop 0
+000000003ACC s_nop 0
+000000003AD0 s_nop 0
+000000003AD4 s_nop 0
+000000003AD8 s_nop 0
+000000003ADC s_nop 0
+000000003AE0 s_nop 0
+000000003AE4 s_nop 0
+000000003AE8 s_nop 0
+000000003AEC s_nop 0
+000000003AF0 s_nop 0
+000000003AF4 s_nop 0
+000000003AF8 s_nop 0
+000000003AFC s_nop 0
+000000003B00 s_nop 0
+000000003B04 s_nop 0
+000000003B08 s_nop 0
+000000003B0C s_nop 0
+000000003B10 s_nop 0
+000000003B14 s_nop 0
+000000003B18 s_nop 0
+000000003B1C s_nop 0
+000000003B20 s_nop 0
+000000003B24 s_nop 0
+000000003B28 s_nop 0
+000000003B2C s_nop 0
+000000003B30 s_nop 0
+000000003B34 s_nop 0
+000000003B38 s_nop 0
+000000003B3C s_nop 0
+000000003B40 s_nop 0
+000000003B44 s_nop 0
+000000003B48 s_nop 0
+000000003B4C s_nop 0
+000000003B50 s_nop 0
+000000003B54 s_nop 0
+000000003B58 s_nop 0
+000000003B5C s_nop 0
+000000003B60 s_nop 0
+000000003B64 s_nop 0
+000000003B68 s_nop 0
+000000003B6C s_nop 0
+000000003B70 s_nop 0
+000000003B74 s_nop 0
+000000003B78 s_nop 0
+000000003B7C s_nop 0
+000000003B80 s_nop 0
+000000003B84 s_nop 0
+000000003B88 s_nop 0
+000000003B8C s_nop 0
+000000003B90 s_nop 0
+000000003B94 s_nop 0
+000000003B98 s_nop 0
+000000003B9C s_nop 0
+000000003BA0 s_nop 0
+000000003BA4 s_nop 0
+000000003BA8 s_nop 0
+000000003BAC s_nop 0
+000000003BB0 s_nop 0
+000000003BB4 s_nop 0
+000000003BB8 s_nop 0
+000000003BBC s_nop 0

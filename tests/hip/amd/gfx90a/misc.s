@@ -1,393 +1,168 @@
-000000002500 v_cmp_gt_u32_e32 vcc, 8, v0
-000000002504 v_lshlrev_b32_e32 v1, 2, v0
-000000002508 s_and_saveexec_b64 s[2:3], vcc
-00000000250C s_cbranch_execz 11
-000000002510 v_and_b32_e32 v2, 3, v0
-000000002514 v_cmp_eq_u32_e64 s[0:1], 5, v0
-00000000251C v_cndmask_b32_e64 v3, 0, 7, s[0:1]
-000000002524 v_cmp_ne_u32_e64 s[0:1], 3, v2
-00000000252C v_cndmask_b32_e64 v2, -1, v3, s[0:1]
-000000002534 ds_write_b32 v1, v2 offset:256
-00000000253C s_or_b64 exec, exec, s[2:3]
-000000002540 s_load_dwordx4 s[0:3], s[4:5], 0x0
-000000002548 s_waitcnt lgkmcnt(0)
-00000000254C s_barrier
-000000002550 s_mov_b64 s[6:7], exec
-000000002554 global_load_dword v2, v1, s[0:1]
-00000000255C s_mov_b32 s5, 0
-000000002560 s_ff1_i32_b64 s0, s[6:7]
-000000002564 s_waitcnt vmcnt(0)
-000000002568 v_readlane_b32 s4, v2, s0
-000000002570 s_lshl_b64 s[0:1], 1, s0
-000000002574 s_add_i32 s5, s5, s4
-000000002578 s_andn2_b64 s[6:7], s[6:7], s[0:1]
-00000000257C s_cmp_lg_u64 s[6:7], 0
-000000002580 s_cbranch_scc1 65527
-000000002584 v_mbcnt_lo_u32_b32 v3, exec_lo, 0
-00000000258C v_mbcnt_hi_u32_b32 v3, exec_hi, v3
-000000002594 s_mov_b32 s4, 0
-000000002598 v_cmp_eq_u32_e64 s[0:1], 0, v3
-0000000025A0 s_and_saveexec_b64 s[6:7], s[0:1]
-0000000025A4 s_xor_b64 s[0:1], exec, s[6:7]
-0000000025A8 s_cbranch_execz 4
-0000000025AC v_mov_b32_e32 v3, 0
-0000000025B0 v_mov_b32_e32 v4, s5
-0000000025B4 ds_add_u32 v3, v4 offset:256
-0000000025BC s_or_b64 exec, exec, s[0:1]
-0000000025C0 s_mov_b64 s[0:1], exec
-0000000025C4 v_lshlrev_b32_e64 v3, v2, 1
-0000000025CC s_ff1_i32_b64 s5, s[0:1]
-0000000025D0 v_readlane_b32 s8, v3, s5
-0000000025D8 s_lshl_b64 s[6:7], 1, s5
-0000000025DC s_or_b32 s4, s4, s8
-0000000025E0 s_andn2_b64 s[0:1], s[0:1], s[6:7]
-0000000025E4 s_cmp_lg_u64 s[0:1], 0
-0000000025E8 s_cbranch_scc1 65528
-0000000025EC v_mbcnt_lo_u32_b32 v3, exec_lo, 0
-0000000025F4 v_mbcnt_hi_u32_b32 v3, exec_hi, v3
-0000000025FC s_mov_b32 s5, 0
-000000002600 v_cmp_eq_u32_e64 s[0:1], 0, v3
-000000002608 s_and_saveexec_b64 s[6:7], s[0:1]
-00000000260C s_xor_b64 s[0:1], exec, s[6:7]
-000000002610 s_cbranch_execz 4
-000000002614 v_mov_b32_e32 v3, 0
-000000002618 v_mov_b32_e32 v4, s4
-00000000261C ds_or_b32 v3, v4 offset:260
-000000002624 s_or_b64 exec, exec, s[0:1]
-000000002628 s_mov_b64 s[0:1], exec
-00000000262C s_ff1_i32_b64 s4, s[0:1]
-000000002630 v_readlane_b32 s8, v2, s4
-000000002638 s_lshl_b64 s[6:7], 1, s4
-00000000263C s_xor_b32 s5, s5, s8
-000000002640 s_andn2_b64 s[0:1], s[0:1], s[6:7]
-000000002644 s_cmp_lg_u64 s[0:1], 0
-000000002648 s_cbranch_scc1 65528
-00000000264C v_mbcnt_lo_u32_b32 v3, exec_lo, 0
-000000002654 v_mbcnt_hi_u32_b32 v3, exec_hi, v3
-00000000265C v_cmp_eq_u32_e64 s[0:1], 0, v3
-000000002664 s_and_saveexec_b64 s[6:7], s[0:1]
-000000002668 s_xor_b64 s[0:1], exec, s[6:7]
-00000000266C s_cbranch_execz 4
-000000002670 v_mov_b32_e32 v3, 0
-000000002674 v_mov_b32_e32 v4, s5
-000000002678 ds_xor_b32 v3, v4 offset:264
-000000002680 s_or_b64 exec, exec, s[0:1]
-000000002684 v_lshlrev_b32_e64 v3, v0, 1
-00000000268C v_not_b32_e32 v3, v3
-000000002690 s_mov_b64 s[0:1], exec
-000000002694 v_and_or_b32 v3, v2, 1, v3
-00000000269C s_mov_b32 s5, -1
-0000000026A0 s_ff1_i32_b64 s4, s[0:1]
-0000000026A4 v_readlane_b32 s8, v3, s4
-0000000026AC s_lshl_b64 s[6:7], 1, s4
-0000000026B0 s_and_b32 s5, s5, s8
-0000000026B4 s_andn2_b64 s[0:1], s[0:1], s[6:7]
-0000000026B8 s_cmp_lg_u64 s[0:1], 0
-0000000026BC s_cbranch_scc1 65528
-0000000026C0 v_mbcnt_lo_u32_b32 v3, exec_lo, 0
-0000000026C8 v_mbcnt_hi_u32_b32 v3, exec_hi, v3
-0000000026D0 s_mov_b32 s4, 0
-0000000026D4 v_cmp_eq_u32_e64 s[0:1], 0, v3
-0000000026DC s_and_saveexec_b64 s[6:7], s[0:1]
-0000000026E0 s_xor_b64 s[0:1], exec, s[6:7]
-0000000026E4 s_cbranch_execz 4
-0000000026E8 v_mov_b32_e32 v3, 0
-0000000026EC v_mov_b32_e32 v4, s5
-0000000026F0 ds_and_b32 v3, v4 offset:268
-0000000026F8 s_or_b64 exec, exec, s[0:1]
-0000000026FC s_mov_b64 s[0:1], exec
-000000002700 s_ff1_i32_b64 s5, s[0:1]
-000000002704 v_readlane_b32 s8, v2, s5
-00000000270C s_lshl_b64 s[6:7], 1, s5
-000000002710 s_max_u32 s4, s4, s8
-000000002714 s_andn2_b64 s[0:1], s[0:1], s[6:7]
-000000002718 s_cmp_lg_u64 s[0:1], 0
-00000000271C s_cbranch_scc1 65528
-000000002720 v_mbcnt_lo_u32_b32 v3, exec_lo, 0
-000000002728 v_mbcnt_hi_u32_b32 v3, exec_hi, v3
-000000002730 v_cmp_eq_u32_e64 s[0:1], 0, v3
-000000002738 s_and_saveexec_b64 s[6:7], s[0:1]
-00000000273C s_xor_b64 s[0:1], exec, s[6:7]
-000000002740 s_cbranch_execz 4
-000000002744 v_mov_b32_e32 v3, 0
-000000002748 v_mov_b32_e32 v4, s4
-00000000274C ds_max_u32 v3, v4 offset:272
-000000002754 s_or_b64 exec, exec, s[0:1]
-000000002758 v_add_u32_e32 v3, 0x64, v0
-000000002760 v_mov_b32_e32 v4, 7
-000000002764 v_mov_b32_e32 v5, 0
-000000002768 ds_cmpst_b32 v5, v4, v3 offset:276
-000000002770 v_mov_b32_e32 v3, 9
-000000002774 ds_inc_u32 v5, v3 offset:280
-00000000277C s_mov_b64 s[0:1], exec
-000000002780 v_add_u32_e32 v3, 0x3e8, v2
-000000002788 s_mov_b32 s4, -1
-00000000278C s_ff1_i32_b64 s5, s[0:1]
-000000002790 v_readlane_b32 s8, v3, s5
-000000002798 s_lshl_b64 s[6:7], 1, s5
-00000000279C s_min_u32 s4, s4, s8
-0000000027A0 s_andn2_b64 s[0:1], s[0:1], s[6:7]
-0000000027A4 s_cmp_lg_u64 s[0:1], 0
-0000000027A8 s_cbranch_scc1 65528
-0000000027AC v_mbcnt_lo_u32_b32 v3, exec_lo, 0
-0000000027B4 v_mbcnt_hi_u32_b32 v3, exec_hi, v3
-0000000027BC v_cmp_eq_u32_e64 s[0:1], 0, v3
-0000000027C4 s_and_saveexec_b64 s[6:7], s[0:1]
-0000000027C8 s_xor_b64 s[0:1], exec, s[6:7]
-0000000027CC s_cbranch_execz 4
-0000000027D0 v_mov_b32_e32 v3, 0
-0000000027D4 v_mov_b32_e32 v4, s4
-0000000027D8 ds_min_u32 v3, v4 offset:284
-0000000027E0 s_or_b64 exec, exec, s[0:1]
-0000000027E4 v_mul_lo_u16_e32 v2, 3, v2
-0000000027E8 ds_write_b8 v0, v2
-0000000027F0 v_lshlrev_b32_e32 v2, 2, v0
-0000000027F4 s_waitcnt lgkmcnt(0)
-0000000027F8 s_barrier
-0000000027FC s_and_saveexec_b64 s[0:1], vcc
-000000002800 s_cbranch_execz 5
-000000002804 ds_read_b32 v1, v1 offset:256
-00000000280C s_waitcnt lgkmcnt(0)
-000000002810 global_store_dword v2, v1, s[2:3]
-000000002818 s_or_b64 exec, exec, s[0:1]
-00000000281C v_sub_u32_e32 v0, 0, v0
-000000002820 ds_read_u8 v0, v0 offset:255
-000000002828 s_waitcnt lgkmcnt(0)
-00000000282C global_store_dword v2, v0, s[2:3] offset:32
-000000002834 s_endpgm
-000000002838 s_nop 0
-00000000283C s_nop 0
-000000002840 s_nop 0
-000000002844 s_nop 0
-000000002848 s_nop 0
-00000000284C s_nop 0
-000000002850 s_nop 0
-000000002854 s_nop 0
-000000002858 s_nop 0
-00000000285C s_nop 0
-000000002860 s_nop 0
-000000002864 s_nop 0
-000000002868 s_nop 0
-00000000286C s_nop 0
-000000002870 s_nop 0
-000000002874 s_nop 0
-000000002878 s_nop 0
-00000000287C s_nop 0
-000000002880 s_nop 0
-000000002884 s_nop 0
-000000002888 s_nop 0
-00000000288C s_nop 0
-000000002890 s_nop 0
-000000002894 s_nop 0
-000000002898 s_nop 0
-00000000289C s_nop 0
-0000000028A0 s_nop 0
-0000000028A4 s_nop 0
-0000000028A8 s_nop 0
-0000000028AC s_nop 0
-0000000028B0 s_nop 0
-0000000028B4 s_nop 0
-0000000028B8 s_nop 0
-0000000028BC s_nop 0
-0000000028C0 s_nop 0
-0000000028C4 s_nop 0
-0000000028C8 s_nop 0
-0000000028CC s_nop 0
-0000000028D0 s_nop 0
-0000000028D4 s_nop 0
-0000000028D8 s_nop 0
-0000000028DC s_nop 0
-0000000028E0 s_nop 0
-0000000028E4 s_nop 0
-0000000028E8 s_nop 0
-0000000028EC s_nop 0
-0000000028F0 s_nop 0
-0000000028F4 s_nop 0
-0000000028F8 s_nop 0
-0000000028FC s_nop 0
-000000002900 s_load_dword s0, s[4:5], 0x24
-000000002908 s_load_dword s1, s[4:5], 0x10
-000000002910 s_waitcnt lgkmcnt(0)
-000000002914 s_and_b32 s0, s0, 0xffff
-00000000291C s_mul_i32 s6, s6, s0
-000000002920 v_add_u32_e32 v0, s6, v0
-000000002924 v_cmp_gt_i32_e32 vcc, s1, v0
-000000002928 s_and_saveexec_b64 s[0:1], vcc
-00000000292C s_cbranch_execz 21
-000000002930 s_load_dwordx4 s[0:3], s[4:5], 0x0
-000000002938 v_ashrrev_i32_e32 v1, 31, v0
-00000000293C v_lshlrev_b64 v[4:5], 4, v[0:1]
-000000002944 s_waitcnt lgkmcnt(0)
-000000002948 v_mov_b32_e32 v1, s1
-00000000294C v_add_co_u32_e32 v0, vcc, s0, v4
-000000002950 v_addc_co_u32_e32 v1, vcc, v1, v5, vcc
-000000002954 global_load_dwordx4 v[0:3], v[0:1], off
-00000000295C v_mov_b32_e32 v6, s3
-000000002960 v_add_co_u32_e32 v8, vcc, s2, v4
-000000002964 v_addc_co_u32_e32 v9, vcc, v6, v5, vcc
-000000002968 s_waitcnt vmcnt(0)
-00000000296C v_add_f32_e32 v5, v2, v2
-000000002970 v_add_f32_e32 v6, 1.0, v1
-000000002974 v_mov_b32_e32 v4, v3
-000000002978 v_mov_b32_e32 v7, v0
-00000000297C global_store_dwordx4 v[8:9], v[4:7], off
-000000002984 s_endpgm
-000000002988 s_nop 0
-00000000298C s_nop 0
-000000002990 s_nop 0
-000000002994 s_nop 0
-000000002998 s_nop 0
-00000000299C s_nop 0
-0000000029A0 s_nop 0
-0000000029A4 s_nop 0
-0000000029A8 s_nop 0
-0000000029AC s_nop 0
-0000000029B0 s_nop 0
-0000000029B4 s_nop 0
-0000000029B8 s_nop 0
-0000000029BC s_nop 0
-0000000029C0 s_nop 0
-0000000029C4 s_nop 0
-0000000029C8 s_nop 0
-0000000029CC s_nop 0
-0000000029D0 s_nop 0
-0000000029D4 s_nop 0
-0000000029D8 s_nop 0
-0000000029DC s_nop 0
-0000000029E0 s_nop 0
-0000000029E4 s_nop 0
-0000000029E8 s_nop 0
-0000000029EC s_nop 0
-0000000029F0 s_nop 0
-0000000029F4 s_nop 0
-0000000029F8 s_nop 0
-0000000029FC s_nop 0
-000000002A00 s_load_dword s1, s[4:5], 0x2c
-000000002A08 s_load_dword s0, s[4:5], 0x18
-000000002A10 s_waitcnt lgkmcnt(0)
-000000002A14 s_and_b32 s1, s1, 0xffff
-000000002A1C s_mul_i32 s6, s6, s1
-000000002A20 v_add_u32_e32 v0, s6, v0
-000000002A24 v_cmp_gt_i32_e32 vcc, s0, v0
-000000002A28 s_and_saveexec_b64 s[2:3], vcc
-000000002A2C s_cbranch_execz 68
-000000002A30 s_load_dwordx4 s[8:11], s[4:5], 0x0
-000000002A38 s_load_dwordx2 s[2:3], s[4:5], 0x10
-000000002A40 v_ashrrev_i32_e32 v1, 31, v0
-000000002A44 v_lshlrev_b64 v[2:3], 2, v[0:1]
-000000002A4C s_ashr_i32 s1, s0, 31
-000000002A50 s_waitcnt lgkmcnt(0)
-000000002A54 v_mov_b32_e32 v1, s9
-000000002A58 v_add_co_u32_e32 v4, vcc, s8, v2
-000000002A5C v_addc_co_u32_e32 v5, vcc, v1, v3, vcc
-000000002A60 v_mov_b32_e32 v1, s11
-000000002A64 v_add_co_u32_e32 v2, vcc, s10, v2
-000000002A68 s_lshl_b64 s[0:1], s[0:1], 2
-000000002A6C v_addc_co_u32_e32 v3, vcc, v1, v3, vcc
-000000002A70 global_load_dword v10, v[4:5], off
-000000002A78 v_mov_b32_e32 v1, s1
-000000002A7C global_load_dword v2, v[2:3], off
-000000002A84 v_add_co_u32_e32 v4, vcc, s0, v4
-000000002A88 v_addc_co_u32_e32 v5, vcc, v5, v1, vcc
-000000002A8C global_load_dword v11, v[4:5], off
-000000002A94 v_lshlrev_b32_e32 v4, 3, v0
-000000002A98 v_ashrrev_i32_e32 v5, 31, v4
-000000002A9C v_and_b32_e32 v3, 31, v0
-000000002AA0 v_lshlrev_b64 v[0:1], 2, v[4:5]
-000000002AA8 v_mov_b32_e32 v4, s3
-000000002AAC v_add_co_u32_e32 v0, vcc, s2, v0
-000000002AB0 s_movk_i32 s0, 0x204
-000000002AB4 v_addc_co_u32_e32 v1, vcc, v4, v1, vcc
-000000002AB8 s_movk_i32 s4, 0x64
-000000002ABC s_waitcnt vmcnt(2)
-000000002AC0 v_bfrev_b32_e32 v6, v10
-000000002AC4 s_waitcnt vmcnt(1)
-000000002AC8 v_rndne_f32_e32 v4, v2
-000000002ACC v_cmp_class_f32_e64 s[0:1], v2, s0
-000000002AD4 v_cmp_u_f32_e32 vcc, v2, v2
-000000002AD8 v_cndmask_b32_e64 v5, 0, 1, s[0:1]
-000000002AE0 v_cndmask_b32_e64 v7, 0, 1, vcc
-000000002AE8 v_floor_f32_e32 v14, v2
-000000002AEC v_cvt_i32_f32_e32 v9, v4
-000000002AF0 s_waitcnt vmcnt(0)
-000000002AF4 v_lshlrev_b64 v[12:13], v3, v[10:11]
-000000002AFC v_lshl_or_b32 v3, v7, 1, v5
-000000002B04 v_ffbl_b32_e32 v4, v11
-000000002B08 v_cvt_i32_f32_e32 v5, v14
-000000002B0C v_mad_u32_u24 v4, v4, s4, s4
-000000002B14 v_cmp_ne_u32_e32 vcc, 0, v11
-000000002B18 v_mul_hi_u32 v8, v11, v10
-000000002B20 v_mov_b32_e32 v7, v13
-000000002B24 v_cndmask_b32_e32 v4, 0, v4, vcc
-000000002B28 v_bcnt_u32_b32 v4, v10, v4
-000000002B30 global_store_dwordx4 v[0:1], v[6:9], off
-000000002B38 global_store_dwordx4 v[0:1], v[2:5], off offset:16
-000000002B40 s_endpgm
-000000002B44 s_nop 0
-000000002B48 s_nop 0
-000000002B4C s_nop 0
-000000002B50 s_nop 0
-000000002B54 s_nop 0
-000000002B58 s_nop 0
-000000002B5C s_nop 0
-000000002B60 s_nop 0
-000000002B64 s_nop 0
-000000002B68 s_nop 0
-000000002B6C s_nop 0
-000000002B70 s_nop 0
-000000002B74 s_nop 0
-000000002B78 s_nop 0
-000000002B7C s_nop 0
-000000002B80 s_nop 0
-000000002B84 s_nop 0
-000000002B88 s_nop 0
-000000002B8C s_nop 0
-000000002B90 s_nop 0
-000000002B94 s_nop 0
-000000002B98 s_nop 0
-000000002B9C s_nop 0
-000000002BA0 s_nop 0
-000000002BA4 s_nop 0
-000000002BA8 s_nop 0
-000000002BAC s_nop 0
-000000002BB0 s_nop 0
-000000002BB4 s_nop 0
-000000002BB8 s_nop 0
-000000002BBC s_nop 0
-000000002BC0 s_nop 0
-000000002BC4 s_nop 0
-000000002BC8 s_nop 0
-000000002BCC s_nop 0
-000000002BD0 s_nop 0
-000000002BD4 s_nop 0
-000000002BD8 s_nop 0
-000000002BDC s_nop 0
-000000002BE0 s_nop 0
-000000002BE4 s_nop 0
-000000002BE8 s_nop 0
-000000002BEC s_nop 0
-000000002BF0 s_nop 0
-000000002BF4 s_nop 0
-000000002BF8 s_nop 0
-000000002BFC s_nop 0
-000000002C00 s_load_dwordx4 s[0:3], s[4:5], 0x0
-000000002C08 v_lshlrev_b32_e32 v0, 2, v0
+000000002900 v_cmp_gt_u32_e32 vcc, 8, v0
+000000002904 v_lshlrev_b32_e32 v1, 2, v0
+000000002908 s_and_saveexec_b64 s[2:3], vcc
+00000000290C s_cbranch_execz 11
+000000002910 v_and_b32_e32 v2, 3, v0
+000000002914 v_cmp_eq_u32_e64 s[0:1], 5, v0
+00000000291C v_cndmask_b32_e64 v3, 0, 7, s[0:1]
+000000002924 v_cmp_ne_u32_e64 s[0:1], 3, v2
+00000000292C v_cndmask_b32_e64 v2, -1, v3, s[0:1]
+000000002934 ds_write_b32 v1, v2 offset:256
+00000000293C s_or_b64 exec, exec, s[2:3]
+000000002940 s_load_dwordx4 s[0:3], s[4:5], 0x0
+000000002948 s_waitcnt lgkmcnt(0)
+00000000294C s_barrier
+000000002950 s_mov_b64 s[6:7], exec
+000000002954 global_load_dword v2, v1, s[0:1]
+00000000295C s_mov_b32 s5, 0
+000000002960 s_ff1_i32_b64 s0, s[6:7]
+000000002964 s_waitcnt vmcnt(0)
+000000002968 v_readlane_b32 s4, v2, s0
+000000002970 s_lshl_b64 s[0:1], 1, s0
+000000002974 s_add_i32 s5, s5, s4
+000000002978 s_andn2_b64 s[6:7], s[6:7], s[0:1]
+00000000297C s_cmp_lg_u64 s[6:7], 0
+000000002980 s_cbranch_scc1 65527
+000000002984 v_mbcnt_lo_u32_b32 v3, exec_lo, 0
+00000000298C v_mbcnt_hi_u32_b32 v3, exec_hi, v3
+000000002994 s_mov_b32 s4, 0
+000000002998 v_cmp_eq_u32_e64 s[0:1], 0, v3
+0000000029A0 s_and_saveexec_b64 s[6:7], s[0:1]
+0000000029A4 s_xor_b64 s[0:1], exec, s[6:7]
+0000000029A8 s_cbranch_execz 4
+0000000029AC v_mov_b32_e32 v3, 0
+0000000029B0 v_mov_b32_e32 v4, s5
+0000000029B4 ds_add_u32 v3, v4 offset:256
+0000000029BC s_or_b64 exec, exec, s[0:1]
+0000000029C0 s_mov_b64 s[0:1], exec
+0000000029C4 v_lshlrev_b32_e64 v3, v2, 1
+0000000029CC s_ff1_i32_b64 s5, s[0:1]
+0000000029D0 v_readlane_b32 s8, v3, s5
+0000000029D8 s_lshl_b64 s[6:7], 1, s5
+0000000029DC s_or_b32 s4, s4, s8
+0000000029E0 s_andn2_b64 s[0:1], s[0:1], s[6:7]
+0000000029E4 s_cmp_lg_u64 s[0:1], 0
+0000000029E8 s_cbranch_scc1 65528
+0000000029EC v_mbcnt_lo_u32_b32 v3, exec_lo, 0
+0000000029F4 v_mbcnt_hi_u32_b32 v3, exec_hi, v3
+0000000029FC s_mov_b32 s5, 0
+000000002A00 v_cmp_eq_u32_e64 s[0:1], 0, v3
+000000002A08 s_and_saveexec_b64 s[6:7], s[0:1]
+000000002A0C s_xor_b64 s[0:1], exec, s[6:7]
+000000002A10 s_cbranch_execz 4
+000000002A14 v_mov_b32_e32 v3, 0
+000000002A18 v_mov_b32_e32 v4, s4
+000000002A1C ds_or_b32 v3, v4 offset:260
+000000002A24 s_or_b64 exec, exec, s[0:1]
+000000002A28 s_mov_b64 s[0:1], exec
+000000002A2C s_ff1_i32_b64 s4, s[0:1]
+000000002A30 v_readlane_b32 s8, v2, s4
+000000002A38 s_lshl_b64 s[6:7], 1, s4
+000000002A3C s_xor_b32 s5, s5, s8
+000000002A40 s_andn2_b64 s[0:1], s[0:1], s[6:7]
+000000002A44 s_cmp_lg_u64 s[0:1], 0
+000000002A48 s_cbranch_scc1 65528
+000000002A4C v_mbcnt_lo_u32_b32 v3, exec_lo, 0
+000000002A54 v_mbcnt_hi_u32_b32 v3, exec_hi, v3
+000000002A5C v_cmp_eq_u32_e64 s[0:1], 0, v3
+000000002A64 s_and_saveexec_b64 s[6:7], s[0:1]
+000000002A68 s_xor_b64 s[0:1], exec, s[6:7]
+000000002A6C s_cbranch_execz 4
+000000002A70 v_mov_b32_e32 v3, 0
+000000002A74 v_mov_b32_e32 v4, s5
+000000002A78 ds_xor_b32 v3, v4 offset:264
+000000002A80 s_or_b64 exec, exec, s[0:1]
+000000002A84 v_lshlrev_b32_e64 v3, v0, 1
+000000002A8C v_not_b32_e32 v3, v3
+000000002A90 s_mov_b64 s[0:1], exec
+000000002A94 v_and_or_b32 v3, v2, 1, v3
+000000002A9C s_mov_b32 s5, -1
+000000002AA0 s_ff1_i32_b64 s4, s[0:1]
+000000002AA4 v_readlane_b32 s8, v3, s4
+000000002AAC s_lshl_b64 s[6:7], 1, s4
+000000002AB0 s_and_b32 s5, s5, s8
+000000002AB4 s_andn2_b64 s[0:1], s[0:1], s[6:7]
+000000002AB8 s_cmp_lg_u64 s[0:1], 0
+000000002ABC s_cbranch_scc1 65528
+000000002AC0 v_mbcnt_lo_u32_b32 v3, exec_lo, 0
+000000002AC8 v_mbcnt_hi_u32_b32 v3, exec_hi, v3
+000000002AD0 s_mov_b32 s4, 0
+000000002AD4 v_cmp_eq_u32_e64 s[0:1], 0, v3
+000000002ADC s_and_saveexec_b64 s[6:7], s[0:1]
+000000002AE0 s_xor_b64 s[0:1], exec, s[6:7]
+000000002AE4 s_cbranch_execz 4
+000000002AE8 v_mov_b32_e32 v3, 0
+000000002AEC v_mov_b32_e32 v4, s5
+000000002AF0 ds_and_b32 v3, v4 offset:268
+000000002AF8 s_or_b64 exec, exec, s[0:1]
+000000002AFC s_mov_b64 s[0:1], exec
+000000002B00 s_ff1_i32_b64 s5, s[0:1]
+000000002B04 v_readlane_b32 s8, v2, s5
+000000002B0C s_lshl_b64 s[6:7], 1, s5
+000000002B10 s_max_u32 s4, s4, s8
+000000002B14 s_andn2_b64 s[0:1], s[0:1], s[6:7]
+000000002B18 s_cmp_lg_u64 s[0:1], 0
+000000002B1C s_cbranch_scc1 65528
+000000002B20 v_mbcnt_lo_u32_b32 v3, exec_lo, 0
+000000002B28 v_mbcnt_hi_u32_b32 v3, exec_hi, v3
+000000002B30 v_cmp_eq_u32_e64 s[0:1], 0, v3
+000000002B38 s_and_saveexec_b64 s[6:7], s[0:1]
+000000002B3C s_xor_b64 s[0:1], exec, s[6:7]
+000000002B40 s_cbranch_execz 4
+000000002B44 v_mov_b32_e32 v3, 0
+000000002B48 v_mov_b32_e32 v4, s4
+000000002B4C ds_max_u32 v3, v4 offset:272
+000000002B54 s_or_b64 exec, exec, s[0:1]
+000000002B58 v_add_u32_e32 v3, 0x64, v0
+000000002B60 v_mov_b32_e32 v4, 7
+000000002B64 v_mov_b32_e32 v5, 0
+000000002B68 ds_cmpst_b32 v5, v4, v3 offset:276
+000000002B70 v_mov_b32_e32 v3, 9
+000000002B74 ds_inc_u32 v5, v3 offset:280
+000000002B7C s_mov_b64 s[0:1], exec
+000000002B80 v_add_u32_e32 v3, 0x3e8, v2
+000000002B88 s_mov_b32 s4, -1
+000000002B8C s_ff1_i32_b64 s5, s[0:1]
+000000002B90 v_readlane_b32 s8, v3, s5
+000000002B98 s_lshl_b64 s[6:7], 1, s5
+000000002B9C s_min_u32 s4, s4, s8
+000000002BA0 s_andn2_b64 s[0:1], s[0:1], s[6:7]
+000000002BA4 s_cmp_lg_u64 s[0:1], 0
+000000002BA8 s_cbranch_scc1 65528
+000000002BAC v_mbcnt_lo_u32_b32 v3, exec_lo, 0
+000000002BB4 v_mbcnt_hi_u32_b32 v3, exec_hi, v3
+000000002BBC v_cmp_eq_u32_e64 s[0:1], 0, v3
+000000002BC4 s_and_saveexec_b64 s[6:7], s[0:1]
+000000002BC8 s_xor_b64 s[0:1], exec, s[6:7]
+000000002BCC s_cbranch_execz 4
+000000002BD0 v_mov_b32_e32 v3, 0
+000000002BD4 v_mov_b32_e32 v4, s4
+000000002BD8 ds_min_u32 v3, v4 offset:284
+000000002BE0 s_or_b64 exec, exec, s[0:1]
+000000002BE4 v_mul_lo_u16_e32 v2, 3, v2
+000000002BE8 ds_write_b8 v0, v2
+000000002BF0 v_lshlrev_b32_e32 v2, 2, v0
+000000002BF4 s_waitcnt lgkmcnt(0)
+000000002BF8 s_barrier
+000000002BFC s_and_saveexec_b64 s[0:1], vcc
+000000002C00 s_cbranch_execz 5
+000000002C04 ds_read_b32 v1, v1 offset:256
 000000002C0C s_waitcnt lgkmcnt(0)
-000000002C10 global_load_dword v1, v0, s[0:1]
-000000002C18 s_waitcnt vmcnt(0)
-000000002C1C v_cmp_gt_i32_e32 vcc, 0, v1
-000000002C20 s_and_saveexec_b64 s[4:5], vcc
-000000002C24 s_cbranch_execz 6
-000000002C28 v_mov_b32_e32 v1, s1
-000000002C2C v_add_co_u32_e32 v2, vcc, s0, v0
-000000002C30 v_addc_co_u32_e32 v3, vcc, 0, v1, vcc
-000000002C34 s_trap 3
-000000002C38 global_load_dword v1, v[2:3], off
-000000002C40 s_or_b64 exec, exec, s[4:5]
-000000002C44 s_waitcnt vmcnt(0)
-000000002C48 v_lshlrev_b32_e32 v1, 1, v1
-000000002C4C global_store_dword v0, v1, s[2:3]
-000000002C54 s_endpgm
+000000002C10 global_store_dword v2, v1, s[2:3]
+000000002C18 s_or_b64 exec, exec, s[0:1]
+000000002C1C v_sub_u32_e32 v0, 0, v0
+000000002C20 ds_read_u8 v0, v0 offset:255
+000000002C28 s_waitcnt lgkmcnt(0)
+000000002C2C global_store_dword v2, v0, s[2:3] offset:32
+000000002C34 s_endpgm
+000000002C38 s_nop 0
+000000002C3C s_nop 0
+000000002C40 s_nop 0
+000000002C44 s_nop 0
+000000002C48 s_nop 0
+000000002C4C s_nop 0
+000000002C50 s_nop 0
+000000002C54 s_nop 0
 000000002C58 s_nop 0
 000000002C5C s_nop 0
 000000002C60 s_nop 0
@@ -430,121 +205,124 @@
 000000002CF4 s_nop 0
 000000002CF8 s_nop 0
 000000002CFC s_nop 0
-000000002D00 v_cmp_gt_u32_e32 vcc, 3, v0
-000000002D04 v_lshlrev_b32_e32 v4, 3, v0
-000000002D08 s_and_saveexec_b64 s[2:3], vcc
-000000002D0C s_cbranch_execz 7
-000000002D10 v_cmp_eq_u32_e64 s[0:1], 2, v0
-000000002D18 v_cndmask_b32_e64 v2, 0, -1, s[0:1]
-000000002D20 v_mov_b32_e32 v3, v2
-000000002D24 ds_write_b64 v4, v[2:3]
-000000002D2C s_or_b64 exec, exec, s[2:3]
+000000002D00 s_load_dword s0, s[4:5], 0x24
+000000002D08 s_load_dword s1, s[4:5], 0x10
+000000002D10 s_waitcnt lgkmcnt(0)
+000000002D14 s_and_b32 s0, s0, 0xffff
+000000002D1C s_mul_i32 s6, s6, s0
+000000002D20 v_add_u32_e32 v0, s6, v0
+000000002D24 v_cmp_gt_i32_e32 vcc, s1, v0
+000000002D28 s_and_saveexec_b64 s[0:1], vcc
+000000002D2C s_cbranch_execz 21
 000000002D30 s_load_dwordx4 s[0:3], s[4:5], 0x0
-000000002D38 s_waitcnt lgkmcnt(0)
-000000002D3C s_barrier
-000000002D40 s_mov_b64 s[6:7], exec
-000000002D44 global_load_dwordx2 v[2:3], v4, s[0:1]
-000000002D4C s_mov_b64 s[4:5], 0
-000000002D50 s_ff1_i32_b64 s0, s[6:7]
-000000002D54 s_waitcnt vmcnt(0)
-000000002D58 v_readlane_b32 s8, v2, s0
-000000002D60 v_readlane_b32 s1, v3, s0
-000000002D68 s_add_u32 s4, s4, s8
-000000002D6C s_addc_u32 s5, s5, s1
-000000002D70 s_lshl_b64 s[0:1], 1, s0
-000000002D74 s_andn2_b64 s[6:7], s[6:7], s[0:1]
-000000002D78 s_cmp_lg_u64 s[6:7], 0
-000000002D7C s_cbranch_scc1 65524
-000000002D80 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
-000000002D88 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
-000000002D90 v_cmp_eq_u32_e64 s[0:1], 0, v1
-000000002D98 s_and_saveexec_b64 s[6:7], s[0:1]
-000000002D9C s_xor_b64 s[0:1], exec, s[6:7]
-000000002DA0 s_cbranch_execz 5
-000000002DA4 v_mov_b32_e32 v1, 0
-000000002DA8 v_pk_mov_b32 v[6:7], s[4:5], s[4:5] op_sel:[0,1]
-000000002DB0 ds_add_u64 v1, v[6:7]
-000000002DB8 s_or_b64 exec, exec, s[0:1]
-000000002DBC s_mov_b64 s[6:7], exec
-000000002DC0 s_mov_b64 s[4:5], 0
-000000002DC4 s_ff1_i32_b64 s8, s[6:7]
-000000002DC8 v_readlane_b32 s9, v3, s8
-000000002DD0 v_readlane_b32 s10, v2, s8
-000000002DD8 v_mov_b32_e32 v6, s10
-000000002DDC v_mov_b32_e32 v7, s9
-000000002DE0 v_cmp_gt_u64_e64 s[0:1], s[4:5], v[6:7]
-000000002DE8 s_and_b64 s[0:1], s[0:1], exec
-000000002DEC s_cselect_b32 s5, s5, s9
-000000002DF0 s_cselect_b32 s4, s4, s10
-000000002DF4 s_lshl_b64 s[0:1], 1, s8
-000000002DF8 s_andn2_b64 s[6:7], s[6:7], s[0:1]
-000000002DFC s_cmp_lg_u64 s[6:7], 0
-000000002E00 s_cbranch_scc1 65520
-000000002E04 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
-000000002E0C v_mbcnt_hi_u32_b32 v1, exec_hi, v1
-000000002E14 v_cmp_eq_u32_e64 s[0:1], 0, v1
-000000002E1C s_and_saveexec_b64 s[6:7], s[0:1]
-000000002E20 s_xor_b64 s[0:1], exec, s[6:7]
-000000002E24 s_cbranch_execz 5
-000000002E28 v_mov_b32_e32 v1, 0
-000000002E2C v_pk_mov_b32 v[6:7], s[4:5], s[4:5] op_sel:[0,1]
-000000002E34 ds_max_u64 v1, v[6:7] offset:8
-000000002E3C s_or_b64 exec, exec, s[0:1]
-000000002E40 v_lshlrev_b64 v[6:7], v0, 1
-000000002E48 s_mov_b64 s[0:1], exec
-000000002E4C v_or_b32_e32 v1, v3, v7
-000000002E50 v_or_b32_e32 v2, v2, v6
-000000002E54 s_mov_b64 s[4:5], -1
-000000002E58 s_ff1_i32_b64 s8, s[0:1]
-000000002E5C v_readlane_b32 s7, v1, s8
-000000002E64 v_readlane_b32 s6, v2, s8
-000000002E6C s_lshl_b64 s[8:9], 1, s8
-000000002E70 s_and_b64 s[4:5], s[4:5], s[6:7]
-000000002E74 s_andn2_b64 s[0:1], s[0:1], s[8:9]
-000000002E78 s_cmp_lg_u64 s[0:1], 0
-000000002E7C s_cbranch_scc1 65526
-000000002E80 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
-000000002E88 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
-000000002E90 v_cmp_eq_u32_e64 s[0:1], 0, v1
-000000002E98 s_and_saveexec_b64 s[6:7], s[0:1]
-000000002E9C s_xor_b64 s[0:1], exec, s[6:7]
-000000002EA0 s_cbranch_execz 5
-000000002EA4 v_mov_b32_e32 v1, 0
-000000002EA8 v_pk_mov_b32 v[2:3], s[4:5], s[4:5] op_sel:[0,1]
-000000002EB0 ds_and_b64 v1, v[2:3] offset:16
-000000002EB8 s_or_b64 exec, exec, s[0:1]
-000000002EBC s_waitcnt lgkmcnt(0)
-000000002EC0 s_barrier
-000000002EC4 s_and_saveexec_b64 s[0:1], vcc
-000000002EC8 s_cbranch_execz 6
-000000002ECC ds_read_b64 v[2:3], v4
-000000002ED4 v_lshlrev_b32_e32 v0, 3, v0
-000000002ED8 s_waitcnt lgkmcnt(0)
-000000002EDC global_store_dwordx2 v0, v[2:3], s[2:3]
-000000002EE4 s_endpgm
-000000002EE8 s_nop 0
-000000002EEC s_nop 0
-000000002EF0 s_nop 0
-000000002EF4 s_nop 0
-000000002EF8 s_nop 0
-000000002EFC s_nop 0
-000000002F00 s_nop 0
-000000002F04 s_nop 0
-000000002F08 s_nop 0
-000000002F0C s_nop 0
-000000002F10 s_nop 0
-000000002F14 s_nop 0
-000000002F18 s_nop 0
-000000002F1C s_nop 0
-000000002F20 s_nop 0
-000000002F24 s_nop 0
-000000002F28 s_nop 0
-000000002F2C s_nop 0
-000000002F30 s_nop 0
-000000002F34 s_nop 0
-000000002F38 s_nop 0
-000000002F3C s_nop 0
-000000002F40 s_nop 0
+000000002D38 v_ashrrev_i32_e32 v1, 31, v0
+000000002D3C v_lshlrev_b64 v[4:5], 4, v[0:1]
+000000002D44 s_waitcnt lgkmcnt(0)
+000000002D48 v_mov_b32_e32 v1, s1
+000000002D4C v_add_co_u32_e32 v0, vcc, s0, v4
+000000002D50 v_addc_co_u32_e32 v1, vcc, v1, v5, vcc
+000000002D54 global_load_dwordx4 v[0:3], v[0:1], off
+000000002D5C v_mov_b32_e32 v6, s3
+000000002D60 v_add_co_u32_e32 v8, vcc, s2, v4
+000000002D64 v_addc_co_u32_e32 v9, vcc, v6, v5, vcc
+000000002D68 s_waitcnt vmcnt(0)
+000000002D6C v_add_f32_e32 v5, v2, v2
+000000002D70 v_add_f32_e32 v6, 1.0, v1
+000000002D74 v_mov_b32_e32 v4, v3
+000000002D78 v_mov_b32_e32 v7, v0
+000000002D7C global_store_dwordx4 v[8:9], v[4:7], off
+000000002D84 s_endpgm
+000000002D88 s_nop 0
+000000002D8C s_nop 0
+000000002D90 s_nop 0
+000000002D94 s_nop 0
+000000002D98 s_nop 0
+000000002D9C s_nop 0
+000000002DA0 s_nop 0
+000000002DA4 s_nop 0
+000000002DA8 s_nop 0
+000000002DAC s_nop 0
+000000002DB0 s_nop 0
+000000002DB4 s_nop 0
+000000002DB8 s_nop 0
+000000002DBC s_nop 0
+000000002DC0 s_nop 0
+000000002DC4 s_nop 0
+000000002DC8 s_nop 0
+000000002DCC s_nop 0
+000000002DD0 s_nop 0
+000000002DD4 s_nop 0
+000000002DD8 s_nop 0
+000000002DDC s_nop 0
+000000002DE0 s_nop 0
+000000002DE4 s_nop 0
+000000002DE8 s_nop 0
+000000002DEC s_nop 0
+000000002DF0 s_nop 0
+000000002DF4 s_nop 0
+000000002DF8 s_nop 0
+000000002DFC s_nop 0
+000000002E00 s_load_dword s1, s[4:5], 0x2c
+000000002E08 s_load_dword s0, s[4:5], 0x18
+000000002E10 s_waitcnt lgkmcnt(0)
+000000002E14 s_and_b32 s1, s1, 0xffff
+000000002E1C s_mul_i32 s6, s6, s1
+000000002E20 v_add_u32_e32 v0, s6, v0
+000000002E24 v_cmp_gt_i32_e32 vcc, s0, v0
+000000002E28 s_and_saveexec_b64 s[2:3], vcc
+000000002E2C s_cbranch_execz 68
+000000002E30 s_load_dwordx4 s[8:11], s[4:5], 0x0
+000000002E38 s_load_dwordx2 s[2:3], s[4:5], 0x10
+000000002E40 v_ashrrev_i32_e32 v1, 31, v0
+000000002E44 v_lshlrev_b64 v[2:3], 2, v[0:1]
+000000002E4C s_ashr_i32 s1, s0, 31
+000000002E50 s_waitcnt lgkmcnt(0)
+000000002E54 v_mov_b32_e32 v1, s9
+000000002E58 v_add_co_u32_e32 v4, vcc, s8, v2
+000000002E5C v_addc_co_u32_e32 v5, vcc, v1, v3, vcc
+000000002E60 v_mov_b32_e32 v1, s11
+000000002E64 v_add_co_u32_e32 v2, vcc, s10, v2
+000000002E68 s_lshl_b64 s[0:1], s[0:1], 2
+000000002E6C v_addc_co_u32_e32 v3, vcc, v1, v3, vcc
+000000002E70 global_load_dword v10, v[4:5], off
+000000002E78 v_mov_b32_e32 v1, s1
+000000002E7C global_load_dword v2, v[2:3], off
+000000002E84 v_add_co_u32_e32 v4, vcc, s0, v4
+000000002E88 v_addc_co_u32_e32 v5, vcc, v5, v1, vcc
+000000002E8C global_load_dword v11, v[4:5], off
+000000002E94 v_lshlrev_b32_e32 v4, 3, v0
+000000002E98 v_ashrrev_i32_e32 v5, 31, v4
+000000002E9C v_and_b32_e32 v3, 31, v0
+000000002EA0 v_lshlrev_b64 v[0:1], 2, v[4:5]
+000000002EA8 v_mov_b32_e32 v4, s3
+000000002EAC v_add_co_u32_e32 v0, vcc, s2, v0
+000000002EB0 s_movk_i32 s0, 0x204
+000000002EB4 v_addc_co_u32_e32 v1, vcc, v4, v1, vcc
+000000002EB8 s_movk_i32 s4, 0x64
+000000002EBC s_waitcnt vmcnt(2)
+000000002EC0 v_bfrev_b32_e32 v6, v10
+000000002EC4 s_waitcnt vmcnt(1)
+000000002EC8 v_rndne_f32_e32 v4, v2
+000000002ECC v_cmp_class_f32_e64 s[0:1], v2, s0
+000000002ED4 v_cmp_u_f32_e32 vcc, v2, v2
+000000002ED8 v_cndmask_b32_e64 v5, 0, 1, s[0:1]
+000000002EE0 v_cndmask_b32_e64 v7, 0, 1, vcc
+000000002EE8 v_floor_f32_e32 v14, v2
+000000002EEC v_cvt_i32_f32_e32 v9, v4
+000000002EF0 s_waitcnt vmcnt(0)
+000000002EF4 v_lshlrev_b64 v[12:13], v3, v[10:11]
+000000002EFC v_lshl_or_b32 v3, v7, 1, v5
+000000002F04 v_ffbl_b32_e32 v4, v11
+000000002F08 v_cvt_i32_f32_e32 v5, v14
+000000002F0C v_mad_u32_u24 v4, v4, s4, s4
+000000002F14 v_cmp_ne_u32_e32 vcc, 0, v11
+000000002F18 v_mul_hi_u32 v8, v11, v10
+000000002F20 v_mov_b32_e32 v7, v13
+000000002F24 v_cndmask_b32_e32 v4, 0, v4, vcc
+000000002F28 v_bcnt_u32_b32 v4, v10, v4
+000000002F30 global_store_dwordx4 v[0:1], v[6:9], off
+000000002F38 global_store_dwordx4 v[0:1], v[2:5], off offset:16
+000000002F40 s_endpgm
 000000002F44 s_nop 0
 000000002F48 s_nop 0
 000000002F4C s_nop 0
@@ -592,106 +370,80 @@
 000000002FF4 s_nop 0
 000000002FF8 s_nop 0
 000000002FFC s_nop 0
-000000003000 s_nop 0
-000000003004 s_nop 0
-000000003008 s_nop 0
-00000000300C s_nop 0
-000000003010 s_nop 0
-000000003014 s_nop 0
-000000003018 s_nop 0
-00000000301C s_nop 0
-000000003020 s_nop 0
-000000003024 s_nop 0
-000000003028 s_nop 0
-00000000302C s_nop 0
-000000003030 s_nop 0
-000000003034 s_nop 0
-000000003038 s_nop 0
-00000000303C s_nop 0
-000000003040 s_nop 0
-000000003044 s_nop 0
-000000003048 s_nop 0
-00000000304C s_nop 0
-000000003050 s_nop 0
-000000003054 s_nop 0
-000000003058 s_nop 0
-00000000305C s_nop 0
-000000003060 s_nop 0
-000000003064 s_nop 0
-000000003068 s_nop 0
-00000000306C s_nop 0
-000000003070 s_nop 0
-000000003074 s_nop 0
-000000003078 s_nop 0
-00000000307C s_nop 0
-000000003080 s_nop 0
-000000003084 s_nop 0
-000000003088 s_nop 0
-00000000308C s_nop 0
-000000003090 s_nop 0
-000000003094 s_nop 0
-000000003098 s_nop 0
-00000000309C s_nop 0
-0000000030A0 s_nop 0
-0000000030A4 s_nop 0
-0000000030A8 s_nop 0
-0000000030AC s_nop 0
-0000000030B0 s_nop 0
-0000000030B4 s_nop 0
-0000000030B8 s_nop 0
-0000000030BC s_nop 0
-0000000030C0 s_nop 0
-0000000030C4 s_nop 0
-0000000030C8 s_nop 0
-0000000030CC s_nop 0
-0000000030D0 s_nop 0
-0000000030D4 s_nop 0
-0000000030D8 s_nop 0
-0000000030DC s_nop 0
-0000000030E0 s_nop 0
-0000000030E4 s_nop 0
-0000000030E8 s_nop 0
-0000000030EC s_nop 0
-0000000030F0 s_nop 0
-0000000030F4 s_nop 0
-0000000030F8 s_nop 0
-0000000030FC s_nop 0
-000000003100 s_nop 0
-000000003104 s_nop 0
-000000003108 s_nop 0
-00000000310C s_nop 0
-000000003110 s_nop 0
-000000003114 s_nop 0
-000000003118 s_nop 0
-00000000311C s_nop 0
-000000003120 s_nop 0
-000000003124 s_nop 0
-000000003128 s_nop 0
-00000000312C s_nop 0
-000000003130 s_nop 0
-000000003134 s_nop 0
-000000003138 s_nop 0
-00000000313C s_nop 0
-000000003140 s_nop 0
-000000003144 s_nop 0
-000000003148 s_nop 0
-00000000314C s_nop 0
-000000003150 s_nop 0
-000000003154 s_nop 0
-000000003158 s_nop 0
-00000000315C s_nop 0
-000000003160 s_nop 0
-000000003164 s_nop 0
-000000003168 s_nop 0
-00000000316C s_nop 0
-000000003170 s_nop 0
-000000003174 s_nop 0
-000000003178 s_nop 0
-00000000317C s_nop 0
-000000003180 s_nop 0
-000000003184 s_nop 0
-000000003188 s_nop 0
-00000000318C s_nop 0
+000000003000 s_load_dwordx4 s[0:3], s[4:5], 0x0
+000000003008 v_lshlrev_b32_e32 v4, 2, v0
+00000000300C s_waitcnt lgkmcnt(0)
+000000003010 global_load_dword v0, v4, s[0:1]
+000000003018 s_waitcnt vmcnt(0)
+00000000301C v_cmp_gt_i32_e32 vcc, 0, v0
+000000003020 s_and_saveexec_b64 s[6:7], vcc
+000000003024 s_cbranch_execz 84
+000000003028 s_load_dwordx2 s[4:5], s[4:5], 0x58
+000000003030 v_mov_b32_e32 v1, s1
+000000003034 v_add_co_u32_e32 v0, vcc, s0, v4
+000000003038 v_addc_co_u32_e32 v1, vcc, 0, v1, vcc
+00000000303C s_waitcnt lgkmcnt(0)
+000000003040 s_cmp_eq_u64 s[4:5], 0
+000000003044 v_pk_mov_b32 v[2:3], 0, 0
+00000000304C s_cbranch_scc1 32
+000000003050 s_load_dword s10, s[4:5], 0x4
+000000003058 s_mov_b64 s[8:9], exec
+00000000305C v_mbcnt_lo_u32_b32 v2, s8, 0
+000000003064 v_mbcnt_hi_u32_b32 v2, s9, v2
+00000000306C v_cmp_eq_u32_e32 vcc, 0, v2
+000000003070 s_and_saveexec_b64 s[0:1], vcc
+000000003074 s_cbranch_execz 6
+000000003078 s_bcnt1_i32_b64 s8, s[8:9]
+00000000307C s_mul_i32 s8, s8, 60
+000000003080 v_mov_b32_e32 v3, 0
+000000003084 v_mov_b32_e32 v5, s8
+000000003088 global_atomic_add v3, v3, v5, s[4:5] glc
+000000003090 s_or_b64 exec, exec, s[0:1]
+000000003094 s_waitcnt vmcnt(0)
+000000003098 v_readfirstlane_b32 s0, v3
+00000000309C v_mad_u32_u24 v2, v2, 60, s0
+0000000030A4 v_add_u32_e32 v3, 0x44, v2
+0000000030AC v_mov_b32_e32 v5, s5
+0000000030B0 v_add_co_u32_e32 v2, vcc, s4, v2
+0000000030B4 v_addc_co_u32_e32 v5, vcc, 0, v5, vcc
+0000000030B8 v_add_co_u32_e32 v2, vcc, 8, v2
+0000000030BC v_addc_co_u32_e32 v5, vcc, 0, v5, vcc
+0000000030C0 s_waitcnt lgkmcnt(0)
+0000000030C4 v_cmp_ge_u32_e32 vcc, s10, v3
+0000000030C8 v_cndmask_b32_e32 v3, 0, v5, vcc
+0000000030CC v_cndmask_b32_e32 v2, 0, v2, vcc
+0000000030D0 v_cmp_ne_u64_e32 vcc, 0, v[2:3]
+0000000030D4 s_and_saveexec_b64 s[0:1], vcc
+0000000030D8 s_cbranch_execz 35
+0000000030DC v_mov_b32_e32 v8, 0x8e19a852
+0000000030E4 v_mov_b32_e32 v9, 0xe8b37687
+0000000030EC v_mov_b32_e32 v7, v8
+0000000030F0 v_mov_b32_e32 v6, 0xf2
+0000000030F8 v_mov_b32_e32 v8, v9
+0000000030FC global_store_dwordx3 v[2:3], v[6:8], off
+000000003104 v_mov_b32_e32 v10, 0x63656863
+00000000310C v_mov_b32_e32 v8, 0
+000000003110 v_mov_b32_e32 v6, 0x6373696d
+000000003118 v_mov_b32_e32 v7, 0x7069682e
+000000003120 v_mov_b32_e32 v9, v8
+000000003124 global_store_dwordx4 v[2:3], v[6:9], off offset:12
+00000000312C v_mov_b32_e32 v11, 0x64656b
+000000003134 v_mov_b32_e32 v6, 42
+000000003138 v_mov_b32_e32 v7, v8
+00000000313C global_store_dwordx2 v[2:3], v[6:7], off offset:28
+000000003144 v_mov_b32_e32 v12, 0x5d745b78
+00000000314C v_mov_b32_e32 v13, 0x203d3e20
+000000003154 v_mov_b32_e32 v6, 48
+000000003158 global_store_dwordx4 v[2:3], v[10:13], off offset:36
+000000003160 global_store_dwordx2 v[2:3], v[6:7], off offset:52
+000000003168 s_or_b64 exec, exec, s[0:1]
+00000000316C s_trap 3
+000000003170 global_load_dword v0, v[0:1], off
+000000003178 s_or_b64 exec, exec, s[6:7]
+00000000317C s_waitcnt vmcnt(0)
+000000003180 v_lshlrev_b32_e32 v0, 1, v0
+000000003184 global_store_dword v4, v0, s[2:3]
+00000000318C s_endpgm
 000000003190 s_nop 0
 000000003194 s_nop 0
 000000003198 s_nop 0
@@ -720,67 +472,357 @@
 0000000031F4 s_nop 0
 0000000031F8 s_nop 0
 0000000031FC s_nop 0
-000000003200 s_nop 0
-000000003204 s_nop 0
-000000003208 s_nop 0
-00000000320C s_nop 0
-000000003210 s_nop 0
-000000003214 s_nop 0
-000000003218 s_nop 0
-00000000321C s_nop 0
-000000003220 s_nop 0
-000000003224 s_nop 0
-000000003228 s_nop 0
-00000000322C s_nop 0
-000000003230 s_nop 0
-000000003234 s_nop 0
-000000003238 s_nop 0
-00000000323C s_nop 0
-000000003240 s_nop 0
-000000003244 s_nop 0
-000000003248 s_nop 0
-00000000324C s_nop 0
-000000003250 s_nop 0
-000000003254 s_nop 0
-000000003258 s_nop 0
-00000000325C s_nop 0
-000000003260 s_nop 0
-000000003264 s_nop 0
-000000003268 s_nop 0
-00000000326C s_nop 0
-000000003270 s_nop 0
-000000003274 s_nop 0
-000000003278 s_nop 0
-00000000327C s_nop 0
-000000003280 s_nop 0
-000000003284 s_nop 0
-000000003288 s_nop 0
-00000000328C s_nop 0
-000000003290 s_nop 0
-000000003294 s_nop 0
-000000003298 s_nop 0
-00000000329C s_nop 0
-0000000032A0 s_nop 0
-0000000032A4 s_nop 0
-0000000032A8 s_nop 0
-0000000032AC s_nop 0
-0000000032B0 s_nop 0
-0000000032B4 s_nop 0
-0000000032B8 s_nop 0
-0000000032BC s_nop 0
-0000000032C0 s_nop 0
-0000000032C4 s_nop 0
-0000000032C8 s_nop 0
-0000000032CC s_nop 0
-0000000032D0 s_nop 0
-0000000032D4 s_nop 0
-0000000032D8 s_nop 0
-0000000032DC s_nop 0
-0000000032E0 s_nop 0
-0000000032E4 s_nop 0
-0000000032E8 s_nop 0
-0000000032EC s_nop 0
-0000000032F0 s_nop 0
-0000000032F4 s_nop 0
-0000000032F8 s_nop 0
-0000000032FC s_nop 0
+000000003200 v_cmp_gt_u32_e32 vcc, 3, v0
+000000003204 v_lshlrev_b32_e32 v4, 3, v0
+000000003208 s_and_saveexec_b64 s[2:3], vcc
+00000000320C s_cbranch_execz 7
+000000003210 v_cmp_eq_u32_e64 s[0:1], 2, v0
+000000003218 v_cndmask_b32_e64 v2, 0, -1, s[0:1]
+000000003220 v_mov_b32_e32 v3, v2
+000000003224 ds_write_b64 v4, v[2:3]
+00000000322C s_or_b64 exec, exec, s[2:3]
+000000003230 s_load_dwordx4 s[0:3], s[4:5], 0x0
+000000003238 s_waitcnt lgkmcnt(0)
+00000000323C s_barrier
+000000003240 s_mov_b64 s[6:7], exec
+000000003244 global_load_dwordx2 v[2:3], v4, s[0:1]
+00000000324C s_mov_b64 s[4:5], 0
+000000003250 s_ff1_i32_b64 s0, s[6:7]
+000000003254 s_waitcnt vmcnt(0)
+000000003258 v_readlane_b32 s8, v2, s0
+000000003260 v_readlane_b32 s1, v3, s0
+000000003268 s_add_u32 s4, s4, s8
+00000000326C s_addc_u32 s5, s5, s1
+000000003270 s_lshl_b64 s[0:1], 1, s0
+000000003274 s_andn2_b64 s[6:7], s[6:7], s[0:1]
+000000003278 s_cmp_lg_u64 s[6:7], 0
+00000000327C s_cbranch_scc1 65524
+000000003280 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
+000000003288 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
+000000003290 v_cmp_eq_u32_e64 s[0:1], 0, v1
+000000003298 s_and_saveexec_b64 s[6:7], s[0:1]
+00000000329C s_xor_b64 s[0:1], exec, s[6:7]
+0000000032A0 s_cbranch_execz 5
+0000000032A4 v_mov_b32_e32 v1, 0
+0000000032A8 v_pk_mov_b32 v[6:7], s[4:5], s[4:5] op_sel:[0,1]
+0000000032B0 ds_add_u64 v1, v[6:7]
+0000000032B8 s_or_b64 exec, exec, s[0:1]
+0000000032BC s_mov_b64 s[6:7], exec
+0000000032C0 s_mov_b64 s[4:5], 0
+0000000032C4 s_ff1_i32_b64 s8, s[6:7]
+0000000032C8 v_readlane_b32 s9, v3, s8
+0000000032D0 v_readlane_b32 s10, v2, s8
+0000000032D8 v_mov_b32_e32 v6, s10
+0000000032DC v_mov_b32_e32 v7, s9
+0000000032E0 v_cmp_gt_u64_e64 s[0:1], s[4:5], v[6:7]
+0000000032E8 s_and_b64 s[0:1], s[0:1], exec
+0000000032EC s_cselect_b32 s5, s5, s9
+0000000032F0 s_cselect_b32 s4, s4, s10
+0000000032F4 s_lshl_b64 s[0:1], 1, s8
+0000000032F8 s_andn2_b64 s[6:7], s[6:7], s[0:1]
+0000000032FC s_cmp_lg_u64 s[6:7], 0
+000000003300 s_cbranch_scc1 65520
+000000003304 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
+00000000330C v_mbcnt_hi_u32_b32 v1, exec_hi, v1
+000000003314 v_cmp_eq_u32_e64 s[0:1], 0, v1
+00000000331C s_and_saveexec_b64 s[6:7], s[0:1]
+000000003320 s_xor_b64 s[0:1], exec, s[6:7]
+000000003324 s_cbranch_execz 5
+000000003328 v_mov_b32_e32 v1, 0
+00000000332C v_pk_mov_b32 v[6:7], s[4:5], s[4:5] op_sel:[0,1]
+000000003334 ds_max_u64 v1, v[6:7] offset:8
+00000000333C s_or_b64 exec, exec, s[0:1]
+000000003340 v_lshlrev_b64 v[6:7], v0, 1
+000000003348 s_mov_b64 s[0:1], exec
+00000000334C v_or_b32_e32 v1, v3, v7
+000000003350 v_or_b32_e32 v2, v2, v6
+000000003354 s_mov_b64 s[4:5], -1
+000000003358 s_ff1_i32_b64 s8, s[0:1]
+00000000335C v_readlane_b32 s7, v1, s8
+000000003364 v_readlane_b32 s6, v2, s8
+00000000336C s_lshl_b64 s[8:9], 1, s8
+000000003370 s_and_b64 s[4:5], s[4:5], s[6:7]
+000000003374 s_andn2_b64 s[0:1], s[0:1], s[8:9]
+000000003378 s_cmp_lg_u64 s[0:1], 0
+00000000337C s_cbranch_scc1 65526
+000000003380 v_mbcnt_lo_u32_b32 v1, exec_lo, 0
+000000003388 v_mbcnt_hi_u32_b32 v1, exec_hi, v1
+000000003390 v_cmp_eq_u32_e64 s[0:1], 0, v1
+000000003398 s_and_saveexec_b64 s[6:7], s[0:1]
+00000000339C s_xor_b64 s[0:1], exec, s[6:7]
+0000000033A0 s_cbranch_execz 5
+0000000033A4 v_mov_b32_e32 v1, 0
+0000000033A8 v_pk_mov_b32 v[2:3], s[4:5], s[4:5] op_sel:[0,1]
+0000000033B0 ds_and_b64 v1, v[2:3] offset:16
+0000000033B8 s_or_b64 exec, exec, s[0:1]
+0000000033BC s_waitcnt lgkmcnt(0)
+0000000033C0 s_barrier
+0000000033C4 s_and_saveexec_b64 s[0:1], vcc
+0000000033C8 s_cbranch_execz 6
+0000000033CC ds_read_b64 v[2:3], v4
+0000000033D4 v_lshlrev_b32_e32 v0, 3, v0
+0000000033D8 s_waitcnt lgkmcnt(0)
+0000000033DC global_store_dwordx2 v0, v[2:3], s[2:3]
+0000000033E4 s_endpgm
+0000000033E8 s_nop 0
+0000000033EC s_nop 0
+0000000033F0 s_nop 0
+0000000033F4 s_nop 0
+0000000033F8 s_nop 0
+0000000033FC s_nop 0
+000000003400 s_nop 0
+000000003404 s_nop 0
+000000003408 s_nop 0
+00000000340C s_nop 0
+000000003410 s_nop 0
+000000003414 s_nop 0
+000000003418 s_nop 0
+00000000341C s_nop 0
+000000003420 s_nop 0
+000000003424 s_nop 0
+000000003428 s_nop 0
+00000000342C s_nop 0
+000000003430 s_nop 0
+000000003434 s_nop 0
+000000003438 s_nop 0
+00000000343C s_nop 0
+000000003440 s_nop 0
+000000003444 s_nop 0
+000000003448 s_nop 0
+00000000344C s_nop 0
+000000003450 s_nop 0
+000000003454 s_nop 0
+000000003458 s_nop 0
+00000000345C s_nop 0
+000000003460 s_nop 0
+000000003464 s_nop 0
+000000003468 s_nop 0
+00000000346C s_nop 0
+000000003470 s_nop 0
+000000003474 s_nop 0
+000000003478 s_nop 0
+00000000347C s_nop 0
+000000003480 s_nop 0
+000000003484 s_nop 0
+000000003488 s_nop 0
+00000000348C s_nop 0
+000000003490 s_nop 0
+000000003494 s_nop 0
+000000003498 s_nop 0
+00000000349C s_nop 0
+0000000034A0 s_nop 0
+0000000034A4 s_nop 0
+0000000034A8 s_nop 0
+0000000034AC s_nop 0
+0000000034B0 s_nop 0
+0000000034B4 s_nop 0
+0000000034B8 s_nop 0
+0000000034BC s_nop 0
+0000000034C0 s_nop 0
+0000000034C4 s_nop 0
+0000000034C8 s_nop 0
+0000000034CC s_nop 0
+0000000034D0 s_nop 0
+0000000034D4 s_nop 0
+0000000034D8 s_nop 0
+0000000034DC s_nop 0
+0000000034E0 s_nop 0
+0000000034E4 s_nop 0
+0000000034E8 s_nop 0
+0000000034EC s_nop 0
+0000000034F0 s_nop 0
+0000000034F4 s_nop 0
+0000000034F8 s_nop 0
+0000000034FC s_nop 0
+000000003500 s_nop 0
+000000003504 s_nop 0
+000000003508 s_nop 0
+00000000350C s_nop 0
+000000003510 s_nop 0
+000000003514 s_nop 0
+000000003518 s_nop 0
+00000000351C s_nop 0
+000000003520 s_nop 0
+000000003524 s_nop 0
+000000003528 s_nop 0
+00000000352C s_nop 0
+000000003530 s_nop 0
+000000003534 s_nop 0
+000000003538 s_nop 0
+00000000353C s_nop 0
+000000003540 s_nop 0
+000000003544 s_nop 0
+000000003548 s_nop 0
+00000000354C s_nop 0
+000000003550 s_nop 0
+000000003554 s_nop 0
+000000003558 s_nop 0
+00000000355C s_nop 0
+000000003560 s_nop 0
+000000003564 s_nop 0
+000000003568 s_nop 0
+00000000356C s_nop 0
+000000003570 s_nop 0
+000000003574 s_nop 0
+000000003578 s_nop 0
+00000000357C s_nop 0
+000000003580 s_nop 0
+000000003584 s_nop 0
+000000003588 s_nop 0
+00000000358C s_nop 0
+000000003590 s_nop 0
+000000003594 s_nop 0
+000000003598 s_nop 0
+00000000359C s_nop 0
+0000000035A0 s_nop 0
+0000000035A4 s_nop 0
+0000000035A8 s_nop 0
+0000000035AC s_nop 0
+0000000035B0 s_nop 0
+0000000035B4 s_nop 0
+0000000035B8 s_nop 0
+0000000035BC s_nop 0
+0000000035C0 s_nop 0
+0000000035C4 s_nop 0
+0000000035C8 s_nop 0
+0000000035CC s_nop 0
+0000000035D0 s_nop 0
+0000000035D4 s_nop 0
+0000000035D8 s_nop 0
+0000000035DC s_nop 0
+0000000035E0 s_nop 0
+0000000035E4 s_nop 0
+0000000035E8 s_nop 0
+0000000035EC s_nop 0
+0000000035F0 s_nop 0
+0000000035F4 s_nop 0
+0000000035F8 s_nop 0
+0000000035FC s_nop 0
+000000003600 s_nop 0
+000000003604 s_nop 0
+000000003608 s_nop 0
+00000000360C s_nop 0
+000000003610 s_nop 0
+000000003614 s_nop 0
+000000003618 s_nop 0
+00000000361C s_nop 0
+000000003620 s_nop 0
+000000003624 s_nop 0
+000000003628 s_nop 0
+00000000362C s_nop 0
+000000003630 s_nop 0
+000000003634 s_nop 0
+000000003638 s_nop 0
+00000000363C s_nop 0
+000000003640 s_nop 0
+000000003644 s_nop 0
+000000003648 s_nop 0
+00000000364C s_nop 0
+000000003650 s_nop 0
+000000003654 s_nop 0
+000000003658 s_nop 0
+00000000365C s_nop 0
+000000003660 s_nop 0
+000000003664 s_nop 0
+000000003668 s_nop 0
+00000000366C s_nop 0
+000000003670 s_nop 0
+000000003674 s_nop 0
+000000003678 s_nop 0
+00000000367C s_nop 0
+000000003680 s_nop 0
+000000003684 s_nop 0
+000000003688 s_nop 0
+00000000368C s_nop 0
+000000003690 s_nop 0
+000000003694 s_nop 0
+000000003698 s_nop 0
+00000000369C s_nop 0
+0000000036A0 s_nop 0
+0000000036A4 s_nop 0
+0000000036A8 s_nop 0
+0000000036AC s_nop 0
+0000000036B0 s_nop 0
+0000000036B4 s_nop 0
+0000000036B8 s_nop 0
+0000000036BC s_nop 0
+0000000036C0 s_nop 0
+0000000036C4 s_nop 0
+0000000036C8 s_nop 0
+0000000036CC s_nop 0
+0000000036D0 s_nop 0
+0000000036D4 s_nop 0
+0000000036D8 s_nop 0
+0000000036DC s_nop 0
+0000000036E0 s_nop 0
+0000000036E4 s_nop 0
+0000000036E8 s_nop 0
+0000000036EC s_nop 0
+0000000036F0 s_nop 0
+0000000036F4 s_nop 0
+0000000036F8 s_nop 0
+0000000036FC s_nop 0
+000000003700 s_nop 0
+000000003704 s_nop 0
+000000003708 s_nop 0
+00000000370C s_nop 0
+000000003710 s_nop 0
+000000003714 s_nop 0
+000000003718 s_nop 0
+00000000371C s_nop 0
+000000003720 s_nop 0
+000000003724 s_nop 0
+000000003728 s_nop 0
+00000000372C s_nop 0
+000000003730 s_nop 0
+000000003734 s_nop 0
+000000003738 s_nop 0
+00000000373C s_nop 0
+000000003740 s_nop 0
+000000003744 s_nop 0
+000000003748 s_nop 0
+00000000374C s_nop 0
+000000003750 s_nop 0
+000000003754 s_nop 0
+000000003758 s_nop 0
+00000000375C s_nop 0
+000000003760 s_nop 0
+000000003764 s_nop 0
+000000003768 s_nop 0
+00000000376C s_nop 0
+000000003770 s_nop 0
+000000003774 s_nop 0
+000000003778 s_nop 0
+00000000377C s_nop 0
+000000003780 s_nop 0
+000000003784 s_nop 0
+000000003788 s_nop 0
+00000000378C s_nop 0
+000000003790 s_nop 0
+000000003794 s_nop 0
+000000003798 s_nop 0
+00000000379C s_nop 0
+0000000037A0 s_nop 0
+0000000037A4 s_nop 0
+0000000037A8 s_nop 0
+0000000037AC s_nop 0
+0000000037B0 s_nop 0
+0000000037B4 s_nop 0
+0000000037B8 s_nop 0
+0000000037BC s_nop 0
+0000000037C0 s_nop 0
+0000000037C4 s_nop 0
+0000000037C8 s_nop 0
+0000000037CC s_nop 0
+0000000037D0 s_nop 0
+0000000037D4 s_nop 0
+0000000037D8 s_nop 0
+0000000037DC s_nop 0
+0000000037E0 s_nop 0
+0000000037E4 s_nop 0
+0000000037E8 s_nop 0
+0000000037EC s_nop 0
+0000000037F0 s_nop 0
+0000000037F4 s_nop 0
+0000000037F8 s_nop 0
+0000000037FC s_nop 0

@@ -1,260 +1,196 @@
-000000001D00 s_load_dword s7, s[4:5], 0x1c
-000000001D08 s_load_dwordx4 s[0:3], s[4:5], 0x0
-000000001D10 v_mov_b32_e32 v3, 0
-000000001D14 s_waitcnt lgkmcnt(0)
-000000001D18 s_and_b32 s4, s7, 0xffff
-000000001D20 s_mul_i32 s6, s6, s4
-000000001D24 v_add_u32_e32 v2, s6, v0
-000000001D28 v_lshlrev_b64 v[2:3], 2, v[2:3]
-000000001D30 v_mov_b32_e32 v1, s1
-000000001D34 v_add_co_u32_e32 v2, vcc, s0, v2
-000000001D38 v_addc_co_u32_e32 v3, vcc, v1, v3, vcc
-000000001D3C global_load_dword v1, v[2:3], off
-000000001D44 v_mbcnt_lo_u32_b32 v2, -1, 0
-000000001D4C v_mbcnt_hi_u32_b32 v2, -1, v2
-000000001D54 v_and_b32_e32 v3, 63, v2
-000000001D58 v_cmp_gt_u32_e32 vcc, 48, v3
-000000001D5C v_cndmask_b32_e64 v4, 0, 1, vcc
-000000001D64 v_lshlrev_b32_e32 v4, 4, v4
-000000001D68 v_add_lshl_u32 v4, v4, v2, 2
-000000001D70 v_cmp_gt_u32_e32 vcc, 56, v3
-000000001D74 v_cndmask_b32_e64 v5, 0, 1, vcc
-000000001D7C v_lshlrev_b32_e32 v5, 3, v5
-000000001D80 v_add_lshl_u32 v5, v5, v2, 2
-000000001D88 v_cmp_gt_u32_e32 vcc, 60, v3
-000000001D8C s_waitcnt vmcnt(0)
-000000001D90 ds_bpermute_b32 v4, v4, v1
-000000001D98 s_waitcnt lgkmcnt(0)
-000000001D9C v_add_f32_e32 v1, v1, v4
-000000001DA0 ds_bpermute_b32 v4, v5, v1
-000000001DA8 v_cndmask_b32_e64 v5, 0, 1, vcc
-000000001DB0 v_lshlrev_b32_e32 v5, 2, v5
-000000001DB4 v_add_lshl_u32 v5, v5, v2, 2
-000000001DBC v_cmp_gt_u32_e32 vcc, 62, v3
-000000001DC0 s_waitcnt lgkmcnt(0)
-000000001DC4 v_add_f32_e32 v1, v1, v4
-000000001DC8 ds_bpermute_b32 v4, v5, v1
-000000001DD0 v_cndmask_b32_e64 v5, 0, 1, vcc
-000000001DD8 v_lshlrev_b32_e32 v5, 1, v5
-000000001DDC v_add_lshl_u32 v5, v5, v2, 2
-000000001DE4 v_cmp_ne_u32_e32 vcc, 63, v3
-000000001DE8 s_waitcnt lgkmcnt(0)
-000000001DEC v_add_f32_e32 v1, v1, v4
-000000001DF0 ds_bpermute_b32 v4, v5, v1
-000000001DF8 v_addc_co_u32_e32 v2, vcc, 0, v2, vcc
-000000001DFC v_lshlrev_b32_e32 v2, 2, v2
-000000001E00 v_cmp_eq_u32_e32 vcc, 0, v0
-000000001E04 s_waitcnt lgkmcnt(0)
-000000001E08 v_add_f32_e32 v1, v1, v4
-000000001E0C ds_bpermute_b32 v2, v2, v1
-000000001E14 s_and_saveexec_b64 s[0:1], vcc
-000000001E18 s_cbranch_execz 35
-000000001E1C s_mov_b64 s[0:1], exec
-000000001E20 s_waitcnt lgkmcnt(0)
-000000001E24 v_add_f32_e32 v0, v1, v2
-000000001E28 v_bfrev_b32_e32 v2, 1
-000000001E2C s_ff1_i32_b64 s4, s[0:1]
-000000001E30 v_readlane_b32 s6, v0, s4
-000000001E38 s_lshl_b64 s[4:5], 1, s4
-000000001E3C s_andn2_b64 s[0:1], s[0:1], s[4:5]
-000000001E40 s_cmp_lg_u64 s[0:1], 0
-000000001E44 v_add_f32_e32 v2, s6, v2
-000000001E48 s_cbranch_scc1 65528
-000000001E4C v_mbcnt_lo_u32_b32 v0, exec_lo, 0
-000000001E54 v_mbcnt_hi_u32_b32 v0, exec_hi, v0
-000000001E5C v_cmp_eq_u32_e32 vcc, 0, v0
-000000001E60 s_and_saveexec_b64 s[0:1], vcc
-000000001E64 s_xor_b64 s[0:1], exec, s[0:1]
-000000001E68 s_cbranch_execz 15
-000000001E6C s_load_dword s4, s[2:3], 0x0
-000000001E74 s_mov_b64 s[0:1], 0
-000000001E78 v_mov_b32_e32 v3, 0
-000000001E7C s_waitcnt lgkmcnt(0)
-000000001E80 v_mov_b32_e32 v1, s4
-000000001E84 v_add_f32_e32 v0, v1, v2
-000000001E88 global_atomic_cmpswap v0, v3, v[0:1], s[2:3] glc
-000000001E90 s_waitcnt vmcnt(0)
-000000001E94 v_cmp_eq_u32_e32 vcc, v0, v1
-000000001E98 s_or_b64 s[0:1], vcc, s[0:1]
-000000001E9C v_mov_b32_e32 v1, v0
-000000001EA0 s_andn2_b64 exec, exec, s[0:1]
-000000001EA4 s_cbranch_execnz 65527
-000000001EA8 s_endpgm
-000000001EAC s_nop 0
-000000001EB0 s_nop 0
-000000001EB4 s_nop 0
-000000001EB8 s_nop 0
-000000001EBC s_nop 0
-000000001EC0 s_nop 0
-000000001EC4 s_nop 0
-000000001EC8 s_nop 0
-000000001ECC s_nop 0
-000000001ED0 s_nop 0
-000000001ED4 s_nop 0
-000000001ED8 s_nop 0
-000000001EDC s_nop 0
-000000001EE0 s_nop 0
-000000001EE4 s_nop 0
-000000001EE8 s_nop 0
-000000001EEC s_nop 0
-000000001EF0 s_nop 0
-000000001EF4 s_nop 0
-000000001EF8 s_nop 0
-000000001EFC s_nop 0
-000000001F00 s_load_dword s7, s[4:5], 0x1c
-000000001F08 s_load_dwordx4 s[0:3], s[4:5], 0x0
-000000001F10 v_mov_b32_e32 v3, 0
-000000001F14 s_waitcnt lgkmcnt(0)
-000000001F18 s_and_b32 s4, s7, 0xffff
-000000001F20 s_mul_i32 s6, s6, s4
-000000001F24 v_add_u32_e32 v2, s6, v0
-000000001F28 v_lshlrev_b64 v[2:3], 2, v[2:3]
-000000001F30 v_mov_b32_e32 v1, s1
-000000001F34 v_add_co_u32_e32 v2, vcc, s0, v2
-000000001F38 v_addc_co_u32_e32 v3, vcc, v1, v3, vcc
-000000001F3C global_load_dword v1, v[2:3], off
-000000001F44 v_mbcnt_lo_u32_b32 v2, -1, 0
-000000001F4C v_mbcnt_hi_u32_b32 v2, -1, v2
-000000001F54 v_and_b32_e32 v3, 63, v2
-000000001F58 v_cmp_gt_u32_e32 vcc, 32, v3
-000000001F5C v_cndmask_b32_e64 v4, 0, 1, vcc
-000000001F64 v_lshlrev_b32_e32 v4, 5, v4
-000000001F68 v_add_lshl_u32 v4, v4, v2, 2
-000000001F70 v_cmp_gt_u32_e32 vcc, 48, v3
-000000001F74 v_cndmask_b32_e64 v5, 0, 1, vcc
-000000001F7C v_lshlrev_b32_e32 v5, 4, v5
-000000001F80 v_add_lshl_u32 v5, v5, v2, 2
-000000001F88 v_cmp_gt_u32_e32 vcc, 56, v3
-000000001F8C v_and_b32_e32 v0, 63, v0
+000000001E00 s_load_dword s7, s[4:5], 0x1c
+000000001E08 s_load_dwordx4 s[0:3], s[4:5], 0x0
+000000001E10 v_mov_b32_e32 v3, 0
+000000001E14 s_waitcnt lgkmcnt(0)
+000000001E18 s_and_b32 s4, s7, 0xffff
+000000001E20 s_mul_i32 s6, s6, s4
+000000001E24 v_add_u32_e32 v2, s6, v0
+000000001E28 v_lshlrev_b64 v[2:3], 2, v[2:3]
+000000001E30 v_mov_b32_e32 v1, s1
+000000001E34 v_add_co_u32_e32 v2, vcc, s0, v2
+000000001E38 v_addc_co_u32_e32 v3, vcc, v1, v3, vcc
+000000001E3C global_load_dword v1, v[2:3], off
+000000001E44 v_mbcnt_lo_u32_b32 v2, -1, 0
+000000001E4C v_mbcnt_hi_u32_b32 v2, -1, v2
+000000001E54 v_and_b32_e32 v3, 63, v2
+000000001E58 v_cmp_gt_u32_e32 vcc, 48, v3
+000000001E5C v_cndmask_b32_e64 v4, 0, 1, vcc
+000000001E64 v_lshlrev_b32_e32 v4, 4, v4
+000000001E68 v_add_lshl_u32 v4, v4, v2, 2
+000000001E70 v_cmp_gt_u32_e32 vcc, 56, v3
+000000001E74 v_cndmask_b32_e64 v5, 0, 1, vcc
+000000001E7C v_lshlrev_b32_e32 v5, 3, v5
+000000001E80 v_add_lshl_u32 v5, v5, v2, 2
+000000001E88 v_cmp_gt_u32_e32 vcc, 60, v3
+000000001E8C s_waitcnt vmcnt(0)
+000000001E90 ds_bpermute_b32 v4, v4, v1
+000000001E98 s_waitcnt lgkmcnt(0)
+000000001E9C v_add_f32_e32 v1, v1, v4
+000000001EA0 ds_bpermute_b32 v4, v5, v1
+000000001EA8 v_cndmask_b32_e64 v5, 0, 1, vcc
+000000001EB0 v_lshlrev_b32_e32 v5, 2, v5
+000000001EB4 v_add_lshl_u32 v5, v5, v2, 2
+000000001EBC v_cmp_gt_u32_e32 vcc, 62, v3
+000000001EC0 s_waitcnt lgkmcnt(0)
+000000001EC4 v_add_f32_e32 v1, v1, v4
+000000001EC8 ds_bpermute_b32 v4, v5, v1
+000000001ED0 v_cndmask_b32_e64 v5, 0, 1, vcc
+000000001ED8 v_lshlrev_b32_e32 v5, 1, v5
+000000001EDC v_add_lshl_u32 v5, v5, v2, 2
+000000001EE4 v_cmp_ne_u32_e32 vcc, 63, v3
+000000001EE8 s_waitcnt lgkmcnt(0)
+000000001EEC v_add_f32_e32 v1, v1, v4
+000000001EF0 ds_bpermute_b32 v4, v5, v1
+000000001EF8 v_addc_co_u32_e32 v2, vcc, 0, v2, vcc
+000000001EFC v_lshlrev_b32_e32 v2, 2, v2
+000000001F00 v_cmp_eq_u32_e32 vcc, 0, v0
+000000001F04 s_waitcnt lgkmcnt(0)
+000000001F08 v_add_f32_e32 v1, v1, v4
+000000001F0C ds_bpermute_b32 v2, v2, v1
+000000001F14 s_and_saveexec_b64 s[0:1], vcc
+000000001F18 s_cbranch_execz 35
+000000001F1C s_mov_b64 s[0:1], exec
+000000001F20 s_waitcnt lgkmcnt(0)
+000000001F24 v_add_f32_e32 v0, v1, v2
+000000001F28 v_bfrev_b32_e32 v2, 1
+000000001F2C s_ff1_i32_b64 s4, s[0:1]
+000000001F30 v_readlane_b32 s6, v0, s4
+000000001F38 s_lshl_b64 s[4:5], 1, s4
+000000001F3C s_andn2_b64 s[0:1], s[0:1], s[4:5]
+000000001F40 s_cmp_lg_u64 s[0:1], 0
+000000001F44 v_add_f32_e32 v2, s6, v2
+000000001F48 s_cbranch_scc1 65528
+000000001F4C v_mbcnt_lo_u32_b32 v0, exec_lo, 0
+000000001F54 v_mbcnt_hi_u32_b32 v0, exec_hi, v0
+000000001F5C v_cmp_eq_u32_e32 vcc, 0, v0
+000000001F60 s_and_saveexec_b64 s[0:1], vcc
+000000001F64 s_xor_b64 s[0:1], exec, s[0:1]
+000000001F68 s_cbranch_execz 15
+000000001F6C s_load_dword s4, s[2:3], 0x0
+000000001F74 s_mov_b64 s[0:1], 0
+000000001F78 v_mov_b32_e32 v3, 0
+000000001F7C s_waitcnt lgkmcnt(0)
+000000001F80 v_mov_b32_e32 v1, s4
+000000001F84 v_add_f32_e32 v0, v1, v2
+000000001F88 global_atomic_cmpswap v0, v3, v[0:1], s[2:3] glc
 000000001F90 s_waitcnt vmcnt(0)
-000000001F94 ds_bpermute_b32 v4, v4, v1
-000000001F9C s_waitcnt lgkmcnt(0)
-000000001FA0 v_add_f32_e32 v1, v1, v4
-000000001FA4 ds_bpermute_b32 v4, v5, v1
-000000001FAC v_cndmask_b32_e64 v5, 0, 1, vcc
-000000001FB4 v_lshlrev_b32_e32 v5, 3, v5
-000000001FB8 v_add_lshl_u32 v5, v5, v2, 2
-000000001FC0 v_cmp_gt_u32_e32 vcc, 60, v3
-000000001FC4 s_waitcnt lgkmcnt(0)
-000000001FC8 v_add_f32_e32 v1, v1, v4
-000000001FCC ds_bpermute_b32 v4, v5, v1
-000000001FD4 v_cndmask_b32_e64 v5, 0, 1, vcc
-000000001FDC v_lshlrev_b32_e32 v5, 2, v5
-000000001FE0 v_add_lshl_u32 v5, v5, v2, 2
-000000001FE8 v_cmp_gt_u32_e32 vcc, 62, v3
-000000001FEC s_waitcnt lgkmcnt(0)
-000000001FF0 v_add_f32_e32 v1, v1, v4
-000000001FF4 ds_bpermute_b32 v4, v5, v1
-000000001FFC v_cndmask_b32_e64 v5, 0, 1, vcc
-000000002004 v_lshlrev_b32_e32 v5, 1, v5
-000000002008 v_add_lshl_u32 v5, v5, v2, 2
-000000002010 v_cmp_ne_u32_e32 vcc, 63, v3
+000000001F94 v_cmp_eq_u32_e32 vcc, v0, v1
+000000001F98 s_or_b64 s[0:1], vcc, s[0:1]
+000000001F9C v_mov_b32_e32 v1, v0
+000000001FA0 s_andn2_b64 exec, exec, s[0:1]
+000000001FA4 s_cbranch_execnz 65527
+000000001FA8 s_endpgm
+000000001FAC s_nop 0
+000000001FB0 s_nop 0
+000000001FB4 s_nop 0
+000000001FB8 s_nop 0
+000000001FBC s_nop 0
+000000001FC0 s_nop 0
+000000001FC4 s_nop 0
+000000001FC8 s_nop 0
+000000001FCC s_nop 0
+000000001FD0 s_nop 0
+000000001FD4 s_nop 0
+000000001FD8 s_nop 0
+000000001FDC s_nop 0
+000000001FE0 s_nop 0
+000000001FE4 s_nop 0
+000000001FE8 s_nop 0
+000000001FEC s_nop 0
+000000001FF0 s_nop 0
+000000001FF4 s_nop 0
+000000001FF8 s_nop 0
+000000001FFC s_nop 0
+000000002000 s_load_dword s7, s[4:5], 0x1c
+000000002008 s_load_dwordx4 s[0:3], s[4:5], 0x0
+000000002010 v_mov_b32_e32 v3, 0
 000000002014 s_waitcnt lgkmcnt(0)
-000000002018 v_add_f32_e32 v1, v1, v4
-00000000201C ds_bpermute_b32 v4, v5, v1
-000000002024 v_addc_co_u32_e32 v2, vcc, 0, v2, vcc
-000000002028 v_lshlrev_b32_e32 v2, 2, v2
-00000000202C v_cmp_eq_u32_e32 vcc, 0, v0
-000000002030 s_waitcnt lgkmcnt(0)
-000000002034 v_add_f32_e32 v1, v1, v4
-000000002038 ds_bpermute_b32 v2, v2, v1
-000000002040 s_and_saveexec_b64 s[0:1], vcc
-000000002044 s_cbranch_execz 35
-000000002048 s_mov_b64 s[0:1], exec
-00000000204C s_waitcnt lgkmcnt(0)
-000000002050 v_add_f32_e32 v0, v1, v2
-000000002054 v_bfrev_b32_e32 v2, 1
-000000002058 s_ff1_i32_b64 s4, s[0:1]
-00000000205C v_readlane_b32 s6, v0, s4
-000000002064 s_lshl_b64 s[4:5], 1, s4
-000000002068 s_andn2_b64 s[0:1], s[0:1], s[4:5]
-00000000206C s_cmp_lg_u64 s[0:1], 0
-000000002070 v_add_f32_e32 v2, s6, v2
-000000002074 s_cbranch_scc1 65528
-000000002078 v_mbcnt_lo_u32_b32 v0, exec_lo, 0
-000000002080 v_mbcnt_hi_u32_b32 v0, exec_hi, v0
-000000002088 v_cmp_eq_u32_e32 vcc, 0, v0
-00000000208C s_and_saveexec_b64 s[0:1], vcc
-000000002090 s_xor_b64 s[0:1], exec, s[0:1]
-000000002094 s_cbranch_execz 15
-000000002098 s_load_dword s4, s[2:3], 0x0
-0000000020A0 s_mov_b64 s[0:1], 0
-0000000020A4 v_mov_b32_e32 v3, 0
-0000000020A8 s_waitcnt lgkmcnt(0)
-0000000020AC v_mov_b32_e32 v1, s4
-0000000020B0 v_add_f32_e32 v0, v1, v2
-0000000020B4 global_atomic_cmpswap v0, v3, v[0:1], s[2:3] glc
-0000000020BC s_waitcnt vmcnt(0)
-0000000020C0 v_cmp_eq_u32_e32 vcc, v0, v1
-0000000020C4 s_or_b64 s[0:1], vcc, s[0:1]
-0000000020C8 v_mov_b32_e32 v1, v0
-0000000020CC s_andn2_b64 exec, exec, s[0:1]
-0000000020D0 s_cbranch_execnz 65527
-0000000020D4 s_endpgm
-0000000020D8 s_nop 0
-0000000020DC s_nop 0
-0000000020E0 s_nop 0
-0000000020E4 s_nop 0
-0000000020E8 s_nop 0
-0000000020EC s_nop 0
-0000000020F0 s_nop 0
-0000000020F4 s_nop 0
-0000000020F8 s_nop 0
-0000000020FC s_nop 0
-000000002100 s_nop 0
-000000002104 s_nop 0
-000000002108 s_nop 0
-00000000210C s_nop 0
-000000002110 s_nop 0
-000000002114 s_nop 0
-000000002118 s_nop 0
-00000000211C s_nop 0
-000000002120 s_nop 0
-000000002124 s_nop 0
-000000002128 s_nop 0
-00000000212C s_nop 0
-000000002130 s_nop 0
-000000002134 s_nop 0
-000000002138 s_nop 0
-00000000213C s_nop 0
-000000002140 s_nop 0
-000000002144 s_nop 0
-000000002148 s_nop 0
-00000000214C s_nop 0
-000000002150 s_nop 0
-000000002154 s_nop 0
-000000002158 s_nop 0
-00000000215C s_nop 0
-000000002160 s_nop 0
-000000002164 s_nop 0
-000000002168 s_nop 0
-00000000216C s_nop 0
-000000002170 s_nop 0
-000000002174 s_nop 0
-000000002178 s_nop 0
-00000000217C s_nop 0
-000000002180 s_nop 0
-000000002184 s_nop 0
-000000002188 s_nop 0
-00000000218C s_nop 0
-000000002190 s_nop 0
-000000002194 s_nop 0
-000000002198 s_nop 0
-00000000219C s_nop 0
-0000000021A0 s_nop 0
-0000000021A4 s_nop 0
-0000000021A8 s_nop 0
-0000000021AC s_nop 0
-0000000021B0 s_nop 0
-0000000021B4 s_nop 0
-0000000021B8 s_nop 0
-0000000021BC s_nop 0
-0000000021C0 s_nop 0
-0000000021C4 s_nop 0
-0000000021C8 s_nop 0
-0000000021CC s_nop 0
-0000000021D0 s_nop 0
-0000000021D4 s_nop 0
+000000002018 s_and_b32 s4, s7, 0xffff
+000000002020 s_mul_i32 s6, s6, s4
+000000002024 v_add_u32_e32 v2, s6, v0
+000000002028 v_lshlrev_b64 v[2:3], 2, v[2:3]
+000000002030 v_mov_b32_e32 v1, s1
+000000002034 v_add_co_u32_e32 v2, vcc, s0, v2
+000000002038 v_addc_co_u32_e32 v3, vcc, v1, v3, vcc
+00000000203C global_load_dword v1, v[2:3], off
+000000002044 v_mbcnt_lo_u32_b32 v2, -1, 0
+00000000204C v_mbcnt_hi_u32_b32 v2, -1, v2
+000000002054 v_and_b32_e32 v3, 63, v2
+000000002058 v_cmp_gt_u32_e32 vcc, 32, v3
+00000000205C v_cndmask_b32_e64 v4, 0, 1, vcc
+000000002064 v_lshlrev_b32_e32 v4, 5, v4
+000000002068 v_add_lshl_u32 v4, v4, v2, 2
+000000002070 v_cmp_gt_u32_e32 vcc, 48, v3
+000000002074 v_cndmask_b32_e64 v5, 0, 1, vcc
+00000000207C v_lshlrev_b32_e32 v5, 4, v5
+000000002080 v_add_lshl_u32 v5, v5, v2, 2
+000000002088 v_cmp_gt_u32_e32 vcc, 56, v3
+00000000208C v_and_b32_e32 v0, 63, v0
+000000002090 s_waitcnt vmcnt(0)
+000000002094 ds_bpermute_b32 v4, v4, v1
+00000000209C s_waitcnt lgkmcnt(0)
+0000000020A0 v_add_f32_e32 v1, v1, v4
+0000000020A4 ds_bpermute_b32 v4, v5, v1
+0000000020AC v_cndmask_b32_e64 v5, 0, 1, vcc
+0000000020B4 v_lshlrev_b32_e32 v5, 3, v5
+0000000020B8 v_add_lshl_u32 v5, v5, v2, 2
+0000000020C0 v_cmp_gt_u32_e32 vcc, 60, v3
+0000000020C4 s_waitcnt lgkmcnt(0)
+0000000020C8 v_add_f32_e32 v1, v1, v4
+0000000020CC ds_bpermute_b32 v4, v5, v1
+0000000020D4 v_cndmask_b32_e64 v5, 0, 1, vcc
+0000000020DC v_lshlrev_b32_e32 v5, 2, v5
+0000000020E0 v_add_lshl_u32 v5, v5, v2, 2
+0000000020E8 v_cmp_gt_u32_e32 vcc, 62, v3
+0000000020EC s_waitcnt lgkmcnt(0)
+0000000020F0 v_add_f32_e32 v1, v1, v4
+0000000020F4 ds_bpermute_b32 v4, v5, v1
+0000000020FC v_cndmask_b32_e64 v5, 0, 1, vcc
+000000002104 v_lshlrev_b32_e32 v5, 1, v5
+000000002108 v_add_lshl_u32 v5, v5, v2, 2
+000000002110 v_cmp_ne_u32_e32 vcc, 63, v3
+000000002114 s_waitcnt lgkmcnt(0)
+000000002118 v_add_f32_e32 v1, v1, v4
+00000000211C ds_bpermute_b32 v4, v5, v1
+000000002124 v_addc_co_u32_e32 v2, vcc, 0, v2, vcc
+000000002128 v_lshlrev_b32_e32 v2, 2, v2
+00000000212C v_cmp_eq_u32_e32 vcc, 0, v0
+000000002130 s_waitcnt lgkmcnt(0)
+000000002134 v_add_f32_e32 v1, v1, v4
+000000002138 ds_bpermute_b32 v2, v2, v1
+000000002140 s_and_saveexec_b64 s[0:1], vcc
+000000002144 s_cbranch_execz 35
+000000002148 s_mov_b64 s[0:1], exec
+00000000214C s_waitcnt lgkmcnt(0)
+000000002150 v_add_f32_e32 v0, v1, v2
+000000002154 v_bfrev_b32_e32 v2, 1
+000000002158 s_ff1_i32_b64 s4, s[0:1]
+00000000215C v_readlane_b32 s6, v0, s4
+000000002164 s_lshl_b64 s[4:5], 1, s4
+000000002168 s_andn2_b64 s[0:1], s[0:1], s[4:5]
+00000000216C s_cmp_lg_u64 s[0:1], 0
+000000002170 v_add_f32_e32 v2, s6, v2
+000000002174 s_cbranch_scc1 65528
+000000002178 v_mbcnt_lo_u32_b32 v0, exec_lo, 0
+000000002180 v_mbcnt_hi_u32_b32 v0, exec_hi, v0
+000000002188 v_cmp_eq_u32_e32 vcc, 0, v0
+00000000218C s_and_saveexec_b64 s[0:1], vcc
+000000002190 s_xor_b64 s[0:1], exec, s[0:1]
+000000002194 s_cbranch_execz 15
+000000002198 s_load_dword s4, s[2:3], 0x0
+0000000021A0 s_mov_b64 s[0:1], 0
+0000000021A4 v_mov_b32_e32 v3, 0
+0000000021A8 s_waitcnt lgkmcnt(0)
+0000000021AC v_mov_b32_e32 v1, s4
+0000000021B0 v_add_f32_e32 v0, v1, v2
+0000000021B4 global_atomic_cmpswap v0, v3, v[0:1], s[2:3] glc
+0000000021BC s_waitcnt vmcnt(0)
+0000000021C0 v_cmp_eq_u32_e32 vcc, v0, v1
+0000000021C4 s_or_b64 s[0:1], vcc, s[0:1]
+0000000021C8 v_mov_b32_e32 v1, v0
+0000000021CC s_andn2_b64 exec, exec, s[0:1]
+0000000021D0 s_cbranch_execnz 65527
+0000000021D4 s_endpgm
 0000000021D8 s_nop 0
 0000000021DC s_nop 0
 0000000021E0 s_nop 0
@@ -457,3 +393,67 @@
 0000000024F4 s_nop 0
 0000000024F8 s_nop 0
 0000000024FC s_nop 0
+000000002500 s_nop 0
+000000002504 s_nop 0
+000000002508 s_nop 0
+00000000250C s_nop 0
+000000002510 s_nop 0
+000000002514 s_nop 0
+000000002518 s_nop 0
+00000000251C s_nop 0
+000000002520 s_nop 0
+000000002524 s_nop 0
+000000002528 s_nop 0
+00000000252C s_nop 0
+000000002530 s_nop 0
+000000002534 s_nop 0
+000000002538 s_nop 0
+00000000253C s_nop 0
+000000002540 s_nop 0
+000000002544 s_nop 0
+000000002548 s_nop 0
+00000000254C s_nop 0
+000000002550 s_nop 0
+000000002554 s_nop 0
+000000002558 s_nop 0
+00000000255C s_nop 0
+000000002560 s_nop 0
+000000002564 s_nop 0
+000000002568 s_nop 0
+00000000256C s_nop 0
+000000002570 s_nop 0
+000000002574 s_nop 0
+000000002578 s_nop 0
+00000000257C s_nop 0
+000000002580 s_nop 0
+000000002584 s_nop 0
+000000002588 s_nop 0
+00000000258C s_nop 0
+000000002590 s_nop 0
+000000002594 s_nop 0
+000000002598 s_nop 0
+00000000259C s_nop 0
+0000000025A0 s_nop 0
+0000000025A4 s_nop 0
+0000000025A8 s_nop 0
+0000000025AC s_nop 0
+0000000025B0 s_nop 0
+0000000025B4 s_nop 0
+0000000025B8 s_nop 0
+0000000025BC s_nop 0
+0000000025C0 s_nop 0
+0000000025C4 s_nop 0
+0000000025C8 s_nop 0
+0000000025CC s_nop 0
+0000000025D0 s_nop 0
+0000000025D4 s_nop 0
+0000000025D8 s_nop 0
+0000000025DC s_nop 0
+0000000025E0 s_nop 0
+0000000025E4 s_nop 0
+0000000025E8 s_nop 0
+0000000025EC s_nop 0
+0000000025F0 s_nop 0
+0000000025F4 s_nop 0
+0000000025F8 s_nop 0
+0000000025FC s_nop 0

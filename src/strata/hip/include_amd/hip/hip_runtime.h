@@ -488,13 +488,21 @@ extern "C" __device__ __attribute__((weak)) __attribute__((address_space(1))) ch
 
 // A failed assert prints ROCm's line ("file:line: function: Device-side assertion `expr' failed.") and then
 // executes a debug trap (s_trap 3), which the virtual GPU reports as cudaErrorAssert/hipErrorAssert with the
-// assertion from that line. <assert.h>'s assert, included by host code, calls __assert_fail too.
+// assertion from that line. The macro passes the strings as literals, which clang's buffered printf stores
+// as immediates (no reads of the code object's data); <assert.h>'s assert, included by host code, calls
+// __assert_fail, whose strings the device copies at run time.
+#define __STRATA_ASSERT_LINE "%s:%u: %s: Device-side assertion `%s' failed.\n"
 extern "C" __device__ __attribute__((weak, noinline)) void __assert_fail(const char* expr, const char* file,
                                                                           unsigned int line, const char* func) {
-  printf("%s:%u: %s: Device-side assertion `%s' failed.\n", file, line, func, expr);
+  printf(__STRATA_ASSERT_LINE, file, line, func, expr);
   __builtin_debugtrap();
 }
-#define assert(x) ((x) ? (void)0 : __assert_fail(#x, __FILE__, __LINE__, __func__))
+#if defined(__HIP_DEVICE_COMPILE__)
+#define assert(x) ((x) ? (void)0 : (printf(__STRATA_ASSERT_LINE, __FILE__, __LINE__, __func__, #x), \
+                                    __builtin_debugtrap()))
+#else
+#include <assert.h>
+#endif
 
 // ---- vector types (HIP's names; 1-, 2- and 4-wide are clang vectors with .x .y .z .w, 3-wide a struct)
 #define __STRATA_VEC(T, N) \
