@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -30,17 +29,6 @@ extern "C" __global__ void dv(int n, const float* a, const float* b, float* o, c
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) { o[i] = a[i] / b[i]; od[i] = c[i] / d[i]; }
 }'''
-
-
-@pytest.fixture
-def mi300x() -> Iterator[cuda.Device]:
-    before = cuda.current_device()
-    dev = cuda.Device(model="mi300x")
-    cuda.set_device(dev)
-    try:
-        yield dev
-    finally:
-        cuda.set_device(before)
 
 
 def _edge_operands(r: np.random.Generator, n: int, dt: type) -> tuple[np.ndarray, np.ndarray]:

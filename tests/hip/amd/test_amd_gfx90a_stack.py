@@ -6,7 +6,6 @@ the first call's frame landed 64x too deep and faulted past the work-item's segm
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -35,17 +34,6 @@ extern "C" __global__ void calls(int n, int* out) {
     out[3 * t + 1] = is_even((unsigned)t) ? 1 : 0;
     out[3 * t + 2] = sum_down(buf, t % 12);
 }"""
-
-
-@pytest.fixture
-def mi250x() -> Iterator[cuda.Device]:
-    before = cuda.current_device()
-    dev = cuda.Device(model="mi250x")
-    cuda.set_device(dev)
-    try:
-        yield dev
-    finally:
-        cuda.set_device(before)
 
 
 def _sum_down(buf: list[int], n: int) -> int:

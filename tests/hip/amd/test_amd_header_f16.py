@@ -20,17 +20,6 @@ needs_clang = pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang
 pytestmark = needs_clang
 
 
-@pytest.fixture(scope="module")
-def mi300x() -> Iterator[cuda.Device]:
-    before = cuda.current_device()
-    dev = cuda.Device(model="mi300x")
-    cuda.set_device(dev)
-    try:
-        yield dev
-    finally:
-        cuda.set_device(before)
-
-
 # ------------------------------------------------------------------------------------------------ oracles
 @pytest.fixture(autouse=True)
 def _quiet() -> Iterator[None]:
@@ -161,7 +150,7 @@ def _half_fma_traps() -> tuple[list[float], list[float], list[float]]:
     return [1 + u, -(1 + u), 1 + 2 * u], [1 + 2 * u, 1 + 2 * u, 1 + u], [-1.0, 1.0, -1.0]
 
 
-def test_half_scalar_ops(mi300x: cuda.Device) -> None:
+def test_half_scalar_ops(mi300x_module: cuda.Device) -> None:
     n = 600
     a, b, c = _half_inputs(n, 1), _half_inputs(n, 2)[::-1].copy(), _half_inputs(n, 3)
     ta, tb, tc = _half_fma_traps()
@@ -216,7 +205,7 @@ extern "C" __global__ void h2ops(int n, const __half2* a, const __half2* b, cons
 """
 
 
-def test_half2_packed_ops(mi300x: cuda.Device) -> None:
+def test_half2_packed_ops(mi300x_module: cuda.Device) -> None:
     n = 300  # half2 elements
     a, b, c = _half_inputs(2 * n, 4), _half_inputs(2 * n, 5)[::-1].copy(), _half_inputs(2 * n, 6)
     ta, tb, tc = _half_fma_traps()
@@ -247,7 +236,7 @@ def test_half2_packed_ops(mi300x: cuda.Device) -> None:
 
 
 @pytest.mark.parametrize("opt", [[], ["-O0"]])
-def test_half2_kernel_at_O0_too(mi300x: cuda.Device, opt: list[str]) -> None:
+def test_half2_kernel_at_O0_too(mi300x_module: cuda.Device, opt: list[str]) -> None:
     """-O0 keeps __half2 locals in scratch behind generic pointers: flat_store_short_d16_hi to the private
     aperture (it went to global memory and faulted before)."""
     src = r"""
@@ -291,7 +280,7 @@ extern "C" __global__ void cvt(int n, const float* f, const double* d, const int
 """
 
 
-def test_conversions_and_directed_rounding(mi300x: cuda.Device) -> None:
+def test_conversions_and_directed_rounding(mi300x_module: cuda.Device) -> None:
     n = 400
     r = np.random.default_rng(8)
     f = (r.standard_normal(n) * 10.0 ** r.integers(-9, 6, n)).astype(np.float32)
@@ -359,7 +348,7 @@ BF16_FMA_TRAPS = [(0x31B2, 0xAA40, 0x0DAE), (0xB3FC, 0xC820, 0xB030), (0xB892, 0
                   (0xF8F0, 0x17B8, 0xC47A), (0x76A0, 0xA52A, 0xCD5D), (0xC298, 0x9798, 0x0E55)]
 
 
-def test_bf16_ops(mi300x: cuda.Device) -> None:
+def test_bf16_ops(mi300x_module: cuda.Device) -> None:
     n = 500
     r = np.random.default_rng(10)
     a, b, c = (r.integers(0, 0x10000, n).astype(np.uint16) for _ in range(3))

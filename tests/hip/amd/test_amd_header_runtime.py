@@ -7,7 +7,6 @@ v_add_u32). Kernels come from clang-19 compiling real HIP C++ with the header.""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -19,17 +18,6 @@ import strata.hip as hip
 
 needs_clang = pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 not installed (make amd)")
 pytestmark = needs_clang
-
-
-@pytest.fixture(scope="module")
-def mi300x() -> Iterator[cuda.Device]:
-    before = cuda.current_device()
-    dev = cuda.Device(model="mi300x")
-    cuda.set_device(dev)
-    try:
-        yield dev
-    finally:
-        cuda.set_device(before)
 
 
 CAS = r"""
@@ -53,7 +41,7 @@ extern "C" __global__ void cas(int n, const double* v, double* sum, unsigned lon
 """
 
 
-def test_64bit_atomic_cas(mi300x: cuda.Device) -> None:
+def test_64bit_atomic_cas(mi300x_module: cuda.Device) -> None:
     n = 700
     v = np.random.default_rng(1).integers(-1000, 1000, n).astype(np.float64) * 0.25  # sums exact in any order
     total, won = hip.to_device(np.array([3.5])), hip.zeros(n, np.int32)
@@ -89,7 +77,7 @@ extern "C" __global__ void scoped(const int* v, int* g, unsigned long long* g64,
 """
 
 
-def test_block_and_system_atomics(mi300x: cuda.Device) -> None:
+def test_block_and_system_atomics(mi300x_module: cuda.Device) -> None:
     blocks, threads = 3, 192
     v = np.random.default_rng(2).integers(-(2 ** 30), 2 ** 30, blocks * threads).astype(np.int32)
     g0 = np.array([-5, 5, 0, 100, -1, 0x1234], np.int32)
@@ -135,7 +123,7 @@ def _byte_perm(x: np.ndarray, y: np.ndarray, s: np.ndarray) -> np.ndarray:
     return out
 
 
-def test_bit_intrinsics(mi300x: cuda.Device) -> None:
+def test_bit_intrinsics(mi300x_module: cuda.Device) -> None:
     n = 400
     r = np.random.default_rng(3)
     d = r.integers(0, 2 ** 64, n, dtype=np.uint64).view(np.float64)
@@ -182,7 +170,7 @@ extern "C" __global__ void barred(const int* in, int* out) {
 """
 
 
-def test_syncthreads_count_and_or(mi300x: cuda.Device) -> None:
+def test_syncthreads_count_and_or(mi300x_module: cuda.Device) -> None:
     blocks, bx, by = 5, 16, 6  # 96 threads: one full and one half-full wavefront
     r = np.random.default_rng(4)
     v = r.integers(-100, 100, (blocks, bx * by)).astype(np.int32)
@@ -254,7 +242,7 @@ extern "C" __global__ void cvt(int n, const float* f, const double* d, const int
 """
 
 
-def test_conversions_every_rounding(mi300x: cuda.Device) -> None:
+def test_conversions_every_rounding(mi300x_module: cuda.Device) -> None:
     n = 300
     r = np.random.default_rng(5)
     f = (r.standard_normal(n) * 10.0 ** r.integers(-2, 21, n)).astype(np.float32)
@@ -321,7 +309,7 @@ extern "C" __global__ void fdir(int n, const float* a, const float* b, const flo
 """
 
 
-def test_f32_directed_rounding_arithmetic(mi300x: cuda.Device) -> None:
+def test_f32_directed_rounding_arithmetic(mi300x_module: cuda.Device) -> None:
     n = 160
     r = np.random.default_rng(6)
     a, b, c = ((r.standard_normal(n) * 10.0 ** r.integers(-40, 39, n)).astype(np.float32) for _ in range(3))
@@ -400,7 +388,7 @@ extern "C" __global__ void shfl64(const double* d, const long long* q, double* o
 """
 
 
-def test_64bit_and_unsigned_shuffles(mi300x: cuda.Device) -> None:
+def test_64bit_and_unsigned_shuffles(mi300x_module: cuda.Device) -> None:
     n = 128  # two wavefronts
     r = np.random.default_rng(7)
     d = r.standard_normal(n) * 1e300
@@ -434,7 +422,7 @@ extern "C" __global__ void ddir(int n, const double* a, const double* b, const d
 """
 
 
-def test_f64_directed_rounding_arithmetic(mi300x: cuda.Device) -> None:
+def test_f64_directed_rounding_arithmetic(mi300x_module: cuda.Device) -> None:
     """Exponents across the whole range: products and quotients that underflow to subnormals or overflow, fma
     addends 2^-1000 apart (the smaller one decides only by its sign), exact cancellations."""
     n = 120

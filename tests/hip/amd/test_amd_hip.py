@@ -5,7 +5,6 @@ engine. Skips with the reason where clang-19 is absent (`make amd` installs it).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,17 +16,6 @@ from strata.hip.amd import CodeObjectModule
 
 HERE = Path(__file__).parent
 needs_clang = pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 not installed (make amd)")
-
-
-@pytest.fixture
-def mi300x() -> Iterator[cuda.Device]:
-    before = cuda.current_device()
-    dev = cuda.Device(model="mi300x")
-    cuda.set_device(dev)
-    try:
-        yield dev
-    finally:
-        cuda.set_device(before)
 
 
 def source(name: str) -> str:

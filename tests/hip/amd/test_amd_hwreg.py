@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -37,17 +36,6 @@ extern "C" __global__ void round_up(float* o) {
     __builtin_amdgcn_s_setreg(MODE_ROUND32, 2);
     o[threadIdx.x] = 1.0f / 3.0f + o[threadIdx.x];
 }"""
-
-
-@pytest.fixture
-def mi300x() -> Iterator[cuda.Device]:
-    before = cuda.current_device()
-    dev = cuda.Device(model="mi300x")
-    cuda.set_device(dev)
-    try:
-        yield dev
-    finally:
-        cuda.set_device(before)
 
 
 @needs_clang

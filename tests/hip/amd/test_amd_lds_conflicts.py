@@ -5,7 +5,6 @@ L0 execute span as `lds_bank_conflicts` and priced by the timing model. Kernels 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -34,17 +33,6 @@ extern "C" __global__ void pairs(float2* out, int stride) {
     out[blockIdx.x * blockDim.x + t] = s[t * stride];
 }
 """
-
-
-@pytest.fixture
-def mi300x() -> Iterator[cuda.Device]:
-    before = cuda.current_device()
-    dev = cuda.Device(model="mi300x")
-    cuda.set_device(dev)
-    try:
-        yield dev
-    finally:
-        cuda.set_device(before)
 
 
 def expected_conflicts(word_of_lane: np.ndarray, dwords: int) -> int:

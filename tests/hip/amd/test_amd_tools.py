@@ -5,7 +5,6 @@ the others use the checked-in code objects."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -21,17 +20,6 @@ from strata.hw.amdgpu.codeobject import parse
 
 HERE = Path(__file__).parent
 needs_clang = pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 not installed (make amd)")
-
-
-@pytest.fixture
-def mi300x() -> Iterator[cuda.Device]:
-    before = cuda.current_device()
-    dev = cuda.Device(model="mi300x")
-    cuda.set_device(dev)
-    try:
-        yield dev
-    finally:
-        cuda.set_device(before)
 
 
 # -- strata hipcc
