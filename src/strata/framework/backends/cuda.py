@@ -147,7 +147,9 @@ def mm(a: Tensor, b: Tensor, batch: tuple[int, ...], m: int, k: int, n: int) -> 
 
 def _mm_cuda(a: Tensor, b: Tensor) -> Tensor:
     """Batched row-major (B, m, k) @ (B, k, n) on the GPU with strata.libs.blas (column-major trick:
-    C^T = B^T A^T, so row-major B and A go in as column-major B^T and A^T, no transposes needed)."""
+    C^T = B^T A^T). Each operand goes in where it lies when its matrices are row-major or column-major
+    (a transposed view such as `w.t()` is the second), with any batch stride (0 for a broadcast weight);
+    only other layouts are copied first."""
     blas = library("blas")
     batch, m, k = a.shape
     n = b.shape[2]
@@ -156,21 +158,36 @@ def _mm_cuda(a: Tensor, b: Tensor) -> Tensor:
         return out
     if k == 0:
         return fill_(out, 0)
-    a, b = a.contiguous(), b.contiguous()
+    a, op_a, ld_a, sb_a = _gemm_operand(a)
+    b, op_b, ld_b, sb_b = _gemm_operand(b)
     h = library_handle("blas", a.device)
     with on(a.device):
         if a.dtype in (dt.float32, dt.float64):
-            blas.gemm_strided_batched(h, "N", "N", n, m, k, 1.0, _ptr(b), n, k * n, _ptr(a), k, m * k, 0.0,
+            blas.gemm_strided_batched(h, op_b, op_a, n, m, k, 1.0, _ptr(b), ld_b, sb_b, _ptr(a), ld_a, sb_a, 0.0,
                                       _ptr(out), n, m * n, batch, dtype=a.dtype.np)
         elif a.dtype in (dt.float16, dt.bfloat16):
             isz = a.dtype.itemsize
             for i in range(batch):
-                blas.gemm_ex(h, "N", "N", n, m, k, 1.0, _ptr(b) + i * k * n * isz, a.dtype.np, n,
-                             _ptr(a) + i * m * k * isz, a.dtype.np, k, 0.0, _ptr(out) + i * m * n * isz, a.dtype.np, n,
-                             "f32")
+                blas.gemm_ex(h, op_b, op_a, n, m, k, 1.0, _ptr(b) + i * sb_b * isz, a.dtype.np, ld_b,
+                             _ptr(a) + i * sb_a * isz, a.dtype.np, ld_a, 0.0, _ptr(out) + i * m * n * isz, a.dtype.np,
+                             n, "f32")
         else:
             raise RuntimeError(f"\"addmm_cuda\" not implemented for '{_torch_name(a.dtype.name)}'")
     return out
+
+
+def _gemm_operand(x: Tensor) -> tuple[Tensor, str, int, int]:
+    """(tensor, op, leading dimension, batch stride) of a (B, r, c) operand for the column-major call: rows
+    contiguous -> 'N' on its transpose as stored; columns contiguous -> 'T'; else a contiguous copy."""
+    _, r, c = x.shape
+    sb, sr, sc = x.stride()
+    sb = sb if x.shape[0] > 1 else r * c
+    if (sc == 1 or c == 1) and sr >= max(1, c):
+        return x, "N", max(1, sr if r > 1 else c), sb
+    if (sr == 1 or r == 1) and sc >= max(1, r):
+        return x, "T", max(1, sc if c > 1 else r), sb
+    x = x.contiguous()
+    return x, "N", max(1, c), r * c
 
 
 # ----------------------------------------------------------------------------------------- sequences
