@@ -26,7 +26,7 @@ import numpy as np
 from llvmlite import ir  # type: ignore[import-untyped]
 
 from strata.hw.jit import JitFunction, Program, kernel_param_address, kernel_param_offset
-from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW
+from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW, UVA_SHIFT, UVA_SLOTS
 from strata.hw.native import driver
 from strata.hw.ptx.ir import (
     NO_REGISTER_RESULT,
@@ -57,7 +57,9 @@ CTX_PARAMS, CTX_PARAMS_LEN, CTX_COUNTERS = 15, 16, 17
 CTX_SHARED_BASE = 18  # int64 per lane: where its block's shared memory starts (the reference's shared_base)
 CTX_SPECIALS = 19  # pointer to one pointer per entry of `specials`: each a uint32 array, one value per lane
 CTX_INVARIANTS = 20  # pointer to one int64 per entry of `invariants`: the launch's value of that register
-CTX_SIZE = 21
+CTX_PEER_BYTES = 21  # pointer to one int64 per unified-address slot: bytes of accesses to an enabled peer's memory
+CTX_OWN_LO, CTX_OWN_HI = 22, 23  # the device's own address range [base, end); addresses outside are a peer's
+CTX_SIZE = 24
 # lane-varying special registers come from the reference's own per-chunk arrays (Chunk.special); the rest
 # (%ntid, %nctaid) are launch constants in ctx
 LANE_SPECIALS = ("%tid", "%ctaid", "%laneid", "%warpid")
@@ -204,6 +206,7 @@ class KernelCodegen:
             for r in _reads(ins):
                 self.reads.setdefault(r, []).append(pos)
         self.seg_local: set[str] = set()
+        self.peer_local: ir.Value | None = None  # the dry run's per-slot peer bytes (see _count_peer)
         self.invariants = launch_invariants(jf)
         self._inv_index = {r: k for k, r in enumerate(self.invariants)}
         # Alias scopes: each register's lane array, global memory, shared memory and the read-only
@@ -531,6 +534,11 @@ class KernelCodegen:
         local = self.entry_alloca(I64, len(COUNTER_NAMES))
         for c in range(len(COUNTER_NAMES)):
             bld.store(ir.Constant(I64, 0), bld.gep(local, [ir.Constant(I64, c)]))
+        # peer traffic, per unified slot, kept aside like the counters: a bail leaves it to the reference
+        peer = any(d.space == "global" for d in mems.values())
+        self.peer_local = self.entry_alloca(I64, UVA_SLOTS) if peer else None
+        for s in range(UVA_SLOTS if peer else 0):
+            bld.store(ir.Constant(I64, 0), bld.gep(self.peer_local, [ir.Constant(I64, s)]))
         self._group(segment, mems)
         for d in mems.values():
             d.stats = WarpStats(self) if d.leader is None else d.leader.stats
@@ -582,6 +590,11 @@ class KernelCodegen:
         for c in range(len(COUNTER_NAMES)):
             p = bld.gep(counters, [ir.Constant(I64, c)])
             bld.store(bld.add(bld.load(p), bld.load(bld.gep(local, [ir.Constant(I64, c)]))), p)
+        if self.peer_local is not None:
+            out = bld.inttoptr(self.ctx(CTX_PEER_BYTES), I64P)
+            for s in range(UVA_SLOTS):
+                p = bld.gep(out, [ir.Constant(I64, s)])
+                bld.store(bld.add(bld.load(p), bld.load(bld.gep(self.peer_local, [ir.Constant(I64, s)]))), p)
 
     def _chunk_range(self, d: MemDesc) -> None:
         """Widen the chunk-wide byte range [lo, hi) of a leader's group by this warp's accesses."""
@@ -684,6 +697,21 @@ class KernelCodegen:
                 self._bail_if(bld.not_(fits), self.seg_first)
                 bld.store(bld.load(bld.gep(bld.inttoptr(starts, I64P), [safe])), d.hit_lo)
                 bld.store(end, d.hit_hi)
+            self._count_peer(d, mn)
+
+    def _count_peer(self, d: MemDesc, mn: ir.Value) -> None:
+        """A checked warp access (its group's span lies in one allocation, whose owner `mn` tells) in an
+        enabled peer's memory: its bytes are interconnect traffic, per lane as the reference counts them
+        (DeviceMemory.peer_bytes), for the leader and each member of its group (the same lanes)."""
+        bld = self.bld
+        assert self.peer_local is not None
+        away = bld.or_(bld.icmp_unsigned("<", mn, self.ctx(CTX_OWN_LO)),
+                       bld.icmp_unsigned(">=", mn, self.ctx(CTX_OWN_HI)))
+        with bld.if_then(away):
+            slot = bld.lshr(bld.sub(mn, ir.Constant(I64, GLOBAL_BASE)), ir.Constant(I64, UVA_SHIFT))
+            p = bld.gep(self.peer_local, [slot])
+            nbytes = bld.mul(bld.load(d.red[3]), ir.Constant(I64, d.nbytes * d.group))
+            bld.store(bld.add(bld.load(p), nbytes), p)
 
     def _group(self, segment: list[tuple[int, Instruction]], mems: dict[int, MemDesc]) -> None:
         """Memory instructions of a segment at `[%r + c]` for one value of %r (not rewritten in between),

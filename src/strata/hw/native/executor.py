@@ -36,7 +36,7 @@ from strata.hw.engine import (
 )
 from strata.hw.isa.registry import LaneFault
 from strata.hw.jit import JitFunction, Program
-from strata.hw.memory import DeviceMemory
+from strata.hw.memory import UVA_SLOTS, Allocation, DeviceMemory
 from strata.hw.native import codegen as cg
 from strata.hw.native.compiler import LoadedObject, cache_get, cache_key, cache_put, compile_ir
 from strata.hw.native.runloop import DriverState, run_root
@@ -200,8 +200,6 @@ def launch_reason(program: Program, kernel: str, config: LaunchConfig, mem: Devi
     jf = program.functions[kernel]
     if config.grid_workspace:
         return "cooperative launch"
-    if mem.peers:
-        return "peer access is enabled (addresses route to other devices)"
     if cluster_dims(jf, config)[1]:
         return "thread-block clusters"
     if jf.local_size:
@@ -230,7 +228,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     per_chunk = max(1, chunk_lanes // lpb)
     firsts = list(range(0, nblocks, per_chunk))
     nthreads = THREADS if len(firsts) > 1 and not budget else 1
-    allocs = mem.allocations()
+    allocs = _allocations(mem)
     starts = np.array([a.address for a in allocs] or [0], dtype=np.uint64)
     ends = np.array([a.end for a in allocs] or [0], dtype=np.uint64)
     params = np.frombuffer(config.params, dtype=np.uint8) if config.params else np.zeros(8, np.uint8)
@@ -242,6 +240,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
         L.start_ns, L.start_s = time.perf_counter_ns(), time.monotonic()
         launches.append(L)
     ncounters = [np.zeros(len(cg.COUNTER_NAMES), dtype=np.int64) for _ in launches]
+    npeer = [np.zeros(UVA_SLOTS, dtype=np.int64) for _ in launches]  # bytes to each peer slot (see _ctx)
     dstates = [DriverState(len(L.kernel.blocks)) for L in launches]
     if control is not None:
         control.launch = launches[0]
@@ -273,8 +272,8 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                 if one_d:
                     _prefill_ctaid(chunk, ctaid_slots, ctaid_bufs)
                 if ck.funcs:  # a kernel with no native block (an empty one) needs no native state
-                    chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, ncounters[t], ck,  # type: ignore[attr-defined]
-                                             ctx_cache)
+                    chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, (ncounters[t], npeer[t]),  # type: ignore[attr-defined]
+                                             ck, ctx_cache)
                     ones = ones_cache.get(chunk.n)
                     if ones is None:
                         ones = ones_cache[chunk.n] = np.ones(chunk.n, dtype=np.bool_)
@@ -305,6 +304,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
         helper.join()
     else:
         work(0)
+    _add_peer_bytes(mem, npeer)  # (before a fault is raised: the reference counts what ran until it)
     if state["exc"] is not None:
         raise state["exc"] from None
     L0 = launches[0]
@@ -354,8 +354,28 @@ def _fill_invariants(frame: Frame, ck: CompiledKernel, values: tuple[int, ...]) 
     ck.filled[id(bases)] = (bases, values)
 
 
+def _allocations(mem: DeviceMemory) -> list[Allocation]:
+    """The allocations native code may access, in address order: the device's own and, with peer access
+    enabled, its peers' (each device owns one range of the unified address space, so their allocations
+    never interleave; native code finds an address's allocation by binary search over them all)."""
+    allocs = mem.allocations()
+    for peer in list(mem.peers.values()):
+        allocs += peer.allocations()
+    if mem.peers:
+        allocs.sort(key=lambda a: a.address)
+    return allocs
+
+
+def _add_peer_bytes(mem: DeviceMemory, npeer: list[np.ndarray]) -> None:
+    """Add native code's peer traffic (bytes per unified slot) to the device's, as the reference's
+    memory checks count it (DeviceMemory.peer_bytes)."""
+    total = np.sum(npeer, axis=0) if len(npeer) > 1 else npeer[0]
+    for slot in np.flatnonzero(total).tolist():
+        mem.peer_bytes[slot] = mem.peer_bytes.get(slot, 0) + int(total[slot])
+
+
 def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: int,
-         counters: np.ndarray, ck: CompiledKernel, cache: dict[int, Any]) -> np.ndarray:
+         counters: tuple[np.ndarray, np.ndarray], ck: CompiledKernel, cache: dict[int, Any]) -> np.ndarray:
     """The chunk's ctx array. One per worker and chunk size, made once and then updated in the slots that
     change from chunk to chunk (its shared memory, first block, lane-varying special registers)."""
     lanes = []
@@ -382,7 +402,9 @@ def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: 
         values[cg.CTX_GRID:cg.CTX_GRID + 3] = cfg.grid
         values[cg.CTX_PARAMS] = params.ctypes.data
         values[cg.CTX_PARAMS_LEN] = len(cfg.params)
-        values[cg.CTX_COUNTERS] = counters.ctypes.data
+        values[cg.CTX_COUNTERS] = counters[0].ctypes.data
+        values[cg.CTX_PEER_BYTES] = counters[1].ctypes.data
+        values[cg.CTX_OWN_LO], values[cg.CTX_OWN_HI] = mem.base, mem.end
         values[cg.CTX_SHARED_BASE] = base.ctypes.data
         values[cg.CTX_SPECIALS] = table.ctypes.data
         values[cg.CTX_INVARIANTS] = inv_values.ctypes.data
