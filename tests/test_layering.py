@@ -29,6 +29,10 @@ LAYERS: dict[str, int] = {
     "storage": 3,  # cuFile's role: a CUDA library over the driver's storage DMA (nvidia-fs.ko's role is in L1)
     "libs": 4,
     "framework": 5,
+    # torch.nn / torch.optim / torch.autograd's places: real packages over the framework (strata/_subpackage.py)
+    "nn": 5,
+    "optim": 5,
+    "autograd": 5,
 }
 TOP = 5
 LEAVES = frozenset({"config", "errors", "trace"})
@@ -337,6 +341,19 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
                 path.append(nxt)
                 stack.append(iter(sorted(graph.get(nxt, ()))))
     return None
+
+
+def test_framework_never_imports_the_top_level_packages() -> None:
+    # strata.nn / strata.optim / strata.autograd import the framework and then answer with its modules: a
+    # framework module importing them (at run time) would re-enter the framework while it initialises.
+    tops = frozenset(module_name(p) for name in ("nn", "optim", "autograd")
+                     for p in (SRC / PACKAGE / name).rglob("*.py"))
+    assert {"strata.nn", "strata.optim", "strata.autograd", "strata.autograd.functional"} <= tops
+    found = {m: hits for m, p in ((module_name(p), p) for p in sorted((SRC / PACKAGE / "framework").rglob("*.py")))
+             if (hits := runtime_imports(p.read_text(encoding="utf-8"), m, is_package=p.name == "__init__.py",
+                                         known=tops))}
+    assert not found, f"framework modules importing strata.nn/optim/autograd: {found}"
+    assert runtime_imports("from strata import nn\n", "strata.framework.x", known=tops) == {"strata.nn"}
 
 
 def test_framework_imports_form_a_dag() -> None:

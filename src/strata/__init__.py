@@ -20,8 +20,16 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # for mypy and editors: the same names, imported eagerly
-    from strata.framework import *  # noqa: F403
+    # the packages (src/strata/nn/, ...), bound before the star import so they win over the framework's modules
+    from strata import autograd as autograd
+    from strata import nn as nn
+    from strata import optim as optim
+    from strata.framework import *  # type: ignore[no-redef]  # noqa: F403 - (nn, optim, autograd: see above)
     from strata.framework import version  # noqa: F401
+
+
+# Packages of their own (src/strata/nn/, ...) whose names are the framework's modules at run time.
+_PACKAGES = frozenset({"autograd", "nn", "optim"})
 
 
 def _framework_names() -> list[str]:
@@ -39,8 +47,11 @@ def __getattr__(name: str) -> Any:
     # not yet imported included, is the usual AttributeError, so `hasattr(strata, "x")` stays cheap.
     if name == "__all__":
         return _framework_names()
-    if f"strata.{name}" in sys.modules:  # the framework registers aliases such as strata.autograd
+    if f"strata.{name}" in sys.modules:  # the framework registers aliases such as strata.linalg
         return sys.modules[f"strata.{name}"]
+    if name in _PACKAGES:  # `strata.nn` without `import strata.nn`, as torch.nn after `import torch`
+        import importlib
+        return importlib.import_module(f"strata.{name}")
     if name.startswith("__") or _is_submodule(name):
         # `from strata import trace` asks here before importing the submodule: answering by importing the
         # framework would recurse (the framework itself imports strata's submodules this way)

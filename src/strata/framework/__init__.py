@@ -223,8 +223,9 @@ def _answer_as_strata(package: str) -> None:
             _sys.modules.setdefault("strata" + name[len("strata.framework"):], mod)
 
 
-for _package in ("autograd", "linalg", "nn", "optim"):
-    _answer_as_strata(_package)
+# strata.autograd, strata.nn and strata.optim are packages of their own (src/strata/<name>/) that answer
+# with these modules when imported (strata/_subpackage.py); aliasing them here first would bypass them.
+_answer_as_strata("linalg")
 __all__ += ["autograd", "install_torch_alias", "linalg", "load", "nn", "optim", "save"]
 # -- end block: packages
 # -- block: L5 trace spans

@@ -7,7 +7,7 @@ script.py`, or `strata.install_torch_alias()` before the program's imports).
 | `torch` | a module that forwards to `strata` (tensors, dtypes, creation, math, `no_grad`, ...) |
 | `torch.nn`, `torch.nn.functional`, `torch.nn.init`, ... | `strata.framework.nn` and its submodules |
 | `torch.optim`, `torch.optim.lr_scheduler` | `strata.framework.optim` and its submodules |
-| `torch.autograd` | `strata.framework.autograd` |
+| `torch.autograd`, `torch.autograd.functional` | `strata.framework.autograd`, `strata.framework.autograd_functional` |
 | `torch.cuda` | `strata.framework.cuda_api` (PyTorch's `torch.cuda` names; `strata.cuda` is the L3 API) |
 | `torch.cuda.amp` | `strata.framework.cuda_amp` (autocast, GradScaler) |
 | `torch.utils.data` (and `.dataloader`, `.dataset`, `.sampler`) | `strata.framework.data` |
@@ -51,6 +51,7 @@ _MAPPED: dict[str, str] = {
     "torch.nn": "strata.framework.nn",
     "torch.optim": "strata.framework.optim",
     "torch.autograd": "strata.framework.autograd",
+    "torch.autograd.functional": "strata.framework.autograd_functional",  # a module in PyTorch's package
     "torch.cuda": "strata.framework.cuda_api",
     "torch.cuda.amp": "strata.framework.cuda_amp",
     "torch.utils.data": "strata.framework.data",
