@@ -219,7 +219,7 @@ def test_one_gate_kernel_per_step_forward_and_backward() -> None:
         loss.backward()
     bwd = _launches(rec)
     assert _count(bwd, "lstm_bwd") == 1, bwd
-    assert not [k for k in bwd if k.startswith(("unary", "math_unary"))], bwd
+    assert not [k for k in bwd if "unary" in k], bwd
 
     for kind, kernel in (("LSTM", "lstm"), ("GRU", "gru"), ("RNN", "rnn")):
         m = getattr(snn, kind)(3, 4).to(d)
@@ -228,12 +228,12 @@ def test_one_gate_kernel_per_step_forward_and_backward() -> None:
         with trace.record() as rec:
             out = m(x)[0]
         fwd = _launches(rec)
-        assert fwd[f"{kernel}_fwd<float>"] == 5, (kind, fwd)
-        assert not [k for k in fwd if k.startswith(("unary", "math_unary"))], (kind, fwd)
-        assert sum(n for k, n in fwd.items() if k.startswith("binary<float, 2>")) == 0, (kind, fwd)  # no mul
+        assert _count(fwd, f"{kernel}_fwd") == 5, (kind, fwd)
+        assert not [k for k in fwd if "unary" in k], (kind, fwd)
+        assert _count(fwd, "binary<float, 2>") + _count(fwd, "binaryIfLi2E") == 0, (kind, fwd)  # no mul (PTX or AMD)
         with trace.record() as rec:
             out.sum().backward()
-        assert _launches(rec)[f"{kernel}_bwd<float>"] == 5, kind
+        assert _count(_launches(rec), f"{kernel}_bwd") == 5, kind
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
