@@ -198,3 +198,47 @@ def test_jacobian_on_cuda() -> None:
     assert jac.device.type == "cuda"
     ref = TF.jacobian(lambda t: (t * t).sin(), torch.tensor(A[:2], dtype=torch.float32))
     np.testing.assert_allclose(jac.cpu().numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _cube(lib: Any, factor: float, detach_backward: bool) -> Any:
+    """A custom Function for x**3 whose backward is `factor * x**2` (3 is right), detached or not."""
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, t: Any) -> Any:
+            ctx.save_for_backward(t)
+            return t * t * t
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            (t,) = ctx.saved_tensors
+            sq = (t * t).detach() if detach_backward else t * t
+            return g * factor * sq
+    return Cube.apply
+
+
+@pytest.mark.parametrize(("factor", "detach"), [(3.0, False), (2.0, False), (3.0, True)])
+def test_gradcheck_verdicts_match_torch(factor: float, detach: bool) -> None:
+    # torch's own gradcheck/gradgradcheck on the same custom Function is the oracle for the verdicts
+    verdicts = []
+    for lib in (strata, torch):
+        x = _t(lib, A, requires_grad=True)
+        y = _t(lib, B, requires_grad=True)
+        fn = _cube(lib, factor, detach)
+        verdicts.append((lib.autograd.gradcheck(fn, (x,), raise_exception=False),
+                         lib.autograd.gradgradcheck(fn, (x,), raise_exception=False),
+                         lib.autograd.gradcheck(lambda a, b, f=fn: (f(a) * b).sum(dim=0), (x, y),
+                                                raise_exception=False)))
+    assert verdicts[0] == verdicts[1]
+    assert verdicts[0][0] == (factor == 3.0)
+
+
+def test_gradcheck_errors() -> None:
+    from strata.autograd import GradcheckError
+    x = _t(strata, A, requires_grad=True)
+    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        strata.autograd.gradcheck(_cube(strata, 2.0, False), (x,))
+    with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
+        strata.autograd.gradcheck(lambda t: t * 2, (_t(strata, A),))
+    single = strata.tensor(A[:2], dtype=strata.float32, requires_grad=True)
+    with pytest.warns(UserWarning, match="not a double precision"):
+        assert strata.autograd.gradcheck(lambda t: t * 2, (single,), eps=1e-2)

@@ -1,9 +1,10 @@
 """strata.autograd, as torch.autograd: `backward`, `grad`, custom ops (`Function`, whose ctx has
 `save_for_backward`, `needs_input_grad`, `mark_non_differentiable`, `set_materialize_grads`), grad mode
-(`no_grad`, `enable_grad`, `set_grad_enabled`, `inference_mode`, `is_grad_enabled`) and `functional`
-(jacobian, hessian, vjp, jvp, vhp, hvp). At run time this name is `strata.framework.autograd` itself, and
-`strata.autograd.functional` is `strata.framework.autograd_functional` (see strata/_subpackage.py); the
-imports below are what mypy and editors read.
+(`no_grad`, `enable_grad`, `set_grad_enabled`, `inference_mode`, `is_grad_enabled`), `gradcheck` and
+`gradgradcheck` (finite differences), and `functional` (jacobian, hessian, vjp, jvp, vhp, hvp). At run time
+this name is `strata.framework.autograd` itself, and `strata.autograd.functional` is
+`strata.framework.autograd_functional` (see strata/_subpackage.py); the imports below are what mypy and
+editors read.
 
 Example:
     >>> import strata, strata.autograd
@@ -26,8 +27,11 @@ from strata.framework.autograd import inference_mode as inference_mode
 from strata.framework.autograd import is_grad_enabled as is_grad_enabled
 from strata.framework.autograd import no_grad as no_grad
 from strata.framework.autograd import set_grad_enabled as set_grad_enabled
+from strata.framework.gradcheck import GradcheckError as GradcheckError
+from strata.framework.gradcheck import gradcheck as gradcheck
+from strata.framework.gradcheck import gradgradcheck as gradgradcheck
 
-__all__ = ["Function", "FunctionCtx", "backward", "enable_grad", "functional", "grad", "inference_mode",
-           "is_grad_enabled", "no_grad", "set_grad_enabled"]
+__all__ = ["Function", "FunctionCtx", "GradcheckError", "backward", "enable_grad", "functional", "grad", "gradcheck",
+           "gradgradcheck", "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]
 
 _answer_with(__name__, _impl, {"functional": functional})

@@ -226,6 +226,13 @@ def _answer_as_strata(package: str) -> None:
 # strata.autograd, strata.nn and strata.optim are packages of their own (src/strata/<name>/) that answer
 # with these modules when imported (strata/_subpackage.py); aliasing them here first would bypass them.
 _answer_as_strata("linalg")
+# torch.autograd's members that live beside autograd.py (it cannot import them: they import it)
+from strata.framework import autograd_functional as _autograd_functional  # noqa: E402
+from strata.framework import gradcheck as _gradcheck  # noqa: E402
+
+for _name, _member in (("functional", _autograd_functional), ("gradcheck", _gradcheck.gradcheck),
+                       ("gradgradcheck", _gradcheck.gradgradcheck), ("GradcheckError", _gradcheck.GradcheckError)):
+    setattr(autograd, _name, _member)
 __all__ += ["autograd", "install_torch_alias", "linalg", "load", "nn", "optim", "save"]
 # -- end block: packages
 # -- block: L5 trace spans
