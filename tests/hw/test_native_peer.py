@@ -214,3 +214,38 @@ def test_wide_copy_kernels_stream_on_the_reference(monkeypatch: pytest.MonkeyPat
         lanes = blocks * 256
         got = dy.get().reshape(4, 16384)[:, :lanes]
         np.testing.assert_array_equal(got, x.reshape(4, 16384)[:, :lanes])
+
+
+def _after_free(monkeypatch: pytest.MonkeyPatch, executor: str, d0: cuda.Device, d1: cuda.Device,
+                mod: cuda.Module) -> dict[str, Any]:
+    """axpy reads the peer's x once (the native executor keeps its allocation table), then again after x is
+    freed: the second launch faults, the report naming the freed allocation."""
+    monkeypatch.setenv("STRATA_EXECUTOR", executor)
+    cuda.set_device(d0)
+    x0 = cuda.to_device(np.ones(N, np.float32))
+    cuda.set_device(d1)
+    y1, z1 = cuda.zeros(N, np.float32), cuda.to_device(np.ones(N, np.float32))
+    args = (y1, np.uint64(x0.ptr), z1, np.float32(1), np.int32(N))
+    mod.get_function("axpy")(-(-N // 256), 256, args).wait()
+    np.testing.assert_array_equal(y1.get(), 2)
+    ptr = x0.ptr
+    x0.free()
+    try:
+        with pytest.raises(DeviceFault) as info:
+            mod.get_function("axpy")(-(-N // 256), 256, args).wait()
+    finally:
+        d1.reset()
+        if d0.file.gpu.memory.slot not in d1.file.gpu.memory.peers:
+            d1.enable_peer_access(d0)
+    report = {k: v for k, v in info.value.report.items() if k not in ("address", "nearest")}
+    report["nearest"] = info.value.report["nearest"].replace(hex(ptr), "X")
+    return report
+
+
+def test_a_freed_peer_allocation_faults_after_a_launch_that_read_it(monkeypatch: pytest.MonkeyPatch, devs: Any,
+                                                                    mod: cuda.Module) -> None:
+    d0, d1 = devs
+    ref = _after_free(monkeypatch, "reference", d0, d1, mod)
+    nat = _after_free(monkeypatch, "native", d0, d1, mod)
+    assert "freed allocation X" in ref["nearest"] and ref["thread"] == (0, 0, 0)
+    assert nat == ref

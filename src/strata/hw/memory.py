@@ -193,6 +193,7 @@ class DeviceMemory:
         self._starts: list[int] = []  # sorted live allocation starts
         self._live: dict[int, Allocation] = {}
         self._freed: list[Allocation] = []  # recent frees, for use-after-free reports
+        self.generation = 0  # bumped by every map and unmap (the native executor caches its table on it)
         self.peers: dict[int, DeviceMemory] = {}  # slot -> peer memory this device's kernels may access
         self.peer_bytes: dict[int, int] = {}  # slot -> bytes kernels moved over the interconnect
         # texture and surface objects' descriptors (the texture header/sampler tables), by handle
@@ -224,6 +225,7 @@ class DeviceMemory:
                                  f"'{held.tag}' ({held.size} bytes): the allocator handed out a live address")
             bisect.insort(self._starts, address)
             self._live[address] = Allocation(address, size, tag)
+            self.generation += 1
             extent = max(size, reserved)
             self._freed = [a for a in self._freed if a.end <= address or a.address >= address + extent]
 
@@ -233,6 +235,7 @@ class DeviceMemory:
             if alloc is None:
                 raise ValueError(f"[unmap] {address:#x} is not a mapped allocation's start")
             self._starts.remove(address)
+            self.generation += 1
             alloc.freed = True
             self._freed.append(alloc)
             del self._freed[:-64]

@@ -255,9 +255,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     per_chunk = max(1, chunk_lanes // lpb)
     firsts = list(range(0, nblocks, per_chunk))
     nthreads = THREADS if len(firsts) > 1 and not budget else 1
-    allocs = _allocations(mem)
-    starts = np.array([a.address for a in allocs] or [0], dtype=np.uint64)
-    ends = np.array([a.end for a in allocs] or [0], dtype=np.uint64)
+    starts, ends, nalloc = _allocation_table(mem)
     params = np.frombuffer(config.params, dtype=np.uint8) if config.params else np.zeros(8, np.uint8)
     launches = []
     for t in range(nthreads):
@@ -283,7 +281,6 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     ctaid_slots = {s.dtype.str: s.dtype for s in program.functions[kernel_name].slots
                    if s.kind == "special" and s.key == "%ctaid.x" and s.dtype.kind in "iu"}
     ctaid_slots.setdefault(np.dtype(np.uint32).str, np.dtype(np.uint32))  # what _ctx passes native code
-    nalloc = len(allocs)
 
     def work(t: int) -> None:
         L = launches[t]
@@ -381,16 +378,27 @@ def _fill_invariants(frame: Frame, ck: CompiledKernel, values: tuple[int, ...]) 
     ck.filled[id(bases)] = (bases, values)
 
 
-def _allocations(mem: DeviceMemory) -> list[Allocation]:
-    """The allocations native code may access, in address order: the device's own and, with peer access
-    enabled, its peers' (each device owns one range of the unified address space, so their allocations
-    never interleave; native code finds an address's allocation by binary search over them all)."""
-    allocs = mem.allocations()
-    for peer in list(mem.peers.values()):
+def _allocation_table(mem: DeviceMemory) -> tuple[np.ndarray, np.ndarray, int]:
+    """(starts, ends, count) of the allocations native code may access, in address order: the device's own
+    and, with peer access enabled, its peers' (each device owns one range of the unified address space, so
+    their allocations never interleave; native code finds an address's allocation by binary search over
+    them all). Kept on the memory until it or a peer maps or unmaps (a launch on a device with 8 peers of
+    thousands of allocations would otherwise list them all: milliseconds)."""
+    peers = list(mem.peers.values())
+    key = (mem.generation, tuple((p.slot, p.generation) for p in peers))
+    hit = mem.__dict__.get("_native_table")
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    allocs: list[Allocation] = mem.allocations()
+    for peer in peers:
         allocs += peer.allocations()
-    if mem.peers:
+    if peers:
         allocs.sort(key=lambda a: a.address)
-    return allocs
+    table = (np.array([a.address for a in allocs] or [0], dtype=np.uint64),
+             np.array([a.end for a in allocs] or [0], dtype=np.uint64), len(allocs))
+    if key == (mem.generation, tuple((p.slot, p.generation) for p in peers)):  # (nobody mapped meanwhile)
+        mem._native_table = (key, table)  # type: ignore[attr-defined]
+    return table
 
 
 def _add_peer_bytes(mem: DeviceMemory, npeer: list[np.ndarray]) -> None:
