@@ -46,6 +46,24 @@ def test_fresh_interpreter_imports(first: str) -> None:
     assert res.returncode == 0, res.stderr
 
 
+def test_submodule_not_yet_imported_is_not_loaded_twice() -> None:
+    # strata.nn is the framework's package, whose folder would give a second copy of a framework module not
+    # imported yet under the short name: the finder answers with the framework's own instead
+    res = _run("import sys, strata.nn\n"
+               "for n in ('strata.nn.utils.convert_parameters', 'strata.framework.nn.utils.convert_parameters'):\n"
+               "    del sys.modules[n]\n"
+               "import strata.nn.utils.convert_parameters as a\n"
+               "import strata.framework.nn.utils.convert_parameters as b\n"
+               "assert a is b, (a, b)\n"
+               "try:\n"
+               "    import strata.nn.no_such_module\n"
+               "except ModuleNotFoundError as e:\n"
+               "    assert e.name == 'strata.nn.no_such_module', e.name\n"
+               "else:\n"
+               "    raise AssertionError('imported a module that does not exist')\n")
+    assert res.returncode == 0, res.stderr
+
+
 def test_import_strata_stays_lazy() -> None:
     res = _run("import sys, strata\n"
                "assert 'strata.framework' not in sys.modules, 'import strata imported the framework'\n"
