@@ -34,6 +34,7 @@ from strata import config, trace
 from strata.cuda import fatbin
 from strata.cuda.bridge import link
 from strata.cuda.bridge.protocol import ARENA_BYTES, LAUNCH, PROP_FIELDS, REPLY, REQUEST, STAGING_BYTES, Op
+from strata.cuda.memcpy import memcpy_mapped
 from strata.cuda.module import _VALUE_TYPES
 from strata.driver.hostmem import HOST_MEMORY
 from strata.errors import CudaError, DeviceFault, PTXSyntaxError, UnsupportedInstruction
@@ -602,7 +603,7 @@ class Server:
         engine checks and times it in stream order; once earlier work there is done, the reply lets the
         program move the bytes (it blocks in cudaMemcpy meanwhile, as CUDA's pageable copies do)."""
         device, count, stream = struct.unpack("<QQQ", body)
-        cuda.memcpy_mapped(device, count, kind, self._stream(stream) if stream else None)
+        memcpy_mapped(device, count, kind, self._stream(stream) if stream else None)
 
     def _copy_out(self, host: np.ndarray, src: int, count: int, stream: int) -> None:
         if stream:
