@@ -7,7 +7,7 @@ script.py`, or `strata.install_torch_alias()` before the program's imports).
 | `torch` | a module that forwards to `strata` (tensors, dtypes, creation, math, `no_grad`, ...) |
 | `torch.nn`, `torch.nn.functional`, `torch.nn.init`, ... | `strata.framework.nn` and its submodules |
 | `torch.optim`, `torch.optim.lr_scheduler` | `strata.framework.optim` and its submodules |
-| `torch.autograd`, `torch.autograd.functional` | `strata.framework.autograd`, `strata.framework.autograd_functional` |
+| `torch.autograd` (`.functional`, `.gradcheck`) | `strata.framework.autograd` (`autograd_functional`, `gradcheck`) |
 | `torch.cuda` | `strata.framework.cuda_api` (PyTorch's `torch.cuda` names; `strata.cuda` is the L3 API) |
 | `torch.cuda.amp` | `strata.framework.cuda_amp` (autocast, GradScaler) |
 | `torch.utils.data` (and `.dataloader`, `.dataset`, `.sampler`) | `strata.framework.data` |
