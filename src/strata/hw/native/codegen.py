@@ -544,8 +544,10 @@ class KernelCodegen:
             d.stats = WarpStats(self) if d.leader is None else d.leader.stats
             if d.leader is None:
                 d.hit_lo, d.hit_hi = self.entry_alloca(I64), self.entry_alloca(I64)
+                d.hit_slot = self.entry_alloca(I64)  # (set with the first hit: the empty range above misses)
                 bld.store(ir.Constant(I64, 1), d.hit_lo)
                 bld.store(ir.Constant(I64, 0), d.hit_hi)
+                bld.store(ir.Constant(I64, -1), d.hit_slot)
                 d.red = [self.entry_alloca(I64) for _ in range(4)]  # min, max, OR of addresses; lanes
         self.dry = True
         self.dry_mems = mems
@@ -695,20 +697,24 @@ class KernelCodegen:
                 end = bld.load(bld.gep(bld.inttoptr(ends, I64P), [safe]))
                 fits = bld.and_(found, bld.icmp_unsigned("<=", mx, bld.sub(end, ir.Constant(I64, nb))))
                 self._bail_if(bld.not_(fits), self.seg_first)
-                bld.store(bld.load(bld.gep(bld.inttoptr(starts, I64P), [safe])), d.hit_lo)
+                start = bld.load(bld.gep(bld.inttoptr(starts, I64P), [safe]))
+                bld.store(start, d.hit_lo)
                 bld.store(end, d.hit_hi)
-            self._count_peer(d, mn)
+                # whose allocation it is: an enabled peer's (its unified slot) or this device's (-1)
+                away = bld.or_(bld.icmp_unsigned("<", start, self.ctx(CTX_OWN_LO)),
+                               bld.icmp_unsigned(">=", start, self.ctx(CTX_OWN_HI)))
+                slot = bld.lshr(bld.sub(start, ir.Constant(I64, GLOBAL_BASE)), ir.Constant(I64, UVA_SHIFT))
+                bld.store(bld.select(away, slot, ir.Constant(I64, -1)), d.hit_slot)
+            self._count_peer(d)
 
-    def _count_peer(self, d: MemDesc, mn: ir.Value) -> None:
-        """A checked warp access (its group's span lies in one allocation, whose owner `mn` tells) in an
-        enabled peer's memory: its bytes are interconnect traffic, per lane as the reference counts them
+    def _count_peer(self, d: MemDesc) -> None:
+        """A checked warp access (its group's span lies in the allocation of the last hit) in an enabled
+        peer's memory: its bytes are interconnect traffic, per lane as the reference counts them
         (DeviceMemory.peer_bytes), for the leader and each member of its group (the same lanes)."""
         bld = self.bld
         assert self.peer_local is not None
-        away = bld.or_(bld.icmp_unsigned("<", mn, self.ctx(CTX_OWN_LO)),
-                       bld.icmp_unsigned(">=", mn, self.ctx(CTX_OWN_HI)))
-        with bld.if_then(away):
-            slot = bld.lshr(bld.sub(mn, ir.Constant(I64, GLOBAL_BASE)), ir.Constant(I64, UVA_SHIFT))
+        slot = bld.load(d.hit_slot)
+        with bld.if_then(bld.icmp_signed(">=", slot, ir.Constant(I64, 0))):
             p = bld.gep(self.peer_local, [slot])
             nbytes = bld.mul(bld.load(d.red[3]), ir.Constant(I64, d.nbytes * d.group))
             bld.store(bld.add(bld.load(p), nbytes), p)
@@ -2057,6 +2063,7 @@ class MemDesc:
         self.stats: WarpStats
         self.hit_lo: ir.Value
         self.hit_hi: ir.Value
+        self.hit_slot: ir.Value  # the unified slot of the last hit allocation when a peer's, else -1
         self.leader: MemDesc | None = None  # counts from this instruction's warp summary, shifted by delta
         self.delta = 0
         self.red: list[ir.Value] = []  # dry run: the warp's min, max and OR of addresses, taking-part lanes
