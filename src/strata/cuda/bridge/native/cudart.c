@@ -733,16 +733,22 @@ static cudaError_t staged_dtoh(void* dst, const void* src, size_t count, uint64_
 
 /* A pageable copy made here through the mapping of device memory, one copy: the runtime process queues it
  * for its copy engine (range check, modeled time, stream order) and answers once earlier work on the stream
- * is done. 0 if the range is not in the mapping (the caller stages the copy). */
+ * is done. The connection stays held until the bytes have moved, so another host thread's launch cannot
+ * reach the stream between the answer and the copy (CUDA orders it after the copy). 0 if the range is not
+ * in the mapping (the caller stages the copy). */
 static int mapped_copy(int to_device, void* host, uint64_t dev, size_t count, uint64_t st, cudaError_t* e) {
     if (!vram_map || dev < vram_base || dev - vram_base > vram_size || count > vram_size - (dev - vram_base))
         return 0;
     uint64_t v[3] = {dev, count, st};
-    *e = rpc(to_device ? OP_HTOD_MAPPED : OP_DTOH_MAPPED, v, sizeof v, NULL, 0, NULL, 0, NULL);
-    if (*e == cudaSuccess) {
+    pthread_mutex_lock(&lock);
+    send_req(to_device ? OP_HTOD_MAPPED : OP_DTOH_MAPPED, v, sizeof v, NULL, 0);
+    cudaError_t r = recv_reply(NULL, 0, NULL);
+    if (r == cudaSuccess) {
         if (to_device) memcpy(vram_map + (dev - vram_base), host, count);
         else memcpy(host, vram_map + (dev - vram_base), count);
     }
+    pthread_mutex_unlock(&lock);
+    *e = note(r);
     return 1;
 }
 
