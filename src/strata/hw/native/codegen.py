@@ -476,7 +476,8 @@ class KernelCodegen:
         warp, keeping the memory counters aside. Any failed check returns the segment's first
         instruction + 1 before anything was written, so the reference handlers run the rest of the block
         from exactly the reference's state and report the fault (or the access it handles and we don't:
-        peer memory, generic windows) themselves. Then the real run, lane by lane, without checks."""
+        a warp spread over several allocations, generic windows) themselves. Then the real run, lane by
+        lane, without checks."""
         if not segment:
             return
         self.k, self.ins = segment[0]

@@ -7,6 +7,10 @@ per-basic-block instruction counters. What is native: the body of every other ba
 compiled function per block over the chunk's lanes (see codegen.py), which also keeps the memory
 counters. A native memory instruction that would fault hands the rest of its block to the reference
 handlers at the same state, so the fault report is the reference's own.
+
+Peer access (NCCL's transport): the allocations native code checks against are the device's own and
+its enabled peers' (one table in address order); a warp's access inside a peer's allocation counts its
+bytes as interconnect traffic (DeviceMemory.peer_bytes), as the reference's memory check does.
 """
 
 from __future__ import annotations
