@@ -265,9 +265,11 @@ def _install_bundled(target: Path) -> bool:
         status, *_ = nvrtc.nvrtcInstallBundledHeaders(str(tmp).encode(), 0)
         if status != nvrtc.nvrtcResult.NVRTC_SUCCESS or not _headers_complete(tmp):
             return False
-        if target.exists():  # an incomplete leftover (a complete one was checked before): replace it
+        if _headers_complete(target):  # another installer's copy landed meanwhile: as good as ours
+            return True
+        if target.exists():  # an incomplete leftover (only complete copies are renamed into place): drop it
             shutil.rmtree(target, ignore_errors=True)
-        # If another process renamed its copy first, the rename fails; theirs is as good as ours.
+        # If another installer renamed its copy first, the rename fails; theirs is as good as ours.
         with contextlib.suppress(OSError):
             os.rename(tmp, target)
         return _headers_complete(target)
