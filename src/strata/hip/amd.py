@@ -92,8 +92,9 @@ def compile_to_code_object(source: str, *, arch: str = "gfx942", options: Sequen
     Raises:
         ClangNotFound: clang-19 is absent. CompileError: clang rejected the source (`.log` has its output).
     """
-    if arch not in ARCHS:
-        raise CompileError(f"[hip compile] arch {arch!r} is not supported; expected one of {ARCHS}")
+    if arch.split(":")[0] not in ARCHS:  # a target id may carry features, as for hipcc: gfx942:sramecc-
+        raise CompileError(f"[hip compile] arch {arch!r} is not supported; expected one of {ARCHS} (optionally "
+                           f"with :sramecc+/-, :xnack+/-)")
     version = clang_version()
     header = (include_dir() / "hip" / "hip_runtime.h").read_text(encoding="utf-8")
     key = hashlib.sha256(json.dumps([CACHE_FORMAT, source, clang_command(arch, options), version, name, header])

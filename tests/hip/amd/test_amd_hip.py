@@ -139,6 +139,18 @@ def test_failed_assert_reports_the_assertion_as_rocm_prints_it(mi300x: cuda.Devi
 
 
 @needs_clang
+def test_compile_takes_target_features_as_hipcc_does() -> None:
+    from strata.hip.amd import compile_to_code_object
+    from strata.hw.amdgpu.codeobject import parse
+
+    co = parse(compile_to_code_object('extern "C" __global__ void k(int* p) { p[threadIdx.x] = 1; }',
+                                      arch="gfx942:sramecc-"))
+    assert co.target == "amdgcn-amd-amdhsa--gfx942:sramecc-" and list(co.kernels) == ["k"]
+    with pytest.raises(cuda.CompileError, match=r"arch 'gfx1100' is not supported; expected one of"):
+        compile_to_code_object("", arch="gfx1100")
+
+
+@needs_clang
 def test_compile_error_has_clang_log(mi300x: cuda.Device) -> None:
     with pytest.raises(cuda.CompileError) as e:
         hip.compile('extern "C" __global__ void k(int* p) { *p = ; }')
