@@ -196,6 +196,7 @@ class DeviceMemory:
         self.generation = 0  # bumped by every map and unmap (the native executor caches its table on it)
         self.peers: dict[int, DeviceMemory] = {}  # slot -> peer memory this device's kernels may access
         self.peer_bytes: dict[int, int] = {}  # slot -> bytes kernels moved over the interconnect
+        self._peer_lock = threading.Lock()  # engine worker threads count peer traffic at once
         # texture and surface objects' descriptors (the texture header/sampler tables), by handle
         self.descriptors = DescriptorTable()
 
@@ -209,6 +210,12 @@ class DeviceMemory:
     def disable_peer(self, peer: DeviceMemory) -> None:
         if peer.slot is not None:
             self.peers.pop(peer.slot, None)
+
+    def add_peer_bytes(self, slot: int, nbytes: int) -> None:
+        """Count `nbytes` a kernel moved from or to the peer memory in unified slot `slot` (thread-safe: both
+        engine worker threads count at once)."""
+        with self._peer_lock:
+            self.peer_bytes[slot] = self.peer_bytes.get(slot, 0) + nbytes
 
     # -- address map (the driver maps; the engine checks)
     def map(self, address: int, size: int, tag: str = "", reserved: int = 0) -> None:
@@ -316,7 +323,7 @@ class DeviceMemory:
             if owner is not None and owner.slot in self.peers and owner.slot == uva_slot(hi):
                 pa = owner.allocation_at(lo)
                 if pa is not None and hi + size <= pa.end:
-                    self.peer_bytes[owner.slot] = self.peer_bytes.get(owner.slot, 0) + int(addr.size) * size
+                    self.add_peer_bytes(owner.slot, int(addr.size) * size)
                     return None
             return self._check_routed(addr, size)
         return self._check_own(addr, size)
@@ -355,7 +362,7 @@ class DeviceMemory:
                     fault.nearest = self.describe_nearest(fault.address)
                 faults.append(fault)
             elif owner is not None:
-                self.peer_bytes[int(s)] = self.peer_bytes.get(int(s), 0) + int(lanes.size) * size
+                self.add_peer_bytes(int(s), int(lanes.size) * size)
         return min(faults, key=lambda f: f.lane) if faults else None
 
     def describe_nearest(self, address: int) -> str:

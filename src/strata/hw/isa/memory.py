@@ -248,7 +248,7 @@ class Addresser:
             return None
         if not mem.base <= alloc.address < mem.end:  # an enabled peer's allocation: interconnect traffic
             slot = uva_slot(alloc.address)
-            mem.peer_bytes[slot] = mem.peer_bytes.get(slot, 0) + int(a.size) * size
+            mem.add_peer_bytes(slot, int(a.size) * size)
         return Access("global", None, mem, None, None, e, off)
 
     def _fault(self, f: Any, sel: np.ndarray | None, i: int, addr: int, why: str, nearest: str,

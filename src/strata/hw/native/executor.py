@@ -410,7 +410,7 @@ def _add_peer_bytes(mem: DeviceMemory, npeer: list[np.ndarray]) -> None:
     memory checks count it (DeviceMemory.peer_bytes)."""
     total = np.sum(npeer, axis=0) if len(npeer) > 1 else npeer[0]
     for slot in np.flatnonzero(total).tolist():
-        mem.peer_bytes[slot] = mem.peer_bytes.get(slot, 0) + int(total[slot])
+        mem.add_peer_bytes(slot, int(total[slot]))
 
 
 def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: int,
