@@ -193,6 +193,59 @@ def pointer(x: DeviceArray | int, what: str, status: str = "INVALID_VALUE") -> i
     raise LibraryError(status, f"{what} must be a DeviceArray or a device address, got {type(x).__name__}")
 
 
+class LibraryHandle:
+    """What every library's handle holds (cublasHandle_t, cudnnHandle_t, cusolverDnHandle_t, cusparseHandle_t):
+    its device, its stream (None: the device's default stream at call time), `last_kernel` (the kernels the
+    last call launched, joined by '+'; None before any call) and `last_launches` (their LaunchReports), and
+    whether it was destroyed. Each library subclasses it; `library` names the library in reprs and errors."""
+
+    library = "library"
+    workspace_min = 4096  # the smallest workspace allocated (bytes)
+
+    def __init__(self, device: Device, stream: RuntimeStream | None) -> None:
+        self.device = device
+        self.stream = stream
+        self.last_kernel: str | None = None
+        self.last_launches: list[LaunchReport] = []
+        self.destroyed = False
+        self._workspace: DeviceArray | None = None
+
+    def __repr__(self) -> str:
+        state = " destroyed" if self.destroyed else ""
+        return f"<{self.library}.Handle device={self.device.index} stream={self.stream!r}{state}>"
+
+    def begin(self) -> None:
+        """Start a library call: forget the previous call's kernels."""
+        self.last_kernel = None
+        self.last_launches = []
+
+    def queue(self) -> RuntimeStream:
+        """The stream kernels go to: the handle's, or the device's default stream at call time."""
+        return self.stream if self.stream is not None else self.device.context.stream(None)
+
+    def note(self, name: str) -> None:
+        """Add a launched kernel's name to `last_kernel`."""
+        self.last_kernel = name if self.last_kernel is None else f"{self.last_kernel}+{name}"
+
+    def workspace(self, nbytes: int) -> DeviceArray:
+        """A device buffer of at least `nbytes`, kept across calls and grown as needed."""
+        if self._workspace is None or self._workspace.nbytes < nbytes:
+            old, self._workspace = self._workspace, None
+            if old is not None:
+                old.free()
+            self._workspace = DeviceArray((max(nbytes, self.workspace_min),), np.uint8, self.device)
+        return self._workspace
+
+
+def check_live_handle(handle: Any, cls: type[LibraryHandle], routine: str, status: str) -> None:
+    """Raise LibraryError(status) unless `handle` is a live `cls` (each library's NOT_INITIALIZED check)."""
+    if not isinstance(handle, cls):
+        raise LibraryError(status, f"[{routine}] handle must be a {cls.library} Handle from create_handle, got "
+                                   f"{type(handle).__name__}")
+    if handle.destroyed:
+        raise LibraryError(status, f"[{routine}] the handle was destroyed")
+
+
 def check_stream(routine: str, stream: Any, device: Any, status: str) -> None:
     """Raise LibraryError(status) unless `stream` is None or a stream of `device` (a library handle's
     create/set_stream check, shared by every library)."""

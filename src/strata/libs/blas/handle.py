@@ -25,38 +25,22 @@ from typing import Any
 
 import numpy as np
 
-from strata.cuda import Device, DeviceArray, LaunchReport, Stream, current_device
-from strata.libs.blas.checks import INVALID, NOT_INITIALIZED, fail
-from strata.libs.common import LibraryKernel, check_stream
-from strata.runtime import Stream as RuntimeStream
+from strata.cuda import Device, DeviceArray, Stream, current_device
+from strata.libs.blas.checks import INVALID, NOT_INITIALIZED
+from strata.libs.common import LibraryHandle, LibraryKernel, check_live_handle, check_stream
 
 
-class Handle:
+class Handle(LibraryHandle):
     """A BLAS library context: device, stream, workspace, `last_kernel` (the kernel, or kernels joined
     by '+', that the last call launched; None before any call and after a quick return) and
     `last_launches` (their LaunchReports: counters and modeled time, read once they completed)."""
 
+    library = "blas"
+    workspace_min = 1 << 16  # split-K partial products
+
     def __init__(self, device: Device, stream: Stream | None) -> None:
-        self.device = device
-        self.stream = stream
-        self.last_kernel: str | None = None
-        self.last_launches: list[LaunchReport] = []
-        self.destroyed = False
-        self._workspace: DeviceArray | None = None
+        super().__init__(device, stream)
         self._scratch: DeviceArray | None = None
-
-    def __repr__(self) -> str:
-        state = " destroyed" if self.destroyed else ""
-        return f"<blas.Handle device={self.device.index} stream={self.stream!r}{state}>"
-
-    def begin(self) -> None:
-        """Start a library call: forget the previous call's kernels."""
-        self.last_kernel = None
-        self.last_launches = []
-
-    def queue(self) -> RuntimeStream:
-        """The stream kernels go to: the handle's, or the device's default stream at call time."""
-        return self.stream if self.stream is not None else self.device.context.stream(None)
 
     def launch(self, kernel: LibraryKernel, grid: Sequence[int] | int, block: Sequence[int] | int,
                args: Sequence[Any]) -> None:
@@ -64,15 +48,6 @@ class Handle:
         self.last_launches.append(kernel.launch(tuple(grid) if not isinstance(grid, int) else grid,
                                                 tuple(block) if not isinstance(block, int) else block, args,
                                                 stream=self.queue()))
-
-    def workspace(self, nbytes: int) -> DeviceArray:
-        """A device buffer of at least `nbytes` (split-K partial products), kept and grown as needed."""
-        if self._workspace is None or self._workspace.nbytes < nbytes:
-            old, self._workspace = self._workspace, None
-            if old is not None:
-                old.free()
-            self._workspace = DeviceArray((max(nbytes, 1 << 16),), np.uint8, self.device)
-        return self._workspace
 
     def scratch(self) -> DeviceArray:
         """A small device buffer for reduction partials and results (4 KiB)."""
@@ -125,8 +100,4 @@ def set_stream(handle: Handle, stream: Stream | None) -> None:
 
 def check_handle(handle: Any, routine: str) -> None:
     """Raise CUBLAS_STATUS_NOT_INITIALIZED unless `handle` is a live Handle."""
-    if not isinstance(handle, Handle):
-        raise fail(NOT_INITIALIZED, f"[{routine}] handle must be a blas Handle from create_handle, got "
-                                    f"{type(handle).__name__}")
-    if handle.destroyed:
-        raise fail(NOT_INITIALIZED, f"[{routine}] the handle was destroyed")
+    check_live_handle(handle, Handle, routine, NOT_INITIALIZED)

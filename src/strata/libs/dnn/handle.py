@@ -24,9 +24,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from strata.cuda import Device, DeviceArray, LaunchReport, Stream, current_device
-from strata.libs.common import LibraryError, LibraryKernel, check_stream, library_call
-from strata.runtime import Stream as RuntimeStream
+from strata.cuda import DeviceArray, Stream, current_device
+from strata.libs.common import LibraryError, LibraryHandle, LibraryKernel, check_live_handle, check_stream, library_call
 
 BAD_PARAM = "CUDNN_STATUS_BAD_PARAM"
 NOT_SUPPORTED = "CUDNN_STATUS_NOT_SUPPORTED"
@@ -83,25 +82,11 @@ __device__ float block_max(float v) {
 """
 
 
-class Handle:
+class Handle(LibraryHandle):
     """A DNN library context: device, stream, `last_kernel` (the kernels the last call launched, joined
     by '+'; None before any call) and `last_launches` (their LaunchReports)."""
 
-    def __init__(self, device: Device, stream: Stream | None) -> None:
-        self.device = device
-        self.stream = stream
-        self.last_kernel: str | None = None
-        self.last_launches: list[LaunchReport] = []
-        self.destroyed = False
-        self._workspace: DeviceArray | None = None
-
-    def __repr__(self) -> str:
-        state = " destroyed" if self.destroyed else ""
-        return f"<dnn.Handle device={self.device.index} stream={self.stream!r}{state}>"
-
-    def queue(self) -> RuntimeStream:
-        """The stream kernels go to: the handle's, or the device's default stream at call time."""
-        return self.stream if self.stream is not None else self.device.context.stream(None)
+    library = "dnn"
 
     def launch(self, kernel: LibraryKernel, grid: Sequence[int] | int, block: Sequence[int] | int, args: Sequence[Any],
                shared_mem: int = 0) -> None:
@@ -117,16 +102,7 @@ class Handle:
         g = tuple(grid) if not isinstance(grid, int) else grid
         b = tuple(block) if not isinstance(block, int) else block
         self.last_launches.append(kernel.launch(g, b, args, shared_mem=shared_mem, stream=self.queue()))
-        self.last_kernel = kernel.name if self.last_kernel is None else f"{self.last_kernel}+{kernel.name}"
-
-    def workspace(self, nbytes: int) -> DeviceArray:
-        """A device buffer of at least `nbytes`, kept across calls and grown as needed."""
-        if self._workspace is None or self._workspace.nbytes < nbytes:
-            old, self._workspace = self._workspace, None
-            if old is not None:
-                old.free()
-            self._workspace = DeviceArray((max(nbytes, 4096),), np.uint8, self.device)
-        return self._workspace
+        self.note(kernel.name)
 
 
 def create_handle(stream: Stream | None = None) -> Handle:
@@ -162,11 +138,7 @@ def set_stream(handle: Handle, stream: Stream | None) -> None:
 
 def check_handle(handle: Any, op: str) -> None:
     """Raise CUDNN_STATUS_NOT_INITIALIZED unless `handle` is a live dnn Handle."""
-    if not isinstance(handle, Handle):
-        raise LibraryError(NOT_INITIALIZED, f"[{op}] handle must be a dnn Handle from create_handle, "
-                                            f"got {type(handle).__name__}")
-    if handle.destroyed:
-        raise LibraryError(NOT_INITIALIZED, f"[{op}] the handle was destroyed")
+    check_live_handle(handle, Handle, op, NOT_INITIALIZED)
 
 
 def tensor(x: Any, what: str, op: str, shape: tuple[int, ...] | None = None, *,

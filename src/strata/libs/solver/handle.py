@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from strata.cuda import Device, DeviceArray, LaunchReport, Stream, current_device
-from strata.libs.common import LibraryError, LibraryKernel, check_stream, pointer
+from strata.cuda import DeviceArray, Stream, current_device
+from strata.libs.common import LibraryError, LibraryHandle, LibraryKernel, check_live_handle, check_stream, pointer
 from strata.libs.solver.kernels import KERNELS
 
 INVALID = "CUSOLVER_STATUS_INVALID_VALUE"
@@ -36,31 +36,16 @@ DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 INT32 = np.dtype(np.int32)
 
 
-class Handle:
+class Handle(LibraryHandle):
     """A dense-solver context: device, stream, `last_kernel` (the kernels the last call launched, joined
     by '+'; None before any call) and `last_launches` (their LaunchReports)."""
 
-    def __init__(self, device: Device, stream: Stream | None) -> None:
-        self.device = device
-        self.stream = stream
-        self.last_kernel: str | None = None
-        self.last_launches: list[LaunchReport] = []
-        self.destroyed = False
-
-    def __repr__(self) -> str:
-        state = " destroyed" if self.destroyed else ""
-        return f"<solver.Handle device={self.device.index} stream={self.stream!r}{state}>"
-
-    def begin(self) -> None:
-        """Start a library call: forget the previous call's kernels."""
-        self.last_kernel = None
-        self.last_launches = []
+    library = "solver"
 
     def launch(self, name: str, kernel: LibraryKernel, grid: int, block: int, args: Sequence[Any]) -> None:
         """Queue one kernel on the handle's stream and note it in `last_kernel`."""
-        stream = self.stream if self.stream is not None else self.device.context.stream(None)
-        self.last_launches.append(kernel.launch(grid, block, args, stream=stream))
-        self.last_kernel = name if self.last_kernel is None else f"{self.last_kernel}+{name}"
+        self.last_launches.append(kernel.launch(grid, block, args, stream=self.queue()))
+        self.note(name)
 
 
 def create_handle(stream: Stream | None = None) -> Handle:
@@ -97,11 +82,7 @@ def set_stream(handle: Handle, stream: Stream | None) -> None:
 
 def check_handle(handle: Any, routine: str) -> None:
     """Raise CUSOLVER_STATUS_NOT_INITIALIZED unless `handle` is a live solver Handle."""
-    if not isinstance(handle, Handle):
-        raise LibraryError(NOT_INITIALIZED, f"[{routine}] handle must be a solver Handle from create_handle, got "
-                                            f"{type(handle).__name__}")
-    if handle.destroyed:
-        raise LibraryError(NOT_INITIALIZED, f"[{routine}] the handle was destroyed")
+    check_live_handle(handle, Handle, routine, NOT_INITIALIZED)
 
 
 class Call:

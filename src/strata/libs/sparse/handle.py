@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from strata.cuda import Device, DeviceArray, LaunchReport, Stream, current_device
-from strata.libs.common import LibraryError, LibraryKernel, check_stream, require
+from strata.cuda import Device, DeviceArray, Stream, current_device
+from strata.libs.common import LibraryHandle, LibraryKernel, check_live_handle, check_stream, require
 
 INVALID = "CUSPARSE_STATUS_INVALID_VALUE"
 NOT_SUPPORTED = "CUSPARSE_STATUS_NOT_SUPPORTED"
@@ -28,32 +28,17 @@ VALUE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
-class Handle:
+class Handle(LibraryHandle):
     """A sparse-library context: its device, its stream (None: the default stream), `last_kernel` (the
     kernels the last call launched, joined by '+') and `last_launches` (their LaunchReports)."""
 
-    def __init__(self, device: Device, stream: Stream | None) -> None:
-        self.device = device
-        self.stream = stream
-        self.last_kernel: str | None = None
-        self.last_launches: list[LaunchReport] = []
-        self.destroyed = False
-
-    def __repr__(self) -> str:
-        state = " destroyed" if self.destroyed else ""
-        return f"<sparse.Handle device={self.device.index} stream={self.stream!r}{state}>"
-
-    def begin(self) -> None:
-        self.last_kernel = None
-        self.last_launches = []
+    library = "sparse"
 
     def launch(self, kernel: LibraryKernel, threads: int, args: Sequence[Any]) -> None:
         """Queue `kernel` over `threads` threads (blocks of 256) on the handle's stream."""
         from strata.libs.sparse.kernels import BLOCK
-        stream = self.stream if self.stream is not None else self.device.context.stream(None)
-        self.last_launches.append(kernel.launch((-(-threads // BLOCK),), (BLOCK,), args, stream=stream))
-        base = kernel.name.split("<", 1)[0]
-        self.last_kernel = base if self.last_kernel is None else f"{self.last_kernel}+{base}"
+        self.last_launches.append(kernel.launch((-(-threads // BLOCK),), (BLOCK,), args, stream=self.queue()))
+        self.note(kernel.name.split("<", 1)[0])
 
 
 def create_handle(stream: Stream | None = None) -> Handle:
@@ -82,11 +67,7 @@ def set_stream(handle: Handle, stream: Stream | None) -> None:
 
 def check_handle(handle: Any, routine: str) -> None:
     """Raise CUSPARSE_STATUS_NOT_INITIALIZED unless `handle` is a live Handle."""
-    if not isinstance(handle, Handle):
-        raise LibraryError(NOT_INITIALIZED, f"[{routine}] handle must be a sparse Handle from create_handle, got "
-                                            f"{type(handle).__name__}")
-    if handle.destroyed:
-        raise LibraryError(NOT_INITIALIZED, f"[{routine}] the handle was destroyed")
+    check_live_handle(handle, Handle, routine, NOT_INITIALIZED)
 
 
 @dataclass(frozen=True)
