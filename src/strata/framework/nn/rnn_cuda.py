@@ -98,6 +98,17 @@ def _hidden_projection(h: Tensor, hs: int, w: Tensor) -> Tensor:
     return out
 
 
+def _step_operands(xp: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None
+                   ) -> tuple[Tensor, int, Tensor, int, Tensor, Tensor | None, Tensor]:
+    """What every step's gate kernel reads: xp and h as strided rows, weight_hh and bias_hh contiguous, and
+    the hidden projection h W_hh^T (by one GEMM)."""
+    xq, xs = _rows(xp)
+    hq, hs = _rows(h)
+    w = w_hh.contiguous()
+    b = b_hh.contiguous() if b_hh is not None else None
+    return xq, xs, hq, hs, w, b, _hidden_projection(hq, hs, w)
+
+
 def _weight_grads(dg: Tensor, h: Tensor, hs: int, need_w: bool, need_b: bool) -> tuple[Tensor | None, Tensor | None]:
     """dW_hh = dg^T h (G*H, H) and db_hh = dg summed over the rows, from dg (N, G*H) row-major."""
     n, hd = h.shape
@@ -166,12 +177,8 @@ def _lstm_step(xp: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | No
     inputs = [xp, h, c, w_hh, b_hh]
     grad = autograd.needs_grad(*inputs)
     with autograd.no_grad(), on(dev):
-        xq, xs = _rows(xp)
-        hq, hs = _rows(h)
+        xq, xs, hq, hs, w, b, hg = _step_operands(xp, h, w_hh, b_hh)
         cq, cs = _rows(c)
-        w = w_hh.contiguous()
-        b = b_hh.contiguous() if b_hh is not None else None
-        hg = _hidden_projection(hq, hs, w)
         hc = empty((n, 2 * hd), d, dev)
         ws = empty((n, 5 * hd), d, dev) if grad else None
         k.lstm_forward(d.name, _ptr(xq), xs, _ptr(hg), _ptr(b) if b is not None else 0, _ptr(cq), cs, _ptr(hc),
@@ -216,11 +223,7 @@ def _gru_step(xp: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, composit
     inputs = [xp, h, w_hh, b_hh]
     grad = autograd.needs_grad(*inputs)
     with autograd.no_grad(), on(dev):
-        xq, xs = _rows(xp)
-        hq, hs = _rows(h)
-        w = w_hh.contiguous()
-        b = b_hh.contiguous() if b_hh is not None else None
-        hg = _hidden_projection(hq, hs, w)
+        xq, xs, hq, hs, w, b, hg = _step_operands(xp, h, w_hh, b_hh)
         hy = empty((n, hd), d, dev)
         ws = empty((n, 4 * hd), d, dev) if grad else None
         k.gru_forward(d.name, _ptr(xq), xs, _ptr(hg), _ptr(b) if b is not None else 0, _ptr(hq), hs, _ptr(hy),
@@ -262,11 +265,7 @@ def _rnn_step(xp: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, relu: bo
     n, hd = h.shape
     inputs = [xp, h, w_hh, b_hh]
     with autograd.no_grad(), on(dev):
-        xq, xs = _rows(xp)
-        hq, hs = _rows(h)
-        w = w_hh.contiguous()
-        b = b_hh.contiguous() if b_hh is not None else None
-        hg = _hidden_projection(hq, hs, w)
+        xq, xs, hq, hs, w, b, hg = _step_operands(xp, h, w_hh, b_hh)
         hy = empty((n, hd), d, dev)
         k.rnn_forward(d.name, _ptr(xq), xs, _ptr(hg), _ptr(b) if b is not None else 0, _ptr(hy), n, hd, relu)
     if not autograd.needs_grad(*inputs):
