@@ -32,6 +32,12 @@ def mi250x() -> Iterator[cuda.Device]:
     yield from _current("mi250x")
 
 
+@pytest.fixture(params=["mi300x", "mi250x"])
+def amd(request: pytest.FixtureRequest) -> Iterator[cuda.Device]:
+    """Each AMD model in turn (gfx942, then gfx90a), current for the test."""
+    yield from _current(request.param)
+
+
 @pytest.fixture(scope="module")
 def mi300x_module() -> Iterator[cuda.Device]:
     """A virtual MI300X, current for a whole module (tests that compile many small kernels)."""

@@ -6,7 +6,6 @@ global memory and faulted)."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -41,17 +40,6 @@ extern "C" __global__ void generic(unsigned* gout, unsigned long long* gout64, u
               mine64 == 1 + ((unsigned long long)t << 33);
     if (!ok) atomicAdd(&gout[2], 1u << 30);          // a lane whose private atomics went wrong marks the result
 }"""
-
-
-@pytest.fixture(params=["mi300x", "mi250x"])
-def amd(request: pytest.FixtureRequest) -> Iterator[cuda.Device]:
-    before = cuda.current_device()
-    dev = cuda.Device(model=request.param)
-    cuda.set_device(dev)
-    try:
-        yield dev
-    finally:
-        cuda.set_device(before)
 
 
 @needs_clang

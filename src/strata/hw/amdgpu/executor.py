@@ -2166,12 +2166,10 @@ def _mfma_to_d(vals: np.ndarray, m: int, n: int, blocks: int) -> np.ndarray:
     lane g * N + j; of a 4 x 4 block: value i of lane 4 * b + j. 64-bit values: D[i][j] is value i // 4 of lane
     16 * (i % 4) + j (16 x 16); D[b][i][j] is lane 16 * i + 4 * b + j (4 x 4, one value)."""
     w = vals.shape[0]
-    if vals.dtype == np.float64:
-        if m * n >= WAVE:
-            return vals.reshape(w, 1, m, n)
-        return vals.reshape(w, m, blocks, n).transpose(0, 2, 1, 3)
     if m * n < WAVE:
         return vals.reshape(w, m, blocks, n).transpose(0, 2, 1, 3)
+    if vals.dtype == np.float64:
+        return vals.reshape(w, 1, m, n)
     g = WAVE // n
     q = m // (4 * g)
     return vals.reshape(w, blocks, q, 4, g, n).transpose(0, 1, 2, 4, 3, 5).reshape(w, blocks, m, n)
@@ -2180,10 +2178,10 @@ def _mfma_to_d(vals: np.ndarray, m: int, n: int, blocks: int) -> np.ndarray:
 def _mfma_from_d(d: np.ndarray, nvals: int) -> np.ndarray:
     """The inverse of `_mfma_to_d`: (w, blocks, M, N) -> (w, values per lane, 64)."""
     w, blocks, m, n = d.shape
-    if d.dtype == np.float64 and m * n >= WAVE:
-        return d.reshape(w, nvals, WAVE)
     if m * n < WAVE:
         return d.transpose(0, 2, 1, 3).reshape(w, nvals, WAVE)
+    if d.dtype == np.float64:
+        return d.reshape(w, nvals, WAVE)
     g = WAVE // n
     q = m // (4 * g)
     return d.reshape(w, blocks, q, g, 4, n).transpose(0, 1, 2, 4, 3, 5).reshape(w, nvals, WAVE)
