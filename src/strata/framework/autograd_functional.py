@@ -156,6 +156,18 @@ def _single_element_v(outputs: tuple[Tensor, ...], role: str) -> tuple[None, ...
     return (None,)
 
 
+def _prepare_v(v: Any, against: tuple[Tensor, ...], against_is_tuple: bool, create_graph: bool, fn_name: str,
+               role: str = "input to the user-provided function") -> tuple[Any, ...]:
+    """The vector of a product, as a tuple shaped like `against` (None only for one single-element tensor,
+    which `role` names in the error)."""
+    if v is None:
+        return _single_element_v(against, role)
+    _, t_v = _as_tuple(v, "v", fn_name)
+    t_v = _grad_preprocess(t_v, create_graph=create_graph, need_graph=False)
+    _validate_v(t_v, against, against_is_tuple)
+    return t_v
+
+
 def vjp(func: Callable[..., Any], inputs: Tensor | tuple[Tensor, ...], v: Tensor | tuple[Tensor, ...] | None = None,
         create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
     """(func(*inputs), v^T J): the vector-Jacobian product of `func` at `inputs`.
@@ -177,13 +189,7 @@ def vjp(func: Callable[..., Any], inputs: Tensor | tuple[Tensor, ...], v: Tensor
         outputs = func(*t_inputs)
         is_outputs_tuple, t_outputs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
         _check_requires_grad(t_outputs, "outputs", strict=strict)
-        if v is not None:
-            _, t_v = _as_tuple(v, "v", "vjp")
-            t_v = _grad_preprocess(t_v, create_graph=create_graph, need_graph=False)
-            _validate_v(t_v, t_outputs, is_outputs_tuple)
-            vs: tuple[Any, ...] = t_v
-        else:
-            vs = _single_element_v(t_outputs, "user-provided function returns")
+        vs = _prepare_v(v, t_outputs, is_outputs_tuple, create_graph, "vjp", "user-provided function returns")
         grad_res = _autograd_grad(t_outputs, t_inputs, vs, create_graph=create_graph)
         vjp_res = _fill_in_zeros(grad_res, t_inputs, strict, create_graph, "back")
     out = _grad_postprocess(t_outputs, create_graph)
@@ -202,13 +208,7 @@ def jvp(func: Callable[..., Any], inputs: Tensor | tuple[Tensor, ...], v: Tensor
     with enable_grad():
         is_inputs_tuple, t_inputs = _as_tuple(inputs, "inputs", "jvp")
         t_inputs = _grad_preprocess(t_inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, t_v = _as_tuple(v, "v", "jvp")
-            t_v = _grad_preprocess(t_v, create_graph=create_graph, need_graph=False)
-            _validate_v(t_v, t_inputs, is_inputs_tuple)
-            vs: tuple[Any, ...] = t_v
-        else:
-            vs = _single_element_v(t_inputs, "input to the user-provided function")
+        vs = _prepare_v(v, t_inputs, is_inputs_tuple, create_graph, "jvp")
         outputs = func(*t_inputs)
         is_outputs_tuple, t_outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
         _check_requires_grad(t_outputs, "outputs", strict=strict)
@@ -338,19 +338,6 @@ def _scalar_output(func: Callable[..., Any], t_inputs: tuple[Tensor, ...], stric
     if outputs.numel() != 1:
         raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
     return outputs
-
-
-def _prepare_v(v: Any, t_inputs: tuple[Tensor, ...], is_inputs_tuple: bool, create_graph: bool,
-               fn_name: str) -> tuple[Any, ...]:
-    if v is None:
-        if len(t_inputs) != 1 or t_inputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                               "single Tensor with a single element.")
-        return (None,)
-    _, t_v = _as_tuple(v, "v", fn_name)
-    t_v = _grad_preprocess(t_v, create_graph=create_graph, need_graph=False)
-    _validate_v(t_v, t_inputs, is_inputs_tuple)
-    return t_v
 
 
 def vhp(func: Callable[..., Any], inputs: Tensor | tuple[Tensor, ...], v: Tensor | tuple[Tensor, ...] | None = None,
