@@ -167,12 +167,7 @@ class RayMesh(Mesh):
                 self._check_sent(peer)
 
     def _handle(self, peer: int) -> Any:
-        if self.aborted is not None:
-            raise DistBackendError(f"rank {self.rank}: the process group was aborted ({self.aborted})")
-        h = self.links.get(peer)
-        if h is None:
-            raise DistBackendError(f"rank {self.rank}: no connection to rank {peer} (the group was destroyed?)")
-        return h
+        return self._live(self.links, peer)
 
     def _confirm(self, peer: int, timeout: float) -> None:
         """Wait until `peer` took the last message sent to it; an error if its actor died."""

@@ -22,6 +22,7 @@ import struct
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from typing import TypeVar
 
 from strata.framework.distributed.store import TCPStore, recv_exact
 
@@ -29,6 +30,7 @@ _LEN = struct.Struct("!Q")
 _FRAME = struct.Struct("!QI")  # payload bytes, tag bytes
 _ABORT = "\0abort"  # the tag of an abort message; its payload is the reason
 _P2P = "send/recv"
+_Link = TypeVar("_Link")
 MAX_TAG = 1 << 16  # a longer tag means the stream is not frames of this mesh any more
 ACCEPT_POLL_S = 0.2  # how often a rank waiting for lower ranks to connect checks the store for a failed rank
 
@@ -105,12 +107,17 @@ class Mesh:
             self.tag = _P2P
 
     def _sock(self, peer: int) -> socket.socket:
+        return self._live(self.peers, peer)
+
+    def _live(self, links: Mapping[int, _Link], peer: int) -> _Link:
+        """`peer`'s connection among `links`; DistBackendError if the group was aborted or has none (a
+        transport's own table of connections: sockets here, actor handles on Ray)."""
         if self.aborted is not None:
             raise DistBackendError(f"rank {self.rank}: the process group was aborted ({self.aborted})")
-        s = self.peers.get(peer)
-        if s is None:
+        link = links.get(peer)
+        if link is None:
             raise DistBackendError(f"rank {self.rank}: no connection to rank {peer} (the group was destroyed?)")
-        return s
+        return link
 
     def send(self, peer: int, data: bytes | memoryview, tag: str | None = None) -> None:
         t = (self.tag if tag is None else tag).encode()
