@@ -40,13 +40,14 @@ from typing import Any
 
 import numpy as np
 
-from strata.framework import autograd, ops, reductions
+from strata.framework import autograd, op_table, ops
 from strata.framework import dtypes as dt
 from strata.framework.device import device, on
 from strata.framework.kernels import indexing as ik
-from strata.framework.ops import _fit, _ptr, _torch_name, empty, record
+from strata.framework.ops import _fit, _ptr, _torch_name, record
 from strata.framework.tensor import Tensor, _wrap_dim
 
+_OPS = op_table.OPS
 INDEX_DTYPES = "tensors used as indices must be long, int, byte or bool tensors"
 # dtype names as ATen's C++ messages print them
 _C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
@@ -233,33 +234,8 @@ def _plan(t: Tensor, index: Any, kind: int = 1) -> _Plan:
                 raise (RuntimeError if kind == 3 else IndexError)(msg)
             a = np.where(a < 0, a + size, a)
         host_rows.append(np.broadcast_to(a, bshape).reshape(nb))
-    if t.device.type == "cpu":
-        buf: Any = np.stack(host_rows) if host_rows else np.zeros((0, nb), np.int64)
-    elif not check:
-        only = idxs[0].dev if len(idxs) == 1 else None
-        if only is not None and only.dtype is dt.int64 and only.is_contiguous():
-            buf = only.reshape(1, nb)  # a mask's nonzero row: used as it is
-        elif all(ix.host is not None for ix in idxs):
-            buf = ops.from_host(np.stack(host_rows), dt.int64, t.device)
-        else:
-            buf = _device_buffer(t, idxs, bshape)
-    else:
-        only = idxs[0].dev if len(idxs) == 1 else None
-        if only is not None and only.dtype is dt.int64 and only.is_contiguous():
-            buf = only.reshape(1, nb)
-        else:
-            buf = _device_buffer(t, idxs, bshape)
+    buf = op_table.kernel("index_buffer", t.device.type)(t, idxs, host_rows, bshape)
     return _Plan(canon, bshape, buf, check)
-
-
-def _device_buffer(t: Tensor, idxs: list[_Idx], bshape: tuple[int, ...]) -> Tensor:
-    """The (K, nb) int64 buffer on t's device: each index broadcast and converted by the copy kernel."""
-    nb = math.prod(bshape)
-    buf = empty((len(idxs), nb), dt.int64, t.device)
-    for k, ix in enumerate(idxs):
-        src = ix.dev if ix.dev is not None else ops.from_host(ix.host, dt.int64, t.device)  # type: ignore[arg-type]
-        ops.copy_into(buf[k].view(bshape), src.detach())
-    return buf
 
 
 @dataclass
@@ -283,38 +259,16 @@ def _geom(t: Tensor, plan: _Plan) -> _Geom:
     return _Geom(view, dims, rest, out_shape, b_at)
 
 
-def _front_strides(g: _Geom, st: Sequence[int], bshape: tuple[int, ...]) -> list[int]:
-    """Strides over (nb, *rest) of a tensor laid out as g.out_shape with strides `st` (B's dims contiguous)."""
-    nbd = len(bshape)
-    b_st = st[g.b_at + nbd - 1] if nbd else 0
-    rest_st = list(st[:g.b_at]) + list(st[g.b_at + nbd:])
-    return [b_st, *rest_st]
-
-
 # ----------------------------------------------------------------------------------------- core: get / put
-def _get(t: Tensor, plan: _Plan) -> Tensor:
-    """t[plan] as a new contiguous tensor (no autograd)."""
-    g = _geom(t, plan)
-    if t.device.type == "cpu":
-        a = g.view._host()
-        nb = math.prod(plan.bshape)
-        sel: list[Any] = [slice(None)] * g.view.dim()
-        for k, d in enumerate(g.dims):
-            sel[d] = plan.buf[k].reshape(plan.bshape) if nb else np.zeros(plan.bshape, np.int64)
-        return ops.from_host(np.ascontiguousarray(a[tuple(sel)]).reshape(g.out_shape), t.dtype, t.device)
-    out = empty(g.out_shape, t.dtype, t.device)
-    nb = math.prod(plan.bshape)
-    with on(t.device):
-        ik.index_get(t.dtype.name, nb, [g.view.shape[d] for d in g.rest], _ptr(out),
-                     _front_strides(g, out.stride(), plan.bshape), _ptr(g.view), [g.view.stride(d) for d in g.rest],
-                     _ptr(plan.buf), [g.view.shape[d] for d in g.dims], [g.view.stride(d) for d in g.dims],
-                     plan.check)
-    return out
+def _get(t: Tensor, plan: _Plan, op: str = "index") -> Tensor:
+    """t[plan] as a new contiguous tensor (no autograd), by the kernel of `op` (index, index_select,
+    masked_select) for t's device."""
+    return op_table.kernel(op, t._storage.device.type)(t, _geom(t, plan), plan)
 
 
-def _put(t: Tensor, plan: _Plan, values: Tensor, accumulate: bool) -> None:
+def _put(t: Tensor, plan: _Plan, values: Tensor, accumulate: bool, op: str = "index_put") -> None:
     """t[plan] = values (or += with accumulate), in place, without autograd; values has t's dtype and
-    broadcasts to the indexing result."""
+    broadcasts to the indexing result. By the kernel of `op` (index_put, index_add) for t's device."""
     g = _geom(t, plan)
     try:
         shape = ops.broadcast_shapes(values.shape, g.out_shape)
@@ -325,42 +279,7 @@ def _put(t: Tensor, plan: _Plan, values: Tensor, accumulate: bool) -> None:
                            f"indexing result of shape {list(g.out_shape)}") from None
     if values.device != t.device:
         values = ops.to_copy(values.detach(), t.device, values.dtype)
-    nb = math.prod(plan.bshape)
-    if t.device.type == "cpu":
-        a = g.view._host()
-        sel: list[Any] = [slice(None)] * g.view.dim()
-        for k, d in enumerate(g.dims):
-            sel[d] = plan.buf[k].reshape(plan.bshape) if nb else np.zeros(plan.bshape, np.int64)
-        v = np.broadcast_to(values._host(), g.out_shape)
-        if accumulate:
-            if a.dtype in (np.float16, dt.bfloat16.np):
-                acc = a.astype(np.float32)
-                np.add.at(acc, tuple(sel), v.astype(np.float32))
-                a[...] = acc.astype(a.dtype)
-            elif a.dtype == np.bool_:
-                np.logical_or.at(a, tuple(sel), v)
-            else:
-                np.add.at(a, tuple(sel), v)
-        else:
-            a[tuple(sel)] = v
-        return
-    name = t.dtype.name
-    if accumulate and name not in ik.ATOMIC:  # accumulate in a widened copy
-        wide = dt.float32 if t.dtype.is_floating_point else dt.int64
-        tw = ops._cast(t, wide)
-        _put(tw, plan, ops._cast(values, wide), True)
-        ops.copy_into(t, tw)
-        return
-    vst = ops._bstrides(values, g.out_shape)
-    nbd = len(plan.bshape)
-    if any(vst[g.b_at + i] != vst[g.b_at + i + 1] * plan.bshape[i + 1] for i in range(nbd - 1)):
-        values = ops._cast(values.expand(g.out_shape), values.dtype)  # B's dims must form one run
-        vst = list(values.stride())
-    with on(t.device):
-        ik.index_put(name, accumulate, nb, [g.view.shape[d] for d in g.rest], _ptr(g.view),
-                     [g.view.stride(d) for d in g.rest], _ptr(values), _front_strides(g, vst, plan.bshape),
-                     _ptr(plan.buf), [g.view.shape[d] for d in g.dims], [g.view.stride(d) for d in g.dims],
-                     plan.check)
+    op_table.kernel(op, t._storage.device.type)(t, g, plan, values, accumulate)
 
 
 def _value_tensor(value: Any, dtype: dt.dtype, dev: device) -> Tensor:
@@ -372,19 +291,30 @@ def _value_tensor(value: Any, dtype: dt.dtype, dev: device) -> Tensor:
     return ops.full((), value, dtype, dev)
 
 
+def _record(out: Tensor, inputs: list[Any], op: str, node: str | None = None, **args: Any) -> Tensor:
+    """Record op's node on `out` with the table's derivative of op, given op's arguments `args`."""
+    deriv = _OPS[op].derivative
+    assert deriv is not None
+
+    def bw(g: Tensor) -> tuple:
+        return tuple(_fit(gi, x) for gi, x in zip(deriv(g, *inputs, **args), inputs, strict=True))
+    return record(out, inputs, node or _OPS[op].node, bw)
+
+
+def _index(t: Tensor, plan: _Plan) -> Tensor:
+    """t[plan] (a copy); records IndexBackward0."""
+    return _record(_get(t, plan), [t], "index", plan=plan)
+
+
 def _index_put(t: Tensor, plan: _Plan, values: Tensor, accumulate: bool) -> Tensor:
     """Out of place: a copy of t with t[plan] = values; records IndexPutBackward0."""
     out = ops._cast(t, t.dtype)
     _put(out, plan, values, accumulate)
+    return _record(out, [t, values], "index_put", plan=plan, accumulate=accumulate)
 
-    def bw(g: Tensor) -> tuple:
-        gs = g
-        if not accumulate and t.requires_grad:
-            gs = ops._cast(g, g.dtype)
-            _put(gs, plan, ops.full((), 0, g.dtype, g.device), False)
-        gv = _get(g, plan) if values.requires_grad else None
-        return _fit(gs, t), _fit(gv, values)
-    return record(out, [t, values], "IndexPutBackward0", bw)
+
+op_table.register_front("index", _index)
+op_table.register_front("index_put", _index_put)
 
 
 # ----------------------------------------------------------------------------------------- public: []
@@ -398,15 +328,7 @@ def getitem(t: Tensor, index: Any) -> Tensor:
     index = _selects(index)
     if not is_advanced(index):
         return ops.getitem(t, index)
-    plan = _plan(t, index)
-    out = _get(t, plan)
-    shape, dtype = t.shape, t.dtype
-
-    def bw(g: Tensor) -> tuple:
-        z = ops.full(shape, 0, g.dtype, g.device)
-        _put(z, plan, g, True)
-        return (_fit(z.to(dtype) if z.dtype is not dtype else z, t),)
-    return record(out, [t], "IndexBackward0", bw)
+    return _index(t, _plan(t, index))
 
 
 def setitem(t: Tensor, index: Any, value: Any) -> None:
@@ -484,22 +406,7 @@ def _check_put_values(t: Tensor, values: Any) -> None:
 def _nonzero_rows(x: Tensor, transpose: bool = True) -> Tensor:
     """The coordinates of x's nonzero elements, row-major order: (ndim, n) if transpose else (n, ndim),
     int64 on x's device. On "cuda" only the count is read back."""
-    nd = x.dim()
-    if x.device.type == "cpu":
-        a = np.argwhere(x._host()) if nd else np.zeros((int(bool(x._host())), 0), np.int64)
-        a = a.astype(np.int64)
-        return ops.from_host(a.T if transpose else a, dt.int64, x.device)
-    n = x.numel()
-    pos = empty((n + 1,), dt.int64, x.device)
-    with on(x.device):
-        ik.nonzero_scan(x.dtype.name, x.shape, _ptr(pos), _ptr(x), x.stride())
-    count = int(pos[n].item())  # the one host sync, as PyTorch's
-    out = empty((nd, count) if transpose else (count, nd), dt.int64, x.device)
-    if count and nd:
-        with on(x.device):
-            ik.nonzero_write(x.dtype.name, x.shape, _ptr(out), _ptr(pos), 1 if transpose else nd,
-                             count if transpose else 1)
-    return out
+    return op_table.kernel("nonzero", x._storage.device.type)(x, transpose)
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
@@ -551,16 +458,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A00
     d = _wrap_dim(dim, input.dim())
     src = input if input.dim() else input.reshape(1)
     plan = _plan(src, (slice(None),) * d + (idx,), kind=2)
-    out = _get(src, plan)
+    out = _get(src, plan, "index_select")
     if input.dim() == 0:
         out = out.reshape(())
-    shape = input.shape
-
-    def bw(g: Tensor) -> tuple:
-        z = ops.full(shape if shape else (1,), 0, g.dtype, g.device)
-        _put(z, plan, g.reshape(out.shape if shape else (idx.numel(),)), True)
-        return (_fit(z.reshape(shape), input),)
-    return record(out, [input], "IndexSelectBackward0", bw)
+    return _record(out, [input], "index_select", dim=d, index=idx)
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: A002
@@ -580,16 +481,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
                            f"({source.shape[d] if source.dim() else 1})")
     with autograd.no_grad():
         out = ops._cast(input, input.dtype)
-        _put(out if input.dim() else out.reshape(1), plan, vals.detach().reshape(g0.out_shape), True)
-
-    def bw(g: Tensor) -> tuple:
-        gsrc = None
-        if isinstance(source, Tensor) and source.requires_grad:
-            gsrc = _get(g if g.dim() else g.reshape(1), plan).reshape(source.shape)
-            if alpha != 1:
-                gsrc = gsrc * alpha
-        return _fit(g, input), _fit(gsrc, source)
-    return record(out, [input, source], "IndexAddBackward0", bw)
+        _put(out if input.dim() else out.reshape(1), plan, vals.detach().reshape(g0.out_shape), True, "index_add")
+    return _record(out, [input, source], "index_add", dim=d, index=idx, alpha=alpha)
 
 
 def check_class_indices(target: Tensor, n_classes: int, ignore_index: int) -> None:
@@ -626,54 +519,20 @@ def _host_bounds(index: Tensor, size: int, d: int) -> None:
 
 
 def _gather(input: Tensor, d: int, index: Tensor) -> Tensor:
+    """input's values at `index` along d (no autograd), by the gather kernel of input's device."""
     src = input if input.dim() else input.reshape(1)
     ix = index if index.dim() else index.reshape(1)
-    dsize = src.shape[d]
-    _host_bounds(ix, dsize, d)
-    if input.device.type == "cpu":
-        a = src._host()[tuple(slice(None) if k == d else slice(0, n) for k, n in enumerate(ix.shape))]
-        r = np.take_along_axis(a, ix._host(), d) if ix.numel() else np.zeros(ix.shape, src.dtype.np)
-        return ops.from_host(r, input.dtype, input.device).reshape(index.shape)
-    out = empty(ix.shape, input.dtype, input.device)
-    sst = list(ops._bstrides(src, src.shape))
-    sst[d] = 0
-    with on(input.device):
-        ik.gather(input.dtype.name, ix.shape, _ptr(out), out.stride(), _ptr(src), sst, _ptr(ix), ix.stride(),
-                  dsize, src.stride(d))
-    return out.reshape(index.shape)
+    _host_bounds(ix, src.shape[d], d)
+    return op_table.kernel("gather", src._storage.device.type)(src, d, ix).reshape(index.shape)
 
 
 def _scatter_into(out: Tensor, d: int, index: Tensor, src: Tensor, accumulate: bool) -> None:
     """out (contiguous, modified in place) scattered into from src along d at index, no autograd."""
     o = out if out.dim() else out.reshape(1)
     ix = index if index.dim() else index.reshape(1)
-    s = src
-    dsize = o.shape[d]
-    _host_bounds(ix, dsize, d)
-    if not ix.numel():
-        return
-    if out.device.type == "cpu":
-        a = o._host()
-        coords: list[Any] = list(np.indices(ix.shape, sparse=True))
-        coords[d] = ix._host()
-        sv = np.broadcast_to(s._host(), ix.shape) if s.dim() == 0 else s._host()[tuple(slice(0, n) for n in ix.shape)]
-        if accumulate:
-            np.add.at(a, tuple(coords), sv)
-        else:
-            a[tuple(coords)] = sv
-        return
-    if accumulate and out.dtype.name not in ik.ATOMIC:
-        wide = dt.float32 if out.dtype.is_floating_point else dt.int64
-        ow = ops._cast(o, wide)
-        _scatter_into(ow, d, ix, ops._cast(s, wide), True)
-        ops.copy_into(o, ow)
-        return
-    ost = list(o.stride())
-    ost[d] = 0
-    sst = [0] * ix.dim() if s.dim() == 0 else list(s.stride())
-    with on(out.device):
-        ik.scatter(out.dtype.name, accumulate, ix.shape, _ptr(o), ost, _ptr(s), sst, _ptr(ix), ix.stride(),
-                   dsize, o.stride(d))
+    _host_bounds(ix, o.shape[d], d)
+    if ix.numel():
+        op_table.kernel("scatter_add" if accumulate else "scatter", o._storage.device.type)(o, d, ix, src, accumulate)
 
 
 def _check_scatter_sizes(input: Tensor, d: int, index: Tensor, src: Tensor | None) -> None:
@@ -700,14 +559,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
         if k != d and index.shape[k] > input.shape[k]:
             raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be no "
                                f"larger than self {list(input.shape)} apart from dimension {d}")
-    out = _gather(input, d, index)
-    shape = input.shape
-
-    def bw(g: Tensor) -> tuple:
-        z = ops.full(shape, 0, g.dtype, g.device)
-        _scatter_into(z, d, index, g.contiguous(), True)
-        return (_fit(z, input),)
-    return record(out, [input], "GatherBackward0", bw)
+    return _record(_gather(input, d, index), [input], "gather", dim=d, index=index)
 
 
 def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None, *,  # noqa: A002
@@ -734,25 +586,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, value: Any 
     s = src if src is not None else ops.full((), value, input.dtype, input.device)
     out = ops._cast(input, input.dtype)
     _scatter_into(out, d, index, s.detach().contiguous() if s.dim() else s.detach(), False)
-
-    def bw(g: Tensor) -> tuple:
-        gi = None
-        if input.requires_grad:
-            gi = ops._cast(g, g.dtype)
-            _scatter_into(gi, d, index, ops.full((), 0, g.dtype, g.device), False)
-        gs = _src_grad(g, d, index, src) if src is not None and src.requires_grad else None
-        return _fit(gi, input), _fit(gs, src)
-    return record(out, [input, src], "ScatterBackward0" if src is not None else "ScatterBackward1", bw)
-
-
-def _src_grad(g: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
-    """g gathered at index, placed in a zero tensor of src's shape (src may be larger than index)."""
-    gg = _gather(g, d, index)
-    if tuple(gg.shape) == tuple(src.shape):
-        return gg
-    z = ops.full(src.shape, 0, g.dtype, g.device)
-    ops.copy_into(ops.getitem(z, tuple(slice(0, n) for n in gg.shape)), gg)
-    return z
+    return _record(out, [input, src], "scatter", None if src is not None else _OPS["scatter"].node_scalar,
+                   dim=d, index=index)
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:  # noqa: A002
@@ -766,11 +601,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor: 
     _check_scatter_sizes(input, d, index, src)
     out = ops._cast(input, input.dtype)
     _scatter_into(out, d, index, src.detach().contiguous(), True)
-
-    def bw(g: Tensor) -> tuple:
-        gs = _src_grad(g, d, index, src) if src.requires_grad else None
-        return _fit(g, input), _fit(gs, src)
-    return record(out, [input, src], "ScatterAddBackward0", bw)
+    return _record(out, [input, src], "scatter_add", dim=d, index=index)
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
@@ -810,17 +641,11 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:  # noqa: A00
                            f"{value.dim()} dimension(s).")
     dev = ops._check_same_device(input, mask)
     v = _value_tensor(value, input.dtype, dev)
-    with autograd.no_grad():
-        out = ops.where(mask if mask.device == dev else mask.to(dev), v, input)
-
-    def bw(g: Tensor) -> tuple:
-        z = ops.zeros_like(g)
-        gi = ops.where(mask, z, g) if input.requires_grad else None
-        gv = None
-        if isinstance(value, Tensor) and value.requires_grad:
-            gv = reductions.sum(ops.where(mask, g, z))
-        return _fit(gi, input), None, _fit(gv, value)
-    return record(out, [input, mask, value], "MaskedFillBackward0", bw)
+    m = mask if mask.device == dev else mask.to(dev)
+    x = ops._as_tensor(input.detach(), input.dtype, dev)  # (a 0-dim cpu input goes with a cuda mask)
+    out = op_table.kernel("masked_fill", dev.type)(m, v.detach(), x, input.dtype,
+                                                   ops.broadcast_shapes(m.shape, v.shape, x.shape))
+    return _record(out, [input, mask, value], "masked_fill")
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
@@ -832,14 +657,16 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
     shape = tuple(ops.broadcast_shapes(input.shape, mask.shape))
     x = input.detach().expand(shape) if tuple(input.shape) != shape else input.detach()
     m = mask.expand(shape) if tuple(mask.shape) != shape else mask
-    plan = _plan(x, (m,)) if shape else _plan(x.reshape(1), (m.reshape(1),))
-    out = _get(x if shape else x.reshape(1), plan)
+    xs = x if shape else x.reshape(1)
+    plan = _plan(xs, (m if shape else m.reshape(1),))
+    out = _get(xs, plan, "masked_select")
+    deriv = _OPS["masked_select"].derivative
+    assert deriv is not None
 
     def bw(g: Tensor) -> tuple:
-        z = ops.full(shape if shape else (1,), 0, g.dtype, g.device)
-        _put(z, plan, g, True)
-        return (_fit(z.reshape(shape), input),)
-    return record(out, [input], "MaskedSelectBackward0", bw)
+        (gx,) = deriv(g, xs, plan=plan)
+        return (_fit(gx.reshape(shape), input),)
+    return record(out, [input], _OPS["masked_select"].node, bw)
 
 
 # ----------------------------------------------------------------------------------------- tril / triu
@@ -847,16 +674,8 @@ def _tri(input: Tensor, diagonal: int, upper: bool) -> Tensor:
     name = "triu" if upper else "tril"
     if input.dim() < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-    if input.device.type == "cpu":
-        f = np.triu if upper else np.tril
-        out = ops.from_host(f(input._host(), diagonal), input.dtype, input.device)
-    else:
-        out = empty(input.shape, input.dtype, input.device)
-        with on(input.device):
-            ik.tri(input.dtype.name, upper, int(diagonal), input.shape, _ptr(out), out.stride(), _ptr(input),
-                   input.stride())
-    return record(out, [input], "TriuBackward0" if upper else "TrilBackward0",
-                  lambda g: (_fit(_tri(g, diagonal, upper), input),))
+    out = op_table.kernel(name, input._storage.device.type)(input, diagonal, upper)
+    return _record(out, [input], name, diagonal=diagonal)
 
 
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002

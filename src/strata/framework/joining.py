@@ -1,6 +1,6 @@
 """Joining tensors: `cat` and `stack`, with PyTorch's type promotion and checks, and their gradients
-(slices of the output's gradient). On "cuda" each input is written into its slice of the output by
-the copy kernel.
+(slices of the output's gradient). The op table's `cat` kernel writes the inputs into the output: one
+NumPy concatenate on "cpu", the copy kernel per input on "cuda".
 
 Example:
     >>> import strata
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from strata.framework import autograd
 from strata.framework import dtypes as dt
-from strata.framework.ops import _check_same_device, copy_into, empty, record
+from strata.framework import op_table
+from strata.framework.ops import _check_same_device, empty, record
 from strata.framework.tensor import Tensor, _wrap_dim
 
 
@@ -45,14 +45,12 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     shape = list(first.shape)
     shape[d] = sum(t.shape[d] for t in ts)
     out = empty(shape, out_dt, dev if dev.type == "cuda" else first.device)
+    op_table.kernel("cat", out._storage.device.type)(out, ts, d)
     offsets = []
     start = 0
-    with autograd.no_grad():
-        for t in ts:
-            index = (slice(None),) * d + (slice(start, start + t.shape[d]),)
-            copy_into(out[index], t)
-            offsets.append(index)
-            start += t.shape[d]
+    for t in ts:
+        offsets.append((slice(None),) * d + (slice(start, start + t.shape[d]),))
+        start += t.shape[d]
 
     def bw(g: Tensor) -> tuple:
         return tuple(g[ix].to(t.dtype) if t.requires_grad else None for ix, t in zip(offsets, ts, strict=True))

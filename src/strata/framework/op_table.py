@@ -254,6 +254,73 @@ def _mm_as(x: Any, y: Any, like: Any) -> Any:
     return call("mm", x, y)
 
 
+# indexing: (g, *the recorded inputs, **the op's arguments) -> one gradient per recorded input (None where
+# an input needs none). They are written with the indexing ops themselves (`call` for the ones that take
+# a parsed index plan), so they differentiate again (create_graph).
+def _d_index(g: Any, x: Any, *, plan: Any) -> tuple[Grad]:
+    """index / masked_select: g added at the plan's positions of zeros like x (repeats add up)."""
+    return (call("index_put", g.new_zeros(x.shape), plan, g, True),)
+
+
+def _d_index_put(g: Any, x: Any, values: Any, *, plan: Any, accumulate: bool) -> tuple[Grad, Grad]:
+    """index_put: g with the overwritten positions zeroed (all of g with accumulate); values: g there."""
+    gx = gv = None
+    if getattr(x, "requires_grad", False):
+        gx = g if accumulate else call("index_put", g, plan, g.new_zeros(()), False)
+    if getattr(values, "requires_grad", False):
+        gv = call("index", g, plan)
+    return gx, gv
+
+
+def _d_index_select(g: Any, x: Any, *, dim: int, index: Any) -> tuple[Grad]:
+    return (g.new_zeros(x.shape).index_add(dim, index, g),)
+
+
+def _d_index_add(g: Any, x: Any, source: Any, *, dim: int, index: Any, alpha: Any) -> tuple[Grad, Grad]:
+    gs = None
+    if getattr(source, "requires_grad", False):
+        gs = g.index_select(dim, index).reshape(source.shape)
+        gs = gs if alpha == 1 else gs * alpha
+    return g, gs
+
+
+def _d_gather(g: Any, x: Any, *, dim: int, index: Any) -> tuple[Grad]:
+    return (g.new_zeros(x.shape).scatter_add(dim, index, g),)
+
+
+def _src_grad(g: Any, src: Any, dim: int, index: Any) -> Grad:
+    """g gathered at index, in zeros of src's shape (src may be larger than index)."""
+    if not getattr(src, "requires_grad", False):
+        return None
+    gg = g.gather(dim, index)
+    if tuple(gg.shape) == tuple(src.shape):
+        return gg
+    z = g.new_zeros(src.shape)
+    z[tuple(slice(0, n) for n in gg.shape)] = gg
+    return z
+
+
+def _d_scatter(g: Any, x: Any, src: Any, *, dim: int, index: Any) -> tuple[Grad, Grad]:
+    gx = g.scatter(dim, index, 0) if getattr(x, "requires_grad", False) else None
+    return gx, _src_grad(g, src, dim, index)
+
+
+def _d_scatter_add(g: Any, x: Any, src: Any, *, dim: int, index: Any) -> tuple[Grad, Grad]:
+    return g, _src_grad(g, src, dim, index)
+
+
+def _d_masked_fill(g: Any, x: Any, mask: Any, value: Any) -> tuple[Grad, Grad, Grad]:
+    gx = g.masked_fill(mask, 0) if getattr(x, "requires_grad", False) else None
+    gv = g.masked_fill(mask.logical_not(), 0).sum() if getattr(value, "requires_grad", False) else None
+    return gx, None, gv
+
+
+def _d_tri(upper: bool) -> Callable[..., tuple[Grad]]:
+    def d(g: Any, x: Any, *, diagonal: int) -> tuple[Grad]:
+        return (g.triu(diagonal) if upper else g.tril(diagonal),)
+    return d
+
+
 def _no_derivative(name: str) -> Callable[..., Any]:
     def d(*_: Any) -> Any:
         raise RuntimeError(f"the derivative for '{name}' is not implemented.")
@@ -365,6 +432,30 @@ op("mm", "linalg", SAME, _d_mm, arity=2, method=False, function=False, node="MmB
 # cumsum / cumprod (op, x, d, reverse, out_dtype); cumprod_backward (x, g, d)
 for _k in ("sort", "sort_backward", "cumsum", "cumprod", "cumprod_backward"):
     op(_k, "sorting", SAME, None, arity=1, method=False, function=False)
+
+# indexing (indexing.py holds the fronts: index parsing, bounds checks on host indices, autograd). The
+# index tensors are first one (K, nb) int64 buffer ("index_buffer": host array on cpu, device tensor on
+# cuda); kernels:
+#   index_buffer (t, idxs, host_rows, bshape) -> buf
+#   index / index_select / masked_select (t, geom, plan) -> t[plan] as a new tensor
+#   index_put / index_add (t, geom, plan, values, accumulate) -> None: t[plan] = (or +=) values in place
+#   gather (src, d, index) -> out of index's shape; scatter / scatter_add (out, d, index, src, accumulate) -> None
+#   masked_fill: the where kernel (mask, value, input, dtype, shape); tril / triu (x, diagonal, upper);
+#   nonzero (x, transpose) -> the coordinates of the nonzero elements
+# Cuda kernels check device-resident indices themselves: a bad one is a device-side assertion.
+_INDEXING_KW: dict[str, dict[str, Any]] = {
+    "index_buffer": {"aten": "aten::index"}, "index_put": {"aten": "aten::index_put_"},
+    "scatter": {"node_scalar": "ScatterBackward1"},  # scatter with a value: PyTorch's other overload
+    "nonzero": {"node": "NotImplemented"}}
+for _k, _d in (("index_buffer", None), ("index", _d_index), ("index_select", _d_index_select),
+               ("masked_select", _d_index), ("index_put", _d_index_put), ("index_add", _d_index_add),
+               ("gather", _d_gather), ("scatter", _d_scatter), ("scatter_add", _d_scatter_add),
+               ("masked_fill", _d_masked_fill), ("tril", _d_tri(False)), ("triu", _d_tri(True)), ("nonzero", None)):
+    op(_k, "indexing", SAME, _d, arity=1, method=False, function=False, **_INDEXING_KW.get(_k, {}))
+
+# joining (joining.py checks the operands and records CatBackward0); kernel: cat (out, tensors, d) writes
+# each tensor into its slice of `out` along d
+op("cat", "joining", PROMOTE, None, arity=1, method=False, function=False)
 
 # sequences written by the device (creation.arange / linspace parse the arguments); kernels take
 # (dtype, device, n, start, step[, end]) and return the new tensor

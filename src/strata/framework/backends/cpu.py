@@ -326,3 +326,100 @@ def cumprod_backward(x: Tensor, g: Tensor, d: int) -> Tensor:
         excl = np.cumprod(np.concatenate([np.ones_like(a[:, :1]), a[:, :-1]], axis=1), axis=1)
         res = excl * r
     return from_host(res.reshape(x.shape), x.dtype, CPU)
+
+
+# ----------------------------------------------------------------------------------------- indexing
+# (indexing.py parses the index into a plan: `geom` is the view indexed, its index dims `dims` and the
+# result's shape `out_shape`; `plan.buf` the (K, nb) int64 host array of in-range indices, `plan.bshape`
+# their broadcast shape)
+@op_table.register("cpu", "index_buffer")
+def index_buffer(t: Tensor, idxs: Any, host_rows: list[np.ndarray], bshape: tuple[int, ...]) -> np.ndarray:
+    """The index rows as one (K, nb) host array (indices of a cpu tensor are all on the host)."""
+    return np.stack(host_rows) if host_rows else np.zeros((0, math.prod(bshape)), np.int64)
+
+
+def _selection(geom: Any, plan: Any) -> tuple[Any, ...]:
+    """NumPy's advanced index for the plan: each index dim its (bshape) index array, the others `:`."""
+    nb = math.prod(plan.bshape)
+    sel: list[Any] = [slice(None)] * geom.view.dim()
+    for k, d in enumerate(geom.dims):
+        sel[d] = plan.buf[k].reshape(plan.bshape) if nb else np.zeros(plan.bshape, np.int64)
+    return tuple(sel)
+
+
+@op_table.register("cpu", "index", "index_select", "masked_select")
+def index(t: Tensor, geom: Any, plan: Any) -> Tensor:
+    """t[plan] as a new contiguous tensor, by NumPy's advanced indexing."""
+    a = geom.view._host()
+    return from_host(np.ascontiguousarray(a[_selection(geom, plan)]).reshape(geom.out_shape), t.dtype, t.device)
+
+
+@op_table.register("cpu", "index_put", "index_add")
+def index_put(t: Tensor, geom: Any, plan: Any, values: Tensor, accumulate: bool) -> None:
+    """t[plan] = values (+= with accumulate: repeated indices add up, half types in float32, bool as or)."""
+    a = geom.view._host()
+    sel = _selection(geom, plan)
+    v = np.broadcast_to(values._host(), geom.out_shape)
+    if not accumulate:
+        a[sel] = v
+    elif a.dtype in _HALF_NP:
+        acc = a.astype(np.float32)
+        np.add.at(acc, sel, v.astype(np.float32))
+        a[...] = acc.astype(a.dtype)
+    elif a.dtype == np.bool_:
+        np.logical_or.at(a, sel, v)
+    else:
+        np.add.at(a, sel, v)
+
+
+_HALF_NP = (np.dtype(np.float16), dt.bfloat16.np)
+
+
+@op_table.register("cpu", "gather")
+def gather(src: Tensor, d: int, ix: Tensor) -> Tensor:
+    """out[..i..] = src[..ix[..i..]..] along d (src, ix at least 1-D, ix in range), out of ix's shape."""
+    a = src._host()[tuple(slice(None) if k == d else slice(0, n) for k, n in enumerate(ix.shape))]
+    r = np.take_along_axis(a, ix._host(), d) if ix.numel() else np.zeros(ix.shape, src.dtype.np)
+    return from_host(r, src.dtype, src.device)
+
+
+@op_table.register("cpu", "scatter", "scatter_add")
+def scatter(out: Tensor, d: int, ix: Tensor, s: Tensor, accumulate: bool) -> None:
+    """out[..ix[..i..]..] = s[..i..] along d in place (+= with accumulate; s may be 0-dim: a value)."""
+    a = out._host()
+    coords: list[Any] = list(np.indices(ix.shape, sparse=True))
+    coords[d] = ix._host()
+    sv = np.broadcast_to(s._host(), ix.shape) if s.dim() == 0 else s._host()[tuple(slice(0, n) for n in ix.shape)]
+    if accumulate:
+        np.add.at(a, tuple(coords), sv)
+    else:
+        a[tuple(coords)] = sv
+
+
+@op_table.register("cpu", "masked_fill")
+def masked_fill(cond: Tensor, a: Tensor, b: Tensor, res: dt.dtype, shape: Any) -> Tensor:
+    """value (a, 0-dim) where mask else input (b): the where kernel."""
+    return where(cond, a, b, res, shape)
+
+
+@op_table.register("cpu", "tril", "triu")
+def tri(x: Tensor, diagonal: int, upper: bool) -> Tensor:
+    """The lower (upper) triangle of the last two dims, zeros elsewhere."""
+    return from_host((np.triu if upper else np.tril)(x._host(), diagonal), x.dtype, x.device)
+
+
+@op_table.register("cpu", "nonzero")
+def nonzero(x: Tensor, transpose: bool) -> Tensor:
+    """The coordinates of x's nonzero elements in row-major order: (ndim, n) if transpose else (n, ndim)."""
+    nd = x.dim()
+    a = np.argwhere(x._host()) if nd else np.zeros((int(bool(x._host())), 0), np.int64)
+    a = a.astype(np.int64)
+    return from_host(a.T if transpose else a, dt.int64, x.device)
+
+
+# ----------------------------------------------------------------------------------------- joining
+@op_table.register("cpu", "cat")
+def cat(out: Tensor, tensors: list[Tensor], d: int) -> None:
+    """Each tensor written into its slice of `out` along d (converted to out's dtype), by one concatenate."""
+    o = out._host()
+    quiet(lambda: np.concatenate([t._host() for t in tensors], axis=d, out=o, casting="unsafe"))

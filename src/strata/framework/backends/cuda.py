@@ -6,15 +6,31 @@ Kernel signatures are those of the cpu backend (see backends/cpu.py).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
+
+import numpy as np
 
 from strata.framework import autograd, kernels, op_table
 from strata.framework import dtypes as dt
 from strata.framework.device import device, on
 from strata.framework.handles import library, library_handle
+from strata.framework.kernels import indexing as indexing_kernels
 from strata.framework.kernels import sorting as sorting_kernels
-from strata.framework.ops import _as_tensor, _bstrides, _cast, _ptr, _torch_name, broadcast_shapes, empty, fill_, full
+from strata.framework.ops import (
+    _as_tensor,
+    _bstrides,
+    _cast,
+    _ptr,
+    _torch_name,
+    broadcast_shapes,
+    copy_into,
+    empty,
+    fill_,
+    from_host,
+    full,
+)
 from strata.framework.tensor import Tensor, contiguous_strides
 
 
@@ -274,3 +290,144 @@ def cumprod_backward(x: Tensor, g: Tensor, d: int) -> Tensor:
     with on(x.device):
         sorting_kernels.cumprod_backward(x.dtype.name, outer, n, inner, _ptr(out), _ptr(xc), _ptr(gc))
     return out
+
+
+# ----------------------------------------------------------------------------------------- indexing
+# (see backends/cpu.py for `geom` and `plan`; here `plan.buf` is a (K, nb) int64 tensor on the device and
+# `plan.check` says which bounds rule the kernel applies to indices it has not seen checked: 0 none)
+@op_table.register("cuda", "index_buffer")
+def index_buffer(t: Tensor, idxs: Any, host_rows: list[np.ndarray], bshape: tuple[int, ...]) -> Tensor:
+    """The (K, nb) int64 index buffer on t's device: a lone contiguous int64 index tensor as it is, host
+    indices in one copy, a mix converted and broadcast by the copy kernel."""
+    nb = math.prod(bshape)
+    only = idxs[0].dev if len(idxs) == 1 else None
+    if only is not None and only.dtype is dt.int64 and only.is_contiguous():
+        return only.reshape(1, nb)  # (a mask's nonzero row, or an index tensor: used as it is)
+    if all(ix.host is not None for ix in idxs):
+        return from_host(np.stack(host_rows), dt.int64, t.device)
+    buf = empty((len(idxs), nb), dt.int64, t.device)
+    for k, ix in enumerate(idxs):
+        src = ix.dev if ix.dev is not None else from_host(ix.host, dt.int64, t.device)
+        copy_into(buf[k].view(bshape), src.detach())
+    return buf
+
+
+def _front_strides(geom: Any, st: Any, bshape: tuple[int, ...]) -> list[int]:
+    """Strides over (nb, *rest) of a tensor laid out as geom.out_shape with strides `st` (B's dims one run)."""
+    nbd = len(bshape)
+    b_st = st[geom.b_at + nbd - 1] if nbd else 0
+    rest_st = list(st[:geom.b_at]) + list(st[geom.b_at + nbd:])
+    return [b_st, *rest_st]
+
+
+@op_table.register("cuda", "index", "index_select", "masked_select")
+def index(t: Tensor, geom: Any, plan: Any) -> Tensor:
+    """t[plan] as a new contiguous tensor, by the index_get kernel."""
+    out = empty(geom.out_shape, t.dtype, t.device)
+    v = geom.view
+    with on(t.device):
+        indexing_kernels.index_get(t.dtype.name, math.prod(plan.bshape), [v.shape[d] for d in geom.rest], _ptr(out),
+                                   _front_strides(geom, out.stride(), plan.bshape), _ptr(v),
+                                   [v.stride(d) for d in geom.rest], _ptr(plan.buf), [v.shape[d] for d in geom.dims],
+                                   [v.stride(d) for d in geom.dims], plan.check)
+    return out
+
+
+@op_table.register("cuda", "index_put", "index_add")
+def index_put(t: Tensor, geom: Any, plan: Any, values: Tensor, accumulate: bool) -> None:
+    """t[plan] = values (+= with accumulate, atomically) by the index_put kernel; dtypes without an atomic
+    add accumulate in a widened copy."""
+    if accumulate and t.dtype.name not in indexing_kernels.ATOMIC:
+        wide = dt.float32 if t.dtype.is_floating_point else dt.int64
+        vw = _cast(geom.view, wide)  # (the indexed view, row-major: the same dims, the same plan)
+        index_put(vw, dataclasses.replace(geom, view=vw), plan, _cast(values, wide), True)
+        copy_into(geom.view, vw)
+        return
+    vst = _bstrides(values, geom.out_shape)
+    nbd = len(plan.bshape)
+    if any(vst[geom.b_at + i] != vst[geom.b_at + i + 1] * plan.bshape[i + 1] for i in range(nbd - 1)):
+        values = _cast(values.expand(geom.out_shape), values.dtype)  # B's dims must form one run
+        vst = list(values.stride())
+    v = geom.view
+    with on(t.device):
+        indexing_kernels.index_put(t.dtype.name, accumulate, math.prod(plan.bshape), [v.shape[d] for d in geom.rest],
+                                   _ptr(v), [v.stride(d) for d in geom.rest], _ptr(values),
+                                   _front_strides(geom, vst, plan.bshape), _ptr(plan.buf),
+                                   [v.shape[d] for d in geom.dims], [v.stride(d) for d in geom.dims], plan.check)
+
+
+
+@op_table.register("cuda", "gather")
+def gather(src: Tensor, d: int, ix: Tensor) -> Tensor:
+    """out[..i..] = src[..ix[..i..]..] along d, by the gather kernel (which asserts on a bad index)."""
+    out = empty(ix.shape, src.dtype, src.device)
+    sst = list(_bstrides(src, src.shape))
+    sst[d] = 0
+    with on(src.device):
+        indexing_kernels.gather(src.dtype.name, ix.shape, _ptr(out), out.stride(), _ptr(src), sst, _ptr(ix),
+                                ix.stride(), src.shape[d], src.stride(d))
+    return out
+
+
+@op_table.register("cuda", "scatter", "scatter_add")
+def scatter(out: Tensor, d: int, ix: Tensor, s: Tensor, accumulate: bool) -> None:
+    """out[..ix[..i..]..] = s[..i..] along d in place (+= atomically with accumulate; dtypes without an
+    atomic add accumulate in a widened copy), by the scatter kernel."""
+    if accumulate and out.dtype.name not in indexing_kernels.ATOMIC:
+        wide = dt.float32 if out.dtype.is_floating_point else dt.int64
+        ow = _cast(out, wide)
+        scatter(ow, d, ix, _cast(s, wide), True)
+        copy_into(out, ow)
+        return
+    ost = list(out.stride())
+    ost[d] = 0
+    sst = [0] * ix.dim() if s.dim() == 0 else list(s.stride())
+    with on(out.device):
+        indexing_kernels.scatter(out.dtype.name, accumulate, ix.shape, _ptr(out), ost, _ptr(s), sst, _ptr(ix),
+                                 ix.stride(), out.shape[d], out.stride(d))
+
+
+@op_table.register("cuda", "masked_fill")
+def masked_fill(cond: Tensor, a: Tensor, b: Tensor, res: dt.dtype, shape: Any) -> Tensor:
+    """value (a, 0-dim) where mask else input (b): the where kernel."""
+    return where(cond, a, b, res, shape)
+
+
+@op_table.register("cuda", "tril", "triu")
+def tri(x: Tensor, diagonal: int, upper: bool) -> Tensor:
+    """The lower (upper) triangle of the last two dims, zeros elsewhere, by the tri kernel."""
+    out = empty(x.shape, x.dtype, x.device)
+    with on(x.device):
+        indexing_kernels.tri(x.dtype.name, upper, int(diagonal), x.shape, _ptr(out), out.stride(), _ptr(x),
+                             x.stride())
+    return out
+
+
+@op_table.register("cuda", "nonzero")
+def nonzero(x: Tensor, transpose: bool) -> Tensor:
+    """The coordinates of x's nonzero elements in row-major order ((ndim, n) if transpose else (n, ndim)):
+    a scan kernel numbers them, the count is read back (the one host sync, as PyTorch's), a second kernel
+    writes them."""
+    nd, n = x.dim(), x.numel()
+    pos = empty((n + 1,), dt.int64, x.device)
+    with on(x.device):
+        indexing_kernels.nonzero_scan(x.dtype.name, x.shape, _ptr(pos), _ptr(x), x.stride())
+    count = int(pos[n].item())
+    out = empty((nd, count) if transpose else (count, nd), dt.int64, x.device)
+    if count and nd:
+        with on(x.device):
+            indexing_kernels.nonzero_write(x.dtype.name, x.shape, _ptr(out), _ptr(pos), 1 if transpose else nd,
+                                           count if transpose else 1)
+    return out
+
+
+# ----------------------------------------------------------------------------------------- joining
+@op_table.register("cuda", "cat")
+def cat(out: Tensor, tensors: list[Tensor], d: int) -> None:
+    """Each tensor written into its slice of `out` along d (converted to out's dtype) by the copy kernel."""
+    start = 0
+    with autograd.no_grad():
+        for t in tensors:
+            n = t.shape[d]
+            copy_into(out[(slice(None),) * d + (slice(start, start + n),)], t)
+            start += n
