@@ -27,7 +27,7 @@ from llvmlite import ir  # type: ignore[import-untyped]
 
 from strata.hw.jit import JitFunction, Program, kernel_param_address, kernel_param_offset
 from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW, UVA_SHIFT, UVA_SLOTS
-from strata.hw.native import driver
+from strata.hw.native import chunkcheck, driver, partial
 from strata.hw.ptx.ir import (
     NO_REGISTER_RESULT,
     FImm,
@@ -231,20 +231,33 @@ class KernelCodegen:
 
     # ---------------------------------------------------------------------------------------------
     def build(self) -> str:
-        """Compile every block (raises NativeUnsupported); returns the module's IR text."""
+        """Compile every block; returns the module's IR text. A block it cannot compile runs on the
+        reference handlers (partial.py; `reference_blocks` says why); raises NativeUnsupported when no
+        block is native."""
         body = self.fn.body
+        self.reference_blocks: dict[int, str] = {}
         for b, blk in enumerate(self.jf.blocks):
             ins_list = body[blk.start: blk.start + len(blk.ops)]
             if not ins_list:
                 continue
             if any(i.opcode in REFERENCE_BLOCK_OPS for i in ins_list):
-                for i in ins_list:
-                    self._check_barrier(i)
+                try:
+                    for i in ins_list:
+                        self._check_barrier(i)
+                except NativeUnsupported as e:
+                    self.reference_blocks[b] = str(e)
+                    continue
                 self.barrier_blocks.append(b)
                 continue
             self.blk_start = blk.start
-            self._block(b, ins_list)
-            self.native_blocks.append(b)
+            why = partial.compile_block(self, b, ins_list)
+            if why is None:
+                self.native_blocks.append(b)
+            else:
+                self.reference_blocks[b] = why
+        if self.reference_blocks and not self.native_blocks:
+            raise NativeUnsupported(next(iter(self.reference_blocks.values())))
+        self.serial = partial.serial_reason(body)
         driver.emit(self.module, self.jf, self.native_blocks, self.barrier_blocks, self.reg_index)
         return str(self.module)
 
@@ -275,6 +288,8 @@ class KernelCodegen:
         self.seg_vals: dict[str, ir.Value] | None = None
         self.cur_guard: ir.Value | None = None
         self.dry = False
+        self._param_vals: dict[int, list[ir.Value]] = {}  # ld.param at op k: its values, loaded before the loops
+        self.chunk_mode = False  # emitting the dry run's whole-chunk pass (chunkcheck)
         # Segments: runs of instructions fused lane by lane. Lanes only interact through memory, so a
         # segment holds any number of loads or a single store (never both): then running it lane by lane
         # gives what running it instruction by instruction over all lanes gives.
@@ -585,7 +600,16 @@ class KernelCodegen:
                     d.chunk_lo, d.chunk_hi = self.entry_alloca(I64), self.entry_alloca(I64)
                     bld.store(ir.Constant(I64, -1), d.chunk_lo)
                     bld.store(ir.Constant(I64, 0), d.chunk_hi)
-        self._count_loop(bld.sdiv(self.n_arg, ir.Constant(I64, 32)), warp)
+        warps = bld.sdiv(self.n_arg, ir.Constant(I64, 32))
+        if chunkcheck.eligible(mems):  # one check per access and chunk when it can (chunkcheck)
+            fast, facts = chunkcheck.chunk_pass(self, segment, mems)
+            with bld.if_else(fast) as (then, other):
+                with then:
+                    chunkcheck.closed_form(self, mems, facts, local, bool(fusion), inc_ok)
+                with other:
+                    self._count_loop(warps, warp)
+        else:
+            self._count_loop(warps, warp)
         if fusion and store is not None:
             self._fusion_check(fusion, store, inc_ok)
         self.dry = False
@@ -650,6 +674,9 @@ class KernelCodegen:
             return  # checked and counted with its leader
         bld = self.bld
         part = self.dry_act if self.cur_guard is None else bld.and_(self.dry_act, self.cur_guard)
+        if self.chunk_mode:  # the whole-chunk pass (chunkcheck)
+            chunkcheck.lane(self, d, a, i, part)
+            return
         mn_p, mx_p, or_p, c_p = d.red
         umin = self.intrinsic("llvm.umin.i64", I64, [I64, I64])
         umax = self.intrinsic("llvm.umax.i64", I64, [I64, I64])
@@ -882,6 +909,9 @@ class KernelCodegen:
                 raise self.fail("float literal as predicate")
             return ir.Constant(ir.IntType(w), op.bits & ((1 << w) - 1))
         if isinstance(op, Sym):
+            if op.name in self.jf.local_offsets and self.fn.is_entry and t not in FLOATS and t != "pred":
+                # a kernel's local variable: the root frame's local memory starts each chunk's (engine.Frame)
+                return ir.Constant(ir.IntType(w), self.jf.local_offsets[op.name] & ((1 << w) - 1))
             addr = self.program.symbol_address(op.name)
             if addr is None:
                 addr = kernel_param_address(self.fn, op.name)
@@ -1711,15 +1741,28 @@ class KernelCodegen:
         end = self._param_offset(ins) + WIDTH[t] // 8 * vec
         short = self.bld.icmp_signed("<", self.ctx(CTX_PARAMS_LEN), ir.Constant(I64, end))
         self._bail_if(short, self.seg_first)
+        # the value, once before the segment's loops (it is the launch's; loaded per lane, a masked lane
+        # loop could only gather it)
+        bld = self.bld
+        vt = {"f32": "u32", "f64": "u64"}.get(t, t)
+        base = bld.inttoptr(self.ctx(CTX_PARAMS), I8P)
+        self._param_vals[self.k] = [self.tag(bld.load(bld.bitcast(
+            bld.gep(base, [ir.Constant(I64, self._param_offset(ins) + e * (WIDTH[t] // 8))]), lty(vt).as_pointer()),
+            align=1), "aux") for e in range(vec)]
 
     def _ld_param(self, ins: Instruction, mem_op: Mem, elems: list[Any], vt: str, size: int) -> None:
         off = self._param_offset(ins)
         bld = self.bld
         base = bld.inttoptr(self.ctx(CTX_PARAMS), I8P)
 
+        pre = self._param_vals.get(self.k)  # (loaded before the segment: _ld_param_check)
+
         def body(i: ir.Value) -> None:
             for k, e in enumerate(elems):
                 if isinstance(e, Sink):
+                    continue
+                if pre is not None:
+                    self.write(e, vt, pre[k], i)
                     continue
                 p = bld.bitcast(bld.gep(base, [ir.Constant(I64, off + k * size)]), lty(vt).as_pointer())
                 self.write(e, vt, self.tag(bld.load(p, align=1), "aux"), i)

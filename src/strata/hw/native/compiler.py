@@ -96,8 +96,8 @@ def codegen_digest() -> str:
     """A hash of the code generator's own source: any change to it invalidates cached objects."""
     here = Path(__file__).resolve().parent
     h = hashlib.sha256(str(CODEGEN_VERSION).encode())
-    for name in ("codegen.py", "compiler.py", "driver.py"):
-        h.update((here / name).read_bytes())
+    for path in sorted(here.glob("*.py")):  # (the lowering lives in several modules; the manifest's fields too)
+        h.update(path.read_bytes())
     return h.hexdigest()
 
 

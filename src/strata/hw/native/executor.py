@@ -27,6 +27,8 @@ import numpy as np
 from strata import trace
 from strata.hw.counters import Counters
 from strata.hw.engine import (
+    LOCAL_CHUNK_BYTES,
+    MAX_LOCAL_BYTES,
     Chunk,
     Frame,
     Launch,
@@ -72,6 +74,9 @@ class CompiledKernel:
     invariants: list[tuple[str, int, int]] = dataclasses.field(default_factory=list)  # codegen.launch_invariants
     # id of a frame's register set -> (the set, the invariant values it holds): filled once per launch values
     filled: dict[int, tuple[dict[str, np.ndarray], tuple[int, ...]]] = dataclasses.field(default_factory=dict)
+    # blocks the reference handlers run (partial.py): block -> why it is not native
+    reference_blocks: dict[int, str] = dataclasses.field(default_factory=dict)
+    serial: str | None = None  # why the chunks must run one after another (partial.serial_reason)
 
 
 def compiled(program: Program, kernel: str) -> CompiledKernel | str:
@@ -105,6 +110,8 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
         specials = list(manifest["specials"])
         barriers = list(manifest["barriers"])
         invariants = [tuple(x) for x in manifest["invariants"]]
+        reference_blocks = {int(k): str(v) for k, v in manifest.get("reference_blocks", {}).items()}
+        serial = manifest.get("serial")
     else:
         gen = cg.KernelCodegen(program, jf)
         try:
@@ -115,16 +122,19 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
         obj = compile_ir(text)
         blocks, specials, barriers = gen.native_blocks, gen.specials, gen.barrier_blocks
         invariants = [(r, off, size) for r, (off, size) in gen.invariants.items()]
-        cache_put(key, {"blocks": blocks, "specials": specials, "barriers": barriers, "invariants": invariants}, obj)
+        reference_blocks, serial = gen.reference_blocks, gen.serial
+        cache_put(key, {"blocks": blocks, "specials": specials, "barriers": barriers, "invariants": invariants,
+                        "reference_blocks": {str(k): v for k, v in reference_blocks.items()}, "serial": serial}, obj)
     loaded = LoadedObject(obj)
     funcs = {b: _PROTO(loaded.address(f"b{b}")) for b in blocks}
     ck = CompiledKernel(kernel, funcs, specials, loaded, time.perf_counter() - t0, cached)
     ck.drive = _DRIVE(loaded.address("drive"))
     ck.invariants = invariants
     ck.barriers = frozenset(barriers)
+    ck.reference_blocks, ck.serial = reference_blocks, serial
     ck.driveable = frozenset(k for k, blk in enumerate(jf.blocks) if k in funcs or k in barriers or not blk.ops)
     trace.emit("L0", "native_compile", kernel=kernel, cached=cached, blocks=len(blocks),
-               compile_ms=round(ck.compile_s * 1e3, 3))
+               reference_blocks=len(reference_blocks), compile_ms=round(ck.compile_s * 1e3, 3))
     return ck
 
 
@@ -147,6 +157,8 @@ def _patched(program: Program, ck: CompiledKernel, worker: int) -> Program:
         if fn is not None:
             ck.ref_ops[b] = [_per_lane(op) for op, _exact in blk.ops]
             blk = dataclasses.replace(blk, ops=[(_native_op(fn, ck.ref_ops[b]), True)])
+        elif b in ck.reference_blocks:  # (partial.py) its writes must reach the lane arrays native blocks read
+            blk = dataclasses.replace(blk, ops=[(_per_lane(op), exact) for op, exact in blk.ops])
         blocks.append(blk)
     njf: JitFunction = dataclasses.replace(jf, blocks=blocks, reg_pool={})
     p = copy.copy(program)
@@ -206,10 +218,10 @@ def launch_reason(program: Program, kernel: str, config: LaunchConfig, mem: Devi
         return "cooperative launch"
     if cluster_dims(jf, config)[1]:
         return "thread-block clusters"
-    if jf.local_size:
-        return "local memory"
+    if jf.local_size > MAX_LOCAL_BYTES:
+        return "local memory past the limit (the reference reports it)"
     lpb = -(-config.threads_per_block // 32) * 32
-    per_chunk = max(1, cfg.settings().chunk_lanes // lpb)
+    per_chunk = _per_chunk(program, jf, cfg.settings().chunk_lanes, lpb)
     if per_chunk * -(-program.shared_bytes(kernel, config.shared_mem) // 16) * 16 >= 1 << 31:
         return "a chunk's shared memory reaches 2 GiB (native code indexes it with 32 bits)"
     if cfg.settings().debug >= 4:
@@ -219,6 +231,17 @@ def launch_reason(program: Program, kernel: str, config: LaunchConfig, mem: Devi
         return (f"a branch-free kernel of global loads and stores over {lanes} lanes a chunk: the reference's "
                 "whole-chunk slices stream it faster")
     return None
+
+
+def _per_chunk(program: Program, jf: JitFunction, chunk_lanes: int, lpb: int) -> int:
+    """Blocks a chunk holds: the reference's count (engine.execute), fewer when local memory is big (the
+    kernel's and the largest device function's, per lane: one chunk backs at most LOCAL_CHUNK_BYTES)."""
+    per_chunk = max(1, chunk_lanes // lpb)
+    callee = max((g.local_size for g in program.functions.values() if not g.fn.is_entry), default=0)
+    per_lane = -(-(jf.local_size + callee) // 16) * 16
+    if per_lane:
+        per_chunk = max(1, min(per_chunk, LOCAL_CHUNK_BYTES // (per_lane * lpb)))
+    return per_chunk
 
 
 STREAM_LANES = 1 << 14  # lanes a chunk from which the reference streams a copy-like kernel faster
@@ -253,12 +276,15 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     if isinstance(ck, str):
         trace.emit("L0", "native_fallback", kernel=kernel_name, reason=ck)
         return None
+    if ck.reference_blocks:
+        trace.emit("L0", "native_partial", kernel=kernel_name, blocks=len(ck.reference_blocks),
+                   reasons=sorted(set(ck.reference_blocks.values())), serial=ck.serial)
     t0 = time.perf_counter()
     nblocks = config.num_blocks
     lpb = -(-config.threads_per_block // 32) * 32
-    per_chunk = max(1, chunk_lanes // lpb)
+    per_chunk = _per_chunk(program, program.functions[kernel_name], chunk_lanes, lpb)
     firsts = list(range(0, nblocks, per_chunk))
-    nthreads = THREADS if len(firsts) > 1 and not budget else 1
+    nthreads = THREADS if len(firsts) > 1 and not budget and ck.serial is None else 1
     starts, ends, nalloc = _allocation_table(mem)
     params = np.frombuffer(config.params, dtype=np.uint8) if config.params else np.zeros(8, np.uint8)
     launches = []

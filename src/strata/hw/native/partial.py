@@ -1,0 +1,55 @@
+"""Per-block fallback: a basic block the native code generator cannot compile runs on the reference
+handlers, while the kernel's other blocks stay native.
+
+The driver (driver.py) already hands a block it does not run back to Python (R_PY), and the native run
+loop (runloop.py) then runs that block's reference ops on the frame's register arrays. So a kernel with
+one `atom`, `vote` or `.approx` instruction no longer runs wholly on the reference executor: only the
+blocks holding such instructions do, with the reference's own semantics, counters and fault reports.
+
+Two things need care:
+
+- registers: the JIT wraps definitions of uniform registers so the reference leaves NumPy scalars in the
+  frame (hw/uniform.scalar_definition), but native blocks read registers from their lane arrays; the
+  executor unwraps those ops in reference blocks too (executor._per_lane), so every write lands in the
+  lane array;
+- order between chunks: the executor runs chunks on two host threads. The reference runs them one after
+  another, so an instruction whose effect another chunk can observe in an order-dependent way (an atomic
+  on global or generic memory, whose returned values and float sums depend on the order of the lanes
+  applying it; a call, which may print or launch) makes the launch run its chunks on one thread, in the
+  reference's order (`serial_reason`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from strata.hw.ptx.ir import Instruction
+
+# atom/red spaces that stay inside one block (a chunk holds whole blocks): any order of chunks gives the same
+_BLOCK_LOCAL_SPACES = frozenset({"shared", "shared::cta"})
+
+
+def compile_block(gen: Any, b: int, ins_list: list[Instruction]) -> str | None:
+    """Emit block b's native function through `gen` (a codegen.KernelCodegen); on NativeUnsupported,
+    drop the half-built function from the module and return the reason (the block then runs on the
+    reference handlers)."""
+    from strata.hw.native.codegen import NativeUnsupported  # (codegen imports this module)
+
+    try:
+        gen._block(b, ins_list)
+    except NativeUnsupported as e:
+        gen.module.globals.pop(f"b{b}", None)  # (its name stays taken in the module's scope: unused)
+        return str(e)
+    return None
+
+
+def serial_reason(body: list[Instruction]) -> str | None:
+    """Why the kernel's chunks must run one after another, in the reference's order (None: in any order)."""
+    for ins in body:
+        if ins.opcode in ("atom", "red") and not _BLOCK_LOCAL_SPACES.intersection(ins.mods):
+            return f"{ins.full_opcode} (PTX line {ins.line}): an atomic other blocks may see"
+        if ins.opcode == "call":
+            return f"call (PTX line {ins.line})"
+        if ins.opcode in ("multimem", "cp") and any(m.startswith("reduce") for m in ins.mods):
+            return f"{ins.full_opcode} (PTX line {ins.line}): a reduction into memory other blocks may see"
+    return None
