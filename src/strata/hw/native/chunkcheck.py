@@ -1,0 +1,150 @@
+"""The dry run's whole-chunk fast path: one check per access and chunk instead of one per warp.
+
+A segment's dry run (codegen.KernelCodegen._dry_run) checks every warp's accesses and computes every
+warp's memory counters before the segment runs. When a chunk's lanes all take part in a global access
+and their addresses follow the lane index (lane i at a0 + i * size: SAXPY's x[i], y[i] and any other
+`base[global index]` over full blocks), all of that has a closed form:
+
+- the check: lane 0's address aligned, and one allocation holding [a0 + lowest offset of the access's
+  group, a0 + (n - 1) * size + highest offset + size), the same allocation table and rules as per warp;
+- the counters, per warp as the reference defines them: every warp moves 32 * size bytes in one request,
+  over `((b + 32 * size - 1) >> 5) - (b >> 5) + 1` sectors where b is its first byte offset (each warp's
+  b is the previous one's plus a multiple of 32, so every warp has the same count), and
+  `(32 * size + 31) >> 5` ideal sectors;
+- a peer's allocation: n * size bytes of interconnect traffic per access of the group;
+- the fusion check's inputs: the chunk's byte range per group, and the store's lanes strictly
+  increasing.
+
+One branch-free pass over the chunk's lanes (LLVM vectorizes it) reduces each group leader's addresses to
+min and max of `address - i * size` (equal when they follow the lane index), their OR and the count of
+lanes taking part. If every leader passes, the closed forms replace the warp loop; if any does not (a
+partial mask, a strided or gathered address, a fault, a warp spread over allocations), the warp-by-warp
+dry run runs as before and decides, so a fault report and every counter stay the reference's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llvmlite import ir  # type: ignore[import-untyped]
+
+from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW, UVA_SHIFT
+
+I1, I8, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(64)
+I64P = I64.as_pointer()
+
+
+def eligible(mems: dict[int, Any]) -> bool:
+    """Whether the segment's accesses may take the fast path (global ones only: shared accesses keep
+    their per-warp bank-conflict counts)."""
+    return bool(mems) and all(d.space == "global" for d in mems.values())
+
+
+def lane(g: Any, d: Any, a: ir.Value, i: ir.Value, part: ir.Value) -> None:
+    """One lane's part in its leader's chunk reductions (selects and min/max: the loop vectorizes)."""
+    bld = g.bld
+    mn_p, mx_p, or_p, c_p = d.chunk_red
+    dev = bld.sub(a, bld.mul(i, ir.Constant(I64, d.nbytes)))
+    umin = g.intrinsic("llvm.umin.i64", I64, [I64, I64])
+    umax = g.intrinsic("llvm.umax.i64", I64, [I64, I64])
+    bld.store(bld.call(umin, [bld.load(mn_p), dev]), mn_p)
+    bld.store(bld.call(umax, [bld.load(mx_p), dev]), mx_p)
+    bld.store(bld.or_(bld.load(or_p), a), or_p)
+    bld.store(bld.add(bld.load(c_p), bld.zext(part, I64)), c_p)
+
+
+def chunk_pass(g: Any, segment: list[Any], mems: dict[int, Any]) -> tuple[ir.Value, dict[int, Any]]:
+    """Emit the pass and the checks; returns (i1: every leader passed, leader id -> its chunk facts)."""
+    from strata.hw.native import codegen as cg  # (codegen imports this module)
+
+    bld = g.bld
+    leaders = [d for d in mems.values() if d.leader is None]
+    for d in leaders:
+        d.chunk_red = [g.entry_alloca(I64) for _ in range(4)]  # min and max of a - i * size, OR of a, lanes
+        for slot, v in zip(d.chunk_red, (-1, 0, 0, 0), strict=True):
+            bld.store(ir.Constant(I64, v), slot)
+
+    def body(i: ir.Value) -> None:
+        mv = g.tag(bld.load(bld.gep(g.mask_arg, [i])), "aux")
+        g.dry_act = bld.icmp_unsigned("!=", mv, ir.Constant(I8, 0))
+        g._lanes_body(segment, i)
+
+    g.chunk_mode = True
+    try:
+        g._count_loop(g.n_arg, body)
+    finally:
+        g.chunk_mode = False
+    n = g.n_arg
+    fast = bld.icmp_signed(">", n, ir.Constant(I64, 0))
+    facts: dict[int, Any] = {}
+    starts_i, ends_i = g.ctx(cg.CTX_STARTS), g.ctx(cg.CTX_ENDS)
+    for d in leaders:
+        mn_p, mx_p, or_p, c_p = d.chunk_red
+        a0 = bld.load(mn_p)
+        nb = d.nbytes
+        ok = bld.and_(bld.icmp_unsigned("==", a0, bld.load(mx_p)), bld.icmp_signed("==", bld.load(c_p), n))
+        ok = bld.and_(ok, bld.icmp_unsigned("==", bld.and_(bld.load(or_p), ir.Constant(I64, nb - 1)),
+                                            ir.Constant(I64, 0)))
+        last = bld.add(a0, bld.mul(bld.sub(n, ir.Constant(I64, 1)), ir.Constant(I64, nb)))
+        lo = bld.add(a0, ir.Constant(I64, d.span[0]))
+        hi = bld.add(last, ir.Constant(I64, d.span[1]))  # the highest first byte of any access of the group
+        # no wrap around 2^64 anywhere (then lo <= a0 <= last <= hi in plain order), inside the global window
+        ok = bld.and_(ok, bld.and_(bld.icmp_unsigned("<=", a0, last), bld.icmp_unsigned("<=", lo, a0)))
+        ok = bld.and_(ok, bld.icmp_unsigned("<=", last, hi))
+        ok = bld.and_(ok, bld.and_(bld.icmp_unsigned(">=", lo, ir.Constant(I64, GLOBAL_BASE)),
+                                   bld.icmp_unsigned("<", hi, ir.Constant(I64, PARAM_WINDOW))))
+        idx = bld.call(g._alloc_lookup(), [lo, ir.Constant(I64, nb), g.ctx(cg.CTX_NALLOC), starts_i, ends_i])
+        found = bld.icmp_signed(">=", idx, ir.Constant(I64, 0))
+        safe = bld.select(found, idx, ir.Constant(I64, 0))
+        end = bld.load(bld.gep(bld.inttoptr(ends_i, I64P), [safe]))
+        start = bld.load(bld.gep(bld.inttoptr(starts_i, I64P), [safe]))
+        fits = bld.and_(found, bld.and_(bld.icmp_unsigned(">=", end, ir.Constant(I64, nb)),
+                                        bld.icmp_unsigned("<=", hi, bld.sub(end, ir.Constant(I64, nb)))))
+        fast = bld.and_(fast, bld.and_(ok, fits))
+        away = bld.or_(bld.icmp_unsigned("<", start, g.ctx(cg.CTX_OWN_LO)),
+                       bld.icmp_unsigned(">=", start, g.ctx(cg.CTX_OWN_HI)))
+        slot = bld.lshr(bld.sub(start, ir.Constant(I64, GLOBAL_BASE)), ir.Constant(I64, UVA_SHIFT))
+        facts[id(d)] = (a0, lo, bld.add(hi, ir.Constant(I64, nb)), bld.select(away, slot, ir.Constant(I64, -1)))
+    return fast, facts
+
+
+def closed_form(g: Any, mems: dict[int, Any], facts: dict[int, Any], local: ir.Value, fusion: bool,
+                inc_ok: ir.Value) -> None:
+    """The counters, peer bytes and fusion inputs of a chunk that passed (see the module docstring)."""
+    from strata.hw.native.codegen import COUNTER_NAMES
+
+    bld = g.bld
+    n = g.n_arg
+    nw = bld.lshr(n, ir.Constant(I64, 5))
+    five = ir.Constant(I64, 5)
+    names = {name: k for k, name in enumerate(COUNTER_NAMES)}
+
+    def bump(name: str, store: bool, v: ir.Value) -> None:
+        p = bld.gep(local, [ir.Constant(I64, names[name] + (1 if store else 0))])
+        bld.store(bld.add(bld.load(p), v), p)
+
+    for d in mems.values():
+        lead = d.leader or d
+        a0 = facts[id(lead)][0]
+        nb = d.nbytes
+        store = not d.load
+        base = bld.sub(a0, ir.Constant(I64, GLOBAL_BASE - d.delta))  # the first warp's first byte offset
+        per_warp = bld.add(bld.sub(bld.lshr(bld.add(base, ir.Constant(I64, 32 * nb - 1)), five),
+                                   bld.lshr(base, five)), ir.Constant(I64, 1))
+        bump("global_load_bytes", store, bld.mul(n, ir.Constant(I64, nb)))
+        bump("global_load_requests", store, nw)
+        bump("global_load_sectors", store, bld.mul(nw, per_warp))
+        bump("global_load_ideal_sectors", store, bld.mul(nw, ir.Constant(I64, (32 * nb + 31) >> 5)))
+    for d in mems.values():
+        if d.leader is not None:
+            continue
+        _a0, lo, hi, slot = facts[id(d)]
+        if g.peer_local is not None:
+            with bld.if_then(bld.icmp_signed(">=", slot, ir.Constant(I64, 0))):
+                p = bld.gep(g.peer_local, [slot])
+                bld.store(bld.add(bld.load(p), bld.mul(n, ir.Constant(I64, d.nbytes * d.group))), p)
+        if fusion:
+            bld.store(lo, d.chunk_lo)
+            bld.store(hi, d.chunk_hi)
+    if fusion:
+        bld.store(ir.Constant(I1, 1), inc_ok)  # lanes at a0 + i * size: strictly increasing, disjoint
