@@ -597,7 +597,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor: 
         raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
     d, index = _gather_index(input, dim, index, "scatter_add")
     if src.dtype is not input.dtype:
-        raise RuntimeError("scatter_add(): Expected self.dtype to be equal to src.dtype")
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")  # (PyTorch's words)
     _check_scatter_sizes(input, d, index, src)
     out = ops._cast(input, input.dtype)
     _scatter_into(out, d, index, src.detach().contiguous(), True)
@@ -645,7 +645,8 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:  # noqa: A00
     x = ops._as_tensor(input.detach(), input.dtype, dev)  # (a 0-dim cpu input goes with a cuda mask)
     out = op_table.kernel("masked_fill", dev.type)(m, v.detach(), x, input.dtype,
                                                    ops.broadcast_shapes(m.shape, v.shape, x.shape))
-    return _record(out, [input, mask, value], "masked_fill")
+    return _record(out, [input, mask, value], "masked_fill",
+                   None if isinstance(value, Tensor) else _OPS["masked_fill"].node_scalar)
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002

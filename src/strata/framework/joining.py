@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from strata.framework import autograd, op_table
 from strata.framework import dtypes as dt
-from strata.framework import op_table
+from strata.framework.device import device
 from strata.framework.ops import _check_same_device, empty, record
 from strata.framework.tensor import Tensor, _wrap_dim
+
+_OPS = op_table.OPS
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -39,26 +42,29 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             if k != d and t.shape[k] != first.shape[k]:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{first.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
-    out_dt = ts[0].dtype
-    for t in ts[1:]:
+    return _join("cat", ts, ts, d, dev)
+
+
+def _join(op: str, ts: list[Tensor], parts: list[Tensor], d: int, dev: device) -> Tensor:
+    """`parts` (checked: one rank, sizes equal apart from d) joined along d in the promoted dtype by op's
+    kernel, recording op's node with the table's derivative for the inputs `ts`."""
+    out_dt = parts[0].dtype
+    for t in parts[1:]:
         out_dt = dt.promote_types(out_dt, t.dtype)
-    shape = list(first.shape)
-    shape[d] = sum(t.shape[d] for t in ts)
-    out = empty(shape, out_dt, dev if dev.type == "cuda" else first.device)
-    op_table.kernel("cat", out._storage.device.type)(out, ts, d)
-    offsets = []
-    start = 0
-    for t in ts:
-        offsets.append((slice(None),) * d + (slice(start, start + t.shape[d]),))
-        start += t.shape[d]
+    shape = list(parts[0].shape)
+    shape[d] = sum(t.shape[d] for t in parts)
+    out = empty(shape, out_dt, dev if dev.type == "cuda" else parts[0].device)
+    op_table.kernel(op, out._storage.device.type)(out, parts, d)
+    deriv = _OPS[op].derivative
+    assert deriv is not None
 
     def bw(g: Tensor) -> tuple:
-        return tuple(g[ix].to(t.dtype) if t.requires_grad else None for ix, t in zip(offsets, ts, strict=True))
-    return record(out, ts, "CatBackward0", bw)
+        return deriv(g, *ts, dim=d)
+    return record(out, ts, _OPS[op].node, bw)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    """Join same-shaped tensors along a new dim `dim`.
+    """Join same-shaped tensors along a new dim `dim` (the result dtype is the promoted one).
 
     Raises:
         RuntimeError: shapes differ.
@@ -70,5 +76,8 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         if t.shape != ts[0].shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ts[0].shape)} at entry 0 "
                                f"and {list(t.shape)} at entry {i}")
+    dev = _check_same_device(*ts)
     d = _wrap_dim(dim, ts[0].dim() + 1)
-    return cat([t.unsqueeze(d) for t in ts], d)
+    with autograd.no_grad():  # (the unsqueezed views only place the inputs: StackBackward0 is the one node)
+        parts = [t.unsqueeze(d) for t in ts]
+    return _join("stack", ts, parts, d, dev)

@@ -321,6 +321,21 @@ def _d_tri(upper: bool) -> Callable[..., tuple[Grad]]:
     return d
 
 
+# joining: (g, *tensors, dim) -> the gradient of each tensor (its part of g, in its dtype)
+def _d_cat(g: Any, *ts: Any, dim: int) -> tuple[Grad, ...]:
+    out, start = [], 0
+    for t in ts:
+        n = t.shape[dim]
+        part = g[(slice(None),) * dim + (slice(start, start + n),)] if t.requires_grad else None
+        out.append(part.to(t.dtype) if part is not None and part.dtype is not t.dtype else part)
+        start += n
+    return tuple(out)
+
+
+def _d_stack(g: Any, *ts: Any, dim: int) -> tuple[Grad, ...]:
+    return tuple((g[(slice(None),) * dim + (i,)].to(t.dtype) if t.requires_grad else None) for i, t in enumerate(ts))
+
+
 def _no_derivative(name: str) -> Callable[..., Any]:
     def d(*_: Any) -> Any:
         raise RuntimeError(f"the derivative for '{name}' is not implemented.")
@@ -445,7 +460,10 @@ for _k in ("sort", "sort_backward", "cumsum", "cumprod", "cumprod_backward"):
 # Cuda kernels check device-resident indices themselves: a bad one is a device-side assertion.
 _INDEXING_KW: dict[str, dict[str, Any]] = {
     "index_buffer": {"aten": "aten::index"}, "index_put": {"aten": "aten::index_put_"},
-    "scatter": {"node_scalar": "ScatterBackward1"},  # scatter with a value: PyTorch's other overload
+    # with a Python number (PyTorch's other overload): scatter's node is ScatterBackward1, masked_fill's
+    # MaskedFillBackward0 (with a tensor value it is MaskedFillBackward1)
+    "scatter": {"node_scalar": "ScatterBackward1"},
+    "masked_fill": {"node": "MaskedFillBackward1", "node_scalar": "MaskedFillBackward0"},
     "nonzero": {"node": "NotImplemented"}}
 for _k, _d in (("index_buffer", None), ("index", _d_index), ("index_select", _d_index_select),
                ("masked_select", _d_index), ("index_put", _d_index_put), ("index_add", _d_index_add),
@@ -453,9 +471,10 @@ for _k, _d in (("index_buffer", None), ("index", _d_index), ("index_select", _d_
                ("masked_fill", _d_masked_fill), ("tril", _d_tri(False)), ("triu", _d_tri(True)), ("nonzero", None)):
     op(_k, "indexing", SAME, _d, arity=1, method=False, function=False, **_INDEXING_KW.get(_k, {}))
 
-# joining (joining.py checks the operands and records CatBackward0); kernel: cat (out, tensors, d) writes
-# each tensor into its slice of `out` along d
-op("cat", "joining", PROMOTE, None, arity=1, method=False, function=False)
+# joining (joining.py checks the operands); kernel: cat (out, tensors, d) writes each tensor into its slice
+# of `out` along d (stack: the same kernel, on the tensors unsqueezed at d)
+op("cat", "joining", PROMOTE, _d_cat, arity=1, method=False, function=False)
+op("stack", "joining", PROMOTE, _d_stack, arity=1, method=False, function=False)
 
 # sequences written by the device (creation.arange / linspace parse the arguments); kernels take
 # (dtype, device, n, start, step[, end]) and return the new tensor

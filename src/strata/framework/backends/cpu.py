@@ -418,7 +418,7 @@ def nonzero(x: Tensor, transpose: bool) -> Tensor:
 
 
 # ----------------------------------------------------------------------------------------- joining
-@op_table.register("cpu", "cat")
+@op_table.register("cpu", "cat", "stack")
 def cat(out: Tensor, tensors: list[Tensor], d: int) -> None:
     """Each tensor written into its slice of `out` along d (converted to out's dtype), by one concatenate."""
     o = out._host()

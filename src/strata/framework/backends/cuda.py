@@ -422,7 +422,7 @@ def nonzero(x: Tensor, transpose: bool) -> Tensor:
 
 
 # ----------------------------------------------------------------------------------------- joining
-@op_table.register("cuda", "cat")
+@op_table.register("cuda", "cat", "stack")
 def cat(out: Tensor, tensors: list[Tensor], d: int) -> None:
     """Each tensor written into its slice of `out` along d (converted to out's dtype) by the copy kernel."""
     start = 0
