@@ -148,3 +148,17 @@ def closed_form(g: Any, mems: dict[int, Any], facts: dict[int, Any], local: ir.V
             bld.store(hi, d.chunk_hi)
     if fusion:
         bld.store(ir.Constant(I1, 1), inc_ok)  # lanes at a0 + i * size: strictly increasing, disjoint
+
+
+def linear_address(g: Any, d: Any, i: ir.Value) -> ir.Value:
+    """Lane i's address of access d in a chunk that passed: its leader's lane-0 address + i * size, plus d's
+    offset from its leader (the same base register: the same address the lane computes, written so that
+    LLVM sees consecutive lanes at consecutive addresses). A follower whose base register has 32 bits
+    wraps its address at 2^32, so it is computed as usual."""
+    lead = d.leader or d
+    base = d.mem_op.base
+    if d.leader is not None and not g.fn.regs.get(getattr(base, "name", ""), "").endswith("64"):
+        return g._address(d.mem_op, i)
+    bld = g.bld
+    a0 = g.linear[id(lead)][0]
+    return bld.add(bld.add(a0, ir.Constant(I64, d.delta)), bld.mul(i, ir.Constant(I64, lead.nbytes)))

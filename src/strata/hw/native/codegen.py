@@ -290,6 +290,8 @@ class KernelCodegen:
         self.dry = False
         self._param_vals: dict[int, list[ir.Value]] = {}  # ld.param at op k: its values, loaded before the loops
         self.chunk_mode = False  # emitting the dry run's whole-chunk pass (chunkcheck)
+        self.chunk_facts: dict[int, Any] = {}  # the last chunk pass's facts per leader access (chunkcheck)
+        self.linear: dict[int, Any] | None = None  # while emitting a real run at lane-indexed addresses
         # Segments: runs of instructions fused lane by lane. Lanes only interact through memory, so a
         # segment holds any number of loads or a single store (never both): then running it lane by lane
         # gives what running it instruction by instruction over all lanes gives.
@@ -505,10 +507,22 @@ class KernelCodegen:
                 self._ld_param_check(ins)
             elif ins.opcode in ("ld", "st"):
                 mems.append((k, self._mem_desc(ins)))
-        if mems:
-            self._dry_run(segment, dict(mems))
+        fast = self._dry_run(segment, dict(mems)) if mems else None
         self.dry = False
-        self.lane_loop(lambda i: self._lanes_body(segment, i), None)
+        if fast is None:
+            self.lane_loop(lambda i: self._lanes_body(segment, i), None)
+            return
+        # the dry run's whole-chunk check passed: every lane runs, at addresses following the lane index
+        # (chunkcheck), which LLVM can see when they are written so: plain vector loads and stores
+        with self.bld.if_else(fast) as (then, other):
+            with then:
+                self.linear = self.chunk_facts
+                try:
+                    self._count_loop(self.n_arg, lambda i: self._lanes_body(segment, i))
+                finally:
+                    self.linear = None
+            with other:
+                self.lane_loop(lambda i: self._lanes_body(segment, i), None)
 
     def _local_registers(self, segment: list[tuple[int, Instruction]]) -> set[str]:
         """Registers whose every read is inside the segment, after the segment's first write of them:
@@ -539,7 +553,7 @@ class KernelCodegen:
             self.seg_vals = None
             self.cur_guard = None
 
-    def _dry_run(self, segment: list[tuple[int, Instruction]], mems: dict[int, MemDesc]) -> None:
+    def _dry_run(self, segment: list[tuple[int, Instruction]], mems: dict[int, MemDesc]) -> ir.Value | None:
         """Warp by warp: a branch-free lane loop computes every access's address (nothing is loaded or
         stored) and reduces it to the warp's min, max, OR and count of taking part lanes; then one check
         per access and warp (alignment from the OR; one allocation holding [min, max + size), found
@@ -601,8 +615,10 @@ class KernelCodegen:
                     bld.store(ir.Constant(I64, -1), d.chunk_lo)
                     bld.store(ir.Constant(I64, 0), d.chunk_hi)
         warps = bld.sdiv(self.n_arg, ir.Constant(I64, 32))
+        fast = None
         if chunkcheck.eligible(mems):  # one check per access and chunk when it can (chunkcheck)
             fast, facts = chunkcheck.chunk_pass(self, segment, mems)
+            self.chunk_facts = facts
             with bld.if_else(fast) as (then, other):
                 with then:
                     chunkcheck.closed_form(self, mems, facts, local, bool(fusion), inc_ok)
@@ -622,6 +638,7 @@ class KernelCodegen:
             for s in range(UVA_SLOTS):
                 p = bld.gep(out, [ir.Constant(I64, s)])
                 bld.store(bld.add(bld.load(p), bld.load(bld.gep(self.peer_local, [ir.Constant(I64, s)]))), p)
+        return fast
 
     def _chunk_range(self, d: MemDesc) -> None:
         """Widen the chunk-wide byte range [lo, hi) of a leader's group by this warp's accesses."""
@@ -1675,7 +1692,7 @@ class KernelCodegen:
         bld = self.bld
         i = self.i
         g = self.cur_guard
-        a = self._address(d.mem_op, i)
+        a = chunkcheck.linear_address(self, self.dry_mems[self.k], i) if self.linear else self._address(d.mem_op, i)
         if self.dry:  # addresses only: nothing is loaded before its warp's check (see _dry_run)
             self._dry_lane(d, a, i)
             if d.load:
