@@ -27,7 +27,7 @@ from llvmlite import ir  # type: ignore[import-untyped]
 
 from strata.hw.jit import JitFunction, Program, kernel_param_address, kernel_param_offset
 from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW, UVA_SHIFT, UVA_SLOTS
-from strata.hw.native import chunkcheck, driver, partial
+from strata.hw.native import chunkcheck, codegen_atomics, driver, partial
 from strata.hw.ptx.ir import (
     NO_REGISTER_RESULT,
     FImm,
@@ -67,7 +67,7 @@ LANE_SPECIALS = ("%tid", "%ctaid", "%laneid", "%warpid")
 COUNTER_NAMES = ("global_load_bytes", "global_store_bytes", "global_load_sectors", "global_store_sectors",
                  "global_load_ideal_sectors", "global_store_ideal_sectors", "global_load_requests",
                  "global_store_requests", "shared_load_bytes", "shared_store_bytes", "shared_requests",
-                 "shared_bank_conflicts")
+                 "shared_bank_conflicts", "atomic_ops")
 _C = {n: i for i, n in enumerate(COUNTER_NAMES)}
 
 WIDTH = {"pred": 1, "b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "b32": 32, "u32": 32,
@@ -314,6 +314,12 @@ class KernelCodegen:
                 segment, has_mem, has_store, shared_load = [], False, False, False
                 tainted = set()
                 self._shfl(k, ins)
+                continue
+            if ins.opcode in ("atom", "red"):  # a segment of its own, lanes in order (codegen_atomics)
+                self._segment(segment)
+                segment, has_mem, has_store, shared_load = [], False, False, False
+                tainted = set()
+                codegen_atomics.emit(self, k, ins)
                 continue
             reads = _reads(ins)
             if ins.opcode in ("ld", "st") and not any(m == "param" for m in ins.mods):
