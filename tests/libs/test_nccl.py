@@ -455,11 +455,16 @@ def _kernels_run(rec: trace.Recording) -> set[str]:
     return {e.args["kernel"] for e in rec.events if e.name == "kernel"}
 
 
+def _peer_copies(rec: trace.Recording) -> int:
+    """How many copy-engine transfers between two devices ran (the L1 `dma_PtoP` events)."""
+    return sum(e.name == "dma_PtoP" for e in rec.events)
+
+
 @pytest.mark.parametrize("op", ["sum", "prod", "max", "min", "avg"])
 def test_large_chunks_run_whole_tiles_then_the_vector_and_scalar_kernels(op: str) -> None:
-    """Chunks of a tile or more (TILE_LANES x K elements) take the tile kernels, the all-gather's
-    copies as 8-byte words, and the rest of each chunk the vector and scalar kernels; the result is
-    NumPy's either way. Out of place, 2 ranks: each chunk is one tile plus an odd remainder."""
+    """Chunks of a tile or more (TILE_LANES x K elements) take the tile kernels and the rest of each chunk
+    the vector and scalar kernels; the all-gather's copies of such chunks are copy-engine peer copies; the
+    result is NumPy's either way. Out of place, 2 ranks: each chunk is one tile plus an odd remainder."""
     from strata.libs.nccl import kernels
 
     devs = devices(2)
@@ -474,8 +479,9 @@ def test_large_chunks_run_whole_tiles_then_the_vector_and_scalar_kernels(op: str
             got = y.get()
     names = _kernels_run(rec)
     tiles = "nccl_sum_tiles" if op == "sum" else "nccl_apply_tiles"  # float32 sums: the inline-PTX kernel
-    assert any(tiles in k for k in names) and any("nccl_copy_tiles" in k for k in names)
+    assert any(tiles in k for k in names) and not any("nccl_copy_tiles" in k for k in names)
     assert any("nccl_apply_v" in k for k in names) and any("nccl_applyI" in k for k in names)
+    assert _peer_copies(rec) == 2  # the all-gather: one step on each rank
     want = NP_OPS[op](np.stack(hs).astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=1e-5)
     np.testing.assert_allclose(ys[0].get(), want, rtol=1e-5)
@@ -508,7 +514,8 @@ def test_large_in_place_all_reduce_of_every_kind_of_type_in_tiles(dt: type) -> N
 
 def test_every_tile_size_of_sums_and_copies_in_turn() -> None:
     """A float32 sum and a copy each bigger than a big tile run one tile of each size, biggest first, then
-    the vector and scalar kernels, along the buffer; every byte is NumPy's."""
+    the vector and scalar kernels, along the buffer; every byte is NumPy's. The copy is the root's own
+    out-of-place copy of a broadcast (a kernel: copies from a peer go on the copy engine)."""
     from strata.libs.nccl import kernels
 
     devs = devices(2)
@@ -519,19 +526,17 @@ def test_every_tile_size_of_sums_and_copies_in_turn() -> None:
     xs = upload(devs, hs)
     nbytes = kernels.TILE_LANES * kernels.WORD * sum(kernels.COPY_K) + 4099
     raw = RNG.integers(0, 256, nbytes).astype(np.uint8)
-    src, dst = upload(devs[:1], [raw])[0], empty(devs[1:], nbytes, np.dtype(np.uint8))[0]
+    src, dst = upload(devs[:1], [raw])[0], empty(devs, nbytes, np.dtype(np.uint8))
     with trace.record() as rec:
         grouped(lambda r: nccl.all_reduce(xs[r], xs[r], n, f32, "sum", comms[r], algorithm="ring"), 2)
-        nccl.group_start()
-        nccl.send(src, nbytes, "uint8", 1, comms[0])
-        nccl.recv(dst, nbytes, "uint8", 0, comms[1])
-        nccl.group_end()
-        got, copied = [x.get() for x in xs], dst.get()
+        grouped(lambda r: nccl.broadcast(src if r == 0 else None, dst[r], nbytes, "uint8", 0, comms[r]), 2)
+        got, copied = [x.get() for x in xs], [d.get() for d in dst]
     names = _kernels_run(rec)
     assert {f"nccl_sum_tiles_{k}" for k in kernels.SUM_K} | {f"nccl_copy_tiles_{k}" for k in kernels.COPY_K} <= names
     for g in got:
         np.testing.assert_array_equal(g, hs[0] + hs[1])  # one float32 addition per element
-    np.testing.assert_array_equal(copied, raw)
+    for c in copied:
+        np.testing.assert_array_equal(c, raw)
     close(comms)
 
 
@@ -552,7 +557,7 @@ def test_tiles_are_right_whatever_the_emulators_chunk(lanes: str, monkeypatch: p
     with trace.record() as rec:
         grouped(lambda r: nccl.all_reduce(xs[r], ys[r], n, f32, "sum", comms[r], algorithm="ring"), 2)
         got = [y.get() for y in ys]
-    assert {f"nccl_sum_tiles_{kernels.SUM_K[-1]}", f"nccl_copy_tiles_{kernels.COPY_K[-1]}"} <= _kernels_run(rec)
+    assert f"nccl_sum_tiles_{kernels.SUM_K[-1]}" in _kernels_run(rec)
     for g in got:
         np.testing.assert_array_equal(g, hs[0] + hs[1])
     close(comms)
@@ -571,11 +576,89 @@ def test_tile_sums_and_copies_on_two_mi300x() -> None:
     comms = nccl.comm_init_all(devs)
     n = 2 * (kernels.TILE_LANES * kernels.COPY_K[-1] * kernels.WORD // 4 + 5)  # a chunk: a small copy tile and more
     hs = [host(np.dtype(np.float32), n) for _ in devs]
-    xs = upload(devs, hs)
+    xs, ys = upload(devs, hs), empty(devs, n, np.dtype(np.float32))
     with trace.record() as rec:
         grouped(lambda r: nccl.all_reduce(xs[r], xs[r], n, "float32", "sum", comms[r], algorithm="ring"), 2)
-        got = [x.get() for x in xs]
+        # the root's own out-of-place copy is a copy kernel (the other rank's, from a peer, a copy-engine one)
+        grouped(lambda r: nccl.broadcast(xs[r], ys[r], n, "float32", 0, comms[r]), 2)
+        got, copied = [x.get() for x in xs], [y.get() for y in ys]
     assert {f"nccl_sum_tiles_{kernels.SUM_K[-1]}", f"nccl_copy_tiles_{kernels.COPY_K[-1]}"} <= _kernels_run(rec)
-    for g in got:
+    for g, c in zip(got, copied, strict=True):
         np.testing.assert_array_equal(g, hs[0] + hs[1])
+        np.testing.assert_array_equal(c, hs[0] + hs[1])
+    close(comms)
+
+
+def test_large_all_reduce_all_gathers_over_the_copy_engines_with_the_model_unchanged() -> None:
+    """Chunks of CE_MIN_BYTES or more: the reduce-scatter's sums stay kernels reading the predecessor's
+    memory, the all-gather's copies are peer copies on each receiving device's copy engine, placed on its
+    timeline at the link's modeled rate; the call's model (NCCL's busbw) is the same as for kernels, and
+    the sums are in ring order, bit for bit. A smaller call copies with kernels."""
+    from strata.hw.topology import peer_copy_seconds
+    from strata.libs.nccl.collectives import CE_MIN_BYTES, _chunks
+    from strata.libs.nccl.model import model
+
+    nr = 4
+    devs = devices(nr)
+    comms = nccl.comm_init_all(devs)
+    f32 = np.dtype(np.float32)
+    n = nr * CE_MIN_BYTES // 4 + 8  # chunks of a bit more than CE_MIN_BYTES (the last a bit less: kernels)
+    hs = [host(f32, n) for _ in devs]
+    xs = upload(devs, hs)
+    with trace.record() as rec:
+        nccl.group_start()
+        works = [nccl.all_reduce(xs[r], xs[r], n, f32, "sum", comms[r], algorithm="ring") for r in range(nr)]
+        nccl.group_end()
+        got = [x.get() for x in xs]
+    chunks = _chunks(n, nr, 4)
+    want = np.empty(n, f32)
+    for k, (off, length) in enumerate(chunks):  # chunk k starts at rank k and picks up ranks k+1, ..., k-1
+        sl = slice(off, off + length)
+        acc = hs[k][sl]
+        for j in range(1, nr):
+            acc = hs[(k + j) % nr][sl] + acc
+        want[sl] = acc
+    for g in got:
+        np.testing.assert_array_equal(g, want)
+    big = sum(length * 4 >= CE_MIN_BYTES for _, length in chunks)
+    assert 0 < big < nr  # both kinds of all-gather copy are in the call
+    steps = [e for e in rec.events if e.name == "nccl_step"]
+    assert {e.args["engine"] for e in steps if e.args["phase"] == "reduce-scatter"} == {"compute"}
+    gather = [e for e in steps if e.args["phase"] == "all-gather"]
+    assert sum(e.args["engine"] == "copy" for e in gather) == big * (nr - 1)
+    assert all((e.args["engine"] == "copy") == (e.args["bytes"] >= CE_MIN_BYTES) for e in gather)
+    op = works[0].op
+    assert op is not None and op.copies == big * (nr - 1) and _peer_copies(rec) == op.copies
+    spec = devs[0].spec
+    for e in (e for e in rec.events if e.name == "dma_PtoP"):
+        assert e.device_start is not None and e.device_end is not None
+        assert e.device_end - e.device_start == pytest.approx(
+            peer_copy_seconds(spec, spec, e.args["bytes"]))
+    assert works[0].model == model("all_reduce", n * 4, [d.spec for d in devs], "ring")
+    with trace.record() as rec:  # small: every step a kernel
+        grouped(lambda r: nccl.all_reduce(xs[r], xs[r], 4096, f32, "sum", comms[r], algorithm="ring"), nr)
+    assert _peer_copies(rec) == 0
+    assert {e.args["engine"] for e in rec.events if e.name == "nccl_step"} == {"compute"}
+    close(comms)
+
+
+@pytest.mark.parametrize("extra", [0, -8])
+def test_send_recv_from_ce_min_bytes_is_one_peer_copy(extra: int) -> None:
+    """A send/recv of CE_MIN_BYTES goes on the receiver's copy engine (no kernel); 8 bytes less is a kernel."""
+    from strata.libs.nccl.collectives import CE_MIN_BYTES
+
+    devs = devices(2)
+    comms = nccl.comm_init_all(devs)
+    nbytes = CE_MIN_BYTES + extra
+    raw = RNG.integers(0, 256, nbytes).astype(np.uint8)
+    src, dst = upload(devs[:1], [raw])[0], empty(devs[1:], nbytes, np.dtype(np.uint8))[0]
+    with trace.record() as rec:
+        nccl.group_start()
+        work = nccl.send(src, nbytes, "uint8", 1, comms[0])
+        nccl.recv(dst, nbytes, "uint8", 0, comms[1])
+        nccl.group_end()
+        copied = dst.get()
+    np.testing.assert_array_equal(copied, raw)
+    assert work.op is not None
+    assert (work.op.copies, work.op.launches > 0, _peer_copies(rec)) == ((1, False, 1) if extra == 0 else (0, True, 0))
     close(comms)

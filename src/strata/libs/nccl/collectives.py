@@ -4,7 +4,10 @@ ncclReduceScatter, ncclSend/ncclRecv, and all-to-all as NCCL users build it from
 Every algorithm is a schedule of steps; in each step every rank's device runs at most a few launches of
 the `nccl_apply` kernels (`kernels.py`: whole tiles, then a vector and a scalar kernel for the rest),
 which combine or copy one chunk and read the neighbour's chunk from the neighbour's memory over the
-link. Between steps each rank's stream waits for the
+link. A step that only copies a chunk of at least `CE_MIN_BYTES` from a peer's memory (the ring
+all-reduce's all-gather half, all_gather, broadcast, all-to-all, send/recv) is instead a peer copy on
+the receiving device's copy engine (what cudaMemcpyPeerAsync queues), as copy-engine collectives do:
+no arithmetic, so no kernel needed. Between steps each rank's stream waits for the
 previous step of the ranks it exchanges with (events, cross-device barrier packets), so no chunk is
 read before it is written nor overwritten before it is read. The ring all-reduce is a reduce-scatter
 (n-1 steps: rank r adds its predecessor's partial of chunk r-s-1) followed by an all-gather (n-1
@@ -43,6 +46,12 @@ from strata.libs.nccl.kernels import COPY, VECTOR_BYTES, apply
 from strata.libs.nccl.model import CollectiveModel, choose_algorithm, model, tree_depth
 from strata.libs.nccl.types import DataType, NcclError, RedOp
 from strata.runtime import Event, Stream
+
+# From this many bytes a copy from a peer's memory goes on the copy engine: one memory-to-memory transfer
+# (the emulator moves it at memcpy speed, where a copy kernel interprets a load and a store per word, and
+# the device timeline gets the link's rate from hw/topology.py). Below it the engine's setup (a few us)
+# would dominate the transfer, so small copies stay kernels, as NCCL's are. One copy tile (1 MiB).
+CE_MIN_BYTES = 1 << 20
 
 _VENDOR = {"all_reduce": "ncclAllReduce", "broadcast": "ncclBroadcast", "reduce": "ncclReduce",
            "all_gather": "ncclAllGather", "reduce_scatter": "ncclReduceScatter", "all_to_all": "ncclSend/ncclRecv",
@@ -338,26 +347,35 @@ def _run(op: Op, api: str, calls: list[Call], steps: list[list[list[_Launch]]], 
     with library_call(f"nccl.{api}", cuda_name=_VENDOR[api], rocm_name=f"{_VENDOR[api]} (RCCL)", nranks=n,
                       bytes=nbytes, datatype=dt.name, ranks=ranks) as ev:
         prev = [mark(r) for r in range(n)]  # the data each rank queued before the call
-        launches = 0
+        launches = copies = 0
         for t, step in enumerate(steps):
             for r in range(n):
                 s = calls[r].stream
                 for q in deps(r):
                     s.wait_event(prev[q])
                 for la in step[r]:
-                    if la.n:
+                    engine = "copy" if la.n and _on_copy_engine(la, dt, calls[r].comm.device.index) else "compute"
+                    if engine == "copy":
+                        s.context.memcpy_dtod(la.dst, la.b, la.n * dt.size, s, asynchronous=True, peer=True)
+                        copies += 1
+                    elif la.n:
                         launches += apply(dt, la.dst, la.a, la.b, la.n, la.op, la.divisor, s)
                     trace.emit("L4", "nccl_step", rank=ranks[r], device=calls[r].comm.device.index, step=t,
                                phase=phases[t] if t < len(phases) else phases[-1], chunk=la.chunk,
-                               bytes=la.n * dt.size, model_start_s=t * m.step_seconds,
+                               bytes=la.n * dt.size, engine=engine, model_start_s=t * m.step_seconds,
                                model_end_s=(t + 1) * m.step_seconds)
             prev = [mark(r) for r in range(n)]
         for r in range(n):  # nobody reuses a buffer a neighbour may still read
             for q in deps(r):
                 calls[r].stream.wait_event(prev[q])
-        op.model, op.launches = m, launches
-        ev.update(kernel="nccl_apply", algorithm=algorithm, launches=launches, modeled_s=m.seconds, algbw=m.algbw,
-                  busbw=m.busbw)
+        op.model, op.launches, op.copies = m, launches, copies
+        ev.update(kernel="nccl_apply", algorithm=algorithm, launches=launches, peer_copies=copies, modeled_s=m.seconds,
+                  algbw=m.algbw, busbw=m.busbw)
+
+
+def _on_copy_engine(la: _Launch, dt: DataType, device: int) -> bool:
+    """Whether `la` is a copy of at least CE_MIN_BYTES from another device's memory (a peer copy)."""
+    return la.op == COPY and la.n * dt.size >= CE_MIN_BYTES and pointer_get_attributes(la.b).device != device
 
 
 _Schedule = tuple[list[list[list[_Launch]]], list[str], str]

@@ -59,7 +59,8 @@ class Op:
     error: BaseException | None = None
     done: bool = False
     model: Any = None
-    launches: int = 0
+    launches: int = 0  # kernel launches queued over all ranks
+    copies: int = 0  # peer copies queued on the copy engines over all ranks
 
 
 class Clique:
