@@ -57,6 +57,7 @@ from strata.hw.amdgpu.decoder import (
     hwreg_fields,
 )
 from strata.hw.amdgpu.errors import UnsupportedAmdInstruction
+from strata.hw.amdgpu.waitcnt import loads_completing_at_issue
 from strata.hw.counters import Counters
 from strata.hw.isa.fpround import Scratch
 from strata.hw.isa.memory import warp_bank_conflicts
@@ -90,6 +91,7 @@ class AmdProgram:
     image_base: int = 0  # device address the code object's image was loaded at (s_getpc_b64 reads it)
     stops: list[bool] = field(default_factory=list)  # per instruction: may end or park waves (s_endpgm, s_barrier)
     exec_writes: list[bool] = field(default_factory=list)  # per instruction: may write EXEC
+    early_loads: frozenset[int] = frozenset()  # offsets of loads that write their registers at issue (waitcnt.py)
 
     @property
     def ftz(self) -> bool:
@@ -135,7 +137,7 @@ def load_program(kernel: KernelInfo) -> AmdProgram:
     return AmdProgram(kernel, insts, {ins.offset: i for i, ins in enumerate(insts)}, handlers,
                       [_category(ins) for ins in insts],
                       stops=[ins.name in ("s_endpgm", "s_barrier", "s_trap") for ins in insts],
-                      exec_writes=[_writes_exec(ins) for ins in insts])
+                      exec_writes=[_writes_exec(ins) for ins in insts], early_loads=loads_completing_at_issue(insts))
 
 
 def _writes_exec(ins: Inst) -> bool:
@@ -171,6 +173,7 @@ class _Pending:
     kind: str  # 'vm' | 'lgkm'
     waves: np.ndarray  # wave indices
     apply: Callable[[np.ndarray], None]  # write the values of the given row subset (bool per entry of waves)
+    vgprs: bool = True  # it writes VGPRs (False: SGPRs, or nothing: a store counted in vmcnt)
 
 
 @dataclass
@@ -928,10 +931,10 @@ def _restrict(apply: Callable[[np.ndarray], None], keep: np.ndarray) -> Callable
 def _count_only(c: _Ctx, kind: str) -> None:
     """A store or non-returning atomic: it counts in vmcnt/lgkmcnt until waited for (GFX9 has no separate
     store counter), so a later `s_waitcnt vmcnt(N)` must count it to know which loads are done."""
-    _defer(c, kind, lambda rows, waves: None)
+    _defer(c, kind, lambda rows, waves: None, vgprs=False)
 
 
-def _defer(c: _Ctx, kind: str, write: Callable[[np.ndarray, Any], None]) -> None:
+def _defer(c: _Ctx, kind: str, write: Callable[[np.ndarray, Any], None], vgprs: bool = True) -> None:
     """Queue a register write (the load's values, already read) until the matching s_waitcnt."""
     waves = _sel(c)
     whole = c.n == c.b.s.shape[0]
@@ -941,7 +944,13 @@ def _defer(c: _Ctx, kind: str, write: Callable[[np.ndarray, Any], None]) -> None
             write(slice(None), slice(None))  # type: ignore[arg-type]
         else:
             write(rows, waves[rows])
-    c.b.pending.append(_Pending(kind, waves, apply))
+    c.b.pending.append(_Pending(kind, waves, apply, vgprs))
+
+
+def _completes_at_issue(c: _Ctx, ins: Inst) -> bool:
+    """The load may write its registers now (waitcnt.py found nothing that could tell) and no queued VGPR write
+    is pending that would land after it."""
+    return ins.offset in c.prog.early_loads and not any(p.vgprs for p in c.b.pending)
 
 
 # ---------------------------------------------------------------------------- SMEM
@@ -963,7 +972,7 @@ def h_smem(c: _Ctx, ins: Inst) -> None:
 
         def write_one(rows: Any, waves: Any) -> None:
             c.b.s[waves, d:d + n] = row
-        _defer(c, "lgkm", write_one)
+        _defer(c, "lgkm", write_one, vgprs=False)
         return
     for k in range(n):
         fault = c.mem.check(addr + _U64(4 * k), 4)
@@ -977,7 +986,7 @@ def h_smem(c: _Ctx, ins: Inst) -> None:
 
     def write(rows: np.ndarray, waves: np.ndarray) -> None:
         c.b.s[waves, d:d + n] = words[rows]
-    _defer(c, "lgkm", write)
+    _defer(c, "lgkm", write, vgprs=False)
 
 
 # ---------------------------------------------------------------------------- VALU
@@ -1091,35 +1100,47 @@ def _fma32(a: np.ndarray, b: np.ndarray, d: np.ndarray, out: np.ndarray | None =
     where the second rounding can go the wrong way. Such sums have their low 28 bits zero; of those lanes
     the exact ones (common: 2x + y of nearby values) round right as they are, and the inexact ones (rare)
     are recomputed with the round-to-odd sum. With `out` (float32, the full shape; it may be a, b or d), the
-    result is written there, after every read of the operands."""
+    result is written there, after every read of the operands.
+
+    Each pass over the lanes costs about as much as the arithmetic, and NumPy's mixed float32/float64 and
+    broadcast loops cost up to twice a plain one: so the operands are widened to float64 once (a scalar
+    register holding one value for every wave becomes a Python number), and every step writes into reused
+    work arrays."""
     shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(d))
     n = int(np.prod(shape))
+    if n == 0:
+        return np.empty(shape, np.float32) if out is None else out
     with np.errstate(all="ignore"):
+        a64, b64, d64 = (_widened(x, shape, tag) for x, tag in ((a, "amd_fma_a"), (b, "amd_fma_b"), (d, "amd_fma_d")))
+        p = _SCRATCH.get("amd_fma_p", n, np.float64).reshape(shape)
         s = _SCRATCH.get("amd_fma_s", n, np.float64).reshape(shape)
-        np.multiply(a, b, out=s, dtype=np.float64)  # exact: 24 x 24 bits
-        np.add(s, d, out=s)  # rounded once, to 53 bits
+        np.multiply(a64, b64, out=p)  # exact: 24 x 24 bits
+        np.add(p, d64, out=s)  # rounded once, to 53 bits
         low = _SCRATCH.get("amd_fma_l", n, _U32).reshape(shape)
         np.copyto(low, s.view(_U64), casting="unsafe")  # the low 32 bits of each float64
         np.left_shift(low, _U32(4), out=low)  # zero iff the low 28 bits are
-        if n == 0 or np.minimum.reduce(low, axis=None) != 0:
+        if np.minimum.reduce(low, axis=None) != 0:
             if out is None:
                 return s.astype(np.float32)
             np.copyto(out, s, casting="unsafe")
             return out
         # whole-array exactness test (as the PTX engine's fma.rn.f32): s = p + d exactly iff s - p == d and
-        # s - d == p
-        prod = _SCRATCH.get("amd_fma_p", n, np.float64).reshape(shape)
+        # s - d == p (one of the two differences is exact, so an inexact sum fails it)
         t = _SCRATCH.get("amd_fma_t", n, np.float64).reshape(shape)
-        np.multiply(a, b, out=prod, dtype=np.float64)
-        np.subtract(s, prod, out=t)
-        bad = np.not_equal(t, d)
-        np.subtract(s, d, out=t, dtype=np.float64)
-        bad |= np.not_equal(t, prod)
-        bad &= low == 0
+        bad = _SCRATCH.get("amd_fma_x", n, np.bool_).reshape(shape)
+        other = _SCRATCH.get("amd_fma_o", n, np.bool_).reshape(shape)
+        np.subtract(s, p, out=t)
+        np.not_equal(t, d64, out=bad)
+        np.subtract(s, d64, out=t)
+        np.not_equal(t, p, out=other)
+        np.bitwise_or(bad, other, out=bad)
         fix = None
-        if bad.any():
-            fix = _fma32_odd(np.broadcast_to(a, shape)[bad], np.broadcast_to(b, shape)[bad],
-                             np.broadcast_to(d, shape)[bad])
+        if bad.any():  # inexact sums: only those on a float32 midpoint (low bits zero) round twice
+            np.equal(low, 0, out=other)
+            np.bitwise_and(bad, other, out=bad)
+            if bad.any():
+                fix = _fma32_odd(np.broadcast_to(a, shape)[bad], np.broadcast_to(b, shape)[bad],
+                                 np.broadcast_to(d, shape)[bad])
         if out is None:
             out = s.astype(np.float32)
         else:
@@ -1127,6 +1148,19 @@ def _fma32(a: np.ndarray, b: np.ndarray, d: np.ndarray, out: np.ndarray | None =
         if fix is not None:
             out[bad] = fix
         return out
+
+
+def _widened(x: Any, shape: tuple[int, ...], tag: str) -> Any:
+    """A float32 operand as float64: a Python float when it holds one value (a scalar register read for every
+    wave, a constant), else a work array of the full shape."""
+    x = np.asarray(x, np.float32)
+    if x.size == 1 or (x.ndim == 2 and x.shape[1] == 1 and (x.view(_U32) == x.view(_U32).flat[0]).all()):
+        v = x.flat[0]  # (the same bits in every wave: -0.0 and 0.0 are told apart)
+        if v == v:  # (a NaN is kept as an array: its payload bits must survive)
+            return float(v)
+    w = _SCRATCH.get(tag, int(np.prod(shape)), np.float64).reshape(shape)
+    np.copyto(w, np.broadcast_to(x, shape))
+    return w
 
 
 def _mad32(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -1182,21 +1216,29 @@ def _sh5(a: np.ndarray) -> np.ndarray:
     return np.bitwise_and(a, _U32(31), dtype=_U32)
 
 
-# the common 32-bit integer ops on uint32 arrays directly (NumPy's uint32 arithmetic wraps as the VALU does)
-_I2N: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "v_add_u32": lambda a, b: np.add(a, b, dtype=_U32), "v_sub_u32": lambda a, b: np.subtract(a, b, dtype=_U32),
-    "v_subrev_u32": lambda a, b: np.subtract(b, a, dtype=_U32),
-    "v_and_b32": lambda a, b: np.bitwise_and(a, b, dtype=_U32),
-    "v_or_b32": lambda a, b: np.bitwise_or(a, b, dtype=_U32),
-    "v_xor_b32": lambda a, b: np.bitwise_xor(a, b, dtype=_U32),
-    "v_lshlrev_b32": lambda a, b: np.left_shift(b, _sh5(a), dtype=_U32),
-    "v_lshrrev_b32": lambda a, b: np.right_shift(b, _sh5(a), dtype=_U32),
-    "v_ashrrev_i32": lambda a, b: np.right_shift(b.view(np.int32), _sh5(a).view(np.int32)).view(_U32),
-    "v_max_i32": lambda a, b: np.maximum(a.view(np.int32), b.view(np.int32)).view(_U32),
-    "v_min_i32": lambda a, b: np.minimum(a.view(np.int32), b.view(np.int32)).view(_U32),
-    "v_max_u32": lambda a, b: np.maximum(a, b, dtype=_U32), "v_min_u32": lambda a, b: np.minimum(a, b, dtype=_U32),
-    "v_mul_lo_u32": lambda a, b: np.multiply(a, b, dtype=_U32),
+# the common 32-bit integer ops on uint32 arrays directly (NumPy's uint32 arithmetic wraps as the VALU does);
+# `out` (uint32, the full shape; it may alias an operand) takes the result in place of a new array
+_I2N: dict[str, Callable[..., np.ndarray]] = {
+    "v_add_u32": lambda a, b, out=None: np.add(a, b, dtype=_U32, out=out),
+    "v_sub_u32": lambda a, b, out=None: np.subtract(a, b, dtype=_U32, out=out),
+    "v_subrev_u32": lambda a, b, out=None: np.subtract(b, a, dtype=_U32, out=out),
+    "v_and_b32": lambda a, b, out=None: np.bitwise_and(a, b, dtype=_U32, out=out),
+    "v_or_b32": lambda a, b, out=None: np.bitwise_or(a, b, dtype=_U32, out=out),
+    "v_xor_b32": lambda a, b, out=None: np.bitwise_xor(a, b, dtype=_U32, out=out),
+    "v_lshlrev_b32": lambda a, b, out=None: np.left_shift(b, _sh5(a), dtype=_U32, out=out),
+    "v_lshrrev_b32": lambda a, b, out=None: np.right_shift(b, _sh5(a), dtype=_U32, out=out),
+    "v_ashrrev_i32": lambda a, b, out=None: np.right_shift(b.view(np.int32), _sh5(a).view(np.int32),
+                                                          out=_as_i32(out)).view(_U32),
+    "v_max_i32": lambda a, b, out=None: np.maximum(a.view(np.int32), b.view(np.int32), out=_as_i32(out)).view(_U32),
+    "v_min_i32": lambda a, b, out=None: np.minimum(a.view(np.int32), b.view(np.int32), out=_as_i32(out)).view(_U32),
+    "v_max_u32": lambda a, b, out=None: np.maximum(a, b, dtype=_U32, out=out),
+    "v_min_u32": lambda a, b, out=None: np.minimum(a, b, dtype=_U32, out=out),
+    "v_mul_lo_u32": lambda a, b, out=None: np.multiply(a, b, dtype=_U32, out=out),
 }
+
+
+def _as_i32(out: np.ndarray | None) -> np.ndarray | None:
+    return None if out is None else out.view(np.int32)
 
 _SAT_U32: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {  # on int64 values, before the clamp
     "v_add_u32": np.add, "v_sub_u32": np.subtract, "v_subrev_u32": lambda a, b: b - a}
@@ -1281,8 +1323,8 @@ def h_valu2(c: _Ctx, ins: Inst) -> None:
         _count(c, "fp32")
         return
     if name in _I2N and _in_place(c, ins):
-        r = _I2N[name](usrc(c, ins, 0).astype(_U32, copy=False), usrc(c, ins, 1).astype(_U32, copy=False))
-        c.b.v[_vdst(ins)] = r
+        _I2N[name](usrc(c, ins, 0).astype(_U32, copy=False), usrc(c, ins, 1).astype(_U32, copy=False),
+                   out=c.b.v[_vdst(ins)])
         _count(c, "integer")
         return
     if name in _F2:
@@ -1424,6 +1466,9 @@ def h_valu3(c: _Ctx, ins: Inst) -> None:
         a, b, d = (usrc(c, ins, i).astype(_U64) for i in range(3))
         r = _int3(name, a, b, d) & _MASK32
         _count(c, "integer")
+    elif name == "v_lshlrev_b64" and c.full and isinstance(c.ix, slice) and _shl64_in_place(c, ins):
+        _count(c, "integer")
+        return
     elif name in ("v_lshlrev_b64", "v_lshl_add_u64") and c.full and (halves := _shl64_halves(c, ins)) is not None:
         lo, hi = halves
         dreg = _vdst(ins)
@@ -1431,9 +1476,13 @@ def h_valu3(c: _Ctx, ins: Inst) -> None:
             dlo, dhi = _src_halves(c, ins, 2)
             if isinstance(c.ix, slice) and lo.shape[1] == 1:  # a uniform x: add straight into the destination
                 out_lo, out_hi = c.b.v[dreg], c.b.v[dreg + 1]  # (they may be src2 itself: read before written)
+                # no low word can carry when the largest x plus the largest y word stays below 2^32 (a base
+                # address plus small offsets): one read of y's low words instead of a compare and an add
+                carries = int(lo.max()) + int(dlo.max()) > 0xFFFFFFFF
                 np.add(hi, dhi, out=out_hi)
                 np.add(lo, dlo, out=out_lo)
-                np.add(out_hi, np.less(out_lo, lo), out=out_hi, casting="unsafe")  # carry: the sum wrapped below x
+                if carries:
+                    np.add(out_hi, np.less(out_lo, lo), out=out_hi, casting="unsafe")  # the sum wrapped below x
                 _count(c, "integer")
                 return
             s_lo = np.add(lo, dlo, dtype=_U32)
@@ -1486,6 +1535,36 @@ def _src_halves(c: _Ctx, ins: Inst, i: int) -> tuple[np.ndarray, np.ndarray]:
         return c.b.v[code - 256, c.ix], c.b.v[code - 255, c.ix]
     x = sread(c, code, 2, ins)
     return (x & _MASK32).astype(_U32)[:, None], (x >> _U64(32)).astype(_U32)[:, None]
+
+
+def _shl64_in_place(c: _Ctx, ins: Inst) -> bool:
+    """v_lshlrev_b64 of a VGPR pair by one shift for every lane (`i << 2` of an index), computed straight
+    into the destination pair (the same pair or one apart from it) on every wave of the batch; False when
+    the operands do not allow it (the general path runs)."""
+    sh_code, x_code = ins.f["src0"], ins.f["src1"]
+    if x_code < 256 or sh_code >= 256 or ins.f.get("neg") or ins.f.get("abs"):
+        return False
+    x, d = x_code - 256, _vdst(ins)
+    if d != x and abs(d - x) < 2:  # overlapping pairs: the general path reads before it writes
+        return False
+    sh_all = sread(c, sh_code, 1, ins)
+    sh = int(sh_all[0]) & 63
+    if sh_all.size > 1 and not ((sh_all & _U32(63)) == sh).all():
+        return False
+    lo, hi, out_lo, out_hi = c.b.v[x], c.b.v[x + 1], c.b.v[d], c.b.v[d + 1]
+    if sh >= 32:
+        np.left_shift(lo, _U32(sh - 32), out=out_hi)
+        out_lo.fill(0)
+    elif sh:
+        carry = _SCRATCH.get("amd_shl64", lo.size, _U32).reshape(lo.shape)
+        np.right_shift(lo, _U32(32 - sh), out=carry)  # the bits crossing into the high word, read first
+        np.left_shift(hi, _U32(sh), out=out_hi)
+        np.bitwise_or(out_hi, carry, out=out_hi)
+        np.left_shift(lo, _U32(sh), out=out_lo)
+    elif d != x:
+        np.copyto(out_lo, lo)
+        np.copyto(out_hi, hi)
+    return True
 
 
 def _shl64_halves(c: _Ctx, ins: Inst) -> tuple[np.ndarray, np.ndarray] | None:
@@ -2843,12 +2922,16 @@ def _global_linear(c: _Ctx, ins: Inst, first: int) -> None:
     sectors = _run_sectors(first, c.n, 4 * width)
     if "_load_" in name:
         block = words[start:start + total].reshape(c.n, WAVE, width)
-        vals = [block[:, :, k].copy() for k in range(width)]
         c.counters.global_load_bytes += total * 4
         c.counters.global_load_requests += c.n
         c.counters.global_load_sectors += sectors
         c.counters.global_load_ideal_sectors += -(-total * 4 // 32)
-        _defer_regs(c, "vm", f["vdst"], vals, None)
+        if _completes_at_issue(c, ins):  # straight from memory into the registers, counted in vmcnt
+            for k in range(width):
+                c.b.v[f["vdst"] + k, c.ix] = block[:, :, k]
+            _count_only(c, "vm")
+        else:
+            _defer_regs(c, "vm", f["vdst"], [block[:, :, k].copy() for k in range(width)], None)
     else:
         if width == 1:
             words[start:start + total] = c.b.v[f["data"], c.ix].reshape(-1)
@@ -2903,8 +2986,11 @@ def h_global(c: _Ctx, ins: Inst) -> None:
         c.counters.global_load_sectors += _sectors(addr, m, size)
         c.counters.global_load_ideal_sectors += -(-active * size // 32)
         d = f["vdst"]
-        mm = m.copy()
-        if not d16:
+        if not d16 and _completes_at_issue(c, ins):
+            _vset_multi(c, _sel(c), d, val, m)
+            _count_only(c, "vm")
+        elif not d16:
+            mm = m.copy()
             _defer(c, "vm", lambda rows, waves: _vset_multi(c, waves, d, val[rows], mm[rows]))
         _count(c, "memory")
         return
@@ -3398,7 +3484,9 @@ def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_
     bx, by, _ = launch.block
     n = wgs.size * waves_per_wg
     nv = max(k.vgpr_count, kd.accum_offset + k.agpr_count if k.agpr_count else 0, 1) + 1  # AGPRs follow
-    s = np.zeros((n, 128), _U32)
+    # SGPR r of every wave is one contiguous column (Fortran order): scalar instructions read and write whole
+    # registers across the batch's waves, which in row order are 512 bytes apart (a cache line each)
+    s = np.zeros((n, 128), _U32, order="F")
     v = np.zeros((nv, n, WAVE), _U32)
     wg_row = np.repeat(np.arange(wgs.size), waves_per_wg)
     wave_in = np.tile(np.arange(waves_per_wg), wgs.size)
