@@ -42,9 +42,8 @@ import numpy as np
 
 from strata.framework import autograd, op_table, ops
 from strata.framework import dtypes as dt
-from strata.framework.device import device, on
-from strata.framework.kernels import indexing as ik
-from strata.framework.ops import _fit, _ptr, _torch_name, record
+from strata.framework.device import device
+from strata.framework.ops import _fit, _torch_name, record
 from strata.framework.tensor import Tensor, _wrap_dim
 
 _OPS = op_table.OPS
@@ -483,16 +482,6 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
         out = ops._cast(input, input.dtype)
         _put(out if input.dim() else out.reshape(1), plan, vals.detach().reshape(g0.out_shape), True, "index_add")
     return _record(out, [input, source], "index_add", dim=d, index=idx, alpha=alpha)
-
-
-def check_class_indices(target: Tensor, n_classes: int, ignore_index: int) -> None:
-    """nll_loss's device-side check of a "cuda" target: each class index not equal to `ignore_index` must
-    be in [0, n_classes), else a device-side assertion (`t >= 0 && t < n_classes`, PyTorch's text) that
-    surfaces at the next synchronizing call. No host sync, as in PyTorch."""
-    t = target.detach()
-    t = t.contiguous() if t.dtype is dt.int64 else ops._cast(t, dt.int64)
-    with on(t.device):
-        ik.check_targets(_ptr(t), t.numel(), n_classes, ignore_index)
 
 
 # ----------------------------------------------------------------------------------------- gather / scatter

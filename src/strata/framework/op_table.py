@@ -476,6 +476,21 @@ for _k, _d in (("index_buffer", None), ("index", _d_index), ("index_select", _d_
 op("cat", "joining", PROMOTE, _d_cat, arity=1, method=False, function=False)
 op("stack", "joining", PROMOTE, _d_stack, arity=1, method=False, function=False)
 
+# nn.functional's activations with a fused kernel per device (relu, sigmoid, tanh, gelu, gelu_tanh, silu:
+# the table's elementwise ops above give their derivative under create_graph); kernels:
+#   activation (mode, x, save) -> (act(x), what the backward needs or None)
+#   activation_backward (mode, saved, g, dtype) -> g * act'(x) in dtype
+op("activation", "nn", SAME, None, arity=1, method=False, function=False)
+op("activation_backward", "nn", SAME, None, arity=1, method=False, function=False)
+
+# nn.functional's losses: the class-index check of nll_loss / cross_entropy, (t, n_classes, ignore_index)
+# -> None (cpu: PyTorch's IndexError; cuda: a device-side assertion, no host sync); cross_entropy of
+# (M, C) logits and class indices is the composite log_softmax + nll_loss, each backend's fused kernel
+# its fast path: (x, t, ignore_index, label_smoothing, reduction) -> (loss, backward g -> dx), or None
+# where the device has no fused kernel for x's dtype
+op("class_index_check", "nn", SAME, None, arity=1, method=False, function=False)
+op("cross_entropy", "composite", SAME, None, arity=1, method=False, function=False, node="NllLossBackward0")
+
 # sequences written by the device (creation.arange / linspace parse the arguments); kernels take
 # (dtype, device, n, start, step[, end]) and return the new tensor
 op("arange", "creation", SAME, None, arity=0, method=False, function=False)

@@ -423,3 +423,117 @@ def cat(out: Tensor, tensors: list[Tensor], d: int) -> None:
     """Each tensor written into its slice of `out` along d (converted to out's dtype), by one concatenate."""
     o = out._host()
     quiet(lambda: np.concatenate([t._host() for t in tensors], axis=d, out=o, casting="unsafe"))
+
+
+# ----------------------------------------------------------------------------------------- nn: activations
+def _erf_fast(a: np.ndarray) -> np.ndarray:
+    try:
+        from scipy.special import erf  # type: ignore[import-untyped]  # NOTE: optional fast path; scipy is not a core dependency
+        return np.asarray(erf(a), a.dtype)
+    except ImportError:  # pragma: no cover - scipy ships with the test extras
+        return np.vectorize(math.erf, otypes=[a.dtype])(a)
+
+
+def _sigm(a: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-a))
+
+
+_K = math.sqrt(2 / math.pi)
+
+
+def _act(mode: str, a: np.ndarray) -> np.ndarray:
+    if mode == "relu":
+        return np.maximum(a, 0)
+    if mode == "sigmoid":
+        return _sigm(a)
+    if mode == "tanh":
+        return np.tanh(a)
+    if mode == "gelu":
+        return 0.5 * a * (1 + _erf_fast(a / math.sqrt(2)))
+    if mode == "gelu_tanh":
+        return 0.5 * a * (1 + np.tanh(_K * (a + 0.044715 * a ** 3)))
+    return a * _sigm(a)  # silu
+
+
+def _dact(mode: str, a: np.ndarray) -> np.ndarray:
+    if mode == "sigmoid":
+        s = _sigm(a)
+        return s * (1 - s)
+    if mode == "tanh":
+        t = np.tanh(a)
+        return 1 - t * t
+    if mode == "gelu":
+        return 0.5 * (1 + _erf_fast(a / math.sqrt(2))) + a * np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
+    if mode == "gelu_tanh":
+        t = np.tanh(_K * (a + 0.044715 * a ** 3))
+        return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * _K * (1 + 3 * 0.044715 * a * a)
+    s = _sigm(a)  # silu
+    return s * (1 + a * (1 - s))
+
+
+@op_table.register("cpu", "activation")
+def activation(mode: str, x: Tensor, save: bool) -> tuple[Tensor, Any]:
+    """(act(x), what the backward needs when `save`): for relu the mask x > 0 (a quarter of x's bytes,
+    and a later in-place change to x can't change the gradient), for the others a copy of x."""
+    xa = _opmath(x.detach()._host())
+    out = wrap(quiet(_act, mode, xa), x.dtype, fresh=True)
+    if not save:
+        return out, None
+    return out, (np.greater(xa, 0) if mode == "relu" else xa.copy())
+
+
+@op_table.register("cpu", "activation_backward")
+def activation_backward(mode: str, saved: Any, g: Tensor, dtype: dt.dtype) -> Tensor:
+    """g * act'(x) from what `activation` saved (g * mask for relu: NaN * 0 as floats give it), in dtype."""
+    ga = _opmath(g._host())
+    r = quiet(np.multiply, ga, saved) if mode == "relu" else quiet(lambda: ga * _dact(mode, saved))
+    return wrap(r, dtype, fresh=True)
+
+
+# ----------------------------------------------------------------------------------------- nn: losses
+def _target_check(t: np.ndarray, c: int, ignore_index: int) -> None:
+    bad = (t != ignore_index) & ((t < 0) | (t >= c))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
+
+
+@op_table.register("cpu", "class_index_check")
+def class_index_check(t: Tensor, c: int, ignore_index: int) -> None:
+    """Every class index of t that is not ignore_index in [0, c), else PyTorch's IndexError."""
+    _target_check(t._host(), c, ignore_index)
+
+
+@op_table.register("cpu", "cross_entropy")
+def cross_entropy(x: Tensor, t: Tensor, ignore_index: int, ls: float, reduction: str) -> tuple[Tensor, Any]:
+    """Cross-entropy of (M, C) logits and (M,) class indices in one pass of NumPy (half types in float32):
+    (loss, backward g -> d loss / dx)."""
+    m, c = x.shape
+    a = _opmath(x.detach()._host())
+    tv = t._host().astype(np.int64)
+    _target_check(tv, c, ignore_index)
+    valid = tv != ignore_index
+    ts = np.where(valid, tv, 0)
+    sh = a - a.max(1, keepdims=True) if c else a
+    lse = np.log(np.exp(sh).sum(1))
+    rows = np.arange(m)
+    per = (1 - ls) * (lse - sh[rows, ts]) + ls * (lse - sh.mean(1) if c else 0)
+    per = np.where(valid, per, 0).astype(a.dtype)
+    count = valid.sum()
+    if reduction == "none":
+        out = from_host(per, x.dtype, CPU)
+    else:
+        val = quiet(lambda: per.sum(dtype=a.dtype) / (a.dtype.type(count) if reduction == "mean" else 1))
+        out = from_host(np.asarray(val, a.dtype), x.dtype, CPU)
+
+    def backward(g: Tensor) -> Tensor:
+        gv = _opmath(g._host())
+
+        def grad() -> np.ndarray:
+            scale = gv.reshape(-1, 1) if reduction == "none" else gv / (count if reduction == "mean" else 1)
+            p = np.exp(sh - lse[:, None])
+            p[rows, ts] -= 1 - ls
+            return (p - ls / c) * scale
+        d = quiet(grad)
+        d[~valid] = 0
+        return from_host(d.astype(a.dtype), x.dtype, CPU)
+    return out, backward

@@ -17,6 +17,7 @@ from strata.framework import dtypes as dt
 from strata.framework.device import device, on
 from strata.framework.handles import library, library_handle
 from strata.framework.kernels import indexing as indexing_kernels
+from strata.framework.kernels import nn as nn_kernels
 from strata.framework.kernels import sorting as sorting_kernels
 from strata.framework.ops import (
     _as_tensor,
@@ -26,6 +27,7 @@ from strata.framework.ops import (
     _torch_name,
     broadcast_shapes,
     copy_into,
+    device_array,
     empty,
     fill_,
     from_host,
@@ -431,3 +433,76 @@ def cat(out: Tensor, tensors: list[Tensor], d: int) -> None:
             n = t.shape[d]
             copy_into(out[(slice(None),) * d + (slice(start, start + n),)], t)
             start += n
+
+
+# ----------------------------------------------------------------------------------------- nn: activations
+def _act(mode: str, x: Tensor, g: Tensor | None = None) -> Tensor:
+    """act(x), or g * act'(x) when g is given (x, g row-major), by strata.libs.dnn's activation routines;
+    float64, which the library does not take, by the framework's nn kernels."""
+    out = empty(x.shape, x.dtype, x.device)
+    with on(x.device):
+        if x.dtype is dt.float64:
+            if g is None:
+                nn_kernels.activation_f64(mode, _ptr(x), _ptr(out), x.numel())
+            else:
+                nn_kernels.activation_backward_f64(mode, _ptr(x), _ptr(g), _ptr(out), x.numel())
+        elif g is None:
+            library("dnn").activation_forward(library_handle("dnn", x.device), mode, device_array(x), device_array(out))
+        else:
+            library("dnn").activation_backward(library_handle("dnn", x.device), mode, device_array(x), device_array(g),
+                                               device_array(out))
+    return out
+
+
+@op_table.register("cuda", "activation")
+def activation(mode: str, x: Tensor, save: bool) -> tuple[Tensor, Any]:
+    """(act(x), x row-major for the backward)."""
+    xc = x.detach().contiguous()
+    return _act(mode, xc), xc
+
+
+@op_table.register("cuda", "activation_backward")
+def activation_backward(mode: str, saved: Tensor, g: Tensor, dtype: dt.dtype) -> Tensor:
+    """g * act'(x) (g converted to dtype) from the x `activation` saved."""
+    return _act(mode, saved, (g if g.dtype is dtype else _cast(g, dtype)).contiguous())
+
+
+# ----------------------------------------------------------------------------------------- nn: losses
+@op_table.register("cuda", "class_index_check")
+def class_index_check(t: Tensor, c: int, ignore_index: int) -> None:
+    """Every class index of t that is not ignore_index in [0, c), checked by a kernel: a bad one is a
+    device-side assertion (`t >= 0 && t < n_classes`, PyTorch's text) that surfaces at the next
+    synchronizing call. No host sync, as in PyTorch."""
+    t = t.detach()
+    t = t.contiguous() if t.dtype is dt.int64 else _cast(t, dt.int64)
+    with on(t.device):
+        indexing_kernels.check_targets(_ptr(t), t.numel(), c, ignore_index)
+
+
+_DNN_FLOATS = (dt.float32, dt.float16, dt.bfloat16)
+
+
+@op_table.register("cuda", "cross_entropy")
+def cross_entropy(x: Tensor, t: Tensor, ignore_index: int, ls: float, reduction: str) -> tuple[Tensor, Any] | None:
+    """Cross-entropy of (M, C) logits and (M,) class indices by strata.libs.dnn's fused routine (in
+    float32): (loss, backward g -> d loss / dx); None for float64, which the library does not take."""
+    if x.dtype not in _DNN_FLOATS:
+        return None
+    dev, h, lib = x.device, library_handle("dnn", x.device), library("dnn")
+
+    def f32(u: Tensor) -> Tensor:
+        u = u.detach()
+        return _cast(u, dt.float32) if u.dtype is not dt.float32 else u.contiguous()
+    xc, tc = f32(x), (t if t.dtype is dt.int64 else _cast(t, dt.int64)).detach().contiguous()
+    kw = {"ignore_index": ignore_index, "label_smoothing": float(ls), "reduction": reduction}
+    loss = empty((x.shape[0],) if reduction == "none" else (), dt.float32, dev)
+    with on(dev):
+        lib.cross_entropy_forward(h, device_array(xc), device_array(tc), device_array(loss), **kw)
+
+    def backward(g: Tensor) -> Tensor:
+        dx = empty(xc.shape, dt.float32, dev)
+        with on(dev):
+            lib.cross_entropy_backward(h, device_array(xc), device_array(tc), device_array(f32(g)), device_array(dx),
+                                       **kw)
+        return dx if x.dtype is dt.float32 else _cast(dx, x.dtype)
+    return (loss if x.dtype is dt.float32 else _cast(loss, x.dtype)), backward

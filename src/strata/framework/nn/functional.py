@@ -171,101 +171,27 @@ def _addmm_cpu(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
 
 
 # ----------------------------------------------------------------------------------------- activations
-def _erf(a: np.ndarray) -> np.ndarray:
-    try:
-        from scipy.special import erf  # type: ignore[import-untyped]  # NOTE: optional fast path; scipy is not a core dependency
-        return np.asarray(erf(a), a.dtype)
-    except ImportError:  # pragma: no cover - scipy ships with the test extras
-        return np.vectorize(math.erf, otypes=[a.dtype])(a)
-
-
-def _sigm(a: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        return 1 / (1 + np.exp(-a))
-
-
-_K = math.sqrt(2 / math.pi)
-
-
-def _np_act(mode: str, a: np.ndarray) -> np.ndarray:
-    if mode == "relu":
-        return np.maximum(a, 0)
-    if mode == "sigmoid":
-        return _sigm(a)
-    if mode == "tanh":
-        return np.tanh(a)
-    if mode == "gelu":
-        return 0.5 * a * (1 + _erf(a / math.sqrt(2)))
-    if mode == "gelu_tanh":
-        return 0.5 * a * (1 + np.tanh(_K * (a + 0.044715 * a ** 3)))
-    return a * _sigm(a)
-
-
-def _np_dact(mode: str, a: np.ndarray) -> np.ndarray:
-    if mode == "relu":
-        return (a > 0).astype(a.dtype)
-    if mode == "sigmoid":
-        s = _sigm(a)
-        return s * (1 - s)
-    if mode == "tanh":
-        t = np.tanh(a)
-        return 1 - t * t
-    if mode == "gelu":
-        return 0.5 * (1 + _erf(a / math.sqrt(2))) + a * np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
-    if mode == "gelu_tanh":
-        t = np.tanh(_K * (a + 0.044715 * a ** 3))
-        return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * _K * (1 + 3 * 0.044715 * a * a)
-    s = _sigm(a)
-    return s * (1 + a * (1 - s))
-
-
-def _act_cuda(mode: str, x: Tensor, g: Tensor | None = None) -> Tensor:
-    """act(x), or g * act'(x) when g is given, on the GPU (dnn; float64 by the framework's nn kernels)."""
-    out = empty(x.shape, x.dtype, x.device)
-    with on(x.device):
-        if x.dtype is dt.float64:
-            from strata.framework.kernels import nn as knn
-            if g is None:
-                knn.activation_f64(mode, ops._ptr(x), ops._ptr(out), x.numel())
-            else:
-                knn.activation_backward_f64(mode, ops._ptr(x), ops._ptr(g), ops._ptr(out), x.numel())
-        elif g is None:
-            _lib().activation_forward(_dnn(x.device), mode, _arr(x), _arr(out))
-        else:
-            _lib().activation_backward(_dnn(x.device), mode, _arr(x), _arr(g), _arr(out))
-    return out
-
-
 def _activation(mode: str, input: Tensor, name: str) -> Tensor:  # noqa: A002
-    """A differentiable activation: NumPy on "cpu", dnn (or the float64 kernels) on "cuda"."""
+    """A differentiable activation by the op table's fused kernels of the input's device (NumPy on "cpu",
+    dnn or the float64 kernels on "cuda"). Under create_graph the backward is the table's derivative of
+    the elementwise op `mode`, written with tensor ops, so it differentiates again."""
     x = input
-    if x.device.type == "cpu" and mode == "relu":
-        # relu' is the mask x > 0: kept instead of a copy of x (a quarter of the bytes), so a later change
-        # to x in place can't change the gradient either
-        xa = _np(x)
-        with np.errstate(all="ignore"):
-            out = _fresh(_np_act(mode, xa), x.dtype)
-        mask = np.greater(xa, 0) if x.requires_grad else None
+    dev = x._storage.device.type
+    out, saved = op_table.kernel("activation", dev)(mode, x, x.requires_grad and autograd.is_grad_enabled())
+    if not (x.requires_grad and autograd.is_grad_enabled()):
+        return out
+    back, deriv = op_table.kernel("activation_backward", dev), op_table.OPS[mode].derivative
+    assert deriv is not None
 
-        def bw(g: Tensor) -> tuple:
-            assert mask is not None  # (bw runs only for an input that requires grad)
-            with np.errstate(all="ignore"):  # (g * mask: what g * (x > 0) as floats gives, NaN * 0 included)
-                return (_fresh(np.multiply(_np(g), mask), x.dtype),)
-    elif x.device.type == "cpu":
-        a = _np(x).copy()
-        with np.errstate(all="ignore"):
-            out = _fresh(_np_act(mode, a), x.dtype)
-
-        def bw(g: Tensor) -> tuple:
-            with np.errstate(all="ignore"):
-                return (_fresh(_np(g) * _np_dact(mode, a), x.dtype),)
-    else:
-        xc = _c(x)
-        out = _act_cuda(mode, xc)
-
-        def bw(g: Tensor) -> tuple:
-            return (_act_cuda(mode, xc, _as(g, x.dtype).contiguous()),)
-    return record(out, [x], name, bw)
+    def bw(g: Tensor) -> tuple:
+        if autograd.is_grad_enabled():  # create_graph: a backward that records its own graph
+            return (ops._fit(deriv(g, x, kept.get()), x),)
+        return (back(mode, saved, g, x.dtype),)
+    node = autograd.Node(name, [x], bw)
+    kept = autograd.SavedOutput(out, node)  # (not `out` itself: no cycle through out.grad_fn)
+    out._requires_grad = True
+    out.grad_fn = node
+    return out
 
 
 def _float_act(op: str, x: Tensor) -> None:
@@ -1078,8 +1004,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
     _check_target(x, target)
     x2 = _move_last(x, 1).reshape(-1, c) if x.dim() > 2 else x
     t1 = target.reshape(-1)
-    if w is None and (x.device.type == "cpu" or x.dtype in _DNN_FLOATS):
-        loss = _ce_fused(x2, t1, ignore_index, label_smoothing, reduction)
+    fused = op_table.fast_path("cross_entropy", x._storage.device.type) if w is None else None
+    done = fused(x2, t1, ignore_index, label_smoothing, reduction) if fused is not None else None
+    if done is not None:  # the device's fused kernel (NumPy; dnn in float32)
+        out, back = done
+        loss = record(out, [x2, t1], op_table.OPS["cross_entropy"].node, lambda g: (back(g), None))
     else:
         logp = log_softmax(x2, 1)
         loss = _nll(logp, t1, w, ignore_index, reduction)
@@ -1107,59 +1036,6 @@ def _check_target(x: Tensor, target: Tensor) -> None:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {ops._torch_name(target.dtype.name)}")
 
 
-def _cpu_target_check(t: np.ndarray, c: int, ignore_index: int) -> None:
-    bad = (t != ignore_index) & ((t < 0) | (t >= c))
-    if bad.any():
-        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
-
-
-def _ce_fused(x: Tensor, t: Tensor, ignore_index: int, ls: float, reduction: str) -> Tensor:
-    """Cross-entropy of (M, C) logits and class indices as one primitive (NumPy, or dnn in float32)."""
-    m, c = x.shape
-    if x.device.type == "cpu":
-        a = _np(x)
-        tv = t._host().astype(np.int64)
-        _cpu_target_check(tv, c, ignore_index)
-        valid = tv != ignore_index
-        ts = np.where(valid, tv, 0)
-        sh = a - a.max(1, keepdims=True) if c else a
-        lse = np.log(np.exp(sh).sum(1))
-        rows = np.arange(m)
-        per = (1 - ls) * (lse - sh[rows, ts]) + ls * (lse - sh.mean(1) if c else 0)
-        per = np.where(valid, per, 0).astype(a.dtype)
-        count = valid.sum()
-        if reduction == "none":
-            out = _cpu(per, x.dtype)
-        else:
-            with np.errstate(all="ignore"):
-                val = per.sum(dtype=a.dtype) / (a.dtype.type(count) if reduction == "mean" else 1)
-            out = _cpu(np.asarray(val, a.dtype), x.dtype)
-
-        def bw_cpu(g: Tensor) -> tuple:
-            gv = _np(g)
-            with np.errstate(all="ignore"):
-                scale = gv.reshape(-1, 1) if reduction == "none" else gv / (count if reduction == "mean" else 1)
-                p = np.exp(sh - lse[:, None])
-                p[rows, ts] -= 1 - ls
-                d = (p - ls / c) * scale
-            d[~valid] = 0
-            return _cpu(d.astype(a.dtype), x.dtype), None
-        return record(out, [x, t], "NllLossBackward0", bw_cpu)
-    dev, h, lib = x.device, _dnn(x.device), _lib()
-    xc, tc = _c32(x), _c(t if t.dtype is dt.int64 else t.long())
-    kw = {"ignore_index": ignore_index, "label_smoothing": float(ls), "reduction": reduction}
-    loss = empty((m,) if reduction == "none" else (), dt.float32, dev)
-    with on(dev):
-        lib.cross_entropy_forward(h, _arr(xc), _arr(tc), _arr(loss), **kw)
-
-    def bw(g: Tensor) -> tuple:
-        dx = empty(xc.shape, dt.float32, dev)
-        with on(dev):
-            lib.cross_entropy_backward(h, _arr(xc), _arr(tc), _arr(_c32(g)), _arr(dx), **kw)
-        return _as(dx, x.dtype), None
-    return record(_as(loss, x.dtype), [x, t], "NllLossBackward0", bw)
-
-
 def _pick(v: Tensor, t: Tensor, valid: Tensor) -> Tensor:
     """v[t] for class weights v (C,) and targets t (M,), 0 where not valid (framework ops, no gather)."""
     hot = ops.binary("eq", t.unsqueeze(1), creation.arange(v.shape[0], device=v.device))
@@ -1169,10 +1045,8 @@ def _pick(v: Tensor, t: Tensor, valid: Tensor) -> Tensor:
 def _nll(logp: Tensor, t: Tensor, w: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
     """NLL of (M, C) log-probabilities and (M,) class indices, composed from framework ops."""
     m, c = logp.shape
-    if logp.device.type == "cpu":
-        _cpu_target_check(t._host(), c, ignore_index)
-    else:  # as PyTorch's nll kernel, a bad class index is a device-side assertion (no host sync)
-        indexing.check_class_indices(t, c, ignore_index)
+    # (on cuda, as PyTorch's nll kernel, a bad class index is a device-side assertion: no host sync)
+    op_table.kernel("class_index_check", logp._storage.device.type)(t, c, ignore_index)
     valid = ops.binary("ne", t, ignore_index)
     hot = ops.binary("eq", t.unsqueeze(1), creation.arange(c, device=logp.device))  # (M, C)
     picked = reductions.sum(ops.where(hot, logp, 0.0), 1)
