@@ -101,6 +101,27 @@ def test_reads_and_writes_of_peer_memory(monkeypatch: pytest.MonkeyPatch, devs: 
     assert moved == {d0.index: 2 * N * 4}  # x read and y written over the interconnect, per active lane
 
 
+def test_full_chunks_of_peer_memory(monkeypatch: pytest.MonkeyPatch, devs: Any, mod: cuda.Module) -> None:
+    """Full chunks at lane-indexed addresses take the whole-chunk check (hw/native/chunkcheck.py), which
+    counts a peer allocation's bytes in closed form: the same as the reference's per-lane count."""
+    d0, d1 = devs
+    n = 8 * 512
+    monkeypatch.setenv("STRATA_CHUNK_LANES", "512")
+    rng = np.random.default_rng(3)
+    xh, zh = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+
+    def make() -> tuple[Callable[[], Any], list[Any]]:
+        cuda.set_device(d0)
+        x0, y0 = cuda.to_device(xh), cuda.zeros(n, np.float32)
+        cuda.set_device(d1)
+        z1 = cuda.to_device(zh)
+        return lambda: mod.get_function("axpy")(n // 256, 256, (y0, x0, z1, np.float32(-2), np.int32(n))), [y0]
+
+    (y,), moved = _both(monkeypatch, d0, d1, make)
+    np.testing.assert_array_equal(np.frombuffer(y, np.float32), np.float32(-2) * xh + zh)
+    assert moved == {d0.index: 2 * n * 4}
+
+
 def test_vector_loads_from_peer_memory(monkeypatch: pytest.MonkeyPatch, devs: Any, mod: cuda.Module) -> None:
     d0, d1 = devs
     n = 1000

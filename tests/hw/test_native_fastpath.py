@@ -1,0 +1,234 @@
+"""The native executor's whole-chunk fast path (hw/native/chunkcheck.py) against the reference executor.
+
+A chunk whose lanes all take part in a global access at addresses following the lane index is checked
+once per access (not per warp), gets its memory counters in closed form and runs at lane-indexed
+addresses. These kernels run over several full chunks (STRATA_CHUNK_LANES), so the fast path decides,
+next to chunks where it must not (a partial last chunk, a fault, a misaligned or strided address, an
+in-place shift whose store reaches a later lane's load): outputs bit-identical, every counter identical,
+fault reports identical."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("llvmlite", reason="the native executor needs llvmlite")
+
+import strata.cuda as cuda  # noqa: E402
+from strata import trace  # noqa: E402
+from strata.errors import DeviceFault  # noqa: E402
+
+SRC = r"""
+extern "C" __global__ void axpy(int n, float a, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+extern "C" __global__ void shifted(int off, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  y[i] = x[i + off] * 3.0f;                             // x + off: warps straddle 32-byte sectors
+}
+extern "C" __global__ void quad(const float4* x, float4* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float4 v = x[i];
+  y[i] = make_float4(v.w, v.x * 2.0f, v.y + 1.0f, -v.z);  // 16-byte lanes
+}
+extern "C" __global__ void neighbours(const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  y[i] = x[2 * i] + x[2 * i + 1] + x[2 * i + 2];        // a group of three at a stride of 2: not lane-indexed
+}
+extern "C" __global__ void spread(const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  y[i] = x[i] + x[i + 1] + x[i + 64];                    // one leader and two followers at constant offsets
+}
+extern "C" __global__ void inplace_shift(float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  y[i + 1] = y[i] * 2.0f;                               // each lane's store is the next lane's load
+}
+extern "C" __global__ void unaligned(const char* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  y[i] = *(const float*)(x + 4 * i + 2);                // a misaligned load
+}
+extern "C" __global__ void fill(float v, float* y) {
+  y[blockIdx.x * blockDim.x + threadIdx.x] = v;         // a store alone
+}
+"""
+CHUNK = 1024  # lanes a chunk: four blocks of 256
+BLOCK = 256
+
+
+@pytest.fixture(scope="module")
+def mod() -> Any:
+    return cuda.compile(SRC, name="native_fastpath.cu")
+
+
+@pytest.fixture(autouse=True)
+def chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STRATA_CHUNK_LANES", str(CHUNK))
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, fn: Any, grid: int, make: Any) -> list[np.ndarray]:
+    """The same launch (fresh inputs each time) on both executors: outputs and counters identical."""
+    got = {}
+    for ex in ("reference", "native"):
+        monkeypatch.setenv("STRATA_EXECUTOR", ex)
+        args, outs = make()
+        with trace.record() as rec:
+            r = fn(grid, BLOCK, args)
+            r.wait()
+        assert r.executor == ex
+        assert not [e for e in rec.events if e.name == "native_fallback"]
+        got[ex] = (dataclasses.asdict(r.counters), [o.get() for o in outs])
+    (c_ref, o_ref), (c_nat, o_nat) = got["reference"], got["native"]
+    for a, b in zip(o_ref, o_nat, strict=True):
+        assert a.tobytes() == b.tobytes()
+    assert c_nat == c_ref
+    return o_nat
+
+
+def _fault(monkeypatch: pytest.MonkeyPatch, executor: str, launch: Any) -> dict[str, Any]:
+    monkeypatch.setenv("STRATA_EXECUTOR", executor)
+    try:
+        with trace.record() as rec, pytest.raises(DeviceFault) as info:
+            launch().wait()
+    finally:
+        cuda.current_device().reset()  # the fault is sticky on the context
+    assert not [e for e in rec.events if e.name == "native_fallback"]
+    return {k: v for k, v in info.value.report.items() if k not in ("address", "nearest")}
+
+
+def test_saxpy_full_chunks_and_a_partial_one(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 5 * CHUNK + 300  # five full chunks, then one whose last lanes fail the bounds check
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    x[7], y[9] = np.nan, np.inf
+
+    def make() -> Any:
+        dy = cuda.to_device(y)
+        return (np.int32(n), np.float32(1.5), cuda.to_device(x), dy), [dy]
+
+    (out,) = _both(monkeypatch, mod.get_function("axpy"), -(-n // BLOCK), make)
+    want = (np.float32(1.5) * x.astype(np.float64) + y).astype(np.float32)  # fma: one rounding
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("off", [0, 1, 3, 8])
+def test_sectors_of_a_shifted_base(monkeypatch: pytest.MonkeyPatch, mod: Any, off: int) -> None:
+    n = 4 * CHUNK
+    x = np.arange(n + 8, dtype=np.float32)
+
+    def make() -> Any:
+        dy = cuda.to_device(np.zeros(n, np.float32))
+        return (np.int32(off), cuda.to_device(x), dy), [dy]
+
+    (out,) = _both(monkeypatch, mod.get_function("shifted"), n // BLOCK, make)
+    np.testing.assert_array_equal(out, x[off:off + n] * np.float32(3))
+
+
+@pytest.mark.parametrize("kernel", ["quad", "neighbours", "spread"])
+def test_vectors_groups_and_strides(monkeypatch: pytest.MonkeyPatch, mod: Any, kernel: str) -> None:
+    n = 3 * CHUNK
+    x = np.random.default_rng(2).standard_normal(4 * n + 64).astype(np.float32)
+    words = 4 if kernel == "quad" else 1
+
+    def make() -> Any:
+        dy = cuda.to_device(np.zeros(words * n, np.float32))
+        return (cuda.to_device(x), dy), [dy]
+
+    (out,) = _both(monkeypatch, mod.get_function(kernel), n // BLOCK, make)
+    if kernel == "quad":
+        v = x[:4 * n].reshape(n, 4)
+        want = np.stack([v[:, 3], v[:, 0] * np.float32(2), v[:, 1] + np.float32(1), -v[:, 2]], axis=1).ravel()
+    elif kernel == "neighbours":
+        want = x[0:2 * n:2] + x[1:2 * n + 1:2] + x[2:2 * n + 2:2]
+    else:
+        want = x[:n] + x[1:n + 1] + x[64:n + 64]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_store_only_segment(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 4 * CHUNK
+
+    def make() -> Any:
+        dy = cuda.to_device(np.zeros(n, np.float32))
+        return (np.float32(-2.5), dy), [dy]
+
+    (out,) = _both(monkeypatch, mod.get_function("fill"), n // BLOCK, make)
+    assert (out == np.float32(-2.5)).all()
+
+
+def test_in_place_shift_runs_in_the_references_order(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    # every lane reads y[i] before any lane writes y[i + 1] (instruction by instruction over the chunk):
+    # run lane by lane, each store would feed the next lane's load. One full chunk (blocks of other
+    # chunks reading what this one writes would race, as on a GPU)
+    n = CHUNK
+    y = np.arange(n + 1, dtype=np.float32)
+
+    def make() -> Any:
+        dy = cuda.to_device(y)
+        return (dy,), [dy]
+
+    (out,) = _both(monkeypatch, mod.get_function("inplace_shift"), n // BLOCK, make)
+    np.testing.assert_array_equal(out, np.concatenate([y[:1], y[:n] * np.float32(2)]))
+
+
+@pytest.mark.parametrize("short", [1, CHUNK + 5, 4 * CHUNK - 40])
+def test_fault_past_the_end_is_the_references(monkeypatch: pytest.MonkeyPatch, mod: Any, short: int) -> None:
+    # x holds `short` elements fewer than the grid reads: the fault is in the last chunk, in an earlier
+    # one, or in the first; the chunks before it pass the whole-chunk check
+    n = 4 * CHUNK
+
+    def launch() -> Any:
+        x, y = cuda.to_device(np.ones(n - short, np.float32)), cuda.to_device(np.zeros(n, np.float32))
+        return mod.get_function("shifted")(n // BLOCK, BLOCK, (np.int32(0), x, y))
+
+    ref, nat = _fault(monkeypatch, "reference", launch), _fault(monkeypatch, "native", launch)
+    first_bad = n - short
+    assert ref["block"] == (first_bad // BLOCK, 0, 0) and ref["thread"] == (first_bad % BLOCK, 0, 0)
+    assert nat == ref
+
+
+def test_misaligned_access_is_the_references(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 2 * CHUNK
+
+    def launch() -> Any:
+        return mod.get_function("unaligned")(n // BLOCK, BLOCK, (cuda.to_device(np.zeros(4 * n + 8, np.uint8)),
+                                                                cuda.to_device(np.zeros(n, np.float32))))
+
+    ref, nat = _fault(monkeypatch, "reference", launch), _fault(monkeypatch, "native", launch)
+    assert ref["block"] == (0, 0, 0) and ref["thread"] == (0, 0, 0)
+    assert nat == ref
+
+
+def test_saxpy_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    """The code generator gives SAXPY's load-load-store segment the whole-chunk check and the lane-indexed
+    real run (the differential tests above then exercise it), and a shared-memory segment neither."""
+    from strata.hw.jit import Program
+    from strata.hw.native import chunkcheck
+    from strata.hw.native import codegen as cg
+    from strata.hw.ptx.parser import parse
+
+    seen: list[int] = []
+    real = chunkcheck.linear_address
+
+    def spy(g: Any, d: Any, i: Any) -> Any:
+        seen.append(id(d))
+        return real(g, d, i)
+
+    monkeypatch.setattr(chunkcheck, "linear_address", spy)
+    program = Program(parse(mod.ptx), {})
+    cg.KernelCodegen(program, program.functions["axpy"]).build()
+    assert len(seen) == 3  # x[i], y[i] loaded and y[i] stored at a0 + 4 i
+    shared = cuda.compile(r"""
+    extern "C" __global__ void stage(const float* x, float* y) {
+      __shared__ float s[256];
+      s[threadIdx.x] = x[blockIdx.x * 256 + threadIdx.x];
+      __syncthreads();
+      y[blockIdx.x * 256 + threadIdx.x] = s[255 - threadIdx.x];
+    }""")
+    seen.clear()
+    program = Program(parse(shared.ptx), {})
+    cg.KernelCodegen(program, program.functions["stage"]).build()
+    assert len(seen) == 0  # the global load sits in a segment with a shared store: per warp, for the bank counts
