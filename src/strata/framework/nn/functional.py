@@ -1008,7 +1008,12 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
     done = fused(x2, t1, ignore_index, label_smoothing, reduction) if fused is not None else None
     if done is not None:  # the device's fused kernel (NumPy; dnn in float32)
         out, back = done
-        loss = record(out, [x2, t1], op_table.OPS["cross_entropy"].node, lambda g: (back(g), None))
+
+        def bw(g: Tensor) -> tuple:
+            if autograd.is_grad_enabled():  # create_graph: the gradient with tensor ops, differentiable again
+                return _ce_grad(x2, t1, g, ignore_index, label_smoothing, reduction), None
+            return back(g), None
+        loss = record(out, [x2, t1], op_table.OPS["cross_entropy"].node, bw)
     else:
         logp = log_softmax(x2, 1)
         loss = _nll(logp, t1, w, ignore_index, reduction)
@@ -1023,7 +1028,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
                 denom = reductions.sum(_pick(w, t1, valid)) if w is not None else reductions.sum(valid.to(x.dtype))
                 smooth = reductions.sum(smooth) / denom
             loss = loss * (1 - label_smoothing) + smooth * (label_smoothing / c)
-    return loss.reshape(shape) if reduction == "none" else loss
+    # (a loss already of the target's shape keeps its node, as PyTorch's NllLossBackward0)
+    return loss.reshape(shape) if reduction == "none" and tuple(loss.shape) != tuple(shape) else loss
 
 
 def _check_target(x: Tensor, target: Tensor) -> None:
@@ -1034,6 +1040,20 @@ def _check_target(x: Tensor, target: Tensor) -> None:
     ops._check_same_device(x, target)
     if target.dtype not in (dt.int64, dt.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {ops._torch_name(target.dtype.name)}")
+
+
+def _ce_grad(x: Tensor, t: Tensor, g: Tensor, ignore_index: int, ls: float, reduction: str) -> Tensor:
+    """d cross_entropy / dx for (M, C) logits and class indices, with tensor ops: (softmax(x) - (1 - ls)
+    one_hot(t) - ls / C) * g, per row, rows whose target is ignore_index zero ('mean': g over their count)."""
+    c = x.shape[1]
+    valid = ops.binary("ne", t, ignore_index)
+    hot = ops.binary("eq", t.unsqueeze(1), creation.arange(c, device=x.device))
+    d = sorting.softmax(x, 1) - hot.to(x.dtype) * (1.0 - ls) - ls / c
+    if reduction == "none":
+        scale = g.reshape(-1, 1)
+    else:
+        scale = g / reductions.sum(valid).to(g.dtype) if reduction == "mean" else g
+    return ops.where(valid.unsqueeze(1), d * scale, 0.0)
 
 
 def _pick(v: Tensor, t: Tensor, valid: Tensor) -> Tensor:

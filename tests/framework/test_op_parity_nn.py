@@ -1,0 +1,127 @@
+"""nn.functional's ops whose kernels differ per device, now on the op table (activations, cross-entropy's
+fused kernel, nll's class-index check), against PyTorch CPU on "cpu" and "cuda" (the virtual GPU; tiny
+shapes): values, dtypes, node names, first and second derivatives (under create_graph the backward is
+written with tensor ops, so it differentiates again, as PyTorch's does), PyTorch's errors; and the table
+listing them with both backends registered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import strata
+from strata.framework import op_table
+from strata.framework.nn import functional as SF
+
+from .conftest import assert_same
+
+ACTIVATIONS: dict[str, tuple[Any, Any]] = {
+    "relu": (SF.relu, TF.relu),
+    "sigmoid": (SF.sigmoid, torch.sigmoid),
+    "tanh": (SF.tanh, torch.tanh),
+    "gelu": (SF.gelu, TF.gelu),
+    "gelu_tanh": (lambda x: SF.gelu(x, approximate="tanh"), lambda x: TF.gelu(x, approximate="tanh")),
+    "silu": (SF.silu, TF.silu),
+}
+X = np.array([[-2.5, -1.0, -0.3, 0.2], [0.7, 1.4, 2.2, -0.05]])
+
+
+def _grads(y: Any, xs: Any, lib: Any, w: np.ndarray, device: str | None) -> tuple[Any, Any]:
+    """(d sum(y^2 w) / dx with create_graph, and the derivative of sum(g^2) of that)."""
+    wt = lib.tensor(w, dtype=y.dtype) if device is None else lib.tensor(w, dtype=y.dtype, device=device)
+    (g,) = lib.autograd.grad((y * y * wt).sum(), xs, create_graph=True)
+    (g2,) = lib.autograd.grad((g * g).sum(), xs)
+    return g, g2
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_activation_values_gradients_and_second_derivatives(name: str, dtype: str, device: str) -> None:
+    fs, ft = ACTIVATIONS[name]
+    s = strata.tensor(X, dtype=getattr(strata, dtype), device=device, requires_grad=True)
+    t = torch.tensor(X, dtype=getattr(torch, dtype), requires_grad=True)
+    ys, yt = fs(s), ft(t)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
+    assert_same(ys, yt, device=device, **tol)
+    assert ys.grad_fn.name() == yt.grad_fn.name()
+    w = np.linspace(0.5, 1.5, X.size).reshape(X.shape)
+    (g1,) = strata.autograd.grad((fs(s) ** 2).sum(), s)  # (the fused backward kernel: no create_graph)
+    gs, g2s = _grads(ys, s, strata, w, device)
+    gt, g2t = _grads(yt, t, torch, w, None)
+    assert_same(gs, gt, device=device, **tol)
+    assert_same(g1, torch.autograd.grad((ft(t) ** 2).sum(), t)[0], device=device, **tol)
+    assert_same(g2s, g2t, device=device, rtol=1e-4 if dtype == "float32" else 1e-9, atol=1e-5 if dtype == "float32"
+                else 1e-11)
+
+
+@pytest.mark.parametrize("name", ["relu", "gelu", "silu"])
+def test_activation_half_types_and_no_grad(name: str, device: str) -> None:
+    fs, ft = ACTIVATIONS[name]
+    for sd, td in ((strata.float16, torch.float16), (strata.bfloat16, torch.bfloat16)):
+        assert_same(fs(strata.tensor(X, dtype=sd, device=device)), ft(torch.tensor(X, dtype=td)), device=device)
+    with strata.no_grad():
+        y = fs(strata.tensor(X, device=device, requires_grad=True))
+    assert y.grad_fn is None and not y.requires_grad
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.25])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cross_entropy_values_gradients_and_second_derivatives(reduction: str, smoothing: float, dtype: str,
+                                                               device: str) -> None:
+    """The fused kernel (cpu; dnn on cuda float32) and the composite (cuda float64) alike; ignored rows."""
+    x = np.random.default_rng(0).standard_normal((4, 5))
+    target = [1, -100, 4, 0]
+    s = strata.tensor(x, dtype=getattr(strata, dtype), device=device, requires_grad=True)
+    t = torch.tensor(x, dtype=getattr(torch, dtype), requires_grad=True)
+    ys = SF.cross_entropy(s * s, strata.tensor(target, device=device), reduction=reduction, label_smoothing=smoothing)
+    yt = TF.cross_entropy(t * t, torch.tensor(target), reduction=reduction, label_smoothing=smoothing)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
+    assert_same(ys, yt, device=device, **tol)
+    fused = op_table.fast_path("cross_entropy", device) is not None and not (device == "cuda" and dtype == "float64")
+    if fused and smoothing == 0.0:  # (PyTorch composes label smoothing: its node is then an AddBackward0)
+        assert ys.grad_fn.name() == yt.grad_fn.name() == "NllLossBackward0"
+    w = np.linspace(0.5, 1.5, 4) if reduction == "none" else np.array(1.0)
+    gs, g2s = _grads(ys, s, strata, w, device)
+    gt, g2t = _grads(yt, t, torch, w, None)
+    assert_same(gs, gt, device=device, **tol)
+    assert_same(g2s, g2t, device=device, rtol=1e-4 if dtype == "float32" else 1e-9,
+                atol=1e-5 if dtype == "float32" else 1e-11)
+
+
+def test_cross_entropy_without_create_graph_uses_the_fused_backward(device: str) -> None:
+    x = np.random.default_rng(1).standard_normal((3, 4))
+    s = strata.tensor(x, dtype=strata.float32, device=device, requires_grad=True)
+    t = torch.tensor(x, dtype=torch.float32, requires_grad=True)
+    SF.cross_entropy(s, strata.tensor([3, 0, 1], device=device)).backward()
+    TF.cross_entropy(t, torch.tensor([3, 0, 1])).backward()
+    assert_same(s.grad, t.grad, device=device)
+    assert not s.grad.requires_grad
+
+
+def test_bad_targets_on_cpu_raise_pytorchs_index_error() -> None:
+    x = torch.zeros(2, 3)
+    for f_s, f_t in ((SF.cross_entropy, TF.cross_entropy), (SF.nll_loss, TF.nll_loss)):
+        for target in ([0, 3], [-1, 0]):
+            with pytest.raises(IndexError) as es:
+                f_s(strata.zeros(2, 3), strata.tensor(target))
+            with pytest.raises(IndexError) as et:
+                f_t(x, torch.tensor(target))
+            assert str(es.value) == str(et.value)
+
+
+def test_the_table_declares_them_with_both_backends() -> None:
+    for name in ("activation", "activation_backward", "class_index_check"):
+        assert op_table.OPS[name].family == "nn"
+        for backend in op_table.BACKENDS:
+            assert callable(op_table.kernel(name, backend)), (name, backend)
+    d = op_table.OPS["cross_entropy"]
+    assert d.family == "composite" and d.node == "NllLossBackward0"
+    for backend in op_table.BACKENDS:  # (the fused kernels: the composite's fast path on each device)
+        assert op_table.fast_path("cross_entropy", backend) is not None
+    for mode in ACTIVATIONS:  # the create_graph backward is the table's elementwise derivative
+        assert op_table.OPS[mode].derivative is not None
