@@ -41,6 +41,43 @@ extern "C" __global__ void ballots(int n, const int* x, unsigned* out, int* any_
     sums[i] = s + scale;
   }
 }
+extern "C" __global__ void uniform_beside_fallback(int n, const float* a, float* b, int* c) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int scale = n * 3 + 1;                             // uniform, defined in the block of the add.rz
+  float r = __fadd_rz(a[i], 1.0f);                   // (directed rounding: that block runs on the reference)
+  for (int k = 0; k < (i & 3); ++k) r = r * 0.5f + (float)scale;   // native blocks reading scale
+  b[i] = r;
+  c[i] = scale + i;
+}
+extern "C" __global__ void warp_groups(int n, const int* x, unsigned* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int lane = threadIdx.x & 31;
+  int v = i < n ? x[i] : 0;
+  unsigned* o = out + 8 * i;
+  if (v & 1) {                                       // divergent: the odd values' lanes
+    unsigned am = __activemask();
+    o[0] = am;
+    o[1] = __ballot_sync(am, v > 50);
+    o[2] = (unsigned)__reduce_min_sync(am, v);
+    o[3] = __reduce_max_sync(am, (unsigned)v);
+    int pred;
+    o[4] = __match_all_sync(am, v & 1, &pred);       // all odd: the group, pred true
+    o[5] = pred + 2 * __all_sync(am, v > -50) + 4 * __uni_sync(am, v > 0);
+    o[6] = __match_any_sync(am, v & 6);
+    o[7] = (unsigned)__reduce_max_sync(am, v);
+  } else {                                           // the even ones: each half-warp its own group
+    unsigned g = __activemask() & (lane < 16 ? 0x0000ffffu : 0xffff0000u);
+    o[0] = __reduce_and_sync(g, (unsigned)v);
+    o[1] = __reduce_or_sync(g, (unsigned)v);
+    o[2] = __reduce_xor_sync(g, (unsigned)v);
+    o[3] = __reduce_add_sync(g, (unsigned)v);
+    o[4] = __ballot_sync(g, v > 0);
+    o[5] = (unsigned)__reduce_min_sync(g, v);
+    o[6] = __reduce_min_sync(g, (unsigned)v);
+    o[7] = __any_sync(g, v > 90);
+  }
+}
 extern "C" __global__ void histogram(int n, const int* x, unsigned* bins) {
   __shared__ unsigned local[16];
   int t = threadIdx.x;
@@ -193,9 +230,25 @@ def test_warp_votes_and_a_uniform_register_beside_them(monkeypatch: pytest.Monke
     peers = ((key[:, None, :] == key[:, :, None]) << np.arange(32)).sum(axis=2).astype(np.uint64).reshape(-1)
     want_b = (np.repeat(bits, 32) ^ (peers * np.uint64(scale))) & np.uint64(0xFFFFFFFF)
     np.testing.assert_array_equal(ballot, want_b[:n].astype(np.uint32))
+    assert not _partial(rec)
+    assert _compiled(mod, "ballots").serial is None  # warp operations stay inside a chunk: both host threads run
+
+
+def test_uniform_register_defined_in_a_reference_block(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 1000
+    a = np.random.default_rng(6).standard_normal(n).astype(np.float32)
+
+    def make() -> Any:
+        b, c = cuda.to_device(np.zeros(n, np.float32)), cuda.to_device(np.zeros(n, np.int32))
+        return (np.int32(n), cuda.to_device(a), b, c), [b, c]
+
+    (b, c), rec = _both(monkeypatch, mod.get_function("uniform_beside_fallback"), 4, 256, make)
     (info,) = _partial(rec)
-    assert any("vote" in why or "match" in why or "redux" in why for why in info["reasons"])
-    assert info["serial"] is None  # warp operations stay inside a chunk: both host threads may run
+    assert any("add.rz.f32" in why for why in info["reasons"]) and info["serial"] is None
+    np.testing.assert_array_equal(c, np.arange(n, dtype=np.int32) + np.int32(3 * n + 1))
+    r = a + np.float32(1)  # within an ulp of the round-toward-zero sum; then the loop, on the device's values
+    assert np.all(np.abs(b[(np.arange(n) & 3) == 0] - r[(np.arange(n) & 3) == 0]) <= np.spacing(np.abs(r))[
+        (np.arange(n) & 3) == 0])
 
 
 def test_shared_atomics_run_chunks_in_parallel(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
@@ -318,3 +371,38 @@ def test_generic_atomic_over_two_spaces_goes_to_the_reference(monkeypatch: pytes
     (g, out), rec = _both(monkeypatch, mod.get_function("generic_atomics"), 2, 128, make)
     assert g.tolist() == [sum(range(1, 129, 2))] * 2  # the even threads (t + 1 odd) hit global memory
     assert out[0] == 1000 * sum(range(2, 129, 2)) and out[128] == out[0]
+
+
+def test_warp_reductions_in_divergent_groups_and_half_warps(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 512
+    x = np.random.default_rng(8).integers(-100, 100, n).astype(np.int32)
+
+    def make() -> Any:
+        out = cuda.to_device(np.zeros(8 * n, np.uint32))
+        return (np.int32(n), cuda.to_device(x), out), [out]
+
+    (out,), rec = _both(monkeypatch, mod.get_function("warp_groups"), 2, 256, make)
+    assert not _partial(rec)
+    out = out.reshape(n, 8)
+    u = x.astype(np.uint32)
+    for w in range(n // 32):  # the oracle, warp by warp
+        lanes = np.arange(32 * w, 32 * w + 32)
+        odd = lanes[(x[lanes] & 1) == 1]
+        am = sum(1 << (int(i) & 31) for i in odd)
+        bits = lambda sel: sum(1 << (int(i) & 31) for i in sel)  # noqa: E731
+        for i in odd:
+            assert out[i, 0] == am and out[i, 1] == bits(odd[x[odd] > 50])
+            assert out[i, 2] == np.uint32(x[odd].min().astype(np.int32).view(np.uint32)) and out[i, 3] == u[odd].max()
+            assert out[i, 4] == am and out[i, 5] == 1 + 2 * bool((x[odd] > -50).all()) + 4 * bool(
+                (x[odd] > 0).all() or (x[odd] <= 0).all())
+            assert out[i, 6] == bits(odd[(x[odd] & 6) == (x[i] & 6)])
+            assert out[i, 7] == np.int32(x[odd].max()).view(np.uint32)
+        even = lanes[(x[lanes] & 1) == 0]
+        for half in (even[(even & 31) < 16], even[(even & 31) >= 16]):
+            if not half.size:
+                continue
+            want = [np.bitwise_and.reduce(u[half]), np.bitwise_or.reduce(u[half]), np.bitwise_xor.reduce(u[half]),
+                    np.uint32(int(u[half].astype(np.uint64).sum()) & 0xFFFFFFFF), bits(half[x[half] > 0]),
+                    np.int32(x[half].min()).view(np.uint32), u[half].min(), int((x[half] > 90).any())]
+            for i in half:
+                assert out[i].tolist() == [int(v) for v in want]

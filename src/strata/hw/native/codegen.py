@@ -27,7 +27,7 @@ from llvmlite import ir  # type: ignore[import-untyped]
 
 from strata.hw.jit import JitFunction, Program, kernel_param_address, kernel_param_offset
 from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW, UVA_SHIFT, UVA_SLOTS
-from strata.hw.native import chunkcheck, codegen_atomics, driver, partial
+from strata.hw.native import chunkcheck, codegen_atomics, codegen_warp, driver, partial
 from strata.hw.ptx.ir import (
     NO_REGISTER_RESULT,
     FImm,
@@ -315,11 +315,11 @@ class KernelCodegen:
                 tainted = set()
                 self._shfl(k, ins)
                 continue
-            if ins.opcode in ("atom", "red"):  # a segment of its own, lanes in order (codegen_atomics)
+            if ins.opcode in ("atom", "red") or ins.opcode in codegen_warp.OPCODES:  # segments of their own
                 self._segment(segment)
                 segment, has_mem, has_store, shared_load = [], False, False, False
                 tainted = set()
-                codegen_atomics.emit(self, k, ins)
+                (codegen_atomics if ins.opcode in ("atom", "red") else codegen_warp).emit(self, k, ins)
                 continue
             reads = _reads(ins)
             if ins.opcode in ("ld", "st") and not any(m == "param" for m in ins.mods):
