@@ -356,14 +356,23 @@ def _halves(v64: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def vread(c: _Ctx, code: int, width: int, ins: Inst, is_float: bool = False) -> np.ndarray:
-    """A vector-instruction source: (n, 64) or (n, 1) uint32 (uint64 for width 2)."""
+    """A vector-instruction source: (n, 64), (n, 1) or (1, 1) uint32 (uint64 for width 2)."""
     if code >= 256:
         r = code - 256
         lo = c.b.v[r, c.ix]
         if width == 1:
             return lo
         return _pair64(lo, c.b.v[r + 1, c.ix])
-    return sread(c, code, width, ins, is_float)[:, None]
+    return _column(sread(c, code, width, ins, is_float))
+
+
+def _column(x: np.ndarray) -> np.ndarray:
+    """A scalar operand of the selected waves as a column against their (n, 64) lanes: (1, 1) when every wave
+    holds the same value (a kernel argument, a constant), which broadcasts like a number and 2-3x faster
+    than an (n, 1) column."""
+    if x.size > 1 and (x == x[0]).all():
+        return x[:1].reshape(1, 1)
+    return x[:, None]
 
 
 def vwrite(c: _Ctx, r: int, value: Any, width: int = 1, mask: np.ndarray | None = None) -> None:
@@ -767,12 +776,13 @@ _SOP1 = {"s_getpc_b64", "s_swappc_b64", "s_setpc_b64", "s_mov_b32", "s_mov_b64",
 
 
 def _popcount(x: np.ndarray) -> np.ndarray:
-    b = x.astype(_U64).view(np.uint8).reshape(*x.shape, 8)
+    b = np.ascontiguousarray(x, dtype=_U64).view(np.uint8).reshape(*x.shape, 8)
     return np.unpackbits(b, axis=-1).sum(axis=-1).astype(_U64)
 
 
 def _brev32(x: np.ndarray) -> np.ndarray:
-    b = np.unpackbits(x.astype("<u4").view(np.uint8).reshape(*x.shape, 4), axis=-1, bitorder="little")
+    words = np.ascontiguousarray(x, dtype="<u4")
+    b = np.unpackbits(words.view(np.uint8).reshape(*x.shape, 4), axis=-1, bitorder="little")
     return np.packbits(b[..., ::-1], axis=-1, bitorder="little").view("<u4").reshape(x.shape).astype(_U32)
 
 
@@ -1533,8 +1543,8 @@ def _src_halves(c: _Ctx, ins: Inst, i: int) -> tuple[np.ndarray, np.ndarray]:
     code = ins.f[f"src{i}"]
     if code >= 256:
         return c.b.v[code - 256, c.ix], c.b.v[code - 255, c.ix]
-    x = sread(c, code, 2, ins)
-    return (x & _MASK32).astype(_U32)[:, None], (x >> _U64(32)).astype(_U32)[:, None]
+    x = _column(sread(c, code, 2, ins))
+    return (x & _MASK32).astype(_U32), (x >> _U64(32)).astype(_U32)
 
 
 def _shl64_in_place(c: _Ctx, ins: Inst) -> bool:
@@ -2885,10 +2895,13 @@ def _linear_first(c: _Ctx, ins: Inst, size: int) -> int | None:
     else:
         hi = c.b.v[f["addr"] + 1, c.ix]
         h0 = int(hi[0, 0])
-        if not (hi == h0).all():
+        if hi.min() != h0 or hi.max() != h0:  # (two reads, no boolean array)
             return None
         first = h0 << 32 | l0
-    if not np.array_equal(lo - _U32(l0), _ramp32(lo.size, size).reshape(lo.shape)):
+    # lane k holds l0 + k * size exactly when lo - k * size is l0 in every lane (no wrap: checked above)
+    off = _SCRATCH.get("amd_linear", lo.size, _U32).reshape(lo.shape)
+    np.subtract(lo, _ramp32(lo.size, size).reshape(lo.shape), out=off)
+    if off.min() != l0 or off.max() != l0:
         return None
     first = (first + f["offset"]) & 0xFFFFFFFFFFFFFFFF
     if first % 4:
