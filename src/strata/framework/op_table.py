@@ -476,12 +476,23 @@ for _k, _d in (("index_buffer", None), ("index", _d_index), ("index_select", _d_
 op("cat", "joining", PROMOTE, _d_cat, arity=1, method=False, function=False)
 op("stack", "joining", PROMOTE, _d_stack, arity=1, method=False, function=False)
 
+# F.linear with a bias: the composite matmul + add; a backend's fast path (input, weight, bias) -> x @ w^T + b
+# in one op (PyTorch's addmm), or None where it does not take these operands
+op("linear", "composite", PROMOTE, None, arity=3, method=False, function=False, node="AddmmBackward0",
+   aten="aten::linear")
+
 # nn.functional's activations with a fused kernel per device (relu, sigmoid, tanh, gelu, gelu_tanh, silu:
 # the table's elementwise ops above give their derivative under create_graph); kernels:
 #   activation (mode, x, save) -> (act(x), what the backward needs or None)
 #   activation_backward (mode, saved, g, dtype) -> g * act'(x) in dtype
 op("activation", "nn", SAME, None, arity=1, method=False, function=False)
 op("activation_backward", "nn", SAME, None, arity=1, method=False, function=False)
+
+# dropout: (x, p, seed, offset) -> (x * keep / (1 - p), backward g -> g * the same), the keep mask from the
+# Philox4x32-10 stream at (seed, offset) (the front moves the device's generator on): one seed, one mask on
+# both devices
+op("dropout", "nn", SAME, None, arity=1, method=False, function=False, node="NativeDropoutBackward0",
+   aten="aten::dropout")
 
 # nn.functional's losses: the class-index check of nll_loss / cross_entropy, (t, n_classes, ignore_index)
 # -> None (cpu: PyTorch's IndexError; cuda: a device-side assertion, no host sync); cross_entropy of

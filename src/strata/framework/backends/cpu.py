@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from strata.framework import dtypes as dt
-from strata.framework import kernels, op_table
+from strata.framework import kernels, op_table, random
 from strata.framework.device import CPU, device
 from strata.framework.ops import _opmath, broadcast_shapes, from_host
 from strata.framework.quiet import quiet
@@ -537,3 +537,34 @@ def cross_entropy(x: Tensor, t: Tensor, ignore_index: int, ls: float, reduction:
         d[~valid] = 0
         return from_host(d.astype(a.dtype), x.dtype, CPU)
     return out, backward
+
+
+# ----------------------------------------------------------------------------------------- nn: linear
+_ADDMM_DTYPES = (dt.float32, dt.float64)
+
+
+@op_table.register("cpu", "linear")
+def linear(x: Tensor, w: Tensor, b: Tensor) -> Tensor | None:
+    """x @ w^T + b for 2-D x, w and 1-D b, all on the host, of one dtype (float32 / float64): the bias added
+    into the product's fresh array (no second array); None for any other operands (the composite runs)."""
+    if x.dim() == 2 and w.dim() == 2 and b.dim() == 1 and x.dtype in _ADDMM_DTYPES and w.dtype is x.dtype and \
+            b.dtype is x.dtype and w.device.type == "cpu" and b.device.type == "cpu" and x.shape[1] == w.shape[1] \
+            and b.shape[0] == w.shape[0]:
+        r = x._host() @ w._host().T
+        r += b._host()
+        return from_array(r, x.dtype)
+    return None
+
+
+# ----------------------------------------------------------------------------------------- nn: dropout
+@op_table.register("cpu", "dropout")
+def dropout(x: Tensor, p: float, seed: int, offset: int) -> tuple[Tensor, Any]:
+    """(x * keep / (1 - p), backward g -> g * the same): the keep mask from the Philox4x32-10 words at
+    (seed, offset), as uniforms in (0, 1] the way strata.libs.rand and dnn's dropout kernel make them, so
+    one seed gives the same mask as on "cuda"."""
+    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+    w = random.philox_words(seed, offset, x.numel()).reshape(tuple(x.shape))
+    u = w.astype(np.float32) * np.float32(2.3283064365386963e-10) + np.float32(1.1641532182693481e-10)
+    keep = (u <= np.float32(1.0 - p)).astype(np.float32) * np.float32(scale)
+    out = from_host(_opmath(x.detach()._host()) * keep, x.dtype, CPU)
+    return out, lambda g: from_host(_opmath(g._host()) * keep, x.dtype, CPU)

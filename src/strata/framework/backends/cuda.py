@@ -506,3 +506,30 @@ def cross_entropy(x: Tensor, t: Tensor, ignore_index: int, ls: float, reduction:
                                        **kw)
         return dx if x.dtype is dt.float32 else _cast(dx, x.dtype)
     return (loss if x.dtype is dt.float32 else _cast(loss, x.dtype)), backward
+
+
+# ----------------------------------------------------------------------------------------- nn: dropout
+@op_table.register("cuda", "dropout")
+def dropout(x: Tensor, p: float, seed: int, offset: int) -> tuple[Tensor, Any]:
+    """(x * keep / (1 - p), backward g -> g * the same) by strata.libs.dnn's dropout kernels, the mask drawn
+    from a strata.libs.rand Philox generator at (seed, offset); float64, which dnn does not take, as x
+    times the scaled keep mask dnn writes for a tensor of ones."""
+    dev, h, lib = x.device, library_handle("dnn", x.device), library("dnn")
+    gen = library("rand").create_generator(seed, offset)
+    src = x.detach().contiguous() if x.dtype in _DNN_FLOATS else full(x.shape, 1.0, dt.float32, dev)
+    y = empty(src.shape, src.dtype, dev)
+    mask = empty(src.shape, dt.uint8, dev)
+    with on(dev):
+        lib.dropout_forward(h, device_array(src), device_array(y), device_array(mask), p, gen)
+    if x.dtype not in _DNN_FLOATS:
+        scaled = y if y.dtype is x.dtype else _cast(y, x.dtype)
+        return (binary("mul", x.detach(), scaled, x.dtype, x.dtype, dev),
+                lambda g: binary("mul", g, scaled, x.dtype, x.dtype, dev))
+
+    def backward(g: Tensor) -> Tensor:
+        gc = (g if g.dtype is x.dtype else _cast(g, x.dtype)).detach().contiguous()
+        dx = empty(gc.shape, x.dtype, dev)
+        with on(dev):
+            lib.dropout_backward(h, device_array(gc), device_array(mask), device_array(dx), p)
+        return dx
+    return y, backward

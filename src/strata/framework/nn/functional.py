@@ -144,30 +144,24 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         RuntimeError: mismatched inner sizes ("mat1 and mat2 shapes cannot be multiplied (2x3 and 5x4)").
     """
     x, w, b = amp.lower_precision(input, weight, bias)
-    if b is not None and x.dim() == 2 and w.dim() == 2 and b.dim() == 1 and x.device.type == "cpu" and \
-            x.dtype in _ADDMM_DTYPES and w.dtype is x.dtype and b.dtype is x.dtype and w.device.type == "cpu" and \
-            b.device.type == "cpu" and x.shape[1] == w.shape[1] and b.shape[0] == w.shape[0]:
-        return _addmm_cpu(x, w, b)
+    if b is not None:  # a backend's addmm in one op (cpu: NumPy), where it takes these operands
+        fused = op_table.fast_path("linear", x._storage.device.type)
+        out = fused(x, w, b) if fused is not None else None
+        if out is not None:
+            return _addmm_record(out, x, w, b)
     out = linalg.matmul(x, w.t() if w.dim() == 2 else w)
     return out if b is None else ops.add(out, b)
 
 
-_ADDMM_DTYPES = (dt.float32, dt.float64)
-
-
-def _addmm_cpu(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
-    """x @ w^T + b on "cpu" as one op (PyTorch's addmm): the bias added into the product's fresh array,
-    and one node whose weight gradient g^T x comes out row-major, as the weight is."""
-    r = x._host() @ w._host().T
-    r += b._host()  # (the same sum as matmul then add, without a second array)
-    out = from_array(r, x.dtype)
-
+def _addmm_record(out: Tensor, x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+    """The one node of x @ w^T + b (PyTorch's addmm), whose weight gradient g^T x comes out row-major, as
+    the weight is."""
     def bw(g: Tensor) -> tuple:  # framework ops: differentiable again under create_graph
         gx = linalg.matmul(g, w) if x.requires_grad else None
         gw = linalg.matmul(g.mT, x) if w.requires_grad else None
         gb = reductions.sum(g, 0) if b.requires_grad else None
         return gx, gw, gb
-    return record(out, [x, w, b], "AddmmBackward0", bw)
+    return record(out, [x, w, b], op_table.OPS["linear"].node, bw)
 
 
 # ----------------------------------------------------------------------------------------- activations
@@ -342,35 +336,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 
 
 def _dropout(x: Tensor, p: float) -> Tensor:
-    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
-    if x.device.type == "cpu":
-        seed, offset = _philox(x.device, x.numel())
-        w = _random.philox_words(seed, offset, x.numel()).reshape(tuple(x.shape))
-        # the uniform in (0, 1] of strata.libs.rand and dnn's dropout kernel: the same mask as on "cuda"
-        u = w.astype(np.float32) * np.float32(2.3283064365386963e-10) + np.float32(1.1641532182693481e-10)
-        keep = (u <= np.float32(1.0 - p)).astype(np.float32) * np.float32(scale)
-        out = _cpu(_np(x) * keep, x.dtype)
-        return record(out, [x], "NativeDropoutBackward0", lambda g: (_cpu(_np(g) * keep, x.dtype),))
-    from strata.libs import rand  # NOTE: see _dnn
-    dev, h = x.device, _dnn(x.device)
-    gen = rand.create_generator(*_philox(dev, x.numel()))
-    src = _c(x) if x.dtype in _DNN_FLOATS else ops.full(x.shape, 1.0, dt.float32, dev)
-    y = empty(src.shape, src.dtype, dev)
-    mask = empty(src.shape, dt.uint8, dev)
-    with on(dev):
-        _lib().dropout_forward(h, _arr(src), _arr(y), _arr(mask), p, gen)
-    if x.dtype not in _DNN_FLOATS:  # float64: y holds the scaled keep mask
-        scaled = _as(y, x.dtype)
-        return record(ops.binary("mul", x, scaled), [x], "NativeDropoutBackward0",
-                      lambda g: (ops.binary("mul", g, scaled),))
-
-    def bw(g: Tensor) -> tuple:
-        gc = _c(_as(g, x.dtype))
-        dx = empty(gc.shape, x.dtype, dev)
-        with on(dev):
-            _lib().dropout_backward(h, _arr(gc), _arr(mask), _arr(dx), p)
-        return (dx,)
-    return record(y, [x], "NativeDropoutBackward0", bw)
+    # (the device's generator moves on here, the mask is drawn by the device's kernel)
+    out, back = op_table.kernel("dropout", x._storage.device.type)(x, p, *_philox(x.device, x.numel()))
+    return record(out, [x], op_table.OPS["dropout"].node, lambda g: (back(g),))
 
 
 # ----------------------------------------------------------------------------------------- embedding
