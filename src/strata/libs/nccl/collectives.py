@@ -5,9 +5,10 @@ Every algorithm is a schedule of steps; in each step every rank's device runs at
 the `nccl_apply` kernels (`kernels.py`: whole tiles, then a vector and a scalar kernel for the rest),
 which combine or copy one chunk and read the neighbour's chunk from the neighbour's memory over the
 link. A step that only copies a chunk of at least `CE_MIN_BYTES` from a peer's memory (the ring
-all-reduce's all-gather half, all_gather, broadcast, all-to-all, send/recv) is instead a peer copy on
-the receiving device's copy engine (what cudaMemcpyPeerAsync queues), as copy-engine collectives do:
-no arithmetic, so no kernel needed. Between steps each rank's stream waits for the
+all-reduce's all-gather half, the tree's copies down, all_gather, broadcast, all-to-all, send/recv) is
+instead a peer copy on the receiving device's copy engine (what cudaMemcpyPeerAsync queues), as
+copy-engine collectives do: no arithmetic, so no kernel needed; the modeled time is the same either
+way. Between steps each rank's stream waits for the
 previous step of the ranks it exchanges with (events, cross-device barrier packets), so no chunk is
 read before it is written nor overwritten before it is read. The ring all-reduce is a reduce-scatter
 (n-1 steps: rank r adds its predecessor's partial of chunk r-s-1) followed by an all-gather (n-1
