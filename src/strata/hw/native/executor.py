@@ -244,6 +244,9 @@ def _per_chunk(program: Program, jf: JitFunction, chunk_lanes: int, lpb: int) ->
     return per_chunk
 
 
+# per block shape: spare (all-ones masks by lane count, %ctaid.x buffers, chunk-independent specials) of workers
+_SCRATCH: dict[tuple[int, int, int], list[tuple[dict[int, np.ndarray], dict[tuple[int, str], np.ndarray],
+                                                dict[int, dict[str, Any]]]]] = {}
 STREAM_LANES = 1 << 14  # lanes a chunk from which the reference streams a copy-like kernel faster
 STREAM_ACCESSES = 8  # global loads and stores of such a kernel, at least, and a third of its instructions
 
@@ -311,45 +314,62 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     ctaid_slots = {s.dtype.str: s.dtype for s in program.functions[kernel_name].slots
                    if s.kind == "special" and s.key == "%ctaid.x" and s.dtype.kind in "iu"}
     ctaid_slots.setdefault(np.dtype(np.uint32).str, np.dtype(np.uint32))  # what _ctx passes native code
+    static_specials = _static_specials(program.functions[kernel_name], ck)
 
     def work(t: int) -> None:
         L = launches[t]
-        ones_cache: dict[int, np.ndarray] = {}  # read-only all-lanes masks, by lane count
         ctx_cache: dict[int, Any] = {}  # this worker's ctx arrays, by lane count (see _ctx)
-        ctaid_bufs: dict[tuple[int, str], np.ndarray] = {}  # this worker's %ctaid.x arrays, reused chunk after chunk
+        # arrays that depend only on the block shape, kept from launch to launch (a fresh big array costs the
+        # OS's page zeroing on first touch): taken from a pool, so concurrent launches never share one
+        pool = _SCRATCH.setdefault(config.block, [])
+        try:
+            ones_cache, ctaid_bufs, statics = pool.pop()
+        except IndexError:
+            ones_cache, ctaid_bufs, statics = {}, {}, {}
         with np.errstate(all="ignore"):
-            for idx in range(t, len(firsts), nthreads):
-                if state["idx"] is not None and idx > state["idx"]:
-                    return
-                first = firsts[idx]
-                chunk = Chunk(L, first, min(per_chunk, nblocks - first))
-                if one_d:
-                    _prefill_ctaid(chunk, ctaid_slots, ctaid_bufs)
-                if ck.funcs:  # a kernel with no native block (an empty one) needs no native state
-                    chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, (ncounters[t], npeer[t]),  # type: ignore[attr-defined]
-                                             ck, ctx_cache)
-                    ones = ones_cache.get(chunk.n)
-                    if ones is None:
-                        ones = ones_cache[chunk.n] = np.ones(chunk.n, dtype=np.bool_)
-                    chunk._native_ones = ones  # type: ignore[attr-defined]
-                frame = Frame(L.kernel, chunk)
-                if inv:
-                    _fill_invariants(frame, ck, inv)
-                try:
-                    if ck.funcs:
-                        run_root(frame, chunk.entry_mask, ck, dstates[t], _frame_state)
-                    else:
-                        run_frame(frame, chunk.entry_mask)
-                except LaneFault as fault:
-                    exc: BaseException = _device_fault(L, chunk, fault)
-                except BaseException as e:  # watchdog, cancel, device faults: the first chunk's wins
-                    exc = e
-                else:
-                    continue
-                with lock:
-                    if state["idx"] is None or idx < state["idx"]:
-                        state["idx"], state["exc"] = idx, exc
+            try:
+                chunks(t, L, ones_cache, ctx_cache, ctaid_bufs, statics)
+            finally:  # the driver's per-block instruction accumulators, into the launch's (run_root leaves them)
+                dstates[t].fold(L.accumulators(L.kernel))
+                if len(pool) < THREADS:
+                    pool.append((ones_cache, ctaid_bufs, statics))
+
+    def chunks(t: int, L: Launch, ones_cache: dict[int, np.ndarray], ctx_cache: dict[int, Any],
+               ctaid_bufs: dict[tuple[int, str], np.ndarray], statics: dict[int, dict[str, Any]]) -> None:
+        """Worker t's chunks, in order, until they are done or a chunk of a lower index faulted."""
+        for idx in range(t, len(firsts), nthreads):
+            if state["idx"] is not None and idx > state["idx"]:
                 return
+            first = firsts[idx]
+            chunk = Chunk(L, first, min(per_chunk, nblocks - first))
+            if one_d:
+                _prefill_ctaid(chunk, ctaid_slots, ctaid_bufs)
+            _prefill_statics(chunk, static_specials, statics)
+            if ck.funcs:  # a kernel with no native block (an empty one) needs no native state
+                chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, (ncounters[t], npeer[t]),  # type: ignore[attr-defined]
+                                         ck, ctx_cache)
+                ones = ones_cache.get(chunk.n)
+                if ones is None:
+                    ones = ones_cache[chunk.n] = np.ones(chunk.n, dtype=np.bool_)
+                chunk._native_ones = ones  # type: ignore[attr-defined]
+            frame = Frame(L.kernel, chunk)
+            if inv:
+                _fill_invariants(frame, ck, inv)
+            try:
+                if ck.funcs:
+                    run_root(frame, chunk.entry_mask, ck, dstates[t], _frame_state)
+                else:
+                    run_frame(frame, chunk.entry_mask)
+            except LaneFault as fault:
+                exc: BaseException = _device_fault(L, chunk, fault)
+            except BaseException as e:  # watchdog, cancel, device faults: the first chunk's wins
+                exc = e
+            else:
+                continue
+            with lock:
+                if state["idx"] is None or idx < state["idx"]:
+                    state["idx"], state["exc"] = idx, exc
+            return
 
     if nthreads > 1:
         helper = threading.Thread(target=work, args=(1,), name="strata-native", daemon=True)
@@ -391,6 +411,29 @@ def _prefill_ctaid(chunk: Chunk, dtypes: dict[str, np.dtype], bufs: dict[tuple[i
             bufs[(chunk.n, "local:" + key)] = chunk.block_local.astype(dt)  # the same for every chunk of n lanes
         np.add(bufs[(chunk.n, "local:" + key)], dt.type(chunk.first_block), out=buf, casting="unsafe")
         chunk._specials[f"%ctaid.x:{key}"] = buf  # Chunk.special's cache (the same values it would compute)
+
+
+# special registers whose values depend only on the block shape and the chunk's number of blocks (every other
+# one may depend on the chunk's first block, the time, the device or the launch's shared memory size)
+_SHAPE_ONLY = ("%tid.", "%ntid.", "%laneid", "%warpid", "%nwarpid", "%lanemask_")
+
+
+def _static_specials(jf: JitFunction, ck: CompiledKernel) -> list[tuple[str, np.dtype]]:
+    """The kernel's special registers (its frame's slots, and what native code reads) that are the same
+    for every chunk of a size and every launch of a block shape."""
+    keys = [(str(s.key), s.dtype) for s in jf.slots if s.kind == "special"] + [(n, _U32) for n in ck.specials]
+    return list(dict.fromkeys((k, dt) for k, dt in keys if k.startswith(_SHAPE_ONLY)))
+
+
+def _prefill_statics(chunk: Chunk, keys: list[tuple[str, np.dtype]], cache: dict[int, dict[str, Any]]) -> None:
+    """Put the chunk-independent special registers in the chunk's cache before the frame asks for them:
+    the values Chunk.special would find in the launch's geometry cache, looked up once per worker and chunk
+    size instead of once per chunk and register (each lookup builds a key and asks the program)."""
+    got = cache.setdefault(chunk.nblocks, {})
+    if len(got) < len(keys):  # (first chunk of this size, or another kernel of this block shape filled it)
+        for name, dt in keys:
+            got[f"{name}:{dt.str}"] = chunk.special(name, dt)
+    chunk._specials.update(got)
 
 
 def _fill_invariants(frame: Frame, ck: CompiledKernel, values: tuple[int, ...]) -> None:
@@ -473,10 +516,11 @@ def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: 
         values[cg.CTX_SHARED_BASE] = base.ctypes.data
         values[cg.CTX_SPECIALS] = table.ctypes.data
         values[cg.CTX_INVARIANTS] = inv_values.ctypes.data
-        hit = cache[chunk.n] = (np.array(values, dtype=np.int64), table, base)
-    ctx, table, _base = hit
-    if lanes:
-        table[:len(lanes)] = [a.ctypes.data for a in lanes]
+        hit = cache[chunk.n] = (np.array(values, dtype=np.int64), table, base, [])
+    ctx, table, _base, last = hit
+    if lanes and not (len(last) == len(lanes) and all(a is b for a, b in zip(last, lanes, strict=True))):
+        table[:len(lanes)] = [a.ctypes.data for a in lanes]  # (the same arrays chunk after chunk, mostly)
+        last[:] = lanes
     ctx[cg.CTX_SHARED] = chunk.shared.ctypes.data
     ctx[cg.CTX_FIRST_BLOCK] = chunk.first_block
     chunk._native_keep = lanes  # type: ignore[attr-defined]  # alive as long as the chunk

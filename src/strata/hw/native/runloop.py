@@ -93,12 +93,13 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                         hit = barrier_blocks[id(m)] = (m, busy)
                     st[drv.ST_BAR_BLOCKS] = hit[1]
                 rc = drive(regs, ones if m is None else m.ctypes.data, n, ctx, ds.addr)
-                launch.executed = int(st[drv.ST_EXECUTED])
-                launch.cycles = int(st[drv.ST_CYCLES])
-                launch.polls = min(launch.polls, int(st[drv.ST_POLLS]))  # a cancel meanwhile set it to 0
-                counters.branches += int(st[drv.ST_BRANCHES])
-                counters.barriers += int(st[drv.ST_BARRIERS])
-                b = int(st[drv.ST_PC])
+                out = st.tolist()
+                launch.executed = out[drv.ST_EXECUTED]
+                launch.cycles = out[drv.ST_CYCLES]
+                launch.polls = min(launch.polls, out[drv.ST_POLLS])  # a cancel meanwhile set it to 0
+                counters.branches += out[drv.ST_BRANCHES]
+                counters.barriers += out[drv.ST_BARRIERS]
+                b = out[drv.ST_PC]
                 e.pc = b
                 if rc == drv.R_DONE:
                     continue
@@ -108,7 +109,7 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                 if rc == drv.R_TERM:
                     first_op = -1
                 elif rc == drv.R_BAIL:
-                    first_op = int(st[drv.ST_BAIL])
+                    first_op = out[drv.ST_BAIL]
             blk = blocks[b]
             if first_op >= 0:
                 am = None if e.full else m
@@ -165,5 +166,4 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                 f.remove_lanes(lanes)
     finally:
         chunk.frames.pop()
-        f.release()
-        ds.fold((acc_t, acc_w))
+        f.release()  # (the driver's per-block accumulators stay in ds until the worker folds them, once)
