@@ -112,8 +112,9 @@ def _count_helper(module: ir.Module) -> ir.Function:
     f.attributes.add("noinline")
     mask, pred, n, neg = f.args
     b = ir.IRBuilder(f.append_basic_block())
-    cnt_p, i_p = b.alloca(I64), b.alloca(I64)
-    b.store(ir.Constant(I64, 0), cnt_p)
+    # a 32-bit count (a chunk has fewer than 2^31 lanes): twice the lanes per vector of a 64-bit one
+    cnt_p, i_p = b.alloca(I32), b.alloca(I64)
+    b.store(ir.Constant(I32, 0), cnt_p)
     b.store(ir.Constant(I64, 0), i_p)
     flip = b.icmp_unsigned("!=", neg, ir.Constant(I8, 0))
     head, body, done = (f.append_basic_block() for _ in range(3))
@@ -124,11 +125,11 @@ def _count_helper(module: ir.Module) -> ir.Function:
     b.position_at_end(body)
     act = b.icmp_unsigned("!=", b.load(b.gep(mask, [i])), ir.Constant(I8, 0))
     pv = b.xor(b.icmp_unsigned("!=", b.load(b.gep(pred, [i])), ir.Constant(I8, 0)), flip)
-    b.store(b.add(b.load(cnt_p), b.zext(b.and_(act, pv), I64)), cnt_p)
+    b.store(b.add(b.load(cnt_p), b.zext(b.and_(act, pv), I32)), cnt_p)
     b.store(b.add(i, ir.Constant(I64, 1)), i_p)
     b.branch(head)
     b.position_at_end(done)
-    b.ret(b.load(cnt_p))
+    b.ret(b.zext(b.load(cnt_p), I64))
     return f
 
 
