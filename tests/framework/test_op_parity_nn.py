@@ -1,8 +1,8 @@
 """nn.functional's ops whose kernels differ per device, now on the op table (activations, cross-entropy's
-fused kernel, nll's class-index check), against PyTorch CPU on "cpu" and "cuda" (the virtual GPU; tiny
-shapes): values, dtypes, node names, first and second derivatives (under create_graph the backward is
-written with tensor ops, so it differentiates again, as PyTorch's does), PyTorch's errors; and the table
-listing them with both backends registered."""
+fused kernel, nll's class-index check, embedding, dropout, linear's addmm, one_hot), against PyTorch CPU
+on "cpu" and "cuda" (the virtual GPU; tiny shapes): values, dtypes, node names, first and second
+derivatives (under create_graph the backward is written with tensor ops, so it differentiates again, as
+PyTorch's does), PyTorch's errors; and the table listing them with both backends registered."""
 
 from __future__ import annotations
 
@@ -119,9 +119,104 @@ def test_the_table_declares_them_with_both_backends() -> None:
         assert op_table.OPS[name].family == "nn"
         for backend in op_table.BACKENDS:
             assert callable(op_table.kernel(name, backend)), (name, backend)
-    d = op_table.OPS["cross_entropy"]
-    assert d.family == "composite" and d.node == "NllLossBackward0"
-    for backend in op_table.BACKENDS:  # (the fused kernels: the composite's fast path on each device)
-        assert op_table.fast_path("cross_entropy", backend) is not None
+    for name in ("dropout",):
+        for backend in op_table.BACKENDS:
+            assert callable(op_table.kernel(name, backend)), (name, backend)
+    for name, node in (("cross_entropy", "NllLossBackward0"), ("embedding", "EmbeddingBackward0")):
+        d = op_table.OPS[name]
+        assert d.family == "composite" and d.node == node
+        for backend in op_table.BACKENDS:  # (the fused kernels: the composite's fast path on each device)
+            assert op_table.fast_path(name, backend) is not None
+    assert op_table.OPS["linear"].node == "AddmmBackward0" and op_table.fast_path("linear", "cpu") is not None
     for mode in ACTIVATIONS:  # the create_graph backward is the table's elementwise derivative
         assert op_table.OPS[mode].derivative is not None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("padding_idx", [None, 1])
+def test_embedding_values_gradients_and_second_derivatives(dtype: str, padding_idx: Any, device: str) -> None:
+    weight = np.random.default_rng(2).standard_normal((5, 3))
+    idx = [[1, 4, 1], [0, 2, 4]]
+    s = strata.tensor(weight, dtype=getattr(strata, dtype), device=device, requires_grad=True)
+    t = torch.tensor(weight, dtype=getattr(torch, dtype), requires_grad=True)
+    ys = SF.embedding(strata.tensor(idx, device=device), s, padding_idx=padding_idx)
+    yt = TF.embedding(torch.tensor(idx), t, padding_idx=padding_idx)
+    assert_same(ys, yt, device=device)
+    if not (device == "cuda" and dtype == "float64"):  # (there the composite one-hot matmul runs)
+        assert ys.grad_fn.name() == yt.grad_fn.name()
+    (g1,) = strata.autograd.grad((SF.embedding(strata.tensor(idx, device=device), s, padding_idx=padding_idx) ** 3)
+                                 .sum(), s)
+    w = np.linspace(0.5, 1.5, 18).reshape(2, 3, 3)
+    gs, g2s = _grads(ys, s, strata, w, device)
+    gt, g2t = _grads(yt, t, torch, w, None)
+    assert_same(gs, gt, device=device)
+    assert_same(g1, torch.autograd.grad((TF.embedding(torch.tensor(idx), t, padding_idx=padding_idx) ** 3).sum(),
+                                        t)[0], device=device)
+    assert_same(g2s, g2t, device=device, rtol=1e-4, atol=1e-5)
+
+
+def test_embedding_bad_index_on_cpu() -> None:
+    with pytest.raises(IndexError) as es:
+        SF.embedding(strata.tensor([0, 5]), strata.zeros(5, 2))
+    with pytest.raises(IndexError) as et:
+        TF.embedding(torch.tensor([0, 5]), torch.zeros(5, 2))
+    assert str(es.value) == str(et.value)
+
+
+@pytest.mark.parametrize("data", [[0, 2, 1, 2], [[1], [0]], []])
+def test_one_hot(data: Any, device: str) -> None:
+    s = strata.tensor(data, dtype=strata.int64, device=device)
+    assert_same(SF.one_hot(s, 3), TF.one_hot(torch.tensor(data, dtype=torch.int64), 3), device=device)
+    if data:
+        assert_same(SF.one_hot(s), TF.one_hot(torch.tensor(data, dtype=torch.int64)), device=device)
+
+
+def test_one_hot_errors_on_cpu() -> None:
+    for data in ([0, -1], [0, 3]):
+        with pytest.raises(RuntimeError) as es:
+            SF.one_hot(strata.tensor(data), 3)
+        with pytest.raises(RuntimeError) as et:
+            TF.one_hot(torch.tensor(data), 3)
+        assert str(es.value) == str(et.value)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dropout_one_mask_per_seed_on_both_devices(dtype: str) -> None:
+    """The mask is random (no PyTorch oracle for its values); what is checked: the kept elements are x / (1 - p),
+    the others 0, the backward applies the same mask, the node, and one seed gives one mask on
+    "cpu" and on "cuda" (the kernels draw the same Philox stream)."""
+    x = np.linspace(1.0, 2.0, 64).reshape(8, 8)
+    outs = []
+    for dev in ("cpu", "cuda"):
+        strata.manual_seed(7)
+        s = strata.tensor(x, dtype=getattr(strata, dtype), device=dev, requires_grad=True)
+        y = SF.dropout(s, 0.25)
+        # (PyTorch's node on a GPU; its CPU build composes dropout as a MulBackward0)
+        assert y.grad_fn.name() == op_table.OPS["dropout"].node == "NativeDropoutBackward0"
+        y.backward(strata.ones_like(y) * 3.0)
+        yv, gv = y.detach().cpu().numpy(), s.grad.cpu().numpy()
+        kept = yv != 0
+        np.testing.assert_allclose(yv[kept], (x / 0.75)[kept], rtol=1e-6)
+        np.testing.assert_allclose(gv, np.where(kept, 3.0 / 0.75, 0.0), rtol=1e-6)
+        assert 0 < kept.sum() < kept.size
+        outs.append(kept)
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linear_values_gradients_and_second_derivatives(dtype: str, device: str) -> None:
+    """F.linear with a bias: on "cpu" the fused addmm (the op table's fast path), on "cuda" the composite."""
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(shape) for shape in ((2, 3), (4, 3), (4,))]
+    s = [strata.tensor(a, dtype=getattr(strata, dtype), device=device, requires_grad=True) for a in arrays]
+    t = [torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True) for a in arrays]
+    ys, yt = SF.linear(*s), TF.linear(*t)
+    assert_same(ys, yt, device=device)
+    if device == "cpu":
+        assert ys.grad_fn.name() == yt.grad_fn.name() == "AddmmBackward0"
+    gs = strata.autograd.grad((ys * ys).sum(), s, create_graph=True)
+    gt = torch.autograd.grad((yt * yt).sum(), t, create_graph=True)
+    assert_same(list(gs), list(gt), device=device)
+    g2s = strata.autograd.grad(sum((g * g).sum() for g in gs), s)
+    g2t = torch.autograd.grad(sum((g * g).sum() for g in gt), t)
+    assert_same(list(g2s), list(g2t), device=device, rtol=1e-4, atol=1e-5)

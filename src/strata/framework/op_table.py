@@ -488,6 +488,11 @@ op("linear", "composite", PROMOTE, None, arity=3, method=False, function=False, 
 op("activation", "nn", SAME, None, arity=1, method=False, function=False)
 op("activation_backward", "nn", SAME, None, arity=1, method=False, function=False)
 
+# embedding: the composite one_hot(input) @ weight; each backend's fused kernel its fast path,
+# (input, weight, padding_idx) -> (weight's rows at input, backward g -> d weight), or None where the
+# device has none for weight's dtype
+op("embedding", "composite", SAME, None, arity=2, method=False, function=False, node="EmbeddingBackward0")
+
 # dropout: (x, p, seed, offset) -> (x * keep / (1 - p), backward g -> g * the same), the keep mask from the
 # Philox4x32-10 stream at (seed, offset) (the front moves the device's generator on): one seed, one mask on
 # both devices

@@ -568,3 +568,23 @@ def dropout(x: Tensor, p: float, seed: int, offset: int) -> tuple[Tensor, Any]:
     keep = (u <= np.float32(1.0 - p)).astype(np.float32) * np.float32(scale)
     out = from_host(_opmath(x.detach()._host()) * keep, x.dtype, CPU)
     return out, lambda g: from_host(_opmath(g._host()) * keep, x.dtype, CPU)
+
+
+# ----------------------------------------------------------------------------------------- nn: embedding
+@op_table.register("cpu", "embedding")
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None) -> tuple[Tensor, Any]:  # noqa: A002
+    """(weight's rows at input, backward g -> d weight: g's rows added at their indices in float32 (float64
+    for float64), the padding row zero). Raises PyTorch's IndexError for an index outside [0, V)."""
+    v, dd = weight.shape
+    idx = input._host().astype(np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= v):
+        raise IndexError("index out of range in self")
+    out = from_host(weight.detach()._host()[idx], weight.dtype, CPU)
+
+    def backward(g: Tensor) -> Tensor:
+        dw = np.zeros((v, dd), np.float64 if weight.dtype is dt.float64 else np.float32)
+        np.add.at(dw, idx.reshape(-1), _opmath(g.detach()._host()).reshape(-1, dd))
+        if padding_idx is not None:
+            dw[padding_idx] = 0
+        return from_host(dw, weight.dtype, CPU)
+    return out, backward

@@ -533,3 +533,30 @@ def dropout(x: Tensor, p: float, seed: int, offset: int) -> tuple[Tensor, Any]:
             lib.dropout_backward(h, device_array(gc), device_array(mask), device_array(dx), p)
         return dx
     return y, backward
+
+
+# ----------------------------------------------------------------------------------------- nn: embedding
+@op_table.register("cuda", "embedding")
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None) -> tuple[Tensor, Any] | None:  # noqa: A002
+    """(weight's rows at input, backward g -> d weight) by strata.libs.dnn's embedding kernels (in float32);
+    None for float64, which the library does not take."""
+    if weight.dtype is dt.float64:
+        return None
+    v, dd = weight.shape
+    dev, h, lib = weight.device, library_handle("dnn", weight.device), library("dnn")
+
+    def f32(u: Tensor) -> Tensor:
+        u = u.detach()
+        return _cast(u, dt.float32) if u.dtype is not dt.float32 else u.contiguous()
+    idx = input.detach().contiguous()
+    out = empty((*input.shape, dd), dt.float32, dev)
+    with on(dev):
+        lib.embedding_forward(h, device_array(f32(weight)), device_array(idx), device_array(out))
+
+    def backward(g: Tensor) -> Tensor:
+        dw = empty((v, dd), dt.float32, dev)
+        with on(dev):
+            lib.embedding_backward(h, device_array(f32(g)), device_array(idx), device_array(dw),
+                                   padding_idx=padding_idx)
+        return dw if weight.dtype is dt.float32 else _cast(dw, weight.dtype)
+    return (out if weight.dtype is dt.float32 else _cast(out, weight.dtype)), backward

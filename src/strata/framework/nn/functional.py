@@ -365,38 +365,33 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= v
     ops._check_same_device(input, weight)
-    if input.device.type == "cpu":
-        idx = input._host().astype(np.int64)
-        if idx.size and (idx.min() < 0 or idx.max() >= v):
-            raise IndexError("index out of range in self")
-        out = _cpu(weight.detach()._host()[idx], weight.dtype)
+    fused = op_table.fast_path("embedding", weight._storage.device.type)
+    done = fused(input, weight, padding_idx) if fused is not None else None
+    if done is not None:  # the device's gather and scatter-add of rows (NumPy; dnn in float32)
+        out, back = done
 
-        def bw_cpu(g: Tensor) -> tuple:
-            dw = np.zeros((v, dd), np.float64 if weight.dtype is dt.float64 else np.float32)
-            np.add.at(dw, idx.reshape(-1), _np(g).reshape(-1, dd))
-            if padding_idx is not None:
-                dw[padding_idx] = 0
-            return None, _cpu(dw, weight.dtype)
-        return record(out, [input, weight], "EmbeddingBackward0", bw_cpu)
-    if weight.dtype is dt.float64:  # no dnn routine: a one-hot matmul through BLAS
-        hot = one_hot(input.long(), v).to(dt.float64)
-        if padding_idx is None:
-            return linalg.matmul(hot, weight)
-        pad_col = ops.binary("eq", creation.arange(v, device=weight.device), padding_idx)
-        keep = ops.where(pad_col, 0.0, hot)
-        return ops.add(linalg.matmul(keep, weight), linalg.matmul(ops.binary("sub", hot, keep), weight.detach()))
-    dev, h = weight.device, _dnn(weight.device)
-    idx_c = _c(input)
-    out = empty((*input.shape, dd), dt.float32, dev)
-    with on(dev):
-        _lib().embedding_forward(h, _arr(_c32(weight)), _arr(idx_c), _arr(out))
+        def bw(g: Tensor) -> tuple:
+            if autograd.is_grad_enabled():  # create_graph: the gradient with tensor ops, differentiable again
+                return None, _embedding_grad(g, input, v, padding_idx)
+            return None, back(g)
+        return record(out, [input, weight], op_table.OPS["embedding"].node, bw)
+    # float64 on "cuda" (no dnn routine): a one-hot matmul through BLAS
+    hot = one_hot(input.long(), v).to(dt.float64)
+    if padding_idx is None:
+        return linalg.matmul(hot, weight)
+    pad_col = ops.binary("eq", creation.arange(v, device=weight.device), padding_idx)
+    keep = ops.where(pad_col, 0.0, hot)
+    return ops.add(linalg.matmul(keep, weight), linalg.matmul(ops.binary("sub", hot, keep), weight.detach()))
 
-    def bw(g: Tensor) -> tuple:
-        dw = empty((v, dd), dt.float32, dev)
-        with on(dev):
-            _lib().embedding_backward(h, _arr(_c32(g)), _arr(idx_c), _arr(dw), padding_idx=padding_idx)
-        return None, _as(dw, weight.dtype)
-    return record(_as(out, weight.dtype), [input, weight], "EmbeddingBackward0", bw)
+
+def _embedding_grad(g: Tensor, input: Tensor, v: int, padding_idx: int | None) -> Tensor:  # noqa: A002
+    """d embedding / d weight with tensor ops: g's rows added at their indices (the padding row zero)."""
+    dd = g.shape[-1]
+    dw = indexing.index_add(g.new_zeros((v, dd)), 0, input.reshape(-1), g.reshape(-1, dd))
+    if padding_idx is None:
+        return dw
+    pad = ops.binary("eq", creation.arange(v, device=g.device), padding_idx).unsqueeze(1)
+    return indexing.masked_fill(dw, pad, 0.0)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -414,17 +409,14 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         if tensor.numel() == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(reductions.max(tensor).item()) + 1
-    if tensor.device.type == "cpu" and tensor.numel():
+    if tensor.device.type == "cpu" and tensor.numel():  # (indices on the host are checked there, as PyTorch)
         a = tensor._host()
         if a.min() < 0:
             raise RuntimeError("Class values must be non-negative.")
         if a.max() >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
-    if tensor.device.type == "cpu":
-        classes = creation.arange(num_classes, device=tensor.device)
-        return ops.binary("eq", tensor.unsqueeze(-1), classes).to(dt.int64)
     zeros = ops.full((*tensor.shape, num_classes), 0, dt.int64, tensor.device)
-    return indexing.scatter(zeros, -1, tensor.detach().unsqueeze(-1), 1)
+    return indexing.scatter(zeros, -1, tensor.detach().unsqueeze(-1), 1)  # (the op table's scatter kernel)
 
 
 # ----------------------------------------------------------------------------------------- normalisation
