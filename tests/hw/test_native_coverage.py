@@ -406,3 +406,63 @@ def test_warp_reductions_in_divergent_groups_and_half_warps(monkeypatch: pytest.
                     np.int32(x[half].min()).view(np.uint32), u[half].min(), int((x[half] > 90).any())]
             for i in half:
                 assert out[i].tolist() == [int(v) for v in want]
+
+
+FLOAT_SRC = r"""
+extern "C" __global__ void float_funcs(int n, const float* a, const float* b, const double* c, float* out,
+                                       double* dout) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float x = a[i], y = b[i];
+  double z = c[i], r, q;
+  out[8 * i + 0] = __frcp_rn(x);
+  out[8 * i + 1] = __fsqrt_rn(x);
+  out[8 * i + 2] = rsqrtf(x);
+  out[8 * i + 3] = __fdividef(x, y);
+  out[8 * i + 4] = copysignf(x, y);
+  out[8 * i + 5] = sqrtf(y);
+  out[8 * i + 6] = 1.0f / y;
+  out[8 * i + 7] = x / y;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(z));
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(q) : "d"(z));
+  dout[6 * i + 0] = __drcp_rn(z);
+  dout[6 * i + 1] = sqrt(z);
+  dout[6 * i + 2] = rsqrt(z);
+  dout[6 * i + 3] = copysign(z, (double)x);
+  dout[6 * i + 4] = r;
+  dout[6 * i + 5] = q;
+}
+"""
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["ieee", "fast_math"])
+def test_rcp_sqrt_rsqrt_div_approx_copysign(monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
+    fmod = cuda.compile(FLOAT_SRC, options=["--use_fast_math"] if fast else [])
+    rng = np.random.default_rng(13)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3e38, -3e38, 2.0**127, 1.0, -4.0],
+                       np.float32)
+    n = 600
+    a = np.concatenate([special, rng.standard_normal(n - special.size).astype(np.float32) * 10])
+    b = np.concatenate([special[::-1], (rng.standard_normal(n - special.size) * 1e3).astype(np.float32)])
+    b[rng.integers(0, n, 20)] = np.float32(2.0**126) * 1.5  # div.approx's large denominators
+    c = np.concatenate([[0.0, -0.0, np.inf, np.nan, 5e-324, -2.0, 1e300], rng.standard_normal(n - 7) * 1e5])
+
+    def make() -> Any:
+        out, dout = cuda.to_device(np.zeros(8 * n, np.float32)), cuda.to_device(np.zeros(6 * n, np.float64))
+        return (np.int32(n), cuda.to_device(a), cuda.to_device(b), cuda.to_device(c), out, dout), [out, dout]
+
+    (out, dout), rec = _both(monkeypatch, fmod.get_function("float_funcs"), 3, 256, make)
+    assert not _partial(rec)
+    out, dout = out.reshape(n, 8), dout.reshape(n, 6)
+    normal = (np.abs(a) > 1e-30) & (np.abs(a) < 1e30) & (np.abs(b) > 1e-30) & (np.abs(b) < 1e30) & (a > 0) & (b > 0)
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(out[normal, 0], 1 / a[normal], rtol=1e-6)
+        np.testing.assert_allclose(out[normal, 1], np.sqrt(a[normal]), rtol=1e-6)
+        np.testing.assert_allclose(out[normal, 2], 1 / np.sqrt(a[normal]), rtol=1e-6)
+        np.testing.assert_allclose(out[normal, 3], a[normal] / b[normal], rtol=1e-6)
+        np.testing.assert_array_equal(out[:, 4], np.copysign(np.abs(a), b))
+        ok = np.isfinite(c) & (np.abs(c) > 1e-300) & (c > 0)
+        np.testing.assert_allclose(dout[ok, 0], 1 / c[ok], rtol=1e-15)
+        np.testing.assert_allclose(dout[ok, 1], np.sqrt(c[ok]), rtol=1e-15)
+        np.testing.assert_allclose(dout[ok, 4], 1 / c[ok], rtol=1e-6)  # upper 32 bits only
+        np.testing.assert_allclose(dout[ok, 5], 1 / np.sqrt(c[ok]), rtol=1e-6)

@@ -27,7 +27,7 @@ from llvmlite import ir  # type: ignore[import-untyped]
 
 from strata.hw.jit import JitFunction, Program, kernel_param_address, kernel_param_offset
 from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW, UVA_SHIFT, UVA_SLOTS
-from strata.hw.native import chunkcheck, codegen_atomics, codegen_warp, driver, partial
+from strata.hw.native import chunkcheck, codegen_atomics, codegen_float, codegen_warp, driver, partial
 from strata.hw.ptx.ir import (
     NO_REGISTER_RESULT,
     FImm,
@@ -1008,6 +1008,9 @@ class KernelCodegen:
             else:
                 self._mem_lane(self._mem_desc(ins) if not self.dry else self.dry_mems[self.k])
             return
+        if op in codegen_float.OPCODES and codegen_float.handles(ins):  # rcp, sqrt, rsqrt, copysign, div.approx
+            codegen_float.emit(self, ins)
+            return
         handler = getattr(self, f"_op_{op}", None)
         if handler is None:
             raise self.fail()
@@ -1401,8 +1404,11 @@ class KernelCodegen:
             pos = bld.fcmp_ordered(">", r, ir.Constant(F32, 0.0))
             one = ir.Constant(F32, 1.0)
             r = bld.select(pos, bld.select(bld.fcmp_ordered("<", r, one), r, one), ir.Constant(F32, 0.0))
-        nan = bld.fcmp_unordered("uno", r, r)
-        return bld.select(nan, ir.Constant(I32, CANON_NAN32).bitcast(F32), r)
+        # the NaN test and choice on the bits: LLVM may fold a float `select(isnan(r), NaN, r)` into `r` (to it
+        # every NaN is as good as another; it does after llvm.sqrt), which would keep the host's NaN
+        bits = bld.bitcast(r, I32)
+        nan = bld.icmp_unsigned(">", bld.and_(bits, ir.Constant(I32, 0x7FFFFFFF)), ir.Constant(I32, 0x7F800000))
+        return bld.bitcast(bld.select(nan, ir.Constant(I32, CANON_NAN32), bits), F32)
 
     def _farith(self, ins: Instruction) -> None:
         t, ftz, sat = self._fmods(ins, {"ftz", "sat"})

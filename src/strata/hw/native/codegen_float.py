@@ -1,0 +1,162 @@
+"""Native `rcp`, `sqrt`, `rsqrt`, `div.approx/.full` and `copysign`: the reference's functions
+(hw/isa/floating.py), bit for bit.
+
+The reference computes these with IEEE operations the host's LLVM code performs identically:
+
+- `.rn` rcp/sqrt on f32 and f64: one correctly rounded division or square root (f32: .ftz flush of the
+  operand and the result, canonical NaN; f64: the host's NaN);
+- `.approx` rcp/div/rsqrt on f32 (and div.full): the f64 quotient or 1/sqrt(x) of the f64-extended
+  operands, rounded once to f32; `div.approx` gives a * (+-0) when 2^126 < |b| < inf, as the hardware's
+  a * (1/b) does; `sqrt.approx.f32` is the correctly rounded square root;
+- the PTX ISA 1.0-1.3 spellings without a rounding or .approx modifier mean `.approx.ftz` on f32;
+- `rcp.approx.ftz.f64` / `rsqrt.approx.ftz.f64` work on the operand's upper 32 bits (subnormal in and out
+  flush to zero, the result's low 32 bits are zero, NaN gives 0x7fffffff00000000);
+- `rsqrt.approx.f64`: 1/sqrt(x) in f64;
+- `copysign d, a, b`: b's magnitude with a's sign (bits: NaN payloads kept).
+
+Directed rounding (`.rz/.rm/.rp`) raises NativeUnsupported: the block runs on the reference.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llvmlite import ir  # type: ignore[import-untyped]
+
+from strata.hw.ptx.ir import Instruction
+
+I32, I64 = ir.IntType(32), ir.IntType(64)
+F32, F64 = ir.FloatType(), ir.DoubleType()
+OPCODES = frozenset({"rcp", "sqrt", "rsqrt", "copysign", "div"})
+_HI = 0xFFFFFFFF00000000
+
+
+def handles(ins: Instruction) -> bool:
+    """Whether this module emits the instruction (div: only its .approx/.full and legacy f32 forms)."""
+    if ins.opcode not in OPCODES:
+        return False
+    if ins.opcode != "div":
+        return True
+    types = [m for m in ins.mods if m in ("f32", "f64")]
+    return bool(types) and not {"rn", "rz", "rm", "rp"}.intersection(ins.mods)
+
+
+def emit(g: Any, ins: Instruction) -> None:
+    """The instruction for the current lane (codegen's _instruction contract: g.i, g.cur_guard)."""
+    from strata.hw.native.codegen import _flags, _types  # (codegen imports this module)
+
+    types = _types(ins)
+    if len(types) != 1 or types[0] not in ("f32", "f64"):
+        raise g.fail()
+    t = types[0]
+    fl = set(_flags(ins))
+    rnd = fl & {"rn", "rz", "rm", "rp"}
+    if rnd - {"rn"}:
+        raise g.fail("(directed rounding runs on the reference)")
+    op = ins.opcode
+    nsrc = 2 if op in ("div", "copysign") else 1
+    if len(ins.operands) != 1 + nsrc:
+        raise g.fail("operands")
+    if op == "copysign":
+        if fl:
+            raise g.fail()
+        _copysign(g, ins, t)
+        return
+    allowed = {"ftz", "approx", "rn"} | ({"full"} if op == "div" else set())
+    if fl - allowed:
+        raise g.fail()
+    approx = bool(fl & {"approx", "full"})
+    ftz = "ftz" in fl
+    if approx and rnd:
+        raise g.fail()
+    if op == "rsqrt" and rnd:
+        raise g.fail()
+    if t == "f64":
+        if op in ("rcp", "rsqrt") and ftz:
+            if not approx:
+                raise g.fail()
+            _hi32(g, ins, op == "rsqrt")
+            return
+        if ftz or (approx and op != "rsqrt"):  # (the reference rejects these)
+            raise g.fail()
+    elif op == "rsqrt":
+        ftz = ftz or not approx  # rsqrt.f32 without .approx: the legacy .approx.ftz
+    elif not approx and not rnd:  # PTX ISA 1.0-1.3: div/rcp/sqrt.f32 mean .approx.ftz
+        approx, ftz = True, True
+    bld = g.bld
+    div_approx = op == "div" and approx and "full" not in fl
+
+    def compute(i: ir.Value) -> tuple[ir.Value, str]:
+        if t == "f64":
+            x = g.read(ins.operands[1], t, i)
+            if op == "div":
+                return bld.fdiv(x, g.read(ins.operands[2], t, i)), t
+            if op == "rcp":
+                return bld.fdiv(ir.Constant(F64, 1.0), x), t
+            if op == "sqrt":
+                return bld.call(g.intrinsic("llvm.sqrt.f64", F64, [F64]), [x]), t
+            return bld.fdiv(ir.Constant(F64, 1.0), bld.call(g.intrinsic("llvm.sqrt.f64", F64, [F64]), [x])), t
+        srcs = [g.read(o, t, i) for o in ins.operands[1:]]
+        if ftz:
+            srcs = [g.flush32(v) for v in srcs]
+        num, den = (srcs[0], srcs[1]) if op == "div" else (ir.Constant(F32, 1.0), srcs[0])
+        if op == "sqrt":
+            r = bld.call(g.intrinsic("llvm.sqrt.f32", F32, [F32]), [den])
+        elif op == "rsqrt":
+            s = bld.call(g.intrinsic("llvm.sqrt.f64", F64, [F64]), [bld.fpext(den, F64)])
+            r = bld.fptrunc(bld.fdiv(ir.Constant(F64, 1.0), s), F32)
+        elif approx:
+            r = bld.fptrunc(bld.fdiv(bld.fpext(num, F64), bld.fpext(den, F64)), F32)
+            if div_approx:  # a * (1/b): 1/b flushes to zero for 2^126 < |b| < inf
+                mag = bld.and_(bld.bitcast(den, I32), ir.Constant(I32, 0x7FFFFFFF))
+                big = bld.and_(bld.icmp_unsigned(">", mag, ir.Constant(I32, 0x7E800000)),
+                               bld.icmp_unsigned("<", mag, ir.Constant(I32, 0x7F800000)))
+                zero = bld.bitcast(bld.and_(bld.bitcast(den, I32), ir.Constant(I32, 0x80000000)), F32)
+                r = bld.select(big, bld.fmul(num, zero), r)
+        else:
+            r = bld.fdiv(num, den)
+        return g.post32(r, ftz, False), t
+    g._simple(ins, compute)
+
+
+def _copysign(g: Any, ins: Instruction, t: str) -> None:
+    bld = g.bld
+    bt = "b32" if t == "f32" else "b64"
+    ity = I32 if t == "f32" else I64
+    w = ity.width
+    sign = 1 << (w - 1)
+
+    def compute(i: ir.Value) -> tuple[ir.Value, str]:
+        a = bld.bitcast(g.read(ins.operands[1], t, i), ity)
+        b = bld.bitcast(g.read(ins.operands[2], t, i), ity)
+        return bld.or_(bld.and_(b, ir.Constant(ity, sign - 1)), bld.and_(a, ir.Constant(ity, sign))), bt
+    g._simple(ins, compute)
+
+
+def _hi32(g: Any, ins: Instruction, rsqrt: bool) -> None:
+    """rcp/rsqrt.approx.ftz.f64 on the operand's upper 32 bits (see the module docstring)."""
+    bld = g.bld
+    hi = ir.Constant(I64, _HI)
+    sign = ir.Constant(I64, 1 << 63)
+    tiny = ir.Constant(I64, 0x0010000000000000)  # 2^-1022: below it (in magnitude) is subnormal
+
+    def flush(v: ir.Value) -> ir.Value:  # +-subnormal -> +-0 (NaN and the rest unchanged)
+        bits = bld.bitcast(v, I64)
+        sub = bld.icmp_unsigned("<", bld.and_(bits, ir.Constant(I64, (1 << 63) - 1)), tiny)
+        return bld.select(sub, bld.bitcast(bld.and_(bits, sign), F64), v)
+
+    def compute(i: ir.Value) -> tuple[ir.Value, str]:
+        x = bld.bitcast(g.read(ins.operands[1], "f64", i), I64)
+        tmp = flush(bld.bitcast(bld.and_(x, hi), F64))
+        if rsqrt:
+            r = bld.fdiv(ir.Constant(F64, 1.0), bld.call(g.intrinsic("llvm.sqrt.f64", F64, [F64]), [tmp]))
+            is_zero = bld.fcmp_ordered("==", tmp, ir.Constant(F64, 0.0))
+            inf = bld.or_(bld.and_(bld.bitcast(tmp, I64), sign), ir.Constant(I64, 0x7FF0000000000000))
+            r = bld.select(is_zero, bld.bitcast(inf, F64), r)
+        else:
+            r = bld.fdiv(ir.Constant(F64, 1.0), tmp)
+        r = flush(r)
+        rb = bld.and_(bld.bitcast(r, I64), hi)
+        nan = bld.fcmp_unordered("uno", r, r)
+        return bld.bitcast(bld.select(nan, ir.Constant(I64, 0x7FFFFFFF00000000), rb), F64), "f64"
+    g._simple(ins, compute)
