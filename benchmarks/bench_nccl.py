@@ -1,7 +1,8 @@
 # Collective benchmarks (strata.libs.nccl, NCCL's role): all_reduce of 256 MiB float32 over 8 in-process
 # virtual H200s. Rows:
-#   - emulation wall time of the all_reduce (device kernels reading neighbours over peer access) against
-#     NumPy summing the 8 arrays on the host; target <= 5x. The result is checked against that sum.
+#   - emulation wall time of the all_reduce against NumPy summing the 8 arrays on the host; target <= 5x.
+#     The reduce-scatter half is device kernels reading the neighbour's chunk over peer access; the
+#     all-gather half (pure copies) is copy-engine peer copies. The result is checked against that sum.
 #   - modeled bus bandwidth (NCCL's busbw = algbw x 2(n-1)/n) on an HGX H200 next to the nccl-tests
 #     figure published for 8 x H100 SXM on NVSwitch (the same NVLink 4 fabric): 460-480 GB/s at large
 #     sizes; ratio = modeled / 470. Reported, no target (a ring model without NVLink SHARP).
