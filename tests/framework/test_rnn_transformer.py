@@ -293,3 +293,38 @@ def test_recurrent_layers_on_packed_sequences_match_torch(kind: str) -> None:
     tp = dict(tm.named_parameters())
     for name, p in sm.named_parameters():
         np.testing.assert_allclose(_np(p.grad), _np(tp[name].grad), rtol=1e-4, atol=2e-5, err_msg=name)
+
+
+@pytest.mark.parametrize(("kwargs", "device"), [({"num_layers": 2, "bidirectional": True}, "cpu"),
+                                                ({"batch_first": True, "bias": False}, "cpu"),
+                                                ({"num_layers": 2}, "cuda")])
+@pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")  # torch's own note
+def test_lstm_with_projections_matches_torch(kwargs: dict[str, Any], device: str) -> None:
+    torch.manual_seed(3)
+    tm, sm = torch.nn.LSTM(3, 5, proj_size=2, **kwargs), snn.LSTM(3, 5, proj_size=2, **kwargs)
+    assert {n: tuple(p.shape) for n, p in sm.named_parameters()} == \
+        {n: tuple(p.shape) for n, p in tm.named_parameters()}
+    assert repr(sm) == repr(tm)
+    layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
+    x = _x(2, 4, 3) if kwargs.get("batch_first") else _x(4, 2, 3)
+
+    class Wrap(torch.nn.Module):
+        def __init__(self, m: Any) -> None:
+            super().__init__()
+            self.m = m
+
+        def forward(self, x: Any, h: Any, c: Any) -> Any:
+            return self.m(x, (h, c))
+
+    check(Wrap(tm), _SWrap(sm), [x, _x(layers, 2, 2), _x(layers, 2, 5)], device=device)
+
+
+@pytest.mark.parametrize(("args", "message"), [((3, 5, 1, True, False, 0.0, False, 5), "smaller than hidden_size"),
+                                               ((3, 5, 1, True, False, 0.0, False, -1), "positive integer or zero")])
+def test_lstm_projection_arguments_are_checked_as_torch_does(args: tuple[Any, ...], message: str) -> None:
+    for lstm in (torch.nn.LSTM, snn.LSTM):
+        with pytest.raises(ValueError, match=message):
+            lstm(*args)
+    sm = snn.LSTM(3, 5, proj_size=2)
+    with pytest.raises(RuntimeError, match=r"Expected hidden size \[1, 2, 2\]"):
+        sm(strata.zeros(4, 2, 3), (strata.zeros(1, 2, 5), strata.zeros(1, 2, 5)))

@@ -102,9 +102,12 @@ def _rnn_step_composite(xp: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None
 class RNNBase(Module):
     """The shared machinery of RNN, LSTM and GRU (see the module docstring).
 
+    An LSTM with `proj_size` > 0 projects each step's hidden state to proj_size features through
+    `weight_hr_l{k}` (PyTorch's LSTM with projections): h has proj_size features, c keeps hidden_size. Its
+    steps run as framework ops (no fused cell).
+
     Raises:
-        ValueError: a bad dropout, num_layers or hidden_size; proj_size on a non-LSTM.
-        NotImplementedError: LSTM proj_size > 0.
+        ValueError: a bad dropout, num_layers, hidden_size or proj_size; proj_size on a non-LSTM.
     """
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
@@ -119,24 +122,30 @@ class RNNBase(Module):
                              else f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
-        if proj_size:
-            if mode != "LSTM":
-                raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-            raise NotImplementedError("LSTM(proj_size > 0) is not implemented in strata")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout, self.bidirectional = bias, batch_first, float(dropout), bidirectional
         self.proj_size = proj_size
         gate = _GATES[mode] * hidden_size
         dirs = 2 if bidirectional else 1
+        out_size = proj_size or hidden_size  # the features of h (and of each layer's output per direction)
         factory = {"device": device, "dtype": dtype}
         self._flat_weights_names: list[str] = []
         for layer in range(num_layers):
             for d in range(dirs):
                 sfx = f"_l{layer}" + ("_reverse" if d else "")
-                in_size = input_size if layer == 0 else hidden_size * dirs
+                in_size = input_size if layer == 0 else out_size * dirs
                 names = [f"weight_ih{sfx}", f"weight_hh{sfx}"] + ([f"bias_ih{sfx}", f"bias_hh{sfx}"] if bias else [])
-                shapes = [(gate, in_size), (gate, hidden_size), (gate,), (gate,)]
-                for name, shape in zip(names, shapes, strict=False):
+                shapes = [(gate, in_size), (gate, out_size)] + ([(gate,), (gate,)] if bias else [])
+                if proj_size:
+                    names.append(f"weight_hr{sfx}")
+                    shapes.append((proj_size, hidden_size))
+                for name, shape in zip(names, shapes, strict=True):
                     setattr(self, name, Parameter(empty(*shape, **factory)))
                 self._flat_weights_names += names
         self.reset_parameters()
@@ -153,7 +162,7 @@ class RNNBase(Module):
     @property
     def all_weights(self) -> list[list[Parameter]]:
         """The parameters per layer and direction, in PyTorch's order."""
-        per = 4 if self.bias else 2
+        per = (4 if self.bias else 2) + (1 if self.proj_size else 0)
         names = self._flat_weights_names
         return [[getattr(self, n) for n in names[i:i + per]] for i in range(0, len(names), per)]
 
@@ -173,7 +182,8 @@ class RNNBase(Module):
 
     def _initial(self, hx: Tensor | None, batch: int, like: Tensor, unbatched: bool, what: str) -> Tensor:
         dirs = 2 if self.bidirectional else 1
-        expected = (self.num_layers * dirs, batch, self.hidden_size)
+        features = self.proj_size if self.proj_size and what == "hidden" else self.hidden_size
+        expected = (self.num_layers * dirs, batch, features)
         if hx is None:
             return zeros(*expected, dtype=like.dtype, device=like.device)
         h = hx.unsqueeze(1) if unbatched else hx
@@ -198,7 +208,8 @@ class RNNBase(Module):
                 w_ih, w_hh, b_ih, b_hh = self._layer_params(layer, d)
                 k = layer * dirs + d
                 proj = F.linear(layer_in, w_ih, b_ih)  # (once: the step-by-step path below reuses it)
-                if self.mode == "LSTM" and masks is None and c0 is not None:  # the whole layer fused
+                w_hr = getattr(self, f"weight_hr_l{layer}" + ("_reverse" if d else "")) if self.proj_size else None
+                if self.mode == "LSTM" and masks is None and c0 is not None and w_hr is None:  # the layer fused
                     fused = rnn_cpu.lstm_layer(proj, h0[k], c0[k], w_hh, b_hh, bool(d), _lstm_layer_composite)
                     if fused is None:  # (on cuda: the layer as cuDNN runs it)
                         fused = rnn_cuda.lstm_layer(proj, h0[k], c0[k], w_hh, b_hh, bool(d), _lstm_layer_composite)
@@ -220,7 +231,11 @@ class RNNBase(Module):
                 out: list[Tensor] = [h] * len(xp)
                 for t in steps:
                     c_new = None
-                    if self.mode == "LSTM":
+                    if self.mode == "LSTM" and w_hr is not None:  # with projections: h = (o * tanh(c)) W_hr^T
+                        assert c is not None
+                        h_new, c_new = _lstm_step_composite(xp[t], h, c, w_hh, b_hh)
+                        h_new = F.linear(h_new, w_hr)
+                    elif self.mode == "LSTM":
                         assert c is not None
                         h_new, c_new = _lstm_step(xp[t], h, c, w_hh, b_hh)
                     elif self.mode == "GRU":
@@ -264,6 +279,8 @@ class RNNBase(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:  # (PyTorch prints it second)
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if self.bias is not True:
