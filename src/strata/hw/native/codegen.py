@@ -585,13 +585,14 @@ class KernelCodegen:
                 bld.store(ir.Constant(I64, 0), d.hit_hi)
                 bld.store(ir.Constant(I64, -1), d.hit_slot)
                 d.red = [self.entry_alloca(I64) for _ in range(4)]  # min, max, OR of addresses; lanes
+                d.dev = [self.entry_alloca(I64) for _ in range(2)]  # min, max of address - lane * size
         self.dry = True
         self.dry_mems = mems
 
         def warp(w: ir.Value) -> None:
             self.dry_warp = w
             for d in mems.values():  # (every lane writes its key and part: no reset of the stats)
-                for slot, v in zip(d.red, (-1, 0, 0, 0) if d.red else (), strict=True):
+                for slot, v in zip(d.red + d.dev, (-1, 0, 0, 0, -1, 0) if d.red else (), strict=True):
                     bld.store(ir.Constant(I64, v), slot)
 
             def lane(j: ir.Value) -> None:
@@ -708,6 +709,10 @@ class KernelCodegen:
         bld.store(bld.call(umax, [bld.load(mx_p), a0]), mx_p)
         bld.store(bld.or_(bld.load(or_p), a0), or_p)
         bld.store(bld.add(bld.load(c_p), bld.zext(part, I64)), c_p)
+        # whether the warp's lanes follow their index (a full warp's contiguity, WarpStats.summarize)
+        dev = bld.sub(a, bld.mul(bld.and_(i, ir.Constant(I64, 31)), ir.Constant(I64, d.nbytes)))
+        bld.store(bld.call(umin, [bld.load(d.dev[0]), bld.select(part, dev, ir.Constant(I64, -1))]), d.dev[0])
+        bld.store(bld.call(umax, [bld.load(d.dev[1]), bld.select(part, dev, ir.Constant(I64, 0))]), d.dev[1])
         if d.leader is None:
             d.stats.add(a, i, d, part)
 
@@ -2140,6 +2145,7 @@ class MemDesc:
         self.leader: MemDesc | None = None  # counts from this instruction's warp summary, shifted by delta
         self.delta = 0
         self.red: list[ir.Value] = []  # dry run: the warp's min, max and OR of addresses, taking-part lanes
+        self.dev: list[ir.Value] = []  # dry run: the warp's min and max of address - lane * nbytes
         self.span = (0, 0)  # a leader: the lowest and highest offset of its followers from it
         self.group = 1  # a leader: how many accesses (itself included) count from its summary
         self.base_version: tuple[str, int] | None = None  # (base register, its version in the segment)
@@ -2183,17 +2189,8 @@ class WarpStats:
         if d.space == "shared":
             return  # contiguity is not needed for shared counters
         with bld.if_else(bld.icmp_unsigned("==", c, ir.Constant(I64, 32))) as (full, part):
-            with full:
-                k0 = bld.load(self.buf)
-                bad = g.entry_alloca(I64)  # keys off the line k0 + j * nbytes (a loop: small IR, vectorized)
-                bld.store(ir.Constant(I64, 0), bad)
-
-                def step(j: ir.Value) -> None:
-                    key = bld.load(bld.gep(self.buf, [j]))
-                    off = bld.icmp_unsigned("!=", key, bld.add(k0, bld.mul(j, ir.Constant(I64, d.nbytes))))
-                    bld.store(bld.or_(bld.load(bad), bld.zext(off, I64)), bad)
-                g._count_loop(ir.Constant(I64, 32), step)
-                lin = bld.icmp_unsigned("==", bld.load(bad), ir.Constant(I64, 0))
+            with full:  # keys on the line k0 + j * nbytes: every lane's address - j * nbytes is the same
+                lin = bld.icmp_unsigned("==", bld.load(d.dev[0]), bld.load(d.dev[1]))
                 bld.store(bld.zext(lin, I64), bld.gep(out, [ir.Constant(I64, 3)]))
             with part:
                 bld.call(g._summary_helper(), [self.buf, self.act, ir.Constant(I64, d.nbytes), out])
