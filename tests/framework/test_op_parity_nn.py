@@ -220,3 +220,45 @@ def test_linear_values_gradients_and_second_derivatives(dtype: str, device: str)
     g2s = strata.autograd.grad(sum((g * g).sum() for g in gs), s)
     g2t = torch.autograd.grad(sum((g * g).sum() for g in gt), t)
     assert_same(list(g2s), list(g2t), device=device, rtol=1e-4, atol=1e-5)
+
+
+# ----------------------------------------------------------------------------------------- dnn fast paths
+DNN_CASES: dict[str, tuple[Any, Any, list[tuple[int, ...]]]] = {
+    "conv2d": (lambda F, x, w, b: F.conv2d(x, w, b, stride=1, padding=1),
+               lambda F, x, w, b: F.conv2d(x, w, b, stride=1, padding=1), [(1, 2, 4, 4), (3, 2, 3, 3), (3,)]),
+    "max_pool2d": (lambda F, x: F.max_pool2d(x, 2), lambda F, x: F.max_pool2d(x, 2), [(1, 2, 4, 4)]),
+    "avg_pool2d": (lambda F, x: F.avg_pool2d(x, 2, stride=1), lambda F, x: F.avg_pool2d(x, 2, stride=1),
+                   [(1, 2, 3, 3)]),
+    "batch_norm": (lambda F, x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+                   lambda F, x, w, b: F.batch_norm(x, None, None, w, b, training=True), [(3, 2, 2, 2), (2,), (2,)]),
+    "scaled_dot_product_attention": (lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                                     lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                                     [(1, 2, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DNN_CASES))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dnn_fast_paths_and_composites(name: str, dtype: str, device: str) -> None:
+    """cuda float32: strata.libs.dnn's fused kernels (the op table's fast paths, recording the table's node,
+    PyTorch's name on a GPU); float64 and cpu: the composites. Values and gradients as PyTorch's."""
+    fs, ft, shapes = DNN_CASES[name]
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(shape) for shape in shapes]
+    s = [strata.tensor(a, dtype=getattr(strata, dtype), device=device, requires_grad=True) for a in arrays]
+    t = [torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True) for a in arrays]
+    ys, yt = fs(SF, *s), ft(TF, *t)
+    tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-9, "atol": 1e-11}
+    assert_same(ys, yt, device=device, **tol)
+    if device == "cuda" and dtype == "float32":
+        assert ys.grad_fn.name() == op_table.OPS[name].node
+    w = np.random.default_rng(5).uniform(0.5, 1.5, tuple(yt.shape))
+    gs = strata.autograd.grad((ys * strata.tensor(w, dtype=ys.dtype, device=device)).sum(), s)
+    gt = torch.autograd.grad((yt * torch.tensor(w, dtype=yt.dtype)).sum(), t)
+    assert_same(list(gs), list(gt), device=device, **tol)
+
+
+def test_the_dnn_fast_paths_are_registered_for_cuda_only() -> None:
+    for name in DNN_CASES:
+        assert op_table.OPS[name].family == "composite"
+        assert op_table.fast_path(name, "cuda") is not None and op_table.fast_path(name, "cpu") is None

@@ -517,6 +517,15 @@ op("linspace", "creation", SAME, None, arity=0, method=False, function=False)
 op("layer_norm", "composite", SAME, None, arity=1, method=False, function=False, node="NativeLayerNormBackward0")
 op("rms_norm", "composite", SAME, None, arity=1, method=False, function=False, node="RmsNormBackward0")
 
+# more of nn.functional's composites (written with tensor ops in functional.py); the cuda backend's fast
+# paths are strata.libs.dnn's fused kernels, which return None for what they do not take (float64, ...)
+op("batch_norm", "composite", SAME, None, arity=1, method=False, function=False, node="CudnnBatchNormBackward0")
+op("conv2d", "composite", SAME, None, arity=2, method=False, function=False, node="ConvolutionBackward0")
+op("max_pool2d", "composite", SAME, None, arity=1, method=False, function=False, node="MaxPool2DWithIndicesBackward0")
+op("avg_pool2d", "composite", SAME, None, arity=1, method=False, function=False, node="AvgPool2DBackward0")
+op("scaled_dot_product_attention", "composite", SAME, None, arity=3, method=False, function=False,
+   node="ScaledDotProductEfficientAttentionBackward0")
+
 # the primitives every op uses: fill a (strided) tensor with a value, copy one tensor into another
 op("fill", "primitive", SAME, None, method=False, function=False, aten="aten::fill_")
 op("copy", "primitive", SAME, None, arity=2, method=False, function=False, aten="aten::copy_")

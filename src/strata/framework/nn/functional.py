@@ -552,8 +552,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if weight is not None:
             y = y * weight.reshape(bshape)
         return y + bias.reshape(bshape) if bias is not None else y
-    if x.device.type == "cuda" and x.dtype in _DNN_FLOATS:
-        return _batch_norm_dnn(x, running_mean, running_var, weight, bias, momentum, eps)
+    fused = op_table.fast_path("batch_norm", x._storage.device.type)  # (cuda: dnn's, for its dtypes)
+    out = fused(x, running_mean, running_var, weight, bias, momentum, eps) if fused is not None else None
+    if out is not None:
+        return out
     dims = [0] + list(range(2, x.dim()))
     n = x.numel() // c
     mu = reductions.mean(x, dims, keepdim=True)
@@ -571,8 +573,12 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return y + bias.reshape(bshape) if bias is not None else y
 
 
+@op_table.register("cuda", "batch_norm")
 def _batch_norm_dnn(x: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None,
-                    bias: Tensor | None, momentum: float, eps: float) -> Tensor:
+                    bias: Tensor | None, momentum: float, eps: float) -> Tensor | None:
+    """Training-mode batch norm by strata.libs.dnn (in float32); None for float64 (the composite runs)."""
+    if x.dtype not in _DNN_FLOATS:
+        return None
     dev, h, lib = x.device, _dnn(x.device), _lib()
     c = x.shape[1]
     xc = _c32(x)
@@ -758,15 +764,19 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
         raise RuntimeError(f"Calculated padded input size per channel: ({hp} x {wp}). Kernel size: "
                            f"({dl[0] * (w.shape[2] - 1) + 1} x {dl[1] * (w.shape[3] - 1) + 1}). Kernel size can't "
                            "be greater than actual input size")
-    if x.device.type == "cuda" and x.dtype in _DNN_FLOATS:
-        out = _conv2d_dnn(x, w, b, st, pd, dl, groups)
-    else:
+    fused = op_table.fast_path("conv2d", x._storage.device.type)  # (cuda: dnn's, for its dtypes)
+    out = fused(x, w, b, st, pd, dl, groups) if fused is not None else None
+    if out is None:
         out = _conv2d_im2col(x, w, b, st, pd, dl, groups)
     return out.squeeze(0) if unbatched else out
 
 
+@op_table.register("cuda", "conv2d")
 def _conv2d_dnn(x: Tensor, w: Tensor, b: Tensor | None, st: tuple[int, int], pd: tuple[int, int],
-                dl: tuple[int, int], groups: int) -> Tensor:
+                dl: tuple[int, int], groups: int) -> Tensor | None:
+    """conv2d by strata.libs.dnn (in float32); None for float64 (the im2col composite runs)."""
+    if x.dtype not in _DNN_FLOATS:
+        return None
     dev, h, lib = x.device, _dnn(x.device), _lib()
     xc, wc = _c32(x), _c32(w)
     bc = _c32(b) if b is not None else None
@@ -870,10 +880,10 @@ def _pool(x: Tensor, mode: str, k: tuple[int, int], st: tuple[int, int], pd: tup
     floor = (oh, ow) == ((hh + 2 * pd[0] - dl[0] * (k[0] - 1) - 1) // st[0] + 1,
                          (ww + 2 * pd[1] - dl[1] * (k[1] - 1) - 1) // st[1] + 1)
     idx = None
-    if (x.device.type == "cuda" and x.dtype in _DNN_FLOATS and dl == (1, 1) and divisor is None and floor
-            and not indices):
-        out = _pool_dnn(x, mode, k, st, pd, include_pad)
-    else:
+    fused = op_table.fast_path(mode + "_pool2d", x._storage.device.type)  # (cuda: dnn's, for what it takes)
+    out = fused(x, mode, k, st, pd, include_pad) if fused is not None and dl == (1, 1) and divisor is None and \
+        floor and not indices else None
+    if out is None:
         if mode == "max" and not x.dtype.is_floating_point:
             raise NotImplementedError("max_pool2d of integer tensors is not implemented")
         # pad: the padding, then (ceil_mode) whatever the last windows overhang, which no window counts
@@ -914,8 +924,13 @@ def _pool(x: Tensor, mode: str, k: tuple[int, int], st: tuple[int, int], pd: tup
     return (out, idx) if indices else out
 
 
+@op_table.register("cuda", "max_pool2d", "avg_pool2d")
 def _pool_dnn(x: Tensor, mode: str, k: tuple[int, int], st: tuple[int, int], pd: tuple[int, int],
-              include_pad: bool) -> Tensor:
+              include_pad: bool) -> Tensor | None:
+    """Max / average pooling (no dilation, floor sizes, no indices) by strata.libs.dnn (in float32); None
+    for float64."""
+    if x.dtype not in _DNN_FLOATS:
+        return None
     dev, h, lib = x.device, _dnn(x.device), _lib()
     xc = _c32(x)
     oh = (x.shape[2] + 2 * pd[0] - k[0]) // st[0] + 1
@@ -930,8 +945,7 @@ def _pool_dnn(x: Tensor, mode: str, k: tuple[int, int], st: tuple[int, int], pd:
             lib.pooling_backward(h, mode, _arr(xc), _arr(_c32(g)), _arr(dx), k, st, pd,
                                  count_include_pad=include_pad)
         return (_as(dx, x.dtype),)
-    name = "MaxPool2DWithIndicesBackward0" if mode == "max" else "AvgPool2DBackward0"
-    return record(_as(y, x.dtype), [x], name, bw)
+    return record(_as(y, x.dtype), [x], op_table.OPS[mode + "_pool2d"].node, bw)
 
 
 # ----------------------------------------------------------------------------------------- losses
@@ -1162,13 +1176,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     e = q.shape[-1]
     sc = 1.0 / math.sqrt(e) if scale is None else float(scale)
     batch = tuple(ops.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
-    fast = (q.device.type == "cuda" and q.dtype in _DNN_FLOATS and attn_mask is None and dropout_p == 0.0
-            and v.shape[-1] == e and 0 < e <= 128 and k.shape[-2] > 0 and math.prod(batch) <= 65535)
-    if fast:
-        q = q.expand(*batch, *q.shape[-2:])
-        k = k.expand(*batch, *k.shape[-2:])
-        v = v.expand(*batch, *v.shape[-2:])
-        return _attention_dnn(q, k, v, sc, is_causal)
+    fused = op_table.fast_path("scaled_dot_product_attention", q._storage.device.type)
+    if fused is not None and attn_mask is None and dropout_p == 0.0:  # (cuda: dnn's fused attention)
+        out = fused(q.expand(*batch, *q.shape[-2:]), k.expand(*batch, *k.shape[-2:]),
+                    v.expand(*batch, *v.shape[-2:]), sc, is_causal)
+        if out is not None:
+            return out
     scores = linalg.matmul(q, k.transpose(-2, -1)) * sc
     lq, lk = q.shape[-2], k.shape[-2]
     if is_causal:
@@ -1192,7 +1205,15 @@ def _repeat_heads(t: Tensor, rep: int) -> Tensor:
     return t.unsqueeze(-3).expand(*lead, hh, rep, s, d).reshape(*lead, hh * rep, s, d)
 
 
-def _attention_dnn(q: Tensor, k: Tensor, v: Tensor, sc: float, causal: bool) -> Tensor:
+@op_table.register("cuda", "scaled_dot_product_attention")
+def _attention_dnn(q: Tensor, k: Tensor, v: Tensor, sc: float, causal: bool) -> Tensor | None:
+    """Attention of (B..., L, E) q, k, v (broadcast batch) by strata.libs.dnn's fused kernel (in float32);
+    None where it does not apply (float64, head size over 128 or differing from v's, no keys, more than
+    65535 batch entries)."""
+    e = q.shape[-1]
+    if q.dtype not in _DNN_FLOATS or v.shape[-1] != e or not 0 < e <= 128 or k.shape[-2] == 0 or \
+            math.prod(q.shape[:-2]) > 65535:
+        return None
     dev, h, lib = q.device, _dnn(q.device), _lib()
     qc, kc, vc = _c32(q), _c32(k), _c32(v)
     out = empty(qc.shape, dt.float32, dev)
