@@ -718,5 +718,42 @@ def _warn_non_leaf_grad() -> None:
     warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=3)
 
 
-__all__ = ["Function", "FunctionCtx", "backward", "enable_grad", "grad", "is_grad_enabled", "no_grad",
+class _VariableMeta(type):
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, _tensor_type)
+
+
+class Variable(metaclass=_VariableMeta):
+    """The pre-0.4 wrapper, as PyTorch keeps it: `Variable(t, requires_grad=...)` is a tensor sharing t's data
+    (a new leaf), and every tensor is an instance of Variable.
+
+    Example:
+        >>> import strata
+        >>> v = strata.autograd.Variable(strata.ones(2), requires_grad=True)
+        >>> v.requires_grad, isinstance(strata.zeros(1), strata.autograd.Variable)
+        (True, True)
+    """
+
+    def __new__(cls, data: Any = None, requires_grad: bool = False, volatile: bool = False) -> Any:
+        if data is None:
+            data = _tensor_type([])
+        if not isinstance(data, _tensor_type):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        if volatile:
+            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                          UserWarning, stacklevel=2)
+        return data.detach().requires_grad_(requires_grad)
+
+
+def __getattr__(name: str) -> Any:
+    """`strata.autograd.forward_ad` (torch.autograd's submodule), imported on first use: it computes with tensors,
+    which this module does not import."""
+    if name == "forward_ad":
+        import importlib
+
+        return importlib.import_module("strata.framework.forward_ad")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Function", "FunctionCtx", "Variable", "backward", "enable_grad", "grad", "is_grad_enabled", "no_grad",
            "set_grad_enabled"]

@@ -53,6 +53,7 @@ _MAPPED: dict[str, str] = {
     "torch.autograd": "strata.framework.autograd",
     "torch.autograd.functional": "strata.framework.autograd_functional",  # a module in PyTorch's package
     "torch.autograd.gradcheck": "strata.framework.gradcheck",  # the module; torch.autograd.gradcheck is the function
+    "torch.autograd.forward_ad": "strata.framework.forward_ad",
     "torch.cuda": "strata.framework.cuda_api",
     "torch.cuda.amp": "strata.framework.cuda_amp",
     "torch.utils.data": "strata.framework.data",
