@@ -10,6 +10,11 @@ and the index tensors broadcast together to a shape B. Adjacent index dims put B
 ones put it first. The kernels (kernels/indexing.py) see "index dims first": a (K, nb) int64 buffer of
 indices and the remaining dims by strides.
 
+Each op is declared in the op table (op_table.py: its node name and its derivative, written with these
+same ops so that it differentiates again), and each backend registers its kernels there (backends/cpu.py:
+NumPy; backends/cuda.py: the CUDA kernels); the functions here parse and check the arguments, call the
+kernel of the tensor's device and record the table's derivative.
+
 Index bounds: indices given on the host (lists, NumPy arrays, "cpu" tensors) are checked on the host before
 any launch, raising PyTorch's IndexError. Indices that live on the GPU are checked by the kernel, as
 PyTorch's CUDA kernels do: a bad index is a device-side assertion (cudaErrorAssert, sticky on the context

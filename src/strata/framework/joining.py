@@ -1,6 +1,7 @@
-"""Joining tensors: `cat` and `stack`, with PyTorch's type promotion and checks, and their gradients
-(slices of the output's gradient). The op table's `cat` kernel writes the inputs into the output: one
-NumPy concatenate on "cpu", the copy kernel per input on "cuda".
+"""Joining tensors: `cat` and `stack`, with PyTorch's type promotion and checks. Both are ops of the op
+table: their kernel writes the inputs into the output (one NumPy concatenate on "cpu", the copy kernel per
+input on "cuda"; stack joins the inputs unsqueezed at the new dim), and their derivatives (slices of the
+output's gradient) and nodes (CatBackward0, StackBackward0) are the table's.
 
 Example:
     >>> import strata
@@ -53,7 +54,7 @@ def _join(op: str, ts: list[Tensor], parts: list[Tensor], d: int, dev: device) -
         out_dt = dt.promote_types(out_dt, t.dtype)
     shape = list(parts[0].shape)
     shape[d] = sum(t.shape[d] for t in parts)
-    out = empty(shape, out_dt, dev if dev.type == "cuda" else parts[0].device)
+    out = empty(shape, out_dt, dev)
     op_table.kernel(op, out._storage.device.type)(out, parts, d)
     deriv = _OPS[op].derivative
     assert deriv is not None
