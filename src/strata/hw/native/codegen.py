@@ -26,8 +26,8 @@ import numpy as np
 from llvmlite import ir  # type: ignore[import-untyped]
 
 from strata.hw.jit import JitFunction, Program, kernel_param_address, kernel_param_offset
-from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW, UVA_SHIFT, UVA_SLOTS
-from strata.hw.native import chunkcheck, codegen_atomics, codegen_float, codegen_warp, driver, partial
+from strata.hw.memory import GLOBAL_BASE, UVA_SLOTS
+from strata.hw.native import chunkcheck, codegen_atomics, codegen_float, codegen_warp, driver, partial, warphelpers
 from strata.hw.ptx.ir import (
     NO_REGISTER_RESULT,
     FImm,
@@ -568,13 +568,12 @@ class KernelCodegen:
         allocations)."""
         bld = self.bld
         local = self.entry_alloca(I64, len(COUNTER_NAMES))
-        for c in range(len(COUNTER_NAMES)):
-            bld.store(ir.Constant(I64, 0), bld.gep(local, [ir.Constant(I64, c)]))
+        warphelpers.clear(self, local, len(COUNTER_NAMES))
         # peer traffic, per unified slot, kept aside like the counters: a bail leaves it to the reference
         peer = any(d.space == "global" for d in mems.values())
         self.peer_local = self.entry_alloca(I64, UVA_SLOTS) if peer else None
-        for s in range(UVA_SLOTS if peer else 0):
-            bld.store(ir.Constant(I64, 0), bld.gep(self.peer_local, [ir.Constant(I64, s)]))
+        if self.peer_local is not None:
+            warphelpers.clear(self, self.peer_local, UVA_SLOTS)
         self._group(segment, mems)
         for d in mems.values():
             d.stats = WarpStats(self) if d.leader is None else d.leader.stats
@@ -636,15 +635,11 @@ class KernelCodegen:
         if fusion and store is not None:
             self._fusion_check(fusion, store, inc_ok)
         self.dry = False
-        counters = bld.inttoptr(self.ctx(CTX_COUNTERS), I64P)
-        for c in range(len(COUNTER_NAMES)):
-            p = bld.gep(counters, [ir.Constant(I64, c)])
-            bld.store(bld.add(bld.load(p), bld.load(bld.gep(local, [ir.Constant(I64, c)]))), p)
+        bld.call(warphelpers.add_into(self), [bld.inttoptr(self.ctx(CTX_COUNTERS), I64P), local,
+                                              ir.Constant(I64, len(COUNTER_NAMES))])
         if self.peer_local is not None:
-            out = bld.inttoptr(self.ctx(CTX_PEER_BYTES), I64P)
-            for s in range(UVA_SLOTS):
-                p = bld.gep(out, [ir.Constant(I64, s)])
-                bld.store(bld.add(bld.load(p), bld.load(bld.gep(self.peer_local, [ir.Constant(I64, s)]))), p)
+            bld.call(warphelpers.add_into(self), [bld.inttoptr(self.ctx(CTX_PEER_BYTES), I64P), self.peer_local,
+                                                  ir.Constant(I64, UVA_SLOTS)])
         return fast
 
     def _chunk_range(self, d: MemDesc) -> None:
@@ -737,43 +732,10 @@ class KernelCodegen:
                                                      self.ctx(CTX_SHARED_LIMIT)))
                 self._bail_if(bld.or_(mis, oob), self.seg_first)
                 return
-            self._bail_if(mis, self.seg_first)
-            lo, hi = bld.load(d.hit_lo), bld.load(d.hit_hi)
-            # mx <= hi - nb, not mx + nb <= hi: that wraps for addresses near 2^64
-            room = bld.icmp_unsigned(">=", hi, ir.Constant(I64, nb))
-            below = bld.icmp_unsigned("<=", mx, bld.sub(hi, ir.Constant(I64, nb)))
-            fast = bld.and_(bld.icmp_unsigned(">=", mn, lo), bld.and_(room, below))
-            with bld.if_then(bld.not_(fast)):
-                starts, ends = self.ctx(CTX_STARTS), self.ctx(CTX_ENDS)
-                inside = bld.and_(bld.icmp_unsigned(">=", mn, ir.Constant(I64, GLOBAL_BASE)),
-                                  bld.icmp_unsigned("<", mx, ir.Constant(I64, PARAM_WINDOW)))
-                idx = bld.call(self._alloc_lookup(), [mn, ir.Constant(I64, nb), self.ctx(CTX_NALLOC), starts, ends])
-                found = bld.and_(inside, bld.icmp_signed(">=", idx, ir.Constant(I64, 0)))
-                safe = bld.select(found, idx, ir.Constant(I64, 0))
-                end = bld.load(bld.gep(bld.inttoptr(ends, I64P), [safe]))
-                fits = bld.and_(found, bld.icmp_unsigned("<=", mx, bld.sub(end, ir.Constant(I64, nb))))
-                self._bail_if(bld.not_(fits), self.seg_first)
-                start = bld.load(bld.gep(bld.inttoptr(starts, I64P), [safe]))
-                bld.store(start, d.hit_lo)
-                bld.store(end, d.hit_hi)
-                # whose allocation it is: an enabled peer's (its unified slot) or this device's (-1)
-                away = bld.or_(bld.icmp_unsigned("<", start, self.ctx(CTX_OWN_LO)),
-                               bld.icmp_unsigned(">=", start, self.ctx(CTX_OWN_HI)))
-                slot = bld.lshr(bld.sub(start, ir.Constant(I64, GLOBAL_BASE)), ir.Constant(I64, UVA_SHIFT))
-                bld.store(bld.select(away, slot, ir.Constant(I64, -1)), d.hit_slot)
-            self._count_peer(d)
-
-    def _count_peer(self, d: MemDesc) -> None:
-        """A checked warp access (its group's span lies in the allocation of the last hit) in an enabled
-        peer's memory: its bytes are interconnect traffic, per lane as the reference counts them
-        (DeviceMemory.peer_bytes), for the leader and each member of its group (the same lanes)."""
-        bld = self.bld
-        assert self.peer_local is not None
-        slot = bld.load(d.hit_slot)
-        with bld.if_then(bld.icmp_signed(">=", slot, ir.Constant(I64, 0))):
-            p = bld.gep(self.peer_local, [slot])
-            nbytes = bld.mul(bld.load(d.red[3]), ir.Constant(I64, d.nbytes * d.group))
-            bld.store(bld.add(bld.load(p), nbytes), p)
+            self._bail_if(bld.not_(bld.call(warphelpers.check_global(self), [
+                mn, mx, bld.load(or_p), bld.load(c_p), d.hit_lo, d.hit_hi, d.hit_slot, self.ctx_arg, self.peer_local,
+                ir.Constant(I64, nb), ir.Constant(I64, 0), ir.Constant(I64, 0), ir.Constant(I64, nb * d.group)])),
+                self.seg_first)
 
     def _group(self, segment: list[tuple[int, Instruction]], mems: dict[int, MemDesc]) -> None:
         """Memory instructions of a segment at `[%r + c]` for one value of %r (not rewritten in between),
@@ -2166,35 +2128,6 @@ class WarpStats:
         self.out = g.entry_alloca(I64, 4)  # the leader's summary: count, min, max, contiguous
         self.conf = g.entry_alloca(I64)  # the leader's bank conflicts (shared)
 
-    def summarize(self, d: MemDesc) -> None:
-        """The leader's warp summary in `out`: taking-part lanes, min and max key (from the dry run's
-        address reductions: keys grow with addresses, and a warp's lanes share one block's shared base),
-        and for global accesses whether the keys are consecutive (a vectorized compare when every lane
-        took part; otherwise the helper, which also compacts the keys for the sort)."""
-        g = self.g
-        bld = g.bld
-        out = self.out
-        mn_p, mx_p, _, c_p = d.red
-        c, mn, mx = bld.load(c_p), bld.load(mn_p), bld.load(mx_p)
-        if d.space == "shared":
-            table = g.hoist(lambda: bld.inttoptr(g.ctx(CTX_SHARED_BASE), I64P))
-            sb = g.tag(bld.load(bld.gep(table, [bld.mul(g.dry_warp, ir.Constant(I64, 32))])), "aux")
-            mn = bld.lshr(bld.add(mn, sb), ir.Constant(I64, 2))
-            mx = bld.lshr(bld.add(mx, sb), ir.Constant(I64, 2))
-        else:
-            mn = bld.sub(mn, ir.Constant(I64, GLOBAL_BASE))
-            mx = bld.sub(mx, ir.Constant(I64, GLOBAL_BASE))
-        for k, v in enumerate((c, mn, mx, ir.Constant(I64, 0))):
-            bld.store(v, bld.gep(out, [ir.Constant(I64, k)]))
-        if d.space == "shared":
-            return  # contiguity is not needed for shared counters
-        with bld.if_else(bld.icmp_unsigned("==", c, ir.Constant(I64, 32))) as (full, part):
-            with full:  # keys on the line k0 + j * nbytes: every lane's address - j * nbytes is the same
-                lin = bld.icmp_unsigned("==", bld.load(d.dev[0]), bld.load(d.dev[1]))
-                bld.store(bld.zext(lin, I64), bld.gep(out, [ir.Constant(I64, 3)]))
-            with part:
-                bld.call(g._summary_helper(), [self.buf, self.act, ir.Constant(I64, d.nbytes), out])
-
     def add(self, a: ir.Value, i: ir.Value, d: MemDesc, part: ir.Value) -> None:
         g = self.g
         bld = g.bld
@@ -2207,33 +2140,25 @@ class WarpStats:
         bld.store(bld.zext(part, I8), bld.gep(self.act, [j]))
 
     def finish(self, d: MemDesc, counters: ir.Value) -> None:
+        """The access's counters for this warp (warphelpers: one function per module). A shared group counts
+        through its leader (whole-word shifts: the same conflicts); a global follower through its leader's
+        summary, shifted by its offset."""
         g = self.g
         bld = g.bld
-        out = self.out
-        if d.leader is not None and d.space == "shared":
-            return  # counted by its leader, times the group's size (whole-word shifts: the same conflicts)
-        if d.leader is None:
-            self.summarize(d)
-        c, mn, mx, lin = (bld.load(bld.gep(out, [ir.Constant(I64, k)])) for k in range(4))
-        k_group = ir.Constant(I64, d.group if d.space == "shared" else 1)
-
-        def bump(name: str, v: ir.Value) -> None:
-            p = bld.gep(counters, [ir.Constant(I64, _C[name])])
-            bld.store(bld.add(bld.load(p), v), p)
-
-        with bld.if_then(bld.icmp_signed(">", c, ir.Constant(I64, 0))):
-            if d.space == "shared":
-                bump("shared_load_bytes" if d.load else "shared_store_bytes",
-                     bld.mul(c, ir.Constant(I64, d.nbytes * d.group)))
-                bump("shared_requests", k_group)
-                # distinct words within 32 of each other sit in distinct banks: no conflict, no sort
-                bld.store(ir.Constant(I64, 0), self.conf)
-                with bld.if_then(bld.icmp_unsigned(">=", bld.sub(mx, mn), ir.Constant(I64, 32))):
-                    with bld.if_then(bld.icmp_unsigned("<", c, ir.Constant(I64, 32))):  # compact the keys
-                        bld.call(g._summary_helper(), [self.buf, self.act, ir.Constant(I64, d.nbytes), out])
-                    bld.store(bld.call(g._conflicts_helper(), [self.buf, c]), self.conf)
-                bump("shared_bank_conflicts", bld.mul(bld.load(self.conf), k_group))
+        store = ir.Constant(I64, 0 if d.load else 1)
+        nb = ir.Constant(I64, d.nbytes)
+        lead = d.leader or d
+        mn_p, mx_p, _, c_p = lead.red
+        c, mn, mx = bld.load(c_p), bld.load(mn_p), bld.load(mx_p)
+        if d.space == "shared":
+            if d.leader is not None:
                 return
-            # the global counters in one helper per module (small IR: compile time)
-            bld.call(g._global_helper(), [out, self.buf, ir.Constant(I64, d.nbytes), ir.Constant(I64, d.delta),
-                                          counters, ir.Constant(I64, 0 if d.load else 1)])
+            table = g.hoist(lambda: bld.inttoptr(g.ctx(CTX_SHARED_BASE), I64P))
+            sb = g.tag(bld.load(bld.gep(table, [bld.mul(g.dry_warp, ir.Constant(I64, 32))])), "aux")
+            bld.call(warphelpers.finish_shared(g), [c, mn, mx, sb, self.buf, self.act, self.out, counters, nb,
+                                                     ir.Constant(I64, d.group), store])
+            return
+        lin = bld.icmp_unsigned("==", bld.load(lead.dev[0]), bld.load(lead.dev[1]))
+        bld.call(warphelpers.finish_global(g), [c, mn, mx, lin, self.buf, self.act, self.out, nb,
+                                                 ir.Constant(I64, d.delta), counters, store,
+                                                 ir.Constant(I1, 1 if d.leader is None else 0)])
