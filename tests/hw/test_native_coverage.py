@@ -466,3 +466,57 @@ def test_rcp_sqrt_rsqrt_div_approx_copysign(monkeypatch: pytest.MonkeyPatch, fas
         np.testing.assert_allclose(dout[ok, 1], np.sqrt(c[ok]), rtol=1e-15)
         np.testing.assert_allclose(dout[ok, 4], 1 / c[ok], rtol=1e-6)  # upper 32 bits only
         np.testing.assert_allclose(dout[ok, 5], 1 / np.sqrt(c[ok]), rtol=1e-6)
+
+
+HALF_SRC = r"""
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void halves(int n, const float* a, const float* b, unsigned short* o, unsigned* o2) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float fa = a[i], fb = b[i];
+  __half x = __float2half_rn(fa), y = __float2half_rn(fb);           // cvt.rn.f16.f32
+  __nv_bfloat16 u = __float2bfloat16_rn(fa), v = __float2bfloat16_rn(fb);  // cvt.rn.bf16.f32
+  __half r[6] = {x, __hadd(x, y), __hsub(x, y), __hmul(x, y), __hadd_sat(x, y), __hmul_sat(x, y)};
+  for (int k = 0; k < 6; ++k) o[8 * i + k] = __half_as_ushort(r[k]);
+  o[8 * i + 6] = __bfloat16_as_ushort(__hadd(u, v));
+  o[8 * i + 7] = __bfloat16_as_ushort(__hsub(u, v));
+  __half2 p = __halves2half2(x, y), q = __halves2half2(y, __float2half_rn(fa * 0.5f));
+  __half2 s = __hadd2(p, q), m = __hmul2(p, q);
+  o2[2 * i] = *(unsigned*)&s;
+  o2[2 * i + 1] = *(unsigned*)&m;
+}
+"""
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["ieee", "fast_math"])
+def test_half_arithmetic_and_narrowing(monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
+    import ml_dtypes
+
+    hmod = cuda.compile(HALF_SRC, options=["--use_fast_math"] if fast else [])
+    rng = np.random.default_rng(17)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-6, -3e-8, 6e-8, 65504.0, 65520.0, 1e5, 2.9e-8, 1e-40,
+                        3e38, 0.5, 1.0, 1.5, -2.0], np.float32)
+    n = 700
+    a = np.concatenate([special, (rng.standard_normal(n - special.size) * 40).astype(np.float32)])
+    b = np.concatenate([special[::-1], rng.standard_normal(n - special.size).astype(np.float32)])
+
+    def make() -> Any:
+        o, o2 = cuda.to_device(np.zeros(8 * n, np.uint16)), cuda.to_device(np.zeros(2 * n, np.uint32))
+        return (np.int32(n), cuda.to_device(a), cuda.to_device(b), o, o2), [o, o2]
+
+    (o, o2), rec = _both(monkeypatch, hmod.get_function("halves"), 3, 256, make)
+    assert not _partial(rec)
+    o = o.reshape(n, 8)
+    with np.errstate(all="ignore"):
+        h, hb = a.astype(np.float16), b.astype(np.float16)  # NumPy rounds f32 -> f16 to nearest even
+    ok = ~np.isnan(a)
+    np.testing.assert_array_equal(o[ok, 0], h[ok].view(np.uint16))
+    assert (o[~ok, 0] == 0x7FFF).all()  # the canonical NaN
+    fine = ok & ~np.isnan(b) & np.isfinite(h) & np.isfinite(hb)
+    with np.errstate(all="ignore"):
+        want = (h.astype(np.float32) + hb.astype(np.float32)).astype(np.float16)
+        np.testing.assert_array_equal(o[fine & np.isfinite(want), 1], want[fine & np.isfinite(want)].view(np.uint16))
+        bf = a.astype(ml_dtypes.bfloat16).astype(np.float32) + b.astype(ml_dtypes.bfloat16).astype(np.float32)
+        sel = ~np.isnan(bf)
+        np.testing.assert_array_equal(o[sel, 6], bf[sel].astype(ml_dtypes.bfloat16).view(np.uint16))

@@ -14,6 +14,8 @@ The reference computes these with IEEE operations the host's LLVM code performs 
 - `rsqrt.approx.f64`: 1/sqrt(x) in f64;
 - `copysign d, a, b`: b's magnitude with a's sign (bits: NaN payloads kept).
 
+16-bit float add/sub/mul and the f32 -> f16/bf16 narrowing `cvt` go to codegen_half.py.
+
 Directed rounding (`.rz/.rm/.rp`) raises NativeUnsupported: the block runs on the reference.
 """
 
@@ -23,11 +25,12 @@ from typing import Any
 
 from llvmlite import ir  # type: ignore[import-untyped]
 
+from strata.hw.native import codegen_half
 from strata.hw.ptx.ir import Instruction
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 F32, F64 = ir.FloatType(), ir.DoubleType()
-OPCODES = frozenset({"rcp", "sqrt", "rsqrt", "copysign", "div"})
+OPCODES = frozenset({"rcp", "sqrt", "rsqrt", "copysign", "div", "add", "sub", "mul", "cvt"})  # (the last: codegen_half)
 _HI = 0xFFFFFFFF00000000
 
 
@@ -35,6 +38,8 @@ def handles(ins: Instruction) -> bool:
     """Whether this module emits the instruction (div: only its .approx/.full and legacy f32 forms)."""
     if ins.opcode not in OPCODES:
         return False
+    if ins.opcode in ("add", "sub", "mul", "cvt"):
+        return codegen_half.handles(ins)
     if ins.opcode != "div":
         return True
     types = [m for m in ins.mods if m in ("f32", "f64")]
@@ -45,6 +50,9 @@ def emit(g: Any, ins: Instruction) -> None:
     """The instruction for the current lane (codegen's _instruction contract: g.i, g.cur_guard)."""
     from strata.hw.native.codegen import _flags, _types  # (codegen imports this module)
 
+    if ins.opcode in ("add", "sub", "mul", "cvt"):
+        codegen_half.emit(g, ins)
+        return
     types = _types(ins)
     if len(types) != 1 or types[0] not in ("f32", "f64"):
         raise g.fail()

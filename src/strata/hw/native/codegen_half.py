@@ -1,0 +1,158 @@
+"""Native 16-bit float arithmetic and narrowing: `add/sub/mul.{f16,f16x2}` (.rn .ftz .sat), `add/sub.{bf16,
+bf16x2}` (.rn) and `cvt.rn{.ftz}.{f16,bf16}.f32`, with the reference's functions (hw/isa/half.py,
+hw/isa/convert.py), bit for bit.
+
+Registers hold raw bits (one element in 16 bits, two packed in 32: element 0 in bits 15:0). As in the
+reference: the operands widen exactly to f32, the f32 operation rounds once, and the f32 result rounds
+to the 16-bit format with the reference's own bit algorithms (fpround.f32_to_f16: rebias and round the
+13 dropped bits to nearest even, subnormal results through an f32 add of 0.5 whose ulp is the f16
+subnormal quantum; f32_to_bf16: add 0x7fff plus the kept lsb), so no conversion goes through a host
+library. Then the result rules: .ftz flushes subnormal inputs and results, .sat clamps to [+0, 1] (NaN and
+negatives give +0), and NaN results are the canonical 0x7fff. fma and bf16 mul (which the reference
+computes in f64 with round-to-odd), .relu and the other narrowing sources run on the reference.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from llvmlite import ir  # type: ignore[import-untyped]
+
+from strata.hw.ptx.ir import FImm, Instruction
+
+I16, I32, I64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
+F32 = ir.FloatType()
+_EXP = {"f16": 0x7C00, "bf16": 0x7F80}
+_ONE = {"f16": 0x3C00, "bf16": 0x3F80}
+_ARITH = {"add", "sub", "mul"}
+
+
+def handles(ins: Instruction) -> bool:
+    """Whether the instruction is one this module emits (by opcode and types; modifiers are checked later)."""
+    types = [m for m in ins.mods if m in ("f16", "f16x2", "bf16", "bf16x2", "f32")]
+    if ins.opcode in _ARITH:
+        return len(types) == 1 and types[0] != "f32"
+    return ins.opcode == "cvt" and types in (["f16", "f32"], ["bf16", "f32"])
+
+
+def emit(g: Any, ins: Instruction) -> None:
+    from strata.hw.native.codegen import _flags  # (codegen imports this module)
+
+    fl = set(_flags(ins)) - {"f16", "f16x2", "bf16", "bf16x2"}  # (codegen's WIDTH has no 16-bit floats)
+    if ins.opcode == "cvt":
+        et = "f16" if "f16" in ins.mods else "bf16"
+        if fl - {"rn", "ftz"} or "rn" not in fl or len(ins.operands) != 2:
+            raise g.fail("(narrowing modes other than .rn run on the reference)")
+        ftz = "ftz" in fl
+
+        def conv(i: ir.Value) -> tuple[ir.Value, str]:
+            x = g.read(ins.operands[1], "f32", i)
+            if ftz:
+                x = g.flush32(x)
+            return _narrow(g, et, x), "b16"
+        g._simple(ins, conv)
+        return
+    t = next(m for m in ins.mods if m in ("f16", "f16x2", "bf16", "bf16x2"))
+    et, packed = t.removesuffix("x2"), t.endswith("x2")
+    op = ins.opcode
+    allowed = {"rn", "ftz", "sat"} if et == "f16" else {"rn"}
+    if fl - allowed or (et == "bf16" and op == "mul") or len(ins.operands) != 3:
+        raise g.fail()
+    ftz, sat = "ftz" in fl, "sat" in fl
+    rt = "b32" if packed else "b16"
+    bld = g.bld
+
+    def compute(i: ir.Value) -> tuple[ir.Value, str]:
+        xs = [_operand(g, o, et, rt, i) for o in ins.operands[1:]]
+        if not packed:
+            return _arith(g, et, op, [bld.trunc(x, I16) if x.type != I16 else x for x in xs], ftz, sat), "b16"
+        halves = []
+        for shift in (0, 16):
+            parts = [bld.trunc(bld.lshr(x, ir.Constant(I32, shift)), I16) for x in xs]
+            halves.append(bld.zext(_arith(g, et, op, parts, ftz, sat), I32))
+        return bld.or_(halves[0], bld.shl(halves[1], ir.Constant(I32, 16))), "b32"
+    g._simple(ins, compute)
+
+
+def _operand(g: Any, op: Any, et: str, rt: str, i: ir.Value) -> ir.Value:
+    """An operand's raw bits; a float literal converts by value, to nearest (the reference's half_src)."""
+    if isinstance(op, FImm):
+        if rt == "b32":
+            raise g.fail("a packed half operand cannot be a float literal")
+        from strata.hw.isa import fpround as fr  # the reference's own rounding, once at compile time
+
+        raw = np.array([op.bits], dtype=np.uint32 if op.width == 32 else np.uint64)
+        v = raw.view(np.float32 if op.width == 32 else np.float64).astype(np.float64)
+        with np.errstate(all="ignore"):
+            return ir.Constant(I16, int(fr.narrow(v, et, "rn")[0]))
+    return g.read(op, rt, i)
+
+
+def _arith(g: Any, et: str, op: str, xs: list[ir.Value], ftz: bool, sat: bool) -> ir.Value:
+    bld = g.bld
+    if ftz:
+        xs = [_flush(g, et, x) for x in xs]
+    a, b = (_widen(g, et, x) for x in xs)
+    r = {"add": bld.fadd, "sub": bld.fsub, "mul": bld.fmul}[op](a, b)
+    return _post(g, et, _narrow(g, et, r), ftz, sat)
+
+
+def _flush(g: Any, et: str, h: ir.Value) -> ir.Value:
+    """Subnormal (exponent field zero) -> zero of the same sign."""
+    bld = g.bld
+    sub = bld.icmp_unsigned("==", bld.and_(h, ir.Constant(I16, _EXP[et])), ir.Constant(I16, 0))
+    return bld.select(sub, bld.and_(h, ir.Constant(I16, 0x8000)), h)
+
+
+def _widen(g: Any, et: str, h: ir.Value) -> ir.Value:
+    """16-bit float bits -> the f32 value, exactly (integer operations)."""
+    bld = g.bld
+    w = bld.zext(h, I32)
+    if et == "bf16":
+        return bld.bitcast(bld.shl(w, ir.Constant(I32, 16)), F32)
+    sign = bld.shl(bld.and_(w, ir.Constant(I32, 0x8000)), ir.Constant(I32, 16))
+    e = bld.and_(bld.lshr(w, ir.Constant(I32, 10)), ir.Constant(I32, 0x1F))
+    m = bld.and_(w, ir.Constant(I32, 0x3FF))
+    normal = bld.or_(bld.shl(bld.add(e, ir.Constant(I32, 112)), ir.Constant(I32, 23)), bld.shl(m, ir.Constant(I32, 13)))
+    special = bld.or_(ir.Constant(I32, 0x7F800000), bld.shl(m, ir.Constant(I32, 13)))
+    tiny = bld.bitcast(bld.fmul(bld.uitofp(m, F32), ir.Constant(F32, 2.0 ** -24)), I32)  # exact: m < 2^10
+    mag = bld.select(bld.icmp_unsigned("==", e, ir.Constant(I32, 0)), tiny,
+                     bld.select(bld.icmp_unsigned("==", e, ir.Constant(I32, 31)), special, normal))
+    return bld.bitcast(bld.or_(mag, sign), F32)
+
+
+def _narrow(g: Any, et: str, x: ir.Value) -> ir.Value:
+    """f32 -> 16-bit float bits, to nearest even; NaN -> 0x7fff (fpround.f32_to_f16 / f32_to_bf16)."""
+    bld = g.bld
+    u = bld.bitcast(x, I32)
+    a = bld.and_(u, ir.Constant(I32, 0x7FFFFFFF))
+    nan = bld.icmp_unsigned(">", a, ir.Constant(I32, 0x7F800000))
+    if et == "bf16":
+        lsb = bld.and_(bld.lshr(u, ir.Constant(I32, 16)), ir.Constant(I32, 1))
+        o = bld.lshr(bld.add(bld.add(u, ir.Constant(I32, 0x7FFF)), lsb), ir.Constant(I32, 16))
+    else:
+        sign = bld.and_(bld.lshr(u, ir.Constant(I32, 16)), ir.Constant(I32, 0x8000))
+        odd = bld.and_(bld.lshr(a, ir.Constant(I32, 13)), ir.Constant(I32, 1))
+        o = bld.lshr(bld.add(bld.add(a, ir.Constant(I32, 0xC8000FFF)), odd), ir.Constant(I32, 13))
+        half = bld.bitcast(bld.fadd(bld.bitcast(a, F32), ir.Constant(F32, 0.5)), I32)
+        o = bld.select(bld.icmp_unsigned("<", a, ir.Constant(I32, 113 << 23)),
+                       bld.sub(half, ir.Constant(I32, 0x3F000000)), o)
+        o = bld.select(bld.icmp_unsigned(">=", a, ir.Constant(I32, 0x47800000)), ir.Constant(I32, 0x7C00), o)
+        o = bld.or_(o, sign)
+    return bld.trunc(bld.select(nan, ir.Constant(I32, 0x7FFF), o), I16)
+
+
+def _post(g: Any, et: str, r: ir.Value, ftz: bool, sat: bool) -> ir.Value:
+    """.ftz flush, .sat clamp to [+0, 1] (NaN, negatives -> +0), canonical NaN (half._post)."""
+    bld = g.bld
+    if ftz:
+        r = _flush(g, et, r)
+    exp = ir.Constant(I16, _EXP[et])
+    nan = bld.icmp_unsigned(">", bld.and_(r, ir.Constant(I16, 0x7FFF)), exp)
+    if sat:
+        neg = bld.icmp_unsigned("!=", bld.and_(r, ir.Constant(I16, 0x8000)), ir.Constant(I16, 0))
+        big = bld.icmp_unsigned(">", r, ir.Constant(I16, _ONE[et]))  # (positive: no sign bit)
+        r = bld.select(bld.or_(neg, nan), ir.Constant(I16, 0), bld.select(big, ir.Constant(I16, _ONE[et]), r))
+        nan = bld.icmp_unsigned(">", bld.and_(r, ir.Constant(I16, 0x7FFF)), exp)
+    return bld.select(nan, ir.Constant(I16, 0x7FFF), r)
