@@ -74,9 +74,6 @@ def emit(module: ir.Module, jf: JitFunction, native: list[int], barriers: list[i
     tc, wc = b.load(slot(ST_TC)), b.load(slot(ST_WC))
     rpc = b.load(slot(ST_RPC))
     deep = b.icmp_signed("!=", b.load(slot(ST_DEEP)), ir.Constant(I64, 0))
-    budget = b.load(slot(ST_BUDGET))
-    acc_t = b.inttoptr(b.load(slot(ST_ACC_T)), I64P)
-    acc_w = b.inttoptr(b.load(slot(ST_ACC_W)), I64P)
     loop = f.append_basic_block("loop")
     to_py = f.append_basic_block("to_py")
     b.branch(loop)
@@ -97,8 +94,8 @@ def emit(module: ir.Module, jf: JitFunction, native: list[int], barriers: list[i
         bb = f.append_basic_block(f"blk{k}")
         sw.add_case(ir.Constant(I64, k), bb)
         b.position_at_end(bb)
-        _block(b, f, k, jf, fns.get(k), k in barriers, regs, mask, n, ctx, slot, pc_p, tc, wc, budget, acc_t,
-               acc_w, loop, reg_index, rpc, deep)
+        _block(b, f, k, jf, fns.get(k), k in barriers, regs, mask, n, ctx, slot, pc_p, tc, wc, loop, reg_index,
+               rpc, deep)
 
 
 def _count_helper(module: ir.Module) -> ir.Function:
@@ -133,9 +130,40 @@ def _count_helper(module: ir.Module) -> ir.Function:
     return f
 
 
+def _after_block_helper(module: ir.Module) -> ir.Function:
+    """i1 after_block(i64* st, i64 k, i64 ni): what engine.run_frame does after block k's ni instructions ran
+    for the entry's lanes (st[ST_TC]) and warps (st[ST_WC]): the block's accumulators, the executed-instruction
+    and cycle counts, the poll countdown; returns whether a poll is due (countdown out, or budget passed)."""
+    f = module.globals.get("after_block")
+    if f is not None:
+        return f
+    f = ir.Function(module, ir.FunctionType(I1, [I64P, I64, I64]), name="after_block")
+    f.linkage = "internal"
+    f.attributes.add("noinline")
+    st, k, ni = f.args
+    b = ir.IRBuilder(f.append_basic_block())
+
+    def slot(j: int) -> Any:
+        return b.gep(st, [ir.Constant(I64, j)])
+
+    def bump(p: Any, v: Any) -> None:
+        b.store(b.add(b.load(p), v), p)
+
+    tc, wc = b.load(slot(ST_TC)), b.load(slot(ST_WC))
+    bump(b.gep(b.inttoptr(b.load(slot(ST_ACC_T)), I64P), [k]), tc)
+    bump(b.gep(b.inttoptr(b.load(slot(ST_ACC_W)), I64P), [k]), wc)
+    executed = b.add(b.load(slot(ST_EXECUTED)), b.mul(ni, tc))
+    b.store(executed, slot(ST_EXECUTED))
+    bump(slot(ST_CYCLES), b.mul(ni, wc))
+    polls = b.sub(b.load(slot(ST_POLLS)), ir.Constant(I64, 1))
+    b.store(polls, slot(ST_POLLS))
+    b.ret(b.or_(b.icmp_signed("<=", polls, ir.Constant(I64, 0)), b.icmp_signed(">", executed, b.load(slot(ST_BUDGET)))))
+    return f
+
+
 def _block(b: ir.IRBuilder, f: ir.Function, k: int, jf: JitFunction, fn: Any, barrier: bool, regs: Any, mask: Any,
-           n: Any, ctx: Any, slot: Any, pc_p: Any, tc: Any, wc: Any, budget: Any, acc_t: Any, acc_w: Any,
-           loop: ir.Block, reg_index: dict[str, int], rpc: Any, deep: Any) -> None:
+           n: Any, ctx: Any, slot: Any, pc_p: Any, tc: Any, wc: Any, loop: ir.Block, reg_index: dict[str, int],
+           rpc: Any, deep: Any) -> None:
     blk = jf.blocks[k]
     kc = ir.Constant(I64, k)
 
@@ -161,16 +189,8 @@ def _block(b: ir.IRBuilder, f: ir.Function, k: int, jf: JitFunction, fn: Any, ba
         leave(R_PY, kc)  # other paths hold lanes: the reference's barrier parks and releases them
         b.position_at_end(here)
         bump(slot(ST_BARRIERS), b.load(slot(ST_BAR_BLOCKS)))
-    # what engine.run_frame does after a block's ops
-    bump(b.gep(acc_t, [kc]), tc)
-    bump(b.gep(acc_w, [kc]), wc)
-    ni = ir.Constant(I64, blk.n_instructions)
-    executed = b.add(b.load(slot(ST_EXECUTED)), b.mul(ni, tc))
-    b.store(executed, slot(ST_EXECUTED))
-    bump(slot(ST_CYCLES), b.mul(ni, wc))
-    polls = b.sub(b.load(slot(ST_POLLS)), ir.Constant(I64, 1))
-    b.store(polls, slot(ST_POLLS))
-    due = b.or_(b.icmp_signed("<=", polls, ir.Constant(I64, 0)), b.icmp_signed(">", executed, budget))
+    # what engine.run_frame does after a block's ops (one function per module: small IR per block)
+    due = b.call(_after_block_helper(f.module), [f.args[4], kc, ir.Constant(I64, blk.n_instructions)])
     poll, term = f.append_basic_block(f"poll{k}"), f.append_basic_block(f"term{k}")
     b.cbranch(due, poll, term)
     b.position_at_end(poll)
