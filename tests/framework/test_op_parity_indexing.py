@@ -51,6 +51,8 @@ CASES: dict[str, Case] = {
                                  [(3, 4), ()]),
     "masked_select": (lambda L, T, M, x: x.masked_select(M([[True, False, True, True]])), [(3, 4)]),
     "take_along_dim": (lambda L, T, M, x: L.take_along_dim(x, T([[0], [3], [1]]), 1), [(3, 4)]),
+    "take": (lambda L, T, M, x: L.take(x, T([[0, -1], [5, 2], [5, 5]])), [(2, 3)]),
+    "take_transposed": (lambda L, T, M, x: x.t().take(T([1, -2, 1])), [(2, 3)]),
     "tril": (lambda L, T, M, x: x.tril(), [(3, 4)]),
     "triu_diagonal": (lambda L, T, M, x: L.triu(x, 1), [(2, 3, 4)]),
     "cat": (lambda L, T, M, x, y: L.cat([x, y, x], 1), [(2, 3), (2, 1)]),
@@ -193,6 +195,10 @@ ERRORS: dict[str, Callable[[Any, Any], Any]] = {
     "masked_fill_value_dims": lambda L, T: T(X).masked_fill(T(X) > 3, T([1.0])),
     "masked_select_mask_dtype": lambda L, T: T(X).masked_select(T([1, 0, 0, 0])),
     "tril_1d": lambda L, T: T([1.0, 2.0]).tril(),
+    "take_int32_index": lambda L, T: L.take(T(X), T([1]).int()),
+    "take_out_of_range": lambda L, T: L.take(T(X), T([12])),
+    "take_negative_out_of_range": lambda L, T: L.take(T(X), T([0, -13])),
+    "take_empty": lambda L, T: L.take(T(np.zeros(0, np.float32)), T([0])),
     "cat_empty": lambda L, T: L.cat([]),
     "cat_ndim": lambda L, T: L.cat([T(X), T([1.0])]),
     "cat_sizes": lambda L, T: L.cat([T(X), T(X[:, :2])], 0),
@@ -202,11 +208,20 @@ ERRORS: dict[str, Callable[[Any, Any], Any]] = {
 # C++ internals or the device)
 SAME_TEXT = {"index_too_many", "index_shape_mismatch", "index_mask_shape", "index_put_shape", "index_select_2d_index",
              "index_add_dtype", "gather_ndim", "scatter_dtype", "scatter_add_dtype", "masked_fill_float_mask",
-             "masked_fill_value_dims", "tril_1d", "cat_sizes", "stack_sizes", "index_put_dtype", "cat_ndim"}
+             "masked_fill_value_dims", "tril_1d", "cat_sizes", "stack_sizes", "index_put_dtype", "cat_ndim",
+             "take_int32_index", "take_out_of_range", "take_negative_out_of_range", "take_empty"}
+
+
+# indices out of range: on "cuda" they live on the GPU, and the kernel's check is a device-side assertion
+DEVICE_CHECKED = {"take_out_of_range", "take_negative_out_of_range"}
 
 
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_bad_input_raises_pytorchs_error(name: str, device: str) -> None:
+    if device == "cuda" and name in DEVICE_CHECKED:
+        with pytest.raises(RuntimeError, match="CUDA error: device-side assert triggered"):
+            ERRORS[name](strata, lambda v: strata.tensor(v, device=device)).tolist()
+        return
     es, et = _raises(ERRORS[name], device)
     assert isinstance(es, type(et)), (es, et)
     if name in SAME_TEXT:
@@ -231,8 +246,8 @@ def test_out_of_range_host_indices(device: str) -> None:
 
 
 # ----------------------------------------------------------------------------------------- the table
-FAMILY = ("index_buffer", "index", "index_select", "masked_select", "index_put", "index_add", "gather", "scatter",
-          "scatter_add", "masked_fill", "tril", "triu", "nonzero", "cat", "stack")
+FAMILY = ("index_buffer", "index", "index_select", "masked_select", "take", "index_put", "index_add", "gather",
+          "scatter", "scatter_add", "masked_fill", "tril", "triu", "nonzero", "cat", "stack")
 
 
 def test_the_table_declares_them_with_both_backends() -> None:
@@ -245,7 +260,8 @@ def test_the_table_declares_them_with_both_backends() -> None:
     nodes = {"index": "IndexBackward0", "index_put": "IndexPutBackward0", "index_select": "IndexSelectBackward0",
              "index_add": "IndexAddBackward0", "gather": "GatherBackward0", "scatter": "ScatterBackward0",
              "scatter_add": "ScatterAddBackward0", "masked_fill": "MaskedFillBackward1",
-             "masked_select": "MaskedSelectBackward0", "tril": "TrilBackward0", "triu": "TriuBackward0",
+             "masked_select": "MaskedSelectBackward0", "take": "TakeBackward0", "tril": "TrilBackward0",
+             "triu": "TriuBackward0",
              "cat": "CatBackward0", "stack": "StackBackward0"}
     for name, node in nodes.items():
         assert op_table.OPS[name].node == node and op_table.OPS[name].derivative is not None
@@ -275,3 +291,4 @@ def test_a_kernel_registered_later_is_the_one_called(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(op_table._KERNELS["cpu"], "gather", spy)
     out = strata.tensor(X).gather(1, strata.tensor([[1], [0], [3]]))
     assert calls == ["gather"] and out.flatten().tolist() == [1.0, 4.0, 11.0]
+

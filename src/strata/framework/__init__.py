@@ -104,6 +104,7 @@ from strata.framework.indexing import (  # noqa: E402
     nonzero,
     scatter,
     scatter_add,
+    take,
     take_along_dim,
     tril,
     triu,
@@ -111,7 +112,7 @@ from strata.framework.indexing import (  # noqa: E402
 )
 
 __all__ += ["argwhere", "gather", "index_add", "index_put", "index_put_", "index_select", "masked_fill",
-            "masked_select", "nonzero", "scatter", "scatter_add", "take_along_dim", "tril", "triu", "where"]
+            "masked_select", "nonzero", "scatter", "scatter_add", "take", "take_along_dim", "tril", "triu", "where"]
 # -- end block: indexing
 # -- block: sorting
 from strata.framework.sorting import argsort, cumprod, cumsum, logsumexp, sort, std_mean, topk, var_mean  # noqa: E402

@@ -619,6 +619,42 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return gather(x, d, idx)
 
 
+def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002
+    """input read as 1-D (row-major) at `index`: out has index's shape, negative indices count from the
+    end; differentiable (TakeBackward0; repeated indices add up in the gradient).
+
+    Raises:
+        RuntimeError: an index that is not int64.
+        IndexError: an index given on the host outside [-n, n) ("out of range: tried to access index 6 on a
+            tensor of 6 elements."), an empty input. On "cuda" a bad device-resident index is a
+            device-side assertion.
+    """
+    if not isinstance(index, Tensor):
+        raise TypeError(f"take(): argument 'index' (position 2) must be Tensor, not {type(index).__name__}")
+    if index.dtype is not dt.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_torch_name(index.dtype.name)}")
+    ops._check_same_device(input, index)
+    n = input.numel()
+    if n == 0 and index.numel():
+        raise IndexError("take(): tried to take from an empty tensor")
+    if index.device.type == "cpu" and index.numel():  # (indices on the host are checked there, as PyTorch)
+        a = index._host()
+        bad = (a < -n) | (a >= n)
+        if bad.any():
+            raise IndexError(f"out of range: tried to access index {int(a[bad].flat[0])} on a tensor of {n} "
+                             f"elements.")
+    flat = input.detach().reshape(-1)
+    plan = _plan(flat, (index,))
+    out = _get(flat, plan, "take")
+    deriv = _OPS["take"].derivative
+    assert deriv is not None
+
+    def bw(g: Tensor) -> tuple:
+        (gx,) = deriv(g, flat, plan=plan)
+        return (_fit(gx.reshape(input.shape), input),)
+    return record(out, [input], _OPS["take"].node, bw)
+
+
 # ----------------------------------------------------------------------------------------- masks
 def _check_mask(mask: Any, op: str) -> None:
     if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
@@ -684,5 +720,5 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
 
 
 __all__ = ["argwhere", "gather", "index_add", "index_put", "index_put_", "index_select",
-           "masked_fill", "masked_select", "nonzero", "scatter", "scatter_add", "take_along_dim", "tril", "triu",
-           "where"]
+           "masked_fill", "masked_select", "nonzero", "scatter", "scatter_add", "take", "take_along_dim", "tril",
+           "triu", "where"]

@@ -452,7 +452,7 @@ for _k in ("sort", "sort_backward", "cumsum", "cumprod", "cumprod_backward"):
 # index tensors are first one (K, nb) int64 buffer ("index_buffer": host array on cpu, device tensor on
 # cuda); kernels:
 #   index_buffer (t, idxs, host_rows, bshape) -> buf
-#   index / index_select / masked_select (t, geom, plan) -> t[plan] as a new tensor
+#   index / index_select / masked_select / take (t, geom, plan) -> t[plan] as a new tensor
 #   index_put / index_add (t, geom, plan, values, accumulate) -> None: t[plan] = (or +=) values in place
 #   gather (src, d, index) -> out of index's shape; scatter / scatter_add (out, d, index, src, accumulate) -> None
 #   masked_fill: the where kernel (mask, value, input, dtype, shape); tril / triu (x, diagonal, upper);
@@ -466,7 +466,8 @@ _INDEXING_KW: dict[str, dict[str, Any]] = {
     "masked_fill": {"node": "MaskedFillBackward1", "node_scalar": "MaskedFillBackward0"},
     "nonzero": {"node": "NotImplemented"}}
 for _k, _d in (("index_buffer", None), ("index", _d_index), ("index_select", _d_index_select),
-               ("masked_select", _d_index), ("index_put", _d_index_put), ("index_add", _d_index_add),
+               ("masked_select", _d_index), ("take", _d_index), ("index_put", _d_index_put),
+               ("index_add", _d_index_add),
                ("gather", _d_gather), ("scatter", _d_scatter), ("scatter_add", _d_scatter_add),
                ("masked_fill", _d_masked_fill), ("tril", _d_tri(False)), ("triu", _d_tri(True)), ("nonzero", None)):
     op(_k, "indexing", SAME, _d, arity=1, method=False, function=False, **_INDEXING_KW.get(_k, {}))

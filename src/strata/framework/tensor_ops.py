@@ -307,6 +307,11 @@ class TensorOps:
         me: Any = self
         return indexing.masked_select(me, mask)
 
+    def take(self, index: Any) -> Any:
+        """self read as 1-D at `index` (out has index's shape)."""
+        me: Any = self
+        return indexing.take(me, index)
+
     def take_along_dim(self, indices: Any, dim: Any = None) -> Any:
         """Values of self at `indices` along dim (broadcast apart from dim)."""
         me: Any = self

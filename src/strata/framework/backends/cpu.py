@@ -347,7 +347,7 @@ def _selection(geom: Any, plan: Any) -> tuple[Any, ...]:
     return tuple(sel)
 
 
-@op_table.register("cpu", "index", "index_select", "masked_select")
+@op_table.register("cpu", "index", "index_select", "masked_select", "take")
 def index(t: Tensor, geom: Any, plan: Any) -> Tensor:
     """t[plan] as a new contiguous tensor, by NumPy's advanced indexing."""
     a = geom.view._host()

@@ -322,7 +322,7 @@ def _front_strides(geom: Any, st: Any, bshape: tuple[int, ...]) -> list[int]:
     return [b_st, *rest_st]
 
 
-@op_table.register("cuda", "index", "index_select", "masked_select")
+@op_table.register("cuda", "index", "index_select", "masked_select", "take")
 def index(t: Tensor, geom: Any, plan: Any) -> Tensor:
     """t[plan] as a new contiguous tensor, by the index_get kernel."""
     out = empty(geom.out_shape, t.dtype, t.device)
