@@ -605,11 +605,15 @@ def test_large_all_reduce_all_gathers_over_the_copy_engines_with_the_model_uncha
     n = nr * CE_MIN_BYTES // 4 + 8  # chunks of a bit more than CE_MIN_BYTES (the last a bit less: kernels)
     hs = [host(f32, n) for _ in devs]
     xs = upload(devs, hs)
+    before = [d.peer_traffic() for d in devs]
     with trace.record() as rec:
         nccl.group_start()
         works = [nccl.all_reduce(xs[r], xs[r], n, f32, "sum", comms[r], algorithm="ring") for r in range(nr)]
         nccl.group_end()
         got = [x.get() for x in xs]
+    # the copy engines' peer copies count as interconnect bytes, as the kernels' reads do: the ring schedule's
+    want_bytes = _ring_peer_bytes(n, nr, 4)
+    assert _moved(devs, before) == [{devs[(r - 1) % nr].index: want_bytes[r]} for r in range(nr)]
     chunks = _chunks(n, nr, 4)
     want = np.empty(n, f32)
     for k, (off, length) in enumerate(chunks):  # chunk k starts at rank k and picks up ranks k+1, ..., k-1
@@ -662,3 +666,64 @@ def test_send_recv_from_ce_min_bytes_is_one_peer_copy(extra: int) -> None:
     assert work.op is not None
     assert (work.op.copies, work.op.launches > 0, _peer_copies(rec)) == ((1, False, 1) if extra == 0 else (0, True, 0))
     close(comms)
+
+
+def _ring_peer_bytes(count: int, nr: int, size: int) -> list[int]:
+    """Bytes rank r reads from its predecessor in the ring all-reduce, from the schedule: the chunk
+    r-s-1 it adds in reduce-scatter step s and the chunk r-s it copies in all-gather step s."""
+    from strata.libs.nccl.collectives import _chunks
+
+    chunks = _chunks(count, nr, size)
+    return [size * sum(chunks[(r - s - 1) % nr][1] + chunks[(r - s) % nr][1] for s in range(nr - 1))
+            for r in range(nr)]
+
+
+def _moved(devs: list[cuda.Device], before: list[dict[int, int]]) -> list[dict[int, int]]:
+    """Each device's interconnect bytes per peer since `before` (after the devices' work finished)."""
+    for d in devs:
+        d.synchronize()
+    return [{k: v - b.get(k, 0) for k, v in d.peer_traffic().items() if v != b.get(k, 0)}
+            for d, b in zip(devs, before, strict=True)]
+
+
+@pytest.mark.parametrize("engine", ["copy", "compute"])
+def test_ring_all_reduce_peer_bytes_are_the_same_on_the_copy_engine_as_in_kernels(
+        engine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Device.peer_traffic() counts the all-gather's chunks whether a copy kernel or the receiving device's
+    copy engine moved them: each rank moved exactly what the ring schedule has it read from its
+    predecessor, and nothing from any other rank. CE_MIN_BYTES is lowered so the copy engine takes these
+    small chunks (the test with the real threshold is below)."""
+    from strata.libs.nccl import collectives
+
+    monkeypatch.setattr(collectives, "CE_MIN_BYTES", 1024 if engine == "copy" else 1 << 40)
+    nr, n = 4, 4 * 1003 + 5  # uneven chunks: the last one shorter
+    f32 = np.dtype(np.float32)
+    devs = devices(nr)
+    comms = nccl.comm_init_all(devs)
+    hs = [host(f32, n) for _ in devs]
+    xs = upload(devs, hs)
+    before = [d.peer_traffic() for d in devs]
+    works = []
+    grouped(lambda r: works.append(nccl.all_reduce(xs[r], xs[r], n, f32, "sum", comms[r], algorithm="ring")), nr)
+    moved = _moved(devs, before)
+    np.testing.assert_allclose(xs[0].get(), np.sum(np.stack(hs).astype(np.float64), axis=0), rtol=1e-5)
+    op = works[0].op
+    assert op is not None and (op.copies > 0) == (engine == "copy")
+    want = _ring_peer_bytes(n, nr, 4)
+    assert moved == [{devs[(r - 1) % nr].index: want[r]} for r in range(nr)]
+    close(comms)
+
+
+def test_memcpy_peer_counts_its_bytes_on_the_receiving_device() -> None:
+    """cudaMemcpyPeer(Async) runs on the destination device's copy engine: its bytes are that device's
+    interconnect traffic from the source (the source device moved nothing)."""
+    d0, d1 = devices(2)
+    raw = RNG.integers(0, 256, 3000).astype(np.uint8)
+    src, dst = upload([d0], [raw])[0], empty([d1], raw.size, np.dtype(np.uint8))[0]
+    before = [d.peer_traffic() for d in (d0, d1)]
+    cuda.memcpy_peer(dst, d1, src, d0, 1000)
+    s = cuda.Stream(device=d1)
+    cuda.memcpy_peer_async(dst.ptr + 1000, d1, src.ptr + 1000, d0, 2000, s)
+    s.synchronize()
+    np.testing.assert_array_equal(dst.get(), raw)
+    assert _moved([d0, d1], before) == [{}, {d0.index: 3000}]

@@ -181,7 +181,10 @@ class Device:
             mem.disable_peer(peer_mem)
 
     def peer_traffic(self) -> dict[int, int]:
-        """Bytes kernels on this device have read or written in each peer's memory, by peer device index."""
+        """Bytes this device has moved over the interconnect to or from each peer's memory, by peer device
+        index: what its kernels read or wrote there, and the peer copies its copy engines ran
+        (`cudaMemcpyPeer(Async)`, a collective's copy-engine steps), so the figure does not depend on
+        which engine moved the bytes."""
         by_slot = dict(self.file.gpu.memory.peer_bytes)
         return {d.index: by_slot[d.file.gpu.memory.slot] for d in list(Device._by_index.values())
                 if d.file.gpu.memory.slot in by_slot}

@@ -396,6 +396,9 @@ class CommandProcessor:
                 a, b = self._peer_of(src) or self.memory, self._peer_of(dst) or self.memory
                 src_spec, dst_spec = spec_of_memory(a) or self.spec, spec_of_memory(b) or self.spec
                 kind, seconds = "PtoP", peer_copy_seconds(src_spec, dst_spec, nbytes)
+                for far in (a, b):  # interconnect bytes, counted as a kernel's peer reads and writes are
+                    if far is not self.memory and far.slot is not None and nbytes:
+                        self.memory.add_peer_bytes(far.slot, nbytes)
         elif p.op == AgentOp.FILL:
             self._device_pointer(dst, nbytes, "memset")
             self.memory.fill(dst, nbytes, src)
