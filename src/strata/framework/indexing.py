@@ -82,6 +82,8 @@ class _Plan:
     bshape: tuple[int, ...]
     buf: Any
     check: int
+    owner: Any = None  # the tensor the plan was parsed against, and its geometry (not walked twice)
+    geom: Any = None
 
 
 def is_advanced(index: Any) -> bool:
@@ -239,7 +241,7 @@ def _plan(t: Tensor, index: Any, kind: int = 1) -> _Plan:
             a = np.where(a < 0, a + size, a)
         host_rows.append(np.broadcast_to(a, bshape).reshape(nb))
     buf = op_table.kernel("index_buffer", t.device.type)(t, idxs, host_rows, bshape)
-    return _Plan(canon, bshape, buf, check)
+    return _Plan(canon, bshape, buf, check, t, _geom_of(view, dims, bshape))
 
 
 @dataclass
@@ -254,12 +256,18 @@ class _Geom:
 
 
 def _geom(t: Tensor, plan: _Plan) -> _Geom:
+    if plan.owner is t:
+        return plan.geom
     view, dims, _ = _walk(t, plan.canon)
+    return _geom_of(view, dims, plan.bshape)
+
+
+def _geom_of(view: Tensor, dims: list[int], bshape: tuple[int, ...]) -> _Geom:
     rest = [d for d in range(view.dim()) if d not in dims]
     adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
     b_at = dims[0] if adjacent else 0
     rshape = [view.shape[d] for d in rest]
-    out_shape = tuple(rshape[:b_at]) + plan.bshape + tuple(rshape[b_at:])
+    out_shape = tuple(rshape[:b_at]) + bshape + tuple(rshape[b_at:])
     return _Geom(view, dims, rest, out_shape, b_at)
 
 

@@ -351,7 +351,8 @@ def _selection(geom: Any, plan: Any) -> tuple[Any, ...]:
 def index(t: Tensor, geom: Any, plan: Any) -> Tensor:
     """t[plan] as a new contiguous tensor, by NumPy's advanced indexing."""
     a = geom.view._host()
-    return from_host(np.ascontiguousarray(a[_selection(geom, plan)]).reshape(geom.out_shape), t.dtype, t.device)
+    # (advanced indexing gives a fresh array: wrapped without another copy)
+    return wrap(np.ascontiguousarray(a[_selection(geom, plan)]).reshape(geom.out_shape), t.dtype, fresh=True)
 
 
 @op_table.register("cpu", "index_put", "index_add")
