@@ -727,3 +727,56 @@ def test_memcpy_peer_counts_its_bytes_on_the_receiving_device() -> None:
     s.synchronize()
     np.testing.assert_array_equal(dst.get(), raw)
     assert _moved([d0, d1], before) == [{}, {d0.index: 3000}]
+
+
+def _alltoallv_layout(counts: np.ndarray) -> tuple[list[list[int]], list[list[int]]]:
+    """Send and receive displacements (elements) of each rank for counts[i][j] (rank i sends to rank j),
+    each rank's blocks packed in rank order."""
+    nr = counts.shape[0]
+    sd = [[int(counts[i, :j].sum()) for j in range(nr)] for i in range(nr)]
+    rd = [[int(counts[:j, i].sum()) for j in range(nr)] for i in range(nr)]
+    return sd, rd
+
+
+@pytest.mark.parametrize(("nr", "dt"), [(2, np.float32), (4, np.int64), (4, ml_dtypes.bfloat16)])
+def test_uneven_all_to_allv_against_numpy(nr: int, dt: type) -> None:
+    """Grouped send/recv with a different count per pair (some empty, an empty one at a buffer's end):
+    rank j's output is every rank's block for j, in rank order."""
+    dtype = np.dtype(dt)
+    devs = devices(nr)
+    comms = nccl.comm_init_all(devs)
+    counts = RNG.integers(0, 9, (nr, nr))
+    counts[0, nr - 1] = 0
+    counts[nr - 1, 1 % nr] = 0
+    sd, rd = _alltoallv_layout(counts)
+    hs = [host(dtype, int(counts[i].sum())) for i in range(nr)]
+    xs = upload(devs, hs)
+    ys = empty(devs, int(counts.sum(axis=0).max()), dtype)
+    with trace.record() as rec:
+        grouped(lambda r: nccl.all_to_allv(xs[r], counts[r].tolist(), sd[r], ys[r], counts[:, r].tolist(), rd[r],
+                                           dtype, comms[r]), nr)
+    for j in range(nr):
+        want = np.concatenate([hs[i][sd[i][j]:sd[i][j] + counts[i, j]] for i in range(nr)])
+        np.testing.assert_array_equal(ys[j].get()[:want.size], want)
+    pairs = [e for e in rec.events if e.name == "nccl.send_recv"]
+    assert len(pairs) == nr * nr  # one matched send/recv per ordered pair, a rank's own block included
+    close(comms)
+
+
+def test_all_to_allv_errors_name_both_ranks() -> None:
+    devs = devices(2)
+    comms = nccl.comm_init_all(devs, timeout=5)
+    xs, ys = empty(devs, 8, np.dtype(np.float32)), empty(devs, 8, np.dtype(np.float32))
+    with pytest.raises(NcclError, match=r"sendcounts must hold one int >= 0 per rank \(2\)") as info:
+        nccl.all_to_allv(xs[0], [1], [0], ys[0], [1, 1], [0, 1], "float32", comms[0])
+    assert info.value.status == "ncclInvalidArgument"
+    with pytest.raises(NcclError, match="sendbuff holds 32 bytes, the call needs 36"):
+        nccl.all_to_allv(xs[0], [4, 5], [0, 4], ys[0], [1, 1], [0, 1], "float32", comms[0])
+    # rank 0 sends 3 elements to rank 1, which expects 2 from it
+    with pytest.raises(NcclError, match=r"count or datatype differs between send and recv .*rank 0 send\(count=3.*"
+                                        r"rank 1 recv\(count=2") as info:
+        grouped(lambda r: nccl.all_to_allv(xs[r], [[1, 3], [2, 1]][r], [0, 1], ys[r], [[1, 2], [2, 1]][r], [0, 1],
+                                           "float32", comms[r]), 2)
+    assert info.value.status == "ncclInvalidUsage"
+    for c in comms:
+        nccl.comm_abort(c)

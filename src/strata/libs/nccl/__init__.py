@@ -16,6 +16,7 @@ from strata.libs.nccl.collectives import (
     all_gather,
     all_reduce,
     all_to_all,
+    all_to_allv,
     broadcast,
     recv,
     reduce,
@@ -38,7 +39,7 @@ from strata.libs.nccl.types import DataType, NcclError, NcclTimeoutError, RedOp
 
 __all__ = [
     "DEFAULT_TIMEOUT", "CollectiveModel", "Communicator", "DataType", "NcclError", "NcclTimeoutError", "RedOp",
-    "UniqueId", "Work", "all_gather", "all_reduce", "all_to_all", "broadcast", "bus_factor", "comm_abort",
-    "comm_destroy", "comm_init_all", "comm_init_rank", "get_unique_id", "group_end", "group_start", "model", "recv",
-    "reduce", "reduce_scatter", "send",
+    "UniqueId", "Work", "all_gather", "all_reduce", "all_to_all", "all_to_allv", "broadcast", "bus_factor",
+    "comm_abort", "comm_destroy", "comm_init_all", "comm_init_rank", "get_unique_id", "group_end", "group_start",
+    "model", "recv", "reduce", "reduce_scatter", "send",
 ]

@@ -42,7 +42,7 @@ from strata.cuda import DeviceArray, pointer_get_attributes
 from strata.libs.common import library_call
 from strata.libs.nccl import comm as comm_mod
 from strata.libs.nccl.comm import Communicator, Op
-from strata.libs.nccl.group import deferred_post, deferred_wait
+from strata.libs.nccl.group import deferred_post, deferred_wait, group_end, group_start
 from strata.libs.nccl.kernels import COPY, VECTOR_BYTES, apply
 from strata.libs.nccl.model import CollectiveModel, choose_algorithm, model, tree_depth
 from strata.libs.nccl.types import DataType, NcclError, RedOp
@@ -135,6 +135,8 @@ def _buffer(buf: Any, nbytes: int, comm: Communicator, api: str, what: str) -> i
         raise NcclError("ncclInvalidArgument", f"[{api}] rank {comm.rank}: {what} must be a DeviceArray or a device "
                         f"address, got {type(buf).__name__}")
     address = int(buf)
+    if nbytes == 0:  # NCCL checks a buffer only when the call moves bytes (an empty block may end its array)
+        return address
     attrs = pointer_get_attributes(address)
     if attrs.type != "device" or attrs.device != comm.device.index:
         where = f"device {attrs.device}" if attrs.device >= 0 else "no device"
@@ -249,6 +251,54 @@ def all_to_all(sendbuff: Any, recvbuff: Any, count: int, datatype: Any, comm: Co
     nranks = comm.nranks if isinstance(comm, Communicator) else 1
     return _collective("all_to_all", comm, sendbuff, recvbuff, n, datatype, send_elems=n * nranks,
                        recv_elems=n * nranks, stream=stream)
+
+
+def all_to_allv(sendbuff: Any, sendcounts: Any, sdispls: Any, recvbuff: Any, recvcounts: Any, rdispls: Any,
+                datatype: Any, comm: Communicator, stream: Any = None) -> list[Work]:
+    """Uneven all-to-all, as torch.distributed's NCCL backend runs all_to_all_single with split sizes: one
+    group of ncclSend/ncclRecv, rank i sending `sendcounts[j]` elements from `sendbuff` + `sdispls[j]` to
+    rank j and receiving `recvcounts[j]` elements from rank j at `recvbuff` + `rdispls[j]` (counts and
+    displacements in elements, MPI_Alltoallv's convention). Rank i's sendcounts[j] must equal rank j's
+    recvcounts[i]: a mismatch is ncclInvalidUsage showing both ranks' calls. Returns the 2 x nranks
+    send/recv works, in call order (inside an open group they complete at its group_end).
+
+    Raises:
+        NcclError: ncclInvalidArgument (a list not of nranks ints >= 0, a block past its buffer's end),
+            ncclInvalidUsage (counts that disagree between ranks).
+    """
+    if not isinstance(comm, Communicator):
+        raise NcclError("ncclInvalidArgument", f"[all_to_allv] comm must be a Communicator, got {type(comm).__name__}")
+    comm.check("all_to_allv")
+    dt = DataType.of(datatype)
+    lists = {name: _counts(value, comm.nranks, name) for name, value in
+             (("sendcounts", sendcounts), ("sdispls", sdispls), ("recvcounts", recvcounts), ("rdispls", rdispls))}
+    ends = {what: max((d + c for c, d in zip(lists[cs], lists[ds], strict=True) if c), default=0)
+            for what, cs, ds in (("sendbuff", "sendcounts", "sdispls"), ("recvbuff", "recvcounts", "rdispls"))}
+    send_base = _buffer(sendbuff, ends["sendbuff"] * dt.size, comm, "all_to_allv", "sendbuff")
+    recv_base = _buffer(recvbuff, ends["recvbuff"] * dt.size, comm, "all_to_allv", "recvbuff")
+    works: list[Work] = []
+    group_start()  # every pair's send and recv at once, so no rank waits for a peer still sending elsewhere
+    try:
+        for j in range(comm.nranks):
+            works.append(send(send_base + lists["sdispls"][j] * dt.size, lists["sendcounts"][j], dt, j, comm,
+                              stream))
+            works.append(recv(recv_base + lists["rdispls"][j] * dt.size, lists["recvcounts"][j], dt, j, comm,
+                              stream))
+    finally:
+        group_end()
+    return works
+
+
+def _counts(value: Any, nranks: int, name: str) -> list[int]:
+    """A list of `nranks` element counts or displacements (ints >= 0)."""
+    try:
+        items = list(value)
+    except TypeError:
+        items = None
+    if items is None or len(items) != nranks:
+        raise NcclError("ncclInvalidArgument", f"[all_to_allv] {name} must hold one int >= 0 per rank ({nranks}), "
+                        f"got {value!r}")
+    return [_count(v, "all_to_allv", f"{name}[{i}]") for i, v in enumerate(items)]
 
 
 def send(sendbuff: Any, count: int, datatype: Any, peer: int, comm: Communicator, stream: Any = None) -> Work:
