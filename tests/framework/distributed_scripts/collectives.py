@@ -123,6 +123,23 @@ def check_collectives(dev: str) -> None:
     np.testing.assert_array_equal(a2a.cpu().numpy(),
                                   np.concatenate([data(k, w * n)[r * n:(r + 1) * n] for k in range(w)]))
 
+    # uneven splits: rank k sends k + 2j + 1 rows of 3 elements to rank j (all_to_all_single), and a tensor
+    # of k + 2j + 1 elements (the list form); rank r gets rank k's in rank order
+    def rows(k: int, j: int) -> int:
+        return k + 2 * j + 1
+
+    def split_data(k: int) -> np.ndarray:
+        return data(k, 3 * sum(rows(k, j) for j in range(w))).reshape(-1, 3)
+
+    got = t(np.zeros((sum(rows(k, r) for k in range(w)), 3), np.float32))
+    dist.all_to_all_single(got, t(split_data(r)), [rows(k, r) for k in range(w)], [rows(r, j) for j in range(w)])
+    want_rows = [split_data(k)[sum(rows(k, j) for j in range(r)):][:rows(k, r)] for k in range(w)]
+    np.testing.assert_array_equal(got.cpu().numpy(), np.concatenate(want_rows))
+    outs = [t(np.zeros(rows(k, r), np.float32)) for k in range(w)]
+    dist.all_to_all(outs, [t(data(100 * r + j, rows(r, j))) for j in range(w)])
+    for k in range(w):
+        np.testing.assert_array_equal(outs[k].cpu().numpy(), data(100 * k + r, rows(k, r)))
+
     if r % 2 == 0 and r + 1 < w:
         dist.send(t(data(r, n)), dst=r + 1)
     elif r % 2 == 1:

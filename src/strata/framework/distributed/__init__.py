@@ -14,6 +14,7 @@ from strata.framework.distributed.api import (
     all_gather,
     all_gather_into_tensor,
     all_reduce,
+    all_to_all,
     all_to_all_single,
     barrier,
     broadcast,
@@ -38,8 +39,8 @@ from strata.framework.distributed.transport import DistBackendError
 
 __all__ = [
     "Backend", "DistBackendError", "DistStoreError", "DistributedDataParallel", "GroupMember", "ProcessGroup",
-    "ReduceOp", "TCPStore", "Work", "all_gather", "all_gather_into_tensor", "all_reduce", "all_to_all_single",
-    "barrier", "broadcast", "destroy_process_group", "get_backend", "get_rank", "get_world_size",
+    "ReduceOp", "TCPStore", "Work", "all_gather", "all_gather_into_tensor", "all_reduce", "all_to_all",
+    "all_to_all_single", "barrier", "broadcast", "destroy_process_group", "get_backend", "get_rank", "get_world_size",
     "init_process_group", "is_available", "is_gloo_available", "is_initialized", "is_nccl_available", "new_group",
     "recv", "reduce", "reduce_scatter_tensor", "send",
 ]

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 import strata.cuda as cuda
-from strata.framework.distributed.transport import Mesh
+from strata.framework.distributed.transport import DistBackendError, Mesh
 from strata.libs.nccl.kernels import apply
 from strata.libs.nccl.types import DataType, RedOp
 
@@ -186,16 +186,32 @@ def broadcast(mesh: Mesh, ranks: Sequence[int], buf: Buffer, src: int) -> None:
         buf.put(0, mesh.recv(src))
 
 
-def all_to_all(mesh: Mesh, ranks: Sequence[int], out: Buffer, inp: Buffer) -> None:
-    n = len(ranks)
+Block = tuple[Buffer, int, int]  # a buffer, and the offset and count (elements) of one rank's block in it
+
+
+def all_to_all(mesh: Mesh, ranks: Sequence[int], sends: Sequence[Block], recvs: Sequence[Block], api: str) -> None:
+    """Send block `sends[j]` to the group's rank j and receive rank j's block for this rank into `recvs[j]`,
+    every pair at once (NCCL runs it as one group of send/recv). Blocks may differ in size (uneven splits);
+    a block that arrives with another size than its `recvs` entry expects is a DistBackendError naming both
+    ranks' counts, raised after every block moved (so no peer waits for this rank)."""
     i = ranks.index(mesh.rank)
-    parts = chunks(inp.count, n)
     others = [r for r in ranks if r != mesh.rank]
-    blocks = {r: inp.get(*parts[ranks.index(r)]) for r in others}
+    blocks = {r: sends[j][0].get(sends[j][1], sends[j][2]) for j, r in enumerate(ranks) if r != mesh.rank}
     got = mesh.exchange_all(others, blocks)
-    out.put(parts[i][0], inp.get(*parts[i]))
-    for r, data in got.items():
-        out.put(parts[ranks.index(r)][0], data)
+    got[mesh.rank] = sends[i][0].get(sends[i][1], sends[i][2])
+    wrong = []
+    for j, r in enumerate(ranks):
+        buf, off, k = recvs[j]
+        n = len(got[r]) // buf.itemsize
+        if n != k:
+            wrong.append(f"{k} elements from rank {r}, which sent {n}")
+    if wrong:
+        raise DistBackendError(f"rank {mesh.rank}: {api}: the split sizes disagree between ranks (this rank's output "
+                               f"split for a rank must equal that rank's input split for this one): expected "
+                               f"{'; '.join(wrong)}")
+    for j, r in enumerate(ranks):
+        buf, off, _ = recvs[j]
+        buf.put(off, got[r])
 
 
 def describe(buf: Any) -> str:

@@ -277,7 +277,7 @@ def _tag(g: ProcessGroup, name: str, t: Tensor | None = None, **args: Any) -> st
     g.seq += 1
     what = "" if t is None else f"{t.numel()} x {t.dtype}"
     extra = "".join(f", {k}={v}" for k, v in args.items())
-    return f"{name} #{g.seq} of group {g.gid} ({what}{extra})"
+    return f"{name} #{g.seq} of group {g.gid} ({what}{extra if what else extra[2:]})"
 
 
 def _same_kind(a: Tensor, b: Tensor, api: str, names: tuple[str, str]) -> None:
@@ -400,21 +400,97 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: str = ReduceOp.SUM,
     return Work() if async_op else None
 
 
-def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: Any = None,  # noqa: A002
-                      input_split_sizes: Any = None, group: ProcessGroup | None = None,
+def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: Sequence[int] | None = None,  # noqa: A002
+                      input_split_sizes: Sequence[int] | None = None, group: ProcessGroup | None = None,
                       async_op: bool = False) -> Work | None:
-    """Block j of rank i's `input` lands in block i of rank j's `output` (equal splits only)."""
-    if output_split_sizes is not None or input_split_sizes is not None:
-        raise NotImplementedError("all_to_all_single with uneven split sizes is not supported by strata yet")
+    """Split `input` along dim 0 and send split j to the group's rank j; `output`'s split i (along dim 0)
+    receives rank i's split for this rank. The splits are equal (dim 0 divided by the group size) unless
+    `input_split_sizes` / `output_split_sizes` give each one's rows; rank i's input_split_sizes[j] must
+    equal rank j's output_split_sizes[i] (checked when the blocks arrive: DistBackendError).
+
+    Raises:
+        RuntimeError: as torch words it: "Tensor's dim 0 does not divide equally across group size",
+            "Number of tensor splits not equal to group size", "Split sizes doesn't match total dim 0 size".
+        TypeError / ValueError: tensors of two dtypes or devices, rows (elements per dim-0 index) that differ.
+    """
     g = _group(group)
+    n = len(g.ranks)
     _same_kind(output, input, "all_to_all_single", ("output", "input"))
-    if input.numel() % len(g.ranks) or output.numel() != input.numel():
-        raise ValueError(f"all_to_all_single: input ({input.numel()}) and output ({output.numel()}) must have the "
-                         f"same size, a multiple of the group size {len(g.ranks)}")
+    rows_out, rows_in = _splits(output_split_sizes, output, n), _splits(input_split_sizes, input, n)
+    row_out, row_in = _row(output), _row(input)
+    if row_out != row_in and output.numel() and input.numel():
+        raise ValueError(f"all_to_all_single: a dim-0 index of output holds {row_out} elements, of input {row_in}; "
+                         "the rows must match")
     out, inp = _buffer(output, g.backend, "output"), _buffer(input, g.backend, "input")
-    with _span("alltoall_base_", input), _world().mesh.call(_tag(g, "all_to_all", input)):
-        alg.all_to_all(_world().mesh, g.ranks, out, inp)
+    sends, recvs = _blocks(inp, rows_in, row_in), _blocks(out, rows_out, row_out)
+    with _span("alltoall_base_", input), _world().mesh.call(_tag(g, "all_to_all", None, dtype=input.dtype)):
+        alg.all_to_all(_world().mesh, g.ranks, sends, recvs, "all_to_all_single")
     return Work() if async_op else None
+
+
+def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor], group: ProcessGroup | None = None,
+               async_op: bool = False) -> Work | None:
+    """Send input_tensor_list[j] to the group's rank j; output_tensor_list[i] receives rank i's tensor for
+    this rank. Sizes may differ from rank to rank; rank i's input_tensor_list[j] must have as many elements
+    as rank j's output_tensor_list[i] (checked when the tensors arrive: DistBackendError).
+
+    Raises:
+        TypeError: a list argument that is not a list of Tensors (torch's message).
+        ValueError: tensors of different dtypes (torch's message), lists not of the group's size, tensors
+            on different devices, non-contiguous tensors.
+    """
+    g = _group(group)
+    n = len(g.ranks)
+    for lst, name in ((output_tensor_list, "output_tensor_list"), (input_tensor_list, "input_tensor_list")):
+        if not isinstance(lst, list) or not all(isinstance(t, Tensor) for t in lst):
+            raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type List[torch.Tensor] but "
+                            f"got {type(lst)} instead.")
+        if len(lst) != n:
+            raise ValueError(f"all_to_all: {name} must hold one tensor per rank of the group ({n}), has {len(lst)}")
+    first = input_tensor_list[0]
+    for t in output_tensor_list + input_tensor_list:
+        if t.dtype is not first.dtype:
+            raise ValueError(f"Invalid usage of tensors with different dtypes Found {first.dtype} and  {t.dtype}")
+        if t.device != first.device:
+            raise ValueError(f"all_to_all: tensors on {first.device} and {t.device}; they must be on one device")
+    sends = [(_buffer(t, g.backend, f"input_tensor_list[{j}]"), 0, t.numel()) for j, t in enumerate(input_tensor_list)]
+    recvs = [(_buffer(t, g.backend, f"output_tensor_list[{j}]"), 0, t.numel())
+             for j, t in enumerate(output_tensor_list)]
+    with _span("alltoall_", first), _world().mesh.call(_tag(g, "all_to_all", None, dtype=first.dtype)):
+        alg.all_to_all(_world().mesh, g.ranks, sends, recvs, "all_to_all")
+    return Work() if async_op else None
+
+
+def _splits(sizes: Sequence[int] | None, t: Tensor, n: int) -> list[int]:
+    """The rows (dim-0 indices) of each of the n splits of `t`, checked as torch's checkSplitSizes does."""
+    if t.dim() == 0:
+        raise ValueError("all_to_all_single: the tensors need at least one dimension (they are split along dim 0)")
+    dim0 = t.shape[0]
+    if sizes is None or len(sizes) == 0:
+        if dim0 % n:
+            raise RuntimeError("Tensor's dim 0 does not divide equally across group size")
+        return [dim0 // n] * n
+    rows = [int(k) for k in sizes]
+    if len(rows) != n:
+        raise RuntimeError("Number of tensor splits not equal to group size")
+    if any(k < 0 for k in rows):
+        raise RuntimeError(f"Split sizes must be >= 0, got {rows}")
+    if sum(rows) != dim0:
+        raise RuntimeError("Split sizes doesn't match total dim 0 size")
+    return rows
+
+
+def _row(t: Tensor) -> int:
+    """Elements per dim-0 index of `t`."""
+    return t.numel() // t.shape[0] if t.shape[0] else 1
+
+
+def _blocks(buf: Buffer, rows: list[int], row: int) -> list[alg.Block]:
+    out, off = [], 0
+    for k in rows:
+        out.append((buf, off * row, k * row))
+        off += k
+    return out
 
 
 def send(tensor: Tensor, dst: int, group: ProcessGroup | None = None, tag: int = 0) -> None:
