@@ -78,6 +78,12 @@ extern "C" __global__ void warp_groups(int n, const int* x, unsigned* out) {
     o[7] = __any_sync(g, v > 90);
   }
 }
+extern "C" __global__ void prefix_faults(int n, int shift_x, int shift_y, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float v = x[i + shift_x];                          // native: the block's ops before the add.rz
+  y[i + shift_y] = __fadd_rz(v, 1.0f);               // the reference: from the add.rz on
+}
 extern "C" __global__ void histogram(int n, const int* x, unsigned* bins) {
   __shared__ unsigned local[16];
   int t = threadIdx.x;
@@ -245,6 +251,7 @@ def test_uniform_register_defined_in_a_reference_block(monkeypatch: pytest.Monke
     (b, c), rec = _both(monkeypatch, mod.get_function("uniform_beside_fallback"), 4, 256, make)
     (info,) = _partial(rec)
     assert any("add.rz.f32" in why for why in info["reasons"]) and info["serial"] is None
+    assert any("(ops " in why for why in info["reasons"])  # the block's ops before the add.rz ran natively
     np.testing.assert_array_equal(c, np.arange(n, dtype=np.int32) + np.int32(3 * n + 1))
     r = a + np.float32(1)  # within an ulp of the round-toward-zero sum; then the loop, on the device's values
     assert np.all(np.abs(b[(np.arange(n) & 3) == 0] - r[(np.arange(n) & 3) == 0]) <= np.spacing(np.abs(r))[
@@ -520,3 +527,22 @@ def test_half_arithmetic_and_narrowing(monkeypatch: pytest.MonkeyPatch, fast: bo
         bf = a.astype(ml_dtypes.bfloat16).astype(np.float32) + b.astype(ml_dtypes.bfloat16).astype(np.float32)
         sel = ~np.isnan(bf)
         np.testing.assert_array_equal(o[sel, 6], bf[sel].astype(ml_dtypes.bfloat16).view(np.uint16))
+
+
+def _prefix_fault(monkeypatch: pytest.MonkeyPatch, mod: Any, executor: str, sx: int, sy: int) -> dict[str, Any]:
+    monkeypatch.setenv("STRATA_EXECUTOR", executor)
+    x, y = cuda.to_device(np.ones(512, np.float32)), cuda.to_device(np.zeros(512, np.float32))
+    try:
+        with pytest.raises(DeviceFault) as info:
+            mod.get_function("prefix_faults")(2, 256, (np.int32(512), np.int32(sx), np.int32(sy), x, y)).wait()
+    finally:
+        cuda.current_device().reset()
+    return {k: v for k, v in info.value.report.items() if k not in ("address", "nearest")}
+
+
+@pytest.mark.parametrize(("sx", "sy"), [(300, 0), (0, 400)], ids=["native_prefix", "reference_rest"])
+def test_faults_before_and_after_the_unsupported_instruction(monkeypatch: pytest.MonkeyPatch, mod: Any, sx: int,
+                                                             sy: int) -> None:
+    ref, nat = _prefix_fault(monkeypatch, mod, "reference", sx, sy), _prefix_fault(monkeypatch, mod, "native", sx, sy)
+    assert ref["thread"] == ((212 if sx else 112), 0, 0) and ref["block"] == (0, 0, 0)  # 512 elements each
+    assert nat == ref

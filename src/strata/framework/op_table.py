@@ -442,6 +442,19 @@ op("amin", "reduction", SAME, _d_amaxmin, arity=1, front="amin", node="AminBackw
 op("mm", "linalg", SAME, _d_mm, arity=2, method=False, function=False, node="MmBackward0",
    node_batched="BmmBackward0", aten="aten::mm")
 
+# torch.linalg's decompositions and solves (linalg_decomp.py holds the fronts: checks, errors, derivatives);
+# kernels take contiguous float32/float64 matrices, batched over the leading dims, and return new tensors:
+#   linalg_solve (A, B) -> (X, info) with A X = B, B (..., n, k);  linalg_inv (A) -> (A^-1, info)
+#   linalg_det (A) -> det;  linalg_slogdet (A) -> (sign, log|det|);  linalg_cholesky (A) -> (L, info)
+#   linalg_qr (A, mode) -> (Q, R);  linalg_eigh (A, uplo) -> (w, V);  linalg_svd (A, full_matrices) -> (U, S, Vh)
+# info: LAPACK's per matrix (host int64): i > 0 a zero pivot U(i, i) / a leading minor of order i not positive
+# definite. Node names as PyTorch's (the _ex variants' where PyTorch records those)
+for _k, _node in (("linalg_solve", "LinalgSolveExBackward0"), ("linalg_inv", "LinalgInvExBackward0"),
+                  ("linalg_det", "LinalgDetBackward0"), ("linalg_slogdet", "LinalgSlogdetBackward0"),
+                  ("linalg_cholesky", "LinalgCholeskyExBackward0"), ("linalg_qr", "LinalgQrBackward0"),
+                  ("linalg_eigh", "LinalgEighBackward0"), ("linalg_svd", "LinalgSvdBackward0")):
+    op(_k, "linalg", SAME, None, arity=1, method=False, function=False, node=_node)
+
 # sorting and scans along one dim (sorting.py holds the fronts and their gradients); kernels:
 # sort (x, d, descending) -> (values, indices); sort_backward (g, indices, d, shape) -> g put back at indices;
 # cumsum / cumprod (op, x, d, reverse, out_dtype); cumprod_backward (x, g, d)

@@ -250,10 +250,10 @@ class KernelCodegen:
                 self.barrier_blocks.append(b)
                 continue
             self.blk_start = blk.start
-            why = partial.compile_block(self, b, ins_list)
-            if why is None:
+            why, native = partial.compile_block(self, b, ins_list)
+            if native:
                 self.native_blocks.append(b)
-            else:
+            if why is not None:
                 self.reference_blocks[b] = why
         if self.reference_blocks and not self.native_blocks:
             raise NativeUnsupported(next(iter(self.reference_blocks.values())))
@@ -270,7 +270,9 @@ class KernelCodegen:
             raise NativeUnsupported(f"{ins.full_opcode} (only bar.sync/barrier.sync with a constant id, "
                                     f"PTX line {ins.line})")
 
-    def _block(self, b: int, ins_list: list[Instruction]) -> None:
+    def _block(self, b: int, ins_list: list[Instruction], tail: int = 0) -> None:
+        """Block b's function over ins_list; it returns `tail` at the end (partial.py: k + 1 makes the
+        reference handlers run the block's ops from k on)."""
         fn = ir.Function(self.module, BLOCK_TYPE, name=f"b{b}")
         self.f = fn
         self.regs_arg, self.mask_arg, self.n_arg, self.ctx_arg = fn.args
@@ -340,7 +342,7 @@ class KernelCodegen:
                 tainted.difference_update(written_registers(ins))
             segment.append((k, ins))
         self._segment(segment)
-        self.bld.ret(ir.Constant(I32, 0))
+        self.bld.ret(ir.Constant(I32, tail))
         bb = ir.IRBuilder(self.bail_block)
         if self.bail_phi_pending:
             phi = bb.phi(I32)

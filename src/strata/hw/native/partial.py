@@ -29,18 +29,36 @@ from strata.hw.ptx.ir import Instruction
 _BLOCK_LOCAL_SPACES = frozenset({"shared", "shared::cta"})
 
 
-def compile_block(gen: Any, b: int, ins_list: list[Instruction]) -> str | None:
-    """Emit block b's native function through `gen` (a codegen.KernelCodegen); on NativeUnsupported,
-    drop the half-built function from the module and return the reason (the block then runs on the
-    reference handlers)."""
-    from strata.hw.native.codegen import NativeUnsupported  # (codegen imports this module)
+def compile_block(gen: Any, b: int, ins_list: list[Instruction]) -> tuple[str | None, bool]:
+    """Emit block b's native function through `gen` (a codegen.KernelCodegen). Returns (why some of the
+    block runs on the reference or None, whether the block has a native function).
+
+    When an instruction k > 0 cannot be compiled, the block's function runs ops 0..k-1 and returns k + 1,
+    the code a failed memory check returns: the reference handlers run the block from op k on (the driver
+    and executor._native_op already do that), so a block with one `ex2.approx` still runs its loads and
+    arithmetic before it natively."""
+    from strata.hw.native.codegen import NOOPS, NativeUnsupported  # (codegen imports this module)
 
     try:
         gen._block(b, ins_list)
+        return None, True
     except NativeUnsupported as e:
-        gen.module.globals.pop(f"b{b}", None)  # (its name stays taken in the module's scope: unused)
-        return str(e)
-    return None
+        why, k = str(e), int(getattr(gen, "k", 0))
+        _drop(gen, b)
+    if 0 < k < len(ins_list) and any(ins.opcode not in NOOPS for ins in ins_list[:k]):
+        try:
+            gen._block(b, ins_list[:k], tail=k + 1)
+            return f"{why} (ops {k}.. of the block)", True
+        except NativeUnsupported:
+            _drop(gen, b)
+    return why, False
+
+
+def _drop(gen: Any, b: int) -> None:
+    """Forget the half-built function b<b> (its name is free for a second try)."""
+    name = f"b{b}"
+    gen.module.globals.pop(name, None)
+    gen.module.scope._useset.discard(name)  # (llvmlite's name registry: no public way to unregister)
 
 
 def serial_reason(body: list[Instruction]) -> str | None:
