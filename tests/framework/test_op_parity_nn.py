@@ -231,9 +231,14 @@ DNN_CASES: dict[str, tuple[Any, Any, list[tuple[int, ...]]]] = {
                    [(1, 2, 3, 3)]),
     "batch_norm": (lambda F, x, w, b: F.batch_norm(x, None, None, w, b, training=True),
                    lambda F, x, w, b: F.batch_norm(x, None, None, w, b, training=True), [(3, 2, 2, 2), (2,), (2,)]),
+    # (the oracle spelled out: PyTorch's CPU attention kernel has no second derivative)
     "scaled_dot_product_attention": (lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
-                                     lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                                     lambda F, q, k, v: torch.softmax((q @ k.transpose(-2, -1) / 2.0).masked_fill(
+                                         torch.ones(3, 3, dtype=torch.bool).triu(1), float("-inf")), -1) @ v,
                                      [(1, 2, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4)]),
+    "layer_norm": (lambda F, x, w, b: F.layer_norm(x, (2, 3), w, b), lambda F, x, w, b: F.layer_norm(x, (2, 3), w, b),
+                   [(2, 2, 3), (2, 3), (2, 3)]),
+    "rms_norm": (lambda F, x, w: F.rms_norm(x, (3,), w), lambda F, x, w: F.rms_norm(x, (3,), w), [(2, 3), (3,)]),
 }
 
 
@@ -241,7 +246,8 @@ DNN_CASES: dict[str, tuple[Any, Any, list[tuple[int, ...]]]] = {
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_dnn_fast_paths_and_composites(name: str, dtype: str, device: str) -> None:
     """cuda float32: strata.libs.dnn's fused kernels (the op table's fast paths, recording the table's node,
-    PyTorch's name on a GPU); float64 and cpu: the composites. Values and gradients as PyTorch's."""
+    PyTorch's name on a GPU); float64 and cpu: the composites. Values, gradients and second derivatives as
+    PyTorch's (under create_graph a fused kernel's backward differentiates its composite)."""
     fs, ft, shapes = DNN_CASES[name]
     rng = np.random.default_rng(4)
     arrays = [rng.standard_normal(shape) for shape in shapes]
@@ -253,12 +259,34 @@ def test_dnn_fast_paths_and_composites(name: str, dtype: str, device: str) -> No
     if device == "cuda" and dtype == "float32":
         assert ys.grad_fn.name() == op_table.OPS[name].node
     w = np.random.default_rng(5).uniform(0.5, 1.5, tuple(yt.shape))
-    gs = strata.autograd.grad((ys * strata.tensor(w, dtype=ys.dtype, device=device)).sum(), s)
-    gt = torch.autograd.grad((yt * torch.tensor(w, dtype=yt.dtype)).sum(), t)
+    gs = strata.autograd.grad((ys * ys * strata.tensor(w, dtype=ys.dtype, device=device)).sum(), s, create_graph=True)
+    gt = torch.autograd.grad((yt * yt * torch.tensor(w, dtype=yt.dtype)).sum(), t, create_graph=True)
     assert_same(list(gs), list(gt), device=device, **tol)
+    g2s = strata.autograd.grad(sum((g * g).sum() for g in gs), s)
+    g2t = torch.autograd.grad(sum((g * g).sum() for g in gt), t)
+    for a, b in zip(g2s, g2t, strict=True):  # (batch norm's second derivative loses digits in float32, PyTorch's too)
+        scale = float(b.abs().max()) or 1.0
+        assert_same(a, b, device=device, rtol=1e-2 if dtype == "float32" else 1e-8,
+                    atol=(1e-2 if dtype == "float32" else 1e-9) * scale)
 
 
 def test_the_dnn_fast_paths_are_registered_for_cuda_only() -> None:
     for name in DNN_CASES:
         assert op_table.OPS[name].family == "composite"
         assert op_table.fast_path(name, "cuda") is not None and op_table.fast_path(name, "cpu") is None
+
+
+@pytest.mark.parametrize("pads", [(1, 2), (1, -1, 0, 1), (-1, 0)])
+def test_constant_pad_second_derivative(pads: tuple[int, ...], device: str) -> None:
+    """F.pad's backward (the gradient's inner part, padded back where the input was cropped) is itself
+    recorded under create_graph: im2col convolutions differentiate twice through it."""
+    x = np.random.default_rng(6).standard_normal((2, 3))
+    s = strata.tensor(x, device=device, requires_grad=True)
+    t = torch.tensor(x, requires_grad=True)
+    ys, yt = SF.pad(s, pads, value=0.5), TF.pad(t, pads, value=0.5)
+    assert_same(ys, yt, device=device)
+    w = np.linspace(0.5, 1.5, yt.numel()).reshape(tuple(yt.shape))
+    gs, g2s = _grads(ys, s, strata, w, device)
+    gt, g2t = _grads(yt, t, torch, w, None)
+    assert_same(gs, gt, device=device)
+    assert_same(g2s, g2t, device=device)

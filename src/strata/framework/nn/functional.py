@@ -164,6 +164,20 @@ def _addmm_record(out: Tensor, x: Tensor, w: Tensor, b: Tensor) -> Tensor:
     return record(out, [x, w, b], op_table.OPS["linear"].node, bw)
 
 
+def _composite_grad(fn: Any, inputs: Sequence[Any], g: Tensor) -> tuple:
+    """A fused kernel's backward under create_graph: the gradient of its composite definition `fn(*inputs)`
+    (tensor ops), recomputed and differentiated with create_graph, so that it differentiates again. One
+    gradient per input (None for inputs that need none)."""
+    wanted = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    with autograd.enable_grad():
+        out = fn(*inputs)
+        grads = autograd.grad(out, [inputs[i] for i in wanted], g, create_graph=True, allow_unused=True)
+    result: list[Any] = [None] * len(inputs)
+    for i, gi in zip(wanted, grads, strict=True):
+        result[i] = gi
+    return tuple(result)
+
+
 # ----------------------------------------------------------------------------------------- activations
 def _activation(mode: str, input: Tensor, name: str) -> Tensor:  # noqa: A002
     """A differentiable activation by the op table's fused kernels of the input's device (NumPy on "cpu",
@@ -492,6 +506,10 @@ def _row_norm_dnn(x: Tensor, w: Tensor | None, b: Tensor | None, eps: float, col
                                    _arr(bc) if bc is not None else None, eps, _arr(y), _arr(mean), _arr(rstd_t))
 
     def bw(g: Tensor) -> tuple:
+        if autograd.is_grad_enabled():  # create_graph: through the composite, differentiable again
+            return _composite_grad(lambda x, w, b: _row_norm_composite(
+                x.reshape(-1, cols), w.reshape(cols) if w is not None else None,
+                b.reshape(cols) if b is not None else None, eps, 1, rms).reshape(shape), (x, w, b), g)
         gc = _c(_as(g, x.dtype)).reshape(-1, cols)
         dx = empty(xc.shape, x.dtype, dev)
         dw = empty((cols,), x.dtype, dev) if w is not None and w.requires_grad else None
@@ -556,6 +574,14 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     out = fused(x, running_mean, running_var, weight, bias, momentum, eps) if fused is not None else None
     if out is not None:
         return out
+    return _batch_norm_composite(x, running_mean, running_var, weight, bias, momentum, eps)
+
+
+def _batch_norm_composite(x: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None,
+                          bias: Tensor | None, momentum: float, eps: float) -> Tensor:
+    """Training-mode batch norm from framework ops: the definition (the running statistics updated)."""
+    c = x.shape[1]
+    bshape = [1, c] + [1] * (x.dim() - 2)
     dims = [0] + list(range(2, x.dim()))
     n = x.numel() // c
     mu = reductions.mean(x, dims, keepdim=True)
@@ -600,6 +626,9 @@ def _batch_norm_dnn(x: Tensor, running_mean: Tensor | None, running_var: Tensor 
             ops.copy_into(dst, src)
 
     def bw(g: Tensor) -> tuple:
+        if autograd.is_grad_enabled():  # create_graph: through the composite (no second update of the statistics)
+            return _composite_grad(lambda x, w, b: _batch_norm_composite(x, None, None, w, b, momentum, eps),
+                                   (x, weight, bias), g)
         dx, dg, db = empty(xc.shape, dt.float32, dev), empty((c,), dt.float32, dev), empty((c,), dt.float32, dev)
         with on(dev):
             lib.batch_norm_backward(h, _arr(xc), _arr(_c32(g)), _arr(gamma), _arr(save_mean), _arr(save_invstd),
@@ -663,6 +692,9 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     shape = x.shape
 
     def bw(g: Tensor) -> tuple:
+        if autograd.is_grad_enabled():  # create_graph: g's inner part padded back where x was cropped (recorded)
+            back = [builtins.max(-int(v), 0) for v in pad]
+            return (globals()["pad"](g[tuple(dst)], back),)
         z = ops.full(shape, 0, g.dtype, g.device)
         zi = z[tuple(src)]
         if zi.numel():
@@ -786,6 +818,8 @@ def _conv2d_dnn(x: Tensor, w: Tensor, b: Tensor | None, st: tuple[int, int], pd:
         lib.conv2d_forward(h, _arr(xc), _arr(wc), _arr(y), bias=_arr(bc) if bc is not None else None, **kw)
 
     def bw(g: Tensor) -> tuple:
+        if autograd.is_grad_enabled():  # create_graph: through the im2col composite, differentiable again
+            return _composite_grad(lambda x, w, b: _conv2d_im2col(x, w, b, st, pd, dl, groups), (x, w, b), g)
         gc = _c32(g)
         dx = dw = db = None
         with on(dev):
@@ -871,7 +905,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 
 
 def _pool(x: Tensor, mode: str, k: tuple[int, int], st: tuple[int, int], pd: tuple[int, int], dl: tuple[int, int],
-          ceil_mode: bool, include_pad: bool, divisor: int | None, indices: bool) -> Any:
+          ceil_mode: bool, include_pad: bool, divisor: int | None, indices: bool, fast: bool = True) -> Any:
     unbatched = x.dim() == 3
     if unbatched:
         x = x.unsqueeze(0)
@@ -880,7 +914,8 @@ def _pool(x: Tensor, mode: str, k: tuple[int, int], st: tuple[int, int], pd: tup
     floor = (oh, ow) == ((hh + 2 * pd[0] - dl[0] * (k[0] - 1) - 1) // st[0] + 1,
                          (ww + 2 * pd[1] - dl[1] * (k[1] - 1) - 1) // st[1] + 1)
     idx = None
-    fused = op_table.fast_path(mode + "_pool2d", x._storage.device.type)  # (cuda: dnn's, for what it takes)
+    # (cuda: dnn's, for what it takes; not `fast`: the composite, for the fused kernel's own create_graph backward)
+    fused = op_table.fast_path(mode + "_pool2d", x._storage.device.type) if fast else None
     out = fused(x, mode, k, st, pd, include_pad) if fused is not None and dl == (1, 1) and divisor is None and \
         floor and not indices else None
     if out is None:
@@ -940,6 +975,9 @@ def _pool_dnn(x: Tensor, mode: str, k: tuple[int, int], st: tuple[int, int], pd:
         lib.pooling_forward(h, mode, _arr(xc), _arr(y), k, st, pd, count_include_pad=include_pad)
 
     def bw(g: Tensor) -> tuple:
+        if autograd.is_grad_enabled():  # create_graph: through the composite, differentiable again
+            return _composite_grad(lambda x: _pool(x, mode, k, st, pd, (1, 1), False, include_pad, None, False,
+                                                   fast=False), (x,), g)
         dx = empty(xc.shape, dt.float32, dev)
         with on(dev):
             lib.pooling_backward(h, mode, _arr(xc), _arr(_c32(g)), _arr(dx), k, st, pd,
@@ -1182,6 +1220,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                     v.expand(*batch, *v.shape[-2:]), sc, is_causal)
         if out is not None:
             return out
+    return _attention_composite(q, k, v, attn_mask, dropout_p, sc, is_causal)
+
+
+def _attention_composite(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, dropout_p: float, sc: float,
+                         is_causal: bool) -> Tensor:
+    """Attention from framework ops (matmul through BLAS, softmax): the definition."""
     scores = linalg.matmul(q, k.transpose(-2, -1)) * sc
     lq, lk = q.shape[-2], k.shape[-2]
     if is_causal:
@@ -1222,6 +1266,8 @@ def _attention_dnn(q: Tensor, k: Tensor, v: Tensor, sc: float, causal: bool) -> 
         lib.attention_forward(h, _arr(qc), _arr(kc), _arr(vc), _arr(out), _arr(lse), scale=sc, causal=causal)
 
     def bw(g: Tensor) -> tuple:
+        if autograd.is_grad_enabled():  # create_graph: through the composite, differentiable again
+            return _composite_grad(lambda q, k, v: _attention_composite(q, k, v, None, 0.0, sc, causal), (q, k, v), g)
         dq, dk, dv = empty(qc.shape, dt.float32, dev), empty(kc.shape, dt.float32, dev), empty(vc.shape, dt.float32,
                                                                                                dev)
         with on(dev):
