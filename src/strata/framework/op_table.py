@@ -58,14 +58,17 @@ class OpDef:
 
     Attributes:
         name: the op's name (`strata.<name>`, `Tensor.<name>`).
-        family: which front function runs it ("unary", "math_unary", "binary", "math_binary").
+        family: which front function runs it ("unary", "math_unary", "binary", "math_binary", ...; "indexing",
+            "joining", "nn": kernels the fronts of indexing.py, joining.py and nn.functional call; "composite": an
+            op defined with tensor ops, a backend's kernel for it being a fast path).
         arity: the number of tensor operands.
         promotion: the type-promotion rule (SAME, FLOAT, BOOL, ROUNDING, PROMOTE, PROMOTE_FLOAT, COMPARE,
             INTEGRAL).
         shape: the output-shape rule (SAME_SHAPE or BROADCAST).
         derivative: unary ops `(g, x, out) -> grad of x`; binary ops `(g, a, b, out) -> (grad a, grad b)`;
-            reductions `(g, x, out, dims, keepdim) -> grad of x`; None for ops without a gradient
-            (integral, boolean or piecewise-constant results).
+            reductions `(g, x, out, dims, keepdim) -> grad of x`; indexing and joining ops `(g, *inputs,
+            **the op's arguments) -> a grad per input`; None for ops without a gradient (integral, boolean or
+            piecewise-constant results) or whose front records its own.
         node: the autograd node's name, as PyTorch names it ("ExpBackward0").
         node_scalar: the node's name when the second operand is a Python number (PyTorch's other
             overload), if it differs.
