@@ -31,6 +31,8 @@ def _mask(L: Any, dev: str | None, rows: list[list[bool]]) -> Any:
 CASES: dict[str, Case] = {
     "index_tensor": (lambda L, T, M, x: x[T([2, 0, 2])], [(3, 4)]),
     "index_two_dims": (lambda L, T, M, x: x[T([0, 2, 2]), T([3, 1, 3])], [(3, 4)]),
+    # (a host list beside a device tensor, broadcast: on cuda the index buffer is assembled on the device)
+    "index_host_and_device": (lambda L, T, M, x: x[[[0], [2]], T([3, -1, 0])], [(3, 4)]),
     "index_separated_dims": (lambda L, T, M, x: x[T([1, 0]), :, T([2, 2])], [(2, 3, 4)]),
     "index_mask": (lambda L, T, M, x: x[M([[True, False, True, False]] * 3)], [(3, 4)]),
     "index_mixed_slice_list": (lambda L, T, M, x: x[1:, [0, 3, 3]], [(3, 4)]),
