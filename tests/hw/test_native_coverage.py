@@ -84,6 +84,17 @@ extern "C" __global__ void prefix_faults(int n, int shift_x, int shift_y, const 
   float v = x[i + shift_x];                          // native: the block's ops before the add.rz
   y[i + shift_y] = __fadd_rz(v, 1.0f);               // the reference: from the add.rz on
 }
+__device__ int counter_table[64];
+__device__ float scale_of;
+__constant__ float weights[16];
+extern "C" __global__ void module_variables(int n, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float v = x[i] * weights[i & 15] + scale_of;       // ld.const / ld.global at a variable's address
+  counter_table[i & 63] = i;                          // st.global at a variable's address (+ offset)
+  y[i] = v + (float)counter_table[(i + 1) & 63];
+}
+extern "C" __global__ void set_scale(float s) { scale_of = s; }
 extern "C" __global__ void histogram(int n, const int* x, unsigned* bins) {
   __shared__ unsigned local[16];
   int t = threadIdx.x;
@@ -546,3 +557,20 @@ def test_faults_before_and_after_the_unsupported_instruction(monkeypatch: pytest
     ref, nat = _prefix_fault(monkeypatch, mod, "reference", sx, sy), _prefix_fault(monkeypatch, mod, "native", sx, sy)
     assert ref["thread"] == ((212 if sx else 112), 0, 0) and ref["block"] == (0, 0, 0)  # 512 elements each
     assert nat == ref
+
+
+def test_module_variables_at_constant_addresses(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 64  # one block: each lane's counter_table slot is its own
+    x = np.arange(n, dtype=np.float32)
+    w = np.linspace(0, 1, 16, dtype=np.float32)
+
+    def make() -> Any:
+        cuda.memcpy_to_symbol(mod, "weights", w)
+        mod.get_function("set_scale")(1, 1, (np.float32(0.5),)).wait()
+        y = cuda.to_device(np.zeros(n, np.float32))
+        return (np.int32(n), cuda.to_device(x), y), [y]
+
+    (y,), rec = _both(monkeypatch, mod.get_function("module_variables"), 1, 64, make)
+    assert not _partial(rec)
+    i = np.arange(n)
+    np.testing.assert_array_equal(y, x * w[i & 15] + np.float32(0.5) + ((i + 1) & 63).astype(np.float32))

@@ -1656,8 +1656,9 @@ class KernelCodegen:
         elems = list(val_op.elems) if isinstance(val_op, Vec) else [val_op]
         if len(elems) != vec:
             raise self.fail("vector width")
-        if isinstance(mem_op.base, Sym) and space != "shared":
-            raise self.fail("symbol address")
+        if isinstance(mem_op.base, Sym) and space != "shared" and (
+                self.program.symbol_address(mem_op.base.name) is None or self.program.shared_space(mem_op.base.name)):
+            raise self.fail("symbol address")  # (a module variable's address is a constant: __device__, __constant__)
         if mem_op.base is None:
             raise self.fail("absolute address")
         size = WIDTH[t] // 8
@@ -1780,8 +1781,10 @@ class KernelCodegen:
         base = mem_op.base
         if isinstance(base, Sym):
             addr = self.program.symbol_address(base.name)
-            if addr is None or not self.program.shared_space(base.name):
+            if addr is None:
                 raise self.fail("symbol address")
+            if not self.program.shared_space(base.name):  # a global or constant variable: its 64-bit address
+                return ir.Constant(I64, (addr + mem_op.offset) & 0xFFFFFFFFFFFFFFFF)
             return ir.Constant(I64, (addr + mem_op.offset) & 0xFFFFFFFF)
         assert isinstance(base, Reg)
         rt = self.fn.regs.get(base.name)
