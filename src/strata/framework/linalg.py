@@ -1,5 +1,7 @@
 """`strata.linalg` (torch.linalg's role) and matrix products: `matmul` (and `@`) with PyTorch's rules for
-1-D operands and broadcast batch dims, and its gradient; `vector_norm` is reductions'. On "cuda" matmul calls
+1-D operands and broadcast batch dims, and its gradient; `vector_norm` is reductions'; the decompositions,
+solves and matrix norms (inv, solve, det, slogdet, cholesky, qr, eigh, svd, norm, ...) are linalg_decomp's,
+named here as torch.linalg names them. On "cuda" matmul calls
 strata.libs.blas (gemm_strided_batched for float32/float64, gemm_ex with float32 compute for
 float16/bfloat16); on "cpu" NumPy (the op table's `mm`, whose kernels the backends register).
 
@@ -79,3 +81,41 @@ def _ctype(d: dt.dtype) -> str:
     return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
             "bool": "bool"}[d.name]
+
+
+from strata.framework.linalg_decomp import (  # noqa: E402 - torch.linalg's functions, after matmul they use
+    LinAlgError,
+    cholesky,
+    cholesky_ex,
+    cross,
+    det,
+    diagonal,
+    eigh,
+    eigvalsh,
+    inv,
+    inv_ex,
+    matrix_norm,
+    matrix_power,
+    matrix_rank,
+    multi_dot,
+    norm,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    svdvals,
+    vecdot,
+)
+
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",
+           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
+           "solve", "svd", "svdvals", "vecdot", "vector_norm"]
+
+
+def __getattr__(name: str) -> object:
+    """A torch.linalg function strata lacks says so under PyTorch's name (a program run with --as-torch)."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(f"module 'torch.linalg' has no attribute {name!r}: strata does not provide "
+                         f"torch.linalg.{name} (see docs/torch-surface.md for what it covers)")
