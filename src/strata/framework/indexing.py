@@ -318,9 +318,10 @@ def _index(t: Tensor, plan: _Plan) -> Tensor:
     return _record(_get(t, plan), [t], "index", plan=plan)
 
 
-def _index_put(t: Tensor, plan: _Plan, values: Tensor, accumulate: bool) -> Tensor:
-    """Out of place: a copy of t with t[plan] = values; records IndexPutBackward0."""
-    out = ops._cast(t, t.dtype)
+def _index_put(t: Tensor, plan: _Plan, values: Tensor, accumulate: bool, *, fresh: bool = False) -> Tensor:
+    """Out of place: a copy of t with t[plan] = values; records IndexPutBackward0. `fresh`: t is a new
+    tensor the caller gives away (a derivative's zeros), written into instead of copied."""
+    out = t if fresh and not t.requires_grad else ops._cast(t, t.dtype)
     _put(out, plan, values, accumulate)
     return _record(out, [t, values], "index_put", plan=plan, accumulate=accumulate)
 

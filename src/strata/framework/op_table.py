@@ -262,7 +262,7 @@ def _mm_as(x: Any, y: Any, like: Any) -> Any:
 # a parsed index plan), so they differentiate again (create_graph).
 def _d_index(g: Any, x: Any, *, plan: Any) -> tuple[Grad]:
     """index / masked_select: g added at the plan's positions of zeros like x (repeats add up)."""
-    return (call("index_put", g.new_zeros(x.shape), plan, g, True),)
+    return (call("index_put", g.new_zeros(x.shape), plan, g, True, fresh=True),)
 
 
 def _d_index_put(g: Any, x: Any, values: Any, *, plan: Any, accumulate: bool) -> tuple[Grad, Grad]:
