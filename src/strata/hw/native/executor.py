@@ -27,6 +27,7 @@ import numpy as np
 from strata import trace
 from strata.hw.counters import Counters
 from strata.hw.engine import (
+    EXIT,
     LOCAL_CHUNK_BYTES,
     MAX_LOCAL_BYTES,
     Chunk,
@@ -45,7 +46,7 @@ from strata.hw.jit import JitFunction, Program
 from strata.hw.memory import UVA_SLOTS, Allocation, DeviceMemory
 from strata.hw.native import codegen as cg
 from strata.hw.native.compiler import LoadedObject, cache_get, cache_key, cache_put, compile_ir
-from strata.hw.native.runloop import DriverState, run_root
+from strata.hw.native.runloop import DriverState, drive_entry, finished, run_root
 
 _PROTO = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
 _DRIVE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
@@ -315,6 +316,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                    if s.kind == "special" and s.key == "%ctaid.x" and s.dtype.kind in "iu"}
     ctaid_slots.setdefault(np.dtype(np.uint32).str, np.dtype(np.uint32))  # what _ctx passes native code
     static_specials = _static_specials(program.functions[kernel_name], ck)
+    streaky = _streaky(program.functions[kernel_name], ck, config, one_d)
 
     def work(t: int) -> None:
         L = launches[t]
@@ -337,39 +339,66 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     def chunks(t: int, L: Launch, ones_cache: dict[int, np.ndarray], ctx_cache: dict[int, Any],
                ctaid_bufs: dict[tuple[int, str], np.ndarray], statics: dict[int, dict[str, Any]]) -> None:
         """Worker t's chunks, in order, until they are done or a chunk of a lower index faulted."""
-        for idx in range(t, len(firsts), nthreads):
-            if state["idx"] is not None and idx > state["idx"]:
-                return
-            first = firsts[idx]
-            chunk = Chunk(L, first, min(per_chunk, nblocks - first))
-            if one_d:
-                _prefill_ctaid(chunk, ctaid_slots, ctaid_bufs)
-            _prefill_statics(chunk, static_specials, statics)
-            if ck.funcs:  # a kernel with no native block (an empty one) needs no native state
-                chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, (ncounters[t], npeer[t]),  # type: ignore[attr-defined]
-                                         ck, ctx_cache)
-                ones = ones_cache.get(chunk.n)
-                if ones is None:
-                    ones = ones_cache[chunk.n] = np.ones(chunk.n, dtype=np.bool_)
-                chunk._native_ones = ones  # type: ignore[attr-defined]
-            frame = Frame(L.kernel, chunk)
-            if inv:
-                _fill_invariants(frame, ck, inv)
-            try:
-                if ck.funcs:
-                    run_root(frame, chunk.entry_mask, ck, dstates[t], _frame_state)
+        ds = dstates[t]
+        # the frame of the worker's last chunk when one driver call ran it to the end (run_root's result):
+        # the next chunk of its size then needs no Python objects unless its driver call stops early
+        streak: Frame | None = None
+        try:
+            for idx in range(t, len(firsts), nthreads):
+                if state["idx"] is not None and idx > state["idx"]:
+                    return
+                first = firsts[idx]
+                count = min(per_chunk, nblocks - first)
+                resume = None
+                if streak is not None:
+                    if streak.chunk.nblocks == count:
+                        resume = _streak_drive(streak, first, count, ck, ds, L, ctaid_slots, ctaid_bufs)
+                        if finished(L, L.kernel, resume[0], resume[1]):
+                            continue
+                    else:
+                        streak.release()
+                        streak = None
+                chunk = Chunk(L, first, count)
+                if resume is not None:
+                    assert streak is not None
+                    chunk.shared = streak.chunk.shared  # (what the driver call ran on)
+                if one_d:
+                    _prefill_ctaid(chunk, ctaid_slots, ctaid_bufs)
+                _prefill_statics(chunk, static_specials, statics)
+                if ck.funcs:  # a kernel with no native block (an empty one) needs no native state
+                    chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, (ncounters[t], npeer[t]),  # type: ignore[attr-defined]
+                                             ck, ctx_cache)
+                    ones = ones_cache.get(chunk.n)
+                    if ones is None:
+                        ones = ones_cache[chunk.n] = np.ones(chunk.n, dtype=np.bool_)
+                    chunk._native_ones = ones  # type: ignore[attr-defined]
+                if streak is not None:  # the driver already ran this chunk's start on the streak's registers
+                    frame, streak = _rearm(streak, chunk), None
                 else:
-                    run_frame(frame, chunk.entry_mask)
-            except LaneFault as fault:
-                exc: BaseException = _device_fault(L, chunk, fault)
-            except BaseException as e:  # watchdog, cancel, device faults: the first chunk's wins
-                exc = e
-            else:
-                continue
-            with lock:
-                if state["idx"] is None or idx < state["idx"]:
-                    state["idx"], state["exc"] = idx, exc
-            return
+                    frame = Frame(L.kernel, chunk)
+                    if inv:
+                        _fill_invariants(frame, ck, inv)
+                try:
+                    if ck.funcs:
+                        if run_root(frame, chunk.entry_mask, ck, ds, _frame_state, resume, release=not streaky):
+                            streak = frame if streaky else None
+                        elif streaky:
+                            frame.release()
+                    else:
+                        run_frame(frame, chunk.entry_mask)
+                except LaneFault as fault:
+                    exc: BaseException = _device_fault(L, chunk, fault)
+                except BaseException as e:  # watchdog, cancel, device faults: the first chunk's wins
+                    exc = e
+                else:
+                    continue
+                with lock:
+                    if state["idx"] is None or idx < state["idx"]:
+                        state["idx"], state["exc"] = idx, exc
+                return
+        finally:
+            if streak is not None:
+                streak.release()
 
     if nthreads > 1:
         helper = threading.Thread(target=work, args=(1,), name="strata-native", daemon=True)
@@ -423,6 +452,44 @@ def _static_specials(jf: JitFunction, ck: CompiledKernel) -> list[tuple[str, np.
     for every chunk of a size and every launch of a block shape."""
     keys = [(str(s.key), s.dtype) for s in jf.slots if s.kind == "special"] + [(n, _U32) for n in ck.specials]
     return list(dict.fromkeys((k, dt) for k, dt in keys if k.startswith(_SHAPE_ONLY)))
+
+
+def _streaky(jf: JitFunction, ck: CompiledKernel, config: LaunchConfig, one_d: bool) -> bool:
+    """Whether a chunk of this launch may run without its own Chunk and Frame objects after a chunk that one
+    driver call ran to the end (executor.chunks): native blocks, a 1-D grid (%ctaid.x is the worker's buffer,
+    refilled), no padding lanes (every lane starts active), no local memory, and no special register whose
+    value the frame would have to compute anew for the chunk (only the block shape's, %ctaid.x, %ntid, %nctaid)."""
+    keys = [str(s.key) for s in jf.slots if s.kind == "special"] + list(ck.specials)
+    return bool(ck.funcs) and one_d and config.threads_per_block % 32 == 0 and not jf.local_size and \
+        all(k.startswith((*_SHAPE_ONLY, "%ctaid.x", "%nctaid.", "%ntid.")) for k in keys)
+
+
+def _streak_drive(f: Frame, first: int, count: int, ck: CompiledKernel, ds: DriverState, L: Launch,
+                  ctaid: dict[str, np.dtype], bufs: dict[tuple[int, str], np.ndarray]) -> tuple[int, int, int]:
+    """The driver call of the chunk of `count` blocks from `first`, every lane from block 0, on the registers,
+    shared memory, masks and ctx of the streak's frame `f` (a chunk of the same size that finished): %ctaid.x
+    refilled, shared memory zeroed (as a new Chunk's), ctx's first block set. (drive_entry's result.)"""
+    chunk = f.chunk
+    n = chunk.n
+    for key, dt in ctaid.items():
+        np.add(bufs[(n, "local:" + key)], dt.type(first), out=bufs[(n, key)], casting="unsafe")
+    if chunk.shared_size:
+        chunk.shared.fill(0)
+    chunk._native_ctx[cg.CTX_FIRST_BLOCK] = first  # type: ignore[attr-defined]
+    regs, ones, _n, ctx, _ptrs = _frame_state(f)
+    return drive_entry(ck, ds, L, regs, ones, n, ctx, 0, n, n // 32, EXIT, False, count)
+
+
+def _rearm(f: Frame, chunk: Chunk) -> Frame:
+    """The streak's frame for `chunk` (the chunk its last driver call ran the start of): Frame.__init__'s
+    per-chunk fields anew; its registers and their views (V) stay, as do its special registers' arrays (the
+    same objects: `_streaky`), and nothing but native code ran on it since it was made."""
+    f.chunk = chunk
+    f.params = {}
+    f.local_base = chunk.local_top
+    f.stack = []
+    f.addr_cache = {}
+    return f
 
 
 def _prefill_statics(chunk: Chunk, keys: list[tuple[str, np.dtype]], cache: dict[int, dict[str, Any]]) -> None:

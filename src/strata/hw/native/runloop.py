@@ -38,29 +38,73 @@ class DriverState:
         self.acc_w[:] = 0
 
 
-def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_state: Any) -> None:
-    """Run the kernel's frame on the lanes in `mask` until all of them exit (engine.run_frame's contract)."""
+def drive_entry(ck: Any, ds: DriverState, launch: Any, regs: int, mask: int, n: int, ctx: int, pc: int, tc: int,
+                wc: int, rpc: int, deep: bool, bar_blocks: int) -> tuple[int, int, int]:
+    """One driver call for a stack entry at block `pc` (its lanes `mask`: tc of them in wc warps); the launch's
+    executed, cycle, poll, branch and barrier counts follow. Returns (code, block where it stopped, bail op)."""
+    st = ds.st
+    st[drv.ST_PC] = pc
+    st[drv.ST_TC] = tc
+    st[drv.ST_WC] = wc
+    st[drv.ST_EXECUTED] = launch.executed
+    st[drv.ST_CYCLES] = launch.cycles
+    st[drv.ST_POLLS] = launch.polls
+    st[drv.ST_BUDGET] = min(launch.budget or 1 << 126, 1 << 62)
+    st[drv.ST_BRANCHES] = 0
+    st[drv.ST_BARRIERS] = 0
+    st[drv.ST_RPC] = rpc
+    st[drv.ST_DEEP] = deep
+    st[drv.ST_BAR_BLOCKS] = bar_blocks
+    rc = ck.drive(regs, mask, n, ctx, ds.addr)
+    out = st.tolist()
+    launch.executed = out[drv.ST_EXECUTED]
+    launch.cycles = out[drv.ST_CYCLES]
+    launch.polls = min(launch.polls, out[drv.ST_POLLS])  # a cancel meanwhile set it to 0
+    counters = launch.counters
+    counters.branches += out[drv.ST_BRANCHES]
+    counters.barriers += out[drv.ST_BARRIERS]
+    return rc, out[drv.ST_PC], out[drv.ST_BAIL]
+
+
+def finished(launch: Any, jf: Any, rc: int, b: int) -> bool:
+    """Whether a driver call for a chunk's only entry, every lane of the chunk (its first, from block 0),
+    that returned (rc, b) finished the chunk with nothing left for Python to do: it reached EXIT, or ran
+    and counted an unguarded `exit` (or the kernel's `ret`) with no poll due (run_root would only pop)."""
+    if rc == drv.R_DONE:
+        return b == EXIT
+    if rc != drv.R_TERM:
+        return False
+    blk = jf.blocks[b]
+    return blk.guard < 0 and (blk.term == "exit" or (blk.term == "ret" and jf.fn.is_entry)) and \
+        launch.polls > 0 and launch.executed <= (launch.budget or 1 << 126)
+
+
+def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_state: Any,
+             resume: tuple[int, int, int] | None = None, release: bool = True) -> bool:
+    """Run the kernel's frame on the lanes in `mask` until all of them exit (engine.run_frame's contract).
+    `resume`: the first driver call already ran (drive_entry's result), from block 0 for every lane of `mask`.
+    `release=False` keeps the frame's register arrays (the caller releases them). Returns whether the chunk
+    ran as one driver call that finished it (`finished`), so the caller may run the next like it."""
     chunk = f.chunk
     launch = chunk.launch
     blocks = f.jf.blocks
     acc_t, acc_w = launch.accumulators(f.jf)
     tc, wc = chunk.count(mask)
     if tc == 0:
-        return
+        return False
     stack = f.stack
     stack.append(_Entry(0, mask, EXIT, True, tc, wc))
     chunk.frames.append(f)
     V = f.V
     budget = launch.budget or 1 << 126
-    st = ds.st
-    drive = ck.drive
     driveable = ck.driveable
-    counters = launch.counters
+    simple: tuple[int, int] | bool | None = None  # (rc, b) of the one driver call, while nothing else ran
     # id of an entry mask -> (the mask, kept so its id stays its own; its blocks with an active lane)
     barrier_blocks: dict[int, tuple[np.ndarray, int]] = {}
     try:
         while stack:
             if chunk.stall is not None:
+                simple = False
                 chunk.stall(f)
                 continue
             e = stack[-1]
@@ -71,35 +115,23 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
             m = e.mask
             first_op = 0  # 0: run the block; > 0: ops from first_op - 1 (a bail); -1: body done
             if b in driveable and chunk.block_sync is None:
-                deep = len(stack) > 1
-                regs, ones, n, ctx, _ = frame_state(f)
-                st[drv.ST_PC] = b
-                st[drv.ST_TC] = e.tc
-                st[drv.ST_WC] = e.wc
-                st[drv.ST_EXECUTED] = launch.executed
-                st[drv.ST_CYCLES] = launch.cycles
-                st[drv.ST_POLLS] = launch.polls
-                st[drv.ST_BUDGET] = min(budget, 1 << 62)
-                st[drv.ST_BRANCHES] = 0
-                st[drv.ST_BARRIERS] = 0
-                st[drv.ST_RPC] = e.rpc
-                st[drv.ST_DEEP] = deep
-                if m is None or deep or not ck.barriers:  # (the driver counts barriers of the only entry)
-                    st[drv.ST_BAR_BLOCKS] = chunk.nblocks
+                if resume is not None:
+                    rc, b, bail = resume
+                    resume = None
                 else:
-                    hit = barrier_blocks.get(id(m))
-                    if hit is None:
-                        busy = int(np.count_nonzero(m.reshape(chunk.nblocks, -1).any(axis=1)))
-                        hit = barrier_blocks[id(m)] = (m, busy)
-                    st[drv.ST_BAR_BLOCKS] = hit[1]
-                rc = drive(regs, ones if m is None else m.ctypes.data, n, ctx, ds.addr)
-                out = st.tolist()
-                launch.executed = out[drv.ST_EXECUTED]
-                launch.cycles = out[drv.ST_CYCLES]
-                launch.polls = min(launch.polls, out[drv.ST_POLLS])  # a cancel meanwhile set it to 0
-                counters.branches += out[drv.ST_BRANCHES]
-                counters.barriers += out[drv.ST_BARRIERS]
-                b = out[drv.ST_PC]
+                    deep = len(stack) > 1
+                    regs, ones, n, ctx, _ = frame_state(f)
+                    if m is None or deep or not ck.barriers:  # (the driver counts barriers of the only entry)
+                        bar_blocks = chunk.nblocks
+                    else:
+                        hit = barrier_blocks.get(id(m))
+                        if hit is None:
+                            busy = int(np.count_nonzero(m.reshape(chunk.nblocks, -1).any(axis=1)))
+                            hit = barrier_blocks[id(m)] = (m, busy)
+                        bar_blocks = hit[1]
+                    rc, b, bail = drive_entry(ck, ds, launch, regs, ones if m is None else m.ctypes.data, n, ctx, b,
+                                              e.tc, e.wc, e.rpc, deep, bar_blocks)
+                simple = (rc, b) if simple is None else False
                 e.pc = b
                 if rc == drv.R_DONE:
                     continue
@@ -109,9 +141,12 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                 if rc == drv.R_TERM:
                     first_op = -1
                 elif rc == drv.R_BAIL:
-                    first_op = out[drv.ST_BAIL]
+                    first_op = bail
+            else:
+                simple = False
             blk = blocks[b]
             if first_op >= 0:
+                simple = False
                 am = None if e.full else m
                 if f.addr_cache:
                     f.addr_cache.clear()
@@ -166,4 +201,6 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                 f.remove_lanes(lanes)
     finally:
         chunk.frames.pop()
-        f.release()  # (the driver's per-block accumulators stay in ds until the worker folds them, once)
+        if release:
+            f.release()  # (the driver's per-block accumulators stay in ds until the worker folds them, once)
+    return isinstance(simple, tuple) and finished(launch, f.jf, *simple)
