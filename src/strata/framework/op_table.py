@@ -543,6 +543,12 @@ op("avg_pool2d", "composite", SAME, None, arity=1, method=False, function=False,
 op("scaled_dot_product_attention", "composite", SAME, None, arity=3, method=False, function=False,
    node="ScaledDotProductEfficientAttentionBackward0")
 
+# optimizer steps: each update is written once with tensor ops (optim/sgd.py, optim/adam.py: PyTorch's
+# single-tensor algorithms); a backend's fused kernel is its fast path, (p, grad, state tensors..., options)
+# -> True when it updated them in place, False where it does not take these tensors (the composite runs)
+op("sgd_step", "composite", SAME, None, arity=1, method=False, function=False, aten="aten::_fused_sgd_")
+op("adam_step", "composite", SAME, None, arity=1, method=False, function=False, aten="aten::_fused_adam_")
+
 # the primitives every op uses: fill a (strided) tensor with a value, copy one tensor into another
 op("fill", "primitive", SAME, None, method=False, function=False, aten="aten::fill_")
 op("copy", "primitive", SAME, None, arity=2, method=False, function=False, aten="aten::copy_")
