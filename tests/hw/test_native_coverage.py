@@ -574,3 +574,59 @@ def test_module_variables_at_constant_addresses(monkeypatch: pytest.MonkeyPatch,
     assert not _partial(rec)
     i = np.arange(n)
     np.testing.assert_array_equal(y, x * w[i & 15] + np.float32(0.5) + ((i + 1) & 63).astype(np.float32))
+
+
+INT_SRC = r"""
+extern "C" __global__ void bit_ops(int n, const unsigned* a, const unsigned* b, const unsigned long long* c,
+                                   unsigned* out, unsigned long long* out64) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  unsigned x = a[i], y = b[i], r, s, u, v, w, p, q, z;
+  unsigned long long l = c[i], e, f;
+  int sx = (int)x;
+  long long sl = (long long)l;
+  asm("bfe.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y & 63), "r"((y >> 8) & 63));
+  asm("bfe.s32 %0, %1, %2, %3;" : "=r"(s) : "r"(sx), "r"(y & 63), "r"((y >> 8) & 63));
+  asm("bfe.u64 %0, %1, %2, %3;" : "=l"(e) : "l"(l), "r"(y & 127), "r"((y >> 8) & 127));
+  asm("bfe.s64 %0, %1, %2, %3;" : "=l"(f) : "l"(sl), "r"(y & 127), "r"((y >> 8) & 127));
+  asm("lop3.b32 %0, %1, %2, %3, 0xE8;" : "=r"(u) : "r"(x), "r"(y), "r"(x ^ y));
+  asm("lop3.b32 %0, %1, %2, %3, 0x96;" : "=r"(v) : "r"(x), "r"(y), "r"(x + y));
+  asm("bfind.u32 %0, %1;" : "=r"(w) : "r"(x >> (y & 31)));
+  asm("bfind.shiftamt.s32 %0, %1;" : "=r"(p) : "r"(sx));
+  asm("bfind.u64 %0, %1;" : "=r"(q) : "l"(l >> (y & 63)));
+  asm("bfind.s64 %0, %1;" : "=r"(z) : "l"(sl));
+  unsigned* o = out + 16 * i;
+  o[0] = __popc(x); o[1] = __popcll(l); o[2] = __clz(x >> (y & 31)); o[3] = __clzll(l >> (y & 63));
+  o[4] = __brev(x); o[5] = __funnelshift_l(x, y, y >> 3); o[6] = __funnelshift_r(x, y, y >> 3);
+  o[7] = __funnelshift_lc(x, y, y >> 3); o[8] = __funnelshift_rc(x, y, y >> 3);
+  o[9] = r; o[10] = s; o[11] = u; o[12] = v; o[13] = w; o[14] = p; o[15] = q ^ (z << 8);
+  out64[3 * i] = __brevll(l); out64[3 * i + 1] = e; out64[3 * i + 2] = f;
+}
+"""
+
+
+def test_bit_instructions(monkeypatch: pytest.MonkeyPatch) -> None:
+    imod = cuda.compile(INT_SRC)
+    rng = np.random.default_rng(19)
+    n = 500
+    a = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    c = rng.integers(0, 1 << 63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    a[:6] = [0, 0xFFFFFFFF, 0x80000000, 1, 0x7FFFFFFF, 0xFFFF0000]
+    c[:3] = [0, 0xFFFFFFFFFFFFFFFF, 1 << 63]
+
+    def make() -> Any:
+        out, out64 = cuda.to_device(np.zeros(16 * n, np.uint32)), cuda.to_device(np.zeros(3 * n, np.uint64))
+        return (np.int32(n), cuda.to_device(a), cuda.to_device(b), cuda.to_device(c), out, out64), [out, out64]
+
+    (out, out64), rec = _both(monkeypatch, imod.get_function("bit_ops"), 2, 256, make)
+    assert not _partial(rec)
+    out = out.reshape(n, 16)
+    np.testing.assert_array_equal(out[:, 0], np.bitwise_count(a))
+    np.testing.assert_array_equal(out[:, 1], np.bitwise_count(c))
+    want_brev = np.array([int(f"{int(v):032b}"[::-1], 2) for v in a], np.uint32)
+    np.testing.assert_array_equal(out[:, 4], want_brev)
+    sh = (b >> 3) & 31
+    both = a.astype(np.uint64) | (b.astype(np.uint64) << np.uint64(32))
+    np.testing.assert_array_equal(out[:, 5], ((both << sh.astype(np.uint64)) >> np.uint64(32)).astype(np.uint32))
+    np.testing.assert_array_equal(out[:, 11], (a & b) | (a & (a ^ b)) | (b & (a ^ b)))  # 0xE8: majority

@@ -27,7 +27,16 @@ from llvmlite import ir  # type: ignore[import-untyped]
 
 from strata.hw.jit import JitFunction, Program, kernel_param_address, kernel_param_offset
 from strata.hw.memory import GLOBAL_BASE, UVA_SLOTS
-from strata.hw.native import chunkcheck, codegen_atomics, codegen_float, codegen_warp, driver, partial, warphelpers
+from strata.hw.native import (
+    chunkcheck,
+    codegen_atomics,
+    codegen_float,
+    codegen_int,
+    codegen_warp,
+    driver,
+    partial,
+    warphelpers,
+)
 from strata.hw.ptx.ir import (
     NO_REGISTER_RESULT,
     FImm,
@@ -979,6 +988,9 @@ class KernelCodegen:
             return
         if op in codegen_float.OPCODES and codegen_float.handles(ins):  # rcp, sqrt, rsqrt, copysign, div.approx
             codegen_float.emit(self, ins)
+            return
+        if op in codegen_int.OPCODES:  # popc, clz, brev, bfind, bfe, shf, lop3
+            codegen_int.emit(self, ins)
             return
         handler = getattr(self, f"_op_{op}", None)
         if handler is None:
