@@ -34,7 +34,7 @@ def emit(g: Any, ins: Instruction) -> None:
     w = int(t[1:])
     ity = ir.IntType(w)
     bld = g.bld
-    srcs = ins.operands[1:]
+    srcs = list(ins.operands[1:])
 
     def c(v: int, ty: ir.Type = ity) -> ir.Constant:
         return ir.Constant(ty, v & ((1 << ty.width) - 1))
