@@ -49,6 +49,8 @@ ENV_VARS: dict[str, str] = {
     "(two copies) instead of the copy engine reading its pages in place (default 0)",
     "STRATA_CLUSTER": "where `strata run --nproc N` places its ranks: local (processes on this machine, the "
     "default), ray (a Ray actor per rank on a local or running cluster) or ray://host:port (Ray Client)",
+    "NCCL_ALGO": "NCCL's variable: the all_reduce algorithms strata.libs.nccl's tuner may pick, a comma list of "
+    "ring, tree, nvls, or ^list to exclude them, case-insensitive (default: all three)",
 }
 
 _OFF = frozenset({"0", "off", "false", "no", "none"})
@@ -78,6 +80,9 @@ class Settings:
         executor: 'native' or 'reference' (`STRATA_EXECUTOR`): which executor runs kernels.
         cluster: None (local rank processes), '' (Ray: `ray.init()` of a local or running cluster) or a
             'ray://host:port' client address (`STRATA_CLUSTER`).
+        nccl_algo: `NCCL_ALGO` as set (NCCL's own variable: the algorithms its tuner may choose), or None;
+            strata.libs.nccl parses and checks it when a collective needs it, so a value only real NCCL
+            knows does not stop the rest of strata.
 
     Example:
         >>> s = Settings()
@@ -98,6 +103,7 @@ class Settings:
     default_stream: str = "legacy"
     executor: str = DEFAULT_EXECUTOR
     cluster: str | None = None
+    nccl_algo: str | None = None
 
 
 def settings(environ: Mapping[str, str] | None = None) -> Settings:
@@ -155,6 +161,7 @@ def _read(env: Mapping[str, str]) -> Settings:
         default_stream=_choice(env, "STRATA_DEFAULT_STREAM", ("legacy", "per-thread")),
         executor=_choice(env, "STRATA_EXECUTOR", (DEFAULT_EXECUTOR, *(e for e in EXECUTORS if e != DEFAULT_EXECUTOR))),
         cluster=_cluster(env),
+        nccl_algo=env.get("NCCL_ALGO", "").strip() or None,
     )
 
 

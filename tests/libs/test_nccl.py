@@ -384,7 +384,8 @@ def test_the_tuner_picks_the_tree_for_small_sizes_and_the_ring_for_large() -> No
 
     h200 = [get_spec("h200")] * 8
     assert choose_algorithm("all_reduce", 4096, h200) == "tree"
-    assert choose_algorithm("all_reduce", 256 << 20, h200) == "ring"
+    assert choose_algorithm("all_reduce", 4 << 20, h200) == "ring"
+    assert choose_algorithm("all_reduce", 256 << 20, h200, ("ring", "tree")) == "ring"  # NVLS has its own test
     small, large = nccl.model("all_reduce", 4096, h200, "tree"), nccl.model("all_reduce", 256 << 20, h200, "tree")
     assert small.seconds < nccl.model("all_reduce", 4096, h200).seconds
     assert large.seconds > nccl.model("all_reduce", 256 << 20, h200).seconds
@@ -396,7 +397,7 @@ def test_the_tuner_picks_the_tree_for_small_sizes_and_the_ring_for_large() -> No
     nccl.group_end()
     assert works[0].model is not None and works[0].model.algorithm == "tree"
     with pytest.raises(NcclError, match="algorithm must be"):
-        nccl.all_reduce(xs[0], xs[0], 64, "float32", "sum", comms[0], algorithm="nvls")
+        nccl.all_reduce(xs[0], xs[0], 64, "float32", "sum", comms[0], algorithm="pat")
     close(comms)
 
 
@@ -780,3 +781,97 @@ def test_all_to_allv_errors_name_both_ranks() -> None:
     assert info.value.status == "ncclInvalidUsage"
     for c in comms:
         nccl.comm_abort(c)
+
+
+def _all_reduce_all(xs: list[cuda.DeviceArray], ys: list[cuda.DeviceArray], n: int, op: str,
+                    comms: list[nccl.Communicator], **kw: object) -> list[nccl.Work]:
+    """One grouped all_reduce of float32 over every rank; the ranks' works."""
+    nccl.group_start()
+    works = [nccl.all_reduce(x, y, n, "float32", op, c, **kw) for x, y, c in zip(xs, ys, comms, strict=True)]
+    nccl.group_end()
+    return works
+
+
+@pytest.mark.parametrize("op", ["sum", "avg", "max", "prod"])
+def test_nvls_all_reduce_in_rank_order_against_numpy(op: str) -> None:
+    """NVLS on 4 H200s (asked for by name; the tuner prefers the ring at 4 ranks): rank r reduces shard r of
+    every rank's buffer in rank order, then gathers the other shards; sums bit for bit against NumPy
+    adding the ranks' float32 arrays in that order. Out of place and in place (where a rank's own shard
+    must not be overwritten before its turn)."""
+    nr, n = 4, 4 * 257 + 3
+    f32 = np.dtype(np.float32)
+    devs = devices(nr)
+    comms = nccl.comm_init_all(devs)
+    hs = [host(f32, n) for _ in devs]
+    combine = {"sum": np.add, "avg": np.add, "max": np.maximum, "prod": np.multiply}[op]
+    want = hs[0]
+    for h in hs[1:]:
+        want = combine(want, h)
+    for in_place in (False, True):
+        xs = upload(devs, hs)
+        ys = xs if in_place else empty(devs, n, f32)
+        with trace.record() as rec:
+            works = _all_reduce_all(xs, ys, n, op, comms, algorithm="nvls")
+        for y in ys:
+            if op == "avg":  # the last step adds and divides in float32, rounding once more: within an ulp
+                np.testing.assert_allclose(y.get(), want / np.float32(nr), rtol=2.5e-7)
+            else:
+                np.testing.assert_array_equal(y.get(), want)
+        m = works[0].model
+        assert m is not None and m.algorithm == "nvls"
+        assert m == nccl.model("all_reduce", n * 4, [d.spec for d in devs], "nvls")
+        phases = [e.args["phase"] for e in rec.events if e.name == "nccl_step"]
+        assert phases.count("nvls-reduce-scatter") == phases.count("nvls-all-gather") == nr * (nr - 1)
+    close(comms)
+
+
+def test_the_tuner_picks_nvls_for_large_all_reduces_on_nvswitch_and_nccl_algo_restricts_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """NVLS beats the ring on 8 H200s from about 11 MB (fewer bytes per link, a fixed 25 us), models near
+    nccl-tests' published ~480 GB/s busbw at 256 MiB against the ring's ~378; never on HGX A100 (no
+    reducing switch), the MI300X mesh or 2 ranks. NCCL_ALGO limits the tuner; a call that cannot run NVLS is
+    ncclInvalidUsage."""
+    from strata.hw.catalog import get_spec
+    from strata.libs.nccl.model import choose_algorithm, nvls_supported
+
+    h200 = [get_spec("h200")] * 8
+    big = 256 << 20
+    assert choose_algorithm("all_reduce", big, h200) == "nvls"
+    assert choose_algorithm("all_reduce", 4 << 20, h200) == "ring"
+    nvls, ring = nccl.model("all_reduce", big, h200, "nvls"), nccl.model("all_reduce", big, h200, "ring")
+    assert nvls.seconds < ring.seconds and 460e9 < nvls.busbw < 500e9 and ring.busbw < 400e9
+    assert nvls.busbw == pytest.approx(nvls.algbw * 2 * 7 / 8)
+    assert not nvls_supported([get_spec("a100")] * 8) and not nvls_supported([get_spec("mi300x")] * 8)
+    assert not nvls_supported(h200[:2]) and nvls_supported(h200[:3])
+    assert choose_algorithm("all_reduce", big, [get_spec("a100")] * 8) == "ring"
+    with pytest.raises(NcclError, match="NVLS") as info:
+        nccl.model("all_reduce", big, [get_spec("mi300x")] * 8, "nvls")
+    assert info.value.status == "ncclInvalidUsage"
+    assert choose_algorithm("all_reduce", big, h200, ("ring", "tree")) == "ring"
+    assert choose_algorithm("all_reduce", 4096, h200, ("nvls",)) == "nvls"
+    with pytest.raises(NcclError, match="NCCL_ALGO allows nvls, none of which runs on 2 x h200"):
+        choose_algorithm("all_reduce", big, h200[:2], ("nvls",))
+
+    devs = devices(3)
+    comms = nccl.comm_init_all(devs)
+    xs = upload(devs, [host(np.dtype(np.float32), 96) for _ in devs])
+    for env, want in (("NVLS", "nvls"), ("^nvls,tree", "ring"), ("Ring,Tree", "tree")):
+        monkeypatch.setenv("NCCL_ALGO", env)
+        works = _all_reduce_all(xs, xs, 96, "sum", comms)
+        assert works[0].model is not None and works[0].model.algorithm == want, env
+    monkeypatch.setenv("NCCL_ALGO", "PAT")  # an algorithm of NCCL's that strata does not run
+    with pytest.raises(NcclError, match="NCCL_ALGO allows , none of which runs on 3 x h200"):
+        _all_reduce_all(xs, xs, 96, "sum", comms)
+    monkeypatch.setenv("NCCL_ALGO", "Rings")
+    with pytest.raises(NcclError, match="NCCL_ALGO='Rings': expected a comma list of NCCL's algorithms") as info:
+        _all_reduce_all(xs, xs, 96, "sum", comms)
+    assert info.value.status == "ncclInvalidArgument"
+    works = _all_reduce_all(xs, xs, 96, "sum", comms, algorithm="tree")  # named: NCCL_ALGO is not read
+    assert works[0].model is not None and works[0].model.algorithm == "tree"
+    close(comms)
+    monkeypatch.delenv("NCCL_ALGO")
+    comms = nccl.comm_init_all(devs[:2], timeout=5)
+    with pytest.raises(NcclError, match="needs more than 2 GPUs") as info:
+        _all_reduce_all(xs[:2], xs[:2], 96, "sum", comms, algorithm="nvls")
+    assert info.value.status == "ncclInvalidUsage"
+    close(comms)

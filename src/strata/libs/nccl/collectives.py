@@ -37,14 +37,21 @@ from typing import Any
 
 import numpy as np
 
-from strata import trace
+from strata import config, trace
 from strata.cuda import DeviceArray, pointer_get_attributes
 from strata.libs.common import library_call
 from strata.libs.nccl import comm as comm_mod
 from strata.libs.nccl.comm import Communicator, Op
 from strata.libs.nccl.group import deferred_post, deferred_wait, group_end, group_start
 from strata.libs.nccl.kernels import COPY, VECTOR_BYTES, apply
-from strata.libs.nccl.model import CollectiveModel, choose_algorithm, model, tree_depth
+from strata.libs.nccl.model import (
+    CollectiveModel,
+    allowed_algorithms,
+    choose_algorithm,
+    model,
+    nvls_supported,
+    tree_depth,
+)
 from strata.libs.nccl.types import DataType, NcclError, RedOp
 from strata.runtime import Event, Stream
 
@@ -201,10 +208,11 @@ def _agree_collective(first: Call, call: Call) -> str | None:
 def all_reduce(sendbuff: Any, recvbuff: Any, count: int, datatype: Any, op: Any, comm: Communicator,
                stream: Any = None, *, algorithm: str | None = None) -> Work:
     """ncclAllReduce: every rank's `recvbuff` gets op over all ranks' `sendbuff` (`count` elements;
-    in place when they are the same). op: sum, prod, max, min, avg. `algorithm` (NCCL_ALGO's role):
-    'ring', 'tree', or None for the one with the smaller modeled time (the tree for small sizes)."""
-    if algorithm not in (None, "ring", "tree"):
-        raise NcclError("ncclInvalidArgument", f"[all_reduce] algorithm must be 'ring', 'tree' or None, got "
+    in place when they are the same). op: sum, prod, max, min, avg. `algorithm`: 'ring', 'tree', 'nvls'
+    (NVLink SHARP: HGX H100/H200, more than 2 ranks), or None for the one with the smallest modeled time
+    among those NCCL_ALGO allows (the tree for small sizes, the ring, then NVLS from about 11 MB on 8 H200s)."""
+    if algorithm not in (None, "ring", "tree", "nvls"):
+        raise NcclError("ncclInvalidArgument", f"[all_reduce] algorithm must be 'ring', 'tree', 'nvls' or None, got "
                         f"{algorithm!r}")
     return _collective("all_reduce", comm, sendbuff, recvbuff, count, datatype, op=op, send_elems=count,
                        recv_elems=count, stream=stream, algorithm=algorithm)
@@ -361,8 +369,15 @@ def _execute_collective(op: Op) -> None:
     total = count * size * (n if api in ("all_gather", "reduce_scatter", "all_to_all") else 1)
     algorithm = "ring"
     if api == "all_reduce":
-        algorithm = c0.algorithm or choose_algorithm(api, total, [c.comm.device.spec for c in calls])
-    build = _all_reduce_tree if algorithm == "tree" and n > 1 else _SCHEDULES[api]
+        specs = [c.comm.device.spec for c in calls]
+        algorithm = c0.algorithm or choose_algorithm(api, total, specs,
+                                                         allowed_algorithms(config.settings().nccl_algo))
+        if algorithm == "nvls" and not nvls_supported(specs):  # asked for by name
+            raise NcclError("ncclInvalidUsage", f"[all_reduce] algorithm='nvls' (NVLink SHARP) needs more than 2 "
+                            f"GPUs on a third-generation NVSwitch (HGX H100/H200); the ranks run on {n} x "
+                            f"{specs[0].name}")
+    build = {"tree": _all_reduce_tree, "nvls": _all_reduce_nvls}.get(algorithm, _SCHEDULES[api]) if n > 1 \
+        else _SCHEDULES[api]
     steps, phases, links = build(calls, count, size)
     _run(op, api, calls, steps, phases, total, links, algorithm)
 
@@ -498,6 +513,37 @@ def _all_reduce_tree(calls: list[Call], count: int, size: int) -> _Schedule:
                 step[r] = [_Launch(c.recv, 0, calls[(r - 1) // 2].recv, count, COPY)]
         steps.append(step)
     return steps, ["copy-in"] + ["tree-reduce"] * depth + ["tree-broadcast"] * depth, "tree"
+
+
+def _all_reduce_nvls(calls: list[Call], count: int, size: int) -> _Schedule:
+    """NVLink SHARP's two steps, on the device kernels: rank r reduces shard r of every rank's sendbuff
+    (what the switch sums as rank r reads the shard through the multicast address: multimem.ld_reduce),
+    then copies every other rank's finished shard (what the switch copies to every GPU as its owner
+    writes it once: multimem.st). The emulation's reduction order, the same for every shard: rank 0's
+    element, then + rank 1's, + rank 2's, ... in rank order (the switch's own order is not documented);
+    AVG divides in the last addition."""
+    n = len(calls)
+    red = calls[0].op
+    assert red is not None
+    code = RedOp.ncclSum if red == RedOp.ncclAvg else red
+    chunks = _chunks(count, n, size)
+    reduce_step: list[list[_Launch]] = []
+    for r, c in enumerate(calls):
+        off, length = chunks[r]
+        at = off * size
+        # partial results in scratch: in place, writing recv's shard early would overwrite the rank's own
+        # contribution before its turn in the order
+        acc = c.comm.scratch(max(1, length) * size)
+        launches = []
+        for k in range(1, n):
+            a = calls[0].send + at if k == 1 else acc
+            last = k == n - 1
+            div = n if red == RedOp.ncclAvg and last else 0
+            launches.append(_Launch(c.recv + at if last else acc, a, calls[k].send + at, length, int(code), div, r))
+        reduce_step.append(launches)
+    gather_step = [[_Launch(c.recv + chunks[k][0] * size, 0, calls[k].recv + chunks[k][0] * size, chunks[k][1], COPY,
+                            0, k) for k in range(n) if k != r] for r, c in enumerate(calls)]
+    return [reduce_step, gather_step], ["nvls-reduce-scatter", "nvls-all-gather"], "all"
 
 
 def _broadcast(calls: list[Call], count: int, size: int) -> _Schedule:

@@ -22,9 +22,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from strata.hw.catalog import GPUSpec
-from strata.hw.topology import collective_bandwidth, collective_latency
+from strata.hw.topology import collective_bandwidth, collective_latency, system_for
+from strata.libs.nccl.types import NcclError
 
 RING_EFFICIENCY = 0.85  # of the link rate a large ring collective sustains [G; see docs/distributed.md]
+# NVLink SHARP (NCCL's NVLS): the NVSwitch reduces. Its fixed cost is NCCL's own tuning-table figure for
+# NVLS over NVLink (25 us); its efficiency is a guess [G], set so that 8 H100/H200 land near nccl-tests'
+# published ~480 GB/s busbw at large sizes, so the bench's comparison is a consistency check, not a prediction.
+NVLS_LATENCY_S = 25e-6
+NVLS_EFFICIENCY = 0.70
+_NVLS_LINKS = frozenset({"NVLink4", "NVLink5"})  # third-generation NVSwitch onwards (Hopper): multimem reductions
 
 
 def bus_factor(op: str, n: int) -> float:
@@ -71,11 +78,25 @@ def model(op: str, nbytes: int, specs: Sequence[GPUSpec], algorithm: str = "ring
     `algorithm="tree"` (all_reduce only): a reduce up a binary tree then a broadcast down it, pipelined:
     2 x depth steps of latency, and a busy inner rank moves 3 x S each way (from two children and to
     its parent going up, from its parent and to two children going down; 2 x S at a root of two
-    children, S for two ranks), so the tree wins small, latency-bound sizes and the ring large ones."""
+    children, S for two ranks), so the tree wins small, latency-bound sizes and the ring large ones.
+
+    `algorithm="nvls"` (all_reduce on an NVSwitch that reduces, `nvls_supported`): two steps, the switch
+    summing each rank's shard as the rank reads it (reduce-scatter) and copying each reduced shard to
+    every rank as its owner writes it once (all-gather). Each GPU's link carries S + S/n each way (its
+    whole buffer up and its shard back, then its shard up and every shard back) instead of the ring's
+    2(n-1)/n x S, for a fixed `NVLS_LATENCY_S`; at `NVLS_EFFICIENCY` of the link rate it beats the ring
+    from about 11 MB on 8 H200s."""
     n = len(specs)
     factor = bus_factor(op, n)
     rate = collective_bandwidth(specs) * RING_EFFICIENCY
     latency = collective_latency(specs)
+    if algorithm == "nvls" and op == "all_reduce":
+        if not nvls_supported(specs):
+            raise NcclError("ncclInvalidUsage", f"NVLS (NVLink SHARP) needs more than 2 GPUs on a third-generation "
+                            f"NVSwitch (HGX H100/H200); these are {n} x {specs[0].name if specs else '-'}")
+        seconds = NVLS_LATENCY_S + nbytes * (n + 1) / n / (collective_bandwidth(specs) * NVLS_EFFICIENCY)
+        algbw = nbytes / seconds
+        return CollectiveModel(op, nbytes, n, seconds, algbw, algbw * factor, seconds / 2, "nvls")
     if algorithm == "tree" and op == "all_reduce" and n > 1:
         steps = 2 * tree_depth(n)
         seconds = steps * latency + {2: 1, 3: 2}.get(n, 3) * nbytes / rate
@@ -88,9 +109,49 @@ def model(op: str, nbytes: int, specs: Sequence[GPUSpec], algorithm: str = "ring
                            "tree" if tree else "ring")
 
 
-def choose_algorithm(op: str, nbytes: int, specs: Sequence[GPUSpec]) -> str:
-    """NCCL's tuner in miniature: the algorithm with the smaller modeled time ('tree' only for all_reduce)."""
-    if op != "all_reduce" or len(specs) < 3:
+def nvls_supported(specs: Sequence[GPUSpec]) -> bool:
+    """Whether these GPUs can run NVLS: more than two (as NCCL requires), all on one platform whose
+    NVSwitch reduces in the switch (NVLink 4 onwards: HGX H100/H200; not HGX A100, not an xGMI mesh)."""
+    system = system_for(specs)
+    return len(specs) > 2 and system is not None and system.fabric == "nvswitch" and system.link_name in _NVLS_LINKS
+
+
+ALGORITHMS = ("ring", "tree", "nvls")  # what strata models, in NCCL_ALGO's spelling, lower-cased
+_NCCL_ONLY = ("collnetdirect", "collnetchain", "nvlstree", "pat")  # NCCL's other algorithms: none here
+
+
+def allowed_algorithms(nccl_algo: str | None) -> tuple[str, ...] | None:
+    """The algorithms NCCL_ALGO allows, as NCCL reads it ('Ring,Tree' those, '^NVLS' all but those;
+    case-insensitive), among strata's; None when unset. NCCL's algorithms strata does not model may be
+    named (they are never available here).
+
+    Raises:
+        NcclError: ncclInvalidArgument for a name NCCL does not know."""
+    if not nccl_algo:
+        return None
+    exclude = nccl_algo.startswith("^")
+    names = [a.strip().lower() for a in nccl_algo.lstrip("^").split(",") if a.strip()]
+    bad = [a for a in names if a not in ALGORITHMS + _NCCL_ONLY]
+    if bad or not names:
+        raise NcclError("ncclInvalidArgument", f"NCCL_ALGO={nccl_algo!r}: expected a comma list of NCCL's algorithms "
+                        f"(strata runs {', '.join(ALGORITHMS)}), optionally after '^' to exclude them")
+    return tuple(a for a in ALGORITHMS if (a in names) != exclude)
+
+
+def choose_algorithm(op: str, nbytes: int, specs: Sequence[GPUSpec], allowed: Sequence[str] | None = None) -> str:
+    """NCCL's tuner in miniature: the algorithm with the smallest modeled time among those that apply
+    (all_reduce: 'ring'; 'tree' from 3 ranks; 'nvls' where `nvls_supported`) and `allowed` (NCCL_ALGO's
+    list; None: all). Other collectives run the ring whatever `allowed` says.
+
+    Raises:
+        NcclError: ncclInvalidUsage when `allowed` leaves no algorithm that applies (NCCL: "no algorithm
+            available")."""
+    if op != "all_reduce":
         return "ring"
-    ring, tree = model(op, nbytes, specs, "ring"), model(op, nbytes, specs, "tree")
-    return "tree" if tree.seconds < ring.seconds else "ring"
+    candidates = ["ring"] + (["tree"] if len(specs) >= 3 else []) + (["nvls"] if nvls_supported(specs) else [])
+    usable = [a for a in candidates if allowed is None or a in allowed]
+    if not usable:
+        raise NcclError("ncclInvalidUsage", f"[all_reduce] NCCL_ALGO allows {', '.join(allowed or [])}, none of "
+                        f"which runs on {len(specs)} x {specs[0].name if specs else '-'} (available: "
+                        f"{', '.join(candidates)})")
+    return min(usable, key=lambda a: model(op, nbytes, specs, a).seconds)
