@@ -19,7 +19,7 @@ pytest.importorskip("llvmlite", reason="the native executor needs llvmlite")
 
 import strata.cuda as cuda  # noqa: E402
 from strata import trace  # noqa: E402
-from strata.errors import DeviceFault  # noqa: E402
+from strata.errors import DeviceFault, LaunchTimeout  # noqa: E402
 
 SRC = r"""
 extern "C" __global__ void axpy(int n, float a, const float* x, float* y) {
@@ -50,6 +50,18 @@ extern "C" __global__ void inplace_shift(float* y) {
 extern "C" __global__ void unaligned(const char* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   y[i] = *(const float*)(x + 4 * i + 2);                // a misaligned load
+}
+extern "C" __global__ void branchy(const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x[i] > 0.5f) y[i] = x[i] * 2.0f;                  // uniform in most chunks, divergent in one
+  else y[i] = -x[i];
+}
+extern "C" __global__ void tile_sum(const float* x, float* y) {
+  __shared__ float s[256];
+  int t = threadIdx.x, i = blockIdx.x * 256 + t;
+  s[t] = x[i];
+  __syncthreads();                                      // every lane of each block: completes in the driver
+  y[i] = s[t] + s[255 - t];
 }
 extern "C" __global__ void fill(float v, float* y) {
   y[blockIdx.x * blockDim.x + threadIdx.x] = v;         // a store alone
@@ -232,3 +244,60 @@ def test_saxpy_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch, mod: Any) ->
     program = Program(parse(shared.ptx), {})
     cg.KernelCodegen(program, program.functions["stage"]).build()
     assert len(seen) == 0  # the global load sits in a segment with a shared store: per warp, for the bank counts
+
+
+@pytest.mark.parametrize("lanes", [256, CHUNK])
+def test_chunks_after_a_finished_one(monkeypatch: pytest.MonkeyPatch, mod: Any, lanes: int) -> None:
+    """After a chunk that one driver call ran to the end, a worker runs its next chunks on the same registers
+    without new Python objects (executor.chunks); one that diverges (chunk 5 here), faults or is due for a
+    poll (every 32 blocks: 256-lane chunks of this 3-block kernel poll every 11th) gets them back and goes on
+    from the driver call's result: outputs and counters as the reference's."""
+    monkeypatch.setenv("STRATA_CHUNK_LANES", str(lanes))
+    n = 40 * lanes
+    x = np.random.default_rng(5).random(n, dtype=np.float32) * np.float32(0.4) + np.float32(0.6)
+    x[5 * lanes + 3::7][:20] = np.float32(0.1)  # a few lanes of chunk 5 take the other path
+
+    def make() -> Any:
+        dy = cuda.to_device(np.zeros(n, np.float32))
+        return (cuda.to_device(x), dy), [dy]
+
+    (out,) = _both(monkeypatch, mod.get_function("branchy"), n // BLOCK, make)
+    np.testing.assert_array_equal(out, np.where(x > np.float32(0.5), x * np.float32(2), -x))
+
+
+def test_chunks_with_a_barrier(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    n = 24 * BLOCK
+    x = np.random.default_rng(6).standard_normal(n).astype(np.float32)
+
+    def make() -> Any:
+        dy = cuda.to_device(np.zeros(n, np.float32))
+        return (cuda.to_device(x), dy), [dy]
+
+    (out,) = _both(monkeypatch, mod.get_function("tile_sum"), n // BLOCK, make)
+    v = x.reshape(-1, BLOCK)
+    np.testing.assert_array_equal(out, (v + v[:, ::-1]).ravel())
+
+
+def test_launch_budget_stops_a_run_of_chunks_where_the_reference_does(monkeypatch: pytest.MonkeyPatch,
+                                                                      mod: Any) -> None:
+    # chunks after a finished one skip the Python run loop: the budget (and the polls) must still stop them at
+    # the reference's block, with the chunks before it written and the ones after it not
+    monkeypatch.setenv("STRATA_CHUNK_LANES", "256")
+    n = 40 * 256
+    x = np.ones(n, np.float32)
+    monkeypatch.setenv("STRATA_LAUNCH_BUDGET", str(17 * 256 * 10 + 5))  # within the launch, not at a chunk's end
+    got = {}
+    for ex in ("reference", "native"):
+        monkeypatch.setenv("STRATA_EXECUTOR", ex)
+        dy = cuda.to_device(np.zeros(n, np.float32))
+        dev = cuda.current_device()
+        try:
+            with pytest.raises(LaunchTimeout) as info:
+                mod.get_function("branchy")(n // BLOCK, BLOCK, (cuda.to_device(x), dy)).wait()
+            # (the device's memory as the launch left it: the context refuses copies until it is reset)
+            written = np.frombuffer(dev.file.gpu.memory.read(dy.ptr, 4 * n), np.float32).copy()
+        finally:
+            dev.reset()
+        got[ex] = (str(info.value).split(" s; ")[-1], written.tobytes())
+    assert 0 < np.count_nonzero(np.frombuffer(got["reference"][1], np.float32)) < n  # (stopped part way)
+    assert got["native"] == got["reference"]
