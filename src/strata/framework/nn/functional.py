@@ -1,12 +1,14 @@
 """strata.nn.functional: torch.nn.functional's names and signatures over strata tensors.
 
-On "cuda" each op calls the strata.libs.dnn routine that plays cuDNN's role (activations, softmax,
-dropout, layer/RMS/batch norm, cross-entropy, embedding, pooling, conv2d, attention), forward and, in
-the recorded autograd Node, backward; dtypes the routine lacks are computed in float32 and cast back,
-and float64 (which cuDNN-style libraries do not take) is composed from framework ops, so it runs as
-framework kernels. Ops without a dnn routine (pad, one_hot, mse_loss, nll_loss, ...) are compositions
-of framework ops. On "cpu" the hot ops are direct NumPy implementations (half and bfloat16 in
-float32), the rest the same compositions.
+The ops whose kernels differ per device are declared in the op table (op_table.py) and reach their
+kernels through it, never by testing the device here: activations, dropout, cross-entropy's fused pass,
+nll's class-index check and embedding have a kernel per backend (backends/cpu.py: NumPy, half and
+bfloat16 in float32; backends/cuda.py: the strata.libs.dnn routines that play cuDNN's role, dtypes they
+lack computed in float32 and cast back); linear, layer/RMS/batch norm, conv2d, pooling and attention are
+composites written here with framework ops, whose fused kernels (cpu addmm; cuda dnn, which takes no
+float64) are the backends' fast paths. Under create_graph a fused kernel's backward differentiates its
+composite (or the table's derivative), so second derivatives exist on both devices. Ops without a fused
+kernel (pad, one_hot, mse_loss, nll_loss, ...) are compositions of framework ops.
 
 Example:
     >>> import strata
@@ -31,10 +33,10 @@ import numpy as np
 from strata.framework import amp, autograd, creation, indexing, joining, linalg, op_table, ops, reductions, sorting
 from strata.framework import dtypes as dt
 from strata.framework import random as _random
-from strata.framework.device import CPU, device, on
+from strata.framework.device import device, on
 from strata.framework.handles import library, library_handle
-from strata.framework.ops import _opmath, empty, from_host, record
-from strata.framework.tensor import Tensor, from_array
+from strata.framework.ops import empty, record
+from strata.framework.tensor import Tensor
 
 _DNN_FLOATS = (dt.float32, dt.float16, dt.bfloat16)
 
@@ -66,23 +68,6 @@ def _as(t: Tensor, dtype: dt.dtype) -> Tensor:
 
 def _arr(t: Tensor) -> Any:
     return ops.device_array(t)
-
-
-def _np(t: Tensor) -> np.ndarray:
-    """A cpu tensor's values in their math type (float32 for half and bfloat16)."""
-    return _opmath(t.detach()._host())
-
-
-def _cpu(a: np.ndarray, dtype: dt.dtype) -> Tensor:
-    return from_host(np.asarray(a), dtype, CPU)
-
-
-def _fresh(a: np.ndarray, dtype: dt.dtype) -> Tensor:
-    """`_cpu` for an array this module has just computed and keeps no other use of: a tensor over it,
-    without a copy when it is row-major and of `dtype`'s type already."""
-    if a.__class__ is np.ndarray and a.dtype == dtype.np and a.flags.c_contiguous:
-        return from_array(a, dtype)
-    return _cpu(a, dtype)
 
 
 def _dim(d: int, n: int) -> int:
