@@ -16,10 +16,11 @@ and their addresses follow the lane index (lane i at a0 + i * size: SAXPY's x[i]
   increasing.
 
 One branch-free pass over the chunk's lanes (LLVM vectorizes it) reduces each group leader's addresses to
-min and max of `address - i * size` (equal when they follow the lane index), their OR and the count of
-lanes taking part. If every leader passes, the closed forms replace the warp loop; if any does not (a
-partial mask, a strided or gathered address, a fault, a warp spread over allocations), the warp-by-warp
-dry run runs as before and decides, so a fault report and every counter stay the reference's.
+min and max of `address - i * size` (0 for a lane not taking part): equal, and a global address, only when
+every lane takes part and they follow the lane index. If every leader passes, the closed forms replace the
+warp loop; if any does not (a partial mask, a strided or gathered address, a fault, a warp spread over
+allocations), the warp-by-warp dry run runs as before and decides, so a fault report and every counter stay
+the reference's.
 """
 
 from __future__ import annotations
@@ -41,16 +42,16 @@ def eligible(mems: dict[int, Any]) -> bool:
 
 
 def lane(g: Any, d: Any, a: ir.Value, i: ir.Value, part: ir.Value) -> None:
-    """One lane's part in its leader's chunk reductions (selects and min/max: the loop vectorizes)."""
+    """One lane's part in its leader's chunk reductions (a select and min/max: the loop vectorizes). A lane
+    that does not take part counts as address 0 (never a global one), so min and max agree only when every
+    lane takes part at a0 + i * size."""
     bld = g.bld
-    mn_p, mx_p, or_p, c_p = d.chunk_red
-    dev = bld.sub(a, bld.mul(i, ir.Constant(I64, d.nbytes)))
+    mn_p, mx_p = d.chunk_red
+    dev = bld.select(part, bld.sub(a, bld.mul(i, ir.Constant(I64, d.nbytes))), ir.Constant(I64, 0))
     umin = g.intrinsic("llvm.umin.i64", I64, [I64, I64])
     umax = g.intrinsic("llvm.umax.i64", I64, [I64, I64])
     bld.store(bld.call(umin, [bld.load(mn_p), dev]), mn_p)
     bld.store(bld.call(umax, [bld.load(mx_p), dev]), mx_p)
-    bld.store(bld.or_(bld.load(or_p), a), or_p)
-    bld.store(bld.add(bld.load(c_p), bld.zext(part, I64)), c_p)
 
 
 def chunk_pass(g: Any, segment: list[Any], mems: dict[int, Any]) -> tuple[ir.Value, dict[int, Any]]:
@@ -60,8 +61,8 @@ def chunk_pass(g: Any, segment: list[Any], mems: dict[int, Any]) -> tuple[ir.Val
     bld = g.bld
     leaders = [d for d in mems.values() if d.leader is None]
     for d in leaders:
-        d.chunk_red = [g.entry_alloca(I64) for _ in range(4)]  # min and max of a - i * size, OR of a, lanes
-        for slot, v in zip(d.chunk_red, (-1, 0, 0, 0), strict=True):
+        d.chunk_red = [g.entry_alloca(I64) for _ in range(2)]  # min, max of a - i * size (0 if not taking part)
+        for slot, v in zip(d.chunk_red, (-1, 0), strict=True):
             bld.store(ir.Constant(I64, v), slot)
 
     def body(i: ir.Value) -> None:
@@ -79,12 +80,12 @@ def chunk_pass(g: Any, segment: list[Any], mems: dict[int, Any]) -> tuple[ir.Val
     facts: dict[int, Any] = {}
     starts_i, ends_i = g.ctx(cg.CTX_STARTS), g.ctx(cg.CTX_ENDS)
     for d in leaders:
-        mn_p, mx_p, or_p, c_p = d.chunk_red
+        mn_p, mx_p = d.chunk_red
         a0 = bld.load(mn_p)
         nb = d.nbytes
-        ok = bld.and_(bld.icmp_unsigned("==", a0, bld.load(mx_p)), bld.icmp_signed("==", bld.load(c_p), n))
-        ok = bld.and_(ok, bld.icmp_unsigned("==", bld.and_(bld.load(or_p), ir.Constant(I64, nb - 1)),
-                                            ir.Constant(I64, 0)))
+        # every lane at a0 + i * size (a0 below the global window fails `inside`), a0 aligned: so is every lane
+        ok = bld.and_(bld.icmp_unsigned("==", a0, bld.load(mx_p)),
+                      bld.icmp_unsigned("==", bld.and_(a0, ir.Constant(I64, nb - 1)), ir.Constant(I64, 0)))
         last = bld.add(a0, bld.mul(bld.sub(n, ir.Constant(I64, 1)), ir.Constant(I64, nb)))
         lo = bld.add(a0, ir.Constant(I64, d.span[0]))
         hi = bld.add(last, ir.Constant(I64, d.span[1]))  # the highest first byte of any access of the group
