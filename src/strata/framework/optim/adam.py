@@ -20,12 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from strata.framework import autograd, ops
-from strata.framework.kernels import optim as kernels
+from strata.framework import autograd, op_table, ops
+from strata.framework.backends import optim_cpu, optim_cuda  # noqa: F401 - their fast paths register here
 from strata.framework.optim.optimizer import Optimizer, ParamsT, check_grad, new_step
-from strata.framework.optim.sgd import _contiguous
 from strata.framework.tensor import Tensor
 
 
@@ -113,55 +110,33 @@ def _validate(lr: Any, betas: Any, eps: float, weight_decay: float, foreach: Any
 
 
 def _adam_update(p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any], step: float) -> None:
+    """One parameter's step: the backend's fused kernel when it takes these tensors, else the composite."""
     lr, wd, eps = float(group["lr"]), float(group["weight_decay"]), float(group["eps"])
     beta1, beta2 = (float(b) for b in group["betas"])
     amsgrad, maximize = bool(group["amsgrad"]), bool(group["maximize"])
     decoupled = bool(group.get("decoupled_weight_decay", False))
     m, v = state["exp_avg"], state["exp_avg_sq"]
     vmax = state.get("max_exp_avg_sq") if amsgrad else None
-    if p.device.type == "cpu":
-        _adam_numpy(p, grad, m, v, vmax, lr, beta1, beta2, eps, wd, step, maximize, decoupled)
-        return
-    target, g = _contiguous(p), _contiguous(grad, p.dtype)
-    bufs = [_contiguous(b) if b is not None else None for b in (m, v, vmax)]
-    kernels.adam(p.dtype.name, p.numel(), ops._ptr(target), ops._ptr(g),
-                 *(ops._ptr(b) if b is not None else 0 for b in bufs), lr=lr, beta1=beta1, beta2=beta2, eps=eps,
-                 weight_decay=wd, step=step, amsgrad=amsgrad, maximize=maximize, decoupled=decoupled)
-    for dst, src in zip((p, m, v, vmax), (target, *bufs), strict=True):
-        if dst is not None and src is not None and src is not dst:
-            ops.copy_into(dst, src)
+    args = (p, grad, m, v, vmax, lr, beta1, beta2, eps, wd, step, maximize, decoupled)
+    fused = op_table.fast_path("adam_step", p.device.type)
+    if fused is None or not fused(*args):
+        adam_step(*args)
 
 
-def _adam_numpy(p: Tensor, grad: Tensor, m: Tensor, v: Tensor, vmax: Tensor | None, lr: float, beta1: float,
-                beta2: float, eps: float, wd: float, step: float, maximize: bool, decoupled: bool) -> None:
-    """The same update with NumPy on host tensors, op by op in PyTorch's order (half/bfloat16 in float32,
-    rounded to the parameter's dtype after each op as PyTorch's CPU kernels do)."""
-    acc: Any = np.float64 if p.dtype.name == "float64" else np.float32
-    st = p.dtype.np
-
-    def r(a: Any) -> Any:  # round to the storage dtype, back to opmath
-        return a.astype(st).astype(acc)
-
-    x: Any = p._host().astype(acc)
-    d: Any = grad._host().astype(acc)
-    if maximize:
-        d = -d
+def adam_step(p: Tensor, grad: Tensor, m: Tensor, v: Tensor, vmax: Tensor | None, lr: float, beta1: float,
+              beta2: float, eps: float, wd: float, step: float, maximize: bool, decoupled: bool) -> None:
+    """The Adam/AdamW update, written once with tensor ops (PyTorch's single-tensor algorithm; in place,
+    under no_grad): every device and dtype, each op rounding in the parameter's dtype."""
+    g = -grad if maximize else grad
     if wd != 0:
         if decoupled:
-            x = r(x * acc(1 - lr * wd))
+            p.mul_(1 - lr * wd)
         else:
-            d = r(d + acc(wd) * x)
-    mh, vh = m._host(), v._host()
-    w = acc(1 - beta1)
-    mo = mh.astype(acc)
-    mn = r(mo + w * (d - mo) if w < 0.5 else d - (d - mo) * acc(1 - w))
-    vn = r(r(vh.astype(acc) * acc(beta2)) + acc(1 - beta2) * d * d)
-    mh[...], vh[...] = mn.astype(st), vn.astype(st)
-    s = vn
+            g = g.add(p, alpha=wd)
+    m.lerp_(g, 1 - beta1)
+    v.mul_(beta2).add_(g * (1 - beta2) * g)  # (addcmul: self + value * t1 * t2, in that order)
     if vmax is not None:
-        mx = vmax._host()
-        s = r(np.maximum(mx.astype(acc), vn))
-        mx[...] = s.astype(st)
+        vmax.copy_(ops.maximum(vmax, v))
     bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
-    denom = r(r(np.sqrt(s) / acc(bc2 ** 0.5)) + acc(eps))
-    p._host()[...] = (x + acc(-(lr / bc1)) * r(mn / denom)).astype(st)
+    denom = ((vmax if vmax is not None else v).sqrt() / bc2 ** 0.5).add_(eps)
+    p.add_(m / denom, alpha=-(lr / bc1))  # (addcdiv: self + value * (t1 / t2))

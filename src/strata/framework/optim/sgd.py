@@ -22,10 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from strata.framework import autograd, ops
-from strata.framework.kernels import optim as kernels
+from strata.framework import autograd, op_table, ops
+from strata.framework.backends import optim_cpu, optim_cuda  # noqa: F401 - their fast paths register here
 from strata.framework.optim.optimizer import Optimizer, ParamsT, check_grad
 from strata.framework.tensor import Tensor
 
@@ -38,7 +36,9 @@ class SGD(Optimizer):
         lr: learning rate. momentum: momentum factor. dampening: dampening of the momentum.
         weight_decay: L2 penalty added to the gradient. nesterov: Nesterov momentum.
         maximize: ascend instead of descend. foreach, differentiable, fused: accepted for compatibility;
-            strata has one implementation (fused kernels on "cuda"); differentiable=True is not supported.
+            strata has one implementation (`sgd_step`, with each backend's fused kernel as its fast path: NumPy
+            in place for float32/float64 on "cpu", one kernel per parameter on "cuda"); differentiable=True
+            is not supported.
 
     Raises:
         ValueError: lr, momentum or weight_decay negative; nesterov without momentum or with dampening.
@@ -87,59 +87,26 @@ class SGD(Optimizer):
 
 
 def _sgd_update(p: Tensor, grad: Tensor, buf: Tensor | None, group: dict[str, Any], first: bool) -> None:
+    """One parameter's step: the backend's fused kernel when it takes these tensors, else the composite."""
     lr, wd, momentum = float(group["lr"]), float(group["weight_decay"]), float(group["momentum"])
     dampening, nesterov, maximize = float(group["dampening"]), bool(group["nesterov"]), bool(group["maximize"])
-    if p.device.type == "cpu" and p.dtype.name in ("float32", "float64"):
-        _sgd_update_inplace(p._host(), grad._host(), buf._host() if buf is not None else None,
-                            lr, wd, momentum, dampening, nesterov, maximize, first)
-        return
-    if p.device.type == "cpu":
-        acc: Any = np.float64 if p.dtype.name == "float64" else np.float32
-        x: Any = p._host().astype(acc)
-        d: Any = grad._host().astype(acc)
-        if maximize:
-            d = -d
-        if wd != 0:
-            d = d + acc(wd) * x
-        if momentum != 0:
-            assert buf is not None
-            bh = buf._host()
-            b = d if first else bh.astype(acc) * acc(momentum) + acc(1 - dampening) * d
-            bh[...] = b.astype(p.dtype.np)
-            b = bh.astype(acc)
-            d = d + acc(momentum) * b if nesterov else b
-        p._host()[...] = (x + acc(-lr) * d).astype(p.dtype.np)
-        return
-    target, g = _contiguous(p), _contiguous(grad, p.dtype)
-    kernels.sgd(p.dtype.name, p.numel(), ops._ptr(target), ops._ptr(g), ops._ptr(buf) if buf is not None else 0,
-                lr=lr, weight_decay=wd, momentum=momentum, dampening=dampening, nesterov=nesterov,
-                maximize=maximize, first=first)
-    if target is not p:
-        ops.copy_into(p, target)
+    fused = op_table.fast_path("sgd_step", p.device.type)
+    if fused is None or not fused(p, grad, buf, first, lr, wd, momentum, dampening, nesterov, maximize):
+        sgd_step(p, grad, buf, first, lr, wd, momentum, dampening, nesterov, maximize)
 
 
-def _sgd_update_inplace(x: np.ndarray, d: np.ndarray, b: np.ndarray | None, lr: float, wd: float, momentum: float,
-                        dampening: float, nesterov: bool, maximize: bool, first: bool) -> None:
-    """The float32/float64 host update in place, op by op in the parameter's dtype as PyTorch's
-    foreach kernels round (the same values as the widening path above, without its copies)."""
-    s = x.dtype.type
-    if maximize:
-        d = -d
+def sgd_step(p: Tensor, grad: Tensor, buf: Tensor | None, first: bool, lr: float, wd: float, momentum: float,
+             dampening: float, nesterov: bool, maximize: bool) -> None:
+    """The SGD update, written once with tensor ops (PyTorch's single-tensor algorithm; in place, under
+    no_grad): every device and dtype, each op rounding in the parameter's dtype."""
+    d = -grad if maximize else grad
     if wd != 0:
-        d = d + s(wd) * x
+        d = d.add(p, alpha=wd)
     if momentum != 0:
-        assert b is not None
+        assert buf is not None
         if first:
-            b[...] = d
+            buf.copy_(d)
         else:
-            b *= s(momentum)
-            b += s(1 - dampening) * d if dampening else d  # (1 * d is d exactly: no temporary)
-        d = d + s(momentum) * b if nesterov else b
-    x += s(-lr) * d
-
-
-def _contiguous(t: Tensor, dtype: Any = None) -> Tensor:
-    """t itself when it is contiguous (and of `dtype`), else a row-major copy (written back by the caller)."""
-    if t.is_contiguous() and (dtype is None or t.dtype is dtype):
-        return t
-    return ops._cast(t, dtype or t.dtype)
+            buf.mul_(momentum).add_(d, alpha=1 - dampening)
+        d = d.add(buf, alpha=momentum) if nesterov else buf
+    p.add_(d, alpha=-lr)
