@@ -43,6 +43,13 @@ CASES: dict[str, Case] = {
     "index_select_dim0": (lambda L, T, M, x: L.index_select(x, 0, T([2, 2, 1, 0])), [(3, 2)]),
     "index_add": (lambda L, T, M, x, s: x.index_add(0, T([2, 0, 2]), s), [(3, 4), (3, 4)]),
     "index_add_alpha": (lambda L, T, M, x, s: x.index_add(1, T([1, 1]), s, alpha=-2.5), [(3, 4), (3, 2)]),
+    "index_copy": (lambda L, T, M, x, s: x.index_copy(0, T([2, 0]), s), [(3, 4), (2, 4)]),
+    "index_copy_dim1": (lambda L, T, M, x, s: L.index_copy(x, 1, T([3, 1]), s), [(3, 4), (3, 2)]),
+    "index_fill": (lambda L, T, M, x: x.index_fill(1, T([0, -1, 0]), -2.5), [(3, 4)]),
+    "index_fill_tensor_value": (lambda L, T, M, x, v: L.index_fill(x, 0, T([1]), v), [(3, 4), ()]),
+    "masked_scatter": (lambda L, T, M, x, s: x.masked_scatter(M([[True, False, True, True]] * 3), s), [(3, 4), (10,)]),
+    "masked_scatter_broadcast_mask": (lambda L, T, M, x, s: L.masked_scatter(x, M([[False, True, True, False]]), s),
+                                      [(3, 4), (2, 3, 2)]),
     "gather": (lambda L, T, M, x: x.gather(1, T([[3, 0], [1, 1], [2, 3]])), [(3, 4)]),
     "gather_dim0_small_index": (lambda L, T, M, x: L.gather(x, 0, T([[2, 0, 1]])), [(3, 4)]),
     "scatter": (lambda L, T, M, x, s: x.scatter(0, T([[2, 0, 1, 2]]), s), [(3, 4), (1, 4)]),
@@ -106,7 +113,8 @@ def test_values_gradients_and_second_derivatives(name: str, device: str) -> None
 
 
 @pytest.mark.parametrize("name", ["index_tensor", "index_put_accumulate", "index_add", "gather", "scatter_add",
-                                  "masked_fill", "masked_select", "triu_diagonal", "cat"])
+                                  "masked_fill", "masked_select", "triu_diagonal", "cat", "index_copy", "index_fill",
+                                  "masked_scatter", "take"])
 @pytest.mark.parametrize("dtype", ["int64", "float16", "int16", "bool"])
 def test_other_dtypes(name: str, dtype: str, device: str) -> None:
     """Integer, half and bool tensors (no gradient): accumulating ops without an atomic add on the GPU
@@ -163,6 +171,9 @@ def test_inplace_forms_and_setitem(device: str) -> None:
         x.index_add_(1, T([0, 0]), x[:, :2] * 0 + 1)
         x.scatter_(0, T([[1, 1, 1, 1]]), 9.0)
         x.masked_fill_(x > 8.5, 0.5)
+        x.index_copy_(1, T([2]), x[:, :1] * 2)
+        x.index_fill_(0, T([-1]), 3.0)
+        x.masked_scatter_(x < 1.0, x.flatten() + 100)
         x[1:, T([3])] = T([[4.0], [5.0]])
     assert_same(s, t, device=device)
 
@@ -198,6 +209,17 @@ ERRORS: dict[str, Callable[[Any, Any], Any]] = {
     "masked_select_mask_dtype": lambda L, T: T(X).masked_select(T([1, 0, 0, 0])),
     "tril_1d": lambda L, T: T([1.0, 2.0]).tril(),
     "take_int32_index": lambda L, T: L.take(T(X), T([1]).int()),
+    "index_copy_out_of_range": lambda L, T: T(X).index_copy(1, T([4]), T(X[:, :1])),
+    "index_copy_negative": lambda L, T: T(X).index_copy(0, T([-1]), T(X[:1])),
+    "index_copy_count": lambda L, T: T(X).index_copy(0, T([0]), T(X[:2])),
+    "index_copy_dtype": lambda L, T: T(X).index_copy(0, T([0]), T(X[:1].astype(np.float64))),
+    "index_copy_float_index": lambda L, T: T(X).index_copy(0, T([0.0]), T(X[:1])),
+    "index_fill_out_of_range": lambda L, T: T(X).index_fill(1, T([4]), 1.0),
+    "index_fill_value_dims": lambda L, T: T(X).index_fill(0, T([0]), T([1.0, 2.0])),
+    "index_fill_2d_index": lambda L, T: T(X).index_fill(0, T([[0]]), 1.0),
+    "masked_scatter_too_few": lambda L, T: T(X).masked_scatter(T(X) > -1, T(np.ones(5, np.float32))),
+    "masked_scatter_float_mask": lambda L, T: T(X).masked_scatter(T(X * 0), T(X)),
+    "masked_scatter_dtype": lambda L, T: T(X).masked_scatter(T(X) > 0, T(X.astype(np.float64))),
     "take_out_of_range": lambda L, T: L.take(T(X), T([12])),
     "take_negative_out_of_range": lambda L, T: L.take(T(X), T([0, -13])),
     "take_empty": lambda L, T: L.take(T(np.zeros(0, np.float32)), T([0])),
@@ -211,11 +233,15 @@ ERRORS: dict[str, Callable[[Any, Any], Any]] = {
 SAME_TEXT = {"index_too_many", "index_shape_mismatch", "index_mask_shape", "index_put_shape", "index_select_2d_index",
              "index_add_dtype", "gather_ndim", "scatter_dtype", "scatter_add_dtype", "masked_fill_float_mask",
              "masked_fill_value_dims", "tril_1d", "cat_sizes", "stack_sizes", "index_put_dtype", "cat_ndim",
-             "take_int32_index", "take_out_of_range", "take_negative_out_of_range", "take_empty"}
+             "take_int32_index", "take_out_of_range", "take_negative_out_of_range", "take_empty",
+             "index_copy_out_of_range", "index_copy_negative", "index_copy_count", "index_copy_dtype",
+             "index_copy_float_index", "index_fill_out_of_range", "index_fill_value_dims", "index_fill_2d_index",
+             "masked_scatter_too_few", "masked_scatter_float_mask", "masked_scatter_dtype"}
 
 
 # indices out of range: on "cuda" they live on the GPU, and the kernel's check is a device-side assertion
-DEVICE_CHECKED = {"take_out_of_range", "take_negative_out_of_range"}
+DEVICE_CHECKED = {"take_out_of_range", "take_negative_out_of_range", "index_copy_out_of_range", "index_copy_negative",
+                  "index_fill_out_of_range"}
 
 
 @pytest.mark.parametrize("name", sorted(ERRORS))
@@ -248,8 +274,9 @@ def test_out_of_range_host_indices(device: str) -> None:
 
 
 # ----------------------------------------------------------------------------------------- the table
-FAMILY = ("index_buffer", "index", "index_select", "masked_select", "take", "index_put", "index_add", "gather",
-          "scatter", "scatter_add", "masked_fill", "tril", "triu", "nonzero", "cat", "stack")
+FAMILY = ("index_buffer", "index", "index_select", "masked_select", "take", "index_put", "index_add", "index_copy",
+          "index_fill", "masked_scatter", "gather", "scatter", "scatter_add", "masked_fill", "tril", "triu", "nonzero",
+          "cat", "stack")
 
 
 def test_the_table_declares_them_with_both_backends() -> None:
@@ -264,11 +291,13 @@ def test_the_table_declares_them_with_both_backends() -> None:
              "scatter_add": "ScatterAddBackward0", "masked_fill": "MaskedFillBackward1",
              "masked_select": "MaskedSelectBackward0", "take": "TakeBackward0", "tril": "TrilBackward0",
              "triu": "TriuBackward0",
-             "cat": "CatBackward0", "stack": "StackBackward0"}
+             "cat": "CatBackward0", "stack": "StackBackward0", "index_copy": "IndexCopyBackward0",
+             "index_fill": "IndexFillBackward1", "masked_scatter": "MaskedScatterBackward0"}
     for name, node in nodes.items():
         assert op_table.OPS[name].node == node and op_table.OPS[name].derivative is not None
     assert op_table.OPS["scatter"].node_scalar == "ScatterBackward1"
     assert op_table.OPS["masked_fill"].node_scalar == "MaskedFillBackward0"
+    assert op_table.OPS["index_fill"].node_scalar == "IndexFillBackward0"
 
 
 def test_the_fronts_have_no_device_branch() -> None:

@@ -96,10 +96,13 @@ from strata.framework.indexing import (  # noqa: E402
     argwhere,
     gather,
     index_add,
+    index_copy,
+    index_fill,
     index_put,
     index_put_,
     index_select,
     masked_fill,
+    masked_scatter,
     masked_select,
     nonzero,
     scatter,
@@ -111,8 +114,9 @@ from strata.framework.indexing import (  # noqa: E402
     where,  # noqa: F811 - adds where(condition), the one-argument form, to ops.where
 )
 
-__all__ += ["argwhere", "gather", "index_add", "index_put", "index_put_", "index_select", "masked_fill",
-            "masked_select", "nonzero", "scatter", "scatter_add", "take", "take_along_dim", "tril", "triu", "where"]
+__all__ += ["argwhere", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_select",
+            "masked_fill", "masked_scatter", "masked_select", "nonzero", "scatter", "scatter_add", "take",
+            "take_along_dim", "tril", "triu", "where"]
 # -- end block: indexing
 # -- block: sorting
 from strata.framework.sorting import argsort, cumprod, cumsum, logsumexp, sort, std_mean, topk, var_mean  # noqa: E402

@@ -498,6 +498,105 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     return _record(out, [input, source], "index_add", dim=d, index=idx, alpha=alpha)
 
 
+def _long_vector(index: Any, op: str, message: str) -> Tensor:
+    """index_copy / index_fill's index: an int64 tensor of at most one dim, flattened."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' (position 2) must be Tensor, not {type(index).__name__}")
+    if index.dtype is not dt.int64:
+        raise RuntimeError(f"{op}(): Expected a long tensor for index, but got {_torch_name(index.dtype.name)}")
+    if index.dim() > 1:
+        raise RuntimeError(message)
+    return index.reshape(-1)
+
+
+def _host_rows_check(index: Tensor, size: int, d: int, prefix: str, negatives: bool) -> None:
+    """PyTorch's IndexError for a host index outside [0, size) ([-size, size) with `negatives`)."""
+    if index.device.type == "cpu" and index.numel():  # (device-resident indices: the kernel's assertion)
+        a = index._host()
+        bad = (a < (-size if negatives else 0)) | (a >= size)
+        if bad.any():
+            raise IndexError(f"{prefix}index {int(a[bad].flat[0])} is out of bounds for dimension {d} with size {size}")
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:  # noqa: A002
+    """A copy of input with its slices `index` along `dim` replaced by source's (source.size(dim) ==
+    index.numel()); differentiable (IndexCopyBackward0). Repeated indices: one of the writes wins.
+
+    Raises:
+        RuntimeError: an index that is not int64, source of another dtype.
+        IndexError: a host index outside [0, size), a count that differs from source.size(dim).
+    """
+    idx = _long_vector(index, "index_copy_", "index_copy_(): Index should have dimension 1 or 0 (got 2)")
+    ops._check_same_device(input, idx, source)
+    d = _wrap_dim(dim, input.dim())
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{_torch_name(input.dtype.name)} and (source) {_torch_name(source.dtype.name)}")
+    src = input if input.dim() else input.reshape(1)
+    count = source.shape[d] if source.dim() else 1
+    if idx.numel() != count:
+        raise IndexError(f"index_copy_(): Number of indices ({idx.numel()}) should be equal to source.size(dim) "
+                         f"({count})")
+    _host_rows_check(idx, src.shape[d], d, "index_copy_(): ", negatives=False)
+    plan = _plan(src, (slice(None),) * d + (idx,), kind=3)
+    out = ops._cast(input, input.dtype)
+    g0 = _geom(src, plan)
+    _put(out if input.dim() else out.reshape(1), plan, source.detach().reshape(g0.out_shape), False, "index_copy")
+    return _record(out, [input, source], "index_copy", dim=d, index=idx)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  # noqa: A002
+    """A copy of input with its slices `index` along `dim` set to `value` (a number or a 0-dim tensor);
+    negative indices count from the end; differentiable (IndexFillBackward0, IndexFillBackward1 for a
+    tensor value).
+
+    Raises:
+        RuntimeError: an index that is not int64 or has two dims; a value tensor with dims.
+        IndexError: a host index outside [-size, size).
+    """
+    idx = _long_vector(index, "index_fill_", "Index has to be a vector/scalar")
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.dim()} dimension(s).")
+    dev = ops._check_same_device(input, idx)
+    d = _wrap_dim(dim, input.dim())
+    src = input if input.dim() else input.reshape(1)
+    _host_rows_check(idx, src.shape[d], d, "", negatives=True)
+    plan = _plan(src, (slice(None),) * d + (idx,), kind=1)
+    out = ops._cast(input, input.dtype)
+    _put(out if input.dim() else out.reshape(1), plan, _value_tensor(value, input.dtype, dev).detach(), False,
+         "index_fill")
+    return _record(out, [input, value], "index_fill",
+                   None if isinstance(value, Tensor) else _OPS["index_fill"].node_scalar, dim=d, index=idx)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # noqa: A002
+    """A copy of input (broadcast with mask) with the positions where mask is True taken from source's
+    elements in order (row-major); differentiable (MaskedScatterBackward0). Reads the count of True back to
+    the host (a sync, as in PyTorch).
+
+    Raises:
+        RuntimeError: a mask that is not bool, source of another dtype, fewer source elements than True.
+    """
+    if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
+        got = _torch_name(mask.dtype.name) if isinstance(mask, Tensor) else type(mask).__name__
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {got}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
+                           f"{_torch_name(input.dtype.name)} and {_torch_name(source.dtype.name)}")
+    ops._check_same_device(input, mask, source)
+    shape = tuple(ops.broadcast_shapes(input.shape, mask.shape))
+    out = ops._cast(input.detach().expand(shape) if tuple(input.shape) != shape else input, input.dtype)
+    m = mask.expand(shape) if tuple(mask.shape) != shape else mask
+    o = out if shape else out.reshape(1)
+    plan = _plan(o, (m if shape else m.reshape(1),))
+    n = math.prod(plan.bshape)
+    if n > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    _put(o, plan, source.detach().reshape(-1)[:n], False, "masked_scatter")
+    return _record(out, [input, mask, source], "masked_scatter")
+
+
 # ----------------------------------------------------------------------------------------- gather / scatter
 def _gather_index(input: Tensor, dim: int, index: Any, op: str) -> tuple[int, Tensor]:
     if not isinstance(index, Tensor):
@@ -728,6 +827,6 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     return _tri(input, diagonal, True)
 
 
-__all__ = ["argwhere", "gather", "index_add", "index_put", "index_put_", "index_select",
-           "masked_fill", "masked_select", "nonzero", "scatter", "scatter_add", "take", "take_along_dim", "tril",
-           "triu", "where"]
+__all__ = ["argwhere", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_select",
+           "masked_fill", "masked_scatter", "masked_select", "nonzero", "scatter", "scatter_add", "take",
+           "take_along_dim", "tril", "triu", "where"]

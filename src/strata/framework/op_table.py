@@ -287,6 +287,30 @@ def _d_index_add(g: Any, x: Any, source: Any, *, dim: int, index: Any, alpha: An
     return g, gs
 
 
+def _d_index_copy(g: Any, x: Any, source: Any, *, dim: int, index: Any) -> tuple[Grad, Grad]:
+    gx = g.index_fill(dim, index, 0) if getattr(x, "requires_grad", False) else None
+    gs = g.index_select(dim, index).reshape(source.shape) if getattr(source, "requires_grad", False) else None
+    return gx, gs
+
+
+def _d_index_fill(g: Any, x: Any, value: Any, *, dim: int, index: Any) -> tuple[Grad, Grad]:
+    gx = g.index_fill(dim, index, 0) if getattr(x, "requires_grad", False) else None
+    gv = g.index_select(dim, index).sum() if getattr(value, "requires_grad", False) else None
+    return gx, gv
+
+
+def _d_masked_scatter(g: Any, x: Any, mask: Any, source: Any) -> tuple[Grad, Grad, Grad]:
+    """input: g where mask is False; source: g where mask is True, in order, then zeros (its unread rest)."""
+    gx = g.masked_fill(mask, 0) if getattr(x, "requires_grad", False) else None
+    gs = None
+    if getattr(source, "requires_grad", False):
+        picked = g.masked_select(mask)
+        gs = g.new_zeros((source.numel(),))
+        gs[:picked.numel()] = picked
+        gs = gs.reshape(source.shape)
+    return gx, None, gs
+
+
 def _d_gather(g: Any, x: Any, *, dim: int, index: Any) -> tuple[Grad]:
     return (g.new_zeros(x.shape).scatter_add(dim, index, g),)
 
@@ -469,7 +493,8 @@ for _k in ("sort", "sort_backward", "cumsum", "cumprod", "cumprod_backward"):
 # cuda); kernels:
 #   index_buffer (t, idxs, host_rows, bshape) -> buf
 #   index / index_select / masked_select / take (t, geom, plan) -> t[plan] as a new tensor
-#   index_put / index_add (t, geom, plan, values, accumulate) -> None: t[plan] = (or +=) values in place
+#   index_put / index_add / index_copy / index_fill / masked_scatter (t, geom, plan, values, accumulate) -> None:
+#     t[plan] = (or +=) values in place
 #   gather (src, d, index) -> out of index's shape; scatter / scatter_add (out, d, index, src, accumulate) -> None
 #   masked_fill: the where kernel (mask, value, input, dtype, shape); tril / triu (x, diagonal, upper);
 #   nonzero (x, transpose) -> the coordinates of the nonzero elements
@@ -480,10 +505,12 @@ _INDEXING_KW: dict[str, dict[str, Any]] = {
     # MaskedFillBackward0 (with a tensor value it is MaskedFillBackward1)
     "scatter": {"node_scalar": "ScatterBackward1"},
     "masked_fill": {"node": "MaskedFillBackward1", "node_scalar": "MaskedFillBackward0"},
+    "index_fill": {"node": "IndexFillBackward1", "node_scalar": "IndexFillBackward0"},
     "nonzero": {"node": "NotImplemented"}}
 for _k, _d in (("index_buffer", None), ("index", _d_index), ("index_select", _d_index_select),
                ("masked_select", _d_index), ("take", _d_index), ("index_put", _d_index_put),
-               ("index_add", _d_index_add),
+               ("index_add", _d_index_add), ("index_copy", _d_index_copy), ("index_fill", _d_index_fill),
+               ("masked_scatter", _d_masked_scatter),
                ("gather", _d_gather), ("scatter", _d_scatter), ("scatter_add", _d_scatter_add),
                ("masked_fill", _d_masked_fill), ("tril", _d_tri(False)), ("triu", _d_tri(True)), ("nonzero", None)):
     op(_k, "indexing", SAME, _d, arity=1, method=False, function=False, **_INDEXING_KW.get(_k, {}))

@@ -293,6 +293,33 @@ class TensorOps:
         """index_add in place."""
         return ops.inplace(self, lambda s: indexing.index_add(s, dim, index, source, alpha=alpha))
 
+    def index_copy(self, dim: int, index: Any, source: Any) -> Any:
+        """A copy of self with its slices `index` along dim replaced by source's."""
+        me: Any = self
+        return indexing.index_copy(me, dim, index, source)
+
+    def index_copy_(self, dim: int, index: Any, source: Any) -> Any:
+        """index_copy in place."""
+        return ops.inplace(self, lambda s: indexing.index_copy(s, dim, index, source))
+
+    def index_fill(self, dim: int, index: Any, value: Any) -> Any:
+        """A copy of self with its slices `index` along dim set to value."""
+        me: Any = self
+        return indexing.index_fill(me, dim, index, value)
+
+    def index_fill_(self, dim: int, index: Any, value: Any) -> Any:
+        """index_fill in place."""
+        return ops.inplace(self, lambda s: indexing.index_fill(s, dim, index, value))
+
+    def masked_scatter(self, mask: Any, source: Any) -> Any:
+        """A copy of self with source's elements, in order, where mask is True."""
+        me: Any = self
+        return indexing.masked_scatter(me, mask, source)
+
+    def masked_scatter_(self, mask: Any, source: Any) -> Any:
+        """masked_scatter in place (mask broadcasts to self)."""
+        return ops.inplace(self, lambda s: indexing.masked_scatter(s, mask, source))
+
     def masked_fill(self, mask: Any, value: Any) -> Any:
         """self with value where mask is True."""
         me: Any = self

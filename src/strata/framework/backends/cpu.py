@@ -355,7 +355,7 @@ def index(t: Tensor, geom: Any, plan: Any) -> Tensor:
     return wrap(np.ascontiguousarray(a[_selection(geom, plan)]).reshape(geom.out_shape), t.dtype, fresh=True)
 
 
-@op_table.register("cpu", "index_put", "index_add")
+@op_table.register("cpu", "index_put", "index_add", "index_copy", "index_fill", "masked_scatter")
 def index_put(t: Tensor, geom: Any, plan: Any, values: Tensor, accumulate: bool) -> None:
     """t[plan] = values (+= with accumulate: repeated indices add up, half types in float32, bool as or)."""
     a = geom.view._host()

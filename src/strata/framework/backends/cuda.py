@@ -335,7 +335,7 @@ def index(t: Tensor, geom: Any, plan: Any) -> Tensor:
     return out
 
 
-@op_table.register("cuda", "index_put", "index_add")
+@op_table.register("cuda", "index_put", "index_add", "index_copy", "index_fill", "masked_scatter")
 def index_put(t: Tensor, geom: Any, plan: Any, values: Tensor, accumulate: bool) -> None:
     """t[plan] = values (+= with accumulate, atomically) by the index_put kernel; dtypes without an atomic
     add accumulate in a widened copy."""
