@@ -29,7 +29,7 @@ from strata.framework.distributed.algorithms import Buffer, DeviceBuffer, HostBu
 from strata.framework.distributed.store import TCPStore
 from strata.framework.distributed.transport import DistBackendError, Mesh
 from strata.framework.tensor import Tensor
-from strata.libs.nccl.model import model
+from strata.libs.nccl.model import choose_algorithm, model
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=5)
 
@@ -320,9 +320,11 @@ def all_reduce(tensor: Tensor, op: str = ReduceOp.SUM, group: ProcessGroup | Non
     buf = _buffer(tensor, g.backend)  # checked before the call counts: a rejected call leaves no trace
     with _span("allreduce_", tensor, op=op) as ev, _world().mesh.call(_tag(g, "all_reduce", tensor, op=op)):
         alg.all_reduce(_world().mesh, g.ranks, buf, op)
-        if isinstance(buf, DeviceBuffer):  # what the same call would take on the modeled platform's fabric
-            m = model("all_reduce", tensor.numel() * tensor.dtype.itemsize, [buf.device.spec] * len(g.ranks))
-            ev.update(modeled_s=m.seconds, algbw=m.algbw, busbw=m.busbw)
+        if isinstance(buf, DeviceBuffer):  # what the same call would take on the modeled platform's fabric,
+            nbytes, specs = tensor.numel() * tensor.dtype.itemsize, [buf.device.spec] * len(g.ranks)
+            algorithm = choose_algorithm("all_reduce", nbytes, specs)  # with the algorithm NCCL's tuner picks
+            m = model("all_reduce", nbytes, specs, algorithm)
+            ev.update(modeled_s=m.seconds, algbw=m.algbw, busbw=m.busbw, algorithm=algorithm)
     return Work() if async_op else None
 
 
