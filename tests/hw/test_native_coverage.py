@@ -630,3 +630,98 @@ def test_bit_instructions(monkeypatch: pytest.MonkeyPatch) -> None:
     both = a.astype(np.uint64) | (b.astype(np.uint64) << np.uint64(32))
     np.testing.assert_array_equal(out[:, 5], ((both << sh.astype(np.uint64)) >> np.uint64(32)).astype(np.uint32))
     np.testing.assert_array_equal(out[:, 11], (a & b) | (a & (a ^ b)) | (b & (a ^ b)))  # 0xE8: majority
+
+
+
+# -- a seeded random-kernel generator: straight-line code, divergent branches, loops, warp votes and
+# reductions, global and shared atomics, bit and float functions, half conversions; the executors compare
+def _random_kernel(rng: np.random.Generator, name: str) -> str:
+    def v() -> str:
+        return f"v{rng.integers(4)}"
+
+    def f() -> str:
+        return f"f{rng.integers(2)}"
+
+    def c(lo: int = 1, hi: int = 97) -> int:
+        return int(rng.integers(lo, hi))
+
+    simple = [
+        lambda: f"{v()} = {v()} * {c()} + ({v()} ^ {c()});",
+        lambda: f"{v()} += (int)(__popc((unsigned){v()}) + __brev((unsigned){v()}) % {c()}u);",
+        lambda: f"u ^= __funnelshift_l(u, (unsigned){v()}, {v()} & 31) + __clz({v()});",
+        lambda: f"{f()} = {f()} * {c()}.5f + __fsqrt_rn(fabsf({f()}));",
+        lambda: f"{f()} = __fdividef({f()}, fabsf({f()}) + 2.0f) + rsqrtf(fabsf({f()}) + 1.0f);",
+        lambda: f"{f()} = __half2float(__hadd(__float2half_rn({f()}), __float2half_rn({f()} * 0.25f)));",
+        lambda: f"{v()} += (int)({f()} * 3.0f) % 1000;",
+        lambda: f"u ^= __ballot_sync(__activemask(), {v()} > {c(-50, 50)});",
+        lambda: f"{v()} += __reduce_add_sync(__activemask(), {v()} & 255)"
+                f" + __popc(__match_any_sync(__activemask(), {v()} & 3));",
+        lambda: f"{v()} ^= __all_sync(__activemask(), {v()} > -{c()})"
+                f" + 2 * __any_sync(__activemask(), {v()} == {c()});",
+        lambda: f"atomicAdd(&gi[{v()} & 15], {v()});",
+        lambda: f"{v()} = atomicMax(&gi[16 + ({v()} & 7)], {v()} % 1000);",
+        lambda: f"{v()} ^= atomicCAS(&gi[24 + ({v()} & 7)], {v()} & 3, {v()});",
+        lambda: f"{f()} += atomicAdd(&gf[{v()} & 3], {f()} * 0.5f);",
+        lambda: f"{v()} += atomicAdd(&sh[{v()} & 31], {v()} & 7);",
+        lambda: f"{v()} = (int)atomicInc(&gu[{v()} & 3], {c(3, 40)}u);",
+    ]
+
+    def stmt(depth: int) -> str:
+        k = rng.integers(10)
+        if depth < 2 and k == 0:
+            cond = f"({v()} & {c(1, 8)}) == {c(0, 3)}"
+            return f"if ({cond}) {{ {stmt(depth + 1)} {stmt(depth + 1)} }} else {{ {stmt(depth + 1)} }}"
+        if depth < 2 and k == 1:
+            return f"for (int t = 0; t < ({v()} & 3); ++t) {{ {stmt(depth + 1)} }}"
+        return simple[int(rng.integers(len(simple)))]()
+
+    body = "\n    ".join(stmt(0) for _ in range(int(rng.integers(6, 12))))
+    return f"""
+extern "C" __global__ void {name}(int n, const int* xi, const float* xf, int* oi, float* of, unsigned* ou, int* gi,
+                                  float* gf, unsigned* gu) {{
+  __shared__ int sh[32];
+  if (threadIdx.x < 32) sh[threadIdx.x] = 0;
+  __syncthreads();
+  int i = blockIdx.x * blockDim.x + threadIdx.x, j = i % n;
+  int v0 = xi[j], v1 = xi[(j + 7) % n] >> 3, v2 = i, v3 = threadIdx.x;
+  float f0 = xf[j], f1 = xf[(j + 3) % n] * 2.0f;
+  unsigned u = (unsigned)v0 * 2654435761u;
+    {body}
+  __syncthreads();
+  if (threadIdx.x < 32) atomicAdd(&gi[32 + threadIdx.x], sh[threadIdx.x]);
+  if (i < n) {{
+    oi[4 * i] = v0; oi[4 * i + 1] = v1; oi[4 * i + 2] = v2; oi[4 * i + 3] = v3;
+    of[2 * i] = f0; of[2 * i + 1] = f1; ou[i] = u;
+  }}
+}}
+"""
+
+
+def _random_kernels(monkeypatch: pytest.MonkeyPatch, seed: int, count: int) -> None:
+    rng = np.random.default_rng(seed)
+    names = [f"rnd{k}" for k in range(count)]
+    rmod = cuda.compile("#include <cuda_fp16.h>\n" + "".join(_random_kernel(rng, name) for name in names))
+    monkeypatch.setenv("STRATA_CHUNK_LANES", "128")  # several chunks: atomics keep the reference's order
+    n = 250
+    xi = rng.integers(-1000, 1000, n).astype(np.int32)
+    xf = rng.standard_normal(n).astype(np.float32)
+
+    def make() -> Any:
+        outs = [cuda.to_device(np.zeros(k, dt)) for k, dt in ((4 * n, np.int32), (2 * n, np.float32),
+                                                              (n, np.uint32), (64, np.int32), (4, np.float32),
+                                                              (4, np.uint32))]
+        return (np.int32(n), cuda.to_device(xi), cuda.to_device(xf), *outs), outs
+
+    for name in names:
+        (_oi, of, *_), rec = _both(monkeypatch, rmod.get_function(name), 3, 96, make)
+        assert not [e for e in rec.events if e.name == "native_fallback"], name
+        assert np.isfinite(of).any()  # (the kernel ran: its float outputs are values)
+
+
+def test_random_kernels_native_against_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    _random_kernels(monkeypatch, 2026, 3)  # (each kernel costs about a second of LLVM compile time)
+
+
+@pytest.mark.slow
+def test_many_random_kernels_native_against_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    _random_kernels(monkeypatch, 7, 40)
