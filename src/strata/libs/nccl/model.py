@@ -9,11 +9,15 @@ each of its steps pays the link latency:
 
     t = steps x latency + S x factor / (RING_EFFICIENCY x link rate)
 
+The tree and NVLS (NVLink SHARP, the switch reduces) all-reduces have their own terms (`model`).
+
 Example:
     >>> from strata.hw.catalog import get_spec
     >>> m = model("all_reduce", 256 << 20, [get_spec("h200")] * 8)
     >>> round(m.busbw / 1e9), round(m.algbw / 1e9)
     (378, 216)
+    >>> round(model("all_reduce", 256 << 20, [get_spec("h200")] * 8, "nvls").busbw / 1e9)
+    478
 """
 
 from __future__ import annotations
