@@ -576,6 +576,14 @@ op("scaled_dot_product_attention", "composite", SAME, None, arity=3, method=Fals
 op("sgd_step", "composite", SAME, None, arity=1, method=False, function=False, aten="aten::_fused_sgd_")
 op("adam_step", "composite", SAME, None, arity=1, method=False, function=False, aten="aten::_fused_adam_")
 
+# random numbers (random.py holds the fronts: generators, argument checks, the offsets each draw takes);
+# kernels: random_fill (t, kind, seed, offset, nwords, a, b, p, wide) writes `kind` values from the Philox
+# words offset.. into t; random_check_p (p) checks bernoulli's probabilities where that needs no device read;
+# multinomial_keys (p, seed, offset, nwords) -> (p / E, per-row status codes); multinomial_replacement
+# (p, k, seed, offset, out_shape) -> the samples
+for _k in ("random_fill", "random_check_p", "multinomial_keys", "multinomial_replacement"):
+    op(_k, "random", SAME, None, arity=1, method=False, function=False)
+
 # the primitives every op uses: fill a (strided) tensor with a value, copy one tensor into another
 op("fill", "primitive", SAME, None, method=False, function=False, aten="aten::fill_")
 op("copy", "primitive", SAME, None, arity=2, method=False, function=False, aten="aten::copy_")

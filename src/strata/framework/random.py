@@ -35,15 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from strata.cuda import Device, device_count
-from strata.cuda.memory import DeviceArray
-from strata.framework import autograd, ops, reductions
+from strata.cuda import device_count
+from strata.framework import autograd, op_table, ops, philox, reductions
 from strata.framework import dtypes as dt
-from strata.framework.device import CPU, canonical, device, on
-from strata.framework.kernels import random as kernels
+from strata.framework.backends import random_cpu, random_cuda  # noqa: F401 - their kernels register here
+from strata.framework.device import CPU, canonical, device
 from strata.framework.tensor import Tensor, _shape_arg
-from strata.libs import rand as librand
 
+philox_words = philox.philox_words  # (the name the dropout kernel and the tests use)
 DEFAULT_SEED = 67280421310721  # PyTorch's default_rng_seed_val
 _U64 = (1 << 64) - 1
 _DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}  # mantissa bits, as std::numeric_limits
@@ -244,77 +243,6 @@ def _generator(generator: Any, dev: device, op: str) -> Generator:
     return generator
 
 
-# ----------------------------------------------------------------------------------------- the cpu stream
-def philox_words(seed: int, offset: int, n: int) -> np.ndarray:
-    """Words offset .. offset+n-1 of the Philox4x32-10 stream keyed by `seed` (strata.libs.rand's
-    mapping: word v is output word v % 4 of counter v // 4), computed with NumPy."""
-    if n == 0:
-        return np.zeros(0, np.uint32)
-    first, last = offset // 4, (offset + n - 1) // 4
-    q = np.arange(first, last + 1, dtype=np.uint64)
-    m32 = np.uint64(0xFFFFFFFF)
-    c0, c1 = q & m32, q >> np.uint64(32)
-    c2, c3 = np.zeros_like(q), np.zeros_like(q)
-    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32)
-    for _ in range(10):
-        p0, p1 = np.uint64(0xD2511F53) * c0, np.uint64(0xCD9E8D57) * c2
-        c0, c1, c2, c3 = (p1 >> np.uint64(32)) ^ c1 ^ k0, p1 & m32, (p0 >> np.uint64(32)) ^ c3 ^ k1, p0 & m32
-        k0, k1 = (k0 + np.uint64(0x9E3779B9)) & m32, (k1 + np.uint64(0xBB67AE85)) & m32
-    words = np.stack([c0, c1, c2, c3], axis=1).astype(np.uint32).reshape(-1)
-    return words[offset - 4 * first: offset - 4 * first + n]
-
-
-def _draws(w: np.ndarray, double: bool) -> np.ndarray:
-    """Uniforms in [0, 1): 24 bits of each word (float32), or 53 bits of each pair of words (float64)."""
-    if double:
-        z = (w[0::2].astype(np.uint64) << np.uint64(21)) | (w[1::2] >> np.uint32(11)).astype(np.uint64)
-        return z.astype(np.float64) * 2.0 ** -53
-    return (w >> np.uint32(8)).astype(np.float32) * np.float32(2.0 ** -24)
-
-
-def _opmath_np(d: dt.dtype) -> type:
-    return np.float64 if d is dt.float64 else np.float32
-
-
-def _words_needed(kind: str, d: dt.dtype, n: int, wide: bool = False) -> int:
-    per = 2 if d is dt.float64 else 1
-    if kind == "normal":
-        return 2 * ((n + 1) // 2) * per
-    if kind in ("uniform", "exponential"):
-        return n * per
-    if kind == "randint":
-        return n * (2 if wide else 1)
-    return n  # bernoulli
-
-
-def _values_np(kind: str, d: dt.dtype, w: np.ndarray, n: int, a: Any, b: Any) -> np.ndarray:
-    """The n values of `kind` in dtype d from words w, exactly as the kernels compute them."""
-    A = _opmath_np(d)
-    with np.errstate(all="ignore"):
-        if kind == "uniform":
-            lo, hi = a, b
-            x = A(lo) + A(hi - lo) * _draws(w, A is np.float64)
-            v = x.astype(d.np)
-            if hi - lo > 0:
-                v[v.astype(np.float64) >= hi] = np.asarray(A(lo)).astype(d.np)
-            return v
-        if kind == "normal":
-            u = _draws(w, A is np.float64)
-            u1, u2 = A(1) - u[0::2], u[1::2]
-            r, t = np.sqrt(A(-2) * np.log(u1)), A(6.283185307179586) * u2
-            z = np.stack([r * np.cos(t), r * np.sin(t)], axis=1).reshape(-1)[:n]
-            return (A(a) + A(b) * z).astype(d.np)
-        if kind == "exponential":
-            return (-np.log(A(1) - _draws(w, A is np.float64)) / A(a)).astype(d.np)
-        if kind == "randint":
-            low, span = a, b
-            x = (w[0::2].astype(np.uint64) << np.uint64(32)) | w[1::2] if span > 1 << 32 else w.astype(np.uint64)
-            v = (np.uint64(low & _U64) + x % np.uint64(span)).view(np.int64)
-            return v.astype(d.np)
-        # bernoulli: a is a float32 array broadcast to the output (flattened), or a float
-        return (_draws(w, False) < np.asarray(a, np.float32)).astype(d.np)
-
-
 def _fill(t: Tensor, kind: str, gen: Generator, a: Any = None, b: Any = None, p: Tensor | None = None) -> Tensor:
     """Write `kind` draws into t (any strides) in row-major element order, without autograd.
 
@@ -323,36 +251,9 @@ def _fill(t: Tensor, kind: str, gen: Generator, a: Any = None, b: Any = None, p:
     """
     n = t.numel()
     wide = kind == "randint" and b > 1 << 32
-    nwords = _words_needed(kind, t.dtype, n, wide)
+    nwords = philox.words_needed(kind, t.dtype, n, wide)
     seed_, offset = gen._take(nwords)
-    if t.device.type == "cpu":
-        w = philox_words(seed_, offset, nwords)
-        if kind == "bernoulli" and p is not None:
-            a = np.broadcast_to(ops._opmath(p._host()).astype(np.float32), tuple(t.shape)).reshape(-1)
-        t._host()[...] = _values_np(kind, t.dtype, w, n, a, b).reshape(tuple(t.shape))
-        return t
-    if n == 0:
-        return t
-    dev = t.device
-    words = ops.empty((nwords,), dt.int32, dev)
-    with on(dev):
-        arr = DeviceArray.view(ops._ptr(words), (nwords,), np.uint32, Device(dev.index or 0), owner=words._storage)
-        librand.generate(librand.create_generator(seed_, offset), arr)
-        shape, out, st, wp = tuple(t.shape), ops._ptr(t), t.stride(), ops._ptr(words)
-        name = t.dtype.name
-        if kind == "uniform":
-            kernels.uniform(name, shape, out, st, wp, float(a), float(b))
-        elif kind == "normal":
-            kernels.normal(name, shape, out, st, wp, float(a), float(b))
-        elif kind == "exponential":
-            kernels.exponential(name, shape, out, st, wp, float(a))
-        elif kind == "randint":
-            kernels.randint(name, shape, out, st, wp, int(a), int(b), wide)
-        elif p is not None:
-            pf = p if p.dtype is dt.float32 and p.device == dev else ops.to_copy(p.detach(), dev, dt.float32)
-            kernels.bernoulli(name, shape, out, st, wp, ops._ptr(pf), ops._bstrides(pf, shape), 0.0)
-        else:
-            kernels.bernoulli(name, shape, out, st, wp, 0, [0] * len(shape), float(a))
+    op_table.kernel("random_fill", t.device.type)(t, kind, seed_, offset, nwords, a, b, p, wide)
     return t
 
 
@@ -433,8 +334,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
         if tuple(shape) != tuple(self.shape):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                                f"{list(shape)}")
-        if p.device.type == "cpu" and self.device.type == "cpu":
-            _check_p(p)
+        op_table.kernel("random_check_p", p.device.type)(p)  # (on "cuda" none: it would read the device)
         _begin_inplace(self)
         _fill(self, "bernoulli", gen, p=p)
     else:
@@ -443,13 +343,6 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
         _begin_inplace(self)
         _fill(self, "bernoulli", gen, float(p))
     return _end_inplace(self, "BernoulliBackward1" if not isinstance(p, Tensor) else "BernoulliBackward2")
-
-
-def _check_p(p: Tensor) -> None:
-    v = ops._opmath(p._host())
-    if v.size and not bool(((v >= 0) & (v <= 1)).all()):
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
-                           "improved?  If so, please report an enhancement request to PyTorch.)")
 
 
 _UNSET: Any = object()
@@ -729,21 +622,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
         return ops.empty(out_shape, dt.int64, p.device)
     if not replacement or num_samples == 1:
         return _multinomial_topk(p, num_samples, gen)
-    if p.device.type == "cpu":
-        return _multinomial_replacement_cpu(p, num_samples, gen, out_shape)
-    out = ops.empty(out_shape, dt.int64, p.device)
-    cdf = ops.empty((rows, n), dt.float64, p.device)
-    nwords = 2 * rows * num_samples
-    seed_, offset = gen._take(nwords)
-    words = ops.empty((nwords,), dt.int32, p.device)
-    with on(p.device):
-        arr = DeviceArray.view(ops._ptr(words), (nwords,), np.uint32, Device(p.device.index or 0),
-                               owner=words._storage)
-        librand.generate(librand.create_generator(seed_, offset), arr)
-        rs = p.stride(0) if p.dim() == 2 else 0
-        kernels.multinomial_replacement(p.dtype.name, rows, n, ops._ptr(out), ops._ptr(p), rs, p.stride(-1),
-                                        num_samples, ops._ptr(cdf), ops._ptr(words))
-    return out
+    seed_, offset = gen._take(2 * rows * num_samples)
+    return op_table.kernel("multinomial_replacement", p.device.type)(p, num_samples, seed_, offset, out_shape)
 
 
 def _multinomial_topk(p: Tensor, k: int, gen: Generator) -> Tensor:
@@ -751,27 +631,9 @@ def _multinomial_topk(p: Tensor, k: int, gen: Generator) -> Tensor:
     from strata.framework import sorting  # NOTE: a sibling framework module; imported here to keep start-up light
 
     rows, n = (p.shape[0] if p.dim() == 2 else 1), p.shape[-1]
-    rs, cs = (p.stride(0) if p.dim() == 2 else 0), p.stride(-1)
-    nwords = _words_needed("exponential", p.dtype, rows * n)
+    nwords = philox.words_needed("exponential", p.dtype, rows * n)
     seed_, offset = gen._take(nwords)
-    if p.device.type == "cpu":
-        v = ops._opmath(p._host()).reshape(rows, n)
-        status = [_row_status(r) for r in v]
-        w = philox_words(seed_, offset, nwords)
-        e = _values_np("exponential", p.dtype, w, rows * n, 1.0, None).reshape(p.shape)
-        with np.errstate(all="ignore"):
-            q = ops.from_host((ops._opmath(p._host()) / ops._opmath(e)).astype(p.dtype.np), p.dtype, CPU)
-    else:
-        st = ops.empty((rows,), dt.int32, p.device)
-        q = ops.empty(p.shape, p.dtype, p.device)
-        words = ops.empty((nwords,), dt.int32, p.device)
-        with on(p.device):
-            kernels.multinomial_check(p.dtype.name, rows, n, ops._ptr(st), ops._ptr(p), rs, cs)
-            arr = DeviceArray.view(ops._ptr(words), (nwords,), np.uint32, Device(p.device.index or 0),
-                                   owner=words._storage)
-            librand.generate(librand.create_generator(seed_, offset), arr)
-            kernels.multinomial_keys(p.dtype.name, rows, n, ops._ptr(q), ops._ptr(p), rs, cs, ops._ptr(words))
-        status = st.tolist()  # the one read of the device
+    q, status = op_table.kernel("multinomial_keys", p.device.type)(p, seed_, offset, nwords)
     if any(c in (1, 2) for c in status):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if 3 in status:
@@ -780,32 +642,3 @@ def _multinomial_topk(p: Tensor, k: int, gen: Generator) -> Tensor:
         if k == 1:
             return reductions.argmax(q, -1, True)
         return sorting.topk(q, k).indices
-
-
-def _row_status(row: np.ndarray) -> int:
-    """multinomial_check's code for one row of weights (0 valid, 1 negative/NaN, 2 inf, 3 zero sum)."""
-    bad = np.flatnonzero(~((row >= 0) & (row <= np.finfo(np.float64).max)))
-    if bad.size:
-        return 1 if not row[bad[0]] >= 0 else 2
-    return 0 if (row > 0).any() else 3
-
-
-def _multinomial_replacement_cpu(p: Tensor, k: int, gen: Generator, out_shape: tuple[int, ...]) -> Tensor:
-    v = ops._opmath(p._host()).reshape(-1, p.shape[-1])
-    for row in v:  # PyTorch's CPU order of checks: element by element, then the row's sum
-        code = _row_status(row)
-        if code in (1, 2):
-            which = "< 0" if code == 1 else "= infinity or NaN"
-            raise RuntimeError(f"invalid multinomial distribution (encountering probability entry {which})")
-        if code == 3:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rows, n = v.shape
-    seed_, offset = gen._take(2 * rows * k)
-    u = _draws(philox_words(seed_, offset, 2 * rows * k), True).reshape(rows, k)
-    cdf = np.cumsum(v.astype(np.float64), axis=1)
-    out = np.empty((rows, k), np.int64)
-    for r in range(rows):
-        last = int(np.flatnonzero(v[r] > 0)[-1])
-        idx = np.searchsorted(cdf[r], u[r] * cdf[r, -1], side="right")
-        out[r] = np.minimum(idx, last)
-    return ops.from_host(out.reshape(out_shape), dt.int64, CPU)
