@@ -66,6 +66,7 @@ CASES: dict[str, Case] = {
     "triu_diagonal": (lambda L, T, M, x: L.triu(x, 1), [(2, 3, 4)]),
     "cat": (lambda L, T, M, x, y: L.cat([x, y, x], 1), [(2, 3), (2, 1)]),
     "cat_negative_dim": (lambda L, T, M, x, y: L.cat([y, x], -2), [(2, 3), (1, 3)]),
+    "cat_legacy_empty": (lambda L, T, M, x, e: L.cat([e, x, e], 1), [(2, 3), (0,)]),
     "stack": (lambda L, T, M, x, y: L.stack([x, y], 1), [(2, 3), (2, 3)]),
 }
 
@@ -226,6 +227,8 @@ ERRORS: dict[str, Callable[[Any, Any], Any]] = {
     "cat_empty": lambda L, T: L.cat([]),
     "cat_ndim": lambda L, T: L.cat([T(X), T([1.0])]),
     "cat_sizes": lambda L, T: L.cat([T(X), T(X[:, :2])], 0),
+    "cat_zero_dim": lambda L, T: L.cat([T(X), T(1.0)]),
+    "cat_empty_2d": lambda L, T: L.cat([T(np.zeros((0, 2), np.float32)), T(X)]),
     "stack_sizes": lambda L, T: L.stack([T(X), T(X[:2])]),
 }
 # messages that are PyTorch's word for word (the others: the same exception type; PyTorch's text names its
@@ -236,7 +239,8 @@ SAME_TEXT = {"index_too_many", "index_shape_mismatch", "index_mask_shape", "inde
              "take_int32_index", "take_out_of_range", "take_negative_out_of_range", "take_empty",
              "index_copy_out_of_range", "index_copy_negative", "index_copy_count", "index_copy_dtype",
              "index_copy_float_index", "index_fill_out_of_range", "index_fill_value_dims", "index_fill_2d_index",
-             "masked_scatter_too_few", "masked_scatter_float_mask", "masked_scatter_dtype"}
+             "masked_scatter_too_few", "masked_scatter_float_mask", "masked_scatter_dtype", "cat_zero_dim",
+             "cat_empty_2d"}
 
 
 # indices out of range: on "cuda" they live on the GPU, and the kernel's check is a device-side assertion

@@ -24,33 +24,46 @@ _OPS = op_table.OPS
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    """Concatenate along `dim` (sizes must match elsewhere); the result dtype is the promoted one.
+    """Concatenate along `dim` (sizes must match elsewhere); the result dtype is the promoted one. As in
+    PyTorch, 1-D empty tensors (shape (0,)) beside tensors of more dims are skipped (they still take part
+    in the type promotion): the legacy way of starting from `torch.tensor([])`.
 
     Raises:
         ValueError: an empty list (as PyTorch).
-        RuntimeError: ranks or sizes differ outside `dim`, or devices differ.
+        RuntimeError: a 0-dim tensor; ranks or sizes differ outside `dim`, or devices differ.
     """
     ts = list(tensors)
     if not ts:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     dev = _check_same_device(*ts)
-    first = ts[0]
-    d = _wrap_dim(dim, first.dim())
     for i, t in enumerate(ts):
+        if t.dim() == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    first = next((t for t in ts if not _legacy_empty(t)), ts[0])
+    d = _wrap_dim(dim, first.dim())
+    skip = first.dim() != 1
+    for i, t in enumerate(ts):
+        if skip and _legacy_empty(t):
+            continue
         if t.dim() != first.dim():
             raise RuntimeError(f"Tensors must have same number of dimensions: got {first.dim()} and {t.dim()}")
         for k in range(first.dim()):
             if k != d and t.shape[k] != first.shape[k]:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{first.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
-    return _join("cat", ts, ts, d, dev)
+    parts = [t for t in ts if not (skip and _legacy_empty(t))] if skip else ts
+    return _join("cat", ts, parts, d, dev)
+
+
+def _legacy_empty(t: Tensor) -> bool:
+    return t.dim() == 1 and t.shape[0] == 0
 
 
 def _join(op: str, ts: list[Tensor], parts: list[Tensor], d: int, dev: device) -> Tensor:
-    """`parts` (checked: one rank, sizes equal apart from d) joined along d in the promoted dtype by op's
-    kernel, recording op's node with the table's derivative for the inputs `ts`."""
-    out_dt = parts[0].dtype
-    for t in parts[1:]:
+    """`parts` (checked: one rank, sizes equal apart from d) joined along d in the dtype promoted over the
+    inputs `ts` by op's kernel, recording op's node with the table's derivative for `ts`."""
+    out_dt = ts[0].dtype
+    for t in ts[1:]:
         out_dt = dt.promote_types(out_dt, t.dtype)
     shape = list(parts[0].shape)
     shape[d] = sum(t.shape[d] for t in parts)

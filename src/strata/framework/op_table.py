@@ -352,6 +352,9 @@ def _d_tri(upper: bool) -> Callable[..., tuple[Grad]]:
 def _d_cat(g: Any, *ts: Any, dim: int) -> tuple[Grad, ...]:
     out, start = [], 0
     for t in ts:
+        if t.dim() == 1 and t.shape[0] == 0 and g.dim() != 1:  # (a skipped legacy empty tensor)
+            out.append(t.new_zeros((0,)) if t.requires_grad else None)
+            continue
         n = t.shape[dim]
         part = g[(slice(None),) * dim + (slice(start, start + n),)] if t.requires_grad else None
         out.append(part.to(t.dtype) if part is not None and part.dtype is not t.dtype else part)
