@@ -95,6 +95,19 @@ extern "C" __global__ void module_variables(int n, const float* x, float* y) {
   y[i] = v + (float)counter_table[(i + 1) & 63];
 }
 extern "C" __global__ void set_scale(float s) { scale_of = s; }
+__device__ __noinline__ float pure_helper(float x, int k) { return x * (float)k + 1.0f; }
+__device__ __noinline__ void counting_helper(int* c, int k) { atomicAdd(c, k); }
+extern "C" __global__ void calls(int n, const float* x, float* y, int* c, int count) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  y[i] = pure_helper(x[i], i & 7);                   // a call: its block runs on the reference
+  if (count) counting_helper(c, i);                  // a callee with a global atomic: chunks in order
+}
+extern "C" __global__ void pure_calls(int n, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  y[i] = pure_helper(x[i], i & 7);
+}
 extern "C" __global__ void histogram(int n, const int* x, unsigned* bins) {
   __shared__ unsigned local[16];
   int t = threadIdx.x;
@@ -199,11 +212,9 @@ def _partial(rec: Any) -> list[dict[str, Any]]:
 
 
 def _compiled(mod: Any, kernel: str) -> Any:
-    from strata.hw.jit import Program
     from strata.hw.native import executor
-    from strata.hw.ptx.parser import parse
 
-    ck = executor.compiled(Program(parse(mod.ptx), {}), kernel)
+    ck = executor.compiled(mod.loaded(cuda.current_device()).program, kernel)
     assert isinstance(ck, executor.CompiledKernel)
     return ck
 
@@ -725,3 +736,19 @@ def test_random_kernels_native_against_reference(monkeypatch: pytest.MonkeyPatch
 @pytest.mark.slow
 def test_many_random_kernels_native_against_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     _random_kernels(monkeypatch, 7, 40)
+
+
+def test_calls_order_chunks_only_when_the_callee_does(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    assert _compiled(mod, "pure_calls").serial is None  # a pure device function: both host threads run
+    assert "atom.global.add" in (_compiled(mod, "calls").serial or "")
+    monkeypatch.setenv("STRATA_CHUNK_LANES", "256")
+    n = 2000
+    x = np.random.default_rng(21).standard_normal(n).astype(np.float32)
+
+    def make() -> Any:
+        y, c = cuda.to_device(np.zeros(n, np.float32)), cuda.to_device(np.zeros(1, np.int32))
+        return (np.int32(n), cuda.to_device(x), y, c, np.int32(1)), [y, c]
+
+    (y, c), rec = _both(monkeypatch, mod.get_function("calls"), 8, 256, make)
+    np.testing.assert_array_equal(y, (x.astype(np.float64) * (np.arange(n) & 7) + 1).astype(np.float32))  # one fma
+    assert c[0] == n * (n - 1) // 2

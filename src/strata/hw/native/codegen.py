@@ -266,7 +266,7 @@ class KernelCodegen:
                 self.reference_blocks[b] = why
         if self.reference_blocks and not self.native_blocks:
             raise NativeUnsupported(next(iter(self.reference_blocks.values())))
-        self.serial = partial.serial_reason(body)
+        self.serial = partial.serial_reason(body, self.program.module)
         driver.emit(self.module, self.jf, self.native_blocks, self.barrier_blocks, self.reg_index)
         return str(self.module)
 

@@ -15,15 +15,15 @@ Two things need care:
 - order between chunks: the executor runs chunks on two host threads. The reference runs them one after
   another, so an instruction whose effect another chunk can observe in an order-dependent way (an atomic
   on global or generic memory, whose returned values and float sums depend on the order of the lanes
-  applying it; a call, which may print or launch) makes the launch run its chunks on one thread, in the
-  reference's order (`serial_reason`).
+  applying it; a call to an external function, which may print or launch, or to a device function that
+  does either) makes the launch run its chunks on one thread, in the reference's order (`serial_reason`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from strata.hw.ptx.ir import Instruction
+from strata.hw.ptx.ir import CallArgs, Instruction, Sym
 
 # atom/red spaces that stay inside one block (a chunk holds whole blocks): any order of chunks gives the same
 _BLOCK_LOCAL_SPACES = frozenset({"shared", "shared::cta"})
@@ -61,13 +61,26 @@ def _drop(gen: Any, b: int) -> None:
     gen.module.scope._useset.discard(name)  # (llvmlite's name registry: no public way to unregister)
 
 
-def serial_reason(body: list[Instruction]) -> str | None:
-    """Why the kernel's chunks must run one after another, in the reference's order (None: in any order)."""
+def serial_reason(body: list[Instruction], module: Any = None, _seen: set[str] | None = None) -> str | None:
+    """Why the kernel's chunks must run one after another, in the reference's order (None: in any order).
+    A call to a device function of the module counts for what the function does (a pure math helper does
+    not order anything); a call to an external function (printf's vprintf, malloc, a device-side launch) or
+    through a register does."""
+    seen = set() if _seen is None else _seen
     for ins in body:
         if ins.opcode in ("atom", "red") and not _BLOCK_LOCAL_SPACES.intersection(ins.mods):
             return f"{ins.full_opcode} (PTX line {ins.line}): an atomic other blocks may see"
         if ins.opcode == "call":
-            return f"call (PTX line {ins.line})"
+            ops = [op for op in ins.operands if not isinstance(op, CallArgs)]
+            name = ops[0].name if ops and isinstance(ops[0], Sym) else None
+            fn = module.functions.get(name) if module is not None and name is not None else None
+            if fn is None or name is None or not fn.has_body:
+                return f"call{' to ' + name if name else ''} (PTX line {ins.line})"
+            if name not in seen:
+                seen.add(name)
+                why = serial_reason(fn.body, module, seen)
+                if why is not None:
+                    return f"{why}, in {name}"
         if ins.opcode in ("multimem", "cp") and any(m.startswith("reduce") for m in ins.mods):
             return f"{ins.full_opcode} (PTX line {ins.line}): a reduction into memory other blocks may see"
     return None
