@@ -28,6 +28,8 @@ if TYPE_CHECKING:  # for mypy and editors: the same names, imported eagerly
     from strata.framework import version  # noqa: F401
 
 
+from strata._exports import FRAMEWORK_NAMES  # noqa: E402 - (after the TYPE_CHECKING block above)
+
 # Packages of their own (src/strata/nn/, ...) whose names are the framework's modules at run time.
 _PACKAGES = frozenset({"autograd", "nn", "optim"})
 
@@ -52,9 +54,10 @@ def __getattr__(name: str) -> Any:
     if name in _PACKAGES:  # `strata.nn` without `import strata.nn`, as torch.nn after `import torch`
         import importlib
         return importlib.import_module(f"strata.{name}")
-    if name.startswith("__") or _is_submodule(name):
+    if name.startswith("__") or _is_submodule(name) or (name not in FRAMEWORK_NAMES and name != "version"):
         # `from strata import trace` asks here before importing the submodule: answering by importing the
-        # framework would recurse (the framework itself imports strata's submodules this way)
+        # framework would recurse (the framework itself imports strata's submodules this way); a name the
+        # framework does not export is answered from the list of its names, without importing it
         raise AttributeError(f"module 'strata' has no attribute {name!r}")
     import strata.framework as framework
     if name == "version":  # a submodule of the framework (torch.version), not one of its names
