@@ -35,6 +35,7 @@ from strata.hw.native import (
     codegen_warp,
     driver,
     partial,
+    runtime,
     warphelpers,
 )
 from strata.hw.ptx.ir import (
@@ -268,6 +269,7 @@ class KernelCodegen:
             raise NativeUnsupported(next(iter(self.reference_blocks.values())))
         self.serial = partial.serial_reason(body, self.program.module)
         driver.emit(self.module, self.jf, self.native_blocks, self.barrier_blocks, self.reg_index)
+        runtime.declare_shared(self.module)  # (defined once, in the runtime library's object)
         return str(self.module)
 
     def _check_barrier(self, ins: Instruction) -> None:

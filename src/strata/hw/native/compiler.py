@@ -73,14 +73,19 @@ def compile_ir(text: str) -> bytes:
 
 
 class LoadedObject:
-    """An object file linked into its own MCJIT engine; `address(name)` of its functions."""
+    """An object file linked into its own MCJIT engine with the runtime library; `address(name)` of its
+    functions."""
 
     def __init__(self, obj: bytes) -> None:
+        from strata.hw.native.runtime import runtime_object
+
+        lib = runtime_object()  # the helpers the kernel's code calls (runtime.py), linked beside it
         with _LOCK:
             tm = _new_target_machine()  # an engine owns (and frees) its target machine: one each
             empty = llvm.parse_assembly("")
             empty.triple = llvm.get_process_triple()
             self.engine = llvm.create_mcjit_compiler(empty, tm)
+            self.engine.add_object_file(llvm.ObjectFileRef.from_data(lib))
             self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
             self.engine.finalize_object()
 

@@ -98,7 +98,7 @@ def emit(module: ir.Module, jf: JitFunction, native: list[int], barriers: list[i
                rpc, deep)
 
 
-def _count_helper(module: ir.Module) -> ir.Function:
+def count_taken_helper(module: ir.Module) -> ir.Function:
     """i64 count_taken(i8* mask, i8* pred, i64 n, i8 neg): lanes with mask and (pred xor neg) set, one
     per module (a branch-free loop: SIMD)."""
     f = module.globals.get("count_taken")
@@ -130,7 +130,7 @@ def _count_helper(module: ir.Module) -> ir.Function:
     return f
 
 
-def _after_block_helper(module: ir.Module) -> ir.Function:
+def after_block_helper(module: ir.Module) -> ir.Function:
     """i1 after_block(i64* st, i64 k, i64 ni): what engine.run_frame does after block k's ni instructions ran
     for the entry's lanes (st[ST_TC]) and warps (st[ST_WC]): the block's accumulators, the executed-instruction
     and cycle counts, the poll countdown; returns whether a poll is due (countdown out, or budget passed)."""
@@ -190,7 +190,7 @@ def _block(b: ir.IRBuilder, f: ir.Function, k: int, jf: JitFunction, fn: Any, ba
         b.position_at_end(here)
         bump(slot(ST_BARRIERS), b.load(slot(ST_BAR_BLOCKS)))
     # what engine.run_frame does after a block's ops (one function per module: small IR per block)
-    due = b.call(_after_block_helper(f.module), [f.args[4], kc, ir.Constant(I64, blk.n_instructions)])
+    due = b.call(after_block_helper(f.module), [f.args[4], kc, ir.Constant(I64, blk.n_instructions)])
     poll, term = f.append_basic_block(f"poll{k}"), f.append_basic_block(f"term{k}")
     b.cbranch(due, poll, term)
     b.position_at_end(poll)
@@ -231,7 +231,7 @@ def _block(b: ir.IRBuilder, f: ir.Function, k: int, jf: JitFunction, fn: Any, ba
         return
     # the active lanes that take the branch
     p = b.load(b.gep(regs, [ir.Constant(I64, reg_index[reg])]))
-    taken = b.call(_count_helper(f.module), [mask, p, n, ir.Constant(I8, 1 if blk.guard_neg else 0)])
+    taken = b.call(count_taken_helper(f.module), [mask, p, n, ir.Constant(I8, 1 if blk.guard_neg else 0)])
     all_, none_, split = (f.append_basic_block() for _ in range(3))
     sw = b.switch(taken, split)
     sw.add_case(ir.Constant(I64, 0), none_)
