@@ -115,7 +115,7 @@ def test_bad_targets_on_cpu_raise_pytorchs_index_error() -> None:
 
 
 def test_the_table_declares_them_with_both_backends() -> None:
-    for name in ("activation", "activation_backward", "class_index_check"):
+    for name in ("activation", "activation_backward", "class_index_check", "softmax", "log_softmax"):
         assert op_table.OPS[name].family == "nn"
         for backend in op_table.BACKENDS:
             assert callable(op_table.kernel(name, backend)), (name, backend)
@@ -290,3 +290,27 @@ def test_constant_pad_second_derivative(pads: tuple[int, ...], device: str) -> N
     gt, g2t = _grads(yt, t, torch, w, None)
     assert_same(gs, gt, device=device)
     assert_same(g2s, g2t, device=device)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_softmax_values_gradients_and_second_derivatives(name: str, dtype: str, dim: int, device: str) -> None:
+    """The op table's softmax kernels (cpu NumPy; cuda dnn's fused pass and backward, float64 the
+    composite); under create_graph the backward is the tensor formula."""
+    x = np.random.default_rng(7).standard_normal((3, 4))
+    s = strata.tensor(x, dtype=getattr(strata, dtype), device=device, requires_grad=True)
+    t = torch.tensor(x, dtype=getattr(torch, dtype), requires_grad=True)
+    ys, yt = getattr(SF, name)(s, dim), getattr(TF, name)(t, dim)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
+    assert_same(ys, yt, device=device, **tol)
+    assert ys.grad_fn.name() == yt.grad_fn.name() == op_table.OPS[name].node
+    w = np.linspace(0.5, 1.5, 12).reshape(3, 4)
+    (g1,) = strata.autograd.grad((getattr(SF, name)(s, dim) * strata.tensor(w, dtype=s.dtype, device=device)).sum(), s)
+    (g1t,) = torch.autograd.grad((getattr(TF, name)(t, dim) * torch.tensor(w, dtype=t.dtype)).sum(), t)
+    assert_same(g1, g1t, device=device, **tol)  # (the fused backward on cuda float32)
+    gs, g2s = _grads(ys, s, strata, w, device)
+    gt, g2t = _grads(yt, t, torch, w, None)
+    assert_same(gs, gt, device=device, **tol)
+    assert_same(g2s, g2t, device=device, rtol=1e-4 if dtype == "float32" else 1e-9,
+                atol=1e-5 if dtype == "float32" else 1e-11)

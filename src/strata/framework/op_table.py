@@ -546,6 +546,12 @@ op("embedding", "composite", SAME, None, arity=2, method=False, function=False, 
 op("dropout", "nn", SAME, None, arity=1, method=False, function=False, node="NativeDropoutBackward0",
    aten="aten::dropout")
 
+# softmax / log_softmax along one dim (sorting.py holds the front: dtype, autocast, the composite and the
+# derivative): (op, x, d) -> (out, fused backward g -> dx or None), or None where the device has no kernel
+# for x's dtype (cuda float64: the composite runs)
+op("softmax", "nn", SAME, None, arity=1, method=False, function=False)
+op("log_softmax", "nn", SAME, None, arity=1, method=False, function=False)
+
 # nn.functional's losses: the class-index check of nll_loss / cross_entropy, (t, n_classes, ignore_index)
 # -> None (cpu: PyTorch's IndexError; cuda: a device-side assertion, no host sync); cross_entropy of
 # (M, C) logits and class indices is the composite log_softmax + nll_loss, each backend's fused kernel

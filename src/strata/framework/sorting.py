@@ -23,21 +23,14 @@ import builtins
 import math
 from typing import Any
 
-import numpy as np
-
 from strata.framework import amp, autograd, op_table
 from strata.framework import dtypes as dt
-from strata.framework.device import CPU, device, on
-from strata.framework.handles import library, library_handle
 from strata.framework.ops import (
     _cast,
     _fit,
-    _opmath,
     _torch_name,
     clone,
-    device_array,
     empty,
-    from_host,
     full,
     record,
     where,
@@ -271,18 +264,13 @@ def _softmax(log: bool, input: Tensor, dim: int, dtype: Any) -> Tensor:  # noqa:
     if not x.dtype.is_floating_point:  # PyTorch names the kernel it would have run
         kernel = name + ("_lastdim" if d == builtins.max(x.dim() - 1, 0) else "")
         raise NotImplementedError(f"\"{kernel}_kernel_impl\" not implemented for '{_torch_name(x.dtype.name)}'")
-    fused = x.device.type == "cuda" and x.dtype in (dt.float32, dt.float16, dt.bfloat16)
-    saved: Tensor | None = None
-    if x.numel() == 0:
-        out = empty(x.shape, x.dtype, x.device)
-    elif x.device.type == "cpu":
-        out = _softmax_cpu(log, x, d)
-    elif fused:
-        rows = _to_rows(x, d)
-        saved = empty(rows.shape, x.dtype, x.device)  # the output as rows, which the fused backward reads
-        with on(x.device):
-            _dnn().softmax_forward(_dnn_handle(x.device), device_array(rows), device_array(saved), log=log)
-        out = _from_rows(saved, x, d)
+    # the op table's kernel of x's device (cpu: NumPy; cuda: dnn's fused pass, None for float64), else the
+    # composite; a kernel may give its fused backward
+    done = op_table.kernel(name, x._storage.device.type)(name, x, d) if x.numel() else (empty(x.shape, x.dtype,
+                                                                                              x.device), None)
+    fused_bw = None
+    if done is not None:
+        out, fused_bw = done
     else:
         with autograd.no_grad():
             shifted = x - max(x, d, keepdim=True).values if x.dim() else x - x
@@ -292,60 +280,14 @@ def _softmax(log: bool, input: Tensor, dim: int, dtype: Any) -> Tensor:  # noqa:
     def bw(g: Tensor) -> tuple:
         if g.dtype is not out.dtype:
             g = _cast(g, out.dtype)
-        if saved is not None and not autograd.is_grad_enabled():  # the fused backward (records no graph)
-            gm = _to_rows(g, d)
-            dx = empty(gm.shape, g.dtype, g.device)
-            with on(g.device):
-                _dnn().softmax_backward(_dnn_handle(g.device), device_array(saved), device_array(gm),
-                                        device_array(dx), log=log)
-            return (_fit(_from_rows(dx, x, d), input),)
+        if fused_bw is not None and not autograd.is_grad_enabled():  # the fused backward (records no graph)
+            return (_fit(fused_bw(g), input),)
         if log:
             r = g - out.exp() * sum(g, d, keepdim=True)
         else:
             r = out * (g - sum(g * out, d, keepdim=True))
         return (_fit(r, input),)
-    return record(out, [input], "LogSoftmaxBackward0" if log else "SoftmaxBackward0", bw)
-
-
-def _softmax_cpu(log: bool, x: Tensor, d: int) -> Tensor:
-    a = _opmath(x._host())
-    if a.ndim == 0:
-        a = a.reshape(1)
-        d = 0
-    with np.errstate(all="ignore"):
-        shifted = a - a.max(axis=d, keepdims=True) if a.size else a
-        e = np.exp(shifted)
-        s = e.sum(axis=d, keepdims=True)
-        r = shifted - np.log(s) if log else e / s
-    return from_host(r.reshape(x.shape), x.dtype, CPU)
-
-
-def _to_rows(t: Tensor, d: int) -> Tensor:
-    """t as C-contiguous rows along d (d moved last; a 0-dim t as one row of one), without autograd."""
-    with autograd.no_grad():
-        if t.dim() == 0:
-            return t.reshape(1)
-        if d != t.dim() - 1:
-            t = t.transpose(d, -1)
-        return t.contiguous()
-
-
-def _from_rows(r: Tensor, like: Tensor, d: int) -> Tensor:
-    """Undo `_to_rows`: a contiguous tensor of like's shape."""
-    with autograd.no_grad():
-        if like.dim() == 0:
-            return r.reshape(())
-        if d != like.dim() - 1:
-            r = r.transpose(d, -1).contiguous()
-        return r.detach()
-
-
-def _dnn() -> Any:
-    return library("dnn")
-
-
-def _dnn_handle(dev: device) -> Any:
-    return library_handle("dnn", dev)
+    return record(out, [input], op_table.OPS[name].node, bw)
 
 
 # ----------------------------------------------------------------------------------------- moments

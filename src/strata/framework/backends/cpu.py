@@ -589,3 +589,21 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None) -> tuple[T
             dw[padding_idx] = 0
         return from_host(dw, weight.dtype, CPU)
     return out, backward
+
+
+# ----------------------------------------------------------------------------------------- nn: softmax
+@op_table.register("cpu", "softmax", "log_softmax")
+def softmax(op: str, x: Tensor, d: int) -> tuple[Tensor, None]:
+    """softmax / log_softmax of x along d in NumPy (shifted by the max; half types in float32); the
+    backward is the front's tensor formula."""
+    a = _opmath(x._host())
+    if a.ndim == 0:
+        a = a.reshape(1)
+        d = 0
+
+    def run() -> np.ndarray:
+        shifted = a - a.max(axis=d, keepdims=True) if a.size else a
+        e = np.exp(shifted)
+        s = e.sum(axis=d, keepdims=True)
+        return shifted - np.log(s) if op == "log_softmax" else e / s
+    return from_host(quiet(run).reshape(x.shape), x.dtype, CPU), None

@@ -560,3 +560,47 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None) -> tuple[T
                                    padding_idx=padding_idx)
         return dw if weight.dtype is dt.float32 else _cast(dw, weight.dtype)
     return (out if weight.dtype is dt.float32 else _cast(out, weight.dtype)), backward
+
+
+# ----------------------------------------------------------------------------------------- nn: softmax
+def _to_rows(t: Tensor, d: int) -> Tensor:
+    """t as C-contiguous rows along d (d moved last; a 0-dim t as one row of one), without autograd."""
+    with autograd.no_grad():
+        if t.dim() == 0:
+            return t.reshape(1)
+        if d != t.dim() - 1:
+            t = t.transpose(d, -1)
+        return t.contiguous()
+
+
+def _from_rows(r: Tensor, like: Tensor, d: int) -> Tensor:
+    """Undo `_to_rows`: a contiguous tensor of like's shape."""
+    with autograd.no_grad():
+        if like.dim() == 0:
+            return r.reshape(())
+        if d != like.dim() - 1:
+            r = r.transpose(d, -1).contiguous()
+        return r.detach()
+
+
+@op_table.register("cuda", "softmax", "log_softmax")
+def softmax(op: str, x: Tensor, d: int) -> tuple[Tensor, Any] | None:
+    """softmax / log_softmax of x along d by strata.libs.dnn's fused row kernels, with their fused backward
+    (which reads the output's rows); None for float64, which the library does not take."""
+    if x.dtype not in _DNN_FLOATS:
+        return None
+    log = op == "log_softmax"
+    rows = _to_rows(x, d)
+    saved = empty(rows.shape, x.dtype, x.device)
+    with on(x.device):
+        library("dnn").softmax_forward(library_handle("dnn", x.device), device_array(rows), device_array(saved),
+                                       log=log)
+
+    def backward(g: Tensor) -> Tensor:
+        gm = _to_rows(g, d)
+        dx = empty(gm.shape, g.dtype, g.device)
+        with on(g.device):
+            library("dnn").softmax_backward(library_handle("dnn", g.device), device_array(saved), device_array(gm),
+                                            device_array(dx), log=log)
+        return _from_rows(dx, x, d)
+    return _from_rows(saved, x, d), backward
