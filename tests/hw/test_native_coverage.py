@@ -518,6 +518,51 @@ extern "C" __global__ void halves(int n, const float* a, const float* b, unsigne
 """
 
 
+HALF_ATOMIC_SRC = r"""
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void half_atomics(int n, const float* a, __half* h, __half2* h2, __nv_bfloat16* b,
+                                        __nv_bfloat162* b2, unsigned short* olds) {
+  __shared__ __half sh[4];
+  int i = blockIdx.x * blockDim.x + threadIdx.x, t = threadIdx.x;
+  if (t < 4) sh[t] = __float2half_rn(0.0f);
+  __syncthreads();
+  float v = i < n ? a[i] : 0.0f;
+  __half old = atomicAdd(&h[i & 3], __float2half_rn(v));
+  atomicAdd(&h2[i & 1], __floats2half2_rn(v, -2.0f * v));
+  atomicAdd(&b[i & 3], __float2bfloat16_rn(v));
+  atomicAdd(&b2[i & 1], __floats2bfloat162_rn(v * 0.5f, v));
+  __half s = atomicAdd(&sh[i & 3], __float2half_rn(v * 4.0f));
+  __syncthreads();
+  if (i < n) { olds[2 * i] = __half_as_ushort(old); olds[2 * i + 1] = __half_as_ushort(s); }
+  if (t < 4) h[4 + 4 * blockIdx.x + t] = sh[t];
+}
+"""
+
+
+def test_half_atomic_add(monkeypatch: pytest.MonkeyPatch) -> None:
+    hmod = cuda.compile(HALF_ATOMIC_SRC)
+    monkeypatch.setenv("STRATA_CHUNK_LANES", "256")
+    n = 900
+    a = (np.random.default_rng(23).standard_normal(n) * 4).astype(np.float32)
+    a[7], a[100] = 70000.0, np.nan  # an overflow to inf (slot 3), a NaN (slot 0): canonical NaNs follow
+
+    def make() -> Any:
+        outs = [cuda.to_device(np.zeros(k, dt)) for k, dt in ((4 + 4 * 4, np.uint16), (2, np.uint32), (4, np.uint16),
+                                                              (2, np.uint32), (2 * n, np.uint16))]
+        return (np.int32(n), cuda.to_device(a), *outs), outs
+
+    (h, h2, b, b2, olds), rec = _both(monkeypatch, hmod.get_function("half_atomics"), 4, 256, make)
+    # (the shared __half's generic address, cvta.shared, runs on the reference; the atomics before it natively)
+    assert all("atom" not in why for info in _partial(rec) for why in info["reasons"])
+    assert h[0] == 0x7FFF and h[3] == 0x7C00  # NaN canonical; +inf stays +inf
+    want = np.float16(0)
+    with np.errstate(all="ignore"):
+        for v in a[np.arange(n) % 4 == 1]:  # the serial order of lanes, one rounding each
+            want = np.float16(np.float32(want) + np.float32(np.float16(v)))
+    assert h[1] == want.view(np.uint16)
+
+
 @pytest.mark.parametrize("fast", [False, True], ids=["ieee", "fast_math"])
 def test_half_arithmetic_and_narrowing(monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
     import ml_dtypes

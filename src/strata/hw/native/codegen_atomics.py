@@ -28,6 +28,7 @@ from typing import Any
 from llvmlite import ir  # type: ignore[import-untyped]
 
 from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW
+from strata.hw.native import codegen_half
 from strata.hw.ptx.ir import Instruction, Mem, Sink
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -38,7 +39,8 @@ _SEMS = frozenset(("relaxed", "acquire", "release", "acq_rel", "cta", "gpu", "sy
 _SPACES = {"global": "global", "shared": "shared", "shared::cta": "shared"}
 _INTS = ("u32", "s32", "u64", "s64")
 _BITS = ("b32", "b64", *_INTS)
-_TYPES = {"add": (*_INTS, "f32", "f64"), "min": _INTS, "max": _INTS, "and": _BITS, "or": _BITS, "xor": _BITS,
+_HALVES = ("f16", "bf16", "f16x2", "bf16x2")
+_TYPES = {"add": (*_INTS, "f32", "f64", *_HALVES), "min": _INTS, "max": _INTS, "and": _BITS, "or": _BITS, "xor": _BITS,
           "exch": (*_BITS, "f32", "f64"), "cas": (*_BITS, "f32", "f64"), "inc": ("u32",), "dec": ("u32",)}
 _CANON = {32: 0x7FFFFFFF, 64: 0x7FFFFFFFFFFFFFFF}
 
@@ -51,15 +53,17 @@ def parse(g: Any, ins: Instruction) -> tuple[str, str, str, int]:
             space = _SPACES[m]
         elif m in _TYPES and op is None:
             op = m
-        elif m in ("b32", "b64", "u32", "s32", "u64", "s64", "f32", "f64"):
+        elif m in ("b32", "b64", "u32", "s32", "u64", "s64", "f32", "f64", *_HALVES):
             types.append(m)
-        elif m not in _SEMS:
+        elif m not in _SEMS and m != "noftz":
             raise g.fail("(atomic modifiers)")
     if op is None or len(types) != 1 or types[0] not in _TYPES[op]:
         raise g.fail("(atomic type)")
     if ins.opcode == "red" and op in ("exch", "cas"):
         raise g.fail()
     t = types[0]
+    if t in _HALVES:
+        return op, t, space, 4 if t.endswith("x2") else 2
     return op, t, space, int(t[1:]) // 8
 
 
@@ -83,6 +87,8 @@ def emit(g: Any, k: int, ins: Instruction) -> None:
     ity = ir.IntType(bits)
     bt = f"b{bits}"
     reg_t = t if op in ("add", "min", "max", "inc", "dec") else bt  # the reference's register view
+    if t in _HALVES:
+        reg_t = bt  # (raw bits: b16, or b32 for a packed pair)
     bld = g.bld
     g.seg_local = set()
     g.seg_vals = None
@@ -164,6 +170,17 @@ def _apply(g: Any, op: str, t: str, old: ir.Value, vals: list[ir.Value], ftz: bo
     bld = g.bld
     b = vals[0]
     ity = old.type
+    if t in _HALVES:  # the reference's float16 / bfloat16 add: exact f32 sum, one rounding, canonical NaN
+        et = t.removesuffix("x2")
+
+        def add16(x: ir.Value, y: ir.Value) -> ir.Value:
+            return codegen_half.narrow(g, et, bld.fadd(codegen_half.widen(g, et, x), codegen_half.widen(g, et, y)))
+        if not t.endswith("x2"):
+            return add16(old, b)
+        i16 = ir.IntType(16)
+        halves = [bld.zext(add16(bld.trunc(bld.lshr(old, ir.Constant(I32, sh)), i16),
+                                 bld.trunc(bld.lshr(b, ir.Constant(I32, sh)), i16)), I32) for sh in (0, 16)]
+        return bld.or_(halves[0], bld.shl(halves[1], ir.Constant(I32, 16)))
     if op == "add" and t in ("f32", "f64"):
         fty = F32 if t == "f32" else F64
         x, y = bld.bitcast(old, fty), bld.bitcast(b, fty)

@@ -1,5 +1,6 @@
 """Native 16-bit float arithmetic and narrowing: `add/sub/mul.{f16,f16x2}` (.rn .ftz .sat), `add/sub.{bf16,
-bf16x2}` (.rn) and `cvt.rn{.ftz}.{f16,bf16}.f32`, with the reference's functions (hw/isa/half.py,
+bf16x2}` (.rn), `cvt.rn{.ftz}.{f16,bf16}.f32` and `cvt.rn.{f16x2,bf16x2}.f32` (a to the high half, b to
+the low), with the reference's functions (hw/isa/half.py,
 hw/isa/convert.py), bit for bit.
 
 Registers hold raw bits (one element in 16 bits, two packed in 32: element 0 in bits 15:0). As in the
@@ -33,13 +34,23 @@ def handles(ins: Instruction) -> bool:
     types = [m for m in ins.mods if m in ("f16", "f16x2", "bf16", "bf16x2", "f32")]
     if ins.opcode in _ARITH:
         return len(types) == 1 and types[0] != "f32"
-    return ins.opcode == "cvt" and types in (["f16", "f32"], ["bf16", "f32"])
+    return ins.opcode == "cvt" and types in (["f16", "f32"], ["bf16", "f32"], ["f16x2", "f32"], ["bf16x2", "f32"])
 
 
 def emit(g: Any, ins: Instruction) -> None:
     from strata.hw.native.codegen import _flags  # (codegen imports this module)
 
     fl = set(_flags(ins)) - {"f16", "f16x2", "bf16", "bf16x2"}  # (codegen's WIDTH has no 16-bit floats)
+    if ins.opcode == "cvt" and ("f16x2" in ins.mods or "bf16x2" in ins.mods):  # d = {a (high), b (low)}
+        et = "f16" if "f16x2" in ins.mods else "bf16"
+        if fl != {"rn"} or len(ins.operands) != 3:
+            raise g.fail("(narrowing modes other than .rn run on the reference)")
+
+        def pack(i: ir.Value) -> tuple[ir.Value, str]:
+            hi, lo = (g.bld.zext(narrow(g, et, g.read(o, "f32", i)), I32) for o in ins.operands[1:])
+            return g.bld.or_(g.bld.shl(hi, ir.Constant(I32, 16)), lo), "b32"
+        g._simple(ins, pack)
+        return
     if ins.opcode == "cvt":
         et = "f16" if "f16" in ins.mods else "bf16"
         if fl - {"rn", "ftz"} or "rn" not in fl or len(ins.operands) != 2:
@@ -50,7 +61,7 @@ def emit(g: Any, ins: Instruction) -> None:
             x = g.read(ins.operands[1], "f32", i)
             if ftz:
                 x = g.flush32(x)
-            return _narrow(g, et, x), "b16"
+            return narrow(g, et, x), "b16"
         g._simple(ins, conv)
         return
     t = next(m for m in ins.mods if m in ("f16", "f16x2", "bf16", "bf16x2"))
@@ -93,9 +104,9 @@ def _arith(g: Any, et: str, op: str, xs: list[ir.Value], ftz: bool, sat: bool) -
     bld = g.bld
     if ftz:
         xs = [_flush(g, et, x) for x in xs]
-    a, b = (_widen(g, et, x) for x in xs)
+    a, b = (widen(g, et, x) for x in xs)
     r = {"add": bld.fadd, "sub": bld.fsub, "mul": bld.fmul}[op](a, b)
-    return _post(g, et, _narrow(g, et, r), ftz, sat)
+    return _post(g, et, narrow(g, et, r), ftz, sat)
 
 
 def _flush(g: Any, et: str, h: ir.Value) -> ir.Value:
@@ -105,7 +116,7 @@ def _flush(g: Any, et: str, h: ir.Value) -> ir.Value:
     return bld.select(sub, bld.and_(h, ir.Constant(I16, 0x8000)), h)
 
 
-def _widen(g: Any, et: str, h: ir.Value) -> ir.Value:
+def widen(g: Any, et: str, h: ir.Value) -> ir.Value:
     """16-bit float bits -> the f32 value, exactly (integer operations)."""
     bld = g.bld
     w = bld.zext(h, I32)
@@ -122,7 +133,7 @@ def _widen(g: Any, et: str, h: ir.Value) -> ir.Value:
     return bld.bitcast(bld.or_(mag, sign), F32)
 
 
-def _narrow(g: Any, et: str, x: ir.Value) -> ir.Value:
+def narrow(g: Any, et: str, x: ir.Value) -> ir.Value:
     """f32 -> 16-bit float bits, to nearest even; NaN -> 0x7fff (fpround.f32_to_f16 / f32_to_bf16)."""
     bld = g.bld
     u = bld.bitcast(x, I32)
