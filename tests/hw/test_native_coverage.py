@@ -563,6 +563,61 @@ def test_half_atomic_add(monkeypatch: pytest.MonkeyPatch) -> None:
     assert h[1] == want.view(np.uint16)
 
 
+HALF_FMA_SRC = r"""
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void half_fma(int n, const float* a, const float* b, const float* c, unsigned short* o,
+                                    unsigned* o2) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  __half x = __float2half_rn(a[i]), y = __float2half_rn(b[i]), z = __float2half_rn(c[i]);
+  __nv_bfloat16 u = __float2bfloat16_rn(a[i]), v = __float2bfloat16_rn(b[i]), w = __float2bfloat16_rn(c[i]);
+  o[6 * i + 0] = __half_as_ushort(__hfma(x, y, z));
+  o[6 * i + 1] = __half_as_ushort(__hfma_sat(x, y, z));
+  o[6 * i + 2] = __half_as_ushort(__hfma_relu(x, y, z));
+  o[6 * i + 3] = __bfloat16_as_ushort(__hmul(u, v));
+  o[6 * i + 4] = __bfloat16_as_ushort(__hfma(u, v, w));
+  o[6 * i + 5] = __bfloat16_as_ushort(__hfma_relu(u, v, w));
+  __half2 p = __halves2half2(x, z), q = __halves2half2(y, x);
+  __nv_bfloat162 r = __halves2bfloat162(u, w), s = __halves2bfloat162(v, u);
+  __half2 f = __hfma2(p, q, p);
+  __nv_bfloat162 g = __hmul2(r, s);
+  o2[2 * i] = *(unsigned*)&f;
+  o2[2 * i + 1] = *(unsigned*)&g;
+}
+"""
+
+
+def test_half_fma_and_bf16_mul(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ml_dtypes
+
+    hmod = cuda.compile(HALF_FMA_SRC)
+    rng = np.random.default_rng(29)
+    n = 600
+    a, b, c = ((rng.standard_normal(n) * s).astype(np.float32) for s in (30, 30, 500))
+    a[:6] = [0.0, -0.0, np.inf, np.nan, 1e-7, 255.9]
+    b[:6] = [np.inf, 1.0, 0.0, 1.0, 1e-7, 255.9]
+    c[:6] = [1.0, -0.0, 1.0, 1.0, -1e-7, 65504.0]
+
+    def make() -> Any:
+        o, o2 = cuda.to_device(np.zeros(6 * n, np.uint16)), cuda.to_device(np.zeros(2 * n, np.uint32))
+        return (np.int32(n), cuda.to_device(a), cuda.to_device(b), cuda.to_device(c), o, o2), [o, o2]
+
+    (o, _o2), rec = _both(monkeypatch, hmod.get_function("half_fma"), 3, 256, make)
+    assert not _partial(rec)
+    o = o.reshape(n, 6)
+    with np.errstate(all="ignore"):
+        x, y, z = (v.astype(np.float16).astype(np.float64) for v in (a, b, c))
+        exact = x * y + z  # 11-bit significands: the product is exact; a single rounding below for most
+        fine = np.isfinite(exact) & (np.abs(exact) < 60000) & (np.abs(exact) > 1e-3)
+        np.testing.assert_allclose(o[fine, 0].view(np.float16).astype(np.float64), exact[fine], rtol=1e-3)
+        u, v = (t.astype(ml_dtypes.bfloat16).astype(np.float64) for t in (a, b))
+        prod = u * v
+        fine = np.isfinite(prod)
+        np.testing.assert_array_equal(o[fine, 3], prod[fine].astype(np.float32).astype(ml_dtypes.bfloat16).view(
+            np.uint16))
+
+
 @pytest.mark.parametrize("fast", [False, True], ids=["ieee", "fast_math"])
 def test_half_arithmetic_and_narrowing(monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
     import ml_dtypes

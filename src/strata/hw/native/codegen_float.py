@@ -14,7 +14,7 @@ The reference computes these with IEEE operations the host's LLVM code performs 
 - `rsqrt.approx.f64`: 1/sqrt(x) in f64;
 - `copysign d, a, b`: b's magnitude with a's sign (bits: NaN payloads kept).
 
-16-bit float add/sub/mul and the f32 -> f16/bf16 narrowing `cvt` go to codegen_half.py.
+16-bit float add/sub/mul/fma and the f32 -> f16/bf16 narrowing `cvt` go to codegen_half.py.
 
 Directed rounding (`.rz/.rm/.rp`) raises NativeUnsupported: the block runs on the reference.
 """
@@ -30,15 +30,16 @@ from strata.hw.ptx.ir import Instruction
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 F32, F64 = ir.FloatType(), ir.DoubleType()
-OPCODES = frozenset({"rcp", "sqrt", "rsqrt", "copysign", "div", "add", "sub", "mul", "cvt"})  # (the last: codegen_half)
+OPCODES = frozenset({"rcp", "sqrt", "rsqrt", "copysign", "div", "add", "sub", "mul", "fma", "cvt"})  # (+: codegen_half)
 _HI = 0xFFFFFFFF00000000
+_HALF_OPS = ("add", "sub", "mul", "fma", "cvt")  # only their 16-bit float forms come here (codegen_half.handles)
 
 
 def handles(ins: Instruction) -> bool:
     """Whether this module emits the instruction (div: only its .approx/.full and legacy f32 forms)."""
     if ins.opcode not in OPCODES:
         return False
-    if ins.opcode in ("add", "sub", "mul", "cvt"):
+    if ins.opcode in _HALF_OPS:
         return codegen_half.handles(ins)
     if ins.opcode != "div":
         return True
@@ -50,7 +51,7 @@ def emit(g: Any, ins: Instruction) -> None:
     """The instruction for the current lane (codegen's _instruction contract: g.i, g.cur_guard)."""
     from strata.hw.native.codegen import _flags, _types  # (codegen imports this module)
 
-    if ins.opcode in ("add", "sub", "mul", "cvt"):
+    if ins.opcode in _HALF_OPS:
         codegen_half.emit(g, ins)
         return
     types = _types(ins)

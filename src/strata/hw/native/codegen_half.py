@@ -1,7 +1,7 @@
-"""Native 16-bit float arithmetic and narrowing: `add/sub/mul.{f16,f16x2}` (.rn .ftz .sat), `add/sub.{bf16,
-bf16x2}` (.rn), `cvt.rn{.ftz}.{f16,bf16}.f32` and `cvt.rn.{f16x2,bf16x2}.f32` (a to the high half, b to
-the low), with the reference's functions (hw/isa/half.py,
-hw/isa/convert.py), bit for bit.
+"""Native 16-bit float arithmetic and narrowing: `add/sub/mul/fma.{f16,f16x2}` (.rn .ftz .sat, fma .relu),
+`add/sub/mul/fma.{bf16,bf16x2}` (.rn, fma .relu), `cvt.rn{.ftz}.{f16,bf16}.f32` and `cvt.rn.{f16x2,bf16x2}.f32`
+(a to the high half, b to the low), with the reference's functions (hw/isa/half.py, hw/isa/convert.py),
+bit for bit.
 
 Registers hold raw bits (one element in 16 bits, two packed in 32: element 0 in bits 15:0). As in the
 reference: the operands widen exactly to f32, the f32 operation rounds once, and the f32 result rounds
@@ -9,8 +9,10 @@ to the 16-bit format with the reference's own bit algorithms (fpround.f32_to_f16
 13 dropped bits to nearest even, subnormal results through an f32 add of 0.5 whose ulp is the f16
 subnormal quantum; f32_to_bf16: add 0x7fff plus the kept lsb), so no conversion goes through a host
 library. Then the result rules: .ftz flushes subnormal inputs and results, .sat clamps to [+0, 1] (NaN and
-negatives give +0), and NaN results are the canonical 0x7fff. fma and bf16 mul (which the reference
-computes in f64 with round-to-odd), .relu and the other narrowing sources run on the reference.
+negatives give +0), .relu (fma) clamps negatives to +0, and NaN results are the canonical 0x7fff. `fma.rn`
+(both formats) and bf16 `mul` follow the reference's f64 path: the exact product, TwoSum with the addend
+and round-to-odd, round-to-odd to f32, then the same narrowing. Other narrowing sources and modes run on
+the reference.
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from strata.hw.ptx.ir import FImm, Instruction
 
 I16, I32, I64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
-F32 = ir.FloatType()
+F32, F64 = ir.FloatType(), ir.DoubleType()
 _EXP = {"f16": 0x7C00, "bf16": 0x7F80}
 _ONE = {"f16": 0x3C00, "bf16": 0x3F80}
-_ARITH = {"add", "sub", "mul"}
+_ARITH = {"add", "sub", "mul", "fma"}
 
 
 def handles(ins: Instruction) -> bool:
@@ -67,21 +69,23 @@ def emit(g: Any, ins: Instruction) -> None:
     t = next(m for m in ins.mods if m in ("f16", "f16x2", "bf16", "bf16x2"))
     et, packed = t.removesuffix("x2"), t.endswith("x2")
     op = ins.opcode
-    allowed = {"rn", "ftz", "sat"} if et == "f16" else {"rn"}
-    if fl - allowed or (et == "bf16" and op == "mul") or len(ins.operands) != 3:
+    allowed = ({"rn", "ftz", "sat"} if et == "f16" else {"rn"}) | ({"relu"} if op == "fma" else set())
+    if fl - allowed or len(ins.operands) != (4 if op == "fma" else 3) or (op == "fma" and "rn" not in fl):
         raise g.fail()
-    ftz, sat = "ftz" in fl, "sat" in fl
+    ftz, sat, relu = "ftz" in fl, "sat" in fl, "relu" in fl
+    if sat and relu:
+        raise g.fail()
     rt = "b32" if packed else "b16"
     bld = g.bld
 
     def compute(i: ir.Value) -> tuple[ir.Value, str]:
         xs = [_operand(g, o, et, rt, i) for o in ins.operands[1:]]
         if not packed:
-            return _arith(g, et, op, [bld.trunc(x, I16) if x.type != I16 else x for x in xs], ftz, sat), "b16"
+            return _arith(g, et, op, [bld.trunc(x, I16) if x.type != I16 else x for x in xs], ftz, sat, relu), "b16"
         halves = []
         for shift in (0, 16):
             parts = [bld.trunc(bld.lshr(x, ir.Constant(I32, shift)), I16) for x in xs]
-            halves.append(bld.zext(_arith(g, et, op, parts, ftz, sat), I32))
+            halves.append(bld.zext(_arith(g, et, op, parts, ftz, sat, relu), I32))
         return bld.or_(halves[0], bld.shl(halves[1], ir.Constant(I32, 16))), "b32"
     g._simple(ins, compute)
 
@@ -100,13 +104,51 @@ def _operand(g: Any, op: Any, et: str, rt: str, i: ir.Value) -> ir.Value:
     return g.read(op, rt, i)
 
 
-def _arith(g: Any, et: str, op: str, xs: list[ir.Value], ftz: bool, sat: bool) -> ir.Value:
+def _arith(g: Any, et: str, op: str, xs: list[ir.Value], ftz: bool, sat: bool, relu: bool = False) -> ir.Value:
     bld = g.bld
     if ftz:
         xs = [_flush(g, et, x) for x in xs]
-    a, b = (widen(g, et, x) for x in xs)
-    r = {"add": bld.fadd, "sub": bld.fsub, "mul": bld.fmul}[op](a, b)
-    return _post(g, et, narrow(g, et, r), ftz, sat)
+    vals = [widen(g, et, x) for x in xs]
+    if op == "fma" or (op == "mul" and et == "bf16"):
+        # the reference: the exact f64 product, TwoSum with c and round-to-odd, then one rounding to the format
+        # (round-to-odd f64 -> f32, then f32 -> 16 bits); bf16 mul in f64 too (its exponents exceed f32's)
+        p = bld.fmul(bld.fpext(vals[0], F64), bld.fpext(vals[1], F64))
+        if op == "fma":
+            c = bld.fpext(vals[2], F64)
+            s_ = bld.fadd(p, c)
+            bb = bld.fsub(s_, p)
+            e = bld.fadd(bld.fsub(p, bld.fsub(s_, bb)), bld.fsub(c, bb))
+            p = _round_odd(g, s_, e)
+        r = _ro_f32(g, p)
+    else:
+        r = {"add": bld.fadd, "sub": bld.fsub, "mul": bld.fmul}[op](vals[0], vals[1])
+    return _post(g, et, narrow(g, et, r), ftz, sat, relu)
+
+
+def _round_odd(g: Any, s: ir.Value, e: ir.Value) -> ir.Value:
+    """fpround.round_odd: s = RN(s + e); an inexact result gets an odd last bit (its neighbour toward e)."""
+    bld = g.bld
+    zero = ir.Constant(F64, 0.0)
+    bits = bld.bitcast(s, I64)
+    need = bld.and_(bld.icmp_unsigned("==", bld.and_(bits, ir.Constant(I64, 1)), ir.Constant(I64, 0)),
+                    bld.fcmp_ordered("one", e, zero))
+    away = bld.icmp_unsigned("==", bld.fcmp_ordered(">", e, zero), bld.fcmp_ordered(">", s, zero))
+    step = bld.select(need, bld.select(away, ir.Constant(I64, 1), ir.Constant(I64, -1)), ir.Constant(I64, 0))
+    return bld.bitcast(bld.add(bits, step), F64)
+
+
+def _ro_f32(g: Any, x: ir.Value) -> ir.Value:
+    """fpround.ro_f32: f64 -> f32 rounding to odd (an overflow steps back to the largest finite)."""
+    bld = g.bld
+    r = bld.fptrunc(x, F32)
+    back = bld.fpext(r, F64)
+    rb = bld.bitcast(r, I32)
+    fabs = g.intrinsic("llvm.fabs.f64", F64, [F64])
+    need = bld.and_(bld.fcmp_ordered("one", back, x), bld.icmp_unsigned("==", bld.and_(rb, ir.Constant(I32, 1)),
+                                                                         ir.Constant(I32, 0)))
+    away = bld.fcmp_ordered(">", bld.call(fabs, [x]), bld.call(fabs, [back]))
+    step = bld.select(need, bld.select(away, ir.Constant(I32, 1), ir.Constant(I32, -1)), ir.Constant(I32, 0))
+    return bld.bitcast(bld.add(rb, step), F32)
 
 
 def _flush(g: Any, et: str, h: ir.Value) -> ir.Value:
@@ -154,8 +196,9 @@ def narrow(g: Any, et: str, x: ir.Value) -> ir.Value:
     return bld.trunc(bld.select(nan, ir.Constant(I32, 0x7FFF), o), I16)
 
 
-def _post(g: Any, et: str, r: ir.Value, ftz: bool, sat: bool) -> ir.Value:
-    """.ftz flush, .sat clamp to [+0, 1] (NaN, negatives -> +0), canonical NaN (half._post)."""
+def _post(g: Any, et: str, r: ir.Value, ftz: bool, sat: bool, relu: bool = False) -> ir.Value:
+    """.ftz flush, .sat clamp to [+0, 1] (NaN, negatives -> +0), .relu (negatives -> +0, NaN kept),
+    canonical NaN (half._post)."""
     bld = g.bld
     if ftz:
         r = _flush(g, et, r)
@@ -166,4 +209,7 @@ def _post(g: Any, et: str, r: ir.Value, ftz: bool, sat: bool) -> ir.Value:
         big = bld.icmp_unsigned(">", r, ir.Constant(I16, _ONE[et]))  # (positive: no sign bit)
         r = bld.select(bld.or_(neg, nan), ir.Constant(I16, 0), bld.select(big, ir.Constant(I16, _ONE[et]), r))
         nan = bld.icmp_unsigned(">", bld.and_(r, ir.Constant(I16, 0x7FFF)), exp)
+    elif relu:
+        neg = bld.icmp_unsigned("!=", bld.and_(r, ir.Constant(I16, 0x8000)), ir.Constant(I16, 0))
+        r = bld.select(bld.and_(neg, bld.not_(nan)), ir.Constant(I16, 0), r)
     return bld.select(nan, ir.Constant(I16, 0x7FFF), r)
