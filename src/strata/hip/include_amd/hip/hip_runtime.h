@@ -261,8 +261,7 @@ static __device__ __forceinline__ double copysign(double a, double b) { return _
 static __device__ __forceinline__ float rintf(float x) { return __builtin_rintf(x); }
 static __device__ __forceinline__ float nearbyintf(float x) { return __builtin_nearbyintf(x); }
 static __device__ __forceinline__ float roundf(float x) { return __builtin_roundf(x); }
-static __device__ __forceinline__ float sinf(float x) { return __builtin_sinf(x); }
-static __device__ __forceinline__ float cosf(float x) { return __builtin_cosf(x); }
+// (sinf and cosf are amd_math.h's: LLVM's native lowering loses accuracy for large arguments)
 static __device__ __forceinline__ float log10f(float x) { return __builtin_log10f(x); }
 static __device__ __forceinline__ float ldexpf(float x, int e) { return __builtin_ldexpf(x, e); }
 static __device__ __forceinline__ double ldexp(double x, int e) { return __builtin_ldexp(x, e); }
@@ -826,3 +825,6 @@ static __device__ __forceinline__ double __drcp_rn(double a) {
 #pragma clang fp contract(off)
   return 1.0 / a;
 }
+
+// the math functions a device library would provide
+#include <hip/amd_math.h>
