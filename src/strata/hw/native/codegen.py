@@ -69,7 +69,10 @@ CTX_SPECIALS = 19  # pointer to one pointer per entry of `specials`: each a uint
 CTX_INVARIANTS = 20  # pointer to one int64 per entry of `invariants`: the launch's value of that register
 CTX_PEER_BYTES = 21  # pointer to one int64 per unified-address slot: bytes of accesses to an enabled peer's memory
 CTX_OWN_LO, CTX_OWN_HI = 22, 23  # the device's own address range [base, end); addresses outside are a peer's
-CTX_SIZE = 24
+# added to %ctaid.x's array: a 1-D grid passes the chunk-independent block-local index and its first block
+# here (no per-chunk array to fill), other grids the chunk's own %ctaid.x and 0
+CTX_CTAID_X_ADD = 24
+CTX_SIZE = 25
 # lane-varying special registers come from the reference's own per-chunk arrays (Chunk.special); the rest
 # (%ntid, %nctaid) are launch constants in ctx
 LANE_SPECIALS = ("%tid", "%ctaid", "%laneid", "%warpid")
@@ -943,6 +946,8 @@ class KernelCodegen:
                 arr = self.hoist(make)
                 self._special_ptr[name] = arr
             v = bld.zext(self.tag(bld.load(bld.gep(arr, [i])), "aux"), I64)
+            if name == "%ctaid.x":  # a 1-D grid's array is the chunk's block-local index, plus its first block
+                v = bld.add(v, self.ctx(CTX_CTAID_X_ADD))
         elif base == "%ntid" and k >= 0:
             v = self.ctx(CTX_BLOCK + k)
         elif base == "%nctaid" and k >= 0:

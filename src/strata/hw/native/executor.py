@@ -352,7 +352,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                 resume = None
                 if streak is not None:
                     if streak.chunk.nblocks == count:
-                        resume = _streak_drive(streak, first, count, ck, ds, L, ctaid_slots, ctaid_bufs)
+                        resume = _streak_drive(streak, first, count, ck, ds, L)
                         if finished(L, L.kernel, resume[0], resume[1]):
                             continue
                     else:
@@ -464,18 +464,20 @@ def _streaky(jf: JitFunction, ck: CompiledKernel, config: LaunchConfig, one_d: b
         all(k.startswith((*_SHAPE_ONLY, "%ctaid.x", "%nctaid.", "%ntid.")) for k in keys)
 
 
-def _streak_drive(f: Frame, first: int, count: int, ck: CompiledKernel, ds: DriverState, L: Launch,
-                  ctaid: dict[str, np.dtype], bufs: dict[tuple[int, str], np.ndarray]) -> tuple[int, int, int]:
+def _streak_drive(f: Frame, first: int, count: int, ck: CompiledKernel, ds: DriverState,
+                  L: Launch) -> tuple[int, int, int]:
     """The driver call of the chunk of `count` blocks from `first`, every lane from block 0, on the registers,
-    shared memory, masks and ctx of the streak's frame `f` (a chunk of the same size that finished): %ctaid.x
-    refilled, shared memory zeroed (as a new Chunk's), ctx's first block set. (drive_entry's result.)"""
+    shared memory, masks and ctx of the streak's frame `f` (a chunk of the same size that finished): shared
+    memory zeroed (as a new Chunk's), ctx's first block set (native code adds it to %ctaid.x's block-local
+    array: the frame's own %ctaid.x buffers are filled only if the chunk needs its Chunk). (drive_entry's
+    result.)"""
     chunk = f.chunk
     n = chunk.n
-    for key, dt in ctaid.items():
-        np.add(bufs[(n, "local:" + key)], dt.type(first), out=bufs[(n, key)], casting="unsafe")
     if chunk.shared_size:
         chunk.shared.fill(0)
-    chunk._native_ctx[cg.CTX_FIRST_BLOCK] = first  # type: ignore[attr-defined]
+    slots = chunk._native_ctx  # type: ignore[attr-defined]
+    slots[cg.CTX_FIRST_BLOCK] = first
+    slots[cg.CTX_CTAID_X_ADD] = first
     regs, ones, _n, ctx, _ptrs = _frame_state(f)
     return drive_entry(ck, ds, L, regs, ones, n, ctx, 0, n, n // 32, EXIT, False, count)
 
@@ -554,8 +556,13 @@ def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: 
     """The chunk's ctx array. One per worker and chunk size, made once and then updated in the slots that
     change from chunk to chunk (its shared memory, first block, lane-varying special registers)."""
     lanes = []
+    grid = chunk.launch.config.grid
+    one_d = grid[1] == grid[2] == 1
     for name in ck.specials:
-        v = chunk.special(name, _U32)
+        if name == "%ctaid.x" and one_d:  # the same array for every chunk: native code adds the first block
+            v = chunk.launch.cached("block_local:u32", chunk.nblocks, lambda: chunk.block_local.astype(_U32))
+        else:
+            v = chunk.special(name, _U32)
         if not (isinstance(v, np.ndarray) and v.shape == (chunk.n,) and v.dtype == _U32 and v.flags.c_contiguous):
             v = np.ascontiguousarray(np.broadcast_to(v, (chunk.n,)), dtype=_U32)
         lanes.append(v)
@@ -590,6 +597,7 @@ def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: 
         last[:] = lanes
     ctx[cg.CTX_SHARED] = chunk.shared.ctypes.data
     ctx[cg.CTX_FIRST_BLOCK] = chunk.first_block
+    ctx[cg.CTX_CTAID_X_ADD] = chunk.first_block if one_d else 0
     chunk._native_keep = lanes  # type: ignore[attr-defined]  # alive as long as the chunk
     return ctx
 
