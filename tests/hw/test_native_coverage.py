@@ -82,7 +82,7 @@ extern "C" __global__ void prefix_faults(int n, int shift_x, int shift_y, const 
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float v = x[i + shift_x];                          // native: the block's ops before the add.rz
-  y[i + shift_y] = __fadd_rz(v, 1.0f);               // the reference: from the add.rz on
+  y[i + shift_y] = __fadd_rz(v, 1.0f);               // the add.rz on the reference, the store native again
 }
 __device__ int counter_table[64];
 __device__ float scale_of;
@@ -274,6 +274,7 @@ def test_uniform_register_defined_in_a_reference_block(monkeypatch: pytest.Monke
     (info,) = _partial(rec)
     assert any("add.rz.f32" in why for why in info["reasons"]) and info["serial"] is None
     assert any("(ops " in why for why in info["reasons"])  # the block's ops before the add.rz ran natively
+    assert _compiled(mod, "uniform_beside_fallback").pieces  # and those after it, as a second native piece
     np.testing.assert_array_equal(c, np.arange(n, dtype=np.int32) + np.int32(3 * n + 1))
     r = a + np.float32(1)  # within an ulp of the round-toward-zero sum; then the loop, on the device's values
     assert np.all(np.abs(b[(np.arange(n) & 3) == 0] - r[(np.arange(n) & 3) == 0]) <= np.spacing(np.abs(r))[
@@ -304,6 +305,7 @@ def test_local_memory_kernel_runs_natively(monkeypatch: pytest.MonkeyPatch, mod:
         return (np.int32(n), cuda.to_device(idx), out), [out]
 
     (out,), rec = _both(monkeypatch, mod.get_function("local_array"), 3, 256, make)
+    assert len(_compiled(mod, "local_array").pieces[1]) > 2  # native pieces between the local accesses
     i = np.arange(n)
     want = (i * (idx % 24)).astype(np.float32) * np.float32(0.5) + (i * ((idx + 5) % 24)).astype(np.float32) * \
         np.float32(0.5)
@@ -662,9 +664,10 @@ def _prefix_fault(monkeypatch: pytest.MonkeyPatch, mod: Any, executor: str, sx: 
     return {k: v for k, v in info.value.report.items() if k not in ("address", "nearest")}
 
 
-@pytest.mark.parametrize(("sx", "sy"), [(300, 0), (0, 400)], ids=["native_prefix", "reference_rest"])
+@pytest.mark.parametrize(("sx", "sy"), [(300, 0), (0, 400)], ids=["native_prefix", "native_piece_after"])
 def test_faults_before_and_after_the_unsupported_instruction(monkeypatch: pytest.MonkeyPatch, mod: Any, sx: int,
                                                              sy: int) -> None:
+    assert _compiled(mod, "prefix_faults").pieces  # the store after the add.rz is a native piece of its own
     ref, nat = _prefix_fault(monkeypatch, mod, "reference", sx, sy), _prefix_fault(monkeypatch, mod, "native", sx, sy)
     assert ref["thread"] == ((212 if sx else 112), 0, 0) and ref["block"] == (0, 0, 0)  # 512 elements each
     assert nat == ref

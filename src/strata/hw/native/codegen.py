@@ -284,10 +284,10 @@ class KernelCodegen:
             raise NativeUnsupported(f"{ins.full_opcode} (only bar.sync/barrier.sync with a constant id, "
                                     f"PTX line {ins.line})")
 
-    def _block(self, b: int, ins_list: list[Instruction], tail: int = 0) -> None:
-        """Block b's function over ins_list; it returns `tail` at the end (partial.py: k + 1 makes the
-        reference handlers run the block's ops from k on)."""
-        fn = ir.Function(self.module, BLOCK_TYPE, name=f"b{b}")
+    def _block(self, b: int, ins_list: list[Instruction], tail: int = 0, name: str | None = None) -> None:
+        """Block b's function over ins_list (named `name`, b<b> by default); it returns `tail` at the end
+        (partial.py: k + 1 makes the reference handlers run the block's ops from k on)."""
+        fn = ir.Function(self.module, BLOCK_TYPE, name=name or f"b{b}")
         self.f = fn
         self.regs_arg, self.mask_arg, self.n_arg, self.ctx_arg = fn.args
         for a in (self.regs_arg, self.mask_arg, self.ctx_arg):

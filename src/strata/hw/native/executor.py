@@ -78,6 +78,8 @@ class CompiledKernel:
     # blocks the reference handlers run (partial.py): block -> why it is not native
     reference_blocks: dict[int, str] = dataclasses.field(default_factory=dict)
     serial: str | None = None  # why the chunks must run one after another (partial.serial_reason)
+    # block -> its native pieces after an op the reference runs: (first op, end op, function) (partial.py)
+    pieces: dict[int, list[tuple[int, int, Any]]] = dataclasses.field(default_factory=dict)
 
 
 def compiled(program: Program, kernel: str) -> CompiledKernel | str:
@@ -112,6 +114,7 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
         barriers = list(manifest["barriers"])
         invariants = [tuple(x) for x in manifest["invariants"]]
         reference_blocks = {int(k): str(v) for k, v in manifest.get("reference_blocks", {}).items()}
+        pieces = {int(k): [(int(s), int(e)) for s, e in v] for k, v in manifest.get("pieces", {}).items()}
         serial = manifest.get("serial")
     else:
         gen = cg.KernelCodegen(program, jf)
@@ -123,9 +126,10 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
         obj = compile_ir(text)
         blocks, specials, barriers = gen.native_blocks, gen.specials, gen.barrier_blocks
         invariants = [(r, off, size) for r, (off, size) in gen.invariants.items()]
-        reference_blocks, serial = gen.reference_blocks, gen.serial
+        reference_blocks, serial, pieces = gen.reference_blocks, gen.serial, getattr(gen, "pieces", {})
         cache_put(key, {"blocks": blocks, "specials": specials, "barriers": barriers, "invariants": invariants,
-                        "reference_blocks": {str(k): v for k, v in reference_blocks.items()}, "serial": serial}, obj)
+                        "reference_blocks": {str(k): v for k, v in reference_blocks.items()}, "serial": serial,
+                        "pieces": {str(k): v for k, v in pieces.items()}}, obj)
     loaded = LoadedObject(obj)
     funcs = {b: _PROTO(loaded.address(f"b{b}")) for b in blocks}
     ck = CompiledKernel(kernel, funcs, specials, loaded, time.perf_counter() - t0, cached)
@@ -133,6 +137,7 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
     ck.invariants = invariants
     ck.barriers = frozenset(barriers)
     ck.reference_blocks, ck.serial = reference_blocks, serial
+    ck.pieces = {b: [(s, e, _PROTO(loaded.address(f"b{b}c{s}"))) for s, e in ps] for b, ps in pieces.items()}
     ck.driveable = frozenset(k for k, blk in enumerate(jf.blocks) if k in funcs or k in barriers or not blk.ops)
     trace.emit("L0", "native_compile", kernel=kernel, cached=cached, blocks=len(blocks),
                reference_blocks=len(reference_blocks), compile_ms=round(ck.compile_s * 1e3, 3))
@@ -156,16 +161,40 @@ def _patched(program: Program, ck: CompiledKernel, worker: int) -> Program:
     for b, blk in enumerate(jf.blocks):
         fn = ck.funcs.get(b)
         if fn is not None:
-            ck.ref_ops[b] = [_per_lane(op) for op, _exact in blk.ops]
+            ck.ref_ops[b] = _chain([_per_lane(op) for op, _exact in blk.ops], ck.pieces.get(b, []))
             blk = dataclasses.replace(blk, ops=[(_native_op(fn, ck.ref_ops[b]), True)])
         elif b in ck.reference_blocks:  # (partial.py) its writes must reach the lane arrays native blocks read
-            blk = dataclasses.replace(blk, ops=[(_per_lane(op), exact) for op, exact in blk.ops])
+            ops = [(_per_lane(op), exact) for op, exact in blk.ops]
+            if b in ck.pieces:  # the ops before its first native piece, then that piece (and on)
+                chained = _chain([op for op, _exact in ops], ck.pieces[b])
+                ops = [*ops[:len(chained) - 1], (chained[-1], True)]
+            blk = dataclasses.replace(blk, ops=ops)
         blocks.append(blk)
     njf: JitFunction = dataclasses.replace(jf, blocks=blocks, reg_pool={})
     p = copy.copy(program)
     p.functions = {**program.functions, ck.name: njf}
     ck.programs[worker] = p
     return p
+
+
+def _chain(ref: list[Any], pieces: list[tuple[int, int, Any]]) -> list[Any]:
+    """The ops the reference runs from an op k on, by index: the block's reference ops up to the next native
+    piece (partial.py), then one op that runs that piece natively, and on from there (a piece that hands
+    over at its op j, a failed check or its end before an op it does not compile, continues the same way
+    from j). Without pieces: the reference ops."""
+    if not pieces:
+        return ref
+    (s, _e, fn), rest = pieces[0], pieces[1:]
+    after = _chain(ref, rest)
+
+    def run_piece(f: Any, m: Any) -> None:
+        st = _frame_state(f)
+        rc = fn(st[0], st[1] if m is None else m.ctypes.data, st[2], st[3])
+        if rc:  # its op rc - 1 (counted from s) and what follows run from `after`
+            for op in after[s + rc - 1:]:
+                op(f, m)
+
+    return [*ref[:s], run_piece]
 
 
 def _per_lane(op: Any) -> Any:

@@ -31,32 +31,70 @@ _BLOCK_LOCAL_SPACES = frozenset({"shared", "shared::cta"})
 
 def compile_block(gen: Any, b: int, ins_list: list[Instruction]) -> tuple[str | None, bool]:
     """Emit block b's native function through `gen` (a codegen.KernelCodegen). Returns (why some of the
-    block runs on the reference or None, whether the block has a native function).
+    block runs on the reference or None, whether the block has a native function `b<b>`).
 
     When an instruction k > 0 cannot be compiled, the block's function runs ops 0..k-1 and returns k + 1,
-    the code a failed memory check returns: the reference handlers run the block from op k on (the driver
-    and executor._native_op already do that), so a block with one `ex2.approx` still runs its loads and
-    arithmetic before it natively."""
-    from strata.hw.native.codegen import NOOPS, NativeUnsupported  # (codegen imports this module)
+    the code a failed memory check returns: the reference handlers run op k (the driver and
+    executor._native_op already do that). What follows op k is compiled again the same way, as functions
+    `b<b>c<s>` (`gen.pieces[b]`: (s, e), native ops s..e-1, then op e on the reference, e == len: the block's
+    end); the executor chains them after the reference ops between (executor._chain). So a block with one
+    `ex2.approx` runs everything but that instruction natively."""
+    from strata.hw.native.codegen import NativeUnsupported  # (codegen imports this module)
+
+    pieces: list[tuple[int, int]] = []
+    gen.pieces = getattr(gen, "pieces", {})
+    why, end = _piece(gen, b, f"b{b}", ins_list, NativeUnsupported)
+    native = end is not None and end > 0
+    s = (end if end is not None else _fail_index(gen, len(ins_list))) + 1 if why is not None else len(ins_list)
+    base = gen.blk_start
+    while s < len(ins_list):
+        gen.blk_start = base + s
+        _, e = _piece(gen, b, f"b{b}c{s}", ins_list[s:], NativeUnsupported)
+        gen.blk_start = base
+        if e is None or e == 0:  # op s itself runs on the reference (or nothing compiles): try after it
+            s = s + (e if e is not None else _fail_index(gen, len(ins_list) - s)) + 1
+            continue
+        pieces.append((s, s + e))
+        s += e + 1
+    gen.blk_start = base
+    if pieces:
+        gen.pieces[b] = pieces
+    if why is not None and end is not None and end > 0:
+        why = f"{why} (ops {end}.. of the block)"
+    return why, native
+
+
+def _piece(gen: Any, b: int, name: str, ins: list[Instruction],
+           unsupported: type[Exception]) -> tuple[str | None, int | None]:
+    """Compile ins (the block's ops from some s on) as function `name`: (None, len) when all of it compiles;
+    (why, k) when op k cannot and ops 0..k-1 do (k may be 0: nothing compiled); (why, None) when even
+    the ops before the failing one do not compile."""
+    from strata.hw.native.codegen import NOOPS
 
     try:
-        gen._block(b, ins_list)
-        return None, True
-    except NativeUnsupported as e:
-        why, k = str(e), int(getattr(gen, "k", 0))
-        _drop(gen, b)
-    if 0 < k < len(ins_list) and any(ins.opcode not in NOOPS for ins in ins_list[:k]):
-        try:
-            gen._block(b, ins_list[:k], tail=k + 1)
-            return f"{why} (ops {k}.. of the block)", True
-        except NativeUnsupported:
-            _drop(gen, b)
-    return why, False
+        gen._block(b, ins, name=name)
+        return None, len(ins)
+    except unsupported as e:
+        why, k = str(e), _fail_index(gen, len(ins))
+        _drop(gen, name)
+    if not 0 < k < len(ins) or all(i.opcode in NOOPS for i in ins[:k]):
+        return why, 0 if 0 <= k < len(ins) else None
+    try:
+        gen._block(b, ins[:k], tail=k + 1, name=name)
+        return why, k
+    except unsupported:
+        _drop(gen, name)
+    return why, None
 
 
-def _drop(gen: Any, b: int) -> None:
-    """Forget the half-built function b<b> (its name is free for a second try)."""
-    name = f"b{b}"
+def _fail_index(gen: Any, n: int) -> int:
+    """The op (of the list just emitted) the code generator was at when it gave up."""
+    k = int(getattr(gen, "k", 0))
+    return k if 0 <= k < n else 0
+
+
+def _drop(gen: Any, name: str) -> None:
+    """Forget the half-built function `name` (its name is free for a second try)."""
     gen.module.globals.pop(name, None)
     gen.module.scope._useset.discard(name)  # (llvmlite's name registry: no public way to unregister)
 
