@@ -709,7 +709,14 @@ extern "C" __global__ void bit_ops(int n, const unsigned* a, const unsigned* b, 
   asm("bfind.shiftamt.s32 %0, %1;" : "=r"(p) : "r"(sx));
   asm("bfind.u64 %0, %1;" : "=r"(q) : "l"(l >> (y & 63)));
   asm("bfind.s64 %0, %1;" : "=r"(z) : "l"(sl));
-  unsigned* o = out + 16 * i;
+  unsigned m1, m2;
+  asm("prmt.b32.f4e %0, %1, %2, %3;" : "=r"(m1) : "r"(x), "r"(y), "r"(y >> 5));
+  asm("prmt.b32.ecl %0, %1, %2, 2;" : "=r"(m2) : "r"(x), "r"(y));
+  out[20 * i + 16] = __byte_perm(x, y, y);           // a selector per lane: nibbles, sign replication
+  out[20 * i + 17] = __byte_perm(x, y, 0x7531);
+  out[20 * i + 18] = m1;
+  out[20 * i + 19] = m2;
+  unsigned* o = out + 20 * i;
   o[0] = __popc(x); o[1] = __popcll(l); o[2] = __clz(x >> (y & 31)); o[3] = __clzll(l >> (y & 63));
   o[4] = __brev(x); o[5] = __funnelshift_l(x, y, y >> 3); o[6] = __funnelshift_r(x, y, y >> 3);
   o[7] = __funnelshift_lc(x, y, y >> 3); o[8] = __funnelshift_rc(x, y, y >> 3);
@@ -730,13 +737,15 @@ def test_bit_instructions(monkeypatch: pytest.MonkeyPatch) -> None:
     c[:3] = [0, 0xFFFFFFFFFFFFFFFF, 1 << 63]
 
     def make() -> Any:
-        out, out64 = cuda.to_device(np.zeros(16 * n, np.uint32)), cuda.to_device(np.zeros(3 * n, np.uint64))
+        out, out64 = cuda.to_device(np.zeros(20 * n, np.uint32)), cuda.to_device(np.zeros(3 * n, np.uint64))
         return (np.int32(n), cuda.to_device(a), cuda.to_device(b), cuda.to_device(c), out, out64), [out, out64]
 
     (out, out64), rec = _both(monkeypatch, imod.get_function("bit_ops"), 2, 256, make)
     assert not _partial(rec)
-    out = out.reshape(n, 16)
+    out = out.reshape(n, 20)
     np.testing.assert_array_equal(out[:, 0], np.bitwise_count(a))
+    src = (a.astype(np.uint64) | (b.astype(np.uint64) << np.uint64(32))).view(np.uint8).reshape(n, 8)
+    np.testing.assert_array_equal(out[:, 17], src[:, [1, 3, 5, 7]].copy().view(np.uint32).reshape(n))
     np.testing.assert_array_equal(out[:, 1], np.bitwise_count(c))
     want_brev = np.array([int(f"{int(v):032b}"[::-1], 2) for v in a], np.uint32)
     np.testing.assert_array_equal(out[:, 4], want_brev)

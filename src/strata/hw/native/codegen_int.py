@@ -1,5 +1,6 @@
 """Native bit instructions: `popc`, `clz`, `brev` (.b32 .b64), `bfind` (.u32 .s32 .u64 .s64, .shiftamt),
-`bfe` (.u32 .s32 .u64 .s64), `shf` (.l/.r, .clamp/.wrap) and `lop3.b32` (without a .BoolOp), with the
+`bfe` (.u32 .s32 .u64 .s64), `shf` (.l/.r, .clamp/.wrap), `lop3.b32` (without a .BoolOp) and `prmt.b32`
+(every mode), with the
 reference's semantics (hw/isa/bits.py), bit for bit.
 
 LLVM's shifts by the type's width or more are poison, where NumPy's give 0; every shift amount that can
@@ -15,11 +16,12 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from strata.hw.ptx.ir import Imm, Instruction
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
-OPCODES = frozenset({"popc", "clz", "brev", "bfind", "bfe", "shf", "lop3"})
+OPCODES = frozenset({"popc", "clz", "brev", "bfind", "bfe", "shf", "lop3", "prmt"})
 _TYPES = {"popc": ("b32", "b64"), "clz": ("b32", "b64"), "brev": ("b32", "b64"), "bfind": ("u32", "s32", "u64", "s64"),
-          "bfe": ("u32", "s32", "u64", "s64"), "shf": ("b32",), "lop3": ("b32",)}
-_FLAGS = {"bfind": {"shiftamt"}, "shf": {"l", "r", "clamp", "wrap"}}
-_NOPS = {"popc": 2, "clz": 2, "brev": 2, "bfind": 2, "bfe": 4, "shf": 4, "lop3": 5}
+          "bfe": ("u32", "s32", "u64", "s64"), "shf": ("b32",), "lop3": ("b32",), "prmt": ("b32",)}
+_FLAGS = {"bfind": {"shiftamt"}, "shf": {"l", "r", "clamp", "wrap"},
+          "prmt": {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"}}
+_NOPS = {"popc": 2, "clz": 2, "brev": 2, "bfind": 2, "bfe": 4, "shf": 4, "lop3": 5, "prmt": 4}
 
 
 def emit(g: Any, ins: Instruction) -> None:
@@ -62,6 +64,8 @@ def emit(g: Any, ins: Instruction) -> None:
             return _bfe(g, t, w, ity, srcs, i), "u" + t[1:]
         if op == "shf":
             return _shf(g, fl, srcs, i), "u32"
+        if op == "prmt":
+            return _prmt(g, fl, srcs, i), "u32"
         return _lop3(g, srcs, i), "u32"
     g._simple(ins, compute)
 
@@ -106,6 +110,48 @@ def _shf(g: Any, fl: set[str], srcs: list[Any], i: ir.Value) -> ir.Value:
     if "l" in fl:
         return bld.trunc(bld.lshr(bld.shl(both, n64), ir.Constant(I64, 32)), I32)
     return bld.trunc(bld.lshr(both, n64), I32)
+
+
+def _prmt(g: Any, fl: set[str], srcs: list[Any], i: ir.Value) -> ir.Value:
+    """prmt.b32{.mode} d, a, b, c: each result byte a byte of {b, a} (bytes 0-3 of a, 4-7 of b), or its sign
+    replicated (control bit 3); the controls are c's nibbles, or the mode's table for c & 3 (bits.py)."""
+    from strata.hw.isa.bits import _prmt_table  # the reference's own controls
+
+    if len(fl) > 1:
+        raise g.fail()
+    mode = next(iter(fl), None)
+    bld = g.bld
+    a, b = (g.read(s_, "u32", i) for s_ in srcs[:2])
+    both = bld.or_(bld.zext(a, I64), bld.shl(bld.zext(b, I64), ir.Constant(I64, 32)))
+
+    def assemble(ctls: list[int]) -> ir.Value:
+        out = ir.Constant(I32, 0)
+        for k, ctl in enumerate(ctls):
+            byte = bld.and_(bld.trunc(bld.lshr(both, ir.Constant(I64, 8 * (ctl & 7))), I32), ir.Constant(I32, 0xFF))
+            if ctl & 8:  # the byte's sign bit, replicated: 0x00 or 0xff
+                byte = bld.mul(bld.lshr(byte, ir.Constant(I32, 7)), ir.Constant(I32, 0xFF))
+            out = bld.or_(out, bld.shl(byte, ir.Constant(I32, 8 * k)))
+        return out
+
+    c = srcs[2]
+    if isinstance(c, Imm):
+        return assemble(_prmt_table(mode, c.value & 0xFFFF))
+    sel = g.read(c, "u32", i)
+    if mode is not None:  # four possible tables, by c & 3
+        which = bld.and_(sel, ir.Constant(I32, 3))
+        r = assemble(_prmt_table(mode, 0))
+        for v in (1, 2, 3):
+            r = bld.select(bld.icmp_unsigned("==", which, ir.Constant(I32, v)), assemble(_prmt_table(mode, v)), r)
+        return r
+    out = ir.Constant(I32, 0)
+    for k in range(4):  # control nibble k picks byte (ctl & 7), sign-replicated when ctl & 8
+        ctl = bld.and_(bld.lshr(sel, ir.Constant(I32, 4 * k)), ir.Constant(I32, 0xF))
+        shift = bld.zext(bld.mul(bld.and_(ctl, ir.Constant(I32, 7)), ir.Constant(I32, 8)), I64)
+        byte = bld.and_(bld.trunc(bld.lshr(both, shift), I32), ir.Constant(I32, 0xFF))
+        rep = bld.icmp_unsigned("!=", bld.and_(ctl, ir.Constant(I32, 8)), ir.Constant(I32, 0))
+        byte = bld.select(rep, bld.mul(bld.lshr(byte, ir.Constant(I32, 7)), ir.Constant(I32, 0xFF)), byte)
+        out = bld.or_(out, bld.shl(byte, ir.Constant(I32, 8 * k)))
+    return out
 
 
 def _lop3(g: Any, srcs: list[Any], i: ir.Value) -> ir.Value:
