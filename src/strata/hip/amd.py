@@ -61,6 +61,16 @@ def include_dir() -> Path:
     return Path(__file__).resolve().parent / "include_amd"
 
 
+@functools.cache
+def header_digest() -> str:
+    """SHA-256 of every file of strata's AMD device headers (part of the code-object cache key: a change to any
+    of them, hip/amd_math.h included, recompiles)."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in include_dir().rglob("*") if p.is_file()):
+        h.update(path.relative_to(include_dir()).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
 def clang_path() -> str | None:
     """Path of clang-19, or None when it is not installed."""
     return shutil.which(CLANG)
@@ -96,7 +106,7 @@ def compile_to_code_object(source: str, *, arch: str = "gfx942", options: Sequen
         raise CompileError(f"[hip compile] arch {arch!r} is not supported; expected one of {ARCHS} (optionally "
                            f"with :sramecc+/-, :xnack+/-)")
     version = clang_version()
-    header = (include_dir() / "hip" / "hip_runtime.h").read_text(encoding="utf-8")
+    header = header_digest()
     key = hashlib.sha256(json.dumps([CACHE_FORMAT, source, clang_command(arch, options), version, name, header])
                          .encode())
     path = config.settings().cache_dir / f"{key.hexdigest()}.{arch}.co"

@@ -385,3 +385,22 @@ def test_mi250x_runs_gfx90a_code() -> None:
         np.testing.assert_array_equal(out.get(), (idx % 37) ** 2 + t + ((idx * 7) % 37) ** 2 + t)
     finally:
         cuda.set_device(before)
+
+
+def test_the_code_object_cache_follows_every_header_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A change to any of strata's AMD headers (not only hip_runtime.h) changes the cache key, so an edited
+    hip/amd_math.h or hip_fp16.h recompiles instead of reusing a stale code object."""
+    import strata.hip.amd as amd
+
+    copy = tmp_path / "include_amd"
+    shutil.copytree(amd.include_dir(), copy)
+    monkeypatch.setattr(amd, "include_dir", lambda: copy)
+    amd.header_digest.cache_clear()
+    try:
+        before = amd.header_digest()
+        math_h = copy / "hip" / "amd_math.h"
+        math_h.write_text(math_h.read_text() + "\n// an edit\n")
+        amd.header_digest.cache_clear()
+        assert amd.header_digest() != before
+    finally:
+        amd.header_digest.cache_clear()

@@ -3,10 +3,9 @@
 // native operations (fma, ldexp, frexp, rint, division, sqrt): double exp/log/log2/log10/exp2/sin/cos/tan/
 // tanh/sinh/cosh/erf/erfc/erfinv/pow/hypot/expm1/log1p/atan/atan2/asin/acos/asinh/acosh/atanh, their float
 // forms (computed in double and rounded once: correctly rounded or within 1 ulp), and the float overloads of
-// the <cmath> names. Errors: a few ulp in double (tests compare with NumPy), with two known gaps: sin, cos and
-// tan reduce their argument by pi/2 in three parts, accurate for |x| up to about 1e9 and meaningless beyond
-// (no Payne-Hanek reduction yet), and double pow is exp(y log|x|), whose error grows with |y log x| (tens of
-// ulp for results near 1e40; float powf is unaffected). ROCm's device library uses other algorithms, and so
+// the <cmath> names. Errors: a few ulp in double (tests compare with NumPy); sin, cos and tan reduce any
+// finite argument (Payne-Hanek above 2^28); pow carries log|x| in double-double, so |y log x| does not
+// amplify log's rounding. ROCm's device library uses other algorithms, and so
 // does CUDA's libdevice, so results may differ from both in the last bits.
 // Included at the end of hip_runtime.h.
 #pragma once
@@ -96,12 +95,65 @@ static __device__ __forceinline__ double cosh(double x) {
   double e = exp(__builtin_fabs(x));
   return 0.5 * (e + 1.0 / e);
 }
-// sin and cos: x = k pi/2 + r, |r| <= pi/4, pi/2 in three parts (accurate for |x| up to about 1e9)
+// The bits of 2/pi after the binary point, 64 per word, after one word of zeros (the bits before it): what
+// the large-argument reduction multiplies by
+static __device__ const unsigned long long __strata_two_over_pi[19] = {
+    0x0000000000000000ULL,
+    0xA2F9836E4E441529ULL,
+    0xFC2757D1F534DDC0ULL,
+    0xDB6295993C439041ULL,
+    0xFE5163ABDEBBC561ULL,
+    0xB7246E3A424DD2E0ULL,
+    0x06492EEA09D1921CULL,
+    0xFE1DEB1CB129A73EULL,
+    0xE88235F52EBB4484ULL,
+    0xE99C7026B45F7E41ULL,
+    0x3991D639835339F4ULL,
+    0x9C845F8BBDF9283BULL,
+    0x1FF897FFDE05980FULL,
+    0xEF2F118B5A0A6D1FULL,
+    0x6D367ECF27CB09B7ULL,
+    0x4F463F669E5FEA2DULL,
+    0x7527BAC7EBE5F17BULL,
+    0x3D0739F78A5292EAULL,
+    0x6BFB5FB11F8D5D08ULL};
+// |x| >= 2^28 (Payne-Hanek): x * 2/pi mod 4 from the 128 bits of 2/pi that reach it, in 128-bit integers. x is
+// m 2^e (m a 53-bit integer); bits of 2/pi before position e - 1 only add multiples of 4, the ones after
+// position e + 126 less than 2^-73. Returns r in [-pi/4, pi/4] and sets the quadrant.
+static __device__ __forceinline__ double __strata_reduce_large(double ax, long long* quadrant) {
+  int ex;
+  double mant = __builtin_frexp(ax, &ex);
+  unsigned long long m = (unsigned long long)__builtin_ldexp(mant, 53);
+  int o = ex - 53 - 2 + 64;  // the first bit of 2/pi that matters, as an offset into the table
+  int w = o >> 6, s = o & 63;
+  const unsigned long long* t = __strata_two_over_pi;
+  unsigned long long bhi = s ? (t[w] << s) | (t[w + 1] >> (64 - s)) : t[w];
+  unsigned long long blo = s ? (t[w + 1] << s) | (t[w + 2] >> (64 - s)) : t[w + 1];
+  unsigned __int128 p = (unsigned __int128)m * blo + ((unsigned __int128)(m * bhi) << 64);  // x 2/pi mod 4, 2^126
+  long long q = (long long)(p >> 126);
+  unsigned __int128 f = p << 2;  // the fraction, in units of 2^-128
+  if (f >> 127) q += 1;          // a fraction >= 1/2 is f - 1 of the next quadrant (the high word read as signed)
+  double fd = (double)(long long)(unsigned long long)(f >> 64) * 0x1p-64 + (double)(unsigned long long)f * 0x1p-128;
+  *quadrant = q & 3;
+  return __builtin_fma(fd, 1.5707963267948966, fd * 6.123233995736766e-17);  // f pi/2, pi/2 in two parts
+}
+// sin and cos: x = q pi/2 + r, |r| <= pi/4: pi/2 in three parts below 2^28, the bits of 2/pi above
 static __device__ __forceinline__ void __strata_sincos(double x, double* s, double* c) {
-  double k = __builtin_rint(x * 0.63661977236758134308);
-  double r = __builtin_fma(-k, 1.57079632673412561417e+00, x);
-  r = __builtin_fma(-k, 6.07710050630396597660e-11, r);
-  r = __builtin_fma(-k, 2.02226624871116645580e-21, r);
+  double r;
+  long long q;
+  if (__builtin_fabs(x) < 268435456.0 || !__builtin_isfinite(x)) {
+    double k = __builtin_rint(x * 0.63661977236758134308);
+    r = __builtin_fma(-k, 1.57079632673412561417e+00, x);
+    r = __builtin_fma(-k, 6.07710050630396597660e-11, r);
+    r = __builtin_fma(-k, 2.02226624871116645580e-21, r);
+    q = __builtin_isfinite(k) ? (long long)k & 3 : 0;
+  } else {
+    r = __strata_reduce_large(__builtin_fabs(x), &q);
+    if (x < 0) {
+      r = -r;
+      q = (4 - q) & 3;
+    }
+  }
   double z = r * r;
   double fs = 121645100408832000.0;  // 19!
   double ps = 1.0 / fs;
@@ -111,7 +163,6 @@ static __device__ __forceinline__ void __strata_sincos(double x, double* s, doub
   double pc = 1.0 / fc;
   for (int n = 18; n >= 4; n -= 2) { fc /= (double)n * (n - 1); pc = __builtin_fma(-pc, z, 1.0 / fc); }
   double cr = __builtin_fma(-pc, z, 1.0);    // 1 - r^2/2! + ...
-  long long q = (long long)k & 3;
   double sv = q == 0 ? sr : q == 1 ? cr : q == 2 ? -sr : -cr;
   double cv = q == 0 ? cr : q == 1 ? -sr : q == 2 ? -cr : sr;
   if (__builtin_isinf(x) || __builtin_isnan(x)) sv = cv = __builtin_nan("");
@@ -119,7 +170,7 @@ static __device__ __forceinline__ void __strata_sincos(double x, double* s, doub
   *c = cv;
 }
 static __device__ __forceinline__ double sin(double x) { double s, c; __strata_sincos(x, &s, &c); return s; }
-// float sine and cosine through the double reduction, rounded once (accurate for |x| up to about 1e9)
+// float sine and cosine through the double reduction, rounded once
 static __device__ __forceinline__ float sinf(float x) { return (float)sin((double)x); }
 static __device__ __forceinline__ float cosf(float x) {
   double s, c;
@@ -153,6 +204,33 @@ static __device__ __forceinline__ double __strata_ipow(double x, long long n) {
   while (e) { if (e & 1) r *= b; b *= b; e >>= 1; }
   return n < 0 ? 1.0 / r : r;
 }
+// log x as hi + lo (a double-double, about 100 bits): the reduction of log() above with the rounding error of
+// s = f / (2 + f) and of the sum of its parts carried, for pow (whose error is |y| times log's)
+static __device__ __forceinline__ double __strata_log_dd(double x, double* lo) {
+  int e = 0;
+  if (x < 2.2250738585072014e-308) { x *= 18014398509481984.0; e = -54; }
+  long long bits = __builtin_bit_cast(long long, x);
+  e += (int)((bits >> 52) & 0x7ff) - 1022;
+  double m = __builtin_bit_cast(double, (bits & 0x800fffffffffffffLL) | 0x3fe0000000000000LL);
+  if (m < 0.70710678118654752440) { m *= 2.0; e -= 1; }
+  double f = m - 1.0;                                  // exact
+  double t = 2.0 + f, tl = (2.0 - t) + f;              // 2 + f = t + tl exactly
+  double s = f / t;
+  double sl = (__builtin_fma(-s, t, f) - s * tl) / t;  // f / (2 + f) = s + sl
+  double z = s * s;
+  double p = 1.0 / 25.0;
+  for (int k = 23; k >= 3; k -= 2) p = __builtin_fma(p, z, 1.0 / k);
+  double tail = 2.0 * s * z * p;                       // 2 atanh(s) - 2s, small beside 2s
+  double de = (double)e;
+  double a = de * 6.93147180369123816490e-01;          // exact: the high part of ln 2 has zero low bits
+  double b = 2.0 * s;
+  double hi = a + b;
+  double err = __builtin_fabs(a) >= __builtin_fabs(b) ? (a - hi) + b : (b - hi) + a;
+  double l = err + (2.0 * sl + __builtin_fma(de, 1.90821492927058770002e-10, tail));
+  double r = hi + l;
+  *lo = l - (r - hi);
+  return r;
+}
 static __device__ __forceinline__ double pow(double x, double y) {
   if (y == 0.0 || x == 1.0) return 1.0;
   if (__builtin_isnan(x) || __builtin_isnan(y)) return x + y;
@@ -161,7 +239,17 @@ static __device__ __forceinline__ double pow(double x, double y) {
   bool odd = yint && __builtin_fabs(y) < 9007199254740992.0 && ((long long)y & 1);
   if (x == 0.0) return y > 0 ? (odd ? x : 0.0) : (odd ? __builtin_copysign(__builtin_inf(), x) : __builtin_inf());
   if (x < 0.0 && !yint) return __builtin_nan("");
-  double r = exp(y * log(__builtin_fabs(x)));
+  double ax = __builtin_fabs(x);
+  double r;
+  if (__builtin_isinf(ax) || __builtin_isinf(y)) {
+    r = exp(y * log(ax));  // the infinite cases (C's pow: 0, 1 or inf by |x| against 1 and the sign of y)
+  } else {
+    double ll, lh = __strata_log_dd(ax, &ll);
+    double ph = y * lh;
+    double pl = __builtin_fma(y, lh, -ph) + y * ll;  // y log|x| = ph + pl to about 100 bits
+    double e = exp(ph);
+    r = __builtin_isinf(e) || e == 0.0 ? e : __builtin_fma(e, pl, e);  // exp(ph + pl) = exp(ph) (1 + pl)
+  }
   return x < 0.0 && odd ? -r : r;
 }
 static __device__ __forceinline__ double hypot(double x, double y) {
@@ -252,12 +340,13 @@ static __device__ __forceinline__ double erfinv(double y) {
 }
 static __device__ __forceinline__ double fmod(double x, double y) { return __builtin_fmod(x, y); }
 static __device__ __forceinline__ double cbrt(double x) {
-  // exp(log|x| / 3), then two Newton steps on r^3 = |x| (each halves the error's exponent)
+  // exp(log|x| / 3), then two Newton steps on r^3 = |x| (each halves the error's exponent), written with
+  // |x| / r^2 so that no r^3 overflows near the largest doubles
   double a = __builtin_fabs(x);
   if (a == 0.0 || __builtin_isinf(a) || __builtin_isnan(x)) return x + x;
   double r = exp(log(a) * (1.0 / 3.0));
-  r = r - (r * r * r - a) / (3.0 * r * r);
-  r = r - (r * r * r - a) / (3.0 * r * r);
+  r = r + (a / (r * r) - r) * (1.0 / 3.0);
+  r = r + (a / (r * r) - r) * (1.0 / 3.0);
   return __builtin_copysign(r, x);
 }
 
