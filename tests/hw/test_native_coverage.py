@@ -590,6 +590,44 @@ extern "C" __global__ void half_fma(int n, const float* a, const float* b, const
 """
 
 
+HALF_CMP_SRC = r"""
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void half_compare(int n, const float* a, const float* b, unsigned* o) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  __half x = __float2half_rn(a[i]), y = __float2half_rn(b[i]);
+  __nv_bfloat16 u = __float2bfloat16_rn(a[i]), v = __float2bfloat16_rn(b[i]);
+  __half2 p = __halves2half2(x, y), q = __halves2half2(y, x);
+  unsigned r = __hlt(x, y) | __hle(x, y) << 1 | __hgt(x, y) << 2 | __heq(x, y) << 3 | __hne(x, y) << 4 |
+               __hltu(x, y) << 5 | __hgeu(x, y) << 6 | __hneu(x, y) << 7 | __hlt(u, v) << 8 | __hequ(u, v) << 9 |
+               __hbgt2(p, q) << 10 | __hble2(p, q) << 11 | (x < __float2half_rn(0.5f)) << 12;
+  o[i] = r;
+}
+"""
+
+
+def test_half_comparisons(monkeypatch: pytest.MonkeyPatch) -> None:
+    hmod = cuda.compile(HALF_CMP_SRC)
+    rng = np.random.default_rng(31)
+    n = 400
+    a, b = (rng.integers(-4, 4, n).astype(np.float32) * 0.5 for _ in range(2))
+    a[:8] = [np.nan, 0.0, -0.0, 1e-7, np.inf, 1.0, np.nan, -1e-7]
+    b[:8] = [1.0, -0.0, 0.0, 2e-7, np.inf, np.nan, np.nan, 0.0]
+
+    def make() -> Any:
+        o = cuda.to_device(np.zeros(n, np.uint32))
+        return (np.int32(n), cuda.to_device(a), cuda.to_device(b), o), [o]
+
+    (o,), rec = _both(monkeypatch, hmod.get_function("half_compare"), 2, 256, make)
+    assert all("setp" not in why for info in _partial(rec) for why in info["reasons"])  # (set.f16x2 is not native)
+    x, y = a.astype(np.float16), b.astype(np.float16)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(o & 1, (x < y).astype(np.uint32))
+        np.testing.assert_array_equal((o >> 5) & 1, ~(x >= y) & 1)  # unordered: true with a NaN
+        np.testing.assert_array_equal((o >> 3) & 1, (x == y).astype(np.uint32))
+
+
 def test_half_fma_and_bf16_mul(monkeypatch: pytest.MonkeyPatch) -> None:
     import ml_dtypes
 

@@ -30,9 +30,9 @@ from strata.hw.ptx.ir import Instruction
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 F32, F64 = ir.FloatType(), ir.DoubleType()
-OPCODES = frozenset({"rcp", "sqrt", "rsqrt", "copysign", "div", "add", "sub", "mul", "fma", "cvt"})  # (+: codegen_half)
+OPCODES = frozenset({"rcp", "sqrt", "rsqrt", "copysign", "div", "add", "sub", "mul", "fma", "cvt", "setp"})
 _HI = 0xFFFFFFFF00000000
-_HALF_OPS = ("add", "sub", "mul", "fma", "cvt")  # only their 16-bit float forms come here (codegen_half.handles)
+_HALF_OPS = ("add", "sub", "mul", "fma", "cvt", "setp")  # only their 16-bit float forms (codegen_half.handles)
 
 
 def handles(ins: Instruction) -> bool:

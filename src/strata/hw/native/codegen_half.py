@@ -1,7 +1,7 @@
 """Native 16-bit float arithmetic and narrowing: `add/sub/mul/fma.{f16,f16x2}` (.rn .ftz .sat, fma .relu),
 `add/sub/mul/fma.{bf16,bf16x2}` (.rn, fma .relu), `cvt.rn{.ftz}.{f16,bf16}.f32` and `cvt.rn.{f16x2,bf16x2}.f32`
-(a to the high half, b to the low), with the reference's functions (hw/isa/half.py, hw/isa/convert.py),
-bit for bit.
+(a to the high half, b to the low) and `setp` on all four types, with the reference's functions
+(hw/isa/half.py, hw/isa/convert.py, hw/isa/compare.py), bit for bit.
 
 Registers hold raw bits (one element in 16 bits, two packed in 32: element 0 in bits 15:0). As in the
 reference: the operands widen exactly to f32, the f32 operation rounds once, and the f32 result rounds
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from llvmlite import ir  # type: ignore[import-untyped]
 
-from strata.hw.ptx.ir import FImm, Instruction
+from strata.hw.ptx.ir import FImm, Instruction, Pair, Sink
 
 I16, I32, I64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
 F32, F64 = ir.FloatType(), ir.DoubleType()
@@ -34,7 +34,7 @@ _ARITH = {"add", "sub", "mul", "fma"}
 def handles(ins: Instruction) -> bool:
     """Whether the instruction is one this module emits (by opcode and types; modifiers are checked later)."""
     types = [m for m in ins.mods if m in ("f16", "f16x2", "bf16", "bf16x2", "f32")]
-    if ins.opcode in _ARITH:
+    if ins.opcode in _ARITH or ins.opcode == "setp":
         return len(types) == 1 and types[0] != "f32"
     return ins.opcode == "cvt" and types in (["f16", "f32"], ["bf16", "f32"], ["f16x2", "f32"], ["bf16x2", "f32"])
 
@@ -43,6 +43,9 @@ def emit(g: Any, ins: Instruction) -> None:
     from strata.hw.native.codegen import _flags  # (codegen imports this module)
 
     fl = set(_flags(ins)) - {"f16", "f16x2", "bf16", "bf16x2"}  # (codegen's WIDTH has no 16-bit floats)
+    if ins.opcode == "setp":
+        _setp(g, ins, fl)
+        return
     if ins.opcode == "cvt" and ("f16x2" in ins.mods or "bf16x2" in ins.mods):  # d = {a (high), b (low)}
         et = "f16" if "f16x2" in ins.mods else "bf16"
         if fl != {"rn"} or len(ins.operands) != 3:
@@ -88,6 +91,52 @@ def emit(g: Any, ins: Instruction) -> None:
             halves.append(bld.zext(_arith(g, et, op, parts, ftz, sat, relu), I32))
         return bld.or_(halves[0], bld.shl(halves[1], ir.Constant(I32, 16))), "b32"
     g._simple(ins, compute)
+
+
+def _setp(g: Any, ins: Instruction, fl: set[str]) -> None:
+    """setp.cmp{.ftz}{.bool}.{f16,bf16,f16x2,bf16x2} p[|q], a, b{, c}: the values compared as f32 (exact),
+    subnormals flushed with .ftz (f16); a packed pair gives p for the low halves, q for the high ones."""
+    from strata.hw.native.codegen import _FCMP  # (codegen imports this module)
+
+    t = next(m for m in ins.mods if m in ("f16", "f16x2", "bf16", "bf16x2"))
+    et, packed = t.removesuffix("x2"), t.endswith("x2")
+    cmps = [f for f in fl if f in _FCMP]
+    bools = [f for f in fl if f in ("and", "or", "xor")]
+    ftz = "ftz" in fl
+    ops = ins.operands
+    if len(cmps) != 1 or len(bools) > 1 or fl - {*cmps, *bools, "ftz"} or (ftz and et != "f16") or \
+            len(ops) != (4 if bools else 3):
+        raise g.fail()
+    pred, ordered = _FCMP[cmps[0]]
+    first, second = (ops[0].first, ops[0].second) if isinstance(ops[0], Pair) else (ops[0], None)
+    if packed and second is None:
+        raise g.fail("a packed comparison needs p|q")
+    bld = g.bld
+    rt = "b32" if packed else "b16"
+
+    def compare(x: ir.Value, y: ir.Value) -> ir.Value:
+        if ftz:
+            x, y = _flush(g, et, x), _flush(g, et, y)
+        a, b = widen(g, et, x), widen(g, et, y)
+        return bld.fcmp_ordered(pred, a, b) if ordered else bld.fcmp_unordered(pred, a, b)
+
+    def body(i: ir.Value) -> None:
+        xs = [_operand(g, o, et, rt, i) for o in ops[1:3]]
+        if packed:
+            lo, hi = ([bld.trunc(bld.lshr(x, ir.Constant(I32, sh)), I16) for x in xs] for sh in (0, 16))
+            tp, tq = compare(*lo), compare(*hi)
+        else:
+            tp = compare(*[bld.trunc(x, I16) if x.type != I16 else x for x in xs])
+            tq = bld.not_(tp)
+        if bools:
+            c = g.read(ops[3], "pred", i)
+            comb = {"and": bld.and_, "or": bld.or_, "xor": bld.xor}[bools[0]]
+            tp, tq = comb(tp, c), comb(tq, c)
+        if not isinstance(first, Sink):
+            g.write(first, "pred", tp, i)
+        if second is not None and not isinstance(second, Sink):
+            g.write(second, "pred", tq, i)
+    g.per_lane(body)
 
 
 def _operand(g: Any, op: Any, et: str, rt: str, i: ir.Value) -> ir.Value:
