@@ -602,7 +602,10 @@ extern "C" __global__ void half_compare(int n, const float* a, const float* b, u
   unsigned r = __hlt(x, y) | __hle(x, y) << 1 | __hgt(x, y) << 2 | __heq(x, y) << 3 | __hne(x, y) << 4 |
                __hltu(x, y) << 5 | __hgeu(x, y) << 6 | __hneu(x, y) << 7 | __hlt(u, v) << 8 | __hequ(u, v) << 9 |
                __hbgt2(p, q) << 10 | __hble2(p, q) << 11 | (x < __float2half_rn(0.5f)) << 12;
-  o[i] = r;
+  unsigned pk;
+  asm("{ .reg .pred p, q; setp.lt.f16x2 p|q, %1, %2; selp.u32 %0, 1, 2, p; @q add.u32 %0, %0, 4; }"
+      : "=r"(pk) : "r"(*(unsigned*)&p), "r"(*(unsigned*)&q));
+  o[i] = r | pk << 13;
 }
 """
 
@@ -626,6 +629,7 @@ def test_half_comparisons(monkeypatch: pytest.MonkeyPatch) -> None:
         np.testing.assert_array_equal(o & 1, (x < y).astype(np.uint32))
         np.testing.assert_array_equal((o >> 5) & 1, ~(x >= y) & 1)  # unordered: true with a NaN
         np.testing.assert_array_equal((o >> 3) & 1, (x == y).astype(np.uint32))
+        np.testing.assert_array_equal(o >> 13, np.where(x < y, 1, 2) + 4 * (y < x))  # p: low halves, q: high
 
 
 def test_half_fma_and_bf16_mul(monkeypatch: pytest.MonkeyPatch) -> None:
