@@ -606,6 +606,11 @@ extern "C" __global__ void half_compare(int n, const float* a, const float* b, u
   asm("{ .reg .pred p, q; setp.lt.f16x2 p|q, %1, %2; selp.u32 %0, 1, 2, p; @q add.u32 %0, %0, 4; }"
       : "=r"(pk) : "r"(*(unsigned*)&p), "r"(*(unsigned*)&q));
   o[i] = r | pk << 13;
+  __half2 mx = __hmax2(p, q), mn = __hmin2(p, q);
+  o[n + 4 * i] = *(unsigned*)&mx;
+  o[n + 4 * i + 1] = *(unsigned*)&mn;
+  o[n + 4 * i + 2] = __half_as_ushort(__habs(x)) | __half_as_ushort(__hneg(y)) << 16;
+  o[n + 4 * i + 3] = __bfloat16_as_ushort(__hmax(u, v)) | __bfloat16_as_ushort(__hmin(u, v)) << 16;
 }
 """
 
@@ -619,11 +624,17 @@ def test_half_comparisons(monkeypatch: pytest.MonkeyPatch) -> None:
     b[:8] = [1.0, -0.0, 0.0, 2e-7, np.inf, np.nan, np.nan, 0.0]
 
     def make() -> Any:
-        o = cuda.to_device(np.zeros(n, np.uint32))
+        o = cuda.to_device(np.zeros(5 * n, np.uint32))
         return (np.int32(n), cuda.to_device(a), cuda.to_device(b), o), [o]
 
     (o,), rec = _both(monkeypatch, hmod.get_function("half_compare"), 2, 256, make)
-    assert all("setp" not in why for info in _partial(rec) for why in info["reasons"])  # (set.f16x2 is not native)
+    o, mm = o[:n], o[n:].reshape(n, 4)
+    x16, y16 = a.astype(np.float16), b.astype(np.float16)
+    both = ~np.isnan(x16) & ~np.isnan(y16) & (x16 != y16)
+    np.testing.assert_array_equal((mm[both, 0] & 0xFFFF).astype(np.uint16), np.maximum(x16, y16)[both].view(np.uint16))
+    assert (mm[np.isnan(x16) & np.isnan(y16), 0] & 0xFFFF == 0x7FFF).all()  # two NaNs: the canonical one
+    reasons = [why for info in _partial(rec) for why in info["reasons"]]
+    assert all(why.startswith("set.") for why in reasons)  # (set.f16x2 is not native; setp, min, max, abs, neg are)
     x, y = a.astype(np.float16), b.astype(np.float16)
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(o & 1, (x < y).astype(np.uint32))

@@ -30,9 +30,11 @@ from strata.hw.ptx.ir import Instruction
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 F32, F64 = ir.FloatType(), ir.DoubleType()
-OPCODES = frozenset({"rcp", "sqrt", "rsqrt", "copysign", "div", "add", "sub", "mul", "fma", "cvt", "setp"})
+OPCODES = frozenset({"rcp", "sqrt", "rsqrt", "copysign", "div", "add", "sub", "mul", "fma", "cvt", "setp", "abs",
+                     "neg", "min", "max"})
 _HI = 0xFFFFFFFF00000000
-_HALF_OPS = ("add", "sub", "mul", "fma", "cvt", "setp")  # only their 16-bit float forms (codegen_half.handles)
+# only their 16-bit float forms come here (codegen_half.handles)
+_HALF_OPS = ("add", "sub", "mul", "fma", "cvt", "setp", "abs", "neg", "min", "max")
 
 
 def handles(ins: Instruction) -> bool:

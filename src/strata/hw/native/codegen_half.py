@@ -1,7 +1,7 @@
 """Native 16-bit float arithmetic and narrowing: `add/sub/mul/fma.{f16,f16x2}` (.rn .ftz .sat, fma .relu),
 `add/sub/mul/fma.{bf16,bf16x2}` (.rn, fma .relu), `cvt.rn{.ftz}.{f16,bf16}.f32` and `cvt.rn.{f16x2,bf16x2}.f32`
-(a to the high half, b to the low) and `setp` on all four types, with the reference's functions
-(hw/isa/half.py, hw/isa/convert.py, hw/isa/compare.py), bit for bit.
+(a to the high half, b to the low), and `setp`, `abs`, `neg`, `min` and `max` on all four types, with the
+reference's functions (hw/isa/half.py, hw/isa/convert.py, hw/isa/compare.py), bit for bit.
 
 Registers hold raw bits (one element in 16 bits, two packed in 32: element 0 in bits 15:0). As in the
 reference: the operands widen exactly to f32, the f32 operation rounds once, and the f32 result rounds
@@ -34,7 +34,7 @@ _ARITH = {"add", "sub", "mul", "fma"}
 def handles(ins: Instruction) -> bool:
     """Whether the instruction is one this module emits (by opcode and types; modifiers are checked later)."""
     types = [m for m in ins.mods if m in ("f16", "f16x2", "bf16", "bf16x2", "f32")]
-    if ins.opcode in _ARITH or ins.opcode == "setp":
+    if ins.opcode in _ARITH or ins.opcode in ("setp", "abs", "neg", "min", "max"):
         return len(types) == 1 and types[0] != "f32"
     return ins.opcode == "cvt" and types in (["f16", "f32"], ["bf16", "f32"], ["f16x2", "f32"], ["bf16x2", "f32"])
 
@@ -45,6 +45,9 @@ def emit(g: Any, ins: Instruction) -> None:
     fl = set(_flags(ins)) - {"f16", "f16x2", "bf16", "bf16x2"}  # (codegen's WIDTH has no 16-bit floats)
     if ins.opcode == "setp":
         _setp(g, ins, fl)
+        return
+    if ins.opcode in ("abs", "neg", "min", "max"):
+        _sign_min_max(g, ins, fl)
         return
     if ins.opcode == "cvt" and ("f16x2" in ins.mods or "bf16x2" in ins.mods):  # d = {a (high), b (low)}
         et = "f16" if "f16x2" in ins.mods else "bf16"
@@ -137,6 +140,45 @@ def _setp(g: Any, ins: Instruction, fl: set[str]) -> None:
         if second is not None and not isinstance(second, Sink):
             g.write(second, "pred", tq, i)
     g.per_lane(body)
+
+
+def _sign_min_max(g: Any, ins: Instruction, fl: set[str]) -> None:
+    """abs/neg (the sign bit; NaN payloads kept) and min/max (a NaN loses to a number, two NaNs give the
+    canonical NaN, -0 < +0) on 16-bit floats, .ftz (f16) flushing the operands first (compare.py)."""
+    t = next(m for m in ins.mods if m in ("f16", "f16x2", "bf16", "bf16x2"))
+    et, packed = t.removesuffix("x2"), t.endswith("x2")
+    op = ins.opcode
+    nsrc = 1 if op in ("abs", "neg") else 2
+    if fl - ({"ftz"} if et == "f16" else set()) or len(ins.operands) != 1 + nsrc:
+        raise g.fail()
+    ftz = "ftz" in fl
+    bld = g.bld
+    rt = "b32" if packed else "b16"
+    sign, mag = ir.Constant(I16, 0x8000), ir.Constant(I16, 0x7FFF)
+
+    def elem(xs: list[ir.Value]) -> ir.Value:
+        if ftz:
+            xs = [_flush(g, et, x) for x in xs]
+        if op == "abs":
+            return bld.and_(xs[0], mag)
+        if op == "neg":
+            return bld.xor(xs[0], sign)
+        a, b = xs
+        fa, fb = widen(g, et, a), widen(g, et, b)
+        na, nb = bld.fcmp_unordered("uno", fa, fa), bld.fcmp_unordered("uno", fb, fb)
+        wins = bld.fcmp_ordered(">" if op == "max" else "<", fa, fb)
+        eq = bld.fcmp_ordered("==", fa, fb)  # (+0 and -0: max ANDs the bits, min ORs them)
+        r = bld.select(eq, bld.and_(a, b) if op == "max" else bld.or_(a, b), bld.select(wins, a, b))
+        r = bld.select(na, b, bld.select(nb, a, r))
+        return bld.select(bld.and_(na, nb), ir.Constant(I16, 0x7FFF), r)
+
+    def compute(i: ir.Value) -> tuple[ir.Value, str]:
+        xs = [_operand(g, o, et, rt, i) for o in ins.operands[1:]]
+        if not packed:
+            return elem([bld.trunc(x, I16) if x.type != I16 else x for x in xs]), "b16"
+        lo, hi = (elem([bld.trunc(bld.lshr(x, ir.Constant(I32, sh)), I16) for x in xs]) for sh in (0, 16))
+        return bld.or_(bld.zext(lo, I32), bld.shl(bld.zext(hi, I32), ir.Constant(I32, 16))), "b32"
+    g._simple(ins, compute)
 
 
 def _operand(g: Any, op: Any, et: str, rt: str, i: ir.Value) -> ir.Value:
