@@ -168,6 +168,9 @@ def run_program(program: str, argv: list[str], *, gpu: str | None = None, device
         runpy.run_path(program, run_name="__main__")
     except SystemExit as e:
         status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except AttributeError as e:
+        _note_missing_tensor_method(e)
+        raise
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
     from strata.errors import CudaError
@@ -181,6 +184,17 @@ def run_program(program: str, argv: list[str], *, gpu: str | None = None, device
                   f"{type(e).__name__}: {e}", file=sys.stderr)
             return status or 1
     return status
+
+
+def _note_missing_tensor_method(e: AttributeError) -> None:
+    """A program that stops on a Tensor method strata lacks (`x.stft(...)`) is told so beside Python's message
+    (a note on the exception; Tensor itself has no __getattr__, which would slow every attribute read)."""
+    tensor_mod = sys.modules.get("strata.framework.tensor")
+    name = getattr(e, "name", None)
+    if tensor_mod is None or not isinstance(name, str) or name.startswith("_"):
+        return
+    if isinstance(getattr(e, "obj", None), tensor_mod.Tensor):
+        e.add_note(f"strata does not provide Tensor.{name} (PyTorch's); docs/torch-surface.md lists what it covers")
 
 
 def _is_executable(program: str) -> bool:
