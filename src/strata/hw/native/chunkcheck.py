@@ -35,10 +35,25 @@ I1, I8, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(64)
 I64P = I64.as_pointer()
 
 
-def eligible(mems: dict[int, Any]) -> bool:
-    """Whether the segment's accesses may take the fast path (global ones only: shared accesses keep
-    their per-warp bank-conflict counts)."""
-    return bool(mems) and all(d.space == "global" for d in mems.values())
+def eligible(g: Any, mems: dict[int, Any]) -> bool:
+    """Whether to emit the fast path for the segment's accesses: global ones only (shared accesses keep
+    their per-warp bank-conflict counts), in a kernel of 1-D blocks. A kernel that reads %tid.y or %tid.z
+    mostly indexes 2-D tiles (SGEMM's rows), whose addresses do not follow the lane index over a chunk:
+    the pass would fail every time, and its code costs compile time (a choice of speed only: the warp-by-warp
+    dry run gives the same results)."""
+    if not mems or not all(d.space == "global" for d in mems.values()):
+        return False
+    tiles = g.__dict__.get("_reads_tid_yz")
+    if tiles is None:
+        tiles = g._reads_tid_yz = any(isinstance(r, str) and r.startswith(("%tid.y", "%tid.z"))
+                                      for ins in g.fn.body for r in _registers(ins))
+    return not tiles
+
+
+def _registers(ins: Any) -> list[str]:
+    from strata.hw.ptx.ir import operand_registers
+
+    return [r for op in ins.operands for r in operand_registers(op)]
 
 
 def lane(g: Any, d: Any, a: ir.Value, i: ir.Value, part: ir.Value) -> None:

@@ -638,7 +638,7 @@ class KernelCodegen:
                     bld.store(ir.Constant(I64, 0), d.chunk_hi)
         warps = bld.sdiv(self.n_arg, ir.Constant(I64, 32))
         fast = None
-        if chunkcheck.eligible(mems):  # one check per access and chunk when it can (chunkcheck)
+        if chunkcheck.eligible(self, mems):  # one check per access and chunk when it can (chunkcheck)
             fast, facts = chunkcheck.chunk_pass(self, segment, mems)
             self.chunk_facts = facts
             with bld.if_else(fast) as (then, other):
