@@ -24,9 +24,9 @@ FRAMEWORK_NAMES = frozenset({
     'norm', 'normal', 'not_equal', 'ones', 'ones_like', 'optim', 'outer', 'pow', 'prod', 'promote_types',
     'rand', 'rand_like', 'randint', 'randint_like', 'randn', 'randn_like', 'randperm', 'reciprocal', 'relu',
     'remainder', 'repeat_interleave', 'reset_peak_memory_stats', 'result_type', 'roll', 'round', 'rsqrt',
-    'save', 'scatter', 'scatter_add', 'seed', 'set_default_dtype', 'set_grad_enabled', 'set_rng_state', 'short',
-    'sigmoid', 'sign', 'sin', 'sinh', 'softmax', 'sort', 'split', 'sqrt', 'square', 'stack', 'std', 'std_mean',
-    'sub', 'subtract', 'sum', 'swapaxes', 'swapdims', 'take', 'take_along_dim', 'tan', 'tanh', 'tensor', 'tile',
-    'topk', 'tril', 'triu', 'true_divide', 'trunc', 'uint8', 'unbind', 'unflatten', 'var', 'var_mean', 'where',
-    'zeros', 'zeros_like'
+    'save', 'scatter', 'scatter_add', 'scatter_reduce', 'seed', 'set_default_dtype', 'set_grad_enabled',
+    'set_rng_state', 'short', 'sigmoid', 'sign', 'sin', 'sinh', 'softmax', 'sort', 'split', 'sqrt', 'square',
+    'stack', 'std', 'std_mean', 'sub', 'subtract', 'sum', 'swapaxes', 'swapdims', 'take', 'take_along_dim',
+    'tan', 'tanh', 'tensor', 'tile', 'topk', 'tril', 'triu', 'true_divide', 'trunc', 'uint8', 'unbind',
+    'unflatten', 'var', 'var_mean', 'where', 'zeros', 'zeros_like'
 })

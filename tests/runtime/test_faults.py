@@ -131,9 +131,8 @@ def test_strata_run_reports_an_unsynchronized_fault_promptly(tmp_path: Path) -> 
 y = cuda.zeros(64, np.float32)
 z = cuda.zeros(64, np.float32)
 mod.get_function("write_past")(1, 96, (y, np.int32(64)))
-mod.get_function("write_past")(1, 96, (z, np.int32(64)))
 print("launched")                                        # and exits without synchronizing
-""", "-m", "strata.cli", "run")
+""", "-m", "strata.cli", "run")  # (one launch: a second could already meet the first's sticky error on a busy machine)
     assert out.returncode == 1, out.stderr
     assert "launched" in out.stdout
     assert "cudaErrorIllegalAddress" in out.stderr and "strata run:" in out.stderr

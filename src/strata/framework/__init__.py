@@ -107,6 +107,7 @@ from strata.framework.indexing import (  # noqa: E402
     nonzero,
     scatter,
     scatter_add,
+    scatter_reduce,
     take,
     take_along_dim,
     tril,
@@ -115,7 +116,7 @@ from strata.framework.indexing import (  # noqa: E402
 )
 
 __all__ += ["argwhere", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_select",
-            "masked_fill", "masked_scatter", "masked_select", "nonzero", "scatter", "scatter_add", "take",
+            "masked_fill", "masked_scatter", "masked_select", "nonzero", "scatter", "scatter_add", "scatter_reduce", "take",
             "take_along_dim", "tril", "triu", "where"]
 # -- end block: indexing
 # -- block: sorting

@@ -706,6 +706,110 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor: 
     return _record(out, [input, src], "scatter_add", dim=d, index=index)
 
 
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,  # noqa: A002
+                   include_self: bool = True) -> Tensor:
+    """A copy of input where each src element is reduced into out[index[i][j]][j] (for dim 0) with `reduce`:
+    "sum", "prod", "mean", "amax" or "amin" (NaN propagates); include_self=False leaves input's values out of
+    the reduction at the positions src reaches. Differentiable with PyTorch's formulas (ScatterReduceBackward0:
+    amax/amin share the gradient among equal maxima, prod handles zeros).
+
+    Raises:
+        RuntimeError: an unknown reduce, src of another dtype, index larger than input (apart from dim) or src,
+            index out of range.
+    """
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # (PyTorch takes these spellings too)
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if not isinstance(src, Tensor):
+        raise TypeError(f"scatter_reduce(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
+    d, index = _gather_index(input, dim, index, "scatter_reduce")
+    if src.dtype is not input.dtype:
+        raise RuntimeError("scatter_reduce(): Expected self.dtype to be equal to src.dtype")
+    _check_scatter_sizes(input, d, index, src)
+    with autograd.no_grad():
+        out = _scatter_reduce_values(input.detach(), d, index, src.detach().contiguous(), reduce, include_self)
+
+    def bw(g: Tensor) -> tuple:
+        gs, gsrc = _scatter_reduce_grads(g, input, d, index, src, reduce, include_self, out)
+        return _fit(gs, input), _fit(gsrc, src)
+    return record(out, [input, src], _OPS["scatter_reduce"].node, bw)
+
+
+def _identity(reduce: str, d: dt.dtype) -> Any:
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    big = math.inf if d.is_floating_point else np.iinfo(d.np).max
+    return -big if reduce == "amax" else big
+
+
+def _scatter_reduce_values(x: Tensor, d: int, index: Tensor, src: Tensor, reduce: str, include_self: bool
+                           ) -> Tensor:
+    """The forward values (no autograd)."""
+    out = ops._cast(x, x.dtype)
+    if not include_self:  # the positions src reaches start from the reduction's identity
+        reached = _reached(x, d, index)
+        out = ops.where(reached, ops.full((), _identity(reduce, x.dtype), x.dtype, x.device), out).contiguous()
+    if reduce in ("sum", "mean"):
+        _scatter_into(out, d, index, src, True)
+    else:
+        o = out if out.dim() else out.reshape(1)
+        ix = index if index.dim() else index.reshape(1)
+        _host_bounds(ix, o.shape[d], d)
+        if ix.numel():
+            op_table.kernel("scatter_reduce", o._storage.device.type)(o, d, ix, src, reduce)
+    if reduce == "mean":
+        count = _count(x, d, index, include_self)
+        out = out // count if not x.dtype.is_floating_point else out / count
+    return out
+
+
+def _reached(x: Tensor, d: int, index: Tensor) -> Tensor:
+    """Bool: the positions of x that some src element is scattered to."""
+    mask = ops.full(x.shape, False, dt.bool_, x.device)
+    _scatter_into(mask, d, index, ops.full((), True, dt.bool_, x.device), False)
+    return mask
+
+
+def _count(x: Tensor, d: int, index: Tensor, include_self: bool) -> Tensor:
+    """How many values each position's mean takes (1 where none, so those keep their value), in x's dtype."""
+    count = ops.full(x.shape, 1 if include_self else 0, x.dtype, x.device)
+    _scatter_into(count, d, index, ops.full(index.shape, 1, x.dtype, x.device), True)
+    return ops.where(count == 0, ops.full((), 1, x.dtype, x.device), count)
+
+
+def _scatter_reduce_grads(g: Tensor, x: Tensor, d: int, index: Tensor, src: Tensor, reduce: str, include_self: bool,
+                          result: Tensor) -> tuple[Tensor, Tensor]:
+    """(grad of input, grad of src), PyTorch's scatter_reduce_backward."""
+    if reduce == "sum":
+        gx, gsrc = g, g.gather(d, index)
+    elif reduce == "mean":
+        n = _count(x.detach(), d, index, include_self)
+        gx, gsrc = g / n, (g / n).gather(d, index)
+    elif reduce in ("amax", "amin"):
+        value = result.gather(d, index)
+        x_is = (x == result).to(x.dtype)
+        src_is = (src == value).to(x.dtype)
+        share = g / scatter_add(x_is, d, index, src_is)
+        gx, gsrc = x_is * share, src_is * share.gather(d, index)
+    else:  # prod: the exclusive product where an element is zero
+        masked_x = x.masked_fill(x == 0, 1)
+        gx = g * scatter_reduce(masked_x, d, index, src, "prod", include_self=include_self) / masked_x
+        src_zero = src == 0
+        zeros_at = scatter_add(ops.full(x.shape, 0, x.dtype, x.device), d, index, src_zero.to(x.dtype))
+        single = src_zero & (zeros_at.gather(d, index) == 1)
+        masked_src_result = scatter_reduce(x, d, index, src.masked_fill(single, 1), "prod", include_self=include_self)
+        gsrc = ops.where(single, (g * masked_src_result).gather(d, index),
+                         (g * result).gather(d, index) / src.masked_fill(src_zero, 1))
+    if not include_self:
+        gx = gx.masked_fill(_reached(x, d, index), 0)
+    return gx, gsrc
+
+
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """Values of input at `indices` along `dim` (input and indices broadcast apart from dim); with
     dim=None both are flattened. Differentiable (through gather)."""

@@ -518,6 +518,11 @@ for _k, _d in (("index_buffer", None), ("index", _d_index), ("index_select", _d_
                ("masked_fill", _d_masked_fill), ("tril", _d_tri(False)), ("triu", _d_tri(True)), ("nonzero", None)):
     op(_k, "indexing", SAME, _d, arity=1, method=False, function=False, **_INDEXING_KW.get(_k, {}))
 
+# scatter_reduce (indexing.py holds the front: include_self, mean, the derivative); kernel:
+#   scatter_reduce (out, d, index, src, reduce) -> None: out[..index..] = reduce(out[..index..], src) in place,
+#   reduce "prod", "amax" or "amin" (NaN propagates); "sum" and "mean" use scatter_add
+op("scatter_reduce", "indexing", SAME, None, arity=1, method=False, function=False, node="ScatterReduceBackward0")
+
 # joining (joining.py checks the operands); kernel: cat (out, tensors, d) writes each tensor into its slice
 # of `out` along d (stack: the same kernel, on the tensors unsqueezed at d)
 op("cat", "joining", PROMOTE, _d_cat, arity=1, method=False, function=False)

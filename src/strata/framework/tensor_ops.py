@@ -293,6 +293,16 @@ class TensorOps:
         """index_add in place."""
         return ops.inplace(self, lambda s: indexing.index_add(s, dim, index, source, alpha=alpha))
 
+    def scatter_reduce(self, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True) -> Any:
+        """scatter_reduce (see indexing.scatter_reduce)."""
+        me: Any = self
+        return indexing.scatter_reduce(me, dim, index, src, reduce, include_self=include_self)
+
+    def scatter_reduce_(self, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True) -> Any:
+        """scatter_reduce in place."""
+        return ops.inplace(self, lambda s: indexing.scatter_reduce(s, dim, index, src, reduce,
+                                                                   include_self=include_self))
+
     def index_copy(self, dim: int, index: Any, source: Any) -> Any:
         """A copy of self with its slices `index` along dim replaced by source's."""
         me: Any = self

@@ -397,6 +397,19 @@ def scatter(out: Tensor, d: int, ix: Tensor, s: Tensor, accumulate: bool) -> Non
         a[tuple(coords)] = sv
 
 
+_REDUCE_UFUNC = {"prod": np.multiply, "amax": np.maximum, "amin": np.minimum}  # (maximum/minimum propagate NaN)
+
+
+@op_table.register("cpu", "scatter_reduce")
+def scatter_reduce(out: Tensor, d: int, ix: Tensor, s: Tensor, reduce: str) -> None:
+    """out[..ix[..i..]..] = reduce(that, s[..i..]) along d in place, in index order (NumPy's ufunc.at)."""
+    coords: list[Any] = list(np.indices(ix.shape, sparse=True))
+    coords[d] = ix._host()
+    sv = s._host()[tuple(slice(0, n) for n in ix.shape)]
+    with np.errstate(all="ignore"):
+        _REDUCE_UFUNC[reduce].at(out._host(), tuple(coords), sv)
+
+
 @op_table.register("cpu", "masked_fill")
 def masked_fill(cond: Tensor, a: Tensor, b: Tensor, res: dt.dtype, shape: Any) -> Tensor:
     """value (a, 0-dim) where mask else input (b): the where kernel."""

@@ -389,6 +389,26 @@ def scatter(out: Tensor, d: int, ix: Tensor, s: Tensor, accumulate: bool) -> Non
                                  ix.stride(), out.shape[d], out.stride(d))
 
 
+_REDUCE_MODE = {"prod": 2, "amax": 3, "amin": 4}
+
+
+@op_table.register("cuda", "scatter_reduce")
+def scatter_reduce(out: Tensor, d: int, ix: Tensor, s: Tensor, reduce: str) -> None:
+    """out[..ix[..i..]..] = reduce(that, s[..i..]) along d in place, atomically (compare-and-swap loops); dtypes
+    without 32/64-bit atomics reduce in a widened copy."""
+    if out.dtype.name not in indexing_kernels.ATOMIC:
+        wide = dt.float32 if out.dtype.is_floating_point else dt.int64
+        ow = _cast(out, wide)
+        scatter_reduce(ow, d, ix, _cast(s, wide), reduce)
+        copy_into(out, ow)
+        return
+    ost = list(out.stride())
+    ost[d] = 0
+    with on(out.device):
+        indexing_kernels.scatter(out.dtype.name, _REDUCE_MODE[reduce], ix.shape, _ptr(out), ost, _ptr(s),
+                                 list(s.stride()), _ptr(ix), ix.stride(), out.shape[d], out.stride(d))
+
+
 @op_table.register("cuda", "masked_fill")
 def masked_fill(cond: Tensor, a: Tensor, b: Tensor, res: dt.dtype, shape: Any) -> Tensor:
     """value (a, 0-dim) where mask else input (b): the where kernel."""

@@ -47,6 +47,52 @@ __device__ __forceinline__ void acc_add(int* p, int v) { atomicAdd(p, v); }
 __device__ __forceinline__ void acc_add(long long* p, long long v) {
     atomicAdd((unsigned long long*)p, (unsigned long long)v); }
 
+// scatter_reduce's prod, amax and amin: compare-and-swap loops on the word's bits (amax/amin propagate NaN, as
+// PyTorch's kernels do); the integer max and min are the native atomics
+__device__ __forceinline__ float rmax(float a, float b) { return (a != a || a > b) ? a : b; }
+__device__ __forceinline__ float rmin(float a, float b) { return (a != a || a < b) ? a : b; }
+__device__ __forceinline__ double rmax(double a, double b) { return (a != a || a > b) ? a : b; }
+__device__ __forceinline__ double rmin(double a, double b) { return (a != a || a < b) ? a : b; }
+template <int MODE> __device__ __forceinline__ float rop(float a, float b) {
+    return MODE == 2 ? a * b : MODE == 3 ? rmax(a, b) : rmin(a, b); }
+template <int MODE> __device__ __forceinline__ double rop(double a, double b) {
+    return MODE == 2 ? a * b : MODE == 3 ? rmax(a, b) : rmin(a, b); }
+template <int MODE> __device__ __forceinline__ void acc_reduce(float* p, float v) {
+    unsigned int* w = (unsigned int*)p;
+    unsigned int old = *w, seen;
+    do {
+        seen = old;
+        old = atomicCAS(w, seen, __float_as_uint(rop<MODE>(__uint_as_float(seen), v)));
+    } while (seen != old);
+}
+template <int MODE> __device__ __forceinline__ void acc_reduce(double* p, double v) {
+    unsigned long long* w = (unsigned long long*)p;
+    unsigned long long old = *w, seen;
+    do {
+        seen = old;
+        double next = rop<MODE>(__longlong_as_double((long long)seen), v);
+        old = atomicCAS(w, seen, (unsigned long long)__double_as_longlong(next));
+    } while (seen != old);
+}
+template <int MODE> __device__ __forceinline__ void acc_reduce(int* p, int v) {
+    if (MODE == 3) { atomicMax(p, v); return; }
+    if (MODE == 4) { atomicMin(p, v); return; }
+    int old = *p, seen;
+    do { seen = old; old = atomicCAS(p, seen, seen * v); } while (seen != old);
+}
+template <int MODE> __device__ __forceinline__ void acc_reduce(long long* p, long long v) {
+    unsigned long long* w = (unsigned long long*)p;
+    unsigned long long old = *w, seen;
+    do {
+        seen = old;
+        long long cur = (long long)seen;
+        long long next = MODE == 2 ? cur * v : MODE == 3 ? (cur > v ? cur : v) : (cur < v ? cur : v);
+        old = atomicCAS(w, seen, (unsigned long long)next);
+    } while (seen != old);
+}
+template <int MODE, typename T> __device__ __forceinline__ void acc_reduce(T* p, T v) {  // (not used: widened)
+    *p = v; }
+
 // The source offset of index row b (plus the rest-dims offset `so`). check says which ops' rule applies:
 // 0 trusted indices (host-checked and wrapped, or a mask's), 1 advanced indexing ([-size, size), negatives
 // wrap), 2 index_select and 3 index_add ([0, size)). A bad index fails the assertion of PyTorch's kernel
@@ -106,7 +152,7 @@ template <typename T> __global__ void gather(T* out, const T* src, const long lo
     }
 }
 
-// over index's shape: dst[o1 + index[o2] * dstride] = src[o0] (ACC: +=)
+// over index's shape: dst[o1 + index[o2] * dstride] = src[o0] (ACC 1: +=, 2: *=, 3: max, 4: min; atomically)
 template <typename T, int ACC> __global__ void scatter(T* dst, const T* src, const long long* index, long long dim_size,
                                                        long long dstride, GEO_PARAMS) {
     GEO_BUILD
@@ -114,7 +160,10 @@ template <typename T, int ACC> __global__ void scatter(T* dst, const T* src, con
         long long off[3]; offsets<3>(g, i, off);
         long long idx = index[off[2]];
         assert(idx >= 0 && idx < dim_size && "index out of bounds");
-        if (ACC) acc_add(dst + off[1] + idx * dstride, src[off[0]]); else dst[off[1] + idx * dstride] = src[off[0]];
+        T* at = dst + off[1] + idx * dstride;
+        if (ACC == 1) acc_add(at, src[off[0]]);
+        else if (ACC >= 2) acc_reduce<ACC>(at, src[off[0]]);
+        else *at = src[off[0]];
     }
 }
 
@@ -191,7 +240,7 @@ def kernel_set(dt: str) -> KernelSet:
         names = [f"index_get<{c}>", f"index_put<{c}, 0>", f"gather<{c}>", f"scatter<{c}, 0>", f"tri<{c}>",
                  f"nonzero_scan<{c}>", "nonzero_write", "check_targets"]
         if dt in ATOMIC:
-            names += [f"index_put<{c}, 1>", f"scatter<{c}, 1>"]
+            names += [f"index_put<{c}, 1>", *(f"scatter<{c}, {mode}>" for mode in (1, 2, 3, 4))]
         ks = _sets[dt] = KernelSet(f"framework_indexing_{dt}", INDEX_CU, name_expressions=names)
     return ks
 
@@ -250,12 +299,12 @@ def gather(dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], src: 
     return kernel_set(dt).get(f"gather<{C_TYPES[dt]}>")(_grid(n), 256, args)
 
 
-def scatter(dt: str, accumulate: bool, shape: Sequence[int], dst: int, dst_st: Sequence[int], src: int,
+def scatter(dt: str, accumulate: bool | int, shape: Sequence[int], dst: int, dst_st: Sequence[int], src: int,
             src_st: Sequence[int], index: int, index_st: Sequence[int], dsize: int,
             dstride: int) -> LaunchReport | None:
     """dst scattered into along a dim of size `dsize` (stride `dstride`) from src by `index` over `shape`
-    (dst with stride 0 on that dim); `accumulate` adds atomically (dt in ATOMIC); an index outside
-    [0, dsize) is a device-side assertion."""
+    (dst with stride 0 on that dim); `accumulate` True (or 1) adds atomically, 2/3/4 multiply / take the max /
+    the min atomically (dt in ATOMIC); an index outside [0, dsize) is a device-side assertion."""
     n = int(np.prod(shape, dtype=np.int64))
     if n == 0:
         return None
