@@ -116,8 +116,8 @@ from strata.framework.indexing import (  # noqa: E402
 )
 
 __all__ += ["argwhere", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_select",
-            "masked_fill", "masked_scatter", "masked_select", "nonzero", "scatter", "scatter_add", "scatter_reduce", "take",
-            "take_along_dim", "tril", "triu", "where"]
+            "masked_fill", "masked_scatter", "masked_select", "nonzero", "scatter", "scatter_add", "scatter_reduce",
+            "take", "take_along_dim", "tril", "triu", "where"]
 # -- end block: indexing
 # -- block: sorting
 from strata.framework.sorting import argsort, cumprod, cumsum, logsumexp, sort, std_mean, topk, var_mean  # noqa: E402
