@@ -373,20 +373,8 @@ def gather(src: Tensor, d: int, ix: Tensor) -> Tensor:
 
 @op_table.register("cuda", "scatter", "scatter_add")
 def scatter(out: Tensor, d: int, ix: Tensor, s: Tensor, accumulate: bool) -> None:
-    """out[..ix[..i..]..] = s[..i..] along d in place (+= atomically with accumulate; dtypes without an
-    atomic add accumulate in a widened copy), by the scatter kernel."""
-    if accumulate and out.dtype.name not in indexing_kernels.ATOMIC:
-        wide = dt.float32 if out.dtype.is_floating_point else dt.int64
-        ow = _cast(out, wide)
-        scatter(ow, d, ix, _cast(s, wide), True)
-        copy_into(out, ow)
-        return
-    ost = list(out.stride())
-    ost[d] = 0
-    sst = [0] * ix.dim() if s.dim() == 0 else list(s.stride())
-    with on(out.device):
-        indexing_kernels.scatter(out.dtype.name, accumulate, ix.shape, _ptr(out), ost, _ptr(s), sst, _ptr(ix),
-                                 ix.stride(), out.shape[d], out.stride(d))
+    """out[..ix[..i..]..] = s[..i..] along d in place (+= atomically with accumulate), by the scatter kernel."""
+    _scatter_mode(out, d, ix, s, int(accumulate))
 
 
 _REDUCE_MODE = {"prod": 2, "amax": 3, "amin": 4}
@@ -394,19 +382,25 @@ _REDUCE_MODE = {"prod": 2, "amax": 3, "amin": 4}
 
 @op_table.register("cuda", "scatter_reduce")
 def scatter_reduce(out: Tensor, d: int, ix: Tensor, s: Tensor, reduce: str) -> None:
-    """out[..ix[..i..]..] = reduce(that, s[..i..]) along d in place, atomically (compare-and-swap loops); dtypes
-    without 32/64-bit atomics reduce in a widened copy."""
-    if out.dtype.name not in indexing_kernels.ATOMIC:
+    """out[..ix[..i..]..] = reduce(that, s[..i..]) along d in place, atomically (compare-and-swap loops)."""
+    _scatter_mode(out, d, ix, s, _REDUCE_MODE[reduce])
+
+
+def _scatter_mode(out: Tensor, d: int, ix: Tensor, s: Tensor, mode: int) -> None:
+    """The scatter kernel in `mode` (0 store, 1 add, 2 multiply, 3 max, 4 min); an accumulating mode on a dtype
+    without 32/64-bit atomics works in a widened copy (float32 or int64) written back."""
+    if mode and out.dtype.name not in indexing_kernels.ATOMIC:
         wide = dt.float32 if out.dtype.is_floating_point else dt.int64
         ow = _cast(out, wide)
-        scatter_reduce(ow, d, ix, _cast(s, wide), reduce)
+        _scatter_mode(ow, d, ix, _cast(s, wide), mode)
         copy_into(out, ow)
         return
     ost = list(out.stride())
     ost[d] = 0
+    sst = [0] * ix.dim() if s.dim() == 0 else list(s.stride())
     with on(out.device):
-        indexing_kernels.scatter(out.dtype.name, _REDUCE_MODE[reduce], ix.shape, _ptr(out), ost, _ptr(s),
-                                 list(s.stride()), _ptr(ix), ix.stride(), out.shape[d], out.stride(d))
+        indexing_kernels.scatter(out.dtype.name, mode, ix.shape, _ptr(out), ost, _ptr(s), sst, _ptr(ix),
+                                 ix.stride(), out.shape[d], out.stride(d))
 
 
 @op_table.register("cuda", "masked_fill")
