@@ -10,6 +10,11 @@ one thread runs the program while the others take the peers' messages. Rank 0's 
 with local processes. The actors ask Ray for no CPUs (`num_cpus=0`): the virtual GPUs are the resource,
 and a small cluster must still fit N ranks.
 
+The program file itself travels with the job (`Program`): a worker whose node has the same file at the same
+path runs it there, any other (a node of a remote cluster, reached through Ray Client) writes the shipped
+copy to a temporary folder and runs that. strata, and whatever the program imports besides, must be
+installed on the cluster's nodes.
+
 When a rank's program fails or its actor dies, the launcher tells the other ranks at once (their waits
 on it end with an error naming it), gives them `GRACE_S` to fail on their own, then kills their actors.
 Ctrl-C (or SIGTERM) kills every actor, and with it every rank. Each rank's output is printed in rank order at the end.
@@ -18,15 +23,20 @@ Ctrl-C (or SIGTERM) kills every actor, and with it every rank. Each rank's outpu
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
+import logging
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 import traceback
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from strata import config
@@ -50,6 +60,42 @@ def cluster_address() -> str | None:
 
 
 GRACE_S = 10.0  # after a rank failed, how long the others have to fail on their own before being killed
+CLIENT_TRIES = 3  # connections a Ray Client launcher attempts when the head fails to start its server
+
+
+@dataclass(frozen=True)
+class Program:
+    """The rank program as the launcher read it: its absolute path there, its bytes and its mode bits
+    (a native executable stays executable), shipped to every rank's actor."""
+
+    path: str
+    data: bytes
+    mode: int
+
+    @classmethod
+    def read(cls, program: str) -> Program:
+        """Read `program` on the launcher's machine (OSError if it cannot be read)."""
+        path = os.path.abspath(program)
+        with open(path, "rb") as f:
+            data = f.read()
+        return cls(path, data, os.stat(path).st_mode & 0o777)
+
+    def place(self) -> tuple[str, str | None]:
+        """Where this node runs the program: the launcher's own path when the same file is there (a local
+        cluster: the program's neighbours stay importable), else a copy written to a new temporary folder.
+        Returns the path and the folder to remove afterwards (None for the launcher's path)."""
+        try:
+            with open(self.path, "rb") as f:
+                if hashlib.sha256(f.read()).digest() == hashlib.sha256(self.data).digest():
+                    return self.path, None
+        except OSError:
+            pass
+        folder = tempfile.mkdtemp(prefix="strata-rank-")
+        path = os.path.join(folder, os.path.basename(self.path))
+        with open(path, "wb") as f:
+            f.write(self.data)
+        os.chmod(path, self.mode | 0o600)
+        return path, folder
 
 
 class RankActor:
@@ -89,7 +135,7 @@ class RankActor:
         if ep is not None:
             ep.peer_failed(rank, reason)
 
-    def run(self, program: str, argv: list[str], env: dict[str, str], as_torch: bool) -> tuple[int, str, str]:
+    def run(self, program: Program, argv: list[str], env: dict[str, str], as_torch: bool) -> tuple[int, str, str]:
         """Run the rank's program here; returns its exit status and what it printed."""
         from strata.cli import run_program
         from strata.framework.distributed import ray_transport
@@ -97,9 +143,11 @@ class RankActor:
         os.environ.update(env)
         os.environ.pop("STRATA_GPU", None)
         out, err = io.StringIO(), io.StringIO()
+        folder = None
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                code = run_program(program, argv, as_torch=as_torch)
+                path, folder = program.place()
+                code = run_program(path, argv, as_torch=as_torch)
             except BaseException:  # noqa: BLE001 - reported as the rank's failure, as a process's traceback is
                 traceback.print_exc()
                 code = 1
@@ -107,6 +155,8 @@ class RankActor:
                 ep = ray_transport.current()
                 if ep is not None:  # peers still waiting on this rank learn that it left
                     ep.close_all()
+                if folder is not None:
+                    shutil.rmtree(folder, ignore_errors=True)
         return code, out.getvalue(), err.getvalue()
 
 
@@ -137,15 +187,53 @@ def _status(rank: int, ref: Any) -> tuple[int, str, str]:
         return 1, "", f"strata run: rank {rank}'s Ray actor died: {type(exc).__name__}: {exc}\n"
 
 
+def _connect(ray: Any, address: str) -> None:
+    """`ray.init` for the launcher: '' joins a local or running cluster; 'ray://host:port' connects as a Ray
+    Client, whose notice of the arguments it forwards to the cluster's driver is silenced."""
+    if not address.startswith("ray://"):
+        ray.init(address=address or None, ignore_reinit_error=True, log_to_driver=False)
+        return
+    quiet = logging.getLogger("ray.client_builder")
+    level = quiet.level
+    quiet.setLevel(logging.WARNING)
+    try:
+        for attempt in range(1, CLIENT_TRIES + 1):
+            try:
+                ray.init(address=address, log_to_driver=False)
+                return
+            except ConnectionAbortedError:
+                # the head's client proxy could not start this client's own server process (seen on a
+                # loaded head: it exits before it logs anything); a new connection gets a new one
+                if attempt == CLIENT_TRIES:
+                    raise
+                time.sleep(1.0)
+    finally:
+        quiet.setLevel(level)
+
+
 def launch_on_ray(nproc: int, program: str, argv: list[str], *, model: str, as_torch: bool = False,
                   address: str = "", timeout: float | None = None) -> int:
     """Run `program` as `nproc` ranks, each in a Ray actor; print each rank's output in rank order; return
     0 or the first failing rank's status (130 on Ctrl-C, 143 on SIGTERM)."""
     import ray  # type: ignore[import-not-found, unused-ignore]
 
+    try:
+        shipped = Program.read(program)
+    except OSError as exc:
+        print(f"strata run: cannot read {program}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     started_here = not ray.is_initialized()
     if started_here:
-        ray.init(address=address or None, ignore_reinit_error=True, log_to_driver=False)
+        try:
+            _connect(ray, address)
+        except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, ValueError, RuntimeError, ...
+            where = address or "the local or running cluster (ray.init())"
+            print(f"strata run: could not connect to Ray at {where}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            if address.startswith("ray://"):
+                print("strata run: Ray Client needs `pip install 'ray[client]'`, the cluster's Ray and Python "
+                      "versions, and, on a cluster with token authentication, RAY_AUTH_MODE=token and its token "
+                      "(RAY_AUTH_TOKEN or ~/.ray/auth_token)", file=sys.stderr)
+            return 1
     ranks: list[Any] = []
     results: dict[int, tuple[int, str, str]] = {}
     status, failure = 0, ""
@@ -173,7 +261,7 @@ def launch_on_ray(nproc: int, program: str, argv: list[str], *, model: str, as_t
             env = {**settings, "RANK": str(rank), "LOCAL_RANK": "0", "WORLD_SIZE": str(nproc), "LOCAL_WORLD_SIZE": "1",
                    "GROUP_RANK": str(rank), "MASTER_ADDR": master, "MASTER_PORT": str(port),
                    "TORCHELASTIC_RUN_ID": run_id, "STRATA_DEVICES": model, "STRATA_CLUSTER": "local"}
-            pending[a.run.remote(os.path.abspath(program), list(argv), env, as_torch)] = rank
+            pending[a.run.remote(shipped, list(argv), env, as_torch)] = rank
         start = time.monotonic()
         failed_at: float | None = None
         while pending:
