@@ -251,98 +251,92 @@ def bench_load(repeats: int) -> BenchResult:
     return judge(r, best <= LOAD_TARGET_S)
 
 
-def bench_bf16_mfma(size: int, repeats: int) -> BenchResult:
-    r = BenchResult(name=f"amd_bf16_mfma_gemm ({size}^3)", description="bf16 GEMM on the matrix cores of a virtual "
-                    "MI300X", target=f"<= {BF16_TARGET_S:g} s", ratio_def="strata/target")
+def _bf16_row(name: str, description: str, go: Callable[[Any], dict[str, Any]], note: Callable[[dict[str, Any]], str]
+              ) -> BenchResult:
+    """A bf16 GEMM row on a virtual MI300X, target BF16_TARGET_S: `go(cuda)` runs it and returns wall_s, times_s,
+    correct; SKIP without clang-19."""
+    r = BenchResult(name=name, description=description, target=f"<= {BF16_TARGET_S:g} s", ratio_def="strata/target")
     if (why := _clang_missing()) is not None:
         r.status = SKIP
         r.add_note(f"skipped: {why}")
         return r
     try:
         cuda = import_strata_cuda()
-        import strata.hip as hip
-
-        def go() -> dict[str, Any]:
-            with strata_step("bf16 mfma gemm", "compile"):
-                k = hip.compile(BF16_GEMM).get_function("gemm_bf16_mfma")
-            rng = np.random.default_rng(2)
-            a = rng.standard_normal((size, size), np.float32)
-            b = rng.standard_normal((size, size), np.float32)
-            a16 = (a.view(np.uint32) >> 16).astype(np.uint16)  # bf16 by truncation: exact in float32 below
-            bt16 = (np.ascontiguousarray(b.T).view(np.uint32) >> 16).astype(np.uint16)
-            da, db, dc = hip.to_device(a16), hip.to_device(bt16), hip.zeros((size, size), np.float32)
-            args = (da, db, dc, np.int32(size), np.int32(size), np.int32(size))
-            blocks = (size // 32) * (size // 32) // 4
-            def once() -> None:
-                k(blocks, 256, args)
-                hip.synchronize()
-
-            with strata_step("bf16 mfma gemm", "launch"):
-                k(1, 256, args)  # warm: module load and decode, four tiles
-                hip.synchronize()
-                best, times = best_of(once, repeats, warmups=0)
-            af = (a16.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-            bf = (bt16.astype(np.uint32) << 16).view(np.float32).astype(np.float64).T
-            err = float(np.abs(dc.get() - af @ bf).max())
-            return {"wall_s": best, "times_s": times, "max_abs_err": err, "correct": err < 1e-3 * size ** 0.5}
-        s = _with_device(cuda, "mi300x", go)
+        s = _with_device(cuda, "mi300x", lambda: go(cuda))
     except StrataUnavailable as e:
         r.add_note(str(e))
         return r
     r.strata_value, r.correct = s["wall_s"], s["correct"]
     r.ratio = r.strata_value / BF16_TARGET_S
     r.details["strata"] = s
-    r.add_note("HIP kernel on __builtin_amdgcn_mfma_f32_32x32x8bf16_1k, one 32x32 tile per wavefront, 4 per block")
+    r.add_note(note(s))
     return judge(r, r.strata_value <= BF16_TARGET_S)
+
+
+def bench_bf16_mfma(size: int, repeats: int) -> BenchResult:
+    def go(cuda: Any) -> dict[str, Any]:
+        import strata.hip as hip
+
+        with strata_step("bf16 mfma gemm", "compile"):
+            k = hip.compile(BF16_GEMM).get_function("gemm_bf16_mfma")
+        rng = np.random.default_rng(2)
+        a = rng.standard_normal((size, size), np.float32)
+        b = rng.standard_normal((size, size), np.float32)
+        a16 = (a.view(np.uint32) >> 16).astype(np.uint16)  # bf16 by truncation: exact in float32 below
+        bt16 = (np.ascontiguousarray(b.T).view(np.uint32) >> 16).astype(np.uint16)
+        da, db, dc = hip.to_device(a16), hip.to_device(bt16), hip.zeros((size, size), np.float32)
+        args = (da, db, dc, np.int32(size), np.int32(size), np.int32(size))
+        blocks = (size // 32) * (size // 32) // 4
+
+        def once() -> None:
+            k(blocks, 256, args)
+            hip.synchronize()
+
+        with strata_step("bf16 mfma gemm", "launch"):
+            k(1, 256, args)  # warm: module load and decode, four tiles
+            hip.synchronize()
+            best, times = best_of(once, repeats, warmups=0)
+        af = (a16.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        bf = (bt16.astype(np.uint32) << 16).view(np.float32).astype(np.float64).T
+        err = float(np.abs(dc.get() - af @ bf).max())
+        return {"wall_s": best, "times_s": times, "max_abs_err": err, "correct": err < 1e-3 * size ** 0.5}
+    return _bf16_row(f"amd_bf16_mfma_gemm ({size}^3)", "bf16 GEMM on the matrix cores of a virtual MI300X", go,
+                     lambda s: "HIP kernel on __builtin_amdgcn_mfma_f32_32x32x8bf16_1k, one 32x32 tile per wavefront, "
+                               "4 per block")
 
 
 def bench_bf16_gemm_ex(size: int, repeats: int) -> BenchResult:
     """The issue's row: bf16 GEMM through the BLAS library's gemm_ex (rocblas_gemm_ex's role), which runs its
     MFMA kernel on gfx942; C in float32, checked against float64 NumPy on the same bf16 inputs."""
-    r = BenchResult(name=f"amd_bf16_gemm_ex ({size}^3)", description="bf16 blas.gemm_ex (MFMA kernel) on a virtual "
-                    "MI300X", target=f"<= {BF16_TARGET_S:g} s", ratio_def="strata/target")
-    if (why := _clang_missing()) is not None:
-        r.status = SKIP
-        r.add_note(f"skipped: {why}")
-        return r
-    try:
-        cuda = import_strata_cuda()
+    def go(cuda: Any) -> dict[str, Any]:
         import ml_dtypes
 
         from strata.libs import blas
 
-        def go() -> dict[str, Any]:
-            bf16 = np.dtype(ml_dtypes.bfloat16)
-            rng = np.random.default_rng(3)
-            a = rng.standard_normal((size, size)).astype(bf16)
-            b = rng.standard_normal((size, size)).astype(bf16)
-            h = blas.create_handle()
-            da, db = cuda.to_device(a.ravel(order="F")), cuda.to_device(b.ravel(order="F"))
-            dc = cuda.to_device(np.zeros(size * size, np.float32))
+        bf16 = np.dtype(ml_dtypes.bfloat16)
+        rng = np.random.default_rng(3)
+        a = rng.standard_normal((size, size)).astype(bf16)
+        b = rng.standard_normal((size, size)).astype(bf16)
+        h = blas.create_handle()
+        da, db = cuda.to_device(a.ravel(order="F")), cuda.to_device(b.ravel(order="F"))
+        dc = cuda.to_device(np.zeros(size * size, np.float32))
 
-            def once() -> None:
-                blas.gemm_ex(h, "N", "N", size, size, size, 1.0, da, bf16, size, db, bf16, size, 0.0, dc,
-                             np.dtype(np.float32), size, "f32")
-                cuda.synchronize()
+        def once() -> None:
+            blas.gemm_ex(h, "N", "N", size, size, size, 1.0, da, bf16, size, db, bf16, size, 0.0, dc,
+                         np.dtype(np.float32), size, "f32")
+            cuda.synchronize()
 
-            with strata_step("bf16 gemm_ex", "launch"):
-                best, times = best_of(once, repeats, warmups=1)
-            kernel = h.last_kernel
-            blas.destroy_handle(h)
-            want = a.astype(np.float64) @ b.astype(np.float64)
-            err = float(np.abs(dc.get().reshape(size, size).T - want).max())
-            return {"wall_s": best, "times_s": times, "kernel": kernel, "max_abs_err": err,
-                    "correct": kernel == "gemm_mfma" and err < 1e-3 * size ** 0.5}
-        s = _with_device(cuda, "mi300x", go)
-    except StrataUnavailable as e:
-        r.add_note(str(e))
-        return r
-    r.strata_value, r.correct = s["wall_s"], s["correct"]
-    r.ratio = r.strata_value / BF16_TARGET_S
-    r.details["strata"] = s
-    r.add_note(f"strata.libs.blas.gemm_ex, bf16 in, float32 out, 'f32' compute: ran {s['kernel']} "
-               "(v_mfma_f32_16x16x16_bf16, 64x64 tiles through LDS)")
-    return judge(r, r.strata_value <= BF16_TARGET_S)
+        with strata_step("bf16 gemm_ex", "launch"):
+            best, times = best_of(once, repeats, warmups=1)
+        kernel = h.last_kernel
+        blas.destroy_handle(h)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        err = float(np.abs(dc.get().reshape(size, size).T - want).max())
+        return {"wall_s": best, "times_s": times, "kernel": kernel, "max_abs_err": err,
+                "correct": kernel == "gemm_mfma" and err < 1e-3 * size ** 0.5}
+    return _bf16_row(f"amd_bf16_gemm_ex ({size}^3)", "bf16 blas.gemm_ex (MFMA kernel) on a virtual MI300X", go,
+                     lambda s: f"strata.libs.blas.gemm_ex, bf16 in, float32 out, 'f32' compute: ran {s['kernel']} "
+                               "(v_mfma_f32_16x16x16_bf16, 64x64 tiles through LDS)")
 
 
 def bench_amd(repeats: int = 3, gemm_repeats: int = 1, size: int = GEMM, n: int = SAXPY_N) -> list[BenchResult]:
