@@ -302,3 +302,45 @@ def test_launch_budget_stops_a_run_of_chunks_where_the_reference_does(monkeypatc
         got[ex] = (str(info.value).split(" s; ")[-1], written.tobytes())
     assert 0 < np.count_nonzero(np.frombuffer(got["reference"][1], np.float32)) < n  # (stopped part way)
     assert got["native"] == got["reference"]
+
+
+# A branch on a negated guard (`@!%p bra`), hand-written (NVRTC rarely emits one): the driver counts the
+# lanes that take it 64 at a time; every lane of a chunk taking it, none, or some must count as the reference.
+NEG_BRANCH_PTX = r"""
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry negbra(.param .u64 out, .param .u32 limit)
+{
+    .reg .pred %p;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [limit];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.s32 %r2, %r2, %r3, %tid.x;
+    setp.lt.u32 %p, %r2, %r1;
+    @!%p bra DONE;
+    mul.wide.u32 %rd2, %r2, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r2;
+DONE:
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("limit", [0, 100, 2 * CHUNK + 64, 1 << 30])
+def test_negated_branch_counts(monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
+    fn = cuda.Module.from_ptx(NEG_BRANCH_PTX).get_function("negbra")
+    n = 4 * CHUNK
+
+    def make() -> Any:
+        d = cuda.to_device(np.full(n, 7, np.uint32))
+        return (d, np.uint32(limit)), [d]
+
+    (out,) = _both(monkeypatch, fn, n // BLOCK, make)
+    want = np.full(n, 7, np.uint32)
+    want[:min(limit, n)] = np.arange(min(limit, n), dtype=np.uint32)
+    np.testing.assert_array_equal(out, want)
