@@ -285,3 +285,47 @@ def test_rank_0_exiting_before_it_serves_the_store_ends_the_others_wait(ray_inst
     m = re.search(r"rank 1 caught after ([\d.]+) s: could not reach the rendezvous store .*: rank 0 exited with "
                   r"status 4", out)
     assert m is not None and float(m.group(1)) < 10, out + err[-2000:]
+
+
+CRASH4 = textwrap.dedent("""
+    import os, sys, time
+    import strata
+    import strata.distributed as dist
+
+    dist.init_process_group("nccl", timeout=60)
+    r = dist.get_rank()
+    x = strata.ones(1000, device="cuda:0")
+    dist.all_reduce(x)  # every pair of ranks has met
+    dist.barrier()
+    if r == 2:
+        os._exit(3)  # the actor's process dies with it
+    start = time.monotonic()
+    try:
+        for _ in range(3):
+            dist.all_reduce(x)
+    except dist.DistBackendError as exc:
+        print(f"rank {r} caught after {time.monotonic() - start:.1f} s: {exc}", flush=True)
+        sys.exit(7)
+    print(f"rank {r} no error", flush=True)
+""")
+
+
+@needs_ray
+def test_a_rank_crashing_mid_job_fails_every_other_rank_of_4_fast_on_ray(ray_instance: None, env: None,
+                                                                         tmp_path: Path,
+                                                                         capfd: pytest.CaptureFixture[str]) -> None:
+    """Four ranks as Ray actors; rank 2's process dies in the middle: ranks 0, 1 and 3 (two of which never
+    receive from it) each fail with an error naming it, well within the group's 60 s timeout."""
+    script = tmp_path / "crash4.py"
+    script.write_text(CRASH4)
+    start = time.monotonic()
+    status = launch_on_ray(4, str(script), [], model="h200", timeout=200)
+    out, err = capfd.readouterr()
+    assert status in (1, 7), err[-3000:]  # rank 2's dead actor (1), or a peer's 7 seen in the same poll
+    assert "rank 2's Ray actor died" in err, err[-3000:]
+    caught = {int(r): (float(s), why) for r, s, why in re.findall(r"rank (\d) caught after ([\d.]+) s: (.*)", out)}
+    assert set(caught) == {0, 1, 3}, out + err[-3000:]
+    for r, (seconds, why) in caught.items():
+        assert seconds < 15, (r, seconds, why)
+        assert "rank 2" in why, (r, why)
+    assert time.monotonic() - start < 120
