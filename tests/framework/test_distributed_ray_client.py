@@ -4,7 +4,8 @@ a token made for the test), `strata run --nproc 2` connects to it as a Ray Clien
 process it started are stopped at the end. Skipped with the reason where ray or its client part (grpcio)
 is not installed.
 
-Also `Program`, which ships the rank program to nodes that do not have it (what a remote cluster needs)."""
+Also `Program`, which ships the rank program to nodes that do not have it (what a remote cluster needs):
+end to end with the launcher in a mount namespace of its own, whose script the cluster cannot see."""
 
 import importlib.util
 import os
@@ -239,6 +240,50 @@ def test_a_wrong_token_is_a_clear_connection_error(head: Head, tmp_path: Path) -
     assert p.returncode == 1, p.stderr[-3000:]
     assert f"could not connect to Ray at {head.address}" in p.stderr and "RAY_AUTH_MODE=token" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+SHIPPED = textwrap.dedent("""
+    import os
+    import numpy as np
+    import strata
+    import strata.distributed as dist
+
+    dist.init_process_group("nccl", timeout=30)
+    r = dist.get_rank()
+    x = strata.tensor(np.full(5, r + 1, np.float32), device="cuda:0")
+    dist.all_reduce(x)
+    assert x.cpu().numpy().tolist() == [3.0] * 5
+    print(f"rank {r} ran {__file__}", flush=True)
+    dist.destroy_process_group()
+""")
+
+
+def _private_mounts() -> bool:
+    """Whether this process may make a mount namespace of its own (root with CAP_SYS_ADMIN)."""
+    if shutil.which("unshare") is None:
+        return False
+    return subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode == 0
+
+
+@needs_client
+def test_a_script_only_the_launcher_can_see_runs_from_the_shipped_copy(head: Head, tmp_path: Path) -> None:
+    """The launcher runs in a mount namespace of its own, its script on a tmpfs there: the cluster's workers
+    cannot see the file, as on a remote cluster, and run the copy the launcher shipped."""
+    if not _private_mounts():
+        pytest.skip("needs `unshare -m` (root with CAP_SYS_ADMIN) to hide the script from the cluster")
+    private = tmp_path / "private"
+    private.mkdir()
+    launch = ('mount -t tmpfs strata-private "$1" && cat > "$1/job.py" && '
+              'exec "$2" -m strata.cli run --nproc 2 "$1/job.py"')
+    p = subprocess.run(["unshare", "-m", "sh", "-c", launch, "sh", str(private), sys.executable],
+                       input=SHIPPED, capture_output=True, text=True, env=_launcher_env(head), timeout=300)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    assert not (private / "job.py").exists()  # outside the launcher's namespace there is no such file
+    ran = dict(re.findall(r"rank (\d) ran (\S+)", p.stdout))
+    assert sorted(ran) == ["0", "1"], p.stdout
+    for path in ran.values():
+        assert Path(path).name == "job.py" and Path(path).parent.name.startswith("strata-rank-"), path
+        assert not Path(path).exists()  # removed after the run
 
 
 def test_the_program_runs_where_it_is_or_from_a_shipped_copy(tmp_path: Path) -> None:
