@@ -769,6 +769,11 @@ extern "C" __global__ void bit_ops(int n, const unsigned* a, const unsigned* b, 
   out[20 * i + 17] = __byte_perm(x, y, 0x7531);
   out[20 * i + 18] = m1;
   out[20 * i + 19] = m2;
+  int as, ss;
+  asm("add.sat.s32 %0, %1, %2;" : "=r"(as) : "r"(sx), "r"((int)y));
+  asm("sub.sat.s32 %0, %1, %2;" : "=r"(ss) : "r"(sx), "r"((int)y));
+  out64[3 * n + 2 * i] = ((unsigned long long)(unsigned)as << 32) | (unsigned)ss;
+  out64[3 * n + 2 * i + 1] = ((unsigned long long)__sad(sx, (int)y, x) << 32) | __usad(x, y, 7u);
   unsigned* o = out + 20 * i;
   o[0] = __popc(x); o[1] = __popcll(l); o[2] = __clz(x >> (y & 31)); o[3] = __clzll(l >> (y & 63));
   o[4] = __brev(x); o[5] = __funnelshift_l(x, y, y >> 3); o[6] = __funnelshift_r(x, y, y >> 3);
@@ -790,7 +795,7 @@ def test_bit_instructions(monkeypatch: pytest.MonkeyPatch) -> None:
     c[:3] = [0, 0xFFFFFFFFFFFFFFFF, 1 << 63]
 
     def make() -> Any:
-        out, out64 = cuda.to_device(np.zeros(20 * n, np.uint32)), cuda.to_device(np.zeros(3 * n, np.uint64))
+        out, out64 = cuda.to_device(np.zeros(20 * n, np.uint32)), cuda.to_device(np.zeros(5 * n, np.uint64))
         return (np.int32(n), cuda.to_device(a), cuda.to_device(b), cuda.to_device(c), out, out64), [out, out64]
 
     (out, out64), rec = _both(monkeypatch, imod.get_function("bit_ops"), 2, 256, make)
@@ -799,6 +804,12 @@ def test_bit_instructions(monkeypatch: pytest.MonkeyPatch) -> None:
     np.testing.assert_array_equal(out[:, 0], np.bitwise_count(a))
     src = (a.astype(np.uint64) | (b.astype(np.uint64) << np.uint64(32))).view(np.uint8).reshape(n, 8)
     np.testing.assert_array_equal(out[:, 17], src[:, [1, 3, 5, 7]].copy().view(np.uint32).reshape(n))
+    sat = out64[3 * n:].reshape(n, 2)
+    sx, sy = a.view(np.int32).astype(np.int64), b.view(np.int32).astype(np.int64)
+    np.testing.assert_array_equal((sat[:, 0] >> np.uint64(32)).astype(np.uint32).view(np.int32),
+                                  np.clip(sx + sy, -(1 << 31), (1 << 31) - 1))
+    np.testing.assert_array_equal((sat[:, 1] & np.uint64(0xFFFFFFFF)).astype(np.int64),
+                                  (np.abs(a.astype(np.int64) - b.astype(np.int64)) + 7) & 0xFFFFFFFF)
     np.testing.assert_array_equal(out[:, 1], np.bitwise_count(c))
     want_brev = np.array([int(f"{int(v):032b}"[::-1], 2) for v in a], np.uint32)
     np.testing.assert_array_equal(out[:, 4], want_brev)

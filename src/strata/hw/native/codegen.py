@@ -996,7 +996,7 @@ class KernelCodegen:
         if op in codegen_float.OPCODES and codegen_float.handles(ins):  # rcp, sqrt, rsqrt, copysign, div.approx
             codegen_float.emit(self, ins)
             return
-        if op in codegen_int.OPCODES:  # popc, clz, brev, bfind, bfe, shf, lop3
+        if codegen_int.handles(ins):  # popc, clz, brev, bfind, bfe, shf, lop3, prmt, sad, add/sub.sat.s32
             codegen_int.emit(self, ins)
             return
         handler = getattr(self, f"_op_{op}", None)

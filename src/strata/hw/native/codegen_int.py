@@ -1,6 +1,6 @@
 """Native bit instructions: `popc`, `clz`, `brev` (.b32 .b64), `bfind` (.u32 .s32 .u64 .s64, .shiftamt),
 `bfe` (.u32 .s32 .u64 .s64), `shf` (.l/.r, .clamp/.wrap), `lop3.b32` (without a .BoolOp) and `prmt.b32`
-(every mode), with the
+(every mode), `sad` and `add/sub.sat.s32`, with the
 reference's semantics (hw/isa/bits.py), bit for bit.
 
 LLVM's shifts by the type's width or more are poison, where NumPy's give 0; every shift amount that can
@@ -16,12 +16,21 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from strata.hw.ptx.ir import Imm, Instruction
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
-OPCODES = frozenset({"popc", "clz", "brev", "bfind", "bfe", "shf", "lop3", "prmt"})
+OPCODES = frozenset({"popc", "clz", "brev", "bfind", "bfe", "shf", "lop3", "prmt", "sad"})
 _TYPES = {"popc": ("b32", "b64"), "clz": ("b32", "b64"), "brev": ("b32", "b64"), "bfind": ("u32", "s32", "u64", "s64"),
-          "bfe": ("u32", "s32", "u64", "s64"), "shf": ("b32",), "lop3": ("b32",), "prmt": ("b32",)}
+          "bfe": ("u32", "s32", "u64", "s64"), "shf": ("b32",), "lop3": ("b32",), "prmt": ("b32",),
+          "sad": ("u16", "s16", "u32", "s32", "u64", "s64"), "add": ("s32",), "sub": ("s32",)}
 _FLAGS = {"bfind": {"shiftamt"}, "shf": {"l", "r", "clamp", "wrap"},
-          "prmt": {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"}}
-_NOPS = {"popc": 2, "clz": 2, "brev": 2, "bfind": 2, "bfe": 4, "shf": 4, "lop3": 5, "prmt": 4}
+          "prmt": {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"}, "add": {"sat"}, "sub": {"sat"}}
+_NOPS = {"popc": 2, "clz": 2, "brev": 2, "bfind": 2, "bfe": 4, "shf": 4, "lop3": 5, "prmt": 4, "sad": 4, "add": 3,
+         "sub": 3}
+
+
+def handles(ins: Instruction) -> bool:
+    """Whether this module emits the instruction (add/sub only in their saturating s32 form)."""
+    if ins.opcode in ("add", "sub"):
+        return "sat" in ins.mods and "s32" in ins.mods
+    return ins.opcode in OPCODES
 
 
 def emit(g: Any, ins: Instruction) -> None:
@@ -66,6 +75,17 @@ def emit(g: Any, ins: Instruction) -> None:
             return _shf(g, fl, srcs, i), "u32"
         if op == "prmt":
             return _prmt(g, fl, srcs, i), "u32"
+        if op in ("add", "sub"):  # .sat.s32: the exact sum clamped to the s32 range
+            if fl != {"sat"}:
+                raise g.fail()
+            name = f"llvm.{'s' + op}.sat.i32"
+            return bld.call(g.intrinsic(name, I32, [I32, I32]), [g.read(s_, "s32", i) for s_ in srcs]), "s32"
+        if op == "sad":  # c + |a - b|, modulo 2^w (|a - b| fits the unsigned width)
+            ut = "u" + t[1:]
+            a, b = g.read(srcs[0], t, i), g.read(srcs[1], t, i)
+            less = (bld.icmp_signed if t[0] == "s" else bld.icmp_unsigned)("<", a, b)
+            diff = bld.select(less, bld.sub(b, a), bld.sub(a, b))
+            return bld.add(diff, g.read(srcs[2], ut, i)), ut
         return _lop3(g, srcs, i), "u32"
     g._simple(ins, compute)
 
