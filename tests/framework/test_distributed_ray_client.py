@@ -7,6 +7,7 @@ is not installed.
 Also `Program`, which ships the rank program to nodes that do not have it (what a remote cluster needs):
 end to end with the launcher in a mount namespace of its own, whose script the cluster cannot see."""
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -60,6 +61,12 @@ class Head:
 
 @pytest.fixture(scope="module")
 def head() -> Iterator[Head]:
+    with _ray_head() as h:
+        yield h
+
+
+@contextlib.contextmanager
+def _ray_head() -> Iterator[Head]:
     if sys.platform != "linux":
         pytest.skip("stops the Ray head's processes by process group, read from /proc")
     folder = Path(tempfile.mkdtemp(prefix="strata-ray-", dir="/tmp"))  # short: Ray's socket paths must fit
@@ -312,3 +319,39 @@ def test_the_program_runs_where_it_is_or_from_a_shipped_copy(tmp_path: Path) -> 
 
     with pytest.raises(OSError):
         Program.read(str(tmp_path / "missing.py"))
+
+
+@needs_client
+@pytest.mark.slow
+def test_a_launcher_whose_cluster_dies_says_so_and_leaves_nothing_running(tmp_path: Path) -> None:
+    """The head (and with it every rank's actor) is killed mid-job: the launcher, a Ray Client, ends with
+    one clear message within seconds of Ray's reconnection grace, and starts no local Ray instance of its
+    own on the way out (as Ray's automatic ray.init would on a ray.kill after the connection is gone)."""
+    script = tmp_path / "job.py"
+    script.write_text(JOB)
+    with _ray_head() as h:
+        env = dict(_launcher_env(h), RAY_CLIENT_RECONNECT_GRACE_PERIOD="3")
+        with subprocess.Popen([sys.executable, "-m", "strata.cli", "run", "--nproc", "2", str(script), "hang",
+                               str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                              start_new_session=True) as launcher:
+            try:
+                deadline = time.monotonic() + 120
+                while len(list(tmp_path.glob("pid*"))) < 2 and time.monotonic() < deadline and launcher.poll() is None:
+                    time.sleep(0.2)
+                assert len(list(tmp_path.glob("pid*"))) == 2, launcher.communicate(timeout=30)[1][-3000:]
+                for pid in _group(h.proc.pid):  # the whole cluster dies at once
+                    with _suppress_gone():
+                        os.kill(pid, signal.SIGKILL)
+                start = time.monotonic()
+                _, err = launcher.communicate(timeout=90)
+                assert launcher.returncode == 1, err[-3000:]
+                assert f"lost the connection to the Ray cluster at {h.address}" in err, err[-3000:]
+                assert time.monotonic() - start < 60
+                time.sleep(1)
+                assert not _group(launcher.pid), "the launcher left processes running (a local Ray instance?)"
+            finally:
+                if launcher.poll() is None:
+                    launcher.kill()
+                for pid in _group(launcher.pid):
+                    with _suppress_gone():
+                        os.kill(pid, signal.SIGKILL)

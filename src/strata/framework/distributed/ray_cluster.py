@@ -187,6 +187,16 @@ def _status(rank: int, ref: Any) -> tuple[int, str, str]:
         return 1, "", f"strata run: rank {rank}'s Ray actor died: {type(exc).__name__}: {exc}\n"
 
 
+def _kill_all(ray: Any, ranks: list[Any]) -> None:
+    """Kill every rank's actor, while connected: after a Ray Client lost its cluster, `ray.kill` would start
+    a new local Ray instance (Ray's automatic `ray.init`) and leave it running."""
+    if not ray.is_initialized():
+        return
+    for a in ranks:
+        with contextlib.suppress(Exception):
+            ray.kill(a)
+
+
 def _connect(ray: Any, address: str) -> None:
     """`ray.init` for the launcher: '' joins a local or running cluster; 'ray://host:port' connects as a Ray
     Client, whose notice of the arguments it forwards to the cluster's driver is silenced."""
@@ -288,20 +298,21 @@ def launch_on_ray(nproc: int, program: str, argv: list[str], *, model: str, as_t
                 status = status or 1
                 break
     except (KeyboardInterrupt, _Stop) as exc:  # Ctrl-C or SIGTERM: every rank stops with its actor
-        for a in ranks:
-            with contextlib.suppress(Exception):
-                ray.kill(a)
+        _kill_all(ray, ranks)
         interrupted = isinstance(exc, KeyboardInterrupt)
         print(f"strata run: {'interrupted' if interrupted else 'terminated'}; stopped {len(ranks)} rank(s)",
               file=sys.stderr)
         return 130 if interrupted else 143
+    except ConnectionError as exc:  # a Ray Client that lost the cluster (the head died, the network broke)
+        why = str(exc).rstrip(".")
+        print(f"strata run: lost the connection to the Ray cluster at {address}: {why}; the ranks' actors end "
+              "with this job when the cluster notices the client is gone", file=sys.stderr)
+        return 1
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, old_term)
-        for a in ranks:  # each job's actors go with it: a rank's process never outlives its job
-            with contextlib.suppress(Exception):
-                ray.kill(a)
-        if started_here:
+        _kill_all(ray, ranks)  # each job's actors go with it: a rank's process never outlives its job
+        if started_here and ray.is_initialized():
             ray.shutdown()
     for rank in sorted(results):
         code, out, err = results[rank]
