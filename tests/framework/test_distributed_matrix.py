@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -195,121 +194,7 @@ def test_every_collective_in_process(w: int, size: str, dt: type) -> None:
             nccl.comm_destroy(comm)
 
 
-# --- multi-process: one process per rank under `strata run --nproc N` ------------------------------------
-
-MATRIX = textwrap.dedent("""
-    import os, sys
-    import ml_dtypes
-    import numpy as np
-    import strata
-    import strata.distributed as dist
-
-    dist.init_process_group(timeout=120)  # no backend: nccl for cuda tensors, gloo for cpu ones
-    r, w = dist.get_rank(), dist.get_world_size()
-    DT = {"int8": np.int8, "uint8": np.uint8, "int32": np.int32, "int64": np.int64, "float16": np.float16,
-          "float32": np.float32, "float64": np.float64, "bfloat16": ml_dtypes.bfloat16, "bool": np.bool_}
-    SIZES = {"small": (3, 1), "uneven": (4099, 1031)}
-    checked = 0
-
-    def data(rank, name, n, tag):
-        rng = np.random.default_rng([rank, list(DT).index(name), n, tag])
-        dt = np.dtype(DT[name])
-        if dt == np.bool_:
-            return rng.integers(0, 2, n).astype(bool)
-        if dt.kind in "iu":
-            return rng.integers(-3 if dt.kind == "i" else 0, 4, n).astype(dt)
-        return rng.uniform(0.5, 2.0, n).astype(dt)
-
-    def close(got, want, name, what, w_terms):
-        dt = np.dtype(DT[name])
-        if dt == np.bool_:  # a bool element's byte is 0 or 1, never a sum of trues
-            assert got.view(np.uint8).max(initial=0) <= 1, f"{what}: bool bytes {np.unique(got.view(np.uint8))}"
-        if dt.kind in "iub":
-            np.testing.assert_array_equal(got, want.astype(dt), err_msg=what)
-            return
-        u = float(ml_dtypes.finfo(dt).eps) / 2  # one rounding per combine: w * u * the result's size
-        err = np.abs(got.astype(np.float64) - want)
-        bound = (w_terms + 1) * u * np.abs(want) * 2
-        assert (err <= bound).all(), f"{what}: max error {err.max()} over {bound[err.argmax()]}"
-
-    def reduced(op, arrays, name):
-        dt = np.dtype(DT[name])
-        st = np.stack(arrays)
-        if dt == np.bool_:  # torch's bool: SUM is logical or (NCCL max), PRODUCT logical and (min)
-            return {"sum": st.any(0), "prod": st.all(0), "max": st.any(0), "min": st.all(0)}[op]
-        if dt.kind in "iu":
-            if op == "avg":
-                t = st.astype(np.int64).sum(0)
-                return (np.sign(t) * (np.abs(t) // len(arrays))).astype(dt)
-            return {"sum": lambda: st.sum(0, dtype=dt), "prod": lambda: st.prod(0, dtype=dt),
-                    "max": lambda: st.max(0), "min": lambda: st.min(0)}[op]()
-        f = st.astype(np.float64)
-        return {"sum": f.sum(0), "prod": f.prod(0), "max": f.max(0), "min": f.min(0), "avg": f.mean(0)}[op]
-
-    OPS = {"sum": dist.ReduceOp.SUM, "prod": dist.ReduceOp.PRODUCT, "max": dist.ReduceOp.MAX,
-           "min": dist.ReduceOp.MIN, "avg": dist.ReduceOp.AVG}
-    for dev in ("cuda:0", "cpu"):
-        for name in DT:
-            for size, (c, b) in SIZES.items():
-                def t(a):
-                    return strata.tensor(a, device=dev)
-                mine = lambda n, tag: data(r, name, n, tag)
-                every = lambda n, tag: [data(k, name, n, tag) for k in range(w)]
-                for opname, op in OPS.items():
-                    if opname == "avg" and name == "bool":
-                        continue  # torch: AVG is not defined on bool
-                    x = t(mine(c, 1))
-                    dist.all_reduce(x, op=op)
-                    close(x.cpu().numpy(), reduced(opname, every(c, 1), name), name,
-                          f"{dev} {name} {size} all_reduce {opname}", w)
-                x = t(mine(c, 2))
-                dist.broadcast(x, src=w - 1)
-                np.testing.assert_array_equal(x.cpu().numpy(), every(c, 2)[w - 1], err_msg=f"{dev} {name} broadcast")
-                x = t(mine(c, 3))
-                dist.reduce(x, dst=1, op=dist.ReduceOp.MAX)
-                if r == 1:
-                    close(x.cpu().numpy(), reduced("max", every(c, 3), name), name, f"{dev} {name} reduce", w)
-                out = t(np.zeros(w * b, DT[name]))
-                dist.all_gather_into_tensor(out, t(mine(b, 4)))
-                np.testing.assert_array_equal(out.cpu().numpy(), np.concatenate(every(b, 4)),
-                                              err_msg=f"{dev} {name} all_gather_into_tensor")
-                parts = [t(np.zeros(b, DT[name])) for _ in range(w)]
-                dist.all_gather(parts, t(mine(b, 5)))
-                for k in range(w):
-                    np.testing.assert_array_equal(parts[k].cpu().numpy(), every(b, 5)[k], err_msg=f"{dev} all_gather")
-                if name != "bool":  # torch's reduce_scatter has no bool on NCCL either way: skipped as there
-                    out = t(np.zeros(b, DT[name]))
-                    dist.reduce_scatter_tensor(out, t(mine(w * b, 6)))
-                    close(out.cpu().numpy(), reduced("sum", [a[r * b:(r + 1) * b] for a in every(w * b, 6)], name),
-                          name, f"{dev} {name} {size} reduce_scatter", w)
-                out = t(np.zeros(w * b, DT[name]))
-                dist.all_to_all_single(out, t(mine(w * b, 7)))
-                np.testing.assert_array_equal(out.cpu().numpy(),
-                                              np.concatenate([a[r * b:(r + 1) * b] for a in every(w * b, 7)]),
-                                              err_msg=f"{dev} {name} all_to_all_single")
-                # a ring of send/recv: even ranks send first, odd ranks receive first (blocking calls)
-                got = t(np.zeros(b, DT[name]))
-                if r % 2 == 0:
-                    dist.send(t(mine(b, 8)), dst=(r + 1) % w)
-                    dist.recv(got, src=(r - 1) % w)
-                else:
-                    dist.recv(got, src=(r - 1) % w)
-                    dist.send(t(mine(b, 8)), dst=(r + 1) % w)
-                np.testing.assert_array_equal(got.cpu().numpy(), every(b, 8)[(r - 1) % w], err_msg=f"{dev} recv")
-                checked += 1
-    # large: 1 MiB and more per rank chunk over the mesh, float32 and bfloat16 on the GPUs
-    for name in ("float32", "bfloat16"):
-        n = w * ((1 << 20) // np.dtype(DT[name]).itemsize + 5)
-        x = strata.tensor(data(r, name, n, 9), device="cuda:0")
-        dist.all_reduce(x)
-        close(x.cpu().numpy(), reduced("sum", [data(k, name, n, 9) for k in range(w)], name), name, "large", w)
-        out = strata.tensor(np.zeros(w * n, DT[name]), device="cuda:0")
-        dist.all_gather_into_tensor(out, strata.tensor(data(r, name, n, 10), device="cuda:0"))
-        np.testing.assert_array_equal(out.cpu().numpy(), np.concatenate([data(k, name, n, 10) for k in range(w)]))
-        checked += 1
-    dist.destroy_process_group()
-    print(f"rank {r} matrix ok {checked}", flush=True)
-""")
+# --- multi-process: one process per rank under `strata run --nproc N` (distributed_scripts/matrix.py) ------
 
 
 def _strata_run(nproc: int, script: Path, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -320,14 +205,13 @@ def _strata_run(nproc: int, script: Path, timeout: float) -> subprocess.Complete
                           capture_output=True, text=True, env=env, timeout=timeout)
 
 
-@pytest.mark.parametrize("nproc", [2, 4, 8])
-def test_every_collective_and_dtype_across_processes(nproc: int, tmp_path: Path) -> None:
+# 8 processes on 2 cores: 30-40 s, slow
+@pytest.mark.parametrize("nproc", [2, 4, pytest.param(8, marks=pytest.mark.slow)])
+def test_every_collective_and_dtype_across_processes(nproc: int) -> None:
     """Every collective of strata.distributed (all_reduce with every op, broadcast, reduce, both all_gathers,
     reduce_scatter_tensor, all_to_all_single, send/recv) on cuda (nccl) and cpu (gloo) tensors of every
     dtype the framework's NCCL backend takes, small and uneven, and large float32/bfloat16 on the GPUs."""
-    script = tmp_path / "matrix.py"
-    script.write_text(MATRIX)
-    p = _strata_run(nproc, script, timeout=900)
+    p = _strata_run(nproc, SCRIPTS / "matrix.py", timeout=900)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     got = re.findall(r"rank (\d+) matrix ok (\d+)", p.stdout)
     assert sorted(int(r) for r, _ in got) == list(range(nproc)), p.stdout
