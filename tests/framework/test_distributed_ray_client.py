@@ -71,16 +71,16 @@ def _ray_head() -> Iterator[Head]:
         pytest.skip("stops the Ray head's processes by process group, read from /proc")
     folder = Path(tempfile.mkdtemp(prefix="strata-ray-", dir="/tmp"))  # short: Ray's socket paths must fit
     gcs, client = _free_port(), _free_port()
-    # token authentication, as Ray 2.5x+ clusters have by default, with a token of this test's own (not the
-    # one in ~/.ray): the client must present it
+    # token authentication (which Ray also turns on by itself where ~/.ray/auth_token exists), with a token of
+    # this test's own: the client must present it
     env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
     env.pop("RAY_ADDRESS", None)
     log = folder / "head.log"
-    ray = str(Path(sys.executable).with_name("ray"))
     with open(log, "wb") as out:
-        proc = subprocess.Popen([ray, "start", "--head", f"--port={gcs}", f"--ray-client-server-port={client}",
-                                 "--node-ip-address=127.0.0.1", "--num-cpus=2", "--include-dashboard=false",
-                                 f"--temp-dir={folder / 'ray'}", "--disable-usage-stats", "--block"],
+        proc = subprocess.Popen([sys.executable, "-m", "ray.scripts.scripts", "start", "--head", f"--port={gcs}",
+                                 f"--ray-client-server-port={client}", "--node-ip-address=127.0.0.1", "--num-cpus=2",
+                                 "--include-dashboard=false", f"--temp-dir={folder / 'ray'}", "--disable-usage-stats",
+                                 "--block"],
                                 stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
         deadline = time.monotonic() + 180
