@@ -52,21 +52,14 @@ def run_strata(arrays: list[np.ndarray], repeats: int, model: str = "h200") -> d
     The arrays are restored before each call so every call sums the same data."""
     bench = "nccl all_reduce"
     cuda = import_strata_cuda()
-    from strata.driver import open_device
+    from strata.cuda.device import devices_of_model
     from strata.libs import nccl
 
     n = arrays[0].size
     with strata_step(bench, "devices"):
         # devices of `model` only: under run_all, earlier rows have opened others (an MI300X for the CDNA
-        # rows), and a ring needs one fabric. open_device returns a device already open at that index, or
-        # opens a new one of `model`.
-        devs: list[Any] = []
-        i = 0
-        while len(devs) < len(arrays):
-            open_device(i, model)
-            if cuda.Device(i).spec.name == model:
-                devs.append(cuda.Device(i))
-            i += 1
+        # rows), and a ring needs one fabric
+        devs: list[Any] = devices_of_model(len(arrays), model)
         comms = nccl.comm_init_all(devs)
         xs = []
         for d, a in zip(devs, arrays, strict=True):

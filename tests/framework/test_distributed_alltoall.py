@@ -17,7 +17,7 @@ import pytest
 import strata
 import strata.cuda as cuda
 import strata.distributed as dist
-from strata.driver import open_device
+from strata.cuda.device import devices_of_model
 from strata.framework.distributed import algorithms as alg
 from strata.framework.distributed.store import TCPStore
 from strata.framework.distributed.transport import Mesh
@@ -26,22 +26,9 @@ RNG = np.random.default_rng(11)
 
 
 def devices(n: int) -> list[cuda.Device]:
-    """n devices of device 0's model (opened when missing)."""
-    from strata.driver import opened_devices
-
-    model = cuda.Device(0).spec.name
-    opened = {f.index for f in opened_devices()} | set(cuda.Device._by_index)
-    out: list[cuda.Device] = []
-    i = 0
-    while len(out) < n:
-        if i < cuda.device_count() or i in opened:
-            if cuda.Device(i).spec.name == model:
-                out.append(cuda.Device(i))
-        else:
-            open_device(i, model)
-            out.append(cuda.Device(i))
-        i += 1
-    return out
+    """n devices of device 0's model (other tests leave devices of other models open, e.g. an MI300X, which has
+    no peer path to an H200)."""
+    return devices_of_model(n)
 
 
 def run_ranks(n: int, body: Callable[[Mesh], Any], timeout: float = 20) -> list[Any]:

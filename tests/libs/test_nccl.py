@@ -10,6 +10,7 @@ import pytest
 
 import strata.cuda as cuda
 from strata import trace
+from strata.cuda.device import devices_of_model
 from strata.driver import open_device
 from strata.libs import nccl
 from strata.libs.nccl import DataType, NcclError, NcclTimeoutError
@@ -18,24 +19,9 @@ RNG = np.random.default_rng(7)
 
 
 def devices(n: int) -> list[cuda.Device]:
-    """n devices of device 0's model: the present or already opened ones of that model (other tests leave
-    devices of other models open, e.g. an MI300X, which has no peer path to an H200), then new ones."""
-    from strata.driver import opened_devices
-
-    model = cuda.Device(0).spec.name
-    opened = {f.index for f in opened_devices()} | set(cuda.Device._by_index)
-    out: list[cuda.Device] = []
-    i = 0
-    while len(out) < n:
-        if i < cuda.device_count() or i in opened:
-            d = cuda.Device(i)
-            if d.spec.name == model:
-                out.append(d)
-        else:
-            open_device(i, model)
-            out.append(cuda.Device(i))
-        i += 1
-    return out
+    """n devices of device 0's model (other tests leave devices of other models open, e.g. an MI300X, which has
+    no peer path to an H200)."""
+    return devices_of_model(n)
 
 
 def host(dt: np.dtype, n: int) -> np.ndarray:

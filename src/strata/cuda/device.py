@@ -325,6 +325,30 @@ def device_count() -> int:
     return len(config.settings().devices)
 
 
+def devices_of_model(n: int, model: str | None = None) -> list[Device]:
+    """n devices of one model (default: device 0's), e.g. the ranks of a ring of peers: the present or already
+    opened devices of that model in index order, then new ones opened after them (strata adds virtual devices
+    on demand). Devices of other models are skipped (an MI300X opened beside H200s has no peer path to them).
+
+    Example:
+        >>> len({d.spec.name for d in devices_of_model(2)})
+        1
+    """
+    model = model or Device(0).spec.name
+    opened = {f.index for f in opened_devices()} | set(Device._by_index)
+    out: list[Device] = []
+    i = 0
+    while len(out) < n:
+        if i < device_count() or i in opened:
+            if Device(i).spec.name == model:
+                out.append(Device(i))
+        else:
+            open_device(i, model)
+            out.append(Device(i))
+        i += 1
+    return out
+
+
 def is_available() -> bool:
     """Whether a CUDA device is present (torch.cuda.is_available): always a virtual GPU here unless
     STRATA_DEVICES lists none."""
