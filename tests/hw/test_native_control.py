@@ -5,7 +5,6 @@ reports identical; NumPy is the oracle for the values."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -13,9 +12,10 @@ import pytest
 
 pytest.importorskip("llvmlite", reason="the native executor needs llvmlite")
 
+from native_harness import fault_report, on_both_executors  # noqa: E402
+
 import strata.cuda as cuda  # noqa: E402
 from strata import trace  # noqa: E402
-from strata.errors import DeviceFault  # noqa: E402
 
 HALF_SRC = r"""
 #include <cuda_fp16.h>
@@ -184,34 +184,13 @@ def mod() -> Any:
 
 
 def _both(monkeypatch: pytest.MonkeyPatch, fn: Any, grid: Any, block: Any, make: Any) -> list[np.ndarray]:
-    """Run on both executors from the same inputs; outputs bit-identical, counters identical, and the
-    native executor really ran it (no fallback)."""
-    results = {}
-    for ex in ("reference", "native"):
-        monkeypatch.setenv("STRATA_EXECUTOR", ex)
-        args, outs = make()
-        with trace.record() as rec:
-            r = fn(grid, block, args)
-            r.wait()
-        assert r.executor == ex, [e.args for e in rec.events if e.name == "native_fallback"]
-        results[ex] = (dataclasses.asdict(r.counters), [o.get() for o in outs])
-    (c_ref, o_ref), (c_nat, o_nat) = results["reference"], results["native"]
-    for a, b in zip(o_ref, o_nat, strict=True):
-        assert a.tobytes() == b.tobytes()
-    assert c_nat == c_ref
-    LAST["counters"] = c_nat
-    return o_nat
+    """Run on both executors from the same inputs (native_harness); the native counters kept in LAST."""
+    outs, counters, _ = on_both_executors(monkeypatch, lambda args: fn(grid, block, args), make)
+    LAST["counters"] = counters
+    return outs
 
 
-def _fault(monkeypatch: pytest.MonkeyPatch, executor: str, launch: Any) -> dict[str, Any]:
-    monkeypatch.setenv("STRATA_EXECUTOR", executor)
-    try:
-        with trace.record() as rec, pytest.raises(DeviceFault) as info:
-            launch().wait()
-    finally:
-        cuda.current_device().reset()  # the fault is sticky on the context
-    assert not [e for e in rec.events if e.name == "native_fallback"]
-    return {k: v for k, v in info.value.report.items() if k not in ("address", "nearest")}
+_fault = fault_report
 
 
 def test_loop_with_per_thread_trip_counts(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:

@@ -6,7 +6,6 @@ identical; the trace says which blocks ran on the reference and why."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -14,8 +13,9 @@ import pytest
 
 pytest.importorskip("llvmlite", reason="the native executor needs llvmlite")
 
+from native_harness import on_both_executors  # noqa: E402
+
 import strata.cuda as cuda  # noqa: E402
-from strata import trace  # noqa: E402
 from strata.errors import DeviceFault  # noqa: E402
 
 SRC = r"""
@@ -189,22 +189,10 @@ def mod() -> Any:
 
 
 def _both(monkeypatch: pytest.MonkeyPatch, fn: Any, grid: Any, block: Any, make: Any) -> tuple[list[np.ndarray], Any]:
-    """Run on both executors from the same inputs; outputs bit-identical, counters identical. Returns the
-    native outputs and the native run's trace."""
-    results = {}
-    for ex in ("reference", "native"):
-        monkeypatch.setenv("STRATA_EXECUTOR", ex)
-        args, outs = make()
-        with trace.record() as rec:
-            r = fn(grid, block, args)
-            r.wait()
-        assert r.executor == ex
-        results[ex] = (dataclasses.asdict(r.counters), [o.get() for o in outs], rec)
-    (c_ref, o_ref, _), (c_nat, o_nat, rec) = results["reference"], results["native"]
-    for a, b in zip(o_ref, o_nat, strict=True):
-        assert a.tobytes() == b.tobytes()
-    assert c_nat == c_ref
-    return o_nat, rec
+    """Run on both executors from the same inputs (native_harness). Returns the native outputs and the native
+    run's trace."""
+    outs, _, rec = on_both_executors(monkeypatch, lambda args: fn(grid, block, args), make)
+    return outs, rec
 
 
 def _partial(rec: Any) -> list[dict[str, Any]]:

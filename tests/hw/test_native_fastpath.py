@@ -9,7 +9,6 @@ fault reports identical."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -17,9 +16,10 @@ import pytest
 
 pytest.importorskip("llvmlite", reason="the native executor needs llvmlite")
 
+from native_harness import fault_report, on_both_executors  # noqa: E402
+
 import strata.cuda as cuda  # noqa: E402
-from strata import trace  # noqa: E402
-from strata.errors import DeviceFault, LaunchTimeout  # noqa: E402
+from strata.errors import LaunchTimeout  # noqa: E402
 
 SRC = r"""
 extern "C" __global__ void axpy(int n, float a, const float* x, float* y) {
@@ -82,33 +82,14 @@ def chunks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _both(monkeypatch: pytest.MonkeyPatch, fn: Any, grid: int, make: Any) -> list[np.ndarray]:
-    """The same launch (fresh inputs each time) on both executors: outputs and counters identical."""
-    got = {}
-    for ex in ("reference", "native"):
-        monkeypatch.setenv("STRATA_EXECUTOR", ex)
-        args, outs = make()
-        with trace.record() as rec:
-            r = fn(grid, BLOCK, args)
-            r.wait()
-        assert r.executor == ex
-        assert not [e for e in rec.events if e.name == "native_fallback"]
-        got[ex] = (dataclasses.asdict(r.counters), [o.get() for o in outs])
-    (c_ref, o_ref), (c_nat, o_nat) = got["reference"], got["native"]
-    for a, b in zip(o_ref, o_nat, strict=True):
-        assert a.tobytes() == b.tobytes()
-    assert c_nat == c_ref
-    return o_nat
-
-
-def _fault(monkeypatch: pytest.MonkeyPatch, executor: str, launch: Any) -> dict[str, Any]:
-    monkeypatch.setenv("STRATA_EXECUTOR", executor)
-    try:
-        with trace.record() as rec, pytest.raises(DeviceFault) as info:
-            launch().wait()
-    finally:
-        cuda.current_device().reset()  # the fault is sticky on the context
+    """The same launch (fresh inputs each time) on both executors: outputs and counters identical (native_harness),
+    and no part of the native run fell back."""
+    outs, _, rec = on_both_executors(monkeypatch, lambda args: fn(grid, BLOCK, args), make)
     assert not [e for e in rec.events if e.name == "native_fallback"]
-    return {k: v for k, v in info.value.report.items() if k not in ("address", "nearest")}
+    return outs
+
+
+_fault = fault_report
 
 
 def test_saxpy_full_chunks_and_a_partial_one(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
