@@ -71,7 +71,11 @@ CHECKS = textwrap.dedent("""
         mesh = api._state.mesh
         print(f"rank {rank} big ok via {type(mesh).__name__} sent {mesh.bytes_sent}", flush=True)
     elif phase == "die":  # rank 1's process dies mid-job (no clean exit); rank 0 must fail fast, naming it
+        # one collective first, and rank 1 dies a moment after it: dying as init_process_group returns could
+        # cut rank 0's own init short (its last confirmations to rank 1), outside the try below
+        dist.all_reduce(strata.ones(4, device=dev))
         if rank == 1:
+            time.sleep(0.5)
             os._exit(3)
         start = time.monotonic()
         try:
