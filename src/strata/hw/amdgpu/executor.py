@@ -1161,11 +1161,12 @@ def _fma32(a: np.ndarray, b: np.ndarray, d: np.ndarray, out: np.ndarray | None =
 
 
 def _widened(x: Any, shape: tuple[int, ...], tag: str) -> Any:
-    """A float32 operand as float64: a Python float when it holds one value (a scalar register read for every
-    wave, a constant), else a work array of the full shape."""
+    """A float32 operand as float64: a Python float when it is one value (a constant, or a scalar register that
+    holds the same bits in every wave, which vread already hands over as (1, 1)), else a work array of the full
+    shape."""
     x = np.asarray(x, np.float32)
-    if x.size == 1 or (x.ndim == 2 and x.shape[1] == 1 and (x.view(_U32) == x.view(_U32).flat[0]).all()):
-        v = x.flat[0]  # (the same bits in every wave: -0.0 and 0.0 are told apart)
+    if x.size == 1:
+        v = x.flat[0]
         if v == v:  # (a NaN is kept as an array: its payload bits must survive)
             return float(v)
     w = _SCRATCH.get(tag, int(np.prod(shape)), np.float64).reshape(shape)
