@@ -504,23 +504,23 @@ def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = No
                 hermitian: bool = False) -> Tensor:
     """The number of singular values above max(atol, rtol * the largest) (rtol default: eps * max(m, n))."""
     s = eigvalsh(A).abs() if hermitian else svdvals(A)
+    return _above_cutoff(A, s, atol, rtol).sum(-1)
+
+
+def _above_cutoff(A: Tensor, s: Tensor, atol: float | None, rtol: float | None) -> Tensor:  # noqa: N803
+    """Which singular values count, PyTorch's rule: above max(atol, rtol * the largest), rtol defaulting to
+    eps * max(m, n) (to 0 when only atol is given)."""
     eps = 2.220446049250313e-16 if A.dtype is dt.float64 else 1.1920928955078125e-07
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else eps * max(A.shape[-2], A.shape[-1])
     smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
-    tol = (smax * rtol).clamp(min=atol or 0.0)
-    return (s > tol).sum(-1)
+    return s > (smax * rtol).clamp(min=atol or 0.0)
 
 
 def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False) -> Tensor:  # noqa: N803
     """The Moore-Penrose pseudo-inverse, V diag(1/s) U^T over the singular values above the tolerance."""
     u, s, vh = svd(A, full_matrices=False)
-    eps = 2.220446049250313e-16 if A.dtype is dt.float64 else 1.1920928955078125e-07
-    if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else eps * max(A.shape[-2], A.shape[-1])
-    smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
-    keep = s > (smax * rtol).clamp(min=atol or 0.0)
-    sinv = (1 / s).where(keep, zeros(1, dtype=s.dtype, device=s.device))
+    sinv = (1 / s).where(_above_cutoff(A, s, atol, rtol), zeros(1, dtype=s.dtype, device=s.device))
     return (vh.mT * sinv.unsqueeze(-2)) @ u.mT
 
 
