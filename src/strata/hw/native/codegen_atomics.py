@@ -28,7 +28,7 @@ from typing import Any
 from llvmlite import ir  # type: ignore[import-untyped]
 
 from strata.hw.memory import GLOBAL_BASE, PARAM_WINDOW
-from strata.hw.native import codegen_half
+from strata.hw.native import codegen_half, codegen_int
 from strata.hw.ptx.ir import Instruction, Mem, Sink
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -191,17 +191,8 @@ def _apply(g: Any, op: str, t: str, old: ir.Value, vals: list[ir.Value], ftz: bo
             r = g.flush32(r)
         nan = bld.fcmp_unordered("uno", r, r)
         return bld.select(nan, ir.Constant(ity, _CANON[ity.width]), bld.bitcast(r, ity))
-    if op == "add":
-        return bld.add(old, b)
-    if op in ("min", "max"):
-        cmp = (bld.icmp_signed if t.startswith("s") else bld.icmp_unsigned)("<" if op == "min" else ">", b, old)
-        return bld.select(cmp, b, old)
-    if op == "and":
-        return bld.and_(old, b)
-    if op == "or":
-        return bld.or_(old, b)
-    if op == "xor":
-        return bld.xor(old, b)
+    if op in ("add", "min", "max", "and", "or", "xor"):
+        return codegen_int.combine(bld, op, old, b, t.startswith("s"))
     if op == "exch":
         return b
     if op == "cas":

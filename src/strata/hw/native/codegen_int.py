@@ -188,3 +188,18 @@ def _lop3(g: Any, srcs: list[Any], i: ir.Value) -> ir.Value:
             term = bld.and_(bld.and_(a if m & 4 else na, b if m & 2 else nb), c if m & 1 else nc)
             r = bld.or_(r, term)
     return r
+
+
+def combine(bld: ir.IRBuilder, op: str, acc: ir.Value, v: ir.Value, signed: bool) -> ir.Value:
+    """acc op v for the integer reductions atomics and redux share: add (wrapping), and, or, xor, min, max (v
+    replaces acc only when strictly smaller / larger)."""
+    if op == "add":
+        return bld.add(acc, v)
+    if op == "and":
+        return bld.and_(acc, v)
+    if op == "or":
+        return bld.or_(acc, v)
+    if op == "xor":
+        return bld.xor(acc, v)
+    cmp = bld.icmp_signed if signed else bld.icmp_unsigned
+    return bld.select(cmp("<" if op == "min" else ">", v, acc), v, acc)

@@ -18,6 +18,7 @@ from typing import Any
 
 from llvmlite import ir  # type: ignore[import-untyped]
 
+from strata.hw.native import codegen_int
 from strata.hw.ptx.ir import Instruction, Pair, Reg, Sink
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
@@ -178,18 +179,9 @@ def _redux(g: Any, op: str, t: str, grp: ir.Value, vals: ir.Value, scalar: bool,
     signed = t == "s32"
     ident = {"add": 0, "and": FULL, "or": 0, "xor": 0, "min": 0x7FFFFFFF if signed else FULL,
              "max": 0x80000000 if signed else 0}[op]
-    cmp = bld.icmp_signed if signed else bld.icmp_unsigned
 
     def step(acc: ir.Value, v: ir.Value, _bit: ir.Value) -> ir.Value:
-        if op == "add":
-            return bld.add(acc, v)
-        if op == "and":
-            return bld.and_(acc, v)
-        if op == "or":
-            return bld.or_(acc, v)
-        if op == "xor":
-            return bld.xor(acc, v)
-        return bld.select(cmp("<" if op == "min" else ">", v, acc), v, acc)
+        return codegen_int.combine(bld, op, acc, v, signed)
     return _fold(g, grp, vals, scalar, mine, ir.Constant(I32, ident), step)
 
 
