@@ -72,7 +72,11 @@ CTX_OWN_LO, CTX_OWN_HI = 22, 23  # the device's own address range [base, end); a
 # added to %ctaid.x's array: a 1-D grid passes the chunk-independent block-local index and its first block
 # here (no per-chunk array to fill), other grids the chunk's own %ctaid.x and 0
 CTX_CTAID_X_ADD = 24
-CTX_SIZE = 25
+# pointer to one int64 per entry of `symbols`: the device address of that module variable (__device__,
+# __constant__). Read per launch, not baked into the code: addresses depend on allocation order, so a
+# constant would make the cached object valid only in the process and load that produced it.
+CTX_SYMBOLS = 25
+CTX_SIZE = 26
 # lane-varying special registers come from the reference's own per-chunk arrays (Chunk.special); the rest
 # (%ntid, %nctaid) are launch constants in ctx
 LANE_SPECIALS = ("%tid", "%ctaid", "%laneid", "%warpid")
@@ -212,6 +216,7 @@ class KernelCodegen:
         self.native_blocks: list[int] = []
         self.barrier_blocks: list[int] = []  # blocks of one bar.sync (the driver completes them when it can)
         self.specials: list[str] = []  # lane-varying special registers, in CTX_SPECIALS order
+        self.symbols: list[str] = []  # module variables whose address the code reads, in CTX_SYMBOLS order
         # where each register is read (positions in the body): a register a segment writes and nothing
         # outside it reads need not be stored (see _segment)
         self.reads: dict[str, list[int]] = {}
@@ -300,6 +305,7 @@ class KernelCodegen:
         self._ptr_cache: dict[str, ir.Value] = {}
         self._ctx_cache: dict[int, ir.Value] = {}
         self._special_ptr: dict[str, ir.Value] = {}
+        self._symbol_cache: dict[str, ir.Value] = {}
         self._hoisting = False
         self.seg_vals: dict[str, ir.Value] | None = None
         self.cur_guard: ir.Value | None = None
@@ -923,8 +929,33 @@ class KernelCodegen:
                 addr = kernel_param_address(self.fn, op.name)
             if addr is None or t in FLOATS or t == "pred" or op.name in self.jf.local_offsets:
                 raise self.fail(f"symbol {op.name}")
+            if self._module_variable(op.name):
+                v = self.symbol_address(op.name)
+                return self.bld.trunc(v, ir.IntType(w)) if w < 64 else v
             return ir.Constant(ir.IntType(w), addr & ((1 << w) - 1))
         raise self.fail(f"operand {type(op).__name__}")
+
+    def _module_variable(self, name: str) -> bool:
+        """Whether `name` is a module variable in global or constant memory (allocated at load time: its
+        address comes from ctx). Shared offsets, function and parameter addresses follow from the PTX text
+        alone, so they stay constants."""
+        return name in self.program.global_addresses and name not in self.program.module.functions \
+            and not self.program.shared_space(name)
+
+    def symbol_address(self, name: str) -> ir.Value:
+        """A module variable's device address (i64), loaded from ctx's symbol table once per block function."""
+        v = self._symbol_cache.get(name)
+        if v is None:
+            if name not in self.symbols:
+                self.symbols.append(name)
+            k = self.symbols.index(name)
+            bld = self.bld
+
+            def make() -> ir.Value:
+                table = bld.inttoptr(self.ctx(CTX_SYMBOLS), I64P)
+                return self.tag(bld.load(bld.gep(table, [ir.Constant(I64, k)])), "aux")
+            v = self._symbol_cache[name] = self.hoist(make)
+        return v
 
     def special(self, name: str, t: str, i: ir.Value) -> ir.Value:
         bld = self.bld
@@ -1802,7 +1833,9 @@ class KernelCodegen:
             addr = self.program.symbol_address(base.name)
             if addr is None:
                 raise self.fail("symbol address")
-            if not self.program.shared_space(base.name):  # a global or constant variable: its 64-bit address
+            if self._module_variable(base.name):  # a global or constant variable: its 64-bit address, from ctx
+                return bld.add(self.symbol_address(base.name), ir.Constant(I64, mem_op.offset & 0xFFFFFFFFFFFFFFFF))
+            if not self.program.shared_space(base.name):  # (a function's or parameter's address)
                 return ir.Constant(I64, (addr + mem_op.offset) & 0xFFFFFFFFFFFFFFFF)
             return ir.Constant(I64, (addr + mem_op.offset) & 0xFFFFFFFF)
         assert isinstance(base, Reg)

@@ -80,6 +80,8 @@ class CompiledKernel:
     serial: str | None = None  # why the chunks must run one after another (partial.serial_reason)
     # block -> its native pieces after an op the reference runs: (first op, end op, function) (partial.py)
     pieces: dict[int, list[tuple[int, int, Any]]] = dataclasses.field(default_factory=dict)
+    # the device addresses of the module variables the code reads (codegen.CTX_SYMBOLS), of this program's load
+    symbol_table: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(1, dtype=np.uint64))
 
 
 def compiled(program: Program, kernel: str) -> CompiledKernel | str:
@@ -99,8 +101,10 @@ def compiled(program: Program, kernel: str) -> CompiledKernel | str:
 def _compile(program: Program, kernel: str) -> CompiledKernel | str:
     t0 = time.perf_counter()
     jf = program.functions[kernel]
+    # Not the variables' addresses: the code reads them from ctx (codegen.CTX_SYMBOLS), so one object serves
+    # every load of the module in every process. Shared offsets are the PTX's layout, the same in each load.
     key = cache_key({"ptx": _digest(program.module.text), "kernel": kernel,
-                     "globals": sorted(program.global_addresses.items()),
+                     "globals": sorted(program.global_addresses),
                      "shared": sorted(program.shared_offsets.items()),
                      "dynamic": program.dynamic_shared_offset() if program.dynamic_shared else -1})
     got = cache_get(key)
@@ -116,6 +120,7 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
         reference_blocks = {int(k): str(v) for k, v in manifest.get("reference_blocks", {}).items()}
         pieces = {int(k): [(int(s), int(e)) for s, e in v] for k, v in manifest.get("pieces", {}).items()}
         serial = manifest.get("serial")
+        symbols = list(manifest["symbols"])
     else:
         gen = cg.KernelCodegen(program, jf)
         try:
@@ -127,7 +132,9 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
         blocks, specials, barriers = gen.native_blocks, gen.specials, gen.barrier_blocks
         invariants = [(r, off, size) for r, (off, size) in gen.invariants.items()]
         reference_blocks, serial, pieces = gen.reference_blocks, gen.serial, getattr(gen, "pieces", {})
+        symbols = gen.symbols
         cache_put(key, {"blocks": blocks, "specials": specials, "barriers": barriers, "invariants": invariants,
+                        "symbols": symbols,
                         "reference_blocks": {str(k): v for k, v in reference_blocks.items()}, "serial": serial,
                         "pieces": {str(k): v for k, v in pieces.items()}}, obj)
     loaded = LoadedObject(obj)
@@ -135,6 +142,7 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
     ck = CompiledKernel(kernel, funcs, specials, loaded, time.perf_counter() - t0, cached)
     ck.drive = _DRIVE(loaded.address("drive"))
     ck.invariants = invariants
+    ck.symbol_table = np.array([program.global_addresses[s] for s in symbols] or [0], dtype=np.uint64)
     ck.barriers = frozenset(barriers)
     ck.reference_blocks, ck.serial = reference_blocks, serial
     ck.pieces = {b: [(s, e, _PROTO(loaded.address(f"b{b}c{s}"))) for s, e in ps] for b, ps in pieces.items()}
@@ -619,6 +627,7 @@ def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: 
         values[cg.CTX_SHARED_BASE] = base.ctypes.data
         values[cg.CTX_SPECIALS] = table.ctypes.data
         values[cg.CTX_INVARIANTS] = inv_values.ctypes.data
+        values[cg.CTX_SYMBOLS] = ck.symbol_table.ctypes.data  # (alive with ck, which the program memoizes)
         hit = cache[chunk.n] = (np.array(values, dtype=np.int64), table, base, [])
     ctx, table, _base, last = hit
     if lanes and not (len(last) == len(lanes) and all(a is b for a, b in zip(last, lanes, strict=True))):
