@@ -22,9 +22,10 @@ DEFAULT_KERNEL_TIMEOUT = 60.0  # seconds
 DEFAULT_CHUNK_LANES = 65536
 MAX_DEBUG = 4
 EXECUTORS: tuple[str, ...] = ("native", "reference")
-# The native executor (hw/native) is opt-in until it runs the whole test suite; when llvmlite is missing,
-# asking for it runs the reference executor (hw/native reports the fallback).
-DEFAULT_EXECUTOR = "reference"
+# The native executor (hw/native) compiles a kernel once the reference has spent STRATA_NATIVE_AFTER_MS on it
+# (hw/native/tiering.py); when llvmlite is missing, the reference executor runs everything (hw/native reports it).
+DEFAULT_EXECUTOR = "native"
+DEFAULT_NATIVE_AFTER_MS = 150
 
 # Name -> one-line summary; `strata env`-style tooling and docs/config.md list these.
 ENV_VARS: dict[str, str] = {
@@ -45,6 +46,9 @@ ENV_VARS: dict[str, str] = {
     "nvcc --default-stream",
     "STRATA_EXECUTOR": "native (kernels compiled to CPU code through llvmlite) or reference (the NumPy "
     f"interpreter); default {DEFAULT_EXECUTOR}",
+    "STRATA_NATIVE_AFTER_MS": "the native executor compiles a kernel once the reference executor's time on it "
+    f"(spent plus predicted) reaches this many ms; 0 = compile every kernel at its first launch (default "
+    f"{DEFAULT_NATIVE_AFTER_MS})",
     "STRATA_STAGE_PAGEABLE": "1: a native program's pageable cudaMemcpy goes through the shared staging area "
     "(two copies) instead of the copy engine reading its pages in place (default 0)",
     "STRATA_CLUSTER": "where `strata run --nproc N` places its ranks: local (processes on this machine, the "
@@ -78,6 +82,8 @@ class Settings:
         launch_blocking: launches and async copies complete before returning (`STRATA_LAUNCH_BLOCKING`).
         default_stream: 'legacy' or 'per-thread' semantics of the default stream (`STRATA_DEFAULT_STREAM`).
         executor: 'native' or 'reference' (`STRATA_EXECUTOR`): which executor runs kernels.
+        native_after_ms: the native executor compiles a kernel once the reference executor's time on it,
+            spent plus predicted for the launch at hand, reaches this (`STRATA_NATIVE_AFTER_MS`; 0 = at once).
         cluster: None (local rank processes), '' (Ray: `ray.init()` of a local or running cluster) or a
             'ray://host:port' client address (`STRATA_CLUSTER`).
         nccl_algo: `NCCL_ALGO` as set (NCCL's own variable: the algorithms its tuner may choose), or None;
@@ -102,6 +108,7 @@ class Settings:
     launch_blocking: bool = False
     default_stream: str = "legacy"
     executor: str = DEFAULT_EXECUTOR
+    native_after_ms: int = DEFAULT_NATIVE_AFTER_MS
     cluster: str | None = None
     nccl_algo: str | None = None
 
@@ -160,6 +167,7 @@ def _read(env: Mapping[str, str]) -> Settings:
         launch_blocking=_int(env, "STRATA_LAUNCH_BLOCKING", 0, lo=0, hi=1) == 1,
         default_stream=_choice(env, "STRATA_DEFAULT_STREAM", ("legacy", "per-thread")),
         executor=_choice(env, "STRATA_EXECUTOR", (DEFAULT_EXECUTOR, *(e for e in EXECUTORS if e != DEFAULT_EXECUTOR))),
+        native_after_ms=_int(env, "STRATA_NATIVE_AFTER_MS", DEFAULT_NATIVE_AFTER_MS, lo=0),
         cluster=_cluster(env),
         nccl_algo=env.get("NCCL_ALGO", "").strip() or None,
     )

@@ -899,6 +899,22 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                                     control=control, runtime=runtime, clock_mhz=clock_mhz)
             if native is not None:
                 return native
+            result = _execute_reference(program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
+                                        chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes,
+                                        control=control, runtime=runtime, clock_mhz=clock_mhz)
+            from strata.hw.native.tiering import spent_on_reference
+
+            spent_on_reference(program, kernel_name, result.wall_time_s)
+            return result
+    return _execute_reference(program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
+                              chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes,
+                              control=control, runtime=runtime, clock_mhz=clock_mhz)
+
+
+def _execute_reference(program: Program, kernel_name: str, config: LaunchConfig, mem: DeviceMemory, *,
+                       sm_count: int, budget: int, chunk_lanes: int, timeout_s: float, stack_bytes: int,
+                       control: LaunchControl | None, runtime: Any, clock_mhz: float) -> LaunchResult:
+    """The reference executor: this module's NumPy handlers run every instruction."""
     jf = program.functions[kernel_name]
     if jf.local_size > MAX_LOCAL_BYTES:
         raise CudaError("cudaErrorLaunchOutOfResources",

@@ -129,6 +129,11 @@ def cache_get(key: str) -> tuple[dict[str, Any], bytes | None] | None:
         return None
 
 
+def cache_has(key: str) -> bool:
+    """Whether the cache holds an entry for `key` (an object, or a recorded reason it cannot compile)."""
+    return (cache_dir() / f"{key}.json").is_file()
+
+
 def cache_put(key: str, manifest: dict[str, Any], obj: bytes | None) -> None:
     """Write atomically (rename), so concurrent processes never see half a file; errors are ignored
     (the cache is an optimization)."""

@@ -45,7 +45,8 @@ from strata.hw.isa.registry import LaneFault
 from strata.hw.jit import JitFunction, Program
 from strata.hw.memory import UVA_SLOTS, Allocation, DeviceMemory
 from strata.hw.native import codegen as cg
-from strata.hw.native.compiler import LoadedObject, cache_get, cache_key, cache_put, compile_ir
+from strata.hw.native import tiering
+from strata.hw.native.compiler import LoadedObject, cache_get, cache_has, cache_key, cache_put, compile_ir
 from strata.hw.native.runloop import DriverState, drive_entry, finished, run_root
 
 _PROTO = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
@@ -98,15 +99,36 @@ def compiled(program: Program, kernel: str) -> CompiledKernel | str:
     return hit
 
 
+def _object_key(program: Program, kernel: str) -> str:
+    """The kernel's key in the disk cache of objects (memoized on the program: hashing the PTX text costs)."""
+    memo: dict[str, str] = program.__dict__.setdefault("_native_keys", {})
+    key = memo.get(kernel)
+    if key is None:
+        # Not the variables' addresses: the code reads them from ctx (codegen.CTX_SYMBOLS), so one object serves
+        # every load of the module in every process. Shared offsets are the PTX's layout, the same in each load.
+        key = memo[kernel] = cache_key({"ptx": _digest(program.module.text), "kernel": kernel,
+                                        "globals": sorted(program.global_addresses),
+                                        "shared": sorted(program.shared_offsets.items()),
+                                        "dynamic": program.dynamic_shared_offset() if program.dynamic_shared else -1})
+    return key
+
+
+def _warm(program: Program, kernel: str, config: LaunchConfig, chunk_lanes: int) -> bool:
+    """Whether the kernel runs natively this launch: compiled already, in the disk cache, or worth compiling
+    now (tiering.py: the reference's time on it reaches STRATA_NATIVE_AFTER_MS)."""
+    from strata import config as cfg
+
+    if kernel in program.__dict__.get("_native", {}):
+        return True
+    after_s = cfg.settings().native_after_ms / 1e3
+    return (after_s <= 0 or tiering.worth_compiling(program, kernel, config, after_s=after_s, chunk_lanes=chunk_lanes)
+            or cache_has(_object_key(program, kernel)))
+
+
 def _compile(program: Program, kernel: str) -> CompiledKernel | str:
     t0 = time.perf_counter()
     jf = program.functions[kernel]
-    # Not the variables' addresses: the code reads them from ctx (codegen.CTX_SYMBOLS), so one object serves
-    # every load of the module in every process. Shared offsets are the PTX's layout, the same in each load.
-    key = cache_key({"ptx": _digest(program.module.text), "kernel": kernel,
-                     "globals": sorted(program.global_addresses),
-                     "shared": sorted(program.shared_offsets.items()),
-                     "dynamic": program.dynamic_shared_offset() if program.dynamic_shared else -1})
+    key = _object_key(program, kernel)
     got = cache_get(key)
     cached = got is not None
     if got is not None:
@@ -313,6 +335,10 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
             clock_mhz: float) -> LaunchResult | None:
     """Run the launch natively, or return None (after a `native_fallback` trace event) when it cannot."""
     reason = launch_reason(program, kernel_name, config, mem)
+    if reason is None and not _warm(program, kernel_name, config, chunk_lanes):
+        trace.emit("L0", "native_deferred", kernel=kernel_name,
+                   reason="not compiled yet: the reference's time on it is below STRATA_NATIVE_AFTER_MS")
+        return None  # (the reference runs it, and its time counts towards compiling: tiering.py)
     ck: CompiledKernel | str = reason if reason else compiled(program, kernel_name)
     if isinstance(ck, str):
         trace.emit("L0", "native_fallback", kernel=kernel_name, reason=ck)

@@ -1,0 +1,61 @@
+"""When the native executor compiles a kernel: once compiling pays for itself, as a tiered JIT decides.
+
+Compiling a kernel costs 50 ms to a few seconds (LLVM at O3), while the reference executor finishes a
+small launch in a millisecond or two. So a kernel runs on the reference executor until the time the
+reference has spent on it, plus what its next launch is predicted to cost there, reaches
+`STRATA_NATIVE_AFTER_MS` (default 150 ms, about one small kernel's compile); from then on it is compiled
+and every later launch runs natively (the ski-rental rule: never more than about twice the better of
+"always compile" and "never compile"). A kernel whose object is already in the disk cache runs natively
+at once (a hit loads in about 1.5 ms), and `STRATA_NATIVE_AFTER_MS=0` compiles every kernel at its first
+launch, which is what the native executor's own tests and a whole-suite native run use.
+
+Which executor runs a launch changes only its speed: the two give the same bits, counters and fault
+reports (the differential tests check it), and `LaunchReport.executor` says which one ran.
+
+    >>> from strata.hw.native.tiering import predicted_reference_s
+    >>> callable(predicted_reference_s)
+    True
+"""
+
+from __future__ import annotations
+
+from strata.hw.engine import LaunchConfig
+from strata.hw.jit import JitFunction, Program
+
+# The reference's cost model, fitted on this project's kernels (2-core EPYC): each instruction costs a
+# fixed overhead per chunk (handler dispatch, ~5 us) plus its lanes at about 1e9 lane-instructions a second.
+PER_CHUNK_INSTRUCTION_S = 5e-6
+PER_LANE_INSTRUCTION_S = 1e-9
+LOOP_TRIPS = 16  # how many times a loop body is assumed to run when predicting a launch with loops
+
+
+def predicted_reference_s(jf: JitFunction, config: LaunchConfig, chunk_lanes: int) -> float:
+    """A rough prediction of the reference executor's time for this launch: the kernel's static instruction
+    count (times LOOP_TRIPS when it has a backward branch) over its chunks and lanes."""
+    static = sum(b.n_instructions for b in jf.blocks)
+    if any(b.term == "bra" and 0 <= b.target <= k for k, b in enumerate(jf.blocks)):
+        static *= LOOP_TRIPS
+    lanes = config.num_blocks * (-(-config.threads_per_block // 32) * 32)
+    chunks = -(-lanes // max(chunk_lanes, 1))
+    return static * (chunks * PER_CHUNK_INSTRUCTION_S + lanes * PER_LANE_INSTRUCTION_S)
+
+
+def _spent(program: Program) -> dict[str, float]:
+    memo: dict[str, float] = program.__dict__.setdefault("_native_spent_s", {})
+    return memo
+
+
+def worth_compiling(program: Program, kernel: str, config: LaunchConfig, *, after_s: float,
+                    chunk_lanes: int) -> bool:
+    """Whether this launch should compile the kernel (when it is not compiled or cached yet)."""
+    if after_s <= 0:
+        return True
+    predicted = predicted_reference_s(program.functions[kernel], config, chunk_lanes)
+    return _spent(program).get(kernel, 0.0) + predicted >= after_s
+
+
+def spent_on_reference(program: Program, kernel: str, seconds: float) -> None:
+    """Count a launch the reference executor ran towards compiling the kernel."""
+    spent = _spent(program)
+    spent[kernel] = spent.get(kernel, 0.0) + seconds
+
