@@ -798,6 +798,8 @@ def test_nvls_all_reduce_in_rank_order_against_numpy(op: str) -> None:
         ys = xs if in_place else empty(devs, n, f32)
         with trace.record() as rec:
             works = _all_reduce_all(xs, ys, n, op, comms, algorithm="nvls")
+            for d in devs:  # the kernels' trace events come as they run
+                d.synchronize()
         for y in ys:
             if op == "avg":  # the last step adds and divides in float32, rounding once more: within an ulp
                 np.testing.assert_allclose(y.get(), want / np.float32(nr), rtol=2.5e-7)
@@ -807,7 +809,75 @@ def test_nvls_all_reduce_in_rank_order_against_numpy(op: str) -> None:
         assert m is not None and m.algorithm == "nvls"
         assert m == nccl.model("all_reduce", n * 4, [d.spec for d in devs], "nvls")
         phases = [e.args["phase"] for e in rec.events if e.name == "nccl_step"]
-        assert phases.count("nvls-reduce-scatter") == phases.count("nvls-all-gather") == nr * (nr - 1)
+        # a float32 sum is one launch per rank reading every rank's shard (an average's sum, then its last
+        # addition and division: two); other operations chain two-input launches
+        per_rank = {"sum": 1, "avg": 2}.get(op, nr - 1)
+        assert phases.count("nvls-reduce-scatter") == nr * per_rank
+        assert phases.count("nvls-all-gather") == nr * (nr - 1)
+        if op == "sum":
+            assert any("nccl_sum_many" in k for k in _kernels_run(rec))  # (C++ names are mangled)
+    close(comms)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.int32, np.float64, np.uint64])
+def test_many_input_sums_in_tiles_and_rest_left_to_right(dt: type) -> None:
+    """kernels.sum_many: 3 and 8 sources added left to right in one launch per kind of kernel (a small
+    tile, then the bounds-checked rest), bit for bit NumPy's left fold, also when dst is one of the
+    sources (each element is read before it is written)."""
+    from strata.libs.nccl import kernels
+
+    dtype = np.dtype(dt)
+    dt_nccl = DataType.of(dtype)
+    [dev] = devices(1)
+    n = kernels.TILE_LANES * kernels.MANY_K[-1] + 7
+    for m in (3, kernels.MAX_INPUTS):
+        hs = [host(dtype, n) for _ in range(m)]
+        xs = upload([dev] * m, hs)
+        want = hs[0]
+        for h in hs[1:]:
+            want = want + h
+        out = empty([dev], n, dtype)[0]
+        with trace.record() as rec:
+            launches = kernels.sum_many(dt_nccl, out.ptr, tuple(x.ptr for x in xs), n, None)
+            in_place = kernels.sum_many(dt_nccl, xs[1].ptr, tuple(x.ptr for x in xs), n, None)
+            got, got_in_place = out.get(), xs[1].get()
+        assert launches == in_place == 2
+        names = _kernels_run(rec)
+        assert f"nccl_sum{m}_tiles_{kernels.MANY_K[-1]}" in names and any("nccl_sum_many" in k for k in names)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got_in_place, want)
+    with pytest.raises(NcclError, match="sum_many takes 2..8 sources"):
+        kernels.sum_many(DataType.ncclFloat16, 0, (0, 0, 0), 1, None)
+
+
+@pytest.mark.parametrize("op", ["sum", "avg"])
+def test_nvls_sums_past_max_inputs_chain_through_scratch(op: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """More ranks than one launch takes (MAX_INPUTS, 3 here): the first launch adds 3 shards into the rank's
+    scratch, the next continues from it, in rank order; in place, bit for bit NumPy's left fold (an
+    average: within an ulp of it, divided once)."""
+    from strata.libs.nccl import collectives
+
+    monkeypatch.setattr(collectives, "MAX_INPUTS", 3)
+    nr, n = 5, 5 * 263 + 1
+    f32 = np.dtype(np.float32)
+    devs = devices(nr)
+    comms = nccl.comm_init_all(devs)
+    hs = [host(f32, n) for _ in devs]
+    want = hs[0]
+    for h in hs[1:]:
+        want = want + h
+    xs = upload(devs, hs)
+    with trace.record() as rec:
+        _all_reduce_all(xs, xs, n, op, comms, algorithm="nvls")
+        got = [x.get() for x in xs]
+    for g in got:
+        if op == "avg":
+            np.testing.assert_allclose(g, want / np.float32(nr), rtol=2.5e-7)
+        else:
+            np.testing.assert_array_equal(g, want)
+    # sum: [0, 1, 2] -> scratch, [scratch, 3, 4] -> recv; avg: [0, 1, 2], [scratch, 3], then scratch + 4 / 5
+    phases = [e.args["phase"] for e in rec.events if e.name == "nccl_step"]
+    assert phases.count("nvls-reduce-scatter") == nr * (2 if op == "sum" else 3)
     close(comms)
 
 

@@ -44,7 +44,7 @@ from strata.libs.common import library_call
 from strata.libs.nccl import comm as comm_mod
 from strata.libs.nccl.comm import Communicator, Op
 from strata.libs.nccl.group import deferred_post, deferred_wait, group_end, group_start
-from strata.libs.nccl.kernels import COPY, VECTOR_BYTES, apply
+from strata.libs.nccl.kernels import COPY, MAX_INPUTS, VECTOR_BYTES, apply, sum_many, sums_many
 from strata.libs.nccl.model import (
     CollectiveModel,
     allowed_algorithms,
@@ -116,6 +116,7 @@ class _Launch:
     op: int
     divisor: int = 0
     chunk: int = -1
+    srcs: tuple[int, ...] = ()  # a many-input sum (kernels.sum_many): dst = srcs[0] + srcs[1] + ..., a and b unused
 
 
 # --- argument checks ---------------------------------------------------------------------------------
@@ -425,6 +426,8 @@ def _run(op: Op, api: str, calls: list[Call], steps: list[list[list[_Launch]]], 
                     if engine == "copy":
                         s.context.memcpy_dtod(la.dst, la.b, la.n * dt.size, s, asynchronous=True, peer=True)
                         copies += 1
+                    elif la.n and la.srcs:
+                        launches += sum_many(dt, la.dst, la.srcs, la.n, s)
                     elif la.n:
                         launches += apply(dt, la.dst, la.a, la.b, la.n, la.op, la.divisor, s)
                     trace.emit("L4", "nccl_step", rank=ranks[r], device=calls[r].comm.device.index, step=t,
@@ -522,29 +525,53 @@ def _all_reduce_nvls(calls: list[Call], count: int, size: int) -> _Schedule:
     then copies every other rank's finished shard (what the switch copies to every GPU as its owner
     writes it once: multimem.st). The emulation's reduction order, the same for every shard: rank 0's
     element, then + rank 1's, + rank 2's, ... in rank order (the switch's own order is not documented);
-    AVG divides in the last addition."""
+    AVG divides in the last addition. Sums (and an average's sum before its last addition) of the types
+    `sums_many` takes add up to MAX_INPUTS ranks' shards in one launch, as the switch reads every rank's
+    element at once; other operations and types chain two-input launches."""
     n = len(calls)
     red = calls[0].op
     assert red is not None
     code = RedOp.ncclSum if red == RedOp.ncclAvg else red
+    many = code == RedOp.ncclSum and sums_many(calls[0].dtype)
     chunks = _chunks(count, n, size)
     reduce_step: list[list[_Launch]] = []
     for r, c in enumerate(calls):
         off, length = chunks[r]
         at = off * size
-        # partial results in scratch: in place, writing recv's shard early would overwrite the rank's own
-        # contribution before its turn in the order
-        acc = c.comm.scratch(max(1, length) * size)
+        srcs = [q.send + at for q in calls]
+        div = n if red == RedOp.ncclAvg else 0
+        # partial results in scratch: in place, writing recv's shard before the last launch would overwrite
+        # the rank's own contribution before its turn in the order
+        acc = c.comm.scratch(max(1, length) * size) if not many or div or n > MAX_INPUTS else 0
+        if many:
+            reduce_step.append(_sum_launches(c.recv + at, acc, srcs, length, div, r))
+            continue
         launches = []
         for k in range(1, n):
-            a = calls[0].send + at if k == 1 else acc
+            a = srcs[0] if k == 1 else acc
             last = k == n - 1
-            div = n if red == RedOp.ncclAvg and last else 0
-            launches.append(_Launch(c.recv + at if last else acc, a, calls[k].send + at, length, int(code), div, r))
+            launches.append(_Launch(c.recv + at if last else acc, a, srcs[k], length, int(code),
+                                    div if last else 0, r))
         reduce_step.append(launches)
     gather_step = [[_Launch(c.recv + chunks[k][0] * size, 0, calls[k].recv + chunks[k][0] * size, chunks[k][1], COPY,
                             0, k) for k in range(n) if k != r] for r, c in enumerate(calls)]
     return [reduce_step, gather_step], ["nvls-reduce-scatter", "nvls-all-gather"], "all"
+
+
+def _sum_launches(dst: int, acc: int, srcs: list[int], length: int, div: int, chunk: int) -> list[_Launch]:
+    """dst = srcs[0] + srcs[1] + ... (left to right) as many-input sums of up to MAX_INPUTS sources, each
+    after the first continuing from `acc` (scratch; 0 when one launch does); with `div`, the last source is
+    added and the sum divided by `div` in a two-input launch of its own (ncclAvg)."""
+    rest, last = (srcs[:-1], srcs[-1]) if div else (srcs, 0)
+    out: list[_Launch] = []
+    while rest:
+        group = ([acc] if out else []) + rest[:MAX_INPUTS - bool(out)]
+        rest = rest[MAX_INPUTS - bool(out):]
+        out.append(_Launch(dst if not rest and not div else acc, 0, 0, length, int(RedOp.ncclSum), 0, chunk,
+                           tuple(group)))
+    if div:
+        out.append(_Launch(dst, acc, last, length, int(RedOp.ncclSum), div, chunk))
+    return out
 
 
 def _broadcast(calls: list[Call], count: int, size: int) -> _Schedule:

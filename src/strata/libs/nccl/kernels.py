@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from strata.libs.common import KernelSet
-from strata.libs.nccl.types import DataType
+from strata.libs.nccl.types import DataType, NcclError
 
 COPY = 5  # `op` value: dst = b (0..3: sum, prod, max, min; 4: sum then divide, ncclAvg's last step)
 AVG_FINAL = 4
@@ -207,6 +207,92 @@ KERNELS = {dt: KernelSet(f"nccl_{dt.name}", SOURCE + (_sum_tiles_source(dt) if d
            for dt in DataType}
 COPY_KERNELS = KernelSet("nccl_copy", COPY_SOURCE)
 VECTOR_BYTES = 16
+
+# Many-input sums (NVLS's reduction, where the switch adds every rank's value of an element in one
+# multimem.ld_reduce): one launch adds 3..MAX_INPUTS sources left to right, so each element is loaded once
+# per source and stored once, where a chain of two-input launches stores and reloads every partial sum.
+# The order is the chain's: ((a0 + a1) + a2) + ..., so results are bit for bit the same. A module per
+# type, compiled only when a collective first needs it. MAX_INPUTS: the destination and 8 sources fit a
+# kernel's parameters and the inline PTX's operands comfortably; more sources chain launches.
+MAX_INPUTS = 8
+MANY_K = (32, 4)  # 8 and 1 MiB tiles of float32: a 32 MiB shard is 4 chunks, which the native executor's
+# two threads share
+
+MANY_SOURCE = r"""
+// The rest of a many-input sum (less than a tile): one element per thread, the M sources added left to
+// right. M is a compile-time constant, so the unused pointers are never read.
+template <typename T, int M>
+__global__ void nccl_sum_many(T* dst, const T* a0, const T* a1, const T* a2, const T* a3, const T* a4,
+                              const T* a5, const T* a6, const T* a7, unsigned long long n) {
+    const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    T x = a0[i] + a1[i];
+    if (M > 2) x = x + a2[i];
+    if (M > 3) x = x + a3[i];
+    if (M > 4) x = x + a4[i];
+    if (M > 5) x = x + a5[i];
+    if (M > 6) x = x + a6[i];
+    if (M > 7) x = x + a7[i];
+    dst[i] = x;
+}
+"""
+
+
+def _sum_many_source(dt: DataType) -> str:
+    """The many-input tile kernels of `dt`: nccl_sum<M>_tiles_<K>(dst, a0, ..., a<M-1>), inline PTX whose
+    elements go through two registers (as `_sum_tiles_source`'s)."""
+    t, c = _PTX_ADD[dt], dt.ctype
+    out = []
+    for m in range(3, MAX_INPUTS + 1):
+        step = (f"ld.global.{t} x, [%1+{{o}}]; "
+                + "".join(f"ld.global.{t} y, [%{j + 1}+{{o}}]; add.{t} x, x, y; " for j in range(1, m))
+                + f"st.global.{t} [%0+{{o}}], x;")
+        params = f"{c}* dst, " + ", ".join(f"const {c}* a{j}" for j in range(m))
+        loop = "dst[i] = " + " + ".join(f"a{j}[i]" for j in range(m)) + ";"
+        operands = '"l"(dst + at), ' + ", ".join(f'"l"(a{j} + at)' for j in range(m))
+        out += [_asm_kernel(f"nccl_sum{m}_tiles", params, f".{t} x, y", _tile_asm(step, k, dt.size), loop,
+                            operands, k) for k in MANY_K]
+    return "".join(out)
+
+
+MANY_NAMES = {(dt, m): f"nccl_sum_many<{dt.ctype}, {m}>" for dt in _PTX_ADD for m in range(3, MAX_INPUTS + 1)}
+MANY_KERNELS = {dt: KernelSet(f"nccl_sum_many_{dt.name}", _TILE_DEFINES + MANY_SOURCE + _sum_many_source(dt),
+                              name_expressions=tuple(name for (d, _), name in MANY_NAMES.items() if d == dt))
+                for dt in _PTX_ADD}
+
+
+def sums_many(dt: DataType) -> bool:
+    """Whether `sum_many` adds more than two sources of `dt` in one launch (the types PTX adds in one
+    instruction; other types and operations chain two-input launches)."""
+    return dt in MANY_KERNELS
+
+
+def sum_many(dt: DataType, dst: int, srcs: tuple[int, ...], n: int, stream: Any) -> int:
+    """Queue dst = srcs[0] + srcs[1] + ... + srcs[-1], added left to right, over `n` elements on `stream`
+    (2..MAX_INPUTS sources of a type `sums_many` takes; dst may be one of them: each element is read before
+    it is written): the tile kernels for whole tiles, the bounds-checked one for the rest. Returns the
+    number of launches."""
+    m = len(srcs)
+    if m == 2:
+        return apply(dt, dst, srcs[0], srcs[1], n, 0, 0, stream)
+    if not 2 <= m <= MAX_INPUTS or not sums_many(dt):
+        raise NcclError("ncclInternalError", f"sum_many takes 2..{MAX_INPUTS} sources of "
+                        f"{sorted(d.name for d in MANY_KERNELS)}, got {m} of {dt.name}")
+    ks = MANY_KERNELS[dt]
+    launches = 0
+    for k in MANY_K:
+        tile = TILE_LANES * k * dt.size
+        tiles = n * dt.size // tile
+        if tiles:
+            ks.get(f"nccl_sum{m}_tiles_{k}")((TILE_LANES // BLOCK, tiles), BLOCK, (dst, *srcs), stream=stream)
+            launches += 1
+            done = tiles * tile
+            dst, srcs, n = dst + done, tuple(p + done for p in srcs), n - done // dt.size
+    if n:
+        unused = (srcs[0],) * (MAX_INPUTS - m)  # never read (M is the kernel's constant)
+        ks.get(MANY_NAMES[dt, m])((n + BLOCK - 1) // BLOCK, BLOCK, (dst, *srcs, *unused, np.uint64(n)), stream=stream)
+        launches += 1
+    return launches
 
 
 def _tile_kernels(dt: DataType, op: int) -> list[tuple[Any, int, bool]]:
