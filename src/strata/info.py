@@ -65,7 +65,7 @@ def collect(root: str | Path = "/", path: str | None = None) -> dict[str, Any]:
                "ptxas": _tool_version(shutil.which("ptxas", path=path))},
         "L1": {"devices": devices},
         "L0": {"models": list(models()), "chosen_by": "STRATA_DEVICES / STRATA_GPU (docs/config.md)",
-               "executor": _executor(settings.executor)},
+               "executor": _executor(settings.executor, settings.native_after_ms)},
         "host": {"python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform()},
         "real_gpu": detect_real_gpus(root, path),
     }
@@ -127,12 +127,16 @@ def _tool_version(exe: str | os.PathLike[str] | None) -> dict[str, str] | None:
     return {"path": str(exe), "version": version}
 
 
-def _executor(asked: str) -> str:
-    """The executor kernels run on (STRATA_EXECUTOR; native needs llvmlite)."""
+def _executor(asked: str, after_ms: int) -> str:
+    """The executor kernels run on (STRATA_EXECUTOR; native needs llvmlite) and when native compiles."""
     from strata.hw.native import available
 
     if asked == "native" and not available():
         return "reference (STRATA_EXECUTOR=native, but llvmlite is not installed)"
+    if asked == "native":
+        when = (f"a kernel once the reference has spent {after_ms} ms on it" if after_ms
+                else "each kernel at its first launch")
+        return f"native, compiling {when} (STRATA_NATIVE_AFTER_MS)"
     return asked
 
 
@@ -159,7 +163,7 @@ def format_info(facts: dict[str, Any]) -> str:
                      f"{d['pci_bus_id']}, PCI {d['pci_id']}, {d['node']}")
     lines.append(f"L0 virtual GPUs     models: {', '.join(facts['L0']['models'])} (chosen by "
                  f"{facts['L0']['chosen_by']})")
-    lines.append(f"                    executor: {facts['L0']['executor']} (STRATA_EXECUTOR; docs/executor.md)")
+    lines.append(f"                    executor: {facts['L0']['executor']}; STRATA_EXECUTOR, docs/executor.md")
     lines.append(f"host                Python {host['python']}, NumPy {host['numpy']}, {host['platform']}")
     if real["detected"]:
         for vendor in ("nvidia", "amd"):
