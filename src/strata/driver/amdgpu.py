@@ -48,13 +48,16 @@ def run_code_object_kernel(device: DeviceFile, ko: KernelObject, launch: LaunchC
         with trace.span("L0", "execute", kernel=ko.name, threads=launch.num_blocks * launch.threads_per_block,
                         isa="gfx9") as ev:
             isa: dict[str, int] = {}
-            counters = execute(prog, AmdLaunch(launch.grid, launch.block, addr, lds, dispatch_address=addr + size),
-                               device.gpu.memory, batch_lanes=s.chunk_lanes, timeout_s=s.kernel_timeout,
-                               control=control, isa_counts=isa)
+            dispatch = AmdLaunch(launch.grid, launch.block, addr, lds, dispatch_address=addr + size)
+            counters = execute(prog, dispatch, device.gpu.memory, batch_lanes=s.chunk_lanes,
+                               timeout_s=s.kernel_timeout, control=control, isa_counts=isa)
+            ev["executor"] = dispatch.executor
             ev["thread_instructions"] = counters.total_thread_instructions
             ev.update(isa)  # wavefront_size, waves, salu/valu/smem/vmem/lds/mfma/branch/sync wave-instructions
             if isa.get("valu"):
                 ev["exec_efficiency"] = round(isa.get("valu_lanes", 0) / (64 * isa["valu"]), 4)
     finally:
         device.free(addr)
-    return LaunchResult(counters, time.perf_counter() - t0, lds, prog.kernel.private_segment_fixed_size)
+    result = LaunchResult(counters, time.perf_counter() - t0, lds, prog.kernel.private_segment_fixed_size)
+    result.executor = dispatch.executor  # the native executor (hw/native/amd_executor.py) or the reference
+    return result

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from strata import config
 from strata.errors import DeviceFault, LaunchCancelled, LaunchTimeout
 from strata.hw.amdgpu import printf
 from strata.hw.amdgpu.codeobject import KernelInfo
@@ -2998,7 +2999,7 @@ def h_global(c: _Ctx, ins: Inst) -> None:
         c.counters.global_load_bytes += active * size
         c.counters.global_load_requests += c.n
         c.counters.global_load_sectors += _sectors(addr, m, size)
-        c.counters.global_load_ideal_sectors += -(-active * size // 32)
+        c.counters.global_load_ideal_sectors += _ideal_sectors(m, size)
         d = f["vdst"]
         if not d16 and _completes_at_issue(c, ins):
             _vset_multi(c, _sel(c), d, val, m)
@@ -3033,7 +3034,7 @@ def h_global(c: _Ctx, ins: Inst) -> None:
         c.counters.global_store_bytes += rows.size * size
         c.counters.global_store_requests += c.n
         c.counters.global_store_sectors += _sectors(addr, m, size)
-        c.counters.global_store_ideal_sectors += -(-rows.size * size // 32)
+        c.counters.global_store_ideal_sectors += _ideal_sectors(m, size)
         _count(c, "memory")
         return
     if "_atomic_" in name and (name.endswith("_x2") or name.endswith("_f64")):
@@ -3232,6 +3233,12 @@ def _atomic64(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray) -> None:
     _count(c, "atomic")
 
 
+def _ideal_sectors(m: np.ndarray, size: int) -> int:
+    """Sectors each wave's request would touch if perfectly coalesced (its active lanes' bytes / 32, rounded up),
+    summed over the waves: per request, as Counters defines it (not over the waves that run together)."""
+    return int((-(-m.sum(axis=1) * size // 32)).sum())
+
+
 def _sectors(addr: np.ndarray, m: np.ndarray, size: int) -> int:
     """32-byte sectors the waves' accesses touch (distinct per wave instruction)."""
     if not m.any():
@@ -3420,6 +3427,7 @@ class AmdLaunch:
     lds_bytes: int
     private_bytes: int = 0  # per work-item private (scratch) segment
     dispatch_address: int = 0  # device address of the AQL dispatch packet (kernels that ask for dispatch_ptr)
+    executor: str = "reference"  # which executor ran it (set by execute: 'native' when hw/native ran it)
 
 
 def execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, *, budget: int = 0,
@@ -3456,6 +3464,17 @@ def execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, *, budget: i
 
 def _execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, budget: int, batch_lanes: int,
              timeout_s: float, control: Any, isa_counts: dict[str, int] | None) -> Counters:
+    launch.executor = "reference"
+    if config.settings().executor == "native":
+        from strata.hw.native import available  # NOTE: L0 to L0; the native executor compiles this engine's code
+
+        if available():
+            from strata.hw.native.amd_executor import execute as execute_native
+
+            native = execute_native(prog, launch, mem, budget=budget, batch_lanes=batch_lanes, timeout_s=timeout_s,
+                                    control=control, isa_counts=isa_counts)
+            if native is not None:
+                return native
     private = prog.kernel.private_segment_fixed_size
     if prog.kernel.metadata.get(".uses_dynamic_stack"):  # recursion or calls through pointers: a stack
         private += DYNAMIC_STACK_BYTES

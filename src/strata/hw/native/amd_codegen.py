@@ -1,0 +1,1385 @@
+"""AMD (gfx9, wave64) machine code -> LLVM IR: one function that runs a range of wavefronts.
+
+`amd_run(ctx)` runs every runnable wave in [ctx[LO], ctx[HI]) from its program counter until it ends, reaches
+`s_barrier`, needs the reference executor for one instruction, or has used its fuel (backward branches); then
+it stores the wave's state and goes on with the next wave. State lives in the same arrays the Python side
+keeps (amd_executor.py): SGPRs as (W, 128) uint32 (EXEC, VCC, M0 at their usual numbers), VGPRs as
+(W, NV, 64) uint32, SCC as a byte, the program counter as an instruction index. Inside the function the
+wave's SGPRs are a local array (LLVM keeps them in machine registers) and each VGPR operation is one
+<64 x i32> vector operation merged into the register under EXEC.
+
+What is compiled gives the reference's bits (hw/amdgpu/executor.py): float32 add/sub/mul as IEEE, fma as one
+rounding, v_max/v_min_f32 as NumPy's fmax/fmin on arrays (NaN -> the other operand, equal values -> the
+second), v_rcp/v_rsq/v_sqrt_f32 through float64 as the reference computes them, integer ops with the same
+wrap rules. An instruction outside the subset makes the whole kernel fall back (`Unsupported`).
+
+Memory: each global, scalar and LDS access is checked natively (every active lane inside one allocation of
+the device, or inside the workgroup's LDS, aligned); when that check does not pass, the wave stops *before*
+the instruction with state NEED_REFERENCE, and the Python side runs that one instruction on the reference
+handler, which serves it (lanes spread over several allocations, misaligned LDS) or raises the reference's
+own DeviceFault. Counters are kept per instruction (waves, active lanes, sectors, ideal sectors, LDS bank
+conflicts) and turned into the reference's Counters and isa_counts by the Python side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from llvmlite import ir  # type: ignore[import-untyped]
+
+from strata.hw.amdgpu import executor as ref
+from strata.hw.amdgpu.decoder import Inst, flat_width
+from strata.hw.memory import GLOBAL_BASE
+from strata.hw.native.amd_plan import SMEM_DWORDS
+
+WAVE = 64
+VCC, M0, EXEC = 106, 124, 126
+
+# ctx slots (int64 each)
+(C_S, C_V, C_SCC, C_PC, C_STATE, C_WG, C_LDS, C_LDS_ROW, C_LDS_BYTES, C_MEM, C_NALLOC, C_STARTS, C_ENDS,
+ C_COUNTS, C_LO, C_HI, C_FUEL, C_STOPPED, C_NPC) = range(19)
+CTX_SIZE = 20
+# wave states
+RUN, BARRIER, DONE, NEED_REFERENCE = 0, 1, 2, 3
+# per-instruction counter rows (COUNTS is (ROWS, npc) uint64)
+K_WAVES, K_LANES, K_SECTORS, K_IDEAL, K_BANK = range(5)
+ROWS = 5
+# return codes of amd_run
+R_DONE, R_YIELD, R_REFERENCE, R_BAD_PC = 0, 1, 2, 3
+
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+F32, F64 = ir.FloatType(), ir.DoubleType()
+V32, V64, VF, VB = (ir.VectorType(I32, WAVE), ir.VectorType(I64, WAVE), ir.VectorType(F32, WAVE),
+                    ir.VectorType(I1, WAVE))
+VD = ir.VectorType(F64, WAVE)
+I32P, I64P, I8P = I32.as_pointer(), I64.as_pointer(), I8.as_pointer()
+M32 = 0xFFFFFFFF
+
+
+class Unsupported(Exception):
+    """An instruction (or form of one) the native code does not compile: the kernel runs on the reference."""
+
+
+def _c32(v: int) -> ir.Constant:
+    return ir.Constant(I32, v & M32)
+
+
+def _c64(v: int) -> ir.Constant:
+    return ir.Constant(I64, v & 0xFFFFFFFFFFFFFFFF)
+
+
+def _splat(ty: ir.Type, v: int | float) -> ir.Constant:
+    return ir.Constant(ir.VectorType(ty, WAVE), [ir.Constant(ty, v)] * WAVE)
+
+
+# -------------------------------------------------------------------------------------------- classification
+_F2 = {"v_add_f32", "v_sub_f32", "v_subrev_f32", "v_mul_f32", "v_max_f32", "v_min_f32"}
+_I2 = {"v_add_u32", "v_sub_u32", "v_subrev_u32", "v_and_b32", "v_or_b32", "v_xor_b32", "v_lshlrev_b32",
+       "v_lshrrev_b32", "v_ashrrev_i32", "v_max_i32", "v_min_i32", "v_max_u32", "v_min_u32", "v_mul_lo_u32",
+       "v_mul_u32_u24", "v_mul_hi_u32", "v_mul_hi_i32", "v_mul_i32_i24", "v_bcnt_u32_b32", "v_bfm_b32"}
+_CARRY = {"v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32"}
+_INT3 = {"v_add3_u32", "v_lshl_add_u32", "v_add_lshl_u32", "v_lshl_or_b32", "v_and_or_b32", "v_or3_b32",
+         "v_xad_u32", "v_bfe_u32", "v_bfe_i32", "v_bfi_b32", "v_mad_u32_u24", "v_alignbit_b32", "v_max3_i32",
+         "v_min3_i32", "v_max3_u32", "v_min3_u32", "v_mad_i32_i24"}
+_SHIFT64 = {"v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64", "v_lshl_add_u64"}
+_F1_SFU = {"v_rcp_f32", "v_rcp_iflag_f32", "v_rsq_f32", "v_sqrt_f32"}
+_F1_ROUND = {"v_rndne_f32": "llvm.roundeven", "v_trunc_f32": "llvm.trunc", "v_floor_f32": "llvm.floor",
+             "v_ceil_f32": "llvm.ceil"}
+_CVT1 = {"v_mov_b32", "v_not_b32", "v_cvt_f32_i32", "v_cvt_f32_u32", "v_cvt_i32_f32", "v_cvt_u32_f32",
+         "v_bfrev_b32", "v_ffbl_b32", "v_ffbh_u32", "v_cvt_flr_i32_f32"}
+_CMP_F = {"f": "false", "lt": "olt", "eq": "oeq", "le": "ole", "gt": "ogt", "lg": "one", "ge": "oge", "o": "ord",
+          "u": "uno", "nge": "ult", "nlg": "ueq", "ngt": "ule", "nle": "ugt", "neq": "une", "nlt": "uge",
+          "tru": "true"}
+_CMP_I = {"lt": "<", "eq": "==", "le": "<=", "gt": ">", "ne": "!=", "ge": ">=", "f": "f", "t": "t"}
+_GLOBAL_MEM = {"global_load_dword", "global_load_dwordx2", "global_load_dwordx3", "global_load_dwordx4",
+               "global_store_dword", "global_store_dwordx2", "global_store_dwordx3", "global_store_dwordx4"}
+_DS_READ = {"ds_read_b32", "ds_read_b64", "ds_read_b96", "ds_read_b128", "ds_read2_b32", "ds_read2_b64",
+            "ds_read2st64_b32", "ds_read2st64_b64"}
+_DS_WRITE = {n.replace("read", "write") for n in _DS_READ}
+_SOPP_NOP = {"s_nop", "s_setprio", "s_sleep", "s_code_end", "s_icache_inv", "s_dcache_wb", "s_ttracedata",
+             "s_waitcnt"}
+_SOP2_LOGIC = {"and", "or", "xor", "andn2", "orn2", "nand", "nor", "xnor"}
+_SAVEEXEC = {"and", "or", "xor", "andn2", "orn2", "nand", "nor", "xnor", "andn1", "orn1"}
+
+
+def count_class(ins: Inst) -> tuple[str | None, bool, int]:
+    """(the reference's _count class or None, whether its active lanes go to isa valu_lanes, extra fp32 flops
+    per active lane) of a compiled instruction."""
+    name = ins.name
+    if ins.fmt in ("GLOBAL", "DS"):
+        return "memory", False, 0
+    if name in _F1_SFU:
+        return "sfu", True, 0
+    if name == "v_readfirstlane_b32":
+        return None, True, 0
+    if name in ("v_fmac_f32", "v_fma_f32", "v_pk_mul_f32", "v_pk_add_f32", "v_pk_fma_f32"):
+        return "fp32", True, 1
+    if ins.fmt == "VOPC" or name.startswith(("v_cmp_", "v_cmpx_")):
+        return ("fp32" if name.split("_")[3].startswith("f") else "integer"), True, 0
+    if name in _F2 or name in _F1_ROUND or name in ("v_fmamk_f32", "v_fmaak_f32", "v_ldexp_f32", "v_fract_f32"):
+        return "fp32", True, 0
+    if name.startswith("v_"):
+        return "integer", True, 0
+    return None, False, 0
+
+
+# -------------------------------------------------------------------------------------------- the generator
+class AmdCodegen:
+    """Builds the IR of one kernel; `Unsupported` names the first instruction it cannot compile."""
+
+    def __init__(self, prog: Any, nv: int) -> None:
+        self.prog = prog
+        self.insts: list[Inst] = prog.insts
+        self.nv = nv
+        self.module = ir.Module(name=f"amd_{prog.name}")
+        self.fn = ir.Function(self.module, ir.FunctionType(I32, [I64P]), name="amd_run")
+        self.ctx_arg = self.fn.args[0]
+        self._intr: dict[str, ir.Function] = {}
+        self.b: ir.IRBuilder = ir.IRBuilder(self.fn.append_basic_block("entry"))
+
+    # ---------------------------------------------------------------- small helpers
+    def intr(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+        key = name
+        if key not in self._intr:
+            self._intr[key] = ir.Function(self.module, ir.FunctionType(ret, args), name=name)
+        return self._intr[key]
+
+    def ctx(self, slot: int) -> ir.Value:
+        return self.b.load(self.b.gep(self.ctx_arg, [_c64(slot)]))
+
+    def ptr(self, slot: int, ty: ir.Type) -> ir.Value:
+        return self.b.inttoptr(self.ctx(slot), ty)
+
+    def splat(self, v: ir.Value, vty: ir.VectorType) -> ir.Value:
+        b = self.b
+        one = b.insert_element(ir.Constant(ir.VectorType(vty.element, 1), ir.Undefined), v, _c32(0))
+        return b.shuffle_vector(one, ir.Constant(ir.VectorType(vty.element, 1), ir.Undefined),
+                                ir.Constant(ir.VectorType(I32, WAVE), [0] * WAVE))
+
+    # ---------------------------------------------------------------- scalar state
+    def sgpr_ptr(self, r: int) -> ir.Value:
+        return self.b.gep(self.sregs, [_c32(0), _c32(r)])
+
+    def sget(self, r: int) -> ir.Value:
+        return self.b.load(self.sgpr_ptr(r))
+
+    def sset(self, r: int, v: ir.Value) -> None:
+        if r < 128:
+            self.b.store(v, self.sgpr_ptr(r))
+
+    def sget64(self, r: int) -> ir.Value:
+        b = self.b
+        return b.or_(b.zext(self.sget(r), I64), b.shl(b.zext(self.sget(r + 1), I64), _c64(32)))
+
+    def sset64(self, r: int, v: ir.Value) -> None:
+        b = self.b
+        self.sset(r, b.trunc(v, I32))
+        self.sset(r + 1, b.trunc(b.lshr(v, _c64(32)), I32))
+
+    def scc(self) -> ir.Value:
+        return self.b.load(self.scc_slot)
+
+    def set_scc(self, v: ir.Value) -> None:
+        self.b.store(v, self.scc_slot)
+
+    def sread(self, code: int, width: int, ins: Inst) -> ir.Value:
+        """A scalar operand as i32 (width 1) or i64 (width 2), as the reference's sread gives it."""
+        b = self.b
+        if code < 128:
+            return self.sget(code) if width == 1 else self.sget64(code)
+        k = ref._const(code, width, ins.literal, False)
+        if k is not None:
+            return _c32(k) if width == 1 else _c64(k)
+        if code in ref._APERTURES:
+            hi = ref._APERTURES[code]
+            return _c32(hi) if width == 1 else _c64(hi << 32)
+        if code == 253:
+            v = b.zext(self.scc(), I32)
+        elif code in (252, 251):
+            reg = EXEC if code == 252 else VCC
+            v = b.zext(b.icmp_unsigned("==", self.sget64(reg), _c64(0)), I32)
+        else:
+            raise Unsupported(f"scalar operand code {code}")
+        return v if width == 1 else b.zext(v, I64)
+
+    # ---------------------------------------------------------------- vector state
+    def exec64(self) -> ir.Value:
+        return self.sget64(EXEC)
+
+    def lane_mask(self, m64: ir.Value) -> ir.Value:
+        return self.b.bitcast(m64, VB)
+
+    def vptr(self, r: int) -> ir.Value:
+        if r >= self.nv:
+            raise Unsupported(f"VGPR v{r} past the kernel's {self.nv}")
+        return self.b.bitcast(self.b.gep(self.vbase, [_c64(r * WAVE)]), V32.as_pointer())
+
+    def vget(self, r: int) -> ir.Value:
+        return self.b.load(self.vptr(r), align=4)
+
+    def vset(self, r: int, v: ir.Value, mask: ir.Value | None = None) -> None:
+        """Write VGPR r on the lanes of `mask` (EXEC when None)."""
+        m = self.lane_mask(self.exec64()) if mask is None else mask
+        p = self.vptr(r)
+        old = self.b.load(p, align=4)
+        self.b.store(self.b.select(m, v, old), p, align=4)
+
+    def vset64(self, r: int, v: ir.Value, mask: ir.Value | None = None) -> None:
+        b = self.b
+        self.vset(r, b.trunc(v, V32), mask)
+        self.vset(r + 1, b.trunc(b.lshr(v, self.splat(_c64(32), V64)), V32), mask)
+
+    def vread(self, code: int, width: int, ins: Inst) -> ir.Value:
+        """A vector source: <64 x i32> (width 1) or <64 x i64> (width 2); scalars are broadcast."""
+        b = self.b
+        if code >= 256:
+            lo = self.vget(code - 256)
+            if width == 1:
+                return lo
+            hi = self.vget(code - 255)
+            return b.or_(b.zext(lo, V64), b.shl(b.zext(hi, V64), self.splat(_c64(32), V64)))
+        return self.splat(self.sread(code, width, ins), V32 if width == 1 else V64)
+
+    def src_code(self, ins: Inst, i: int) -> int:
+        f = ins.f
+        code = f["src0"] if i == 0 else (f["vsrc1"] + 256 if ins.fmt in ("VOP2", "VOPC") else f[f"src{i}"])
+        if i == 1 and f.get("vsrc1_sgpr"):
+            code = f["vsrc1"]
+        return int(code)
+
+    def usrc(self, ins: Inst, i: int, width: int = 1) -> ir.Value:
+        return self.vread(self.src_code(ins, i), width, ins)
+
+    def fsrc(self, ins: Inst, i: int) -> ir.Value:
+        x = self.b.bitcast(self.usrc(ins, i), VF)
+        if ins.fmt == "VOP3":
+            if ins.f.get("abs", 0) >> i & 1 and ins.name not in ref._NO_ABS:
+                x = self.b.call(self.intr("llvm.fabs.v64f32", VF, [VF]), [x])
+            if ins.f.get("neg", 0) >> i & 1:
+                x = self.b.fneg(x)
+        return x
+
+    def fres(self, x: ir.Value) -> ir.Value:
+        return self.b.bitcast(x, V32)
+
+    def popcount64(self, v: ir.Value) -> ir.Value:
+        return self.b.call(self.intr("llvm.ctpop.i64", I64, [I64]), [v])
+
+    def count(self, idx: int, row: int, v: ir.Value) -> None:
+        b = self.b
+        p = b.gep(self.counts, [_c64(row * self.npc + idx)])
+        b.store(b.add(b.load(p), v), p)
+
+    # ---------------------------------------------------------------- the function
+    def build(self) -> str:
+        prog, insts = self.prog, self.insts
+        self.npc = len(insts)
+        for ins in insts:  # everything is checked before any IR is built
+            self.check(ins)
+        leaders = {prog.index[0]}
+        for i, ins in enumerate(insts):
+            if ins.fmt == "SOPP" and ins.name.startswith(("s_branch", "s_cbranch")):
+                leaders.add(self.target(ins))
+                leaders.add(i + 1)
+            if ins.name in ("s_barrier", "s_endpgm") or ins.fmt in ("GLOBAL", "DS", "SMEM"):
+                leaders.add(i + 1)  # resumed after a barrier, or after the reference ran the instruction
+        leaders = {i for i in leaders if i < len(insts)}
+        b = self.b
+        entry = b.block
+        self.sregs = b.alloca(ir.ArrayType(I32, 128), name="s")
+        self.scc_slot = b.alloca(I1, name="scc")
+        self.addrs = b.alloca(ir.ArrayType(I64, WAVE), name="addrs")
+        self.words = b.alloca(ir.ArrayType(I32, WAVE * 8), name="words")
+        self.tmp = b.alloca(ir.ArrayType(I32, WAVE * 8), name="tmp")
+        self.wave_slot = b.alloca(I64, name="w")
+        self.fuel = b.alloca(I64, name="fuel")
+        b.store(self.ctx(C_FUEL), self.fuel)
+        b.store(self.ctx(C_LO), self.wave_slot)
+        self.counts = self.ptr(C_COUNTS, I64P)
+        self.mem = self.ptr(C_MEM, I8P)
+        loop = self.fn.append_basic_block("wave_loop")
+        body = self.fn.append_basic_block("wave_body")
+        nxt = self.fn.append_basic_block("wave_next")
+        done = self.fn.append_basic_block("all_done")
+        self.bad_pc = self.fn.append_basic_block("bad_pc")
+        b.branch(loop)
+        b.position_at_end(loop)
+        w = b.load(self.wave_slot)
+        b.cbranch(b.icmp_signed("<", w, self.ctx(C_HI)), body, done)
+        b.position_at_end(body)
+        state_p = b.gep(self.ptr(C_STATE, I8P), [w])
+        self.state_p = state_p
+        self.pc_p = b.gep(self.ptr(C_PC, I32P), [w])
+        self.scc_p = b.gep(self.ptr(C_SCC, I8P), [w])
+        runnable = self.fn.append_basic_block("runnable")
+        b.cbranch(b.icmp_unsigned("==", b.load(state_p), ir.Constant(I8, RUN)), runnable, nxt)
+        b.position_at_end(runnable)
+        s_src = b.gep(self.ptr(C_S, I32P), [b.mul(w, _c64(128))])
+        memcpy = self.intr("llvm.memcpy.p0i8.p0i8.i64", ir.VoidType(), [I8P, I8P, I64, I1])
+        b.call(memcpy, [b.bitcast(self.sregs, I8P), b.bitcast(s_src, I8P), _c64(512), ir.Constant(I1, 0)])
+        self.s_src = s_src
+        b.store(b.trunc(b.load(self.scc_p), I1), self.scc_slot)
+        self.vbase = b.gep(self.ptr(C_V, I32P), [b.mul(w, _c64(self.nv * WAVE))])
+        wg = b.load(b.gep(self.ptr(C_WG, I32P), [w]))
+        self.lds = b.gep(self.ptr(C_LDS, I32P), [b.mul(b.zext(wg, I64), self.ctx(C_LDS_ROW))])
+        self.lds_bytes = self.ctx(C_LDS_BYTES)
+        blocks = {i: self.fn.append_basic_block(f"pc{i}") for i in sorted(leaders)}
+        self.blocks = blocks
+        sw = b.switch(b.load(self.pc_p), self.bad_pc)
+        for i, blk in blocks.items():
+            sw.add_case(_c32(i), blk)
+        self.next_wave = nxt
+        for i, ins in enumerate(insts):
+            if i in blocks:
+                if b.block is not None and not b.block.is_terminated and b.block is not entry:
+                    b.branch(blocks[i])
+                b.position_at_end(blocks[i])
+            elif b.block.is_terminated:
+                continue  # unreachable straight-line code after a jump (padding s_nop)
+            self.count(i, K_WAVES, _c64(1))
+            self.emit(i, ins)
+        if not b.block.is_terminated:
+            b.branch(self.bad_pc)  # ran past the end: the Python side reports it as the reference does
+        b.position_at_end(self.bad_pc)
+        b.store(b.load(self.wave_slot), b.gep(self.ctx_arg, [_c64(C_STOPPED)]))
+        b.ret(ir.Constant(I32, R_BAD_PC))
+        b.position_at_end(nxt)
+        b.store(b.add(b.load(self.wave_slot), _c64(1)), self.wave_slot)
+        b.branch(loop)
+        b.position_at_end(done)
+        b.ret(ir.Constant(I32, R_DONE))
+        return str(self.module)
+
+    def target(self, ins: Inst) -> int:
+        simm = ins.f["simm16"]
+        t = ins.offset + 4 + 4 * (simm - 0x10000 if simm & 0x8000 else simm)
+        idx = self.prog.index.get(t)
+        if idx is None:
+            raise Unsupported(f"branch to {t:#x}, not an instruction")
+        return int(idx)
+
+    def save(self, pc: int | ir.Value, state: int) -> None:
+        """Store the wave's registers, program counter and state."""
+        b = self.b
+        memcpy = self.intr("llvm.memcpy.p0i8.p0i8.i64", ir.VoidType(), [I8P, I8P, I64, I1])
+        b.call(memcpy, [b.bitcast(self.s_src, I8P), b.bitcast(self.sregs, I8P), _c64(512), ir.Constant(I1, 0)])
+        b.store(b.zext(self.scc(), I8), self.scc_p)
+        b.store(pc if isinstance(pc, ir.Value) else _c32(pc), self.pc_p)
+        b.store(ir.Constant(I8, state), self.state_p)
+
+    def stop(self, pc: int, state: int) -> None:
+        """End the wave's run here (barrier, end) and go on with the next wave."""
+        self.save(pc, state)
+        self.b.branch(self.next_wave)
+
+    def need_reference(self, i: int, ok: ir.Value) -> None:
+        """Unless `ok`, stop before instruction i and return to Python, which runs it on the reference."""
+        b = self.b
+        bad = self.fn.append_basic_block(f"ref{i}")
+        good = self.fn.append_basic_block(f"ok{i}")
+        b.cbranch(ok, good, bad)
+        b.position_at_end(bad)
+        self.save(i, NEED_REFERENCE)
+        b.store(b.load(self.wave_slot), b.gep(self.ctx_arg, [_c64(C_STOPPED)]))
+        # the wave was counted as it reached i; the reference counts it again when it runs it
+        self.count(i, K_WAVES, _c64(-1))
+        b.ret(ir.Constant(I32, R_REFERENCE))
+        b.position_at_end(good)
+
+    def jump(self, i: int, target: int, cond: ir.Value | None) -> None:
+        """A branch: backward ones burn fuel (when it runs out the wave is saved at the target and Python polls
+        the watchdog before calling again)."""
+        b = self.b
+        fall = self.blocks.get(i + 1)
+        dest = self.blocks[target]
+        if target <= i:
+            burn = self.fn.append_basic_block(f"burn{i}")
+            if cond is not None:
+                assert fall is not None
+                b.cbranch(cond, burn, fall)
+            else:
+                b.branch(burn)
+            b.position_at_end(burn)
+            left = b.sub(b.load(self.fuel), _c64(1))
+            b.store(left, self.fuel)
+            out = self.fn.append_basic_block(f"yield{i}")
+            b.cbranch(b.icmp_signed(">", left, _c64(0)), dest, out)
+            b.position_at_end(out)
+            self.save(target, RUN)
+            b.store(b.load(self.wave_slot), b.gep(self.ctx_arg, [_c64(C_STOPPED)]))
+            b.ret(ir.Constant(I32, R_YIELD))
+        elif cond is not None:
+            assert fall is not None
+            b.cbranch(cond, dest, fall)
+        else:
+            b.branch(dest)
+
+    # ---------------------------------------------------------------- what compiles
+    def check(self, ins: Inst) -> None:
+        """Raise Unsupported unless `emit` compiles this instruction exactly as the reference runs it."""
+        f, name, fmt = ins.f, ins.name, ins.fmt
+        if f.get("dpp") or f.get("sdwa") or f.get("clamp") or f.get("omod") or f.get("opsel") or \
+                f.get("acc") or (fmt == "VOP3" and name not in ref._NO_ABS and f.get("abs") and
+                                 not _is_float(name)) or (fmt == "VOP3" and f.get("neg") and not _is_float(name)):
+            raise Unsupported(f"{ins.text} (modifiers)")
+        ok = False
+        if fmt == "SOPP":
+            ok = name in _SOPP_NOP or name in ("s_endpgm", "s_barrier", "s_branch") or name in (
+                "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_execz", "s_cbranch_execnz", "s_cbranch_vccz",
+                "s_cbranch_vccnz")
+        elif fmt == "SOP2":
+            ok = _sop2_ok(name)
+        elif fmt == "SOPC":
+            parts = name.split("_")
+            ok = len(parts) == 4 and parts[1] == "cmp" and parts[2] in ref._SOPC_OPS and parts[3] in (
+                "i32", "u32", "u64") and (parts[3] != "u64" or parts[2] in ("eq", "lg"))
+        elif fmt == "SOP1":
+            ok = name in ("s_mov_b32", "s_mov_b64", "s_not_b32", "s_not_b64", "s_cmov_b32", "s_cmov_b64",
+                          "s_bcnt1_i32_b32", "s_bcnt1_i32_b64", "s_ff1_i32_b32", "s_ff1_i32_b64", "s_brev_b32",
+                          "s_abs_i32", "s_sext_i32_i8", "s_sext_i32_i16") or (
+                name.endswith("_saveexec_b64") and name[2:].split("_saveexec")[0] in _SAVEEXEC)
+        elif fmt == "SOPK":
+            ok = name in ("s_movk_i32", "s_addk_i32", "s_mulk_i32") or (
+                name.startswith("s_cmpk_") and name.split("_")[2] in ref._SOPC_OPS)
+        elif fmt == "SMEM":
+            ok = name in SMEM_DWORDS
+        elif fmt == "GLOBAL":
+            ok = name in _GLOBAL_MEM
+        elif fmt == "DS":
+            ok = (name in _DS_READ or name in _DS_WRITE) and not f.get("gds")
+        elif fmt in ("VOP1", "VOP3") and (name in _F1_SFU or name in _F1_ROUND or name in _CVT1 or
+                                          name in ("v_fract_f32", "v_readfirstlane_b32")):
+            ok = fmt == "VOP1" or name in _F1_SFU or name in _F1_ROUND or name in _CVT1 or name == "v_fract_f32"
+        elif fmt == "VOPC" or (fmt == "VOP3" and name.startswith(("v_cmp_", "v_cmpx_"))):
+            parts = name.split("_")
+            ok = len(parts) == 4 and parts[1] == "cmp" and (parts[3] == "f32" and parts[2] in _CMP_F or
+                                      parts[3] in ("i32", "u32", "i64", "u64") and parts[2] in _CMP_I)
+        elif fmt in ("VOP2", "VOP3") and (name in _F2 or name in _I2 or name in _CARRY or name in (
+                "v_fmac_f32", "v_fmamk_f32", "v_fmaak_f32", "v_cndmask_b32", "v_mbcnt_lo_u32_b32",
+                "v_mbcnt_hi_u32_b32", "v_ldexp_f32")):
+            ok = not (name == "v_cndmask_b32" and fmt == "VOP3" and (f.get("abs") or f.get("neg")))
+        elif fmt == "VOP3":
+            ok = name in _INT3 or name in _SHIFT64 or name in ("v_fma_f32", "v_mad_u64_u32", "v_mad_i64_i32")
+        elif fmt == "VOP3P":
+            ok = name in ("v_pk_mul_f32", "v_pk_add_f32", "v_pk_fma_f32")
+        if not ok:
+            raise Unsupported(ins.text)
+
+    def emit(self, i: int, ins: Inst) -> None:
+        fmt = ins.fmt
+        if fmt == "SOPP":
+            self.sopp(i, ins)
+        elif fmt in ("SOP1", "SOP2", "SOPC", "SOPK"):
+            self.salu(ins)
+        elif fmt == "SMEM":
+            self.smem(i, ins)
+        elif fmt == "GLOBAL":
+            self.global_mem(i, ins)
+        elif fmt == "DS":
+            self.ds(i, ins)
+        else:
+            cls, lanes, _ = count_class(ins)
+            if cls is not None or lanes:
+                self.count(i, K_LANES, self.popcount64(self.exec64()))
+            self.valu(ins)
+
+    # ---------------------------------------------------------------- SOPP
+    def sopp(self, i: int, ins: Inst) -> None:
+        name, b = ins.name, self.b
+        if name in _SOPP_NOP:
+            return
+        if name == "s_endpgm":
+            self.stop(i, DONE)
+        elif name == "s_barrier":
+            self.stop(i + 1, BARRIER)
+        elif name == "s_branch":
+            self.jump(i, self.target(ins), None)
+        else:
+            cond = name[len("s_cbranch_"):]
+            if cond in ("scc0", "scc1"):
+                c = self.scc() if cond == "scc1" else b.not_(self.scc())
+            else:
+                reg = EXEC if cond.startswith("exec") else VCC
+                zero = b.icmp_unsigned("==", self.sget64(reg), _c64(0))
+                c = zero if cond.endswith("z") and not cond.endswith("nz") else b.not_(zero)
+            self.jump(i, self.target(ins), c)
+
+    # ---------------------------------------------------------------- SALU
+    def salu(self, ins: Inst) -> None:
+        b, name, f = self.b, ins.name, ins.f
+        if ins.fmt == "SOPK":
+            k = f["simm16"]
+            sk = k - 0x10000 if k & 0x8000 else k
+            d = f["sdst"]
+            if name == "s_movk_i32":
+                self.sset(d, _c32(sk))
+            elif name in ("s_addk_i32", "s_mulk_i32"):
+                a = b.sext(self.sget(d), I64)
+                r = b.add(a, _c64(sk)) if name == "s_addk_i32" else b.mul(a, _c64(sk))
+                self.sset(d, b.trunc(r, I32))
+                if name == "s_addk_i32":
+                    self.set_scc(_ovf32(b, r))
+            else:
+                op, typ = name.split("_")[2], name.split("_")[3]
+                a = self.sget(d)
+                if typ == "i32":
+                    self.set_scc(_icmp(b, op, b.sext(a, I64), _c64(sk), True))
+                else:
+                    self.set_scc(_icmp(b, op, b.zext(a, I64), _c64(k), False))
+            return
+        dw, sw = ins.widths
+        if ins.fmt == "SOPC":
+            parts = name.split("_")
+            wid = 2 if parts[3] == "u64" else 1
+            a, c = self.sread(f["ssrc0"], wid, ins), self.sread(f["ssrc1"], wid, ins)
+            self.set_scc(_icmp(b, parts[2], a, c, parts[3] == "i32"))
+            return
+        if ins.fmt == "SOP1":
+            self.sop1(ins, dw, sw)
+            return
+        a = self.sread(f["ssrc0"], sw[0], ins)
+        c = self.sread(f["ssrc1"], sw[1], ins)
+        r, scc = self.sop2(name, a, c)
+        if dw == 2:
+            self.sset64(f["sdst"], r if r.type == I64 else b.zext(r, I64))
+        else:
+            self.sset(f["sdst"], r if r.type == I32 else b.trunc(r, I32))
+        if scc is not None:
+            self.set_scc(scc)
+
+    def sop2(self, name: str, a: ir.Value, c: ir.Value) -> tuple[ir.Value, ir.Value | None]:
+        b = self.b
+        z = lambda x: b.zext(x, I64) if x.type == I32 else x  # noqa: E731
+        s = lambda x: b.sext(x, I64)  # noqa: E731
+        m32 = _c64(M32)
+        if name == "s_add_u32":
+            r = b.add(z(a), z(c))
+            return b.trunc(r, I32), b.icmp_unsigned(">", r, m32)
+        if name == "s_sub_u32":
+            return b.sub(a, c), b.icmp_unsigned(">", c, a)
+        if name == "s_addc_u32":
+            r = b.add(b.add(z(a), z(c)), b.zext(self.scc(), I64))
+            return b.trunc(r, I32), b.icmp_unsigned(">", r, m32)
+        if name == "s_subb_u32":
+            sc = b.zext(self.scc(), I64)
+            return b.trunc(b.sub(b.sub(z(a), z(c)), sc), I32), b.icmp_unsigned(">", b.add(z(c), sc), z(a))
+        if name in ("s_add_i32", "s_sub_i32"):
+            r = b.add(s(a), s(c)) if name == "s_add_i32" else b.sub(s(a), s(c))
+            return b.trunc(r, I32), _ovf32(b, r)
+        if name == "s_mul_i32":
+            return b.mul(a, c), None
+        if name == "s_mul_hi_u32":
+            return b.trunc(b.lshr(b.mul(z(a), z(c)), _c64(32)), I32), None
+        if name == "s_mul_hi_i32":
+            return b.trunc(b.ashr(b.mul(s(a), s(c)), _c64(32)), I32), None
+        if name in ("s_min_i32", "s_max_i32", "s_min_u32", "s_max_u32"):
+            signed = name.endswith("i32")
+            lt = b.icmp_signed("<", a, c) if signed else b.icmp_unsigned("<", a, c)
+            gt = b.icmp_signed(">", a, c) if signed else b.icmp_unsigned(">", a, c)
+            return (b.select(lt, a, c), lt) if "min" in name else (b.select(gt, a, c), gt)
+        if name in ("s_cselect_b32", "s_cselect_b64"):
+            return b.select(self.scc(), a, c), None
+        if name.startswith("s_lshl") and name.endswith("_add_u32"):
+            k = int(name[6])
+            r = b.add(b.shl(z(a), _c64(k)), z(c))
+            return b.trunc(r, I32), b.icmp_unsigned(">", r, m32)
+        op, wid = name[2:].rsplit("_", 1)
+        if op in _SOP2_LOGIC:
+            r = {"and": lambda: b.and_(a, c), "or": lambda: b.or_(a, c), "xor": lambda: b.xor(a, c),
+                 "andn2": lambda: b.and_(a, b.not_(c)), "orn2": lambda: b.or_(a, b.not_(c)),
+                 "nand": lambda: b.not_(b.and_(a, c)), "nor": lambda: b.not_(b.or_(a, c)),
+                 "xnor": lambda: b.not_(b.xor(a, c))}[op]()
+            return r, b.icmp_unsigned("!=", r, ir.Constant(r.type, 0))
+        if op in ("lshl", "lshr", "ashr"):
+            bits = 64 if wid.endswith("64") else 32
+            sh = b.and_(c if c.type == a.type else b.zext(c, a.type), ir.Constant(a.type, bits - 1))
+            r = b.shl(a, sh) if op == "lshl" else b.lshr(a, sh) if op == "lshr" else b.ashr(a, sh)
+            return r, b.icmp_unsigned("!=", r, ir.Constant(r.type, 0))
+        raise Unsupported(name)  # pragma: no cover - check() admits only the names above
+
+    def sop1(self, ins: Inst, dw: int, sw: tuple[int, ...]) -> None:
+        b, name, f = self.b, ins.name, ins.f
+        d = f["sdst"]
+        if name.endswith("saveexec_b64"):
+            src = self.sread(f["ssrc0"], 2, ins)
+            exe = self.sget64(EXEC)
+            op = name[2:].split("_saveexec")[0]
+            new = {"and": lambda: b.and_(src, exe), "or": lambda: b.or_(src, exe), "xor": lambda: b.xor(src, exe),
+                   "andn2": lambda: b.and_(src, b.not_(exe)), "orn2": lambda: b.or_(src, b.not_(exe)),
+                   "nand": lambda: b.not_(b.and_(src, exe)), "nor": lambda: b.not_(b.or_(src, exe)),
+                   "xnor": lambda: b.not_(b.xor(src, exe)), "andn1": lambda: b.and_(b.not_(src), exe),
+                   "orn1": lambda: b.or_(b.not_(src), exe)}[op]()
+            self.sset64(d, exe)
+            self.sset64(EXEC, new)
+            self.set_scc(b.icmp_unsigned("!=", new, _c64(0)))
+            return
+        a = self.sread(f["ssrc0"], sw[0], ins)
+
+        def put(v: ir.Value, width: int) -> None:
+            self.sset64(d, v) if width == 2 else self.sset(d, v)
+        if name in ("s_mov_b32", "s_mov_b64"):
+            put(a, dw)
+        elif name in ("s_not_b32", "s_not_b64"):
+            r = b.not_(a)
+            put(r, dw)
+            self.set_scc(b.icmp_unsigned("!=", r, ir.Constant(r.type, 0)))
+        elif name in ("s_cmov_b32", "s_cmov_b64"):
+            old = self.sget64(d) if dw == 2 else self.sget(d)
+            put(b.select(self.scc(), a, old), dw)
+        elif name.startswith("s_bcnt1"):
+            r = b.trunc(self.popcount64(b.zext(a, I64) if a.type == I32 else a), I32)
+            self.sset(d, r)
+            self.set_scc(b.icmp_unsigned("!=", r, _c32(0)))
+        elif name.startswith("s_ff1"):
+            x = b.zext(a, I64) if a.type == I32 else a
+            tz = b.call(self.intr("llvm.cttz.i64", I64, [I64, I1]), [x, ir.Constant(I1, 0)])
+            self.sset(d, b.select(b.icmp_unsigned("==", x, _c64(0)), _c32(M32), b.trunc(tz, I32)))
+        elif name == "s_brev_b32":
+            self.sset(d, b.call(self.intr("llvm.bitreverse.i32", I32, [I32]), [a]))
+        elif name == "s_abs_i32":
+            r = b.call(self.intr("llvm.abs.i32", I32, [I32, I1]), [a, ir.Constant(I1, 0)])
+            self.sset(d, r)
+            self.set_scc(b.icmp_unsigned("!=", r, _c32(0)))
+        elif name == "s_sext_i32_i8":
+            self.sset(d, b.sext(b.trunc(a, I8), I32))
+        elif name == "s_sext_i32_i16":
+            self.sset(d, b.sext(b.trunc(a, ir.IntType(16)), I32))
+        else:  # pragma: no cover
+            raise Unsupported(name)
+
+    # ---------------------------------------------------------------- VALU
+    def valu(self, ins: Inst) -> None:  # noqa: C901 - one branch per family
+        b, name, f = self.b, ins.name, ins.f
+        if ins.fmt == "VOPC" or name.startswith(("v_cmp_", "v_cmpx_")):
+            self.vcmp(ins)
+            return
+        if name == "v_readfirstlane_b32":
+            exe = self.exec64()
+            first = b.call(self.intr("llvm.cttz.i64", I64, [I64, I1]), [exe, ir.Constant(I1, 0)])
+            lane = b.select(b.icmp_unsigned("==", exe, _c64(0)), _c64(0), first)
+            self.sset(f["vdst"], b.extract_element(self.usrc(ins, 0), lane))
+            return
+        if name in _F1_SFU:
+            x = b.fpext(self.fsrc(ins, 0), VD)
+            one = ir.Constant(VD, [ir.Constant(F64, 1.0)] * WAVE)
+            sq = self.intr("llvm.sqrt.v64f64", VD, [VD])
+            r = b.fdiv(one, x) if name in ("v_rcp_f32", "v_rcp_iflag_f32") else \
+                b.fdiv(one, b.call(sq, [x])) if name == "v_rsq_f32" else b.call(sq, [x])
+            self.vset(f["vdst"], self.fres(b.fptrunc(r, VF)))
+            return
+        if name in _F1_ROUND:
+            fn = self.intr(f"{_F1_ROUND[name]}.v64f32", VF, [VF])
+            self.vset(f["vdst"], self.fres(b.call(fn, [self.fsrc(ins, 0)])))
+            return
+        if name == "v_fract_f32":
+            x = self.fsrc(ins, 0)
+            self.vset(f["vdst"], self.fres(b.fsub(x, b.call(self.intr("llvm.floor.v64f32", VF, [VF]), [x]))))
+            return
+        if name in _CVT1:
+            self.vset(f["vdst"], self.cvt(name, self.usrc(ins, 0)))
+            return
+        if name in _F2:
+            x, y = self.fsrc(ins, 0), self.fsrc(ins, 1)
+            if name == "v_subrev_f32":
+                r = b.fsub(y, x)
+            elif name in ("v_max_f32", "v_min_f32"):
+                # NumPy's fmax/fmin on arrays (SSE maxps/minps, then NaN in y -> x): equal values give y
+                better = b.fcmp_ordered(">" if "max" in name else "<", x, y)
+                r = b.select(b.fcmp_unordered("uno", y, y), x, b.select(better, x, y))
+            else:
+                r = {"v_add_f32": b.fadd, "v_sub_f32": b.fsub, "v_mul_f32": b.fmul}[name](x, y)
+            self.vset(f["vdst"], self.fres(r))
+            return
+        fma = self.intr("llvm.fma.v64f32", VF, [VF, VF, VF])
+        if name == "v_fmac_f32":
+            acc = b.bitcast(self.vget(f["vdst"]), VF)
+            self.vset(f["vdst"], self.fres(b.call(fma, [self.fsrc(ins, 0), self.fsrc(ins, 1), acc])))
+            return
+        if name in ("v_fmamk_f32", "v_fmaak_f32"):
+            k = b.bitcast(self.splat(_c32(ins.literal or 0), V32), VF)
+            x, y = self.fsrc(ins, 0), self.fsrc(ins, 1)
+            args = [x, k, y] if name == "v_fmamk_f32" else [x, y, k]
+            self.vset(f["vdst"], self.fres(b.call(fma, args)))
+            return
+        if name == "v_fma_f32":
+            self.vset(f["vdst"], self.fres(b.call(fma, [self.fsrc(ins, 0), self.fsrc(ins, 1), self.fsrc(ins, 2)])))
+            return
+        if name == "v_ldexp_f32":
+            e = b.sext(self.usrc(ins, 1), V64)
+            e = b.select(b.icmp_signed("<", e, self.splat(_c64(-1000), V64)), self.splat(_c64(-1000), V64), e)
+            e = b.select(b.icmp_signed(">", e, self.splat(_c64(1000), V64)), self.splat(_c64(1000), V64), e)
+            fn = self.intr("llvm.ldexp.v64f32.v64i32", VF, [VF, V32])
+            self.vset(f["vdst"], self.fres(b.call(fn, [self.fsrc(ins, 0), b.trunc(e, V32)])))
+            return
+        if name == "v_cndmask_b32":
+            a, c = self.usrc(ins, 0), self.usrc(ins, 1)
+            if ins.fmt == "VOP3":
+                code = f["src2"]
+                sel = self.sget64(code) if code < 128 else _c64(-1 if ref._const(code, 2, ins.literal, False)
+                                                               else 0)
+            else:
+                sel = self.sget64(VCC)
+            self.vset(f["vdst"], b.select(self.lane_mask(sel), c, a))
+            return
+        if name in ("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32"):
+            lo = name.startswith("v_mbcnt_lo")
+            below = [((1 << min(k, 32)) - 1) & M32 if lo else ((1 << max(k - 32, 0)) - 1) & M32 for k in range(WAVE)]
+            m = b.and_(self.usrc(ins, 0), ir.Constant(V32, [_c32(x) for x in below]))
+            cnt = b.call(self.intr("llvm.ctpop.v64i32", V32, [V32]), [m])
+            self.vset(f["vdst"], b.add(cnt, self.usrc(ins, 1)))
+            return
+        if name in _CARRY:
+            self.carry(ins)
+            return
+        if name in _I2:
+            self.vset(f["vdst"], self.int2(name, self.usrc(ins, 0), self.usrc(ins, 1)))
+            return
+        if name in _INT3:
+            self.vset(f["vdst"], self.int3(name, self.usrc(ins, 0), self.usrc(ins, 1), self.usrc(ins, 2)))
+            return
+        if name in _SHIFT64:
+            c64 = lambda v: self.splat(_c64(v), V64)  # noqa: E731
+            if name == "v_lshl_add_u64":
+                x, sh, d = self.usrc(ins, 0, 2), b.and_(b.zext(self.usrc(ins, 1), V64), c64(7)), self.usrc(ins, 2, 2)
+                r = b.add(b.shl(x, sh), d)
+            else:
+                sh, x = b.and_(b.zext(self.usrc(ins, 0), V64), c64(63)), self.usrc(ins, 1, 2)
+                r = b.shl(x, sh) if name == "v_lshlrev_b64" else b.lshr(x, sh) if name == "v_lshrrev_b64" else \
+                    b.ashr(x, sh)
+            self.vset64(f["vdst"], r)
+            return
+        if name in ("v_mad_u64_u32", "v_mad_i64_i32"):
+            a, c, d = self.usrc(ins, 0), self.usrc(ins, 1), self.usrc(ins, 2, 2)
+            ext = b.zext if name == "v_mad_u64_u32" else b.sext
+            r = b.add(b.mul(ext(a, V64), ext(c, V64)), d)
+            if name == "v_mad_u64_u32":
+                carry = b.bitcast(b.icmp_unsigned("<", r, d), I64)
+                self.sset64(f["sdst"], b.and_(carry, self.exec64()))
+            else:
+                self.sset64(f["sdst"], _c64(0))
+            self.vset64(f["vdst"], r)
+            return
+        if name.startswith("v_pk_"):
+            self.packed(ins)
+            return
+        raise Unsupported(ins.text)  # pragma: no cover - check() admits only the names above
+
+    def cvt(self, name: str, u: ir.Value) -> ir.Value:
+        b = self.b
+        if name == "v_mov_b32":
+            return u
+        if name == "v_not_b32":
+            return b.not_(u)
+        if name == "v_cvt_f32_i32":
+            return self.fres(b.sitofp(u, VF))
+        if name == "v_cvt_f32_u32":
+            return self.fres(b.uitofp(u, VF))
+        if name in ("v_cvt_i32_f32", "v_cvt_u32_f32", "v_cvt_flr_i32_f32"):
+            x = b.bitcast(u, VF)
+            if name == "v_cvt_flr_i32_f32":
+                x = b.call(self.intr("llvm.floor.v64f32", VF, [VF]), [x])
+            signed = name != "v_cvt_u32_f32"
+            fn = self.intr(f"llvm.fpto{'s' if signed else 'u'}i.sat.v64i32.v64f32", V32, [VF])
+            return b.call(fn, [x])  # NaN -> 0, saturating: the reference's clip of the truncated float64
+        if name == "v_bfrev_b32":
+            return b.call(self.intr("llvm.bitreverse.v64i32", V32, [V32]), [u])
+        zero = b.icmp_unsigned("==", u, self.splat(_c32(0), V32))
+        if name == "v_ffbl_b32":
+            r = b.call(self.intr("llvm.cttz.v64i32", V32, [V32, I1]), [u, ir.Constant(I1, 0)])
+        else:
+            r = b.call(self.intr("llvm.ctlz.v64i32", V32, [V32, I1]), [u, ir.Constant(I1, 0)])
+        return b.select(zero, self.splat(_c32(M32), V32), r)
+
+    def int2(self, name: str, a: ir.Value, c: ir.Value) -> ir.Value:
+        b = self.b
+        sh = lambda x: b.and_(x, self.splat(_c32(31), V32))  # noqa: E731
+        if name == "v_add_u32":
+            return b.add(a, c)
+        if name == "v_sub_u32":
+            return b.sub(a, c)
+        if name == "v_subrev_u32":
+            return b.sub(c, a)
+        if name == "v_and_b32":
+            return b.and_(a, c)
+        if name == "v_or_b32":
+            return b.or_(a, c)
+        if name == "v_xor_b32":
+            return b.xor(a, c)
+        if name == "v_lshlrev_b32":
+            return b.shl(c, sh(a))
+        if name == "v_lshrrev_b32":
+            return b.lshr(c, sh(a))
+        if name == "v_ashrrev_i32":
+            return b.ashr(c, sh(a))
+        if name in ("v_max_i32", "v_min_i32", "v_max_u32", "v_min_u32"):
+            signed = name.endswith("i32")
+            op = ">" if "max" in name else "<"
+            cmp = b.icmp_signed(op, a, c) if signed else b.icmp_unsigned(op, a, c)
+            return b.select(cmp, a, c)
+        if name == "v_mul_lo_u32":
+            return b.mul(a, c)
+        if name == "v_mul_u32_u24":
+            m = self.splat(_c32(0xFFFFFF), V32)
+            return b.mul(b.and_(a, m), b.and_(c, m))
+        if name in ("v_mul_hi_u32", "v_mul_hi_i32"):
+            ext = b.zext if name == "v_mul_hi_u32" else b.sext
+            p = b.mul(ext(a, V64), ext(c, V64))
+            return b.trunc(b.lshr(p, self.splat(_c64(32), V64)), V32)
+        if name == "v_mul_i32_i24":
+            e = lambda x: b.ashr(b.shl(x, self.splat(_c32(8), V32)), self.splat(_c32(8), V32))  # noqa: E731
+            return b.mul(e(a), e(c))
+        if name == "v_bcnt_u32_b32":
+            return b.add(b.call(self.intr("llvm.ctpop.v64i32", V32, [V32]), [a]), c)
+        if name == "v_bfm_b32":
+            ones = b.sub(b.shl(self.splat(_c64(1), V64), b.zext(sh(a), V64)), self.splat(_c64(1), V64))
+            return b.trunc(b.shl(ones, b.zext(sh(c), V64)), V32)
+        raise Unsupported(name)  # pragma: no cover
+
+    def int3(self, name: str, a: ir.Value, c: ir.Value, d: ir.Value) -> ir.Value:
+        b = self.b
+        k = lambda v: self.splat(_c32(v), V32)  # noqa: E731
+        sh = lambda x: b.and_(x, k(31))  # noqa: E731
+        if name == "v_add3_u32":
+            return b.add(b.add(a, c), d)
+        if name == "v_lshl_add_u32":
+            return b.add(b.shl(a, sh(c)), d)
+        if name == "v_add_lshl_u32":
+            return b.shl(b.add(a, c), sh(d))
+        if name == "v_lshl_or_b32":
+            return b.or_(b.shl(a, sh(c)), d)
+        if name == "v_and_or_b32":
+            return b.or_(b.and_(a, c), d)
+        if name == "v_or3_b32":
+            return b.or_(b.or_(a, c), d)
+        if name == "v_xad_u32":
+            return b.add(b.xor(a, c), d)
+        if name == "v_bfe_u32":
+            width = b.zext(sh(d), V64)
+            field = b.lshr(b.zext(a, V64), b.zext(sh(c), V64))
+            return b.trunc(b.and_(field, b.sub(b.shl(self.splat(_c64(1), V64), width), self.splat(_c64(1), V64))),
+                           V32)
+        if name == "v_bfe_i32":
+            one = self.splat(_c64(1), V64)
+            off, width = b.zext(sh(c), V64), b.zext(sh(d), V64)
+            val = b.and_(b.ashr(b.sext(a, V64), off), b.sub(b.shl(one, width), one))
+            wm1 = b.select(b.icmp_unsigned(">", width, self.splat(_c64(0), V64)), b.sub(width, one),
+                           self.splat(_c64(0), V64))
+            sign = b.and_(b.icmp_unsigned(">", width, self.splat(_c64(0), V64)),
+                          b.icmp_unsigned("!=", b.and_(b.lshr(val, wm1), one), self.splat(_c64(0), V64)))
+            return b.trunc(b.select(sign, b.sub(val, b.shl(one, width)), val), V32)
+        if name == "v_bfi_b32":
+            return b.or_(b.and_(a, c), b.and_(b.not_(a), d))
+        if name == "v_mad_u32_u24":
+            return b.add(b.mul(b.and_(a, k(0xFFFFFF)), b.and_(c, k(0xFFFFFF))), d)
+        if name == "v_mad_i32_i24":
+            e = lambda x: b.ashr(b.shl(x, k(8)), k(8))  # noqa: E731
+            return b.add(b.mul(e(a), e(c)), d)
+        if name == "v_alignbit_b32":
+            wide = b.or_(b.shl(b.zext(a, V64), self.splat(_c64(32), V64)), b.zext(c, V64))
+            return b.trunc(b.lshr(wide, b.zext(sh(d), V64)), V32)
+        if name in ("v_max3_i32", "v_min3_i32", "v_max3_u32", "v_min3_u32"):
+            op = "v_max_" if "max" in name else "v_min_"
+            two = op + name[-3:]
+            return self.int2(two, self.int2(two, a, c), d)
+        raise Unsupported(name)  # pragma: no cover
+
+    def carry(self, ins: Inst) -> None:
+        b, name, f = self.b, ins.name, ins.f
+        a, c = b.zext(self.usrc(ins, 0), V64), b.zext(self.usrc(ins, 1), V64)
+        if name.startswith(("v_subrev", "v_subbrev")):
+            a, c = c, a
+        cin = self.splat(_c64(0), V64)
+        if name in ("v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32"):
+            creg = VCC if ins.fmt == "VOP2" else f["src2"]
+            if creg >= 128:
+                raise Unsupported(f"{ins.text} (carry-in from a constant)")
+            cin = b.zext(self.lane_mask(self.sget64(creg)), V64)
+        full = b.add(b.add(a, c), cin) if "add" in name else b.sub(b.sub(a, c), cin)
+        # (as int64: the sum exceeds 32 bits, or the difference is negative)
+        carry = b.icmp_signed(">", full, self.splat(_c64(M32), V64)) if "add" in name else \
+            b.icmp_signed("<", full, self.splat(_c64(0), V64))
+        cdst = VCC if ins.fmt == "VOP2" else f["sdst"]
+        exe = self.exec64()
+        self.sset64(cdst, b.and_(b.bitcast(carry, I64), exe))
+        self.vset(f["vdst"], b.trunc(full, V32), self.lane_mask(exe))
+
+    def vcmp(self, ins: Inst) -> None:
+        b, name, f = self.b, ins.name, ins.f
+        parts = name.split("_")
+        op, typ = parts[2], parts[3]
+        if typ == "f32":
+            pred = _CMP_F[op]
+            x, y = self.fsrc(ins, 0), self.fsrc(ins, 1)
+            if pred == "false":
+                res = ir.Constant(VB, [ir.Constant(I1, 0)] * WAVE)
+            elif pred == "true":
+                res = ir.Constant(VB, [ir.Constant(I1, 1)] * WAVE)
+            elif pred in ("ord", "uno"):
+                res = b.fcmp_ordered("ord", x, y) if pred == "ord" else b.fcmp_unordered("uno", x, y)
+            else:
+                if pred[0] == "o":
+                    res = b.fcmp_ordered({"olt": "<", "oeq": "==", "ole": "<=", "ogt": ">", "one": "!=",
+                                          "oge": ">="}[pred], x, y)
+                else:
+                    res = b.fcmp_unordered({"ult": "<", "ueq": "==", "ule": "<=", "ugt": ">", "une": "!=",
+                                            "uge": ">="}[pred], x, y)
+        else:
+            wid = 2 if typ.endswith("64") else 1
+            x, y = self.usrc(ins, 0, wid), self.usrc(ins, 1, wid)
+            isym = _CMP_I[op]
+            if isym in ("f", "t"):
+                res = ir.Constant(VB, [ir.Constant(I1, 1 if isym == "t" else 0)] * WAVE)
+            elif typ[0] == "i":
+                res = b.icmp_signed(isym, x, y)
+            else:
+                res = b.icmp_unsigned(isym, x, y)
+        bits = b.and_(b.bitcast(res, I64), self.exec64())
+        dst = VCC if ins.fmt == "VOPC" else f["vdst"]
+        self.sset64(dst, bits)
+        if parts[1] == "cmpx":
+            self.sset64(EXEC, bits)
+
+    def packed(self, ins: Inst) -> None:
+        """v_pk_mul/add/fma_f32 on register pairs, with op_sel/op_sel_hi and neg/neg_hi."""
+        b, name, f = self.b, ins.name, ins.f
+        n_src = 3 if "fma" in name else 2
+        op_sel, op_sel_hi = f["op_sel"], f["op_sel_hi"] | f["op_sel_hi2"] << 2
+        halves = []
+        for i in range(n_src):
+            code = f[f"src{i}"]
+            if code >= 256:
+                words = (self.vget(code - 256), self.vget(code - 255))
+            else:
+                x = self.sread(code, 2, ins)
+                words = (self.splat(b.trunc(x, I32), V32), self.splat(b.trunc(b.lshr(x, _c64(32)), I32), V32))
+            lo, hi = b.bitcast(words[op_sel >> i & 1], VF), b.bitcast(words[op_sel_hi >> i & 1], VF)
+            if f["neg"] >> i & 1:
+                lo = b.fneg(lo)
+            if f["neg_hi"] >> i & 1:
+                hi = b.fneg(hi)
+            halves.append((lo, hi))
+        out = []
+        fma = self.intr("llvm.fma.v64f32", VF, [VF, VF, VF])
+        for k in range(2):
+            xs = [h[k] for h in halves]
+            r = b.fmul(xs[0], xs[1]) if name == "v_pk_mul_f32" else b.fadd(xs[0], xs[1]) \
+                if name == "v_pk_add_f32" else b.call(fma, xs)
+            out.append(self.fres(r))
+        exe = self.lane_mask(self.exec64())
+        self.vset(f["vdst"], out[0], exe)
+        self.vset(f["vdst"] + 1, out[1], exe)
+
+    # ---------------------------------------------------------------- memory
+    def alloc_end(self, addr: ir.Value) -> ir.Value:
+        """The end of the allocation holding `addr` (0 when none): binary search over the sorted starts."""
+        b = self.b
+        fn = self.module.globals.get("amd_alloc_end")
+        if fn is None:
+            fn = _alloc_end_fn(self.module)
+        return b.call(fn, [self.ctx_arg, addr])
+
+    def active_range(self, addr: ir.Value, m64: ir.Value) -> tuple[ir.Value, ir.Value]:
+        b = self.b
+        mask = self.lane_mask(m64)
+        lo = b.call(self.intr("llvm.vector.reduce.umin.v64i64", I64, [V64]),
+                    [b.select(mask, addr, self.splat(_c64(-1), V64))])
+        hi = b.call(self.intr("llvm.vector.reduce.umax.v64i64", I64, [V64]),
+                    [b.select(mask, addr, self.splat(_c64(0), V64))])
+        return lo, hi
+
+    def lane_loop(self, tag: str, m64: ir.Value, body: Callable[[ir.Value], None]) -> None:
+        """for lane in 0..63 where bit lane of m64: body(lane as i64)."""
+        b = self.b
+        head = self.fn.append_basic_block(f"{tag}_head")
+        work = self.fn.append_basic_block(f"{tag}_work")
+        skip = self.fn.append_basic_block(f"{tag}_next")
+        out = self.fn.append_basic_block(f"{tag}_out")
+        start = b.block
+        b.branch(head)
+        b.position_at_end(head)
+        lane = b.phi(I64)
+        lane.add_incoming(_c64(0), start)
+        on = b.icmp_unsigned("!=", b.and_(b.lshr(m64, lane), _c64(1)), _c64(0))
+        b.cbranch(on, work, skip)
+        b.position_at_end(work)
+        body(lane)
+        b.branch(skip)
+        b.position_at_end(skip)
+        n = b.add(lane, _c64(1))
+        lane.add_incoming(n, skip)
+        b.cbranch(b.icmp_unsigned("<", n, _c64(WAVE)), head, out)
+        b.position_at_end(out)
+
+    def lane_ptr(self, r: int, lane: ir.Value) -> ir.Value:
+        return self.b.gep(self.vbase, [self.b.add(_c64(r * WAVE), lane)])
+
+    def smem(self, i: int, ins: Inst) -> None:
+        b, f = self.b, ins.f
+        n = SMEM_DWORDS[ins.name]
+        base = self.sread(f["sbase"], 2, ins)
+        off = _c64(f["offset"]) if f["imm"] else b.zext(self.sread(f["offset"], 1, ins), I64)
+        if f["soe"]:
+            off = b.add(off, b.zext(self.sread(f["soffset"], 1, ins), I64))
+        addr = b.and_(b.add(base, off), _c64(~3))
+        end = self.alloc_end(addr)
+        self.need_reference(i, b.and_(b.icmp_unsigned("!=", end, _c64(0)),
+                                      b.icmp_unsigned("<=", b.add(addr, _c64(4 * n)), end)))
+        host = b.bitcast(b.gep(self.mem, [b.sub(addr, _c64(GLOBAL_BASE))]), I32P)
+        for k in range(n):
+            self.sset(f["sdata"] + k, b.load(b.gep(host, [_c64(k)]), align=4))
+
+    def global_mem(self, i: int, ins: Inst) -> None:
+        b, f, name = self.b, ins.f, ins.name
+        width = flat_width(name)
+        size = 4 * width
+        if f["saddr"] != 0x7F:
+            addr = b.add(self.splat(self.sread(f["saddr"], 2, ins), V64), b.zext(self.vget(f["addr"]), V64))
+        else:
+            addr = b.or_(b.zext(self.vget(f["addr"]), V64),
+                         b.shl(b.zext(self.vget(f["addr"] + 1), V64), self.splat(_c64(32), V64)))
+        if f["offset"]:
+            addr = b.add(addr, self.splat(_c64(f["offset"]), V64))
+        exe = self.exec64()
+        lo, hi = self.active_range(addr, exe)
+        end = self.alloc_end(lo)
+        any_on = b.icmp_unsigned("!=", exe, _c64(0))
+        inside = b.and_(b.icmp_unsigned("!=", end, _c64(0)), b.icmp_unsigned("<=", b.add(hi, _c64(size)), end))
+        self.need_reference(i, b.or_(b.not_(any_on), inside))
+        lanes = self.popcount64(exe)
+        self.count(i, K_LANES, lanes)
+        b.store(addr, b.bitcast(self.addrs, V64.as_pointer()), align=8)
+        sec = b.call(_sectors_fn(self.module), [b.bitcast(self.addrs, I64P), exe, _c64(size)])
+        self.count(i, K_SECTORS, sec)
+        self.count(i, K_IDEAL, b.udiv(b.add(b.mul(lanes, _c64(size)), _c64(31)), _c64(32)))
+        base = b.sub(b.ptrtoint(self.mem, I64), _c64(GLOBAL_BASE))
+        addrs = b.bitcast(self.addrs, I64P)
+        if "_load_" in name:
+            def load(lane: ir.Value) -> None:
+                host = b.inttoptr(b.add(base, b.load(b.gep(addrs, [lane]))), I32P)
+                for k in range(width):
+                    b.store(b.load(b.gep(host, [_c64(k)]), align=1), self.lane_ptr(f["vdst"] + k, lane))
+            self.lane_loop(f"gl{i}", exe, load)
+        else:
+            for k in range(width):
+                def store(lane: ir.Value, k: int = k) -> None:
+                    host = b.inttoptr(b.add(base, b.load(b.gep(addrs, [lane]))), I32P)
+                    b.store(b.load(self.lane_ptr(f["data"] + k, lane)), b.gep(host, [_c64(k)]), align=1)
+                self.lane_loop(f"gs{i}_{k}", exe, store)
+
+    def ds(self, i: int, ins: Inst) -> None:
+        b, f, name = self.b, ins.f, ins.name
+        width = int(name.rsplit("_b", 1)[1]) // 32
+        two = name.startswith(("ds_read2", "ds_write2"))
+        if two:
+            stride = (64 if "st64" in name else 1) * 4 * width
+            offs = [f["offset0"] * stride, f["offset1"] * stride]
+        else:
+            offs = [f["offset0"] | f["offset1"] << 8]
+        size = 4 * width
+        exe = self.exec64()
+        base = b.zext(self.vget(f["addr"]), V64)
+        ok = ir.Constant(I1, 1)
+        limit = self.splat(self.lds_bytes, V64)
+        mask = self.lane_mask(exe)
+        for off in offs:
+            a = b.and_(b.add(base, self.splat(_c64(off), V64)), self.splat(_c64(M32), V64))
+            bad = b.or_(b.icmp_unsigned(">", b.add(a, self.splat(_c64(size), V64)), limit),
+                        b.icmp_unsigned("!=", b.and_(a, self.splat(_c64(3), V64)), self.splat(_c64(0), V64)))
+            anybad = b.call(self.intr("llvm.vector.reduce.or.v64i1", I1, [VB]), [b.and_(bad, mask)])
+            ok = b.and_(ok, b.not_(anybad))
+        self.need_reference(i, ok)
+        self.count(i, K_LANES, self.popcount64(exe))
+        # bank conflicts: each lane's dwords, lane-major, into `words`
+        t = len(offs) * width
+        words = b.bitcast(self.words, I32P)
+
+        def fill(lane: ir.Value) -> None:
+            a = b.zext(b.load(self.lane_ptr(f["addr"], lane)), I64)
+            for j, off in enumerate(offs):
+                w = b.trunc(b.lshr(b.and_(b.add(a, _c64(off)), _c64(M32)), _c64(2)), I32)
+                for k in range(width):
+                    b.store(b.add(w, _c32(k)), b.gep(words, [b.add(b.mul(lane, _c64(t)), _c64(j * width + k))]))
+        self.lane_loop(f"dw{i}", exe, fill)
+        self.count(i, K_BANK, b.call(_banks_fn(self.module), [words, exe, _c64(t)]))
+        lds = self.lds
+        if name in _DS_READ:
+            # every lane's values are read before any register is written (vdst may be the address register)
+            tmp = self.words_tmp()
+            self.lane_loop(f"dr{i}", exe, lambda lane: self._ds_gather(lane, offs, width, t, words, tmp))
+            for r in range(t):
+                def put(lane: ir.Value, r: int = r) -> None:
+                    b.store(b.load(b.gep(tmp, [b.add(b.mul(lane, _c64(t)), _c64(r))])),
+                            self.lane_ptr(f["vdst"] + r, lane))
+                self.lane_loop(f"dp{i}_{r}", exe, put)
+        else:
+            regs = [f["data0"], f["data1"]] if two else [f["data0"]]
+            for j, (_off, reg) in enumerate(zip(offs, regs, strict=True)):
+                for k in range(width):
+                    def write(lane: ir.Value, j: int = j, k: int = k, reg: int = reg) -> None:
+                        w = b.load(b.gep(words, [b.add(b.mul(lane, _c64(t)), _c64(j * width + k))]))
+                        b.store(b.load(self.lane_ptr(reg + k, lane)), b.gep(lds, [b.zext(w, I64)]))
+                    self.lane_loop(f"dwr{i}_{j}_{k}", exe, write)
+
+    def words_tmp(self) -> ir.Value:
+        return self.b.bitcast(self.tmp, I32P)
+
+    def _ds_gather(self, lane: ir.Value, offs: list[int], width: int, t: int, words: ir.Value,
+                   tmp: ir.Value) -> None:
+        b = self.b
+        for r in range(t):
+            at = b.add(b.mul(lane, _c64(t)), _c64(r))
+            w = b.load(b.gep(words, [at]))
+            b.store(b.load(b.gep(self.lds, [b.zext(w, I64)])), b.gep(tmp, [at]))
+
+
+def _is_float(name: str) -> bool:
+    return name.endswith("_f32") or name in _F1_SFU or name.startswith("v_pk_")
+
+
+def _sop2_ok(name: str) -> bool:
+    if name in ("s_add_u32", "s_sub_u32", "s_addc_u32", "s_subb_u32", "s_add_i32", "s_sub_i32", "s_mul_i32",
+                "s_mul_hi_u32", "s_mul_hi_i32", "s_min_i32", "s_max_i32", "s_min_u32", "s_max_u32",
+                "s_cselect_b32", "s_cselect_b64", "s_lshl1_add_u32", "s_lshl2_add_u32", "s_lshl3_add_u32",
+                "s_lshl4_add_u32"):
+        return True
+    if "_" not in name[2:]:
+        return False
+    op, wid = name[2:].rsplit("_", 1)
+    return op in _SOP2_LOGIC and wid in ("b32", "b64") or op in ("lshl", "lshr") and wid in ("b32", "b64") or \
+        op == "ashr" and wid in ("i32", "i64")
+
+
+def _ovf32(b: ir.IRBuilder, r: ir.Value) -> ir.Value:
+    return b.or_(b.icmp_signed(">", r, _c64(0x7FFFFFFF)), b.icmp_signed("<", r, _c64(-0x80000000)))
+
+
+def _icmp(b: ir.IRBuilder, op: str, a: ir.Value, c: ir.Value, signed: bool) -> ir.Value:
+    sym = {"eq": "==", "lg": "!=", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}[op]
+    return b.icmp_signed(sym, a, c) if signed else b.icmp_unsigned(sym, a, c)
+
+
+# -------------------------------------------------------------------------------------------- helpers in IR
+def _alloc_end_fn(module: ir.Module) -> ir.Function:
+    """i64 amd_alloc_end(ctx, addr): the end of the allocation whose [start, end) holds addr, or 0."""
+    fn = ir.Function(module, ir.FunctionType(I64, [I64P, I64]), name="amd_alloc_end")
+    fn.linkage = "internal"
+    ctx, addr = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    n = b.load(b.gep(ctx, [_c64(C_NALLOC)]))
+    starts = b.inttoptr(b.load(b.gep(ctx, [_c64(C_STARTS)])), I64P)
+    ends = b.inttoptr(b.load(b.gep(ctx, [_c64(C_ENDS)])), I64P)
+    head, body, out = fn.append_basic_block("head"), fn.append_basic_block("body"), fn.append_basic_block("out")
+    entry = b.block
+    b.branch(head)
+    b.position_at_end(head)  # lo, hi: the last start <= addr is in [lo, hi)
+    lo, hi = b.phi(I64), b.phi(I64)
+    lo.add_incoming(_c64(0), entry)
+    hi.add_incoming(n, entry)
+    b.cbranch(b.icmp_signed(">", b.sub(hi, lo), _c64(1)), body, out)
+    b.position_at_end(body)
+    mid = b.lshr(b.add(lo, hi), _c64(1))
+    le = b.icmp_unsigned("<=", b.load(b.gep(starts, [mid])), addr)
+    lo.add_incoming(b.select(le, mid, lo), body)
+    hi.add_incoming(b.select(le, hi, mid), body)
+    b.branch(head)
+    b.position_at_end(out)
+    found = b.and_(b.icmp_signed(">", n, _c64(0)), b.icmp_unsigned("<=", b.load(b.gep(starts, [lo])), addr))
+    end = b.load(b.gep(ends, [lo]))
+    b.ret(b.select(b.and_(found, b.icmp_unsigned("<", addr, end)), end, _c64(0)))
+    return fn
+
+
+def _sectors_fn(module: ir.Module) -> ir.Function:
+    """i64 amd_sectors(addrs, mask, size): distinct 32-byte sectors of the first and last bytes of the active
+    lanes' accesses (the reference's _sectors): one pass when they ascend, else a quadratic count."""
+    got = module.globals.get("amd_sectors")
+    if got is not None:
+        return got
+    fn = ir.Function(module, ir.FunctionType(I64, [I64P, I64, I64]), name="amd_sectors")
+    fn.linkage = "internal"
+    addrs, mask, size = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    seq = b.alloca(ir.ArrayType(I64, 2 * WAVE))
+    seqp = b.bitcast(seq, I64P)
+    entry = b.block
+    # gather the active lanes' (first, last) sectors in lane order
+    head, on, nxt, done = (fn.append_basic_block(x) for x in ("head", "on", "next", "gathered"))
+    b.branch(head)
+    b.position_at_end(head)
+    lane, cnt = b.phi(I64), b.phi(I64)
+    lane.add_incoming(_c64(0), entry)
+    cnt.add_incoming(_c64(0), entry)
+    b.cbranch(b.icmp_unsigned("!=", b.and_(b.lshr(mask, lane), _c64(1)), _c64(0)), on, nxt)
+    b.position_at_end(on)
+    a = b.load(b.gep(addrs, [lane]))
+    b.store(b.lshr(a, _c64(5)), b.gep(seqp, [cnt]))
+    b.store(b.lshr(b.add(a, b.sub(size, _c64(1))), _c64(5)), b.gep(seqp, [b.add(cnt, _c64(1))]))
+    cnt2 = b.add(cnt, _c64(2))
+    b.branch(nxt)
+    b.position_at_end(nxt)
+    cnt_n = b.phi(I64)
+    cnt_n.add_incoming(cnt, head)
+    cnt_n.add_incoming(cnt2, on)
+    lane_n = b.add(lane, _c64(1))
+    lane.add_incoming(lane_n, nxt)
+    cnt.add_incoming(cnt_n, nxt)
+    b.cbranch(b.icmp_unsigned("<", lane_n, _c64(WAVE)), head, done)
+    b.position_at_end(done)
+    total = cnt_n
+    empty, ascend_head = fn.append_basic_block("empty"), fn.append_basic_block("asc_head")
+    b.cbranch(b.icmp_unsigned("==", total, _c64(0)), empty, ascend_head)
+    b.position_at_end(empty)
+    b.ret(_c64(0))
+    # ascending: count changes
+    b.position_at_end(ascend_head)
+    j, changes = b.phi(I64), b.phi(I64)
+    j.add_incoming(_c64(1), done)
+    changes.add_incoming(_c64(1), done)
+    asc_body, asc_end, quad = (fn.append_basic_block(x) for x in ("asc_body", "asc_end", "quad"))
+    b.cbranch(b.icmp_unsigned("<", j, total), asc_body, asc_end)
+    b.position_at_end(asc_body)
+    cur, prev = b.load(b.gep(seqp, [j])), b.load(b.gep(seqp, [b.sub(j, _c64(1))]))
+    asc_ok = fn.append_basic_block("asc_ok")
+    b.cbranch(b.icmp_unsigned("<", cur, prev), quad, asc_ok)
+    b.position_at_end(asc_ok)
+    j.add_incoming(b.add(j, _c64(1)), asc_ok)
+    changes.add_incoming(b.add(changes, b.zext(b.icmp_unsigned("!=", cur, prev), I64)), asc_ok)
+    b.branch(ascend_head)
+    b.position_at_end(asc_end)
+    b.ret(changes)
+    # not ascending: count the entries equal to no earlier one
+    b.position_at_end(quad)
+    qi_head, qi_body, qj_head, qj_body, qi_next, qout = (fn.append_basic_block(x) for x in (
+        "qi_head", "qi_body", "qj_head", "qj_body", "qi_next", "qout"))
+    b.branch(qi_head)
+    b.position_at_end(qi_head)
+    qi, distinct = b.phi(I64), b.phi(I64)
+    qi.add_incoming(_c64(0), quad)
+    distinct.add_incoming(_c64(0), quad)
+    b.cbranch(b.icmp_unsigned("<", qi, total), qi_body, qout)
+    b.position_at_end(qi_body)
+    v = b.load(b.gep(seqp, [qi]))
+    b.branch(qj_head)
+    b.position_at_end(qj_head)
+    qj = b.phi(I64)
+    qj.add_incoming(_c64(0), qi_body)
+    seen_before = fn.append_basic_block("seen")
+    fresh = fn.append_basic_block("fresh")
+    b.cbranch(b.icmp_unsigned("<", qj, qi), qj_body, fresh)
+    b.position_at_end(qj_body)
+    same = b.icmp_unsigned("==", b.load(b.gep(seqp, [qj])), v)
+    qj.add_incoming(b.add(qj, _c64(1)), qj_body)
+    b.cbranch(same, seen_before, qj_head)
+    b.position_at_end(seen_before)
+    b.branch(qi_next)
+    b.position_at_end(fresh)
+    b.branch(qi_next)
+    b.position_at_end(qi_next)
+    inc = b.phi(I64)
+    inc.add_incoming(_c64(0), seen_before)
+    inc.add_incoming(_c64(1), fresh)
+    qi.add_incoming(b.add(qi, _c64(1)), qi_next)
+    distinct.add_incoming(b.add(distinct, inc), qi_next)
+    b.branch(qi_head)
+    b.position_at_end(qout)
+    b.ret(distinct)
+    return fn
+
+
+def _banks_fn(module: ir.Module) -> ir.Function:
+    """i64 amd_banks(words, mask, t): LDS bank conflicts of a wave's DS instruction (the reference's
+    _lds_bank_conflicts): per 32-lane pass with an active lane, max(busiest bank's distinct dwords - t, 0)."""
+    got = module.globals.get("amd_banks")
+    if got is not None:
+        return got
+    fn = ir.Function(module, ir.FunctionType(I64, [I32P, I64, I64]), name="amd_banks")
+    fn.linkage = "internal"
+    words, mask, t = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    per_bank = b.bitcast(b.alloca(ir.ArrayType(I32, 32)), I32P)
+    seen = b.bitcast(b.alloca(ir.ArrayType(I32, 32 * 32 * 8)), I32P)  # per bank: its distinct dwords
+    entry = b.block
+    p_head, p_body, p_out = (fn.append_basic_block(x) for x in ("p_head", "p_body", "p_out"))
+    b.branch(p_head)
+    b.position_at_end(p_head)
+    pas, total = b.phi(I64), b.phi(I64)
+    pas.add_incoming(_c64(0), entry)
+    total.add_incoming(_c64(0), entry)
+    b.cbranch(b.icmp_unsigned("<", pas, _c64(2)), p_body, p_out)
+    b.position_at_end(p_body)
+    pmask = b.and_(b.lshr(mask, b.mul(pas, _c64(32))), _c64(M32))
+    clear = fn.append_basic_block("clear")
+    p_skip = fn.append_basic_block("p_skip")
+    b.cbranch(b.icmp_unsigned("==", pmask, _c64(0)), p_skip, clear)
+    b.position_at_end(clear)
+    memset = ir.Function(module, ir.FunctionType(ir.VoidType(), [I8P, I8, I64, I1]), name="llvm.memset.p0i8.i64") \
+        if "llvm.memset.p0i8.i64" not in module.globals else module.globals["llvm.memset.p0i8.i64"]
+    b.call(memset, [b.bitcast(per_bank, I8P), ir.Constant(I8, 0), _c64(128), ir.Constant(I1, 0)])
+    l_head, l_body, l_next, l_out = (fn.append_basic_block(x) for x in ("l_head", "l_body", "l_next", "l_out"))
+    b.branch(l_head)
+    b.position_at_end(l_head)
+    lane = b.phi(I64)
+    lane.add_incoming(_c64(0), clear)
+    b.cbranch(b.icmp_unsigned("<", lane, _c64(32)), l_body, l_out)
+    b.position_at_end(l_body)
+    w_head, w_body, w_out = (fn.append_basic_block(x) for x in ("w_head", "w_body", "w_out"))
+    b.cbranch(b.icmp_unsigned("!=", b.and_(b.lshr(pmask, lane), _c64(1)), _c64(0)), w_head, l_next)
+    b.position_at_end(w_head)
+    k = b.phi(I64)
+    k.add_incoming(_c64(0), l_body)
+    b.cbranch(b.icmp_unsigned("<", k, t), w_body, w_out)
+    b.position_at_end(w_body)
+    word = b.load(b.gep(words, [b.add(b.mul(b.add(b.mul(pas, _c64(32)), lane), t), k)]))
+    bank = b.zext(b.and_(word, _c32(31)), I64)
+    have = b.load(b.gep(per_bank, [bank]))
+    row = b.mul(bank, _c64(32 * 8))
+    s_head, s_body, s_new, s_done = (fn.append_basic_block(x) for x in ("s_head", "s_body", "s_new", "s_done"))
+    b.branch(s_head)
+    b.position_at_end(s_head)
+    q = b.phi(I32)
+    q.add_incoming(_c32(0), w_body)
+    b.cbranch(b.icmp_unsigned("<", q, have), s_body, s_new)
+    b.position_at_end(s_body)
+    hit = b.icmp_unsigned("==", b.load(b.gep(seen, [b.add(row, b.zext(q, I64))])), word)
+    q.add_incoming(b.add(q, _c32(1)), s_body)
+    b.cbranch(hit, s_done, s_head)
+    b.position_at_end(s_new)
+    b.store(word, b.gep(seen, [b.add(row, b.zext(have, I64))]))
+    b.store(b.add(have, _c32(1)), b.gep(per_bank, [bank]))
+    b.branch(s_done)
+    b.position_at_end(s_done)
+    k.add_incoming(b.add(k, _c64(1)), s_done)
+    b.branch(w_head)
+    b.position_at_end(w_out)
+    b.branch(l_next)
+    b.position_at_end(l_next)
+    lane.add_incoming(b.add(lane, _c64(1)), l_next)
+    b.branch(l_head)
+    b.position_at_end(l_out)  # the busiest bank
+    m_head, m_body, m_out = (fn.append_basic_block(x) for x in ("m_head", "m_body", "m_out"))
+    b.branch(m_head)
+    b.position_at_end(m_head)
+    bi, best = b.phi(I64), b.phi(I64)
+    bi.add_incoming(_c64(0), l_out)
+    best.add_incoming(_c64(0), l_out)
+    b.cbranch(b.icmp_unsigned("<", bi, _c64(32)), m_body, m_out)
+    b.position_at_end(m_body)
+    c = b.zext(b.load(b.gep(per_bank, [bi])), I64)
+    bi.add_incoming(b.add(bi, _c64(1)), m_body)
+    best.add_incoming(b.select(b.icmp_unsigned(">", c, best), c, best), m_body)
+    b.branch(m_head)
+    b.position_at_end(m_out)
+    extra = b.select(b.icmp_signed(">", best, t), b.sub(best, t), _c64(0))
+    b.branch(p_skip)
+    b.position_at_end(p_skip)
+    add = b.phi(I64)
+    add.add_incoming(_c64(0), p_body)
+    add.add_incoming(extra, m_out)
+    pas.add_incoming(b.add(pas, _c64(1)), p_skip)
+    total.add_incoming(b.add(total, add), p_skip)
+    b.branch(p_head)
+    b.position_at_end(p_out)
+    b.ret(total)
+    return fn
+

@@ -1,0 +1,278 @@
+"""The native executor for AMD dispatches: the wave64 kernel compiled once (amd_codegen.py), run over batches of
+workgroups, with the reference executor's semantics, checks and counters.
+
+Scheduling: the compiled function runs each runnable wave of a batch until it ends or reaches `s_barrier`;
+when no wave can run, every wave at a barrier is released (ended waves count as arrived): the reference's
+rule. Waves run one after another instead of in lock step; kernels whose waves communicate without a barrier
+(a data race on the GPU too) may see other orders. Between calls the watchdog and the cancel flag are polled
+(a call returns at least every FUEL backward branches). When the native code cannot serve an access with its
+fast check (lanes over several allocations, misaligned LDS, a bad address), it stops the wave before the
+instruction and the reference handler runs that one instruction on that one wave: it serves it, or raises
+the reference's own DeviceFault with its report.
+
+A kernel falls back whole to the reference (`execute` returns None after a `native_fallback` trace event with
+the reason) when an instruction is not compiled, a load's register might be read before its `s_waitcnt`
+(amd_plan.py), it uses float32 denormal flushing, private (scratch) memory, peers' memory, or an instruction
+budget (printf's atomics are not compiled).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import hashlib
+import time
+from typing import Any
+
+import numpy as np
+
+from strata import trace
+from strata.errors import DeviceFault, LaunchCancelled, LaunchTimeout
+from strata.hw.amdgpu import executor as ref
+from strata.hw.amdgpu.decoder import flat_width
+from strata.hw.counters import Counters
+from strata.hw.memory import DeviceMemory
+from strata.hw.native import amd_codegen as cg
+from strata.hw.native.amd_plan import SMEM_DWORDS, loads_observed_early
+
+FUEL = 1 << 15  # backward branches one call may take before it returns to poll the watchdog
+_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+
+
+@dataclasses.dataclass
+class CompiledAmd:
+    """A kernel's native code and what the Python side needs to turn its counts into Counters."""
+
+    fn: Any
+    obj: Any  # the LoadedObject (kept alive with the function)
+    nv: int
+    classes: list[tuple[str | None, bool, int]]  # per instruction: count_class
+
+
+def nv_of(prog: ref.AmdProgram) -> int:
+    """VGPRs a wave holds (the reference's count: AGPRs follow the arch VGPRs, plus one)."""
+    k = prog.kernel
+    return max(k.vgpr_count, k.descriptor.accum_offset + k.agpr_count if k.agpr_count else 0, 1) + 1
+
+
+def compiled(prog: ref.AmdProgram) -> CompiledAmd | str:
+    """The kernel's native code (compiled once per program, objects cached on disk), or why there is none."""
+    memo: dict[str, Any] = prog.__dict__.setdefault("_native_amd", {})
+    hit = memo.get("ck")
+    if hit is not None:
+        return hit
+    result = memo["ck"] = _compile(prog)
+    return result
+
+
+def _compile(prog: ref.AmdProgram) -> CompiledAmd | str:
+    if prog.ftz:
+        return "float32 denormals flush (FLOAT_DENORM_MODE_32): not compiled"
+    early = loads_observed_early(prog.insts)
+    if early:
+        return f"the load at offset {early[0]:#x} may be read before the s_waitcnt that retires it"
+    from strata.hw.native.compiler import LoadedObject, cache_get, cache_key, cache_put, compile_ir
+
+    nv = nv_of(prog)
+    k = prog.kernel
+    h = hashlib.sha256(k.code)
+    for fname, vaddr, code in k.functions:
+        h.update(f"{fname}:{vaddr}".encode())
+        h.update(code)
+    key = cache_key({"kind": "amdgcn", "code": h.hexdigest(), "name": k.name, "arch": k.arch, "nv": nv})
+    t0 = time.perf_counter()
+    hit = cache_get(key)
+    if hit is not None and hit[1] is None:
+        return str(hit[0]["reason"])
+    obj: bytes | None = None if hit is None else hit[1]
+    if obj is None:
+        gen = cg.AmdCodegen(prog, nv)
+        try:
+            text = gen.build()
+        except cg.Unsupported as e:
+            cache_put(key, {"reason": f"not compiled: {e}"}, None)
+            return f"not compiled: {e}"
+        obj = compile_ir(text)
+        cache_put(key, {"kernel": k.name}, obj)
+    loaded = LoadedObject(obj)
+    fn = _FN(loaded.address("amd_run"))
+    trace.emit("L0", "native_compile", kernel=k.name, cached=hit is not None, isa="gfx9",
+               ms=round(1000 * (time.perf_counter() - t0), 1))
+    return CompiledAmd(fn, loaded, nv, [cg.count_class(ins) for ins in prog.insts])
+
+
+def launch_reason(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, budget: int) -> str | None:
+    """Why this dispatch runs on the reference executor (None: it may run natively)."""
+    if budget:
+        return "an instruction budget (counted in the reference's scheduler steps)"
+    if launch.private_bytes or prog.kernel.private_segment_fixed_size or \
+            prog.kernel.metadata.get(".uses_dynamic_stack"):
+        return "private (scratch) memory"
+    if mem.peers:
+        return "peer access enabled (native code checks the device's own allocations)"
+    return None
+
+
+def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, budget: int, batch_lanes: int,
+            timeout_s: float, control: Any, isa_counts: dict[str, int] | None) -> Counters | None:
+    """Run the dispatch natively; None (after a `native_fallback` trace event) when it cannot."""
+    reason = launch_reason(prog, launch, mem, budget)
+    ck = reason if reason else compiled(prog)
+    if isinstance(ck, str):
+        trace.emit("L0", "native_fallback", kernel=prog.name, reason=ck, isa="gfx9")
+        return None
+    bx, by, bz = launch.block
+    threads = bx * by * bz
+    waves_per_wg = -(-threads // ref.WAVE)
+    gx, gy, gz = launch.grid
+    n_wg = gx * gy * gz
+    counters = Counters()
+    counters.blocks_launched = n_wg
+    counters.threads_launched = n_wg * threads
+    npc = len(prog.insts)
+    counts = np.zeros((cg.ROWS, npc), np.uint64)
+    replayed = np.zeros(npc, np.int64)
+    replay_lanes = [0]
+    per_batch = max(1, ref.BATCH_FACTOR * batch_lanes // (waves_per_wg * ref.WAVE))
+    start = time.perf_counter()
+    starts, ends, nalloc = _allocation_table(mem)
+    for first in range(0, n_wg, per_batch):
+        wgs = np.arange(first, min(n_wg, first + per_batch))
+        b = ref._init_batch(prog, launch, wgs, waves_per_wg, threads)
+        _run_batch(prog, launch, mem, ck, b, counts, replayed, replay_lanes, counters, (starts, ends, nalloc),
+                   start, timeout_s, control)
+    _fold(prog, ck, counts, replayed, replay_lanes[0], counters, isa_counts)
+    if isa_counts is not None:
+        isa_counts["waves"] = n_wg * waves_per_wg
+        isa_counts["wavefront_size"] = ref.WAVE
+        isa_counts["lds_bank_conflicts"] = counters.shared_bank_conflicts
+    launch.executor = "native"
+    return counters
+
+
+def _allocation_table(mem: DeviceMemory) -> tuple[np.ndarray, np.ndarray, int]:
+    allocs = sorted(mem.allocations(), key=lambda a: a.address)
+    return (np.array([a.address for a in allocs] or [0], dtype=np.uint64),
+            np.array([a.end for a in allocs] or [0], dtype=np.uint64), len(allocs))
+
+
+def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, ck: CompiledAmd, b: Any,
+               counts: np.ndarray, replayed: np.ndarray, replay_lanes: list[int], counters: Counters,
+               table: tuple[np.ndarray, np.ndarray, int], start: float, timeout_s: float, control: Any) -> None:
+    n = b.s.shape[0]
+    s = np.ascontiguousarray(b.s)
+    v = np.ascontiguousarray(b.v.transpose(1, 0, 2))  # (W, NV, 64): a wave's registers together
+    scc = np.zeros(n, np.uint8)
+    pc = np.full(n, prog.index[0], np.int32)
+    state = np.zeros(n, np.uint8)
+    wg = b.wg.astype(np.int32)
+    lds = np.ascontiguousarray(b.lds)
+    starts, ends, nalloc = table
+    ctx = np.zeros(cg.CTX_SIZE, np.int64)
+    for slot, arr in ((cg.C_S, s), (cg.C_V, v), (cg.C_SCC, scc), (cg.C_PC, pc), (cg.C_STATE, state), (cg.C_WG, wg),
+                      (cg.C_LDS, lds), (cg.C_STARTS, starts), (cg.C_ENDS, ends), (cg.C_COUNTS, counts)):
+        ctx[slot] = arr.ctypes.data
+    ctx[cg.C_MEM] = mem.bytes.ctypes.data
+    ctx[cg.C_LDS_ROW] = lds.shape[1]
+    ctx[cg.C_LDS_BYTES] = launch.lds_bytes
+    ctx[cg.C_NALLOC] = nalloc
+    ctx[cg.C_LO], ctx[cg.C_HI] = 0, n
+    ctx[cg.C_FUEL] = FUEL
+    ctx[cg.C_NPC] = len(prog.insts)
+    address = ctx.ctypes.data
+    while True:
+        rc = ck.fn(address)
+        if rc == cg.R_DONE:
+            waiting = state == cg.BARRIER
+            if not waiting.any():
+                break
+            state[waiting] = cg.RUN  # every live wave is at a barrier: release them all
+        elif rc == cg.R_REFERENCE:
+            w = int(ctx[cg.C_STOPPED])
+            _replay(prog, launch, mem, b, s, v, scc, pc, state, lds, w, counters, replayed, replay_lanes)
+        elif rc == cg.R_BAD_PC:
+            raise DeviceFault("cudaErrorIllegalInstruction", f"[{prog.name}] execution ran past the end of the code "
+                              "without s_endpgm")
+        if control is not None and getattr(control, "reason", None):
+            raise LaunchCancelled(message=f"[{prog.name}] {control.reason}")
+        if timeout_s and time.perf_counter() - start > timeout_s:
+            raise LaunchTimeout(message=f"[{prog.name}] still running after {timeout_s:g} s (STRATA_KERNEL_TIMEOUT)")
+
+
+def _replay(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, b: Any, s: np.ndarray, v: np.ndarray,
+            scc: np.ndarray, pc: np.ndarray, state: np.ndarray, lds: np.ndarray, w: int, counters: Counters,
+            replayed: np.ndarray, replay_lanes: list[int]) -> None:
+    """Run instruction pc[w] of wave w on the reference handler (views of the wave's registers and its
+    workgroup's LDS as a one-wave batch), then let its queued register writes land at once (amd_plan.py
+    proved nothing reads them before their wait)."""
+    i = int(pc[w])
+    ins = prog.insts[i]
+    g = int(b.wg[w])
+    one = ref._Batch(s[w:w + 1], v[w][:, None, :], scc[w:w + 1].view(bool), np.array([i], np.int64),
+                     np.zeros(1, bool), np.zeros(1, bool), np.zeros(1, np.int64), b.wg_id[w:w + 1],
+                     b.wave_in_wg[w:w + 1], lds[g:g + 1], np.zeros((1, ref.WAVE, 1), np.uint32),
+                     all_waves=np.arange(1))
+    c = ref._Ctx(one, slice(None), 1, mem, prog, launch, counters, ins=ins)
+    prog.handlers[i](c, ins)
+    for p in one.pending:
+        p.apply(np.ones(p.waves.size, bool))
+    replayed[i] += 1
+    if prog.categories[i] == "valu" and (c._exec is not None or c._full is not None):
+        replay_lanes[0] += c.active()
+    pc[w] = int(c.jump[0]) if c.jump is not None and c.jump[0] >= 0 else i + 1
+    state[w] = cg.DONE if one.done[0] else cg.BARRIER if one.barrier[0] else cg.RUN
+
+
+def _fold(prog: ref.AmdProgram, ck: CompiledAmd, counts: np.ndarray, replayed: np.ndarray, replay_lanes: int,
+          counters: Counters, isa_counts: dict[str, int] | None) -> None:
+    """Turn the per-instruction counts into the reference's Counters and isa_counts."""
+    waves_all, lanes_all = counts[cg.K_WAVES].astype(np.int64), counts[cg.K_LANES].astype(np.int64)
+    valu_lanes = replay_lanes
+    for i in np.flatnonzero(waves_all).tolist():
+        ins, w, lanes = prog.insts[i], int(waves_all[i]), int(lanes_all[i])
+        cls, in_valu, extra = ck.classes[i]
+        if cls is not None:
+            counters.thread_instructions[cls] += lanes
+            counters.warp_instructions[cls] += 2 * w
+            if cls == "fp32":
+                counters.flops["fp32"] += lanes
+        if extra:
+            counters.flops["fp32"] += extra * lanes
+        if in_valu:
+            valu_lanes += lanes
+        name = ins.name
+        if ins.fmt == "SOPP":
+            if name.startswith(("s_branch", "s_cbranch")):
+                counters.branches += w
+            elif name == "s_barrier":
+                counters.barriers += w
+        elif ins.fmt == "SMEM":
+            counters.global_load_bytes += 4 * SMEM_DWORDS[name] * w
+        elif ins.fmt == "GLOBAL":
+            size = 4 * flat_width(name)
+            sec, ideal = int(counts[cg.K_SECTORS, i]), int(counts[cg.K_IDEAL, i])
+            if "_load_" in name:
+                counters.global_load_bytes += lanes * size
+                counters.global_load_requests += w
+                counters.global_load_sectors += sec
+                counters.global_load_ideal_sectors += ideal
+            else:
+                counters.global_store_bytes += lanes * size
+                counters.global_store_requests += w
+                counters.global_store_sectors += sec
+                counters.global_store_ideal_sectors += ideal
+        elif ins.fmt == "DS":
+            counters.shared_requests += w
+            counters.shared_bank_conflicts += int(counts[cg.K_BANK, i])
+            width = int(name.rsplit("_b", 1)[1]) // 32
+            dwords = width * (2 if name.startswith(("ds_read2", "ds_write2")) else 1)
+            if name.startswith("ds_read"):
+                counters.shared_load_bytes += lanes * 4 * dwords
+            else:
+                counters.shared_store_bytes += lanes * 4 * dwords
+    if isa_counts is not None:
+        per_pc = waves_all + replayed
+        for cat, n in zip(prog.categories, per_pc.tolist(), strict=True):
+            if n:
+                isa_counts[cat] = isa_counts.get(cat, 0) + n
+        isa_counts["valu_lanes"] = isa_counts.get("valu_lanes", 0) + valu_lanes
