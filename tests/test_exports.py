@@ -21,3 +21,13 @@ def test_an_unknown_name_does_not_import_the_framework() -> None:
             "print('strata.framework' in sys.modules); strata.tensor; print('strata.framework' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split() == ["False", "True"]
+
+
+def test_torch_subpackages_are_attributes_after_import_strata() -> None:
+    # as `import torch; torch.cuda.synchronize()`: no `import strata.cuda` needed (a program written for torch
+    # and run under --as-torch does exactly this)
+    code = ("import strata; strata.cuda.synchronize(); print(strata.cuda.is_available(), "
+            "strata.distributed.is_available(), strata.nn.Linear.__name__, strata.optim.SGD.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "Linear", "SGD"]

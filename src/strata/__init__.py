@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # for mypy and editors: the same names, imported eagerly
 from strata._exports import FRAMEWORK_NAMES  # noqa: E402 - (after the TYPE_CHECKING block above)
 
 # Packages of their own (src/strata/nn/, ...) whose names are the framework's modules at run time.
-_PACKAGES = frozenset({"autograd", "nn", "optim"})
+# torch's subpackages that `import torch` makes reachable as attributes (torch.cuda.synchronize(), ...)
+_PACKAGES = frozenset({"autograd", "cuda", "distributed", "nn", "optim"})
 
 
 def _framework_names() -> list[str]:
