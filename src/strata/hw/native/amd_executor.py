@@ -33,6 +33,7 @@ from strata.hw.amdgpu.decoder import flat_width
 from strata.hw.counters import Counters
 from strata.hw.memory import DeviceMemory
 from strata.hw.native import amd_codegen as cg
+from strata.hw.native import tiering
 from strata.hw.native.amd_plan import SMEM_DWORDS, loads_observed_early
 
 FUEL = 1 << 15  # backward branches one call may take before it returns to poll the watchdog
@@ -65,21 +66,65 @@ def compiled(prog: ref.AmdProgram) -> CompiledAmd | str:
     return result
 
 
+def _object_key(prog: ref.AmdProgram) -> str:
+    """The kernel's key in the disk cache of objects: its machine code (and device functions'), name, target and
+    register count (the code reads everything launch-specific from ctx)."""
+    from strata.hw.native.compiler import cache_key
+
+    memo: dict[str, Any] = prog.__dict__.setdefault("_native_amd", {})
+    if "key" not in memo:
+        k = prog.kernel
+        h = hashlib.sha256(k.code)
+        for fname, vaddr, code in k.functions:
+            h.update(f"{fname}:{vaddr}".encode())
+            h.update(code)
+        memo["key"] = cache_key({"kind": "amdgcn", "code": h.hexdigest(), "name": k.name, "arch": k.arch,
+                                 "nv": nv_of(prog)})
+    return str(memo["key"])
+
+
+def predicted_reference_s(prog: ref.AmdProgram, launch: ref.AmdLaunch, batch_lanes: int) -> float:
+    """A rough prediction of the reference executor's time for a dispatch (tiering.py's model: a fixed cost per
+    instruction and batch plus one per lane; loops assumed to run LOOP_TRIPS times)."""
+    static = len(prog.insts)
+    if any(ins.fmt == "SOPP" and ins.name.startswith(("s_branch", "s_cbranch")) and ins.f["simm16"] & 0x8000
+           for ins in prog.insts):
+        static *= tiering.LOOP_TRIPS
+    threads = launch.block[0] * launch.block[1] * launch.block[2]
+    n_wg = launch.grid[0] * launch.grid[1] * launch.grid[2]
+    lanes = n_wg * -(-threads // ref.WAVE) * ref.WAVE
+    batches = -(-lanes // max(ref.BATCH_FACTOR * batch_lanes, 1))
+    return static * (batches * tiering.PER_CHUNK_INSTRUCTION_S + lanes * tiering.PER_LANE_INSTRUCTION_S)
+
+
+def _warm(prog: ref.AmdProgram, launch: ref.AmdLaunch, batch_lanes: int) -> bool:
+    """Whether the kernel runs natively this launch: compiled already, in the disk cache, or worth compiling now
+    (the reference's predicted time on it, summed over its launches, reaches STRATA_NATIVE_AFTER_MS)."""
+    from strata import config
+    from strata.hw.native.compiler import cache_has
+
+    memo: dict[str, Any] = prog.__dict__.setdefault("_native_amd", {})
+    if "ck" in memo:
+        return True
+    after_s = config.settings().native_after_ms / 1e3
+    spent = memo.get("spent", 0.0) + predicted_reference_s(prog, launch, batch_lanes)
+    if after_s <= 0 or spent >= after_s or cache_has(_object_key(prog)):
+        return True
+    memo["spent"] = spent
+    return False
+
+
 def _compile(prog: ref.AmdProgram) -> CompiledAmd | str:
     if prog.ftz:
         return "float32 denormals flush (FLOAT_DENORM_MODE_32): not compiled"
     early = loads_observed_early(prog.insts)
     if early:
         return f"the load at offset {early[0]:#x} may be read before the s_waitcnt that retires it"
-    from strata.hw.native.compiler import LoadedObject, cache_get, cache_key, cache_put, compile_ir
+    from strata.hw.native.compiler import LoadedObject, cache_get, cache_put, compile_ir
 
     nv = nv_of(prog)
     k = prog.kernel
-    h = hashlib.sha256(k.code)
-    for fname, vaddr, code in k.functions:
-        h.update(f"{fname}:{vaddr}".encode())
-        h.update(code)
-    key = cache_key({"kind": "amdgcn", "code": h.hexdigest(), "name": k.name, "arch": k.arch, "nv": nv})
+    key = _object_key(prog)
     t0 = time.perf_counter()
     hit = cache_get(key)
     if hit is not None and hit[1] is None:
@@ -117,6 +162,10 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
             timeout_s: float, control: Any, isa_counts: dict[str, int] | None) -> Counters | None:
     """Run the dispatch natively; None (after a `native_fallback` trace event) when it cannot."""
     reason = launch_reason(prog, launch, mem, budget)
+    if reason is None and not _warm(prog, launch, batch_lanes):
+        trace.emit("L0", "native_deferred", kernel=prog.name, isa="gfx9",
+                   reason="not compiled yet: the reference's time on it is below STRATA_NATIVE_AFTER_MS")
+        return None
     ck = reason if reason else compiled(prog)
     if isinstance(ck, str):
         trace.emit("L0", "native_fallback", kernel=prog.name, reason=ck, isa="gfx9")

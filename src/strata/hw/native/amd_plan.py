@@ -7,8 +7,9 @@ lgkmcnt for scalar loads and LDS reads). Both give every instruction the same va
 a wave can take from the load to the wait that retires it, no instruction reads or writes the load's
 destination registers. waitcnt.py proves that on the straight line only; this module follows branches
 too (both ways of a conditional one), since the usual `if (...) x = a[i]; else x = 0;` joins after the
-load before its wait. A path that loops back without retiring the load, or jumps through registers, is
-taken as touching it: such a kernel runs on the reference executor, whose queue models the stale read.
+load before its wait. Every instruction reachable before the retiring wait is checked once (joins and loops
+are followed until they add nothing); a path that jumps through registers or traps is taken as touching the
+registers: such a kernel runs on the reference executor, whose queue models the stale read.
 
 Example:
     >>> from strata.hw.amdgpu.decoder import Inst
@@ -73,7 +74,7 @@ def _untouched(insts: Sequence[Inst], index: dict[int, int], i: int, dst: set[in
     while stack:
         j, later = stack.pop()
         if (j, later) in seen:
-            return False  # a loop that does not retire the load
+            continue  # a join or a loop: the instructions from here on are checked already
         seen.add((j, later))
         if j >= len(insts):
             return False
@@ -112,8 +113,8 @@ def _spans(codes: Iterable[int], span: int) -> set[int]:
 
 
 def _sgprs(ins: Inst) -> set[int] | None:
-    """SGPRs an instruction may read or write (over-approximated where the width is not plain: a pair for
-    vector instructions' scalar operands of 64-bit ops and lane masks); None for jumps through registers."""
+    """SGPRs an instruction may read or write (operand widths from the decoder's tables; a VOP3B carry-out or a
+    compare's mask as a pair); None for jumps through registers."""
     if ins.name in ("s_setpc_b64", "s_swappc_b64", "s_getpc_b64", "s_rfe_b64"):
         return None
     f = ins.f
@@ -135,10 +136,9 @@ def _sgprs(ins: Inst) -> set[int] | None:
         if not f.get("imm"):
             add("offset", 1)
     elif ins.fmt in _VALU:
-        wide = 2 if "64" in ins.name or ins.name.startswith("v_pk_") else 1
-        add("src0", wide)
-        add("src1", wide)
-        add("src2", 2)
+        _, sw = ins.widths
+        for i, key in enumerate(("src0", "src1", "src2")):
+            add(key, max(sw[i] if i < len(sw) else 2, 1))
         add("sdst", 2)
         if ins.name.startswith(("v_cmp", "v_readlane", "v_readfirstlane")):
             add("vdst", 2)

@@ -1,0 +1,310 @@
+"""The native executor on AMD (gfx9, wave64) dispatches against the reference wave64 executor: the same
+clang-compiled HIP kernels run on both, with outputs bit for bit, counters, isa counts and fault reports
+identical, NumPy as the oracle; kernels it does not compile fall back whole with the reason.
+
+Most tests use the checked-in gfx942 code objects of tests/hip/amd (no compiler needed); the end-to-end ones
+compile the benchmarks' HIP sources with clang-19 and skip without it. tests/conftest.py compiles at once
+(STRATA_NATIVE_AFTER_MS=0) for this file."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import struct
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from strata import trace
+from strata.errors import DeviceFault, LaunchTimeout
+from strata.hw import native
+from strata.hw.amdgpu import kernarg
+from strata.hw.amdgpu.codeobject import KernelInfo, parse
+from strata.hw.amdgpu.executor import AmdLaunch, execute, load_program
+from strata.hw.memory import GLOBAL_BASE, DeviceMemory
+
+AMD = Path(__file__).parent / "amd"
+pytestmark = pytest.mark.skipif(not native.available(), reason="llvmlite not installed (the native executor needs it)")
+needs_clang = pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 not installed (make amd)")
+
+
+class Board:
+    """A DeviceMemory with a bump allocator (a guard page between allocations), as test_amd_executor's."""
+
+    def __init__(self) -> None:
+        self.mem = DeviceMemory(1 << 26)
+        self.next = GLOBAL_BASE
+
+    def put(self, data: np.ndarray | bytes, tag: str = "buf") -> int:
+        raw = np.frombuffer(bytes(data) if isinstance(data, bytes) else data.tobytes(), np.uint8)
+        addr = self.next
+        self.mem.map(addr, raw.size, tag)
+        self.mem.write(addr, raw)
+        self.next += -(-raw.size // 4096) * 4096 + 4096
+        return addr
+
+    def get(self, addr: int, n: int, dtype: type = np.float32) -> np.ndarray:
+        return np.frombuffer(self.mem.read(addr, n * np.dtype(dtype).itemsize), dtype).copy()
+
+
+def kernel(co: str, name: str) -> KernelInfo:
+    return parse((AMD / f"{co}.co").read_bytes()).kernels[name]
+
+
+def p64(a: int) -> bytes:
+    return a.to_bytes(8, "little")
+
+
+def i32(v: int) -> bytes:
+    return struct.pack("<i", v)
+
+
+def f32(v: float) -> bytes:
+    return struct.pack("<f", v)
+
+
+Setup = Callable[[Board], tuple[list[bytes], list[tuple[int, int, Any]]]]  # -> (args, outputs (addr, n, dtype))
+
+
+def run(monkeypatch: pytest.MonkeyPatch, executor: str, k: KernelInfo, grid: tuple[int, int, int],
+        block: tuple[int, int, int], setup: Setup, batch_lanes: int = 1 << 16) -> dict[str, Any]:
+    """One dispatch on one executor from fresh inputs: outputs, counters, isa counts, executor, trace events."""
+    monkeypatch.setenv("STRATA_EXECUTOR", executor)
+    b = Board()
+    args, outs = setup(b)
+    seg = kernarg.build(k, args, grid, block)
+    addr = b.put(seg + bytes(-len(seg) % 256), "kernarg")
+    launch = AmdLaunch(grid, block, addr, k.group_segment_fixed_size)
+    isa: dict[str, int] = {}
+    with trace.record() as rec:
+        counters = execute(load_program(k), launch, b.mem, batch_lanes=batch_lanes, isa_counts=isa)
+    return {"outs": [b.get(a, n, dt) for a, n, dt in outs], "counters": dataclasses.asdict(counters), "isa": isa,
+            "executor": launch.executor, "events": [(e.name, e.args) for e in rec.events]}
+
+
+def both(monkeypatch: pytest.MonkeyPatch, k: KernelInfo, grid: tuple[int, int, int], block: tuple[int, int, int],
+         setup: Setup, batch_lanes: int = 1 << 16) -> list[np.ndarray]:
+    """The dispatch on the reference, then natively: the native executor ran it, with the same bits, counters
+    and isa counts. Returns the outputs."""
+    ref = run(monkeypatch, "reference", k, grid, block, setup, batch_lanes)
+    nat = run(monkeypatch, "native", k, grid, block, setup, batch_lanes)
+    assert ref["executor"] == "reference"
+    assert nat["executor"] == "native", [e for e in nat["events"] if e[0] == "native_fallback"]
+    for a, b in zip(ref["outs"], nat["outs"], strict=True):
+        assert a.tobytes() == b.tobytes()
+    assert nat["counters"] == ref["counters"]
+    assert nat["isa"] == ref["isa"]
+    return list(nat["outs"])
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(17)
+
+
+def test_saxpy_partial_last_workgroup(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator) -> None:
+    n = 1000  # 4 workgroups of 256, the last one partly past n: EXEC masks and a skipped branch
+    x, y = rng.random(n, np.float32), rng.random(n, np.float32)
+
+    def setup(b: Board) -> tuple[list[bytes], list[tuple[int, int, Any]]]:
+        xa, ya = b.put(x), b.put(y)
+        return [i32(n), f32(2.5), p64(xa), p64(ya)], [(ya, n, np.float32)]
+    (out,) = both(monkeypatch, kernel("saxpy", "saxpy"), (4, 1, 1), (256, 1, 1), setup)
+    want = (np.float64(2.5) * x + y.astype(np.float64)).astype(np.float32)  # one rounding of the exact fma
+    assert np.array_equal(out, want)
+
+
+@pytest.mark.parametrize("batch_lanes", [1 << 16, 256])  # all workgroups in one batch, or one per batch
+def test_tiled_sgemm_barriers_and_lds(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator,
+                                      batch_lanes: int) -> None:
+    m, n, kk = 40, 50, 70  # partial tiles: bounds checks inside the loop, LDS reads and writes, s_barrier
+    a, bm = rng.random((m, kk), np.float32), rng.random((kk, n), np.float32)
+
+    def setup(b: Board) -> tuple[list[bytes], list[tuple[int, int, Any]]]:
+        aa, ba, ca = b.put(a), b.put(bm), b.put(np.zeros((m, n), np.float32))
+        return [p64(aa), p64(ba), p64(ca), i32(m), i32(n), i32(kk)], [(ca, m * n, np.float32)]
+    (out,) = both(monkeypatch, kernel("sgemm", "sgemm"), (4, 3, 1), (16, 16, 1), setup, batch_lanes)
+    np.testing.assert_allclose(out.reshape(m, n), a.astype(np.float64) @ bm, rtol=1e-5)
+
+
+def test_lds_tree_reduction(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator) -> None:
+    n, blocks = 5000, 20  # one active lane stores: per-wave ideal sectors; waves leave the loop at different trips
+    x = rng.random(n, np.float32)
+
+    def setup(b: Board) -> tuple[list[bytes], list[tuple[int, int, Any]]]:
+        xa, oa = b.put(x), b.put(np.zeros(blocks, np.float32))
+        return [p64(xa), p64(oa), i32(n)], [(oa, blocks, np.float32)]
+    (out,) = both(monkeypatch, kernel("reduce", "reduce_sum"), (blocks, 1, 1), (256, 1, 1), setup)
+    np.testing.assert_allclose(out, np.pad(x, (0, blocks * 256 - n)).reshape(blocks, 256).sum(1, dtype=np.float64),
+                               rtol=1e-5)
+
+
+def fault(monkeypatch: pytest.MonkeyPatch, executor: str) -> tuple[dict[str, Any], str]:
+    k = kernel("saxpy", "saxpy")
+    n = 100
+    try:
+        run(monkeypatch, executor, k, (1, 1, 1), (128, 1, 1), lambda b: (
+            [i32(n), f32(1.0), p64(b.put(np.ones(n, np.float32))), p64(b.put(np.zeros(n - 10, np.float32), "y"))],
+            []))
+    except DeviceFault as e:
+        return e.report, e.message
+    raise AssertionError("no fault")
+
+
+def test_out_of_bounds_fault_report_is_the_reference_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    ref_report, ref_msg = fault(monkeypatch, "reference")
+    with trace.record() as rec:
+        nat_report, nat_msg = fault(monkeypatch, "native")
+    assert not [e for e in rec.events if e.name == "native_fallback"]
+    assert nat_report == ref_report and nat_msg == ref_msg
+    assert nat_report["work_item"] == (90, 0, 0) and nat_report["instruction"].startswith("global_load_dword")
+
+
+def test_unsupported_instruction_falls_back_whole_with_the_reason(monkeypatch: pytest.MonkeyPatch,
+                                                                   rng: np.random.Generator) -> None:
+    k = kernel("breadth", "atomics")  # global atomics (and v_readlane): not compiled
+    blocks, n = 3, 3 * 128
+    inits = [[0, 0], [0, 0], [0], [-5], [5000], [7], [0], [0] * n]
+
+    def setup(b: Board) -> tuple[list[bytes], list[tuple[int, int, Any]]]:
+        addrs = [b.put(np.array(v, np.int32)) for v in inits]
+        return [p64(a) for a in addrs], [(addrs[0], 1, np.int32)]
+    got = run(monkeypatch, "native", k, (blocks, 1, 1), (128, 1, 1), setup)
+    assert got["executor"] == "reference"
+    reasons = [e[1]["reason"] for e in got["events"] if e[0] == "native_fallback"]
+    assert reasons and reasons[0].startswith("not compiled: v_")  # the first instruction it does not compile
+    assert got["outs"][0][0] == np.arange(n).sum()  # the reference ran it
+
+
+def test_load_read_before_its_wait_falls_back(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator) -> None:
+    k = kernel("saxpy", "saxpy")
+    wait = (0xBF8C0F70).to_bytes(4, "little")  # s_waitcnt vmcnt(0) before v_fmac_f32
+    assert k.code.count(wait) == 1
+    k.code = k.code.replace(wait, (0xBF800000).to_bytes(4, "little"))  # s_nop 0: v_fmac reads stale registers
+    n = 64
+    x, y = rng.random(n, np.float32) + 1, rng.random(n, np.float32) + 1
+
+    def setup(b: Board) -> tuple[list[bytes], list[tuple[int, int, Any]]]:
+        xa, ya = b.put(x), b.put(y)
+        return [i32(n), f32(2.0), p64(xa), p64(ya)], [(ya, n, np.float32)]
+    got = run(monkeypatch, "native", k, (1, 1, 1), (64, 1, 1), setup)
+    assert got["executor"] == "reference"
+    assert any("s_waitcnt" in e[1]["reason"] for e in got["events"] if e[0] == "native_fallback")
+    assert np.all(got["outs"][0] == 0)  # the reference's stale read, kept
+
+
+# ---------------------------------------------------------------------------------------- end to end (clang)
+@pytest.fixture
+def mi300x() -> Iterator[Any]:
+    import strata.cuda as cuda
+
+    before = cuda.current_device()
+    dev = cuda.Device(model="mi300x")
+    cuda.set_device(dev)
+    try:
+        yield dev
+    finally:
+        cuda.set_device(before)
+
+
+SAXPY = r"""#include <hip/hip_runtime.h>
+extern "C" __global__ void saxpy(int n, float a, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+SGEMM = r"""#include <hip/hip_runtime.h>
+#define TILE 32
+extern "C" __global__ void sgemm_tiled(int m, int n, int k, const float* __restrict__ a, const float* __restrict__ b,
+                                       float* __restrict__ c) {
+  __shared__ float a_tile[TILE][TILE];
+  __shared__ float b_tile[TILE][TILE];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * TILE + ty;
+  int col = blockIdx.x * TILE + tx;
+  float acc = 0.0f;
+  for (int t = 0; t < k; t += TILE) {
+    a_tile[ty][tx] = (row < m && t + tx < k) ? a[row * k + t + tx] : 0.0f;
+    b_tile[ty][tx] = (t + ty < k && col < n) ? b[(t + ty) * n + col] : 0.0f;
+    __syncthreads();
+    for (int kk = 0; kk < TILE; ++kk) acc += a_tile[ty][kk] * b_tile[kk][tx];
+    __syncthreads();
+  }
+  if (row < m && col < n) c[row * n + col] = acc;
+}
+"""
+
+SPIN = r"""#include <hip/hip_runtime.h>
+extern "C" __global__ void spin(volatile int* flag, int* out) {
+  int i = 0;
+  while (flag[0] == 0) ++i;
+  out[threadIdx.x] = i;
+}
+"""
+
+
+def hip_both(monkeypatch: pytest.MonkeyPatch, launch: Callable[[Any], Any], make: Callable[[], Any]) -> list[Any]:
+    """`launch(args)` through strata.hip on each executor from fresh inputs: the report says which ran, the
+    outputs are bit for bit the same and so are the counters."""
+    results = {}
+    for ex in ("reference", "native"):
+        monkeypatch.setenv("STRATA_EXECUTOR", ex)
+        args, outs = make()
+        with trace.record() as rec:
+            r = launch(args)
+            r.wait()
+        assert r.executor == ex, [e.args for e in rec.events if e.name == "native_fallback"]
+        results[ex] = (dataclasses.asdict(r.counters), [o.get() for o in outs])
+    (c_ref, o_ref), (c_nat, o_nat) = results["reference"], results["native"]
+    for a, b in zip(o_ref, o_nat, strict=True):
+        assert a.tobytes() == b.tobytes()
+    assert c_nat == c_ref
+    return o_nat
+
+
+@needs_clang
+def test_bench_saxpy_and_sgemm_through_hip(monkeypatch: pytest.MonkeyPatch, mi300x: Any,
+                                          rng: np.random.Generator) -> None:
+    import strata.hip as hip
+
+    n = 70_000
+    x, y = rng.random(n, np.float32), rng.random(n, np.float32)
+    k = hip.compile(SAXPY).get_function("saxpy")
+
+    def make_saxpy() -> tuple[tuple[Any, ...], list[Any]]:
+        dx, dy = hip.to_device(x), hip.to_device(y)
+        return (np.int32(n), np.float32(3.0), dx, dy), [dy]
+    (out,) = hip_both(monkeypatch, lambda args: k((n + 255) // 256, 256, args), make_saxpy)
+    assert np.array_equal(out, (np.float64(3.0) * x + y.astype(np.float64)).astype(np.float32))
+
+    size = 96  # 3 x 3 tiles of 32 x 32: 1024-lane workgroups of 16 waves meeting at s_barrier
+    a, b = rng.standard_normal((size, size), np.float32), rng.standard_normal((size, size), np.float32)
+    g = hip.compile(SGEMM).get_function("sgemm_tiled")
+
+    def make_gemm() -> tuple[tuple[Any, ...], list[Any]]:
+        dc = hip.zeros((size, size), np.float32)
+        return (np.int32(size), np.int32(size), np.int32(size), hip.to_device(a), hip.to_device(b), dc), [dc]
+    (c,) = hip_both(monkeypatch, lambda args: g((3, 3), (32, 32), args), make_gemm)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@needs_clang
+def test_runaway_kernel_hits_the_watchdog(monkeypatch: pytest.MonkeyPatch, mi300x: Any) -> None:
+    import strata.cuda as cuda
+    import strata.hip as hip
+
+    monkeypatch.setenv("STRATA_EXECUTOR", "native")
+    monkeypatch.setenv("STRATA_KERNEL_TIMEOUT", "0.5")
+    k = hip.compile(SPIN).get_function("spin")
+    flag, out = hip.zeros(1, np.int32), hip.zeros(64, np.int32)
+    with trace.record() as rec:
+        try:
+            with pytest.raises(LaunchTimeout):
+                k(1, 64, (flag, out)).wait()
+        finally:
+            cuda.current_device().reset()
+    assert not [e for e in rec.events if e.name == "native_fallback"]
