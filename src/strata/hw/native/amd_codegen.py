@@ -14,7 +14,8 @@ second), v_rcp/v_rsq/v_sqrt_f32 through float64 as the reference computes them, 
 wrap rules. An instruction outside the subset makes the whole kernel fall back (`Unsupported`).
 
 Memory: each global, scalar and LDS access is checked natively (every active lane inside one allocation of
-the device, or inside the workgroup's LDS, aligned); when that check does not pass, the wave stops *before*
+the device, or inside the workgroup's LDS, aligned; a FLAT access is taken as global, so lanes in the LDS or
+private aperture fail that check); when that check does not pass, the wave stops *before*
 the instruction with state NEED_REFERENCE, and the Python side runs that one instruction on the reference
 handler, which serves it (lanes spread over several allocations, misaligned LDS) or raises the reference's
 own DeviceFault. Counters are kept per instruction (waves, active lanes, sectors, ideal sectors, LDS bank
@@ -103,25 +104,27 @@ _SOP2_LOGIC = {"and", "or", "xor", "andn2", "orn2", "nand", "nor", "xnor"}
 _SAVEEXEC = {"and", "or", "xor", "andn2", "orn2", "nand", "nor", "xnor", "andn1", "orn1"}
 
 
-def count_class(ins: Inst) -> tuple[str | None, bool, int]:
-    """(the reference's _count class or None, whether its active lanes go to isa valu_lanes, extra fp32 flops
-    per active lane) of a compiled instruction."""
+def count_class(ins: Inst) -> tuple[str | None, bool, str | None]:
+    """(the reference's _count class or None, whether its active lanes go to isa valu_lanes, the flops key the
+    reference adds the active lanes to besides _count's) of a compiled instruction."""
     name = ins.name
-    if ins.fmt in ("GLOBAL", "DS"):
-        return "memory", False, 0
+    if ins.fmt in ("GLOBAL", "FLAT", "DS"):
+        return "memory", False, None
     if name in _F1_SFU:
-        return "sfu", True, 0
+        return "sfu", True, None
     if name == "v_readfirstlane_b32":
-        return None, True, 0
+        return None, True, None
+    if name == "v_mov_b64":
+        return "fp64", True, "fp64"
     if name in ("v_fmac_f32", "v_fma_f32", "v_pk_mul_f32", "v_pk_add_f32", "v_pk_fma_f32"):
-        return "fp32", True, 1
+        return "fp32", True, "fp32"
     if ins.fmt == "VOPC" or name.startswith(("v_cmp_", "v_cmpx_")):
-        return ("fp32" if name.split("_")[3].startswith("f") else "integer"), True, 0
+        return ("fp32" if name.split("_")[3].startswith("f") else "integer"), True, None
     if name in _F2 or name in _F1_ROUND or name in ("v_fmamk_f32", "v_fmaak_f32", "v_ldexp_f32", "v_fract_f32"):
-        return "fp32", True, 0
+        return "fp32", True, None
     if name.startswith("v_"):
-        return "integer", True, 0
-    return None, False, 0
+        return "integer", True, None
+    return None, False, None
 
 
 # -------------------------------------------------------------------------------------------- the generator
@@ -282,7 +285,7 @@ class AmdCodegen:
             if ins.fmt == "SOPP" and ins.name.startswith(("s_branch", "s_cbranch")):
                 leaders.add(self.target(ins))
                 leaders.add(i + 1)
-            if ins.name in ("s_barrier", "s_endpgm") or ins.fmt in ("GLOBAL", "DS", "SMEM"):
+            if ins.name in ("s_barrier", "s_endpgm") or ins.fmt in ("GLOBAL", "FLAT", "DS", "SMEM"):
                 leaders.add(i + 1)  # resumed after a barrier, or after the reference ran the instruction
         leaders = {i for i in leaders if i < len(insts)}
         b = self.b
@@ -444,13 +447,15 @@ class AmdCodegen:
                 name.startswith("s_cmpk_") and name.split("_")[2] in ref._SOPC_OPS)
         elif fmt == "SMEM":
             ok = name in SMEM_DWORDS
-        elif fmt == "GLOBAL":
-            ok = name in _GLOBAL_MEM
+        elif fmt in ("GLOBAL", "FLAT"):  # a FLAT access whose lanes are all global is the same as a GLOBAL one
+            ok = name.replace("flat_", "global_", 1) in _GLOBAL_MEM
         elif fmt == "DS":
             ok = (name in _DS_READ or name in _DS_WRITE) and not f.get("gds")
         elif fmt in ("VOP1", "VOP3") and (name in _F1_SFU or name in _F1_ROUND or name in _CVT1 or
                                           name in ("v_fract_f32", "v_readfirstlane_b32")):
             ok = fmt == "VOP1" or name in _F1_SFU or name in _F1_ROUND or name in _CVT1 or name == "v_fract_f32"
+        elif name == "v_mov_b64":
+            ok = fmt in ("VOP1", "VOP3")
         elif fmt == "VOPC" or (fmt == "VOP3" and name.startswith(("v_cmp_", "v_cmpx_"))):
             parts = name.split("_")
             ok = len(parts) == 4 and parts[1] == "cmp" and (parts[3] == "f32" and parts[2] in _CMP_F or
@@ -474,7 +479,7 @@ class AmdCodegen:
             self.salu(ins)
         elif fmt == "SMEM":
             self.smem(i, ins)
-        elif fmt == "GLOBAL":
+        elif fmt in ("GLOBAL", "FLAT"):
             self.global_mem(i, ins)
         elif fmt == "DS":
             self.ds(i, ins)
@@ -678,6 +683,9 @@ class AmdCodegen:
             return
         if name in _CVT1:
             self.vset(f["vdst"], self.cvt(name, self.usrc(ins, 0)))
+            return
+        if name == "v_mov_b64":
+            self.vset64(f["vdst"], self.usrc(ins, 0, 2))
             return
         if name in _F2:
             x, y = self.fsrc(ins, 0), self.fsrc(ins, 1)
@@ -1033,7 +1041,7 @@ class AmdCodegen:
         b, f, name = self.b, ins.f, ins.name
         width = flat_width(name)
         size = 4 * width
-        if f["saddr"] != 0x7F:
+        if ins.fmt == "GLOBAL" and f["saddr"] != 0x7F:
             addr = b.add(self.splat(self.sread(f["saddr"], 2, ins), V64), b.zext(self.vget(f["addr"]), V64))
         else:
             addr = b.or_(b.zext(self.vget(f["addr"]), V64),

@@ -47,7 +47,7 @@ class CompiledAmd:
     fn: Any
     obj: Any  # the LoadedObject (kept alive with the function)
     nv: int
-    classes: list[tuple[str | None, bool, int]]  # per instruction: count_class
+    classes: list[tuple[str | None, bool, str | None]]  # per instruction: count_class
 
 
 def nv_of(prog: ref.AmdProgram) -> int:
@@ -286,7 +286,7 @@ def _fold(prog: ref.AmdProgram, ck: CompiledAmd, counts: np.ndarray, replayed: n
             if cls == "fp32":
                 counters.flops["fp32"] += lanes
         if extra:
-            counters.flops["fp32"] += extra * lanes
+            counters.flops[extra] += lanes
         if in_valu:
             valu_lanes += lanes
         name = ins.name
@@ -297,7 +297,7 @@ def _fold(prog: ref.AmdProgram, ck: CompiledAmd, counts: np.ndarray, replayed: n
                 counters.barriers += w
         elif ins.fmt == "SMEM":
             counters.global_load_bytes += 4 * SMEM_DWORDS[name] * w
-        elif ins.fmt == "GLOBAL":
+        elif ins.fmt in ("GLOBAL", "FLAT"):
             size = 4 * flat_width(name)
             sec, ideal = int(counts[cg.K_SECTORS, i]), int(counts[cg.K_IDEAL, i])
             if "_load_" in name:

@@ -45,7 +45,7 @@ def loads_observed_early(insts: Sequence[Inst]) -> list[int]:
     index = {ins.offset: i for i, ins in enumerate(insts)}
     bad = []
     for i, ins in enumerate(insts):
-        if ins.fmt == "GLOBAL" and "_load_" in ins.name:
+        if ins.fmt in ("GLOBAL", "FLAT") and "_load_" in ins.name:
             dst, kind, scalar = set(range(ins.f["vdst"], ins.f["vdst"] + flat_width(ins.name))), "vm", False
         elif ins.fmt == "SMEM" and ins.name in SMEM_DWORDS:
             dst, kind, scalar = set(range(ins.f["sdata"], ins.f["sdata"] + SMEM_DWORDS[ins.name])), "lgkm", True
