@@ -1,8 +1,8 @@
 """AMD (gfx9, wave64) machine code -> LLVM IR: one function that runs a range of wavefronts.
 
 `amd_run(ctx)` runs every runnable wave in [ctx[LO], ctx[HI]) from its program counter until it ends, reaches
-`s_barrier`, needs the reference executor for one instruction, or has used its fuel (backward branches); then
-it stores the wave's state and goes on with the next wave. State lives in the same arrays the Python side
+`s_barrier` or has used its fuel (backward branches), then stores the wave's state and goes on with the next
+wave; it returns early when a wave needs the reference executor for one instruction. State lives in the same arrays the Python side
 keeps (amd_executor.py): SGPRs as (W, 128) uint32 (EXEC, VCC, M0 at their usual numbers), VGPRs as
 (W, NV, 64) uint32, SCC as a byte, the program counter as an instruction index. Inside the function the
 wave's SGPRs are a local array (LLVM keeps them in machine registers) and each VGPR operation is one
@@ -39,7 +39,7 @@ VCC, M0, EXEC = 106, 124, 126
 
 # ctx slots (int64 each)
 (C_S, C_V, C_SCC, C_PC, C_STATE, C_WG, C_LDS, C_LDS_ROW, C_LDS_BYTES, C_MEM, C_NALLOC, C_STARTS, C_ENDS,
- C_COUNTS, C_LO, C_HI, C_FUEL, C_STOPPED, C_NPC) = range(19)
+ C_COUNTS, C_LO, C_HI, C_FUEL, C_STOPPED, C_NPC, C_YIELDED) = range(20)
 CTX_SIZE = 20
 # wave states
 RUN, BARRIER, DONE, NEED_REFERENCE = 0, 1, 2, 3
@@ -297,7 +297,6 @@ class AmdCodegen:
         self.tmp = b.alloca(ir.ArrayType(I32, WAVE * 8), name="tmp")
         self.wave_slot = b.alloca(I64, name="w")
         self.fuel = b.alloca(I64, name="fuel")
-        b.store(self.ctx(C_FUEL), self.fuel)
         b.store(self.ctx(C_LO), self.wave_slot)
         self.counts = self.ptr(C_COUNTS, I64P)
         self.mem = self.ptr(C_MEM, I8P)
@@ -318,6 +317,7 @@ class AmdCodegen:
         runnable = self.fn.append_basic_block("runnable")
         b.cbranch(b.icmp_unsigned("==", b.load(state_p), ir.Constant(I8, RUN)), runnable, nxt)
         b.position_at_end(runnable)
+        b.store(self.ctx(C_FUEL), self.fuel)  # each wave's own: one that spins on a flag lets the others run
         s_src = b.gep(self.ptr(C_S, I32P), [b.mul(w, _c64(128))])
         memcpy = self.intr("llvm.memcpy.p0i8.p0i8.i64", ir.VoidType(), [I8P, I8P, I64, I1])
         b.call(memcpy, [b.bitcast(self.sregs, I8P), b.bitcast(s_src, I8P), _c64(512), ir.Constant(I1, 0)])
@@ -351,7 +351,8 @@ class AmdCodegen:
         b.store(b.add(b.load(self.wave_slot), _c64(1)), self.wave_slot)
         b.branch(loop)
         b.position_at_end(done)
-        b.ret(ir.Constant(I32, R_DONE))
+        yielded = b.icmp_unsigned("!=", self.ctx(C_YIELDED), _c64(0))
+        b.ret(b.select(yielded, ir.Constant(I32, R_YIELD), ir.Constant(I32, R_DONE)))
         return str(self.module)
 
     def target(self, ins: Inst) -> int:
@@ -391,8 +392,8 @@ class AmdCodegen:
         b.position_at_end(good)
 
     def jump(self, i: int, target: int, cond: ir.Value | None) -> None:
-        """A branch: backward ones burn fuel (when it runs out the wave is saved at the target and Python polls
-        the watchdog before calling again)."""
+        """A branch: backward ones burn the wave's fuel; when it runs out the wave is saved at the target, the
+        other waves run, and the call returns R_YIELD (Python polls the watchdog and calls again)."""
         b = self.b
         fall = self.blocks.get(i + 1)
         dest = self.blocks[target]
@@ -408,10 +409,10 @@ class AmdCodegen:
             b.store(left, self.fuel)
             out = self.fn.append_basic_block(f"yield{i}")
             b.cbranch(b.icmp_signed(">", left, _c64(0)), dest, out)
-            b.position_at_end(out)
+            b.position_at_end(out)  # out of fuel: saved where it goes on; the next wave runs
             self.save(target, RUN)
-            b.store(b.load(self.wave_slot), b.gep(self.ctx_arg, [_c64(C_STOPPED)]))
-            b.ret(ir.Constant(I32, R_YIELD))
+            b.store(_c64(1), b.gep(self.ctx_arg, [_c64(C_YIELDED)]))
+            b.branch(self.next_wave)
         elif cond is not None:
             assert fall is not None
             b.cbranch(cond, dest, fall)

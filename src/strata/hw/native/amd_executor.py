@@ -36,7 +36,7 @@ from strata.hw.native import amd_codegen as cg
 from strata.hw.native import tiering
 from strata.hw.native.amd_plan import SMEM_DWORDS, loads_observed_early
 
-FUEL = 1 << 15  # backward branches one call may take before it returns to poll the watchdog
+FUEL = 1 << 12  # backward branches a wave may take in one call before the next wave runs (and Python polls)
 _FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 
 
@@ -225,13 +225,18 @@ def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, c
     ctx[cg.C_LDS_ROW] = lds.shape[1]
     ctx[cg.C_LDS_BYTES] = launch.lds_bytes
     ctx[cg.C_NALLOC] = nalloc
-    ctx[cg.C_LO], ctx[cg.C_HI] = 0, n
+    ctx[cg.C_HI] = n
     ctx[cg.C_FUEL] = FUEL
     ctx[cg.C_NPC] = len(prog.insts)
     address = ctx.ctypes.data
+    cursor = 0  # the first wave of the next call: after a wave the reference served, the waves behind it run first
     while True:
+        ctx[cg.C_YIELDED] = 0
+        ctx[cg.C_LO] = cursor
         rc = ck.fn(address)
-        if rc == cg.R_DONE:
+        if rc == cg.R_DONE and cursor:
+            cursor = 0  # (the waves before the cursor may still run)
+        elif rc == cg.R_DONE:
             waiting = state == cg.BARRIER
             if not waiting.any():
                 break
@@ -239,6 +244,9 @@ def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, c
         elif rc == cg.R_REFERENCE:
             w = int(ctx[cg.C_STOPPED])
             _replay(prog, launch, mem, b, s, v, scc, pc, state, lds, w, counters, replayed, replay_lanes)
+            cursor = w + 1 if w + 1 < n else 0  # a wave spinning on memory served by the reference lets others run
+        elif rc == cg.R_YIELD:
+            cursor = 0
         elif rc == cg.R_BAD_PC:
             raise DeviceFault("cudaErrorIllegalInstruction", f"[{prog.name}] execution ran past the end of the code "
                               "without s_endpgm")
