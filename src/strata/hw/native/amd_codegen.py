@@ -3,10 +3,10 @@
 `amd_run(ctx)` runs every runnable wave in [ctx[LO], ctx[HI]) from its program counter until it ends, reaches
 `s_barrier` or has used its fuel (backward branches), then stores the wave's state and goes on with the next
 wave; it returns early when a wave needs the reference executor for one instruction. State lives in the same
-arrays the Python side keeps (amd_executor.py): SGPRs as (W, 128) uint32 (EXEC, VCC, M0 at their usual
-numbers), VGPRs as (W, NV, 64) uint32, SCC as a byte, the program counter as an instruction index. Inside the function the
-wave's SGPRs are a local array (LLVM keeps them in machine registers) and each VGPR operation is one
-<64 x i32> vector operation merged into the register under EXEC.
+arrays the Python side keeps (amd_executor.py): SGPRs as (W, 128) uint32 (EXEC, VCC, M0 at their usual numbers),
+VGPRs as (W, NV, 64) uint32, SCC as a byte, the program counter as an instruction index. Inside the function the
+wave's SGPRs are a local array (LLVM keeps them in machine registers) and each VGPR operation is one <64 x i32>
+vector operation merged into the register under EXEC.
 
 What is compiled gives the reference's bits (hw/amdgpu/executor.py): float32 add/sub/mul as IEEE, fma as one
 rounding, v_max/v_min_f32 as NumPy's fmax/fmin on arrays (NaN -> the other operand, equal values -> the
