@@ -45,6 +45,7 @@ from strata.hw.isa.registry import LaneFault
 from strata.hw.jit import JitFunction, Program
 from strata.hw.memory import UVA_SLOTS, Allocation, DeviceMemory
 from strata.hw.native import codegen as cg
+from strata.hw.native import driver as drv
 from strata.hw.native import tiering
 from strata.hw.native.compiler import LoadedObject, cache_get, cache_has, cache_key, cache_put, compile_ir
 from strata.hw.native.runloop import DriverState, drive_entry, finished, run_root
@@ -83,6 +84,7 @@ class CompiledKernel:
     pieces: dict[int, list[tuple[int, int, Any]]] = dataclasses.field(default_factory=dict)
     # the device addresses of the module variables the code reads (codegen.CTX_SYMBOLS), of this program's load
     symbol_table: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(1, dtype=np.uint64))
+    block_table: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(1, dtype=np.int64))  # driver.py
 
 
 def compiled(program: Program, kernel: str) -> CompiledKernel | str:
@@ -162,7 +164,9 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
     loaded = LoadedObject(obj)
     funcs = {b: _PROTO(loaded.address(f"b{b}")) for b in blocks}
     ck = CompiledKernel(kernel, funcs, specials, loaded, time.perf_counter() - t0, cached)
-    ck.drive = _DRIVE(loaded.address("drive"))
+    ck.drive = _DRIVE(loaded.address("drive"))  # (the runtime library's: it runs ck.block_table)
+    ck.block_table = drv.block_table(jf, {b: loaded.address(f"b{b}") for b in blocks}, frozenset(barriers),
+                                     {name: i for i, name in enumerate(jf.reg_storage)})
     ck.invariants = invariants
     ck.symbol_table = np.array([program.global_addresses[s] for s in symbols] or [0], dtype=np.uint64)
     ck.barriers = frozenset(barriers)
@@ -286,10 +290,9 @@ def launch_reason(program: Program, kernel: str, config: LaunchConfig, mem: Devi
         return "a chunk's shared memory reaches 2 GiB (native code indexes it with 32 bits)"
     if cfg.settings().debug >= 4:
         return "STRATA_DEBUG=4 traces each instruction"
-    lanes = min(config.num_blocks * config.threads_per_block, per_chunk * lpb)
-    if lanes >= STREAM_LANES and _streaming(program, kernel):
-        return (f"a branch-free kernel of global loads and stores over {lanes} lanes a chunk: the reference's "
-                "whole-chunk slices stream it faster")
+    # (No rule for branch-free load/store kernels over wide chunks any more: since the dry run's whole-chunk
+    # check (chunkcheck.py), native code runs them as fast as the reference's slices or faster, NCCL's tiles
+    # included, and it leaves the interpreter lock free, so several devices' kernels run at once.)
     return None
 
 
@@ -307,27 +310,6 @@ def _per_chunk(program: Program, jf: JitFunction, chunk_lanes: int, lpb: int) ->
 # per block shape: spare (all-ones masks by lane count, %ctaid.x buffers, chunk-independent specials) of workers
 _SCRATCH: dict[tuple[int, int, int], list[tuple[dict[int, np.ndarray], dict[tuple[int, str], np.ndarray],
                                                 dict[int, dict[str, Any]]]]] = {}
-STREAM_LANES = 1 << 14  # lanes a chunk from which the reference streams a copy-like kernel faster
-STREAM_ACCESSES = 8  # global loads and stores of such a kernel, at least, and a third of its instructions
-
-
-def _streaming(program: Program, kernel: str) -> bool:
-    """Whether the kernel is straight-line code that mostly moves global memory (NCCL's tile kernels: K
-    loads, adds and stores per thread at constant offsets). The reference runs each of those instructions
-    as one slice of the chunk's lanes, at memory speed; native code runs them lane by lane after a dry run
-    that checks and counts every warp's accesses. Measured on NCCL's float32 tiles of 65,536 lanes: 128
-    elements a thread, 8 ms on the reference and 25 ms native (11 ms of them the dry run); 4 elements a
-    thread (12 accesses), 17 ms and 23 ms; copies of 2 words (4 accesses), 13 ms and 12 ms. Kernels with
-    branches (bounds checks, loops) or arithmetic between the accesses stay native."""
-    memo: dict[str, bool] = program.__dict__.setdefault("_native_streaming", {})
-    hit = memo.get(kernel)
-    if hit is None:
-        body = program.functions[kernel].fn.body
-        ops = [ins for ins in body if ins.opcode not in ("ret", "exit", "membar", "fence", "nop")]
-        moves = sum(1 for ins in ops if ins.opcode in ("ld", "st") and "global" in ins.mods)
-        hit = memo[kernel] = not any(ins.opcode in ("bra", "brx", "call", "bar", "barrier") or ins.guard is not None
-                                     for ins in ops) and moves >= STREAM_ACCESSES and 3 * moves >= len(ops)
-    return hit
 
 
 def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: DeviceMemory, *, sm_count: int,
@@ -654,6 +636,7 @@ def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: 
         values[cg.CTX_SPECIALS] = table.ctypes.data
         values[cg.CTX_INVARIANTS] = inv_values.ctypes.data
         values[cg.CTX_SYMBOLS] = ck.symbol_table.ctypes.data  # (alive with ck, which the program memoizes)
+        values[cg.CTX_BLOCKS] = ck.block_table.ctypes.data
         hit = cache[chunk.n] = (np.array(values, dtype=np.int64), table, base, [])
     ctx, table, _base, last = hit
     if lanes and not (len(last) == len(lanes) and all(a is b for a, b in zip(last, lanes, strict=True))):
