@@ -39,8 +39,9 @@ VCC, M0, EXEC = 106, 124, 126
 
 # ctx slots (int64 each)
 (C_S, C_V, C_SCC, C_PC, C_STATE, C_WG, C_LDS, C_LDS_ROW, C_LDS_BYTES, C_MEM, C_NALLOC, C_STARTS, C_ENDS,
- C_COUNTS, C_LO, C_HI, C_FUEL, C_STOPPED, C_NPC, C_YIELDED) = range(20)
-CTX_SIZE = 20
+ C_COUNTS, C_LO, C_HI, C_FUEL, C_STOPPED, C_NPC, C_YIELDED, C_MEMO) = range(21)
+CTX_SIZE = 21
+MEMO_STRIDE = 8 + 64  # int32 per instruction of the bank-conflict memo (amd_codegen.bank_conflicts)
 # wave states
 RUN, BARRIER, DONE, NEED_REFERENCE = 0, 1, 2, 3
 # per-instruction counter rows (COUNTS is (ROWS, npc) uint64)
@@ -55,6 +56,7 @@ V32, V64, VF, VB = (ir.VectorType(I32, WAVE), ir.VectorType(I64, WAVE), ir.Vecto
                     ir.VectorType(I1, WAVE))
 VD = ir.VectorType(F64, WAVE)
 I32P, I64P, I8P = I32.as_pointer(), I64.as_pointer(), I8.as_pointer()
+VP = ir.VectorType(I32P, WAVE)
 M32 = 0xFFFFFFFF
 
 
@@ -294,7 +296,6 @@ class AmdCodegen:
         self.scc_slot = b.alloca(I1, name="scc")
         self.addrs = b.alloca(ir.ArrayType(I64, WAVE), name="addrs")
         self.words = b.alloca(ir.ArrayType(I32, WAVE * 8), name="words")
-        self.tmp = b.alloca(ir.ArrayType(I32, WAVE * 8), name="tmp")
         self.wave_slot = b.alloca(I64, name="w")
         self.fuel = b.alloca(I64, name="fuel")
         b.store(self.ctx(C_LO), self.wave_slot)
@@ -1038,6 +1039,52 @@ class AmdCodegen:
         for k in range(n):
             self.sset(f["sdata"] + k, b.load(b.gep(host, [_c64(k)]), align=4))
 
+    def gather(self, ptrs: ir.Value, mask: ir.Value, align: int) -> ir.Value:
+        """<64 x i32> loaded from each lane's pointer on the lanes of `mask` (0 elsewhere)."""
+        fn = self.intr("llvm.masked.gather.v64i32.v64p0", V32, [VP, I32, VB, V32])
+        return self.b.call(fn, [ptrs, _c32(align), mask, self.splat(_c32(0), V32)])
+
+    def scatter(self, val: ir.Value, ptrs: ir.Value, mask: ir.Value, align: int) -> None:
+        """Store each lane's value on the lanes of `mask`, in lane order (the last lane wins, as NumPy's)."""
+        fn = self.intr("llvm.masked.scatter.v64i32.v64p0", ir.VoidType(), [V32, VP, I32, VB])
+        self.b.call(fn, [val, ptrs, _c32(align), mask])
+
+    def host_ptrs(self, base: ir.Value, byte_offsets: ir.Value) -> ir.Value:
+        """Pointers base + offset per lane (offsets <64 x i64>)."""
+        b = self.b
+        return b.inttoptr(b.add(self.splat(b.ptrtoint(base, I64), V64), byte_offsets), VP)
+
+    def sectors(self, addr: ir.Value, exe: ir.Value, size: int) -> ir.Value:
+        """The reference's _sectors for one wave: with every lane active and the lanes' (first, last) sectors
+        ascending, one vector pass counts the changes; otherwise the loop of amd_sectors."""
+        b = self.b
+        sh5 = self.splat(_c64(5), V64)
+        first = b.lshr(addr, sh5)
+        last = b.lshr(b.add(addr, self.splat(_c64(size - 1), V64)), sh5)
+        # lane k's successor: lane k+1's first sector; lane 63's is its own last (no change there)
+        nxt = b.shuffle_vector(first, last, ir.Constant(V32, [_c32(k + 1 if k < WAVE - 1 else 2 * WAVE - 1)
+                                                               for k in range(WAVE)]))
+        ascending = b.call(self.intr("llvm.vector.reduce.and.v64i1", I1, [VB]),
+                           [b.icmp_unsigned("<=", last, nxt)])
+        full = b.and_(b.icmp_unsigned("==", exe, _c64(-1)), ascending)
+        fast_bb, slow_bb, join = (self.fn.append_basic_block(x) for x in ("sec_fast", "sec_slow", "sec_join"))
+        b.cbranch(full, fast_bb, slow_bb)
+        b.position_at_end(fast_bb)
+        # changes inside each access (first != last) and between lane k's last and lane k+1's first
+        inner = self.popcount64(b.bitcast(b.icmp_unsigned("!=", first, last), I64))
+        step = self.popcount64(b.bitcast(b.icmp_unsigned("!=", last, nxt), I64))
+        fast = b.add(_c64(1), b.add(inner, step))
+        b.branch(join)
+        b.position_at_end(slow_bb)
+        b.store(addr, b.bitcast(self.addrs, V64.as_pointer()), align=8)
+        slow = b.call(_sectors_fn(self.module), [b.bitcast(self.addrs, I64P), exe, _c64(size)])
+        b.branch(join)
+        b.position_at_end(join)
+        out = b.phi(I64)
+        out.add_incoming(fast, fast_bb)
+        out.add_incoming(slow, slow_bb)
+        return out
+
     def global_mem(self, i: int, ins: Inst) -> None:
         b, f, name = self.b, ins.f, ins.name
         width = flat_width(name)
@@ -1050,31 +1097,30 @@ class AmdCodegen:
         if f["offset"]:
             addr = b.add(addr, self.splat(_c64(f["offset"]), V64))
         exe = self.exec64()
+        mask = self.lane_mask(exe)
         lo, hi = self.active_range(addr, exe)
         end = self.alloc_end(lo)
         any_on = b.icmp_unsigned("!=", exe, _c64(0))
         inside = b.and_(b.icmp_unsigned("!=", end, _c64(0)), b.icmp_unsigned("<=", b.add(hi, _c64(size)), end))
-        self.need_reference(i, b.or_(b.not_(any_on), inside))
+        # unaligned dwords (the reference assembles them from bytes) go to the reference too
+        low = b.call(self.intr("llvm.vector.reduce.or.v64i64", I64, [V64]),
+                     [b.select(mask, addr, self.splat(_c64(0), V64))])
+        aligned = b.icmp_unsigned("==", b.and_(low, _c64(3)), _c64(0))
+        self.need_reference(i, b.or_(b.not_(any_on), b.and_(inside, aligned)))
         lanes = self.popcount64(exe)
         self.count(i, K_LANES, lanes)
-        b.store(addr, b.bitcast(self.addrs, V64.as_pointer()), align=8)
-        sec = b.call(_sectors_fn(self.module), [b.bitcast(self.addrs, I64P), exe, _c64(size)])
-        self.count(i, K_SECTORS, sec)
+        self.count(i, K_SECTORS, self.sectors(addr, exe, size))
         self.count(i, K_IDEAL, b.udiv(b.add(b.mul(lanes, _c64(size)), _c64(31)), _c64(32)))
-        base = b.sub(b.ptrtoint(self.mem, I64), _c64(GLOBAL_BASE))
-        addrs = b.bitcast(self.addrs, I64P)
+        offs = b.sub(addr, self.splat(_c64(GLOBAL_BASE), V64))
         if "_load_" in name:
-            def load(lane: ir.Value) -> None:
-                host = b.inttoptr(b.add(base, b.load(b.gep(addrs, [lane]))), I32P)
-                for k in range(width):
-                    b.store(b.load(b.gep(host, [_c64(k)]), align=1), self.lane_ptr(f["vdst"] + k, lane))
-            self.lane_loop(f"gl{i}", exe, load)
+            vals = [self.gather(self.host_ptrs(self.mem, b.add(offs, self.splat(_c64(4 * k), V64))), mask, 4)
+                    for k in range(width)]
+            for k, val in enumerate(vals):  # (every value read before any register is written)
+                self.vset(f["vdst"] + k, val, mask)
         else:
             for k in range(width):
-                def store(lane: ir.Value, k: int = k) -> None:
-                    host = b.inttoptr(b.add(base, b.load(b.gep(addrs, [lane]))), I32P)
-                    b.store(b.load(self.lane_ptr(f["data"] + k, lane)), b.gep(host, [_c64(k)]), align=1)
-                self.lane_loop(f"gs{i}_{k}", exe, store)
+                self.scatter(self.vget(f["data"] + k), self.host_ptrs(self.mem, b.add(offs, self.splat(_c64(4 * k),
+                                                                                                       V64))), mask, 4)
 
     def ds(self, i: int, ins: Inst) -> None:
         b, f, name = self.b, ins.f, ins.name
@@ -1087,59 +1133,81 @@ class AmdCodegen:
             offs = [f["offset0"] | f["offset1"] << 8]
         size = 4 * width
         exe = self.exec64()
-        base = b.zext(self.vget(f["addr"]), V64)
+        raw = self.vget(f["addr"])
+        base = b.zext(raw, V64)
         ok = ir.Constant(I1, 1)
         limit = self.splat(self.lds_bytes, V64)
         mask = self.lane_mask(exe)
+        words = []  # per offset: each lane's first dword index
         for off in offs:
             a = b.and_(b.add(base, self.splat(_c64(off), V64)), self.splat(_c64(M32), V64))
             bad = b.or_(b.icmp_unsigned(">", b.add(a, self.splat(_c64(size), V64)), limit),
                         b.icmp_unsigned("!=", b.and_(a, self.splat(_c64(3), V64)), self.splat(_c64(0), V64)))
             anybad = b.call(self.intr("llvm.vector.reduce.or.v64i1", I1, [VB]), [b.and_(bad, mask)])
             ok = b.and_(ok, b.not_(anybad))
+            words.append(b.lshr(a, self.splat(_c64(2), V64)))
         self.need_reference(i, ok)
         self.count(i, K_LANES, self.popcount64(exe))
-        # bank conflicts: each lane's dwords, lane-major, into `words`
+        self.count(i, K_BANK, self.bank_conflicts(i, raw, exe, offs, width))
+        lds_base = self.lds
+        t4 = lambda w, k: b.shl(b.add(w, self.splat(_c64(k), V64)), self.splat(_c64(2), V64))  # noqa: E731
+        if name in _DS_READ:
+            vals = [self.gather(self.host_ptrs(lds_base, t4(w, k)), mask, 4) for w in words for k in range(width)]
+            for r, val in enumerate(vals):  # (every value read before any register is written)
+                self.vset(f["vdst"] + r, val, mask)
+        else:
+            regs = [f["data0"], f["data1"]] if two else [f["data0"]]
+            for w, reg in zip(words, regs, strict=True):
+                for k in range(width):
+                    self.scatter(self.vget(reg + k), self.host_ptrs(lds_base, t4(w, k)), mask, 4)
+
+    def bank_conflicts(self, i: int, raw: ir.Value, exe: ir.Value, offs: list[int], width: int) -> ir.Value:
+        """The wave's LDS bank conflicts for this instruction. A pass's conflicts depend only on its lanes'
+        addresses relative to each other (a shift by whole dwords moves every lane's banks alike), so the last
+        pattern of each instruction is kept with its count (`memo`: valid, lane 0's address mod 4, EXEC, count,
+        then the 64 relative addresses) and a wave with the same pattern reuses it, as the reference does."""
+        b = self.b
+        memo = b.gep(self.ptr(C_MEMO, I32P), [_c64(i * MEMO_STRIDE)])
+        a0 = b.extract_element(raw, _c32(0))
+        rel = b.sub(raw, self.splat(a0, V32))
+        relp = b.bitcast(b.gep(memo, [_c64(8)]), V32.as_pointer())
+        same = b.and_(b.icmp_unsigned("==", b.load(memo), _c32(1)),
+                      b.icmp_unsigned("==", b.load(b.gep(memo, [_c64(1)])), b.and_(a0, _c32(3))))
+        same = b.and_(same, b.icmp_unsigned("==", b.load(b.gep(memo, [_c64(2)])), b.trunc(exe, I32)))
+        same = b.and_(same, b.icmp_unsigned("==", b.load(b.gep(memo, [_c64(3)])),
+                                            b.trunc(b.lshr(exe, _c64(32)), I32)))
+        eq = b.call(self.intr("llvm.vector.reduce.and.v64i1", I1, [VB]),
+                    [b.icmp_unsigned("==", b.load(relp, align=4), rel)])
+        hit_bb, miss_bb, join = (self.fn.append_basic_block(f"bank{i}_{x}") for x in ("hit", "miss", "join"))
+        b.cbranch(b.and_(same, eq), hit_bb, miss_bb)
+        b.position_at_end(hit_bb)
+        cached = b.zext(b.load(b.gep(memo, [_c64(4)])), I64)
+        b.branch(join)
+        b.position_at_end(miss_bb)
         t = len(offs) * width
         words = b.bitcast(self.words, I32P)
 
         def fill(lane: ir.Value) -> None:
-            a = b.zext(b.load(self.lane_ptr(f["addr"], lane)), I64)
+            a = b.zext(b.load(self.lane_ptr(self.insts[i].f["addr"], lane)), I64)
             for j, off in enumerate(offs):
                 w = b.trunc(b.lshr(b.and_(b.add(a, _c64(off)), _c64(M32)), _c64(2)), I32)
                 for k in range(width):
                     b.store(b.add(w, _c32(k)), b.gep(words, [b.add(b.mul(lane, _c64(t)), _c64(j * width + k))]))
         self.lane_loop(f"dw{i}", exe, fill)
-        self.count(i, K_BANK, b.call(_banks_fn(self.module), [words, exe, _c64(t)]))
-        lds = self.lds
-        if name in _DS_READ:
-            # every lane's values are read before any register is written (vdst may be the address register)
-            tmp = self.words_tmp()
-            self.lane_loop(f"dr{i}", exe, lambda lane: self._ds_gather(lane, offs, width, t, words, tmp))
-            for r in range(t):
-                def put(lane: ir.Value, r: int = r) -> None:
-                    b.store(b.load(b.gep(tmp, [b.add(b.mul(lane, _c64(t)), _c64(r))])),
-                            self.lane_ptr(f["vdst"] + r, lane))
-                self.lane_loop(f"dp{i}_{r}", exe, put)
-        else:
-            regs = [f["data0"], f["data1"]] if two else [f["data0"]]
-            for j, (_off, reg) in enumerate(zip(offs, regs, strict=True)):
-                for k in range(width):
-                    def write(lane: ir.Value, j: int = j, k: int = k, reg: int = reg) -> None:
-                        w = b.load(b.gep(words, [b.add(b.mul(lane, _c64(t)), _c64(j * width + k))]))
-                        b.store(b.load(self.lane_ptr(reg + k, lane)), b.gep(lds, [b.zext(w, I64)]))
-                    self.lane_loop(f"dwr{i}_{j}_{k}", exe, write)
-
-    def words_tmp(self) -> ir.Value:
-        return self.b.bitcast(self.tmp, I32P)
-
-    def _ds_gather(self, lane: ir.Value, offs: list[int], width: int, t: int, words: ir.Value,
-                   tmp: ir.Value) -> None:
-        b = self.b
-        for r in range(t):
-            at = b.add(b.mul(lane, _c64(t)), _c64(r))
-            w = b.load(b.gep(words, [at]))
-            b.store(b.load(b.gep(self.lds, [b.zext(w, I64)])), b.gep(tmp, [at]))
+        fresh = b.call(_banks_fn(self.module), [words, exe, _c64(t)])
+        b.store(_c32(1), memo)
+        b.store(b.and_(a0, _c32(3)), b.gep(memo, [_c64(1)]))
+        b.store(b.trunc(exe, I32), b.gep(memo, [_c64(2)]))
+        b.store(b.trunc(b.lshr(exe, _c64(32)), I32), b.gep(memo, [_c64(3)]))
+        b.store(b.trunc(fresh, I32), b.gep(memo, [_c64(4)]))
+        b.store(rel, relp, align=4)
+        miss_end = b.block
+        b.branch(join)
+        b.position_at_end(join)
+        out = b.phi(I64)
+        out.add_incoming(cached, hit_bb)
+        out.add_incoming(fresh, miss_end)
+        return out
 
 
 def _is_float(name: str) -> bool:

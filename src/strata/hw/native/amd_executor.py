@@ -226,6 +226,8 @@ def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, c
     ctx[cg.C_LDS_BYTES] = launch.lds_bytes
     ctx[cg.C_NALLOC] = nalloc
     ctx[cg.C_HI] = n
+    memo = np.zeros(len(prog.insts) * cg.MEMO_STRIDE, np.int32)  # (bank conflicts by pattern: amd_codegen)
+    ctx[cg.C_MEMO] = memo.ctypes.data
     ctx[cg.C_FUEL] = FUEL
     ctx[cg.C_NPC] = len(prog.insts)
     address = ctx.ctypes.data
