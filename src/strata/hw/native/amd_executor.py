@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import hashlib
+import threading
 import time
 from typing import Any
 
@@ -36,6 +37,7 @@ from strata.hw.native import amd_codegen as cg
 from strata.hw.native import tiering
 from strata.hw.native.amd_plan import SMEM_DWORDS, loads_observed_early
 
+THREADS = 2  # host threads a dispatch's workgroups are split over (the machine's cores; compiled code drops the GIL)
 FUEL = 1 << 12  # backward branches a wave may take in one call before the next wave runs (and Python polls)
 _FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 
@@ -178,19 +180,19 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
     counters = Counters()
     counters.blocks_launched = n_wg
     counters.threads_launched = n_wg * threads
-    npc = len(prog.insts)
-    counts = np.zeros((cg.ROWS, npc), np.uint64)
-    replayed = np.zeros(npc, np.int64)
-    replay_lanes = [0]
     per_batch = max(1, ref.BATCH_FACTOR * batch_lanes // (waves_per_wg * ref.WAVE))
+    workers = [_Worker(prog, len(prog.insts)) for _ in range(THREADS if n_wg > 1 else 1)]
     start = time.perf_counter()
-    starts, ends, nalloc = _allocation_table(mem)
+    table = _allocation_table(mem)
     for first in range(0, n_wg, per_batch):
         wgs = np.arange(first, min(n_wg, first + per_batch))
         b = ref._init_batch(prog, launch, wgs, waves_per_wg, threads)
-        _run_batch(prog, launch, mem, ck, b, counts, replayed, replay_lanes, counters, (starts, ends, nalloc),
-                   start, timeout_s, control)
-    _fold(prog, ck, counts, replayed, replay_lanes[0], counters, isa_counts)
+        _run_batch(prog, launch, mem, ck, b, workers, waves_per_wg, table, start, timeout_s, control)
+    for w in workers:
+        _add_counters(counters, w.counters)
+    counts = np.asarray(np.sum([w.counts for w in workers], axis=0, dtype=np.uint64))
+    replayed = np.sum([w.replayed for w in workers], axis=0)
+    _fold(prog, ck, counts, replayed, sum(w.replay_lanes for w in workers), counters, isa_counts)
     if isa_counts is not None:
         isa_counts["waves"] = n_wg * waves_per_wg
         isa_counts["wavefront_size"] = ref.WAVE
@@ -199,56 +201,130 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
     return counters
 
 
+class _Worker:
+    """One host thread's share of a dispatch: its own counts, memo, replay tallies and Counters for the
+    instructions the reference serves (the threads share nothing they write but the kernel's memory)."""
+
+    def __init__(self, prog: ref.AmdProgram, npc: int) -> None:
+        self.counts = np.zeros((cg.ROWS, npc), np.uint64)
+        self.replayed = np.zeros(npc, np.int64)
+        self.replay_lanes = 0
+        self.counters = Counters()
+        self.ctx = np.zeros(cg.CTX_SIZE, np.int64)
+        self.memo = np.zeros(0, np.int32)  # per batch: bank conflicts by pattern (amd_codegen.bank_conflicts)
+        self.error: BaseException | None = None
+
+
+def _add_counters(into: Counters, other: Counters) -> None:
+    for f in dataclasses.fields(Counters):
+        a, b = getattr(into, f.name), getattr(other, f.name)
+        if isinstance(a, dict):
+            for k, v in b.items():
+                a[k] = a.get(k, 0) + v
+        else:
+            setattr(into, f.name, a + b)
+
+
 def _allocation_table(mem: DeviceMemory) -> tuple[np.ndarray, np.ndarray, int]:
     allocs = sorted(mem.allocations(), key=lambda a: a.address)
     return (np.array([a.address for a in allocs] or [0], dtype=np.uint64),
             np.array([a.end for a in allocs] or [0], dtype=np.uint64), len(allocs))
 
 
+@dataclasses.dataclass
+class _State:
+    """A batch's wave state as the native code keeps it (views of it serve the reference's one-wave replays)."""
+
+    b: Any  # the reference's _Batch it was made from (workgroup ids, wave numbers)
+    s: np.ndarray
+    v: np.ndarray
+    scc: np.ndarray
+    pc: np.ndarray
+    state: np.ndarray
+    lds: np.ndarray
+
+
 def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, ck: CompiledAmd, b: Any,
-               counts: np.ndarray, replayed: np.ndarray, replay_lanes: list[int], counters: Counters,
-               table: tuple[np.ndarray, np.ndarray, int], start: float, timeout_s: float, control: Any) -> None:
+               workers: list[_Worker], waves_per_wg: int, table: tuple[np.ndarray, np.ndarray, int], start: float,
+               timeout_s: float, control: Any) -> None:
+    """Run a batch's waves, split by whole workgroups over the workers' threads."""
     n = b.s.shape[0]
-    s = np.ascontiguousarray(b.s)
-    v = np.ascontiguousarray(b.v.transpose(1, 0, 2))  # (W, NV, 64): a wave's registers together
-    scc = np.zeros(n, np.uint8)
-    pc = np.full(n, prog.index[0], np.int32)
-    state = np.zeros(n, np.uint8)
+    st = _State(b, np.ascontiguousarray(b.s), np.ascontiguousarray(b.v.transpose(1, 0, 2)),  # (W, NV, 64)
+                np.zeros(n, np.uint8), np.full(n, prog.index[0], np.int32), np.zeros(n, np.uint8),
+                np.ascontiguousarray(b.lds))
     wg = b.wg.astype(np.int32)
-    lds = np.ascontiguousarray(b.lds)
     starts, ends, nalloc = table
-    ctx = np.zeros(cg.CTX_SIZE, np.int64)
-    for slot, arr in ((cg.C_S, s), (cg.C_V, v), (cg.C_SCC, scc), (cg.C_PC, pc), (cg.C_STATE, state), (cg.C_WG, wg),
-                      (cg.C_LDS, lds), (cg.C_STARTS, starts), (cg.C_ENDS, ends), (cg.C_COUNTS, counts)):
-        ctx[slot] = arr.ctypes.data
-    ctx[cg.C_MEM] = mem.bytes.ctypes.data
-    ctx[cg.C_LDS_ROW] = lds.shape[1]
-    ctx[cg.C_LDS_BYTES] = launch.lds_bytes
-    ctx[cg.C_NALLOC] = nalloc
-    ctx[cg.C_HI] = n
-    memo = np.zeros(len(prog.insts) * cg.MEMO_STRIDE, np.int32)  # (bank conflicts by pattern: amd_codegen)
-    ctx[cg.C_MEMO] = memo.ctypes.data
-    ctx[cg.C_FUEL] = FUEL
-    ctx[cg.C_NPC] = len(prog.insts)
+    n_wg = n // waves_per_wg
+    use = workers[:max(1, min(len(workers), n_wg))]
+    cuts = [waves_per_wg * (n_wg * k // len(use)) for k in range(len(use) + 1)]
+    for w in use:
+        ctx = w.ctx
+        w.memo = np.zeros(len(prog.insts) * cg.MEMO_STRIDE, np.int32)
+        for slot, arr in ((cg.C_S, st.s), (cg.C_V, st.v), (cg.C_SCC, st.scc), (cg.C_PC, st.pc),
+                          (cg.C_STATE, st.state), (cg.C_WG, wg), (cg.C_LDS, st.lds), (cg.C_STARTS, starts),
+                          (cg.C_ENDS, ends), (cg.C_COUNTS, w.counts), (cg.C_MEMO, w.memo)):
+            ctx[slot] = arr.ctypes.data
+        ctx[cg.C_MEM] = mem.bytes.ctypes.data
+        ctx[cg.C_LDS_ROW] = st.lds.shape[1]
+        ctx[cg.C_LDS_BYTES] = launch.lds_bytes
+        ctx[cg.C_NALLOC] = nalloc
+        ctx[cg.C_FUEL] = FUEL
+        ctx[cg.C_NPC] = len(prog.insts)
+        w.error = None
+    stop = threading.Event()
+    if len(use) == 1:
+        _drive(prog, launch, mem, ck, st, use[0], cuts[0], cuts[1], start, timeout_s, control, stop)
+        return
+    helper = threading.Thread(target=_guarded, name="strata-native-amd", daemon=True,
+                              args=(prog, launch, mem, ck, st, use[1], cuts[1], cuts[2], start, timeout_s, control,
+                                    stop))
+    helper.start()
+    try:
+        _drive(prog, launch, mem, ck, st, use[0], cuts[0], cuts[1], start, timeout_s, control, stop)
+    except BaseException:
+        stop.set()  # the first range's error is the one reported: the second range stops where it is
+        raise
+    finally:
+        helper.join()
+    if use[1].error is not None:
+        raise use[1].error
+
+
+def _guarded(*args: Any) -> None:
+    worker: _Worker = args[5]
+    try:
+        _drive(*args)
+    except BaseException as e:  # handed to the calling thread
+        worker.error = e
+
+
+def _drive(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, ck: CompiledAmd, st: _State,
+           worker: _Worker, lo: int, hi: int, start: float, timeout_s: float, control: Any,
+           stop: threading.Event) -> None:
+    """Call the native code on waves [lo, hi) until every one has ended: barriers released when none can run,
+    instructions the reference serves run between calls, the watchdog and cancel flag polled."""
+    ctx = worker.ctx
+    ctx[cg.C_HI] = hi
     address = ctx.ctypes.data
-    cursor = 0  # the first wave of the next call: after a wave the reference served, the waves behind it run first
-    while True:
+    cursor = lo  # the first wave of the next call: after a wave the reference served, the waves behind it run first
+    while not stop.is_set():
         ctx[cg.C_YIELDED] = 0
         ctx[cg.C_LO] = cursor
         rc = ck.fn(address)
-        if rc == cg.R_DONE and cursor:
-            cursor = 0  # (the waves before the cursor may still run)
+        if rc == cg.R_DONE and cursor != lo:
+            cursor = lo  # (the waves before the cursor may still run)
         elif rc == cg.R_DONE:
-            waiting = state == cg.BARRIER
+            mine = st.state[lo:hi]
+            waiting = mine == cg.BARRIER
             if not waiting.any():
                 break
-            state[waiting] = cg.RUN  # every live wave is at a barrier: release them all
+            mine[waiting] = cg.RUN  # every live wave is at a barrier: release them all
         elif rc == cg.R_REFERENCE:
             w = int(ctx[cg.C_STOPPED])
-            _replay(prog, launch, mem, b, s, v, scc, pc, state, lds, w, counters, replayed, replay_lanes)
-            cursor = w + 1 if w + 1 < n else 0  # a wave spinning on memory served by the reference lets others run
+            _replay(prog, launch, mem, st, w, worker)
+            cursor = w + 1 if w + 1 < hi else lo  # a wave spinning on memory served by the reference lets others run
         elif rc == cg.R_YIELD:
-            cursor = 0
+            cursor = lo
         elif rc == cg.R_BAD_PC:
             raise DeviceFault("cudaErrorIllegalInstruction", f"[{prog.name}] execution ran past the end of the code "
                               "without s_endpgm")
@@ -258,28 +334,28 @@ def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, c
             raise LaunchTimeout(message=f"[{prog.name}] still running after {timeout_s:g} s (STRATA_KERNEL_TIMEOUT)")
 
 
-def _replay(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, b: Any, s: np.ndarray, v: np.ndarray,
-            scc: np.ndarray, pc: np.ndarray, state: np.ndarray, lds: np.ndarray, w: int, counters: Counters,
-            replayed: np.ndarray, replay_lanes: list[int]) -> None:
+def _replay(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, st: _State, w: int,
+            worker: _Worker) -> None:
     """Run instruction pc[w] of wave w on the reference handler (views of the wave's registers and its
     workgroup's LDS as a one-wave batch), then let its queued register writes land at once (amd_plan.py
     proved nothing reads them before their wait)."""
-    i = int(pc[w])
+    i = int(st.pc[w])
     ins = prog.insts[i]
+    b = st.b
     g = int(b.wg[w])
-    one = ref._Batch(s[w:w + 1], v[w][:, None, :], scc[w:w + 1].view(bool), np.array([i], np.int64),
+    one = ref._Batch(st.s[w:w + 1], st.v[w][:, None, :], st.scc[w:w + 1].view(bool), np.array([i], np.int64),
                      np.zeros(1, bool), np.zeros(1, bool), np.zeros(1, np.int64), b.wg_id[w:w + 1],
-                     b.wave_in_wg[w:w + 1], lds[g:g + 1], np.zeros((1, ref.WAVE, 1), np.uint32),
+                     b.wave_in_wg[w:w + 1], st.lds[g:g + 1], np.zeros((1, ref.WAVE, 1), np.uint32),
                      all_waves=np.arange(1))
-    c = ref._Ctx(one, slice(None), 1, mem, prog, launch, counters, ins=ins)
+    c = ref._Ctx(one, slice(None), 1, mem, prog, launch, worker.counters, ins=ins)
     prog.handlers[i](c, ins)
     for p in one.pending:
         p.apply(np.ones(p.waves.size, bool))
-    replayed[i] += 1
+    worker.replayed[i] += 1
     if prog.categories[i] == "valu" and (c._exec is not None or c._full is not None):
-        replay_lanes[0] += c.active()
-    pc[w] = int(c.jump[0]) if c.jump is not None and c.jump[0] >= 0 else i + 1
-    state[w] = cg.DONE if one.done[0] else cg.BARRIER if one.barrier[0] else cg.RUN
+        worker.replay_lanes += c.active()
+    st.pc[w] = int(c.jump[0]) if c.jump is not None and c.jump[0] >= 0 else i + 1
+    st.state[w] = cg.DONE if one.done[0] else cg.BARRIER if one.barrier[0] else cg.RUN
 
 
 def _fold(prog: ref.AmdProgram, ck: CompiledAmd, counts: np.ndarray, replayed: np.ndarray, replay_lanes: int,
