@@ -784,6 +784,8 @@ def test_nvls_all_reduce_in_rank_order_against_numpy(op: str) -> None:
     every rank's buffer in rank order, then gathers the other shards; sums bit for bit against NumPy
     adding the ranks' float32 arrays in that order. Out of place and in place (where a rank's own shard
     must not be overwritten before its turn)."""
+    from strata.libs.nccl.collectives import _chunks
+
     nr, n = 4, 4 * 257 + 3
     f32 = np.dtype(np.float32)
     devs = devices(nr)
@@ -796,10 +798,16 @@ def test_nvls_all_reduce_in_rank_order_against_numpy(op: str) -> None:
     for in_place in (False, True):
         xs = upload(devs, hs)
         ys = xs if in_place else empty(devs, n, f32)
+        before = [d.peer_traffic() for d in devs]
         with trace.record() as rec:
             works = _all_reduce_all(xs, ys, n, op, comms, algorithm="nvls")
             for d in devs:  # the kernels' trace events come as they run
                 d.synchronize()
+        # interconnect bytes, one launch or a chain: rank r reads its shard of every other rank's buffer once,
+        # then gets each other rank's finished shard
+        shards = [4 * length for _, length in _chunks(n, nr, 4)]
+        assert _moved(devs, before) == [{q.index: shards[r] + shards[k] for k, q in enumerate(devs) if k != r}
+                                        for r in range(nr)]
         for y in ys:
             if op == "avg":  # the last step adds and divides in float32, rounding once more: within an ulp
                 np.testing.assert_allclose(y.get(), want / np.float32(nr), rtol=2.5e-7)
