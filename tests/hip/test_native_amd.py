@@ -165,7 +165,7 @@ def test_out_of_bounds_fault_report_is_the_reference_one(monkeypatch: pytest.Mon
 
 def test_unsupported_instruction_falls_back_whole_with_the_reason(monkeypatch: pytest.MonkeyPatch,
                                                                    rng: np.random.Generator) -> None:
-    k = kernel("breadth", "atomics")  # global atomics (and v_readlane): not compiled
+    k = kernel("breadth", "atomics")  # global atomics: not compiled
     blocks, n = 3, 3 * 128
     inits = [[0, 0], [0, 0], [0], [-5], [5000], [7], [0], [0] * n]
 
@@ -175,7 +175,7 @@ def test_unsupported_instruction_falls_back_whole_with_the_reason(monkeypatch: p
     got = run(monkeypatch, "native", k, (blocks, 1, 1), (128, 1, 1), setup)
     assert got["executor"] == "reference"
     reasons = [e[1]["reason"] for e in got["events"] if e[0] == "native_fallback"]
-    assert reasons and reasons[0].startswith("not compiled: v_")  # the first instruction it does not compile
+    assert reasons and reasons[0].startswith("not compiled: global_atomic_")  # the instruction, disassembled
     assert got["outs"][0][0] == np.arange(n).sum()  # the reference ran it
 
 

@@ -84,7 +84,7 @@ _I2 = {"v_add_u32", "v_sub_u32", "v_subrev_u32", "v_and_b32", "v_or_b32", "v_xor
 _CARRY = {"v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32"}
 _INT3 = {"v_add3_u32", "v_lshl_add_u32", "v_add_lshl_u32", "v_lshl_or_b32", "v_and_or_b32", "v_or3_b32",
          "v_xad_u32", "v_bfe_u32", "v_bfe_i32", "v_bfi_b32", "v_mad_u32_u24", "v_alignbit_b32", "v_max3_i32",
-         "v_min3_i32", "v_max3_u32", "v_min3_u32", "v_mad_i32_i24"}
+         "v_min3_i32", "v_max3_u32", "v_min3_u32", "v_mad_i32_i24", "v_perm_b32"}
 _SHIFT64 = {"v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64", "v_lshl_add_u64"}
 _F1_SFU = {"v_rcp_f32", "v_rcp_iflag_f32", "v_rsq_f32", "v_sqrt_f32"}
 _F1_ROUND = {"v_rndne_f32": "llvm.roundeven", "v_trunc_f32": "llvm.trunc", "v_floor_f32": "llvm.floor",
@@ -96,7 +96,11 @@ _CMP_F = {"f": "false", "lt": "olt", "eq": "oeq", "le": "ole", "gt": "ogt", "lg"
           "tru": "true"}
 _CMP_I = {"lt": "<", "eq": "==", "le": "<=", "gt": ">", "ne": "!=", "ge": ">=", "f": "f", "t": "t"}
 _GLOBAL_MEM = {"global_load_dword", "global_load_dwordx2", "global_load_dwordx3", "global_load_dwordx4",
-               "global_store_dword", "global_store_dwordx2", "global_store_dwordx3", "global_store_dwordx4"}
+               "global_store_dword", "global_store_dwordx2", "global_store_dwordx3", "global_store_dwordx4",
+               "global_load_ubyte", "global_load_sbyte", "global_load_ushort", "global_load_sshort",
+               "global_store_byte", "global_store_short"}
+_SUBDWORD = {"ubyte": (1, False), "sbyte": (1, True), "ushort": (2, False), "sshort": (2, True), "byte": (1, False),
+             "short": (2, False)}  # global access tail -> (bytes, sign-extended)
 _DS_READ = {"ds_read_b32", "ds_read_b64", "ds_read_b96", "ds_read_b128", "ds_read2_b32", "ds_read2_b64",
             "ds_read2st64_b32", "ds_read2st64_b64"}
 _DS_WRITE = {n.replace("read", "write") for n in _DS_READ}
@@ -116,6 +120,8 @@ def count_class(ins: Inst) -> tuple[str | None, bool, str | None]:
         return "sfu", True, None
     if name == "v_readfirstlane_b32":
         return None, True, None
+    if name in ("v_readlane_b32", "v_writelane_b32"):  # (the reference counts neither their class nor lanes)
+        return None, False, None
     if name == "v_mov_b64":
         return "fp64", True, "fp64"
     if name in ("v_fmac_f32", "v_fma_f32", "v_pk_mul_f32", "v_pk_add_f32", "v_pk_fma_f32"):
@@ -452,7 +458,7 @@ class AmdCodegen:
         elif fmt in ("GLOBAL", "FLAT"):  # a FLAT access whose lanes are all global is the same as a GLOBAL one
             ok = name.replace("flat_", "global_", 1) in _GLOBAL_MEM
         elif fmt == "DS":
-            ok = (name in _DS_READ or name in _DS_WRITE) and not f.get("gds")
+            ok = (name in _DS_READ or name in _DS_WRITE or name == "ds_bpermute_b32") and not f.get("gds")
         elif fmt in ("VOP1", "VOP3") and (name in _F1_SFU or name in _F1_ROUND or name in _CVT1 or
                                           name in ("v_fract_f32", "v_readfirstlane_b32")):
             ok = fmt == "VOP1" or name in _F1_SFU or name in _F1_ROUND or name in _CVT1 or name == "v_fract_f32"
@@ -462,6 +468,8 @@ class AmdCodegen:
             parts = name.split("_")
             ok = len(parts) == 4 and parts[1] == "cmp" and (parts[3] == "f32" and parts[2] in _CMP_F or
                                       parts[3] in ("i32", "u32", "i64", "u64") and parts[2] in _CMP_I)
+        elif fmt == "VOP3" and name in ("v_readlane_b32", "v_writelane_b32"):
+            ok = name == "v_writelane_b32" or f["src0"] >= 256
         elif fmt in ("VOP2", "VOP3") and (name in _F2 or name in _I2 or name in _CARRY or name in (
                 "v_fmac_f32", "v_fmamk_f32", "v_fmaak_f32", "v_cndmask_b32", "v_mbcnt_lo_u32_b32",
                 "v_mbcnt_hi_u32_b32", "v_ldexp_f32")):
@@ -666,6 +674,14 @@ class AmdCodegen:
             first = b.call(self.intr("llvm.cttz.i64", I64, [I64, I1]), [exe, ir.Constant(I1, 0)])
             lane = b.select(b.icmp_unsigned("==", exe, _c64(0)), _c64(0), first)
             self.sset(f["vdst"], b.extract_element(self.usrc(ins, 0), lane))
+            return
+        if name in ("v_readlane_b32", "v_writelane_b32"):
+            lane = b.and_(self.sread(f["src1"], 1, ins), _c32(63))
+            if name == "v_readlane_b32":
+                self.sset(f["vdst"], b.extract_element(self.vget(f["src0"] - 256), lane))
+            else:
+                one = b.bitcast(b.shl(_c64(1), b.zext(lane, I64)), VB)  # that lane only, whatever EXEC says
+                self.vset(f["vdst"], self.splat(self.sread(f["src0"], 1, ins), V32), one)
             return
         if name in _F1_SFU:
             x = b.fpext(self.fsrc(ins, 0), VD)
@@ -888,6 +904,18 @@ class AmdCodegen:
         if name == "v_alignbit_b32":
             wide = b.or_(b.shl(b.zext(a, V64), self.splat(_c64(32), V64)), b.zext(c, V64))
             return b.trunc(b.lshr(wide, b.zext(sh(d), V64)), V32)
+        if name == "v_perm_b32":  # byte k of the result: byte sel of (a:b), 0 for sel 8..12, 0xFF past 12
+            c64 = lambda v: self.splat(_c64(v), V64)  # noqa: E731
+            src = b.or_(b.shl(b.zext(a, V64), c64(32)), b.zext(c, V64))
+            out = c64(0)
+            for k in range(4):
+                sel = b.and_(b.lshr(b.zext(d, V64), c64(8 * k)), c64(0xFF))
+                pick = b.and_(b.lshr(src, b.mul(b.select(b.icmp_unsigned("<", sel, c64(8)), sel, c64(7)), c64(8))),
+                              c64(0xFF))
+                byte = b.select(b.icmp_unsigned("<", sel, c64(8)), pick,
+                                b.select(b.icmp_unsigned(">", sel, c64(12)), c64(0xFF), c64(0)))
+                out = b.or_(out, b.shl(byte, c64(8 * k)))
+            return b.trunc(out, V32)
         if name in ("v_max3_i32", "v_min3_i32", "v_max3_u32", "v_min3_u32"):
             op = "v_max_" if "max" in name else "v_min_"
             two = op + name[-3:]
@@ -1088,7 +1116,7 @@ class AmdCodegen:
     def global_mem(self, i: int, ins: Inst) -> None:
         b, f, name = self.b, ins.f, ins.name
         width = flat_width(name)
-        size = 4 * width
+        size, signed = _SUBDWORD.get(name.rsplit("_", 1)[-1], (4 * width, False))
         if ins.fmt == "GLOBAL" and f["saddr"] != 0x7F:
             addr = b.add(self.splat(self.sread(f["saddr"], 2, ins), V64), b.zext(self.vget(f["addr"]), V64))
         else:
@@ -1105,13 +1133,25 @@ class AmdCodegen:
         # unaligned dwords (the reference assembles them from bytes) go to the reference too
         low = b.call(self.intr("llvm.vector.reduce.or.v64i64", I64, [V64]),
                      [b.select(mask, addr, self.splat(_c64(0), V64))])
-        aligned = b.icmp_unsigned("==", b.and_(low, _c64(3)), _c64(0))
+        aligned = b.icmp_unsigned("==", b.and_(low, _c64(3 if size >= 4 else 0)), _c64(0))
         self.need_reference(i, b.or_(b.not_(any_on), b.and_(inside, aligned)))
         lanes = self.popcount64(exe)
         self.count(i, K_LANES, lanes)
         self.count(i, K_SECTORS, self.sectors(addr, exe, size))
         self.count(i, K_IDEAL, b.udiv(b.add(b.mul(lanes, _c64(size)), _c64(31)), _c64(32)))
         offs = b.sub(addr, self.splat(_c64(GLOBAL_BASE), V64))
+        if size < 4:  # bytes and shorts, at any alignment (zero- or sign-extended loads, the low bits stored)
+            nt = ir.IntType(8 * size)
+            vt, pt = ir.VectorType(nt, WAVE), ir.VectorType(nt.as_pointer(), WAVE)
+            ptrs = b.inttoptr(b.add(self.splat(b.ptrtoint(self.mem, I64), V64), offs), pt)
+            if "_load_" in name:
+                fn = self.intr(f"llvm.masked.gather.v64i{8 * size}.v64p0", vt, [pt, I32, VB, vt])
+                got = b.call(fn, [ptrs, _c32(1), mask, ir.Constant(vt, [ir.Constant(nt, 0)] * WAVE)])
+                self.vset(f["vdst"], b.sext(got, V32) if signed else b.zext(got, V32), mask)
+            else:
+                fn = self.intr(f"llvm.masked.scatter.v64i{8 * size}.v64p0", ir.VoidType(), [vt, pt, I32, VB])
+                b.call(fn, [b.trunc(self.vget(f["data"]), vt), ptrs, _c32(1), mask])
+            return
         if "_load_" in name:
             vals = [self.gather(self.host_ptrs(self.mem, b.add(offs, self.splat(_c64(4 * k), V64))), mask, 4)
                     for k in range(width)]
@@ -1124,6 +1164,17 @@ class AmdCodegen:
 
     def ds(self, i: int, ins: Inst) -> None:
         b, f, name = self.b, ins.f, ins.name
+        if name == "ds_bpermute_b32":  # each lane reads data0 of lane ((addr + offset) >> 2) & 63, inactive or not
+            exe = self.exec64()
+            self.count(i, K_LANES, self.popcount64(exe))
+            off = f["offset0"] | f["offset1"] << 8
+            sel = b.and_(b.lshr(b.add(b.zext(self.vget(f["addr"]), V64), self.splat(_c64(off), V64)),
+                                self.splat(_c64(2), V64)), self.splat(_c64(63), V64))
+            src = b.bitcast(self.vptr(f["data0"]), I32P)
+            ones = ir.Constant(VB, [ir.Constant(I1, 1)] * WAVE)
+            got = self.gather(self.host_ptrs(src, b.shl(sel, self.splat(_c64(2), V64))), ones, 4)
+            self.vset(f["vdst"], got)
+            return
         width = int(name.rsplit("_b", 1)[1]) // 32
         two = name.startswith(("ds_read2", "ds_write2"))
         if two:

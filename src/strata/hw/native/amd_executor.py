@@ -384,7 +384,7 @@ def _fold(prog: ref.AmdProgram, ck: CompiledAmd, counts: np.ndarray, replayed: n
         elif ins.fmt == "SMEM":
             counters.global_load_bytes += 4 * SMEM_DWORDS[name] * w
         elif ins.fmt in ("GLOBAL", "FLAT"):
-            size = 4 * flat_width(name)
+            size = cg._SUBDWORD.get(name.rsplit("_", 1)[-1], (4 * flat_width(name), False))[0]
             sec, ideal = int(counts[cg.K_SECTORS, i]), int(counts[cg.K_IDEAL, i])
             if "_load_" in name:
                 counters.global_load_bytes += lanes * size
@@ -396,6 +396,8 @@ def _fold(prog: ref.AmdProgram, ck: CompiledAmd, counts: np.ndarray, replayed: n
                 counters.global_store_requests += w
                 counters.global_store_sectors += sec
                 counters.global_store_ideal_sectors += ideal
+        elif ins.fmt == "DS" and name == "ds_bpermute_b32":
+            counters.shared_requests += w  # (the LDS crossbar only: no banks, no bytes)
         elif ins.fmt == "DS":
             counters.shared_requests += w
             counters.shared_bank_conflicts += int(counts[cg.K_BANK, i])

@@ -28,6 +28,8 @@ from strata.hw.amdgpu.decoder import Inst, flat_width
 _VALU = ("VOP1", "VOP2", "VOP3", "VOPC", "VOP3P")
 _VMEM = ("GLOBAL", "FLAT", "SCRATCH", "MUBUF")
 _SPECIAL = {106, 107, 124, 125, 126, 127}  # VCC, M0, EXEC: read implicitly by many instructions
+_VOP3B = {"v_div_scale_f32", "v_div_scale_f64", "v_mad_u64_u32", "v_mad_i64_i32", "v_add_co_u32", "v_addc_co_u32",
+          "v_sub_co_u32", "v_subb_co_u32", "v_subrev_co_u32", "v_subbrev_co_u32"}  # a scalar carry-out (sdst)
 SMEM_DWORDS = {"s_load_dword": 1, "s_load_dwordx2": 2, "s_load_dwordx4": 4, "s_load_dwordx8": 8,
                "s_load_dwordx16": 16}
 _NOT_BRANCHES = ("s_waitcnt", "s_endpgm", "s_nop", "s_barrier", "s_setprio", "s_sleep", "s_code_end",
@@ -35,7 +37,9 @@ _NOT_BRANCHES = ("s_waitcnt", "s_endpgm", "s_nop", "s_barrier", "s_setprio", "s_
 
 
 def ds_read_dwords(name: str) -> int:
-    """Registers an LDS read writes (ds_read2_b64: 4)."""
+    """Registers an LDS read (or lane permute) writes (ds_read2_b64: 4)."""
+    if not name.startswith("ds_read"):
+        return 1
     width = int(name.rsplit("_b", 1)[1]) // 32 if "_b" in name else 1
     return width * (2 if name.startswith("ds_read2") else 1)
 
@@ -52,7 +56,7 @@ def loads_observed_early(insts: Sequence[Inst]) -> list[int]:
             if dst & _SPECIAL:
                 bad.append(ins.offset)
                 continue
-        elif ins.fmt == "DS" and ins.name.startswith("ds_read"):
+        elif ins.fmt == "DS" and ins.name.startswith(("ds_read", "ds_bpermute", "ds_permute")):
             dst, kind, scalar = set(range(ins.f["vdst"], ins.f["vdst"] + ds_read_dwords(ins.name))), "lgkm", False
         else:
             continue
@@ -137,9 +141,10 @@ def _sgprs(ins: Inst) -> set[int] | None:
             add("offset", 1)
     elif ins.fmt in _VALU:
         _, sw = ins.widths
-        for i, key in enumerate(("src0", "src1", "src2")):
-            add(key, max(sw[i] if i < len(sw) else 2, 1))
-        add("sdst", 2)
+        for i, key in enumerate(("src0", "src1", "src2")[:len(sw)]):  # (unused source fields hold 0: not s0)
+            add(key, max(sw[i], 1))
+        if ins.name in _VOP3B:  # (in other VOP3 encodings these bits are abs modifiers)
+            add("sdst", 2)
         if ins.name.startswith(("v_cmp", "v_readlane", "v_readfirstlane")):
             add("vdst", 2)
     elif ins.fmt in ("GLOBAL", "SCRATCH"):
@@ -174,6 +179,11 @@ def _vgprs(ins: Inst) -> set[int] | None:
         w = ds_read_dwords(ins.name.replace("write", "read")) // (2 if "write2" in ins.name else 1)
         return {f["addr"], *range(f["data0"], f["data0"] + w), *(range(f["data1"], f["data1"] + w)
                                                                   if "write2" in ins.name else ())}
+    if ins.fmt in ("GLOBAL", "FLAT") and "_atomic_" not in ins.name:  # the address, then data or destination
+        width = flat_width(ins.name)
+        regs = set(range(f["addr"], f["addr"] + (1 if ins.fmt == "GLOBAL" and f.get("saddr", 0x7F) != 0x7F else 2)))
+        key = "vdst" if "_load_" in ins.name else "data"
+        return regs | set(range(f[key], f[key] + width))
     if ins.fmt in _VMEM or ins.fmt == "DS":
         return _spans((f[k] for k in ("addr", "data", "data0", "data1", "vdst", "vdata", "vaddr") if k in f), 4)
     return None
