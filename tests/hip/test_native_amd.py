@@ -142,6 +142,27 @@ def test_lds_tree_reduction(monkeypatch: pytest.MonkeyPatch, rng: np.random.Gene
                                rtol=1e-5)
 
 
+def test_dwordx4_loads_and_stores(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator) -> None:
+    a = rng.standard_normal((100, 4)).astype(np.float32)  # float4 in, float4 out: 16-byte accesses, 100 of 128 lanes
+
+    def setup(b: Board) -> tuple[list[bytes], list[tuple[int, int, Any]]]:
+        ob = b.put(np.zeros(400, np.float32))
+        return [p64(b.put(a)), p64(ob), i32(100)], [(ob, 400, np.float32)]
+    (out,) = both(monkeypatch, kernel("misc", "vec4"), (1, 1, 1), (128, 1, 1), setup)
+    np.testing.assert_array_equal(out.reshape(100, 4), np.stack([a[:, 3], a[:, 2] * 2, a[:, 1] + 1, a[:, 0]], axis=1))
+
+
+def test_short_loads_and_byte_permutes(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator) -> None:
+    n = 600  # halves packed in pairs: global_load_ushort at 2-byte addresses, v_perm_b32
+    ha, hb = rng.standard_normal(n).astype(np.float16), rng.standard_normal(n).astype(np.float16)
+
+    def setup(b: Board) -> tuple[list[bytes], list[tuple[int, int, Any]]]:
+        o2 = b.put(np.zeros(2 * n, np.float16))
+        return [p64(b.put(ha)), p64(b.put(hb)), p64(o2), i32(n)], [(o2, 2 * n, np.float16)]
+    (out,) = both(monkeypatch, kernel("subdword", "pack_halves"), (3, 1, 1), (256, 1, 1), setup)
+    np.testing.assert_array_equal(out.reshape(n, 2), np.stack([ha, hb[::-1]], 1))
+
+
 def fault(monkeypatch: pytest.MonkeyPatch, executor: str) -> tuple[dict[str, Any], str]:
     k = kernel("saxpy", "saxpy")
     n = 100
@@ -238,6 +259,16 @@ extern "C" __global__ void sgemm_tiled(int m, int n, int k, const float* __restr
 }
 """
 
+LANES = r"""#include <hip/hip_runtime.h>
+extern "C" __global__ void lanes(const float* x, float* out, int* picked) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = x[i];
+  for (int o = 32; o > 0; o >>= 1) v += __shfl_down(v, o);
+  if (threadIdx.x % 64 == 0) out[i / 64] = v;
+  picked[i] = __builtin_amdgcn_readlane(i * 3, 5);
+}
+"""
+
 SPIN = r"""#include <hip/hip_runtime.h>
 extern "C" __global__ void spin(volatile int* flag, int* out) {
   int i = 0;
@@ -290,6 +321,22 @@ def test_bench_saxpy_and_sgemm_through_hip(monkeypatch: pytest.MonkeyPatch, mi30
         return (np.int32(size), np.int32(size), np.int32(size), hip.to_device(a), hip.to_device(b), dc), [dc]
     (c,) = hip_both(monkeypatch, lambda args: g((3, 3), (32, 32), args), make_gemm)
     np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@needs_clang
+def test_cross_lane_shuffles_and_readlane(monkeypatch: pytest.MonkeyPatch, mi300x: Any,
+                                          rng: np.random.Generator) -> None:
+    import strata.hip as hip
+
+    k = hip.compile(LANES).get_function("lanes")
+    x = rng.standard_normal(512).astype(np.float32)
+
+    def make() -> tuple[tuple[Any, ...], list[Any]]:
+        out, picked = hip.zeros(8, np.float32), hip.zeros(512, np.int32)
+        return (hip.to_device(x), out, picked), [out, picked]
+    out, picked = hip_both(monkeypatch, lambda args: k(2, 256, args), make)
+    np.testing.assert_allclose(out, x.reshape(8, 64).sum(1, dtype=np.float64), rtol=1e-5, atol=1e-5)
+    assert np.array_equal(picked, np.repeat(np.arange(8) * 64 + 5, 64) * 3)
 
 
 @needs_clang
