@@ -33,7 +33,6 @@ from strata.hw.native import (
     codegen_float,
     codegen_int,
     codegen_warp,
-    driver,
     partial,
     runtime,
     warphelpers,
@@ -76,7 +75,8 @@ CTX_CTAID_X_ADD = 24
 # __constant__). Read per launch, not baked into the code: addresses depend on allocation order, so a
 # constant would make the cached object valid only in the process and load that produced it.
 CTX_SYMBOLS = 25
-CTX_SIZE = 26
+CTX_BLOCKS = 26  # pointer to the kernel's block table, which the runtime library's driver runs (driver.block_table)
+CTX_SIZE = 27
 # lane-varying special registers come from the reference's own per-chunk arrays (Chunk.special); the rest
 # (%ntid, %nctaid) are launch constants in ctx
 LANE_SPECIALS = ("%tid", "%ctaid", "%laneid", "%warpid")
@@ -231,21 +231,41 @@ class KernelCodegen:
         # launch data (mask, specials, parameters) are distinct objects, which LLVM cannot see through
         # the pointer tables; telling it lets the lane loops vectorize (gathers and scatters included).
         self._scopes: dict[str, Any] = {}
-        self._scope_lists: dict[str, tuple[Any, Any]] = {}
         self._domain = self.module.add_metadata([ir.MetaDataString(self.module, "strata.lanes")])
-        for name in (*(f"r:{r}" for r in jf.reg_storage), "mem", "shm", "aux"):
-            self._scopes[name] = self.module.add_metadata([ir.MetaDataString(self.module, name), self._domain])
+        self._tagged: list[tuple[Any, str]] = []  # (load or store, scope), given their lists by _finish_tags
 
     def tag(self, instr: Any, scope: str) -> Any:
-        """Mark a load or store as touching only `scope` (see _scopes)."""
-        lists = self._scope_lists.get(scope)
-        if lists is None:
-            own = self.module.add_metadata([self._scopes[scope]])
-            others = self.module.add_metadata([v for k, v in self._scopes.items() if k != scope])
-            lists = self._scope_lists[scope] = (own, others)
-        instr.set_metadata("alias.scope", lists[0])
-        instr.set_metadata("noalias", lists[1])
+        """Mark a load or store as touching only `scope`: a register's lane array (`r:<name>`), global memory
+        (`mem`), shared memory (`shm`) or the read-only launch data (`aux`). The metadata is set when the
+        module is done (_finish_tags)."""
+        self._tagged.append((instr, scope))
         return instr
+
+    def _finish_tags(self) -> None:
+        """Each tagged access's `alias.scope` (its own scope) and `noalias` (every other scope its function's
+        accesses use): the facts LLVM needs, function by function, since block functions are never inlined into
+        each other. Lists naming every scope of the kernel grew with the square of its registers: a GEMM of 1,500
+        registers spent more than half its IR text on them, and each alias query walked a list of 1,500."""
+        by_fn: dict[int, list[tuple[Any, str]]] = {}
+        for instr, scope in self._tagged:
+            fn = instr.parent.parent
+            if self.module.globals.get(fn.name) is fn:  # (not a function partial.py dropped half-built)
+                by_fn.setdefault(id(fn), []).append((instr, scope))
+        for pairs in by_fn.values():
+            used = sorted({scope for _instr, scope in pairs})
+            for name in used:
+                if name not in self._scopes:
+                    self._scopes[name] = self.module.add_metadata([ir.MetaDataString(self.module, name),
+                                                                   self._domain])
+            lists = {name: (self.module.add_metadata([self._scopes[name]]),
+                            self.module.add_metadata([self._scopes[o] for o in used if o != name]) if len(used) > 1
+                            else None) for name in used}
+            for instr, scope in pairs:
+                own, others = lists[scope]
+                instr.set_metadata("alias.scope", own)
+                if others is not None:
+                    instr.set_metadata("noalias", others)
+        self._tagged = []
 
     # ---------------------------------------------------------------------------------------------
     def build(self) -> str:
@@ -276,8 +296,8 @@ class KernelCodegen:
         if self.reference_blocks and not self.native_blocks:
             raise NativeUnsupported(next(iter(self.reference_blocks.values())))
         self.serial = partial.serial_reason(body, self.program.module)
-        driver.emit(self.module, self.jf, self.native_blocks, self.barrier_blocks, self.reg_index)
         runtime.declare_shared(self.module)  # (defined once, in the runtime library's object)
+        self._finish_tags()
         return str(self.module)
 
     def _check_barrier(self, ins: Instruction) -> None:
@@ -299,6 +319,9 @@ class KernelCodegen:
             a.add_attribute("noalias")
         entry = fn.append_basic_block("entry")
         self.bld = ir.IRBuilder(entry)
+        # A chunk's lanes are whole warps (engine.Chunk pads each block to a multiple of 32): saying so lets the
+        # vectorizer drop the scalar remainder of every lane loop (about a tenth of a kernel's code and compile time)
+        self.n_arg = self.bld.and_(self.n_arg, ir.Constant(I64, -32))
         self.bail_block = fn.append_basic_block("bail")
         self.bail_phi_pending: list[tuple[ir.Block, int]] = []
         # hoist the register pointers and ctx loads: every lane loop reuses them

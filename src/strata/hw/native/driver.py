@@ -1,5 +1,7 @@
 """The native driver: one compiled function that runs a kernel's blocks one after another, following
-uniform control flow, so a chunk's whole straight-line and loop structure runs in one native call.
+uniform control flow, so a chunk's whole straight-line and loop structure runs in one native call. It is
+part of the runtime library (runtime.py), compiled once per process: a kernel is described to it by a table
+of its blocks (`block_table`, in ctx), not by code of its own.
 
     i32 drive(i8** regs, i8* mask, i64 n, i64* ctx, i64* st)
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from llvmlite import ir  # type: ignore[import-untyped]
 
 from strata.hw.jit import EXIT, JitFunction
@@ -51,51 +54,6 @@ def guard_register(jf: JitFunction, slot: int) -> str | None:
     if s.kind != "view" or s.dtype.kind != "b" or s.key not in jf.reg_storage:
         return None
     return str(s.key)
-
-
-def emit(module: ir.Module, jf: JitFunction, native: list[int], barriers: list[int],
-         reg_index: dict[str, int]) -> None:
-    """Add `drive` to `module` (which holds the native blocks `b<k>` for k in `native`)."""
-    fns = {b: module.get_global(f"b{b}") for b in native}
-    for f in fns.values():
-        f.attributes.add("noinline")  # one copy of each block: compile time stays linear in the kernel
-    f = ir.Function(module, ir.FunctionType(I32, [I8P.as_pointer(), I8P, I64, I64P, I64P]), name="drive")
-    regs, mask, n, ctx, st = f.args
-    for a in (regs, mask, ctx, st):
-        a.add_attribute("noalias")
-    entry = f.append_basic_block("entry")
-    b = ir.IRBuilder(entry)
-
-    def slot(k: int) -> Any:
-        return b.gep(st, [ir.Constant(I64, k)])
-
-    pc_p = b.alloca(I64)
-    b.store(b.load(slot(ST_PC)), pc_p)
-    tc, wc = b.load(slot(ST_TC)), b.load(slot(ST_WC))
-    rpc = b.load(slot(ST_RPC))
-    deep = b.icmp_signed("!=", b.load(slot(ST_DEEP)), ir.Constant(I64, 0))
-    loop = f.append_basic_block("loop")
-    to_py = f.append_basic_block("to_py")
-    b.branch(loop)
-
-    def leave(code: int, pc: Any) -> None:
-        b.store(pc, slot(ST_PC))
-        b.ret(ir.Constant(I32, code))
-
-    b.position_at_end(to_py)
-    leave(R_PY, b.load(pc_p))
-
-    b.position_at_end(loop)
-    pc = b.load(pc_p)
-    blocks = jf.blocks
-    driveable = [k for k, blk in enumerate(blocks) if k in fns or k in barriers or not blk.ops]
-    sw = b.switch(pc, to_py)
-    for k in driveable:
-        bb = f.append_basic_block(f"blk{k}")
-        sw.add_case(ir.Constant(I64, k), bb)
-        b.position_at_end(bb)
-        _block(b, f, k, jf, fns.get(k), k in barriers, regs, mask, n, ctx, slot, pc_p, tc, wc, loop, reg_index,
-               rpc, deep)
 
 
 def count_taken_helper(module: ir.Module) -> ir.Function:
@@ -185,11 +143,63 @@ def after_block_helper(module: ir.Module) -> ir.Function:
     return f
 
 
-def _block(b: ir.IRBuilder, f: ir.Function, k: int, jf: JitFunction, fn: Any, barrier: bool, regs: Any, mask: Any,
-           n: Any, ctx: Any, slot: Any, pc_p: Any, tc: Any, wc: Any, loop: ir.Block, reg_index: dict[str, int],
-           rpc: Any, deep: Any) -> None:
-    blk = jf.blocks[k]
-    kc = ir.Constant(I64, k)
+# The block table (`block_table`): a header slot (the number of blocks), then one record of REC int64 per block.
+REC = 8
+B_FN, B_FLAGS, B_NI, B_TERM, B_TARGET, B_NEXT, B_GUARD, B_NEG = range(REC)
+F_DRIVEABLE, F_BARRIER = 1, 2  # B_FLAGS bits
+T_FALL, T_GOTO, T_COND, T_PY = 0, 1, 2, 3  # B_TERM: fall through, unconditional bra, guarded bra, Python's
+
+
+def block_table(jf: JitFunction, addresses: dict[int, int], barriers: frozenset[int] | set[int],
+                reg_index: dict[str, int]) -> np.ndarray:
+    """The kernel's blocks as the runtime library's `drive` reads them (ctx's CTX_BLOCKS): per block its native
+    body's address (`addresses`, 0 for none), whether the driver runs it (a native body, a barrier or no ops) or
+    a barrier, its instruction count, and its terminator (kind, target, fall-through block, guard register's
+    index in the register table, negated). What each kernel's own `drive` function used to have as code: the
+    driver is now compiled once per process (runtime.py) instead of once per kernel, which cost a fifth to a
+    third of a kernel's compile time (a switch over every block, and each block's terminator)."""
+    blocks = jf.blocks
+    t = np.zeros(1 + REC * len(blocks), dtype=np.int64)
+    t[0] = len(blocks)
+    for k, blk in enumerate(blocks):
+        r = t[1 + REC * k: 1 + REC * (k + 1)]
+        fn = addresses.get(k, 0)
+        r[B_FN] = fn
+        r[B_FLAGS] = (F_DRIVEABLE if fn or k in barriers or not blk.ops else 0) | (F_BARRIER if k in barriers else 0)
+        r[B_NI] = blk.n_instructions
+        r[B_NEXT] = k + 1 if k + 1 < len(blocks) else EXIT
+        r[B_TARGET] = blk.target if blk.term == "bra" else 0
+        reg = guard_register(jf, blk.guard) if blk.term == "bra" and blk.guard >= 0 else None
+        if blk.term == "fall":
+            r[B_TERM] = T_FALL
+        elif blk.term == "bra" and blk.guard < 0:
+            r[B_TERM] = T_GOTO
+        elif blk.term == "bra" and reg is not None:
+            r[B_TERM], r[B_GUARD], r[B_NEG] = T_COND, reg_index[reg], int(bool(blk.guard_neg))
+        else:  # ret, exit, brx, a guard that is not a plain register: the reference's
+            r[B_TERM] = T_PY
+    return t
+
+
+def drive_helper(module: ir.Module, ctx_blocks: int) -> ir.Function:
+    """`i32 drive(regs, mask, n, ctx, st)` for every kernel: the loop of the module docstring over the block table
+    at ctx[ctx_blocks] (`block_table`), calling each block's native body through its address."""
+    block_ty = ir.FunctionType(I32, [I8P.as_pointer(), I8P, I64, I64P])
+    f = ir.Function(module, ir.FunctionType(I32, [I8P.as_pointer(), I8P, I64, I64P, I64P]), name="drive")
+    regs, mask, n, ctx, st = f.args
+    for a in (regs, mask, ctx, st):
+        a.add_attribute("noalias")
+    names = ("entry", "loop", "look", "run", "body", "bail", "nofn", "barrier", "bar_py", "bar_here", "after",
+             "poll", "term", "goto", "cond", "split", "all", "none", "div", "go", "done", "more", "spin", "to_py",
+             "py_term")
+    bb = {name: f.append_basic_block(name) for name in names}
+    b = ir.IRBuilder(bb["entry"])
+
+    def c64(v: int) -> Any:
+        return ir.Constant(I64, v)
+
+    def slot(k: int) -> Any:
+        return b.gep(st, [c64(k)])
 
     def leave(code: int, pc: Any) -> None:
         b.store(pc, slot(ST_PC))
@@ -198,74 +208,100 @@ def _block(b: ir.IRBuilder, f: ir.Function, k: int, jf: JitFunction, fn: Any, ba
     def bump(p: Any, v: Any) -> None:
         b.store(b.add(b.load(p), v), p)
 
-    if fn is not None:
-        rc = b.call(fn, [regs, mask, n, ctx])
-        bail, ok = f.append_basic_block(f"bail{k}"), f.append_basic_block(f"ran{k}")
-        b.cbranch(b.icmp_unsigned("!=", rc, ir.Constant(I32, 0)), bail, ok)
-        b.position_at_end(bail)
-        b.store(b.sext(rc, I64), slot(ST_BAIL))
-        leave(R_BAIL, kc)
-        b.position_at_end(ok)
-    elif barrier:  # completes at once when every live lane of each block is here (the only entry)
-        py, here = f.append_basic_block(f"bar_py{k}"), f.append_basic_block(f"bar{k}")
-        b.cbranch(deep, py, here)
-        b.position_at_end(py)
-        leave(R_PY, kc)  # other paths hold lanes: the reference's barrier parks and releases them
-        b.position_at_end(here)
-        bump(slot(ST_BARRIERS), b.load(slot(ST_BAR_BLOCKS)))
-    # what engine.run_frame does after a block's ops (one function per module: small IR per block)
-    due = b.call(after_block_helper(f.module), [f.args[4], kc, ir.Constant(I64, blk.n_instructions)])
-    poll, term = f.append_basic_block(f"poll{k}"), f.append_basic_block(f"term{k}")
-    b.cbranch(due, poll, term)
-    b.position_at_end(poll)
-    leave(R_TERM, kc)
-    b.position_at_end(term)
-    nxt = k + 1 if k + 1 < len(jf.blocks) else EXIT
+    pc_p = b.alloca(I64)
+    b.store(b.load(slot(ST_PC)), pc_p)
+    tc, wc = b.load(slot(ST_TC)), b.load(slot(ST_WC))
+    rpc = b.load(slot(ST_RPC))
+    deep = b.icmp_signed("!=", b.load(slot(ST_DEEP)), c64(0))
+    table = b.inttoptr(b.load(b.gep(ctx, [c64(ctx_blocks)])), I64P)
+    nblocks = b.load(table)
+    b.branch(bb["loop"])
 
-    def go(dest: Any, backward: bool = False) -> None:
-        """Continue at `dest`: out at the entry's reconvergence point (or EXIT); a jump back to a loop head
-        while other paths wait goes through the reference's scheduler (engine._spin)."""
-        b.store(dest, pc_p)
-        done, more = f.append_basic_block(), f.append_basic_block()
-        at_end = b.or_(b.icmp_signed("==", dest, ir.Constant(I64, EXIT)), b.icmp_signed("==", dest, rpc))
-        b.cbranch(at_end, done, more)
-        b.position_at_end(done)
-        leave(R_DONE, dest)
-        b.position_at_end(more)
-        if backward:
-            spin, on = f.append_basic_block(), f.append_basic_block()
-            b.cbranch(deep, spin, on)
-            b.position_at_end(spin)
-            leave(R_SPIN, dest)
-            b.position_at_end(on)
-        b.branch(loop)
+    b.position_at_end(bb["loop"])
+    pc = b.load(pc_p)
+    b.cbranch(b.icmp_unsigned("<", pc, nblocks), bb["look"], bb["to_py"])  # (EXIT is -1: not a block)
+    b.position_at_end(bb["look"])
+    rec = b.gep(table, [b.add(c64(1), b.mul(pc, c64(REC)))])
 
-    if blk.term == "fall":
-        go(ir.Constant(I64, nxt))
-        return
-    if blk.term != "bra":  # ret, exit, brx: the reference's
-        leave(R_TERM, kc)
-        return
-    if blk.guard < 0:
-        go(ir.Constant(I64, blk.target), blk.target <= k)
-        return
-    reg = guard_register(jf, blk.guard)
-    if reg is None:
-        leave(R_TERM, kc)
-        return
-    # the active lanes that take the branch
-    p = b.load(b.gep(regs, [ir.Constant(I64, reg_index[reg])]))
-    taken = b.call(count_taken_helper(f.module), [mask, p, n, ir.Constant(I8, 1 if blk.guard_neg else 0)])
-    all_, none_, split = (f.append_basic_block() for _ in range(3))
-    sw = b.switch(taken, split)
-    sw.add_case(ir.Constant(I64, 0), none_)
-    b.position_at_end(split)
-    b.cbranch(b.icmp_signed("==", taken, tc), all_, f.append_basic_block(f"div{k}"))
-    b.position_at_end(f.blocks[-1])
-    leave(R_TERM, kc)  # divergent: engine._branch splits the entry (and counts the branch)
-    b.position_at_end(all_)
+    def field(k: int) -> Any:
+        return b.load(b.gep(rec, [c64(k)]))
+
+    flags = field(B_FLAGS)
+    driveable = b.icmp_unsigned("!=", b.and_(flags, c64(F_DRIVEABLE)), c64(0))
+    b.cbranch(driveable, bb["run"], bb["to_py"])
+    b.position_at_end(bb["run"])
+    fn = field(B_FN)
+    b.cbranch(b.icmp_unsigned("!=", fn, c64(0)), bb["body"], bb["nofn"])
+    b.position_at_end(bb["body"])
+    rc = b.call(b.inttoptr(fn, block_ty.as_pointer()), [regs, mask, n, ctx])
+    b.cbranch(b.icmp_unsigned("!=", rc, ir.Constant(I32, 0)), bb["bail"], bb["after"])
+    b.position_at_end(bb["bail"])
+    b.store(b.sext(rc, I64), slot(ST_BAIL))
+    leave(R_BAIL, pc)
+    b.position_at_end(bb["nofn"])
+    barrier = b.icmp_unsigned("!=", b.and_(flags, c64(F_BARRIER)), c64(0))
+    b.cbranch(barrier, bb["barrier"], bb["after"])
+    b.position_at_end(bb["barrier"])  # completes at once when every live lane of each block is here (the only entry)
+    b.cbranch(deep, bb["bar_py"], bb["bar_here"])
+    b.position_at_end(bb["bar_py"])
+    leave(R_PY, pc)  # other paths hold lanes: the reference's barrier parks and releases them
+    b.position_at_end(bb["bar_here"])
+    bump(slot(ST_BARRIERS), b.load(slot(ST_BAR_BLOCKS)))
+    b.branch(bb["after"])
+
+    # what engine.run_frame does after a block's ops
+    b.position_at_end(bb["after"])
+    due = b.call(after_block_helper(module), [st, pc, field(B_NI)])
+    b.cbranch(due, bb["poll"], bb["term"])
+    b.position_at_end(bb["poll"])
+    leave(R_TERM, pc)
+    b.position_at_end(bb["term"])
+    nxt, target = field(B_NEXT), field(B_TARGET)
+    back_target = b.icmp_signed("<=", target, pc)  # (a jump back: to a loop head)
+    sw = b.switch(field(B_TERM), bb["py_term"])
+    sw.add_case(ir.Constant(I64, T_GOTO), bb["goto"])
+    sw.add_case(ir.Constant(I64, T_COND), bb["cond"])
+    sw.add_case(ir.Constant(I64, T_FALL), bb["go"])
+    b.position_at_end(bb["py_term"])  # ret, exit, brx: the reference's
+    leave(R_TERM, pc)
+    b.position_at_end(bb["goto"])
+    b.branch(bb["go"])
+    b.position_at_end(bb["cond"])  # the active lanes that take the branch
+    p = b.load(b.gep(regs, [field(B_GUARD)]))
+    taken = b.call(count_taken_helper(module), [mask, p, n, b.trunc(field(B_NEG), I8)])
+    sw2 = b.switch(taken, bb["split"])
+    sw2.add_case(ir.Constant(I64, 0), bb["none"])
+    b.position_at_end(bb["split"])
+    b.cbranch(b.icmp_signed("==", taken, tc), bb["all"], bb["div"])
+    b.position_at_end(bb["div"])
+    leave(R_TERM, pc)  # divergent: engine._branch splits the entry (and counts the branch)
+    b.position_at_end(bb["all"])
     bump(slot(ST_BRANCHES), wc)
-    go(ir.Constant(I64, blk.target), blk.target <= k)
-    b.position_at_end(none_)
+    b.branch(bb["go"])
+    b.position_at_end(bb["none"])
     bump(slot(ST_BRANCHES), wc)
-    go(ir.Constant(I64, nxt))
+    b.branch(bb["go"])
+
+    # Continue at dest: out at the entry's reconvergence point (or EXIT); a jump back to a loop head while other
+    # paths wait goes through the reference's scheduler (engine._spin)
+    b.position_at_end(bb["go"])
+    dest = b.phi(I64)
+    for src, v in (("term", nxt), ("goto", target), ("all", target), ("none", nxt)):
+        dest.add_incoming(v, bb[src])
+    back = b.phi(I1)
+    for src, v in (("term", ir.Constant(I1, 0)), ("goto", back_target), ("all", back_target),
+                   ("none", ir.Constant(I1, 0))):
+        back.add_incoming(v, bb[src])
+    b.store(dest, pc_p)
+    at_end = b.or_(b.icmp_signed("==", dest, c64(EXIT)), b.icmp_signed("==", dest, rpc))
+    b.cbranch(at_end, bb["done"], bb["more"])
+    b.position_at_end(bb["done"])
+    leave(R_DONE, dest)
+    b.position_at_end(bb["more"])
+    b.cbranch(b.and_(back, deep), bb["spin"], bb["loop"])
+    b.position_at_end(bb["spin"])
+    leave(R_SPIN, dest)
+
+    b.position_at_end(bb["to_py"])
+    leave(R_PY, b.load(pc_p))
+    return f

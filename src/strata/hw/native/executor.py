@@ -45,6 +45,7 @@ from strata.hw.isa.registry import LaneFault
 from strata.hw.jit import JitFunction, Program
 from strata.hw.memory import UVA_SLOTS, Allocation, DeviceMemory
 from strata.hw.native import codegen as cg
+from strata.hw.native import driver as drv
 from strata.hw.native import tiering
 from strata.hw.native.compiler import LoadedObject, cache_get, cache_has, cache_key, cache_put, compile_ir
 from strata.hw.native.runloop import DriverState, drive_entry, finished, run_root
@@ -83,6 +84,7 @@ class CompiledKernel:
     pieces: dict[int, list[tuple[int, int, Any]]] = dataclasses.field(default_factory=dict)
     # the device addresses of the module variables the code reads (codegen.CTX_SYMBOLS), of this program's load
     symbol_table: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(1, dtype=np.uint64))
+    block_table: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(1, dtype=np.int64))  # driver.py
 
 
 def compiled(program: Program, kernel: str) -> CompiledKernel | str:
@@ -162,7 +164,9 @@ def _compile(program: Program, kernel: str) -> CompiledKernel | str:
     loaded = LoadedObject(obj)
     funcs = {b: _PROTO(loaded.address(f"b{b}")) for b in blocks}
     ck = CompiledKernel(kernel, funcs, specials, loaded, time.perf_counter() - t0, cached)
-    ck.drive = _DRIVE(loaded.address("drive"))
+    ck.drive = _DRIVE(loaded.address("drive"))  # (the runtime library's: it runs ck.block_table)
+    ck.block_table = drv.block_table(jf, {b: loaded.address(f"b{b}") for b in blocks}, frozenset(barriers),
+                                     {name: i for i, name in enumerate(jf.reg_storage)})
     ck.invariants = invariants
     ck.symbol_table = np.array([program.global_addresses[s] for s in symbols] or [0], dtype=np.uint64)
     ck.barriers = frozenset(barriers)
@@ -632,6 +636,7 @@ def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: 
         values[cg.CTX_SPECIALS] = table.ctypes.data
         values[cg.CTX_INVARIANTS] = inv_values.ctypes.data
         values[cg.CTX_SYMBOLS] = ck.symbol_table.ctypes.data  # (alive with ck, which the program memoizes)
+        values[cg.CTX_BLOCKS] = ck.block_table.ctypes.data
         hit = cache[chunk.n] = (np.array(values, dtype=np.int64), table, base, [])
     ctx, table, _base, last = hit
     if lanes and not (len(last) == len(lanes) and all(a is b for a, b in zip(last, lanes, strict=True))):

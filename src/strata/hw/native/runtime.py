@@ -55,10 +55,11 @@ def _module_text() -> str:
         build(g)
     driver.count_taken_helper(g.module)
     driver.after_block_helper(g.module)
+    driver.drive_helper(g.module, cg.CTX_BLOCKS)  # (not declared by kernels: the executor looks it up by name)
     missing = [n for n in SHARED if n not in g.module.globals]
     if missing:
         raise AssertionError(f"runtime helpers not built: {missing}")
-    for name in SHARED:
+    for name in (*SHARED, "drive"):
         g.module.globals[name].linkage = ""
     return str(g.module)
 
