@@ -232,9 +232,8 @@ class AmdCodegen:
     def vset(self, r: int, v: ir.Value, mask: ir.Value | None = None) -> None:
         """Write VGPR r on the lanes of `mask` (EXEC when None)."""
         m = self.lane_mask(self.exec64()) if mask is None else mask
-        p = self.vptr(r)
-        old = self.b.load(p, align=4)
-        self.b.store(self.b.select(m, v, old), p, align=4)
+        store = self.intr("llvm.masked.store.v64i32.p0", ir.VoidType(), [V32, V32.as_pointer(), I32, VB])
+        self.b.call(store, [v, self.vptr(r), _c32(4), m])
 
     def vset64(self, r: int, v: ir.Value, mask: ir.Value | None = None) -> None:
         b = self.b
