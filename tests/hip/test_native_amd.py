@@ -184,6 +184,22 @@ def test_out_of_bounds_fault_report_is_the_reference_one(monkeypatch: pytest.Mon
     assert nat_report["work_item"] == (90, 0, 0) and nat_report["instruction"].startswith("global_load_dword")
 
 
+def test_faults_in_many_workgroups_report_the_reference_one(monkeypatch: pytest.MonkeyPatch,
+                                                            rng: np.random.Generator) -> None:
+    m, n, kk = 40, 50, 70  # C holds 30 of its 40 rows: the stores of 5 of the 12 workgroups fault, on both threads
+    a, bm = rng.random((m, kk), np.float32), rng.random((kk, n), np.float32)
+    reports = {}
+    for ex in ("reference", "native"):
+        with pytest.raises(DeviceFault) as info:
+            run(monkeypatch, ex, kernel("sgemm", "sgemm"), (4, 3, 1), (16, 16, 1), lambda b: (
+                [p64(b.put(a)), p64(b.put(bm)), p64(b.put(np.zeros((30, n), np.float32), "c")), i32(m), i32(n),
+                 i32(kk)], []))
+        reports[ex] = info.value.report
+    assert reports["native"] == reports["reference"]
+    assert reports["native"]["instruction"].startswith("global_store_dword") and \
+        reports["native"]["workgroup"] == (0, 1, 0)
+
+
 def test_unsupported_instruction_falls_back_whole_with_the_reason(monkeypatch: pytest.MonkeyPatch,
                                                                    rng: np.random.Generator) -> None:
     k = kernel("breadth", "atomics")  # global atomics: not compiled
