@@ -163,6 +163,19 @@ def test_short_loads_and_byte_permutes(monkeypatch: pytest.MonkeyPatch, rng: np.
     np.testing.assert_array_equal(out.reshape(n, 2), np.stack([ha, hb[::-1]], 1))
 
 
+def test_shuffles_ballots_any_all(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator) -> None:
+    x = rng.integers(0, 100, 256).astype(np.int32)  # ds_bpermute butterflies, v_cmp masks written to memory
+
+    def setup(b: Board) -> tuple[list[bytes], list[tuple[int, int, Any]]]:
+        oa, ba = b.put(np.zeros(4 * 256, np.int32)), b.put(np.zeros(4, np.uint64))
+        return [p64(b.put(x)), p64(oa), p64(ba)], [(oa, 4 * 256, np.int32), (ba, 4, np.uint64)]
+    out, ballots = both(monkeypatch, kernel("breadth", "lanes"), (1, 1, 1), (256, 1, 1), setup)
+    waves = x.reshape(4, 64)
+    np.testing.assert_array_equal(out.reshape(256, 4)[:, 0], np.repeat(waves.sum(1), 64))
+    bits = (waves & 1).astype(np.uint64) << np.arange(64, dtype=np.uint64)
+    np.testing.assert_array_equal(ballots, np.bitwise_or.reduce(bits, axis=1))
+
+
 def fault(monkeypatch: pytest.MonkeyPatch, executor: str) -> tuple[dict[str, Any], str]:
     k = kernel("saxpy", "saxpy")
     n = 100

@@ -173,6 +173,8 @@ def _vgprs(ins: Inst) -> set[int] | None:
         if "vdst" in f and not ins.name.startswith(("v_cmp", "v_readlane", "v_readfirstlane")):
             regs.update(range(f["vdst"], f["vdst"] + max(dw, 1)))
         return regs
+    if ins.fmt == "DS" and ins.name in ("ds_bpermute_b32", "ds_permute_b32"):
+        return {f["addr"], f["data0"], f["vdst"]}
     if ins.fmt == "DS" and ins.name.startswith(("ds_read_b", "ds_read2_b", "ds_read2st64_b")):
         return {f["addr"], *range(f["vdst"], f["vdst"] + ds_read_dwords(ins.name))}
     if ins.fmt == "DS" and ins.name.startswith(("ds_write_b", "ds_write2_b", "ds_write2st64_b")):
