@@ -12,8 +12,11 @@ dropped with work in flight).
 
 from __future__ import annotations
 
+import collections
 import time
 from typing import Any
+
+import numpy as np
 
 from strata import trace
 from strata.driver import DeviceFile
@@ -24,6 +27,7 @@ from strata.runtime.signals import Signal
 
 DEFAULT_QUEUE_SIZE = 4096  # packets
 KERNARG_SLOT = 256  # bytes of kernel arguments per ring slot before a launch needs its own buffer
+SPILL_BYTES = 4096  # the smallest such buffer: a page, which fits CUDA's classic 4 KiB of parameters
 
 
 class UserQueue:
@@ -44,6 +48,8 @@ class UserQueue:
         if self.kernarg is not None:
             self.hw.resources.append(self.kernarg)  # the device may read it after this object is gone
         self._destroyed = False
+        self._spilled: collections.deque[tuple[int, np.ndarray]] = collections.deque()  # (index, buffer): _spill
+        self._spare: list[np.ndarray] = []
 
     def __del__(self) -> None:
         # Like cudaStreamDestroy with work pending: the queue goes away once the device drained it.
@@ -81,7 +87,7 @@ class UserQueue:
             self._kernarg_view[slot * KERNARG_SLOT: slot * KERNARG_SLOT + len(params)] = params
             keep: Any = signal
         else:
-            own = self.device.pinned_host(len(params))
+            own = self._spill(index, len(params))
             own[:] = memoryview(params)
             kernarg_address, keep = int(own.ctypes.data), (signal, own)
         dims = 3 if grid[2] > 1 or block[2] > 1 else 2 if grid[1] > 1 or block[1] > 1 else 1
@@ -112,6 +118,22 @@ class UserQueue:
         # the 32-bit publish covers header and the agent packet's `type` field, as it does `setup`
         self._publish(index, aql.header(PacketType.AGENT_DISPATCH, barrier=True), int(op), host_time, (signal, keep))
         return index
+
+    def _spill(self, index: int, nbytes: int) -> np.ndarray:
+        """A pinned kernarg buffer for the launch at `index`, whose arguments outgrow its ring slot: one a
+        completed launch used (the packet processor has passed its index), else a new one. Mapping and
+        locking fresh pages costs milliseconds, as much as a small kernel's whole launch."""
+        read = self.hw.read_index
+        while self._spilled and self._spilled[0][0] < read:
+            self._spare.append(self._spilled.popleft()[1])
+        for k, buf in enumerate(self._spare):
+            if len(buf) >= nbytes:
+                del self._spare[k]
+                break
+        else:
+            buf = self.device.pinned_host(max(nbytes, SPILL_BYTES))
+        self._spilled.append((index, buf))
+        return buf[:nbytes]
 
     # -- the protocol
     def _reserve(self) -> int:
