@@ -166,7 +166,7 @@ class AmdCodegen:
         b = self.b
         one = b.insert_element(ir.Constant(ir.VectorType(vty.element, 1), ir.Undefined), v, _c32(0))
         return b.shuffle_vector(one, ir.Constant(ir.VectorType(vty.element, 1), ir.Undefined),
-                                ir.Constant(ir.VectorType(I32, WAVE), [0] * WAVE))
+                                ir.Constant(ir.VectorType(I32, WAVE), None))  # (zeroinitializer: lane 0 everywhere)
 
     # ---------------------------------------------------------------- scalar state
     def sgpr_ptr(self, r: int) -> ir.Value:
