@@ -907,13 +907,13 @@ class AmdCodegen:
             c64 = lambda v: self.splat(_c64(v), V64)  # noqa: E731
             src = b.or_(b.shl(b.zext(a, V64), c64(32)), b.zext(c, V64))
             out = c64(0)
-            for k in range(4):
-                sel = b.and_(b.lshr(b.zext(d, V64), c64(8 * k)), c64(0xFF))
+            for j in range(4):
+                sel = b.and_(b.lshr(b.zext(d, V64), c64(8 * j)), c64(0xFF))
                 pick = b.and_(b.lshr(src, b.mul(b.select(b.icmp_unsigned("<", sel, c64(8)), sel, c64(7)), c64(8))),
                               c64(0xFF))
                 byte = b.select(b.icmp_unsigned("<", sel, c64(8)), pick,
                                 b.select(b.icmp_unsigned(">", sel, c64(12)), c64(0xFF), c64(0)))
-                out = b.or_(out, b.shl(byte, c64(8 * k)))
+                out = b.or_(out, b.shl(byte, c64(8 * j)))
             return b.trunc(out, V32)
         if name in ("v_max3_i32", "v_min3_i32", "v_max3_u32", "v_min3_u32"):
             op = "v_max_" if "max" in name else "v_min_"
