@@ -298,6 +298,32 @@ extern "C" __global__ void lanes(const float* x, float* out, int* picked) {
 }
 """
 
+EDGES = r"""#include <hip/hip_runtime.h>
+extern "C" __global__ void edges(const float* a, const float* b, const float* c, const unsigned* u, float* f,
+                                 unsigned* r, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float x = a[i], y = b[i], z = c[i];
+  unsigned p = u[i], q = u[n - 1 - i];
+  f[8 * i + 0] = fmaf(x, y, z);
+  f[8 * i + 1] = x + y;
+  f[8 * i + 2] = x * y - z;
+  f[8 * i + 3] = fminf(x, y);
+  f[8 * i + 4] = fmaxf(x, z);
+  f[8 * i + 5] = floorf(x) + truncf(y);
+  f[8 * i + 6] = rintf(z);
+  f[8 * i + 7] = (float)(int)p + (float)q;
+  r[8 * i + 0] = __umulhi(p, q);
+  r[8 * i + 1] = __popc(p) + __clz(q);
+  r[8 * i + 2] = __brev(p) ^ (q >> (p & 31));
+  r[8 * i + 3] = (unsigned)((int)p >> (q & 31)) + (p << 3);
+  r[8 * i + 4] = min(p, q) * max((int)p, (int)q);
+  r[8 * i + 5] = (p >> 5) & 0x3ff;
+  r[8 * i + 6] = (unsigned)(int)x;
+  r[8 * i + 7] = (unsigned)y;
+}
+"""
+
 SPIN = r"""#include <hip/hip_runtime.h>
 extern "C" __global__ void spin(volatile int* flag, int* out) {
   int i = 0;
@@ -366,6 +392,31 @@ def test_cross_lane_shuffles_and_readlane(monkeypatch: pytest.MonkeyPatch, mi300
     out, picked = hip_both(monkeypatch, lambda args: k(2, 256, args), make)
     np.testing.assert_allclose(out, x.reshape(8, 64).sum(1, dtype=np.float64), rtol=1e-5, atol=1e-5)
     assert np.array_equal(picked, np.repeat(np.arange(8) * 64 + 5, 64) * 3)
+
+
+@needs_clang
+def test_float_and_integer_edge_values(monkeypatch: pytest.MonkeyPatch, mi300x: Any, rng: np.random.Generator) -> None:
+    import strata.hip as hip
+
+    n = 1000
+    edge = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754942e-38, 3.4e38, -3.4e38, 0.5, -0.5,
+                     1.5, 2.5, -2.5, 2147483648.0, -2147483904.0, 4294967296.0], np.float32)
+    a, b, c = (np.where(rng.random(n) < 0.3, rng.choice(edge, n), (rng.standard_normal(n) * 1e3).astype(np.float32))
+               .astype(np.float32) for _ in range(3))
+    u = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    u[:4] = [0, 0xFFFFFFFF, 0x80000000, 1]
+    k = hip.compile(EDGES).get_function("edges")
+
+    def make() -> tuple[tuple[Any, ...], list[Any]]:
+        f, r = hip.zeros(8 * n, np.float32), hip.zeros(8 * n, np.uint32)
+        return (*(hip.to_device(v) for v in (a, b, c, u)), f, r, np.int32(n)), [f, r]
+    f, r = hip_both(monkeypatch, lambda args: k(-(-n // 256), 256, args), make)
+    f, r = f.reshape(n, 8), r.reshape(n, 8)
+    with np.errstate(all="ignore"):
+        assert np.array_equal(f[:, 1], a + b, equal_nan=True)
+        assert np.array_equal(f[:, 6], np.rint(c), equal_nan=True)
+    assert np.array_equal(r[:, 0], ((u.astype(np.uint64) * u[::-1].astype(np.uint64)) >> 32).astype(np.uint32))
+    assert np.array_equal(r[:, 5], (u >> 5) & 0x3FF)
 
 
 @needs_clang

@@ -24,6 +24,7 @@ conflicts) and turned into the reference's Counters and isa_counts by the Python
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -269,6 +270,36 @@ class AmdCodegen:
             if ins.f.get("neg", 0) >> i & 1:
                 x = self.b.fneg(x)
         return x
+
+    def nan_rule(self, r: ir.Value, xs: list[ir.Value], invalid_first: ir.Value | None = None) -> ir.Value:
+        """The NaN the reference's NumPy (SSE) arithmetic gives where `r` is NaN: the first NaN operand in
+        order, quieted, else the default NaN (0xFFC00000). LLVM may commute an add or multiply, which on x86
+        picks the other operand's NaN when both are NaN; this fixes the order. For fma the product's invalid
+        case (0 x inf, `invalid_first`) comes before the addend's NaN, as in the reference's float64 steps."""
+        b = self.b
+        quiet = lambda x: b.or_(self.fres(x), self.splat(_c32(0x400000), V32))  # noqa: E731
+        nan = lambda x: b.fcmp_unordered("uno", x, x)  # noqa: E731
+        out = self.splat(_c32(0xFFC00000), V32)
+        for k in range(len(xs) - 1, -1, -1):  # built from the last operand back: the first NaN wins
+            if k == 2 and invalid_first is not None:
+                out = b.select(invalid_first, self.splat(_c32(0xFFC00000), V32), b.select(nan(xs[k]), quiet(xs[k]),
+                                                                                          out))
+            else:
+                out = b.select(nan(xs[k]), quiet(xs[k]), out)
+        return b.bitcast(b.select(nan(r), out, self.fres(r)), VF)
+
+    def fma(self, fn: ir.Function, xs: list[ir.Value]) -> ir.Value:
+        """fma(a, b, c) rounded once (llvm.fma), with the reference's NaN: its float64 product then sum pick a's,
+        b's, the invalid product's default NaN, then c's."""
+        b = self.b
+        a_, b_ = xs[0], xs[1]
+        zero = ir.Constant(VF, [ir.Constant(F32, 0.0)] * WAVE)
+        inf = ir.Constant(VF, [ir.Constant(F32, math.inf)] * WAVE)
+        fabs = self.intr("llvm.fabs.v64f32", VF, [VF])
+        is_inf = lambda x: b.fcmp_ordered("==", b.call(fabs, [x]), inf)  # noqa: E731
+        is_zero = lambda x: b.fcmp_ordered("==", x, zero)  # noqa: E731
+        invalid = b.or_(b.and_(is_zero(a_), is_inf(b_)), b.and_(is_inf(a_), is_zero(b_)))
+        return self.nan_rule(b.call(fn, xs), xs, invalid)
 
     def fres(self, x: ir.Value) -> ir.Value:
         return self.b.bitcast(x, V32)
@@ -707,28 +738,28 @@ class AmdCodegen:
         if name in _F2:
             x, y = self.fsrc(ins, 0), self.fsrc(ins, 1)
             if name == "v_subrev_f32":
-                r = b.fsub(y, x)
+                r = self.nan_rule(b.fsub(y, x), [y, x])
             elif name in ("v_max_f32", "v_min_f32"):
                 # NumPy's fmax/fmin on arrays (SSE maxps/minps, then NaN in y -> x): equal values give y
                 better = b.fcmp_ordered(">" if "max" in name else "<", x, y)
                 r = b.select(b.fcmp_unordered("uno", y, y), x, b.select(better, x, y))
             else:
-                r = {"v_add_f32": b.fadd, "v_sub_f32": b.fsub, "v_mul_f32": b.fmul}[name](x, y)
+                r = self.nan_rule({"v_add_f32": b.fadd, "v_sub_f32": b.fsub, "v_mul_f32": b.fmul}[name](x, y), [x, y])
             self.vset(f["vdst"], self.fres(r))
             return
         fma = self.intr("llvm.fma.v64f32", VF, [VF, VF, VF])
         if name == "v_fmac_f32":
             acc = b.bitcast(self.vget(f["vdst"]), VF)
-            self.vset(f["vdst"], self.fres(b.call(fma, [self.fsrc(ins, 0), self.fsrc(ins, 1), acc])))
+            self.vset(f["vdst"], self.fres(self.fma(fma, [self.fsrc(ins, 0), self.fsrc(ins, 1), acc])))
             return
         if name in ("v_fmamk_f32", "v_fmaak_f32"):
             k = b.bitcast(self.splat(_c32(ins.literal or 0), V32), VF)
             x, y = self.fsrc(ins, 0), self.fsrc(ins, 1)
             args = [x, k, y] if name == "v_fmamk_f32" else [x, y, k]
-            self.vset(f["vdst"], self.fres(b.call(fma, args)))
+            self.vset(f["vdst"], self.fres(self.fma(fma, args)))
             return
         if name == "v_fma_f32":
-            self.vset(f["vdst"], self.fres(b.call(fma, [self.fsrc(ins, 0), self.fsrc(ins, 1), self.fsrc(ins, 2)])))
+            self.vset(f["vdst"], self.fres(self.fma(fma, [self.fsrc(ins, 0), self.fsrc(ins, 1), self.fsrc(ins, 2)])))
             return
         if name == "v_ldexp_f32":
             e = b.sext(self.usrc(ins, 1), V64)
@@ -1000,8 +1031,8 @@ class AmdCodegen:
         fma = self.intr("llvm.fma.v64f32", VF, [VF, VF, VF])
         for k in range(2):
             xs = [h[k] for h in halves]
-            r = b.fmul(xs[0], xs[1]) if name == "v_pk_mul_f32" else b.fadd(xs[0], xs[1]) \
-                if name == "v_pk_add_f32" else b.call(fma, xs)
+            r = self.nan_rule(b.fmul(xs[0], xs[1]), xs) if name == "v_pk_mul_f32" else \
+                self.nan_rule(b.fadd(xs[0], xs[1]), xs) if name == "v_pk_add_f32" else self.fma(fma, xs)
             out.append(self.fres(r))
         exe = self.lane_mask(self.exec64())
         self.vset(f["vdst"], out[0], exe)
