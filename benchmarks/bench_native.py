@@ -3,8 +3,12 @@
 # tiled SGEMM 1024^3 (target <= 0.5 s wall), a synchronous empty launch (reported), the first-launch
 # compile time (target <= 200 ms; the runtime library every kernel links is built once first, its own row)
 # and a disk-cache hit (target < 5 ms). Each row also reports the reference executor's time from the same run.
+# Against the Numba CUDA simulator, in the same run (its rows say why when numba-cuda is missing): SAXPY
+# n = 65,536, launch + wait (target: >= 20,000x faster than the simulator), and a synchronous empty launch of
+# one thread (target: faster than the simulator's).
 #
 #   PYTHONPATH=src .venv/bin/python benchmarks/bench_native.py [--repeat 3] [--skip-sgemm-reference]
+#       [--sim-repeat 3] [--quick] [--skip-numba-sim]
 
 from __future__ import annotations
 
@@ -15,6 +19,9 @@ import time
 from typing import Any
 
 import numpy as np
+import peers
+from bench_launch import numba_sim_launch
+from bench_saxpy import SAXPY_SRC
 from harness import NO_TARGET, BenchResult, best_of, format_table, import_strata_cuda, judge, log
 
 SAXPY_N = 4_194_304
@@ -23,6 +30,9 @@ SGEMM_N = 1024
 SGEMM_TARGET_S = 0.5
 COMPILE_TARGET_S = 0.2
 CACHE_HIT_TARGET_S = 0.005
+SIM_SAXPY_N = 65_536
+SIM_SAXPY_TARGET = 20_000.0  # strata native at least this many times faster than the Numba simulator
+SIM_SYNC_LAUNCHES = 500  # synchronous empty launches per timed round (both sides)
 COMPILE_REPEATS = 3
 TILE = 16
 
@@ -60,7 +70,8 @@ def _with(executor: str, fn: Any) -> Any:
             os.environ["STRATA_EXECUTOR"] = old
 
 
-def bench_native(repeats: int = 3, sgemm_reference: bool = True) -> list[BenchResult]:
+def bench_native(repeats: int = 3, sgemm_reference: bool = True, *, numba_sim: bool = True, sim_repeats: int = 3,
+                 quick: bool = False) -> list[BenchResult]:
     cuda = import_strata_cuda()
     os.environ.setdefault("STRATA_KERNEL_TIMEOUT", "600")
     mod = cuda.compile(SRC)  # through the PTX cache as usual
@@ -68,8 +79,12 @@ def bench_native(repeats: int = 3, sgemm_reference: bool = True) -> list[BenchRe
     try:
         with tempfile.TemporaryDirectory() as cache:  # a cold object cache: the compile rows measure LLVM
             os.environ["STRATA_CACHE_DIR"] = cache
-            return [*_compile_rows(cuda, mod), _saxpy(cuda, mod, repeats),
+            rows = [*_compile_rows(cuda, mod), _saxpy(cuda, mod, repeats),
                     _sgemm(cuda, mod, repeats, sgemm_reference), _empty(cuda, mod, repeats)]
+            if numba_sim:
+                rows += [_saxpy_vs_sim(cuda, repeats, sim_repeats, quick),
+                         _sync_vs_sim(cuda, mod, repeats, sim_repeats)]
+            return rows
     finally:
         if old is None:
             os.environ.pop("STRATA_CACHE_DIR", None)
@@ -209,12 +224,108 @@ def _empty(cuda: Any, mod: Any, repeats: int) -> BenchResult:
     return r
 
 
+def _native_now(fn: Any) -> Any:
+    """Run `fn` on the native executor with every kernel compiled at its first launch (no tiering wait), so
+    the timed launches are native ones; the rows check `LaunchReport.executor` all the same."""
+    old = os.environ.get("STRATA_NATIVE_AFTER_MS")
+    os.environ["STRATA_NATIVE_AFTER_MS"] = "0"
+    try:
+        return _with("native", fn)
+    finally:
+        if old is None:
+            os.environ.pop("STRATA_NATIVE_AFTER_MS", None)
+        else:
+            os.environ["STRATA_NATIVE_AFTER_MS"] = old
+
+
+def _saxpy_vs_sim(cuda: Any, repeats: int, sim_repeats: int, quick: bool) -> BenchResult:
+    """SAXPY n = 65,536 (the kernel of bench_saxpy.py and of the simulator's script: out = a * x + y), one
+    launch + wait on the native executor against the same launch on the Numba CUDA simulator."""
+    n = SIM_SAXPY_N
+    r = BenchResult("native_saxpy_65k_vs_numba_sim", f"SAXPY n={n:,} launch + wait: native executor vs the Numba "
+                    "CUDA simulator", f">= {SIM_SAXPY_TARGET:,.0f}x (speedup)", peer_name="numba sim",
+                    ratio_def="peer/strata")
+    rng = np.random.default_rng(0)
+    a = np.float32(2.0)
+    x, y = rng.uniform(-1, 1, n).astype(np.float32), rng.uniform(-1, 1, n).astype(np.float32)
+    fn = cuda.compile(SAXPY_SRC).get_function("saxpy")
+    dx, dy, dout = cuda.to_device(x), cuda.to_device(y), cuda.zeros(n, np.float32)
+    execs = []
+
+    def run() -> None:
+        execs.append(fn((n + 255) // 256, 256, (np.int32(n), a, dx, dy, dout)).wait().executor)
+
+    # many rounds: one launch is a fraction of a millisecond, so the best of a few is at the mercy of the scheduler
+    t, times = _native_now(lambda: best_of(run, max(20, 10 * repeats), warmups=3))
+    ref = a.astype(np.float64) * x + y.astype(np.float64)
+    r.strata_value = t
+    r.correct = bool(np.allclose(dout.get(), ref, rtol=1e-6, atol=1e-6))
+    r.details = {"strata_times_s": times, "executors": sorted(set(execs))}
+    try:
+        log(f"[native] numba simulator SAXPY n={n}{' (quick, scaled)' if quick else ''}, best of {sim_repeats}")
+        peer = peers.numba_sim_saxpy(n, quick=quick, repeats=sim_repeats)
+    except peers.PeerUnavailable as e:
+        r.add_note(f"peer skipped: {e}")
+        return r  # no peer figure: ERROR, the note says why
+    r.peer_value = peer["wall_s"]
+    r.details["peer"] = peer
+    r.ratio = r.peer_value / t
+    if peer["scaled"]:
+        r.add_note(f"peer time scaled linearly from n={peer['measured_n']} (--quick)")
+    r.add_note(f"native {t * 1e3:.3f} ms per launch + wait (best of {len(times)}); "
+               f"ran as {', '.join(sorted(set(execs)))}")
+    return judge(r, r.ratio >= SIM_SAXPY_TARGET and set(execs) == {"native"})
+
+
+def _sync_vs_sim(cuda: Any, mod: Any, repeats: int, sim_repeats: int) -> BenchResult:
+    """A synchronous empty launch (1 block of 1 thread, launch + wait) on the native executor against the
+    Numba CUDA simulator's (`empty[1, 1](); cuda.synchronize()`, bench_launch.py's peer)."""
+    r = BenchResult("native_sync_launch_vs_numba_sim", "synchronous empty launch <<<1, 1>>> (launch + wait): "
+                    "native executor vs the Numba CUDA simulator", "faster than the simulator (> 1x)",
+                    peer_name="numba sim", ratio_def="peer/strata")
+    fn = mod.get_function("empty")
+    execs: set[str] = set()
+
+    def rounds() -> list[float]:
+        fn(1, 1, ()).wait()  # (compiles the kernel: STRATA_NATIVE_AFTER_MS=0)
+        out = []
+        for _ in range(max(3, repeats)):
+            t0 = time.perf_counter()
+            for _ in range(SIM_SYNC_LAUNCHES):
+                execs.add(fn(1, 1, ()).wait().executor)
+            out.append((time.perf_counter() - t0) / SIM_SYNC_LAUNCHES)
+        return out
+
+    per = _native_now(rounds)
+    t = min(per)
+    r.strata_value, r.correct = t, True  # (nothing to compute; the executor is checked below)
+    r.details = {"strata_per_launch_s": per, "executors": sorted(execs)}
+    reference = _with("reference", rounds)
+    r.details["reference_per_launch_s"] = reference
+    try:
+        log(f"[native] numba simulator, {SIM_SYNC_LAUNCHES} synchronous empty launches, best of {sim_repeats}")
+        peer = numba_sim_launch(n=200, sync_n=SIM_SYNC_LAUNCHES, repeats=sim_repeats)
+    except peers.PeerUnavailable as e:
+        r.add_note(f"peer skipped: {e}")
+        return r
+    r.peer_value = peer["sync_per_launch_s"]
+    r.details["peer"] = peer
+    r.ratio = r.peer_value / t
+    r.add_note(f"native {t * 1e6:.0f} us, reference {min(reference) * 1e6:.0f} us, simulator "
+               f"{r.peer_value * 1e6:.0f} us per launch + wait")
+    return judge(r, t < r.peer_value and execs == {"native"})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="native executor vs reference executor vs NumPy")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-sgemm-reference", action="store_true", help="skip the slow reference SGEMM")
+    parser.add_argument("--sim-repeat", type=int, default=3, help="timed simulator runs (best reported)")
+    parser.add_argument("--quick", action="store_true", help=f"simulator SAXPY on n={peers.QUICK_N}, scaled linearly")
+    parser.add_argument("--skip-numba-sim", action="store_true", help="leave out the rows against the simulator")
     args = parser.parse_args()
-    rows = bench_native(args.repeat, not args.skip_sgemm_reference)
+    rows = bench_native(args.repeat, not args.skip_sgemm_reference, numba_sim=not args.skip_numba_sim,
+                        sim_repeats=args.sim_repeat, quick=args.quick)
     print(format_table(rows))
     for row in rows:
         log(f"{row.name}: {row.note}")

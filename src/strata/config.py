@@ -138,7 +138,7 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         # os.environ's raw bytes mapping makes the key ~1 us instead of ~25 us of str decoding.
         raw = getattr(os.environ, "_data", None)
         if isinstance(raw, dict):
-            return _cached(tuple(raw.get(k) for k in _READ_RAW))
+            return _cached(tuple(map(raw.get, _READ_RAW)))  # (map: no Python frame per variable)
         return _read(os.environ)
     return _read(environ)
 

@@ -209,6 +209,8 @@ class Context:
                     raise failure
 
             try:
+                if timeout is None and not signal.done:  # run the packets ourselves where the engine is free
+                    self.device.assist(lambda: signal.done)  # (no thread hand-offs; a timed wait only waits)
                 value = signal.wait(Condition.EQ, 0, timeout, check=check)
             except KeyboardInterrupt:
                 self.interrupted()
