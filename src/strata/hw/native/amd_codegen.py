@@ -167,7 +167,7 @@ class AmdCodegen:
         b = self.b
         one = b.insert_element(ir.Constant(ir.VectorType(vty.element, 1), ir.Undefined), v, _c32(0))
         return b.shuffle_vector(one, ir.Constant(ir.VectorType(vty.element, 1), ir.Undefined),
-                                ir.Constant(ir.VectorType(I32, WAVE), None))  # (zeroinitializer: lane 0 everywhere)
+                                ir.Constant(ir.VectorType(I32, vty.count), None))  # (zeroinitializer: lane 0 everywhere)
 
     # ---------------------------------------------------------------- scalar state
     def sgpr_ptr(self, r: int) -> ir.Value:
@@ -1107,6 +1107,76 @@ class AmdCodegen:
         fn = self.intr("llvm.masked.scatter.v64i32.v64p0", ir.VoidType(), [V32, VP, I32, VB])
         self.b.call(fn, [val, ptrs, _c32(align), mask])
 
+    def half_pattern(self, offs: ir.Value, exe: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """(contiguous, broadcast): with every lane active, whether each 32-lane half reads consecutive dwords
+        from its first lane's byte offset (x[i] of 32 neighbours) or all the same one (a row of a tile): the
+        accesses then need two vector or two scalar loads instead of a 64-lane gather."""
+        b = self.b
+        first = b.shuffle_vector(offs, offs, ir.Constant(V32, [_c32(0 if k < 32 else 32) for k in range(WAVE)]))
+        ramp = ir.Constant(V64, [_c64(4 * (k % 32)) for k in range(WAVE)])
+        every = lambda m: b.call(self.intr("llvm.vector.reduce.and.v64i1", I1, [VB]), [m])  # noqa: E731
+        full = b.icmp_unsigned("==", exe, _c64(-1))
+        return (b.and_(full, every(b.icmp_unsigned("==", offs, b.add(first, ramp)))),
+                b.and_(full, every(b.icmp_unsigned("==", offs, first))))
+
+    def load_dwords(self, base: ir.Value, offs: list[ir.Value], mask: ir.Value, exe: ir.Value) -> list[ir.Value]:
+        """<64 x i32> per byte-offset vector in `offs` (each a constant shift of offs[0]) from host memory at
+        `base`, on the lanes of `mask`: two 32-lane loads per value when each half is contiguous, two scalars
+        when each half reads one address, a gather otherwise (the same values)."""
+        b = self.b
+        contig, bcast = self.half_pattern(offs[0], exe)
+        blocks = [self.fn.append_basic_block(x) for x in ("ld_contig", "ld_bcast", "ld_gather", "ld_join")]
+        other = self.fn.append_basic_block("ld_other")
+        b.cbranch(contig, blocks[0], other)
+        b.position_at_end(other)
+        b.cbranch(bcast, blocks[1], blocks[2])
+        results: list[list[tuple[ir.Value, ir.Block]]] = [[] for _ in offs]
+        half = ir.VectorType(I32, 32)
+        for kind, blk in zip(("contig", "bcast", "gather"), blocks[:3], strict=True):
+            b.position_at_end(blk)
+            for j, o in enumerate(offs):
+                if kind == "gather":
+                    v = self.gather(self.host_ptrs(base, o), mask, 4)
+                else:
+                    parts = []
+                    for h in (0, 32):
+                        at = b.gep(b.bitcast(base, I8P), [b.extract_element(o, _c32(h))])  # (byte offsets)
+                        if kind == "contig":
+                            parts.append(b.load(b.bitcast(at, half.as_pointer()), align=4))
+                        else:
+                            parts.append(self.splat(b.load(b.bitcast(at, I32P), align=4), half))
+                    v = b.shuffle_vector(parts[0], parts[1], ir.Constant(V32, [_c32(k) for k in range(WAVE)]))
+                results[j].append((v, b.block))
+            b.branch(blocks[3])
+        b.position_at_end(blocks[3])
+        out = []
+        for incoming in results:
+            phi = b.phi(V32)
+            for v, blk in incoming:
+                phi.add_incoming(v, blk)
+            out.append(phi)
+        return out
+
+    def store_dwords(self, base: ir.Value, offs: ir.Value, val: ir.Value, mask: ir.Value, exe: ir.Value) -> None:
+        """Store a <64 x i32> at host `base` + each lane's byte offset: two 32-lane stores (the low half first,
+        so the high half wins where they overlap, as in lane order) when each half is contiguous, else a
+        scatter."""
+        b = self.b
+        contig, _ = self.half_pattern(offs, exe)
+        fast, slow, join = (self.fn.append_basic_block(x) for x in ("st_contig", "st_scatter", "st_join"))
+        b.cbranch(contig, fast, slow)
+        b.position_at_end(fast)
+        half = ir.VectorType(I32, 32)
+        for h in (0, 32):
+            part = b.shuffle_vector(val, val, ir.Constant(ir.VectorType(I32, 32), [_c32(h + k) for k in range(32)]))
+            at = b.gep(b.bitcast(base, I8P), [b.extract_element(offs, _c32(h))])  # (byte offsets)
+            b.store(part, b.bitcast(at, half.as_pointer()), align=4)
+        b.branch(join)
+        b.position_at_end(slow)
+        self.scatter(val, self.host_ptrs(base, offs), mask, 4)
+        b.branch(join)
+        b.position_at_end(join)
+
     def host_ptrs(self, base: ir.Value, byte_offsets: ir.Value) -> ir.Value:
         """Pointers base + offset per lane (offsets <64 x i64>)."""
         b = self.b
@@ -1182,15 +1252,16 @@ class AmdCodegen:
                 fn = self.intr(f"llvm.masked.scatter.v64i{8 * size}.v64p0", ir.VoidType(), [vt, pt, I32, VB])
                 b.call(fn, [b.trunc(self.vget(f["data"]), vt), ptrs, _c32(1), mask])
             return
+        at_k = [b.add(offs, self.splat(_c64(4 * k), V64)) if k else offs for k in range(width)]
         if "_load_" in name:
-            vals = [self.gather(self.host_ptrs(self.mem, b.add(offs, self.splat(_c64(4 * k), V64))), mask, 4)
-                    for k in range(width)]
+            vals = self.load_dwords(self.mem, at_k, mask, exe)
             for k, val in enumerate(vals):  # (every value read before any register is written)
                 self.vset(f["vdst"] + k, val, mask)
+        elif width == 1:
+            self.store_dwords(self.mem, offs, self.vget(f["data"]), mask, exe)
         else:
             for k in range(width):
-                self.scatter(self.vget(f["data"] + k), self.host_ptrs(self.mem, b.add(offs, self.splat(_c64(4 * k),
-                                                                                                       V64))), mask, 4)
+                self.scatter(self.vget(f["data"] + k), self.host_ptrs(self.mem, at_k[k]), mask, 4)
 
     def ds(self, i: int, ins: Inst) -> None:
         b, f, name = self.b, ins.f, ins.name
@@ -1233,14 +1304,17 @@ class AmdCodegen:
         lds_base = self.lds
         t4 = lambda w, k: b.shl(b.add(w, self.splat(_c64(k), V64)), self.splat(_c64(2), V64))  # noqa: E731
         if name in _DS_READ:
-            vals = [self.gather(self.host_ptrs(lds_base, t4(w, k)), mask, 4) for w in words for k in range(width)]
+            vals = self.load_dwords(lds_base, [t4(w, k) for w in words for k in range(width)], mask, exe)
             for r, val in enumerate(vals):  # (every value read before any register is written)
                 self.vset(f["vdst"] + r, val, mask)
         else:
             regs = [f["data0"], f["data1"]] if two else [f["data0"]]
             for w, reg in zip(words, regs, strict=True):
                 for k in range(width):
-                    self.scatter(self.vget(reg + k), self.host_ptrs(lds_base, t4(w, k)), mask, 4)
+                    if width == 1:
+                        self.store_dwords(lds_base, t4(w, k), self.vget(reg + k), mask, exe)
+                    else:
+                        self.scatter(self.vget(reg + k), self.host_ptrs(lds_base, t4(w, k)), mask, 4)
 
     def bank_conflicts(self, i: int, raw: ir.Value, exe: ir.Value, offs: list[int], width: int) -> ir.Value:
         """The wave's LDS bank conflicts for this instruction. A pass's conflicts depend only on its lanes'
