@@ -167,7 +167,7 @@ class AmdCodegen:
         b = self.b
         one = b.insert_element(ir.Constant(ir.VectorType(vty.element, 1), ir.Undefined), v, _c32(0))
         return b.shuffle_vector(one, ir.Constant(ir.VectorType(vty.element, 1), ir.Undefined),
-                                ir.Constant(ir.VectorType(I32, vty.count), None))  # (zeroinitializer: lane 0 everywhere)
+                                ir.Constant(ir.VectorType(I32, vty.count), None))  # (zeroinitializer: lane 0)
 
     # ---------------------------------------------------------------- scalar state
     def sgpr_ptr(self, r: int) -> ir.Value:
