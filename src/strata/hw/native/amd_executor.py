@@ -143,7 +143,7 @@ def _compile(prog: ref.AmdProgram) -> CompiledAmd | str:
         cache_put(key, {"kernel": k.name}, obj)
     loaded = LoadedObject(obj)
     fn = _FN(loaded.address("amd_run"))
-    trace.emit("L0", "native_compile", kernel=k.name, cached=hit is not None, isa="gfx9",
+    trace.emit("L0", "native_compile", kernel=k.name, cached=hit is not None, engine="amdgpu",
                ms=round(1000 * (time.perf_counter() - t0), 1))
     return CompiledAmd(fn, loaded, nv, [cg.count_class(ins) for ins in prog.insts])
 
@@ -165,12 +165,12 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
     """Run the dispatch natively; None (after a `native_fallback` trace event) when it cannot."""
     reason = launch_reason(prog, launch, mem, budget)
     if reason is None and not _warm(prog, launch, batch_lanes):
-        trace.emit("L0", "native_deferred", kernel=prog.name, isa="gfx9",
+        trace.emit("L0", "native_deferred", kernel=prog.name, engine="amdgpu",
                    reason="not compiled yet: the reference's time on it is below STRATA_NATIVE_AFTER_MS")
         return None
     ck = reason if reason else compiled(prog)
     if isinstance(ck, str):
-        trace.emit("L0", "native_fallback", kernel=prog.name, reason=ck, isa="gfx9")
+        trace.emit("L0", "native_fallback", kernel=prog.name, reason=ck, engine="amdgpu")
         return None
     bx, by, bz = launch.block
     threads = bx * by * bz
