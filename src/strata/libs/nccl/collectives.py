@@ -13,7 +13,8 @@ previous step of the ranks it exchanges with (events, cross-device barrier packe
 read before it is written nor overwritten before it is read. The ring all-reduce is a reduce-scatter
 (n-1 steps: rank r adds its predecessor's partial of chunk r-s-1) followed by an all-gather (n-1
 steps: rank r copies chunk r-s from its predecessor); the ring is rank order. NVLS (`_all_reduce_nvls`)
-is two steps: each rank reduces its shard of every rank's buffer, then copies the others' shards.
+is two steps: each rank reduces its shard of every rank's buffer (a sum: one `sum_many` launch adding up
+to 8 ranks' shards, as the switch reads them all at once), then copies the others' shards.
 
 Every call returns a `Work`: after its device work is queued, `.model` holds the modeled time, algbw
 and busbw (`model.py`). The trace shows the call (L4 `nccl.<api>`) and one `nccl_step` event per step

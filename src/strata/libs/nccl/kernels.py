@@ -9,6 +9,9 @@ of a tile row is one contiguous slice and a thread's address arithmetic is paid 
 (what decides the emulator's cost per element); copies move 8-byte words whatever the type. What is
 left runs the 16-byte vector kernel (`nccl_apply_v`) and the scalar one (`nccl_apply`).
 
+NVLS's sums add up to 8 sources in one launch (`sum_many`: the same tiles with one load per source, then a
+bounds-checked kernel for the rest), in the order a chain of two-input launches would.
+
 Half and bfloat16 combine in float and round once, as NCCL's reductions do; integers wrap.
 """
 
