@@ -533,7 +533,7 @@ def _all_reduce_nvls(calls: list[Call], count: int, size: int) -> _Schedule:
     red = calls[0].op
     assert red is not None
     code = RedOp.ncclSum if red == RedOp.ncclAvg else red
-    many = code == RedOp.ncclSum and sums_many(calls[0].dtype)
+    many = code == RedOp.ncclSum and sums_many(calls[0].dtype) and n > 2  # (NVLS needs 3 ranks or more anyway)
     chunks = _chunks(count, n, size)
     reduce_step: list[list[_Launch]] = []
     for r, c in enumerate(calls):
