@@ -1,16 +1,16 @@
 """The native executor for AMD dispatches: the wave64 kernel compiled once (amd_codegen.py), run over batches of
 workgroups, with the reference executor's semantics, checks and counters.
 
-Scheduling: the compiled function runs each runnable wave of a batch until it ends or reaches `s_barrier`;
-when no wave can run, every wave at a barrier is released (ended waves count as arrived): the reference's
-rule. Waves run one after another instead of in lock step, and a batch's workgroups are split over THREADS
-host threads (whole workgroups each, so barriers stay within a thread); kernels whose waves communicate
-without a barrier (a data race on the GPU too) may see other orders, and global atomics are not compiled. A
-wave that takes FUEL backward branches in a call lets the next wave run (a wave spinning on a flag another
-sets), and between calls the watchdog and the cancel flag are polled. When the native code cannot serve an access with its
-fast check (lanes over several allocations, misaligned LDS, a bad address), it stops the wave before the
-instruction and the reference handler runs that one instruction on that one wave: it serves it, or raises
-the reference's own DeviceFault with its report.
+Scheduling: the compiled function runs each runnable wave of a batch until it ends or reaches `s_barrier`; when
+no wave can run, every wave at a barrier is released (ended waves count as arrived): the reference's rule. Waves
+run one after another instead of in lock step, and a batch's workgroups are split over THREADS host threads
+(whole workgroups each, so barriers stay within a thread); kernels whose waves communicate without a barrier (a
+data race on the GPU too) may see other orders, and global atomics are not compiled. A wave that takes FUEL
+backward branches in a call lets the next wave run (a wave spinning on a flag another sets), and between calls
+the watchdog and the cancel flag are polled. When the native code cannot serve an access with its fast check
+(lanes over several allocations, misaligned LDS, a bad address), it stops the wave before the instruction and
+the reference handler runs that one instruction on that one wave: it serves it, or raises the reference's own
+DeviceFault with its report.
 
 A kernel falls back whole to the reference (`execute` returns None after a `native_fallback` trace event with
 the reason) when an instruction is not compiled, a load's register might be read before its `s_waitcnt`
