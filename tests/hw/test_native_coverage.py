@@ -1,5 +1,5 @@
 """Native executor coverage: kernels with instructions the native code generator does not compile (atomics,
-warp votes, directed rounding, local memory, calls) run natively except for the blocks holding them, which
+warp votes, directed division, local memory, calls) run natively except for the blocks holding them, which
 the reference handlers run (hw/native/partial.py). Each kernel is compiled by NVRTC and runs on both
 executors from the same inputs: outputs bit-identical, LaunchReport counters identical, fault reports
 identical; the trace says which blocks ran on the reference and why."""
@@ -44,8 +44,8 @@ extern "C" __global__ void ballots(int n, const int* x, unsigned* out, int* any_
 extern "C" __global__ void uniform_beside_fallback(int n, const float* a, float* b, int* c) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  int scale = n * 3 + 1;                             // uniform, defined in the block of the add.rz
-  float r = __fadd_rz(a[i], 1.0f);                   // (directed rounding: that block runs on the reference)
+  int scale = n * 3 + 1;                             // uniform, defined in the block of the div.rz
+  float r = __fdiv_rz(a[i], 3.0f);                   // (directed division: that block runs on the reference)
   for (int k = 0; k < (i & 3); ++k) r = r * 0.5f + (float)scale;   // native blocks reading scale
   b[i] = r;
   c[i] = scale + i;
@@ -81,8 +81,8 @@ extern "C" __global__ void warp_groups(int n, const int* x, unsigned* out) {
 extern "C" __global__ void prefix_faults(int n, int shift_x, int shift_y, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  float v = x[i + shift_x];                          // native: the block's ops before the add.rz
-  y[i + shift_y] = __fadd_rz(v, 1.0f);               // the add.rz on the reference, the store native again
+  float v = x[i + shift_x];                          // native: the block's ops before the div.rz
+  y[i + shift_y] = __fdiv_rz(v, 3.0f);               // the div.rz on the reference, the store native again
 }
 __device__ int counter_table[64];
 __device__ float scale_of;
@@ -260,11 +260,11 @@ def test_uniform_register_defined_in_a_reference_block(monkeypatch: pytest.Monke
 
     (b, c), rec = _both(monkeypatch, mod.get_function("uniform_beside_fallback"), 4, 256, make)
     (info,) = _partial(rec)
-    assert any("add.rz.f32" in why for why in info["reasons"]) and info["serial"] is None
-    assert any("(ops " in why for why in info["reasons"])  # the block's ops before the add.rz ran natively
+    assert any("div.rz.f32" in why for why in info["reasons"]) and info["serial"] is None
+    assert any("(ops " in why for why in info["reasons"])  # the block's ops before the div.rz ran natively
     assert _compiled(mod, "uniform_beside_fallback").pieces  # and those after it, as a second native piece
     np.testing.assert_array_equal(c, np.arange(n, dtype=np.int32) + np.int32(3 * n + 1))
-    r = a + np.float32(1)  # within an ulp of the round-toward-zero sum; then the loop, on the device's values
+    r = a / np.float32(3)  # within an ulp of the round-toward-zero quotient; then the loop, on the device's values
     assert np.all(np.abs(b[(np.arange(n) & 3) == 0] - r[(np.arange(n) & 3) == 0]) <= np.spacing(np.abs(r))[
         (np.arange(n) & 3) == 0])
 
@@ -708,7 +708,7 @@ def _prefix_fault(monkeypatch: pytest.MonkeyPatch, mod: Any, executor: str, sx: 
 @pytest.mark.parametrize(("sx", "sy"), [(300, 0), (0, 400)], ids=["native_prefix", "native_piece_after"])
 def test_faults_before_and_after_the_unsupported_instruction(monkeypatch: pytest.MonkeyPatch, mod: Any, sx: int,
                                                              sy: int) -> None:
-    assert _compiled(mod, "prefix_faults").pieces  # the store after the add.rz is a native piece of its own
+    assert _compiled(mod, "prefix_faults").pieces  # the store after the div.rz is a native piece of its own
     ref, nat = _prefix_fault(monkeypatch, mod, "reference", sx, sy), _prefix_fault(monkeypatch, mod, "native", sx, sy)
     assert ref["thread"] == ((212 if sx else 112), 0, 0) and ref["block"] == (0, 0, 0)  # 512 elements each
     assert nat == ref

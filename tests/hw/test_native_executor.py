@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -72,7 +73,7 @@ extern "C" __global__ void signs(int n, const float* x, float* a, float* m) {
 }
 extern "C" __global__ void round_toward_zero(int n, const float* a, float* b) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) b[i] = __fadd_rz(a[i], 1.0f);
+  if (i < n) b[i] = __fdiv_rz(a[i], 3.0f);
 }
 """
 
@@ -177,12 +178,13 @@ def test_unsupported_rounding_falls_back_with_reason(monkeypatch: pytest.MonkeyP
     with trace.record() as rec:
         r = mod.get_function("round_toward_zero")(1, 64, (np.int32(n), cuda.to_device(a), db))
         r.wait()
-    assert r.executor == "native"  # the bounds check is native; the block of the add runs on the reference
+    assert r.executor == "native"  # the bounds check is native; the block of the division runs on the reference
     reasons = [why for e in rec.events if e.name == "native_partial" for why in e.args.get("reasons", ())]
-    assert reasons and "add.rz.f32" in reasons[0]
-    exact = a.astype(np.float64) + 1  # exact in f64; round toward zero by stepping back where RN went up
-    rn = exact.astype(np.float32)
-    want = np.where(np.abs(rn.astype(np.float64)) > np.abs(exact), np.nextafter(rn, np.float32(0)), rn)
+    assert reasons and "div.rz.f32" in reasons[0]
+    exact = [Fraction(float(x)) / 3 for x in a]  # rounded toward zero: step back where nearest went up
+    rn = np.array([float(q) for q in exact], np.float32)
+    want = np.array([np.nextafter(r, np.float32(0)) if Fraction(float(r)) > q else r for r, q in zip(rn, exact)],
+                    np.float32)
     np.testing.assert_array_equal(db.get(), want)
 
 
@@ -291,4 +293,4 @@ def test_object_cache_hit(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Non
     executor.compiled(Program(parse(ptx), {}), "round_toward_zero")
     part = executor.compiled(Program(parse(ptx), {}), "round_toward_zero")
     assert isinstance(part, executor.CompiledKernel) and part.cached
-    assert any("add.rz.f32" in why for why in part.reference_blocks.values())
+    assert any("div.rz.f32" in why for why in part.reference_blocks.values())

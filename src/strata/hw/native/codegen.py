@@ -1416,13 +1416,14 @@ class KernelCodegen:
         self._simple(ins, lambda i: (self.bld.select(self.read(c, "pred", i), rd(a, i), rd(b, i)), bt))
 
     # floating point
-    def _fmods(self, ins: Instruction, allowed: set[str]) -> tuple[str, bool, bool]:
+    def _fmods(self, ins: Instruction, allowed: set[str], directed: bool = False) -> tuple[str, bool, bool]:
+        """(type, .ftz, .sat); `directed`: the caller rounds f32 .rz/.rm/.rp (codegen_float.directed32)."""
         t = self._one_type(ins)
         if t not in FLOATS:
             raise self.fail()
         fl = set(_flags(ins))
         rnd = fl & {"rn", "rz", "rm", "rp"}
-        if rnd - {"rn"} or fl - {"rn"} - allowed:
+        if (rnd - {"rn"} and not (directed and t == "f32")) or len(rnd) > 1 or fl - rnd - allowed:
             raise self.fail("(directed rounding and these modifiers run on the reference)")
         ftz, sat = "ftz" in fl, "sat" in fl
         if t == "f64" and (ftz or sat):
@@ -1453,15 +1454,23 @@ class KernelCodegen:
         return bld.bitcast(bld.select(nan, ir.Constant(I32, CANON_NAN32), bits), F32)
 
     def _farith(self, ins: Instruction) -> None:
-        t, ftz, sat = self._fmods(ins, {"ftz", "sat"})
+        t, ftz, sat = self._fmods(ins, {"ftz", "sat"}, directed=True)
         bld = self.bld
         fop = {"add": bld.fadd, "sub": bld.fsub, "mul": bld.fmul}[ins.opcode]
+        rnd = next(iter(set(_flags(ins)) & {"rz", "rm", "rp"}), None)
 
         def compute(i: ir.Value) -> tuple[ir.Value, str]:
             x, y = self.read(ins.operands[1], t, i), self.read(ins.operands[2], t, i)
             if ftz:
                 x, y = self.flush32(x), self.flush32(y)
-            r = fop(x, y)
+            if rnd is None:
+                r = fop(x, y)
+            elif ins.opcode == "mul":  # the f64 product of two f32 is exact
+                r = codegen_float.directed32(self, bld.fmul(bld.fpext(x, F64), bld.fpext(y, F64)), None, rnd)
+            else:
+                y64 = bld.fpext(y, F64)
+                r = codegen_float.directed32(self, bld.fpext(x, F64), bld.fneg(y64) if ins.opcode == "sub" else y64,
+                                             rnd)
             return (self.post32(r, ftz, sat) if t == "f32" else r), t
         self._simple(ins, compute)
 
@@ -1523,9 +1532,10 @@ class KernelCodegen:
         self._ffma(ins)
 
     def _ffma(self, ins: Instruction) -> None:
-        if "rn" not in _flags(ins):
-            raise self.fail("(only .rn fma)")
-        t, ftz, sat = self._fmods(ins, {"ftz", "sat"})
+        rnd = next(iter(set(_flags(ins)) & {"rn", "rz", "rm", "rp"}), None)
+        if rnd is None:
+            raise self.fail("(fma without a rounding modifier)")
+        t, ftz, sat = self._fmods(ins, {"ftz", "sat"}, directed=True)
         bld = self.bld
         fma = self.intrinsic(f"llvm.fma.{'f32' if t == 'f32' else 'f64'}", lty(t), [lty(t)] * 3)
 
@@ -1533,7 +1543,11 @@ class KernelCodegen:
             x, y, z = (self.read(o, t, i) for o in ins.operands[1:4])
             if ftz:
                 x, y, z = self.flush32(x), self.flush32(y), self.flush32(z)
-            r = bld.call(fma, [x, y, z])  # one rounding, as PTX's fma
+            if rnd == "rn":
+                r = bld.call(fma, [x, y, z])  # one rounding, as PTX's fma
+            else:  # f32 (the f64 product of two f32 is exact; _fmods refuses f64)
+                r = codegen_float.directed32(self, bld.fmul(bld.fpext(x, F64), bld.fpext(y, F64)),
+                                             bld.fpext(z, F64), rnd)
             return (self.post32(r, ftz, sat) if t == "f32" else r), t
         self._simple(ins, compute)
 

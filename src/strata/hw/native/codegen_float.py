@@ -16,7 +16,9 @@ The reference computes these with IEEE operations the host's LLVM code performs 
 
 16-bit float add/sub/mul/fma and the f32 -> f16/bf16 narrowing `cvt` go to codegen_half.py.
 
-Directed rounding (`.rz/.rm/.rp`) raises NativeUnsupported: the block runs on the reference.
+Directed rounding (`.rz/.rm/.rp`) of f32 add, sub, mul and fma: `directed32` (called by codegen.py's
+`_farith`/`_ffma`). Directed rounding elsewhere (div, rcp, sqrt, f64) raises NativeUnsupported: that
+instruction runs on the reference.
 """
 
 from __future__ import annotations
@@ -171,3 +173,59 @@ def _hi32(g: Any, ins: Instruction, rsqrt: bool) -> None:
         nan = bld.fcmp_unordered("uno", r, r)
         return bld.bitcast(bld.select(nan, ir.Constant(I64, 0x7FFFFFFF00000000), rb), F64), "f64"
     g._simple(ins, compute)
+
+
+def directed32(g: Any, p: ir.Value, c: ir.Value | None, rnd: str) -> ir.Value:
+    """The f32 nearest to p + c in direction `rnd` ('rz', 'rm', 'rp'), for f64 operands whose exact sum the
+    reference rounds once (f32 add/sub: the operands; mul: the exact f64 product, no `c`; fma: the exact
+    product and the addend). IEEE's directed rounding is unique, so this gives the reference's bits.
+
+    How: s + e = p + c exactly (TwoSum in f64); r = s rounded to nearest f32; the sign of (s - r) + e (s - r
+    is exact: r is within a factor of 2 of s, or zero) says on which side of r the exact value lies, and r
+    steps one ulp toward the rounding direction when the value lies beyond it. A finite value that rounds to
+    an infinity to nearest gives +-FLT_MAX when the direction points back toward zero. An exact zero sum of
+    two operands is -0 under .rm unless both are +0 (IEEE's sign of a zero sum), +0 otherwise.
+    """
+    bld = g.bld
+    zero64 = ir.Constant(F64, 0.0)
+    if c is None:
+        s, e = p, zero64
+    else:
+        s = bld.fadd(p, c)  # TwoSum (Knuth): no fast-math flags, so LLVM keeps every step
+        bb = bld.fsub(s, p)
+        e = bld.fadd(bld.fsub(p, bld.fsub(s, bb)), bld.fsub(c, bb))
+    r = bld.fptrunc(s, F32)
+    rbits = bld.bitcast(r, I32)
+    R = bld.fpext(r, F64)
+    d = bld.fadd(bld.fsub(s, R), e)
+    above = bld.fcmp_ordered(">", d, zero64)  # the exact value lies above r (false for NaN d)
+    below = bld.fcmp_ordered("<", d, zero64)
+    r_neg = bld.icmp_signed("<", rbits, ir.Constant(I32, 0))
+    r_pos = bld.fcmp_ordered(">", r, ir.Constant(F32, 0.0))
+    if rnd == "rp":
+        up, down = above, ir.Constant(ir.IntType(1), 0)
+    elif rnd == "rm":
+        up, down = ir.Constant(ir.IntType(1), 0), below
+    else:  # rz: toward zero
+        up, down = bld.and_(above, r_neg), bld.and_(below, r_pos)
+    mag = bld.and_(rbits, ir.Constant(I32, 0x7FFFFFFF))
+    is_zero = bld.icmp_unsigned("==", mag, ir.Constant(I32, 0))
+    one = ir.Constant(I32, 1)
+    # one ulp up (toward +inf) or down, on the bits: a zero steps to the smallest subnormal of that side
+    next_up = bld.select(is_zero, one, bld.select(r_neg, bld.sub(rbits, one), bld.add(rbits, one)))
+    next_down = bld.select(is_zero, ir.Constant(I32, 0x80000001),
+                           bld.select(r_neg, bld.add(rbits, one), bld.sub(rbits, one)))
+    out = bld.select(up, next_up, bld.select(down, next_down, rbits))
+    # a finite sum that rounds to +-inf to nearest: the directions toward zero stop at +-FLT_MAX
+    s_finite = bld.fcmp_ordered("<", bld.call(g.intrinsic("llvm.fabs.f64", F64, [F64]), [s]),
+                                ir.Constant(F64, float("inf")))
+    r_inf = bld.icmp_unsigned("==", mag, ir.Constant(I32, 0x7F800000))
+    back = {"rz": ir.Constant(ir.IntType(1), 1), "rm": bld.not_(r_neg), "rp": r_neg}[rnd]
+    fmax = bld.or_(bld.and_(rbits, ir.Constant(I32, 0x80000000)), ir.Constant(I32, 0x7F7FFFFF))
+    out = bld.select(bld.and_(bld.and_(s_finite, r_inf), back), fmax, out)
+    if c is not None and rnd == "rm":
+        exact_zero = bld.and_(bld.fcmp_ordered("==", s, zero64), bld.fcmp_ordered("==", e, zero64))
+        both_plus_zero = bld.icmp_unsigned("==", bld.or_(bld.bitcast(p, I64), bld.bitcast(c, I64)),
+                                           ir.Constant(I64, 0))
+        out = bld.select(bld.and_(exact_zero, bld.not_(both_plus_zero)), ir.Constant(I32, 0x80000000), out)
+    return bld.bitcast(out, F32)
