@@ -28,6 +28,7 @@ class EventTable:
         self._generation: dict[int, int] = {}
         self._ids = itertools.count(1)
         self.interrupts = 0
+        self._waiters = 0  # threads inside wait(): a set() with none skips Condition.notify_all's Python work
 
     def create(self) -> int:
         eid = next(self._ids)
@@ -46,7 +47,8 @@ class EventTable:
             self.interrupts += 1
             if eid in self._generation:
                 self._generation[eid] += 1
-            self._cv.notify_all()
+            if self._waiters:  # (a host that ran the packet itself waits for nothing)
+                self._cv.notify_all()
 
     def broadcast(self) -> None:
         """Wake every waiter (a device fault: waiters must go and look at their context's error)."""
@@ -59,7 +61,11 @@ class EventTable:
         """Sleep until event `eid` fires after generation `seen`, or `timeout` seconds pass.
         True if it fired."""
         with self._cv:
-            return self._cv.wait_for(lambda: self._generation.get(eid, seen + 1) != seen, timeout)
+            self._waiters += 1  # (under the lock, as set() reads it: a wake-up is never skipped)
+            try:
+                return self._cv.wait_for(lambda: self._generation.get(eid, seen + 1) != seen, timeout)
+            finally:
+                self._waiters -= 1
 
 
 EVENTS = EventTable()

@@ -21,7 +21,10 @@ forever, and a host waiting on one is told. A running kernel can be stopped from
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import dataclasses
+import operator
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +35,7 @@ from strata import trace
 from strata.errors import CudaError, LaunchCancelled
 from strata.hw import aql
 from strata.hw.aql import AgentDispatch, AgentOp, Barrier, CopyFlags, KernelDispatch, PacketType
+from strata.hw.counters import Counters
 from strata.hw.dma import copy_seconds
 from strata.hw.engine import LaunchConfig, LaunchControl, LaunchResult
 from strata.hw.memory import DeviceMemory, memory_of
@@ -40,6 +44,12 @@ from strata.hw.signals import SIGNALS, HwSignal
 from strata.hw.topology import peer_copy_seconds, spec_of_memory
 
 ENGINES = ("compute", "dma0", "dma1")
+_UNTRACED = contextlib.nullcontext()
+# A launch's counters as a memo key for its modeled time: the scalar fields at once, the dict fields as items
+_COUNTER_FIELDS = dataclasses.fields(Counters)
+_COUNTER_SCALARS = operator.attrgetter(*(f.name for f in _COUNTER_FIELDS if f.default is not dataclasses.MISSING))
+_COUNTER_DICTS = operator.attrgetter(*(f.name for f in _COUNTER_FIELDS if f.default is dataclasses.MISSING))
+_MODELS_KEPT = 256  # trace.correlated's stand-in while nothing records (it costs a generator)
 _IDLE_POLL_S = 0.5  # an idle engine re-checks its queues this often even without a doorbell
 
 
@@ -144,6 +154,7 @@ class CommandProcessor:
         self._running = True
         self._next_object = 1
         self._lock = threading.Lock()
+        self._models: dict[tuple[Any, ...], ModeledTime] = {}  # see _model
         SIGNALS.add_listener(self.kick_all)
 
     # -- what the driver calls
@@ -240,7 +251,7 @@ class CommandProcessor:
         while progressed and not done():
             progressed = False
             for eng in self.engines.values():
-                if all(q.idle for q in eng.queues) or not eng.run_lock.acquire(blocking=False):
+                if not _pending(eng) or not eng.run_lock.acquire(blocking=False):
                     continue  # nothing to run, or its own thread (or another host thread) is running it
                 eng.runner = me
                 try:
@@ -254,7 +265,7 @@ class CommandProcessor:
                     eng.run_lock.release()
                     # work published while we ran, or after what we waited for: its doorbell may have found
                     # the engine thread awake and unable to run it (we held the lock), so wake it again
-                    if self._running and any(not q.idle and q.error is None for q in eng.queues):
+                    if self._running and _pending(eng):
                         self.kick(eng)
                 if done():
                     break
@@ -336,7 +347,7 @@ class CommandProcessor:
                 start = max(submitted, deps_end, q.last_end if packet.barrier else 0.0)
                 eng.busy_queue = q
                 eng.busy_packet = True
-                with trace.correlated(correlation, depth, (q.id, q.read_index)):
+                with trace.correlated(correlation, depth, (q.id, q.read_index)) if trace.recording() else _UNTRACED:
                     record = self._execute(eng, packet, start)
             except BaseException as exc:  # a fault: the queue stops, the error goes to the driver
                 # (Ctrl-C reaches a host thread that runs the packet itself (assist): the packet is cancelled,
@@ -364,7 +375,7 @@ class CommandProcessor:
             q.keep[slot] = None
             index, q.read_index = q.read_index, q.read_index + 1
             if signal is not None:
-                with trace.correlated(correlation, depth, (q.id, index)):
+                with trace.correlated(correlation, depth, (q.id, index)) if trace.recording() else _UNTRACED:
                     self._complete(signal, record, correlation)
             eng.busy_packet = False
             eng.busy_queue = None
@@ -408,8 +419,9 @@ class CommandProcessor:
         if ko is None:
             raise CudaError("cudaErrorInvalidResourceHandle",
                             f"[dispatch] kernel_object {p.kernel_object:#x} is not loaded on this device")
-        grid = tuple(g // w for g, w in zip(p.grid, p.workgroup, strict=True))
-        if any(g * w != n for g, w, n in zip(grid, p.workgroup, p.grid, strict=True)):
+        (nx, ny, nz), (wx, wy, wz) = p.grid, p.workgroup
+        grid = (nx // wx, ny // wy, nz // wz)
+        if nx % wx or ny % wy or nz % wz:
             raise CudaError("cudaErrorInvalidConfiguration", f"[dispatch {ko.name}] grid {p.grid} work-items is "
                             f"not a multiple of workgroup {p.workgroup}")
         params = ctypes.string_at(p.kernarg_address, ko.kernarg_size) if ko.kernarg_size else b""
@@ -427,7 +439,7 @@ class CommandProcessor:
         if p.flags & aql.DISPATCH_COOPERATIVE:  # the hidden kernarg after the kernel's own (see aql.py)
             at = -(-ko.kernarg_size // 8) * 8
             workspace = int.from_bytes(ctypes.string_at(p.kernarg_address + at, 8), "little")
-        config = LaunchConfig(grid, p.workgroup, dynamic_shared, params,  # type: ignore[arg-type]
+        config = LaunchConfig(grid, p.workgroup, dynamic_shared, params,
                               grid_workspace=workspace, cluster=aql.cluster_of(p.flags))
         eng = self.engines["compute"]
         eng.control = control = LaunchControl()
@@ -438,9 +450,7 @@ class CommandProcessor:
             result = self.run_kernel(ko, config, control)
         finally:
             eng.control = None
-        modeled = model_launch(self.spec, result.counters, grid_blocks=config.num_blocks,
-                               threads_per_block=config.threads_per_block, regs_per_thread=ko.registers,
-                               smem_per_block=result.shared_bytes_per_block)
+        modeled = self._model(ko, config, result)
         end = start + modeled.seconds
         if trace.recording():  # the kernel table and roofline of a trace report read these
             c = result.counters
@@ -451,6 +461,26 @@ class CommandProcessor:
                        kernel_s=modeled.kernel_s, simt_efficiency=round(c.simt_efficiency, 4),
                        coalescing_efficiency=round(c.coalescing_efficiency, 4), device=self.spec.name)
         return DispatchRecord("kernel", "compute", start, end, result=result, modeled=modeled, detail=ko.name)
+
+    def _model(self, ko: KernelObject, config: LaunchConfig, result: LaunchResult) -> ModeledTime:
+        """The launch's modeled time (perf.model_launch), memoized: a kernel launched again with the same shape
+        and the same counters (the common case: a loop's launches) gets the same time without modeling it anew,
+        which costs about as much as a small launch's run. The ModeledTime is a copy naming this launch's
+        counters among its inputs (explain() rebuilds from them)."""
+        c = result.counters
+        key = (ko.registers, config.num_blocks, config.threads_per_block, result.shared_bytes_per_block,
+               _COUNTER_SCALARS(c), *(tuple(d.items()) for d in _COUNTER_DICTS(c)))
+        hit = self._models.get(key)
+        if hit is None:
+            hit = model_launch(self.spec, c, grid_blocks=config.num_blocks, threads_per_block=config.threads_per_block,
+                               regs_per_thread=ko.registers, smem_per_block=result.shared_bytes_per_block)
+            if len(self._models) >= _MODELS_KEPT:
+                self._models.clear()
+            self._models[key] = hit
+            return hit
+        twin: ModeledTime = object.__new__(ModeledTime)  # (frozen: a copy with its own inputs and explanation)
+        twin.__dict__.update(hit.__dict__, inputs={**hit.inputs, "counters": c}, explanation=[])
+        return twin
 
     def _dma(self, eng: _Engine, p: AgentDispatch, start: float) -> DispatchRecord:
         dst, src, nbytes, flags = p.args
@@ -515,6 +545,11 @@ class CommandProcessor:
         if sig.event_id:
             trace.emit("L1", "interrupt", correlation=correlation, event=sig.event_id)
             self.interrupt(sig.event_id)
+
+
+def _pending(eng: _Engine) -> bool:
+    """Whether a queue of the engine has packets that may run (published and not stopped)."""
+    return any(q.read_index < q.write_index and q.error is None for q in eng.queues)
 
 
 def _dependencies(packet: aql.Packet) -> tuple[bool, float]:

@@ -136,7 +136,10 @@ class Launch:
 
     def cached(self, key: str, nblocks: int, make: Any) -> Any:
         """A chunk-geometry array, shared by launches with the same block shape (read-only)."""
-        k = (key, nblocks, self.config.block, self.chunk_lanes, _shared_size(self))
+        shared = self.__dict__.get("_shared_size")
+        if shared is None:  # (the same for the whole launch; asking the program costs)
+            shared = self.__dict__["_shared_size"] = _shared_size(self)
+        k = (key, nblocks, self.config.block, self.chunk_lanes, shared)
         v = _GEOMETRY.get(k)
         if v is None:
             v = make()
@@ -934,7 +937,10 @@ def _execute_reference(program: Program, kernel_name: str, config: LaunchConfig,
     per_chunk = max(1, chunk_lanes // lanes_per_block)
     # local memory is per lane: a big footprint (the kernel's depot and the largest device function's)
     # runs fewer blocks at a time, so one chunk never backs more than LOCAL_CHUNK_BYTES
-    callee = max((g.local_size for g in program.functions.values() if not g.fn.is_entry), default=0)
+    callee = program.__dict__.get("_callee_local")
+    if callee is None:  # (a property of the program: computed once, not per launch)
+        callee = program.__dict__["_callee_local"] = max(
+            (g.local_size for g in program.functions.values() if not g.fn.is_entry), default=0)
     per_lane = -(-(jf.local_size + callee) // 16) * 16
     if per_lane:
         per_chunk = max(1, min(per_chunk, LOCAL_CHUNK_BYTES // (per_lane * lanes_per_block)))
@@ -994,16 +1000,20 @@ def _cluster_slab(grid: tuple[int, int, int], cluster: tuple[int, int, int]) -> 
 
 def _fold_counters(launch: Launch) -> None:
     c = launch.counters
-    thread = np.zeros(len(INSTRUCTION_CLASSES), dtype=np.int64)
-    warp = np.zeros(len(INSTRUCTION_CLASSES), dtype=np.int64)
+    # (Python ints, not NumPy vectors: a launch runs few distinct blocks, and two vector ops per block cost
+    # more than the ten multiply-adds; the sums are the same)
+    thread = [0] * len(INSTRUCTION_CLASSES)
+    warp = [0] * len(INSTRUCTION_CLASSES)
     for jf in launch.program.functions.values():
         acc = launch.acc.get(jf.index)
         if acc is None:
             continue
         for blk, t, w in zip(jf.blocks, acc[0], acc[1], strict=True):
             if t:
-                thread += blk.hist * t
-                warp += blk.hist * w
+                for i, h in enumerate(blk.hist.tolist()):
+                    if h:
+                        thread[i] += h * t
+                        warp[i] += h * w
                 for k, v in blk.flops.items():
                     if k.startswith("tensor:"):  # tensor work, by the peak that prices it
                         prec = k[7:]
@@ -1011,8 +1021,9 @@ def _fold_counters(launch: Launch) -> None:
                         k = "tensor"
                     c.flops[k] = c.flops.get(k, 0) + v * t
     for i, name in enumerate(INSTRUCTION_CLASSES):
-        c.thread_instructions[name] += int(thread[i])
-        c.warp_instructions[name] += int(warp[i])
+        if thread[i] or warp[i]:
+            c.thread_instructions[name] += thread[i]
+            c.warp_instructions[name] += warp[i]
 
 
 def _device_fault(launch: Launch, chunk: Chunk, fault: LaneFault) -> DeviceFault:

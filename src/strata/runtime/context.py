@@ -209,9 +209,11 @@ class Context:
                     raise failure
 
             try:
-                if timeout is None and not signal.done:  # run the packets ourselves where the engine is free
-                    self.device.assist(lambda: signal.done)  # (no thread hand-offs; a timed wait only waits)
-                value = signal.wait(Condition.EQ, 0, timeout, check=check)
+                hw = signal.hw
+                if timeout is None and hw.value:  # run the packets ourselves where the engine is free
+                    self.device.assist(lambda: hw.value == 0)  # (no thread hand-offs; a timed wait only waits)
+                # (done: what signal.wait would return at once)
+                value = 0 if hw.value == 0 else signal.wait(Condition.EQ, 0, timeout, check=check)
             except KeyboardInterrupt:
                 self.interrupted()
                 raise
@@ -388,6 +390,8 @@ class Stream:
             return []
         ctx = self.context
         if self.legacy:
+            if len(ctx.streams) == 1:  # only itself (the common case; iterating the weak set costs)
+                return []
             return [s.last for s in list(ctx.streams) if s is not self and not s.non_blocking and s.last is not None]
         null = ctx.null_stream.last
         return [null] if null is not None else []

@@ -36,6 +36,7 @@ from strata.hw.engine import (
     LaunchConfig,
     LaunchResult,
     _device_fault,
+    _execute_reference,
     _fold_counters,
     _shared_size,
     cluster_dims,
@@ -328,11 +329,20 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     if ck.reference_blocks:
         trace.emit("L0", "native_partial", kernel=kernel_name, blocks=len(ck.reference_blocks),
                    reasons=sorted(set(ck.reference_blocks.values())), serial=ck.serial)
+    if not ck.funcs and not ck.pieces:
+        # Nothing of it is native code (an empty kernel, or every block on the reference handlers): the chunks
+        # would run the reference's own loop anyway (run_frame), so they do so without the native per-launch
+        # state (driver states, counter arrays, ctx), which costs more than such a launch runs.
+        result = _execute_reference(program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
+                                    chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes,
+                                    control=control, runtime=runtime, clock_mhz=clock_mhz)
+        result.executor = "native"
+        return result
     t0 = time.perf_counter()
     nblocks = config.num_blocks
-    lpb = -(-config.threads_per_block // 32) * 32
-    per_chunk = _per_chunk(program, program.functions[kernel_name], chunk_lanes, lpb)
-    firsts = list(range(0, nblocks, per_chunk))
+    one_d = config.grid[1] == config.grid[2] == 1
+    per_chunk, ctaid_slots, static_specials, streaky = _plan(program, kernel_name, ck, config, one_d, chunk_lanes)
+    firsts = range(0, nblocks, per_chunk)
     nthreads = THREADS if len(firsts) > 1 and not budget and ck.serial is None else 1
     starts, ends, nalloc = _allocation_table(mem)
     params = np.frombuffer(config.params, dtype=np.uint8) if config.params else np.zeros(8, np.uint8)
@@ -345,7 +355,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
         launches.append(L)
     ncounters = [np.zeros(len(cg.COUNTER_NAMES), dtype=np.int64) for _ in launches]
     npeer = [np.zeros(UVA_SLOTS, dtype=np.int64) for _ in launches]  # bytes to each peer slot (see _ctx)
-    dstates = [DriverState(len(L.kernel.blocks)) for L in launches]
+    dstates = [_driver_state(len(L.kernel.blocks)) for L in launches]
     if control is not None:
         control.launch = launches[0]
         if control.reason is not None:
@@ -356,12 +366,6 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                 for _r, off, size in ck.invariants)
     inv_values = np.array([v if v < 1 << 63 else v - (1 << 64) for v in inv] or [0], dtype=np.int64)
     keep = (starts, ends, params, inv_values)
-    one_d = config.grid[1] == config.grid[2] == 1
-    ctaid_slots = {s.dtype.str: s.dtype for s in program.functions[kernel_name].slots
-                   if s.kind == "special" and s.key == "%ctaid.x" and s.dtype.kind in "iu"}
-    ctaid_slots.setdefault(np.dtype(np.uint32).str, np.dtype(np.uint32))  # what _ctx passes native code
-    static_specials = _static_specials(program.functions[kernel_name], ck)
-    streaky = _streaky(program.functions[kernel_name], ck, config, one_d)
 
     def work(t: int) -> None:
         L = launches[t]
@@ -378,6 +382,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                 chunks(t, L, ones_cache, ctx_cache, ctaid_bufs, statics)
             finally:  # the driver's per-block instruction accumulators, into the launch's (run_root leaves them)
                 dstates[t].fold(L.accumulators(L.kernel))
+                _DSTATES.setdefault(len(dstates[t].acc_t), []).append(dstates[t])  # (folded: all zero again)
                 if len(pool) < THREADS:
                     pool.append((ones_cache, ctaid_bufs, statics))
 
@@ -452,7 +457,8 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
         helper.join()
     else:
         work(0)
-    _add_peer_bytes(mem, npeer)  # (before a fault is raised: the reference counts what ran until it)
+    if any(p.any() for p in npeer):
+        _add_peer_bytes(mem, npeer)  # (before a fault is raised: the reference counts what ran until it)
     if state["exc"] is not None:
         raise state["exc"] from None
     L0 = launches[0]
@@ -465,13 +471,51 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
             a[1][:] = [x + y for x, y in zip(a[1], w_acc, strict=True)]
     for nc in ncounters:
         for name, v in zip(cg.COUNTER_NAMES, nc.tolist(), strict=True):
-            setattr(c, name, getattr(c, name) + int(v))
+            if v:
+                setattr(c, name, getattr(c, name) + v)
     c.threads_launched = nblocks * config.threads_per_block
     c.blocks_launched = nblocks
     _fold_counters(L0)
     result = LaunchResult(c, time.perf_counter() - t0, _shared_size(L0), L0.kernel.local_size)
     result.executor = "native"
     return result
+
+
+# blocks of a kernel -> driver states kept for the next launch (one per worker of a launch; see _driver_state)
+_DSTATES: dict[int, list[DriverState]] = {}
+
+
+def _driver_state(nblocks: int) -> DriverState:
+    """A worker's driver state: a spare one (its accumulators folded back to zero) or a new one. Each costs
+    three arrays; a small launch would spend more on making them than on running. (list.pop is atomic, so
+    concurrent launches never share one.)"""
+    spare = _DSTATES.get(max(nblocks, 1))
+    try:
+        return spare.pop() if spare else DriverState(nblocks)
+    except IndexError:  # another thread took the last one meanwhile
+        return DriverState(nblocks)
+
+
+def _plan(program: Program, kernel: str, ck: CompiledKernel, config: LaunchConfig, one_d: bool,
+          chunk_lanes: int) -> tuple[int, dict[str, np.dtype], list[tuple[str, np.dtype]], bool]:
+    """What a launch's setup derives from the kernel and the launch's shape alone, memoized on the compiled
+    kernel: blocks per chunk, the %ctaid.x register types to prefill, the chunk-independent special registers,
+    and whether chunks may run as a streak (executor.chunks)."""
+    plans: dict[tuple[Any, ...], Any] = ck.__dict__.setdefault("_plans", {})
+    key = (kernel, config.block, one_d, chunk_lanes)
+    hit = plans.get(key)
+    if hit is None:
+        jf = program.functions[kernel]
+        lpb = -(-config.threads_per_block // 32) * 32
+        ctaid_slots = {s.dtype.str: s.dtype for s in jf.slots
+                       if s.kind == "special" and s.key == "%ctaid.x" and s.dtype.kind in "iu"}
+        ctaid_slots.setdefault(np.dtype(np.uint32).str, np.dtype(np.uint32))  # what _ctx passes native code
+        hit = (_per_chunk(program, jf, chunk_lanes, lpb), ctaid_slots, _static_specials(jf, ck),
+               _streaky(jf, ck, config, one_d))
+        if len(plans) > 64:
+            plans.clear()
+        plans[key] = hit
+    return hit
 
 
 def _prefill_ctaid(chunk: Chunk, dtypes: dict[str, np.dtype], bufs: dict[tuple[int, str], np.ndarray]) -> None:
