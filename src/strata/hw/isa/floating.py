@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from strata.hw.isa import approx
 from strata.hw.isa import fpround as fr
 from strata.hw.isa.fma import fma32, fma64  # re-exported: tests call floating.fma32
 from strata.hw.isa.fpbase import F64, FLOAT_TYPES, FloatMods, all_finite, post32, rm_zero, store
@@ -273,8 +274,10 @@ def lower_rsqrt(ins: Instruction, ctx: Any) -> Op:
     return _lower_unary_approx(mods, lambda x: 1.0 / np.sqrt(x), ftz=mods.ftz or "approx" not in mods.flags)
 
 
+# ex2/lg2: strata's fixed float64 sequences (approx.py), which the native executor repeats bit for bit; sin, cos
+# and tanh: the host's float64 functions (their last bits are the host math library's)
 _TRANSCENDENTAL: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "sin": np.sin, "cos": np.cos, "lg2": np.log2, "ex2": np.exp2, "tanh": np.tanh,
+    "sin": np.sin, "cos": np.cos, "lg2": approx.log2, "ex2": approx.exp2, "tanh": np.tanh,
 }
 
 

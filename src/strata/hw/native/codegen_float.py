@@ -27,13 +27,14 @@ from typing import Any
 
 from llvmlite import ir  # type: ignore[import-untyped]
 
+from strata.hw.isa import approx
 from strata.hw.native import codegen_half
 from strata.hw.ptx.ir import Instruction
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 F32, F64 = ir.FloatType(), ir.DoubleType()
 OPCODES = frozenset({"rcp", "sqrt", "rsqrt", "copysign", "div", "add", "sub", "mul", "fma", "cvt", "setp", "abs",
-                     "neg", "min", "max"})
+                     "neg", "min", "max", "ex2", "lg2"})
 _HI = 0xFFFFFFFF00000000
 # only their 16-bit float forms come here (codegen_half.handles)
 _HALF_OPS = ("add", "sub", "mul", "fma", "cvt", "setp", "abs", "neg", "min", "max")
@@ -45,6 +46,8 @@ def handles(ins: Instruction) -> bool:
         return False
     if ins.opcode in _HALF_OPS:
         return codegen_half.handles(ins)
+    if ins.opcode in ("ex2", "lg2"):  # the f32 forms (the 16-bit ones run on the reference)
+        return [m for m in ins.mods if m in ("f16", "bf16", "f16x2", "bf16x2", "f32", "f64")] == ["f32"]
     if ins.opcode != "div":
         return True
     types = [m for m in ins.mods if m in ("f32", "f64")]
@@ -67,6 +70,9 @@ def emit(g: Any, ins: Instruction) -> None:
     if rnd - {"rn"}:
         raise g.fail("(directed rounding runs on the reference)")
     op = ins.opcode
+    if op in ("ex2", "lg2"):
+        _ex2_lg2(g, ins, fl)
+        return
     nsrc = 2 if op in ("div", "copysign") else 1
     if len(ins.operands) != 1 + nsrc:
         raise g.fail("operands")
@@ -229,3 +235,65 @@ def directed32(g: Any, p: ir.Value, c: ir.Value | None, rnd: str) -> ir.Value:
                                            ir.Constant(I64, 0))
         out = bld.select(bld.and_(exact_zero, bld.not_(both_plus_zero)), ir.Constant(I32, 0x80000000), out)
     return bld.bitcast(out, F32)
+
+
+def _ex2_lg2(g: Any, ins: Instruction, fl: set[str]) -> None:
+    """ex2/lg2.approx{.ftz}.f32: the reference's float64 sequence (hw/isa/approx.py), step for step, then one
+    rounding to f32 (no .approx: the PTX ISA 1.0-1.3 .approx.ftz)."""
+    if fl - {"approx", "ftz"} or len(ins.operands) != 2:
+        raise g.fail()
+    ftz = "ftz" in fl or "approx" not in fl
+    bld = g.bld
+    series = _exp2 if ins.opcode == "ex2" else _log2
+
+    def compute(i: ir.Value) -> tuple[ir.Value, str]:
+        x = g.read(ins.operands[1], "f32", i)
+        if ftz:
+            x = g.flush32(x)
+        r = bld.fptrunc(series(g, bld.fpext(x, F64)), F32)
+        return g.post32(r, ftz, False), "f32"
+    g._simple(ins, compute)
+
+
+def _horner(bld: Any, coeffs: tuple[float, ...], t: ir.Value) -> ir.Value:
+    """((c[-1] t + c[-2]) t + ...) t + c[0], as approx.py's loops."""
+    p: ir.Value = ir.Constant(F64, coeffs[-1])
+    for c in coeffs[-2::-1]:
+        p = bld.fadd(bld.fmul(p, t), ir.Constant(F64, c))
+    return p
+
+
+def _exp2(g: Any, x: ir.Value) -> ir.Value:
+    bld = g.bld
+    nan = bld.fcmp_unordered("uno", x, x)
+    xz = bld.select(nan, ir.Constant(F64, 0.0), x)
+    lo, hi = ir.Constant(F64, -approx.EXP2_LIMIT), ir.Constant(F64, approx.EXP2_LIMIT)
+    xc = bld.select(bld.fcmp_ordered("<", xz, lo), lo, xz)
+    xc = bld.select(bld.fcmp_ordered(">", xc, hi), hi, xc)
+    k = bld.call(g.intrinsic("llvm.rint.f64", F64, [F64]), [xc])
+    t = bld.fmul(bld.fsub(xc, k), ir.Constant(F64, approx.LN2))
+    p = _horner(bld, approx.EXP_COEFFS, t)
+    # 2^k for |k| <= 200 built from its exponent field: p * 2^k is exact, as np.ldexp's
+    scale = bld.bitcast(bld.shl(bld.add(bld.fptosi(k, I64), ir.Constant(I64, 1023)), ir.Constant(I64, 52)), F64)
+    return bld.select(nan, x, bld.fmul(p, scale))
+
+
+def _log2(g: Any, x: ir.Value) -> ir.Value:
+    bld = g.bld
+    zero = ir.Constant(F64, 0.0)
+    inf = ir.Constant(F64, float("inf"))
+    special = bld.or_(bld.fcmp_unordered("<=", x, zero), bld.fcmp_ordered("==", x, inf))  # not (x > 0), or +inf
+    bits = bld.bitcast(bld.select(special, ir.Constant(F64, 1.0), x), I64)
+    # frexp of a positive normal f64 (every f32 is one): m in [1/2, 1) and its exponent e
+    e = bld.sub(bld.and_(bld.lshr(bits, ir.Constant(I64, 52)), ir.Constant(I64, 0x7FF)), ir.Constant(I64, 1022))
+    m = bld.bitcast(bld.or_(bld.and_(bits, ir.Constant(I64, 0x800FFFFFFFFFFFFF)), ir.Constant(I64, 1022 << 52)), F64)
+    low = bld.fcmp_ordered("<", m, ir.Constant(F64, approx.SQRT_HALF))
+    m = bld.select(low, bld.fadd(m, m), m)
+    ef = bld.fsub(bld.sitofp(e, F64), bld.select(low, ir.Constant(F64, 1.0), zero))
+    one = ir.Constant(F64, 1.0)
+    s = bld.fdiv(bld.fsub(m, one), bld.fadd(m, one))
+    q = _horner(bld, approx.ATANH_COEFFS, bld.fmul(s, s))
+    out = bld.fadd(ef, bld.fmul(bld.fmul(bld.fadd(s, s), q), ir.Constant(F64, approx.INV_LN2)))
+    edge = bld.select(bld.fcmp_ordered("==", x, zero), ir.Constant(F64, float("-inf")),
+                      bld.select(bld.fcmp_ordered(">", x, zero), x, ir.Constant(F64, float("nan"))))
+    return bld.select(special, edge, out)
