@@ -231,7 +231,10 @@ class CommandProcessor:
         """True when called from one of this processor's engine threads, or from a host thread while it runs
         an engine's packets (`assist`): either way, waiting for the device there would wait for itself."""
         me = threading.current_thread()
-        return any(e.thread is me or e.runner is me for e in self.engines.values())
+        for e in self.engines.values():  # noqa: SIM110 (a loop: no generator on every wait)
+            if e.thread is me or e.runner is me:
+                return True
+        return False
 
     def assist(self, done: Callable[[], bool]) -> bool:
         """Run ready packets on the calling host thread until `done()` (a host about to block on a completion).

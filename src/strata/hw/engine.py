@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from strata import config as _settings
 from strata.errors import CudaError, DeviceFault, InvalidLaunchConfig, LaunchCancelled, LaunchTimeout
 from strata.hw.counters import INSTRUCTION_CLASSES, Counters
 from strata.hw.isa.registry import LaneFault
@@ -889,14 +890,9 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     assert), LaunchTimeout or LaunchCancelled; device memory outside what the kernel wrote stays
     intact and the device stays usable.
     """
-    from strata import config as settings_module
-
-    if settings_module.settings().executor == "native":
-        from strata.hw.native import available  # NOTE: L0 to L0; the native executor reuses this module's machinery
-
-        if available():
-            from strata.hw.native.executor import execute as execute_native
-
+    if _settings.settings().executor == "native":
+        execute_native = _native_executor()
+        if execute_native is not None:
             native = execute_native(program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
                                     chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes,
                                     control=control, runtime=runtime, clock_mhz=clock_mhz)
@@ -912,6 +908,24 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     return _execute_reference(program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
                               chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes,
                               control=control, runtime=runtime, clock_mhz=clock_mhz)
+
+
+_NATIVE: list[Any] = []  # [the native executor's execute, or None when llvmlite is missing], once looked up
+
+
+def _native_executor() -> Any:
+    """The native executor's `execute` (None without llvmlite), imported once: an import statement in a
+    function costs a few microseconds on every launch."""
+    if not _NATIVE:
+        from strata.hw.native import available  # NOTE: L0 to L0; the native executor reuses this module's machinery
+
+        if available():
+            from strata.hw.native.executor import execute as execute_native
+
+            _NATIVE.append(execute_native)
+        else:
+            _NATIVE.append(None)
+    return _NATIVE[0]
 
 
 def _execute_reference(program: Program, kernel_name: str, config: LaunchConfig, mem: DeviceMemory, *,
