@@ -12,7 +12,7 @@ log2 would not promise.
 
 Example:
     >>> import numpy as np
-    >>> exp2(np.array([3.0, -1.0, 0.5])).tolist() == [8.0, 0.5, float(np.sqrt(2.0))]
+    >>> exp2(np.array([3.0, -1.0, 0.5])).astype(np.float32).tolist() == [8.0, 0.5, float(np.float32(np.sqrt(2.0)))]
     True
     >>> log2(np.array([8.0, 0.5, 1.0])).tolist()
     [3.0, -1.0, 0.0]
