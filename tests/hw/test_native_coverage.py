@@ -839,6 +839,8 @@ def _random_kernel(rng: np.random.Generator, name: str) -> str:
         lambda: f"{f()} += atomicAdd(&gf[{v()} & 3], {f()} * 0.5f);",
         lambda: f"{v()} += atomicAdd(&sh[{v()} & 31], {v()} & 7);",
         lambda: f"{v()} = (int)atomicInc(&gu[{v()} & 3], {c(3, 40)}u);",
+        lambda: f"{f()} = __fmaf_rd({f()}, {f()}, 0.5f) + __fadd_ru({f()}, -{c()}.25f) * __fmul_rz({f()}, 0.75f);",
+        lambda: f"{f()} = __expf(fminf({f()}, 20.0f)) - expf({f()} * 0.125f) + __log2f(fabsf({f()}) + 1.0f);",
     ]
 
     def stmt(depth: int) -> str:
@@ -897,9 +899,22 @@ def test_random_kernels_native_against_reference(monkeypatch: pytest.MonkeyPatch
     _random_kernels(monkeypatch, 2026, 3)  # (each kernel costs about a second of LLVM compile time)
 
 
+FUZZ_KERNELS = 2000  # the slow run's goal: this many random kernels, in batches of 50, within FUZZ_BUDGET_S
+FUZZ_BUDGET_S = 3600.0
+
+
 @pytest.mark.slow
 def test_many_random_kernels_native_against_reference(monkeypatch: pytest.MonkeyPatch) -> None:
-    _random_kernels(monkeypatch, 7, 40)
+    import os
+    import time
+
+    goal = int(os.environ.get("STRATA_FUZZ_KERNELS", FUZZ_KERNELS))
+    t0, done, seed = time.monotonic(), 0, 7
+    while done < goal and time.monotonic() - t0 < FUZZ_BUDGET_S:
+        _random_kernels(monkeypatch, seed, min(50, goal - done))
+        done, seed = done + min(50, goal - done), seed + 1
+    print(f"{done} random kernels compared in {time.monotonic() - t0:.0f} s")
+    assert done >= min(goal, 200)
 
 
 def test_calls_order_chunks_only_when_the_callee_does(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
