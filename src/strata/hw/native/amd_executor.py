@@ -182,7 +182,11 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
     counters = Counters()
     counters.blocks_launched = n_wg
     counters.threads_launched = n_wg * threads
-    per_batch = max(1, ref.BATCH_FACTOR * batch_lanes // (waves_per_wg * ref.WAVE))
+    # batches as big as the reference's VGPR budget allows (its batch size bounds the cost of its per-instruction
+    # Python work; here a batch's cost is its setup, so fewer and larger batches are faster)
+    per_wave = 4 * ref.WAVE * ck.nv
+    per_batch = max(1, ref.BATCH_FACTOR * batch_lanes // (waves_per_wg * ref.WAVE),
+                    ref.VGPR_BATCH_BYTES // (per_wave * waves_per_wg))
     workers = [_Worker(prog, len(prog.insts)) for _ in range(THREADS if n_wg > 1 else 1)]
     start = time.perf_counter()
     table = _allocation_table(mem)
