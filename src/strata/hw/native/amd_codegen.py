@@ -33,48 +33,68 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from strata.hw.amdgpu import executor as ref
 from strata.hw.amdgpu.decoder import Inst, flat_width
 from strata.hw.memory import GLOBAL_BASE
+from strata.hw.native.amd_ir import (
+    BARRIER,
+    C_COUNTS,
+    C_FUEL,
+    C_HI,
+    C_LDS,
+    C_LDS_BYTES,
+    C_LDS_ROW,
+    C_LO,
+    C_MEM,
+    C_MEMO,
+    C_PC,
+    C_S,
+    C_SCC,
+    C_STATE,
+    C_STOPPED,
+    C_V,
+    C_WG,
+    C_YIELDED,
+    DONE,
+    EXEC,
+    F32,
+    F64,
+    I1,
+    I8,
+    I8P,
+    I32,
+    I32P,
+    I64,
+    I64P,
+    K_BANK,
+    K_IDEAL,
+    K_LANES,
+    K_SECTORS,
+    K_WAVES,
+    M32,
+    MEMO_STRIDE,
+    NEED_REFERENCE,
+    R_BAD_PC,
+    R_DONE,
+    R_REFERENCE,
+    R_YIELD,
+    RUN,
+    V32,
+    V64,
+    VB,
+    VCC,
+    VD,
+    VF,
+    VP,
+    WAVE,
+    alloc_end_fn,
+    banks_fn,
+    c32,
+    c64,
+    sectors_fn,
+)
 from strata.hw.native.amd_plan import SMEM_DWORDS
-
-WAVE = 64
-VCC, M0, EXEC = 106, 124, 126
-
-# ctx slots (int64 each)
-(C_S, C_V, C_SCC, C_PC, C_STATE, C_WG, C_LDS, C_LDS_ROW, C_LDS_BYTES, C_MEM, C_NALLOC, C_STARTS, C_ENDS,
- C_COUNTS, C_LO, C_HI, C_FUEL, C_STOPPED, C_NPC, C_YIELDED, C_MEMO) = range(21)
-CTX_SIZE = 21
-MEMO_STRIDE = 8 + 64  # int32 per instruction of the bank-conflict memo (amd_codegen.bank_conflicts)
-# wave states
-RUN, BARRIER, DONE, NEED_REFERENCE = 0, 1, 2, 3
-# per-instruction counter rows (COUNTS is (ROWS, npc) uint64)
-K_WAVES, K_LANES, K_SECTORS, K_IDEAL, K_BANK = range(5)
-ROWS = 5
-# return codes of amd_run
-R_DONE, R_YIELD, R_REFERENCE, R_BAD_PC = 0, 1, 2, 3
-
-I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
-F32, F64 = ir.FloatType(), ir.DoubleType()
-V32, V64, VF, VB = (ir.VectorType(I32, WAVE), ir.VectorType(I64, WAVE), ir.VectorType(F32, WAVE),
-                    ir.VectorType(I1, WAVE))
-VD = ir.VectorType(F64, WAVE)
-I32P, I64P, I8P = I32.as_pointer(), I64.as_pointer(), I8.as_pointer()
-VP = ir.VectorType(I32P, WAVE)
-M32 = 0xFFFFFFFF
 
 
 class Unsupported(Exception):
     """An instruction (or form of one) the native code does not compile: the kernel runs on the reference."""
-
-
-def _c32(v: int) -> ir.Constant:
-    return ir.Constant(I32, v & M32)
-
-
-def _c64(v: int) -> ir.Constant:
-    return ir.Constant(I64, v & 0xFFFFFFFFFFFFFFFF)
-
-
-def _splat(ty: ir.Type, v: int | float) -> ir.Constant:
-    return ir.Constant(ir.VectorType(ty, WAVE), [ir.Constant(ty, v)] * WAVE)
 
 
 # -------------------------------------------------------------------------------------------- classification
@@ -158,20 +178,20 @@ class AmdCodegen:
         return self._intr[key]
 
     def ctx(self, slot: int) -> ir.Value:
-        return self.b.load(self.b.gep(self.ctx_arg, [_c64(slot)]))
+        return self.b.load(self.b.gep(self.ctx_arg, [c64(slot)]))
 
     def ptr(self, slot: int, ty: ir.Type) -> ir.Value:
         return self.b.inttoptr(self.ctx(slot), ty)
 
     def splat(self, v: ir.Value, vty: ir.VectorType) -> ir.Value:
         b = self.b
-        one = b.insert_element(ir.Constant(ir.VectorType(vty.element, 1), ir.Undefined), v, _c32(0))
+        one = b.insert_element(ir.Constant(ir.VectorType(vty.element, 1), ir.Undefined), v, c32(0))
         return b.shuffle_vector(one, ir.Constant(ir.VectorType(vty.element, 1), ir.Undefined),
                                 ir.Constant(ir.VectorType(I32, vty.count), None))  # (zeroinitializer: lane 0)
 
     # ---------------------------------------------------------------- scalar state
     def sgpr_ptr(self, r: int) -> ir.Value:
-        return self.b.gep(self.sregs, [_c32(0), _c32(r)])
+        return self.b.gep(self.sregs, [c32(0), c32(r)])
 
     def sget(self, r: int) -> ir.Value:
         return self.b.load(self.sgpr_ptr(r))
@@ -182,12 +202,12 @@ class AmdCodegen:
 
     def sget64(self, r: int) -> ir.Value:
         b = self.b
-        return b.or_(b.zext(self.sget(r), I64), b.shl(b.zext(self.sget(r + 1), I64), _c64(32)))
+        return b.or_(b.zext(self.sget(r), I64), b.shl(b.zext(self.sget(r + 1), I64), c64(32)))
 
     def sset64(self, r: int, v: ir.Value) -> None:
         b = self.b
         self.sset(r, b.trunc(v, I32))
-        self.sset(r + 1, b.trunc(b.lshr(v, _c64(32)), I32))
+        self.sset(r + 1, b.trunc(b.lshr(v, c64(32)), I32))
 
     def scc(self) -> ir.Value:
         return self.b.load(self.scc_slot)
@@ -202,15 +222,15 @@ class AmdCodegen:
             return self.sget(code) if width == 1 else self.sget64(code)
         k = ref._const(code, width, ins.literal, False)
         if k is not None:
-            return _c32(k) if width == 1 else _c64(k)
+            return c32(k) if width == 1 else c64(k)
         if code in ref._APERTURES:
             hi = ref._APERTURES[code]
-            return _c32(hi) if width == 1 else _c64(hi << 32)
+            return c32(hi) if width == 1 else c64(hi << 32)
         if code == 253:
             v = b.zext(self.scc(), I32)
         elif code in (252, 251):
             reg = EXEC if code == 252 else VCC
-            v = b.zext(b.icmp_unsigned("==", self.sget64(reg), _c64(0)), I32)
+            v = b.zext(b.icmp_unsigned("==", self.sget64(reg), c64(0)), I32)
         else:
             raise Unsupported(f"scalar operand code {code}")
         return v if width == 1 else b.zext(v, I64)
@@ -225,7 +245,7 @@ class AmdCodegen:
     def vptr(self, r: int) -> ir.Value:
         if r >= self.nv:
             raise Unsupported(f"VGPR v{r} past the kernel's {self.nv}")
-        return self.b.bitcast(self.b.gep(self.vbase, [_c64(r * WAVE)]), V32.as_pointer())
+        return self.b.bitcast(self.b.gep(self.vbase, [c64(r * WAVE)]), V32.as_pointer())
 
     def vget(self, r: int) -> ir.Value:
         return self.b.load(self.vptr(r), align=4)
@@ -234,12 +254,12 @@ class AmdCodegen:
         """Write VGPR r on the lanes of `mask` (EXEC when None)."""
         m = self.lane_mask(self.exec64()) if mask is None else mask
         store = self.intr("llvm.masked.store.v64i32.p0", ir.VoidType(), [V32, V32.as_pointer(), I32, VB])
-        self.b.call(store, [v, self.vptr(r), _c32(4), m])
+        self.b.call(store, [v, self.vptr(r), c32(4), m])
 
     def vset64(self, r: int, v: ir.Value, mask: ir.Value | None = None) -> None:
         b = self.b
         self.vset(r, b.trunc(v, V32), mask)
-        self.vset(r + 1, b.trunc(b.lshr(v, self.splat(_c64(32), V64)), V32), mask)
+        self.vset(r + 1, b.trunc(b.lshr(v, self.splat(c64(32), V64)), V32), mask)
 
     def vread(self, code: int, width: int, ins: Inst) -> ir.Value:
         """A vector source: <64 x i32> (width 1) or <64 x i64> (width 2); scalars are broadcast."""
@@ -249,7 +269,7 @@ class AmdCodegen:
             if width == 1:
                 return lo
             hi = self.vget(code - 255)
-            return b.or_(b.zext(lo, V64), b.shl(b.zext(hi, V64), self.splat(_c64(32), V64)))
+            return b.or_(b.zext(lo, V64), b.shl(b.zext(hi, V64), self.splat(c64(32), V64)))
         return self.splat(self.sread(code, width, ins), V32 if width == 1 else V64)
 
     def src_code(self, ins: Inst, i: int) -> int:
@@ -277,12 +297,12 @@ class AmdCodegen:
         picks the other operand's NaN when both are NaN; this fixes the order. For fma the product's invalid
         case (0 x inf, `invalid_first`) comes before the addend's NaN, as in the reference's float64 steps."""
         b = self.b
-        quiet = lambda x: b.or_(self.fres(x), self.splat(_c32(0x400000), V32))  # noqa: E731
+        quiet = lambda x: b.or_(self.fres(x), self.splat(c32(0x400000), V32))  # noqa: E731
         nan = lambda x: b.fcmp_unordered("uno", x, x)  # noqa: E731
-        out = self.splat(_c32(0xFFC00000), V32)
+        out = self.splat(c32(0xFFC00000), V32)
         for k in range(len(xs) - 1, -1, -1):  # built from the last operand back: the first NaN wins
             if k == 2 and invalid_first is not None:
-                out = b.select(invalid_first, self.splat(_c32(0xFFC00000), V32), b.select(nan(xs[k]), quiet(xs[k]),
+                out = b.select(invalid_first, self.splat(c32(0xFFC00000), V32), b.select(nan(xs[k]), quiet(xs[k]),
                                                                                           out))
             else:
                 out = b.select(nan(xs[k]), quiet(xs[k]), out)
@@ -309,7 +329,7 @@ class AmdCodegen:
 
     def count(self, idx: int, row: int, v: ir.Value) -> None:
         b = self.b
-        p = b.gep(self.counts, [_c64(row * self.npc + idx)])
+        p = b.gep(self.counts, [c64(row * self.npc + idx)])
         b.store(b.add(b.load(p), v), p)
 
     # ---------------------------------------------------------------- the function
@@ -355,12 +375,12 @@ class AmdCodegen:
         b.cbranch(b.icmp_unsigned("==", b.load(state_p), ir.Constant(I8, RUN)), runnable, nxt)
         b.position_at_end(runnable)
         b.store(self.ctx(C_FUEL), self.fuel)  # each wave's own: one that spins on a flag lets the others run
-        s_src = b.gep(self.ptr(C_S, I32P), [b.mul(w, _c64(128))])
+        s_src = b.gep(self.ptr(C_S, I32P), [b.mul(w, c64(128))])
         memcpy = self.intr("llvm.memcpy.p0i8.p0i8.i64", ir.VoidType(), [I8P, I8P, I64, I1])
-        b.call(memcpy, [b.bitcast(self.sregs, I8P), b.bitcast(s_src, I8P), _c64(512), ir.Constant(I1, 0)])
+        b.call(memcpy, [b.bitcast(self.sregs, I8P), b.bitcast(s_src, I8P), c64(512), ir.Constant(I1, 0)])
         self.s_src = s_src
         b.store(b.trunc(b.load(self.scc_p), I1), self.scc_slot)
-        self.vbase = b.gep(self.ptr(C_V, I32P), [b.mul(w, _c64(self.nv * WAVE))])
+        self.vbase = b.gep(self.ptr(C_V, I32P), [b.mul(w, c64(self.nv * WAVE))])
         wg = b.load(b.gep(self.ptr(C_WG, I32P), [w]))
         self.lds = b.gep(self.ptr(C_LDS, I32P), [b.mul(b.zext(wg, I64), self.ctx(C_LDS_ROW))])
         self.lds_bytes = self.ctx(C_LDS_BYTES)
@@ -368,7 +388,7 @@ class AmdCodegen:
         self.blocks = blocks
         sw = b.switch(b.load(self.pc_p), self.bad_pc)
         for i, blk in blocks.items():
-            sw.add_case(_c32(i), blk)
+            sw.add_case(c32(i), blk)
         self.next_wave = nxt
         for i, ins in enumerate(insts):
             if i in blocks:
@@ -377,18 +397,18 @@ class AmdCodegen:
                 b.position_at_end(blocks[i])
             elif b.block.is_terminated:
                 continue  # unreachable straight-line code after a jump (padding s_nop)
-            self.count(i, K_WAVES, _c64(1))
+            self.count(i, K_WAVES, c64(1))
             self.emit(i, ins)
         if not b.block.is_terminated:
             b.branch(self.bad_pc)  # ran past the end: the Python side reports it as the reference does
         b.position_at_end(self.bad_pc)
-        b.store(b.load(self.wave_slot), b.gep(self.ctx_arg, [_c64(C_STOPPED)]))
+        b.store(b.load(self.wave_slot), b.gep(self.ctx_arg, [c64(C_STOPPED)]))
         b.ret(ir.Constant(I32, R_BAD_PC))
         b.position_at_end(nxt)
-        b.store(b.add(b.load(self.wave_slot), _c64(1)), self.wave_slot)
+        b.store(b.add(b.load(self.wave_slot), c64(1)), self.wave_slot)
         b.branch(loop)
         b.position_at_end(done)
-        yielded = b.icmp_unsigned("!=", self.ctx(C_YIELDED), _c64(0))
+        yielded = b.icmp_unsigned("!=", self.ctx(C_YIELDED), c64(0))
         b.ret(b.select(yielded, ir.Constant(I32, R_YIELD), ir.Constant(I32, R_DONE)))
         return str(self.module)
 
@@ -404,9 +424,9 @@ class AmdCodegen:
         """Store the wave's registers, program counter and state."""
         b = self.b
         memcpy = self.intr("llvm.memcpy.p0i8.p0i8.i64", ir.VoidType(), [I8P, I8P, I64, I1])
-        b.call(memcpy, [b.bitcast(self.s_src, I8P), b.bitcast(self.sregs, I8P), _c64(512), ir.Constant(I1, 0)])
+        b.call(memcpy, [b.bitcast(self.s_src, I8P), b.bitcast(self.sregs, I8P), c64(512), ir.Constant(I1, 0)])
         b.store(b.zext(self.scc(), I8), self.scc_p)
-        b.store(pc if isinstance(pc, ir.Value) else _c32(pc), self.pc_p)
+        b.store(pc if isinstance(pc, ir.Value) else c32(pc), self.pc_p)
         b.store(ir.Constant(I8, state), self.state_p)
 
     def stop(self, pc: int, state: int) -> None:
@@ -422,9 +442,9 @@ class AmdCodegen:
         b.cbranch(ok, good, bad)
         b.position_at_end(bad)
         self.save(i, NEED_REFERENCE)
-        b.store(b.load(self.wave_slot), b.gep(self.ctx_arg, [_c64(C_STOPPED)]))
+        b.store(b.load(self.wave_slot), b.gep(self.ctx_arg, [c64(C_STOPPED)]))
         # the wave was counted as it reached i; the reference counts it again when it runs it
-        self.count(i, K_WAVES, _c64(-1))
+        self.count(i, K_WAVES, c64(-1))
         b.ret(ir.Constant(I32, R_REFERENCE))
         b.position_at_end(good)
 
@@ -442,13 +462,13 @@ class AmdCodegen:
             else:
                 b.branch(burn)
             b.position_at_end(burn)
-            left = b.sub(b.load(self.fuel), _c64(1))
+            left = b.sub(b.load(self.fuel), c64(1))
             b.store(left, self.fuel)
             out = self.fn.append_basic_block(f"yield{i}")
-            b.cbranch(b.icmp_signed(">", left, _c64(0)), dest, out)
+            b.cbranch(b.icmp_signed(">", left, c64(0)), dest, out)
             b.position_at_end(out)  # out of fuel: saved where it goes on; the next wave runs
             self.save(target, RUN)
-            b.store(_c64(1), b.gep(self.ctx_arg, [_c64(C_YIELDED)]))
+            b.store(c64(1), b.gep(self.ctx_arg, [c64(C_YIELDED)]))
             b.branch(self.next_wave)
         elif cond is not None:
             assert fall is not None
@@ -546,7 +566,7 @@ class AmdCodegen:
                 c = self.scc() if cond == "scc1" else b.not_(self.scc())
             else:
                 reg = EXEC if cond.startswith("exec") else VCC
-                zero = b.icmp_unsigned("==", self.sget64(reg), _c64(0))
+                zero = b.icmp_unsigned("==", self.sget64(reg), c64(0))
                 c = zero if cond.endswith("z") and not cond.endswith("nz") else b.not_(zero)
             self.jump(i, self.target(ins), c)
 
@@ -558,10 +578,10 @@ class AmdCodegen:
             sk = k - 0x10000 if k & 0x8000 else k
             d = f["sdst"]
             if name == "s_movk_i32":
-                self.sset(d, _c32(sk))
+                self.sset(d, c32(sk))
             elif name in ("s_addk_i32", "s_mulk_i32"):
                 a = b.sext(self.sget(d), I64)
-                r = b.add(a, _c64(sk)) if name == "s_addk_i32" else b.mul(a, _c64(sk))
+                r = b.add(a, c64(sk)) if name == "s_addk_i32" else b.mul(a, c64(sk))
                 self.sset(d, b.trunc(r, I32))
                 if name == "s_addk_i32":
                     self.set_scc(_ovf32(b, r))
@@ -569,9 +589,9 @@ class AmdCodegen:
                 op, typ = name.split("_")[2], name.split("_")[3]
                 a = self.sget(d)
                 if typ == "i32":
-                    self.set_scc(_icmp(b, op, b.sext(a, I64), _c64(sk), True))
+                    self.set_scc(_icmp(b, op, b.sext(a, I64), c64(sk), True))
                 else:
-                    self.set_scc(_icmp(b, op, b.zext(a, I64), _c64(k), False))
+                    self.set_scc(_icmp(b, op, b.zext(a, I64), c64(k), False))
             return
         dw, sw = ins.widths
         if ins.fmt == "SOPC":
@@ -597,7 +617,7 @@ class AmdCodegen:
         b = self.b
         z = lambda x: b.zext(x, I64) if x.type == I32 else x  # noqa: E731
         s = lambda x: b.sext(x, I64)  # noqa: E731
-        m32 = _c64(M32)
+        m32 = c64(M32)
         if name == "s_add_u32":
             r = b.add(z(a), z(c))
             return b.trunc(r, I32), b.icmp_unsigned(">", r, m32)
@@ -615,9 +635,9 @@ class AmdCodegen:
         if name == "s_mul_i32":
             return b.mul(a, c), None
         if name == "s_mul_hi_u32":
-            return b.trunc(b.lshr(b.mul(z(a), z(c)), _c64(32)), I32), None
+            return b.trunc(b.lshr(b.mul(z(a), z(c)), c64(32)), I32), None
         if name == "s_mul_hi_i32":
-            return b.trunc(b.ashr(b.mul(s(a), s(c)), _c64(32)), I32), None
+            return b.trunc(b.ashr(b.mul(s(a), s(c)), c64(32)), I32), None
         if name in ("s_min_i32", "s_max_i32", "s_min_u32", "s_max_u32"):
             signed = name.endswith("i32")
             lt = b.icmp_signed("<", a, c) if signed else b.icmp_unsigned("<", a, c)
@@ -627,7 +647,7 @@ class AmdCodegen:
             return b.select(self.scc(), a, c), None
         if name.startswith("s_lshl") and name.endswith("_add_u32"):
             k = int(name[6])
-            r = b.add(b.shl(z(a), _c64(k)), z(c))
+            r = b.add(b.shl(z(a), c64(k)), z(c))
             return b.trunc(r, I32), b.icmp_unsigned(">", r, m32)
         op, wid = name[2:].rsplit("_", 1)
         if op in _SOP2_LOGIC:
@@ -657,7 +677,7 @@ class AmdCodegen:
                    "orn1": lambda: b.or_(b.not_(src), exe)}[op]()
             self.sset64(d, exe)
             self.sset64(EXEC, new)
-            self.set_scc(b.icmp_unsigned("!=", new, _c64(0)))
+            self.set_scc(b.icmp_unsigned("!=", new, c64(0)))
             return
         a = self.sread(f["ssrc0"], sw[0], ins)
 
@@ -675,17 +695,17 @@ class AmdCodegen:
         elif name.startswith("s_bcnt1"):
             r = b.trunc(self.popcount64(b.zext(a, I64) if a.type == I32 else a), I32)
             self.sset(d, r)
-            self.set_scc(b.icmp_unsigned("!=", r, _c32(0)))
+            self.set_scc(b.icmp_unsigned("!=", r, c32(0)))
         elif name.startswith("s_ff1"):
             x = b.zext(a, I64) if a.type == I32 else a
             tz = b.call(self.intr("llvm.cttz.i64", I64, [I64, I1]), [x, ir.Constant(I1, 0)])
-            self.sset(d, b.select(b.icmp_unsigned("==", x, _c64(0)), _c32(M32), b.trunc(tz, I32)))
+            self.sset(d, b.select(b.icmp_unsigned("==", x, c64(0)), c32(M32), b.trunc(tz, I32)))
         elif name == "s_brev_b32":
             self.sset(d, b.call(self.intr("llvm.bitreverse.i32", I32, [I32]), [a]))
         elif name == "s_abs_i32":
             r = b.call(self.intr("llvm.abs.i32", I32, [I32, I1]), [a, ir.Constant(I1, 0)])
             self.sset(d, r)
-            self.set_scc(b.icmp_unsigned("!=", r, _c32(0)))
+            self.set_scc(b.icmp_unsigned("!=", r, c32(0)))
         elif name == "s_sext_i32_i8":
             self.sset(d, b.sext(b.trunc(a, I8), I32))
         elif name == "s_sext_i32_i16":
@@ -702,15 +722,15 @@ class AmdCodegen:
         if name == "v_readfirstlane_b32":
             exe = self.exec64()
             first = b.call(self.intr("llvm.cttz.i64", I64, [I64, I1]), [exe, ir.Constant(I1, 0)])
-            lane = b.select(b.icmp_unsigned("==", exe, _c64(0)), _c64(0), first)
+            lane = b.select(b.icmp_unsigned("==", exe, c64(0)), c64(0), first)
             self.sset(f["vdst"], b.extract_element(self.usrc(ins, 0), lane))
             return
         if name in ("v_readlane_b32", "v_writelane_b32"):
-            lane = b.and_(self.sread(f["src1"], 1, ins), _c32(63))
+            lane = b.and_(self.sread(f["src1"], 1, ins), c32(63))
             if name == "v_readlane_b32":
                 self.sset(f["vdst"], b.extract_element(self.vget(f["src0"] - 256), lane))
             else:
-                one = b.bitcast(b.shl(_c64(1), b.zext(lane, I64)), VB)  # that lane only, whatever EXEC says
+                one = b.bitcast(b.shl(c64(1), b.zext(lane, I64)), VB)  # that lane only, whatever EXEC says
                 self.vset(f["vdst"], self.splat(self.sread(f["src0"], 1, ins), V32), one)
             return
         if name in _F1_SFU:
@@ -753,7 +773,7 @@ class AmdCodegen:
             self.vset(f["vdst"], self.fres(self.fma(fma, [self.fsrc(ins, 0), self.fsrc(ins, 1), acc])))
             return
         if name in ("v_fmamk_f32", "v_fmaak_f32"):
-            k = b.bitcast(self.splat(_c32(ins.literal or 0), V32), VF)
+            k = b.bitcast(self.splat(c32(ins.literal or 0), V32), VF)
             x, y = self.fsrc(ins, 0), self.fsrc(ins, 1)
             args = [x, k, y] if name == "v_fmamk_f32" else [x, y, k]
             self.vset(f["vdst"], self.fres(self.fma(fma, args)))
@@ -763,8 +783,8 @@ class AmdCodegen:
             return
         if name == "v_ldexp_f32":
             e = b.sext(self.usrc(ins, 1), V64)
-            e = b.select(b.icmp_signed("<", e, self.splat(_c64(-1000), V64)), self.splat(_c64(-1000), V64), e)
-            e = b.select(b.icmp_signed(">", e, self.splat(_c64(1000), V64)), self.splat(_c64(1000), V64), e)
+            e = b.select(b.icmp_signed("<", e, self.splat(c64(-1000), V64)), self.splat(c64(-1000), V64), e)
+            e = b.select(b.icmp_signed(">", e, self.splat(c64(1000), V64)), self.splat(c64(1000), V64), e)
             fn = self.intr("llvm.ldexp.v64f32.v64i32", VF, [VF, V32])
             self.vset(f["vdst"], self.fres(b.call(fn, [self.fsrc(ins, 0), b.trunc(e, V32)])))
             return
@@ -772,7 +792,7 @@ class AmdCodegen:
             a, c = self.usrc(ins, 0), self.usrc(ins, 1)
             if ins.fmt == "VOP3":
                 code = f["src2"]
-                sel = self.sget64(code) if code < 128 else _c64(-1 if ref._const(code, 2, ins.literal, False)
+                sel = self.sget64(code) if code < 128 else c64(-1 if ref._const(code, 2, ins.literal, False)
                                                                else 0)
             else:
                 sel = self.sget64(VCC)
@@ -781,7 +801,7 @@ class AmdCodegen:
         if name in ("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32"):
             lo = name.startswith("v_mbcnt_lo")
             below = [((1 << min(k, 32)) - 1) & M32 if lo else ((1 << max(k - 32, 0)) - 1) & M32 for k in range(WAVE)]
-            m = b.and_(self.usrc(ins, 0), ir.Constant(V32, [_c32(x) for x in below]))
+            m = b.and_(self.usrc(ins, 0), ir.Constant(V32, [c32(x) for x in below]))
             cnt = b.call(self.intr("llvm.ctpop.v64i32", V32, [V32]), [m])
             self.vset(f["vdst"], b.add(cnt, self.usrc(ins, 1)))
             return
@@ -795,12 +815,12 @@ class AmdCodegen:
             self.vset(f["vdst"], self.int3(name, self.usrc(ins, 0), self.usrc(ins, 1), self.usrc(ins, 2)))
             return
         if name in _SHIFT64:
-            c64 = lambda v: self.splat(_c64(v), V64)  # noqa: E731
+            k64 = lambda v: self.splat(c64(v), V64)  # noqa: E731
             if name == "v_lshl_add_u64":
-                x, sh, d = self.usrc(ins, 0, 2), b.and_(b.zext(self.usrc(ins, 1), V64), c64(7)), self.usrc(ins, 2, 2)
+                x, sh, d = self.usrc(ins, 0, 2), b.and_(b.zext(self.usrc(ins, 1), V64), k64(7)), self.usrc(ins, 2, 2)
                 r = b.add(b.shl(x, sh), d)
             else:
-                sh, x = b.and_(b.zext(self.usrc(ins, 0), V64), c64(63)), self.usrc(ins, 1, 2)
+                sh, x = b.and_(b.zext(self.usrc(ins, 0), V64), k64(63)), self.usrc(ins, 1, 2)
                 r = b.shl(x, sh) if name == "v_lshlrev_b64" else b.lshr(x, sh) if name == "v_lshrrev_b64" else \
                     b.ashr(x, sh)
             self.vset64(f["vdst"], r)
@@ -813,7 +833,7 @@ class AmdCodegen:
                 carry = b.bitcast(b.icmp_unsigned("<", r, d), I64)
                 self.sset64(f["sdst"], b.and_(carry, self.exec64()))
             else:
-                self.sset64(f["sdst"], _c64(0))
+                self.sset64(f["sdst"], c64(0))
             self.vset64(f["vdst"], r)
             return
         if name.startswith("v_pk_"):
@@ -840,16 +860,16 @@ class AmdCodegen:
             return b.call(fn, [x])  # NaN -> 0, saturating: the reference's clip of the truncated float64
         if name == "v_bfrev_b32":
             return b.call(self.intr("llvm.bitreverse.v64i32", V32, [V32]), [u])
-        zero = b.icmp_unsigned("==", u, self.splat(_c32(0), V32))
+        zero = b.icmp_unsigned("==", u, self.splat(c32(0), V32))
         if name == "v_ffbl_b32":
             r = b.call(self.intr("llvm.cttz.v64i32", V32, [V32, I1]), [u, ir.Constant(I1, 0)])
         else:
             r = b.call(self.intr("llvm.ctlz.v64i32", V32, [V32, I1]), [u, ir.Constant(I1, 0)])
-        return b.select(zero, self.splat(_c32(M32), V32), r)
+        return b.select(zero, self.splat(c32(M32), V32), r)
 
     def int2(self, name: str, a: ir.Value, c: ir.Value) -> ir.Value:
         b = self.b
-        sh = lambda x: b.and_(x, self.splat(_c32(31), V32))  # noqa: E731
+        sh = lambda x: b.and_(x, self.splat(c32(31), V32))  # noqa: E731
         if name == "v_add_u32":
             return b.add(a, c)
         if name == "v_sub_u32":
@@ -876,25 +896,25 @@ class AmdCodegen:
         if name == "v_mul_lo_u32":
             return b.mul(a, c)
         if name == "v_mul_u32_u24":
-            m = self.splat(_c32(0xFFFFFF), V32)
+            m = self.splat(c32(0xFFFFFF), V32)
             return b.mul(b.and_(a, m), b.and_(c, m))
         if name in ("v_mul_hi_u32", "v_mul_hi_i32"):
             ext = b.zext if name == "v_mul_hi_u32" else b.sext
             p = b.mul(ext(a, V64), ext(c, V64))
-            return b.trunc(b.lshr(p, self.splat(_c64(32), V64)), V32)
+            return b.trunc(b.lshr(p, self.splat(c64(32), V64)), V32)
         if name == "v_mul_i32_i24":
-            e = lambda x: b.ashr(b.shl(x, self.splat(_c32(8), V32)), self.splat(_c32(8), V32))  # noqa: E731
+            e = lambda x: b.ashr(b.shl(x, self.splat(c32(8), V32)), self.splat(c32(8), V32))  # noqa: E731
             return b.mul(e(a), e(c))
         if name == "v_bcnt_u32_b32":
             return b.add(b.call(self.intr("llvm.ctpop.v64i32", V32, [V32]), [a]), c)
         if name == "v_bfm_b32":
-            ones = b.sub(b.shl(self.splat(_c64(1), V64), b.zext(sh(a), V64)), self.splat(_c64(1), V64))
+            ones = b.sub(b.shl(self.splat(c64(1), V64), b.zext(sh(a), V64)), self.splat(c64(1), V64))
             return b.trunc(b.shl(ones, b.zext(sh(c), V64)), V32)
         raise Unsupported(name)  # pragma: no cover
 
     def int3(self, name: str, a: ir.Value, c: ir.Value, d: ir.Value) -> ir.Value:
         b = self.b
-        k = lambda v: self.splat(_c32(v), V32)  # noqa: E731
+        k = lambda v: self.splat(c32(v), V32)  # noqa: E731
         sh = lambda x: b.and_(x, k(31))  # noqa: E731
         if name == "v_add3_u32":
             return b.add(b.add(a, c), d)
@@ -913,16 +933,16 @@ class AmdCodegen:
         if name == "v_bfe_u32":
             width = b.zext(sh(d), V64)
             field = b.lshr(b.zext(a, V64), b.zext(sh(c), V64))
-            return b.trunc(b.and_(field, b.sub(b.shl(self.splat(_c64(1), V64), width), self.splat(_c64(1), V64))),
+            return b.trunc(b.and_(field, b.sub(b.shl(self.splat(c64(1), V64), width), self.splat(c64(1), V64))),
                            V32)
         if name == "v_bfe_i32":
-            one = self.splat(_c64(1), V64)
+            one = self.splat(c64(1), V64)
             off, width = b.zext(sh(c), V64), b.zext(sh(d), V64)
             val = b.and_(b.ashr(b.sext(a, V64), off), b.sub(b.shl(one, width), one))
-            wm1 = b.select(b.icmp_unsigned(">", width, self.splat(_c64(0), V64)), b.sub(width, one),
-                           self.splat(_c64(0), V64))
-            sign = b.and_(b.icmp_unsigned(">", width, self.splat(_c64(0), V64)),
-                          b.icmp_unsigned("!=", b.and_(b.lshr(val, wm1), one), self.splat(_c64(0), V64)))
+            wm1 = b.select(b.icmp_unsigned(">", width, self.splat(c64(0), V64)), b.sub(width, one),
+                           self.splat(c64(0), V64))
+            sign = b.and_(b.icmp_unsigned(">", width, self.splat(c64(0), V64)),
+                          b.icmp_unsigned("!=", b.and_(b.lshr(val, wm1), one), self.splat(c64(0), V64)))
             return b.trunc(b.select(sign, b.sub(val, b.shl(one, width)), val), V32)
         if name == "v_bfi_b32":
             return b.or_(b.and_(a, c), b.and_(b.not_(a), d))
@@ -932,19 +952,19 @@ class AmdCodegen:
             e = lambda x: b.ashr(b.shl(x, k(8)), k(8))  # noqa: E731
             return b.add(b.mul(e(a), e(c)), d)
         if name == "v_alignbit_b32":
-            wide = b.or_(b.shl(b.zext(a, V64), self.splat(_c64(32), V64)), b.zext(c, V64))
+            wide = b.or_(b.shl(b.zext(a, V64), self.splat(c64(32), V64)), b.zext(c, V64))
             return b.trunc(b.lshr(wide, b.zext(sh(d), V64)), V32)
         if name == "v_perm_b32":  # byte k of the result: byte sel of (a:b), 0 for sel 8..12, 0xFF past 12
-            c64 = lambda v: self.splat(_c64(v), V64)  # noqa: E731
-            src = b.or_(b.shl(b.zext(a, V64), c64(32)), b.zext(c, V64))
-            out = c64(0)
+            k64 = lambda v: self.splat(c64(v), V64)  # noqa: E731
+            src = b.or_(b.shl(b.zext(a, V64), k64(32)), b.zext(c, V64))
+            out = k64(0)
             for j in range(4):
-                sel = b.and_(b.lshr(b.zext(d, V64), c64(8 * j)), c64(0xFF))
-                pick = b.and_(b.lshr(src, b.mul(b.select(b.icmp_unsigned("<", sel, c64(8)), sel, c64(7)), c64(8))),
-                              c64(0xFF))
-                byte = b.select(b.icmp_unsigned("<", sel, c64(8)), pick,
-                                b.select(b.icmp_unsigned(">", sel, c64(12)), c64(0xFF), c64(0)))
-                out = b.or_(out, b.shl(byte, c64(8 * j)))
+                sel = b.and_(b.lshr(b.zext(d, V64), k64(8 * j)), k64(0xFF))
+                pick = b.and_(b.lshr(src, b.mul(b.select(b.icmp_unsigned("<", sel, k64(8)), sel, k64(7)), k64(8))),
+                              k64(0xFF))
+                byte = b.select(b.icmp_unsigned("<", sel, k64(8)), pick,
+                                b.select(b.icmp_unsigned(">", sel, k64(12)), k64(0xFF), k64(0)))
+                out = b.or_(out, b.shl(byte, k64(8 * j)))
             return b.trunc(out, V32)
         if name in ("v_max3_i32", "v_min3_i32", "v_max3_u32", "v_min3_u32"):
             op = "v_max_" if "max" in name else "v_min_"
@@ -957,7 +977,7 @@ class AmdCodegen:
         a, c = b.zext(self.usrc(ins, 0), V64), b.zext(self.usrc(ins, 1), V64)
         if name.startswith(("v_subrev", "v_subbrev")):
             a, c = c, a
-        cin = self.splat(_c64(0), V64)
+        cin = self.splat(c64(0), V64)
         if name in ("v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32"):
             creg = VCC if ins.fmt == "VOP2" else f["src2"]
             if creg >= 128:
@@ -965,8 +985,8 @@ class AmdCodegen:
             cin = b.zext(self.lane_mask(self.sget64(creg)), V64)
         full = b.add(b.add(a, c), cin) if "add" in name else b.sub(b.sub(a, c), cin)
         # (as int64: the sum exceeds 32 bits, or the difference is negative)
-        carry = b.icmp_signed(">", full, self.splat(_c64(M32), V64)) if "add" in name else \
-            b.icmp_signed("<", full, self.splat(_c64(0), V64))
+        carry = b.icmp_signed(">", full, self.splat(c64(M32), V64)) if "add" in name else \
+            b.icmp_signed("<", full, self.splat(c64(0), V64))
         cdst = VCC if ins.fmt == "VOP2" else f["sdst"]
         exe = self.exec64()
         self.sset64(cdst, b.and_(b.bitcast(carry, I64), exe))
@@ -1020,7 +1040,7 @@ class AmdCodegen:
                 words = (self.vget(code - 256), self.vget(code - 255))
             else:
                 x = self.sread(code, 2, ins)
-                words = (self.splat(b.trunc(x, I32), V32), self.splat(b.trunc(b.lshr(x, _c64(32)), I32), V32))
+                words = (self.splat(b.trunc(x, I32), V32), self.splat(b.trunc(b.lshr(x, c64(32)), I32), V32))
             lo, hi = b.bitcast(words[op_sel >> i & 1], VF), b.bitcast(words[op_sel_hi >> i & 1], VF)
             if f["neg"] >> i & 1:
                 lo = b.fneg(lo)
@@ -1044,16 +1064,16 @@ class AmdCodegen:
         b = self.b
         fn = self.module.globals.get("amd_alloc_end")
         if fn is None:
-            fn = _alloc_end_fn(self.module)
+            fn = alloc_end_fn(self.module)
         return b.call(fn, [self.ctx_arg, addr])
 
     def active_range(self, addr: ir.Value, m64: ir.Value) -> tuple[ir.Value, ir.Value]:
         b = self.b
         mask = self.lane_mask(m64)
         lo = b.call(self.intr("llvm.vector.reduce.umin.v64i64", I64, [V64]),
-                    [b.select(mask, addr, self.splat(_c64(-1), V64))])
+                    [b.select(mask, addr, self.splat(c64(-1), V64))])
         hi = b.call(self.intr("llvm.vector.reduce.umax.v64i64", I64, [V64]),
-                    [b.select(mask, addr, self.splat(_c64(0), V64))])
+                    [b.select(mask, addr, self.splat(c64(0), V64))])
         return lo, hi
 
     def lane_loop(self, tag: str, m64: ir.Value, body: Callable[[ir.Value], None]) -> None:
@@ -1067,55 +1087,55 @@ class AmdCodegen:
         b.branch(head)
         b.position_at_end(head)
         lane = b.phi(I64)
-        lane.add_incoming(_c64(0), start)
-        on = b.icmp_unsigned("!=", b.and_(b.lshr(m64, lane), _c64(1)), _c64(0))
+        lane.add_incoming(c64(0), start)
+        on = b.icmp_unsigned("!=", b.and_(b.lshr(m64, lane), c64(1)), c64(0))
         b.cbranch(on, work, skip)
         b.position_at_end(work)
         body(lane)
         b.branch(skip)
         b.position_at_end(skip)
-        n = b.add(lane, _c64(1))
+        n = b.add(lane, c64(1))
         lane.add_incoming(n, skip)
-        b.cbranch(b.icmp_unsigned("<", n, _c64(WAVE)), head, out)
+        b.cbranch(b.icmp_unsigned("<", n, c64(WAVE)), head, out)
         b.position_at_end(out)
 
     def lane_ptr(self, r: int, lane: ir.Value) -> ir.Value:
-        return self.b.gep(self.vbase, [self.b.add(_c64(r * WAVE), lane)])
+        return self.b.gep(self.vbase, [self.b.add(c64(r * WAVE), lane)])
 
     def smem(self, i: int, ins: Inst) -> None:
         b, f = self.b, ins.f
         n = SMEM_DWORDS[ins.name]
         base = self.sread(f["sbase"], 2, ins)
-        off = _c64(f["offset"]) if f["imm"] else b.zext(self.sread(f["offset"], 1, ins), I64)
+        off = c64(f["offset"]) if f["imm"] else b.zext(self.sread(f["offset"], 1, ins), I64)
         if f["soe"]:
             off = b.add(off, b.zext(self.sread(f["soffset"], 1, ins), I64))
-        addr = b.and_(b.add(base, off), _c64(~3))
+        addr = b.and_(b.add(base, off), c64(~3))
         end = self.alloc_end(addr)
-        self.need_reference(i, b.and_(b.icmp_unsigned("!=", end, _c64(0)),
-                                      b.icmp_unsigned("<=", b.add(addr, _c64(4 * n)), end)))
-        host = b.bitcast(b.gep(self.mem, [b.sub(addr, _c64(GLOBAL_BASE))]), I32P)
+        self.need_reference(i, b.and_(b.icmp_unsigned("!=", end, c64(0)),
+                                      b.icmp_unsigned("<=", b.add(addr, c64(4 * n)), end)))
+        host = b.bitcast(b.gep(self.mem, [b.sub(addr, c64(GLOBAL_BASE))]), I32P)
         for k in range(n):
-            self.sset(f["sdata"] + k, b.load(b.gep(host, [_c64(k)]), align=4))
+            self.sset(f["sdata"] + k, b.load(b.gep(host, [c64(k)]), align=4))
 
     def gather(self, ptrs: ir.Value, mask: ir.Value, align: int) -> ir.Value:
         """<64 x i32> loaded from each lane's pointer on the lanes of `mask` (0 elsewhere)."""
         fn = self.intr("llvm.masked.gather.v64i32.v64p0", V32, [VP, I32, VB, V32])
-        return self.b.call(fn, [ptrs, _c32(align), mask, self.splat(_c32(0), V32)])
+        return self.b.call(fn, [ptrs, c32(align), mask, self.splat(c32(0), V32)])
 
     def scatter(self, val: ir.Value, ptrs: ir.Value, mask: ir.Value, align: int) -> None:
         """Store each lane's value on the lanes of `mask`, in lane order (the last lane wins, as NumPy's)."""
         fn = self.intr("llvm.masked.scatter.v64i32.v64p0", ir.VoidType(), [V32, VP, I32, VB])
-        self.b.call(fn, [val, ptrs, _c32(align), mask])
+        self.b.call(fn, [val, ptrs, c32(align), mask])
 
     def half_pattern(self, offs: ir.Value, exe: ir.Value) -> tuple[ir.Value, ir.Value]:
         """(contiguous, broadcast): with every lane active, whether each 32-lane half reads consecutive dwords
         from its first lane's byte offset (x[i] of 32 neighbours) or all the same one (a row of a tile): the
         accesses then need two vector or two scalar loads instead of a 64-lane gather."""
         b = self.b
-        first = b.shuffle_vector(offs, offs, ir.Constant(V32, [_c32(0 if k < 32 else 32) for k in range(WAVE)]))
-        ramp = ir.Constant(V64, [_c64(4 * (k % 32)) for k in range(WAVE)])
+        first = b.shuffle_vector(offs, offs, ir.Constant(V32, [c32(0 if k < 32 else 32) for k in range(WAVE)]))
+        ramp = ir.Constant(V64, [c64(4 * (k % 32)) for k in range(WAVE)])
         every = lambda m: b.call(self.intr("llvm.vector.reduce.and.v64i1", I1, [VB]), [m])  # noqa: E731
-        full = b.icmp_unsigned("==", exe, _c64(-1))
+        full = b.icmp_unsigned("==", exe, c64(-1))
         return (b.and_(full, every(b.icmp_unsigned("==", offs, b.add(first, ramp)))),
                 b.and_(full, every(b.icmp_unsigned("==", offs, first))))
 
@@ -1140,12 +1160,12 @@ class AmdCodegen:
                 else:
                     parts = []
                     for h in (0, 32):
-                        at = b.gep(b.bitcast(base, I8P), [b.extract_element(o, _c32(h))])  # (byte offsets)
+                        at = b.gep(b.bitcast(base, I8P), [b.extract_element(o, c32(h))])  # (byte offsets)
                         if kind == "contig":
                             parts.append(b.load(b.bitcast(at, half.as_pointer()), align=4))
                         else:
                             parts.append(self.splat(b.load(b.bitcast(at, I32P), align=4), half))
-                    v = b.shuffle_vector(parts[0], parts[1], ir.Constant(V32, [_c32(k) for k in range(WAVE)]))
+                    v = b.shuffle_vector(parts[0], parts[1], ir.Constant(V32, [c32(k) for k in range(WAVE)]))
                 results[j].append((v, b.block))
             b.branch(blocks[3])
         b.position_at_end(blocks[3])
@@ -1168,8 +1188,8 @@ class AmdCodegen:
         b.position_at_end(fast)
         half = ir.VectorType(I32, 32)
         for h in (0, 32):
-            part = b.shuffle_vector(val, val, ir.Constant(ir.VectorType(I32, 32), [_c32(h + k) for k in range(32)]))
-            at = b.gep(b.bitcast(base, I8P), [b.extract_element(offs, _c32(h))])  # (byte offsets)
+            part = b.shuffle_vector(val, val, ir.Constant(ir.VectorType(I32, 32), [c32(h + k) for k in range(32)]))
+            at = b.gep(b.bitcast(base, I8P), [b.extract_element(offs, c32(h))])  # (byte offsets)
             b.store(part, b.bitcast(at, half.as_pointer()), align=4)
         b.branch(join)
         b.position_at_end(slow)
@@ -1186,26 +1206,26 @@ class AmdCodegen:
         """The reference's _sectors for one wave: with every lane active and the lanes' (first, last) sectors
         ascending, one vector pass counts the changes; otherwise the loop of amd_sectors."""
         b = self.b
-        sh5 = self.splat(_c64(5), V64)
+        sh5 = self.splat(c64(5), V64)
         first = b.lshr(addr, sh5)
-        last = b.lshr(b.add(addr, self.splat(_c64(size - 1), V64)), sh5)
+        last = b.lshr(b.add(addr, self.splat(c64(size - 1), V64)), sh5)
         # lane k's successor: lane k+1's first sector; lane 63's is its own last (no change there)
-        nxt = b.shuffle_vector(first, last, ir.Constant(V32, [_c32(k + 1 if k < WAVE - 1 else 2 * WAVE - 1)
+        nxt = b.shuffle_vector(first, last, ir.Constant(V32, [c32(k + 1 if k < WAVE - 1 else 2 * WAVE - 1)
                                                                for k in range(WAVE)]))
         ascending = b.call(self.intr("llvm.vector.reduce.and.v64i1", I1, [VB]),
                            [b.icmp_unsigned("<=", last, nxt)])
-        full = b.and_(b.icmp_unsigned("==", exe, _c64(-1)), ascending)
+        full = b.and_(b.icmp_unsigned("==", exe, c64(-1)), ascending)
         fast_bb, slow_bb, join = (self.fn.append_basic_block(x) for x in ("sec_fast", "sec_slow", "sec_join"))
         b.cbranch(full, fast_bb, slow_bb)
         b.position_at_end(fast_bb)
         # changes inside each access (first != last) and between lane k's last and lane k+1's first
         inner = self.popcount64(b.bitcast(b.icmp_unsigned("!=", first, last), I64))
         step = self.popcount64(b.bitcast(b.icmp_unsigned("!=", last, nxt), I64))
-        fast = b.add(_c64(1), b.add(inner, step))
+        fast = b.add(c64(1), b.add(inner, step))
         b.branch(join)
         b.position_at_end(slow_bb)
         b.store(addr, b.bitcast(self.addrs, V64.as_pointer()), align=8)
-        slow = b.call(_sectors_fn(self.module), [b.bitcast(self.addrs, I64P), exe, _c64(size)])
+        slow = b.call(sectors_fn(self.module), [b.bitcast(self.addrs, I64P), exe, c64(size)])
         b.branch(join)
         b.position_at_end(join)
         out = b.phi(I64)
@@ -1221,38 +1241,38 @@ class AmdCodegen:
             addr = b.add(self.splat(self.sread(f["saddr"], 2, ins), V64), b.zext(self.vget(f["addr"]), V64))
         else:
             addr = b.or_(b.zext(self.vget(f["addr"]), V64),
-                         b.shl(b.zext(self.vget(f["addr"] + 1), V64), self.splat(_c64(32), V64)))
+                         b.shl(b.zext(self.vget(f["addr"] + 1), V64), self.splat(c64(32), V64)))
         if f["offset"]:
-            addr = b.add(addr, self.splat(_c64(f["offset"]), V64))
+            addr = b.add(addr, self.splat(c64(f["offset"]), V64))
         exe = self.exec64()
         mask = self.lane_mask(exe)
         lo, hi = self.active_range(addr, exe)
         end = self.alloc_end(lo)
-        any_on = b.icmp_unsigned("!=", exe, _c64(0))
-        inside = b.and_(b.icmp_unsigned("!=", end, _c64(0)), b.icmp_unsigned("<=", b.add(hi, _c64(size)), end))
+        any_on = b.icmp_unsigned("!=", exe, c64(0))
+        inside = b.and_(b.icmp_unsigned("!=", end, c64(0)), b.icmp_unsigned("<=", b.add(hi, c64(size)), end))
         # unaligned dwords (the reference assembles them from bytes) go to the reference too
         low = b.call(self.intr("llvm.vector.reduce.or.v64i64", I64, [V64]),
-                     [b.select(mask, addr, self.splat(_c64(0), V64))])
-        aligned = b.icmp_unsigned("==", b.and_(low, _c64(3 if size >= 4 else 0)), _c64(0))
+                     [b.select(mask, addr, self.splat(c64(0), V64))])
+        aligned = b.icmp_unsigned("==", b.and_(low, c64(3 if size >= 4 else 0)), c64(0))
         self.need_reference(i, b.or_(b.not_(any_on), b.and_(inside, aligned)))
         lanes = self.popcount64(exe)
         self.count(i, K_LANES, lanes)
         self.count(i, K_SECTORS, self.sectors(addr, exe, size))
-        self.count(i, K_IDEAL, b.udiv(b.add(b.mul(lanes, _c64(size)), _c64(31)), _c64(32)))
-        offs = b.sub(addr, self.splat(_c64(GLOBAL_BASE), V64))
+        self.count(i, K_IDEAL, b.udiv(b.add(b.mul(lanes, c64(size)), c64(31)), c64(32)))
+        offs = b.sub(addr, self.splat(c64(GLOBAL_BASE), V64))
         if size < 4:  # bytes and shorts, at any alignment (zero- or sign-extended loads, the low bits stored)
             nt = ir.IntType(8 * size)
             vt, pt = ir.VectorType(nt, WAVE), ir.VectorType(nt.as_pointer(), WAVE)
             ptrs = b.inttoptr(b.add(self.splat(b.ptrtoint(self.mem, I64), V64), offs), pt)
             if "_load_" in name:
                 fn = self.intr(f"llvm.masked.gather.v64i{8 * size}.v64p0", vt, [pt, I32, VB, vt])
-                got = b.call(fn, [ptrs, _c32(1), mask, ir.Constant(vt, [ir.Constant(nt, 0)] * WAVE)])
+                got = b.call(fn, [ptrs, c32(1), mask, ir.Constant(vt, [ir.Constant(nt, 0)] * WAVE)])
                 self.vset(f["vdst"], b.sext(got, V32) if signed else b.zext(got, V32), mask)
             else:
                 fn = self.intr(f"llvm.masked.scatter.v64i{8 * size}.v64p0", ir.VoidType(), [vt, pt, I32, VB])
-                b.call(fn, [b.trunc(self.vget(f["data"]), vt), ptrs, _c32(1), mask])
+                b.call(fn, [b.trunc(self.vget(f["data"]), vt), ptrs, c32(1), mask])
             return
-        at_k = [b.add(offs, self.splat(_c64(4 * k), V64)) if k else offs for k in range(width)]
+        at_k = [b.add(offs, self.splat(c64(4 * k), V64)) if k else offs for k in range(width)]
         if "_load_" in name:
             vals = self.load_dwords(self.mem, at_k, mask, exe)
             for k, val in enumerate(vals):  # (every value read before any register is written)
@@ -1269,11 +1289,11 @@ class AmdCodegen:
             exe = self.exec64()
             self.count(i, K_LANES, self.popcount64(exe))
             off = f["offset0"] | f["offset1"] << 8
-            sel = b.and_(b.lshr(b.add(b.zext(self.vget(f["addr"]), V64), self.splat(_c64(off), V64)),
-                                self.splat(_c64(2), V64)), self.splat(_c64(63), V64))
+            sel = b.and_(b.lshr(b.add(b.zext(self.vget(f["addr"]), V64), self.splat(c64(off), V64)),
+                                self.splat(c64(2), V64)), self.splat(c64(63), V64))
             src = b.bitcast(self.vptr(f["data0"]), I32P)
             ones = ir.Constant(VB, [ir.Constant(I1, 1)] * WAVE)
-            got = self.gather(self.host_ptrs(src, b.shl(sel, self.splat(_c64(2), V64))), ones, 4)
+            got = self.gather(self.host_ptrs(src, b.shl(sel, self.splat(c64(2), V64))), ones, 4)
             self.vset(f["vdst"], got)
             return
         width = int(name.rsplit("_b", 1)[1]) // 32
@@ -1292,17 +1312,17 @@ class AmdCodegen:
         mask = self.lane_mask(exe)
         words = []  # per offset: each lane's first dword index
         for off in offs:
-            a = b.and_(b.add(base, self.splat(_c64(off), V64)), self.splat(_c64(M32), V64))
-            bad = b.or_(b.icmp_unsigned(">", b.add(a, self.splat(_c64(size), V64)), limit),
-                        b.icmp_unsigned("!=", b.and_(a, self.splat(_c64(3), V64)), self.splat(_c64(0), V64)))
+            a = b.and_(b.add(base, self.splat(c64(off), V64)), self.splat(c64(M32), V64))
+            bad = b.or_(b.icmp_unsigned(">", b.add(a, self.splat(c64(size), V64)), limit),
+                        b.icmp_unsigned("!=", b.and_(a, self.splat(c64(3), V64)), self.splat(c64(0), V64)))
             anybad = b.call(self.intr("llvm.vector.reduce.or.v64i1", I1, [VB]), [b.and_(bad, mask)])
             ok = b.and_(ok, b.not_(anybad))
-            words.append(b.lshr(a, self.splat(_c64(2), V64)))
+            words.append(b.lshr(a, self.splat(c64(2), V64)))
         self.need_reference(i, ok)
         self.count(i, K_LANES, self.popcount64(exe))
         self.count(i, K_BANK, self.bank_conflicts(i, raw, exe, offs, width))
         lds_base = self.lds
-        t4 = lambda w, k: b.shl(b.add(w, self.splat(_c64(k), V64)), self.splat(_c64(2), V64))  # noqa: E731
+        t4 = lambda w, k: b.shl(b.add(w, self.splat(c64(k), V64)), self.splat(c64(2), V64))  # noqa: E731
         if name in _DS_READ:
             vals = self.load_dwords(lds_base, [t4(w, k) for w in words for k in range(width)], mask, exe)
             for r, val in enumerate(vals):  # (every value read before any register is written)
@@ -1322,21 +1342,21 @@ class AmdCodegen:
         pattern of each instruction is kept with its count (`memo`: valid, lane 0's address mod 4, EXEC, count,
         then the 64 relative addresses) and a wave with the same pattern reuses it, as the reference does."""
         b = self.b
-        memo = b.gep(self.ptr(C_MEMO, I32P), [_c64(i * MEMO_STRIDE)])
-        a0 = b.extract_element(raw, _c32(0))
+        memo = b.gep(self.ptr(C_MEMO, I32P), [c64(i * MEMO_STRIDE)])
+        a0 = b.extract_element(raw, c32(0))
         rel = b.sub(raw, self.splat(a0, V32))
-        relp = b.bitcast(b.gep(memo, [_c64(8)]), V32.as_pointer())
-        same = b.and_(b.icmp_unsigned("==", b.load(memo), _c32(1)),
-                      b.icmp_unsigned("==", b.load(b.gep(memo, [_c64(1)])), b.and_(a0, _c32(3))))
-        same = b.and_(same, b.icmp_unsigned("==", b.load(b.gep(memo, [_c64(2)])), b.trunc(exe, I32)))
-        same = b.and_(same, b.icmp_unsigned("==", b.load(b.gep(memo, [_c64(3)])),
-                                            b.trunc(b.lshr(exe, _c64(32)), I32)))
+        relp = b.bitcast(b.gep(memo, [c64(8)]), V32.as_pointer())
+        same = b.and_(b.icmp_unsigned("==", b.load(memo), c32(1)),
+                      b.icmp_unsigned("==", b.load(b.gep(memo, [c64(1)])), b.and_(a0, c32(3))))
+        same = b.and_(same, b.icmp_unsigned("==", b.load(b.gep(memo, [c64(2)])), b.trunc(exe, I32)))
+        same = b.and_(same, b.icmp_unsigned("==", b.load(b.gep(memo, [c64(3)])),
+                                            b.trunc(b.lshr(exe, c64(32)), I32)))
         eq = b.call(self.intr("llvm.vector.reduce.and.v64i1", I1, [VB]),
                     [b.icmp_unsigned("==", b.load(relp, align=4), rel)])
         hit_bb, miss_bb, join = (self.fn.append_basic_block(f"bank{i}_{x}") for x in ("hit", "miss", "join"))
         b.cbranch(b.and_(same, eq), hit_bb, miss_bb)
         b.position_at_end(hit_bb)
-        cached = b.zext(b.load(b.gep(memo, [_c64(4)])), I64)
+        cached = b.zext(b.load(b.gep(memo, [c64(4)])), I64)
         b.branch(join)
         b.position_at_end(miss_bb)
         t = len(offs) * width
@@ -1345,16 +1365,16 @@ class AmdCodegen:
         def fill(lane: ir.Value) -> None:
             a = b.zext(b.load(self.lane_ptr(self.insts[i].f["addr"], lane)), I64)
             for j, off in enumerate(offs):
-                w = b.trunc(b.lshr(b.and_(b.add(a, _c64(off)), _c64(M32)), _c64(2)), I32)
+                w = b.trunc(b.lshr(b.and_(b.add(a, c64(off)), c64(M32)), c64(2)), I32)
                 for k in range(width):
-                    b.store(b.add(w, _c32(k)), b.gep(words, [b.add(b.mul(lane, _c64(t)), _c64(j * width + k))]))
+                    b.store(b.add(w, c32(k)), b.gep(words, [b.add(b.mul(lane, c64(t)), c64(j * width + k))]))
         self.lane_loop(f"dw{i}", exe, fill)
-        fresh = b.call(_banks_fn(self.module), [words, exe, _c64(t)])
-        b.store(_c32(1), memo)
-        b.store(b.and_(a0, _c32(3)), b.gep(memo, [_c64(1)]))
-        b.store(b.trunc(exe, I32), b.gep(memo, [_c64(2)]))
-        b.store(b.trunc(b.lshr(exe, _c64(32)), I32), b.gep(memo, [_c64(3)]))
-        b.store(b.trunc(fresh, I32), b.gep(memo, [_c64(4)]))
+        fresh = b.call(banks_fn(self.module), [words, exe, c64(t)])
+        b.store(c32(1), memo)
+        b.store(b.and_(a0, c32(3)), b.gep(memo, [c64(1)]))
+        b.store(b.trunc(exe, I32), b.gep(memo, [c64(2)]))
+        b.store(b.trunc(b.lshr(exe, c64(32)), I32), b.gep(memo, [c64(3)]))
+        b.store(b.trunc(fresh, I32), b.gep(memo, [c64(4)]))
         b.store(rel, relp, align=4)
         miss_end = b.block
         b.branch(join)
@@ -1383,235 +1403,9 @@ def _sop2_ok(name: str) -> bool:
 
 
 def _ovf32(b: ir.IRBuilder, r: ir.Value) -> ir.Value:
-    return b.or_(b.icmp_signed(">", r, _c64(0x7FFFFFFF)), b.icmp_signed("<", r, _c64(-0x80000000)))
+    return b.or_(b.icmp_signed(">", r, c64(0x7FFFFFFF)), b.icmp_signed("<", r, c64(-0x80000000)))
 
 
 def _icmp(b: ir.IRBuilder, op: str, a: ir.Value, c: ir.Value, signed: bool) -> ir.Value:
     sym = {"eq": "==", "lg": "!=", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}[op]
     return b.icmp_signed(sym, a, c) if signed else b.icmp_unsigned(sym, a, c)
-
-
-# -------------------------------------------------------------------------------------------- helpers in IR
-def _alloc_end_fn(module: ir.Module) -> ir.Function:
-    """i64 amd_alloc_end(ctx, addr): the end of the allocation whose [start, end) holds addr, or 0."""
-    fn = ir.Function(module, ir.FunctionType(I64, [I64P, I64]), name="amd_alloc_end")
-    fn.linkage = "internal"
-    ctx, addr = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    n = b.load(b.gep(ctx, [_c64(C_NALLOC)]))
-    starts = b.inttoptr(b.load(b.gep(ctx, [_c64(C_STARTS)])), I64P)
-    ends = b.inttoptr(b.load(b.gep(ctx, [_c64(C_ENDS)])), I64P)
-    head, body, out = fn.append_basic_block("head"), fn.append_basic_block("body"), fn.append_basic_block("out")
-    entry = b.block
-    b.branch(head)
-    b.position_at_end(head)  # lo, hi: the last start <= addr is in [lo, hi)
-    lo, hi = b.phi(I64), b.phi(I64)
-    lo.add_incoming(_c64(0), entry)
-    hi.add_incoming(n, entry)
-    b.cbranch(b.icmp_signed(">", b.sub(hi, lo), _c64(1)), body, out)
-    b.position_at_end(body)
-    mid = b.lshr(b.add(lo, hi), _c64(1))
-    le = b.icmp_unsigned("<=", b.load(b.gep(starts, [mid])), addr)
-    lo.add_incoming(b.select(le, mid, lo), body)
-    hi.add_incoming(b.select(le, hi, mid), body)
-    b.branch(head)
-    b.position_at_end(out)
-    found = b.and_(b.icmp_signed(">", n, _c64(0)), b.icmp_unsigned("<=", b.load(b.gep(starts, [lo])), addr))
-    end = b.load(b.gep(ends, [lo]))
-    b.ret(b.select(b.and_(found, b.icmp_unsigned("<", addr, end)), end, _c64(0)))
-    return fn
-
-
-def _sectors_fn(module: ir.Module) -> ir.Function:
-    """i64 amd_sectors(addrs, mask, size): distinct 32-byte sectors of the first and last bytes of the active
-    lanes' accesses (the reference's _sectors): one pass when they ascend, else a quadratic count."""
-    got = module.globals.get("amd_sectors")
-    if got is not None:
-        return got
-    fn = ir.Function(module, ir.FunctionType(I64, [I64P, I64, I64]), name="amd_sectors")
-    fn.linkage = "internal"
-    addrs, mask, size = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    seq = b.alloca(ir.ArrayType(I64, 2 * WAVE))
-    seqp = b.bitcast(seq, I64P)
-    entry = b.block
-    # gather the active lanes' (first, last) sectors in lane order
-    head, on, nxt, done = (fn.append_basic_block(x) for x in ("head", "on", "next", "gathered"))
-    b.branch(head)
-    b.position_at_end(head)
-    lane, cnt = b.phi(I64), b.phi(I64)
-    lane.add_incoming(_c64(0), entry)
-    cnt.add_incoming(_c64(0), entry)
-    b.cbranch(b.icmp_unsigned("!=", b.and_(b.lshr(mask, lane), _c64(1)), _c64(0)), on, nxt)
-    b.position_at_end(on)
-    a = b.load(b.gep(addrs, [lane]))
-    b.store(b.lshr(a, _c64(5)), b.gep(seqp, [cnt]))
-    b.store(b.lshr(b.add(a, b.sub(size, _c64(1))), _c64(5)), b.gep(seqp, [b.add(cnt, _c64(1))]))
-    cnt2 = b.add(cnt, _c64(2))
-    b.branch(nxt)
-    b.position_at_end(nxt)
-    cnt_n = b.phi(I64)
-    cnt_n.add_incoming(cnt, head)
-    cnt_n.add_incoming(cnt2, on)
-    lane_n = b.add(lane, _c64(1))
-    lane.add_incoming(lane_n, nxt)
-    cnt.add_incoming(cnt_n, nxt)
-    b.cbranch(b.icmp_unsigned("<", lane_n, _c64(WAVE)), head, done)
-    b.position_at_end(done)
-    total = cnt_n
-    empty, ascend_head = fn.append_basic_block("empty"), fn.append_basic_block("asc_head")
-    b.cbranch(b.icmp_unsigned("==", total, _c64(0)), empty, ascend_head)
-    b.position_at_end(empty)
-    b.ret(_c64(0))
-    # ascending: count changes
-    b.position_at_end(ascend_head)
-    j, changes = b.phi(I64), b.phi(I64)
-    j.add_incoming(_c64(1), done)
-    changes.add_incoming(_c64(1), done)
-    asc_body, asc_end, quad = (fn.append_basic_block(x) for x in ("asc_body", "asc_end", "quad"))
-    b.cbranch(b.icmp_unsigned("<", j, total), asc_body, asc_end)
-    b.position_at_end(asc_body)
-    cur, prev = b.load(b.gep(seqp, [j])), b.load(b.gep(seqp, [b.sub(j, _c64(1))]))
-    asc_ok = fn.append_basic_block("asc_ok")
-    b.cbranch(b.icmp_unsigned("<", cur, prev), quad, asc_ok)
-    b.position_at_end(asc_ok)
-    j.add_incoming(b.add(j, _c64(1)), asc_ok)
-    changes.add_incoming(b.add(changes, b.zext(b.icmp_unsigned("!=", cur, prev), I64)), asc_ok)
-    b.branch(ascend_head)
-    b.position_at_end(asc_end)
-    b.ret(changes)
-    # not ascending: count the entries equal to no earlier one
-    b.position_at_end(quad)
-    qi_head, qi_body, qj_head, qj_body, qi_next, qout = (fn.append_basic_block(x) for x in (
-        "qi_head", "qi_body", "qj_head", "qj_body", "qi_next", "qout"))
-    b.branch(qi_head)
-    b.position_at_end(qi_head)
-    qi, distinct = b.phi(I64), b.phi(I64)
-    qi.add_incoming(_c64(0), quad)
-    distinct.add_incoming(_c64(0), quad)
-    b.cbranch(b.icmp_unsigned("<", qi, total), qi_body, qout)
-    b.position_at_end(qi_body)
-    v = b.load(b.gep(seqp, [qi]))
-    b.branch(qj_head)
-    b.position_at_end(qj_head)
-    qj = b.phi(I64)
-    qj.add_incoming(_c64(0), qi_body)
-    seen_before = fn.append_basic_block("seen")
-    fresh = fn.append_basic_block("fresh")
-    b.cbranch(b.icmp_unsigned("<", qj, qi), qj_body, fresh)
-    b.position_at_end(qj_body)
-    same = b.icmp_unsigned("==", b.load(b.gep(seqp, [qj])), v)
-    qj.add_incoming(b.add(qj, _c64(1)), qj_body)
-    b.cbranch(same, seen_before, qj_head)
-    b.position_at_end(seen_before)
-    b.branch(qi_next)
-    b.position_at_end(fresh)
-    b.branch(qi_next)
-    b.position_at_end(qi_next)
-    inc = b.phi(I64)
-    inc.add_incoming(_c64(0), seen_before)
-    inc.add_incoming(_c64(1), fresh)
-    qi.add_incoming(b.add(qi, _c64(1)), qi_next)
-    distinct.add_incoming(b.add(distinct, inc), qi_next)
-    b.branch(qi_head)
-    b.position_at_end(qout)
-    b.ret(distinct)
-    return fn
-
-
-def _banks_fn(module: ir.Module) -> ir.Function:
-    """i64 amd_banks(words, mask, t): LDS bank conflicts of a wave's DS instruction (the reference's
-    _lds_bank_conflicts): per 32-lane pass with an active lane, max(busiest bank's distinct dwords - t, 0)."""
-    got = module.globals.get("amd_banks")
-    if got is not None:
-        return got
-    fn = ir.Function(module, ir.FunctionType(I64, [I32P, I64, I64]), name="amd_banks")
-    fn.linkage = "internal"
-    words, mask, t = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    per_bank = b.bitcast(b.alloca(ir.ArrayType(I32, 32)), I32P)
-    seen = b.bitcast(b.alloca(ir.ArrayType(I32, 32 * 32 * 8)), I32P)  # per bank: its distinct dwords
-    entry = b.block
-    p_head, p_body, p_out = (fn.append_basic_block(x) for x in ("p_head", "p_body", "p_out"))
-    b.branch(p_head)
-    b.position_at_end(p_head)
-    pas, total = b.phi(I64), b.phi(I64)
-    pas.add_incoming(_c64(0), entry)
-    total.add_incoming(_c64(0), entry)
-    b.cbranch(b.icmp_unsigned("<", pas, _c64(2)), p_body, p_out)
-    b.position_at_end(p_body)
-    pmask = b.and_(b.lshr(mask, b.mul(pas, _c64(32))), _c64(M32))
-    clear = fn.append_basic_block("clear")
-    p_skip = fn.append_basic_block("p_skip")
-    b.cbranch(b.icmp_unsigned("==", pmask, _c64(0)), p_skip, clear)
-    b.position_at_end(clear)
-    memset = ir.Function(module, ir.FunctionType(ir.VoidType(), [I8P, I8, I64, I1]), name="llvm.memset.p0i8.i64") \
-        if "llvm.memset.p0i8.i64" not in module.globals else module.globals["llvm.memset.p0i8.i64"]
-    b.call(memset, [b.bitcast(per_bank, I8P), ir.Constant(I8, 0), _c64(128), ir.Constant(I1, 0)])
-    l_head, l_body, l_next, l_out = (fn.append_basic_block(x) for x in ("l_head", "l_body", "l_next", "l_out"))
-    b.branch(l_head)
-    b.position_at_end(l_head)
-    lane = b.phi(I64)
-    lane.add_incoming(_c64(0), clear)
-    b.cbranch(b.icmp_unsigned("<", lane, _c64(32)), l_body, l_out)
-    b.position_at_end(l_body)
-    w_head, w_body, w_out = (fn.append_basic_block(x) for x in ("w_head", "w_body", "w_out"))
-    b.cbranch(b.icmp_unsigned("!=", b.and_(b.lshr(pmask, lane), _c64(1)), _c64(0)), w_head, l_next)
-    b.position_at_end(w_head)
-    k = b.phi(I64)
-    k.add_incoming(_c64(0), l_body)
-    b.cbranch(b.icmp_unsigned("<", k, t), w_body, w_out)
-    b.position_at_end(w_body)
-    word = b.load(b.gep(words, [b.add(b.mul(b.add(b.mul(pas, _c64(32)), lane), t), k)]))
-    bank = b.zext(b.and_(word, _c32(31)), I64)
-    have = b.load(b.gep(per_bank, [bank]))
-    row = b.mul(bank, _c64(32 * 8))
-    s_head, s_body, s_new, s_done = (fn.append_basic_block(x) for x in ("s_head", "s_body", "s_new", "s_done"))
-    b.branch(s_head)
-    b.position_at_end(s_head)
-    q = b.phi(I32)
-    q.add_incoming(_c32(0), w_body)
-    b.cbranch(b.icmp_unsigned("<", q, have), s_body, s_new)
-    b.position_at_end(s_body)
-    hit = b.icmp_unsigned("==", b.load(b.gep(seen, [b.add(row, b.zext(q, I64))])), word)
-    q.add_incoming(b.add(q, _c32(1)), s_body)
-    b.cbranch(hit, s_done, s_head)
-    b.position_at_end(s_new)
-    b.store(word, b.gep(seen, [b.add(row, b.zext(have, I64))]))
-    b.store(b.add(have, _c32(1)), b.gep(per_bank, [bank]))
-    b.branch(s_done)
-    b.position_at_end(s_done)
-    k.add_incoming(b.add(k, _c64(1)), s_done)
-    b.branch(w_head)
-    b.position_at_end(w_out)
-    b.branch(l_next)
-    b.position_at_end(l_next)
-    lane.add_incoming(b.add(lane, _c64(1)), l_next)
-    b.branch(l_head)
-    b.position_at_end(l_out)  # the busiest bank
-    m_head, m_body, m_out = (fn.append_basic_block(x) for x in ("m_head", "m_body", "m_out"))
-    b.branch(m_head)
-    b.position_at_end(m_head)
-    bi, best = b.phi(I64), b.phi(I64)
-    bi.add_incoming(_c64(0), l_out)
-    best.add_incoming(_c64(0), l_out)
-    b.cbranch(b.icmp_unsigned("<", bi, _c64(32)), m_body, m_out)
-    b.position_at_end(m_body)
-    c = b.zext(b.load(b.gep(per_bank, [bi])), I64)
-    bi.add_incoming(b.add(bi, _c64(1)), m_body)
-    best.add_incoming(b.select(b.icmp_unsigned(">", c, best), c, best), m_body)
-    b.branch(m_head)
-    b.position_at_end(m_out)
-    extra = b.select(b.icmp_signed(">", best, t), b.sub(best, t), _c64(0))
-    b.branch(p_skip)
-    b.position_at_end(p_skip)
-    add = b.phi(I64)
-    add.add_incoming(_c64(0), p_body)
-    add.add_incoming(extra, m_out)
-    pas.add_incoming(b.add(pas, _c64(1)), p_skip)
-    total.add_incoming(b.add(total, add), p_skip)
-    b.branch(p_head)
-    b.position_at_end(p_out)
-    b.ret(total)
-    return fn
-

@@ -36,6 +36,7 @@ from strata.hw.amdgpu.decoder import flat_width
 from strata.hw.counters import Counters
 from strata.hw.memory import DeviceMemory
 from strata.hw.native import amd_codegen as cg
+from strata.hw.native import amd_ir as air
 from strata.hw.native import tiering
 from strata.hw.native.amd_plan import SMEM_DWORDS, loads_observed_early
 
@@ -212,11 +213,11 @@ class _Worker:
     instructions the reference serves (the threads share nothing they write but the kernel's memory)."""
 
     def __init__(self, prog: ref.AmdProgram, npc: int) -> None:
-        self.counts = np.zeros((cg.ROWS, npc), np.uint64)
+        self.counts = np.zeros((air.ROWS, npc), np.uint64)
         self.replayed = np.zeros(npc, np.int64)
         self.replay_lanes = 0
         self.counters = Counters()
-        self.ctx = np.zeros(cg.CTX_SIZE, np.int64)
+        self.ctx = np.zeros(air.CTX_SIZE, np.int64)
         self.memo = np.zeros(0, np.int32)  # per batch: bank conflicts by pattern (amd_codegen.bank_conflicts)
         self.error: BaseException | None = None
 
@@ -265,17 +266,17 @@ def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, c
     cuts = [waves_per_wg * (n_wg * k // len(use)) for k in range(len(use) + 1)]
     for w in use:
         ctx = w.ctx
-        w.memo = np.zeros(len(prog.insts) * cg.MEMO_STRIDE, np.int32)
-        for slot, arr in ((cg.C_S, st.s), (cg.C_V, st.v), (cg.C_SCC, st.scc), (cg.C_PC, st.pc),
-                          (cg.C_STATE, st.state), (cg.C_WG, wg), (cg.C_LDS, st.lds), (cg.C_STARTS, starts),
-                          (cg.C_ENDS, ends), (cg.C_COUNTS, w.counts), (cg.C_MEMO, w.memo)):
+        w.memo = np.zeros(len(prog.insts) * air.MEMO_STRIDE, np.int32)
+        for slot, arr in ((air.C_S, st.s), (air.C_V, st.v), (air.C_SCC, st.scc), (air.C_PC, st.pc),
+                          (air.C_STATE, st.state), (air.C_WG, wg), (air.C_LDS, st.lds), (air.C_STARTS, starts),
+                          (air.C_ENDS, ends), (air.C_COUNTS, w.counts), (air.C_MEMO, w.memo)):
             ctx[slot] = arr.ctypes.data
-        ctx[cg.C_MEM] = mem.bytes.ctypes.data
-        ctx[cg.C_LDS_ROW] = st.lds.shape[1]
-        ctx[cg.C_LDS_BYTES] = launch.lds_bytes
-        ctx[cg.C_NALLOC] = nalloc
-        ctx[cg.C_FUEL] = FUEL
-        ctx[cg.C_NPC] = len(prog.insts)
+        ctx[air.C_MEM] = mem.bytes.ctypes.data
+        ctx[air.C_LDS_ROW] = st.lds.shape[1]
+        ctx[air.C_LDS_BYTES] = launch.lds_bytes
+        ctx[air.C_NALLOC] = nalloc
+        ctx[air.C_FUEL] = FUEL
+        ctx[air.C_NPC] = len(prog.insts)
         w.error = None
     stop = threading.Event()
     if len(use) == 1:
@@ -310,28 +311,28 @@ def _drive(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, ck: C
     """Call the native code on waves [lo, hi) until every one has ended: barriers released when none can run,
     instructions the reference serves run between calls, the watchdog and cancel flag polled."""
     ctx = worker.ctx
-    ctx[cg.C_HI] = hi
+    ctx[air.C_HI] = hi
     address = ctx.ctypes.data
     cursor = lo  # the first wave of the next call: after a wave the reference served, the waves behind it run first
     while not stop.is_set():
-        ctx[cg.C_YIELDED] = 0
-        ctx[cg.C_LO] = cursor
+        ctx[air.C_YIELDED] = 0
+        ctx[air.C_LO] = cursor
         rc = ck.fn(address)
-        if rc == cg.R_DONE and cursor != lo:
+        if rc == air.R_DONE and cursor != lo:
             cursor = lo  # (the waves before the cursor may still run)
-        elif rc == cg.R_DONE:
+        elif rc == air.R_DONE:
             mine = st.state[lo:hi]
-            waiting = mine == cg.BARRIER
+            waiting = mine == air.BARRIER
             if not waiting.any():
                 break
-            mine[waiting] = cg.RUN  # every live wave is at a barrier: release them all
-        elif rc == cg.R_REFERENCE:
-            w = int(ctx[cg.C_STOPPED])
+            mine[waiting] = air.RUN  # every live wave is at a barrier: release them all
+        elif rc == air.R_REFERENCE:
+            w = int(ctx[air.C_STOPPED])
             _replay(prog, launch, mem, st, w, worker)
             cursor = w + 1 if w + 1 < hi else lo  # a wave spinning on memory served by the reference lets others run
-        elif rc == cg.R_YIELD:
+        elif rc == air.R_YIELD:
             cursor = lo
-        elif rc == cg.R_BAD_PC:
+        elif rc == air.R_BAD_PC:
             raise DeviceFault("cudaErrorIllegalInstruction", f"[{prog.name}] execution ran past the end of the code "
                               "without s_endpgm")
         if control is not None and getattr(control, "reason", None):
@@ -361,13 +362,13 @@ def _replay(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, st: 
     if prog.categories[i] == "valu" and (c._exec is not None or c._full is not None):
         worker.replay_lanes += c.active()
     st.pc[w] = int(c.jump[0]) if c.jump is not None and c.jump[0] >= 0 else i + 1
-    st.state[w] = cg.DONE if one.done[0] else cg.BARRIER if one.barrier[0] else cg.RUN
+    st.state[w] = air.DONE if one.done[0] else air.BARRIER if one.barrier[0] else air.RUN
 
 
 def _fold(prog: ref.AmdProgram, ck: CompiledAmd, counts: np.ndarray, replayed: np.ndarray, replay_lanes: int,
           counters: Counters, isa_counts: dict[str, int] | None) -> None:
     """Turn the per-instruction counts into the reference's Counters and isa_counts."""
-    waves_all, lanes_all = counts[cg.K_WAVES].astype(np.int64), counts[cg.K_LANES].astype(np.int64)
+    waves_all, lanes_all = counts[air.K_WAVES].astype(np.int64), counts[air.K_LANES].astype(np.int64)
     valu_lanes = replay_lanes
     for i in np.flatnonzero(waves_all).tolist():
         ins, w, lanes = prog.insts[i], int(waves_all[i]), int(lanes_all[i])
@@ -391,7 +392,7 @@ def _fold(prog: ref.AmdProgram, ck: CompiledAmd, counts: np.ndarray, replayed: n
             counters.global_load_bytes += 4 * SMEM_DWORDS[name] * w
         elif ins.fmt in ("GLOBAL", "FLAT"):
             size = cg._SUBDWORD.get(name.rsplit("_", 1)[-1], (4 * flat_width(name), False))[0]
-            sec, ideal = int(counts[cg.K_SECTORS, i]), int(counts[cg.K_IDEAL, i])
+            sec, ideal = int(counts[air.K_SECTORS, i]), int(counts[air.K_IDEAL, i])
             if "_load_" in name:
                 counters.global_load_bytes += lanes * size
                 counters.global_load_requests += w
@@ -406,7 +407,7 @@ def _fold(prog: ref.AmdProgram, ck: CompiledAmd, counts: np.ndarray, replayed: n
             counters.shared_requests += w  # (the LDS crossbar only: no banks, no bytes)
         elif ins.fmt == "DS":
             counters.shared_requests += w
-            counters.shared_bank_conflicts += int(counts[cg.K_BANK, i])
+            counters.shared_bank_conflicts += int(counts[air.K_BANK, i])
             width = int(name.rsplit("_b", 1)[1]) // 32
             dwords = width * (2 if name.startswith(("ds_read2", "ds_write2")) else 1)
             if name.startswith("ds_read"):
