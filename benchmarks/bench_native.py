@@ -32,7 +32,8 @@ COMPILE_TARGET_S = 0.2
 CACHE_HIT_TARGET_S = 0.005
 SIM_SAXPY_N = 65_536
 SIM_SAXPY_TARGET = 20_000.0  # strata native at least this many times faster than the Numba simulator
-SIM_SYNC_LAUNCHES = 500  # synchronous empty launches per timed round (both sides)
+SIM_SYNC_LAUNCHES = 200  # synchronous empty launches per timed round (both sides)
+SIM_SYNC_ROUNDS = 10  # timed rounds, best reported (both sides): short rounds, so each side may find a quiet moment
 COMPILE_REPEATS = 3
 TILE = 16
 
@@ -289,7 +290,7 @@ def _sync_vs_sim(cuda: Any, mod: Any, repeats: int, sim_repeats: int) -> BenchRe
     def rounds() -> list[float]:
         fn(1, 1, ()).wait()  # (compiles the kernel: STRATA_NATIVE_AFTER_MS=0)
         out = []
-        for _ in range(max(3, repeats)):
+        for _ in range(max(SIM_SYNC_ROUNDS, repeats, sim_repeats)):
             t0 = time.perf_counter()
             for _ in range(SIM_SYNC_LAUNCHES):
                 execs.add(fn(1, 1, ()).wait().executor)
@@ -303,8 +304,9 @@ def _sync_vs_sim(cuda: Any, mod: Any, repeats: int, sim_repeats: int) -> BenchRe
     reference = _with("reference", rounds)
     r.details["reference_per_launch_s"] = reference
     try:
-        log(f"[native] numba simulator, {SIM_SYNC_LAUNCHES} synchronous empty launches, best of {sim_repeats}")
-        peer = numba_sim_launch(n=200, sync_n=SIM_SYNC_LAUNCHES, repeats=sim_repeats)
+        rounds_n = max(SIM_SYNC_ROUNDS, repeats, sim_repeats)
+        log(f"[native] numba simulator, {SIM_SYNC_LAUNCHES} synchronous empty launches, best of {rounds_n}")
+        peer = numba_sim_launch(n=200, sync_n=SIM_SYNC_LAUNCHES, repeats=rounds_n)
     except peers.PeerUnavailable as e:
         r.add_note(f"peer skipped: {e}")
         return r

@@ -42,6 +42,12 @@ def quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     dev = cuda.current_device()
     dev.synchronize()
     monkeypatch.setattr(cp, "_IDLE_POLL_S", 60.0)
+    eng = dev.file.cp.engines["compute"]
+    if eng.thread is not None:  # wake it once, so it goes back to sleep with the long idle poll
+        dev.file.cp.kick(eng)
+        deadline = time.monotonic() + 10
+        while (eng.kicked or not eng.sleeping) and time.monotonic() < deadline:
+            time.sleep(0.001)
     monkeypatch.setattr(dev.file.cp, "kick", lambda eng: None)
     ran: list[str] = []
     run = dev.file.cp.run_kernel

@@ -44,12 +44,12 @@ from strata.hw.signals import SIGNALS, HwSignal
 from strata.hw.topology import peer_copy_seconds, spec_of_memory
 
 ENGINES = ("compute", "dma0", "dma1")
-_UNTRACED = contextlib.nullcontext()
+_UNTRACED = contextlib.nullcontext()  # trace.correlated's stand-in while nothing records (it costs a generator)
 # A launch's counters as a memo key for its modeled time: the scalar fields at once, the dict fields as items
 _COUNTER_FIELDS = dataclasses.fields(Counters)
 _COUNTER_SCALARS = operator.attrgetter(*(f.name for f in _COUNTER_FIELDS if f.default is not dataclasses.MISSING))
 _COUNTER_DICTS = operator.attrgetter(*(f.name for f in _COUNTER_FIELDS if f.default is dataclasses.MISSING))
-_MODELS_KEPT = 256  # trace.correlated's stand-in while nothing records (it costs a generator)
+_MODELS_KEPT = 256  # modeled times memoized per processor (see CommandProcessor._model)
 _IDLE_POLL_S = 0.5  # an idle engine re-checks its queues this often even without a doorbell
 
 

@@ -26,6 +26,7 @@ from strata.hw.aql import AgentOp, PacketType
 from strata.runtime.signals import Signal
 
 DEFAULT_QUEUE_SIZE = 4096  # packets
+_DISPATCH_HEADER = aql.header(PacketType.KERNEL_DISPATCH, barrier=True)  # (the same for every launch)
 KERNARG_SLOT = 256  # bytes of kernel arguments per ring slot before a launch needs its own buffer
 SPILL_BYTES = 4096  # the smallest such buffer: a page, which fits CUDA's classic 4 KiB of parameters
 
@@ -96,7 +97,7 @@ class UserQueue:
             workgroup=block, kernel_object=kernel_object, kernarg_address=kernarg_address,
             group_segment_size=group_segment_size, private_segment_size=0,
             completion_signal=signal.handle if signal is not None else 0, flags=flags)
-        self._publish(index, aql.header(PacketType.KERNEL_DISPATCH, barrier=True), dims, host_time, keep)
+        self._publish(index, _DISPATCH_HEADER, dims, host_time, keep)
         return index
 
     def barrier(self, deps: list[Signal], signal: Signal | None, host_time: float, *, is_or: bool = False) -> int:

@@ -96,12 +96,31 @@ def emit(layer: str, name: str, /, *, device_start: float | None = None, device_
         r.events.append(ev)
 
 
-@contextlib.contextmanager
-def span(layer: str, name: str, /, **args: Any) -> Iterator[dict[str, Any]]:
+class _Unrecorded:
+    """`span` while nothing records: hands the block its arguments and does nothing else (a generator-based
+    context manager costs several times as much, and every launch opens a few spans)."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, args: dict[str, Any]) -> None:
+        self.args = args
+
+    def __enter__(self) -> dict[str, Any]:
+        return self.args
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def span(layer: str, name: str, /, **args: Any) -> contextlib.AbstractContextManager[dict[str, Any]]:
     """Record an event covering the block; the yielded dict may gain arguments along the way."""
     if not _recordings:
-        yield args
-        return
+        return _Unrecorded(args)
+    return _span(layer, name, args)
+
+
+@contextlib.contextmanager
+def _span(layer: str, name: str, args: dict[str, Any]) -> Iterator[dict[str, Any]]:
     top = not _state.stack
     cid = next(_ids) if top else _state.stack[0]
     _state.stack.append(cid)
