@@ -337,6 +337,8 @@ class Kernel:
         self.name = name
         self._regs: tuple[int, str] | None = None
         self.max_dynamic_shared_size_bytes: int | None = None  # None: CUDA's default opt-in limit
+        # launch shapes that passed _validate, per device and context generation (every input of the check)
+        self._validated: set[tuple[Any, ...]] = set()
 
     @property
     def attributes(self) -> FuncAttributes:
@@ -454,7 +456,12 @@ class Kernel:
         regs, source = self.registers()
         api = "cudaLaunchCooperativeKernel" if cooperative else "cudaLaunchKernel"
         with trace.span("L3", api, kernel=self.name, grid=g, block=b, shared_mem=shared_mem):
-            self._validate(device, g, b, shared_mem, regs)
+            checked = (device.index, device.context.generation, g, b, shared_mem, self.max_dynamic_shared_size_bytes)
+            if checked not in self._validated:  # (a loop's launches check one shape once)
+                self._validate(device, g, b, shared_mem, regs)
+                if len(self._validated) > 64:
+                    self._validated.clear()
+                self._validated.add(checked)
             cluster = self._cluster(g, cluster_dims)
             if cooperative:
                 self._check_coresident(device, g, b, shared_mem, regs)
