@@ -285,26 +285,26 @@ def _sync_vs_sim(cuda: Any, mod: Any, repeats: int, sim_repeats: int) -> BenchRe
                     "native executor vs the Numba CUDA simulator", "faster than the simulator (> 1x)",
                     peer_name="numba sim", ratio_def="peer/strata")
     fn = mod.get_function("empty")
-    execs: set[str] = set()
+    rounds_n = max(SIM_SYNC_ROUNDS, repeats, sim_repeats)
 
-    def rounds() -> list[float]:
+    def rounds(execs: set[str]) -> list[float]:
         fn(1, 1, ()).wait()  # (compiles the kernel: STRATA_NATIVE_AFTER_MS=0)
         out = []
-        for _ in range(max(SIM_SYNC_ROUNDS, repeats, sim_repeats)):
+        for _ in range(rounds_n):
             t0 = time.perf_counter()
             for _ in range(SIM_SYNC_LAUNCHES):
                 execs.add(fn(1, 1, ()).wait().executor)
             out.append((time.perf_counter() - t0) / SIM_SYNC_LAUNCHES)
         return out
 
-    per = _native_now(rounds)
+    ref_execs: set[str] = set()
+    reference = _with("reference", lambda: rounds(ref_execs))
+    execs: set[str] = set()  # (measured right before the simulator: the closest load conditions)
+    per = _native_now(lambda: rounds(execs))
     t = min(per)
     r.strata_value, r.correct = t, True  # (nothing to compute; the executor is checked below)
-    r.details = {"strata_per_launch_s": per, "executors": sorted(execs)}
-    reference = _with("reference", rounds)
-    r.details["reference_per_launch_s"] = reference
+    r.details = {"strata_per_launch_s": per, "executors": sorted(execs), "reference_per_launch_s": reference}
     try:
-        rounds_n = max(SIM_SYNC_ROUNDS, repeats, sim_repeats)
         log(f"[native] numba simulator, {SIM_SYNC_LAUNCHES} synchronous empty launches, best of {rounds_n}")
         peer = numba_sim_launch(n=200, sync_n=SIM_SYNC_LAUNCHES, repeats=rounds_n)
     except peers.PeerUnavailable as e:
