@@ -119,3 +119,48 @@ def test_another_process_hits_the_cache(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert got["bias"] != mod.get_global("bias")[0]
     np.testing.assert_array_equal(np.array(got["y"], np.float32),
                                   _oracle(x, np.array([2.0, 0.5], np.float32), np.array([1, 2, 3, 4], np.float32)))
+
+
+WIDE = r"""
+extern "C" __global__ void wide(int n, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float a[24];
+#pragma unroll
+  for (int k = 0; k < 24; ++k) a[k] = x[(i * 24 + k) % n] * (float)(k + 1);
+  float s = 0.f;
+  if (a[0] > 0.f) {
+#pragma unroll
+    for (int k = 0; k < 24; ++k) s += a[k] * a[23 - k];
+  } else {
+#pragma unroll
+    for (int k = 0; k < 24; ++k) s -= a[k];
+  }
+  y[i] = s;
+}
+"""
+
+
+def test_alias_scopes_are_per_function() -> None:
+    """Each block function's `noalias` lists name only scopes its own accesses use (codegen._finish_tags): lists
+    naming every register of the kernel made the metadata grow with the square of the registers (most of a big
+    GEMM's IR text, and every alias query walked them)."""
+    import re
+
+    from strata.hw.jit import Program
+    from strata.hw.native import codegen as cg
+    from strata.hw.ptx.parser import parse
+
+    program = Program(parse(cuda.compile(WIDE).ptx), {})
+    jf = program.functions["wide"]
+    text = cg.KernelCodegen(program, jf).build()
+    nodes = {m[1]: re.findall(r"!(\d+)", m[2]) for m in re.finditer(r"^!(\d+) = !\{(.*)\}$", text, re.M)}
+    bodies = re.findall(r"^define [^\n]*\n\{\n(.*?)^\}", text, re.M | re.S)
+    assert len(bodies) >= 3  # (several block functions)
+    longest = 0
+    for body in bodies:
+        own = {s for ref in re.findall(r"!alias.scope !(\d+)", body) for s in nodes[ref]}
+        for ref in set(re.findall(r"!noalias !(\d+)", body)):
+            assert set(nodes[ref]) <= own  # only scopes of this function's accesses
+            longest = max(longest, len(nodes[ref]))
+    assert 0 < longest < len(jf.reg_storage)
