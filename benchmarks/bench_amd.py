@@ -9,7 +9,9 @@
 #     as a HIP kernel of its own (v_mfma_f32_32x32x8_bf16 through clang's builtin, each wavefront one 32x32
 #     tile of C, B given transposed): <= 3 s wall.
 # Timing: compile and one warm launch excluded, best of --repeat launch + synchronize (the SGEMM and bf16
-# GEMM: best of --gemm-repeat). Every result is checked against NumPy. Without clang-19 every row is SKIP
+# GEMM: best of --gemm-repeat). The two ratio rows run twice: on the reference executors (the NumPy PTX and
+# CDNA engines, issue 15's comparison) and on the native executor, which compiles both at the warm-up.
+# Every result is checked against NumPy. Without clang-19 every row is SKIP
 # with the reason (`make amd` installs it), never ERROR.
 #
 #   PYTHONPATH=src .venv/bin/python benchmarks/bench_amd.py [--repeat 3] [--gemm-repeat 1]
@@ -28,6 +30,7 @@ from harness import (
     BenchResult,
     StrataUnavailable,
     best_of,
+    executor,
     format_table,
     import_strata_cuda,
     judge,
@@ -341,13 +344,19 @@ def bench_bf16_gemm_ex(size: int, repeats: int) -> BenchResult:
 
 def bench_amd(repeats: int = 3, gemm_repeats: int = 1, size: int = GEMM, n: int = SAXPY_N) -> list[BenchResult]:
     """Every CDNA-engine row (SKIP without clang-19, never ERROR for a missing toolchain)."""
-    log(f"[amd] SAXPY {n:,} on mi300x and h200")
-    rows = [ratio_row(f"amd_saxpy_mi300x_vs_h200 (n={n})", "SAXPY, CDNA engine vs PTX engine",
-                      lambda: run_saxpy("mi300x", n, repeats), lambda: run_saxpy("h200", n, repeats))]
-    log(f"[amd] SGEMM {size}^3 on mi300x and h200")
-    rows.append(ratio_row(f"amd_sgemm_mi300x_vs_h200 ({size}^3, tile 32)", "tiled SGEMM, CDNA engine vs PTX engine",
-                          lambda: run_sgemm("mi300x", size, gemm_repeats), lambda: run_sgemm("h200", size,
-                                                                                             gemm_repeats)))
+    rows = []
+    for ex in ("reference", "native"):  # the NumPy engines (issue 15's comparison), then both compiled
+        log(f"[amd] SAXPY {n:,} on mi300x and h200, {ex} executor")
+        with executor(ex):
+            rows.append(ratio_row(f"amd_saxpy_mi300x_vs_h200 (n={n}, {ex})", f"SAXPY, CDNA engine vs PTX engine, {ex} "
+                                  "executor", lambda: run_saxpy("mi300x", n, repeats), lambda: run_saxpy("h200", n,
+                                                                                                        repeats)))
+        log(f"[amd] SGEMM {size}^3 on mi300x and h200, {ex} executor")
+        with executor(ex):
+            rows.append(ratio_row(f"amd_sgemm_mi300x_vs_h200 ({size}^3, tile 32, {ex})",
+                                  f"tiled SGEMM, CDNA engine vs PTX engine, {ex} executor",
+                                  lambda: run_sgemm("mi300x", size, gemm_repeats),
+                                  lambda: run_sgemm("h200", size, gemm_repeats)))
     log("[amd] loading a code object of 20 kernels")
     rows.append(bench_load(repeats))
     log(f"[amd] bf16 GEMM {size}^3 through blas.gemm_ex on mi300x")

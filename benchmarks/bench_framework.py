@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import sys
 import time
 from types import ModuleType
 from typing import Any
 
 import numpy as np
-from harness import NO_TARGET, REPO, BenchResult, StrataUnavailable, format_table, judge, log, strata_step
+from harness import NO_TARGET, REPO, BenchResult, StrataUnavailable, executor, format_table, judge, log, strata_step
 
 MLP_SIZES = (784, 512, 512, 10)
 MLP_BATCH = 256
@@ -164,33 +163,18 @@ def run_transformer(steps: int = 3, batch_size: int = 16) -> dict[str, Any]:
 NATIVE_SPEEDUP_TARGET = 10.0  # issue 17: the native executor's step at least 10x the reference executor's
 
 
-def _on_executor(executor: str, after_ms: str | None, fn: Any) -> Any:
-    """fn() with STRATA_EXECUTOR (and STRATA_NATIVE_AFTER_MS) set, both read at each launch."""
-    saved = {k: os.environ.get(k) for k in ("STRATA_EXECUTOR", "STRATA_NATIVE_AFTER_MS")}
-    os.environ["STRATA_EXECUTOR"] = executor
-    if after_ms is not None:
-        os.environ["STRATA_NATIVE_AFTER_MS"] = after_ms
-    try:
-        return fn()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def bench_transformer(steps: int = 3) -> list[BenchResult]:
     """The char transformer's training step on the virtual H200: wall, modeled, syncs on the native executor
     (its warm-up step compiles every kernel: STRATA_NATIVE_AFTER_MS=0), and the same step on the reference
     executor in the same run (issue 17: native >= 10x faster)."""
     rows = []
     try:
-        with strata_step("transformer_step_cuda", "train (reference executor)"):
-            ref = _on_executor("reference", None, lambda: run_transformer(steps))
+        with strata_step("transformer_step_cuda", "train (reference executor)"), executor("reference"):
+            ref = run_transformer(steps)
         with strata_step("transformer_step_cuda", "train (native executor)"):
             t0 = time.perf_counter()
-            r = _on_executor("native", "0", lambda: run_transformer(steps))
+            with executor("native"):
+                r = run_transformer(steps)
             first = time.perf_counter() - t0 - sum(r["wall_s"])
     except StrataUnavailable as e:
         return [BenchResult(name="transformer_step_cuda", description="char transformer step", target=NO_TARGET,

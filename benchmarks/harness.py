@@ -145,6 +145,25 @@ def strata_step(bench: str, step: str) -> Iterator[None]:
         raise StrataUnavailable(f"[{bench}] strata {step} failed: {type(e).__name__}: {e}{hint}") from e
 
 
+@contextmanager
+def executor(name: str) -> Iterator[None]:
+    """Run the block's launches on one executor: 'reference' or 'native' (which then compiles each kernel at
+    its first launch, STRATA_NATIVE_AFTER_MS=0, so a benchmark's warm-up launch pays the compile). Both
+    variables are read at each launch; the previous values come back afterwards."""
+    saved = {k: os.environ.get(k) for k in ("STRATA_EXECUTOR", "STRATA_NATIVE_AFTER_MS")}
+    os.environ["STRATA_EXECUTOR"] = name
+    if name == "native":
+        os.environ["STRATA_NATIVE_AFTER_MS"] = "0"
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def synchronize(cuda: ModuleType) -> None:
     """Wait for the device if strata exposes a way to; launches in the emulator are synchronous today."""
     sync = getattr(cuda, "synchronize", None)
