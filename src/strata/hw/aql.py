@@ -122,18 +122,23 @@ def header(kind: PacketType, *, barrier: bool = False, acquire: FenceScope = Fen
         (int(acquire) << HEADER_SCACQUIRE_FENCE_SCOPE) | (int(release) << HEADER_SCRELEASE_FENCE_SCOPE)
 
 
+_INVALID_HEADER = header(PacketType.INVALID)
+
+
 def write_kernel_dispatch(buf: Any, offset: int, *, grid: tuple[int, int, int], workgroup: tuple[int, int, int],
                           kernel_object: int, kernarg_address: int, group_segment_size: int,
                           private_segment_size: int, completion_signal: int, flags: int = 0) -> None:
     """Write an hsa_kernel_dispatch_packet_t body (grid in work-items, as HSA counts), header INVALID.
     Grid sizes past 32 bits keep their high bits in reserved2 (strata's extension, see _GRID_HI_BITS);
     `flags` go in reserved0 (DISPATCH_COOPERATIVE)."""
-    if any(not 0 <= g <= MAX_GRID_SIZE for g in grid) or not 0 <= group_segment_size < 1 << 32:
+    gx, gy, gz = grid  # (unrolled: every launch writes one)
+    if not (0 <= gx <= MAX_GRID_SIZE and 0 <= gy <= MAX_GRID_SIZE and 0 <= gz <= MAX_GRID_SIZE) or \
+            not 0 <= group_segment_size < 1 << 32:
         raise PacketFormatError(f"dispatch grid {grid} work-items (each at most {MAX_GRID_SIZE}) or group segment "
                                 f"{group_segment_size} bytes (at most 2^32-1) does not fit the packet")
-    hi = sum((g >> 32) << (_GRID_HI_BITS * i) for i, g in enumerate(grid))
-    _DISPATCH.pack_into(buf, offset, header(PacketType.INVALID), 0, *workgroup, flags, *(g & 0xFFFFFFFF for g in grid),
-                        private_segment_size, group_segment_size, kernel_object, kernarg_address, hi,
+    hi = (gx >> 32) | (gy >> 32) << _GRID_HI_BITS | (gz >> 32) << (2 * _GRID_HI_BITS)
+    _DISPATCH.pack_into(buf, offset, _INVALID_HEADER, 0, *workgroup, flags, gx & 0xFFFFFFFF, gy & 0xFFFFFFFF,
+                        gz & 0xFFFFFFFF, private_segment_size, group_segment_size, kernel_object, kernarg_address, hi,
                         completion_signal)
 
 
@@ -159,7 +164,7 @@ def publish(buf: Any, offset: int, hdr: int, setup: int = 0) -> None:
 
 def retire(buf: Any, offset: int) -> None:
     """The packet processor's last write to a slot: header back to INVALID."""
-    _HEADER_SETUP.pack_into(buf, offset, header(PacketType.INVALID))
+    _HEADER_SETUP.pack_into(buf, offset, _INVALID_HEADER)
 
 
 def packet_type(buf: Any, offset: int) -> int:
@@ -213,7 +218,8 @@ def decode(buf: Any, offset: int) -> Packet:
     if kind == PacketType.KERNEL_DISPATCH:
         (_, setup, wx, wy, wz, flags, gx, gy, gz, private, group, kobj, kernarg, hi,
          signal) = _DISPATCH.unpack_from(buf, offset)
-        grid = tuple(g | ((hi >> (_GRID_HI_BITS * i)) & _GRID_HI_MASK) << 32 for i, g in enumerate((gx, gy, gz)))
+        grid = (gx | (hi & _GRID_HI_MASK) << 32, gy | (hi >> _GRID_HI_BITS & _GRID_HI_MASK) << 32,
+                gz | (hi >> 2 * _GRID_HI_BITS & _GRID_HI_MASK) << 32)
         return KernelDispatch(barrier, setup & 3, (wx, wy, wz), grid, private, group,
                               kobj, kernarg, signal, flags)
     if kind in (PacketType.BARRIER_AND, PacketType.BARRIER_OR):

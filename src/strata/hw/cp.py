@@ -472,7 +472,7 @@ class CommandProcessor:
         counters among its inputs (explain() rebuilds from them)."""
         c = result.counters
         key = (ko.registers, config.num_blocks, config.threads_per_block, result.shared_bytes_per_block,
-               _COUNTER_SCALARS(c), *(tuple(d.items()) for d in _COUNTER_DICTS(c)))
+               _COUNTER_SCALARS(c), *map(tuple, map(dict.items, _COUNTER_DICTS(c))))
         hit = self._models.get(key)
         if hit is None:
             hit = model_launch(self.spec, c, grid_blocks=config.num_blocks, threads_per_block=config.threads_per_block,
@@ -552,7 +552,10 @@ class CommandProcessor:
 
 def _pending(eng: _Engine) -> bool:
     """Whether a queue of the engine has packets that may run (published and not stopped)."""
-    return any(q.read_index < q.write_index and q.error is None for q in eng.queues)
+    for q in eng.queues:  # noqa: SIM110 (a loop: no generator, twice per engine on every wait)
+        if q.read_index < q.write_index and q.error is None:
+            return True
+    return False
 
 
 def _dependencies(packet: aql.Packet) -> tuple[bool, float]:

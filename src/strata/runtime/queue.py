@@ -148,7 +148,9 @@ class UserQueue:
     def _publish(self, index: int, header: int, setup: int, host_time: float, keep: Any) -> None:
         slot = index & self.mask
         self.hw.keep[slot] = keep
-        self.hw.meta[slot] = (host_time, trace.current_correlation(), trace.current_depth())
+        # (correlation 0 while nothing records: a recording begun later counts the packet as submitted before it)
+        self.hw.meta[slot] = (host_time, trace.current_correlation(), trace.current_depth()) if trace.recording() \
+            else (host_time, 0, 0)
         aql.publish(self.ring, slot * aql.PACKET_SIZE, header, setup)
         self.hw.write_index = index + 1
         self.device.ring_doorbell(self.hw, index)
