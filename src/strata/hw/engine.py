@@ -135,12 +135,23 @@ class Launch:
     start_s: float = 0.0  # time.monotonic() at start
     runtime: Any = None  # the device runtime's state for this grid (isa/device_runtime.GridRuntime)
 
+    def shared_size(self) -> int:
+        """Shared memory per block, padded to 16 bytes (the same for the whole launch: asked once)."""
+        shared = self.__dict__.get("_shared_size")
+        if shared is None:
+            shared = self.__dict__["_shared_size"] = _shared_size(self)
+        return shared
+
+    def shared_limit(self) -> int:
+        """Shared memory per block, unpadded: the bound of the block's shared accesses."""
+        limit = self.__dict__.get("_shared_limit")
+        if limit is None:
+            limit = self.__dict__["_shared_limit"] = self.program.shared_bytes(self.kernel.name, self.config.shared_mem)
+        return limit
+
     def cached(self, key: str, nblocks: int, make: Any) -> Any:
         """A chunk-geometry array, shared by launches with the same block shape (read-only)."""
-        shared = self.__dict__.get("_shared_size")
-        if shared is None:  # (the same for the whole launch; asking the program costs)
-            shared = self.__dict__["_shared_size"] = _shared_size(self)
-        k = (key, nblocks, self.config.block, self.chunk_lanes, shared)
+        k = (key, nblocks, self.config.block, self.chunk_lanes, self.shared_size())
         v = _GEOMETRY.get(k)
         if v is None:
             v = make()
@@ -162,6 +173,26 @@ class Launch:
 _GEOMETRY: dict[tuple[Any, ...], Any] = {}
 
 
+def _geometry(launch: Launch, nblocks: int, threads: int, lpb: int,
+              shared: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """(in_block, block_local, alive or None when no lane is padding, shared_base) of a chunk of `nblocks`
+    blocks: one lookup for all four (each chunk of every launch asks)."""
+    k = ("chunk", nblocks, launch.config.block, launch.chunk_lanes, shared)
+    geo = _GEOMETRY.get(k)
+    if geo is None:
+        in_block = np.tile(np.arange(lpb, dtype=np.int64), nblocks)
+        block_local = np.repeat(np.arange(nblocks, dtype=np.int64), lpb)
+        alive = in_block < threads if threads != lpb else None
+        geo = (in_block, block_local, alive, block_local * shared)
+        for a in geo:
+            if a is not None:
+                a.flags.writeable = False
+        if len(_GEOMETRY) > 512:
+            _GEOMETRY.clear()
+        _GEOMETRY[k] = geo
+    return geo
+
+
 class Chunk:
     """The lanes of a group of whole blocks, run together."""
 
@@ -174,20 +205,16 @@ class Chunk:
         self.first_block = first_block
         self.nblocks = nblocks
         self.n = nblocks * self.lanes_per_block
-        lpb = self.lanes_per_block
-        self.in_block = launch.cached("in_block", nblocks, lambda: np.tile(np.arange(lpb, dtype=np.int64), nblocks))
-        self.block_local = launch.cached("block_local", nblocks,
-                                         lambda: np.repeat(np.arange(nblocks, dtype=np.int64), lpb))
-        ghost = self.threads != self.lanes_per_block
-        self.alive: np.ndarray | None = launch.cached(
-            "alive", nblocks, lambda: self.in_block < self.threads).copy() if ghost else None
+        self.shared_size = launch.shared_size()  # per block, padded to 16 bytes
+        self.shared_limit = launch.shared_limit()
+        # the chunk's geometry (read-only, shared by every chunk of this shape): each lane's index in its
+        # block, its block's index in the chunk, which lanes are threads (not a partial warp's padding), and
+        # where its block's shared memory starts in `self.shared`
+        self.in_block, self.block_local, alive, self.shared_base = _geometry(launch, nblocks, self.threads,
+                                                                             self.lanes_per_block, self.shared_size)
+        self.alive: np.ndarray | None = alive.copy() if alive is not None else None
         self.entry_mask = None if self.alive is None else self.alive.copy()
-        self.shared_size = _shared_size(launch)  # per block, padded to 16 bytes
-        self.shared_limit = launch.program.shared_bytes(launch.kernel.name, launch.config.shared_mem)
         self.shared = np.zeros(max(nblocks * self.shared_size, 16), dtype=np.uint8)
-        # per lane: where its block's shared memory starts in `self.shared`
-        self.shared_base: np.ndarray = launch.cached(
-            "shared_base", nblocks, lambda: self.block_local * self.shared_size)
         self.local: np.ndarray | None = None  # (n, capacity) bytes, grown on demand, mapped lazily when big
         self.local_top = 0
         self.frames: list[Frame] = []

@@ -58,7 +58,10 @@ class VirtualGPU:
         """Run a launch to completion (see `engine.execute`); `control` lets another thread cancel it,
         `stack_bytes` is the per-thread call stack (cudaLimitStackSize)."""
         s = config.settings()
-        if uses_heap(program.module):  # CUDA reserves the heap when a kernel that uses malloc is launched
+        heap = program.__dict__.get("_uses_heap")
+        if heap is None:  # (a property of the module: asked once per program, not per launch)
+            heap = program.__dict__["_uses_heap"] = uses_heap(program.module)
+        if heap:  # CUDA reserves the heap when a kernel that uses malloc is launched
             self.runtime.heap.ensure()
 
         def run(name: str, cfg: LaunchConfig, rt: GridRuntime) -> LaunchResult:
