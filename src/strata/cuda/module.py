@@ -610,6 +610,8 @@ def _device_of(stream: Stream) -> Device:
 
 
 def _dim3(v: Dim3, what: str) -> tuple[int, int, int]:
+    if type(v) is int and v >= 1:  # (the common case, on every launch)
+        return v, 1, 1
     t = (v,) if isinstance(v, int | np.integer) else tuple(v)
     if not 1 <= len(t) <= 3:
         raise InvalidLaunchConfig(message=f"[launch] {what} must be an int or a tuple of 1 to 3 ints, got {v!r}")

@@ -247,21 +247,25 @@ class CommandProcessor:
         (its thread goes on; the caller then sleeps as before), and one whose packets are not ready (a
         barrier's dependency) stops the assist. Packets left behind are handed back to the engine's thread.
         Returns `done()`."""
-        if not self._running or done() or self.on_engine_thread():
-            return done()
+        if done():
+            return True
+        if not self._running or self.on_engine_thread():
+            return False
         me = threading.current_thread()
         progressed = True
-        while progressed and not done():
+        while progressed:
             progressed = False
             for eng in self.engines.values():
                 if not _pending(eng) or not eng.run_lock.acquire(blocking=False):
                     continue  # nothing to run, or its own thread (or another host thread) is running it
                 eng.runner = me
+                finished = False
                 try:
                     for q in eng.queues:
                         if q.active and q.error is None:
                             progressed |= self._service(eng, q, done)
                         if done():
+                            finished = True
                             break
                 finally:
                     eng.runner = None
@@ -270,8 +274,8 @@ class CommandProcessor:
                     # the engine thread awake and unable to run it (we held the lock), so wake it again
                     if self._running and _pending(eng):
                         self.kick(eng)
-                if done():
-                    break
+                if finished:
+                    return True
         return done()
 
     def idle(self) -> bool:
