@@ -60,9 +60,18 @@ def test_a_small_launch_waits_on_the_reference(fresh_cache: None, monkeypatch: p
 def test_a_big_launch_compiles_at_once(fresh_cache: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STRATA_NATIVE_AFTER_MS", "5")
     mod = cuda.compile(SRC)
-    # 1M lanes of ~10 instructions: the reference is predicted at ~10 ms, past 5 ms
-    executor, events = _launch(mod, 1 << 20)
+    jf = mod.loaded(cuda.current_device()).program.functions["axpb"]
+    static = sum(b.n_instructions for b in jf.blocks)
+    # 8M lanes of ~15 instructions: the reference is predicted at ~130 ms, past the kernel's predicted compile
+    assert tiering.threshold_s(0.005, static) < 0.1
+    executor, events = _launch(mod, 1 << 23)
     assert executor == "native" and events == ["native_compile"]
+
+
+def test_a_big_kernel_waits_for_its_compile_cost(fresh_cache: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the threshold is the kernel's predicted compile time when that exceeds STRATA_NATIVE_AFTER_MS
+    assert tiering.threshold_s(0.15, 2000) == pytest.approx(2000 * tiering.COMPILE_S_PER_INSTRUCTION)
+    assert tiering.threshold_s(0.15, 10) == 0.15
 
 
 def test_the_reference_time_counts_towards_compiling(fresh_cache: None, monkeypatch: pytest.MonkeyPatch) -> None:

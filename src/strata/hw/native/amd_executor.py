@@ -104,7 +104,8 @@ def predicted_reference_s(prog: ref.AmdProgram, launch: ref.AmdLaunch, batch_lan
 
 def _warm(prog: ref.AmdProgram, launch: ref.AmdLaunch, batch_lanes: int) -> bool:
     """Whether the kernel runs natively this launch: compiled already, in the disk cache, or worth compiling now
-    (the reference's predicted time on it, summed over its launches, reaches STRATA_NATIVE_AFTER_MS)."""
+    (the reference's predicted time on it, summed over its launches, reaches its predicted compile time, at least
+    STRATA_NATIVE_AFTER_MS: tiering.threshold_s)."""
     from strata import config
     from strata.hw.native.compiler import cache_has
 
@@ -113,7 +114,7 @@ def _warm(prog: ref.AmdProgram, launch: ref.AmdLaunch, batch_lanes: int) -> bool
         return True
     after_s = config.settings().native_after_ms / 1e3
     spent = memo.get("spent", 0.0) + predicted_reference_s(prog, launch, batch_lanes)
-    if after_s <= 0 or spent >= after_s or cache_has(_object_key(prog)):
+    if after_s <= 0 or spent >= tiering.threshold_s(after_s, len(prog.insts)) or cache_has(_object_key(prog)):
         return True
     memo["spent"] = spent
     return False

@@ -1,13 +1,15 @@
 """When the native executor compiles a kernel: once compiling pays for itself, as a tiered JIT decides.
 
-Compiling a kernel costs 50 ms to a few seconds (LLVM at O3), while the reference executor finishes a
+Compiling a kernel costs 50 ms to several seconds (LLVM at O3), while the reference executor finishes a
 small launch in a millisecond or two. So a kernel runs on the reference executor until the time the
-reference has spent on it, plus what its next launch is predicted to cost there, reaches
-`STRATA_NATIVE_AFTER_MS` (default 150 ms, about one small kernel's compile); from then on it is compiled
-and every later launch runs natively (the ski-rental rule: never more than about twice the better of
-"always compile" and "never compile"). A kernel whose object is already in the disk cache runs natively
-at once (a hit loads in about 1.5 ms), and `STRATA_NATIVE_AFTER_MS=0` compiles every kernel at its first
-launch, which is what the native executor's own tests and a whole-suite native run use.
+reference has spent on it, plus what its next launch is predicted to cost there, reaches what compiling
+it is predicted to cost (COMPILE_S_PER_INSTRUCTION per static instruction: 80 ms for SAXPY, 7 s for the
+BLAS library's biggest GEMM kernel), and at least `STRATA_NATIVE_AFTER_MS` (default 150 ms); from then
+on it is compiled and every later launch runs natively (the ski-rental rule: never more than about twice
+the better of "always compile" and "never compile"). A kernel whose object is already in the disk cache
+runs natively at once (a hit loads in about 1.5 ms), and `STRATA_NATIVE_AFTER_MS=0` compiles every
+kernel at its first launch, which is what the native executor's own tests and a whole-suite native run
+use.
 
 Which executor runs a launch changes only its speed: the two give the same bits, counters and fault
 reports (the differential tests check it), and `LaunchReport.executor` says which one ran.
@@ -27,6 +29,15 @@ from strata.hw.jit import JitFunction, Program
 PER_CHUNK_INSTRUCTION_S = 5e-6
 PER_LANE_INSTRUCTION_S = 1e-9
 LOOP_TRIPS = 16  # how many times a loop body is assumed to run when predicting a launch with loops
+# LLVM's O3 compile of a kernel, per static instruction, fitted on the framework's 31 kernels (16 to 1,878
+# instructions: 3-5 ms each on a loaded 2-core machine) and the benchmarks' SAXPY (86 ms) and SGEMM (184 ms)
+COMPILE_S_PER_INSTRUCTION = 0.004
+
+
+def threshold_s(after_s: float, static_instructions: int) -> float:
+    """The reference time a kernel must have cost before it compiles: its predicted compile time, at least
+    `after_s` (STRATA_NATIVE_AFTER_MS)."""
+    return max(after_s, COMPILE_S_PER_INSTRUCTION * static_instructions)
 
 
 def predicted_reference_s(jf: JitFunction, config: LaunchConfig, chunk_lanes: int) -> float:
@@ -50,8 +61,10 @@ def worth_compiling(program: Program, kernel: str, config: LaunchConfig, *, afte
     """Whether this launch should compile the kernel (when it is not compiled or cached yet)."""
     if after_s <= 0:
         return True
-    predicted = predicted_reference_s(program.functions[kernel], config, chunk_lanes)
-    return _spent(program).get(kernel, 0.0) + predicted >= after_s
+    jf = program.functions[kernel]
+    predicted = predicted_reference_s(jf, config, chunk_lanes)
+    static = sum(b.n_instructions for b in jf.blocks)
+    return _spent(program).get(kernel, 0.0) + predicted >= threshold_s(after_s, static)
 
 
 def spent_on_reference(program: Program, kernel: str, seconds: float) -> None:
