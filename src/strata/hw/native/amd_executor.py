@@ -169,8 +169,9 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
     """Run the dispatch natively; None (after a `native_fallback` trace event) when it cannot."""
     reason = launch_reason(prog, launch, mem, budget)
     if reason is None and not _warm(prog, launch, batch_lanes):
-        trace.emit("L0", "native_deferred", kernel=prog.name, engine="amdgpu",
-                   reason="not compiled yet: the reference's time on it is below STRATA_NATIVE_AFTER_MS")
+        if tiering.first_deferral(prog, prog.name):  # (once per kernel: not a row under every launch)
+            trace.emit("L0", "native_deferred", kernel=prog.name, engine="amdgpu",
+                       reason="not compiled yet: the reference's time on it is below its compile cost")
         return None
     ck = reason if reason else compiled(prog)
     if isinstance(ck, str):

@@ -319,8 +319,9 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     """Run the launch natively, or return None (after a `native_fallback` trace event) when it cannot."""
     reason = launch_reason(program, kernel_name, config, mem)
     if reason is None and not _warm(program, kernel_name, config, chunk_lanes):
-        trace.emit("L0", "native_deferred", kernel=kernel_name,
-                   reason="not compiled yet: the reference's time on it is below STRATA_NATIVE_AFTER_MS")
+        if tiering.first_deferral(program, kernel_name):  # (once per kernel: not a row under every launch)
+            trace.emit("L0", "native_deferred", kernel=kernel_name,
+                       reason="not compiled yet: the reference's time on it is below its compile cost")
         return None  # (the reference runs it, and its time counts towards compiling: tiering.py)
     ck: CompiledKernel | str = reason if reason else compiled(program, kernel_name)
     if isinstance(ck, str):

@@ -67,6 +67,16 @@ def worth_compiling(program: Program, kernel: str, config: LaunchConfig, *, afte
     return _spent(program).get(kernel, 0.0) + predicted >= threshold_s(after_s, static)
 
 
+def first_deferral(owner: object, kernel: str) -> bool:
+    """True the first time a launch of `kernel` (of a program or code object `owner`) waits on the reference:
+    the trace says why once, not under every launch."""
+    seen: set[str] = owner.__dict__.setdefault("_native_deferred", set())
+    if kernel in seen:
+        return False
+    seen.add(kernel)
+    return True
+
+
 def spent_on_reference(program: Program, kernel: str, seconds: float) -> None:
     """Count a launch the reference executor ran towards compiling the kernel."""
     spent = _spent(program)
