@@ -5,7 +5,7 @@ The engine fills one `Counters` per launch; counts are exact (not sampled) for t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 # Instruction classes, as a profiler groups them (Nsight Compute's pipe utilisation, roughly).
 INSTRUCTION_CLASSES: tuple[str, ...] = (
@@ -73,6 +73,23 @@ class Counters:
         sectors = self.global_load_sectors + self.global_store_sectors
         ideal = self.global_load_ideal_sectors + self.global_store_ideal_sectors
         return min(ideal / sectors, 1.0) if sectors else 1.0
+
+    def add(self, other: Counters) -> None:
+        """Add `other`'s counts into these (per-class dicts key by key): one launch's counters from the parts
+        that ran on different host threads.
+
+        >>> a, b = Counters(barriers=1), Counters(barriers=2)
+        >>> b.thread_instructions["fp32"] = 3
+        >>> a.add(b); (a.barriers, a.thread_instructions["fp32"])
+        (3, 3)
+        """
+        for f in fields(self):
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(mine, dict):
+                for k, v in theirs.items():
+                    mine[k] = mine.get(k, 0) + v
+            else:
+                setattr(self, f.name, mine + theirs)
 
     def as_dict(self) -> dict[str, object]:
         d: dict[str, object] = {k: v for k, v in self.__dict__.items()}

@@ -198,7 +198,7 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
         b = ref._init_batch(prog, launch, wgs, waves_per_wg, threads)
         _run_batch(prog, launch, mem, ck, b, workers, waves_per_wg, table, start, timeout_s, control)
     for w in workers:
-        _add_counters(counters, w.counters)
+        counters.add(w.counters)
     counts = np.asarray(np.sum([w.counts for w in workers], axis=0, dtype=np.uint64))
     replayed = np.sum([w.replayed for w in workers], axis=0)
     _fold(prog, ck, counts, replayed, sum(w.replay_lanes for w in workers), counters, isa_counts)
@@ -222,16 +222,6 @@ class _Worker:
         self.ctx = np.zeros(air.CTX_SIZE, np.int64)
         self.memo = np.zeros(0, np.int32)  # per batch: bank conflicts by pattern (amd_codegen.bank_conflicts)
         self.error: BaseException | None = None
-
-
-def _add_counters(into: Counters, other: Counters) -> None:
-    for f in dataclasses.fields(Counters):
-        a, b = getattr(into, f.name), getattr(other, f.name)
-        if isinstance(a, dict):
-            for k, v in b.items():
-                a[k] = a.get(k, 0) + v
-        else:
-            setattr(into, f.name, a + b)
 
 
 def _allocation_table(mem: DeviceMemory) -> tuple[np.ndarray, np.ndarray, int]:

@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from strata import trace
-from strata.hw.counters import Counters
 from strata.hw.engine import (
     EXIT,
     LOCAL_CHUNK_BYTES,
@@ -465,7 +464,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     L0 = launches[0]
     c = L0.counters
     for L in launches[1:]:
-        _add_counters(c, L.counters)
+        c.add(L.counters)
         for k, (t_acc, w_acc) in L.acc.items():
             a = L0.accumulators(L.program.functions[kernel_name]) if k not in L0.acc else L0.acc[k]
             a[0][:] = [x + y for x, y in zip(a[0], t_acc, strict=True)]
@@ -692,13 +691,3 @@ def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: 
     ctx[cg.CTX_CTAID_X_ADD] = chunk.first_block if one_d else 0
     chunk._native_keep = lanes  # type: ignore[attr-defined]  # alive as long as the chunk
     return ctx
-
-
-def _add_counters(into: Counters, other: Counters) -> None:
-    for f in dataclasses.fields(Counters):
-        a, b = getattr(into, f.name), getattr(other, f.name)
-        if isinstance(a, dict):
-            for k, v in b.items():
-                a[k] = a.get(k, 0) + v
-        else:
-            setattr(into, f.name, a + b)
