@@ -44,7 +44,7 @@ from strata.cuda import DeviceArray, pointer_get_attributes
 from strata.libs.common import library_call
 from strata.libs.nccl import comm as comm_mod
 from strata.libs.nccl.comm import Communicator, Op
-from strata.libs.nccl.group import deferred_post, deferred_wait, group_end, group_start
+from strata.libs.nccl.group import current_group, deferred_post, deferred_wait, group_end, group_start
 from strata.libs.nccl.kernels import COPY, MAX_INPUTS, VECTOR_BYTES, apply, sum_many, sums_many
 from strata.libs.nccl.model import (
     CollectiveModel,
@@ -83,6 +83,7 @@ class Call:
     peer: int | None
     stream: Stream
     algorithm: str | None = None  # all_reduce: 'ring', 'tree' or None (the modeled faster one)
+    unit: int = 0  # its unit of the communicator's issue order (comm.IssueOrder)
 
     def describe(self) -> str:
         extra = "".join(f", {k}={v}" for k, v in (("op", self.op.name if self.op is not None else None),
@@ -174,7 +175,8 @@ def _collective(api: str, comm: Communicator, send: Any, recv: Any, count: Any, 
     send_ptr = _buffer(send, n_send, comm, api, "sendbuff") if n_send or send is not None else 0
     needs_recv = api != "reduce" or comm.rank == root  # reduce: significant at the root only
     recv_ptr = _buffer(recv, n_recv, comm, api, "recvbuff") if needs_recv else 0
-    call = Call(api, comm, send_ptr, recv_ptr, n, dt, red, root, None, s, algorithm)
+    call = Call(api, comm, send_ptr, recv_ptr, n, dt, red, root, None, s, algorithm,
+                comm.order.unit_of(current_group()))
     key = ("coll", comm.seq)
     comm.seq += 1
     return _submit(comm, key, api, comm.nranks, call, comm.rank, _agree_collective, _execute_collective)
@@ -335,7 +337,8 @@ def _p2p(api: str, buf: Any, count: Any, datatype: Any, peer: Any, comm: Communi
     src, dst = (comm.rank, peer) if api == "send" else (peer, comm.rank)
     nth = comm.p2p_seq.get((api, peer), 0)
     comm.p2p_seq[(api, peer)] = nth + 1
-    call = Call(api, comm, ptr if api == "send" else 0, ptr if api == "recv" else 0, n, dt, None, None, peer, s)
+    call = Call(api, comm, ptr if api == "send" else 0, ptr if api == "recv" else 0, n, dt, None, None, peer, s,
+                None, comm.order.unit_of(current_group()))
     return _submit(comm, ("p2p", src, dst, nth), "send_recv", 2, call, 0 if api == "send" else 1, _agree_p2p,
                    _execute_p2p)
 
@@ -413,8 +416,13 @@ def _run(op: Op, api: str, calls: list[Call], steps: list[list[list[_Launch]]], 
         return ev
 
     ranks = [c.comm.rank for c in calls]
+    collective = api != "send_recv"  # (sends and receives use no scratch: those of one group run side by side)
     with library_call(f"nccl.{api}", cuda_name=_VENDOR[api], rocm_name=f"{_VENDOR[api]} (RCCL)", nranks=n,
                       bytes=nbytes, datatype=dt.name, ranks=ranks) as ev:
+        for c in calls:  # the communicator's issue order: after its previous operation, whatever its stream
+            for before in c.comm.order.waits(c.unit, collective):
+                if before.stream is not c.stream:  # (one stream orders its own work)
+                    c.stream.wait_event(before)
         prev = [mark(r) for r in range(n)]  # the data each rank queued before the call
         launches = copies = 0
         for t, step in enumerate(steps):
@@ -439,6 +447,8 @@ def _run(op: Op, api: str, calls: list[Call], steps: list[list[list[_Launch]]], 
         for r in range(n):  # nobody reuses a buffer a neighbour may still read
             for q in deps(r):
                 calls[r].stream.wait_event(prev[q])
+        for r, c in enumerate(calls):  # where the operation ends on each rank, for the rank's next one
+            c.comm.order.done(c.unit, mark(r), collective)
         op.model, op.launches, op.copies = m, launches, copies
         ev.update(kernel="nccl_apply", algorithm=algorithm, launches=launches, peer_copies=copies, modeled_s=m.seconds,
                   algbw=m.algbw, busbw=m.busbw)

@@ -25,7 +25,7 @@ from typing import Any
 from strata import trace
 from strata.cuda import Device, DeviceArray, current_device
 from strata.libs.nccl.types import NcclError, NcclTimeoutError
-from strata.runtime import Stream
+from strata.runtime import Event, Stream
 
 DEFAULT_TIMEOUT = 60.0  # seconds a rank waits for the others (torch.distributed's default is longer)
 UNIQUE_ID_BYTES = 128  # sizeof(ncclUniqueId)
@@ -81,6 +81,57 @@ class Clique:
             raise self.error
 
 
+class IssueOrder:
+    """One rank's issue order (NCCL's rule: the operations of a communicator run one after another, whatever
+    streams they are on, so the communicator's scratch buffer and connections are never used by two at once).
+
+    Calls are numbered in units: a call outside a group is a unit of its own, the calls of one group are one
+    unit (`unit_of`, at call time). On the device, the first work of each unit waits for the end of every
+    operation of the previous unit (`waits`: events, so barrier packets on the call's stream, never a host
+    wait), and a collective also for the previous collective of its own unit (collectives of one group on two
+    streams would share the scratch too; sends and receives of a group run side by side, as NCCL runs them in
+    one launch). `done` records where each operation ended. A rank posts a unit's calls only after the previous
+    unit's have all been queued (group_end and a lone call wait for that), so the events `waits` returns are
+    always recorded ones.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()  # ranks' operations may be queued by several threads at once
+        self.issued = 0  # units numbered at call time
+        self.group: int | None = None  # the group of the last unit numbered, if it was a group
+        self.unit = 0  # the unit whose operations are being queued now
+        self.before: list[Event] = []  # where the operations of the unit before it ended
+        self.current: list[Event] = []  # where this unit's operations queued so far end
+        self.last_collective: Event | None = None  # ... and where its last collective ends
+
+    def unit_of(self, group: int | None) -> int:
+        """The unit of a call made now, inside `group` (current_group()) or outside any."""
+        with self.lock:
+            if group is None or group != self.group:
+                self.issued += 1
+            self.group = group
+            return self.issued
+
+    def waits(self, unit: int, collective: bool) -> list[Event]:
+        """The events an operation of `unit` waits for before it starts."""
+        with self.lock:
+            if unit != self.unit:
+                self.before = self.current or self.before
+                self.current, self.last_collective, self.unit = [], None, unit
+            out = list(self.before)
+            if collective and self.last_collective is not None:
+                out.append(self.last_collective)
+            return out
+
+    def done(self, unit: int, end: Event, collective: bool) -> None:
+        """An operation of `unit` ends at `end` (an event recorded after it on its stream)."""
+        with self.lock:
+            if unit == self.unit:
+                self.current.append(end)
+                if collective:
+                    self.last_collective = end
+
+
 _CLIQUES: dict[bytes, Clique] = {}
 _CLIQUES_LOCK = threading.Lock()
 
@@ -102,6 +153,7 @@ class Communicator:
         self.p2p_seq: dict[tuple[str, int], int] = {}  # ('send'|'recv', peer) -> count posted
         self.destroyed = False
         self._scratch: DeviceArray | None = None
+        self.order = IssueOrder()
 
     def count(self) -> int:
         """ncclCommCount."""

@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable
 
@@ -19,9 +20,12 @@ from strata.libs.nccl.types import NcclError
 _local = threading.local()
 
 
+_groups = itertools.count(1)  # each outermost group of any thread gets its own number
+
+
 def _state() -> tuple[int, list[Callable[[], None]], list[Callable[[], None]]]:
     if not hasattr(_local, "depth"):
-        _local.depth, _local.posts, _local.waits = 0, [], []
+        _local.depth, _local.posts, _local.waits, _local.token = 0, [], [], 0
     return _local.depth, _local.posts, _local.waits
 
 
@@ -30,9 +34,16 @@ def depth() -> int:
     return _state()[0]
 
 
+def current_group() -> int | None:
+    """The number of this thread's open outermost group, None outside a group: the calls of one group are
+    one unit of their communicator's issue order (`collectives.py`)."""
+    return _local.token if _state()[0] else None
+
+
 def group_start() -> None:
     """ncclGroupStart."""
-    _state()
+    if _state()[0] == 0:
+        _local.token = next(_groups)
     _local.depth += 1
 
 
