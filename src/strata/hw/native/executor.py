@@ -316,6 +316,15 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
             budget: int, chunk_lanes: int, timeout_s: float, stack_bytes: int, control: Any, runtime: Any,
             clock_mhz: float) -> LaunchResult | None:
     """Run the launch natively, or return None (after a `native_fallback` trace event) when it cannot."""
+    known = program.__dict__.get("_native")
+    hit = known.get(kernel_name) if known else None
+    if isinstance(hit, CompiledKernel) and not hit.funcs and not hit.pieces and not config.grid_workspace and \
+            not cluster_dims(program.functions[kernel_name], config)[1]:
+        # compiled already, and nothing of it is native code: the reference's loop runs it whatever launch_reason
+        # would say (its other reasons send a launch to that same loop), so it need not be asked
+        return _no_native_code(hit, program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
+                               chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes, control=control,
+                               runtime=runtime, clock_mhz=clock_mhz)
     reason = launch_reason(program, kernel_name, config, mem)
     if reason is None and not _warm(program, kernel_name, config, chunk_lanes):
         if tiering.first_deferral(program, kernel_name):  # (once per kernel: not a row under every launch)
@@ -326,18 +335,13 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     if isinstance(ck, str):
         trace.emit("L0", "native_fallback", kernel=kernel_name, reason=ck)
         return None
+    if not ck.funcs and not ck.pieces:
+        return _no_native_code(ck, program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
+                               chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes, control=control,
+                               runtime=runtime, clock_mhz=clock_mhz)
     if ck.reference_blocks:
         trace.emit("L0", "native_partial", kernel=kernel_name, blocks=len(ck.reference_blocks),
                    reasons=sorted(set(ck.reference_blocks.values())), serial=ck.serial)
-    if not ck.funcs and not ck.pieces:
-        # Nothing of it is native code (an empty kernel, or every block on the reference handlers): the chunks
-        # would run the reference's own loop anyway (run_frame), so they do so without the native per-launch
-        # state (driver states, counter arrays, ctx), which costs more than such a launch runs.
-        result = _execute_reference(program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
-                                    chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes,
-                                    control=control, runtime=runtime, clock_mhz=clock_mhz)
-        result.executor = "native"
-        return result
     t0 = time.perf_counter()
     nblocks = config.num_blocks
     one_d = config.grid[1] == config.grid[2] == 1
@@ -477,6 +481,19 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     c.blocks_launched = nblocks
     _fold_counters(L0)
     result = LaunchResult(c, time.perf_counter() - t0, _shared_size(L0), L0.kernel.local_size)
+    result.executor = "native"
+    return result
+
+
+def _no_native_code(ck: CompiledKernel, program: Program, kernel_name: str, config: LaunchConfig, mem: DeviceMemory,
+                    **kw: Any) -> LaunchResult:
+    """A compiled kernel of which nothing is native code (an empty kernel, or every block on the reference
+    handlers): its chunks would run the reference's own loop anyway (run_frame), so they do so without the native
+    per-launch state (driver states, counter arrays, ctx), which costs more than such a launch runs."""
+    if ck.reference_blocks:
+        trace.emit("L0", "native_partial", kernel=kernel_name, blocks=len(ck.reference_blocks),
+                   reasons=sorted(set(ck.reference_blocks.values())), serial=ck.serial)
+    result = _execute_reference(program, kernel_name, config, mem, **kw)
     result.executor = "native"
     return result
 
