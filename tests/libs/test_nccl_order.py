@@ -109,12 +109,15 @@ def _expected(kind: str, hs: list[np.ndarray]) -> list[np.ndarray | None]:
 # (NVLS chains through the scratch too, but within one step of one rank's stream, and the emulator's compute
 # engine switches queues only at a barrier packet, so two calls' chains cannot interleave there today: the
 # ordering covers them all the same.)
+@pytest.mark.parametrize("one_group", [False, True], ids=["calls", "one-group"])
 @pytest.mark.parametrize(("kind", "nr", "n"), [("reduce_scatter", 4, 4 << 20), ("reduce", 3, 1 << 20)])
 def test_two_collectives_on_two_streams_of_one_communicator_do_not_share_scratch_at_once(
-        kind: str, nr: int, n: int) -> None:
+        kind: str, nr: int, n: int, one_group: bool) -> None:
     """Large calls of one collective, each on other streams of every rank, all queued before any runs: each
     must match NumPy (before issue 18 a later call's partial sums overwrote an earlier one's in the shared
-    scratch buffer)."""
+    scratch buffer). Also with every call in one group (NCCL runs a group's collectives in order too). The
+    calls return while the gate still holds every stream: the order is kept on the devices, not by the host
+    waiting."""
     devs = devices_of_model(nr)
     comms = nccl.comm_init_all(devs)
     out_n = n // nr if kind == "reduce_scatter" else n
@@ -131,8 +134,12 @@ def test_two_collectives_on_two_streams_of_one_communicator_do_not_share_scratch
     gate = Gate(devs[0])
     try:
         gate.hold([s for streams in ss for s in streams])
+        if one_group:
+            nccl.group_start()
         for i in range(CALLS):
             _queue(kind, xs[i], ys[i], comms, ss[i])
+        if one_group:
+            nccl.group_end()
     finally:  # (also on an error: the devices must not spin until the watchdog)
         gate.open()
         gc.enable()
