@@ -10,7 +10,9 @@ instead a peer copy on the receiving device's copy engine (what cudaMemcpyPeerAs
 copy-engine collectives do: no arithmetic, so no kernel needed; the modeled time is the same either
 way. Between steps each rank's stream waits for the
 previous step of the ranks it exchanges with (events, cross-device barrier packets), so no chunk is
-read before it is written nor overwritten before it is read. The ring all-reduce is a reduce-scatter
+read before it is written nor overwritten before it is read; and each operation of a communicator starts
+after its previous one ended (`comm.IssueOrder`, NCCL's rule), whatever streams the two are on, so no two use
+its scratch buffer at once. The ring all-reduce is a reduce-scatter
 (n-1 steps: rank r adds its predecessor's partial of chunk r-s-1) followed by an all-gather (n-1
 steps: rank r copies chunk r-s from its predecessor); the ring is rank order. NVLS (`_all_reduce_nvls`)
 is two steps: each rank reduces its shard of every rank's buffer (a sum: one `sum_many` launch adding up
