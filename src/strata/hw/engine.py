@@ -917,39 +917,36 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     assert), LaunchTimeout or LaunchCancelled; device memory outside what the kernel wrote stays
     intact and the device stays usable.
     """
-    if _settings.settings().executor == "native":
-        execute_native = _native_executor()
-        if execute_native is not None:
-            native = execute_native(program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
-                                    chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes,
-                                    control=control, runtime=runtime, clock_mhz=clock_mhz)
-            if native is not None:
-                return native
-            result = _execute_reference(program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
-                                        chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes,
-                                        control=control, runtime=runtime, clock_mhz=clock_mhz)
-            from strata.hw.native.tiering import spent_on_reference
-
-            spent_on_reference(program, kernel_name, result.wall_time_s)
+    native = _native_executor() if _settings.settings().executor == "native" else None
+    if native is not None:
+        execute_native, spent_on_reference = native
+        result = execute_native(program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
+                                chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes,
+                                control=control, runtime=runtime, clock_mhz=clock_mhz)
+        if result is not None:
             return result
-    return _execute_reference(program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
-                              chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes,
-                              control=control, runtime=runtime, clock_mhz=clock_mhz)
+    result = _execute_reference(program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
+                                chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes,
+                                control=control, runtime=runtime, clock_mhz=clock_mhz)
+    if native is not None:  # the native executor declined: the reference's time counts towards compiling it
+        spent_on_reference(program, kernel_name, result.wall_time_s)
+    return result
 
 
-_NATIVE: list[Any] = []  # [the native executor's execute, or None when llvmlite is missing], once looked up
+_NATIVE: list[Any] = []  # [(the native executor's execute, tiering's spent_on_reference) or None], looked up once
 
 
 def _native_executor() -> Any:
-    """The native executor's `execute` (None without llvmlite), imported once: an import statement in a
-    function costs a few microseconds on every launch."""
+    """The native executor's `execute` and tiering's `spent_on_reference` (None without llvmlite), imported
+    once: an import statement in a function costs a few microseconds on every launch."""
     if not _NATIVE:
         from strata.hw.native import available  # NOTE: L0 to L0; the native executor reuses this module's machinery
 
         if available():
             from strata.hw.native.executor import execute as execute_native
+            from strata.hw.native.tiering import spent_on_reference
 
-            _NATIVE.append(execute_native)
+            _NATIVE.append((execute_native, spent_on_reference))
         else:
             _NATIVE.append(None)
     return _NATIVE[0]

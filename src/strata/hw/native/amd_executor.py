@@ -91,15 +91,12 @@ def _object_key(prog: ref.AmdProgram) -> str:
 def predicted_reference_s(prog: ref.AmdProgram, launch: ref.AmdLaunch, batch_lanes: int) -> float:
     """A rough prediction of the reference executor's time for a dispatch (tiering.py's model: a fixed cost per
     instruction and batch plus one per lane; loops assumed to run LOOP_TRIPS times)."""
-    static = len(prog.insts)
-    if any(ins.fmt == "SOPP" and ins.name.startswith(("s_branch", "s_cbranch")) and ins.f["simm16"] & 0x8000
-           for ins in prog.insts):
-        static *= tiering.LOOP_TRIPS
+    loops = any(ins.fmt == "SOPP" and ins.name.startswith(("s_branch", "s_cbranch")) and ins.f["simm16"] & 0x8000
+                for ins in prog.insts)
     threads = launch.block[0] * launch.block[1] * launch.block[2]
     n_wg = launch.grid[0] * launch.grid[1] * launch.grid[2]
     lanes = n_wg * -(-threads // ref.WAVE) * ref.WAVE
-    batches = -(-lanes // max(ref.BATCH_FACTOR * batch_lanes, 1))
-    return static * (batches * tiering.PER_CHUNK_INSTRUCTION_S + lanes * tiering.PER_LANE_INSTRUCTION_S)
+    return tiering.predict_s(len(prog.insts), loops, -(-lanes // max(ref.BATCH_FACTOR * batch_lanes, 1)), lanes)
 
 
 def _warm(prog: ref.AmdProgram, launch: ref.AmdLaunch, batch_lanes: int) -> bool:
@@ -113,10 +110,10 @@ def _warm(prog: ref.AmdProgram, launch: ref.AmdLaunch, batch_lanes: int) -> bool
     if "ck" in memo:
         return True
     after_s = config.settings().native_after_ms / 1e3
-    spent = memo.get("spent", 0.0) + predicted_reference_s(prog, launch, batch_lanes)
-    if after_s <= 0 or spent >= tiering.threshold_s(after_s, len(prog.insts)) or cache_has(_object_key(prog)):
+    spent, predicted = memo.get("spent", 0.0), predicted_reference_s(prog, launch, batch_lanes)
+    if tiering.due(spent, predicted, len(prog.insts), after_s) or cache_has(_object_key(prog)):
         return True
-    memo["spent"] = spent
+    memo["spent"] = spent + predicted
     return False
 
 

@@ -123,7 +123,7 @@ def _warm(program: Program, kernel: str, config: LaunchConfig, chunk_lanes: int)
     if kernel in program.__dict__.get("_native", {}):
         return True
     after_s = cfg.settings().native_after_ms / 1e3
-    return (after_s <= 0 or tiering.worth_compiling(program, kernel, config, after_s=after_s, chunk_lanes=chunk_lanes)
+    return (tiering.worth_compiling(program, kernel, config, after_s=after_s, chunk_lanes=chunk_lanes)
             or cache_has(_object_key(program, kernel)))
 
 
@@ -339,9 +339,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
         return _no_native_code(ck, program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
                                chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes, control=control,
                                runtime=runtime, clock_mhz=clock_mhz)
-    if ck.reference_blocks:
-        trace.emit("L0", "native_partial", kernel=kernel_name, blocks=len(ck.reference_blocks),
-                   reasons=sorted(set(ck.reference_blocks.values())), serial=ck.serial)
+    _report_partial(ck, kernel_name)
     t0 = time.perf_counter()
     nblocks = config.num_blocks
     one_d = config.grid[1] == config.grid[2] == 1
@@ -490,12 +488,17 @@ def _no_native_code(ck: CompiledKernel, program: Program, kernel_name: str, conf
     """A compiled kernel of which nothing is native code (an empty kernel, or every block on the reference
     handlers): its chunks would run the reference's own loop anyway (run_frame), so they do so without the native
     per-launch state (driver states, counter arrays, ctx), which costs more than such a launch runs."""
-    if ck.reference_blocks:
-        trace.emit("L0", "native_partial", kernel=kernel_name, blocks=len(ck.reference_blocks),
-                   reasons=sorted(set(ck.reference_blocks.values())), serial=ck.serial)
+    _report_partial(ck, kernel_name)
     result = _execute_reference(program, kernel_name, config, mem, **kw)
     result.executor = "native"
     return result
+
+
+def _report_partial(ck: CompiledKernel, kernel_name: str) -> None:
+    """The `native_partial` trace event of a kernel some of whose blocks run on the reference handlers."""
+    if ck.reference_blocks:
+        trace.emit("L0", "native_partial", kernel=kernel_name, blocks=len(ck.reference_blocks),
+                   reasons=sorted(set(ck.reference_blocks.values())), serial=ck.serial)
 
 
 # blocks of a kernel -> driver states kept for the next launch (one per worker of a launch; see _driver_state)

@@ -40,15 +40,37 @@ def threshold_s(after_s: float, static_instructions: int) -> float:
     return max(after_s, COMPILE_S_PER_INSTRUCTION * static_instructions)
 
 
+def predict_s(static: int, loops: bool, chunks: int, lanes: int) -> float:
+    """The cost model: `static` instructions (LOOP_TRIPS times each when the code loops) over `chunks` chunks
+    (or batches) and `lanes` lanes. Both executors' predictions (this module's, amd_executor's) use it."""
+    if loops:
+        static *= LOOP_TRIPS
+    return static * (chunks * PER_CHUNK_INSTRUCTION_S + lanes * PER_LANE_INSTRUCTION_S)
+
+
+def due(spent_s: float, predicted_s: float, static: int, after_s: float) -> bool:
+    """The tiering rule: compile once the reference's time on a kernel, spent plus predicted for the launch at
+    hand, reaches the kernel's predicted compile time (at least `after_s`); `after_s` <= 0: always."""
+    return after_s <= 0 or spent_s + predicted_s >= threshold_s(after_s, static)
+
+
+def _static(jf: JitFunction) -> tuple[int, bool]:
+    """(static instructions, whether a block branches backwards) of a kernel: asked by every launch that waits
+    on the reference, so computed once."""
+    hit: tuple[int, bool] | None = jf.__dict__.get("_tier_static")
+    if hit is None:
+        hit = jf.__dict__["_tier_static"] = (
+            sum(b.n_instructions for b in jf.blocks),
+            any(b.term == "bra" and 0 <= b.target <= k for k, b in enumerate(jf.blocks)))
+    return hit
+
+
 def predicted_reference_s(jf: JitFunction, config: LaunchConfig, chunk_lanes: int) -> float:
     """A rough prediction of the reference executor's time for this launch: the kernel's static instruction
     count (times LOOP_TRIPS when it has a backward branch) over its chunks and lanes."""
-    static = sum(b.n_instructions for b in jf.blocks)
-    if any(b.term == "bra" and 0 <= b.target <= k for k, b in enumerate(jf.blocks)):
-        static *= LOOP_TRIPS
+    static, loops = _static(jf)
     lanes = config.num_blocks * (-(-config.threads_per_block // 32) * 32)
-    chunks = -(-lanes // max(chunk_lanes, 1))
-    return static * (chunks * PER_CHUNK_INSTRUCTION_S + lanes * PER_LANE_INSTRUCTION_S)
+    return predict_s(static, loops, -(-lanes // max(chunk_lanes, 1)), lanes)
 
 
 def _spent(program: Program) -> dict[str, float]:
@@ -62,9 +84,8 @@ def worth_compiling(program: Program, kernel: str, config: LaunchConfig, *, afte
     if after_s <= 0:
         return True
     jf = program.functions[kernel]
-    predicted = predicted_reference_s(jf, config, chunk_lanes)
-    static = sum(b.n_instructions for b in jf.blocks)
-    return _spent(program).get(kernel, 0.0) + predicted >= threshold_s(after_s, static)
+    return due(_spent(program).get(kernel, 0.0), predicted_reference_s(jf, config, chunk_lanes), _static(jf)[0],
+               after_s)
 
 
 def first_deferral(owner: object, kernel: str) -> bool:
