@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import struct
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,48 +20,14 @@ from strata import trace
 from strata.errors import DeviceFault, LaunchTimeout
 from strata.hw import native
 from strata.hw.amdgpu import kernarg
-from strata.hw.amdgpu.codeobject import KernelInfo, parse
+from strata.hw.amdgpu.codeobject import KernelInfo
 from strata.hw.amdgpu.executor import AmdLaunch, execute, load_program
-from strata.hw.memory import GLOBAL_BASE, DeviceMemory
 
-AMD = Path(__file__).parent / "amd"
+from ..hw.native_harness import on_both_executors
+from .amd.test_amd_executor import Board, f32, i32, kernel, p64
+
 pytestmark = pytest.mark.skipif(not native.available(), reason="llvmlite not installed (the native executor needs it)")
 needs_clang = pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 not installed (make amd)")
-
-
-class Board:
-    """A DeviceMemory with a bump allocator (a guard page between allocations), as test_amd_executor's."""
-
-    def __init__(self) -> None:
-        self.mem = DeviceMemory(1 << 26)
-        self.next = GLOBAL_BASE
-
-    def put(self, data: np.ndarray | bytes, tag: str = "buf") -> int:
-        raw = np.frombuffer(bytes(data) if isinstance(data, bytes) else data.tobytes(), np.uint8)
-        addr = self.next
-        self.mem.map(addr, raw.size, tag)
-        self.mem.write(addr, raw)
-        self.next += -(-raw.size // 4096) * 4096 + 4096
-        return addr
-
-    def get(self, addr: int, n: int, dtype: type = np.float32) -> np.ndarray:
-        return np.frombuffer(self.mem.read(addr, n * np.dtype(dtype).itemsize), dtype).copy()
-
-
-def kernel(co: str, name: str) -> KernelInfo:
-    return parse((AMD / f"{co}.co").read_bytes()).kernels[name]
-
-
-def p64(a: int) -> bytes:
-    return a.to_bytes(8, "little")
-
-
-def i32(v: int) -> bytes:
-    return struct.pack("<i", v)
-
-
-def f32(v: float) -> bytes:
-    return struct.pack("<f", v)
 
 
 Setup = Callable[[Board], tuple[list[bytes], list[tuple[int, int, Any]]]]  # -> (args, outputs (addr, n, dtype))
@@ -333,25 +297,6 @@ extern "C" __global__ void spin(volatile int* flag, int* out) {
 """
 
 
-def hip_both(monkeypatch: pytest.MonkeyPatch, launch: Callable[[Any], Any], make: Callable[[], Any]) -> list[Any]:
-    """`launch(args)` through strata.hip on each executor from fresh inputs: the report says which ran, the
-    outputs are bit for bit the same and so are the counters."""
-    results = {}
-    for ex in ("reference", "native"):
-        monkeypatch.setenv("STRATA_EXECUTOR", ex)
-        args, outs = make()
-        with trace.record() as rec:
-            r = launch(args)
-            r.wait()
-        assert r.executor == ex, [e.args for e in rec.events if e.name == "native_fallback"]
-        results[ex] = (dataclasses.asdict(r.counters), [o.get() for o in outs])
-    (c_ref, o_ref), (c_nat, o_nat) = results["reference"], results["native"]
-    for a, b in zip(o_ref, o_nat, strict=True):
-        assert a.tobytes() == b.tobytes()
-    assert c_nat == c_ref
-    return o_nat
-
-
 @needs_clang
 def test_bench_saxpy_and_sgemm_through_hip(monkeypatch: pytest.MonkeyPatch, mi300x: Any,
                                           rng: np.random.Generator) -> None:
@@ -364,7 +309,7 @@ def test_bench_saxpy_and_sgemm_through_hip(monkeypatch: pytest.MonkeyPatch, mi30
     def make_saxpy() -> tuple[tuple[Any, ...], list[Any]]:
         dx, dy = hip.to_device(x), hip.to_device(y)
         return (np.int32(n), np.float32(3.0), dx, dy), [dy]
-    (out,) = hip_both(monkeypatch, lambda args: k((n + 255) // 256, 256, args), make_saxpy)
+    (out,), _, _ = on_both_executors(monkeypatch, lambda args: k((n + 255) // 256, 256, args), make_saxpy)
     assert np.array_equal(out, (np.float64(3.0) * x + y.astype(np.float64)).astype(np.float32))
 
     size = 96  # 3 x 3 tiles of 32 x 32: 1024-lane workgroups of 16 waves meeting at s_barrier
@@ -374,7 +319,7 @@ def test_bench_saxpy_and_sgemm_through_hip(monkeypatch: pytest.MonkeyPatch, mi30
     def make_gemm() -> tuple[tuple[Any, ...], list[Any]]:
         dc = hip.zeros((size, size), np.float32)
         return (np.int32(size), np.int32(size), np.int32(size), hip.to_device(a), hip.to_device(b), dc), [dc]
-    (c,) = hip_both(monkeypatch, lambda args: g((3, 3), (32, 32), args), make_gemm)
+    (c,), _, _ = on_both_executors(monkeypatch, lambda args: g((3, 3), (32, 32), args), make_gemm)
     np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
@@ -389,7 +334,7 @@ def test_cross_lane_shuffles_and_readlane(monkeypatch: pytest.MonkeyPatch, mi300
     def make() -> tuple[tuple[Any, ...], list[Any]]:
         out, picked = hip.zeros(8, np.float32), hip.zeros(512, np.int32)
         return (hip.to_device(x), out, picked), [out, picked]
-    out, picked = hip_both(monkeypatch, lambda args: k(2, 256, args), make)
+    (out, picked), _, _ = on_both_executors(monkeypatch, lambda args: k(2, 256, args), make)
     np.testing.assert_allclose(out, x.reshape(8, 64).sum(1, dtype=np.float64), rtol=1e-5, atol=1e-5)
     assert np.array_equal(picked, np.repeat(np.arange(8) * 64 + 5, 64) * 3)
 
@@ -410,7 +355,7 @@ def test_float_and_integer_edge_values(monkeypatch: pytest.MonkeyPatch, mi300x: 
     def make() -> tuple[tuple[Any, ...], list[Any]]:
         f, r = hip.zeros(8 * n, np.float32), hip.zeros(8 * n, np.uint32)
         return (*(hip.to_device(v) for v in (a, b, c, u)), f, r, np.int32(n)), [f, r]
-    f, r = hip_both(monkeypatch, lambda args: k(-(-n // 256), 256, args), make)
+    (f, r), _, _ = on_both_executors(monkeypatch, lambda args: k(-(-n // 256), 256, args), make)
     f, r = f.reshape(n, 8), r.reshape(n, 8)
     with np.errstate(all="ignore"):
         assert np.array_equal(f[:, 1], a + b, equal_nan=True)
