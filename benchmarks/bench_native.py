@@ -22,7 +22,7 @@ import numpy as np
 import peers
 from bench_launch import numba_sim_launch
 from bench_saxpy import SAXPY_SRC
-from harness import NO_TARGET, BenchResult, best_of, format_table, import_strata_cuda, judge, log
+from harness import NO_TARGET, BenchResult, best_of, executor, format_table, import_strata_cuda, judge, log
 
 SAXPY_N = 4_194_304
 SAXPY_TARGET = 3.0
@@ -59,18 +59,6 @@ extern "C" __global__ void empty() {}
 """
 
 
-def _with(executor: str, fn: Any) -> Any:
-    old = os.environ.get("STRATA_EXECUTOR")
-    os.environ["STRATA_EXECUTOR"] = executor
-    try:
-        return fn()
-    finally:
-        if old is None:
-            os.environ.pop("STRATA_EXECUTOR", None)
-        else:
-            os.environ["STRATA_EXECUTOR"] = old
-
-
 def bench_native(repeats: int = 3, sgemm_reference: bool = True, *, numba_sim: bool = True, sim_repeats: int = 3,
                  quick: bool = False) -> list[BenchResult]:
     cuda = import_strata_cuda()
@@ -95,7 +83,8 @@ def bench_native(repeats: int = 3, sgemm_reference: bool = True, *, numba_sim: b
 
 def _compile_rows(cuda: Any, mod: Any) -> list[BenchResult]:
     from strata.hw.jit import Program
-    from strata.hw.native import executor, runtime
+    from strata.hw.native import executor as native_executor
+    from strata.hw.native import runtime
     from strata.hw.ptx.parser import parse
 
     # the runtime library (the helpers every kernel's code calls): built once per process, or read from the
@@ -115,13 +104,14 @@ def _compile_rows(cuda: Any, mod: Any) -> list[BenchResult]:
             for f in executor_cache_files():
                 f.unlink()
             t0 = time.perf_counter()
-            ck = executor.compiled(Program(parse(mod.ptx), {}), kernel)
+            ck = native_executor.compiled(Program(parse(mod.ptx), {}), kernel)
             cold = min(cold, time.perf_counter() - t0)
         program = Program(parse(mod.ptx), {})
         t0 = time.perf_counter()
-        hit = executor.compiled(program, kernel)
+        hit = native_executor.compiled(program, kernel)
         warm = time.perf_counter() - t0
-        ok = isinstance(ck, executor.CompiledKernel) and isinstance(hit, executor.CompiledKernel) and hit.cached
+        ok = isinstance(ck, native_executor.CompiledKernel) and isinstance(hit, native_executor.CompiledKernel) and \
+            hit.cached
         r = BenchResult(f"native_compile_{kernel}", f"native executor: compile {kernel} (LLVM O3), cold",
                         f"<= {COMPILE_TARGET_S * 1e3:.0f} ms", strata_value=cold, correct=ok)
         r.add_note(f"best of {COMPILE_REPEATS} cold compiles: PTX parse and lowering, IR, LLVM, link")
@@ -159,9 +149,11 @@ def _saxpy(cuda: Any, mod: Any, repeats: int) -> BenchResult:
             r = fn(grid, 256, (np.int32(n), a, dx, dy))
             r.wait()
             execs[ex] = r.executor
-        times[ex], _ = _with(ex, lambda run=run, ex=ex: best_of(run, repeats if ex == "native" else 1))
+        with executor(ex):
+            times[ex], _ = best_of(run, repeats if ex == "native" else 1)
     dy.set(y)
-    _with("native", lambda: fn(grid, 256, (np.int32(n), a, dx, dy)).wait())
+    with executor("native"):
+        fn(grid, 256, (np.int32(n), a, dx, dy)).wait()
     correct = bool(np.allclose(dy.get(), a * x + y, rtol=1e-6))
     t_np, _ = best_of(lambda: a * x + y, 5)
     r = BenchResult("native_saxpy_vs_numpy", f"SAXPY n={n:,}: native executor / NumPy a*x + y",
@@ -187,11 +179,13 @@ def _sgemm(cuda: Any, mod: Any, repeats: int, with_reference: bool) -> BenchResu
         r.wait()
         execs[ex] = r.executor
 
-    t_nat, _ = _with("native", lambda: best_of(lambda: run("native"), max(1, repeats - 1)))
+    with executor("native"):
+        t_nat, _ = best_of(lambda: run("native"), max(1, repeats - 1))
     c_nat = dc.get()
     t_ref = None
     if with_reference:
-        t_ref, _ = _with("reference", lambda: best_of(lambda: run("reference"), 1, warmups=0))
+        with executor("reference"):
+            t_ref, _ = best_of(lambda: run("reference"), 1, warmups=0)
         same = dc.get().tobytes() == c_nat.tobytes()
     else:
         same = True
@@ -215,7 +209,8 @@ def _empty(cuda: Any, mod: Any, repeats: int) -> BenchResult:
         def run() -> None:
             for _ in range(200):
                 fn(1, 32, ()).wait()
-        t, _ = _with(ex, lambda run=run: best_of(run, repeats))
+        with executor(ex):
+            t, _ = best_of(run, repeats)
         per[ex] = t / 200
     r = BenchResult("native_empty_launch", "synchronous empty launch (launch + wait): native executor",
                     "none (reported)", strata_value=per["native"], peer_name="reference executor",
@@ -223,20 +218,6 @@ def _empty(cuda: Any, mod: Any, repeats: int) -> BenchResult:
     r.status = "PASS"
     r.add_note("both executors share the launch path above L0; the native one adds its per-launch setup")
     return r
-
-
-def _native_now(fn: Any) -> Any:
-    """Run `fn` on the native executor with every kernel compiled at its first launch (no tiering wait), so
-    the timed launches are native ones; the rows check `LaunchReport.executor` all the same."""
-    old = os.environ.get("STRATA_NATIVE_AFTER_MS")
-    os.environ["STRATA_NATIVE_AFTER_MS"] = "0"
-    try:
-        return _with("native", fn)
-    finally:
-        if old is None:
-            os.environ.pop("STRATA_NATIVE_AFTER_MS", None)
-        else:
-            os.environ["STRATA_NATIVE_AFTER_MS"] = old
 
 
 def _saxpy_vs_sim(cuda: Any, repeats: int, sim_repeats: int, quick: bool) -> BenchResult:
@@ -257,7 +238,8 @@ def _saxpy_vs_sim(cuda: Any, repeats: int, sim_repeats: int, quick: bool) -> Ben
         execs.append(fn((n + 255) // 256, 256, (np.int32(n), a, dx, dy, dout)).wait().executor)
 
     # many rounds: one launch is a fraction of a millisecond, so the best of a few is at the mercy of the scheduler
-    t, times = _native_now(lambda: best_of(run, max(20, 10 * repeats), warmups=3))
+    with executor("native"):  # (every kernel compiled at its first launch: the timed launches are native)
+        t, times = best_of(run, max(20, 10 * repeats), warmups=3)
     ref = a.astype(np.float64) * x + y.astype(np.float64)
     r.strata_value = t
     r.correct = bool(np.allclose(dout.get(), ref, rtol=1e-6, atol=1e-6))
@@ -298,9 +280,11 @@ def _sync_vs_sim(cuda: Any, mod: Any, repeats: int, sim_repeats: int) -> BenchRe
         return out
 
     ref_execs: set[str] = set()
-    reference = _with("reference", lambda: rounds(ref_execs))
+    with executor("reference"):
+        reference = rounds(ref_execs)
     execs: set[str] = set()  # (measured right before the simulator: the closest load conditions)
-    per = _native_now(lambda: rounds(execs))
+    with executor("native"):
+        per = rounds(execs)
     t = min(per)
     r.strata_value, r.correct = t, True  # (nothing to compute; the executor is checked below)
     r.details = {"strata_per_launch_s": per, "executors": sorted(execs), "reference_per_launch_s": reference}
