@@ -21,7 +21,6 @@ forever, and a host waiting on one is told. A running kernel can be stopped from
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import dataclasses
 import operator
@@ -44,7 +43,6 @@ from strata.hw.signals import SIGNALS, HwSignal
 from strata.hw.topology import peer_copy_seconds, spec_of_memory
 
 ENGINES = ("compute", "dma0", "dma1")
-_UNTRACED = contextlib.nullcontext()  # trace.correlated's stand-in while nothing records (it costs a generator)
 # A launch's counters as a memo key for its modeled time: the scalar fields at once, the dict fields as items
 _COUNTER_FIELDS = dataclasses.fields(Counters)
 _COUNTER_SCALARS = operator.attrgetter(*(f.name for f in _COUNTER_FIELDS if f.default is not dataclasses.MISSING))
@@ -354,7 +352,7 @@ class CommandProcessor:
                 start = max(submitted, deps_end, q.last_end if packet.barrier else 0.0)
                 eng.busy_queue = q
                 eng.busy_packet = True
-                with trace.correlated(correlation, depth, (q.id, q.read_index)) if trace.recording() else _UNTRACED:
+                with trace.correlated(correlation, depth, (q.id, q.read_index)):
                     record = self._execute(eng, packet, start)
             except BaseException as exc:  # a fault: the queue stops, the error goes to the driver
                 # (Ctrl-C reaches a host thread that runs the packet itself (assist): the packet is cancelled,
@@ -382,7 +380,7 @@ class CommandProcessor:
             q.keep[slot] = None
             index, q.read_index = q.read_index, q.read_index + 1
             if signal is not None:
-                with trace.correlated(correlation, depth, (q.id, index)) if trace.recording() else _UNTRACED:
+                with trace.correlated(correlation, depth, (q.id, index)):
                     self._complete(signal, record, correlation)
             eng.busy_packet = False
             eng.busy_queue = None

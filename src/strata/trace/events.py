@@ -138,14 +138,22 @@ def _span(layer: str, name: str, args: dict[str, Any]) -> Iterator[dict[str, Any
             r.events.append(ev)
 
 
-@contextlib.contextmanager
-def correlated(correlation: int, depth: int = 0, anchor: tuple[int, int] | None = None) -> Iterator[None]:
+_NOTHING = contextlib.nullcontext()  # `correlated` while nothing records (stateless: shared by every thread)
+
+
+def correlated(correlation: int, depth: int = 0,
+               anchor: tuple[int, int] | None = None) -> contextlib.AbstractContextManager[None]:
     """Attribute events recorded in this block (on this thread) to `correlation`, the id of the
     call that caused them, nested at `depth`; device threads use it for the packets they run, with
-    `anchor` = (queue id, packet index) naming the packet."""
+    `anchor` = (queue id, packet index) naming the packet. While nothing records it does nothing, at the
+    cost of no generator (the command processor enters it for every packet)."""
     if not _recordings:
-        yield
-        return
+        return _NOTHING
+    return _correlated(correlation, depth, anchor)
+
+
+@contextlib.contextmanager
+def _correlated(correlation: int, depth: int, anchor: tuple[int, int] | None) -> Iterator[None]:
     saved = list(_state.stack), _state.depth, _state.anchor
     # correlation 0: work submitted before the recording began (no call to attribute it to)
     _state.stack, _state.depth, _state.anchor = [correlation] if correlation else [], depth, anchor
