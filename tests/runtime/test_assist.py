@@ -24,6 +24,9 @@ extern "C" __global__ void add1(int n, float* x) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) x[i] += 1.0f;
 }
+extern "C" __global__ void spin_until_set(int* flag) {
+    while (atomicAdd(flag, 0) == 0) {}
+}
 extern "C" __global__ void write_past(float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n + 3) y[i] = 1.0f;
@@ -127,7 +130,26 @@ def test_an_engine_running_a_packet_is_left_to_its_thread(mod: cuda.Module) -> N
     d = cuda.zeros(64, np.float32)
     with eng.run_lock:  # as if the engine thread were running a packet
         report = mod.get_function("add1")(1, 64, (np.int32(64), d))
-        assert not dev.file.assist(lambda: report.done)
+        queue = dev.context.null_stream.queues["compute"].hw
+        assert not dev.file.assist(queue, lambda: report.done)
         assert not report.done
     report.wait()  # the engine thread (kicked by the doorbell) or this thread runs it now
     np.testing.assert_array_equal(d.get(), np.ones(64, np.float32))
+
+
+def test_a_wait_runs_only_the_awaited_queue(mod: cuda.Module, quiet: list[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel that spins until the host sets a flag is queued (not yet run: no engine thread was woken);
+    the host then sets the flag with a synchronous copy on another stream. Waiting for that copy must not
+    run the spinning kernel on the host thread (it would spin until the watchdog: the flag is set only
+    after the wait), only the copy's own queue."""
+    monkeypatch.setenv("STRATA_KERNEL_TIMEOUT", "10")  # (before the fix: a LaunchTimeout after 10 s)
+    flag = cuda.zeros(1, np.int32)
+    spinning, setter = cuda.Stream(non_blocking=True), cuda.Stream(non_blocking=True)
+    t = time.monotonic()
+    report = mod.get_function("spin_until_set")(1, 1, (flag,), stream=spinning)
+    flag.set(np.ones(1, np.int32), stream=setter)  # pageable: the call waits for the copy
+    assert not report.done and not quiet  # the kernel did not run on the waiting thread
+    report.wait()  # now it runs (here, or on the engine thread) and sees the flag at once
+    assert quiet and time.monotonic() - t < 5.0
+    np.testing.assert_array_equal(flag.get(), np.ones(1, np.int32))

@@ -183,10 +183,11 @@ class DeviceFile:
         self.cp.cancel(reason)  # a kernel of an orphaned queue, too
         EVENTS.broadcast()
 
-    def assist(self, done: Callable[[], bool]) -> bool:
-        """Run this device's ready packets on the calling thread, which is about to wait until `done()`
-        (see CommandProcessor.assist: saves the hand-offs to and from the engine threads). Returns `done()`."""
-        return self.cp.assist(done)
+    def assist(self, queue: HwQueue, done: Callable[[], bool]) -> bool:
+        """Run `queue`'s ready packets on the calling thread, which is about to wait until `done()` for one of
+        them (see CommandProcessor.assist: saves the hand-offs to and from the engine threads). Returns
+        `done()`."""
+        return self.cp.assist(queue, done)
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
         """Wait until every queue is drained or stopped by an error. Returns at once from an engine

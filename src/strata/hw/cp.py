@@ -234,46 +234,38 @@ class CommandProcessor:
                 return True
         return False
 
-    def assist(self, done: Callable[[], bool]) -> bool:
-        """Run ready packets on the calling host thread until `done()` (a host about to block on a completion).
+    def assist(self, queue: HwQueue, done: Callable[[], bool]) -> bool:
+        """Run `queue`'s ready packets on the calling host thread until `done()` (a host about to block on the
+        completion of a packet in `queue`).
 
         The host would sleep until an engine thread ran the packets it waits for; running them itself saves
         two thread hand-offs per synchronous launch (the doorbell's wake-up and the completion's), each of
         which costs tens of microseconds in CPython. It changes nothing else: an engine's packets still run
         one at a time, in queue order, through the same code (`_service`), so results, counters, faults and
-        the modeled timeline are the engine thread's. An engine that is running a packet now is left alone
-        (its thread goes on; the caller then sleeps as before), and one whose packets are not ready (a
-        barrier's dependency) stops the assist. Packets left behind are handed back to the engine's thread.
+        the modeled timeline are the engine thread's. Only the awaited packet's queue is run: its packets
+        must run before the awaited one anyway, whereas a packet of another queue or engine may be one the
+        host itself has yet to unblock (a kernel spinning on a flag the host sets after this wait would spin
+        on the host thread until the watchdog). An engine that is running a packet now is left alone (its
+        thread goes on; the caller then sleeps as before), and a packet that is not ready (a barrier's
+        dependency) stops the assist. Packets left behind are handed back to the engine's thread.
         Returns `done()`."""
         if done():
             return True
         if not self._running or self.on_engine_thread():
             return False
-        me = threading.current_thread()
-        progressed = True
-        while progressed:
-            progressed = False
-            for eng in self.engines.values():
-                if not _pending(eng) or not eng.run_lock.acquire(blocking=False):
-                    continue  # nothing to run, or its own thread (or another host thread) is running it
-                eng.runner = me
-                finished = False
-                try:
-                    for q in eng.queues:
-                        if q.active and q.error is None:
-                            progressed |= self._service(eng, q, done)
-                        if done():
-                            finished = True
-                            break
-                finally:
-                    eng.runner = None
-                    eng.run_lock.release()
-                    # work published while we ran, or after what we waited for: its doorbell may have found
-                    # the engine thread awake and unable to run it (we held the lock), so wake it again
-                    if self._running and _pending(eng):
-                        self.kick(eng)
-                if finished:
-                    return True
+        eng = self.engines.get(queue.engine)
+        if eng is None or not queue.active or queue.error is not None or not eng.run_lock.acquire(blocking=False):
+            return done()  # its own thread (or another host thread) is running the engine's packets
+        eng.runner = threading.current_thread()
+        try:
+            self._service(eng, queue, done)
+        finally:
+            eng.runner = None
+            eng.run_lock.release()
+            # work published while we ran, or after what we waited for: its doorbell may have found the
+            # engine thread awake and unable to run it (we held the lock), so wake it again
+            if self._running and _pending(eng):
+                self.kick(eng)
         return done()
 
     def idle(self) -> bool:

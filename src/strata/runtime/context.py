@@ -210,8 +210,9 @@ class Context:
 
             try:
                 hw = signal.hw
-                if timeout is None and hw.value:  # run the packets ourselves where the engine is free
-                    self.device.assist(lambda: hw.value == 0)  # (no thread hand-offs; a timed wait only waits)
+                if timeout is None and hw.value and signal.queue is not None:  # run its queue's packets
+                    # ourselves where the engine is free (no thread hand-offs; a timed wait only waits)
+                    self.device.assist(signal.queue, lambda: hw.value == 0)
                 # (done: what signal.wait would return at once)
                 value = 0 if hw.value == 0 else signal.wait(Condition.EQ, 0, timeout, check=check)
             except KeyboardInterrupt:
@@ -282,6 +283,7 @@ class Stream:
         with self._lock:
             q, not_before = self._prepare("compute")
             sig = Signal(1, self.context.event_id)
+            sig.queue = q.hw
             with trace.span("L2", "aql_kernel_dispatch", queue=q.id, grid=grid, block=block):
                 q.dispatch(kernel_object, grid, block, group_segment_size, params, sig, not_before,
                            grid_workspace=grid_workspace, cluster=cluster)
@@ -312,6 +314,7 @@ class Stream:
         with self._lock:
             q, not_before = self._prepare(engine)
             sig = Signal(1, self.context.event_id)
+            sig.queue = q.hw
             with trace.span("L2", name, queue=q.id, engine=engine, bytes=nbytes):
                 q.agent(op, args, sig, not_before, keep)
             self.last = sig
@@ -322,6 +325,7 @@ class Stream:
         with self._lock:
             q, not_before = self._prepare(self.last_engine)
             sig = Signal(1, self.context.event_id)
+            sig.queue = q.hw
             with trace.span("L2", "aql_barrier_and", queue=q.id, purpose="event record"):
                 q.barrier([], sig, not_before)
             self.last = sig
@@ -334,6 +338,7 @@ class Stream:
         with self._lock:
             q, not_before = self._prepare(self.last_engine, extra=[event.signal])
             self.last = Signal(1, self.context.event_id)
+            self.last.queue = q.hw
             with trace.span("L2", "aql_barrier_and", queue=q.id, purpose="wait event"):
                 q.barrier([], self.last, not_before)
 

@@ -23,9 +23,13 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from strata.driver import EVENTS
 from strata.hw.signals import SIGNALS
+
+if TYPE_CHECKING:
+    from strata.hw.cp import HwQueue
 
 _MAX_SLEEP_S = 0.25  # re-check at least this often (a fault broadcasts, but be robust)
 
@@ -48,12 +52,15 @@ _TESTS: dict[int, Callable[[int, int], bool]] = {
 class Signal:
     """One signal: value, modeled start/end timestamps of the packet that completed it, its event."""
 
-    __slots__ = ("__weakref__", "event_id", "handle", "hw")
+    __slots__ = ("__weakref__", "event_id", "handle", "hw", "queue")
 
     def __init__(self, value: int, event_id: int = 0) -> None:
         self.hw = SIGNALS.create(value, event_id)
         self.handle = self.hw.handle
         self.event_id = event_id
+        # the queue of the packet that completes it, where the runtime queued one (a host that waits for
+        # it may run that queue's packets itself: Context.wait)
+        self.queue: HwQueue | None = None
 
     def __del__(self) -> None:
         SIGNALS.destroy(self.handle)

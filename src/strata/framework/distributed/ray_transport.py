@@ -152,7 +152,11 @@ class RayMesh(Mesh):
             if got[0] != _HELLO:
                 raise DistBackendError(f"rank {self.rank}: rank {p} sent {got[0]!r} before meeting")
             missing.remove(p)
-        self._confirm_all()
+        # Our hellos were taken, unless a peer died: one that meets and exits (or crashes) at once may die
+        # before Ray returns our delivery's result. Its hello came, so it met us; its death is a failure of
+        # the work after the meeting and is reported there (the next message to or from it).
+        for p in list(self._unacked):
+            self._confirm(p, self.timeout, died_ok=True)
 
     def _take(self, peer: int, deadline: float) -> tuple[str, Sequence[Any]] | None:
         """The next message from `peer`, or None at the deadline or once the launcher reported it gone
@@ -169,23 +173,23 @@ class RayMesh(Mesh):
     def _handle(self, peer: int) -> Any:
         return self._live(self.links, peer)
 
-    def _confirm(self, peer: int, timeout: float) -> None:
-        """Wait until `peer` took the last message sent to it; an error if its actor died."""
+    def _confirm(self, peer: int, timeout: float, *, died_ok: bool = False) -> None:
+        """Wait until `peer` took the last message sent to it; an error if its actor died (unless `died_ok`)."""
         ref = self._unacked.pop(peer, None)
         if ref is None:
             return
         try:
             self._ray.get(ref, timeout=timeout)
+        except self._ray.exceptions.RayActorError as exc:
+            if not died_ok:
+                raise DistBackendError(f"rank {self.rank}: sending to rank {peer} failed ({type(exc).__name__}); "
+                                       f"did rank {peer} exit or crash?") from exc
         except self._ray.exceptions.GetTimeoutError as exc:
             raise DistBackendError(f"rank {self.rank}: rank {peer} took no message within {timeout:g} s during "
                                    f"{self.tag}") from exc
         except self._ray.exceptions.RayError as exc:
             raise DistBackendError(f"rank {self.rank}: sending to rank {peer} failed ({type(exc).__name__}); did "
                                    f"rank {peer} exit or crash?") from exc
-
-    def _confirm_all(self) -> None:
-        for p in list(self._unacked):
-            self._confirm(p, self.timeout)
 
     def _check_sent(self, peer: int) -> None:
         """While waiting on `peer`: if a message sent to it failed (its actor died), say so now."""
