@@ -9,6 +9,7 @@ import gc
 import random
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 import ml_dtypes
@@ -201,6 +202,63 @@ def test_dropping_the_last_reference_unloads() -> None:
     del k
     gc.collect()  # unloaded now if the device is idle, else handed to the next synchronize: never waited on
     cuda.synchronize()  # the queued launch ran before the memory went
+    assert dev.file.gpu.memory.allocation_at(address) is None
+
+
+SPIN_SRC = r"""
+extern "C" __global__ void spin_until_set(int* flag) {
+    while (atomicAdd(flag, 0) == 0) {}
+}
+"""
+
+
+def test_a_module_dropped_behind_a_busy_device_never_stalls_a_launch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module dropped while a kernel spins until the host sets a flag: the next launch (a module call) must
+    not wait for the device to go idle to unload it (the flag is set only after that launch), so the spin ends
+    at once, and the module goes at the synchronize after."""
+    monkeypatch.setenv("STRATA_KERNEL_TIMEOUT", "20")  # (a stall: a LaunchTimeout after 20 s)
+    dev = cuda.current_device()
+    flag = cuda.zeros(1, np.int32)
+    spin = cuda.compile(SPIN_SRC).get_function("spin_until_set")
+    other = cuda.compile(TABLE_SRC, name="table.cu")
+    put = other.get_function("put")
+    dropped = cuda.compile(TABLE_SRC, name="table.cu")
+    address, _ = dropped.get_global("table")
+    spinning, setter, third = (cuda.Stream(non_blocking=True) for _ in range(3))
+    report = spin(1, 1, (flag,), stream=spinning)
+    t = time.monotonic()
+    del dropped
+    gc.collect()  # the device is busy: the unload is handed on
+    put(1, 32, (np.float32(1),), stream=third)  # a module call, while the kernel still spins
+    assert time.monotonic() - t < 10 and not report.done
+    flag.set(np.ones(1, np.int32), stream=setter)
+    report.wait()
+    cuda.synchronize()
+    assert time.monotonic() - t < 10
+    assert dev.file.gpu.memory.allocation_at(address) is None  # unloaded once the device was idle
+
+
+def test_an_array_dropped_behind_a_busy_device_never_stalls_an_allocation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for memory: an array the garbage collector frees while a kernel spins until the host sets a
+    flag; the next cudaMalloc must not wait for the device (the flag is set after it), and the memory is
+    freed at the synchronize after."""
+    monkeypatch.setenv("STRATA_KERNEL_TIMEOUT", "20")
+    dev = cuda.current_device()
+    flag = cuda.zeros(1, np.int32)
+    spin = cuda.compile(SPIN_SRC).get_function("spin_until_set")
+    dropped = cuda.DeviceArray((1 << 16,), np.float32)
+    address = dropped.ptr
+    spinning, setter = cuda.Stream(non_blocking=True), cuda.Stream(non_blocking=True)
+    report = spin(1, 1, (flag,), stream=spinning)
+    t = time.monotonic()
+    del dropped
+    gc.collect()  # the device is busy: the free is handed on
+    fresh = cuda.DeviceArray((1 << 16,), np.float32)  # cudaMalloc while the kernel spins
+    assert time.monotonic() - t < 10 and not report.done and fresh.ptr != address
+    flag.set(np.ones(1, np.int32), stream=setter)
+    report.wait()
+    cuda.synchronize()
+    assert time.monotonic() - t < 10
     assert dev.file.gpu.memory.allocation_at(address) is None
 
 

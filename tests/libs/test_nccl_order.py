@@ -10,7 +10,6 @@ first call, queued first, mostly finishes before the second is queued); every re
 NumPy.
 """
 
-import gc
 from collections.abc import Callable
 
 import numpy as np
@@ -67,8 +66,7 @@ class Gate:
         self.flag.set(np.zeros(1, np.int32))
         self.stream = cuda.Stream(non_blocking=True, device=dev)
         self.setter = cuda.Stream(non_blocking=True, device=dev)
-        # kept: a module dropped while its kernel runs is unloaded at the next module call, which waits for
-        # the device to go idle (cuModuleUnload's wait), i.e. for the gate to open
+        # kept while its kernel runs (a dropped module is unloaded once the device is idle)
         self.kernel = cuda.compile(GATE_SRC).get_function("spin_until_set")
         self.kernel((1,), (1,), (self.flag,), stream=self.stream)
         self.event = cuda.Event(timing=False, device=dev)
@@ -125,12 +123,8 @@ def test_two_collectives_on_two_streams_of_one_communicator_do_not_share_scratch
     xs = [_upload(devs, h) for h in hs]
     ys = [_empty(devs, out_n) for _ in range(CALLS)]
     ss = [[cuda.Stream(non_blocking=True, device=d) for d in devs] for _ in range(CALLS)]
-    # a module the garbage collector drops while a device is busy is unloaded at the next module call, which
-    # waits for the device to go idle (cuModuleUnload): none may be pending, nor be dropped, behind the gate
-    gc.collect()
     for d in devs:
         d.synchronize()
-    gc.disable()
     gate = Gate(devs[0])
     try:
         gate.hold([s for streams in ss for s in streams])
@@ -142,7 +136,6 @@ def test_two_collectives_on_two_streams_of_one_communicator_do_not_share_scratch
             nccl.group_end()
     finally:  # (also on an error: the devices must not spin until the watchdog)
         gate.open()
-        gc.enable()
     for streams in ss:
         for s in streams:
             s.synchronize()

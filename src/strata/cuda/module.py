@@ -74,9 +74,10 @@ _deferred_lock = threading.Lock()
 def _unload_all(loaded: dict[tuple[int, int], LoadedModule], wait: bool = True) -> None:
     """Free a module's variables and kernel objects on every device it is loaded on (cuModuleUnload).
 
-    Waits for each device's queued work first (a queued launch may still use the module). Run from a
-    device's engine thread (the garbage collector may drop a module there), which cannot wait for
-    itself, the unload is handed to the next host-thread module call instead."""
+    Waits for each device's queued work first (a queued launch may still use the module). With
+    `wait=False`, or run from a device's engine thread (the garbage collector may drop a module there),
+    which cannot wait for itself, a busy device's unload is handed to a later module call or synchronize
+    instead."""
     for (index, generation), lm in list(loaded.items()):
         dev = Device._by_index.get(index)
         if dev is None or dev.context.generation != generation:
@@ -99,12 +100,15 @@ def _unload_when_dropped(loaded: dict[tuple[int, int], LoadedModule]) -> None:
 
 
 def _run_deferred() -> None:
+    """Unload the dropped modules whose devices are idle now; the others wait for a later call. Never waits
+    for a device: the host thread here may be the one a running kernel waits on (a kernel spinning on a flag
+    the host sets after its next launch), and a dropped module's unload is not worth a stall."""
     if _deferred:
         with _deferred_lock:
             pending = _deferred[:]
             _deferred.clear()
         for loaded in pending:
-            _unload_all(loaded)
+            _unload_all(loaded, wait=False)
 
 
 SYNCHRONIZE_HOOKS.append(_run_deferred)  # cudaDeviceSynchronize also unloads modules dropped while busy

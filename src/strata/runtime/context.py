@@ -36,7 +36,7 @@ import numpy as np
 
 from strata import config, trace
 from strata.driver import DeviceFile
-from strata.errors import CudaError
+from strata.errors import CudaError, OutOfMemoryError
 from strata.hw.aql import AgentOp, CopyFlags
 from strata.hw.cp import DispatchRecord, HwQueue
 from strata.runtime.queue import DEFAULT_QUEUE_SIZE, UserQueue
@@ -97,7 +97,15 @@ class Context:
 
     # -- memory
     def malloc(self, size: int, tag: str = "") -> int:
+        """cudaMalloc: never waits for the device unless the memory that finalizers handed over is needed to
+        satisfy the request (a kernel may be spinning on a flag this host thread sets after allocating)."""
         self.check()
+        self.reclaim(wait=False)
+        try:
+            return self.device.alloc(size, tag)
+        except OutOfMemoryError:
+            if self._pending_frees.empty():
+                raise
         self.reclaim()
         return self.device.alloc(size, tag)
 
@@ -116,16 +124,19 @@ class Context:
         """cudaFree from a finalizer (a garbage-collected array): never waits. A finalizer can run at any
         point of any thread, even where that thread holds a lock the device's engine needs to finish
         its work (the interrupt table's, say), so waiting for the device there can deadlock. An idle
-        device frees at once; a busy one gets the free handed to the next host call that may wait
-        (`reclaim`: the next allocation, free, synchronize or module load)."""
+        device frees at once; a busy one gets the free handed to a later host call (`reclaim`: the next
+        free or synchronize, which wait for the device as cudaFree does, or an allocation that finds the
+        device idle or needs the memory)."""
         if self.device.idle():
             self.device.free(address)
         else:
             self._pending_frees.put((address, self.generation))
 
-    def reclaim(self) -> None:
+    def reclaim(self, *, wait: bool = True) -> None:
         """Carry out the frees finalizers handed over (see `release`), waiting for the device as cudaFree
-        does. Called from host API calls, never from finalizers."""
+        does (with `wait=False`: only if it is idle now). Called from host API calls, never from finalizers."""
+        if not wait and not self._pending_frees.empty() and not self.device.idle():
+            return
         while not self._pending_frees.empty():  # every malloc asks: the common answer must be cheap
             try:
                 address, generation = self._pending_frees.get_nowait()
