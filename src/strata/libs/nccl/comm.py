@@ -170,8 +170,9 @@ class Communicator:
     def scratch(self, nbytes: int) -> int:
         """A device buffer of at least `nbytes` on this rank's device (reduce's partial sums)."""
         if self._scratch is None or self._scratch.nbytes < nbytes:
-            if self._scratch is not None:
-                self._scratch.free()
+            # the old buffer is dropped, not freed: queued collectives may still use it, and cudaFree would
+            # wait for the whole device here (where a kernel may be waiting on this host thread); a dropped
+            # array is freed once the device is idle
             self._scratch = DeviceArray((max(nbytes, 256),), "uint8", self.device)
         return self._scratch.ptr
 
