@@ -33,6 +33,7 @@ from strata.hw.native import (
     codegen_float,
     codegen_int,
     codegen_warp,
+    codegen_wmma,
     partial,
     runtime,
     warphelpers,
@@ -360,11 +361,14 @@ class KernelCodegen:
                 tainted = set()
                 self._shfl(k, ins)
                 continue
-            if ins.opcode in ("atom", "red") or ins.opcode in codegen_warp.OPCODES:  # segments of their own
+            if ins.opcode in ("atom", "red") or ins.opcode in codegen_warp.OPCODES or \
+                    ins.opcode in codegen_wmma.OPCODES:  # segments of their own
                 self._segment(segment)
                 segment, has_mem, has_store, shared_load = [], False, False, False
                 tainted = set()
-                (codegen_atomics if ins.opcode in ("atom", "red") else codegen_warp).emit(self, k, ins)
+                emitter = codegen_atomics if ins.opcode in ("atom", "red") else \
+                    codegen_wmma if ins.opcode in codegen_wmma.OPCODES else codegen_warp
+                emitter.emit(self, k, ins)
                 continue
             reads = _reads(ins)
             if ins.opcode in ("ld", "st") and not any(m == "param" for m in ins.mods):
