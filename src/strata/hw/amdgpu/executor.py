@@ -3510,7 +3510,11 @@ def _execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, budget: int
     return counters
 
 
-def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_wg: int, threads: int) -> _Batch:
+def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_wg: int, threads: int, *,
+                wave_major: bool = False) -> _Batch:
+    """A batch's waves as the command processor starts them. `wave_major`: each wave's registers contiguous
+    (SGPRs in row order, VGPRs as a (waves, registers, lanes) array seen through a transposed view), the
+    layout the native executor runs on, so it needs no copy of the batch; the same values either way."""
     k = prog.kernel
     kd = k.descriptor
     gx, gy, _ = launch.grid
@@ -3519,8 +3523,8 @@ def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_
     nv = max(k.vgpr_count, kd.accum_offset + k.agpr_count if k.agpr_count else 0, 1) + 1  # AGPRs follow
     # SGPR r of every wave is one contiguous column (Fortran order): scalar instructions read and write whole
     # registers across the batch's waves, which in row order are 512 bytes apart (a cache line each)
-    s = np.zeros((n, 128), _U32, order="F")
-    v = np.zeros((nv, n, WAVE), _U32)
+    s = np.zeros((n, 128), _U32, order="C" if wave_major else "F")
+    v = np.zeros((n, nv, WAVE), _U32).transpose(1, 0, 2) if wave_major else np.zeros((nv, n, WAVE), _U32)
     wg_row = np.repeat(np.arange(wgs.size), waves_per_wg)
     wave_in = np.tile(np.arange(waves_per_wg), wgs.size)
     wg_lin = wgs[wg_row]

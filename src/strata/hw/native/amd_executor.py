@@ -192,7 +192,7 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
     table = _allocation_table(mem)
     for first in range(0, n_wg, per_batch):
         wgs = np.arange(first, min(n_wg, first + per_batch))
-        b = ref._init_batch(prog, launch, wgs, waves_per_wg, threads)
+        b = ref._init_batch(prog, launch, wgs, waves_per_wg, threads, wave_major=True)  # (no copy in _run_batch)
         _run_batch(prog, launch, mem, ck, b, workers, waves_per_wg, table, start, timeout_s, control)
     for w in workers:
         counters.add(w.counters)
