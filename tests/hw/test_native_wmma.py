@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("llvmlite", reason="the native executor needs llvmlite")
 
-from native_harness import on_both_executors  # noqa: E402
+from native_harness import fault_report, on_both_executors  # noqa: E402
 
 import strata.cuda as cuda  # noqa: E402
 from strata.hw.isa import tensor  # noqa: E402
@@ -62,6 +62,71 @@ TILES(f16_f16_rr, half, half, half, 16, true, true, false)
 TILES(bf16_f32_rc, __nv_bfloat16, __nv_bfloat16, float, 16, true, false, false)
 TILES(bf16_f32_cc, __nv_bfloat16, __nv_bfloat16, float, 16, false, false, false)
 TILES(tf32_f32_rc, float, wmma::precision::tf32, float, 8, true, false, true)
+
+// The same through shared memory: each warp of a 2-warp block stages its tiles of A, B and C in shared
+// memory (rows LDS elements apart, a multiple of 16 bytes), loads its fragments from there, and stores the
+// accumulator back there (row-major, or column-major when A is) before writing C out.
+#define LDS 24
+template <typename T, typename FT, typename Acc, int KS, bool AROW, bool BROW, bool TF32>
+__device__ void staged(const T* a, const T* b, Acc* c, int M, int N, int K) {
+  __shared__ __align__(128) T As[2][16 * LDS];
+  __shared__ __align__(128) T Bs[2][16 * LDS];
+  __shared__ __align__(128) Acc Cs[2][16 * LDS];
+  int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int warp = blockIdx.x * 2 + w;
+  int tm = warp % (M / 16), tn = warp / (M / 16);
+  if (tn >= N / 16) return;
+  wmma::fragment<wmma::matrix_a, 16, 16, KS, FT, typename L<AROW>::t> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, KS, FT, typename L<BROW>::t> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, KS, Acc> acc;
+  for (int e = lane; e < 256; e += 32) Cs[w][(e / 16) * LDS + e % 16] = c[(tm * 16 + e / 16) * N + tn * 16 + e % 16];
+  __syncwarp();
+  wmma::load_matrix_sync(acc, Cs[w], LDS, wmma::mem_row_major);
+  for (int k = 0; k < K; k += KS) {
+    for (int e = lane; e < 16 * KS; e += 32) {
+      int r = e / KS, q = e % KS;    // A's tile: row r, column q
+      if (AROW) As[w][r * LDS + q] = a[(tm * 16 + r) * K + k + q];
+      else As[w][q * LDS + r] = a[(k + q) * M + tm * 16 + r];
+      int br = e / 16, bc = e % 16;  // B's tile: row br, column bc
+      if (BROW) Bs[w][br * LDS + bc] = b[(k + br) * N + tn * 16 + bc];
+      else Bs[w][bc * LDS + br] = b[(tn * 16 + bc) * K + k + br];
+    }
+    __syncwarp();
+    wmma::load_matrix_sync(fa, As[w], LDS);
+    wmma::load_matrix_sync(fb, Bs[w], LDS);
+    if (TF32) {
+      for (int t = 0; t < fa.num_elements; ++t) fa.x[t] = wmma::__float_to_tf32(fa.x[t]);
+      for (int t = 0; t < fb.num_elements; ++t) fb.x[t] = wmma::__float_to_tf32(fb.x[t]);
+    }
+    wmma::mma_sync(acc, fa, fb, acc);
+    __syncwarp();
+  }
+  wmma::store_matrix_sync(Cs[w], acc, LDS, AROW ? wmma::mem_row_major : wmma::mem_col_major);
+  __syncwarp();
+  for (int e = lane; e < 256; e += 32) {
+    int r = e / 16, q = e % 16;
+    c[(tm * 16 + r) * N + tn * 16 + q] = AROW ? Cs[w][r * LDS + q] : Cs[w][q * LDS + r];
+  }
+}
+
+#define STAGED(name, T, FT, Acc, KS, AROW, BROW, TF32) \
+  extern "C" __global__ void name(const T* a, const T* b, Acc* c, int M, int N, int K) { \
+    staged<T, FT, Acc, KS, AROW, BROW, TF32>(a, b, c, M, N, K); }
+STAGED(s_f16_f32_rr, half, half, float, 16, true, true, false)
+STAGED(s_f16_f16_cc, half, half, half, 16, false, false, false)
+STAGED(s_bf16_f32_rc, __nv_bfloat16, __nv_bfloat16, float, 16, true, false, false)
+STAGED(s_bf16_f32_cr, __nv_bfloat16, __nv_bfloat16, float, 16, false, true, false)
+STAGED(s_tf32_f32_rc, float, wmma::precision::tf32, float, 8, true, false, true)
+
+// A misaligned fragment in shared memory: rows must start 16-byte aligned; `skip` halves in, they do not.
+extern "C" __global__ void misaligned(const half* a, float* out, int skip) {
+  __shared__ __align__(128) half s[16 * 32];
+  for (int e = threadIdx.x; e < 16 * 32; e += 32) s[e] = a[e];
+  __syncwarp();
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+  wmma::load_matrix_sync(fa, s + skip, 32);
+  out[threadIdx.x] = __half2float(fa.x[0]);
+}
 """
 
 BF16, F16, F32 = np.dtype(ml_dtypes.bfloat16), np.dtype(np.float16), np.dtype(np.float32)
@@ -70,6 +135,9 @@ KERNELS: dict[str, tuple[np.dtype, np.dtype, int, bool, bool]] = {
     "f16_f32_rc": (F16, F32, 16, True, False), "f16_f32_cr": (F16, F32, 16, False, True),
     "f16_f16_rr": (F16, F16, 16, True, True), "bf16_f32_rc": (BF16, F32, 16, True, False),
     "bf16_f32_cc": (BF16, F32, 16, False, False), "tf32_f32_rc": (F32, F32, 8, True, False),
+    "s_f16_f32_rr": (F16, F32, 16, True, True), "s_f16_f16_cc": (F16, F16, 16, False, False),
+    "s_bf16_f32_rc": (BF16, F32, 16, True, False), "s_bf16_f32_cr": (BF16, F32, 16, False, True),
+    "s_tf32_f32_rc": (F32, F32, 8, True, False),
 }
 M, N, K = 32, 48, 64  # 2 x 3 tiles, 4 (or 8) mma steps
 
@@ -100,17 +168,20 @@ def _oracle(a: np.ndarray, b: np.ndarray, c: np.ndarray, ks: int) -> np.ndarray:
 
 @pytest.fixture
 def reference_calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
-    """The reference handlers' wmma work per executor setting: {"_product": [...]} gets STRATA_EXECUTOR's value
-    at each call of tensor._product (the reference's wmma.mma). A native run that compiled its wmma.mma ops
-    never calls it (the per-block fallback's reasons name only a block's first reference op)."""
-    calls: dict[str, list[str]] = {"_product": []}
-    real = tensor._product
+    """The reference handlers' wmma work per executor setting: STRATA_EXECUTOR's value at each call of
+    tensor._product (the reference's wmma.mma), tensor._shared_fast (its wmma.load/store of whole warps from
+    shared memory) and ElementAddresser.resolve_elements (any other wmma.load/store). A native run that
+    compiled those ops never calls them (the per-block fallback's reasons name only a block's first reference
+    op, so they cannot tell)."""
+    calls: dict[str, list[str]] = {}
+    for owner, name in ((tensor, "_product"), (tensor, "_shared_fast"), (tensor.ElementAddresser, "resolve_elements")):
+        calls[name] = []
 
-    def spy(*args: Any) -> Any:
-        calls["_product"].append(os.environ.get("STRATA_EXECUTOR", ""))
-        return real(*args)
+        def spy(*args: Any, _real: Any = getattr(owner, name), _name: str = name) -> Any:
+            calls[_name].append(os.environ.get("STRATA_EXECUTOR", ""))
+            return _real(*args)
 
-    monkeypatch.setattr(tensor, "_product", spy)
+        monkeypatch.setattr(owner, name, spy)
     return calls
 
 
@@ -127,12 +198,39 @@ def test_native_wmma_mma_equals_reference_and_numpy(monkeypatch: pytest.MonkeyPa
         dc = cuda.to_device(c)
         return (da, db, dc, np.int32(M), np.int32(N), np.int32(K)), [dc]
 
-    # 6 tiles on 2 blocks of 4 warps: the second block's last two warps have nothing to do and leave whole
-    (out,), counters, _ = on_both_executors(monkeypatch, lambda args: fn(2, 128, args), make)
+    staged = name.startswith("s_")
+    # 6 tiles: tiles() on 2 blocks of 4 warps, whose last two have nothing to do and leave whole; staged() on 3
+    # blocks of 2 warps, all busy (so the reference takes its whole-warp path, _shared_fast)
+    (out,), counters, _ = on_both_executors(monkeypatch, lambda args: fn(3, 64, args) if staged else
+                                            fn(2, 128, args), make)
     assert "reference" in reference_calls["_product"] and "native" not in reference_calls["_product"]
+    if staged:  # every wmma op native
+        assert "reference" in reference_calls["_shared_fast"]
+        assert "native" not in reference_calls["_shared_fast"] + reference_calls["resolve_elements"]
+        assert counters["shared_bank_conflicts"] > 0  # (the fragments' 48-byte rows share banks)
     assert counters["flops"].get("tensor", 0) == 6 * (K // ks) * 2 * 16 * 16 * ks
     want = _oracle(a, b, c, ks)
     assert out.view(ct).tobytes() == want.tobytes()
+
+
+def test_native_wmma_shared_with_idle_warps(monkeypatch: pytest.MonkeyPatch, mod: Any,
+                                            reference_calls: dict[str, list[str]]) -> None:
+    """Staged tiles on 4 blocks of 2 warps for 6 tiles: the last block leaves at once, so the chunk's mask is
+    partial and the reference takes its per-element path for wmma.load/store (resolve_elements); the native
+    code skips the idle warps and counts as that path does."""
+    a, b, c = _operands(11, BF16, F32)
+    fn = mod.get_function("s_bf16_f32_rc")
+
+    def make() -> tuple[tuple[Any, ...], list[Any]]:
+        dc = cuda.to_device(c)
+        return (cuda.to_device(a), cuda.to_device(np.ascontiguousarray(b.T)), dc, np.int32(M), np.int32(N),
+                np.int32(K)), [dc]
+
+    (out,), _, _ = on_both_executors(monkeypatch, lambda args: fn(4, 64, args), make)
+    assert "reference" in reference_calls["resolve_elements"]
+    assert "native" not in reference_calls["_product"] + reference_calls["_shared_fast"] + \
+        reference_calls["resolve_elements"]
+    assert out.view(np.float32).tobytes() == _oracle(a, b, c, 16).tobytes()
 
 
 def test_native_wmma_nan_and_inf_canonical(monkeypatch: pytest.MonkeyPatch, mod: Any,
@@ -177,3 +275,22 @@ def test_native_wmma_partial_warp_runs_on_the_reference(monkeypatch: pytest.Monk
     assert "native" in reference_calls["_product"]  # (the bail at run time)
     got, want = out.view(np.float32).reshape(M, N), _oracle(a, b, c, 16)
     assert got[:16, :16].tobytes() == want[:16, :16].tobytes()
+
+
+def test_native_wmma_misaligned_shared_fault_report(monkeypatch: pytest.MonkeyPatch, mod: Any) -> None:
+    """A wmma.load from shared memory at a row start off the 16-byte grid: the native code hands the op to the
+    reference, which reports the same fault on both executors; an aligned one runs natively."""
+    host = np.arange(16 * 32, dtype=np.float16)
+    fn = mod.get_function("misaligned")
+    reports = [fault_report(monkeypatch, ex, lambda: fn(1, 32, (cuda.to_device(host), cuda.empty(32), np.int32(4))))
+               for ex in ("reference", "native")]
+    assert reports[0] == reports[1]
+    assert "misaligned" in str(reports[0])
+
+    def make() -> tuple[tuple[Any, ...], list[Any]]:
+        out = cuda.empty(32)
+        return (cuda.to_device(host), out, np.int32(8)), [out]
+
+    (out,), _, _ = on_both_executors(monkeypatch, lambda args: fn(1, 32, args), make)
+    # lane j's first element is row j % 16, column 0 of the fragment (strata's layout: 16 halves per lane)
+    assert out.tolist() == [float(8 + 32 * (j % 16)) for j in range(32)]
