@@ -265,10 +265,14 @@ def _install_bundled(target: Path) -> bool:
         status, *_ = nvrtc.nvrtcInstallBundledHeaders(str(tmp).encode(), 0)
         if status != nvrtc.nvrtcResult.NVRTC_SUCCESS or not _headers_complete(tmp):
             return False
+        # Another installer's copy may land at any moment (a rename: complete at once). So first `exists`, then
+        # `complete`: a target that exists yet is incomplete is a leftover of a crash (only complete copies are
+        # renamed into place, and none can be while it is there), never a copy landing between two checks;
+        # dropping it on the opposite order of checks deleted the copy another thread had just put in place.
+        if target.exists() and not _headers_complete(target):
+            shutil.rmtree(target, ignore_errors=True)
         if _headers_complete(target):  # another installer's copy landed meanwhile: as good as ours
             return True
-        if target.exists():  # an incomplete leftover (only complete copies are renamed into place): drop it
-            shutil.rmtree(target, ignore_errors=True)
         # If another installer renamed its copy first, the rename fails; theirs is as good as ours.
         with contextlib.suppress(OSError):
             os.rename(tmp, target)
