@@ -336,12 +336,14 @@ def test_a_rank_crashing_mid_job_fails_every_other_rank_of_4_fast_on_ray(ray_ins
 
 
 @needs_ray
-def test_every_collective_and_dtype_on_four_ranks_through_ray(ray_instance: None, env: None,
-                                                              capfd: pytest.CaptureFixture[str]) -> None:
+def test_every_collective_and_dtype_on_two_ranks_through_ray(ray_instance: None, env: None,
+                                                             capfd: pytest.CaptureFixture[str]) -> None:
     """distributed_scripts/matrix.py (every collective x every dtype x small/uneven, nccl and gloo, and large
-    float32/bfloat16, against NumPy) with the bytes moving through RayMesh."""
-    status = launch_on_ray(4, str(SCRIPTS / "matrix.py"), [], model="h200", timeout=400)
+    float32/bfloat16, against NumPy) with the bytes moving through RayMesh. Two ranks: the transport moves
+    bytes whatever their dtype, and four ranks' collectives through Ray are tested above (the matrix on four
+    ranks runs across local processes in test_distributed_matrix)."""
+    status = launch_on_ray(2, str(SCRIPTS / "matrix.py"), [], model="h200", timeout=400)
     out, err = capfd.readouterr()
     assert status == 0, out[-2000:] + err[-3000:]
     got = re.findall(r"rank (\d) matrix ok (\d+)", out)
-    assert sorted(r for r, _ in got) == ["0", "1", "2", "3"] and {k for _, k in got} == {"38"}, out
+    assert sorted(r for r, _ in got) == ["0", "1"] and {k for _, k in got} == {"38"}, out
