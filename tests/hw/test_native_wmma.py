@@ -294,3 +294,34 @@ def test_native_wmma_misaligned_shared_fault_report(monkeypatch: pytest.MonkeyPa
     (out,), _, _ = on_both_executors(monkeypatch, lambda args: fn(1, 32, args), make)
     # lane j's first element is row j % 16, column 0 of the fragment (strata's layout: 16 halves per lane)
     assert out.tolist() == [float(8 + 32 * (j % 16)) for j in range(32)]
+
+
+@pytest.mark.parametrize("ab", [BF16, F16, F32], ids=["bf16", "f16", "tf32"])
+def test_native_wmma_library_gemm_kernel(monkeypatch: pytest.MonkeyPatch, reference_calls: dict[str, list[str]],
+                                         ab: np.dtype) -> None:
+    """strata.libs.blas's tensor-core GEMM kernel (gemm_wmma: tiles staged in shared memory, fragments loaded
+    from there through generic addresses, the accumulators stored to shared with .shared addresses) on a
+    96 x 80 x 48 product: bit for bit the reference's, every wmma op native, and the float64 product of the
+    inputs rounded to f32 after each 16-deep (tf32: 8-deep) mma step."""
+    from strata.libs.blas import tensor as blas_tensor
+
+    fn = blas_tensor.KERNELS.get(blas_tensor.kernel_name(ab, F32))
+    m, n, k = 96, 80, 48
+    rng = np.random.default_rng(21)
+    a = (rng.integers(-32, 33, (m, k)) / 8).astype(ab)
+    b = (rng.integers(-32, 33, (k, n)) / 8).astype(ab)
+    i32, i64, f32 = np.int32, np.int64, np.float32
+
+    def make() -> tuple[tuple[Any, ...], list[Any]]:
+        dc = cuda.zeros((n, m), np.float32)  # column-major C, as cuBLAS's
+        args = (i32(m), i32(n), i32(k), f32(1), cuda.to_device(np.ascontiguousarray(a.T)), i32(m), i64(0),
+                cuda.to_device(np.ascontiguousarray(b.T)), i32(k), i64(0), f32(0), dc, i32(m), i64(0), i32(1),
+                i32(0), i32(3))
+        return args, [dc]
+
+    (out,), _, _ = on_both_executors(monkeypatch, lambda args: fn((2, 2, 1), 128, args), make)
+    calls = reference_calls["_product"] + reference_calls["_shared_fast"] + reference_calls["resolve_elements"]
+    assert "reference" in calls and "native" not in calls
+    ks = 8 if ab == F32 else 16
+    want = _oracle(a, b, np.zeros((m, n), np.float32), ks)
+    assert out.view(np.float32).T.tobytes() == np.ascontiguousarray(want).tobytes()
