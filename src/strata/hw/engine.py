@@ -421,6 +421,42 @@ class _Entry:
         self.snapshot: list[np.ndarray] | None = None  # its lanes' registers when it last yielded (_stuck)
 
 
+class RegisterSet:
+    """A frame's register arrays by name (`bases`), with what derives from them alone: the frame's value list
+    with every register view and constant in place (`template`; special registers and local symbols, which
+    depend on the chunk, are None there), and `memo`, where an executor keeps its own derived state (the
+    native executor's pointer table and the invariant values it wrote). Frames of one function and lane count
+    reuse sets (JitFunction.reg_pool), so building the views, about one per register slot, is paid once per
+    set rather than once per frame."""
+
+    __slots__ = ("bases", "template", "late", "memo")
+
+    def __init__(self, jf: JitFunction, n: int) -> None:
+        bases = {name: np.zeros(n, dtype=dt) for name, dt in jf.reg_storage.items()}
+        template: list[Any] = []
+        late: list[tuple[int, str, Any, np.dtype]] = []  # (slot, kind, key, dtype) of the per-frame slots
+        for i, s in enumerate(jf.slots):
+            if s.kind == "view":
+                b = bases[s.key]
+                if b.dtype == s.dtype:
+                    template.append(b)
+                elif b.dtype.itemsize == s.dtype.itemsize:
+                    template.append(b.view(s.dtype))
+                else:
+                    template.append(b.view(s.dtype)[:: b.dtype.itemsize // s.dtype.itemsize])
+            elif s.kind == "const":
+                template.append(const_value(s.key, s.dtype))
+            elif s.kind in ("special", "local_sym"):
+                template.append(None)
+                late.append((i, s.kind, s.key, s.dtype))
+            else:
+                raise AssertionError(s.kind)
+        self.bases = bases
+        self.template = template
+        self.late = late
+        self.memo: dict[Any, Any] = {}
+
+
 class Frame:
     """One activation of a function on a chunk: its registers (`V`) and reconvergence stack."""
 
@@ -432,35 +468,21 @@ class Frame:
         self.stack: list[_Entry] = []
         self.addr_cache: dict[Any, Any] = {}  # address work shared within one basic-block execution
         n = chunk.n
-        pool = jf.reg_pool.setdefault(n, [])
+        pool = jf.reg_pool.get(n)
         # registers start undefined in PTX; reusing a finished frame's arrays saves allocating them
-        bases = pool.pop() if pool else {name: np.zeros(n, dtype=dt) for name, dt in jf.reg_storage.items()}
-        self._bases = bases
-        V: list[Any] = []
-        for s in jf.slots:
-            if s.kind == "view":
-                b = bases[s.key]
-                if b.dtype == s.dtype:
-                    V.append(b)
-                elif b.dtype.itemsize == s.dtype.itemsize:
-                    V.append(b.view(s.dtype))
-                else:
-                    V.append(b.view(s.dtype)[:: b.dtype.itemsize // s.dtype.itemsize])
-            elif s.kind == "const":
-                V.append(const_value(s.key, s.dtype))
-            elif s.kind == "special":
-                V.append(chunk.special(s.key, s.dtype))
-            elif s.kind == "local_sym":
-                V.append(const_value(self.local_base + s.key, s.dtype))
-            else:
-                raise AssertionError(s.kind)
+        rs: RegisterSet = pool.pop() if pool else RegisterSet(jf, n)
+        self.regset = rs
+        self._bases = rs.bases
+        V = rs.template.copy()  # (a copy: ops may put a uniform register's scalar in its slot)
+        for i, kind, key, dtype in rs.late:
+            V[i] = chunk.special(key, dtype) if kind == "special" else const_value(self.local_base + key, dtype)
         self.V = V
 
     def release(self) -> None:
         """Return this frame's register arrays for the next frame of the same function and size."""
         pool = self.jf.reg_pool.setdefault(self.chunk.n, [])
         if len(pool) < 4:
-            pool.append(self._bases)
+            pool.append(self.regset)
 
     def regs(self) -> list[np.ndarray]:
         """This frame's register arrays (the scheduler compares them to tell a spin from a counting loop)."""
@@ -1042,17 +1064,17 @@ def _fold_counters(launch: Launch) -> None:
     # more than the ten multiply-adds; the sums are the same)
     thread = [0] * len(INSTRUCTION_CLASSES)
     warp = [0] * len(INSTRUCTION_CLASSES)
-    for jf in launch.program.functions.values():
-        acc = launch.acc.get(jf.index)
-        if acc is None:
+    funcs = _by_index(launch.program)
+    for index in sorted(launch.acc):  # (in the program's order of functions, as they are numbered)
+        if index >= len(funcs):
             continue
-        for blk, t, w in zip(jf.blocks, acc[0], acc[1], strict=True):
+        acc = launch.acc[index]
+        for (hist, flops), t, w in zip(_block_static(funcs[index]), acc[0], acc[1], strict=True):
             if t:
-                for i, h in enumerate(blk.hist.tolist()):
-                    if h:
-                        thread[i] += h * t
-                        warp[i] += h * w
-                for k, v in blk.flops.items():
+                for i, h in hist:
+                    thread[i] += h * t
+                    warp[i] += h * w
+                for k, v in flops:
                     if k.startswith("tensor:"):  # tensor work, by the peak that prices it
                         prec = k[7:]
                         c.tensor_flops[prec] = c.tensor_flops.get(prec, 0) + v * t
@@ -1062,6 +1084,25 @@ def _fold_counters(launch: Launch) -> None:
         if thread[i] or warp[i]:
             c.thread_instructions[name] += thread[i]
             c.warp_instructions[name] += warp[i]
+
+
+def _by_index(program: Program) -> list[JitFunction]:
+    """The program's functions by JitFunction.index (memoized for this dict of functions: a copy of the
+    program with other functions, the native executor's, gets its own)."""
+    hit = program.__dict__.get("_by_index")
+    if hit is None or hit[0] is not program.functions:
+        hit = program.__dict__["_by_index"] = (program.functions, list(program.functions.values()))
+    return hit[1]
+
+
+def _block_static(jf: JitFunction) -> list[tuple[list[tuple[int, int]], list[tuple[str, int]]]]:
+    """Per basic block of `jf`: its instruction-class histogram as (class, count) pairs of the classes it has,
+    and its flops; memoized on the function (fixed at lowering; every launch folds them)."""
+    got = jf.__dict__.get("_block_static")
+    if got is None:
+        got = jf.__dict__["_block_static"] = [([(i, h) for i, h in enumerate(blk.hist.tolist()) if h],
+                                               list(blk.flops.items())) for blk in jf.blocks]
+    return got
 
 
 def _device_fault(launch: Launch, chunk: Chunk, fault: LaneFault) -> DeviceFault:

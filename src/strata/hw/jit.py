@@ -110,7 +110,7 @@ class JitFunction:
     local_offsets: dict[str, int]
     param_vars: dict[str, int]  # body .param variable -> size
     index: int = 0
-    reg_pool: dict[int, list[dict[str, np.ndarray]]] = field(default_factory=dict)  # lanes -> free register sets
+    reg_pool: dict[int, list[Any]] = field(default_factory=dict)  # lanes -> free register sets (engine.RegisterSet)
 
 
 class LoweringContext:

@@ -54,7 +54,6 @@ _PROTO = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctyp
 _DRIVE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
                           ctypes.c_void_p)
 _U32 = np.dtype(np.uint32)
-_PTRS: dict[int, tuple[dict[str, np.ndarray], np.ndarray]] = {}  # a register set's pointer table (_frame_state)
 THREADS = 2  # host threads a launch's chunks are spread over
 _COMPILE_LOCK = threading.Lock()
 
@@ -75,8 +74,6 @@ class CompiledKernel:
     programs: dict[int, Program] = dataclasses.field(default_factory=dict)
     ref_ops: dict[int, list[Any]] = dataclasses.field(default_factory=dict)  # native block -> reference ops
     invariants: list[tuple[str, int, int]] = dataclasses.field(default_factory=list)  # codegen.launch_invariants
-    # id of a frame's register set -> (the set, the invariant values it holds): filled once per launch values
-    filled: dict[int, tuple[dict[str, np.ndarray], tuple[int, ...]]] = dataclasses.field(default_factory=dict)
     # blocks the reference handlers run (partial.py): block -> why it is not native
     reference_blocks: dict[int, str] = dataclasses.field(default_factory=dict)
     serial: str | None = None  # why the chunks must run one after another (partial.serial_reason)
@@ -245,15 +242,11 @@ def _frame_state(f: Frame) -> tuple[int, int, int, int, np.ndarray]:
     """(register pointer table, all-ones mask, lanes, ctx) of a frame, made once per frame."""
     st = f.__dict__.get("_native")
     if st is None:
-        bases = f._bases  # the frame's register arrays, which the reference ops see through f.V
-        hit = _PTRS.get(id(bases))
-        if hit is not None and hit[0] is bases:
-            ptrs = hit[1]
-        else:  # register sets are reused chunk after chunk (the engine's pool): their table too
-            ptrs = np.array([bases[n].ctypes.data for n in f.jf.reg_storage] or [0], dtype=np.uint64)
-            if len(_PTRS) > 16:
-                _PTRS.clear()
-            _PTRS[id(bases)] = (bases, ptrs)
+        memo = f.regset.memo  # the frame's register set, reused chunk after chunk (the engine's pool): its table too
+        ptrs = memo.get("ptrs")
+        if ptrs is None:
+            bases = f._bases  # the frame's register arrays, which the reference ops see through f.V
+            ptrs = memo["ptrs"] = np.array([bases[n].ctypes.data for n in f.jf.reg_storage] or [0], dtype=np.uint64)
         chunk = f.chunk
         st = (int(ptrs.ctypes.data), int(chunk._native_ones.ctypes.data), chunk.n,  # type: ignore[attr-defined]
               int(chunk._native_ctx.ctypes.data), ptrs)  # type: ignore[attr-defined]
@@ -364,9 +357,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
             launches[0].polls = 0
     state: dict[str, Any] = {"idx": None, "exc": None}
     lock = threading.Lock()
-    inv = tuple(int.from_bytes(config.params[off:off + size], "little") if off + size <= len(config.params) else 0
-                for _r, off, size in ck.invariants)
-    inv_values = np.array([v if v < 1 << 63 else v - (1 << 64) for v in inv] or [0], dtype=np.int64)
+    inv, inv_values = _invariant_values(ck, config.params)
     keep = (starts, ends, params, inv_values)
 
     def work(t: int) -> None:
@@ -428,15 +419,17 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                     frame, streak = _rearm(streak, chunk), None
                 else:
                     frame = Frame(L.kernel, chunk)
-                    if inv:
-                        _fill_invariants(frame, ck, inv)
+                    if inv:  # written when Python first reads the frame's registers (_fill_pending), if it does
+                        frame._native_inv = (ck, inv)  # type: ignore[attr-defined]
                 try:
                     if ck.funcs:
-                        if run_root(frame, chunk.entry_mask, ck, ds, _frame_state, resume, release=not streaky):
+                        if run_root(frame, chunk.entry_mask, ck, ds, _frame_state, resume, release=not streaky,
+                                    ready=_fill_pending if inv else None):
                             streak = frame if streaky else None
                         elif streaky:
                             frame.release()
                     else:
+                        _fill_pending(frame)
                         run_frame(frame, chunk.entry_mask)
                 except LaneFault as fault:
                     exc: BaseException = _device_fault(L, chunk, fault)
@@ -618,15 +611,40 @@ def _fill_invariants(frame: Frame, ck: CompiledKernel, values: tuple[int, ...]) 
     """Write the launch's invariant registers into the frame's lane arrays (the reference handlers and
     the branch machinery read them there; native code takes them from ctx), unless this register set
     already holds these values (the engine reuses register sets across chunks and launches)."""
-    bases = frame._bases
-    hit = ck.filled.get(id(bases))
-    if hit is not None and hit[0] is bases and hit[1] == values:
+    memo = frame.regset.memo
+    if memo.get("invariants") == values:
         return
+    bases = frame._bases
     for (r, _off, _size), v in zip(ck.invariants, values, strict=True):
         bases[r].fill(v)
-    if len(ck.filled) > 16:  # register sets come and go with chunk sizes: keep the map small
-        ck.filled.clear()
-    ck.filled[id(bases)] = (bases, values)
+    memo["invariants"] = values
+
+
+def _invariant_values(ck: CompiledKernel, params: bytes) -> tuple[tuple[int, ...], np.ndarray]:
+    """The launch's values of the kernel's invariant registers (codegen.launch_invariants): as unsigned ints
+    (what their lane arrays are filled with) and as the int64 array native code reads through ctx. When every
+    one is a whole aligned 8-byte parameter (pointers, sizes: the common case), one gather reads them all."""
+    gather = ck.__dict__.get("_inv_gather")
+    if gather is None:
+        whole = bool(ck.invariants) and all(size == 8 and off % 8 == 0 for _r, off, size in ck.invariants)
+        gather = ck.__dict__["_inv_gather"] = (
+            np.array([off // 8 for _r, off, _size in ck.invariants], dtype=np.intp) if whole else None,
+            max((off + size for _r, off, size in ck.invariants), default=0))
+    index, end = gather
+    if index is not None and len(params) >= end and len(params) % 8 == 0:
+        values = np.frombuffer(params, dtype=np.int64)[index]  # (a new array: the params buffer is not kept)
+        return tuple(values.view(np.uint64).tolist()), values
+    inv = tuple(int.from_bytes(params[off:off + size], "little") if off + size <= len(params) else 0
+                for _r, off, size in ck.invariants)
+    return inv, np.array([v if v < 1 << 63 else v - (1 << 64) for v in inv] or [0], dtype=np.int64)
+
+
+def _fill_pending(frame: Frame) -> None:
+    """The frame's invariant registers written into its lane arrays (_fill_invariants), if not yet: run_root
+    calls it before anything but native code reads them. (A streak's frame (_rearm) keeps what is pending.)"""
+    pending = frame.__dict__.pop("_native_inv", None)
+    if pending is not None:
+        _fill_invariants(frame, *pending)
 
 
 def _allocation_table(mem: DeviceMemory) -> tuple[np.ndarray, np.ndarray, int]:

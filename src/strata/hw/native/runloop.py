@@ -80,11 +80,14 @@ def finished(launch: Any, jf: Any, rc: int, b: int) -> bool:
 
 
 def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_state: Any,
-             resume: tuple[int, int, int] | None = None, release: bool = True) -> bool:
+             resume: tuple[int, int, int] | None = None, release: bool = True, ready: Any = None) -> bool:
     """Run the kernel's frame on the lanes in `mask` until all of them exit (engine.run_frame's contract).
     `resume`: the first driver call already ran (drive_entry's result), from block 0 for every lane of `mask`.
-    `release=False` keeps the frame's register arrays (the caller releases them). Returns whether the chunk
-    ran as one driver call that finished it (`finished`), so the caller may run the next like it."""
+    `release=False` keeps the frame's register arrays (the caller releases them). `ready(f)`, when given, is
+    called before anything but native code may read the frame's registers (the reference handlers, the branch
+    machinery, a barrier or spin): what native code takes from elsewhere (the launch's invariant registers)
+    is written there only if it comes to that. Returns whether the chunk ran as one driver call that finished
+    it (`finished`), so the caller may run the next like it."""
     chunk = f.chunk
     launch = chunk.launch
     blocks = f.jf.blocks
@@ -105,6 +108,8 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
         while stack:
             if chunk.stall is not None:
                 simple = False
+                if ready is not None:
+                    ready(f)
                 chunk.stall(f)
                 continue
             e = stack[-1]
@@ -135,6 +140,8 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                 e.pc = b
                 if rc == drv.R_DONE:
                     continue
+                if ready is not None:  # (beyond here Python may read registers, whatever rc says)
+                    ready(f)
                 if rc == drv.R_SPIN:  # a jump back to a loop head while other paths wait
                     _spin(f, e)
                     continue
@@ -144,6 +151,8 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                     first_op = bail
             else:
                 simple = False
+                if ready is not None:
+                    ready(f)
             blk = blocks[b]
             if first_op >= 0:
                 simple = False
