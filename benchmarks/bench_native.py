@@ -1,6 +1,8 @@
 # The native executor (issue 17) side by side with the reference executor and NumPy, in one process:
 # SAXPY n = 4,194,304 (target: strata native / NumPy a*x + y <= 3x, as the issue states),
-# tiled SGEMM 1024^3 (target <= 0.5 s wall), a synchronous empty launch (reported), the first-launch
+# tiled SGEMM 1024^3 (target <= 0.5 s wall), the bf16 WMMA GEMM 1024^3 of strata.libs.blas (blas.gemm_ex bf16
+# in, f32 out: the gemm_wmma kernel; target <= 0.3 s wall, NumPy's float32 a @ b beside it), a synchronous
+# empty launch (reported), the first-launch
 # compile time (target <= 200 ms; the runtime library every kernel links is built once first, its own row)
 # and a disk-cache hit (target < 5 ms). Each row also reports the reference executor's time from the same run.
 # Against the Numba CUDA simulator, in the same run (its rows say why when numba-cuda is missing): SAXPY
@@ -28,6 +30,8 @@ SAXPY_N = 4_194_304
 SAXPY_TARGET = 3.0
 SGEMM_N = 1024
 SGEMM_TARGET_S = 0.5
+BF16_GEMM_N = 1024
+BF16_GEMM_TARGET_S = 0.3
 COMPILE_TARGET_S = 0.2
 CACHE_HIT_TARGET_S = 0.005
 SIM_SAXPY_N = 65_536
@@ -69,7 +73,8 @@ def bench_native(repeats: int = 3, sgemm_reference: bool = True, *, numba_sim: b
         with tempfile.TemporaryDirectory() as cache:  # a cold object cache: the compile rows measure LLVM
             os.environ["STRATA_CACHE_DIR"] = cache
             rows = [*_compile_rows(cuda, mod), _saxpy(cuda, mod, repeats),
-                    _sgemm(cuda, mod, repeats, sgemm_reference), _empty(cuda, mod, repeats)]
+                    _sgemm(cuda, mod, repeats, sgemm_reference), _bf16_gemm(repeats, sgemm_reference),
+                    _empty(cuda, mod, repeats)]
             if numba_sim:
                 rows += [_saxpy_vs_sim(cuda, repeats, sim_repeats, quick),
                          _sync_vs_sim(cuda, mod, repeats, sim_repeats)]
@@ -200,6 +205,37 @@ def _sgemm(cuda: Any, mod: Any, repeats: int, with_reference: bool) -> BenchResu
         r.add_note(f"reference executor {t_ref:.2f} s ({t_ref / t_nat:.1f}x slower than native); outputs "
                    f"{'bit-identical' if same else 'DIFFER'}")
     return judge(r, t_nat <= SGEMM_TARGET_S and execs["native"] == "native")
+
+
+def _bf16_gemm(repeats: int, with_reference: bool) -> BenchResult:
+    """blas.gemm_ex with bf16 A and B, f32 C and compute (bench_blas.run_gemm: a 64^3 warm-up call pays the
+    compiles, then the best of the timed 1024^3 calls; the product checked against float64 NumPy with a
+    rounding-error bound) on the native executor, beside NumPy's float32 a @ b of the same size."""
+    from bench_blas import numpy_matmul, run_gemm
+
+    import_strata_cuda()  # (puts src/ on the path)
+    from strata import trace
+
+    n = BF16_GEMM_N
+    with executor("native"), trace.record() as rec:
+        run = run_gemm("bf16", n, n, n, repeats=max(1, repeats - 1))
+    left = [e.args.get("reason") for e in rec.events if e.name in ("native_fallback", "native_deferred")]
+    t_ref = None
+    if with_reference:
+        with executor("reference"):
+            t_ref = run_gemm("bf16", n, n, n, repeats=1)["wall_s"]
+    peer = numpy_matmul(n)
+    t = run["wall_s"]
+    r = BenchResult("native_bf16_wmma_gemm_1024", f"bf16 WMMA GEMM {n}^3 (blas.gemm_ex, kernel {run['kernel']}): "
+                    "native executor wall", f"<= {BF16_GEMM_TARGET_S:g} s", strata_value=t,
+                    peer_name="numpy float32 a @ b", peer_value=peer["wall_s"], ratio=t / peer["wall_s"],
+                    ratio_def="strata/peer", correct=run["correct"])
+    r.details = {"strata": run, "peer": peer, "reference_s": t_ref, "left_to_reference": left}
+    if t_ref is not None:
+        r.add_note(f"reference executor {t_ref:.2f} s ({t_ref / t:.1f}x slower than native)")
+    if left:
+        r.add_note(f"launches the native executor left to the reference: {left}")
+    return judge(r, t <= BF16_GEMM_TARGET_S and run["kernel"] == "gemm_wmma" and not left)
 
 
 def _empty(cuda: Any, mod: Any, repeats: int) -> BenchResult:

@@ -201,20 +201,18 @@ def _warp_fn(g: Any, mats: list[_Matrix]) -> ir.Function:
 
 
 def _gather(e: _Builder, f: ir.Function, m: _Matrix, table: ir.Value, buf: ir.Value, base: ir.Value) -> None:
-    """The warp's fragment registers -> buf[row * cols + col], f64 values (tensor._values' decoding)."""
+    """The warp's fragment registers -> buf[row * cols + col], f64 values (tensor._values' decoding). Lane by
+    lane, its registers in turn: each lane's E values are consecutive in buf (plain stores, no scatters)."""
     bld = e.bld
+    arrs = [bld.gep(bld.load(bld.gep(table, [ir.Constant(I64, r)])), [base]) for r in range(len(m.ops))]
 
-    def reg(r: ir.Value) -> None:
-        arr = bld.gep(bld.load(bld.gep(table, [r])), [base])
-        first = bld.mul(r, ir.Constant(I64, m.per))
-
-        def lane(j: ir.Value) -> None:
+    def lane(j: ir.Value) -> None:
+        at = bld.mul(j, ir.Constant(I64, m.E))
+        for r, arr in enumerate(arrs):
             v = bld.load(bld.gep(arr, [j]))
-            at = bld.add(bld.mul(j, ir.Constant(I64, m.E)), first)
             for h in range(m.per):
-                bld.store(_decode(e, m.et, v, h), bld.gep(buf, [bld.add(at, ir.Constant(I64, h)) if h else at]))
-        _loop(bld, f, m.lanes, lane)
-    _loop(bld, f, len(m.ops), reg)
+                bld.store(_decode(e, m.et, v, h), bld.gep(buf, [bld.add(at, ir.Constant(I64, r * m.per + h))]))
+    _loop(bld, f, m.lanes, lane)
 
 
 def _decode(e: _Builder, et: str, v: ir.Value, h: int) -> ir.Value:
@@ -229,18 +227,16 @@ def _decode(e: _Builder, et: str, v: ir.Value, h: int) -> ir.Value:
 
 
 def _scatter(e: _Builder, f: ir.Function, d: _Matrix, table: ir.Value, out: ir.Value, base: ir.Value) -> None:
-    """D's f64 values -> the warp's fragment registers, rounded to nearest (fpround.narrow)."""
+    """D's f64 values -> the warp's fragment registers, rounded to nearest (fpround.narrow); lane by lane."""
     bld = e.bld
+    arrs = [bld.gep(bld.load(bld.gep(table, [ir.Constant(I64, r)])), [base]) for r in range(len(d.ops))]
 
-    def reg(r: ir.Value) -> None:
-        arr = bld.gep(bld.load(bld.gep(table, [r])), [base])
-        first = bld.mul(r, ir.Constant(I64, d.per))
-
-        def lane(j: ir.Value) -> None:
-            at = bld.add(bld.mul(j, ir.Constant(I64, d.E)), first)
+    def lane(j: ir.Value) -> None:
+        at = bld.mul(j, ir.Constant(I64, d.E))
+        for r, arr in enumerate(arrs):
             word: ir.Value = ir.Constant(I32, 0)
             for h in range(d.per):
-                x = bld.load(bld.gep(out, [bld.add(at, ir.Constant(I64, h)) if h else at]))
+                x = bld.load(bld.gep(out, [bld.add(at, ir.Constant(I64, r * d.per + h))]))
                 if d.et == "f32":
                     bits = bld.bitcast(bld.fptrunc(x, F32), I32)
                     word = bld.select(bld.fcmp_unordered("uno", x, x), ir.Constant(I32, _CANON_NAN32), bits)
@@ -248,8 +244,7 @@ def _scatter(e: _Builder, f: ir.Function, d: _Matrix, table: ir.Value, out: ir.V
                     bits = bld.zext(codegen_half.narrow(e, "f16", codegen_half._ro_f32(e, x)), I32)
                     word = bld.or_(word, bld.shl(bits, ir.Constant(I32, 16)) if h else bits)
             bld.store(word, bld.gep(arr, [j]))
-        _loop(bld, f, 32, lane)
-    _loop(bld, f, len(d.ops), reg)
+    _loop(bld, f, 32, lane)
 
 
 # ------------------------------------------------------------------------------------------------
