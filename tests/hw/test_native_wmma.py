@@ -30,32 +30,39 @@ using namespace nvcuda;
 template <bool ROW> struct L { typedef wmma::col_major t; };
 template <> struct L<true> { typedef wmma::row_major t; };
 
-// One warp per 16x16 tile of C (M x N, row-major) += A (M x K) B (K x N); A stored row-major (lda K) or
+// One warp per WM x WN tile of C (M x N, row-major) += A (M x K) B (K x N); A stored row-major (lda K) or
 // column-major (lda M), B row-major (ldb N) or column-major (ldb K). Warps past the last tile leave whole.
-template <typename T, typename FT, typename Acc, int KS, bool AROW, bool BROW, bool TF32>
+template <typename T, typename FT, typename Acc, int WM, int WN, int KS, bool AROW, bool BROW, bool TF32>
 __device__ void tiles(const T* a, const T* b, Acc* c, int M, int N, int K) {
   int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  int tm = warp % (M / 16), tn = warp / (M / 16);
-  if (tn >= N / 16) return;
-  wmma::fragment<wmma::matrix_a, 16, 16, KS, FT, typename L<AROW>::t> fa;
-  wmma::fragment<wmma::matrix_b, 16, 16, KS, FT, typename L<BROW>::t> fb;
-  wmma::fragment<wmma::accumulator, 16, 16, KS, Acc> acc;
-  wmma::load_matrix_sync(acc, c + tm * 16 * N + tn * 16, N, wmma::mem_row_major);
+  int tm = warp % (M / WM), tn = warp / (M / WM);
+  if (tn >= N / WN) return;
+  wmma::fragment<wmma::matrix_a, WM, WN, KS, FT, typename L<AROW>::t> fa;
+  wmma::fragment<wmma::matrix_b, WM, WN, KS, FT, typename L<BROW>::t> fb;
+  wmma::fragment<wmma::accumulator, WM, WN, KS, Acc> acc;
+  wmma::load_matrix_sync(acc, c + tm * WM * N + tn * WN, N, wmma::mem_row_major);
   for (int k = 0; k < K; k += KS) {
-    wmma::load_matrix_sync(fa, AROW ? a + tm * 16 * K + k : a + k * M + tm * 16, AROW ? K : M);
-    wmma::load_matrix_sync(fb, BROW ? b + k * N + tn * 16 : b + tn * 16 * K + k, BROW ? N : K);
+    wmma::load_matrix_sync(fa, AROW ? a + tm * WM * K + k : a + k * M + tm * WM, AROW ? K : M);
+    wmma::load_matrix_sync(fb, BROW ? b + k * N + tn * WN : b + tn * WN * K + k, BROW ? N : K);
     if (TF32) {
       for (int t = 0; t < fa.num_elements; ++t) fa.x[t] = wmma::__float_to_tf32(fa.x[t]);
       for (int t = 0; t < fb.num_elements; ++t) fb.x[t] = wmma::__float_to_tf32(fb.x[t]);
     }
     wmma::mma_sync(acc, fa, fb, acc);
   }
-  wmma::store_matrix_sync(c + tm * 16 * N + tn * 16, acc, N, wmma::mem_row_major);
+  wmma::store_matrix_sync(c + tm * WM * N + tn * WN, acc, N, wmma::mem_row_major);
 }
 
 #define TILES(name, T, FT, Acc, KS, AROW, BROW, TF32) \
   extern "C" __global__ void name(const T* a, const T* b, Acc* c, int M, int N, int K) { \
-    tiles<T, FT, Acc, KS, AROW, BROW, TF32>(a, b, c, M, N, K); }
+    tiles<T, FT, Acc, 16, 16, KS, AROW, BROW, TF32>(a, b, c, M, N, K); }
+#define SHAPED(name, T, Acc, WM, WN) \
+  extern "C" __global__ void name(const T* a, const T* b, Acc* c, int M, int N, int K) { \
+    tiles<T, T, Acc, WM, WN, 16, true, false, false>(a, b, c, M, N, K); }
+SHAPED(m8n32_bf16_f32, __nv_bfloat16, float, 8, 32)
+SHAPED(m32n8_bf16_f32, __nv_bfloat16, float, 32, 8)
+SHAPED(m8n32_f16_f16, half, half, 8, 32)
+SHAPED(m32n8_f16_f32, half, float, 32, 8)
 TILES(f16_f32_rc, half, half, float, 16, true, false, false)
 TILES(f16_f32_cr, half, half, float, 16, false, true, false)
 TILES(f16_f16_rr, half, half, half, 16, true, true, false)
@@ -138,6 +145,8 @@ KERNELS: dict[str, tuple[np.dtype, np.dtype, int, bool, bool]] = {
     "s_f16_f32_rr": (F16, F32, 16, True, True), "s_f16_f16_cc": (F16, F16, 16, False, False),
     "s_bf16_f32_rc": (BF16, F32, 16, True, False), "s_bf16_f32_cr": (BF16, F32, 16, False, True),
     "s_tf32_f32_rc": (F32, F32, 8, True, False),
+    "m8n32_bf16_f32": (BF16, F32, 16, True, False), "m32n8_bf16_f32": (BF16, F32, 16, True, False),
+    "m8n32_f16_f16": (F16, F16, 16, True, False), "m32n8_f16_f32": (F16, F32, 16, True, False),
 }
 M, N, K = 32, 48, 64  # 2 x 3 tiles, 4 (or 8) mma steps
 
@@ -199,8 +208,9 @@ def test_native_wmma_mma_equals_reference_and_numpy(monkeypatch: pytest.MonkeyPa
         return (da, db, dc, np.int32(M), np.int32(N), np.int32(K)), [dc]
 
     staged = name.startswith("s_")
-    # 6 tiles: tiles() on 2 blocks of 4 warps, whose last two have nothing to do and leave whole; staged() on 3
-    # blocks of 2 warps, all busy (so the reference takes its whole-warp path, _shared_fast)
+    # 16x16 tiles: 6; tiles() on 2 blocks of 4 warps, whose last two have nothing to do and leave whole; staged()
+    # on 3 blocks of 2 warps, all busy (so the reference takes its whole-warp path, _shared_fast). 8x32 and 32x8
+    # tiles: 4 and 6, on 2 blocks of 4 warps
     (out,), counters, _ = on_both_executors(monkeypatch, lambda args: fn(3, 64, args) if staged else
                                             fn(2, 128, args), make)
     assert "reference" in reference_calls["_product"] and "native" not in reference_calls["_product"]
@@ -208,9 +218,12 @@ def test_native_wmma_mma_equals_reference_and_numpy(monkeypatch: pytest.MonkeyPa
         assert "reference" in reference_calls["_shared_fast"]
         assert "native" not in reference_calls["_shared_fast"] + reference_calls["resolve_elements"]
         assert counters["shared_bank_conflicts"] > 0  # (the fragments' 48-byte rows share banks)
-    assert counters["flops"].get("tensor", 0) == 6 * (K // ks) * 2 * 16 * 16 * ks
-    want = _oracle(a, b, c, ks)
-    assert out.view(ct).tobytes() == want.tobytes()
+    wm, wn = {"m8n32": (8, 32), "m32n8": (32, 8)}.get(name[:5], (16, 16))
+    rows, cols = M // wm * wm, N // wn * wn  # (8x32 tiles leave C's last 16 columns alone)
+    assert counters["flops"].get("tensor", 0) == rows * cols * K * 2
+    want = c.copy()
+    want[:rows, :cols] = _oracle(a[:rows], b[:, :cols], c[:rows, :cols], ks)
+    assert out.view(ct).reshape(M, N).tobytes() == want.tobytes()
 
 
 def test_native_wmma_shared_with_idle_warps(monkeypatch: pytest.MonkeyPatch, mod: Any,
