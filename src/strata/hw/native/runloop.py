@@ -140,9 +140,9 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                 e.pc = b
                 if rc == drv.R_DONE:
                     continue
-                if ready is not None:  # (beyond here Python may read registers, whatever rc says)
-                    ready(f)
                 if rc == drv.R_SPIN:  # a jump back to a loop head while other paths wait
+                    if ready is not None:  # (a yield compares registers)
+                        ready(f)
                     _spin(f, e)
                     continue
                 if rc == drv.R_TERM:
@@ -151,11 +151,11 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                     first_op = bail
             else:
                 simple = False
-                if ready is not None:
-                    ready(f)
             blk = blocks[b]
             if first_op >= 0:
                 simple = False
+                if ready is not None:
+                    ready(f)
                 am = None if e.full else m
                 if f.addr_cache:
                     f.addr_cache.clear()
@@ -177,7 +177,11 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                 e.pc = b + 1 if b + 1 < len(blocks) else EXIT
                 continue
             g = blk.guard
+            # (Past the ops, Python reads only predicates, which are never invariant registers, except where
+            # a loop may yield (_spin compares registers) and in a multi-way jump's index: `ready` first there.)
             if term == "bra":
+                if ready is not None and blk.target <= b and len(stack) > 1:
+                    ready(f)
                 if g < 0:
                     e.pc = blk.target
                     if blk.target <= b and len(stack) > 1:
@@ -186,6 +190,8 @@ def run_root(f: Frame, mask: np.ndarray | None, ck: Any, ds: DriverState, frame_
                 _branch(f, e, b, blk, V[g])
                 continue
             if term == "brx":
+                if ready is not None:
+                    ready(f)
                 _jump(f, e, b, blk)
                 continue
             if g < 0:
