@@ -192,10 +192,137 @@ def _warp_fn(g: Any, mats: list[_Matrix]) -> ir.Function:
     e = _Builder(g, bld)
     base = f.args[4]
     bufs = [bld.alloca(F64, m.size) for m in mats]
-    for m, table, buf in zip(mats[:3], f.args[:3], bufs[:3], strict=True):
-        _gather(e, f, m, table, buf, base)
-    bld.call(_product_fn(g, a.rows, d.cols, a.cols), bufs)
-    _scatter(e, f, d, f.args[3], bufs[3], base)
+    if c.et == d.et == "f32" and all(m.cols % m.E == 0 for m in mats):
+        # each lane's elements lie in one row: whole registers move as vectors, matrices kept column by column
+        for m, table, buf in zip(mats[:3], f.args[:3], bufs[:3], strict=True):
+            _gather_columns(bld, m, table, buf, base)
+        bld.call(_product_columns_fn(g, a.rows, d.cols, a.cols), bufs)
+        _scatter_columns(bld, d, f.args[3], bufs[3], base)
+    else:
+        for m, table, buf in zip(mats[:3], f.args[:3], bufs[:3], strict=True):
+            _gather(e, f, m, table, buf, base)
+        bld.call(_product_fn(g, a.rows, d.cols, a.cols), bufs)
+        _scatter(e, f, d, f.args[3], bufs[3], base)
+    bld.ret_void()
+    return f
+
+
+def _register_vector(bld: ir.IRBuilder, table: ir.Value, r: int, base: ir.Value, lanes: int) -> ir.Value:
+    """Pointer to lanes base .. base + lanes - 1 of fragment register r, as one <lanes x i32>."""
+    arr = bld.gep(bld.load(bld.gep(table, [ir.Constant(I64, r)])), [base])
+    return bld.bitcast(arr, ir.VectorType(I32, lanes).as_pointer())
+
+
+def _splat32(lanes: int, v: int) -> ir.Constant:
+    return ir.Constant(ir.VectorType(I32, lanes), [v] * lanes)
+
+
+def _gather_columns(bld: ir.IRBuilder, m: _Matrix, table: ir.Value, buf: ir.Value, base: ir.Value) -> None:
+    """The warp's fragment registers -> buf[col * rows + row] (column-major f64), a whole register at a time.
+    With E | cols, lane j's element e is (row j // P, column (j % P) * E + e), P = cols / E lanes per row:
+    element e of every lane, deinterleaved by P, gives P whole columns."""
+    L, P = m.lanes, m.cols // m.E
+    R = L // P
+    vt, col_t = ir.VectorType(F64, L), ir.VectorType(F64, R)
+    for r in range(len(m.ops)):
+        v = bld.load(_register_vector(bld, table, r, base, L), align=4)
+        for h in range(m.per):
+            if m.et == "f16":
+                bits = bld.trunc(bld.lshr(v, _splat32(L, 16)) if h else v, ir.VectorType(I16, L))
+                vals = bld.fpext(bld.bitcast(bits, ir.VectorType(ir.HalfType(), L)), vt)
+            else:
+                if m.et == "bf16":
+                    bits = bld.and_(v, _splat32(L, 0xFFFF0000)) if h else bld.shl(v, _splat32(L, 16))
+                elif m.et == "tf32":  # the low 13 mantissa bits are ignored
+                    bits = bld.and_(v, _splat32(L, 0xFFFFE000))
+                else:
+                    bits = v
+                vals = bld.fpext(bld.bitcast(bits, ir.VectorType(F32, L)), vt)
+            e = r * m.per + h
+            for q in range(P):
+                pick = ir.Constant(ir.VectorType(I32, R), [q + P * i for i in range(R)])
+                col = vals if P == 1 else bld.shuffle_vector(vals, ir.Constant(vt, ir.Undefined), pick)
+                at = bld.gep(buf, [ir.Constant(I64, (q * m.E + e) * R)])
+                bld.store(col, bld.bitcast(at, col_t.as_pointer()), align=8)
+
+
+def _scatter_columns(bld: ir.IRBuilder, d: _Matrix, table: ir.Value, out: ir.Value, base: ir.Value) -> None:
+    """Column-major f64 D -> its f32 fragment registers (to nearest; NaN -> 0x7fffffff), a register at a time:
+    the P columns of element e, interleaved back into lane order."""
+    P = d.cols // d.E
+    R = 32 // P
+    col_t = ir.VectorType(F64, R)
+    for r in range(len(d.ops)):
+        cols = [bld.load(bld.bitcast(bld.gep(out, [ir.Constant(I64, (q * d.E + r) * R)]), col_t.as_pointer()),
+                         align=8) for q in range(P)]
+        while len(cols) > 1:  # concatenate: [column 0 rows..., column 1 rows..., ...]
+            n = cols[0].type.count
+            cols = [bld.shuffle_vector(x, y, ir.Constant(ir.VectorType(I32, 2 * n), list(range(2 * n))))
+                    for x, y in zip(cols[::2], cols[1::2], strict=True)]
+        vals = cols[0]
+        if P > 1:  # lane j = row * P + q
+            vals = bld.shuffle_vector(vals, ir.Constant(vals.type, ir.Undefined),
+                                      ir.Constant(ir.VectorType(I32, 32), [(j % P) * R + j // P for j in range(32)]))
+        bits = bld.bitcast(bld.fptrunc(vals, ir.VectorType(F32, 32)), ir.VectorType(I32, 32))
+        word = bld.select(bld.fcmp_unordered("uno", vals, vals), _splat32(32, _CANON_NAN32), bits)
+        bld.store(word, _register_vector(bld, table, r, base, 32), align=4)
+
+
+def _product_columns_fn(g: Any, M: int, N: int, K: int) -> ir.Function:
+    """The module's `wmma_f64c_m<M>n<N>k<K>(a, b, c, d)`: d = a @ b + c on column-major f64 matrices (column n
+    of d: the sum over ascending k of a's column k times b[k][n], from +0.0, then c's column n; fma(a, b, acc)
+    is acc + a * b exactly, as in `_product_fn`), four columns at a time."""
+    name = f"wmma_f64c_m{M}n{N}k{K}"
+    f = g._helpers.get(name)
+    if f is not None:
+        return f
+    f = ir.Function(g.module, ir.FunctionType(ir.VoidType(), [F64P] * 4), name=name)
+    f.linkage = "internal"
+    f.attributes.add("noinline")
+    for arg in f.args:
+        arg.add_attribute("noalias")
+    g._helpers[name] = f
+    a, b, c, d = f.args
+    vt = ir.VectorType(F64, M)
+    vtp = vt.as_pointer()
+    fma_name = f"llvm.fma.v{M}f64"
+    fma = g.module.globals.get(fma_name) or ir.Function(g.module, ir.FunctionType(vt, [vt, vt, vt]), name=fma_name)
+    group = next(x for x in (4, 2, 1) if N % x == 0)
+    bld = ir.IRBuilder(f.append_basic_block("entry"))
+    splat_mask = ir.Constant(ir.VectorType(I32, M), [0] * M)
+
+    def c64(v: int) -> ir.Value:
+        return ir.Constant(I64, v)
+
+    def block(n0: ir.Value) -> None:
+        n0 = bld.mul(n0, c64(group))
+        pre = bld.block
+        head, body, done = (f.append_basic_block() for _ in range(3))
+        bld.branch(head)
+        bld.position_at_end(head)
+        k = bld.phi(I64)
+        k.add_incoming(c64(0), pre)
+        accs = []
+        for _ in range(group):
+            phi = bld.phi(vt)
+            phi.add_incoming(ir.Constant(vt, None), pre)
+            accs.append(phi)
+        bld.cbranch(bld.icmp_signed("<", k, c64(K)), body, done)
+        bld.position_at_end(body)
+        ak = bld.load(bld.bitcast(bld.gep(a, [bld.mul(k, c64(M))]), vtp), align=8)
+        for q, acc in enumerate(accs):
+            bv = bld.load(bld.gep(b, [bld.add(bld.mul(bld.add(n0, c64(q)), c64(K)), k)]))
+            splat = bld.shuffle_vector(bld.insert_element(ir.Constant(vt, ir.Undefined), bv, c64(0)),
+                                       ir.Constant(vt, ir.Undefined), splat_mask)
+            acc.add_incoming(bld.call(fma, [ak, splat, acc]), body)
+        k.add_incoming(bld.add(k, c64(1)), body)
+        bld.branch(head)
+        bld.position_at_end(done)
+        for q, acc in enumerate(accs):
+            at = bld.mul(bld.add(n0, c64(q)), c64(M))
+            cv = bld.load(bld.bitcast(bld.gep(c, [at]), vtp), align=8)
+            bld.store(bld.fadd(acc, cv), bld.bitcast(bld.gep(d, [at]), vtp), align=8)
+    _loop(bld, f, N // group, block)
     bld.ret_void()
     return f
 
