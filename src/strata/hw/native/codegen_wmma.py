@@ -1,30 +1,36 @@
-"""Native warp matrix instructions: `wmma.mma.sync` on .f16/.bf16 (m16n16k16, m8n32k16, m32n8k16) and
-.tf32 (m16n16k8) multiplicands with .f32 or .f16 accumulators, with the reference's semantics
-(hw/isa/tensor.py: `_lower_wmma_mma`, `_product`).
+"""Native warp matrix instructions, with the reference's semantics and counters (hw/isa/tensor.py):
+`wmma.mma.sync` on .f16/.bf16 (m16n16k16, m8n32k16, m32n8k16) and .tf32 (m16n16k8) multiplicands with .f32
+or .f16 accumulators (`_lower_wmma_mma`, `_product`), and `wmma.load.{a,b,c}` / `wmma.store.d` to and from
+shared memory (`lower_wmma`, `_shared_fast`) of those types. Global memory, .f64 and integer types,
+.satfinite and rounding modifiers raise NativeUnsupported: those ops run on the reference (partial.py).
 
-Each is a segment of its own, emitted warp by warp: the warp's A, B and C fragments are gathered from the
-32 lanes' registers into f64 matrices (strata's WMMA layout, `tensor.wmma_layout`: lane l's element e is
-element l*E + e of the row-major matrix; .f16 A/B fragments hold every element twice and the first holder,
-lanes 0..15, is the one read, as `Fragment.to_matrix` reads it), D = A @ B + C is computed by one helper
-function per shape and module, and D's fragment is written back. Every source is read before any lane of
-the warp is written (D is usually C's own registers).
+Each op is a segment of its own, emitted warp by warp through one helper function per signature and module
+(a call per warp, compiled once). wmma.mma gathers the warp's A, B and C fragments from the 32 lanes'
+registers into f64 matrices (strata's WMMA layout, `tensor.wmma_layout`: lane l's element e is element
+l*E + e of the row-major matrix; .f16 A/B fragments hold every element twice and the first holder, lanes
+0..15, is the one read, as `Fragment.to_matrix` reads it), computes D = A @ B + C and writes D's fragment
+back; every source is read before any lane is written (D is usually C's own registers). With f32 C and D and
+each lane's elements in one row (every shape but m32n8k16's .f16 B), whole registers move as vectors into
+column-major matrices; otherwise lane by lane.
 
 Arithmetic, bit for bit the reference's: the reference computes `np.matmul` in float64 of the decoded
 inputs, adds C in float64 and rounds once to nearest (`fpround.narrow`: a NaN becomes the canonical NaN;
 .f16 results go through round-to-odd f32 first). Here each output element sums its K products in float64 in
-ascending k, starting from +0.0 (as NumPy's matmul does), then adds C and rounds the same way. Products of
-.f16/.bf16/.tf32 values are exact in float64 (at most 22 significant bits), so the two agree whenever the
-float64 sum of the K products is exact, whatever order NumPy's BLAS sums them in: always when the products'
-magnitudes span less than about 2^30 (data of similar scale). Operands far apart in scale (a product of 1e30
-beside one of 1e-10) may round differently; both results are then within the ISA's tolerance (its order and
-rounding are unspecified).
+ascending k from +0.0 (as NumPy's matmul starts), then adds C and rounds the same way. Products of
+.f16/.bf16/.tf32 values are exact in float64 (at most 22 significant bits; so an fma equals a multiply and
+an add), so the two agree whenever the float64 sum of the K products is exact, whatever order NumPy's BLAS
+sums them in: always when the largest and smallest nonzero products are less than about 2^27 apart (K = 16;
+data of similar scale). Operands far apart in scale may round differently (within the ISA's tolerance:
+its order and rounding are unspecified).
 
-Lanes: the reference gathers all 32 lanes of a warp whatever the mask and writes the active ones. Native code
-runs a warp whose lanes all execute (mask and guard) and skips a warp where none does; a chunk with a warp
-where only some do (divergence, a block's partial last warp) returns before writing anything, and the
-reference runs the instruction (`codegen._bail_if`). Counters: the instruction class ('tensor') and its flops
-come from the block's histogram, as for every native op. Anything else (.satfinite, rounding modifiers, s8/u8,
-f64, a layout other than strata's row-major one) raises NativeUnsupported, and the op runs on the reference.
+Lanes: the reference's wmma.mma reads all 32 lanes of a warp whatever the mask and writes the active ones.
+Native code runs a warp whose lanes all execute (mask and guard) and skips a warp where none does; a chunk
+with a warp where only some do (divergence, a block's partial last warp) returns before writing anything,
+and the reference runs the op (`codegen._bail_if`). Loads and stores likewise, and also hand the op over for
+a per-lane base or stride, a misaligned row, or an element outside the block's shared memory (the reference
+reports the fault). Counters: the instruction class ('tensor' or 'memory') and the flops come from the
+block's histogram, as for every native op; loads and stores add the shared bytes, one request per warp and
+the bank conflicts, as `_shared_fast` counts them.
 """
 
 from __future__ import annotations
@@ -396,8 +402,8 @@ def _parse_memory(g: Any, ins: Instruction) -> tuple[bool, str, str, str, bool, 
     if len(shapes) != 1 or len(types) != 1 or len(layouts) != 1 or "sync" not in rest or \
             any(m not in ("sync", "aligned", *shapes, *types, *layouts) for m in rest):
         raise g.fail()
-    if ELEMENTS[types[0]][0] > 32:
-        raise g.fail("(64-bit elements)")
+    if types[0] not in ("f16", "bf16", "tf32", "f32"):
+        raise g.fail("(element type)")
     return store, which, shapes[0], types[0], layouts[0] == "row", "shared" if spaces else "generic"
 
 
