@@ -309,7 +309,9 @@ def test_native_wmma_misaligned_shared_fault_report(monkeypatch: pytest.MonkeyPa
     assert out.tolist() == [float(8 + 32 * (j % 16)) for j in range(32)]
 
 
-@pytest.mark.parametrize("ab", [BF16, F16, F32], ids=["bf16", "f16", "tf32"])
+# (each compiles the library's whole GEMM kernel natively, 3-10 s on 2 busy cores: f16 and tf32 in the slow run)
+@pytest.mark.parametrize("ab", [BF16, pytest.param(F16, marks=pytest.mark.slow),
+                                pytest.param(F32, marks=pytest.mark.slow)], ids=["bf16", "f16", "tf32"])
 def test_native_wmma_library_gemm_kernel(monkeypatch: pytest.MonkeyPatch, reference_calls: dict[str, list[str]],
                                          ab: np.dtype) -> None:
     """strata.libs.blas's tensor-core GEMM kernel (gemm_wmma: tiles staged in shared memory, fragments loaded
