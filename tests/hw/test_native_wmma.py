@@ -125,6 +125,19 @@ STAGED(s_bf16_f32_rc, __nv_bfloat16, __nv_bfloat16, float, 16, true, false, fals
 STAGED(s_bf16_f32_cr, __nv_bfloat16, __nv_bfloat16, float, 16, false, true, false)
 STAGED(s_tf32_f32_rc, float, wmma::precision::tf32, float, 8, true, false, true)
 
+// Columns that overlap in shared memory: an accumulator stored column-major 4 floats apart (16 bytes: legal),
+// so later elements overwrite earlier ones; which win is the reference's element order.
+extern "C" __global__ void overlapping(const float* c, float* out) {
+  __shared__ __align__(128) float s[16 * 16 + 64];
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  wmma::load_matrix_sync(acc, c, 16, wmma::mem_row_major);
+  for (int e = threadIdx.x; e < 16 * 16 + 64; e += 32) s[e] = -1.0f;
+  __syncwarp();
+  wmma::store_matrix_sync(s, acc, 4, wmma::mem_col_major);
+  __syncwarp();
+  for (int e = threadIdx.x; e < 16 * 16 + 64; e += 32) out[e] = s[e];
+}
+
 // A misaligned fragment in shared memory: rows must start 16-byte aligned; `skip` halves in, they do not.
 extern "C" __global__ void misaligned(const half* a, float* out, int skip) {
   __shared__ __align__(128) half s[16 * 32];
@@ -340,3 +353,24 @@ def test_native_wmma_library_gemm_kernel(monkeypatch: pytest.MonkeyPatch, refere
     ks = 8 if ab == F32 else 16
     want = _oracle(a, b, np.zeros((m, n), np.float32), ks)
     assert out.view(np.float32).T.tobytes() == np.ascontiguousarray(want).tobytes()
+
+
+def test_native_wmma_overlapping_column_store(monkeypatch: pytest.MonkeyPatch, mod: Any,
+                                              reference_calls: dict[str, list[str]]) -> None:
+    """A column-major store whose columns overlap (stride 4 < 16 rows): the native code keeps the reference's
+    element order (lane by lane), so the same elements win; memory equals NumPy's replay of that order."""
+    c = np.arange(256, dtype=np.float32).reshape(16, 16) + 0.5
+    fn = mod.get_function("overlapping")
+
+    def make() -> tuple[tuple[Any, ...], list[Any]]:
+        out = cuda.empty(16 * 16 + 64)
+        return (cuda.to_device(c), out), [out]
+
+    (out,), _, _ = on_both_executors(monkeypatch, lambda args: fn(1, 32, args), make)
+    assert reference_calls["_shared_fast"] == ["reference"]  # the store: native there
+    assert reference_calls["resolve_elements"] == ["reference", "native"]  # C's load from global: both on the reference
+    want = np.full(16 * 16 + 64, -1.0, np.float32)
+    for idx in range(256):  # lane l holds elements 8 l .. 8 l + 7 of the row-major matrix, stored in that order
+        r, col = divmod(idx, 16)
+        want[col * 4 + r] = c[r, col]
+    assert out.tobytes() == want.tobytes()

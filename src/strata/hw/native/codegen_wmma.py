@@ -433,6 +433,7 @@ def _memory(g: Any, ins: Instruction) -> None:
     stride_op = ops[2] if len(ops) == 3 else None
     table = _register_table(g, m, dst=not store)
     mover = _move_fn(g, m, row, store)
+    fast_mover = _move_vector_fn(g, m, row, store) if m.cols % m.E == 0 else None
     conflicts_fn = _conflicts_fn(g, major_n, minor_n, size)
     guard = ins.guard
     bld = g.bld
@@ -502,7 +503,17 @@ def _memory(g: Any, ins: Instruction) -> None:
                 bld.store(bld.call(conflicts_fn, [s0, phase]), slot)
             bld.store(bld.add(bld.load(conflicts), bld.load(slot)), conflicts)
             bld.store(bld.add(bld.load(requests), ir.Constant(I64, 1)), requests)
-            bld.call(mover, [table, base, bld.gep(shared, [start]), s0])
+            args = [table, base, bld.gep(shared, [start]), s0]
+            if fast_mover is None:
+                bld.call(mover, args)
+            elif store and not row:  # (columns that overlap in memory: the reference's element order decides)
+                with bld.if_else(bld.icmp_unsigned(">=", s0, ir.Constant(I64, m.rows))) as (then, other):
+                    with then:
+                        bld.call(fast_mover, args)
+                    with other:
+                        bld.call(mover, args)
+            else:
+                bld.call(fast_mover, args)
     g._count_loop(warps, run)
     counters = bld.inttoptr(g.ctx(cg.CTX_COUNTERS), I64P)
     n_req = bld.load(requests)
@@ -511,6 +522,81 @@ def _memory(g: Any, ins: Instruction) -> None:
                     ("shared_bank_conflicts", bld.load(conflicts))):
         p = bld.gep(counters, [ir.Constant(I64, cg.COUNTER_NAMES.index(name))])
         bld.store(bld.add(bld.load(p), v), p)
+
+
+def _move_vector_fn(g: Any, m: _Matrix, row: bool, store: bool) -> ir.Function:
+    """`_move_fn`'s work in whole words and vectors, for fragments whose lanes each hold part of one row
+    (E | cols; P = cols / E lanes per row; lane j, of the L lanes holding the first copies, has row j // P,
+    columns (j % P) * E ..). Row layout: a lane's E elements are consecutive in memory, and its registers are
+    their bytes (little-endian pairs for 16-bit types): word-sized copies. Column layout: element e of the lanes
+    j % P = q is column q * E + e, consecutive in memory: one vector per column, interleaved into lane order.
+    A column-layout store needs columns that do not overlap in memory (stride >= rows; the caller checks)."""
+    kind = "store" if store else "load"
+    name = f"wmma_{kind}v_{m.rows}x{m.cols}_{'row' if row else 'col'}_{m.et}_{m.E}"
+    f = g._helpers.get(name)
+    if f is not None:
+        return f
+    f = ir.Function(g.module, ir.FunctionType(ir.VoidType(), [I32P.as_pointer(), I64, I8P, I64]), name=name)
+    f.linkage = "internal"
+    f.attributes.add("noinline")
+    g._helpers[name] = f
+    table, base, ptr, stride = f.args
+    bld = ir.IRBuilder(f.append_basic_block("entry"))
+    size = m.bits // 8
+    L, P = m.lanes, m.cols // m.E
+    R = L // P
+    nregs = len(m.ops)
+    if row:
+        arrs = [bld.gep(bld.load(bld.gep(table, [ir.Constant(I64, r)])), [base]) for r in range(nregs)]
+
+        def lane(j: ir.Value) -> None:
+            jj = bld.urem(j, ir.Constant(I64, L))  # (.f16 A/B: lanes L.. repeat the first L)
+            r_, q = bld.udiv(jj, ir.Constant(I64, P)), bld.urem(jj, ir.Constant(I64, P))
+            start = bld.mul(bld.add(bld.mul(r_, stride), bld.mul(q, ir.Constant(I64, m.E))), ir.Constant(I64, size))
+            words = bld.bitcast(bld.gep(ptr, [start]), I32P)
+            for r, arr in enumerate(arrs):
+                w = bld.gep(words, [ir.Constant(I64, r)])
+                if store:
+                    bld.store(bld.load(bld.gep(arr, [j])), w, align=4)
+                else:
+                    bld.store(bld.load(w, align=4), bld.gep(arr, [j]))
+        _loop(bld, f, 32 if not store else L, lane)
+        bld.ret_void()
+        return f
+    ety = ir.IntType(m.bits)
+    col_t = ir.VectorType(ety, R)
+    for r in range(nregs):
+        regp = _register_vector(bld, table, r, base, 32)
+        word = bld.load(regp, align=4) if store else None
+        out: ir.Value = ir.Constant(ir.VectorType(I32, 32), None)
+        for h in range(m.per):
+            e = r * m.per + h
+            at = [bld.mul(bld.mul(ir.Constant(I64, q * m.E + e), stride), ir.Constant(I64, size)) for q in range(P)]
+            cols = [bld.bitcast(bld.gep(ptr, [a]), col_t.as_pointer()) for a in at]
+            if store:
+                assert word is not None and L == 32
+                part = bld.lshr(word, _splat32(32, 16)) if h else word
+                vals = bld.trunc(part, ir.VectorType(ety, 32)) if m.bits < 32 else part
+                for q, cp in enumerate(cols):  # lane j = row * P + q
+                    pick = ir.Constant(ir.VectorType(I32, R), [row_ * P + q for row_ in range(R)])
+                    v = vals if P == 1 else bld.shuffle_vector(vals, ir.Constant(vals.type, ir.Undefined), pick)
+                    bld.store(v, cp, align=size)
+                continue
+            parts = [bld.load(cp, align=size) for cp in cols]
+            while len(parts) > 1:  # concatenate: [column q = 0 rows..., column 1 rows..., ...]
+                n = parts[0].type.count
+                parts = [bld.shuffle_vector(x, y, ir.Constant(ir.VectorType(I32, 2 * n), list(range(2 * n))))
+                         for x, y in zip(parts[::2], parts[1::2], strict=True)]
+            # lane j (its first copy jj = j mod L) = row jj // P, column q = jj % P
+            order = [((j % L) % P) * R + (j % L) // P for j in range(32)]
+            vals = bld.shuffle_vector(parts[0], ir.Constant(parts[0].type, ir.Undefined),
+                                      ir.Constant(ir.VectorType(I32, 32), order))
+            wide = bld.zext(vals, ir.VectorType(I32, 32)) if m.bits < 32 else vals
+            out = bld.or_(out, bld.shl(wide, _splat32(32, 16)) if h else wide)
+        if not store:
+            bld.store(out, regp, align=4)
+    bld.ret_void()
+    return f
 
 
 def _shared_pointer(g: Any, reg: str, memo: dict[str, bool]) -> bool:
@@ -552,12 +638,11 @@ def _move_fn(g: Any, m: _Matrix, row: bool, store: bool) -> ir.Function:
     bld = ir.IRBuilder(f.append_basic_block("entry"))
     ety = ir.IntType(m.bits)
 
-    def reg(r: ir.Value) -> None:
-        arr = bld.gep(bld.load(bld.gep(table, [r])), [base])
-        first = bld.mul(r, ir.Constant(I64, m.per))
+    arrs = [bld.gep(bld.load(bld.gep(table, [ir.Constant(I64, r)])), [base]) for r in range(len(m.ops))]
 
-        def lane(j: ir.Value) -> None:
-            at = bld.add(bld.mul(j, ir.Constant(I64, m.E)), first)
+    def lane(j: ir.Value) -> None:  # lane by lane, each lane's elements in order: the reference's store order
+        for r, arr in enumerate(arrs):
+            at = bld.add(bld.mul(j, ir.Constant(I64, m.E)), ir.Constant(I64, r * m.per))
             word = bld.load(bld.gep(arr, [j])) if store else ir.Constant(I32, 0)
             out: ir.Value = ir.Constant(I32, 0)
             for h in range(m.per):
@@ -576,8 +661,7 @@ def _move_fn(g: Any, m: _Matrix, row: bool, store: bool) -> ir.Function:
                     out = bld.or_(out, bld.shl(v, shift) if h else v)
             if not store:
                 bld.store(out, bld.gep(arr, [j]))
-        _loop(bld, f, 32, lane)
-    _loop(bld, f, len(m.ops), reg)
+    _loop(bld, f, 32, lane)
     bld.ret_void()
     return f
 
