@@ -138,6 +138,21 @@ extern "C" __global__ void overlapping(const float* c, float* out) {
   for (int e = threadIdx.x; e < 16 * 16 + 64; e += 32) out[e] = s[e];
 }
 
+// C's fragment from a kernel parameter: its registers may be the launch's invariants (one ld.param each)
+extern "C" __global__ void param_acc(const half* a, const half* b, float* c, float c0) {
+  __shared__ __align__(128) half s[2][16 * 16];
+  for (int e = threadIdx.x; e < 256; e += 32) { s[0][e] = a[e]; s[1][e] = b[e]; }
+  __syncwarp();
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  for (int t = 0; t < acc.num_elements; ++t) acc.x[t] = c0;
+  wmma::load_matrix_sync(fa, s[0], 16);
+  wmma::load_matrix_sync(fb, s[1], 16);
+  wmma::mma_sync(acc, fa, fb, acc);
+  wmma::store_matrix_sync(c, acc, 16, wmma::mem_row_major);
+}
+
 // A misaligned fragment in shared memory: rows must start 16-byte aligned; `skip` halves in, they do not.
 extern "C" __global__ void misaligned(const half* a, float* out, int skip) {
   __shared__ __align__(128) half s[16 * 32];
@@ -374,3 +389,21 @@ def test_native_wmma_overlapping_column_store(monkeypatch: pytest.MonkeyPatch, m
         r, col = divmod(idx, 16)
         want[col * 4 + r] = c[r, col]
     assert out.tobytes() == want.tobytes()
+
+
+def test_native_wmma_accumulator_from_a_parameter(monkeypatch: pytest.MonkeyPatch, mod: Any,
+                                                 reference_calls: dict[str, list[str]]) -> None:
+    """C's elements all one kernel parameter's register (a launch invariant, which native code does not keep per
+    lane): that wmma.mma runs on the reference, right on both executors launch after launch with other values."""
+    a, b, _ = _operands(5, F16, F32)
+    a, b = a[:16, :16], np.ascontiguousarray(b[:16, :16])
+    fn = mod.get_function("param_acc")
+    for c0 in (0.25, -3.5, 1e3):
+        def make(c0: float = c0) -> tuple[tuple[Any, ...], list[Any]]:
+            out = cuda.empty((16, 16))
+            return (cuda.to_device(a), cuda.to_device(np.ascontiguousarray(b.T)), out, np.float32(c0)), [out]
+
+        (out,), _, _ = on_both_executors(monkeypatch, lambda args: fn(1, 32, args), make)
+        want = (a.astype(np.float64) @ b.astype(np.float64) + c0).astype(np.float32)
+        assert out.tobytes() == want.tobytes()
+    assert "native" in reference_calls["_product"]

@@ -138,7 +138,7 @@ def _mma(g: Any, ins: Instruction) -> None:
     bld = g.bld
     c32 = ir.Constant(I64, 32)
     guard = ins.guard
-    tables = [register_table(g, m, dst=x == 3) for x, m in enumerate(mats)]
+    tables = [register_table(g, m) for m in mats]
     helper = _warp_fn(g, mats)
     whole_warps_or_bail(g, guard)
 
@@ -149,13 +149,15 @@ def _mma(g: Any, ins: Instruction) -> None:
     g._count_loop(bld.sdiv(g.n_arg, c32), warp)
 
 
-def register_table(g: Any, m: Matrix, dst: bool) -> ir.Value:
-    """An array of the fragment registers' lane arrays (i32*), for the warp helper."""
+def register_table(g: Any, m: Matrix) -> ir.Value:
+    """An array of the fragment registers' lane arrays (i32*), for the warp helper. A launch invariant (a
+    register holding a kernel parameter, codegen.launch_invariants) has no lane array native code may read:
+    such an op runs on the reference."""
     bld = g.bld
     table = g.entry_alloca(I32P, len(m.ops))
     for r, op in enumerate(m.ops):
         if not isinstance(op, Reg) or op.negated or g.reg_bits.get(op.name) != 32 or \
-                g.fn.regs.get(op.name) == "pred" or (dst and op.name in g._inv_index):
+                g.fn.regs.get(op.name) == "pred" or op.name in g._inv_index:
             raise g.fail(f"(fragment register {op})")
         bld.store(bld.bitcast(g.reg_ptr(op.name), I32P), bld.gep(table, [ir.Constant(I64, r)]))
     return table

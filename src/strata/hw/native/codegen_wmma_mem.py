@@ -84,7 +84,7 @@ def emit(g: Any, ins: Instruction) -> None:
     size = m.bits // 8
     major_n, minor_n = (m.rows, m.cols) if row else (m.cols, m.rows)
     stride_op = ops[2] if len(ops) == 3 else None
-    table = register_table(g, m, dst=not store)
+    table = register_table(g, m)
     mover = _move_fn(g, m, row, store)
     fast_mover = _move_vector_fn(g, m, row, store) if m.cols % m.E == 0 else None
     conflicts_fn = _conflicts_fn(g, major_n, minor_n, size)
