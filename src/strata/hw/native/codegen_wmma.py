@@ -206,7 +206,7 @@ def _warp_fn(g: Any, mats: list[Matrix]) -> ir.Function:
         # each lane's elements lie in one row: whole registers move as vectors, matrices kept column by column
         for m, table, buf in zip(mats[:3], f.args[:3], bufs[:3], strict=True):
             _gather_columns(bld, m, table, buf, base)
-        bld.call(_product_columns_fn(g, a.rows, d.cols, a.cols), bufs)
+        bld.call(_product_fn(g, a.rows, d.cols, a.cols, columns=True), bufs)
         _scatter_columns(bld, d, f.args[3], bufs[3], base)
     else:
         for m, table, buf in zip(mats[:3], f.args[:3], bufs[:3], strict=True):
@@ -278,65 +278,6 @@ def _scatter_columns(bld: ir.IRBuilder, d: Matrix, table: ir.Value, out: ir.Valu
         bld.store(word, register_vector(bld, table, r, base, 32), align=4)
 
 
-def _product_columns_fn(g: Any, M: int, N: int, K: int) -> ir.Function:
-    """The module's `wmma_f64c_m<M>n<N>k<K>(a, b, c, d)`: d = a @ b + c on column-major f64 matrices (column n
-    of d: the sum over ascending k of a's column k times b[k][n], from +0.0, then c's column n; fma(a, b, acc)
-    is acc + a * b exactly, as in `_product_fn`), four columns at a time."""
-    name = f"wmma_f64c_m{M}n{N}k{K}"
-    f = g._helpers.get(name)
-    if f is not None:
-        return f
-    f = ir.Function(g.module, ir.FunctionType(ir.VoidType(), [F64P] * 4), name=name)
-    f.linkage = "internal"
-    f.attributes.add("noinline")
-    for arg in f.args:
-        arg.add_attribute("noalias")
-    g._helpers[name] = f
-    a, b, c, d = f.args
-    vt = ir.VectorType(F64, M)
-    vtp = vt.as_pointer()
-    fma_name = f"llvm.fma.v{M}f64"
-    fma = g.module.globals.get(fma_name) or ir.Function(g.module, ir.FunctionType(vt, [vt, vt, vt]), name=fma_name)
-    group = next(x for x in (4, 2, 1) if N % x == 0)
-    bld = ir.IRBuilder(f.append_basic_block("entry"))
-    splat_mask = ir.Constant(ir.VectorType(I32, M), [0] * M)
-
-    def c64(v: int) -> ir.Value:
-        return ir.Constant(I64, v)
-
-    def block(n0: ir.Value) -> None:
-        n0 = bld.mul(n0, c64(group))
-        pre = bld.block
-        head, body, done = (f.append_basic_block() for _ in range(3))
-        bld.branch(head)
-        bld.position_at_end(head)
-        k = bld.phi(I64)
-        k.add_incoming(c64(0), pre)
-        accs = []
-        for _ in range(group):
-            phi = bld.phi(vt)
-            phi.add_incoming(ir.Constant(vt, None), pre)
-            accs.append(phi)
-        bld.cbranch(bld.icmp_signed("<", k, c64(K)), body, done)
-        bld.position_at_end(body)
-        ak = bld.load(bld.bitcast(bld.gep(a, [bld.mul(k, c64(M))]), vtp), align=8)
-        for q, acc in enumerate(accs):
-            bv = bld.load(bld.gep(b, [bld.add(bld.mul(bld.add(n0, c64(q)), c64(K)), k)]))
-            splat = bld.shuffle_vector(bld.insert_element(ir.Constant(vt, ir.Undefined), bv, c64(0)),
-                                       ir.Constant(vt, ir.Undefined), splat_mask)
-            acc.add_incoming(bld.call(fma, [ak, splat, acc]), body)
-        k.add_incoming(bld.add(k, c64(1)), body)
-        bld.branch(head)
-        bld.position_at_end(done)
-        for q, acc in enumerate(accs):
-            at = bld.mul(bld.add(n0, c64(q)), c64(M))
-            cv = bld.load(bld.bitcast(bld.gep(c, [at]), vtp), align=8)
-            bld.store(bld.fadd(acc, cv), bld.bitcast(bld.gep(d, [at]), vtp), align=8)
-    loop(bld, f, N // group, block)
-    bld.ret_void()
-    return f
-
-
 def _gather(e: _Builder, f: ir.Function, m: Matrix, table: ir.Value, buf: ir.Value, base: ir.Value) -> None:
     """The warp's fragment registers -> buf[row * cols + col], f64 values (tensor._values' decoding). Lane by
     lane, its registers in turn: each lane's E values are consecutive in buf (plain stores, no scatters)."""
@@ -384,13 +325,17 @@ def _scatter(e: _Builder, f: ir.Function, d: Matrix, table: ir.Value, out: ir.Va
     loop(bld, f, 32, lane)
 
 
-def _product_fn(g: Any, M: int, N: int, K: int) -> ir.Function:
-    """The module's `wmma_f64_m<M>n<N>k<K>(a, b, c, d)`: d = a @ b + c on row-major f64 matrices, each element's
-    products summed in ascending k from +0.0, then c added. One helper per shape and module (a call per warp,
-    compiled once). A row of the result is one <N x double> vector; ROWS rows at a time, so the FMAs of
-    different rows overlap instead of waiting on each other. `fma(a, b, acc)` equals `acc + a * b` here: the
-    products of .f16/.bf16/.tf32 values are exact in f64 (22 significant bits at most, no underflow)."""
-    name = f"wmma_f64_m{M}n{N}k{K}"
+def _product_fn(g: Any, M: int, N: int, K: int, *, columns: bool = False) -> ir.Function:
+    """The module's `wmma_f64_m<M>n<N>k<K>(a, b, c, d)`: d = a @ b + c on f64 matrices, each element's products
+    summed in ascending k from +0.0, then c added. One helper per shape, layout and module (a call per warp,
+    compiled once). `fma(x, y, acc)` equals `acc + x * y` here: the products of .f16/.bf16/.tf32 values are
+    exact in f64 (22 significant bits at most, no underflow).
+
+    Row-major matrices (`columns=False`): a row of d is one <N x double> vector, b's row k times the splat of
+    a[m][k]; column-major ones (`columns=True`, the `wmma_f64c_` helpers): a column of d is one <M x double>
+    vector, a's column k times the splat of b[k][n]. Either way a group of 4 (or 2, or 1) such vectors at a
+    time, so the FMAs of different rows or columns overlap instead of waiting on each other."""
+    name = f"wmma_f64{'c' if columns else ''}_m{M}n{N}k{K}"
     f = g._helpers.get(name)
     if f is not None:
         return f
@@ -401,15 +346,17 @@ def _product_fn(g: Any, M: int, N: int, K: int) -> ir.Function:
         arg.add_attribute("noalias")
     g._helpers[name] = f
     a, b, c, d = f.args
-    vt = ir.VectorType(F64, N)
+    # width: the vector's length; outer: how many vectors d has; vec[k * width]: the vector operand's k-th;
+    # scal[o * K + k]: the scalar operand's element for vector o and step k
+    width, outer, vec, scal = (M, N, a, b) if columns else (N, M, b, a)
+    vt = ir.VectorType(F64, width)
     vtp = vt.as_pointer()
-    fma_name = f"llvm.fma.v{N}f64"
+    fma_name = f"llvm.fma.v{width}f64"
     fma = g.module.globals.get(fma_name) or ir.Function(g.module, ir.FunctionType(vt, [vt, vt, vt]), name=fma_name)
-    rows = next(r for r in (4, 2, 1) if M % r == 0)
-    entry = f.append_basic_block("entry")
-    bld = ir.IRBuilder(entry)
+    group = next(r for r in (4, 2, 1) if outer % r == 0)
+    bld = ir.IRBuilder(f.append_basic_block("entry"))
     zero = ir.Constant(vt, None)
-    splat_mask = ir.Constant(ir.VectorType(I32, N), [0] * N)
+    splat_mask = ir.Constant(ir.VectorType(I32, width), [0] * width)
 
     def c64(v: int) -> ir.Value:
         return ir.Constant(I64, v)
@@ -417,8 +364,8 @@ def _product_fn(g: Any, M: int, N: int, K: int) -> ir.Function:
     def vec_at(ptr: ir.Value, at: ir.Value) -> ir.Value:
         return bld.bitcast(bld.gep(ptr, [at]), vtp)
 
-    def block(m0: ir.Value) -> None:
-        m0 = bld.mul(m0, c64(rows))
+    def block(o0: ir.Value) -> None:
+        o0 = bld.mul(o0, c64(group))
         pre = bld.block
         head, body, done = (f.append_basic_block() for _ in range(3))
         bld.branch(head)
@@ -426,26 +373,26 @@ def _product_fn(g: Any, M: int, N: int, K: int) -> ir.Function:
         k = bld.phi(I64)
         k.add_incoming(c64(0), pre)
         accs = []
-        for _ in range(rows):
+        for _ in range(group):
             phi = bld.phi(vt)
             phi.add_incoming(zero, pre)
             accs.append(phi)
         bld.cbranch(bld.icmp_signed("<", k, c64(K)), body, done)
         bld.position_at_end(body)
-        bk = bld.load(vec_at(b, bld.mul(k, c64(N))), align=8)
-        for r, acc in enumerate(accs):
-            av = bld.load(bld.gep(a, [bld.add(bld.mul(bld.add(m0, c64(r)), c64(K)), k)]))
-            splat = bld.shuffle_vector(bld.insert_element(ir.Constant(vt, ir.Undefined), av, c64(0)),
+        vk = bld.load(vec_at(vec, bld.mul(k, c64(width))), align=8)
+        for q, acc in enumerate(accs):
+            sv = bld.load(bld.gep(scal, [bld.add(bld.mul(bld.add(o0, c64(q)), c64(K)), k)]))
+            splat = bld.shuffle_vector(bld.insert_element(ir.Constant(vt, ir.Undefined), sv, c64(0)),
                                        ir.Constant(vt, ir.Undefined), splat_mask)
-            acc.add_incoming(bld.call(fma, [splat, bk, acc]), body)
+            acc.add_incoming(bld.call(fma, [splat, vk, acc]), body)
         k.add_incoming(bld.add(k, c64(1)), body)
         bld.branch(head)
         bld.position_at_end(done)
-        for r, acc in enumerate(accs):
-            at = bld.mul(bld.add(m0, c64(r)), c64(N))
+        for q, acc in enumerate(accs):
+            at = bld.mul(bld.add(o0, c64(q)), c64(width))
             cv = bld.load(vec_at(c, at), align=8)
             bld.store(bld.fadd(acc, cv), vec_at(d, at), align=8)
-    loop(bld, f, M // rows, block)
+    loop(bld, f, outer // group, block)
     bld.ret_void()
     return f
 
