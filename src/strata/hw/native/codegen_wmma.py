@@ -191,13 +191,9 @@ def _warp_fn(g: Any, mats: list[Matrix]) -> ir.Function:
     D's registers. One per signature and module, so each wmma.mma of a kernel costs a call, not a copy."""
     a, b, c, d = mats
     name = f"wmma_warp_m{a.rows}n{d.cols}k{a.cols}_{a.et}_{c.et}_{d.et}"
-    f = g._helpers.get(name)
-    if f is not None:
+    f, fresh = helper_fn(g, name, ir.FunctionType(ir.VoidType(), [I32P.as_pointer()] * 4 + [I64]))
+    if not fresh:
         return f
-    f = ir.Function(g.module, ir.FunctionType(ir.VoidType(), [I32P.as_pointer()] * 4 + [I64]), name=name)
-    f.linkage = "internal"
-    f.attributes.add("noinline")
-    g._helpers[name] = f
     bld = ir.IRBuilder(f.append_basic_block("entry"))
     e = _Builder(g, bld)
     base = f.args[4]
@@ -336,15 +332,11 @@ def _product_fn(g: Any, M: int, N: int, K: int, *, columns: bool = False) -> ir.
     vector, a's column k times the splat of b[k][n]. Either way a group of 4 (or 2, or 1) such vectors at a
     time, so the FMAs of different rows or columns overlap instead of waiting on each other."""
     name = f"wmma_f64{'c' if columns else ''}_m{M}n{N}k{K}"
-    f = g._helpers.get(name)
-    if f is not None:
+    f, fresh = helper_fn(g, name, ir.FunctionType(ir.VoidType(), [F64P] * 4))
+    if not fresh:
         return f
-    f = ir.Function(g.module, ir.FunctionType(ir.VoidType(), [F64P] * 4), name=name)
-    f.linkage = "internal"
-    f.attributes.add("noinline")
     for arg in f.args:
         arg.add_attribute("noalias")
-    g._helpers[name] = f
     a, b, c, d = f.args
     # width: the vector's length; outer: how many vectors d has; vec[k * width]: the vector operand's k-th;
     # scal[o * K + k]: the scalar operand's element for vector o and step k
@@ -395,6 +387,19 @@ def _product_fn(g: Any, M: int, N: int, K: int, *, columns: bool = False) -> ir.
     loop(bld, f, outer // group, block)
     bld.ret_void()
     return f
+
+
+def helper_fn(g: Any, name: str, ty: ir.FunctionType) -> tuple[ir.Function, bool]:
+    """The module's internal helper function `name` of type `ty` (kept out of line: one copy per module, a
+    call per warp); True when it was just declared and its body is still to be written."""
+    f = g._helpers.get(name)
+    if f is not None:
+        return f, False
+    f = ir.Function(g.module, ty, name=name)
+    f.linkage = "internal"
+    f.attributes.add("noinline")
+    g._helpers[name] = f
+    return f, True
 
 
 def loop(bld: ir.IRBuilder, f: ir.Function, count: int, body: Callable[[ir.Value], None]) -> None:

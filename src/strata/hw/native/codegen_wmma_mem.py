@@ -29,6 +29,7 @@ from strata.hw.native.codegen_wmma import (
     I64P,
     SHAPE,
     Matrix,
+    helper_fn,
     loop,
     register_table,
     register_vector,
@@ -186,13 +187,9 @@ def _move_vector_fn(g: Any, m: Matrix, row: bool, store: bool) -> ir.Function:
     A column-layout store needs columns that do not overlap in memory (stride >= rows; the caller checks)."""
     kind = "store" if store else "load"
     name = f"wmma_{kind}v_{m.rows}x{m.cols}_{'row' if row else 'col'}_{m.et}_{m.E}"
-    f = g._helpers.get(name)
-    if f is not None:
+    f, fresh = helper_fn(g, name, ir.FunctionType(ir.VoidType(), [I32P.as_pointer(), I64, I8P, I64]))
+    if not fresh:
         return f
-    f = ir.Function(g.module, ir.FunctionType(ir.VoidType(), [I32P.as_pointer(), I64, I8P, I64]), name=name)
-    f.linkage = "internal"
-    f.attributes.add("noinline")
-    g._helpers[name] = f
     table, base, ptr, stride = f.args
     bld = ir.IRBuilder(f.append_basic_block("entry"))
     size = m.bits // 8
@@ -280,13 +277,9 @@ def _move_fn(g: Any, m: Matrix, row: bool, store: bool) -> ir.Function:
     (major, minor) the element's (row, col), or (col, row) for the column-major layout (tensor.lower_wmma)."""
     kind = "store" if store else "load"
     name = f"wmma_{kind}_{m.rows}x{m.cols}_{'row' if row else 'col'}_{m.et}_{m.E}"
-    f = g._helpers.get(name)
-    if f is not None:
+    f, fresh = helper_fn(g, name, ir.FunctionType(ir.VoidType(), [I32P.as_pointer(), I64, I8P, I64]))
+    if not fresh:
         return f
-    f = ir.Function(g.module, ir.FunctionType(ir.VoidType(), [I32P.as_pointer(), I64, I8P, I64]), name=name)
-    f.linkage = "internal"
-    f.attributes.add("noinline")
-    g._helpers[name] = f
     table, base, ptr, stride = f.args
     bld = ir.IRBuilder(f.append_basic_block("entry"))
     ety = ir.IntType(m.bits)
@@ -326,13 +319,9 @@ def _conflicts_fn(g: Any, major_n: int, minor_n: int, size: int) -> ir.Function:
     consecutive words (elements of at most 4 bytes), and the runs start in increasing order (stride >= 0), so
     the distinct words are each run's words beyond the highest word seen so far."""
     name = f"wmma_conflicts_{major_n}x{minor_n}_{size}"
-    f = g._helpers.get(name)
-    if f is not None:
+    f, fresh = helper_fn(g, name, ir.FunctionType(I64, [I64, I64]))
+    if not fresh:
         return f
-    f = ir.Function(g.module, ir.FunctionType(I64, [I64, I64]), name=name)
-    f.linkage = "internal"
-    f.attributes.add("noinline")
-    g._helpers[name] = f
     stride, phase = f.args
     bld = ir.IRBuilder(f.append_basic_block("entry"))
     banks = bld.alloca(I64, 32)
