@@ -37,7 +37,11 @@ from strata.hw.native.amd_ir import (
     BARRIER,
     C_COUNTS,
     C_FUEL,
+    C_GX,
+    C_GY,
     C_HI,
+    C_INIT_S,
+    C_INIT_V0,
     C_LDS,
     C_LDS_BYTES,
     C_LDS_ROW,
@@ -51,11 +55,15 @@ from strata.hw.native.amd_ir import (
     C_STOPPED,
     C_V,
     C_WG,
+    C_WG_FIRST,
+    C_WGID_AT,
+    C_WPW,
     C_YIELDED,
     DONE,
     EXEC,
     F32,
     F64,
+    FRESH,
     I1,
     I8,
     I8P,
@@ -372,7 +380,14 @@ class AmdCodegen:
         self.pc_p = b.gep(self.ptr(C_PC, I32P), [w])
         self.scc_p = b.gep(self.ptr(C_SCC, I8P), [w])
         runnable = self.fn.append_basic_block("runnable")
-        b.cbranch(b.icmp_unsigned("==", b.load(state_p), ir.Constant(I8, RUN)), runnable, nxt)
+        fresh, started = self.fn.append_basic_block("fresh"), self.fn.append_basic_block("started")
+        state = b.load(state_p)
+        b.cbranch(b.icmp_unsigned("==", state, ir.Constant(I8, FRESH)), fresh, started)
+        b.position_at_end(fresh)
+        self.start_wave(w)
+        b.branch(runnable)
+        b.position_at_end(started)
+        b.cbranch(b.icmp_unsigned("==", state, ir.Constant(I8, RUN)), runnable, nxt)
         b.position_at_end(runnable)
         b.store(self.ctx(C_FUEL), self.fuel)  # each wave's own: one that spins on a flag lets the others run
         s_src = b.gep(self.ptr(C_S, I32P), [b.mul(w, c64(128))])
@@ -411,6 +426,33 @@ class AmdCodegen:
         yielded = b.icmp_unsigned("!=", self.ctx(C_YIELDED), c64(0))
         b.ret(b.select(yielded, ir.Constant(I32, R_YIELD), ir.Constant(I32, R_DONE)))
         return str(self.module)
+
+    def start_wave(self, w: ir.Value) -> None:
+        """Set a FRESH wave's registers as the command processor starts it (the reference's _init_batch, bit for
+        bit): every register 0, then its workgroup's SGPR row and v0 for its place in the workgroup, then the
+        workgroup ids; done here, as the wave starts, so the host never writes (nor faults in) the register files
+        and each wave's registers are in cache when it runs."""
+        b = self.b
+        memcpy = self.intr("llvm.memcpy.p0i8.p0i8.i64", ir.VoidType(), [I8P, I8P, I64, I1])
+        memset = self.intr("llvm.memset.p0i8.i64", ir.VoidType(), [I8P, I8, I64, I1])
+        wpw = self.ctx(C_WPW)
+        wave_in, row = b.urem(w, wpw), b.udiv(w, wpw)  # (a batch holds whole workgroups, waves in order)
+        s_dst = b.gep(self.ptr(C_S, I32P), [b.mul(w, c64(128))])
+        s_src = b.gep(self.ptr(C_INIT_S, I32P), [b.mul(wave_in, c64(128))])
+        b.call(memcpy, [b.bitcast(s_dst, I8P), b.bitcast(s_src, I8P), c64(512), ir.Constant(I1, 0)])
+        lin = b.add(self.ctx(C_WG_FIRST), row)
+        gx, gy = self.ctx(C_GX), self.ctx(C_GY)
+        ids = (b.urem(lin, gx), b.urem(b.udiv(lin, gx), gy), b.udiv(lin, b.mul(gx, gy)))
+        for d, v in enumerate(ids):
+            at = self.ctx(C_WGID_AT + d)
+            with b.if_then(b.icmp_signed(">=", at, c64(0))):
+                b.store(b.trunc(v, I32), b.gep(s_dst, [at]))
+        vbase = b.bitcast(b.gep(self.ptr(C_V, I32P), [b.mul(w, c64(self.nv * WAVE))]), I8P)
+        b.call(memset, [vbase, ir.Constant(I8, 0), c64(4 * self.nv * WAVE), ir.Constant(I1, 0)])
+        v0 = b.gep(self.ptr(C_INIT_V0, I32P), [b.mul(wave_in, c64(WAVE))])
+        b.call(memcpy, [vbase, b.bitcast(v0, I8P), c64(4 * WAVE), ir.Constant(I1, 0)])
+        b.store(ir.Constant(I8, 0), self.scc_p)
+        b.store(ir.Constant(I8, RUN), self.state_p)
 
     def target(self, ins: Inst) -> int:
         simm = ins.f["simm16"]
@@ -1245,6 +1287,51 @@ class AmdCodegen:
         if f["offset"]:
             addr = b.add(addr, self.splat(c64(f["offset"]), V64))
         exe = self.exec64()
+        join = None
+        if size == 4 and width == 1:
+            join = self.fn.append_basic_block(f"gm_join{i}")
+            general = self.fn.append_basic_block(f"gm_general{i}")
+            self.whole_wave_dword(i, name, f, addr, exe, join, general)
+            b.position_at_end(general)
+        self.global_general(i, name, f, addr, exe, size, width, signed)
+        if join is not None:
+            b.branch(join)
+            b.position_at_end(join)
+
+    def whole_wave_dword(self, i: int, name: str, f: dict[str, Any], addr: ir.Value, exe: ir.Value,
+                         join: ir.Block, general: ir.Block) -> None:
+        """The common case of a dword access, every lane on and lane k at the first lane's address + 4k (x[i] of
+        a wave's 64 work-items): its checks, counts and access from the first address alone (the same results
+        as the general path: its sectors are those from the first byte's to the last byte's, all touched);
+        otherwise on to `general`."""
+        b = self.b
+        a0 = b.extract_element(addr, c32(0))
+        last = b.add(a0, c64(4 * (WAVE - 1)))
+        steps = ir.Constant(V64, [c64(4 * k) for k in range(WAVE)])
+        alike = b.call(self.intr("llvm.vector.reduce.and.v64i1", I1, [VB]),
+                       [b.icmp_unsigned("==", addr, b.add(self.splat(a0, V64), steps))])
+        whole = b.and_(b.and_(b.icmp_unsigned("==", exe, c64(-1)), alike), b.icmp_unsigned("<", a0, last))
+        fast = self.fn.append_basic_block(f"gm_whole{i}")
+        b.cbranch(whole, fast, general)
+        b.position_at_end(fast)
+        end = self.alloc_end(a0)
+        inside = b.and_(b.icmp_unsigned("!=", end, c64(0)), b.icmp_unsigned("<=", b.add(last, c64(4)), end))
+        self.need_reference(i, b.and_(inside, b.icmp_unsigned("==", b.and_(a0, c64(3)), c64(0))))
+        self.count(i, K_LANES, c64(WAVE))
+        self.count(i, K_SECTORS, b.add(b.sub(b.lshr(b.add(last, c64(3)), c64(5)), b.lshr(a0, c64(5))), c64(1)))
+        self.count(i, K_IDEAL, c64(4 * WAVE // 32))
+        at = b.bitcast(b.gep(self.mem, [b.sub(a0, c64(GLOBAL_BASE))]), V32.as_pointer())
+        if "_load_" in name:
+            self.vset(f["vdst"], b.load(at, align=4), ir.Constant(VB, [ir.Constant(I1, 1)] * WAVE))
+        else:
+            b.store(self.vget(f["data"]), at, align=4)
+        b.branch(join)
+
+    def global_general(self, i: int, name: str, f: dict[str, Any], addr: ir.Value, exe: ir.Value, size: int,
+                       width: int, signed: bool) -> None:
+        """A global access in general: the active lanes' range checked against one allocation, sectors counted
+        by amd_codegen.sectors, loads and stores by halves when contiguous, else gathers and scatters."""
+        b = self.b
         mask = self.lane_mask(exe)
         lo, hi = self.active_range(addr, exe)
         end = self.alloc_end(lo)

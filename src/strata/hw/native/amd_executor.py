@@ -190,10 +190,16 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
     workers = [_Worker(prog, len(prog.insts)) for _ in range(THREADS if n_wg > 1 else 1)]
     start = time.perf_counter()
     table = _allocation_table(mem)
+    init = _initial_state(prog, launch, waves_per_wg)
+    regs = _take_registers(min(n_wg, per_batch) * waves_per_wg, ck.nv)
     for first in range(0, n_wg, per_batch):
         wgs = np.arange(first, min(n_wg, first + per_batch))
-        b = ref._init_batch(prog, launch, wgs, waves_per_wg, threads, wave_major=True)  # (no copy in _run_batch)
-        _run_batch(prog, launch, mem, ck, b, workers, waves_per_wg, table, start, timeout_s, control)
+        # registers left unset: the native code sets each wave's as it starts it (amd_codegen.start_wave)
+        b = ref._init_batch(prog, launch, wgs, waves_per_wg, threads, wave_major=True, registers=False)
+        b.s, v = regs[0][:b.s.shape[0]], regs[1][:b.s.shape[0]]
+        b.v = v.transpose(1, 0, 2)
+        _run_batch(prog, launch, mem, ck, b, workers, waves_per_wg, table, start, timeout_s, control, init, first)
+    _give_registers(regs)
     for w in workers:
         counters.add(w.counters)
     counts = np.asarray(np.sum([w.counts for w in workers], axis=0, dtype=np.uint64))
@@ -221,6 +227,46 @@ class _Worker:
         self.error: BaseException | None = None
 
 
+_POOL: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
+_POOL_LOCK = threading.Lock()
+_POOL_KEYS = 2  # register-file shapes kept (a large dispatch's are ~80 MB)
+
+
+def _take_registers(n: int, nv: int) -> tuple[np.ndarray, np.ndarray]:
+    """Register files for n waves of nv VGPRs ((n, 128) SGPRs, (n, nv, 64) VGPRs), unset: reused from an earlier
+    dispatch of the same shape when one is free (fresh pages cost the kernel's zeroing on first touch, as much as
+    the kernel's run for a large dispatch)."""
+    with _POOL_LOCK:
+        free = _POOL.get((n, nv))
+        if free:
+            return free.pop()
+    return np.empty((n, 128), np.uint32), np.empty((n, nv, ref.WAVE), np.uint32)
+
+
+def _give_registers(regs: tuple[np.ndarray, np.ndarray]) -> None:
+    key = (regs[0].shape[0], regs[1].shape[1])
+    with _POOL_LOCK:
+        _POOL.setdefault(key, []).append(regs)
+        _POOL[key] = _POOL.pop(key)  # (most recently used last)
+        while len(_POOL) > _POOL_KEYS:
+            del _POOL[next(iter(_POOL))]
+
+
+def _initial_state(prog: ref.AmdProgram, launch: ref.AmdLaunch, waves_per_wg: int) -> tuple[Any, ...]:
+    """What a wave's start needs (amd_codegen.start_wave): the SGPR row of each wave of a workgroup (user SGPRs
+    and EXEC; the workgroup ids added per wave), v0 of each, and the SGPRs that take the workgroup ids."""
+    fixed, wg_slots = ref.initial_sgprs(prog, launch)
+    rows = np.zeros((waves_per_wg, 128), np.uint32)
+    for at, value in fixed:
+        rows[:, at] = value
+    v0, lo, hi = ref._wave_template(launch.block, waves_per_wg, 1)
+    rows[:, ref.EXEC], rows[:, ref.EXEC + 1] = lo, hi
+    wg_at = [-1, -1, -1]
+    for at, dim in wg_slots:  # (stored after the row, so they win over a user SGPR as in the reference)
+        wg_at[dim] = at
+    return rows, np.ascontiguousarray(v0), wg_at
+
+
 def _allocation_table(mem: DeviceMemory) -> tuple[np.ndarray, np.ndarray, int]:
     allocs = sorted(mem.allocations(), key=lambda a: a.address)
     return (np.array([a.address for a in allocs] or [0], dtype=np.uint64),
@@ -242,12 +288,13 @@ class _State:
 
 def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, ck: CompiledAmd, b: Any,
                workers: list[_Worker], waves_per_wg: int, table: tuple[np.ndarray, np.ndarray, int], start: float,
-               timeout_s: float, control: Any) -> None:
-    """Run a batch's waves, split by whole workgroups over the workers' threads."""
+               timeout_s: float, control: Any, init: tuple[Any, ...], first: int) -> None:
+    """Run a batch's waves (its first workgroup `first`), split by whole workgroups over the workers' threads."""
     n = b.s.shape[0]
     st = _State(b, np.ascontiguousarray(b.s), np.ascontiguousarray(b.v.transpose(1, 0, 2)),  # (W, NV, 64)
-                np.zeros(n, np.uint8), np.full(n, prog.index[0], np.int32), np.zeros(n, np.uint8),
+                np.zeros(n, np.uint8), np.full(n, prog.index[0], np.int32), np.full(n, air.FRESH, np.uint8),
                 np.ascontiguousarray(b.lds))
+    rows, v0, wg_at = init
     wg = b.wg.astype(np.int32)
     starts, ends, nalloc = table
     n_wg = n // waves_per_wg
@@ -258,8 +305,13 @@ def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, c
         w.memo = np.zeros(len(prog.insts) * air.MEMO_STRIDE, np.int32)
         for slot, arr in ((air.C_S, st.s), (air.C_V, st.v), (air.C_SCC, st.scc), (air.C_PC, st.pc),
                           (air.C_STATE, st.state), (air.C_WG, wg), (air.C_LDS, st.lds), (air.C_STARTS, starts),
-                          (air.C_ENDS, ends), (air.C_COUNTS, w.counts), (air.C_MEMO, w.memo)):
+                          (air.C_ENDS, ends), (air.C_COUNTS, w.counts), (air.C_MEMO, w.memo),
+                          (air.C_INIT_S, rows), (air.C_INIT_V0, v0)):
             ctx[slot] = arr.ctypes.data
+        ctx[air.C_WPW] = waves_per_wg
+        ctx[air.C_WG_FIRST] = first
+        ctx[air.C_GX], ctx[air.C_GY] = launch.grid[0], launch.grid[1]
+        ctx[air.C_WGID_AT:air.C_WGID_AT + 3] = wg_at
         ctx[air.C_MEM] = mem.bytes.ctypes.data
         ctx[air.C_LDS_ROW] = st.lds.shape[1]
         ctx[air.C_LDS_BYTES] = launch.lds_bytes
