@@ -3511,47 +3511,65 @@ def _execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, budget: int
 
 
 def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_wg: int, threads: int, *,
-                wave_major: bool = False) -> _Batch:
+                wave_major: bool = False, registers: bool = True) -> _Batch:
     """A batch's waves as the command processor starts them. `wave_major`: each wave's registers contiguous
     (SGPRs in row order, VGPRs as a (waves, registers, lanes) array seen through a transposed view), the
-    layout the native executor runs on, so it needs no copy of the batch; the same values either way."""
+    layout the native executor runs on, so it needs no copy of the batch; the same values either way.
+    `registers=False` (wave-major only): s and v are left empty and there is no private segment: the native code
+    sets each wave's registers as it starts it (initial_sgprs and _wave_template give it the values)."""
     k = prog.kernel
     kd = k.descriptor
     gx, gy, _ = launch.grid
-    bx, by, _ = launch.block
     n = wgs.size * waves_per_wg
     nv = max(k.vgpr_count, kd.accum_offset + k.agpr_count if k.agpr_count else 0, 1) + 1  # AGPRs follow
-    # SGPR r of every wave is one contiguous column (Fortran order): scalar instructions read and write whole
-    # registers across the batch's waves, which in row order are 512 bytes apart (a cache line each)
-    s = np.zeros((n, 128), _U32, order="C" if wave_major else "F")
-    v = np.zeros((n, nv, WAVE), _U32).transpose(1, 0, 2) if wave_major else np.zeros((nv, n, WAVE), _U32)
     wg_row = np.repeat(np.arange(wgs.size), waves_per_wg)
     wave_in = np.tile(np.arange(waves_per_wg), wgs.size)
     wg_lin = wgs[wg_row]
     wg_id = np.stack([wg_lin % gx, (wg_lin // gx) % gy, wg_lin // (gx * gy)], axis=1)
-    # user SGPRs, then system SGPRs (workgroup ids), as the command processor loads them
-    at = 0
-    for what, count in kd.user_sgprs():
-        if what in ("kernarg_segment_ptr", "dispatch_ptr"):
-            ptr = launch.kernarg_address if what == "kernarg_segment_ptr" else launch.dispatch_address
-            s[:, at] = ptr & 0xFFFFFFFF
-            s[:, at + 1] = ptr >> 32
-        at += count
-    if at != kd.user_sgpr_count and kd.kernarg_preload == 0:
-        at = kd.user_sgpr_count
-    for dim, on in enumerate(kd.workgroup_id_enabled):
-        if on:
-            s[:, at] = wg_id[:, dim]
-            at += 1
+    lds = np.zeros((wgs.size, (max(launch.lds_bytes, 4) // 4 + 4) & ~3), _U32)  # rows of whole 16-byte records
+    entry = np.full(n, prog.index[0], np.int64)  # the kernel's first instruction (device functions may precede it)
+    if not registers:
+        s = np.empty((n, 128), _U32)
+        v = np.empty((n, nv, WAVE), _U32).transpose(1, 0, 2)
+        return _Batch(s, v, np.zeros(n, bool), entry, np.zeros(n, bool), np.zeros(n, bool), wg_row, wg_id, wave_in,
+                      lds, np.zeros((1, WAVE, 1), _U32), all_waves=np.arange(n))
+    # SGPR r of every wave is one contiguous column (Fortran order): scalar instructions read and write whole
+    # registers across the batch's waves, which in row order are 512 bytes apart (a cache line each)
+    s = np.zeros((n, 128), _U32, order="C" if wave_major else "F")
+    v = np.zeros((n, nv, WAVE), _U32).transpose(1, 0, 2) if wave_major else np.zeros((nv, n, WAVE), _U32)
+    fixed, wg_slots = initial_sgprs(prog, launch)
+    for at, value in fixed:
+        s[:, at] = value
+    for at, dim in wg_slots:
+        s[:, at] = wg_id[:, dim]
     # work-item ids packed in v0; lanes past the workgroup's size start with EXEC off
     v0, lo, hi = _wave_template(launch.block, waves_per_wg, wgs.size)
     v[0] = v0
     s[:, EXEC], s[:, EXEC + 1] = lo, hi
-    lds = np.zeros((wgs.size, (max(launch.lds_bytes, 4) // 4 + 4) & ~3), _U32)  # rows of whole 16-byte records
     priv = np.zeros((n, WAVE, -(-launch.private_bytes // 4) + 1 if launch.private_bytes else 1), _U32)
-    entry = np.full(n, prog.index[0], np.int64)  # the kernel's first instruction (device functions may precede it)
     return _Batch(s, v, np.zeros(n, bool), entry, np.zeros(n, bool), np.zeros(n, bool), wg_row, wg_id, wave_in, lds,
                   priv, all_waves=np.arange(n))
+
+
+def initial_sgprs(prog: AmdProgram, launch: AmdLaunch) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The SGPRs the command processor loads, as every wave of the dispatch gets them: (register, value) of the
+    user SGPRs (kernarg and dispatch pointers) and (register, dimension) of the workgroup ids that follow."""
+    kd = prog.kernel.descriptor
+    fixed: list[tuple[int, int]] = []
+    at = 0
+    for what, count in kd.user_sgprs():
+        if what in ("kernarg_segment_ptr", "dispatch_ptr"):
+            ptr = launch.kernarg_address if what == "kernarg_segment_ptr" else launch.dispatch_address
+            fixed += [(at, ptr & 0xFFFFFFFF), (at + 1, ptr >> 32)]
+        at += count
+    if at != kd.user_sgpr_count and kd.kernarg_preload == 0:
+        at = kd.user_sgpr_count
+    wg_slots: list[tuple[int, int]] = []
+    for dim, on in enumerate(kd.workgroup_id_enabled):
+        if on:
+            wg_slots.append((at, dim))
+            at += 1
+    return fixed, wg_slots
 
 
 @functools.lru_cache(maxsize=16)
