@@ -380,3 +380,42 @@ def test_runaway_kernel_hits_the_watchdog(monkeypatch: pytest.MonkeyPatch, mi300
         finally:
             cuda.current_device().reset()
     assert not [e for e in rec.events if e.name == "native_fallback"]
+
+
+
+IDS = r"""#include <hip/hip_runtime.h>
+extern "C" __global__ void ids(unsigned* out, const float* x, float* y) {
+  int b = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  int t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  out[b * blockDim.x * blockDim.y * blockDim.z + t] =
+      blockIdx.x | blockIdx.y << 4 | blockIdx.z << 8 | threadIdx.x << 12 | threadIdx.y << 16 | threadIdx.z << 20;
+  if (t < 64) y[b * 64 + t] = 2.0f * x[b * 64 + t] + y[b * 64 + t];  // a whole wave of contiguous dwords
+}
+"""
+
+
+@needs_clang
+@pytest.mark.parametrize("block", [(5, 3, 7), (64, 1, 1)])  # two waves, the second partial (EXEC off past 105); one
+def test_waves_start_with_the_reference_registers_over_many_batches(monkeypatch: pytest.MonkeyPatch, mi300x: Any,
+                                                                    rng: np.random.Generator,
+                                                                    block: tuple[int, int, int]) -> None:
+    """The native code sets each wave's registers as it starts it: workgroup ids in x, y, z, packed work-item ids
+    in v0 and EXEC as the reference sets them, in every batch (two workgroups each: a batch's first workgroup is
+    not 0)."""
+    import strata.hip as hip
+    from strata.hw.amdgpu import executor as amd_ref
+
+    monkeypatch.setattr(amd_ref, "VGPR_BATCH_BYTES", 1)
+    monkeypatch.setenv("STRATA_CHUNK_LANES", str(64 * -(-block[0] * block[1] * block[2] // 64)))
+    grid = (3, 2, 4)
+    threads = block[0] * block[1] * block[2]
+    x, y = rng.random(24 * 64, np.float32), rng.random(24 * 64, np.float32)
+    k = hip.compile(IDS).get_function("ids")
+
+    def make() -> tuple[tuple[Any, ...], list[Any]]:
+        out, dy = hip.zeros(24 * threads, np.uint32), hip.to_device(y)
+        return (out, hip.to_device(x), dy), [out, dy]
+    (out, got_y), _, _ = on_both_executors(monkeypatch, lambda args: k(grid, block, args), make)
+    bz, by, bx, tz, ty, tx = np.indices((4, 2, 3, block[2], block[1], block[0])).reshape(6, -1)
+    assert np.array_equal(out, (bx | by << 4 | bz << 8 | tx << 12 | ty << 16 | tz << 20).astype(np.uint32))
+    assert np.array_equal(got_y, (np.float64(2.0) * x + y.astype(np.float64)).astype(np.float32))
