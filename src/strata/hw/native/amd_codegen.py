@@ -465,9 +465,10 @@ class AmdCodegen:
     def save(self, pc: int | ir.Value, state: int) -> None:
         """Store the wave's registers, program counter and state."""
         b = self.b
-        memcpy = self.intr("llvm.memcpy.p0i8.p0i8.i64", ir.VoidType(), [I8P, I8P, I64, I1])
-        b.call(memcpy, [b.bitcast(self.s_src, I8P), b.bitcast(self.sregs, I8P), c64(512), ir.Constant(I1, 0)])
-        b.store(b.zext(self.scc(), I8), self.scc_p)
+        if state != DONE:  # (an ended wave's scalar state is never read again)
+            memcpy = self.intr("llvm.memcpy.p0i8.p0i8.i64", ir.VoidType(), [I8P, I8P, I64, I1])
+            b.call(memcpy, [b.bitcast(self.s_src, I8P), b.bitcast(self.sregs, I8P), c64(512), ir.Constant(I1, 0)])
+            b.store(b.zext(self.scc(), I8), self.scc_p)
         b.store(pc if isinstance(pc, ir.Value) else c32(pc), self.pc_p)
         b.store(ir.Constant(I8, state), self.state_p)
 
