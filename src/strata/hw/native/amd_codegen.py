@@ -344,6 +344,9 @@ class AmdCodegen:
     def build(self) -> str:
         prog, insts = self.prog, self.insts
         self.npc = len(insts)
+        # per instruction: the block whose wave count it shares (a block is entered only at its start, and the
+        # only exit before its end, to the reference, is at its last instruction: a memory access, then a leader)
+        self.groups = list(range(self.npc))
         for ins in insts:  # everything is checked before any IR is built
             self.check(ins)
         leaders = {prog.index[0]}
@@ -405,6 +408,7 @@ class AmdCodegen:
         for i, blk in blocks.items():
             sw.add_case(c32(i), blk)
         self.next_wave = nxt
+        leader = 0
         for i, ins in enumerate(insts):
             if i in blocks:
                 if b.block is not None and not b.block.is_terminated and b.block is not entry:
@@ -412,7 +416,10 @@ class AmdCodegen:
                 b.position_at_end(blocks[i])
             elif b.block.is_terminated:
                 continue  # unreachable straight-line code after a jump (padding s_nop)
-            self.count(i, K_WAVES, c64(1))
+            if i in blocks:  # one count per block: its instructions run as many times (count_groups)
+                self.count(i, K_WAVES, c64(1))
+                leader = i
+            self.groups[i] = leader
             self.emit(i, ins)
         if not b.block.is_terminated:
             b.branch(self.bad_pc)  # ran past the end: the Python side reports it as the reference does
@@ -426,6 +433,11 @@ class AmdCodegen:
         yielded = b.icmp_unsigned("!=", self.ctx(C_YIELDED), c64(0))
         b.ret(b.select(yielded, ir.Constant(I32, R_YIELD), ir.Constant(I32, R_DONE)))
         return str(self.module)
+
+    def count_groups(self) -> list[int]:
+        """Per instruction, the block (leader) whose K_WAVES count it shares; its own K_WAVES entry, when it is
+        not a leader, holds only the waves that stopped before it for the reference (minus one each)."""
+        return list(self.groups)
 
     def start_wave(self, w: ir.Value) -> None:
         """Set a FRESH wave's registers as the command processor starts it (the reference's _init_batch, bit for
@@ -486,7 +498,7 @@ class AmdCodegen:
         b.position_at_end(bad)
         self.save(i, NEED_REFERENCE)
         b.store(b.load(self.wave_slot), b.gep(self.ctx_arg, [c64(C_STOPPED)]))
-        # the wave was counted as it reached i; the reference counts it again when it runs it
+        # the wave was counted as it reached i (with its block); the reference counts it again when it runs it
         self.count(i, K_WAVES, c64(-1))
         b.ret(ir.Constant(I32, R_REFERENCE))
         b.position_at_end(good)

@@ -53,6 +53,7 @@ class CompiledAmd:
     obj: Any  # the LoadedObject (kept alive with the function)
     nv: int
     classes: list[tuple[str | None, bool, str | None]]  # per instruction: count_class
+    groups: np.ndarray  # per instruction: the leader whose wave count it shares (AmdCodegen.count_groups)
 
 
 def nv_of(prog: ref.AmdProgram) -> int:
@@ -132,7 +133,8 @@ def _compile(prog: ref.AmdProgram) -> CompiledAmd | str:
     hit = cache_get(key)
     if hit is not None and hit[1] is None:
         return str(hit[0]["reason"])
-    obj: bytes | None = None if hit is None else hit[1]
+    obj: bytes | None = None if hit is None or "groups" not in hit[0] else hit[1]
+    groups: list[int] = [] if hit is None else hit[0].get("groups", [])
     if obj is None:
         gen = cg.AmdCodegen(prog, nv)
         try:
@@ -141,12 +143,13 @@ def _compile(prog: ref.AmdProgram) -> CompiledAmd | str:
             cache_put(key, {"reason": f"not compiled: {e}"}, None)
             return f"not compiled: {e}"
         obj = compile_ir(text)
-        cache_put(key, {"kernel": k.name}, obj)
+        groups = gen.count_groups()
+        cache_put(key, {"kernel": k.name, "groups": groups}, obj)
     loaded = LoadedObject(obj)
     fn = _FN(loaded.address("amd_run"))
     trace.emit("L0", "native_compile", kernel=k.name, cached=hit is not None, engine="amdgpu",
                ms=round(1000 * (time.perf_counter() - t0), 1))
-    return CompiledAmd(fn, loaded, nv, [cg.count_class(ins) for ins in prog.insts])
+    return CompiledAmd(fn, loaded, nv, [cg.count_class(ins) for ins in prog.insts], np.asarray(groups, np.int64))
 
 
 def launch_reason(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, budget: int) -> str | None:
@@ -409,7 +412,10 @@ def _replay(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, st: 
 def _fold(prog: ref.AmdProgram, ck: CompiledAmd, counts: np.ndarray, replayed: np.ndarray, replay_lanes: int,
           counters: Counters, isa_counts: dict[str, int] | None) -> None:
     """Turn the per-instruction counts into the reference's Counters and isa_counts."""
-    waves_all, lanes_all = counts[air.K_WAVES].astype(np.int64), counts[air.K_LANES].astype(np.int64)
+    # an instruction's waves: its block's count, plus (not a leader) its own entry: minus the stops before it
+    own = counts[air.K_WAVES]
+    waves = own[ck.groups] + np.where(ck.groups == np.arange(own.size), np.uint64(0), own)
+    waves_all, lanes_all = waves.astype(np.int64), counts[air.K_LANES].astype(np.int64)
     valu_lanes = replay_lanes
     for i in np.flatnonzero(waves_all).tolist():
         ins, w, lanes = prog.insts[i], int(waves_all[i]), int(lanes_all[i])
