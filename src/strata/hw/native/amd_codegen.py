@@ -382,22 +382,24 @@ class AmdCodegen:
         self.state_p = state_p
         self.pc_p = b.gep(self.ptr(C_PC, I32P), [w])
         self.scc_p = b.gep(self.ptr(C_SCC, I8P), [w])
-        runnable = self.fn.append_basic_block("runnable")
+        s_src = b.gep(self.ptr(C_S, I32P), [b.mul(w, c64(128))])
+        self.s_src = s_src
+        runnable, go = self.fn.append_basic_block("runnable"), self.fn.append_basic_block("go")
         fresh, started = self.fn.append_basic_block("fresh"), self.fn.append_basic_block("started")
         state = b.load(state_p)
         b.cbranch(b.icmp_unsigned("==", state, ir.Constant(I8, FRESH)), fresh, started)
         b.position_at_end(fresh)
         self.start_wave(w)
-        b.branch(runnable)
+        b.branch(go)
         b.position_at_end(started)
         b.cbranch(b.icmp_unsigned("==", state, ir.Constant(I8, RUN)), runnable, nxt)
         b.position_at_end(runnable)
-        b.store(self.ctx(C_FUEL), self.fuel)  # each wave's own: one that spins on a flag lets the others run
-        s_src = b.gep(self.ptr(C_S, I32P), [b.mul(w, c64(128))])
         memcpy = self.intr("llvm.memcpy.p0i8.p0i8.i64", ir.VoidType(), [I8P, I8P, I64, I1])
         b.call(memcpy, [b.bitcast(self.sregs, I8P), b.bitcast(s_src, I8P), c64(512), ir.Constant(I1, 0)])
-        self.s_src = s_src
         b.store(b.trunc(b.load(self.scc_p), I1), self.scc_slot)
+        b.branch(go)
+        b.position_at_end(go)
+        b.store(self.ctx(C_FUEL), self.fuel)  # each wave's own: one that spins on a flag lets the others run
         self.vbase = b.gep(self.ptr(C_V, I32P), [b.mul(w, c64(self.nv * WAVE))])
         wg = b.load(b.gep(self.ptr(C_WG, I32P), [w]))
         self.lds = b.gep(self.ptr(C_LDS, I32P), [b.mul(b.zext(wg, I64), self.ctx(C_LDS_ROW))])
@@ -443,13 +445,14 @@ class AmdCodegen:
         """Set a FRESH wave's registers as the command processor starts it (the reference's _init_batch, bit for
         bit): every register 0, then its workgroup's SGPR row and v0 for its place in the workgroup, then the
         workgroup ids; done here, as the wave starts, so the host never writes (nor faults in) the register files
-        and each wave's registers are in cache when it runs."""
+        and each wave's registers are in cache when it runs. The SGPRs go straight to the running copy (the
+        batch's row is written when the wave stops: save)."""
         b = self.b
         memcpy = self.intr("llvm.memcpy.p0i8.p0i8.i64", ir.VoidType(), [I8P, I8P, I64, I1])
         memset = self.intr("llvm.memset.p0i8.i64", ir.VoidType(), [I8P, I8, I64, I1])
         wpw = self.ctx(C_WPW)
         wave_in, row = b.urem(w, wpw), b.udiv(w, wpw)  # (a batch holds whole workgroups, waves in order)
-        s_dst = b.gep(self.ptr(C_S, I32P), [b.mul(w, c64(128))])
+        s_dst = b.gep(self.sregs, [c32(0), c32(0)])
         s_src = b.gep(self.ptr(C_INIT_S, I32P), [b.mul(wave_in, c64(128))])
         b.call(memcpy, [b.bitcast(s_dst, I8P), b.bitcast(s_src, I8P), c64(512), ir.Constant(I1, 0)])
         lin = b.add(self.ctx(C_WG_FIRST), row)
@@ -463,7 +466,7 @@ class AmdCodegen:
         b.call(memset, [vbase, ir.Constant(I8, 0), c64(4 * self.nv * WAVE), ir.Constant(I1, 0)])
         v0 = b.gep(self.ptr(C_INIT_V0, I32P), [b.mul(wave_in, c64(WAVE))])
         b.call(memcpy, [vbase, b.bitcast(v0, I8P), c64(4 * WAVE), ir.Constant(I1, 0)])
-        b.store(ir.Constant(I8, 0), self.scc_p)
+        b.store(ir.Constant(I1, 0), self.scc_slot)
         b.store(ir.Constant(I8, RUN), self.state_p)
 
     def target(self, ins: Inst) -> int:
