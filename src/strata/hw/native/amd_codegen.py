@@ -37,8 +37,6 @@ from strata.hw.native.amd_ir import (
     BARRIER,
     C_COUNTS,
     C_FUEL,
-    C_GX,
-    C_GY,
     C_HI,
     C_INIT_S,
     C_INIT_V0,
@@ -55,8 +53,8 @@ from strata.hw.native.amd_ir import (
     C_STOPPED,
     C_V,
     C_WG,
-    C_WG_FIRST,
     C_WGID_AT,
+    C_WGIDS,
     C_WPW,
     C_YIELDED,
     DONE,
@@ -450,18 +448,16 @@ class AmdCodegen:
         b = self.b
         memcpy = self.intr("llvm.memcpy.p0i8.p0i8.i64", ir.VoidType(), [I8P, I8P, I64, I1])
         memset = self.intr("llvm.memset.p0i8.i64", ir.VoidType(), [I8P, I8, I64, I1])
-        wpw = self.ctx(C_WPW)
-        wave_in, row = b.urem(w, wpw), b.udiv(w, wpw)  # (a batch holds whole workgroups, waves in order)
+        row = b.zext(b.load(b.gep(self.ptr(C_WG, I32P), [w])), I64)  # (no divisions: they cost as much as the rest)
+        wave_in = b.sub(w, b.mul(row, self.ctx(C_WPW)))  # (a batch holds whole workgroups, waves in order)
         s_dst = b.gep(self.sregs, [c32(0), c32(0)])
         s_src = b.gep(self.ptr(C_INIT_S, I32P), [b.mul(wave_in, c64(128))])
         b.call(memcpy, [b.bitcast(s_dst, I8P), b.bitcast(s_src, I8P), c64(512), ir.Constant(I1, 0)])
-        lin = b.add(self.ctx(C_WG_FIRST), row)
-        gx, gy = self.ctx(C_GX), self.ctx(C_GY)
-        ids = (b.urem(lin, gx), b.urem(b.udiv(lin, gx), gy), b.udiv(lin, b.mul(gx, gy)))
-        for d, v in enumerate(ids):
+        ids = b.gep(self.ptr(C_WGIDS, I32P), [b.mul(row, c64(3))])
+        for d in range(3):
             at = self.ctx(C_WGID_AT + d)
             with b.if_then(b.icmp_signed(">=", at, c64(0))):
-                b.store(b.trunc(v, I32), b.gep(s_dst, [at]))
+                b.store(b.load(b.gep(ids, [c64(d)])), b.gep(s_dst, [at]))
         vbase = b.bitcast(b.gep(self.ptr(C_V, I32P), [b.mul(w, c64(self.nv * WAVE))]), I8P)
         b.call(memset, [vbase, ir.Constant(I8, 0), c64(4 * self.nv * WAVE), ir.Constant(I1, 0)])
         v0 = b.gep(self.ptr(C_INIT_V0, I32P), [b.mul(wave_in, c64(WAVE))])

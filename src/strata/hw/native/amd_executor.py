@@ -201,7 +201,7 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
         b = ref._init_batch(prog, launch, wgs, waves_per_wg, threads, wave_major=True, registers=False)
         b.s, v = regs[0][:b.s.shape[0]], regs[1][:b.s.shape[0]]
         b.v = v.transpose(1, 0, 2)
-        _run_batch(prog, launch, mem, ck, b, workers, waves_per_wg, table, start, timeout_s, control, init, first)
+        _run_batch(prog, launch, mem, ck, b, workers, waves_per_wg, table, start, timeout_s, control, init)
     _give_registers(regs)
     for w in workers:
         counters.add(w.counters)
@@ -291,13 +291,14 @@ class _State:
 
 def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, ck: CompiledAmd, b: Any,
                workers: list[_Worker], waves_per_wg: int, table: tuple[np.ndarray, np.ndarray, int], start: float,
-               timeout_s: float, control: Any, init: tuple[Any, ...], first: int) -> None:
-    """Run a batch's waves (its first workgroup `first`), split by whole workgroups over the workers' threads."""
+               timeout_s: float, control: Any, init: tuple[Any, ...]) -> None:
+    """Run a batch's waves, split by whole workgroups over the workers' threads (`init`: _initial_state)."""
     n = b.s.shape[0]
     st = _State(b, np.ascontiguousarray(b.s), np.ascontiguousarray(b.v.transpose(1, 0, 2)),  # (W, NV, 64)
                 np.zeros(n, np.uint8), np.full(n, prog.index[0], np.int32), np.full(n, air.FRESH, np.uint8),
                 np.ascontiguousarray(b.lds))
     rows, v0, wg_at = init
+    wg_ids = np.ascontiguousarray(b.wg_id[::waves_per_wg], np.uint32)  # (G, 3): each workgroup's id in the grid
     wg = b.wg.astype(np.int32)
     starts, ends, nalloc = table
     n_wg = n // waves_per_wg
@@ -312,8 +313,7 @@ def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, c
                           (air.C_INIT_S, rows), (air.C_INIT_V0, v0)):
             ctx[slot] = arr.ctypes.data
         ctx[air.C_WPW] = waves_per_wg
-        ctx[air.C_WG_FIRST] = first
-        ctx[air.C_GX], ctx[air.C_GY] = launch.grid[0], launch.grid[1]
+        ctx[air.C_WGIDS] = wg_ids.ctypes.data
         ctx[air.C_WGID_AT:air.C_WGID_AT + 3] = wg_at
         ctx[air.C_MEM] = mem.bytes.ctypes.data
         ctx[air.C_LDS_ROW] = st.lds.shape[1]

@@ -13,9 +13,9 @@ VCC, M0, EXEC = 106, 124, 126
 (C_S, C_V, C_SCC, C_PC, C_STATE, C_WG, C_LDS, C_LDS_ROW, C_LDS_BYTES, C_MEM, C_NALLOC, C_STARTS, C_ENDS,
  C_COUNTS, C_LO, C_HI, C_FUEL, C_STOPPED, C_NPC, C_YIELDED, C_MEMO,
  # a FRESH wave's start (amd_codegen.start_wave): the SGPR rows and v0 of each wave of a workgroup, waves per
- # workgroup, the batch's first workgroup, the grid's x and y, and the SGPRs of workgroup ids x, y, z (-1: none)
- C_INIT_S, C_INIT_V0, C_WPW, C_WG_FIRST, C_GX, C_GY, C_WGID_AT) = range(28)
-CTX_SIZE = 30  # (C_WGID_AT is three slots)
+ # workgroup, the batch's workgroups' ids ((G, 3) uint32) and the SGPRs of workgroup ids x, y, z (-1: none)
+ C_INIT_S, C_INIT_V0, C_WPW, C_WGIDS, C_WGID_AT) = range(26)
+CTX_SIZE = 28  # (C_WGID_AT is three slots)
 MEMO_STRIDE = 8 + 64  # int32 per instruction of the bank-conflict memo (amd_codegen.bank_conflicts)
 # wave states
 RUN, BARRIER, DONE, NEED_REFERENCE, FRESH = 0, 1, 2, 3, 4  # FRESH: not started, registers unset
