@@ -262,6 +262,20 @@ def test_an_array_dropped_behind_a_busy_device_never_stalls_an_allocation(monkey
     assert dev.file.gpu.memory.allocation_at(address) is None
 
 
+def test_a_free_whose_wait_gives_up_never_frees_memory_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cudaFree waits for the device; when that wait gives up (a minute of queued work), the memory must stay
+    mapped (a queued kernel may still use it) until the device is idle, not be freed anyway."""
+    dev = cuda.current_device()
+    a = cuda.DeviceArray((1024,), np.float32)
+    address = a.ptr
+    monkeypatch.setattr(dev.file, "wait_idle", lambda timeout=60.0: False)  # as if still busy after the wait
+    a.free()
+    assert dev.file.gpu.memory.allocation_at(address) is not None
+    monkeypatch.undo()
+    cuda.synchronize()  # idle now: the handed-over free is carried out
+    assert dev.file.gpu.memory.allocation_at(address) is None
+
+
 # --- many threads --------------------------------------------------------------------------------------
 
 

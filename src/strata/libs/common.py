@@ -230,9 +230,8 @@ class LibraryHandle:
     def workspace(self, nbytes: int) -> DeviceArray:
         """A device buffer of at least `nbytes`, kept across calls and grown as needed."""
         if self._workspace is None or self._workspace.nbytes < nbytes:
-            old, self._workspace = self._workspace, None
-            if old is not None:
-                old.free()
+            # the old buffer is dropped, not freed: calls queued before may still use it, and cudaFree would
+            # wait for the whole device inside this library call; a dropped array is freed once it is idle
             self._workspace = DeviceArray((max(nbytes, self.workspace_min),), np.uint8, self.device)
         return self._workspace
 

@@ -111,12 +111,17 @@ class Context:
 
     def free(self, address: int) -> None:
         """cudaFree: waits for the device to finish work that may still use the memory (after a
-        fault only for a packet still running, as the stopped queues run nothing more)."""
+        fault only for a packet still running, as the stopped queues run nothing more). If the device is
+        still busy when the wait gives up (a minute of queued work, or a thread that cannot wait for it),
+        the memory is freed once the device is idle (as `release` does), never while work may use it."""
         try:
-            self.device.wait_idle()
+            idle = self.device.wait_idle()
         except KeyboardInterrupt:
             self.interrupted()
             raise
+        if not idle:
+            self._pending_frees.put((address, self.generation))
+            return
         self.device.free(address)
         self.reclaim()
 
@@ -143,7 +148,9 @@ class Context:
             except queue.Empty:  # another thread took it
                 return
             if generation == self.generation:  # else a device reset already freed it
-                self.device.wait_idle()
+                if not self.device.wait_idle():  # still busy: the free waits for a later call
+                    self._pending_frees.put((address, generation))
+                    return
                 self.device.free(address)
 
     def memcpy_htod(self, dst: int, host: np.ndarray, stream: Stream | None = None, *,
