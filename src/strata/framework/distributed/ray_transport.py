@@ -23,7 +23,7 @@ import contextlib
 import queue
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from strata.framework.distributed.transport import _ABORT, _P2P, DistBackendError, Mesh
@@ -196,6 +196,18 @@ class RayMesh(Mesh):
         ref = self._unacked.get(peer)
         if ref is not None and self._ray.wait([ref], timeout=0)[0]:
             self._confirm(peer, 0)
+
+    @contextlib.contextmanager
+    def call(self, tag: str) -> Iterator[None]:
+        """Mesh.call, and a collective returns only once its last messages were taken: a Ray call still in
+        flight dies with its process, so a rank that returns from a collective and exits at once (or
+        crashes) would otherwise take with it the messages its peers still need to finish theirs. A peer
+        that died meanwhile took them or never will; either way that is its failure, reported at the next
+        message to or from it, not this collective's."""
+        with super().call(tag):
+            yield
+            for p in list(self._unacked):
+                self._confirm(p, self.timeout, died_ok=True)
 
     def send(self, peer: int, data: bytes | memoryview, tag: str | None = None) -> None:
         t = self.tag if tag is None else tag
