@@ -155,8 +155,7 @@ class RayMesh(Mesh):
         # Our hellos were taken, unless a peer died: one that meets and exits (or crashes) at once may die
         # before Ray returns our delivery's result. Its hello came, so it met us; its death is a failure of
         # the work after the meeting and is reported there (the next message to or from it).
-        for p in list(self._unacked):
-            self._confirm(p, self.timeout, died_ok=True)
+        self._confirm_taken()
 
     def _take(self, peer: int, deadline: float) -> tuple[str, Sequence[Any]] | None:
         """The next message from `peer`, or None at the deadline or once the launcher reported it gone
@@ -180,16 +179,20 @@ class RayMesh(Mesh):
             return
         try:
             self._ray.get(ref, timeout=timeout)
-        except self._ray.exceptions.RayActorError as exc:
-            if not died_ok:
-                raise DistBackendError(f"rank {self.rank}: sending to rank {peer} failed ({type(exc).__name__}); "
-                                       f"did rank {peer} exit or crash?") from exc
         except self._ray.exceptions.GetTimeoutError as exc:
             raise DistBackendError(f"rank {self.rank}: rank {peer} took no message within {timeout:g} s during "
                                    f"{self.tag}") from exc
         except self._ray.exceptions.RayError as exc:
+            if died_ok and isinstance(exc, self._ray.exceptions.RayActorError):
+                return
             raise DistBackendError(f"rank {self.rank}: sending to rank {peer} failed ({type(exc).__name__}); did "
                                    f"rank {peer} exit or crash?") from exc
+
+    def _confirm_taken(self) -> None:
+        """Wait until every peer took our last message to it; a peer that died meanwhile is not an error here
+        (see `_meet` and `call`)."""
+        for p in list(self._unacked):
+            self._confirm(p, self.timeout, died_ok=True)
 
     def _check_sent(self, peer: int) -> None:
         """While waiting on `peer`: if a message sent to it failed (its actor died), say so now."""
@@ -206,8 +209,7 @@ class RayMesh(Mesh):
         message to or from it, not this collective's."""
         with super().call(tag):
             yield
-            for p in list(self._unacked):
-                self._confirm(p, self.timeout, died_ok=True)
+            self._confirm_taken()
 
     def send(self, peer: int, data: bytes | memoryview, tag: str | None = None) -> None:
         t = self.tag if tag is None else tag

@@ -213,10 +213,14 @@ def _warp_fn(g: Any, mats: list[Matrix]) -> ir.Function:
     return f
 
 
+def register_lanes(bld: ir.IRBuilder, table: ir.Value, r: int, base: ir.Value) -> ir.Value:
+    """Pointer (i32*) to lane `base` of fragment register r's lane array."""
+    return bld.gep(bld.load(bld.gep(table, [ir.Constant(I64, r)])), [base])
+
+
 def register_vector(bld: ir.IRBuilder, table: ir.Value, r: int, base: ir.Value, lanes: int) -> ir.Value:
     """Pointer to lanes base .. base + lanes - 1 of fragment register r, as one <lanes x i32>."""
-    arr = bld.gep(bld.load(bld.gep(table, [ir.Constant(I64, r)])), [base])
-    return bld.bitcast(arr, ir.VectorType(I32, lanes).as_pointer())
+    return bld.bitcast(register_lanes(bld, table, r, base), ir.VectorType(I32, lanes).as_pointer())
 
 
 def splat32(lanes: int, v: int) -> ir.Constant:
@@ -278,7 +282,7 @@ def _gather(e: _Builder, f: ir.Function, m: Matrix, table: ir.Value, buf: ir.Val
     """The warp's fragment registers -> buf[row * cols + col], f64 values (tensor._values' decoding). Lane by
     lane, its registers in turn: each lane's E values are consecutive in buf (plain stores, no scatters)."""
     bld = e.bld
-    arrs = [bld.gep(bld.load(bld.gep(table, [ir.Constant(I64, r)])), [base]) for r in range(len(m.ops))]
+    arrs = [register_lanes(bld, table, r, base) for r in range(len(m.ops))]
 
     def lane(j: ir.Value) -> None:
         at = bld.mul(j, ir.Constant(I64, m.E))
@@ -303,7 +307,7 @@ def _decode(e: _Builder, et: str, v: ir.Value, h: int) -> ir.Value:
 def _scatter(e: _Builder, f: ir.Function, d: Matrix, table: ir.Value, out: ir.Value, base: ir.Value) -> None:
     """D's f64 values -> the warp's fragment registers, rounded to nearest (fpround.narrow); lane by lane."""
     bld = e.bld
-    arrs = [bld.gep(bld.load(bld.gep(table, [ir.Constant(I64, r)])), [base]) for r in range(len(d.ops))]
+    arrs = [register_lanes(bld, table, r, base) for r in range(len(d.ops))]
 
     def lane(j: ir.Value) -> None:
         at = bld.mul(j, ir.Constant(I64, d.E))

@@ -31,6 +31,7 @@ from strata.hw.native.codegen_wmma import (
     Matrix,
     helper_fn,
     loop,
+    register_lanes,
     register_table,
     register_vector,
     splat32,
@@ -197,7 +198,7 @@ def _move_vector_fn(g: Any, m: Matrix, row: bool, store: bool) -> ir.Function:
     R = L // P
     nregs = len(m.ops)
     if row:
-        arrs = [bld.gep(bld.load(bld.gep(table, [ir.Constant(I64, r)])), [base]) for r in range(nregs)]
+        arrs = [register_lanes(bld, table, r, base) for r in range(nregs)]
 
         def lane(j: ir.Value) -> None:
             jj = bld.urem(j, ir.Constant(I64, L))  # (.f16 A/B: lanes L.. repeat the first L)
@@ -284,7 +285,7 @@ def _move_fn(g: Any, m: Matrix, row: bool, store: bool) -> ir.Function:
     bld = ir.IRBuilder(f.append_basic_block("entry"))
     ety = ir.IntType(m.bits)
 
-    arrs = [bld.gep(bld.load(bld.gep(table, [ir.Constant(I64, r)])), [base]) for r in range(len(m.ops))]
+    arrs = [register_lanes(bld, table, r, base) for r in range(len(m.ops))]
 
     def lane(j: ir.Value) -> None:  # lane by lane, each lane's elements in order: the reference's store order
         for r, arr in enumerate(arrs):
