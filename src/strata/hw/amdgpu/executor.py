@@ -3511,12 +3511,11 @@ def _execute(prog: AmdProgram, launch: AmdLaunch, mem: DeviceMemory, budget: int
 
 
 def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_wg: int, threads: int, *,
-                wave_major: bool = False, registers: bool = True) -> _Batch:
-    """A batch's waves as the command processor starts them. `wave_major`: each wave's registers contiguous
-    (SGPRs in row order, VGPRs as a (waves, registers, lanes) array seen through a transposed view), the
-    layout the native executor runs on, so it needs no copy of the batch; the same values either way.
-    `registers=False` (wave-major only): s and v are left empty and there is no private segment: the native code
-    sets each wave's registers as it starts it (initial_sgprs and _wave_template give it the values)."""
+                files: tuple[np.ndarray, np.ndarray] | None = None) -> _Batch:
+    """A batch's waves as the command processor starts them. `files`: the native executor's register files for
+    the batch's waves, wave-major ((waves, 128) SGPRs, (waves, registers, lanes) VGPRs, seen here through a
+    transposed view), left unset, and no private segment: the native code sets each wave's registers as it
+    starts it (initial_sgprs and _wave_template give it the values)."""
     k = prog.kernel
     kd = k.descriptor
     gx, gy, _ = launch.grid
@@ -3528,15 +3527,14 @@ def _init_batch(prog: AmdProgram, launch: AmdLaunch, wgs: np.ndarray, waves_per_
     wg_id = np.stack([wg_lin % gx, (wg_lin // gx) % gy, wg_lin // (gx * gy)], axis=1)
     lds = np.zeros((wgs.size, (max(launch.lds_bytes, 4) // 4 + 4) & ~3), _U32)  # rows of whole 16-byte records
     entry = np.full(n, prog.index[0], np.int64)  # the kernel's first instruction (device functions may precede it)
-    if not registers:
-        s = np.empty((n, 128), _U32)
-        v = np.empty((n, nv, WAVE), _U32).transpose(1, 0, 2)
-        return _Batch(s, v, np.zeros(n, bool), entry, np.zeros(n, bool), np.zeros(n, bool), wg_row, wg_id, wave_in,
-                      lds, np.zeros((1, WAVE, 1), _U32), all_waves=np.arange(n))
+    if files is not None:
+        return _Batch(files[0], files[1].transpose(1, 0, 2), np.zeros(n, bool), entry, np.zeros(n, bool),
+                      np.zeros(n, bool), wg_row, wg_id, wave_in, lds, np.zeros((1, WAVE, 1), _U32),
+                      all_waves=np.arange(n))
     # SGPR r of every wave is one contiguous column (Fortran order): scalar instructions read and write whole
     # registers across the batch's waves, which in row order are 512 bytes apart (a cache line each)
-    s = np.zeros((n, 128), _U32, order="C" if wave_major else "F")
-    v = np.zeros((n, nv, WAVE), _U32).transpose(1, 0, 2) if wave_major else np.zeros((nv, n, WAVE), _U32)
+    s = np.zeros((n, 128), _U32, order="F")
+    v = np.zeros((nv, n, WAVE), _U32)
     fixed, wg_slots = initial_sgprs(prog, launch)
     for at, value in fixed:
         s[:, at] = value

@@ -198,9 +198,8 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
     for first in range(0, n_wg, per_batch):
         wgs = np.arange(first, min(n_wg, first + per_batch))
         # registers left unset: the native code sets each wave's as it starts it (amd_codegen.start_wave)
-        b = ref._init_batch(prog, launch, wgs, waves_per_wg, threads, wave_major=True, registers=False)
-        b.s, v = regs[0][:b.s.shape[0]], regs[1][:b.s.shape[0]]
-        b.v = v.transpose(1, 0, 2)
+        n = wgs.size * waves_per_wg
+        b = ref._init_batch(prog, launch, wgs, waves_per_wg, threads, files=(regs[0][:n], regs[1][:n]))
         _run_batch(prog, launch, mem, ck, b, workers, waves_per_wg, table, start, timeout_s, control, init)
     _give_registers(regs)
     for w in workers:
