@@ -338,6 +338,10 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     one_d = config.grid[1] == config.grid[2] == 1
     per_chunk, ctaid_slots, static_specials, streaky = _plan(program, kernel_name, ck, config, one_d, chunk_lanes)
     firsts = range(0, nblocks, per_chunk)
+    split = _split_key(ck, config, len(firsts), budget)
+    if split is not None and ck.__dict__["_split"].get(split):
+        per_chunk = -(-nblocks // THREADS)  # the reference's one chunk as THREADS sub-chunks (see _split_key)
+        firsts = range(0, nblocks, per_chunk)
     nthreads = THREADS if len(firsts) > 1 and not budget and ck.serial is None else 1
     starts, ends, nalloc = _allocation_table(mem)
     params = np.frombuffer(config.params, dtype=np.uint8) if config.params else np.zeros(8, np.uint8)
@@ -473,7 +477,21 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     _fold_counters(L0)
     result = LaunchResult(c, time.perf_counter() - t0, _shared_size(L0), L0.kernel.local_size)
     result.executor = "native"
+    if split is not None and nthreads == 1:
+        ck.__dict__["_split"][split] = result.wall_time_s >= SPLIT_AFTER_S
     return result
+
+
+SPLIT_AFTER_S = 3e-4  # a one-chunk launch that ran longer than this on one thread runs on THREADS next time
+
+
+def _split_key(ck: CompiledKernel, config: LaunchConfig, nchunks: int, budget: int) -> tuple[Any, ...] | None:
+    """The key under which a launch of one chunk and several blocks records whether it runs as THREADS
+    sub-chunks (None: it never does)."""
+    if nchunks != 1 or config.num_blocks < 2 or budget or ck.serial is not None:
+        return None
+    ck.__dict__.setdefault("_split", {})
+    return (config.grid, config.block)
 
 
 def _no_native_code(ck: CompiledKernel, program: Program, kernel_name: str, config: LaunchConfig, mem: DeviceMemory,
