@@ -5,7 +5,7 @@
 #   NumPy float32 A @ B of the same size is shown for reference (no target).
 # - The timing model's H200 time for each GEMM kernel (gemm_tiled, gemm_wmma, gemm_splitk,
 #   gemm_small) beside what cuBLAS reaches on the same FLOPs by the figures in
-#   ../shared/reference/numbers.md, as a ratio (peer/strata = the fraction of cuBLAS our kernel would
+#   published measurements (below), as a ratio (peer/strata = the fraction of cuBLAS our kernel would
 #   reach). These are MODELED device times, not measurements; the cuBLAS side is the measured BF16
 #   MAMF figure (H100 SXM 794.5 TFLOPS, "H200 is the same") for the tensor-core kernel and, for the
 #   f32 SIMT kernels, the FP32 non-tensor spec peak (67 TFLOPS): numbers.md has no measured SGEMM.

@@ -20,7 +20,7 @@ import numpy as np
 from strata import config, trace
 from strata.cuda.compiler import compile_to_ptx
 from strata.cuda.device import SYNCHRONIZE_HOOKS, Device, current_device
-from strata.cuda.memory import DeviceArray
+from strata.cuda.params import pack_arguments
 from strata.errors import CudaError, InvalidLaunchConfig
 from strata.hw.counters import Counters
 from strata.hw.cp import DispatchRecord
@@ -628,58 +628,3 @@ def _dim3(v: Dim3, what: str) -> tuple[int, int, int]:
     return dims[0], dims[1], dims[2]
 
 
-_VALUE_TYPES: dict[str, type[np.generic]] = {
-    "u8": np.uint8, "s8": np.int8, "b8": np.uint8, "u16": np.uint16, "s16": np.int16, "b16": np.uint16,
-    "f16": np.float16, "u32": np.uint32, "s32": np.int32, "b32": np.uint32, "f32": np.float32,
-    "u64": np.uint64, "s64": np.int64, "b64": np.uint64, "f64": np.float64,
-}
-
-
-def pack_arguments(kernel: str, params: list[Param], args: Sequence[Any]) -> bytes:
-    """Pack launch arguments into the kernel's parameter buffer by its PTX parameter list."""
-    if isinstance(args, DeviceArray | np.generic | int | float):
-        args = (args,)
-    if len(args) != len(params):
-        names = ", ".join(f"{p.name} (.{p.type})" for p in params)
-        raise TypeError(f"[launch {kernel}] expects {len(params)} arguments ({names}), got {len(args)}")
-    buf = bytearray()
-    for i, (p, a) in enumerate(zip(params, args, strict=True)):
-        buf += bytes(-len(buf) % p.align)
-        buf += _pack_one(kernel, i, p, a)
-    return bytes(buf)
-
-
-def _pack_one(kernel: str, i: int, p: Param, a: Any) -> bytes:
-    where = f"[launch {kernel}] parameter {i} ({p.name}, .{p.type}{'[' + str(p.size) + ']' if p.type == 'b8' else ''})"
-    if p.type == "b8" and p.size > 1:  # a struct passed by value
-        raw = a.tobytes() if isinstance(a, np.ndarray | np.generic) else bytes(a) \
-            if isinstance(a, bytes | bytearray) else None
-        if raw is None or len(raw) != p.size:
-            raise TypeError(f"{where} expects {p.size} bytes (a struct by value), got {type(a).__name__}")
-        return raw
-    want = _VALUE_TYPES.get(p.type)
-    if want is None:
-        raise TypeError(f"{where}: parameter type .{p.type} is not supported")
-    if isinstance(a, DeviceArray):
-        if p.size != 8:
-            raise TypeError(f"{where} is not a pointer; got a DeviceArray")
-        if a.freed:
-            raise CudaError("cudaErrorInvalidValue", f"{where}: DeviceArray {a.ptr:#x} was freed")
-        return int(a.ptr).to_bytes(8, "little")
-    if isinstance(a, np.generic):
-        if a.dtype != np.dtype(want) and not (p.size == 8 and a.dtype in (np.int64, np.uint64)) and not (
-                a.dtype.kind in "iu" and np.dtype(want).kind in "iu" and a.dtype.itemsize == p.size):
-            raise TypeError(f"{where} expects a {np.dtype(want).name}, got numpy.{a.dtype.name}")
-        return a.tobytes()
-    if isinstance(a, bool):
-        raise TypeError(f"{where} expects a {np.dtype(want).name}, got bool")
-    if isinstance(a, int):
-        if np.dtype(want).kind == "f":
-            raise TypeError(f"{where} expects a {np.dtype(want).name}, got int")
-        bits = 8 * p.size
-        if not -(1 << (bits - 1)) <= a < (1 << bits):
-            raise TypeError(f"{where}: {a} does not fit in {bits} bits")
-        return (a & ((1 << bits) - 1)).to_bytes(p.size, "little")
-    if isinstance(a, float) and np.dtype(want).kind == "f":
-        return np.array(a, dtype=want).tobytes()
-    raise TypeError(f"{where} expects a NumPy scalar or DeviceArray, got {type(a).__name__}")

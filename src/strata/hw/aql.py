@@ -1,7 +1,7 @@
 """AQL packets: the 64-byte command format the virtual GPU's packet processor reads from a queue.
 
 Source of truth for the byte layout, which follows `hsa.h` for the 64-bit little-endian model
-(layouts in ../shared/reference/apis.md §1.2-1.5). It lives at L0 because it is the hardware's
+(the packet layouts of the HSA platform system architecture specification). It lives at L0 because it is the hardware's
 contract: the runtime (L2) writes these bytes into a ring buffer and the command processor here
 decodes them. A producer writes the body first and the 32-bit header+setup word last, so the
 packet processor never sees a half-written packet (its header still reads INVALID).

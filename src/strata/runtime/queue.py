@@ -1,9 +1,9 @@
 """User-mode queues: how the runtime writes AQL packets into a ring and rings the doorbell.
 
-The submission protocol of ROCr (../shared/reference/apis.md §1.6): load the write index, wait while
+The submission protocol of ROCr, the HSA runtime: load the write index, wait while
 the ring is full (write - read >= size), write the packet body with its header still INVALID,
 publish the header and setup as one 32-bit store, store write index + 1, and write the packet's
-index to the doorbell. Kernel arguments go into the queue's kernarg segment (one 256-byte slot per
+index to the doorbell. Kernel arguments go into the queue's kernarg segment (one 512-byte slot per
 ring slot in pinned memory; larger argument blocks get their own buffer). Everything a packet
 points at (kernarg buffers, host arrays of async copies, signals) is kept alive until the packet
 processor retires that slot (the hardware queue holds them, so they outlive this object if it is
@@ -27,7 +27,9 @@ from strata.runtime.signals import Signal
 
 DEFAULT_QUEUE_SIZE = 4096  # packets
 _DISPATCH_HEADER = aql.header(PacketType.KERNEL_DISPATCH, barrier=True)  # (the same for every launch)
-KERNARG_SLOT = 256  # bytes of kernel arguments per ring slot before a launch needs its own buffer
+# bytes of kernel arguments per ring slot before a launch needs its own buffer: 512 holds the framework's
+# kernels (three pointers and 32 shape/stride scalars: 280 bytes), which would otherwise each take a spill buffer
+KERNARG_SLOT = 512
 SPILL_BYTES = 4096  # the smallest such buffer: a page, which fits CUDA's classic 4 KiB of parameters
 
 

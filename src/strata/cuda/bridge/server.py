@@ -35,7 +35,7 @@ from strata.cuda import fatbin
 from strata.cuda.bridge import link
 from strata.cuda.bridge.protocol import ARENA_BYTES, LAUNCH, PROP_FIELDS, REPLY, REQUEST, STAGING_BYTES, Op
 from strata.cuda.memcpy import memcpy_mapped
-from strata.cuda.module import _VALUE_TYPES
+from strata.cuda.params import _VALUE_TYPES
 from strata.driver.hostmem import HOST_MEMORY
 from strata.errors import CudaError, DeviceFault, PTXSyntaxError, UnsupportedInstruction
 from strata.hw.memory import GLOBAL_BASE, UVA_RANGE, UVA_SLOTS, share_device_memory

@@ -7,7 +7,7 @@ Names drop the `hsa_` prefix (`hsa_queue_create` -> `queue_create`, `hsa_amd_mem
 also be passed as their integer handle, which is what packets carry). The memory-order suffixes
 (`_relaxed`, `_scacquire`, `_screlease`, `_scacq_screl`) all exist; under Python's GIL they behave
 alike. Timeouts are in seconds, not HSA's system-timestamp ticks. Layouts and semantics follow
-../shared/reference/apis.md §1; docs/hsa.md walks through a hand-submitted dispatch.
+the HSA runtime specification's; docs/hsa.md walks through a hand-submitted dispatch.
 
 One module per concept, all re-exported here: `status` (hsa_status_t, HsaError, the enumerations and C
 constants), `agent` (init/shut_down, agents and their attributes), `memory` (pools, allocation, host
