@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import ctypes
 import dataclasses
+import os
 import threading
 import time
 from typing import Any
@@ -450,10 +451,14 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                 streak.release()
 
     if nthreads > 1:
-        helper = threading.Thread(target=work, args=(1,), name="strata-native", daemon=True)
-        helper.start()
+        done = _hand_over(work, 1)
         work(0)
-        helper.join()
+        try:
+            done.wait()
+        except BaseException:  # (Ctrl-C while worker 1 runs: it stops at its next chunk, as after a fault)
+            with lock:
+                state["idx"] = -1
+            raise
     else:
         work(0)
     if any(p.any() for p in npeer):
@@ -480,6 +485,85 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     if split is not None and nthreads == 1:
         ck.__dict__["_split"][split] = result.wall_time_s >= SPLIT_AFTER_S
     return result
+
+
+class _Done:
+    """The hand-back of one task given to a helper thread: `wait()` returns once the task ran (and re-raises
+    what escaped it: worker code records its chunks' faults itself, so that would be a bug in the executor)."""
+
+    __slots__ = ("lock", "error")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.lock.acquire()  # released by the helper when the task is done
+        self.error: BaseException | None = None
+
+    def wait(self) -> None:
+        self.lock.acquire()
+        if self.error is not None:
+            raise self.error
+
+
+class _Helper:
+    """A persistent daemon thread that runs worker 1's share of launches (starting a thread per launch cost
+    about as much as a small launch runs). Idle helpers wait in `_IDLE`; a launch takes one, or makes one when
+    every helper is busy (launches on several devices' engine threads at once). Daemon: it never holds up
+    the interpreter's exit, and nothing joins it."""
+
+    def __init__(self) -> None:
+        self.go = threading.Lock()
+        self.go.acquire()  # released by `run`: one task each time
+        self.task: tuple[Any, int, _Done] | None = None
+        self.thread = threading.Thread(target=self._loop, name="strata-native", daemon=True)
+        self.thread.start()
+
+    def run(self, fn: Any, arg: int, done: _Done) -> None:
+        self.task = (fn, arg, done)
+        self.go.release()
+
+    def _loop(self) -> None:
+        while True:
+            self.go.acquire()
+            task, self.task = self.task, None
+            assert task is not None
+            if not self._one(*task):
+                return  # (more helpers than concurrent launches needed: this one ends)
+
+    def _one(self, fn: Any, arg: int, done: _Done) -> bool:
+        """Run one task (its closures go with this frame, not when the next task comes); whether to stay."""
+        try:
+            fn(arg)
+        except BaseException as e:  # noqa: BLE001 - handed to the launch's thread, which raises it
+            done.error = e
+        stay = len(_IDLE) < _IDLE_KEPT
+        if stay:
+            _IDLE.append(self)  # (before the hand-back: the launch's next launch finds it idle)
+        done.lock.release()
+        return stay
+
+
+_IDLE: list[_Helper] = []  # helpers waiting for a task (list.pop and append are atomic)
+_IDLE_KEPT = 8
+
+
+def _hand_over(fn: Any, arg: int) -> _Done:
+    """Run `fn(arg)` on an idle helper thread (a new one if none is idle); wait for it with the result's wait()."""
+    done = _Done()
+    try:
+        helper = _IDLE.pop()
+    except IndexError:
+        helper = _Helper()
+    helper.run(fn, arg, done)
+    return done
+
+
+def _forget_helpers() -> None:
+    """After fork: the parent's helper threads do not exist in the child."""
+    _IDLE.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_helpers)
 
 
 SPLIT_AFTER_S = 3e-4  # a one-chunk launch that ran longer than this on one thread runs on THREADS next time
