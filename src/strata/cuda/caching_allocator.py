@@ -89,13 +89,19 @@ class CachingAllocator:
         self._pools: dict[bool, list[tuple[int, int, Block]]] = {True: [], False: []}
         self._segments: dict[int, int] = {}  # segment address -> size
         self._lock = threading.RLock()
+        self._context: Any = None
         self._generation = self._context_generation()
         self.allocated = 0
         self.peak = 0
         self.reserved = 0
 
     def _context_generation(self) -> int:
-        return _cuda_device.Device(self.index).context.generation
+        # (the device's primary context outlives resets; looked up once, as every malloc, free and
+        # tensor pointer asks this)
+        ctx = self._context
+        if ctx is None:
+            ctx = self._context = _cuda_device.Device(self.index).context
+        return ctx.generation
 
     def _check_reset(self) -> None:
         # cudaDeviceReset freed every segment behind our back: forget them.

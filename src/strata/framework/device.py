@@ -69,24 +69,39 @@ class device:  # noqa: N801 - PyTorch's name
 CPU = device("cpu")
 
 
+# one device object per CUDA index for the tensors placed there, so the ops' fast paths can compare devices
+# with `is` (equal devices made apart still compare equal with ==)
+_CUDA: dict[int, device] = {}
+
+
 def canonical(d: Any) -> device:
     """The device a tensor is placed on: "cuda" means the current CUDA device (index filled in)."""
     dev = d if isinstance(d, device) else device(d)
-    if dev.type == "cuda" and dev.index is None:
-        return device("cuda", current_device().index)
     if dev.type == "cpu":
         return CPU
-    return dev
+    index = dev.index if dev.index is not None else current_device().index
+    got = _CUDA.get(index)
+    if got is None:
+        got = _CUDA[index] = device("cuda", index)
+    return got
+
+
+_STAY = contextlib.nullcontext()
+
+
+def on(dev: device) -> contextlib.AbstractContextManager[None]:
+    """Make CUDA device `dev.index` current for the calls inside (kernel launches, mallocs)."""
+    # (every op on "cuda" enters this, and its device is nearly always the current one already: then a
+    # shared do-nothing context, cheaper than a generator's)
+    if dev.type != "cuda" or dev.index is None or dev.index == current_device().index:
+        return _STAY
+    return _switch(dev.index)
 
 
 @contextlib.contextmanager
-def on(dev: device) -> Iterator[None]:
-    """Make CUDA device `dev.index` current for the calls inside (kernel launches, mallocs)."""
+def _switch(index: int) -> Iterator[None]:
     prev = current_device()
-    if dev.type != "cuda" or dev.index == prev.index:
-        yield
-        return
-    set_device(dev.index if dev.index is not None else prev.index)
+    set_device(index)
     try:
         yield
     finally:

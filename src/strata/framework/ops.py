@@ -32,7 +32,7 @@ from strata.framework import autograd, kernels, op_table, profiling
 from strata.framework import dtypes as dt
 from strata.framework.device import CPU, device
 from strata.framework.storage import Storage
-from strata.framework.tensor import Size, Tensor, contiguous_strides
+from strata.framework.tensor import _LAYOUTS, Size, Tensor, _layout
 
 Scalar = int | float | bool
 
@@ -40,11 +40,19 @@ Scalar = int | float | bool
 # ----------------------------------------------------------------------------------------- plumbing
 def empty(shape: Sequence[int], dtype: dt.dtype, dev: device) -> Tensor:
     """A new row-major tensor with uninitialised data."""
-    shape = tuple(int(s) for s in shape)
-    if any(s < 0 for s in shape):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(shape)}: {list(shape)}")
-    n = math.prod(shape)
-    return Tensor(Storage(n * dtype.itemsize, dev), shape, contiguous_strides(shape), 0, dtype)
+    # (every op's output comes here: a shape seen before takes its shared layout without conversions)
+    lay = _known_layout(shape) if shape.__class__ is Size or shape.__class__ is tuple else None
+    if lay is None:
+        shape = tuple(int(s) for s in shape)
+        if any(s < 0 for s in shape):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(shape)}: {list(shape)}")
+        lay = _layout(shape)
+    size, strides = lay
+    return _rebuild(Storage(math.prod(size) * dtype.itemsize, dev), size, strides, 0, dtype, None)
+
+
+_known_layout = _LAYOUTS.get
+_rebuild = Tensor._rebuild
 
 
 def from_host(a: np.ndarray, dtype: dt.dtype, dev: device) -> Tensor:
@@ -86,6 +94,9 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Size:
     Raises:
         RuntimeError: two sizes differ and neither is 1.
     """
+    if len(shapes) == 2 and shapes[0] == shapes[1]:  # (the common case: no broadcast at all)
+        s = shapes[0]
+        return s if s.__class__ is Size else Size(s)
     nd = builtins.max((len(s) for s in shapes), default=0)
     out = [1] * nd
     for s in shapes:

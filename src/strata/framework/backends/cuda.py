@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -60,11 +61,17 @@ def math_unary(op: str, x: Tensor, out_dt: dt.dtype) -> Tensor:
 def binary(op: str, a: Any, b: Any, compute: dt.dtype, out_dt: dt.dtype, dev: device) -> Tensor:
     """out = a op b over broadcast strides, by the `binary` / `compare` kernel sets."""
     ta, tb = _as_tensor(a, compute, dev), _as_tensor(b, compute, dev)
-    shape = broadcast_shapes(ta.shape, tb.shape)
+    shape = ta._shape
+    a_st: Sequence[int]
+    b_st: Sequence[int]
+    if tb._shape == shape:  # (no broadcast: the strides as they are; size-1 dims' strides never count)
+        a_st, b_st = ta._stride, tb._stride
+    else:
+        shape = broadcast_shapes(shape, tb._shape)
+        a_st, b_st = _bstrides(ta, shape), _bstrides(tb, shape)
     out = empty(shape, out_dt, dev)
     with on(dev):
-        kernels.binary(op, compute.name, out_dt.name, shape, _ptr(out), out.stride(), _ptr(ta),
-                       _bstrides(ta, shape), _ptr(tb), _bstrides(tb, shape))
+        kernels.binary(op, compute.name, out_dt.name, shape, _ptr(out), out._stride, _ptr(ta), a_st, _ptr(tb), b_st)
     return out
 
 

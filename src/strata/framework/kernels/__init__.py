@@ -19,11 +19,12 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from strata.libs.common import KernelSet
+from strata.libs.common import KernelSet, LibraryKernel
 
 MAXD = 6
 THREADS = 256
@@ -575,34 +576,59 @@ def coalesce(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[li
     return out_shape, out_st
 
 
-def _geometry(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[np.int64, ...]:
-    """The GEO_PARAMS scalars: n, ndim, shape[MAXD], st[4][MAXD] (after `coalesce`)."""
-    shape, strides = coalesce(shape, strides)
-    if len(shape) > MAXD:
-        raise RuntimeError(f"[strata kernels] tensors of more than {MAXD} dims are not supported, got {len(shape)}")
-    g = np.zeros(2 + MAXD + 4 * MAXD, np.int64)
-    g[0] = int(np.prod(shape, dtype=np.int64))
-    g[1] = len(shape)
-    g[2:2 + len(shape)] = shape
-    for k, st in enumerate(strides):
+# (shape, operand strides) -> GEO_PARAMS: a training step launches the same few shapes again and again, and
+# coalescing them costs more than the dict lookup; bounded, as shapes are few in a program but need not be
+_GEOMETRIES: dict[tuple, tuple[int, ...]] = {}
+_GEOMETRIES_MAX = 4096
+
+
+def _geometry(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    """The GEO_PARAMS scalars as Python ints: n, ndim, shape[MAXD], st[4][MAXD] (after `coalesce`)."""
+    key = (tuple(shape), *map(tuple, strides))
+    g = _GEOMETRIES.get(key)
+    if g is None:
+        g = _make_geometry(key[0], key[1:])
+        if len(_GEOMETRIES) >= _GEOMETRIES_MAX:
+            _GEOMETRIES.clear()
+        _GEOMETRIES[key] = g
+    return g
+
+
+def _make_geometry(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    cshape, cstrides = coalesce(shape, strides)
+    if len(cshape) > MAXD:
+        raise RuntimeError(f"[strata kernels] tensors of more than {MAXD} dims are not supported, got {len(cshape)}")
+    g = [0] * (2 + MAXD + 4 * MAXD)
+    g[0] = math.prod(cshape)
+    g[1] = len(cshape)
+    g[2:2 + len(cshape)] = cshape
+    for k, st in enumerate(cstrides):
         g[2 + MAXD + k * MAXD: 2 + MAXD + k * MAXD + len(st)] = st
-    return tuple(g)
+    return tuple(int(v) for v in g)
 
 
 def _grid(n: int) -> int:
     return max(1, min(MAX_BLOCKS, (n + THREADS - 1) // THREADS))
 
 
+# (family, dtype, destination dtype, kernel name) -> its LibraryKernel: one dict lookup per launch
+_KERNELS: dict[tuple[str, str, str, str], LibraryKernel] = {}
+
+
 def _launch(family: str, dt: str, name: str, n: int, args: tuple, dst: str = "") -> None:
     if n == 0:
         return
-    kernel_set(family, dt, dst).get(name)(_grid(n), THREADS, args)
+    key = (family, dt, dst, name)
+    k = _KERNELS.get(key)
+    if k is None:
+        k = _KERNELS[key] = kernel_set(family, dt, dst).get(name)
+    k(_grid(n), THREADS, args)
 
 
 def unary(op: str, dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], a: int,
           a_st: Sequence[int]) -> None:
     """out = op(a) elementwise, in dtype `dt`; pointers are device addresses, strides in elements."""
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     _launch("unary", dt, f"unary<{C_TYPES[dt]}, {UNARY[op]}>", n,
             (out, a, *_geometry(shape, (out_st, a_st))))
 
@@ -610,7 +636,7 @@ def unary(op: str, dt: str, shape: Sequence[int], out: int, out_st: Sequence[int
 def binary(op: str, dt: str, out_dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], a: int,
            a_st: Sequence[int], b: int, b_st: Sequence[int]) -> None:
     """out = a op b elementwise over broadcast strides; comparisons write bool (`out_dt`)."""
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     kind = "compare" if op in COMPARISONS else "binary"
     _launch(kind, dt, f"{kind}<{C_TYPES[dt]}, {BINARY[op]}>", n,
             (out, a, b, *_geometry(shape, (out_st, a_st, b_st))))
@@ -620,7 +646,7 @@ def math_unary(op: str, dt: str, shape: Sequence[int], out: int, out_st: Sequenc
                a_st: Sequence[int]) -> None:
     """out = op(a) for the float-only ops of FLOAT_UNARY (dt a float type), `bitwise_not` (integral or
     bool), or a PREDICATES op (out is bool)."""
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     c = C_TYPES[dt]
     if op in PREDICATES:
         family, name = "rounding", f"predicate<{c}, {PREDICATES[op]}>"
@@ -634,7 +660,7 @@ def math_unary(op: str, dt: str, shape: Sequence[int], out: int, out_st: Sequenc
 def nan_to_num(dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], a: int, a_st: Sequence[int],
                nan: float, posinf: float, neginf: float) -> None:
     """out = a with NaN, +inf and -inf replaced by the given values (dt a float type)."""
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     _launch("rounding", dt, f"nan_to_num<{C_TYPES[dt]}>", n,
             (out, a, np.float64(nan), np.float64(posinf), np.float64(neginf), *_geometry(shape, (out_st, a_st))))
 
@@ -642,7 +668,7 @@ def nan_to_num(dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], a
 def math_binary(op: str, dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], a: int,
                 a_st: Sequence[int], b: int, b_st: Sequence[int]) -> None:
     """out = op(a, b) for the DIVMOD, FLOAT_BINARY and BITWISE ops, over broadcast strides."""
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     c = C_TYPES[dt]
     if op in DIVMOD:
         family, name = "divmod", f"binary2<{c}, {DIVMOD[op]}>"
@@ -656,13 +682,13 @@ def math_binary(op: str, dt: str, shape: Sequence[int], out: int, out_st: Sequen
 def where(dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], c: int, c_st: Sequence[int], a: int,
           a_st: Sequence[int], b: int, b_st: Sequence[int]) -> None:
     """out = c ? a : b elementwise (c bool)."""
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     _launch("where", dt, f"where<{C_TYPES[dt]}>", n, (out, c, a, b, *_geometry(shape, (out_st, c_st, a_st, b_st))))
 
 
 def fill(dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], value: float | int | bool) -> None:
     """Every element of the strided `out` = value (converted to `dt`)."""
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     integral = isinstance(value, int | bool | np.integer | np.bool_)
     iv = int(value) if integral else 0
     _launch("fill", dt, f"fill<{C_TYPES[dt]}>", n,
@@ -682,7 +708,7 @@ def sequence(dt: str, n: int, out: int, *, start: float = 0.0, step: float = 0.0
 def copy(src_dt: str, dst_dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], a: int,
          a_st: Sequence[int]) -> None:
     """out = a converted from `src_dt` to `dst_dt`, both strided (contiguous(), to(), casts)."""
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     _launch("copy", src_dt, f"copy<{C_TYPES[src_dt]}, {C_TYPES[dst_dt]}>", n,
             (out, a, *_geometry(shape, (out_st, a_st))), dst=dst_dt)
 
@@ -692,30 +718,47 @@ def reduce(op: str, dt: str, out_shape: Sequence[int], out: int, out_st: Sequenc
     """Reduce `a` over the dims `red_shape`/`red_st` into each element of `out` (kept dims `out_shape`,
     input strides `in_st`); max/min also write int64 indices (within the flattened reduced dims) at `idx`;
     "prod" multiplies (its own kernel set)."""
-    out_shape, (out_st, in_st) = coalesce(out_shape, (out_st, in_st))
-    red_shape, (red_st,) = coalesce(red_shape, (red_st,))
-    if len(out_shape) > MAXD or len(red_shape) > MAXD:
-        raise RuntimeError(f"[strata kernels] tensors of more than {MAXD} dims are not supported")
+    key = (tuple(out_shape), tuple(out_st), tuple(in_st), tuple(red_shape), tuple(red_st))
+    g = _RGEOMETRIES.get(key)
+    if g is None:
+        g = _reduce_geometry(*key)
+        if len(_RGEOMETRIES) >= _GEOMETRIES_MAX:
+            _RGEOMETRIES.clear()
+        _RGEOMETRIES[key] = g
     c = C_TYPES[dt]
     acc = _acc(dt)
     o = c if op in ("max", "min", "mean") or dt in FLOATS else "long long"
-    g = np.zeros(4 + 5 * MAXD, np.int64)
-    nout = int(np.prod(out_shape, dtype=np.int64))
-    g[0], g[1] = nout, len(out_shape)
-    g[2:2 + len(out_shape)] = out_shape
-    g[2 + MAXD:2 + MAXD + len(out_st)] = out_st
-    g[2 + 2 * MAXD:2 + 2 * MAXD + len(in_st)] = in_st
-    b = 2 + 3 * MAXD
-    g[b] = int(np.prod(red_shape, dtype=np.int64))
-    g[b + 1] = len(red_shape)
-    g[b + 2:b + 2 + len(red_shape)] = red_shape
-    g[b + 2 + MAXD:b + 2 + MAXD + len(red_st)] = red_st
+    nout, nred = g[0], g[2 + 3 * MAXD]
     if nout == 0:
         return
     threads = 32  # a power of two (the tree halves it), no wider than the reduced extent needs
-    while threads < THREADS and threads < g[b]:
+    while threads < THREADS and threads < nred:
         threads *= 2
     if op == "prod":
         kernel_set("prod", dt).get(f"reduce_prod<{c}, {acc}, {o}>")(nout, threads, (out, idx, a, *g))
         return
     kernel_set("reduce", dt).get(f"reduce<{c}, {acc}, {o}, {REDUCE[op]}>")(nout, threads, (out, idx, a, *g))
+
+
+# (out shape, out strides, in strides, reduced shape, reduced strides) -> RGEO_PARAMS (as _GEOMETRIES)
+_RGEOMETRIES: dict[tuple, tuple[int, ...]] = {}
+
+
+def _reduce_geometry(out_shape: Sequence[int], out_st: Sequence[int], in_st: Sequence[int],
+                     red_shape: Sequence[int], red_st: Sequence[int]) -> tuple[int, ...]:
+    """The RGEO_PARAMS scalars as Python ints: nout, ndim, shape, ost, ist, nred, rdim, rshape, rst."""
+    out_shape, (out_st, in_st) = coalesce(out_shape, (out_st, in_st))
+    red_shape, (red_st,) = coalesce(red_shape, (red_st,))
+    if len(out_shape) > MAXD or len(red_shape) > MAXD:
+        raise RuntimeError(f"[strata kernels] tensors of more than {MAXD} dims are not supported")
+    g = [0] * (4 + 5 * MAXD)
+    g[0], g[1] = math.prod(out_shape), len(out_shape)
+    g[2:2 + len(out_shape)] = out_shape
+    g[2 + MAXD:2 + MAXD + len(out_st)] = out_st
+    g[2 + 2 * MAXD:2 + 2 * MAXD + len(in_st)] = in_st
+    b = 2 + 3 * MAXD
+    g[b] = math.prod(red_shape)
+    g[b + 1] = len(red_shape)
+    g[b + 2:b + 2 + len(red_shape)] = red_shape
+    g[b + 2 + MAXD:b + 2 + MAXD + len(red_st)] = red_st
+    return tuple(int(v) for v in g)
