@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from strata.cuda import current_device, set_device
+from strata.cuda import Device, current_device, set_device
 
 _PATTERN = re.compile(r"^(cpu|cuda)(?::(\d+))?$")
 
@@ -84,6 +84,18 @@ def canonical(d: Any) -> device:
     if got is None:
         got = _CUDA[index] = device("cuda", index)
     return got
+
+
+_DEVICES: dict[int, Device] = {}
+
+
+def cuda_device(index: int) -> Device:
+    """The strata.cuda Device of CUDA index `index` (one object per index for the process's life, kept
+    here: looking it up through Device() takes a lock on every op)."""
+    d = _DEVICES.get(index)
+    if d is None:
+        d = _DEVICES[index] = Device(index)
+    return d
 
 
 _STAY = contextlib.nullcontext()

@@ -15,21 +15,26 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from strata.cuda import Device
-from strata.framework.device import device, on
+from strata.framework.device import cuda_device, device, on
 
 _handles: dict[tuple[str, int, int], Any] = {}
 
 
+_modules: dict[str, ModuleType] = {}
+
+
 def library(name: str) -> ModuleType:
     """strata.libs.`name` ("blas", "dnn", "solver")."""
-    return importlib.import_module(f"strata.libs.{name}")
+    m = _modules.get(name)
+    if m is None:
+        m = _modules[name] = importlib.import_module(f"strata.libs.{name}")
+    return m
 
 
 def library_handle(name: str, dev: device | int) -> Any:
     """The `name` library's handle on "cuda" device `dev` (a device or an index)."""
     index = dev if isinstance(dev, int) else (dev.index or 0)
-    key = (name, index, Device(index).context.generation)
+    key = (name, index, cuda_device(index).context.generation)
     h = _handles.get(key)
     if h is None:
         with on(device("cuda", index)):

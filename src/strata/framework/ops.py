@@ -26,11 +26,10 @@ from typing import Any
 import numpy as np
 
 from strata import trace
-from strata.cuda import Device
 from strata.cuda.memory import DeviceArray
 from strata.framework import autograd, kernels, op_table, profiling
 from strata.framework import dtypes as dt
-from strata.framework.device import CPU, device
+from strata.framework.device import CPU, cuda_device, device
 from strata.framework.storage import Storage
 from strata.framework.tensor import _LAYOUTS, Size, Tensor, _layout
 
@@ -166,7 +165,8 @@ def device_array(t: Tensor) -> Any:
     that take arrays; it keeps t's storage alive and never frees it."""
     if not t.is_contiguous():
         raise RuntimeError("device_array: the tensor must be contiguous (call .contiguous() first)")
-    return DeviceArray.view(_ptr(t), tuple(t.shape), t.dtype.np, Device(t.device.index or 0), owner=t._storage)
+    return DeviceArray.view(_ptr(t), t._shape, t.dtype.np, cuda_device(t._storage.device.index or 0),
+                            owner=t._storage)
 
 
 def _cast(t: Tensor, dtype: dt.dtype) -> Tensor:

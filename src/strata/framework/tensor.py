@@ -71,8 +71,16 @@ def _layout(shape: tuple[int, ...]) -> tuple[Size, tuple[int, ...]]:
 
 
 def _shape_arg(args: tuple) -> tuple[int, ...]:
-    if len(args) == 1 and isinstance(args[0], Sequence | Size):
-        args = tuple(args[0])
+    if len(args) == 1:
+        a0 = args[0]
+        k = a0.__class__
+        if k is tuple or k is Size or k is list or isinstance(a0, Sequence):
+            args = tuple(a0)
+    for a in args:
+        if a.__class__ is not int:  # (Python ints, the common case, need no conversion)
+            break
+    else:
+        return args
     for a in args:
         if not isinstance(a, int | np.integer) or isinstance(a, bool):
             raise TypeError(f"expected a sequence of integers as the size, got {type(a).__name__}")
@@ -462,19 +470,24 @@ class Tensor(_Methods):
         Raises:
             RuntimeError: the shape has another number of elements, or the strides don't allow a view.
         """
-        new = _infer_shape(_shape_arg(shape), self.numel())
-        st = _view_strides(self._shape, self._stride, new)
+        new, st = _view_layout(self._shape, self._stride, _shape_arg(shape))
         if st is None:
             raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
-        return autograd.record(self._view(new, st, self._offset), [self], "ViewBackward0",
-                               lambda g: (g.reshape(self._shape),))
+        return self._viewed(new, st)
+
+    def _viewed(self, new: Size, st: tuple[int, ...]) -> Tensor:
+        """`view`'s result for a layout already checked: shape `new` (a Size of ints), strides `st`."""
+        out = Tensor._rebuild(self._storage, new, st, self._offset, self.dtype, None)
+        if not self._requires_grad:  # (what `record` would find first)
+            return out
+        return autograd.record(out, [self], "ViewBackward0", lambda g: (g.reshape(self._shape),))
 
     def reshape(self, *shape: Any) -> Tensor:
         """A view when the strides allow it, else a contiguous copy with the new shape."""
-        new = _infer_shape(_shape_arg(shape), self.numel())
-        if _view_strides(self._shape, self._stride, new) is not None:
-            return self.view(new)
+        new, st = _view_layout(self._shape, self._stride, _shape_arg(shape))
+        if st is not None:
+            return self._viewed(new, st)
         return self.contiguous().view(new)
 
     def view_as(self, other: Tensor) -> Tensor:
@@ -668,6 +681,25 @@ def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     if math.prod(shape) != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
+
+
+# (shape, strides, requested shape) -> (new shape, its strides or None): views and reshapes repeat the same few
+# layouts every step; bounded like _LAYOUTS. Requests that raise are not kept.
+_VIEWS: dict[tuple, tuple[Size, tuple[int, ...] | None]] = {}
+
+
+def _view_layout(old: tuple[int, ...], old_st: tuple[int, ...], shape: tuple[int, ...]
+                 ) -> tuple[Size, tuple[int, ...] | None]:
+    """(the requested shape with -1 inferred, as a Size; the strides viewing (old, old_st) with it, or None)."""
+    key = (old, old_st, shape)
+    hit = _VIEWS.get(key)
+    if hit is None:
+        new = _infer_shape(shape, math.prod(old))
+        hit = (Size(new), _view_strides(old, old_st, new))
+        if len(_VIEWS) >= _LAYOUTS_MAX:
+            _VIEWS.clear()
+        _VIEWS[key] = hit
+    return hit
 
 
 def _view_strides(old: Sequence[int], old_st: Sequence[int], new: Sequence[int]) -> tuple[int, ...] | None:

@@ -34,7 +34,7 @@ from strata.framework.ops import (
     from_host,
     full,
 )
-from strata.framework.tensor import Tensor, contiguous_strides
+from strata.framework.tensor import Size, Tensor, _layout, _view_strides, contiguous_strides
 
 
 @op_table.register("cuda", *kernels.UNARY)
@@ -162,12 +162,24 @@ def reduce(op: str, x: Tensor, dims: list[int], out_shape: list[int], kept_shape
 @op_table.register("cuda", "mm")
 def mm(a: Tensor, b: Tensor, batch: tuple[int, ...], m: int, k: int, n: int) -> Tensor:
     """(..., m, k) @ (..., k, n) with broadcast batch dims, by strata.libs.blas."""
-    with autograd.no_grad():
-        ab = a.expand(*batch, m, k).reshape(-1, m, k)
-        bb = b.expand(*batch, k, n).reshape(-1, k, n)
-        out = _mm_cuda(ab, bb).reshape(*batch, m, n)
-    out.grad_fn, out._requires_grad = None, False
-    return out
+    ab, bb = _batched(a, batch, m, k), _batched(b, batch, k, n)
+    if ab is None or bb is None:  # (a batch layout no view can flatten: the general path copies)
+        with autograd.no_grad():
+            ab = a.expand(*batch, m, k).reshape(-1, m, k)
+            bb = b.expand(*batch, k, n).reshape(-1, k, n)
+    out = _mm_cuda(ab, bb)
+    size, strides = _layout((*batch, m, n))
+    return Tensor._rebuild(out._storage, size, strides, 0, out.dtype, None)
+
+
+def _batched(t: Tensor, batch: tuple[int, ...], r: int, c: int) -> Tensor | None:
+    """t broadcast to (*batch, r, c) and seen as (B, r, c) without autograd, when a view can do it (else
+    None): `expand(...).reshape(-1, r, c)` without their checks and graph bookkeeping, for every matmul."""
+    full = (*batch, r, c)
+    st = _view_strides(full, _bstrides(t, full), (math.prod(batch), r, c))
+    if st is None:
+        return None
+    return Tensor._rebuild(t._storage, Size((math.prod(batch), r, c)), st, t._offset, t.dtype, None)
 
 
 def _mm_cuda(a: Tensor, b: Tensor) -> Tensor:
