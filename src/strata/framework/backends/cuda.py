@@ -145,10 +145,11 @@ def copy(dst: Tensor, src: Tensor, shape: Any) -> None:
 # ----------------------------------------------------------------------------------------- reductions
 @op_table.register("cuda", "sum", "mean", "prod", "max", "min")
 def reduce(op: str, x: Tensor, dims: list[int], out_shape: list[int], kept_shape: list[int],
-           out_dt: dt.dtype) -> tuple[Tensor, Tensor | None]:
+           out_dt: dt.dtype, out: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
     """op over `dims` by the reduction kernel: one block per kept element (values, and the indices of
-    max / min)."""
-    values = empty(out_shape, out_dt, x.device)
+    max / min). `out` (cuda only): a row-major tensor of `out_shape` and `out_dt` to write the values into
+    (clip_grad_norm_'s per-gradient sums, written into one vector)."""
+    values = empty(out_shape, out_dt, x.device) if out is None else out
     indices = empty(out_shape, dt.int64, x.device) if op in ("max", "min") else None
     kept = [i for i in range(x.dim()) if i not in dims]
     with on(x.device):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from strata.framework import autograd
+from strata.framework import autograd, op_table, ops
 from strata.framework import dtypes as dt
 from strata.framework.creation import tensor as _tensor
 from strata.framework.joining import stack
@@ -52,6 +52,26 @@ def _vector_norm(x: Tensor, norm_type: float) -> Tensor:
     return r.to(x.dtype)
 
 
+def _cuda_norms2(ts: list[Tensor]) -> Tensor | None:
+    """The 2-norms of `ts` as one vector, for float32 or float64 tensors of one dtype on one "cuda" device
+    (else None): each tensor's sum of squares written into its element by the reduction kernel, then one
+    sqrt for them all. The same kernels on the same values as `_vector_norm` per tensor and `stack`, so
+    the same bits, with a third of the launches (a training step clips every parameter's gradient)."""
+    d, dev = ts[0].dtype, ts[0]._storage.device
+    if dev.type != "cuda" or d not in (dt.float32, dt.float64):
+        return None
+    for t in ts:
+        if t.dtype is not d or t._storage.device != dev or t.dim() == 0 or t.numel() == 0:
+            return None
+    sums = ops.empty((len(ts),), d, dev)
+    reduce = op_table.kernel("sum", "cuda")
+    for i, t in enumerate(ts):
+        sq = t * t
+        dims = list(range(sq.dim()))
+        reduce("sum", sq, dims, [], [], d, out=sums[i])
+    return sums.sqrt()
+
+
 @autograd.no_grad()
 def get_total_norm(tensors: _Tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False,
                    foreach: bool | None = None) -> Tensor:
@@ -68,8 +88,10 @@ def get_total_norm(tensors: _Tensors, norm_type: float = 2.0, error_if_nonfinite
     if not ts:
         return _tensor(0.0)
     first = ts[0].device
-    norms = [_vector_norm(t, norm_type).to(first) for t in ts]
-    total = _vector_norm(stack(norms), norm_type)
+    norms = _cuda_norms2(ts) if norm_type == 2 else None
+    if norms is None:
+        norms = stack([_vector_norm(t, norm_type).to(first) for t in ts])
+    total = _vector_norm(norms, norm_type)
     if error_if_nonfinite:
         bad = (total != total) | (total.abs() == math.inf)
         if bad.item():
