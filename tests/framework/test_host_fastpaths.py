@@ -153,3 +153,52 @@ def test_clip_grad_norm_vector_path_only_where_it_applies():
     assert clip_grad._cuda_norms2([strata.ones(3, device="cuda", dtype=strata.float16)]) is None
     total = clip_grad.get_total_norm([f32, strata.full((), 2.0, device="cuda")])
     assert total.item() == pytest.approx(np.sqrt(3 + 4))
+
+
+def test_cuda_inplace_binary_writes_into_self(monkeypatch):
+    """g.mul_(0-dim factor), add_(tensor), sub_(number), div_ on "cuda" run one kernel into self (no copy
+    kernel), with PyTorch's values."""
+    rng = np.random.default_rng(4)
+    g_np = rng.standard_normal((4, 6)).astype(np.float32)
+    o_np = rng.standard_normal((4, 6)).astype(np.float32)
+    g, o = strata.tensor(g_np, device="cuda"), strata.tensor(o_np, device="cuda")
+    tg, to = torch.tensor(g_np), torch.tensor(o_np)
+    c = strata.tensor(0.37, device="cuda")
+
+    def no_copy(*a, **k):
+        raise AssertionError("the in-place op went through a result tensor and a copy")
+    monkeypatch.setattr(kernels, "copy", no_copy)
+    assert g.mul_(c) is g
+    g.add_(o)
+    g.sub_(1.5)
+    g.div_(o[0])  # broadcast over the rows
+    g.add_(g)  # self as the other operand: each element read and written by one thread
+    tg.mul_(torch.tensor(0.37)).add_(to).sub_(1.5).div_(to[0])
+    tg.add_(tg)
+    np.testing.assert_array_equal(_host(g), tg.numpy())
+
+
+def test_cuda_inplace_binary_general_cases_unchanged():
+    """What the shortcut leaves to the general path keeps PyTorch's results and errors: an overlapping view
+    as the other operand, a transposed self, half, promotion and broadcast errors, autograd on a non-leaf."""
+    z = strata.arange(5.0, device="cuda")
+    z[1:].add_(z[:-1])
+    zt = torch.arange(5.0)
+    zt[1:].add_(zt[:-1].clone())
+    np.testing.assert_array_equal(_host(z), zt.numpy())
+    x_np = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    x = strata.tensor(x_np, device="cuda")
+    x.t().mul_(strata.tensor([1.0, 2.0], device="cuda"))
+    np.testing.assert_array_equal(_host(x), x_np * np.array([[1.0], [2.0]], np.float32))
+    h = strata.ones(3, dtype=strata.float16, device="cuda")
+    h.add_(0.1)
+    np.testing.assert_array_equal(_host(h), (torch.ones(3, dtype=torch.float16) + 0.1).numpy())
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+        strata.arange(4, device="cuda").div_(2)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        strata.ones(3, device="cuda").add_(strata.ones(2, 3, device="cuda"))
+    w = strata.ones(3, device="cuda", requires_grad=True)
+    y = w * 2
+    y.mul_(strata.tensor([1.0, 2.0, 3.0], device="cuda"))
+    y.sum().backward()
+    np.testing.assert_array_equal(_host(w.grad), [2.0, 4.0, 6.0])

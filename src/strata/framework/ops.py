@@ -559,9 +559,11 @@ def binary_into(op: str, self: Tensor, other: Any) -> Tensor | None:
     """`self.op_(other)` computed straight into self's memory (no result tensor, no copy), in the common
     case: a cpu tensor and a tensor of its shape and dtype or a Python number that keeps its dtype, nothing
     requiring grad, no trace recording. None otherwise: `inplace` then runs the general path (and raises
-    its errors)."""
-    if self._requires_grad or _recording() or self._storage.device.type != "cpu":
+    its errors). On "cuda" (`_binary_into_cuda`) the other operand may also broadcast to self."""
+    if self._requires_grad or _recording():
         return None
+    if self._storage.device.type != "cpu":
+        return _binary_into_cuda(op, self, other) if self._storage.device.type == "cuda" else None
     fast = _operands(self, other)
     if fast is None or fast[1] is not self.dtype or self.dtype is dt.bool_:
         return None
@@ -571,6 +573,35 @@ def binary_into(op: str, self: Tensor, other: Any) -> Tensor | None:
     if isinstance(other, Tensor) and (other._requires_grad or other._shape != self._shape):
         return None
     return _KERNELS["cpu"][op](op, self, other, self.dtype, self.dtype, fast[0], out=self)
+
+
+def _binary_into_cuda(op: str, self: Tensor, other: Any) -> Tensor | None:
+    """`binary_into` on "cuda": the kernel writes into self, each element read and written by one thread,
+    which is safe when self is row-major (no element twice) and `other` is a number, a tensor in other
+    memory, or self itself (a tensor overlapping self any other way reads what the kernel already wrote:
+    the general path then computes into a new tensor first). `other` may broadcast to self's shape
+    (gradient clipping multiplies every gradient by one 0-dim factor). The bits are those of the general
+    path, whose result the copy kernel only moves."""
+    if op not in kernels.BINARY or op in kernels.COMPARISONS or self.dtype is dt.bool_:
+        return None
+    fast = _operands(self, other)
+    if fast is None or fast[1] is not self.dtype:
+        return None
+    promotion = _OPS[op].promotion
+    if not (promotion == op_table.PROMOTE or promotion == op_table.PROMOTE_FLOAT and self.dtype._float):
+        return None
+    if not self.is_contiguous():
+        return None
+    if isinstance(other, Tensor):
+        if other._requires_grad:
+            return None
+        if other._shape != self._shape and (len(other._shape) > len(self._shape) or any(
+                o != 1 and o != s for o, s in zip(reversed(other._shape), reversed(self._shape)))):
+            return None  # (a shape that does not broadcast to self's: the general path raises)
+        if other._storage is self._storage and not (
+                other._offset == self._offset and other._stride == self._stride and other._shape == self._shape):
+            return None
+    return _KERNELS["cuda"][op](op, self, other, self.dtype, self.dtype, fast[0], out=self)
 
 
 # ----------------------------------------------------------------------------------------- more math

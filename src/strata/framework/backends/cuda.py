@@ -58,8 +58,10 @@ def math_unary(op: str, x: Tensor, out_dt: dt.dtype) -> Tensor:
 
 
 @op_table.register("cuda", *kernels.BINARY)
-def binary(op: str, a: Any, b: Any, compute: dt.dtype, out_dt: dt.dtype, dev: device) -> Tensor:
-    """out = a op b over broadcast strides, by the `binary` / `compare` kernel sets."""
+def binary(op: str, a: Any, b: Any, compute: dt.dtype, out_dt: dt.dtype, dev: device, *,
+           out: Tensor | None = None) -> Tensor:
+    """out = a op b over broadcast strides, by the `binary` / `compare` kernel sets (into a new tensor, or
+    into `out`: a tensor of the broadcast shape and of dtypes compute = out_dt, see ops.binary_into)."""
     ta, tb = _as_tensor(a, compute, dev), _as_tensor(b, compute, dev)
     shape = ta._shape
     a_st: Sequence[int]
@@ -69,7 +71,8 @@ def binary(op: str, a: Any, b: Any, compute: dt.dtype, out_dt: dt.dtype, dev: de
     else:
         shape = broadcast_shapes(shape, tb._shape)
         a_st, b_st = _bstrides(ta, shape), _bstrides(tb, shape)
-    out = empty(shape, out_dt, dev)
+    if out is None:
+        out = empty(shape, out_dt, dev)
     with on(dev):
         kernels.binary(op, compute.name, out_dt.name, shape, _ptr(out), out._stride, _ptr(ta), a_st, _ptr(tb), b_st)
     return out
