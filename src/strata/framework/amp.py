@@ -95,12 +95,18 @@ def _cast_all(target: Callable[[Any], dt.dtype | None], tensors: tuple[Any, ...]
 def lower_precision(*tensors: Any) -> tuple[Any, ...]:
     """The arguments of a lower-precision op (matmul, linear, conv, attention): floating tensors cast
     to the autocast dtype of their device when a region is active there; everything else unchanged."""
-    return _cast_all(lambda t: _state.dtype.get(t.device.type), tensors)
+    active = _state.dtype
+    if active["cuda"] is None and active["cpu"] is None:  # (no region anywhere: every matmul asks)
+        return tensors
+    return _cast_all(lambda t: active.get(t.device.type), tensors)
 
 
 def full_precision(*tensors: Any) -> tuple[Any, ...]:
     """The arguments of a float32 op (softmax, norms, losses): floating tensors of lower precision cast
     to float32 when an autocast region is active on their device."""
+    if _state.dtype["cuda"] is None and _state.dtype["cpu"] is None:
+        return tensors
+
     def target(t: Any) -> dt.dtype | None:
         return dt.float32 if _state.dtype.get(t.device.type) is not None and t.dtype.itemsize < 4 else None
     return _cast_all(target, tensors)

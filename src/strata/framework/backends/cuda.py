@@ -179,11 +179,22 @@ def mm(a: Tensor, b: Tensor, batch: tuple[int, ...], m: int, k: int, n: int) -> 
 def _batched(t: Tensor, batch: tuple[int, ...], r: int, c: int) -> Tensor | None:
     """t broadcast to (*batch, r, c) and seen as (B, r, c) without autograd, when a view can do it (else
     None): `expand(...).reshape(-1, r, c)` without their checks and graph bookkeeping, for every matmul."""
-    full = (*batch, r, c)
-    st = _view_strides(full, _bstrides(t, full), (math.prod(batch), r, c))
-    if st is None:
+    key = (t._shape, t._stride, batch, r, c)
+    lay = _BATCHED.get(key)
+    if lay is None:
+        full = (*batch, r, c)
+        st = _view_strides(full, _bstrides(t, full), (math.prod(batch), r, c))
+        lay = (Size((math.prod(batch), r, c)), st)
+        if len(_BATCHED) >= 4096:  # (bounded: shapes are few in a program but need not be)
+            _BATCHED.clear()
+        _BATCHED[key] = lay
+    if lay[1] is None:
         return None
-    return Tensor._rebuild(t._storage, Size((math.prod(batch), r, c)), st, t._offset, t.dtype, None)
+    return Tensor._rebuild(t._storage, lay[0], lay[1], t._offset, t.dtype, None)
+
+
+# (shape, strides, batch, rows, cols) -> the (B, r, c) layout of `_batched`, or None (no view)
+_BATCHED: dict[tuple, tuple[Size, tuple[int, ...] | None]] = {}
 
 
 def _mm_cuda(a: Tensor, b: Tensor) -> Tensor:
