@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +27,7 @@ class Storage:
     # a cpu storage made by `of_array` keeps the array and makes its byte view on first use of `.host`
     _array: np.ndarray | None = None
     _host_bytes: np.ndarray | None = None
+    _block: Any = None  # the caching allocator's Block of a "cuda" storage it allocated
 
     def __init__(self, nbytes: int, dev: device, host: np.ndarray | None = None) -> None:
         self.nbytes = int(nbytes)
@@ -83,6 +85,12 @@ class Storage:
         Raises:
             CudaError: cudaErrorInvalidValue after `Device.reset()` released the memory.
         """
+        block = self._block
+        if block is not None:  # (the common case first: every launch asks for its operands' addresses)
+            if block.generation != self._alloc._context_generation():
+                raise CudaError("cudaErrorInvalidValue", f"[strata] tensor storage at {self._ptr:#x} was released "
+                                f"by Device.reset() of device {self.device.index}")
+            return self._ptr
         if self._owner is not None:
             if self._owner.freed:
                 raise CudaError("cudaErrorInvalidValue", f"[strata] tensor storage at {self._ptr:#x} was freed or "
