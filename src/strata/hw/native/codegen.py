@@ -19,6 +19,7 @@ executor then runs the whole kernel on the reference executor.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -94,6 +95,7 @@ FLOATS = ("f32", "f64")
 # ops that run through the reference handler in a block of their own (the JIT isolates barriers)
 REFERENCE_BLOCK_OPS = frozenset({"bar", "barrier"})
 NOOPS = frozenset({"membar", "fence", "nop"})
+_DIVISIONS = frozenset({"udiv", "sdiv", "urem", "srem"})  # (integer: see KernelCodegen._latch)
 _SPECIAL_BASES = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid")
 _ICMP_SIGNED = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _ICMP_UNSIGNED = {"lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
@@ -205,6 +207,28 @@ def _flags(ins: Instruction) -> list[str]:
     return [m for m in ins.mods if m not in WIDTH]
 
 
+def _release(module: ir.Module, more: list[ir.Function]) -> None:
+    """Cut the reference cycles of a finished llvmlite module (its text is out) and of the functions `more`
+    made for it: reference counting then frees their objects, instead of the cyclic collector finding them."""
+    for fn in {id(f): f for f in [*module.functions, *more]}.values():
+        for blk in fn.blocks:
+            for ins in blk.instructions:
+                ins.operands = []
+                ins.parent = None
+                if isinstance(ins, ir.PhiInstr):
+                    ins.incomings = []
+            blk.instructions = []
+            blk.parent = None
+        fn.blocks = []
+        fn.args, fn.return_value = (), None
+        fn.parent = None
+    for md in module.metadata:
+        md.operands = ()
+    module.metadata = []
+    module._metadatacache = {}
+    module.globals.clear()
+
+
 class KernelCodegen:
     """Builds the LLVM module of one kernel's native blocks."""
 
@@ -234,6 +258,8 @@ class KernelCodegen:
         self._scopes: dict[str, Any] = {}
         self._domain = self.module.add_metadata([ir.MetaDataString(self.module, "strata.lanes")])
         self._tagged: list[tuple[Any, str]] = []  # (load or store, scope), given their lists by _finish_tags
+        self._novec: Any = None  # the loop attribute that turns vectorization off (see _latch)
+        self._functions: list[ir.Function] = []  # every block function made, for _release
 
     def tag(self, instr: Any, scope: str) -> Any:
         """Mark a load or store as touching only `scope`: a register's lane array (`r:<name>`), global memory
@@ -272,7 +298,24 @@ class KernelCodegen:
     def build(self) -> str:
         """Compile every block; returns the module's IR text. A block it cannot compile runs on the
         reference handlers (partial.py; `reference_blocks` says why); raises NativeUnsupported when no
-        block is native."""
+        block is native. The module is spent afterwards (its IR objects are released)."""
+        # llvmlite's IR objects point at each other (instruction <-> block <-> function <-> module): a kernel's
+        # module is hundreds of thousands of objects in reference cycles, which the cyclic collector scanned
+        # again and again while they were built and then had to find as garbage: about 40% of the IR
+        # generation's time. It stays off while the module is built (the build allocates no other garbage
+        # worth collecting), and the cycles are cut afterwards, so reference counting frees the objects at once.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._build()
+        finally:
+            _release(self.module, self._functions)
+            self._functions = []
+            self.dry_mems: dict[int, MemDesc] = {}  # (its accesses' counting state points back at self)
+            if enabled:
+                gc.enable()
+
+    def _build(self) -> str:
         body = self.fn.body
         self.reference_blocks: dict[int, str] = {}
         for b, blk in enumerate(self.jf.blocks):
@@ -314,6 +357,7 @@ class KernelCodegen:
         """Block b's function over ins_list (named `name`, b<b> by default); it returns `tail` at the end
         (partial.py: k + 1 makes the reference handlers run the block's ops from k on)."""
         fn = ir.Function(self.module, BLOCK_TYPE, name=name or f"b{b}")
+        self._functions.append(fn)  # (partial.py may drop it from the module: _release still finds it)
         self.f = fn
         self.regs_arg, self.mask_arg, self.n_arg, self.ctx_arg = fn.args
         for a in (self.regs_arg, self.mask_arg, self.ctx_arg):
@@ -461,13 +505,33 @@ class KernelCodegen:
         act = self.active(i, guard)
         bld.cbranch(act, work, nxt)
         bld.position_at_end(work)
+        first = len(self.f.blocks) - 3  # (work, next, done: the body's blocks are `work` and those after)
         body(i)
         bld.branch(nxt)
         bld.position_at_end(nxt)
         i2 = bld.add(i, ir.Constant(I64, 1))
         i.add_incoming(i2, nxt)
-        bld.branch(head)
+        self._latch(bld.branch(head), first)
         bld.position_at_end(done)
+
+    def _latch(self, br: Any, first: int) -> None:
+        """Mark a loop's back edge `br` not to be vectorized when its body (the function's blocks from index
+        `first` on) divides integers: x86 has no vector integer division, so the vectorizer would emit a
+        predicated scalar division per vector lane (8 blocks for each) that runs no faster than the scalar
+        loop, and LLVM spent about a fifth of an elementwise kernel's compile time optimizing and emitting
+        them (kernels with 32 shape parameters divide indices in most blocks)."""
+        for blk in self.f.blocks[first:]:
+            if any(getattr(ins, "opname", "") in _DIVISIONS for ins in blk.instructions):
+                break
+        else:
+            return
+        if self._novec is None:
+            self._novec = self.module.add_metadata([ir.MetaDataString(self.module, "llvm.loop.vectorize.enable"),
+                                                    ir.Constant(ir.IntType(1), 0)])
+        # A loop ID is a distinct node naming itself first (llvmlite has no `distinct`: a self-reference is)
+        loop_id = ir.values.MDValue(self.module, [], name=str(len(self.module.metadata)))
+        loop_id.operands = (loop_id, self._novec)
+        br.set_metadata("llvm.loop", loop_id)
 
     def _shfl(self, k: int, ins: Instruction) -> None:
         """shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, membermask, as the reference's: each active lane
@@ -830,9 +894,10 @@ class KernelCodegen:
         j.add_incoming(ir.Constant(I64, 0), pre)
         bld.cbranch(bld.icmp_signed("<", j, count), work, done)
         bld.position_at_end(work)
+        first = len(self.f.blocks) - 2
         body(j)
         j.add_incoming(bld.add(j, ir.Constant(I64, 1)), bld.block)
-        bld.branch(head)
+        self._latch(bld.branch(head), first)
         bld.position_at_end(done)
 
     def per_lane(self, body: Callable[[ir.Value], None]) -> None:
