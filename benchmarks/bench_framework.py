@@ -20,9 +20,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
+import os
 import sys
 import time
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
@@ -163,6 +166,65 @@ def run_transformer(steps: int = 3, batch_size: int = 16) -> dict[str, Any]:
 NATIVE_SPEEDUP_TARGET = 10.0  # issue 17: the native executor's step at least 10x the reference executor's
 
 
+COMPILE_TARGET_S = 0.2  # issue 17: first-launch compile time per kernel
+
+
+@contextlib.contextmanager
+def cold_compiles() -> Iterator[list[float]]:
+    """Inside the block, the native object cache is an empty directory and each kernel compile's wall time
+    (PTX lowering, IR, LLVM, link: `native.executor.compiled` on a kernel not compiled yet) is appended to the
+    list yielded. The runtime library every kernel links is built before, not counted (bench_native's row)."""
+    import tempfile
+
+    from strata.hw.native import available
+
+    times: list[float] = []
+    if not available():  # (no llvmlite: the native run falls back to the reference; nothing compiles)
+        yield times
+        return
+    from strata.hw.native import executor as native_executor
+    from strata.hw.native import runtime
+
+    runtime.runtime_object()
+    real = native_executor.compiled
+
+    def timed(program: Any, kernel: str) -> Any:
+        known = program.__dict__.get("_native") or {}
+        t0 = time.perf_counter()
+        ck = real(program, kernel)
+        if kernel not in known:
+            times.append(time.perf_counter() - t0)
+        return ck
+
+    old = os.environ.get("STRATA_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["STRATA_CACHE_DIR"] = cache
+        native_executor.compiled = timed
+        try:
+            yield times
+        finally:
+            native_executor.compiled = real
+            if old is None:
+                os.environ.pop("STRATA_CACHE_DIR", None)
+            else:
+                os.environ["STRATA_CACHE_DIR"] = old
+
+
+def compile_row(times: list[float]) -> BenchResult:
+    """The framework kernels' cold compiles: the median against the target, the spread in the note."""
+    t = np.sort(np.asarray(times)) if times else np.asarray([np.nan])
+    med = float(np.median(t))
+    within = int((t <= COMPILE_TARGET_S).sum())
+    row = BenchResult(name="native_compile_framework_kernels",
+                      description="native executor: first-launch compile of the transformer step's kernels, cold "
+                                  "(median)", target=f"<= {COMPILE_TARGET_S * 1e3:.0f} ms", strata_value=med,
+                      correct=bool(times),
+                      note=f"{len(times)} kernels: {within} within {COMPILE_TARGET_S * 1e3:.0f} ms, median "
+                           f"{med * 1e3:.0f} ms, 90th percentile {float(np.percentile(t, 90)) * 1e3:.0f} ms, largest "
+                           f"{float(t[-1]) * 1e3:.0f} ms (the PASS/FAIL judges the median)")
+    return judge(row, med <= COMPILE_TARGET_S)
+
+
 def bench_transformer(steps: int = 3) -> list[BenchResult]:
     """The char transformer's training step on the virtual H200: wall, modeled, syncs on the native executor
     (its warm-up step compiles every kernel: STRATA_NATIVE_AFTER_MS=0), and the same step on the reference
@@ -171,7 +233,7 @@ def bench_transformer(steps: int = 3) -> list[BenchResult]:
     try:
         with strata_step("transformer_step_cuda", "train (reference executor)"), executor("reference"):
             ref = run_transformer(steps)
-        with strata_step("transformer_step_cuda", "train (native executor)"):
+        with strata_step("transformer_step_cuda", "train (native executor)"), cold_compiles() as compiles:
             t0 = time.perf_counter()
             with executor("native"):
                 r = run_transformer(steps)
@@ -185,9 +247,10 @@ def bench_transformer(steps: int = 3) -> list[BenchResult]:
                         description="char transformer step on cuda: reference executor / native executor wall",
                         target=f">= {NATIVE_SPEEDUP_TARGET:g}x", strata_value=t_nat, peer_name="reference executor",
                         peer_value=t_ref, ratio=t_ref / t_nat, ratio_def="reference/native", correct=same,
-                        note=f"native's first step (compiling its kernels, or loading them from the object cache) "
+                        note=f"native's first step (compiling its kernels from an empty object cache) "
                              f"{first:.1f} s; the losses after the steps agree bit for bit: {same}")
     rows.append(judge(speed, t_ref / t_nat >= NATIVE_SPEEDUP_TARGET))
+    rows.append(compile_row(compiles))
     shape = f"{r['params']} params, batch {r['batch']}x{r['block']}"
     finite = bool(np.isfinite(r["loss"]))
     wall = BenchResult(name="transformer_step_wall", description=f"char transformer step on cuda ({shape}), "
