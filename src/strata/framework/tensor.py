@@ -518,20 +518,29 @@ class Tensor(_Methods):
         d = tuple(_wrap_dim(x, self.dim()) for x in d)
         if len(set(d)) != len(d):
             raise RuntimeError("permute(): duplicate dims are not allowed.")
+        return self._permuted(d)
+
+    def _permuted(self, d: Sequence[int]) -> Tensor:
+        """`permute` by an order already checked (each dim once, none negative)."""
+        shape, stride = self._shape, self._stride
+        out = Tensor._rebuild(self._storage, Size([shape[x] for x in d]), tuple([stride[x] for x in d]),
+                              self._offset, self.dtype, None)
+        if not self._requires_grad:  # (what `record` would find first)
+            return out
         inv = [0] * len(d)
         for i, x in enumerate(d):
             inv[x] = i
-        out = self._view([self._shape[x] for x in d], [self._stride[x] for x in d], self._offset)
         return autograd.record(out, [self], "PermuteBackward0", lambda g: (g.permute(inv),))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         """Swap two dims (a view)."""
-        if self.dim() == 0:
+        nd = len(self._shape)
+        if nd == 0:
             return self
-        a, b = _wrap_dim(dim0, self.dim()), _wrap_dim(dim1, self.dim())
-        order = list(range(self.dim()))
+        a, b = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+        order = list(range(nd))
         order[a], order[b] = order[b], order[a]
-        return self.permute(order)
+        return self._permuted(order)
 
     def t(self) -> Tensor:
         """Transpose of a tensor of at most 2 dims."""
