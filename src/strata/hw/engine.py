@@ -1060,30 +1060,56 @@ def _cluster_slab(grid: tuple[int, int, int], cluster: tuple[int, int, int]) -> 
 
 def _fold_counters(launch: Launch) -> None:
     c = launch.counters
-    # (Python ints, not NumPy vectors: a launch runs few distinct blocks, and two vector ops per block cost
-    # more than the ten multiply-adds; the sums are the same)
-    thread = [0] * len(INSTRUCTION_CLASSES)
-    warp = [0] * len(INSTRUCTION_CLASSES)
     funcs = _by_index(launch.program)
     for index in sorted(launch.acc):  # (in the program's order of functions, as they are numbered)
         if index >= len(funcs):
             continue
-        acc = launch.acc[index]
-        for (hist, flops), t, w in zip(_block_static(funcs[index]), acc[0], acc[1], strict=True):
-            if t:
-                for i, h in hist:
-                    thread[i] += h * t
-                    warp[i] += h * w
-                for k, v in flops:
-                    if k.startswith("tensor:"):  # tensor work, by the peak that prices it
-                        prec = k[7:]
-                        c.tensor_flops[prec] = c.tensor_flops.get(prec, 0) + v * t
-                        k = "tensor"
-                    c.flops[k] = c.flops.get(k, 0) + v * t
-    for i, name in enumerate(INSTRUCTION_CLASSES):
-        if thread[i] or warp[i]:
-            c.thread_instructions[name] += thread[i]
-            c.warp_instructions[name] += warp[i]
+        classes, tensor, flops = _folded(funcs[index], launch.acc[index])
+        for name, t, w in classes:
+            c.thread_instructions[name] += t
+            c.warp_instructions[name] += w
+        for k, v in tensor:
+            c.tensor_flops[k] = c.tensor_flops.get(k, 0) + v
+        for k, v in flops:
+            c.flops[k] = c.flops.get(k, 0) + v
+
+
+_FoldedCounts = tuple[list[tuple[str, int, int]], list[tuple[str, int]], list[tuple[str, int]]]
+
+
+def _folded(jf: JitFunction, acc: tuple[list[int], list[int]]) -> _FoldedCounts:
+    """What a function's per-block accumulators add to the counters: (instruction class, thread, warp
+    instructions), tensor flops by precision and flops by kind, in the order the blocks first name them.
+    Memoized on the function by the accumulators' values: a loop's launches of one shape run the same blocks
+    the same number of times, and folding them anew cost as much as a small launch's run."""
+    memo: dict[tuple[int, ...], _FoldedCounts] = jf.__dict__.setdefault("_folded", {})
+    key = (*acc[0], -1, *acc[1])
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    # (Python ints, not NumPy vectors: a launch runs few distinct blocks, and two vector ops per block cost
+    # more than the ten multiply-adds; the sums are the same)
+    thread = [0] * len(INSTRUCTION_CLASSES)
+    warp = [0] * len(INSTRUCTION_CLASSES)
+    tensor: dict[str, int] = {}
+    flops: dict[str, int] = {}
+    for (hist, block_flops), t, w in zip(_block_static(jf), acc[0], acc[1], strict=True):
+        if t:
+            for i, h in hist:
+                thread[i] += h * t
+                warp[i] += h * w
+            for k, v in block_flops:
+                if k.startswith("tensor:"):  # tensor work, by the peak that prices it
+                    prec = k[7:]
+                    tensor[prec] = tensor.get(prec, 0) + v * t
+                    k = "tensor"
+                flops[k] = flops.get(k, 0) + v * t
+    hit = ([(name, thread[i], warp[i]) for i, name in enumerate(INSTRUCTION_CLASSES) if thread[i] or warp[i]],
+           list(tensor.items()), list(flops.items()))
+    if len(memo) >= 64:
+        memo.clear()
+    memo[key] = hit
+    return hit
 
 
 def _by_index(program: Program) -> list[JitFunction]:

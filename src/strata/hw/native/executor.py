@@ -267,6 +267,27 @@ def _native_op(fn: Any, ref_ops: list[Any]) -> Any:
     return run
 
 
+def _launch_reason(program: Program, kernel: str, config: LaunchConfig, mem: DeviceMemory) -> str | None:
+    """launch_reason, memoized on the program by what it reads: the launch's shape (not its grid's size unless
+    it has clusters) and the settings (each launch of a training step's few shapes asked anew cost ~5 us)."""
+    from strata import config as cfg
+
+    s = cfg.settings()
+    key = (kernel, config.block, config.grid if any(config.cluster) or "reqnctapercluster" in
+           program.functions[kernel].fn.directives else None, config.cluster, bool(config.grid_workspace),
+           config.shared_mem, s.chunk_lanes, s.debug >= 4)
+    memo: dict[tuple[Any, ...], str | None] = program.__dict__.setdefault("_native_reasons", {})
+    try:
+        return memo[key]
+    except KeyError:
+        pass
+    reason = launch_reason(program, kernel, config, mem)
+    if len(memo) > 256:
+        memo.clear()
+    memo[key] = reason
+    return reason
+
+
 def launch_reason(program: Program, kernel: str, config: LaunchConfig, mem: DeviceMemory) -> str | None:
     """Why this launch must run on the reference executor (None: it may run natively)."""
     from strata import config as cfg
@@ -319,7 +340,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
         return _no_native_code(hit, program, kernel_name, config, mem, sm_count=sm_count, budget=budget,
                                chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes, control=control,
                                runtime=runtime, clock_mhz=clock_mhz)
-    reason = launch_reason(program, kernel_name, config, mem)
+    reason = _launch_reason(program, kernel_name, config, mem)
     if reason is None and not _warm(program, kernel_name, config, chunk_lanes):
         if tiering.first_deferral(program, kernel_name):  # (once per kernel: not a row under every launch)
             trace.emit("L0", "native_deferred", kernel=kernel_name,
@@ -344,8 +365,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
         per_chunk = -(-nblocks // THREADS)  # the reference's one chunk as THREADS sub-chunks (see _split_key)
         firsts = range(0, nblocks, per_chunk)
     nthreads = THREADS if len(firsts) > 1 and not budget and ck.serial is None else 1
-    starts, ends, nalloc = _allocation_table(mem)
-    params = np.frombuffer(config.params, dtype=np.uint8) if config.params else np.zeros(8, np.uint8)
+    table = _allocation_table(mem)
     launches = []
     for t in range(nthreads):
         p = _patched(program, ck, t)
@@ -353,8 +373,10 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                    stack_bytes=stack_bytes, control=control, runtime=runtime, clock_mhz=clock_mhz)
         L.start_ns, L.start_s = time.perf_counter_ns(), time.monotonic()
         launches.append(L)
-    ncounters = [np.zeros(len(cg.COUNTER_NAMES), dtype=np.int64) for _ in launches]
-    npeer = [np.zeros(UVA_SLOTS, dtype=np.int64) for _ in launches]  # bytes to each peer slot (see _ctx)
+    inv, inv_values = _invariant_values(ck, config.params)
+    kits = [_take_kit(ck, config, inv_values) for _ in launches]
+    ncounters = [k.counters for k in kits]
+    npeer = [k.peer for k in kits]  # bytes to each peer slot (see _ctx)
     dstates = [_driver_state(len(L.kernel.blocks)) for L in launches]
     if control is not None:
         control.launch = launches[0]
@@ -362,12 +384,9 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
             launches[0].polls = 0
     state: dict[str, Any] = {"idx": None, "exc": None}
     lock = threading.Lock()
-    inv, inv_values = _invariant_values(ck, config.params)
-    keep = (starts, ends, params, inv_values)
 
     def work(t: int) -> None:
         L = launches[t]
-        ctx_cache: dict[int, Any] = {}  # this worker's ctx arrays, by lane count (see _ctx)
         # arrays that depend only on the block shape, kept from launch to launch (a fresh big array costs the
         # OS's page zeroing on first touch): taken from a pool, so concurrent launches never share one
         pool = _SCRATCH.setdefault(config.block, [])
@@ -377,14 +396,14 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
             ones_cache, ctaid_bufs, statics = {}, {}, {}
         with np.errstate(all="ignore"):
             try:
-                chunks(t, L, ones_cache, ctx_cache, ctaid_bufs, statics)
+                chunks(t, L, ones_cache, kits[t], ctaid_bufs, statics)
             finally:  # the driver's per-block instruction accumulators, into the launch's (run_root leaves them)
                 dstates[t].fold(L.accumulators(L.kernel))
                 _DSTATES.setdefault(len(dstates[t].acc_t), []).append(dstates[t])  # (folded: all zero again)
                 if len(pool) < THREADS:
                     pool.append((ones_cache, ctaid_bufs, statics))
 
-    def chunks(t: int, L: Launch, ones_cache: dict[int, np.ndarray], ctx_cache: dict[int, Any],
+    def chunks(t: int, L: Launch, ones_cache: dict[int, np.ndarray], kit: _Kit,
                ctaid_bufs: dict[tuple[int, str], np.ndarray], statics: dict[int, dict[str, Any]]) -> None:
         """Worker t's chunks, in order, until they are done or a chunk of a lower index faulted."""
         ds = dstates[t]
@@ -414,8 +433,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                     _prefill_ctaid(chunk, ctaid_slots, ctaid_bufs)
                 _prefill_statics(chunk, static_specials, statics)
                 if ck.funcs:  # a kernel with no native block (an empty one) needs no native state
-                    chunk._native_ctx = _ctx(chunk, mem, keep, nalloc, (ncounters[t], npeer[t]),  # type: ignore[attr-defined]
-                                             ck, ctx_cache)
+                    chunk._native_ctx = _ctx(chunk, mem, table, kit, ck)  # type: ignore[attr-defined]
                     ones = ones_cache.get(chunk.n)
                     if ones is None:
                         ones = ones_cache[chunk.n] = np.ones(chunk.n, dtype=np.bool_)
@@ -461,9 +479,15 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
             raise
     else:
         work(0)
-    if any(p.any() for p in npeer):
-        _add_peer_bytes(mem, npeer)  # (before a fault is raised: the reference counts what ran until it)
+    peers = [bytes_ for bytes_ in npeer if bytes_.any()]
+    if peers:
+        _add_peer_bytes(mem, peers)  # (before a fault is raised: the reference counts what ran until it)
+        for bytes_ in peers:
+            bytes_.fill(0)
     if state["exc"] is not None:
+        for kit in kits:
+            kit.counters.fill(0)
+        _give_back(ck, config, kits)
         raise state["exc"] from None
     L0 = launches[0]
     c = L0.counters
@@ -474,9 +498,13 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
             a[0][:] = [x + y for x, y in zip(a[0], t_acc, strict=True)]
             a[1][:] = [x + y for x, y in zip(a[1], w_acc, strict=True)]
     for nc in ncounters:
-        for name, v in zip(cg.COUNTER_NAMES, nc.tolist(), strict=True):
-            if v:
-                setattr(c, name, getattr(c, name) + v)
+        values = nc.tolist()
+        if any(values):
+            for name, v in zip(cg.COUNTER_NAMES, values, strict=True):
+                if v:
+                    setattr(c, name, getattr(c, name) + v)
+            nc.fill(0)
+    _give_back(ck, config, kits)
     c.threads_launched = nblocks * config.threads_per_block
     c.blocks_launched = nblocks
     _fold_counters(L0)
@@ -780,10 +808,59 @@ def _add_peer_bytes(mem: DeviceMemory, npeer: list[np.ndarray]) -> None:
         mem.add_peer_bytes(slot, int(total[slot]))
 
 
-def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: int,
-         counters: tuple[np.ndarray, np.ndarray], ck: CompiledKernel, cache: dict[int, Any]) -> np.ndarray:
-    """The chunk's ctx array. One per worker and chunk size, made once and then updated in the slots that
-    change from chunk to chunk (its shared memory, first block, lane-varying special registers)."""
+class _Kit:
+    """A worker's native launch state kept from launch to launch of one kernel and block shape: its counter
+    and peer-byte arrays (all zero between launches), its copies of the parameters and invariant values (fixed
+    addresses), and its ctx arrays by chunk size (_ctx), which then need only the slots that changed. Making
+    them anew cost about as much as a small launch runs."""
+
+    __slots__ = ("counters", "peer", "params", "inv", "ctx")
+
+    def __init__(self) -> None:
+        self.counters = np.zeros(len(cg.COUNTER_NAMES), dtype=np.int64)
+        self.peer = np.zeros(UVA_SLOTS, dtype=np.int64)
+        self.params = np.zeros(64, dtype=np.uint8)
+        self.inv = np.zeros(1, dtype=np.int64)
+        self.ctx: dict[int, Any] = {}  # lane count -> (ctx, specials table, shared base, its lane arrays, key)
+
+    def load(self, params: bytes, inv_values: np.ndarray) -> None:
+        """This launch's parameters and invariant values, into the kit's arrays (grown when too small)."""
+        if len(params) > self.params.size:
+            self.params = np.zeros(-(-len(params) // 64) * 64, dtype=np.uint8)
+        if params:
+            self.params[:len(params)] = np.frombuffer(params, dtype=np.uint8)
+        if inv_values.size > self.inv.size:
+            self.inv = np.zeros(inv_values.size, dtype=np.int64)
+        self.inv[:inv_values.size] = inv_values
+
+
+_KITS_KEPT = 2 * THREADS  # spare kits per kernel and block shape (concurrent launches each take their own)
+
+
+def _take_kit(ck: CompiledKernel, config: LaunchConfig, inv_values: np.ndarray) -> _Kit:
+    """A spare kit of this kernel and block shape, or a new one; loaded with the launch's parameters."""
+    spare = ck.__dict__.setdefault("_kits", {}).get(config.block)
+    try:
+        kit = spare.pop() if spare else _Kit()
+    except IndexError:  # another thread took the last one meanwhile
+        kit = _Kit()
+    kit.load(config.params, inv_values)
+    return kit
+
+
+def _give_back(ck: CompiledKernel, config: LaunchConfig, kits: list[_Kit]) -> None:
+    """The launch's kits back to the spares (their counter and peer arrays zeroed by the caller)."""
+    spare = ck.__dict__["_kits"].setdefault(config.block, [])
+    for kit in kits:
+        if len(spare) < _KITS_KEPT:
+            spare.append(kit)
+
+
+def _ctx(chunk: Chunk, mem: DeviceMemory, table: tuple[np.ndarray, np.ndarray, int], kit: _Kit,
+         ck: CompiledKernel) -> np.ndarray:
+    """The chunk's ctx array. One per kit and chunk size, made once and then updated in the slots that
+    change from chunk to chunk (its shared memory, first block, lane-varying special registers), and from
+    launch to launch when the launch's shape or the allocation table changed (`key`)."""
     lanes = []
     grid = chunk.launch.config.grid
     one_d = grid[1] == grid[2] == 1
@@ -795,12 +872,15 @@ def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: 
         if not (isinstance(v, np.ndarray) and v.shape == (chunk.n,) and v.dtype == _U32 and v.flags.c_contiguous):
             v = np.ascontiguousarray(np.broadcast_to(v, (chunk.n,)), dtype=_U32)
         lanes.append(v)
-    hit = cache.get(chunk.n)
-    if hit is None:
-        starts, ends, params, inv_values = keep
-        cfg = chunk.launch.config
+    cfg = chunk.launch.config
+    starts, ends, nalloc = table
+    # everything ctx holds that may change between launches of this kernel (the kit's and ck's arrays stay)
+    key = (id(mem), id(starts), id(ends), nalloc, cfg.block, cfg.grid, len(cfg.params), chunk.shared_size,
+           chunk.shared_limit, id(chunk.shared_base), id(kit.params), id(kit.inv))
+    hit = kit.ctx.get(chunk.n)
+    if hit is None or hit[4] != key:
         base = np.ascontiguousarray(chunk.shared_base, dtype=np.int64)
-        table = np.zeros(max(len(lanes), 1), dtype=np.int64)
+        specials = np.zeros(max(len(lanes), 1), dtype=np.int64)
         values = [0] * cg.CTX_SIZE
         values[cg.CTX_MEM] = mem.bytes.ctypes.data
         values[cg.CTX_NALLOC] = nalloc
@@ -811,20 +891,22 @@ def _ctx(chunk: Chunk, mem: DeviceMemory, keep: tuple[np.ndarray, ...], nalloc: 
         values[cg.CTX_LPB] = chunk.lanes_per_block
         values[cg.CTX_BLOCK:cg.CTX_BLOCK + 3] = cfg.block
         values[cg.CTX_GRID:cg.CTX_GRID + 3] = cfg.grid
-        values[cg.CTX_PARAMS] = params.ctypes.data
+        values[cg.CTX_PARAMS] = kit.params.ctypes.data
         values[cg.CTX_PARAMS_LEN] = len(cfg.params)
-        values[cg.CTX_COUNTERS] = counters[0].ctypes.data
-        values[cg.CTX_PEER_BYTES] = counters[1].ctypes.data
+        values[cg.CTX_COUNTERS] = kit.counters.ctypes.data
+        values[cg.CTX_PEER_BYTES] = kit.peer.ctypes.data
         values[cg.CTX_OWN_LO], values[cg.CTX_OWN_HI] = mem.base, mem.end
         values[cg.CTX_SHARED_BASE] = base.ctypes.data
-        values[cg.CTX_SPECIALS] = table.ctypes.data
-        values[cg.CTX_INVARIANTS] = inv_values.ctypes.data
+        values[cg.CTX_SPECIALS] = specials.ctypes.data
+        values[cg.CTX_INVARIANTS] = kit.inv.ctypes.data
         values[cg.CTX_SYMBOLS] = ck.symbol_table.ctypes.data  # (alive with ck, which the program memoizes)
         values[cg.CTX_BLOCKS] = ck.block_table.ctypes.data
-        hit = cache[chunk.n] = (np.array(values, dtype=np.int64), table, base, [])
-    ctx, table, _base, last = hit
+        # (what `key` names by id is kept with it, so that no other object takes its id meanwhile)
+        kept = (mem, starts, ends, chunk.shared_base, base, kit.params, kit.inv)
+        hit = kit.ctx[chunk.n] = (np.array(values, dtype=np.int64), specials, kept, [], key)
+    ctx, specials_table, _kept, last, _key = hit
     if lanes and not (len(last) == len(lanes) and all(a is b for a, b in zip(last, lanes, strict=True))):
-        table[:len(lanes)] = [a.ctypes.data for a in lanes]  # (the same arrays chunk after chunk, mostly)
+        specials_table[:len(lanes)] = [a.ctypes.data for a in lanes]  # (the same arrays chunk after chunk, mostly)
         last[:] = lanes
     ctx[cg.CTX_SHARED] = chunk.shared.ctypes.data
     ctx[cg.CTX_FIRST_BLOCK] = chunk.first_block

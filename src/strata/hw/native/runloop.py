@@ -31,11 +31,20 @@ class DriverState:
 
     def fold(self, acc: tuple[list[int], list[int]]) -> None:
         """Add the driver's per-block accumulators into the launch's (and clear them)."""
-        for k in np.flatnonzero(self.acc_t).tolist():
-            acc[0][k] += int(self.acc_t[k])
-            acc[1][k] += int(self.acc_w[k])
-        self.acc_t[:] = 0
-        self.acc_w[:] = 0
+        acc_t = self.acc_t
+        if acc_t.size <= 64:  # (a kernel's few blocks: one list each beats finding the nonzero ones)
+            t, w = acc_t.tolist(), self.acc_w.tolist()
+            a_t, a_w = acc
+            for k, v in enumerate(t):
+                if v:
+                    a_t[k] += v
+                    a_w[k] += w[k]
+        else:
+            for k in np.flatnonzero(acc_t).tolist():
+                acc[0][k] += int(acc_t[k])
+                acc[1][k] += int(self.acc_w[k])
+        acc_t.fill(0)
+        self.acc_w.fill(0)
 
 
 def drive_entry(ck: Any, ds: DriverState, launch: Any, regs: int, mask: int, n: int, ctx: int, pc: int, tc: int,
