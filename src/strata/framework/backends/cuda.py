@@ -154,11 +154,12 @@ def reduce(op: str, x: Tensor, dims: list[int], out_shape: list[int], kept_shape
     (clip_grad_norm_'s per-gradient sums, written into one vector)."""
     values = empty(out_shape, out_dt, x.device) if out is None else out
     indices = empty(out_shape, dt.int64, x.device) if op in ("max", "min") else None
-    kept = [i for i in range(x.dim()) if i not in dims]
+    shape, stride = x._shape, x._stride
+    kept = [i for i in range(len(shape)) if i not in dims]
     with on(x.device):
         kernels.reduce(op, x.dtype.name, kept_shape, _ptr(values), contiguous_strides(kept_shape),
-                       _ptr(indices) if indices is not None else 0, [x.stride(i) for i in kept],
-                       [x.shape[i] for i in dims], [x.stride(i) for i in dims], _ptr(x))
+                       _ptr(indices) if indices is not None else 0, [stride[i] for i in kept],
+                       [shape[i] for i in dims], [stride[i] for i in dims], _ptr(x))
     return values, indices
 
 
