@@ -69,6 +69,17 @@ class VirtualGPU:
                            budget=s.launch_budget, chunk_lanes=s.chunk_lanes, timeout_s=s.kernel_timeout,
                            stack_bytes=stack_bytes, control=control, runtime=rt, clock_mhz=self.spec.clock_mhz)
 
+        externs = program.__dict__.get("_calls_runtime")
+        if externs is None:  # (only a call to a body-less function reaches the device runtime: asked once)
+            externs = program.__dict__["_calls_runtime"] = any(not f.has_body
+                                                               for f in program.module.functions.values())
+        if not externs:  # nothing can record a launch or read the grid's runtime state: no GridRuntime to make
+            with trace.span("L0", "execute", kernel=kernel, threads=launch.num_blocks * launch.threads_per_block) as ev:
+                result = execute(program, kernel, launch, self.memory, sm_count=self.spec.sm_count,
+                                 budget=s.launch_budget, chunk_lanes=s.chunk_lanes, timeout_s=s.kernel_timeout,
+                                 stack_bytes=stack_bytes, control=control, runtime=None, clock_mhz=self.spec.clock_mhz)
+                ev["thread_instructions"] = result.counters.total_thread_instructions
+            return result
         with trace.span("L0", "execute", kernel=kernel, threads=launch.num_blocks * launch.threads_per_block) as ev:
             rt = self.runtime.grid()
             try:

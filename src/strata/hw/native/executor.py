@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from strata import config as cfg
 from strata import trace
 from strata.hw.engine import (
     EXIT,
@@ -116,8 +117,6 @@ def _object_key(program: Program, kernel: str) -> str:
 def _warm(program: Program, kernel: str, config: LaunchConfig, chunk_lanes: int) -> bool:
     """Whether the kernel runs natively this launch: compiled already, in the disk cache, or worth compiling
     now (tiering.py: the reference's time on it reaches STRATA_NATIVE_AFTER_MS)."""
-    from strata import config as cfg
-
     if kernel in program.__dict__.get("_native", {}):
         return True
     after_s = cfg.settings().native_after_ms / 1e3
@@ -270,8 +269,6 @@ def _native_op(fn: Any, ref_ops: list[Any]) -> Any:
 def _launch_reason(program: Program, kernel: str, config: LaunchConfig, mem: DeviceMemory) -> str | None:
     """launch_reason, memoized on the program by what it reads: the launch's shape (not its grid's size unless
     it has clusters) and the settings (each launch of a training step's few shapes asked anew cost ~5 us)."""
-    from strata import config as cfg
-
     s = cfg.settings()
     key = (kernel, config.block, config.grid if any(config.cluster) or "reqnctapercluster" in
            program.functions[kernel].fn.directives else None, config.cluster, bool(config.grid_workspace),
@@ -290,8 +287,6 @@ def _launch_reason(program: Program, kernel: str, config: LaunchConfig, mem: Dev
 
 def launch_reason(program: Program, kernel: str, config: LaunchConfig, mem: DeviceMemory) -> str | None:
     """Why this launch must run on the reference executor (None: it may run natively)."""
-    from strata import config as cfg
-
     jf = program.functions[kernel]
     if config.grid_workspace:
         return "cooperative launch"
@@ -760,13 +755,29 @@ def _invariant_values(ck: CompiledKernel, params: bytes) -> tuple[tuple[int, ...
         gather = ck.__dict__["_inv_gather"] = (
             np.array([off // 8 for _r, off, _size in ck.invariants], dtype=np.intp) if whole else None,
             max((off + size for _r, off, size in ck.invariants), default=0))
+    memo: dict[bytes, tuple[tuple[int, ...], np.ndarray]] = ck.__dict__.setdefault("_inv_memo", {})
+    hit = memo.get(params)  # (a loop's launches pass the same parameters again and again)
+    if hit is not None:
+        return hit
+    if len(memo) >= 32:
+        memo.clear()
+    hit = memo[params] = _invariants_of(ck, params, gather)
+    return hit
+
+
+def _invariants_of(ck: CompiledKernel, params: bytes, gather: tuple[np.ndarray | None, int]) -> tuple[
+        tuple[int, ...], np.ndarray]:
+    """_invariant_values, computed."""
     index, end = gather
     if index is not None and len(params) >= end and len(params) % 8 == 0:
         values = np.frombuffer(params, dtype=np.int64)[index]  # (a new array: the params buffer is not kept)
+        values.flags.writeable = False  # (memoized: shared by the launches with these parameters)
         return tuple(values.view(np.uint64).tolist()), values
     inv = tuple(int.from_bytes(params[off:off + size], "little") if off + size <= len(params) else 0
                 for _r, off, size in ck.invariants)
-    return inv, np.array([v if v < 1 << 63 else v - (1 << 64) for v in inv] or [0], dtype=np.int64)
+    values = np.array([v if v < 1 << 63 else v - (1 << 64) for v in inv] or [0], dtype=np.int64)
+    values.flags.writeable = False
+    return inv, values
 
 
 def _fill_pending(frame: Frame) -> None:
