@@ -202,3 +202,37 @@ def test_cuda_inplace_binary_general_cases_unchanged():
     y.mul_(strata.tensor([1.0, 2.0, 3.0], device="cuda"))
     y.sum().backward()
     np.testing.assert_array_equal(_host(w.grad), [2.0, 4.0, 6.0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int32", "bool"])
+def test_tensor_number_ops_one_kernel_same_bits(dtype, monkeypatch):
+    """t op number and number op t on "cuda" take the number as a kernel argument (no fill kernel): the bits
+    of the two-launch way (the number filled into a 0-dim tensor of the compute dtype first), and PyTorch's
+    dtypes and values."""
+    rng = np.random.default_rng(5)
+    base = np.abs(rng.uniform(-4, 4, size=(3, 5)).round(2)) + (0.5 if dtype == "uint8" else 0)
+    if dtype not in ("uint8", "bool"):
+        base[0] *= -1
+    t = strata.tensor(base, device="cuda").to(getattr(strata, dtype))
+    tt = torch.tensor(base).to(getattr(torch, dtype))
+    ops = {"add": lambda x, y: x + y, "mul": lambda x, y: x * y, "sub": lambda x, y: x - y,
+           "div": lambda x, y: x / y, "pow": lambda x, y: x ** y}
+    cases = [(n, name, left) for n in ([3, 0.1, 2.5, True] if dtype != "bool" else [True, 2, 0.5])
+             for name in ops for left in (False, True)
+             if not (name == "sub" and (dtype == "bool" or n is True))  # (PyTorch rejects bool subtraction)
+             and not (name == "pow" and (left or dtype in ("uint8", "bool")))]
+    got = {}
+    with monkeypatch.context() as m:
+        def no_fill(*a, **k):
+            raise AssertionError("a number operand was filled into a tensor by a kernel of its own")
+        m.setattr(kernels, "fill", no_fill)
+        for n, name, left in cases:
+            got[(n, name, left)] = ops[name](n, t) if left else ops[name](t, n)
+    for n, name, left in cases:
+        g = got[(n, name, left)]
+        s0 = strata.full((), n, dtype=g.dtype, device="cuda")  # the two-launch way's operand
+        ref = ops[name](s0, t) if left else ops[name](t, s0)
+        assert _host(g).tobytes() == _host(ref).tobytes(), (n, name, left)  # (bytes: NaNs compare too)
+        want = ops[name](n, tt) if left else ops[name](tt, n)
+        assert str(g.dtype).split(".")[-1] == str(want.dtype).split(".")[-1], (n, name, left)
+        np.testing.assert_allclose(_host(g).astype(np.float64), want.to(torch.float64).numpy(), rtol=1e-2, atol=1e-2)

@@ -61,7 +61,13 @@ def math_unary(op: str, x: Tensor, out_dt: dt.dtype) -> Tensor:
 def binary(op: str, a: Any, b: Any, compute: dt.dtype, out_dt: dt.dtype, dev: device, *,
            out: Tensor | None = None) -> Tensor:
     """out = a op b over broadcast strides, by the `binary` / `compare` kernel sets (into a new tensor, or
-    into `out`: a tensor of the broadcast shape and of dtypes compute = out_dt, see ops.binary_into)."""
+    into `out`: a tensor of the broadcast shape and of dtypes compute = out_dt, see ops.binary_into). A
+    tensor and a Python number (not a comparison): one kernel taking the number as an argument."""
+    if out_dt is compute and op not in kernels.COMPARISONS:
+        if b.__class__ in _NUMBERS and isinstance(a, Tensor):
+            return _binary_scalar(op, a, b, False, compute, dev, out)
+        if a.__class__ in _NUMBERS and isinstance(b, Tensor):
+            return _binary_scalar(op, b, a, True, compute, dev, out)
     ta, tb = _as_tensor(a, compute, dev), _as_tensor(b, compute, dev)
     shape = ta._shape
     a_st: Sequence[int]
@@ -75,6 +81,22 @@ def binary(op: str, a: Any, b: Any, compute: dt.dtype, out_dt: dt.dtype, dev: de
         out = empty(shape, out_dt, dev)
     with on(dev):
         kernels.binary(op, compute.name, out_dt.name, shape, _ptr(out), out._stride, _ptr(ta), a_st, _ptr(tb), b_st)
+    return out
+
+
+_NUMBERS = (int, float, bool)
+
+
+def _binary_scalar(op: str, t: Tensor, value: int | float | bool, left: bool, compute: dt.dtype, dev: device,
+                   out: Tensor | None) -> Tensor:
+    """t op value (value op t when `left`) by the binary_scalar kernel: the number as an argument instead of a
+    0-dim tensor filled by a launch of its own."""
+    if t.dtype is not compute or t._storage.device is not dev:
+        t = _as_tensor(t, compute, dev)
+    if out is None:
+        out = empty(t._shape, compute, dev)
+    with on(dev):
+        kernels.binary_scalar(op, compute.name, t._shape, _ptr(out), out._stride, _ptr(t), t._stride, value, left)
     return out
 
 

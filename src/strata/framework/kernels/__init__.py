@@ -224,6 +224,21 @@ template <typename T> __global__ void sequence(T* out, long long n, double start
 }
 """
 
+# a op s (or s op a): the scalar s travels as a kernel argument, converted to T first exactly as the fill
+# kernel would store it in a 0-dim tensor of T, so the result has the bits of the two-launch way
+SCALAR_CU = ELEMENTWISE_CU + r"""
+template <typename T, int OP> __global__ void binary_scalar(T* out, const T* a, double v, long long iv,
+                                                            int integral, int left, GEO_PARAMS) {
+    GEO_BUILD
+    const typename Op<T>::type s = up(integral ? Down<T>::f(iv) : Down<T>::f(v));
+    GRID_STRIDE(i, g.n) {
+        long long off[2]; offsets<2>(g, i, off);
+        const typename Op<T>::type x = up(a[off[1]]);
+        out[off[0]] = Down<T>::f(left ? binop<OP>(s, x) : binop<OP>(x, s));
+    }
+}
+"""
+
 COPY_CU = COMMON_CU + r"""
 template <typename S, typename D> __global__ void copy(D* out, const S* a, GEO_PARAMS) {
     GEO_BUILD
@@ -496,9 +511,9 @@ def _acc(dt: str) -> str:
 
 def kernel_set(family: str, dt: str, dst: str = "") -> KernelSet:
     """The compile-once KernelSet of `family` ('unary', 'binary', 'compare', 'where', 'fill', 'copy',
-    'reduce'; the math families 'trig', 'special', 'rounding', 'divmod', 'float_binary', 'bitwise', 'prod')
-    for dtype `dt` (copy: from `dt` to `dst`): small modules, so a process loads (JITs) only the kernels
-    it uses."""
+    'reduce', 'binary_scalar'; the math families 'trig', 'special', 'rounding', 'divmod', 'float_binary',
+    'bitwise', 'prod') for dtype `dt` (copy: from `dt` to `dst`): small modules, so a process loads (JITs)
+    only the kernels it uses."""
     key = (family, dt, dst)
     ks = _sets.get(key)
     if ks is not None:
@@ -515,6 +530,10 @@ def kernel_set(family: str, dt: str, dst: str = "") -> KernelSet:
         names = [f"binary<{c}, {code}>" for op, code in BINARY.items() if op not in COMPARISONS
                  and (dt != "bool" or op in ("maximum", "minimum", "mul", "add", "pow"))]
         source = ELEMENTWISE_CU
+    elif family == "binary_scalar":
+        names = [f"binary_scalar<{c}, {code}>" for op, code in BINARY.items() if op not in COMPARISONS
+                 and (dt != "bool" or op in ("maximum", "minimum", "mul", "add", "pow"))]
+        source = SCALAR_CU
     elif family == "compare":
         names = [f"compare<{c}, {BINARY[op]}>" for op in COMPARISONS]
         source = ELEMENTWISE_CU
@@ -640,6 +659,17 @@ def binary(op: str, dt: str, out_dt: str, shape: Sequence[int], out: int, out_st
     kind = "compare" if op in COMPARISONS else "binary"
     _launch(kind, dt, f"{kind}<{C_TYPES[dt]}, {BINARY[op]}>", n,
             (out, a, b, *_geometry(shape, (out_st, a_st, b_st))))
+
+
+def binary_scalar(op: str, dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], a: int,
+                  a_st: Sequence[int], value: float | int | bool, left: bool) -> None:
+    """out = a op value (value op a when `left`) elementwise in dtype `dt`, for the non-comparison BINARY
+    ops: `value` converted to `dt` as `fill` converts it (integral values exactly, as long long)."""
+    integral = isinstance(value, int | bool | np.integer | np.bool_)
+    iv = int(value) if integral else 0
+    _launch("binary_scalar", dt, f"binary_scalar<{C_TYPES[dt]}, {BINARY[op]}>", math.prod(shape),
+            (out, a, np.float64(0.0 if integral else float(value)), np.int64(iv), int(integral), int(left),
+             *_geometry(shape, (out_st, a_st))))
 
 
 def math_unary(op: str, dt: str, shape: Sequence[int], out: int, out_st: Sequence[int], a: int,
