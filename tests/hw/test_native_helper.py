@@ -130,3 +130,27 @@ def test_an_interrupt_on_the_launching_thread_stops_the_helpers_half(monkeypatch
     threads.clear()
     np.testing.assert_array_equal(_launch(mod2, x), _oracle(x))
     assert len(_helpers(threads)) == 1
+
+
+def test_kept_launch_state_follows_the_allocation_table_and_the_grid(mod: Any, threads: list[threading.Thread]) -> None:
+    """The per-kernel kits keep ctx from launch to launch: a launch after a free must see the new allocation table
+    (a write into the freed array faults, as on the reference), and launches of other grids their own grid."""
+    x = np.random.default_rng(5).standard_normal(N).astype(np.float32)
+    xd = cuda.to_device(x)
+    y = cuda.to_device(np.zeros(N, np.float32))
+    args = (np.int32(N), xd, np.uint64(y.ptr), np.float32(1.5), np.int32(-1))  # (a raw pointer: kept after free)
+    f = mod.get_function("scale")
+    small = cuda.to_device(np.zeros(N, np.float32))
+    for _ in range(2):  # another grid, then the full one twice: the last reuses the kit, ctx and invariant values
+        f(2, THREADS, (np.int32(2 * THREADS), xd, small, np.float32(1.5), np.int32(-1))).wait()
+        f(BLOCKS, THREADS, args).wait()
+        f(BLOCKS, THREADS, args).wait()
+    np.testing.assert_array_equal(y.get(), _oracle(x))
+    np.testing.assert_array_equal(small.get()[:2 * THREADS], _oracle(x)[:2 * THREADS])
+    np.testing.assert_array_equal(small.get()[2 * THREADS:], 0)
+    y.free()
+    try:
+        with pytest.raises(DeviceFault, match="(?i)illegal|out of bounds|outside"):
+            f(BLOCKS, THREADS, args).wait()  # the very same parameters, into the freed array
+    finally:
+        cuda.current_device().reset()
