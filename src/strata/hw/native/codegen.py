@@ -515,11 +515,13 @@ class KernelCodegen:
         bld.position_at_end(done)
 
     def _latch(self, br: Any, first: int) -> None:
-        """Mark a loop's back edge `br` not to be vectorized when its body (the function's blocks from index
-        `first` on) divides integers: x86 has no vector integer division, so the vectorizer would emit a
-        predicated scalar division per vector lane (8 blocks for each) that runs no faster than the scalar
-        loop, and LLVM spent about a fifth of an elementwise kernel's compile time optimizing and emitting
-        them (kernels with 32 shape parameters divide indices in most blocks)."""
+        """Mark a masked lane loop's back edge `br` not to be vectorized when its body (the function's blocks
+        from index `first` on) divides integers: x86 has no vector integer division, so under the mask test the
+        vectorizer would emit a predicated scalar division per vector lane (8 blocks for each), which runs no
+        faster than the scalar loop, and LLVM spent about a fifth of an elementwise kernel's compile time
+        optimizing and emitting them (kernels with 32 shape parameters divide indices in most blocks). Unmasked
+        loops (the lane-indexed real run, the dry run's warps) keep the vectorizer: a division there is
+        scalarized without predication while the rest of the loop stays vector."""
         for blk in self.f.blocks[first:]:
             if any(getattr(ins, "opname", "") in _DIVISIONS for ins in blk.instructions):
                 break
@@ -894,10 +896,9 @@ class KernelCodegen:
         j.add_incoming(ir.Constant(I64, 0), pre)
         bld.cbranch(bld.icmp_signed("<", j, count), work, done)
         bld.position_at_end(work)
-        first = len(self.f.blocks) - 2
         body(j)
         j.add_incoming(bld.add(j, ir.Constant(I64, 1)), bld.block)
-        self._latch(bld.branch(head), first)
+        bld.branch(head)  # (no mask test: a division is scalarized without predication, the rest stays vector)
         bld.position_at_end(done)
 
     def per_lane(self, body: Callable[[ir.Value], None]) -> None:
