@@ -10,6 +10,7 @@ import pytest
 import torch  # the oracle: a dev dependency (pyproject), so a missing torch fails loudly, not skips
 
 import strata
+import strata.framework.dtypes  # (used below; `import strata` alone does not bind the subpackage)
 
 DEVICES = ["cpu", "cuda"]
 
