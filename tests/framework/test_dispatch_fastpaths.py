@@ -39,6 +39,24 @@ def test_tensor_with_python_number_matches_torch(dtype, other, op):
         np.testing.assert_allclose(rs.to(strata.float64).numpy(), rt.to(torch.float64).numpy(), rtol=1e-3)
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("case", ["t-True", "True-t", "t-bool_t", "bool_t-t", "bool_t-bool_t", "t.sub_(True)",
+                                  "bool_t-1"])
+def test_subtraction_with_a_bool_operand_raises_as_torch(device, case):
+    """PyTorch refuses `-` with any bool operand (a bool tensor or a Python bool): the same error and message."""
+    def run(lib, t):
+        b = t > 0
+        return {"t-True": lambda: t - True, "True-t": lambda: True - t, "t-bool_t": lambda: t - b,
+                "bool_t-t": lambda: b - t, "bool_t-bool_t": lambda: b - b, "t.sub_(True)": lambda: t.sub_(True),
+                "bool_t-1": lambda: b - 1}[case]()
+
+    with pytest.raises(RuntimeError) as want:
+        run(torch, torch.arange(4.0))
+    with pytest.raises(RuntimeError) as got:
+        run(strata, strata.arange(4.0, device=device))
+    assert str(got.value) == str(want.value)
+
+
 def test_inplace_into_matches_the_general_path():
     """add_/mul_/sub_/div_ in place: values, overlapping views, broadcasting errors, dtype errors, half."""
     x = strata.arange(6.0).reshape(2, 3)

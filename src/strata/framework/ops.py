@@ -282,13 +282,23 @@ def binary(op: str, a: Any, b: Any) -> Tensor:
     compute = res
     if promotion == op_table.PROMOTE_FLOAT and not res.is_floating_point:
         compute = res = dt.get_default_dtype()
-    if op == "sub" and res is dt.bool_:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                           "`logical_xor()` operator instead.")
+    if op == "sub":
+        _check_sub(a, b)
     out_dt = dt.bool_ if promotion == op_table.COMPARE else res
     if compute is dt.bool_ and op in ("add", "mul"):
         op = "maximum" if op == "add" else "minimum"  # logical or / and on bool
     return _kernel(op, dev)(op, a, b, compute, out_dt, dev)
+
+
+def _check_sub(a: Any, b: Any) -> None:
+    """PyTorch refuses `-` with a bool operand (a bool tensor or a Python bool), naming what to use instead."""
+    bools = [x.dtype is dt.bool_ if isinstance(x, Tensor) else type(x) is bool for x in (a, b)]
+    if all(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if any(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's argument name
