@@ -96,14 +96,24 @@ class LoadedObject:
         return addr
 
 
-@functools.cache
-def codegen_digest() -> str:
-    """A hash of the code generator's own source: any change to it invalidates cached objects."""
+def _source_digest() -> str:
     here = Path(__file__).resolve().parent
     h = hashlib.sha256(str(CODEGEN_VERSION).encode())
     for path in sorted(here.glob("*.py")):  # (the lowering lives in several modules; the manifest's fields too)
         h.update(path.read_bytes())
     return h.hexdigest()
+
+
+# Read when this module is imported, beside the code generator's own modules (the executor imports them
+# together), not at the first compile: a process whose sources were edited on disk after it imported them
+# would otherwise file objects its old code made under the new code's key, and another process would load
+# them into code that lays ctx and counters out otherwise (a crash seen while the sources were being edited).
+_DIGEST = _source_digest()
+
+
+def codegen_digest() -> str:
+    """A hash of the code generator's own source: any change to it invalidates cached objects."""
+    return _DIGEST
 
 
 def cache_key(parts: dict[str, Any]) -> str:
