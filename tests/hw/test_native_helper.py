@@ -38,6 +38,7 @@ def threads(monkeypatch: pytest.MonkeyPatch) -> list[threading.Thread]:
     monkeypatch.setenv("STRATA_EXECUTOR", "native")
     monkeypatch.setenv("STRATA_NATIVE_AFTER_MS", "0")
     monkeypatch.setattr(executor, "SPLIT_AFTER_S", 0.0)
+    monkeypatch.setattr(executor, "SPLIT_AFTER_RUNS", 1)
     seen: list[threading.Thread] = []
     run_root = executor.run_root
 

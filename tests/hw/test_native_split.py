@@ -68,11 +68,13 @@ def _oracle(x: np.ndarray) -> np.ndarray:
 
 
 def _warm(monkeypatch: pytest.MonkeyPatch, mod: Any, names: list[str]) -> None:
-    """One native launch on one thread: it records that the kernel's launches of this shape split."""
+    """Native launches on one thread (SPLIT_AFTER_RUNS of them): they record that the kernel's launches of this
+    shape split."""
     monkeypatch.setenv("STRATA_EXECUTOR", "native")
     x = cuda.to_device(np.zeros(N, np.float32))
-    mod.get_function("smooth")(BLOCKS, THREADS, (np.int32(N), x, cuda.to_device(np.zeros(N, np.float32)),
-                                                 np.int32(-1), np.int64(0))).wait()
+    for _ in range(executor.SPLIT_AFTER_RUNS):
+        mod.get_function("smooth")(BLOCKS, THREADS, (np.int32(N), x, cuda.to_device(np.zeros(N, np.float32)),
+                                                     np.int32(-1), np.int64(0))).wait()
     names.clear()
 
 
