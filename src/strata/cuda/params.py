@@ -28,7 +28,14 @@ _VALUE_TYPES: dict[str, type[np.generic]] = {
 
 
 def pack_arguments(kernel: str, params: list[Param], args: Sequence[Any]) -> bytes:
-    """Pack launch arguments into the kernel's parameter buffer by its PTX parameter list."""
+    """Pack launch arguments into the kernel's parameter buffer by its PTX parameter list (each parameter
+    at its alignment, little-endian).
+
+    Example:
+        >>> from strata.hw.ptx.ir import Param
+        >>> pack_arguments("k", [Param("k_param_0", "u32", 4, 4), Param("k_param_1", "s64", 8, 8)], (7, -2)).hex()
+        '0700000000000000feffffffffffffff'
+    """
     if isinstance(args, DeviceArray | np.generic | int | float):
         args = (args,)
     if len(args) != len(params):
