@@ -159,7 +159,7 @@ class Launch:
                 v.flags.writeable = False
             if len(_GEOMETRY) > 512:
                 _GEOMETRY.clear()
-            _GEOMETRY[k] = v
+            v = _GEOMETRY.setdefault(k, v)  # (threads that raced here all get the first one's object)
         return v
 
     def accumulators(self, jf: JitFunction) -> tuple[list[int], list[int]]:
@@ -189,7 +189,7 @@ def _geometry(launch: Launch, nblocks: int, threads: int, lpb: int,
                 a.flags.writeable = False
         if len(_GEOMETRY) > 512:
             _GEOMETRY.clear()
-        _GEOMETRY[k] = geo
+        geo = _GEOMETRY.setdefault(k, geo)  # (threads that raced here all get the first one's arrays)
     return geo
 
 

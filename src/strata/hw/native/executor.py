@@ -238,8 +238,10 @@ def _per_lane(op: Any) -> Any:
     return op
 
 
-def _frame_state(f: Frame) -> tuple[int, int, int, int, np.ndarray]:
-    """(register pointer table, all-ones mask, lanes, ctx) of a frame, made once per frame."""
+def _frame_state(f: Frame) -> tuple[int, int, int, int, tuple[np.ndarray, ...]]:
+    """(register pointer table, all-ones mask, lanes, ctx, the arrays those addresses are in) of a frame, made
+    once per frame and chunk (`_rearm` drops it). The tuple holds the arrays it gives the addresses of, so an
+    address in it never outlives its memory (a kit's ctx array is replaced when the launch's shape changes)."""
     st = f.__dict__.get("_native")
     if st is None:
         memo = f.regset.memo  # the frame's register set, reused chunk after chunk (the engine's pool): its table too
@@ -248,8 +250,8 @@ def _frame_state(f: Frame) -> tuple[int, int, int, int, np.ndarray]:
             bases = f._bases  # the frame's register arrays, which the reference ops see through f.V
             ptrs = memo["ptrs"] = np.array([bases[n].ctypes.data for n in f.jf.reg_storage] or [0], dtype=np.uint64)
         chunk = f.chunk
-        st = (int(ptrs.ctypes.data), int(chunk._native_ones.ctypes.data), chunk.n,  # type: ignore[attr-defined]
-              int(chunk._native_ctx.ctypes.data), ptrs)  # type: ignore[attr-defined]
+        ones, ctx = chunk._native_ones, chunk._native_ctx  # type: ignore[attr-defined]
+        st = (int(ptrs.ctypes.data), int(ones.ctypes.data), chunk.n, int(ctx.ctypes.data), (ptrs, ones, ctx))
         f._native = st  # type: ignore[attr-defined]
     return st
 
@@ -710,7 +712,7 @@ def _streak_drive(f: Frame, first: int, count: int, ck: CompiledKernel, ds: Driv
     slots = chunk._native_ctx  # type: ignore[attr-defined]
     slots[cg.CTX_FIRST_BLOCK] = first
     slots[cg.CTX_CTAID_X_ADD] = first
-    regs, ones, _n, ctx, _ptrs = _frame_state(f)
+    regs, ones, _n, ctx, _kept = _frame_state(f)
     return drive_entry(ck, ds, L, regs, ones, n, ctx, 0, n, n // 32, EXIT, False, count)
 
 
@@ -723,6 +725,9 @@ def _rearm(f: Frame, chunk: Chunk) -> Frame:
     f.local_base = chunk.local_top
     f.stack = []
     f.addr_cache = {}
+    # the native state names the old chunk's ctx, which is this chunk's only while the kit's ctx for its size was
+    # not replaced meanwhile (`_ctx`: another key, e.g. a new geometry array): made anew from this chunk
+    f.__dict__.pop("_native", None)
     return f
 
 
