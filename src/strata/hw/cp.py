@@ -37,7 +37,7 @@ from strata.hw.aql import AgentDispatch, AgentOp, Barrier, CopyFlags, KernelDisp
 from strata.hw.counters import Counters
 from strata.hw.dma import copy_seconds
 from strata.hw.engine import LaunchConfig, LaunchControl, LaunchResult
-from strata.hw.memory import DeviceMemory, memory_of
+from strata.hw.memory import GLOBAL_BASE, DeviceMemory, memory_of
 from strata.hw.perf import ModeledTime, model_launch
 from strata.hw.signals import SIGNALS, HwSignal
 from strata.hw.topology import peer_copy_seconds, spec_of_memory
@@ -487,7 +487,12 @@ class CommandProcessor:
             src_ptr = src if CopyFlags.SRC_HOST in flags else self._device_pointer(src, nbytes, kind)
             dst_ptr = dst if CopyFlags.DST_HOST in flags else self._device_pointer(dst, nbytes, kind)
             if nbytes and CopyFlags.MAPPED not in flags:  # MAPPED: the host moves them through its mapping
-                ctypes.memmove(dst_ptr, src_ptr, nbytes)
+                if CopyFlags.DST_HOST in flags:
+                    ctypes.memmove(dst_ptr, src_ptr, nbytes)
+                else:  # never inside a kernel's emulated atomic on these bytes (memory._RMW_LOCKS)
+                    off = dst - GLOBAL_BASE
+                    with (self._peer_of(dst) or self.memory).rmw_guard(off, off + nbytes - 1):
+                        ctypes.memmove(dst_ptr, src_ptr, nbytes)
             seconds = copy_seconds(self.spec, kind, nbytes, pinned=CopyFlags.PINNED in flags or kind == "DtoD")
             if kind == "DtoD" and (self._peer_of(src) or self._peer_of(dst)):  # over NVLink / xGMI (topology.py)
                 a, b = self._peer_of(src) or self.memory, self._peer_of(dst) or self.memory

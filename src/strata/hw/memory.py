@@ -43,6 +43,32 @@ UVA_SLOTS = (PARAM_WINDOW - GLOBAL_BASE) >> UVA_SHIFT  # 22 ranges below the par
 
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
 
+# An emulated read-modify-write (a reference executor's atomic: a read, then a write) is not atomic with respect
+# to another thread's write of the same bytes, and a DMA write landing between its read and its write would be
+# lost (a flag the host sets while a kernel spins on `atomicAdd(flag, 0)`: the kernel writes the 0 it read back
+# over the host's 1). A GPU performs atomics where the memory is, so a DMA write lands before or after one, never
+# inside it. One lock per unified-address range orders the two: atomics hold it over their read and write
+# (`DeviceMemory.rmw_guard`), host-side writes into device memory (DMA copies and fills, the driver's writes) while
+# they write. The native executors' atomics are CPU atomic instructions and need none.
+_RMW_LOCKS = tuple(threading.Lock() for _ in range(UVA_SLOTS))
+
+
+class _Held:
+    """Several locks held as one (a read-modify-write whose lanes span devices' ranges), taken in address order."""
+
+    __slots__ = ("locks",)
+
+    def __init__(self, locks: tuple[threading.Lock, ...]) -> None:
+        self.locks = locks
+
+    def __enter__(self) -> None:
+        for lock in self.locks:
+            lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        for lock in reversed(self.locks):
+            lock.release()
+
 
 class _UnifiedAddressSpace:
     """The process's unified address space: one reserved mapping, one range (slot) per device memory."""
@@ -197,6 +223,7 @@ class DeviceMemory:
         self.peers: dict[int, DeviceMemory] = {}  # slot -> peer memory this device's kernels may access
         self.peer_bytes: dict[int, int] = {}  # slot -> bytes kernels moved over the interconnect
         self._peer_lock = threading.Lock()  # engine worker threads count peer traffic at once
+        self._rmw_lock = threading.Lock()  # (a memory outside the unified space: see _RMW_LOCKS)
         # texture and surface objects' descriptors (the texture header/sampler tables), by handle
         self.descriptors = DescriptorTable()
 
@@ -272,12 +299,28 @@ class DeviceMemory:
             self._views[dt] = v
         return v
 
+    def rmw_guard(self, lo: int, hi: int) -> threading.Lock | _Held:
+        """What an emulated read-modify-write of the bytes at offsets `lo`..`hi` (inclusive; offsets are
+        `address - GLOBAL_BASE`) holds over its read and write, and a host-side write of them while it writes,
+        so that neither lands inside the other (see _RMW_LOCKS).
+
+        Example:
+            >>> mem = DeviceMemory(1 << 20)
+            >>> with mem.rmw_guard(0, 3):
+            ...     pass
+        """
+        if self.slot is None:
+            return self._rmw_lock
+        first, last = max(lo, 0) >> UVA_SHIFT, min(max(hi, lo, 0) >> UVA_SHIFT, UVA_SLOTS - 1)
+        return _RMW_LOCKS[first] if first >= last else _Held(_RMW_LOCKS[first:last + 1])
+
     # -- host access (DMA engines and the driver use these)
     def write(self, address: int, data: bytes | np.ndarray) -> None:
         buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes | bytearray) else \
             np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         off = address - GLOBAL_BASE
-        self.bytes[off: off + buf.size] = buf
+        with self.rmw_guard(off, off + buf.size - 1):  # (never inside a kernel's emulated atomic)
+            self.bytes[off: off + buf.size] = buf
 
     def read(self, address: int, size: int) -> bytes:
         off = address - GLOBAL_BASE
@@ -300,7 +343,8 @@ class DeviceMemory:
 
     def fill(self, address: int, size: int, value: int) -> None:
         off = address - GLOBAL_BASE
-        self.bytes[off: off + size] = value & 0xFF
+        with self.rmw_guard(off, off + size - 1):  # (never inside a kernel's emulated atomic)
+            self.bytes[off: off + size] = value & 0xFF
 
     # -- memcheck
     def check(self, addr: np.ndarray, size: int) -> AccessFault | None:

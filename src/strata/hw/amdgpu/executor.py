@@ -36,6 +36,7 @@ import math
 import re
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -3046,22 +3047,27 @@ def h_global(c: _Ctx, ins: Inst) -> None:
         a = ((addr[rows, lanes] - _U64(GLOBAL_BASE)) >> _U64(2)).astype(np.int64)
         data = c.b.v[f["data"], c.ix][rows, lanes]
         returns = bool(f["sc0"])
+        # another thread's write of these bytes (a DMA copy) lands before or after, never inside (memory._RMW_LOCKS)
+        guard = c.mem.rmw_guard(int(a.min()) * 4, int(a.max()) * 4 + 3) if a.size else nullcontext()
         if name in ("global_atomic_add_f32", "flat_atomic_add_f32") and not returns:
-            np.add.at(words.view(np.float32), a, data.view(np.float32))
+            with guard:
+                np.add.at(words.view(np.float32), a, data.view(np.float32))
         elif name in ("global_atomic_add", "flat_atomic_add") and not returns:
-            np.add.at(words, a, data)
+            with guard:
+                np.add.at(words, a, data)
         else:
             old = np.empty(rows.size, _U32)
             cmp = c.b.v[f["data"] + 1, c.ix][rows, lanes] if "cmpswap" in name else None
-            for j in range(rows.size):
-                cur = words[a[j]]
-                old[j] = cur
-                if cmp is not None:  # data = new value, data+1 = compare value
-                    if cur == cmp[j]:
-                        words[a[j]] = data[j]
-                else:
-                    as_ds = name.replace("global_atomic_", "ds_").replace("flat_atomic_", "ds_")
-                    words[a[j]] = _atomic_op(as_ds, cur, data[j])
+            with guard:
+                for j in range(rows.size):
+                    cur = words[a[j]]
+                    old[j] = cur
+                    if cmp is not None:  # data = new value, data+1 = compare value
+                        if cur == cmp[j]:
+                            words[a[j]] = data[j]
+                    else:
+                        as_ds = name.replace("global_atomic_", "ds_").replace("flat_atomic_", "ds_")
+                        words[a[j]] = _atomic_op(as_ds, cur, data[j])
             if returns:
                 val = c.b.v[f["vdst"], c.ix].copy()
                 val[rows, lanes] = old
@@ -3215,10 +3221,12 @@ def _atomic64(c: _Ctx, ins: Inst, addr: np.ndarray, m: np.ndarray) -> None:
     cmp = pair(f["data"] + 2) if "cmpswap" in name else None
     op = name.split("_atomic_", 1)[1].removesuffix("_x2")
     old = np.empty(rows.size, _U64)
-    for j in range(rows.size):
-        cur = qwords[a[j]]
-        old[j] = cur
-        qwords[a[j]] = _atomic64_value(op, int(cur), int(data[j]), None if cmp is None else int(cmp[j]))
+    guard = c.mem.rmw_guard(int(a.min()) * 8, int(a.max()) * 8 + 7) if a.size else nullcontext()
+    with guard:  # (see the 32-bit atomics in _global_linear)
+        for j in range(rows.size):
+            cur = qwords[a[j]]
+            old[j] = cur
+            qwords[a[j]] = _atomic64_value(op, int(cur), int(data[j]), None if cmp is None else int(cmp[j]))
     if f["sc0"]:  # returning: the old values land in vdst:vdst+1 at the matching wait
         d0 = f["vdst"]
         lo, hi = c.b.v[d0, c.ix].copy(), c.b.v[d0 + 1, c.ix].copy()

@@ -106,7 +106,11 @@ def lower_atom(ins: Any, ctx: Any) -> Op:
         for acc in accs:
             n = acc.off.size
             vals = [_gather(V[s], acc.sel, n, reg_dt) for s in srcs]
-            old = apply(acc.buf, acc.off, vals, acc.space == "global")
+            if acc.space == "global":  # another thread's write (a DMA copy) lands before or after, not inside
+                with acc.buf.rmw_guard(int(acc.off.min()), int(acc.off.max()) + form.size - 1):
+                    old = apply(acc.buf, acc.off, vals, True)
+            else:
+                old = apply(acc.buf, acc.off, vals, False)
             if d is not None:
                 if old.dtype.itemsize == reg_dt.itemsize:
                     old = old.view(reg_dt)  # bits, not values (u32 work type -> s32 register)
@@ -152,8 +156,9 @@ def _lower_vector(ins: Any, ctx: Any, form: _Form, space: str, ops: list[Any], h
             k = acc.off.size
             off = acc.off
             for e in range(n):
-                old = apply(acc.buf, off + off.dtype.type(step * e) if e else off,
-                            [_gather(V[srcs[e]], acc.sel, k, reg_dt)], True)
+                with acc.buf.rmw_guard(int(off.min()), int(off.max()) + step * n - 1):  # (see lower_atom)
+                    old = apply(acc.buf, off + off.dtype.type(step * e) if e else off,
+                                [_gather(V[srcs[e]], acc.sel, k, reg_dt)], True)
                 d = dsts[e] if dsts else None
                 if d is None:
                     continue
