@@ -3,8 +3,8 @@
 # two-kernel reduction on strata (the same first phase, then a one-block kernel over the partials), both
 # on the same grid of 256 blocks x 256 threads. Reported: the cooperative kernel's best launch+synchronize
 # wall time over the two-kernel pair's; target <= 1.5x. Checked: both sums match NumPy's float64 sum. Run on the
-# reference executor (issue 13's comparison) and on the native one, where the cooperative launch still runs whole
-# on the reference (docs/executor.md) while the two kernels are compiled.
+# reference executor (issue 13's comparison) and on the native one, where the cooperative grid runs compiled as one
+# chunk on one core (its lockstep) while the two kernels' chunks split over both (docs/executor.md).
 # Also measured, not judged: both at the co-residency limit (1056 blocks on an H200). There the cooperative
 # grid runs as one 270K-lane chunk while the two kernels run in STRATA_CHUNK_LANES chunks, and the larger
 # NumPy temporaries (past the host's L2) cost about 1.5x by themselves, whatever the grid sync costs.
@@ -130,8 +130,8 @@ def run_strata(n: int, repeats: int = 3, grid: int = GRID) -> dict[str, Any]:
 
 
 def bench_grid_sync(*, n: int = N, repeats: int = 3, grid: int = GRID) -> list[BenchResult]:
-    """The comparison on the reference executor (issue 13's), then on the native one, where a cooperative launch
-    still runs whole on the reference while the two kernels run natively (docs/executor.md)."""
+    """The comparison on the reference executor (issue 13's), then on the native one, where the cooperative grid
+    runs as one chunk on one core and the two kernels' chunks on both (docs/executor.md)."""
     rows = []
     for ex in ("reference", "native"):
         with executor(ex):

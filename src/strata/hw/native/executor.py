@@ -29,6 +29,7 @@ from strata import config as cfg
 from strata import trace
 from strata.hw.engine import (
     EXIT,
+    GRID_WORKSPACE_BYTES,
     LOCAL_CHUNK_BYTES,
     MAX_LOCAL_BYTES,
     Chunk,
@@ -290,14 +291,14 @@ def _launch_reason(program: Program, kernel: str, config: LaunchConfig, mem: Dev
 def launch_reason(program: Program, kernel: str, config: LaunchConfig, mem: DeviceMemory) -> str | None:
     """Why this launch must run on the reference executor (None: it may run natively)."""
     jf = program.functions[kernel]
-    if config.grid_workspace:
-        return "cooperative launch"
     if cluster_dims(jf, config)[1]:
         return "thread-block clusters"
     if jf.local_size > MAX_LOCAL_BYTES:
         return "local memory past the limit (the reference reports it)"
     lpb = -(-config.threads_per_block // 32) * 32
-    per_chunk = _per_chunk(program, jf, cfg.settings().chunk_lanes, lpb)
+    # (a cooperative grid runs as one chunk, as on the reference: see execute)
+    per_chunk = config.num_blocks if config.grid_workspace else _per_chunk(program, jf, cfg.settings().chunk_lanes,
+                                                                             lpb)
     if per_chunk * -(-program.shared_bytes(kernel, config.shared_mem) // 16) * 16 >= 1 << 31:
         return "a chunk's shared memory reaches 2 GiB (native code indexes it with 32 bits)"
     if cfg.settings().debug >= 4:
@@ -356,6 +357,11 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     nblocks = config.num_blocks
     one_d = config.grid[1] == config.grid[2] == 1
     per_chunk, ctaid_slots, static_specials, streaky = _plan(program, kernel_name, ck, config, one_d, chunk_lanes)
+    if config.grid_workspace:
+        # a cooperative grid is resident all at once, so it runs as one chunk (the reference's rule): blocks
+        # spinning in this_grid().sync() yield to the blocks still on their way there (runloop: R_SPIN)
+        per_chunk = nblocks
+        mem.fill(config.grid_workspace, GRID_WORKSPACE_BYTES, 0)  # the barrier starts at 0, as the driver sets it
     firsts = range(0, nblocks, per_chunk)
     split = _split_key(ck, config, len(firsts), budget)
     if split is not None and ck.__dict__["_split"].get(split, 0) >= SPLIT_AFTER_RUNS:
@@ -602,8 +608,8 @@ SPLIT_AFTER_RUNS = 2
 def _split_key(ck: CompiledKernel, config: LaunchConfig, nchunks: int, budget: int) -> tuple[Any, ...] | None:
     """The key under which a launch of one chunk and several blocks records whether it runs as THREADS
     sub-chunks (None: it never does)."""
-    if nchunks != 1 or config.num_blocks < 2 or budget or ck.serial is not None:
-        return None
+    if nchunks != 1 or config.num_blocks < 2 or budget or ck.serial is not None or config.grid_workspace:
+        return None  # (a cooperative grid's blocks wait for each other: they share one chunk's lockstep)
     ck.__dict__.setdefault("_split", {})
     return (config.grid, config.block)
 
