@@ -49,8 +49,9 @@ _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
 # over the host's 1). A GPU performs atomics where the memory is, so a DMA write lands before or after one, never
 # inside it. One lock per unified-address range orders the two: atomics hold it over their read and write
 # (`DeviceMemory.rmw_guard`), host-side writes into device memory (DMA copies and fills, the driver's writes) while
-# they write. The native executors' atomics are CPU atomic instructions and need none.
-_RMW_LOCKS = tuple(threading.Lock() for _ in range(UVA_SLOTS))
+# they write. The native executors' atomics are CPU atomic instructions and need none. (Re-entrant: a finalizer
+# the garbage collector runs inside a guarded section on the same thread must not deadlock.)
+_RMW_LOCKS = tuple(threading.RLock() for _ in range(UVA_SLOTS))
 
 
 class _Held:
@@ -58,7 +59,7 @@ class _Held:
 
     __slots__ = ("locks",)
 
-    def __init__(self, locks: tuple[threading.Lock, ...]) -> None:
+    def __init__(self, locks: tuple[threading.RLock, ...]) -> None:
         self.locks = locks
 
     def __enter__(self) -> None:
@@ -223,7 +224,7 @@ class DeviceMemory:
         self.peers: dict[int, DeviceMemory] = {}  # slot -> peer memory this device's kernels may access
         self.peer_bytes: dict[int, int] = {}  # slot -> bytes kernels moved over the interconnect
         self._peer_lock = threading.Lock()  # engine worker threads count peer traffic at once
-        self._rmw_lock = threading.Lock()  # (a memory outside the unified space: see _RMW_LOCKS)
+        self._rmw_lock = threading.RLock()  # (a memory outside the unified space: see _RMW_LOCKS)
         # texture and surface objects' descriptors (the texture header/sampler tables), by handle
         self.descriptors = DescriptorTable()
 
@@ -299,7 +300,7 @@ class DeviceMemory:
             self._views[dt] = v
         return v
 
-    def rmw_guard(self, lo: int, hi: int) -> threading.Lock | _Held:
+    def rmw_guard(self, lo: int, hi: int) -> threading.RLock | _Held:
         """What an emulated read-modify-write of the bytes at offsets `lo`..`hi` (inclusive; offsets are
         `address - GLOBAL_BASE`) holds over its read and write, and a host-side write of them while it writes,
         so that neither lands inside the other (see _RMW_LOCKS).
