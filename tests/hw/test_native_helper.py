@@ -100,11 +100,11 @@ def test_what_escapes_a_helper_task_is_raised_by_wait_and_the_helper_stays() -> 
     def boom(arg: int) -> None:
         raise RuntimeError(f"task {arg}")
 
-    done = executor._hand_over(boom, 7)
+    done = executor.hand_over(boom, 7)
     with pytest.raises(RuntimeError, match="task 7"):
         done.wait()
     ran: list[threading.Thread] = []
-    executor._hand_over(lambda arg: ran.append(threading.current_thread()), 0).wait()
+    executor.hand_over(lambda arg: ran.append(threading.current_thread()), 0).wait()
     assert ran and ran[0] is not threading.current_thread() and ran[0].daemon
 
 

@@ -6,7 +6,10 @@ wave; it returns early when a wave needs the reference executor for one instruct
 arrays the Python side keeps (amd_executor.py): SGPRs as (W, 128) uint32 (EXEC, VCC, M0 at their usual numbers),
 VGPRs as (W, NV, 64) uint32, SCC as a byte, the program counter as an instruction index. Inside the function the
 wave's SGPRs are a local array (LLVM keeps them in machine registers) and each VGPR operation is one <64 x i32>
-vector operation merged into the register under EXEC.
+vector operation merged into the register under EXEC (a select and a plain store); a kernel without barriers
+keeps the running wave's VGPRs in a local array too (local_vgprs), and a kernel with barriers releases a
+workgroup's barrier itself (release_workgroup). 64-bit lane values (addresses, 64-bit shifts by constants) are
+computed on their 32-bit word pairs, and the NaN rule of float results runs only when some lane is NaN.
 
 What is compiled gives the reference's bits (hw/amdgpu/executor.py): float32 add/sub/mul as IEEE, fma as one
 rounding, v_max/v_min_f32 as NumPy's fmax/fmin on arrays (NaN -> the other operand, equal values -> the
@@ -25,6 +28,7 @@ conflicts) and turned into the reference's Counters and isa_counts by the Python
 from __future__ import annotations
 
 import math
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -53,7 +57,6 @@ from strata.hw.native.amd_ir import (
     C_STOPPED,
     C_V,
     C_WG,
-    C_WGID_AT,
     C_WGIDS,
     C_WPW,
     C_YIELDED,
@@ -97,6 +100,16 @@ from strata.hw.native.amd_ir import (
     sectors_fn,
 )
 from strata.hw.native.amd_plan import SMEM_DWORDS
+
+_NO_POINTERS: Any = types.SimpleNamespace(kernarg_address=0, dispatch_address=0)  # (initial_sgprs' slots only)
+RELEASE_FUEL = 1 << 14  # workgroup barrier releases in one call of amd_run before it returns (R_YIELD)
+LOCAL_V_BYTES = 32 << 10  # a wave's VGPRs on the stack (local_v) up to this size (128 VGPRs)
+
+
+def local_vgprs(insts: list[Inst], nv: int) -> bool:
+    """Whether a kernel's waves keep their VGPRs in a stack buffer while they run (no s_barrier, at most
+    LOCAL_V_BYTES of them), copied to the batch's register file only when a wave stops before its end."""
+    return nv * WAVE * 4 <= LOCAL_V_BYTES and not any(ins.name == "s_barrier" for ins in insts)
 
 
 class Unsupported(Exception):
@@ -259,8 +272,11 @@ class AmdCodegen:
     def vset(self, r: int, v: ir.Value, mask: ir.Value | None = None) -> None:
         """Write VGPR r on the lanes of `mask` (EXEC when None)."""
         m = self.lane_mask(self.exec64()) if mask is None else mask
-        store = self.intr("llvm.masked.store.v64i32.p0", ir.VoidType(), [V32, V32.as_pointer(), I32, VB])
-        self.b.call(store, [v, self.vptr(r), c32(4), m])
+        # a select and a whole-register store, not a masked store: x86 cannot forward a masked store to the next
+        # instruction's load of the register (a stall of tens of cycles per 16 lanes), and LLVM can forward a
+        # plain store's value in machine registers (the wave's registers are its own: nothing else writes them)
+        at = self.vptr(r)
+        self.b.store(self.b.select(m, v, self.b.load(at, align=4)), at, align=4)
 
     def vset64(self, r: int, v: ir.Value, mask: ir.Value | None = None) -> None:
         b = self.b
@@ -297,34 +313,51 @@ class AmdCodegen:
                 x = self.b.fneg(x)
         return x
 
-    def nan_rule(self, r: ir.Value, xs: list[ir.Value], invalid_first: ir.Value | None = None) -> ir.Value:
+    def nan_rule(self, r: ir.Value, xs: list[ir.Value],
+                 invalid_first: Callable[[], ir.Value] | None = None) -> ir.Value:
         """The NaN the reference's NumPy (SSE) arithmetic gives where `r` is NaN: the first NaN operand in
         order, quieted, else the default NaN (0xFFC00000). LLVM may commute an add or multiply, which on x86
         picks the other operand's NaN when both are NaN; this fixes the order. For fma the product's invalid
-        case (0 x inf, `invalid_first`) comes before the addend's NaN, as in the reference's float64 steps."""
+        case (0 x inf, `invalid_first()`) comes before the addend's NaN, as in the reference's float64 steps.
+        The rule runs in a block of its own, entered only when some lane's result is NaN (rare: the common
+        case costs one compare and a branch)."""
         b = self.b
+        is_nan = b.fcmp_unordered("uno", r, r)
+        start = b.block
+        slow, join = self.fn.append_basic_block("nan_rule"), self.fn.append_basic_block("nan_join")
+        b.cbranch(b.call(self.intr("llvm.vector.reduce.or.v64i1", I1, [VB]), [is_nan]), slow, join)
+        b.position_at_end(slow)
         quiet = lambda x: b.or_(self.fres(x), self.splat(c32(0x400000), V32))  # noqa: E731
         nan = lambda x: b.fcmp_unordered("uno", x, x)  # noqa: E731
         out = self.splat(c32(0xFFC00000), V32)
         for k in range(len(xs) - 1, -1, -1):  # built from the last operand back: the first NaN wins
             if k == 2 and invalid_first is not None:
-                out = b.select(invalid_first, self.splat(c32(0xFFC00000), V32), b.select(nan(xs[k]), quiet(xs[k]),
-                                                                                          out))
+                out = b.select(invalid_first(), self.splat(c32(0xFFC00000), V32), b.select(nan(xs[k]), quiet(xs[k]),
+                                                                                            out))
             else:
                 out = b.select(nan(xs[k]), quiet(xs[k]), out)
-        return b.bitcast(b.select(nan(r), out, self.fres(r)), VF)
+        fixed = b.bitcast(b.select(is_nan, out, self.fres(r)), VF)
+        slow_end = b.block
+        b.branch(join)
+        b.position_at_end(join)
+        phi = b.phi(VF)
+        phi.add_incoming(r, start)
+        phi.add_incoming(fixed, slow_end)
+        return phi
 
     def fma(self, fn: ir.Function, xs: list[ir.Value]) -> ir.Value:
         """fma(a, b, c) rounded once (llvm.fma), with the reference's NaN: its float64 product then sum pick a's,
         b's, the invalid product's default NaN, then c's."""
         b = self.b
         a_, b_ = xs[0], xs[1]
-        zero = ir.Constant(VF, [ir.Constant(F32, 0.0)] * WAVE)
-        inf = ir.Constant(VF, [ir.Constant(F32, math.inf)] * WAVE)
-        fabs = self.intr("llvm.fabs.v64f32", VF, [VF])
-        is_inf = lambda x: b.fcmp_ordered("==", b.call(fabs, [x]), inf)  # noqa: E731
-        is_zero = lambda x: b.fcmp_ordered("==", x, zero)  # noqa: E731
-        invalid = b.or_(b.and_(is_zero(a_), is_inf(b_)), b.and_(is_inf(a_), is_zero(b_)))
+
+        def invalid() -> ir.Value:
+            zero = ir.Constant(VF, [ir.Constant(F32, 0.0)] * WAVE)
+            inf = ir.Constant(VF, [ir.Constant(F32, math.inf)] * WAVE)
+            fabs = self.intr("llvm.fabs.v64f32", VF, [VF])
+            is_inf = lambda x: b.fcmp_ordered("==", b.call(fabs, [x]), inf)  # noqa: E731
+            is_zero = lambda x: b.fcmp_ordered("==", x, zero)  # noqa: E731
+            return b.or_(b.and_(is_zero(a_), is_inf(b_)), b.and_(is_inf(a_), is_zero(b_)))
         return self.nan_rule(b.call(fn, xs), xs, invalid)
 
     def fres(self, x: ir.Value) -> ir.Value:
@@ -356,8 +389,18 @@ class AmdCodegen:
                 leaders.add(i + 1)  # resumed after a barrier, or after the reference ran the instruction
         leaders = {i for i in leaders if i < len(insts)}
         b = self.b
-        entry = b.block
+        entry = self.entry_block = b.block
         self.sregs = b.alloca(ir.ArrayType(I32, 128), name="s")
+        self.barriers = any(ins.name == "s_barrier" for ins in insts)
+        self.releases = b.alloca(I64, name="releases")  # workgroup barriers this call may still release
+        b.store(c64(RELEASE_FUEL), self.releases)
+        # A kernel without s_barrier runs each wave to its end in one go, bar a yield or a reference replay: its
+        # VGPRs then live in a stack buffer (in L1, never aliasing memory) and go to the batch's register file
+        # only when the wave stops before its end; the batch's file (tens of MB) is otherwise never touched.
+        self.local_v = local_vgprs(insts, self.nv)
+        if self.local_v:
+            self.vlocal = b.alloca(ir.ArrayType(I32, self.nv * WAVE), name="v")
+            self.vlocal.align = 64
         self.scc_slot = b.alloca(I1, name="scc")
         self.addrs = b.alloca(ir.ArrayType(I64, WAVE), name="addrs")
         self.words = b.alloca(ir.ArrayType(I32, WAVE * 8), name="words")
@@ -382,6 +425,8 @@ class AmdCodegen:
         self.scc_p = b.gep(self.ptr(C_SCC, I8P), [w])
         s_src = b.gep(self.ptr(C_S, I32P), [b.mul(w, c64(128))])
         self.s_src = s_src
+        self.vslot = b.gep(self.ptr(C_V, I32P), [b.mul(w, c64(self.nv * WAVE))])  # the wave's batch registers
+        self.vbase = b.bitcast(self.vlocal, I32P) if self.local_v else self.vslot
         runnable, go = self.fn.append_basic_block("runnable"), self.fn.append_basic_block("go")
         fresh, started = self.fn.append_basic_block("fresh"), self.fn.append_basic_block("started")
         state = b.load(state_p)
@@ -395,10 +440,12 @@ class AmdCodegen:
         memcpy = self.intr("llvm.memcpy.p0i8.p0i8.i64", ir.VoidType(), [I8P, I8P, I64, I1])
         b.call(memcpy, [b.bitcast(self.sregs, I8P), b.bitcast(s_src, I8P), c64(512), ir.Constant(I1, 0)])
         b.store(b.trunc(b.load(self.scc_p), I1), self.scc_slot)
+        if self.local_v:  # (a wave resumed after a yield or a replay)
+            b.call(memcpy, [b.bitcast(self.vbase, I8P), b.bitcast(self.vslot, I8P), c64(4 * self.nv * WAVE),
+                            ir.Constant(I1, 0)])
         b.branch(go)
         b.position_at_end(go)
         b.store(self.ctx(C_FUEL), self.fuel)  # each wave's own: one that spins on a flag lets the others run
-        self.vbase = b.gep(self.ptr(C_V, I32P), [b.mul(w, c64(self.nv * WAVE))])
         wg = b.load(b.gep(self.ptr(C_WG, I32P), [w]))
         self.lds = b.gep(self.ptr(C_LDS, I32P), [b.mul(b.zext(wg, I64), self.ctx(C_LDS_ROW))])
         self.lds_bytes = self.ctx(C_LDS_BYTES)
@@ -427,12 +474,75 @@ class AmdCodegen:
         b.store(b.load(self.wave_slot), b.gep(self.ctx_arg, [c64(C_STOPPED)]))
         b.ret(ir.Constant(I32, R_BAD_PC))
         b.position_at_end(nxt)
+        if self.barriers:
+            self.release_workgroup(loop)
         b.store(b.add(b.load(self.wave_slot), c64(1)), self.wave_slot)
         b.branch(loop)
         b.position_at_end(done)
         yielded = b.icmp_unsigned("!=", self.ctx(C_YIELDED), c64(0))
         b.ret(b.select(yielded, ir.Constant(I32, R_YIELD), ir.Constant(I32, R_DONE)))
         return str(self.module)
+
+    def release_workgroup(self, loop: ir.Block) -> None:
+        """After the last wave of a workgroup had its turn: when none of the workgroup's waves can run (each waits
+        at s_barrier or has ended, which counts as arrived: the reference's rule, for the workgroup the barrier
+        belongs to) and some wait, release them and run the workgroup again from its first wave. A workgroup runs
+        barrier phase after barrier phase while its registers and LDS are in cache, instead of every wave of the
+        batch (tens of MB of registers) running one phase before the next phase starts. A wave that yielded
+        (RUN) keeps the workgroup waiting: the other workgroups run, then the call returns R_YIELD. After
+        RELEASE_FUEL releases the call returns R_YIELD at once (every wave is saved), so a kernel that loops over
+        barriers forever still comes back to Python, which polls the watchdog and the cancel flag."""
+        b = self.b
+        w = b.load(self.wave_slot)
+        row = b.zext(b.load(b.gep(self.ptr(C_WG, I32P), [w])), I64)
+        wpw = self.ctx(C_WPW)
+        first = b.mul(row, wpw)
+        end = b.add(first, wpw)
+        states = self.ptr(C_STATE, I8P)
+        check, head, body, decide, release, rel_head, rel_body, again, on = (self.fn.append_basic_block(f"wg_{x}")
+            for x in ("check", "head", "body", "decide", "release", "rel_head", "rel_body", "again", "on"))
+        b.cbranch(b.icmp_unsigned("==", b.add(w, c64(1)), end), check, on)
+        b.position_at_end(check)
+        b.branch(head)
+        b.position_at_end(head)  # any wave that may still run, any wave at a barrier
+        k, runs, waits = b.phi(I64), b.phi(I1), b.phi(I1)
+        k.add_incoming(first, check)
+        runs.add_incoming(ir.Constant(I1, 0), check)
+        waits.add_incoming(ir.Constant(I1, 0), check)
+        b.cbranch(b.icmp_unsigned("<", k, end), body, decide)
+        b.position_at_end(body)
+        st = b.load(b.gep(states, [k]))
+        at_barrier = b.icmp_unsigned("==", st, ir.Constant(I8, BARRIER))
+        k.add_incoming(b.add(k, c64(1)), body)
+        runs.add_incoming(b.or_(runs, b.and_(b.icmp_unsigned("!=", st, ir.Constant(I8, DONE)),
+                                             b.not_(at_barrier))), body)
+        waits.add_incoming(b.or_(waits, at_barrier), body)
+        b.branch(head)
+        b.position_at_end(decide)
+        due, out = self.fn.append_basic_block("wg_due"), self.fn.append_basic_block("wg_out")
+        b.cbranch(b.and_(waits, b.not_(runs)), due, on)
+        b.position_at_end(due)  # (a kernel looping over barriers forever still returns for the watchdog)
+        left = b.sub(b.load(self.releases), c64(1))
+        b.store(left, self.releases)
+        b.cbranch(b.icmp_signed(">=", left, c64(0)), release, out)
+        b.position_at_end(out)  # every wave is saved: the next call releases the workgroup
+        b.ret(ir.Constant(I32, R_YIELD))
+        b.position_at_end(release)
+        b.branch(rel_head)
+        b.position_at_end(rel_head)
+        j = b.phi(I64)
+        j.add_incoming(first, release)
+        b.cbranch(b.icmp_unsigned("<", j, end), rel_body, again)
+        b.position_at_end(rel_body)
+        sp = b.gep(states, [j])
+        st = b.load(sp)
+        b.store(b.select(b.icmp_unsigned("==", st, ir.Constant(I8, BARRIER)), ir.Constant(I8, RUN), st), sp)
+        j.add_incoming(b.add(j, c64(1)), rel_body)
+        b.branch(rel_head)
+        b.position_at_end(again)
+        b.store(first, self.wave_slot)
+        b.branch(loop)
+        b.position_at_end(on)
 
     def count_groups(self) -> list[int]:
         """Per instruction, the block (leader) whose K_WAVES count it shares; its own K_WAVES entry, when it is
@@ -452,13 +562,20 @@ class AmdCodegen:
         wave_in = b.sub(w, b.mul(row, self.ctx(C_WPW)))  # (a batch holds whole workgroups, waves in order)
         s_dst = b.gep(self.sregs, [c32(0), c32(0)])
         s_src = b.gep(self.ptr(C_INIT_S, I32P), [b.mul(wave_in, c64(128))])
-        b.call(memcpy, [b.bitcast(s_dst, I8P), b.bitcast(s_src, I8P), c64(512), ir.Constant(I1, 0)])
+        # the row is 0 but for the user SGPRs (kernarg and dispatch pointers) and EXEC, whose places, like those
+        # of the workgroup ids, follow from the kernel descriptor alone: zeros, then those few words at constant
+        # indices, so that LLVM keeps the wave's SGPRs in machine registers and folds the zeros (amd_executor
+        # still passes the places in ctx: C_WGID_AT)
+        b.call(memset, [b.bitcast(s_dst, I8P), ir.Constant(I8, 0), c64(512), ir.Constant(I1, 0)])
+        fixed, wg_slots = ref.initial_sgprs(self.prog, _NO_POINTERS)
+        for at in sorted({at for at, _ in fixed} | {EXEC, EXEC + 1}):
+            if at < 128:
+                b.store(b.load(b.gep(s_src, [c64(at)])), self.sgpr_ptr(at))
         ids = b.gep(self.ptr(C_WGIDS, I32P), [b.mul(row, c64(3))])
-        for d in range(3):
-            at = self.ctx(C_WGID_AT + d)
-            with b.if_then(b.icmp_signed(">=", at, c64(0))):
-                b.store(b.load(b.gep(ids, [c64(d)])), b.gep(s_dst, [at]))
-        vbase = b.bitcast(b.gep(self.ptr(C_V, I32P), [b.mul(w, c64(self.nv * WAVE))]), I8P)
+        for at, d in wg_slots:
+            if at < 128:
+                b.store(b.load(b.gep(ids, [c64(d)])), self.sgpr_ptr(at))
+        vbase = b.bitcast(self.vbase, I8P)
         b.call(memset, [vbase, ir.Constant(I8, 0), c64(4 * self.nv * WAVE), ir.Constant(I1, 0)])
         v0 = b.gep(self.ptr(C_INIT_V0, I32P), [b.mul(wave_in, c64(WAVE))])
         b.call(memcpy, [vbase, b.bitcast(v0, I8P), c64(4 * WAVE), ir.Constant(I1, 0)])
@@ -480,6 +597,9 @@ class AmdCodegen:
             memcpy = self.intr("llvm.memcpy.p0i8.p0i8.i64", ir.VoidType(), [I8P, I8P, I64, I1])
             b.call(memcpy, [b.bitcast(self.s_src, I8P), b.bitcast(self.sregs, I8P), c64(512), ir.Constant(I1, 0)])
             b.store(b.zext(self.scc(), I8), self.scc_p)
+            if self.local_v:
+                b.call(memcpy, [b.bitcast(self.vslot, I8P), b.bitcast(self.vbase, I8P), c64(4 * self.nv * WAVE),
+                                ir.Constant(I1, 0)])
         b.store(pc if isinstance(pc, ir.Value) else c32(pc), self.pc_p)
         b.store(ir.Constant(I8, state), self.state_p)
 
@@ -868,6 +988,8 @@ class AmdCodegen:
         if name in _INT3:
             self.vset(f["vdst"], self.int3(name, self.usrc(ins, 0), self.usrc(ins, 1), self.usrc(ins, 2)))
             return
+        if name in _SHIFT64 and self.shift64_pairs(ins):
+            return
         if name in _SHIFT64:
             k64 = lambda v: self.splat(c64(v), V64)  # noqa: E731
             if name == "v_lshl_add_u64":
@@ -894,6 +1016,58 @@ class AmdCodegen:
             self.packed(ins)
             return
         raise Unsupported(ins.text)  # pragma: no cover - check() admits only the names above
+
+    def pair(self, code: int, ins: Inst) -> tuple[ir.Value, ir.Value]:
+        """A 64-bit vector source as its (low, high) <64 x i32> words (a register pair, or a scalar broadcast)."""
+        b = self.b
+        if code >= 256:
+            return self.vget(code - 256), self.vget(code - 255)
+        x = self.sread(code, 2, ins)
+        return self.splat(b.trunc(x, I32), V32), self.splat(b.trunc(b.lshr(x, c64(32)), I32), V32)
+
+    def add_pairs(self, a: tuple[ir.Value, ir.Value], c: tuple[ir.Value, ir.Value]) -> tuple[ir.Value, ir.Value]:
+        """64-bit lane sums on (low, high) words: the low words' carry goes into the high words (wrapping, as
+        the 64-bit sum does)."""
+        b = self.b
+        lo = b.add(a[0], c[0])
+        return lo, b.add(b.add(a[1], c[1]), b.zext(b.icmp_unsigned("<", lo, a[0]), V32))
+
+    def shift_pair(self, x: tuple[ir.Value, ir.Value], k: int, op: str) -> tuple[ir.Value, ir.Value]:
+        """A 64-bit shift by a constant k in [0, 63] on (low, high) words ('shl', 'lshr', 'ashr')."""
+        b = self.b
+        lo, hi = x
+        kk = lambda v: self.splat(c32(v), V32)  # noqa: E731
+        if k == 0:
+            return lo, hi
+        if op == "shl":
+            if k >= 32:
+                return kk(0), b.shl(lo, kk(k - 32)) if k > 32 else lo
+            return b.shl(lo, kk(k)), b.or_(b.shl(hi, kk(k)), b.lshr(lo, kk(32 - k)))
+        top = (lambda v, n: b.ashr(v, kk(n))) if op == "ashr" else (lambda v, n: b.lshr(v, kk(n)))
+        if k >= 32:
+            return (top(hi, k - 32) if k > 32 else hi), (top(hi, 31) if op == "ashr" else kk(0))
+        return b.or_(b.lshr(lo, kk(k)), b.shl(hi, kk(32 - k))), top(hi, k)
+
+    def shift64_pairs(self, ins: Inst) -> bool:
+        """v_lshl_add_u64 and the 64-bit shifts by a constant amount, on 32-bit words: x86 has no cheap way
+        between <64 x i64> and register pairs (each 64-bit value costs 16 widenings and narrowings), and the
+        carry of one add is one compare. False when the amount is not a constant (the <64 x i64> form then)."""
+        name, f = ins.name, ins.f
+        at = 1 if name == "v_lshl_add_u64" else 0
+        code = self.src_code(ins, at)
+        k = ref._const(code, 1, ins.literal, False) if 128 <= code < 256 else None
+        if k is None:
+            return False
+        if name == "v_lshl_add_u64":
+            r = self.add_pairs(self.shift_pair(self.pair(self.src_code(ins, 0), ins), k & 7, "shl"),
+                               self.pair(self.src_code(ins, 2), ins))
+        else:
+            op = {"v_lshlrev_b64": "shl", "v_lshrrev_b64": "lshr", "v_ashrrev_i64": "ashr"}[name]
+            r = self.shift_pair(self.pair(self.src_code(ins, 1), ins), k & 63, op)
+        m = self.lane_mask(self.exec64())
+        self.vset(f["vdst"], r[0], m)
+        self.vset(f["vdst"] + 1, r[1], m)
+        return True
 
     def cvt(self, name: str, u: ir.Value) -> ir.Value:
         b = self.b
@@ -1114,12 +1288,34 @@ class AmdCodegen:
 
     # ---------------------------------------------------------------- memory
     def alloc_end(self, addr: ir.Value) -> ir.Value:
-        """The end of the allocation holding `addr` (0 when none): binary search over the sorted starts."""
+        """The end of the allocation holding `addr` (0 when none): binary search over the sorted starts, after a
+        one-entry cache per call site (an address found inside an allocation and that allocation's end: every
+        address from the one to the other is in the same allocation, and the table does not change during a
+        call), which serves the next wave's access to the same array without the search."""
         b = self.b
         fn = self.module.globals.get("amd_alloc_end")
         if fn is None:
             fn = alloc_end_fn(self.module)
-        return b.call(fn, [self.ctx_arg, addr])
+        with b.goto_block(self.entry_block):  # (set once per call; LLVM keeps the pair in machine registers)
+            seen, seen_end = b.alloca(I64), b.alloca(I64)
+            b.store(c64(-1), seen)
+            b.store(c64(0), seen_end)
+        q, e = b.load(seen), b.load(seen_end)
+        hit = b.and_(b.icmp_unsigned("<=", q, addr), b.icmp_unsigned("<", addr, e))
+        start = b.block
+        miss, join = self.fn.append_basic_block("alloc_miss"), self.fn.append_basic_block("alloc_join")
+        b.cbranch(hit, join, miss)
+        b.position_at_end(miss)
+        found = b.call(fn, [self.ctx_arg, addr])
+        inside = b.icmp_unsigned("!=", found, c64(0))
+        b.store(b.select(inside, addr, q), seen)
+        b.store(b.select(inside, found, e), seen_end)
+        b.branch(join)
+        b.position_at_end(join)
+        end = b.phi(I64)
+        end.add_incoming(e, start)
+        end.add_incoming(found, miss)
+        return end
 
     def active_range(self, addr: ir.Value, m64: ir.Value) -> tuple[ir.Value, ir.Value]:
         b = self.b
@@ -1187,11 +1383,17 @@ class AmdCodegen:
         accesses then need two vector or two scalar loads instead of a 64-lane gather."""
         b = self.b
         first = b.shuffle_vector(offs, offs, ir.Constant(V32, [c32(0 if k < 32 else 32) for k in range(WAVE)]))
-        ramp = ir.Constant(V64, [c64(4 * (k % 32)) for k in range(WAVE)])
+        c = c32 if offs.type == V32 else c64
+        ramp = ir.Constant(offs.type, [c(4 * (k % 32)) for k in range(WAVE)])
         every = lambda m: b.call(self.intr("llvm.vector.reduce.and.v64i1", I1, [VB]), [m])  # noqa: E731
         full = b.icmp_unsigned("==", exe, c64(-1))
         return (b.and_(full, every(b.icmp_unsigned("==", offs, b.add(first, ramp)))),
                 b.and_(full, every(b.icmp_unsigned("==", offs, first))))
+
+    def lane_offset(self, offs: ir.Value, lane: int) -> ir.Value:
+        """Lane `lane`'s byte offset as i64 (a 32-bit offset zero-extended: GEP would sign-extend it)."""
+        v = self.b.extract_element(offs, c32(lane))
+        return self.b.zext(v, I64) if v.type == I32 else v
 
     def load_dwords(self, base: ir.Value, offs: list[ir.Value], mask: ir.Value, exe: ir.Value) -> list[ir.Value]:
         """<64 x i32> per byte-offset vector in `offs` (each a constant shift of offs[0]) from host memory at
@@ -1214,7 +1416,7 @@ class AmdCodegen:
                 else:
                     parts = []
                     for h in (0, 32):
-                        at = b.gep(b.bitcast(base, I8P), [b.extract_element(o, c32(h))])  # (byte offsets)
+                        at = b.gep(b.bitcast(base, I8P), [self.lane_offset(o, h)])  # (byte offsets)
                         if kind == "contig":
                             parts.append(b.load(b.bitcast(at, half.as_pointer()), align=4))
                         else:
@@ -1243,7 +1445,7 @@ class AmdCodegen:
         half = ir.VectorType(I32, 32)
         for h in (0, 32):
             part = b.shuffle_vector(val, val, ir.Constant(ir.VectorType(I32, 32), [c32(h + k) for k in range(32)]))
-            at = b.gep(b.bitcast(base, I8P), [b.extract_element(offs, c32(h))])  # (byte offsets)
+            at = b.gep(b.bitcast(base, I8P), [self.lane_offset(offs, h)])  # (byte offsets)
             b.store(part, b.bitcast(at, half.as_pointer()), align=4)
         b.branch(join)
         b.position_at_end(slow)
@@ -1252,8 +1454,10 @@ class AmdCodegen:
         b.position_at_end(join)
 
     def host_ptrs(self, base: ir.Value, byte_offsets: ir.Value) -> ir.Value:
-        """Pointers base + offset per lane (offsets <64 x i64>)."""
+        """Pointers base + offset per lane (offsets <64 x i64>, or <64 x i32> taken as unsigned)."""
         b = self.b
+        if byte_offsets.type == V32:
+            byte_offsets = b.zext(byte_offsets, V64)
         return b.inttoptr(b.add(self.splat(b.ptrtoint(base, I64), V64), byte_offsets), VP)
 
     def sectors(self, addr: ir.Value, exe: ir.Value, size: int) -> ir.Value:
@@ -1291,38 +1495,45 @@ class AmdCodegen:
         b, f, name = self.b, ins.f, ins.name
         width = flat_width(name)
         size, signed = _SUBDWORD.get(name.rsplit("_", 1)[-1], (4 * width, False))
+        # the address as (low, high) words, the 64-bit sums with their carries (no <64 x i64> until needed)
         if ins.fmt == "GLOBAL" and f["saddr"] != 0x7F:
-            addr = b.add(self.splat(self.sread(f["saddr"], 2, ins), V64), b.zext(self.vget(f["addr"]), V64))
+            words = self.add_pairs(self.pair(f["saddr"], ins), (self.vget(f["addr"]), self.splat(c32(0), V32)))
         else:
-            addr = b.or_(b.zext(self.vget(f["addr"]), V64),
-                         b.shl(b.zext(self.vget(f["addr"] + 1), V64), self.splat(c64(32), V64)))
+            words = self.vget(f["addr"]), self.vget(f["addr"] + 1)
         if f["offset"]:
-            addr = b.add(addr, self.splat(c64(f["offset"]), V64))
+            off = f["offset"] & 0xFFFFFFFFFFFFFFFF
+            words = self.add_pairs(words, (self.splat(c32(off), V32), self.splat(c32(off >> 32), V32)))
         exe = self.exec64()
         join = None
         if size == 4 and width == 1:
             join = self.fn.append_basic_block(f"gm_join{i}")
             general = self.fn.append_basic_block(f"gm_general{i}")
-            self.whole_wave_dword(i, name, f, addr, exe, join, general)
+            self.whole_wave_dword(i, name, f, words, exe, join, general)
             b.position_at_end(general)
+        addr = b.or_(b.zext(words[0], V64), b.shl(b.zext(words[1], V64), self.splat(c64(32), V64)))
         self.global_general(i, name, f, addr, exe, size, width, signed)
         if join is not None:
             b.branch(join)
             b.position_at_end(join)
 
-    def whole_wave_dword(self, i: int, name: str, f: dict[str, Any], addr: ir.Value, exe: ir.Value,
-                         join: ir.Block, general: ir.Block) -> None:
+    def whole_wave_dword(self, i: int, name: str, f: dict[str, Any], words: tuple[ir.Value, ir.Value],
+                         exe: ir.Value, join: ir.Block, general: ir.Block) -> None:
         """The common case of a dword access, every lane on and lane k at the first lane's address + 4k (x[i] of
         a wave's 64 work-items): its checks, counts and access from the first address alone (the same results
         as the general path: its sectors are those from the first byte's to the last byte's, all touched);
         otherwise on to `general`."""
         b = self.b
-        a0 = b.extract_element(addr, c32(0))
+        lo, hi = words
+        lo0, hi0 = b.extract_element(lo, c32(0)), b.extract_element(hi, c32(0))
+        a0 = b.or_(b.zext(lo0, I64), b.shl(b.zext(hi0, I64), c64(32)))
         last = b.add(a0, c64(4 * (WAVE - 1)))
-        steps = ir.Constant(V64, [c64(4 * k) for k in range(WAVE)])
-        alike = b.call(self.intr("llvm.vector.reduce.and.v64i1", I1, [VB]),
-                       [b.icmp_unsigned("==", addr, b.add(self.splat(a0, V64), steps))])
-        whole = b.and_(b.and_(b.icmp_unsigned("==", exe, c64(-1)), alike), b.icmp_unsigned("<", a0, last))
+        # lane k at a0 + 4k: the low words step by 4 without wrapping (so no carry) and the high words are equal
+        steps = ir.Constant(V32, [c32(4 * k) for k in range(WAVE)])
+        every = lambda m: b.call(self.intr("llvm.vector.reduce.and.v64i1", I1, [VB]), [m])  # noqa: E731
+        alike = b.and_(every(b.icmp_unsigned("==", lo, b.add(self.splat(lo0, V32), steps))),
+                       every(b.icmp_unsigned("==", hi, self.splat(hi0, V32))))
+        whole = b.and_(b.and_(b.icmp_unsigned("==", exe, c64(-1)), alike),
+                       b.icmp_unsigned("<=", lo0, c32(M32 - 4 * (WAVE - 1))))
         fast = self.fn.append_basic_block(f"gm_whole{i}")
         b.cbranch(whole, fast, general)
         b.position_at_end(fast)
@@ -1405,23 +1616,29 @@ class AmdCodegen:
         size = 4 * width
         exe = self.exec64()
         raw = self.vget(f["addr"])
-        base = b.zext(raw, V64)
-        ok = ir.Constant(I1, 1)
-        limit = self.splat(self.lds_bytes, V64)
+        # 32-bit lane addresses (LDS addresses wrap at 32 bits): a lane is inside when a + size <= the LDS size,
+        # that is a <= lds_bytes - size (no lane is when the LDS is smaller than one access)
+        room = b.sub(self.lds_bytes, c64(size))
+        too_small = b.icmp_signed("<", room, c64(0))
+        room32 = b.trunc(b.select(b.icmp_signed(">", room, c64(M32)), c64(M32), b.select(too_small, c64(0), room)),
+                         I32)
+        ok = b.not_(b.and_(too_small, b.icmp_unsigned("!=", exe, c64(0))))
         mask = self.lane_mask(exe)
+        k32 = lambda v: self.splat(c32(v), V32)  # noqa: E731
+        room_v = self.splat(room32, V32)
         words = []  # per offset: each lane's first dword index
         for off in offs:
-            a = b.and_(b.add(base, self.splat(c64(off), V64)), self.splat(c64(M32), V64))
-            bad = b.or_(b.icmp_unsigned(">", b.add(a, self.splat(c64(size), V64)), limit),
-                        b.icmp_unsigned("!=", b.and_(a, self.splat(c64(3), V64)), self.splat(c64(0), V64)))
+            a = b.add(raw, k32(off))
+            bad = b.or_(b.icmp_unsigned(">", a, room_v), b.icmp_unsigned("!=", b.and_(a, k32(3)), k32(0)))
             anybad = b.call(self.intr("llvm.vector.reduce.or.v64i1", I1, [VB]), [b.and_(bad, mask)])
             ok = b.and_(ok, b.not_(anybad))
-            words.append(b.lshr(a, self.splat(c64(2), V64)))
+            words.append(b.lshr(a, k32(2)))
         self.need_reference(i, ok)
         self.count(i, K_LANES, self.popcount64(exe))
         self.count(i, K_BANK, self.bank_conflicts(i, raw, exe, offs, width))
         lds_base = self.lds
-        t4 = lambda w, k: b.shl(b.add(w, self.splat(c64(k), V64)), self.splat(c64(2), V64))  # noqa: E731
+        # (byte offsets in 32 bits: every lane accessed passed the check, so they are below the LDS size)
+        t4 = lambda w, k: b.shl(b.add(w, k32(k)), k32(2))  # noqa: E731
         if name in _DS_READ:
             vals = self.load_dwords(lds_base, [t4(w, k) for w in words for k in range(width)], mask, exe)
             for r, val in enumerate(vals):  # (every value read before any register is written)

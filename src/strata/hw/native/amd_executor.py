@@ -1,16 +1,21 @@
 """The native executor for AMD dispatches: the wave64 kernel compiled once (amd_codegen.py), run over batches of
 workgroups, with the reference executor's semantics, checks and counters.
 
-Scheduling: the compiled function runs each runnable wave of a batch until it ends or reaches `s_barrier`; when
-no wave can run, every wave at a barrier is released (ended waves count as arrived): the reference's rule. Waves
-run one after another instead of in lock step, and a batch's workgroups are split over THREADS host threads
-(whole workgroups each, so barriers stay within a thread); kernels whose waves communicate without a barrier (a
-data race on the GPU too) may see other orders, and global atomics are not compiled. A wave that takes FUEL
-backward branches in a call lets the next wave run (a wave spinning on a flag another sets), and between calls
-the watchdog and the cancel flag are polled. When the native code cannot serve an access with its fast check
-(lanes over several allocations, misaligned LDS, a bad address), it stops the wave before the instruction and
-the reference handler runs that one instruction on that one wave: it serves it, or raises the reference's own
-DeviceFault with its report.
+Scheduling: the compiled function runs each runnable wave of a batch until it ends or reaches `s_barrier`; once
+every wave of a workgroup has had its turn and none of them can run, the workgroup's waves at a barrier are
+released (ended waves count as arrived: the reference's rule, applied to the workgroup the barrier belongs to)
+and the workgroup runs on, so it goes barrier phase after barrier phase while its registers and LDS are in
+cache. Python releases what is left when no wave of its range can run (after a yield or a replay). Waves run one
+after another instead of in lock step, and a batch's workgroups are split over THREADS host threads (whole
+workgroups each, so barriers stay within a thread; the second range runs on a persistent helper thread of the
+PTX side's pool); kernels whose waves communicate without a barrier (a data race on the GPU too) may see other
+orders, and global atomics are not compiled. A kernel without barriers keeps a running wave's VGPRs on the
+stack (amd_codegen.local_vgprs): the batch's register file is written only for a wave that stops early. A wave
+that takes FUEL backward branches in a call lets the next wave run (a wave spinning on a flag another sets), and
+between calls the watchdog and the cancel flag are polled. When the native code cannot serve an access with its
+fast check (lanes over several allocations, misaligned LDS, a bad address), it stops the wave before the
+instruction and the reference handler runs that one instruction on that one wave: it serves it, or raises the
+reference's own DeviceFault with its report.
 
 A kernel falls back whole to the reference (`execute` returns None after a `native_fallback` trace event with
 the reason) when an instruction is not compiled, a load's register might be read before its `s_waitcnt`
@@ -20,6 +25,7 @@ budget (printf's atomics are not compiled).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import hashlib
@@ -39,10 +45,15 @@ from strata.hw.native import amd_codegen as cg
 from strata.hw.native import amd_ir as air
 from strata.hw.native import tiering
 from strata.hw.native.amd_plan import SMEM_DWORDS, loads_observed_early
+from strata.hw.native.executor import hand_over
 
 THREADS = 2  # host threads a dispatch's workgroups are split over (the machine's cores; compiled code drops the GIL)
 FUEL = 1 << 12  # backward branches a wave may take in one call before the next wave runs (and Python polls)
 _FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+
+
+LOCAL_V_BATCH_FACTOR = 2  # a batch's register file may be this many times VGPR_BATCH_BYTES when waves keep
+# their VGPRs on the stack (amd_codegen.local_vgprs): address space, touched only by waves that stop early
 
 
 @dataclasses.dataclass
@@ -54,6 +65,7 @@ class CompiledAmd:
     nv: int
     classes: list[tuple[str | None, bool, str | None]]  # per instruction: count_class
     groups: np.ndarray  # per instruction: the leader whose wave count it shares (AmdCodegen.count_groups)
+    local_v: bool = False  # waves keep their VGPRs on the stack (amd_codegen.local_vgprs)
 
 
 def nv_of(prog: ref.AmdProgram) -> int:
@@ -149,7 +161,8 @@ def _compile(prog: ref.AmdProgram) -> CompiledAmd | str:
     fn = _FN(loaded.address("amd_run"))
     trace.emit("L0", "native_compile", kernel=k.name, cached=hit is not None, engine="amdgpu",
                ms=round(1000 * (time.perf_counter() - t0), 1))
-    return CompiledAmd(fn, loaded, nv, [cg.count_class(ins) for ins in prog.insts], np.asarray(groups, np.int64))
+    return CompiledAmd(fn, loaded, nv, [cg.count_class(ins) for ins in prog.insts], np.asarray(groups, np.int64),
+                       cg.local_vgprs(prog.insts, nv))
 
 
 def launch_reason(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, budget: int) -> str | None:
@@ -188,19 +201,25 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
     # batches as big as the reference's VGPR budget allows (its batch size bounds the cost of its per-instruction
     # Python work; here a batch's cost is its setup, so fewer and larger batches are faster)
     per_wave = 4 * ref.WAVE * ck.nv
+    # (a kernel whose waves keep their VGPRs on the stack touches a batch's register file only for waves that
+    # stop before their end, so its batches may be larger: fewer batches, less per-batch work)
+    budget_bytes = ref.VGPR_BATCH_BYTES * (LOCAL_V_BATCH_FACTOR if ck.local_v else 1)
     per_batch = max(1, ref.BATCH_FACTOR * batch_lanes // (waves_per_wg * ref.WAVE),
-                    ref.VGPR_BATCH_BYTES // (per_wave * waves_per_wg))
+                    budget_bytes // (per_wave * waves_per_wg))
     workers = [_Worker(prog, len(prog.insts)) for _ in range(THREADS if n_wg > 1 else 1)]
     start = time.perf_counter()
     table = _allocation_table(mem)
     init = _initial_state(prog, launch, waves_per_wg)
     regs = _take_registers(min(n_wg, per_batch) * waves_per_wg, ck.nv)
     for first in range(0, n_wg, per_batch):
-        wgs = np.arange(first, min(n_wg, first + per_batch))
+        count = min(n_wg, first + per_batch) - first
         # registers left unset: the native code sets each wave's as it starts it (amd_codegen.start_wave)
-        n = wgs.size * waves_per_wg
-        b = ref._init_batch(prog, launch, wgs, waves_per_wg, threads, files=(regs[0][:n], regs[1][:n]))
-        _run_batch(prog, launch, mem, ck, b, workers, waves_per_wg, table, start, timeout_s, control, init)
+        n = count * waves_per_wg
+        wg, wg_ids = _layout(prog, launch, first, count, waves_per_wg)
+        lds = np.zeros((count, (max(launch.lds_bytes, 4) // 4 + 4) & ~3), np.uint32)  # as the reference's batch
+        st = _State(wg_ids, waves_per_wg, regs[0][:n], regs[1][:n], np.zeros(n, np.uint8),
+                    np.full(n, prog.index[0], np.int32), np.full(n, air.FRESH, np.uint8), lds, wg)
+        _run_batch(prog, launch, mem, ck, st, workers, waves_per_wg, table, start, timeout_s, control, init)
     _give_registers(regs)
     for w in workers:
         counters.add(w.counters)
@@ -226,7 +245,6 @@ class _Worker:
         self.counters = Counters()
         self.ctx = np.zeros(air.CTX_SIZE, np.int64)
         self.memo = np.zeros(0, np.int32)  # per batch: bank conflicts by pattern (amd_codegen.bank_conflicts)
-        self.error: BaseException | None = None
 
 
 _POOL: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
@@ -275,30 +293,47 @@ def _allocation_table(mem: DeviceMemory) -> tuple[np.ndarray, np.ndarray, int]:
             np.array([a.end for a in allocs] or [0], dtype=np.uint64), len(allocs))
 
 
+def _layout(prog: ref.AmdProgram, launch: ref.AmdLaunch, first: int, count: int, waves_per_wg: int
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """A batch of `count` workgroups from `first`: each wave's workgroup in the batch ((W,) int32) and each
+    workgroup's id in the grid ((G, 3) uint32), as the reference's _init_batch numbers them; kept per kernel and
+    launch shape (the same from launch to launch)."""
+    memo: dict[Any, tuple[np.ndarray, np.ndarray]] = prog.__dict__.setdefault("_native_amd", {}).setdefault(
+        "layout", {})
+    key = (launch.grid, first, count, waves_per_wg)
+    hit = memo.get(key)
+    if hit is None:
+        if len(memo) >= 64:
+            memo.clear()
+        gx, gy, _ = launch.grid
+        lin = np.arange(first, first + count)
+        ids = np.ascontiguousarray(np.stack([lin % gx, (lin // gx) % gy, lin // (gx * gy)], axis=1), np.uint32)
+        hit = memo[key] = (np.repeat(np.arange(count, dtype=np.int32), waves_per_wg), ids)
+    return hit
+
+
 @dataclasses.dataclass
 class _State:
     """A batch's wave state as the native code keeps it (views of it serve the reference's one-wave replays)."""
 
-    b: Any  # the reference's _Batch it was made from (workgroup ids, wave numbers)
-    s: np.ndarray
-    v: np.ndarray
+    wg_ids: np.ndarray  # (G, 3) uint32: each workgroup's id in the grid
+    wpw: int  # waves per workgroup
+    s: np.ndarray  # (W, 128) uint32
+    v: np.ndarray  # (W, NV, 64) uint32
     scc: np.ndarray
     pc: np.ndarray
     state: np.ndarray
     lds: np.ndarray
+    wg: np.ndarray  # (W,) int32: each wave's workgroup in the batch
 
 
-def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, ck: CompiledAmd, b: Any,
+def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, ck: CompiledAmd, st: _State,
                workers: list[_Worker], waves_per_wg: int, table: tuple[np.ndarray, np.ndarray, int], start: float,
                timeout_s: float, control: Any, init: tuple[Any, ...]) -> None:
     """Run a batch's waves, split by whole workgroups over the workers' threads (`init`: _initial_state)."""
-    n = b.s.shape[0]
-    st = _State(b, np.ascontiguousarray(b.s), np.ascontiguousarray(b.v.transpose(1, 0, 2)),  # (W, NV, 64)
-                np.zeros(n, np.uint8), np.full(n, prog.index[0], np.int32), np.full(n, air.FRESH, np.uint8),
-                np.ascontiguousarray(b.lds))
+    n = st.s.shape[0]
     rows, v0, wg_at = init
-    wg_ids = np.ascontiguousarray(b.wg_id[::waves_per_wg], np.uint32)  # (G, 3): each workgroup's id in the grid
-    wg = b.wg.astype(np.int32)
+    wg_ids, wg = st.wg_ids, st.wg
     starts, ends, nalloc = table
     n_wg = n // waves_per_wg
     use = workers[:max(1, min(len(workers), n_wg))]
@@ -320,32 +355,22 @@ def _run_batch(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, c
         ctx[air.C_NALLOC] = nalloc
         ctx[air.C_FUEL] = FUEL
         ctx[air.C_NPC] = len(prog.insts)
-        w.error = None
     stop = threading.Event()
     if len(use) == 1:
         _drive(prog, launch, mem, ck, st, use[0], cuts[0], cuts[1], start, timeout_s, control, stop)
         return
-    helper = threading.Thread(target=_guarded, name="strata-native-amd", daemon=True,
-                              args=(prog, launch, mem, ck, st, use[1], cuts[1], cuts[2], start, timeout_s, control,
-                                    stop))
-    helper.start()
+    # the second range on a persistent helper thread of the PTX side's pool (a thread started per batch cost
+    # 0.1-0.2 ms)
+    done = hand_over(lambda _: _drive(prog, launch, mem, ck, st, use[1], cuts[1], cuts[2], start, timeout_s,
+                                      control, stop), 0)
     try:
         _drive(prog, launch, mem, ck, st, use[0], cuts[0], cuts[1], start, timeout_s, control, stop)
     except BaseException:
         stop.set()  # the first range's error is the one reported: the second range stops where it is
+        with contextlib.suppress(BaseException):  # (the first range's error wins)
+            done.wait()
         raise
-    finally:
-        helper.join()
-    if use[1].error is not None:
-        raise use[1].error
-
-
-def _guarded(*args: Any) -> None:
-    worker: _Worker = args[5]
-    try:
-        _drive(*args)
-    except BaseException as e:  # handed to the calling thread
-        worker.error = e
+    done.wait()  # (raises the second range's error)
 
 
 def _drive(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, ck: CompiledAmd, st: _State,
@@ -391,11 +416,10 @@ def _replay(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, st: 
     proved nothing reads them before their wait)."""
     i = int(st.pc[w])
     ins = prog.insts[i]
-    b = st.b
-    g = int(b.wg[w])
+    g = int(st.wg[w])
     one = ref._Batch(st.s[w:w + 1], st.v[w][:, None, :], st.scc[w:w + 1].view(bool), np.array([i], np.int64),
-                     np.zeros(1, bool), np.zeros(1, bool), np.zeros(1, np.int64), b.wg_id[w:w + 1],
-                     b.wave_in_wg[w:w + 1], st.lds[g:g + 1], np.zeros((1, ref.WAVE, 1), np.uint32),
+                     np.zeros(1, bool), np.zeros(1, bool), np.zeros(1, np.int64), st.wg_ids[g:g + 1].astype(np.int64),
+                     np.array([w - g * st.wpw], np.int64), st.lds[g:g + 1], np.zeros((1, ref.WAVE, 1), np.uint32),
                      all_waves=np.arange(1))
     c = ref._Ctx(one, slice(None), 1, mem, prog, launch, worker.counters, ins=ins)
     prog.handlers[i](c, ins)

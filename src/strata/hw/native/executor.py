@@ -472,7 +472,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                 streak.release()
 
     if nthreads > 1:
-        done = _hand_over(work, 1)
+        done = hand_over(work, 1)
         work(0)
         try:
             done.wait()
@@ -578,7 +578,7 @@ _IDLE: list[_Helper] = []  # helpers waiting for a task (list.pop and append are
 _IDLE_KEPT = 8
 
 
-def _hand_over(fn: Any, arg: int) -> _Done:
+def hand_over(fn: Any, arg: int) -> _Done:
     """Run `fn(arg)` on an idle helper thread (a new one if none is idle); wait for it with the result's wait()."""
     done = _Done()
     try:
