@@ -32,6 +32,20 @@ def _native_compiles_at_once(request: pytest.FixtureRequest, monkeypatch: pytest
         monkeypatch.setenv("STRATA_NATIVE_AFTER_MS", "0")
 
 
+@pytest.fixture
+def mi300x() -> Iterator[object]:
+    """A virtual MI300X as the current device for the test (the one it replaced is current again after)."""
+    import strata.cuda as cuda
+
+    before = cuda.current_device()
+    dev = cuda.Device(model="mi300x")
+    cuda.set_device(dev)
+    try:
+        yield dev
+    finally:
+        cuda.set_device(before)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _settle_the_heap() -> None:
     """Before each test module: collect the garbage the last one left, then freeze what survives (caches of

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -211,19 +211,6 @@ def test_load_read_before_its_wait_falls_back(monkeypatch: pytest.MonkeyPatch, r
 
 
 # ---------------------------------------------------------------------------------------- end to end (clang)
-@pytest.fixture
-def mi300x() -> Iterator[Any]:
-    import strata.cuda as cuda
-
-    before = cuda.current_device()
-    dev = cuda.Device(model="mi300x")
-    cuda.set_device(dev)
-    try:
-        yield dev
-    finally:
-        cuda.set_device(before)
-
-
 SAXPY = r"""#include <hip/hip_runtime.h>
 extern "C" __global__ void saxpy(int n, float a, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

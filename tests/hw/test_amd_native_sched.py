@@ -7,7 +7,6 @@ reference's, NumPy as the oracle."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -24,17 +23,10 @@ pytestmark = [
 
 
 @pytest.fixture
-def mi300x(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    import strata.cuda as cuda
-
-    monkeypatch.setenv("STRATA_NATIVE_AFTER_MS", "0")  # (compile at the first launch)
-    before = cuda.current_device()
-    dev = cuda.Device(model="mi300x")
-    cuda.set_device(dev)
-    try:
-        yield dev
-    finally:
-        cuda.set_device(before)
+def mi300x(mi300x: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """tests/conftest.py's MI300X, compiling at the first launch."""
+    monkeypatch.setenv("STRATA_NATIVE_AFTER_MS", "0")
+    return mi300x
 
 
 # Each wave's load reads from two allocations (odd lanes from a, even lanes from b): the native check cannot serve

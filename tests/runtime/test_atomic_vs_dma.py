@@ -12,7 +12,6 @@ from __future__ import annotations
 import shutil
 import threading
 import time
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -66,19 +65,8 @@ def test_a_copy_is_never_lost_inside_a_ptx_atomic(reference: None) -> None:
     _ping_pong(cuda.compile(PING), cuda.current_device())
 
 
-@pytest.fixture
-def mi300x() -> Iterator[cuda.Device]:
-    if shutil.which("clang-19") is None:
-        pytest.skip("clang-19 not installed (make amd): HIP for gfx942 is compiled with it")
-    before = cuda.current_device()
-    dev = cuda.Device(model="mi300x")
-    cuda.set_device(dev)
-    try:
-        yield dev
-    finally:
-        cuda.set_device(before)
-
-
+@pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 not installed (make amd): HIP for gfx942 "
+                    "is compiled with it")
 def test_a_copy_is_never_lost_inside_an_amd_atomic(reference: None, mi300x: cuda.Device) -> None:
     _ping_pong(hip.compile(PING), mi300x)
 
