@@ -155,8 +155,9 @@ def _lower_vector(ins: Any, ctx: Any, form: _Form, space: str, ops: list[Any], h
         for acc in accs:
             k = acc.off.size
             off = acc.off
+            guard = acc.buf.rmw_guard(int(off.min()), int(off.max()) + step * n - 1)  # (see lower_atom)
             for e in range(n):
-                with acc.buf.rmw_guard(int(off.min()), int(off.max()) + step * n - 1):  # (see lower_atom)
+                with guard:  # (each element its own atomic operation)
                     old = apply(acc.buf, off + off.dtype.type(step * e) if e else off,
                                 [_gather(V[srcs[e]], acc.sel, k, reg_dt)], True)
                 d = dsts[e] if dsts else None
