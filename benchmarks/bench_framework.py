@@ -172,8 +172,9 @@ COMPILE_TARGET_S = 0.2  # issue 17: first-launch compile time per kernel
 @contextlib.contextmanager
 def cold_compiles() -> Iterator[list[float]]:
     """Inside the block, the native object cache is an empty directory and each kernel compile's wall time
-    (PTX lowering, IR, LLVM, link: `native.executor.compiled` on a kernel not compiled yet) is appended to the
-    list yielded. The runtime library every kernel links is built before, not counted (bench_native's row)."""
+    (PTX lowering, IR, LLVM, link: `native.executor.compiled` on a kernel not compiled yet, or recompiled at -O3)
+    is appended to the list yielded. The runtime library every kernel links is built before, not counted
+    (bench_native's row)."""
     import tempfile
 
     from strata.hw.native import available
@@ -188,11 +189,11 @@ def cold_compiles() -> Iterator[list[float]]:
     runtime.runtime_object()
     real = native_executor.compiled
 
-    def timed(program: Any, kernel: str) -> Any:
-        known = program.__dict__.get("_native") or {}
+    def timed(program: Any, kernel: str, **kw: Any) -> Any:
+        before = (program.__dict__.get("_native") or {}).get(kernel)
         t0 = time.perf_counter()
-        ck = real(program, kernel)
-        if kernel not in known:
+        ck = real(program, kernel, **kw)
+        if ck is not before:  # (compiled, or recompiled at -O3 under STRATA_NATIVE_OPT=3)
             times.append(time.perf_counter() - t0)
         return ck
 
@@ -210,8 +211,9 @@ def cold_compiles() -> Iterator[list[float]]:
                 os.environ["STRATA_CACHE_DIR"] = old
 
 
-def compile_row(times: list[float]) -> BenchResult:
-    """The framework kernels' cold compiles: the median against the target, the spread in the note."""
+def compile_row(times: list[float], o3_times: list[float]) -> BenchResult:
+    """The framework kernels' cold first-launch compiles (-O0): the median against the target, the spread and
+    the -O3 recompiles' median in the note."""
     t = np.sort(np.asarray(times)) if times else np.asarray([np.nan])
     med = float(np.median(t))
     within = int((t <= COMPILE_TARGET_S).sum())
@@ -221,7 +223,9 @@ def compile_row(times: list[float]) -> BenchResult:
                       correct=bool(times),
                       note=f"{len(times)} kernels: {within} within {COMPILE_TARGET_S * 1e3:.0f} ms, median "
                            f"{med * 1e3:.0f} ms, 90th percentile {float(np.percentile(t, 90)) * 1e3:.0f} ms, largest "
-                           f"{float(t[-1]) * 1e3:.0f} ms (the PASS/FAIL judges the median)")
+                           f"{float(t[-1]) * 1e3:.0f} ms (the PASS/FAIL judges the median); at -O3, the code a "
+                           f"hot kernel is recompiled to in the background, median "
+                           f"{float(np.median(o3_times or [np.nan])) * 1e3:.0f} ms")
     return judge(row, med <= COMPILE_TARGET_S)
 
 
@@ -233,11 +237,19 @@ def bench_transformer(steps: int = 3) -> list[BenchResult]:
     try:
         with strata_step("transformer_step_cuda", "train (reference executor)"), executor("reference"):
             ref = run_transformer(steps)
-        with strata_step("transformer_step_cuda", "train (native executor)"), cold_compiles() as compiles:
+        # first the compiles a process's first step makes by default (the -O0 tier); then the timed steps, on the
+        # -O3 code hot kernels run once the background optimizer has recompiled them
+        with strata_step("transformer_step_cuda", "first step (native executor, default tiers)"), \
+                cold_compiles() as compiles:
+            t0 = time.perf_counter()
+            with executor("native", opt="auto"):
+                run_transformer(0)  # (its one step is the warm-up: it compiles every kernel)
+            first = time.perf_counter() - t0
+        with strata_step("transformer_step_cuda", "train (native executor)"), cold_compiles() as o3_compiles:
             t0 = time.perf_counter()
             with executor("native"):
                 r = run_transformer(steps)
-            first = time.perf_counter() - t0 - sum(r["wall_s"])
+            first_o3 = time.perf_counter() - t0 - sum(r["wall_s"])
     except StrataUnavailable as e:
         return [BenchResult(name="transformer_step_cuda", description="char transformer step", target=NO_TARGET,
                             note=str(e))]
@@ -247,10 +259,11 @@ def bench_transformer(steps: int = 3) -> list[BenchResult]:
                         description="char transformer step on cuda: reference executor / native executor wall",
                         target=f">= {NATIVE_SPEEDUP_TARGET:g}x", strata_value=t_nat, peer_name="reference executor",
                         peer_value=t_ref, ratio=t_ref / t_nat, ratio_def="reference/native", correct=same,
-                        note=f"native's first step (compiling its kernels from an empty object cache) "
-                             f"{first:.1f} s; the losses after the steps agree bit for bit: {same}")
+                        note=f"native's first step from an empty object cache {first:.1f} s (its kernels "
+                             f"compiled at -O0, the default first tier; {first_o3:.1f} s compiling them at -O3); "
+                             f"the timed steps ran -O3 code; the losses agree bit for bit: {same}")
     rows.append(judge(speed, t_ref / t_nat >= NATIVE_SPEEDUP_TARGET))
-    rows.append(compile_row(compiles))
+    rows.append(compile_row(compiles, o3_compiles))
     shape = f"{r['params']} params, batch {r['batch']}x{r['block']}"
     finite = bool(np.isfinite(r["loss"]))
     wall = BenchResult(name="transformer_step_wall", description=f"char transformer step on cuda ({shape}), "

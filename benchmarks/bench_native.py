@@ -87,10 +87,7 @@ def bench_native(repeats: int = 3, sgemm_reference: bool = True, *, numba_sim: b
 
 
 def _compile_rows(cuda: Any, mod: Any) -> list[BenchResult]:
-    from strata.hw.jit import Program
-    from strata.hw.native import executor as native_executor
     from strata.hw.native import runtime
-    from strata.hw.ptx.parser import parse
 
     # the runtime library (the helpers every kernel's code calls): built once per process, or read from the
     # object cache (here cold); measured on its own, so the kernel rows measure each kernel's own code
@@ -103,30 +100,44 @@ def _compile_rows(cuda: Any, mod: Any) -> list[BenchResult]:
     r.status = "PASS"
     r.add_note("later processes read it from the object cache (the kernel cache-hit rows include that read)")
     out = [r]
-    for kernel in ("saxpy", "sgemm"):
-        cold = float("inf")
-        for _ in range(COMPILE_REPEATS):  # each cold: a fresh Program (PTX parsed and lowered) and no object cached
+    with executor("native", opt="auto"):  # (what a first launch compiles by default, whatever the environment says)
+        return out + [row for kernel in ("saxpy", "sgemm") for row in _compile_kernel_rows(mod, kernel)]
+
+
+def _compile_kernel_rows(mod: Any, kernel: str) -> list[BenchResult]:
+    """The kernel's cold first-launch compile (the -O0 tier; the -O3 recompile in the note) and a cache hit."""
+    from strata.hw.jit import Program
+    from strata.hw.native import executor as native_executor
+    from strata.hw.ptx.parser import parse
+
+    out = []
+    cold = {False: float("inf"), True: float("inf")}  # first-tier (-O0) and -O3 compiles
+    for _ in range(COMPILE_REPEATS):  # each cold: a fresh Program (PTX parsed and lowered) and no object cached
+        for optimized in cold:
             for f in executor_cache_files():
                 f.unlink()
             t0 = time.perf_counter()
-            ck = native_executor.compiled(Program(parse(mod.ptx), {}), kernel)
-            cold = min(cold, time.perf_counter() - t0)
-        program = Program(parse(mod.ptx), {})
-        t0 = time.perf_counter()
-        hit = native_executor.compiled(program, kernel)
-        warm = time.perf_counter() - t0
-        ok = isinstance(ck, native_executor.CompiledKernel) and isinstance(hit, native_executor.CompiledKernel) and \
-            hit.cached
-        r = BenchResult(f"native_compile_{kernel}", f"native executor: compile {kernel} (LLVM O3), cold",
-                        f"<= {COMPILE_TARGET_S * 1e3:.0f} ms", strata_value=cold, correct=ok)
-        r.add_note(f"best of {COMPILE_REPEATS} cold compiles: PTX parse and lowering, IR, LLVM, link")
-        judge(r, cold <= COMPILE_TARGET_S)
-        out.append(r)
-        r = BenchResult(f"native_cache_hit_{kernel}", f"native executor: load {kernel} from the object cache",
-                        f"< {CACHE_HIT_TARGET_S * 1e3:.0f} ms", strata_value=warm, correct=ok)
-        r.add_note("a fresh Program (its PTX lowering not timed): key, object read, MCJIT link; no IR generated")
-        judge(r, warm < CACHE_HIT_TARGET_S)
-        out.append(r)
+            ck = native_executor.compiled(Program(parse(mod.ptx), {}), kernel, optimize_now=optimized)
+            cold[optimized] = min(cold[optimized], time.perf_counter() - t0)
+    program = Program(parse(mod.ptx), {})
+    t0 = time.perf_counter()
+    hit = native_executor.compiled(program, kernel)
+    warm = time.perf_counter() - t0
+    ok = isinstance(ck, native_executor.CompiledKernel) and isinstance(hit, native_executor.CompiledKernel) and \
+        hit.cached
+    r = BenchResult(f"native_compile_{kernel}", f"native executor: first-launch compile of {kernel} (LLVM -O0, "
+                    "the first tier), cold", f"<= {COMPILE_TARGET_S * 1e3:.0f} ms", strata_value=cold[False],
+                    correct=ok)
+    r.details = {"o3_compile_s": cold[True]}
+    r.add_note(f"best of {COMPILE_REPEATS} cold compiles: PTX parse and lowering, IR, LLVM, link; the -O3 "
+               f"recompile a hot kernel gets in the background: {cold[True] * 1e3:.0f} ms")
+    judge(r, cold[False] <= COMPILE_TARGET_S)
+    out.append(r)
+    r = BenchResult(f"native_cache_hit_{kernel}", f"native executor: load {kernel} from the object cache",
+                    f"< {CACHE_HIT_TARGET_S * 1e3:.0f} ms", strata_value=warm, correct=ok)
+    r.add_note("a fresh Program (its PTX lowering not timed): key, object read, MCJIT link; no IR generated")
+    judge(r, warm < CACHE_HIT_TARGET_S)
+    out.append(r)
     return out
 
 

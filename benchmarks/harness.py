@@ -146,14 +146,18 @@ def strata_step(bench: str, step: str) -> Iterator[None]:
 
 
 @contextmanager
-def executor(name: str) -> Iterator[None]:
+def executor(name: str, opt: str = "3") -> Iterator[None]:
     """Run the block's launches on one executor: 'reference' or 'native' (which then compiles each kernel at
-    its first launch, STRATA_NATIVE_AFTER_MS=0, so a benchmark's warm-up launch pays the compile). Both
-    variables are read at each launch; the previous values come back afterwards."""
-    saved = {k: os.environ.get(k) for k in ("STRATA_EXECUTOR", "STRATA_NATIVE_AFTER_MS")}
+    its first launch, STRATA_NATIVE_AFTER_MS=0, so a benchmark's warm-up launch pays the compile). Native code
+    is compiled at `opt` (STRATA_NATIVE_OPT): -O3 by default, the code a hot kernel runs once the background
+    optimizer has recompiled it, so that timed launches measure that code and not a moment of the tier-up;
+    'auto' times what the first launches of a process run. The variables are read at each launch; the
+    previous values come back afterwards."""
+    saved = {k: os.environ.get(k) for k in ("STRATA_EXECUTOR", "STRATA_NATIVE_AFTER_MS", "STRATA_NATIVE_OPT")}
     os.environ["STRATA_EXECUTOR"] = name
     if name == "native":
         os.environ["STRATA_NATIVE_AFTER_MS"] = "0"
+        os.environ["STRATA_NATIVE_OPT"] = opt
     try:
         yield
     finally:

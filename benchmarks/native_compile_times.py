@@ -3,11 +3,13 @@
 # framework ops: matmul, reductions, softmax, a transposed copy) by running them once on the native executor and
 # recording each (module PTX, kernel) the executor compiles; `--save FILE` keeps that list, `--load FILE` reuses it.
 # Step 2 compiles each from an empty object cache, timing the IR generation (Python: codegen.KernelCodegen.build)
-# and LLVM (parse, O3, object emission: compiler.compile_ir) apart, in CPU time of this process (the machine's other
-# load changes wall time more than CPU time). The runtime library every kernel links is built first, untimed.
+# and LLVM (parse, passes, object emission: compiler.compile_ir) apart, in CPU time of this process (the machine's
+# other load changes wall time more than CPU time), at -O0 (the first tier, the default here) or -O3 (`--opt 3`, what a
+# hot kernel is recompiled to in the background). The runtime library every kernel links is built first, untimed.
 # Not part of run_all.py: a diagnostic for work on hw/native's code generator.
 #
 #   PYTHONPATH=src .venv/bin/python benchmarks/native_compile_times.py [--save F | --load F] [--only SUBSTRING]
+#                                                                       [--opt 0|3]
 
 from __future__ import annotations
 
@@ -35,10 +37,10 @@ def collect() -> list[dict[str, Any]]:
     seen: dict[tuple[str, str], dict[str, Any]] = {}
     real = native._compile
 
-    def record(program: Any, kernel: str) -> Any:
+    def record(program: Any, kernel: str, *args: Any) -> Any:
         seen.setdefault((program.module.text, kernel), {"ptx": program.module.text, "kernel": kernel,
                                                         "globals": dict(program.global_addresses)})
-        return real(program, kernel)
+        return real(program, kernel, *args)
 
     native._compile = record  # type: ignore[assignment]
     try:
@@ -58,7 +60,7 @@ def collect() -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def measure(kernels: list[dict[str, Any]], only: str | None) -> list[tuple[str, float, float, int]]:
+def measure(kernels: list[dict[str, Any]], only: str | None, opt: int = 0) -> list[tuple[str, float, float, int]]:
     """(kernel, IR generation s, LLVM s, IR characters) per kernel, each compiled from scratch."""
     from strata.hw.jit import Program
     from strata.hw.native import codegen, runtime
@@ -78,7 +80,7 @@ def measure(kernels: list[dict[str, Any]], only: str | None) -> list[tuple[str, 
             print(f"{k['kernel']}: not compiled natively ({e})")
             continue
         t1 = time.process_time()
-        compile_ir(text)
+        compile_ir(text, optimize=opt == 3)
         rows.append((k["kernel"], t1 - t0, time.process_time() - t1, len(text)))
     return rows
 
@@ -88,13 +90,14 @@ def main() -> None:
     ap.add_argument("--save", help="write the collected kernels to this JSON file")
     ap.add_argument("--load", help="read the kernels from this JSON file instead of collecting them")
     ap.add_argument("--only", help="measure only kernels whose name contains this")
+    ap.add_argument("--opt", type=int, choices=(0, 3), default=0, help="LLVM level: 0 (first tier) or 3")
     args = ap.parse_args()
     os.environ["STRATA_CACHE_DIR"] = tempfile.mkdtemp(prefix="strata-compile-times-")  # cold PTX and object caches
     os.environ.setdefault("STRATA_KERNEL_TIMEOUT", "600")
     kernels = json.loads(Path(args.load).read_text()) if args.load else collect()
     if args.save:
         Path(args.save).write_text(json.dumps(kernels))
-    rows = measure(kernels, args.only)
+    rows = measure(kernels, args.only, args.opt)
     if not rows:
         print("no kernels")
         return

@@ -26,6 +26,10 @@ EXECUTORS: tuple[str, ...] = ("native", "reference")
 # (hw/native/tiering.py); when llvmlite is missing, the reference executor runs everything (hw/native reports it).
 DEFAULT_EXECUTOR = "native"
 DEFAULT_NATIVE_AFTER_MS = 150
+# How the native executor optimizes (hw/native/tiering.py): "auto" runs LLVM -O0 code first and recompiles a kernel
+# at -O3 in the background once its time on the -O0 code reaches the -O3 compile's predicted cost; "0" never
+# optimizes; "3" compiles every kernel at -O3 at once.
+NATIVE_OPT_MODES: tuple[str, ...] = ("auto", "0", "3")
 
 # Name -> one-line summary; `strata env`-style tooling and docs/config.md list these.
 ENV_VARS: dict[str, str] = {
@@ -49,6 +53,9 @@ ENV_VARS: dict[str, str] = {
     "STRATA_NATIVE_AFTER_MS": "the native executor compiles a kernel once the reference executor's time on it "
     f"(spent plus predicted) reaches this many ms; 0 = compile every kernel at its first launch (default "
     f"{DEFAULT_NATIVE_AFTER_MS})",
+    "STRATA_NATIVE_OPT": "auto (a kernel's first native code is LLVM -O0, recompiled at -O3 in the background "
+    "once it has run as long as that compile takes), 0 (never optimize) or 3 (compile at -O3 at once); "
+    "default auto",
     "STRATA_STAGE_PAGEABLE": "1: a native program's pageable cudaMemcpy goes through the shared staging area "
     "(two copies) instead of the copy engine reading its pages in place (default 0)",
     "STRATA_CLUSTER": "where `strata run --nproc N` places its ranks: local (processes on this machine, the "
@@ -84,6 +91,8 @@ class Settings:
         executor: 'native' or 'reference' (`STRATA_EXECUTOR`): which executor runs kernels.
         native_after_ms: the native executor compiles a kernel once the reference executor's time on it,
             spent plus predicted for the launch at hand, reaches this (`STRATA_NATIVE_AFTER_MS`; 0 = at once).
+        native_opt: 'auto', '0' or '3' (`STRATA_NATIVE_OPT`): whether the native executor's code starts at LLVM
+            -O0 and is optimized in the background when hot (auto), stays at -O0, or is -O3 from the start.
         cluster: None (local rank processes), '' (Ray: `ray.init()` of a local or running cluster) or a
             'ray://host:port' client address (`STRATA_CLUSTER`).
         nccl_algo: `NCCL_ALGO` as set (NCCL's own variable: the algorithms its tuner may choose), or None;
@@ -109,6 +118,7 @@ class Settings:
     default_stream: str = "legacy"
     executor: str = DEFAULT_EXECUTOR
     native_after_ms: int = DEFAULT_NATIVE_AFTER_MS
+    native_opt: str = NATIVE_OPT_MODES[0]
     cluster: str | None = None
     nccl_algo: str | None = None
 
@@ -168,6 +178,7 @@ def _read(env: Mapping[str, str]) -> Settings:
         default_stream=_choice(env, "STRATA_DEFAULT_STREAM", ("legacy", "per-thread")),
         executor=_choice(env, "STRATA_EXECUTOR", (DEFAULT_EXECUTOR, *(e for e in EXECUTORS if e != DEFAULT_EXECUTOR))),
         native_after_ms=_int(env, "STRATA_NATIVE_AFTER_MS", DEFAULT_NATIVE_AFTER_MS, lo=0),
+        native_opt=_choice(env, "STRATA_NATIVE_OPT", NATIVE_OPT_MODES),
         cluster=_cluster(env),
         nccl_algo=env.get("NCCL_ALGO", "").strip() or None,
     )

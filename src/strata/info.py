@@ -65,7 +65,7 @@ def collect(root: str | Path = "/", path: str | None = None) -> dict[str, Any]:
                "ptxas": _tool_version(shutil.which("ptxas", path=path))},
         "L1": {"devices": devices},
         "L0": {"models": list(models()), "chosen_by": "STRATA_DEVICES / STRATA_GPU (docs/config.md)",
-               "executor": _executor(settings.executor, settings.native_after_ms)},
+               "executor": _executor(settings.executor, settings.native_after_ms, settings.native_opt)},
         "host": {"python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform()},
         "real_gpu": detect_real_gpus(root, path),
     }
@@ -127,8 +127,8 @@ def _tool_version(exe: str | os.PathLike[str] | None) -> dict[str, str] | None:
     return {"path": str(exe), "version": version}
 
 
-def _executor(asked: str, after_ms: int) -> str:
-    """The executor kernels run on (STRATA_EXECUTOR; native needs llvmlite) and when native compiles."""
+def _executor(asked: str, after_ms: int, opt: str = "auto") -> str:
+    """The executor kernels run on (STRATA_EXECUTOR; native needs llvmlite), when native compiles and how."""
     from strata.hw.native import available
 
     if asked == "native" and not available():
@@ -136,7 +136,9 @@ def _executor(asked: str, after_ms: int) -> str:
     if asked == "native":
         when = (f"a kernel once the reference has spent {after_ms} ms on it" if after_ms
                 else "each kernel at its first launch")
-        return f"native, compiling {when} (STRATA_NATIVE_AFTER_MS)"
+        how = {"auto": "at -O0, then at -O3 in the background once hot", "0": "at -O0 only",
+               "3": "at -O3"}[opt]
+        return f"native, compiling {when} (STRATA_NATIVE_AFTER_MS) {how} (STRATA_NATIVE_OPT)"
     return asked
 
 

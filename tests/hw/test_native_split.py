@@ -90,7 +90,9 @@ def test_a_one_chunk_launch_runs_on_two_threads_as_the_reference_would(monkeypat
     split.clear()
     (y,), _, _ = on_both_executors(monkeypatch, lambda args: mod.get_function("smooth")(BLOCKS, THREADS, args), make)
     np.testing.assert_allclose(y, _oracle(x), rtol=1e-6)
-    assert len(split) == 2 and len(set(split)) == 2  # the native launch: two sub-chunks, one per host thread
+    # each native launch (-O0 code, then -O3 code, which keeps the -O0 code's launch history): two sub-chunks,
+    # one per host thread
+    assert len(split) == 4 and len(set(split)) == 2 and len(set(split[:2])) == 2
 
 
 @pytest.mark.parametrize("bad_from", [5, 2], ids=["second-half-only", "both-halves"])

@@ -383,7 +383,8 @@ def test_native_wmma_overlapping_column_store(monkeypatch: pytest.MonkeyPatch, m
 
     (out,), _, _ = on_both_executors(monkeypatch, lambda args: fn(1, 32, args), make)
     assert reference_calls["_shared_fast"] == ["reference"]  # the store: native there
-    assert reference_calls["resolve_elements"] == ["reference", "native"]  # C's load from global: both on the reference
+    # C's load from global: on the reference in every run (the reference's, the native -O0 and -O3 runs)
+    assert reference_calls["resolve_elements"] == ["reference", "native", "native"]
     want = np.full(16 * 16 + 64, -1.0, np.float32)
     for idx in range(256):  # lane l holds elements 8 l .. 8 l + 7 of the row-major matrix, stored in that order
         r, col = divmod(idx, 16)

@@ -23,6 +23,10 @@ CODEGEN_VERSION = 1
 _LOCK = threading.Lock()
 _TM: Any = None
 _GLUE_TM: Any = None
+# A target machine is not safe to use from two threads at once (the background optimizer compiles beside the
+# launching thread): each one's passes and emission run under its own lock.
+_O3_LOCK = threading.Lock()
+_O0_LOCK = threading.Lock()
 # the line between a kernel's module and its glue module in the code generator's text (codegen._shared_block)
 MODULE_SPLIT = "; strata: glue module follows"
 _OBJECTS = b"strata-objects\n"  # an object blob holding several object files: this, then (length, bytes) each
@@ -52,7 +56,8 @@ def _new_target_machine(opt: int = 3) -> Any:
 
 
 def _glue_machine() -> Any:
-    """The target machine for glue code (opt 0: fast instruction selection and register allocation)."""
+    """The target machine for glue and unoptimized code (opt 0: fast instruction selection and register
+    allocation)."""
     global _GLUE_TM
     with _LOCK:
         if _GLUE_TM is None:
@@ -67,18 +72,25 @@ def host_key() -> str:
     return f"llvm{ver}:{llvm.get_process_triple()}:{name}:{features}"
 
 
-def compile_ir(text: str) -> bytes:
-    """Parse, verify, optimize (O3) and emit an object file. A text of two modules (the code generator's
-    blocks that only call shared bodies follow MODULE_SPLIT) gives a blob of two objects (`objects`): the
-    glue is parsed and emitted without optimization, since LLVM's cost per function, even a straight-line
-    one of a dozen instructions, is about a millisecond at O3 and a fifth of that at O0."""
+def compile_ir(text: str, *, optimize: bool = True) -> bytes:
+    """Parse, verify, optimize (O3) and emit an object file; `optimize=False` emits at O0: no IR passes,
+    LLVM's fast instruction selection and register allocation, 10 to 20 times quicker to compile and 2 to 7
+    times slower to run (the executor's first code for a kernel: tiering.py). A text of two modules (the
+    code generator's blocks that only call shared bodies follow MODULE_SPLIT) gives a blob of two objects
+    (`objects`): the glue is always emitted at O0, since LLVM's cost per function, even a straight-line one
+    of a dozen instructions, is about a millisecond at O3 and a fifth of that at O0."""
     if MODULE_SPLIT in text:
         main, glue = text.split(MODULE_SPLIT, 1)
-        return _pack([compile_ir(main), _emit_glue(glue)])
+        return _pack([compile_ir(main, optimize=optimize), _emit_unoptimized(glue)])
+    if not optimize:
+        return _emit_unoptimized(text)
     tm = target_machine()
-    mod = llvm.parse_assembly(text)
-    mod.triple = llvm.get_process_triple()
-    mod.verify()
+    mod = _parse(text)
+    with _O3_LOCK:
+        return _optimize_and_emit(tm, mod)
+
+
+def _optimize_and_emit(tm: Any, mod: Any) -> bytes:
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     # Loops stay rolled: unrolling, interleaving and SLP cost about 40% of the compile time and measured
     # nothing at run time (the lane loops are memory-bound; the vectorizer still makes them SIMD).
@@ -91,11 +103,21 @@ def compile_ir(text: str) -> bytes:
     return bytes(tm.emit_object(mod))
 
 
-def _emit_glue(text: str) -> bytes:
-    mod = llvm.parse_assembly(text)
+def _parse(text: str) -> Any:
+    # Each module in a context of its own: an LLVM context is not thread-safe, and the background optimizer
+    # parses while the launching thread may parse another kernel's -O0 module (the module holds its context).
+    mod = llvm.parse_assembly(text, context=llvm.create_context())
     mod.triple = llvm.get_process_triple()
     mod.verify()
-    return bytes(_glue_machine().emit_object(mod))
+    return mod
+
+
+def _emit_unoptimized(text: str) -> bytes:
+    """O0: the module as written, through fast instruction selection (SROA, instcombine and simplifycfg
+    before it measured no faster at run time and twice the compile time)."""
+    tm, mod = _glue_machine(), _parse(text)
+    with _O0_LOCK:
+        return bytes(tm.emit_object(mod))
 
 
 def _pack(objs: list[bytes]) -> bytes:

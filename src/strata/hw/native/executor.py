@@ -18,6 +18,8 @@ from __future__ import annotations
 import copy
 import ctypes
 import dataclasses
+import functools
+import json
 import os
 import threading
 import time
@@ -49,7 +51,7 @@ from strata.hw.jit import JitFunction, Program
 from strata.hw.memory import UVA_SLOTS, Allocation, DeviceMemory
 from strata.hw.native import codegen as cg
 from strata.hw.native import driver as drv
-from strata.hw.native import tiering
+from strata.hw.native import optimizer, tiering
 from strata.hw.native.compiler import LoadedObject, cache_get, cache_has, cache_key, cache_put, compile_ir
 from strata.hw.native.runloop import DriverState, drive_entry, finished, run_root
 
@@ -59,6 +61,7 @@ _DRIVE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctyp
 _U32 = np.dtype(np.uint32)
 THREADS = 2  # host threads a launch's chunks are spread over
 _COMPILE_LOCK = threading.Lock()
+_TIER_LOCK = threading.Lock()
 
 
 @dataclasses.dataclass
@@ -71,6 +74,11 @@ class CompiledKernel:
     obj: LoadedObject
     compile_s: float
     cached: bool
+    opt: int = 3  # LLVM's optimization level of the code: 0 (the first tier) or 3 (tiering.py)
+    quick_s: float = 0.0  # launches' time on this code while it is -O0 (tiering.optimize_due)
+    optimizing: bool = False  # an -O3 recompile is queued or running (optimizer.py)
+    # launch shape -> slow one-thread launches in a row (_split_key); the -O3 code takes over the -O0 code's
+    split_runs: dict[tuple[Any, ...], int] = dataclasses.field(default_factory=dict)
     drive: Any = None  # the driver (driver.py): uniform control flow in one native call
     driveable: frozenset[int] = frozenset()  # blocks the driver runs (native, barrier, empty)
     barriers: frozenset[int] = frozenset()  # blocks of one bar.sync
@@ -87,31 +95,45 @@ class CompiledKernel:
     block_table: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(1, dtype=np.int64))  # driver.py
 
 
-def compiled(program: Program, kernel: str) -> CompiledKernel | str:
-    """The kernel compiled (memoized on the program, then the disk cache), or why it cannot be."""
-    memo: dict[str, Any] = program.__dict__.setdefault("_native", {})
+def compiled(program: Program, kernel: str, *, optimize_now: bool = False) -> CompiledKernel | str:
+    """The kernel compiled (memoized on the program, then the disk cache), or why it cannot be. Its first
+    code is -O0 unless STRATA_NATIVE_OPT or `optimize_now` (tiering.optimize_now) says -O3."""
+    memo = known_kernels(program)
     hit: CompiledKernel | str | None = memo.get(kernel)
-    if hit is not None:
+    if hit is not None and not _upgrade(hit):
         return hit
     with _COMPILE_LOCK:
         hit = memo.get(kernel)
         if hit is None:
-            hit = _compile(program, kernel)
+            hit = _compile(program, kernel, optimize_now)
             memo[kernel] = hit
+        elif _upgrade(hit):  # (-O0 code, and STRATA_NATIVE_OPT=3 set since it compiled)
+            hit = memo[kernel] = _optimized(program, kernel, hit)
     return hit
 
 
-def _object_key(program: Program, kernel: str) -> str:
-    """The kernel's key in the disk cache of objects (memoized on the program: hashing the PTX text costs)."""
-    memo: dict[str, str] = program.__dict__.setdefault("_native_keys", {})
-    key = memo.get(kernel)
+def _upgrade(hit: CompiledKernel | str) -> bool:
+    return isinstance(hit, CompiledKernel) and hit.opt == 0 and cfg.settings().native_opt == "3"
+
+
+def known_kernels(program: Program) -> dict[str, Any]:
+    """The program's kernels compiled (or found not compilable) so far: name -> CompiledKernel or reason."""
+    memo: dict[str, Any] = program.__dict__.setdefault("_native", {})
+    return memo
+
+
+def _object_key(program: Program, kernel: str, opt: int) -> str:
+    """The kernel's key at LLVM level `opt` in the disk cache of objects (memoized on the program: hashing the
+    PTX text costs)."""
+    memo: dict[tuple[str, int], str] = program.__dict__.setdefault("_native_keys", {})
+    key = memo.get((kernel, opt))
     if key is None:
         # Not the variables' addresses: the code reads them from ctx (codegen.CTX_SYMBOLS), so one object serves
         # every load of the module in every process. Shared offsets are the PTX's layout, the same in each load.
-        key = memo[kernel] = cache_key({"ptx": _digest(program.module.text), "kernel": kernel,
-                                        "globals": sorted(program.global_addresses),
-                                        "shared": sorted(program.shared_offsets.items()),
-                                        "dynamic": program.dynamic_shared_offset() if program.dynamic_shared else -1})
+        key = memo[kernel, opt] = cache_key({
+            "ptx": _digest(program.module.text), "kernel": kernel, "opt": opt,
+            "globals": sorted(program.global_addresses), "shared": sorted(program.shared_offsets.items()),
+            "dynamic": program.dynamic_shared_offset() if program.dynamic_shared else -1})
     return key
 
 
@@ -120,60 +142,114 @@ def _warm(program: Program, kernel: str, config: LaunchConfig, chunk_lanes: int)
     now (tiering.py: the reference's time on it reaches STRATA_NATIVE_AFTER_MS)."""
     if kernel in program.__dict__.get("_native", {}):
         return True
-    after_s = cfg.settings().native_after_ms / 1e3
-    return (tiering.worth_compiling(program, kernel, config, after_s=after_s, chunk_lanes=chunk_lanes)
-            or cache_has(_object_key(program, kernel)))
+    settings = cfg.settings()
+    return (tiering.worth_compiling(program, kernel, config, after_s=settings.native_after_ms / 1e3,
+                                    chunk_lanes=chunk_lanes, quick=settings.native_opt != "3")
+            or any(cache_has(_object_key(program, kernel, opt)) for opt in _levels(settings.native_opt)))
 
 
-def _compile(program: Program, kernel: str) -> CompiledKernel | str:
+def _levels(mode: str) -> tuple[int, ...]:
+    """The code levels a kernel may start with under STRATA_NATIVE_OPT `mode`, the best first."""
+    return {"auto": (3, 0), "0": (0,), "3": (3,)}[mode]
+
+
+def _compile(program: Program, kernel: str, optimize_now: bool = False) -> CompiledKernel | str:
+    """The kernel's first native code: from the disk cache at the best level there, else built at -O0 (-O3
+    under STRATA_NATIVE_OPT=3 or when `optimize_now`)."""
     t0 = time.perf_counter()
+    mode = cfg.settings().native_opt
+    for opt in _levels(mode):
+        got = cache_get(_object_key(program, kernel, opt))
+        if got is not None:
+            manifest, obj = got
+            return str(manifest["reason"]) if obj is None else _load(program, kernel, manifest, obj, opt, True, t0)
+    opt = 3 if mode == "3" or (optimize_now and mode == "auto") else 0
+    built = _build(program, kernel, opt)
+    if isinstance(built, str):
+        return built
+    return _load(program, kernel, *built, opt, False, t0)
+
+
+def _build(program: Program, kernel: str, opt: int) -> tuple[dict[str, Any], bytes] | str:
+    """Generate the kernel's IR and compile it at LLVM level `opt` into the disk cache: (manifest, object), or
+    why it cannot be compiled (cached too)."""
+    key = _object_key(program, kernel, opt)
+    gen = cg.KernelCodegen(program, program.functions[kernel])
+    try:
+        text = gen.build()
+    except cg.NativeUnsupported as e:
+        cache_put(key, {"reason": str(e)}, None)
+        return str(e)
+    obj = compile_ir(text, optimize=opt == 3)
+    # (the manifest in its JSON form, so that a fresh build and a cache hit load through the same code)
+    manifest = json.loads(json.dumps({
+        "blocks": gen.native_blocks, "specials": gen.specials, "barriers": gen.barrier_blocks,
+        "invariants": [(r, off, size) for r, (off, size) in gen.invariants.items()], "symbols": gen.symbols,
+        "reference_blocks": gen.reference_blocks, "serial": gen.serial, "pieces": getattr(gen, "pieces", {})}))
+    cache_put(key, manifest, obj)
+    return manifest, obj
+
+
+def _load(program: Program, kernel: str, manifest: dict[str, Any], obj: bytes, opt: int, cached: bool,
+          t0: float) -> CompiledKernel:
+    """Link an object and build the kernel's CompiledKernel from its manifest."""
     jf = program.functions[kernel]
-    key = _object_key(program, kernel)
-    got = cache_get(key)
-    cached = got is not None
-    if got is not None:
-        manifest, obj = got
-        if obj is None:
-            return str(manifest["reason"])
-        blocks = list(manifest["blocks"])
-        specials = list(manifest["specials"])
-        barriers = list(manifest["barriers"])
-        invariants = [tuple(x) for x in manifest["invariants"]]
-        reference_blocks = {int(k): str(v) for k, v in manifest.get("reference_blocks", {}).items()}
-        pieces = {int(k): [(int(s), int(e)) for s, e in v] for k, v in manifest.get("pieces", {}).items()}
-        serial = manifest.get("serial")
-        symbols = list(manifest["symbols"])
-    else:
-        gen = cg.KernelCodegen(program, jf)
-        try:
-            text = gen.build()
-        except cg.NativeUnsupported as e:
-            cache_put(key, {"reason": str(e)}, None)
-            return str(e)
-        obj = compile_ir(text)
-        blocks, specials, barriers = gen.native_blocks, gen.specials, gen.barrier_blocks
-        invariants = [(r, off, size) for r, (off, size) in gen.invariants.items()]
-        reference_blocks, serial, pieces = gen.reference_blocks, gen.serial, getattr(gen, "pieces", {})
-        symbols = gen.symbols
-        cache_put(key, {"blocks": blocks, "specials": specials, "barriers": barriers, "invariants": invariants,
-                        "symbols": symbols,
-                        "reference_blocks": {str(k): v for k, v in reference_blocks.items()}, "serial": serial,
-                        "pieces": {str(k): v for k, v in pieces.items()}}, obj)
+    blocks = [int(b) for b in manifest["blocks"]]
+    barriers = [int(b) for b in manifest["barriers"]]
+    reference_blocks = {int(k): str(v) for k, v in manifest.get("reference_blocks", {}).items()}
+    pieces = {int(k): [(int(s), int(e)) for s, e in v] for k, v in manifest.get("pieces", {}).items()}
     loaded = LoadedObject(obj)
     funcs = {b: _PROTO(loaded.address(f"b{b}")) for b in blocks}
-    ck = CompiledKernel(kernel, funcs, specials, loaded, time.perf_counter() - t0, cached)
+    ck = CompiledKernel(kernel, funcs, list(manifest["specials"]), loaded, time.perf_counter() - t0, cached, opt)
     ck.drive = _DRIVE(loaded.address("drive"))  # (the runtime library's: it runs ck.block_table)
     ck.block_table = drv.block_table(jf, {b: loaded.address(f"b{b}") for b in blocks}, frozenset(barriers),
                                      {name: i for i, name in enumerate(jf.reg_storage)})
-    ck.invariants = invariants
-    ck.symbol_table = np.array([program.global_addresses[s] for s in symbols] or [0], dtype=np.uint64)
+    ck.invariants = [(str(r), int(off), int(size)) for r, off, size in manifest["invariants"]]
+    ck.symbol_table = np.array([program.global_addresses[s] for s in manifest["symbols"]] or [0], dtype=np.uint64)
     ck.barriers = frozenset(barriers)
-    ck.reference_blocks, ck.serial = reference_blocks, serial
+    ck.reference_blocks, ck.serial = reference_blocks, manifest.get("serial")
     ck.pieces = {b: [(s, e, _PROTO(loaded.address(f"b{b}c{s}"))) for s, e in ps] for b, ps in pieces.items()}
     ck.driveable = frozenset(k for k, blk in enumerate(jf.blocks) if k in funcs or k in barriers or not blk.ops)
-    trace.emit("L0", "native_compile", kernel=kernel, cached=cached, blocks=len(blocks),
+    trace.emit("L0", "native_compile", kernel=kernel, cached=cached, opt=opt, blocks=len(blocks),
                reference_blocks=len(reference_blocks), compile_ms=round(ck.compile_s * 1e3, 3))
     return ck
+
+
+def _ran_unoptimized(program: Program, kernel: str, ck: CompiledKernel, seconds: float) -> None:
+    """Count a launch's time on -O0 code; once it reaches the -O3 compile's cost (tiering.optimize_due), queue
+    the recompile (STRATA_NATIVE_OPT=auto)."""
+    static = tiering.static_instructions(program.functions[kernel])
+    with _TIER_LOCK:
+        ck.quick_s += seconds
+        if ck.optimizing or not tiering.optimize_due(ck.quick_s, static) or cfg.settings().native_opt != "auto":
+            return
+        ck.optimizing = True
+    optimizer.submit(functools.partial(_optimize, program, kernel, ck))
+
+
+def _optimized(program: Program, kernel: str, quick: CompiledKernel) -> CompiledKernel:
+    """The kernel at -O3, from the disk cache or compiled (its -O0 code `quick`, from the same IR, compiled
+    already), with the launch history the -O0 code gathered."""
+    t0 = time.perf_counter()
+    got = cache_get(_object_key(program, kernel, 3))
+    built = _build(program, kernel, 3) if got is None else got
+    if isinstance(built, str) or built[1] is None:  # (not expected: the same IR compiled at -O0)
+        raise RuntimeError(f"{kernel}: the -O3 recompile failed: {built if isinstance(built, str) else built[0]}")
+    ck = _load(program, kernel, built[0], built[1], 3, got is not None, t0)
+    ck.split_runs = quick.split_runs
+    return ck
+
+
+def _optimize(program: Program, kernel: str, quick: CompiledKernel) -> None:
+    """(On the optimizer thread) compile the kernel at -O3, or read it from the disk cache, and make it the code
+    later launches run; launches running now finish on the -O0 code, which they hold."""
+    ck = _optimized(program, kernel, quick)
+    with _COMPILE_LOCK:
+        memo = program.__dict__["_native"]
+        if memo.get(kernel) is quick:
+            memo[kernel] = ck
+    trace.emit("L0", "native_optimized", kernel=kernel, quick_ms=round(quick.quick_s * 1e3, 3),
+               compile_ms=round(ck.compile_s * 1e3, 3))
 
 
 def _digest(text: str) -> str:
@@ -344,7 +420,10 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
             trace.emit("L0", "native_deferred", kernel=kernel_name,
                        reason="not compiled yet: the reference's time on it is below its compile cost")
         return None  # (the reference runs it, and its time counts towards compiling: tiering.py)
-    ck: CompiledKernel | str = reason if reason else compiled(program, kernel_name)
+    ck: CompiledKernel | str = reason if reason else compiled(
+        program, kernel_name,
+        optimize_now=kernel_name not in known_kernels(program)
+        and tiering.optimize_now(program.functions[kernel_name], config, chunk_lanes))
     if isinstance(ck, str):
         trace.emit("L0", "native_fallback", kernel=kernel_name, reason=ck)
         return None
@@ -364,7 +443,7 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
         mem.fill(config.grid_workspace, GRID_WORKSPACE_BYTES, 0)  # the barrier starts at 0, as the driver sets it
     firsts = range(0, nblocks, per_chunk)
     split = _split_key(ck, config, len(firsts), budget)
-    if split is not None and ck.__dict__["_split"].get(split, 0) >= SPLIT_AFTER_RUNS:
+    if split is not None and ck.split_runs.get(split, 0) >= SPLIT_AFTER_RUNS:
         per_chunk = -(-nblocks // THREADS)  # the reference's one chunk as THREADS sub-chunks (see _split_key)
         firsts = range(0, nblocks, per_chunk)
     nthreads = THREADS if len(firsts) > 1 and not budget and ck.serial is None else 1
@@ -513,8 +592,10 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
     _fold_counters(L0)
     result = LaunchResult(c, time.perf_counter() - t0, _shared_size(L0), L0.kernel.local_size)
     result.executor = "native"
+    if ck.opt == 0:
+        _ran_unoptimized(program, kernel_name, ck, result.wall_time_s)
     if split is not None and nthreads == 1:  # two slow launches in a row split the next (one may be noise)
-        seen = ck.__dict__["_split"]
+        seen = ck.split_runs
         seen[split] = seen.get(split, 0) + 1 if result.wall_time_s >= SPLIT_AFTER_S else 0
     return result
 
@@ -610,7 +691,6 @@ def _split_key(ck: CompiledKernel, config: LaunchConfig, nchunks: int, budget: i
     sub-chunks (None: it never does)."""
     if nchunks != 1 or config.num_blocks < 2 or budget or ck.serial is not None or config.grid_workspace:
         return None  # (a cooperative grid's blocks wait for each other: they share one chunk's lockstep)
-    ck.__dict__.setdefault("_split", {})
     return (config.grid, config.block)
 
 

@@ -11,6 +11,14 @@ runs natively at once (a hit loads in about 1.5 ms), and `STRATA_NATIVE_AFTER_MS
 kernel at its first launch, which is what the native executor's own tests and a whole-suite native run
 use.
 
+Native code has two tiers, as in a JIT with a baseline compiler (STRATA_NATIVE_OPT=auto, the default):
+a kernel's first native code is LLVM -O0, about a tenth of the -O3 compile's cost (QUICK_COMPILE_S_PER_
+INSTRUCTION) and 2 to 7 times slower to run than -O3 code, though still several times faster than the
+reference. Once a kernel's launches have spent as long on -O0 code as its -O3 compile is predicted to cost,
+the kernel is recompiled at -O3 on a background thread, and launches after that run the -O3 code
+(`optimize_due`). A launch predicted to run longer at -O0 than the -O3 compile takes is compiled at -O3 at
+once (`optimize_now`). STRATA_NATIVE_OPT=0 keeps -O0 code, and 3 compiles at -O3 from the start.
+
 Which executor runs a launch changes only its speed: the two give the same bits, counters and fault
 reports (the differential tests check it), and `LaunchReport.executor` says which one ran.
 
@@ -32,12 +40,20 @@ LOOP_TRIPS = 16  # how many times a loop body is assumed to run when predicting 
 # LLVM's O3 compile of a kernel, per static instruction, fitted on the framework's 31 kernels (16 to 1,878
 # instructions: 3-5 ms each on a loaded 2-core machine) and the benchmarks' SAXPY (86 ms) and SGEMM (184 ms)
 COMPILE_S_PER_INSTRUCTION = 0.004
+# The -O0 tier: code generation in Python plus LLVM's fast path, fitted on the same kernels (35 of the
+# framework's: 14 to 100 ms, the tiled GEMMs 0.5-0.6 s, on a quiet 2-core machine)
+QUICK_COMPILE_S_PER_INSTRUCTION = 0.0004
+# -O0 code's time as a fraction of the reference's (tiled SGEMM about 1/9, SAXPY about 1/2.5): the pessimistic end,
+# so a big launch rather compiles at -O3 at once
+QUICK_VS_REFERENCE = 0.4
+OPTIMIZE_AFTER_S = 0.05  # at least this much -O0 time before a kernel is optimized (a small kernel compiles in ~50 ms)
 
 
-def threshold_s(after_s: float, static_instructions: int) -> float:
-    """The reference time a kernel must have cost before it compiles: its predicted compile time, at least
-    `after_s` (STRATA_NATIVE_AFTER_MS)."""
-    return max(after_s, COMPILE_S_PER_INSTRUCTION * static_instructions)
+def threshold_s(after_s: float, static_instructions: int, *, quick: bool = False) -> float:
+    """The reference time a kernel must have cost before it compiles: its predicted compile time (of the -O0
+    tier when `quick`), at least `after_s` (STRATA_NATIVE_AFTER_MS)."""
+    per = QUICK_COMPILE_S_PER_INSTRUCTION if quick else COMPILE_S_PER_INSTRUCTION
+    return max(after_s, per * static_instructions)
 
 
 def predict_s(static: int, loops: bool, chunks: int, lanes: int) -> float:
@@ -48,10 +64,28 @@ def predict_s(static: int, loops: bool, chunks: int, lanes: int) -> float:
     return static * (chunks * PER_CHUNK_INSTRUCTION_S + lanes * PER_LANE_INSTRUCTION_S)
 
 
-def due(spent_s: float, predicted_s: float, static: int, after_s: float) -> bool:
+def due(spent_s: float, predicted_s: float, static: int, after_s: float, *, quick: bool = False) -> bool:
     """The tiering rule: compile once the reference's time on a kernel, spent plus predicted for the launch at
     hand, reaches the kernel's predicted compile time (at least `after_s`); `after_s` <= 0: always."""
-    return after_s <= 0 or spent_s + predicted_s >= threshold_s(after_s, static)
+    return after_s <= 0 or spent_s + predicted_s >= threshold_s(after_s, static, quick=quick)
+
+
+def optimize_due(quick_spent_s: float, static: int) -> bool:
+    """Whether a kernel's -O0 code has run long enough to be recompiled at -O3: its time on it reaches the
+    -O3 compile's predicted cost (at least OPTIMIZE_AFTER_S)."""
+    return quick_spent_s >= max(OPTIMIZE_AFTER_S, COMPILE_S_PER_INSTRUCTION * static)
+
+
+def optimize_now(jf: JitFunction, config: LaunchConfig, chunk_lanes: int) -> bool:
+    """Whether a kernel's first native code should be -O3 rather than -O0: this launch alone is predicted to
+    run longer at -O0 than the -O3 compile takes (a one-off big launch, such as a 1024^3 GEMM)."""
+    static = static_instructions(jf)
+    return predicted_reference_s(jf, config, chunk_lanes) * QUICK_VS_REFERENCE >= COMPILE_S_PER_INSTRUCTION * static
+
+
+def static_instructions(jf: JitFunction) -> int:
+    """A kernel's static instruction count (what compile-time predictions scale with)."""
+    return _static(jf)[0]
 
 
 def _static(jf: JitFunction) -> tuple[int, bool]:
@@ -79,13 +113,13 @@ def _spent(program: Program) -> dict[str, float]:
 
 
 def worth_compiling(program: Program, kernel: str, config: LaunchConfig, *, after_s: float,
-                    chunk_lanes: int) -> bool:
+                    chunk_lanes: int, quick: bool = False) -> bool:
     """Whether this launch should compile the kernel (when it is not compiled or cached yet)."""
     if after_s <= 0:
         return True
     jf = program.functions[kernel]
     return due(_spent(program).get(kernel, 0.0), predicted_reference_s(jf, config, chunk_lanes), _static(jf)[0],
-               after_s)
+               after_s, quick=quick)
 
 
 def first_deferral(owner: object, kernel: str) -> bool:
