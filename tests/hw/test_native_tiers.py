@@ -91,11 +91,13 @@ def test_the_first_code_is_O0_and_a_hot_kernel_is_recompiled_at_O3(tiers: Any,
     assert not again[3]  # (nothing compiled: the -O3 code ran)
 
 
-def test_a_kernel_below_the_threshold_keeps_its_O0_code(tiers: Any) -> None:
+def test_a_kernel_below_the_threshold_keeps_its_O0_code(tiers: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tiering, "OPTIMIZE_AFTER_S", 10.0)  # (however slow the machine: 3 launches stay below)
     for _ in range(3):
         _run(tiers)
     assert optimizer.settle(60.0)
-    assert _code(tiers).opt == 0  # 3 small launches: far below the -O3 compile's predicted cost
+    ck = _code(tiers)
+    assert ck.opt == 0 and not ck.optimizing and 0 < ck.quick_s < 10.0
 
 
 def test_the_O3_object_is_cached_for_the_next_process(tiers: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,6 +133,21 @@ def test_a_launch_predicted_to_run_long_compiles_at_O3_at_once(tiers: Any) -> No
     big = LaunchConfig(grid=(1 << 16, 1, 1), block=(1024, 1, 1), params=b"")
     assert not tiering.optimize_now(jf, small, 65536)
     assert tiering.optimize_now(jf, big, 65536)
+
+
+def test_a_big_launch_on_O0_code_queues_the_recompile_as_it_starts(tiers: Any,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    first = _run(tiers)
+    quick = _code(tiers)
+    assert quick.opt == 0
+    # the launch at hand predicted long; the time spent alone never reaches the -O3 compile's cost (10 s here)
+    monkeypatch.setattr(tiering, "OPTIMIZE_AFTER_S", 10.0)
+    monkeypatch.setattr(tiering, "QUICK_VS_REFERENCE", 1e9)
+    second = _run(tiers)
+    assert quick.optimizing and quick.quick_s < 10.0
+    assert optimizer.settle(60.0)
+    assert _code(tiers).opt == 3
+    assert second[2] == first[2]
 
 
 def test_the_setting_and_strata_info(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -215,13 +215,17 @@ def _load(program: Program, kernel: str, manifest: dict[str, Any], obj: bytes, o
     return ck
 
 
-def _ran_unoptimized(program: Program, kernel: str, ck: CompiledKernel, seconds: float) -> None:
-    """Count a launch's time on -O0 code; once it reaches the -O3 compile's cost (tiering.optimize_due), queue
-    the recompile (STRATA_NATIVE_OPT=auto)."""
+def _ran_unoptimized(program: Program, kernel: str, ck: CompiledKernel, seconds: float,
+                     predicted_s: float = 0.0) -> None:
+    """Count a launch's time on -O0 code (`seconds` once it ran; `predicted_s` as it starts: the launch at
+    hand's predicted time); once the time spent and predicted reaches the -O3 compile's cost
+    (tiering.optimize_due), queue the recompile (STRATA_NATIVE_OPT=auto). A big launch so queues it as it
+    starts, and the -O3 code compiles on the other core while the -O0 code runs it."""
     static = tiering.static_instructions(program.functions[kernel])
     with _TIER_LOCK:
         ck.quick_s += seconds
-        if ck.optimizing or not tiering.optimize_due(ck.quick_s, static) or cfg.settings().native_opt != "auto":
+        if ck.optimizing or not tiering.optimize_due(ck.quick_s + predicted_s, static) or \
+                cfg.settings().native_opt != "auto":
             return
         ck.optimizing = True
     optimizer.submit(functools.partial(_optimize, program, kernel, ck))
@@ -432,6 +436,9 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                                chunk_lanes=chunk_lanes, timeout_s=timeout_s, stack_bytes=stack_bytes, control=control,
                                runtime=runtime, clock_mhz=clock_mhz)
     _report_partial(ck, kernel_name)
+    if ck.opt == 0 and not ck.optimizing:
+        _ran_unoptimized(program, kernel_name, ck, 0.0, tiering.QUICK_VS_REFERENCE * tiering.predicted_reference_s(
+            program.functions[kernel_name], config, chunk_lanes))
     t0 = time.perf_counter()
     nblocks = config.num_blocks
     one_d = config.grid[1] == config.grid[2] == 1
