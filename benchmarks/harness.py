@@ -168,6 +168,14 @@ def executor(name: str, opt: str = "3") -> Iterator[None]:
                 os.environ[k] = v
 
 
+def settle_native(timeout_s: float = 600.0) -> None:
+    """Wait for the native executor's background -O3 recompiles (hw/native/optimizer.py) queued so far, so that
+    they do not run beside what is timed next; nothing when the native executor was never imported."""
+    optimizer = sys.modules.get("strata.hw.native.optimizer")
+    if optimizer is not None:
+        optimizer.settle(timeout_s)
+
+
 def synchronize(cuda: ModuleType) -> None:
     """Wait for the device if strata exposes a way to; launches in the emulator are synchronous today."""
     sync = getattr(cuda, "synchronize", None)
