@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing
+import os
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +192,33 @@ def test_a_forked_child_gets_an_optimizer_thread_of_its_own() -> None:
     finally:
         p.join(60)
     assert p.exitcode == 0
+
+
+EXIT_SCRIPT = r"""
+import numpy as np
+import strata.cuda as cuda
+from strata.hw.native import optimizer, tiering
+mod = cuda.compile('''
+extern "C" __global__ void axpy(int n, float a, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}''')
+x, y = cuda.to_device(np.ones(4096, np.float32)), cuda.to_device(np.ones(4096, np.float32))
+fn = mod.get_function("axpy")
+fn(16, 256, (np.int32(4096), np.float32(2.0), x, y)).wait()  # -O0 code
+tiering.OPTIMIZE_AFTER_S, tiering.COMPILE_S_PER_INSTRUCTION = 0.0, 0.0
+fn(16, 256, (np.int32(4096), np.float32(2.0), x, y)).wait()  # queues the -O3 recompile as it starts
+assert np.all(y.get() == 5.0)
+print("pending", optimizer.pending())
+"""
+
+
+def test_the_process_exits_cleanly_with_a_recompile_in_flight(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "STRATA_CACHE_DIR": str(tmp_path), "STRATA_NATIVE_AFTER_MS": "0",
+           "STRATA_EXECUTOR": "native", "STRATA_NATIVE_OPT": "auto"}
+    done = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("pending ")  # (0 or 1: the compile may have finished by then)
