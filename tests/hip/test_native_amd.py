@@ -51,16 +51,19 @@ def run(monkeypatch: pytest.MonkeyPatch, executor: str, k: KernelInfo, grid: tup
 
 def both(monkeypatch: pytest.MonkeyPatch, k: KernelInfo, grid: tuple[int, int, int], block: tuple[int, int, int],
          setup: Setup, batch_lanes: int = 1 << 16) -> list[np.ndarray]:
-    """The dispatch on the reference, then natively: the native executor ran it, with the same bits, counters
-    and isa counts. Returns the outputs."""
+    """The dispatch on the reference, then natively with -O0 code and with -O3 code (STRATA_NATIVE_OPT): the
+    native executor ran it, with the same bits, counters and isa counts. Returns the outputs."""
     ref = run(monkeypatch, "reference", k, grid, block, setup, batch_lanes)
-    nat = run(monkeypatch, "native", k, grid, block, setup, batch_lanes)
     assert ref["executor"] == "reference"
-    assert nat["executor"] == "native", [e for e in nat["events"] if e[0] == "native_fallback"]
-    for a, b in zip(ref["outs"], nat["outs"], strict=True):
-        assert a.tobytes() == b.tobytes()
-    assert nat["counters"] == ref["counters"]
-    assert nat["isa"] == ref["isa"]
+    for opt in ("0", "3"):
+        monkeypatch.setenv("STRATA_NATIVE_OPT", opt)
+        nat = run(monkeypatch, "native", k, grid, block, setup, batch_lanes)
+        assert nat["executor"] == "native", [e for e in nat["events"] if e[0] == "native_fallback"]
+        assert [e[1]["opt"] for e in nat["events"] if e[0] == "native_compile"] in ([], [int(opt)])
+        for a, b in zip(ref["outs"], nat["outs"], strict=True):
+            assert a.tobytes() == b.tobytes(), f"-O{opt}"
+        assert nat["counters"] == ref["counters"], f"-O{opt}"
+        assert nat["isa"] == ref["isa"], f"-O{opt}"
     return list(nat["outs"])
 
 
@@ -406,3 +409,44 @@ def test_waves_start_with_the_reference_registers_over_many_batches(monkeypatch:
     bz, by, bx, tz, ty, tx = np.indices((4, 2, 3, block[2], block[1], block[0])).reshape(6, -1)
     assert np.array_equal(out, (bx | by << 4 | bz << 8 | tx << 12 | ty << 16 | tz << 20).astype(np.uint32))
     assert np.array_equal(got_y, (np.float64(2.0) * x + y.astype(np.float64)).astype(np.float32))
+
+
+@needs_clang
+def test_amd_code_starts_at_O0_and_a_hot_kernel_is_recompiled_at_O3(monkeypatch: pytest.MonkeyPatch,
+                                                                     rng: np.random.Generator, tmp_path: Any) -> None:
+    """The two code tiers (docs/executor.md) on a CDNA kernel: -O0 at first, -O3 once hot, the same bits and
+    counters on both, and both against NumPy."""
+    from strata.hw.native import amd_executor, optimizer, tiering
+
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("STRATA_EXECUTOR", "native")
+    monkeypatch.setenv("STRATA_NATIVE_AFTER_MS", "0")
+    monkeypatch.setenv("STRATA_NATIVE_OPT", "auto")
+    k = kernel("saxpy", "saxpy")
+    prog = load_program(k)
+    n = 1000
+    x, y = rng.random(n, np.float32), rng.random(n, np.float32)
+    want = (np.float64(2.5) * x + y.astype(np.float64)).astype(np.float32)
+
+    def dispatch() -> tuple[bytes, dict[str, Any], int]:
+        b = Board()
+        xa, ya = b.put(x), b.put(y)
+        seg = kernarg.build(k, [i32(n), f32(2.5), p64(xa), p64(ya)], (4, 1, 1), (256, 1, 1))
+        launch = AmdLaunch((4, 1, 1), (256, 1, 1), b.put(seg + bytes(-len(seg) % 256), "kernarg"),
+                           k.group_segment_fixed_size)
+        counters = execute(prog, launch, b.mem, batch_lanes=1 << 16)
+        assert launch.executor == "native"
+        out = b.get(ya, n, np.float32)
+        np.testing.assert_array_equal(out, want)
+        ck = amd_executor.compiled(prog)
+        assert isinstance(ck, amd_executor.CompiledAmd)
+        return out.tobytes(), dataclasses.asdict(counters), ck.opt
+
+    first = dispatch()
+    assert first[2] == 0
+    monkeypatch.setattr(tiering, "OPTIMIZE_AFTER_S", 0.0)
+    monkeypatch.setattr(tiering, "COMPILE_S_PER_INSTRUCTION", 0.0)
+    dispatch()  # queues the -O3 recompile
+    assert optimizer.settle(60.0) and not optimizer.errors
+    hot = dispatch()
+    assert hot == (first[0], first[1], 3)

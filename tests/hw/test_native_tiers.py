@@ -173,6 +173,7 @@ def test_an_optimizer_job_that_fails_is_kept_not_raised() -> None:
     assert optimizer.settle(30.0)
     assert ran == [1] and optimizer.pending() == 0
     assert isinstance(optimizer.errors[-1], RuntimeError) and len(optimizer.errors) in (before + 1, 16)
+    optimizer.errors.pop()  # (other tests check that their recompiles left no error)
 
 
 def _child(q: Any) -> None:

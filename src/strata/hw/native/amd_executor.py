@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import functools
 import hashlib
 import threading
 import time
@@ -43,13 +44,15 @@ from strata.hw.counters import Counters
 from strata.hw.memory import DeviceMemory
 from strata.hw.native import amd_codegen as cg
 from strata.hw.native import amd_ir as air
-from strata.hw.native import tiering
+from strata.hw.native import optimizer, tiering
 from strata.hw.native.amd_plan import SMEM_DWORDS, loads_observed_early
 from strata.hw.native.executor import hand_over
 
 THREADS = 2  # host threads a dispatch's workgroups are split over (the machine's cores; compiled code drops the GIL)
 FUEL = 1 << 12  # backward branches a wave may take in one call before the next wave runs (and Python polls)
 _FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+_COMPILE_LOCK = threading.Lock()
+_TIER_LOCK = threading.Lock()
 
 
 LOCAL_V_BATCH_FACTOR = 2  # a batch's register file may be this many times VGPR_BATCH_BYTES when waves keep
@@ -66,6 +69,9 @@ class CompiledAmd:
     classes: list[tuple[str | None, bool, str | None]]  # per instruction: count_class
     groups: np.ndarray  # per instruction: the leader whose wave count it shares (AmdCodegen.count_groups)
     local_v: bool = False  # waves keep their VGPRs on the stack (amd_codegen.local_vgprs)
+    opt: int = 3  # LLVM's level of the code: 0 (the first tier) or 3 (tiering.py, as for PTX kernels)
+    quick_s: float = 0.0  # dispatches' time on this code while it is -O0
+    optimizing: bool = False  # an -O3 recompile is queued or running (optimizer.py)
 
 
 def nv_of(prog: ref.AmdProgram) -> int:
@@ -74,31 +80,52 @@ def nv_of(prog: ref.AmdProgram) -> int:
     return max(k.vgpr_count, k.descriptor.accum_offset + k.agpr_count if k.agpr_count else 0, 1) + 1
 
 
-def compiled(prog: ref.AmdProgram) -> CompiledAmd | str:
-    """The kernel's native code (compiled once per program, objects cached on disk), or why there is none."""
+def compiled(prog: ref.AmdProgram, *, optimize_now: bool = False) -> CompiledAmd | str:
+    """The kernel's native code (compiled once per program, objects cached on disk), or why there is none. Its
+    first code is -O0 unless STRATA_NATIVE_OPT or `optimize_now` says -O3 (the PTX executor's two tiers)."""
     memo: dict[str, Any] = prog.__dict__.setdefault("_native_amd", {})
     hit = memo.get("ck")
-    if hit is not None:
+    if hit is not None and not _upgrade(hit):
         return hit
-    result = memo["ck"] = _compile(prog)
-    return result
+    with _COMPILE_LOCK:
+        hit = memo.get("ck")
+        if hit is None:
+            from strata import config
+
+            hit = memo["ck"] = _compile(prog, optimize_now and config.settings().native_opt == "auto")
+        elif _upgrade(hit):  # (-O0 code, and STRATA_NATIVE_OPT=3 set since it compiled)
+            hit = memo["ck"] = _compile(prog, True)
+    return hit
 
 
-def _object_key(prog: ref.AmdProgram) -> str:
-    """The kernel's key in the disk cache of objects: its machine code (and device functions'), name, target and
-    register count (the code reads everything launch-specific from ctx)."""
+def _upgrade(hit: CompiledAmd | str) -> bool:
+    from strata import config
+
+    return isinstance(hit, CompiledAmd) and hit.opt == 0 and config.settings().native_opt == "3"
+
+
+def _object_key(prog: ref.AmdProgram, opt: int) -> str:
+    """The kernel's key at LLVM level `opt` in the disk cache of objects: its machine code (and device
+    functions'), name, target and register count (the code reads everything launch-specific from ctx)."""
     from strata.hw.native.compiler import cache_key
 
-    memo: dict[str, Any] = prog.__dict__.setdefault("_native_amd", {})
-    if "key" not in memo:
+    memo: dict[Any, Any] = prog.__dict__.setdefault("_native_amd", {})
+    if ("key", opt) not in memo:
         k = prog.kernel
         h = hashlib.sha256(k.code)
         for fname, vaddr, code in k.functions:
             h.update(f"{fname}:{vaddr}".encode())
             h.update(code)
-        memo["key"] = cache_key({"kind": "amdgcn", "code": h.hexdigest(), "name": k.name, "arch": k.arch,
-                                 "nv": nv_of(prog)})
-    return str(memo["key"])
+        memo["key", opt] = cache_key({"kind": "amdgcn", "code": h.hexdigest(), "name": k.name, "arch": k.arch,
+                                      "nv": nv_of(prog), "opt": opt})
+    return str(memo["key", opt])
+
+
+def _levels() -> tuple[int, ...]:
+    """The code levels a kernel may start with under STRATA_NATIVE_OPT, the best first."""
+    from strata import config
+
+    return {"auto": (3, 0), "0": (0,), "3": (3,)}[config.settings().native_opt]
 
 
 def predicted_reference_s(prog: ref.AmdProgram, launch: ref.AmdLaunch, batch_lanes: int) -> float:
@@ -124,13 +151,17 @@ def _warm(prog: ref.AmdProgram, launch: ref.AmdLaunch, batch_lanes: int) -> bool
         return True
     after_s = config.settings().native_after_ms / 1e3
     spent, predicted = memo.get("spent", 0.0), predicted_reference_s(prog, launch, batch_lanes)
-    if tiering.due(spent, predicted, len(prog.insts), after_s) or cache_has(_object_key(prog)):
+    quick = config.settings().native_opt != "3"
+    if tiering.due(spent, predicted, len(prog.insts), after_s, quick=quick) or \
+            any(cache_has(_object_key(prog, opt)) for opt in _levels()):
         return True
     memo["spent"] = spent + predicted
     return False
 
 
-def _compile(prog: ref.AmdProgram) -> CompiledAmd | str:
+def _compile(prog: ref.AmdProgram, optimize: bool = False) -> CompiledAmd | str:
+    """The kernel's code: from the disk cache at the best level there (at -O3 only when `optimize`), else
+    built at -O0 (-O3 when `optimize` or under STRATA_NATIVE_OPT=3)."""
     if prog.ftz:
         return "float32 denormals flush (FLOAT_DENORM_MODE_32): not compiled"
     early = loads_observed_early(prog.insts)
@@ -140,29 +171,64 @@ def _compile(prog: ref.AmdProgram) -> CompiledAmd | str:
 
     nv = nv_of(prog)
     k = prog.kernel
-    key = _object_key(prog)
     t0 = time.perf_counter()
-    hit = cache_get(key)
-    if hit is not None and hit[1] is None:
-        return str(hit[0]["reason"])
-    obj: bytes | None = None if hit is None or "groups" not in hit[0] else hit[1]
-    groups: list[int] = [] if hit is None else hit[0].get("groups", [])
+    obj: bytes | None = None
+    groups: list[int] = []
+    hit = None
+    opt = 3
+    for opt in (3,) if optimize else _levels():
+        hit = cache_get(_object_key(prog, opt))
+        if hit is not None and hit[1] is None:
+            return str(hit[0]["reason"])
+        if hit is not None and "groups" in hit[0]:
+            obj, groups = hit[1], hit[0]["groups"]
+            break
     if obj is None:
+        from strata import config
+
+        opt = 3 if optimize or config.settings().native_opt == "3" else 0
+        key = _object_key(prog, opt)
         gen = cg.AmdCodegen(prog, nv)
         try:
             text = gen.build()
         except cg.Unsupported as e:
             cache_put(key, {"reason": f"not compiled: {e}"}, None)
             return f"not compiled: {e}"
-        obj = compile_ir(text)
+        obj = compile_ir(text, optimize=opt == 3)
         groups = gen.count_groups()
         cache_put(key, {"kernel": k.name, "groups": groups}, obj)
     loaded = LoadedObject(obj)
     fn = _FN(loaded.address("amd_run"))
-    trace.emit("L0", "native_compile", kernel=k.name, cached=hit is not None, engine="amdgpu",
+    trace.emit("L0", "native_compile", kernel=k.name, cached=hit is not None, engine="amdgpu", opt=opt,
                ms=round(1000 * (time.perf_counter() - t0), 1))
     return CompiledAmd(fn, loaded, nv, [cg.count_class(ins) for ins in prog.insts], np.asarray(groups, np.int64),
-                       cg.local_vgprs(prog.insts, nv))
+                       cg.local_vgprs(prog.insts, nv), opt)
+
+
+def _ran_unoptimized(prog: ref.AmdProgram, ck: CompiledAmd, seconds: float, predicted_s: float = 0.0) -> None:
+    """Count a dispatch's time on -O0 code (`seconds` once it ran, `predicted_s` as it starts); once the time
+    spent and predicted reaches the -O3 compile's predicted cost, queue the recompile (executor.py's rule)."""
+    from strata import config
+
+    with _TIER_LOCK:
+        ck.quick_s += seconds
+        if ck.optimizing or not tiering.optimize_due(ck.quick_s + predicted_s, len(prog.insts)) or \
+                config.settings().native_opt != "auto":
+            return
+        ck.optimizing = True
+    optimizer.submit(functools.partial(_optimize, prog, ck))
+
+
+def _optimize(prog: ref.AmdProgram, quick: CompiledAmd) -> None:
+    """(On the optimizer thread) the kernel at -O3, made the code later dispatches run."""
+    ck = _compile(prog, True)
+    if isinstance(ck, str):  # (not expected: the same IR compiled at -O0)
+        raise RuntimeError(f"{prog.name}: the -O3 recompile failed: {ck}")
+    with _COMPILE_LOCK:
+        memo = prog.__dict__["_native_amd"]
+        if memo.get("ck") is quick:
+            memo["ck"] = ck
+    trace.emit("L0", "native_optimized", kernel=prog.name, engine="amdgpu", quick_ms=round(quick.quick_s * 1e3, 3))
 
 
 def launch_reason(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, budget: int) -> str | None:
@@ -186,10 +252,15 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
             trace.emit("L0", "native_deferred", kernel=prog.name, engine="amdgpu",
                        reason="not compiled yet: the reference's time on it is below its compile cost")
         return None
-    ck = reason if reason else compiled(prog)
+    known = prog.__dict__.get("_native_amd", {}).get("ck")
+    ck = reason if reason else compiled(prog, optimize_now=known is None and (
+        predicted_reference_s(prog, launch, batch_lanes) * tiering.QUICK_VS_REFERENCE
+        >= tiering.COMPILE_S_PER_INSTRUCTION * len(prog.insts)))
     if isinstance(ck, str):
         trace.emit("L0", "native_fallback", kernel=prog.name, reason=ck, engine="amdgpu")
         return None
+    if ck.opt == 0 and not ck.optimizing:
+        _ran_unoptimized(prog, ck, 0.0, tiering.QUICK_VS_REFERENCE * predicted_reference_s(prog, launch, batch_lanes))
     bx, by, bz = launch.block
     threads = bx * by * bz
     waves_per_wg = -(-threads // ref.WAVE)
@@ -231,6 +302,8 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
         isa_counts["wavefront_size"] = ref.WAVE
         isa_counts["lds_bank_conflicts"] = counters.shared_bank_conflicts
     launch.executor = "native"
+    if ck.opt == 0:
+        _ran_unoptimized(prog, ck, time.perf_counter() - start)
     return counters
 
 
