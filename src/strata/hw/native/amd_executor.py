@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from strata import trace
+from strata import config, trace
 from strata.errors import DeviceFault, LaunchCancelled, LaunchTimeout
 from strata.hw.amdgpu import executor as ref
 from strata.hw.amdgpu.decoder import flat_width
@@ -52,7 +52,6 @@ THREADS = 2  # host threads a dispatch's workgroups are split over (the machine'
 FUEL = 1 << 12  # backward branches a wave may take in one call before the next wave runs (and Python polls)
 _FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 _COMPILE_LOCK = threading.Lock()
-_TIER_LOCK = threading.Lock()
 
 
 LOCAL_V_BATCH_FACTOR = 2  # a batch's register file may be this many times VGPR_BATCH_BYTES when waves keep
@@ -90,8 +89,6 @@ def compiled(prog: ref.AmdProgram, *, optimize_now: bool = False) -> CompiledAmd
     with _COMPILE_LOCK:
         hit = memo.get("ck")
         if hit is None:
-            from strata import config
-
             hit = memo["ck"] = _compile(prog, optimize_now and config.settings().native_opt == "auto")
         elif _upgrade(hit):  # (-O0 code, and STRATA_NATIVE_OPT=3 set since it compiled)
             hit = memo["ck"] = _compile(prog, True)
@@ -99,9 +96,7 @@ def compiled(prog: ref.AmdProgram, *, optimize_now: bool = False) -> CompiledAmd
 
 
 def _upgrade(hit: CompiledAmd | str) -> bool:
-    from strata import config
-
-    return isinstance(hit, CompiledAmd) and hit.opt == 0 and config.settings().native_opt == "3"
+    return isinstance(hit, CompiledAmd) and tiering.upgrade_due(hit.opt)
 
 
 def _object_key(prog: ref.AmdProgram, opt: int) -> str:
@@ -121,12 +116,6 @@ def _object_key(prog: ref.AmdProgram, opt: int) -> str:
     return str(memo["key", opt])
 
 
-def _levels() -> tuple[int, ...]:
-    """The code levels a kernel may start with under STRATA_NATIVE_OPT, the best first."""
-    from strata import config
-
-    return {"auto": (3, 0), "0": (0,), "3": (3,)}[config.settings().native_opt]
-
 
 def predicted_reference_s(prog: ref.AmdProgram, launch: ref.AmdLaunch, batch_lanes: int) -> float:
     """A rough prediction of the reference executor's time for a dispatch (tiering.py's model: a fixed cost per
@@ -143,7 +132,6 @@ def _warm(prog: ref.AmdProgram, launch: ref.AmdLaunch, batch_lanes: int) -> bool
     """Whether the kernel runs natively this launch: compiled already, in the disk cache, or worth compiling now
     (the reference's predicted time on it, summed over its launches, reaches its predicted compile time, at least
     STRATA_NATIVE_AFTER_MS: tiering.threshold_s)."""
-    from strata import config
     from strata.hw.native.compiler import cache_has
 
     memo: dict[str, Any] = prog.__dict__.setdefault("_native_amd", {})
@@ -153,7 +141,7 @@ def _warm(prog: ref.AmdProgram, launch: ref.AmdLaunch, batch_lanes: int) -> bool
     spent, predicted = memo.get("spent", 0.0), predicted_reference_s(prog, launch, batch_lanes)
     quick = config.settings().native_opt != "3"
     if tiering.due(spent, predicted, len(prog.insts), after_s, quick=quick) or \
-            any(cache_has(_object_key(prog, opt)) for opt in _levels()):
+            any(cache_has(_object_key(prog, opt)) for opt in tiering.levels(config.settings().native_opt)):
         return True
     memo["spent"] = spent + predicted
     return False
@@ -176,7 +164,7 @@ def _compile(prog: ref.AmdProgram, optimize: bool = False) -> CompiledAmd | str:
     groups: list[int] = []
     hit = None
     opt = 3
-    for opt in (3,) if optimize else _levels():
+    for opt in (3,) if optimize else tiering.levels(config.settings().native_opt):
         hit = cache_get(_object_key(prog, opt))
         if hit is not None and hit[1] is None:
             return str(hit[0]["reason"])
@@ -184,8 +172,6 @@ def _compile(prog: ref.AmdProgram, optimize: bool = False) -> CompiledAmd | str:
             obj, groups = hit[1], hit[0]["groups"]
             break
     if obj is None:
-        from strata import config
-
         opt = 3 if optimize or config.settings().native_opt == "3" else 0
         key = _object_key(prog, opt)
         gen = cg.AmdCodegen(prog, nv)
@@ -205,18 +191,11 @@ def _compile(prog: ref.AmdProgram, optimize: bool = False) -> CompiledAmd | str:
                        cg.local_vgprs(prog.insts, nv), opt)
 
 
-def _ran_unoptimized(prog: ref.AmdProgram, ck: CompiledAmd, seconds: float, predicted_s: float = 0.0) -> None:
-    """Count a dispatch's time on -O0 code (`seconds` once it ran, `predicted_s` as it starts); once the time
-    spent and predicted reaches the -O3 compile's predicted cost, queue the recompile (executor.py's rule)."""
-    from strata import config
-
-    with _TIER_LOCK:
-        ck.quick_s += seconds
-        if ck.optimizing or not tiering.optimize_due(ck.quick_s + predicted_s, len(prog.insts)) or \
-                config.settings().native_opt != "auto":
-            return
-        ck.optimizing = True
-    optimizer.submit(functools.partial(_optimize, prog, ck))
+def _ran_unoptimized(prog: ref.AmdProgram, ck: CompiledAmd, seconds: float,
+                     predicted_reference_s: float = 0.0) -> None:
+    """Count a dispatch on -O0 code (tiering.count_unoptimized) and queue the -O3 recompile when it is due."""
+    if tiering.count_unoptimized(ck, len(prog.insts), seconds, predicted_reference_s):
+        optimizer.submit(functools.partial(_optimize, prog, ck))
 
 
 def _optimize(prog: ref.AmdProgram, quick: CompiledAmd) -> None:
@@ -253,14 +232,16 @@ def execute(prog: ref.AmdProgram, launch: ref.AmdLaunch, mem: DeviceMemory, *, b
                        reason="not compiled yet: the reference's time on it is below its compile cost")
         return None
     known = prog.__dict__.get("_native_amd", {}).get("ck")
-    ck = reason if reason else compiled(prog, optimize_now=known is None and (
-        predicted_reference_s(prog, launch, batch_lanes) * tiering.QUICK_VS_REFERENCE
-        >= tiering.COMPILE_S_PER_INSTRUCTION * len(prog.insts)))
+    # (the dispatch's predicted reference time: for the choice of a first tier, or to count on -O0 code)
+    optimized = isinstance(known, CompiledAmd) and known.opt == 3
+    predicted = 0.0 if optimized else predicted_reference_s(prog, launch, batch_lanes)
+    ck = reason if reason else compiled(prog, optimize_now=known is None and tiering.optimize_now_for(
+        predicted, len(prog.insts)))
     if isinstance(ck, str):
         trace.emit("L0", "native_fallback", kernel=prog.name, reason=ck, engine="amdgpu")
         return None
     if ck.opt == 0 and not ck.optimizing:
-        _ran_unoptimized(prog, ck, 0.0, tiering.QUICK_VS_REFERENCE * predicted_reference_s(prog, launch, batch_lanes))
+        _ran_unoptimized(prog, ck, 0.0, predicted)
     bx, by, bz = launch.block
     threads = bx * by * bz
     waves_per_wg = -(-threads // ref.WAVE)

@@ -61,7 +61,6 @@ _DRIVE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctyp
 _U32 = np.dtype(np.uint32)
 THREADS = 2  # host threads a launch's chunks are spread over
 _COMPILE_LOCK = threading.Lock()
-_TIER_LOCK = threading.Lock()
 
 
 @dataclasses.dataclass
@@ -113,7 +112,7 @@ def compiled(program: Program, kernel: str, *, optimize_now: bool = False) -> Co
 
 
 def _upgrade(hit: CompiledKernel | str) -> bool:
-    return isinstance(hit, CompiledKernel) and hit.opt == 0 and cfg.settings().native_opt == "3"
+    return isinstance(hit, CompiledKernel) and tiering.upgrade_due(hit.opt)
 
 
 def known_kernels(program: Program) -> dict[str, Any]:
@@ -145,12 +144,7 @@ def _warm(program: Program, kernel: str, config: LaunchConfig, chunk_lanes: int)
     settings = cfg.settings()
     return (tiering.worth_compiling(program, kernel, config, after_s=settings.native_after_ms / 1e3,
                                     chunk_lanes=chunk_lanes, quick=settings.native_opt != "3")
-            or any(cache_has(_object_key(program, kernel, opt)) for opt in _levels(settings.native_opt)))
-
-
-def _levels(mode: str) -> tuple[int, ...]:
-    """The code levels a kernel may start with under STRATA_NATIVE_OPT `mode`, the best first."""
-    return {"auto": (3, 0), "0": (0,), "3": (3,)}[mode]
+            or any(cache_has(_object_key(program, kernel, opt)) for opt in tiering.levels(settings.native_opt)))
 
 
 def _compile(program: Program, kernel: str, optimize_now: bool = False) -> CompiledKernel | str:
@@ -158,7 +152,7 @@ def _compile(program: Program, kernel: str, optimize_now: bool = False) -> Compi
     under STRATA_NATIVE_OPT=3 or when `optimize_now`)."""
     t0 = time.perf_counter()
     mode = cfg.settings().native_opt
-    for opt in _levels(mode):
+    for opt in tiering.levels(mode):
         got = cache_get(_object_key(program, kernel, opt))
         if got is not None:
             manifest, obj = got
@@ -216,19 +210,11 @@ def _load(program: Program, kernel: str, manifest: dict[str, Any], obj: bytes, o
 
 
 def _ran_unoptimized(program: Program, kernel: str, ck: CompiledKernel, seconds: float,
-                     predicted_s: float = 0.0) -> None:
-    """Count a launch's time on -O0 code (`seconds` once it ran; `predicted_s` as it starts: the launch at
-    hand's predicted time); once the time spent and predicted reaches the -O3 compile's cost
-    (tiering.optimize_due), queue the recompile (STRATA_NATIVE_OPT=auto). A big launch so queues it as it
-    starts, and the -O3 code compiles on the other core while the -O0 code runs it."""
-    static = tiering.static_instructions(program.functions[kernel])
-    with _TIER_LOCK:
-        ck.quick_s += seconds
-        if ck.optimizing or not tiering.optimize_due(ck.quick_s + predicted_s, static) or \
-                cfg.settings().native_opt != "auto":
-            return
-        ck.optimizing = True
-    optimizer.submit(functools.partial(_optimize, program, kernel, ck))
+                     predicted_reference_s: float = 0.0) -> None:
+    """Count a launch on -O0 code (tiering.count_unoptimized) and queue the -O3 recompile when it is due."""
+    if tiering.count_unoptimized(ck, tiering.static_instructions(program.functions[kernel]), seconds,
+                                 predicted_reference_s):
+        optimizer.submit(functools.partial(_optimize, program, kernel, ck))
 
 
 def _optimized(program: Program, kernel: str, quick: CompiledKernel) -> CompiledKernel:
@@ -437,8 +423,8 @@ def execute(program: Program, kernel_name: str, config: LaunchConfig, mem: Devic
                                runtime=runtime, clock_mhz=clock_mhz)
     _report_partial(ck, kernel_name)
     if ck.opt == 0 and not ck.optimizing:
-        _ran_unoptimized(program, kernel_name, ck, 0.0, tiering.QUICK_VS_REFERENCE * tiering.predicted_reference_s(
-            program.functions[kernel_name], config, chunk_lanes))
+        _ran_unoptimized(program, kernel_name, ck, 0.0,
+                         tiering.predicted_reference_s(program.functions[kernel_name], config, chunk_lanes))
     t0 = time.perf_counter()
     nblocks = config.num_blocks
     one_d = config.grid[1] == config.grid[2] == 1

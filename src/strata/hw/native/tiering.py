@@ -29,6 +29,10 @@ reports (the differential tests check it), and `LaunchReport.executor` says whic
 
 from __future__ import annotations
 
+import threading
+from typing import Protocol
+
+from strata import config as cfg
 from strata.hw.engine import LaunchConfig
 from strata.hw.jit import JitFunction, Program
 
@@ -79,8 +83,49 @@ def optimize_due(quick_spent_s: float, static: int) -> bool:
 def optimize_now(jf: JitFunction, config: LaunchConfig, chunk_lanes: int) -> bool:
     """Whether a kernel's first native code should be -O3 rather than -O0: this launch alone is predicted to
     run longer at -O0 than the -O3 compile takes (a one-off big launch, such as a 1024^3 GEMM)."""
-    static = static_instructions(jf)
-    return predicted_reference_s(jf, config, chunk_lanes) * QUICK_VS_REFERENCE >= COMPILE_S_PER_INSTRUCTION * static
+    return optimize_now_for(predicted_reference_s(jf, config, chunk_lanes), static_instructions(jf))
+
+
+def optimize_now_for(predicted_reference_s: float, static: int) -> bool:
+    """`optimize_now` from a launch's predicted reference time and the kernel's static instruction count (the
+    AMD executor predicts its dispatches itself)."""
+    return predicted_reference_s * QUICK_VS_REFERENCE >= COMPILE_S_PER_INSTRUCTION * static
+
+
+def levels(mode: str) -> tuple[int, ...]:
+    """The LLVM levels a kernel's code may start with under STRATA_NATIVE_OPT `mode`, the best first (the
+    disk cache is asked in this order)."""
+    return {"auto": (3, 0), "0": (0,), "3": (3,)}[mode]
+
+
+def upgrade_due(opt: int) -> bool:
+    """Whether code compiled at LLVM level `opt` must be recompiled at -O3 before its next launch: it is -O0
+    and STRATA_NATIVE_OPT=3 was set since it compiled."""
+    return opt == 0 and cfg.settings().native_opt == "3"
+
+
+class Unoptimized(Protocol):
+    """What `count_unoptimized` keeps on a kernel's -O0 code (executor.CompiledKernel, amd_executor.CompiledAmd)."""
+
+    quick_s: float  # launches' time on the code
+    optimizing: bool  # its -O3 recompile is queued or running
+
+
+_TIER_LOCK = threading.Lock()
+
+
+def count_unoptimized(code: Unoptimized, static: int, seconds: float, predicted_reference_s: float = 0.0) -> bool:
+    """Count a launch's time on a kernel's -O0 code: `seconds` once it ran, or, as it starts, the launch's
+    predicted reference time (times QUICK_VS_REFERENCE). True once, when the time spent and predicted reaches
+    the -O3 compile's predicted cost under STRATA_NATIVE_OPT=auto: the caller then queues the recompile, so a
+    big launch queues it as it starts and the -O3 code compiles on the other core while the -O0 code runs."""
+    with _TIER_LOCK:
+        code.quick_s += seconds
+        if code.optimizing or cfg.settings().native_opt != "auto" or \
+                not optimize_due(code.quick_s + predicted_reference_s * QUICK_VS_REFERENCE, static):
+            return False
+        code.optimizing = True
+        return True
 
 
 def static_instructions(jf: JitFunction) -> int:
