@@ -37,6 +37,7 @@ from strata.hw.native import (
     codegen_warp,
     codegen_wmma,
     compiler,
+    lanegroups,
     partial,
     runtime,
     warphelpers,
@@ -234,8 +235,9 @@ def _release(module: ir.Module, more: list[ir.Function]) -> None:
 class KernelCodegen:
     """Builds the LLVM module of one kernel's native blocks."""
 
-    def __init__(self, program: Program, jf: JitFunction) -> None:
+    def __init__(self, program: Program, jf: JitFunction, *, lane_groups: bool = False) -> None:
         self.program, self.jf, self.fn = program, jf, jf.fn
+        self.lane_groups = lane_groups  # emit lanegroups' eight-lanes-at-a-time real runs (-O3 code only)
         self.module = ir.Module(name=f"strata_{jf.name}")
         # the blocks that call a shared body (_shared_block): straight-line glue, compiled apart without
         # optimization (compiler.compile_ir: MODULE_SPLIT)
@@ -499,6 +501,9 @@ class KernelCodegen:
         self.chunk_mode = False  # emitting the dry run's whole-chunk pass (chunkcheck)
         self.chunk_facts: dict[int, Any] = {}  # the last chunk pass's facts per leader access (chunkcheck)
         self.linear: dict[int, Any] | None = None  # while emitting a real run at lane-indexed addresses
+        self.groups: Any = None  # while emitting a real run eight lanes at a time (lanegroups.run)
+        self.planned: dict[int, int] = {}  # the last dry run's planned leaders (lanegroups.plan)
+        self.groups_ok: ir.Value | None = None  # the last dry run's i1 slot: its warps passed lanegroups' test
         # Segments: runs of instructions fused lane by lane. Lanes only interact through memory, so a
         # segment holds any number of loads or a single store (never both): then running it lane by lane
         # gives what running it instruction by instruction over all lanes gives.
@@ -745,10 +750,26 @@ class KernelCodegen:
                 self._ld_param_check(ins)
             elif ins.opcode in ("ld", "st"):
                 mems.append((k, self._mem_desc(ins)))
-        fast = self._dry_run(segment, dict(mems)) if mems else None
+        by_k = dict(mems)
+        self.planned = {}
+        fast = self._dry_run(segment, by_k) if mems else None
         self.dry = False
+        planned = self.planned
+
+        def per_warp_checked() -> None:
+            """The real run after the warp-by-warp dry run: eight lanes at a time when it saw every planned
+            access follow its pattern (lanegroups), else lane by lane under the mask."""
+            if not planned:
+                self.lane_loop(lambda i: self._lanes_body(segment, i), None)
+                return
+            with self.bld.if_else(self.bld.load(self.groups_ok)) as (then, other):
+                with then:
+                    lanegroups.run(self, segment, planned, by_k)
+                with other:
+                    self.lane_loop(lambda i: self._lanes_body(segment, i), None)
+
         if fast is None:
-            self.lane_loop(lambda i: self._lanes_body(segment, i), None)
+            per_warp_checked()
             return
         # the dry run's whole-chunk check passed: every lane runs, at addresses following the lane index
         # (chunkcheck), which LLVM can see when they are written so: plain vector loads and stores
@@ -760,7 +781,7 @@ class KernelCodegen:
                 finally:
                     self.linear = None
             with other:
-                self.lane_loop(lambda i: self._lanes_body(segment, i), None)
+                per_warp_checked()
 
     def _local_registers(self, segment: list[tuple[int, Instruction]]) -> set[str]:
         """Registers whose every read is inside the segment, after the segment's first write of them:
@@ -819,6 +840,10 @@ class KernelCodegen:
                 d.dev = [self.entry_alloca(I64) for _ in range(2)]  # min, max of address - lane * size
         self.dry = True
         self.dry_mems = mems
+        planned = self.planned = lanegroups.plan(self, segment, mems)
+        if planned:
+            self.groups_ok = self.entry_alloca(I1)
+            bld.store(ir.Constant(I1, 1), self.groups_ok)
 
         def warp(w: ir.Value) -> None:
             self.dry_warp = w
@@ -837,6 +862,8 @@ class KernelCodegen:
                     self._warp_check(d)
                     if fusion:
                         self._chunk_range(d)
+            if planned:
+                lanegroups.check_warp(self, planned, mems, self.groups_ok)
             for d in mems.values():
                 d.stats.finish(d, local)
             if fusion and store is not None:
@@ -958,8 +985,10 @@ class KernelCodegen:
                 mx = bld.add(mx, ir.Constant(I64, hi_d))
             mis = bld.icmp_unsigned("!=", bld.and_(bld.load(or_p), ir.Constant(I64, nb - 1)), ir.Constant(I64, 0))
             if d.space == "shared":
-                # cluster-tagged (distributed shared) and huge addresses first: then max + nb cannot wrap
-                oob = bld.icmp_unsigned(">", mx, ir.Constant(I64, 0xFFFFFF))
+                # cluster-tagged (distributed shared) and huge addresses first: then max + nb cannot wrap; the
+                # lowest too: a follower below its leader by more than the leader's address wraps (to the top of
+                # its 32-bit space, where the reference reports it)
+                oob = bld.icmp_unsigned(">", bld.or_(mn, mx), ir.Constant(I64, 0xFFFFFF))
                 oob = bld.or_(oob, bld.icmp_unsigned(">", bld.add(mx, ir.Constant(I64, nb)),
                                                      self.ctx(CTX_SHARED_LIMIT)))
                 self._bail_if(bld.or_(mis, oob), self.seg_first)
@@ -1632,8 +1661,9 @@ class KernelCodegen:
         sub = bld.icmp_unsigned("<", bld.sub(mag, ir.Constant(I32, 1)), ir.Constant(I32, 0x7FFFFF))
         return bld.select(sub, bld.bitcast(bld.and_(bits, ir.Constant(I32, 0x80000000)), F32), x)
 
-    def post32(self, r: ir.Value, ftz: bool, sat: bool) -> ir.Value:
-        """The reference's f32 result rules: .ftz flush, .sat clamp to [+0, 1] (NaN -> +0), canonical NaN."""
+    def post32(self, r: ir.Value, ftz: bool, sat: bool, canon: bool = True) -> ir.Value:
+        """The reference's f32 result rules: .ftz flush, .sat clamp to [+0, 1] (NaN -> +0), canonical NaN
+        (left out when `canon` is false: see _nan_feeds_arith)."""
         bld = self.bld
         if ftz:
             r = self.flush32(r)
@@ -1641,6 +1671,8 @@ class KernelCodegen:
             pos = bld.fcmp_ordered(">", r, ir.Constant(F32, 0.0))
             one = ir.Constant(F32, 1.0)
             r = bld.select(pos, bld.select(bld.fcmp_ordered("<", r, one), r, one), ir.Constant(F32, 0.0))
+        if not canon:
+            return r
         # the NaN test and choice on the bits: LLVM may fold a float `select(isnan(r), NaN, r)` into `r` (to it
         # every NaN is as good as another; it does after llvm.sqrt), which would keep the host's NaN
         bits = bld.bitcast(r, I32)
@@ -1665,8 +1697,23 @@ class KernelCodegen:
                 y64 = bld.fpext(y, F64)
                 r = codegen_float.directed32(self, bld.fpext(x, F64), bld.fneg(y64) if ins.opcode == "sub" else y64,
                                              rnd)
-            return (self.post32(r, ftz, sat) if t == "f32" else r), t
+            return (self.post32(r, ftz, sat, not self._nan_feeds_arith(ins)) if t == "f32" else r), t
         self._simple(ins, compute)
+
+    def _nan_feeds_arith(self, ins: Instruction) -> bool:
+        """Whether ins's f32 result only feeds round-to-nearest f32 add, sub, mul, fma or mad in its own segment
+        (a register the segment keeps as an SSA value). Then its canonical NaN is left out: a NaN operand gives
+        those a NaN result whatever its bits, and they canonicalize their own. In a dot product's chain the NaN
+        test and select were as long as the fma (SGEMM's inner loop)."""
+        d = ins.operands[0] if ins.operands else None
+        if not isinstance(d, Reg) or d.name not in self.seg_local:
+            return False
+        for pos in self.reads.get(d.name, ()):
+            use = self.fn.body[pos]
+            if use.opcode not in ("add", "sub", "mul", "fma", "mad") or "f32" not in use.mods or \
+                    set(_flags(use)) & {"rz", "rm", "rp"} or use.guard is not None and use.guard.name == d.name:
+                return False
+        return True
 
     def _op_rem(self, ins: Instruction) -> None:
         self._int_div(ins, False)
@@ -1742,7 +1789,7 @@ class KernelCodegen:
             else:  # f32 (the f64 product of two f32 is exact; _fmods refuses f64)
                 r = codegen_float.directed32(self, bld.fmul(bld.fpext(x, F64), bld.fpext(y, F64)),
                                              bld.fpext(z, F64), rnd)
-            return (self.post32(r, ftz, sat) if t == "f32" else r), t
+            return (self.post32(r, ftz, sat, not self._nan_feeds_arith(ins)) if t == "f32" else r), t
         self._simple(ins, compute)
 
     def _fneg_abs(self, ins: Instruction, neg: bool) -> None:
@@ -1955,7 +2002,13 @@ class KernelCodegen:
         bld = self.bld
         i = self.i
         g = self.cur_guard
-        a = chunkcheck.linear_address(self, self.dry_mems[self.k], i) if self.linear else self._address(d.mem_op, i)
+        grouped = lanegroups.address(self, self.dry_mems[self.k], i) if self.groups is not None else None
+        if grouped is not None:
+            a, sbase = grouped
+        else:
+            sbase = None
+            a = chunkcheck.linear_address(self, self.dry_mems[self.k], i) if self.linear else \
+                self._address(d.mem_op, i)
         if self.dry:  # addresses only: nothing is loaded before its warp's check (see _dry_run)
             self._dry_lane(d, a, i)
             if d.load:
@@ -1966,7 +2019,7 @@ class KernelCodegen:
         if d.space == "shared":
             # a checked offset is below the chunk's shared size (< 2 GiB): 32 bits, so that the vectorized
             # loops gather 16 lanes at a time
-            off = bld.add(bld.trunc(a, I32), bld.trunc(self.shared_base(i), I32))
+            off = bld.add(bld.trunc(a, I32), bld.trunc(self.shared_base(i) if sbase is None else sbase, I32))
             host = bld.gep(bld.inttoptr(self.ctx(CTX_SHARED), I8P), [off])
         else:
             host = bld.gep(bld.inttoptr(self.ctx(CTX_MEM), I8P), [bld.sub(a, ir.Constant(I64, GLOBAL_BASE))])

@@ -168,7 +168,7 @@ def _build(program: Program, kernel: str, opt: int) -> tuple[dict[str, Any], byt
     """Generate the kernel's IR and compile it at LLVM level `opt` into the disk cache: (manifest, object), or
     why it cannot be compiled (cached too)."""
     key = _object_key(program, kernel, opt)
-    gen = cg.KernelCodegen(program, program.functions[kernel])
+    gen = cg.KernelCodegen(program, program.functions[kernel], lane_groups=opt == 3)
     try:
         text = gen.build()
     except cg.NativeUnsupported as e:
