@@ -17,13 +17,13 @@ size (contiguous) is *planned*.
 The prediction is only a guess; the dry run checks it. For each planned leader and warp it already keeps
 every lane's key (the byte offset of a global access, the first 4-byte word of a shared one, with its
 block's shared base) and whether the lane took part; `check_warp` tests that every lane took part and every
-group of eight lanes' keys run `first, first + step, ...`. If that holds for every
-planned leader and warp of the chunk (and so every lane of the chunk is active), the segment runs this
-module's loop: per group, each planned leader's address is computed once, for the group's first lane, and
-lane j of the group accesses `first + j * stride`, which LLVM turns into one broadcast or one vector load.
-Anything else (a partial mask, a 2-D block of odd width, a guess that was wrong) runs the lane loop as
-before. Results, counters and fault reports are the same either way: the dry run computed the counters
-and ran the checks, and the addresses are the ones it checked.
+group of eight lanes' keys run `first, first + step, ...`. If that holds for every planned leader and warp of
+the chunk (and so every lane of the chunk is active), the segment runs this module's loop: per group, each
+planned leader's address is computed once, for the group's first lane, and lane j of the group accesses
+`first + j * stride`, which LLVM turns into one broadcast or one vector load. Anything else (a partial mask,
+a 2-D block of odd width, a guess that was wrong) runs the lane loop as before. Results, counters and fault
+reports are the same either way: the dry run computed the counters and ran the checks, and the addresses are
+the ones it checked.
 
 The loop exists only in -O3 code (at -O0 LLVM vectorizes nothing, and the copy would only cost compile
 time).
