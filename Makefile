@@ -15,6 +15,9 @@ STAMP  := $(VENV)/.stamp
 BENCH_STAMP := $(VENV)/.stamp-bench
 PROGRAMS_STAMP := $(VENV)/.stamp-programs
 RAY_STAMP := $(VENV)/.stamp-ray
+# pytest workers for `make test` (pytest-xdist): one per core, at most 4 (each holds its own compiled kernels)
+JOBS ?= $(shell $(PYTHON) -c 'import os; print(max(1, min(4, os.cpu_count() or 1)))')
+PYTEST_JOBS := -n $(JOBS) --dist loadfile
 
 .PHONY: venv demo test test-all lint bench clean amd programs ray
 
@@ -47,11 +50,12 @@ ray: $(RAY_STAMP)
 
 # The library suites also run on a virtual MI300X (clang-19 compiles their kernels for gfx942), as rocBLAS,
 # MIOpen, rocSOLVER and rocRAND run on ROCm; without clang-19 that pass is skipped with the reason.
+# Test files run in parallel, one file per worker at a time (JOBS=0 runs them all in this process, in order).
 test: venv $(PROGRAMS_STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_JOBS)
 	@if command -v clang-19 >/dev/null 2>&1; then \
 	    echo "library suites on a virtual MI300X:"; \
-	    STRATA_GPU=mi300x $(BIN)/python -m pytest -q -m "not slow" -p no:cacheprovider tests/libs \
+	    STRATA_GPU=mi300x $(BIN)/python -m pytest -q -m "not slow" -p no:cacheprovider $(PYTEST_JOBS) tests/libs \
 	        --ignore=tests/libs/test_nccl.py --ignore=tests/libs/test_libs_amd.py; \
 	else echo "make test: clang-19 is not installed (make amd): the library suites' MI300X pass is skipped"; fi
 

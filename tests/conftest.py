@@ -34,16 +34,25 @@ def _native_compiles_at_once(request: pytest.FixtureRequest, monkeypatch: pytest
 
 @pytest.fixture
 def mi300x() -> Iterator[object]:
-    """A virtual MI300X as the current device for the test (the one it replaced is current again after)."""
+    """A virtual MI300X as the current device for the test (the one it replaced is current again after), with
+    no peer access: an NCCL clique an earlier test made enabled it, as NCCL does, for good; the test sees it off
+    and the peers come back after."""
     import strata.cuda as cuda
 
     before = cuda.current_device()
     dev = cuda.Device(model="mi300x")
+    mem = dev.file.gpu.memory
+    peers = list(mem.peers.values())
+    for p in peers:
+        mem.disable_peer(p)
     cuda.set_device(dev)
     try:
         yield dev
     finally:
         cuda.set_device(before)
+        for p in peers:
+            if p.slot not in mem.peers:
+                mem.enable_peer(p)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -840,7 +840,10 @@ class KernelCodegen:
                 d.dev = [self.entry_alloca(I64) for _ in range(2)]  # min, max of address - lane * size
         self.dry = True
         self.dry_mems = mems
-        planned = self.planned = lanegroups.plan(self, segment, mems)
+        planned = lanegroups.plan(self, segment, mems)
+        if planned and all(planned.values()) and chunkcheck.eligible(self, mems):
+            planned = {}  # (lane-indexed global accesses of a 1-D kernel: the whole-chunk path serves them)
+        self.planned = planned
         if planned:
             self.groups_ok = self.entry_alloca(I1)
             bld.store(ir.Constant(I1, 1), self.groups_ok)
