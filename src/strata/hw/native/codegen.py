@@ -652,9 +652,13 @@ class KernelCodegen:
         if self._novec is None:
             self._novec = self.module.add_metadata([ir.MetaDataString(self.module, "llvm.loop.vectorize.enable"),
                                                     ir.Constant(ir.IntType(1), 0)])
+        self.loop_hints(br, [self._novec])
+
+    def loop_hints(self, br: Any, hints: list[Any]) -> None:
+        """Give the loop whose back edge is `br` these `llvm.loop` properties."""
         # A loop ID is a distinct node naming itself first (llvmlite has no `distinct`: a self-reference is)
         loop_id = ir.values.MDValue(self.module, [], name=str(len(self.module.metadata)))
-        loop_id.operands = (loop_id, self._novec)
+        loop_id.operands = (loop_id, *hints)
         br.set_metadata("llvm.loop", loop_id)
 
     def _shfl(self, k: int, ins: Instruction) -> None:
@@ -1034,8 +1038,8 @@ class KernelCodegen:
             for r in written_registers(ins):
                 version[r] = version.get(r, 0) + 1
 
-    def _count_loop(self, count: ir.Value, body: Callable[[ir.Value], None]) -> None:
-        """for j in range(count): body(j)."""
+    def _count_loop(self, count: ir.Value, body: Callable[[ir.Value], None], hints: list[Any] | None = None) -> None:
+        """for j in range(count): body(j), the loop given `hints` (llvm.loop properties) if any."""
         bld = self.bld
         pre = bld.block
         head, work, done = (self.f.append_basic_block() for _ in range(3))
@@ -1047,7 +1051,9 @@ class KernelCodegen:
         bld.position_at_end(work)
         body(j)
         j.add_incoming(bld.add(j, ir.Constant(I64, 1)), bld.block)
-        bld.branch(head)  # (no mask test: a division is scalarized without predication, the rest stays vector)
+        br = bld.branch(head)  # (no mask test: a division is scalarized without predication, the rest stays vector)
+        if hints:
+            self.loop_hints(br, hints)
         bld.position_at_end(done)
 
     def per_lane(self, body: Callable[[ir.Value], None]) -> None:

@@ -186,7 +186,8 @@ def run(g: Any, segment: list[tuple[int, Instruction]], planned: dict[int, int],
         g.seg_vals = saved
         g.groups = (first, starts, sbase, planned)
         try:
-            _group_loop(g, lambda j: g._lanes_body(segment, bld.add(first, j)))
+            g._count_loop(ir.Constant(I64, GROUP), lambda j: g._lanes_body(segment, bld.add(first, j)),
+                          _vectorize_hints(g))
         finally:
             g.groups = None
 
@@ -209,28 +210,14 @@ def address(g: Any, d: Any, i: ir.Value) -> tuple[ir.Value, ir.Value | None] | N
     return a, sbase
 
 
-def _group_loop(g: Any, body: Any) -> None:
-    """for j in range(GROUP): body(j), marked for the vectorizer at width GROUP (its cost model passes over
-    loops of fewer than 16 iterations unless told: one vector iteration, with no scalar remainder, is the point)."""
-    bld = g.bld
-    pre = bld.block
-    head, work, done = (g.f.append_basic_block() for _ in range(3))
-    bld.branch(head)
-    bld.position_at_end(head)
-    j = bld.phi(I64)
-    j.add_incoming(ir.Constant(I64, 0), pre)
-    bld.cbranch(bld.icmp_signed("<", j, ir.Constant(I64, GROUP)), work, done)
-    bld.position_at_end(work)
-    body(j)
-    j.add_incoming(bld.add(j, ir.Constant(I64, 1)), bld.block)
-    br = bld.branch(head)
+
+def _vectorize_hints(g: Any) -> list[Any]:
+    """The group loop's llvm.loop properties: vectorize at width GROUP. Its cost model passes over loops of fewer
+    than 16 iterations unless told; one vector iteration with no scalar remainder is the point here."""
     m = g.module
     hints = g.__dict__.get("_group_hints")
     if hints is None:
         hints = g._group_hints = [
             m.add_metadata([ir.MetaDataString(m, "llvm.loop.vectorize.enable"), ir.Constant(ir.IntType(1), 1)]),
-            m.add_metadata([ir.MetaDataString(m, "llvm.loop.vectorize.width"), ir.Constant(ir.IntType(32), GROUP)])]
-    loop_id = ir.values.MDValue(m, [], name=str(len(m.metadata)))  # (a distinct node naming itself first)
-    loop_id.operands = (loop_id, *hints)
-    br.set_metadata("llvm.loop", loop_id)
-    bld.position_at_end(done)
+            m.add_metadata([ir.MetaDataString(m, "llvm.loop.vectorize.width"), ir.Constant(I32, GROUP)])]
+    return hints
