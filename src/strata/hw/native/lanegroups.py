@@ -179,7 +179,7 @@ def run(g: Any, segment: list[tuple[int, Instruction]], planned: dict[int, int],
     shared = any(d.space == "shared" for d in leaders)
 
     def group(k: ir.Value) -> None:
-        first = bld.shl(k, ir.Constant(I64, 3))
+        first = bld.mul(k, ir.Constant(I64, GROUP))
         saved, g.seg_vals = g.seg_vals, None  # (values of this lane, not cached for the group's lanes)
         starts = {id(d): g._address(d.mem_op, first) for d in leaders}
         sbase = g.shared_base(first) if shared else None
@@ -191,7 +191,7 @@ def run(g: Any, segment: list[tuple[int, Instruction]], planned: dict[int, int],
         finally:
             g.groups = None
 
-    g._count_loop(bld.lshr(g.n_arg, ir.Constant(I64, 3)), group)
+    g._count_loop(bld.udiv(g.n_arg, ir.Constant(I64, GROUP)), group)  # (n: whole warps)
 
 
 def address(g: Any, d: Any, i: ir.Value) -> tuple[ir.Value, ir.Value | None] | None:
@@ -208,7 +208,6 @@ def address(g: Any, d: Any, i: ir.Value) -> tuple[ir.Value, ir.Value | None] | N
     if s:
         a = bld.add(a, bld.mul(bld.sub(i, first), ir.Constant(I64, s)))
     return a, sbase
-
 
 
 def _vectorize_hints(g: Any) -> list[Any]:
