@@ -15,9 +15,10 @@ STAMP  := $(VENV)/.stamp
 BENCH_STAMP := $(VENV)/.stamp-bench
 PROGRAMS_STAMP := $(VENV)/.stamp-programs
 RAY_STAMP := $(VENV)/.stamp-ray
-# pytest workers for `make test` (pytest-xdist): one per core, at most 4 (each holds its own compiled kernels)
+# pytest workers for `make test` (pytest-xdist): one per core, at most 4 (each holds its own compiled kernels);
+# both expanded where used, so other targets never run the count
 JOBS ?= $(shell $(PYTHON) -c 'import os; print(max(1, min(4, os.cpu_count() or 1)))')
-PYTEST_JOBS := -n $(JOBS) --dist loadfile
+PYTEST_JOBS = -n $(JOBS) --dist loadfile
 
 .PHONY: venv demo test test-all lint bench clean amd programs ray
 

@@ -502,8 +502,6 @@ class KernelCodegen:
         self.chunk_facts: dict[int, Any] = {}  # the last chunk pass's facts per leader access (chunkcheck)
         self.linear: dict[int, Any] | None = None  # while emitting a real run at lane-indexed addresses
         self.groups: Any = None  # while emitting a real run eight lanes at a time (lanegroups.run)
-        self.planned: dict[int, int] = {}  # the last dry run's planned leaders (lanegroups.plan)
-        self.groups_ok: ir.Value | None = None  # the last dry run's i1 slot: its warps passed lanegroups' test
         # Segments: runs of instructions fused lane by lane. Lanes only interact through memory, so a
         # segment holds any number of loads or a single store (never both): then running it lane by lane
         # gives what running it instruction by instruction over all lanes gives.
@@ -755,10 +753,8 @@ class KernelCodegen:
             elif ins.opcode in ("ld", "st"):
                 mems.append((k, self._mem_desc(ins)))
         by_k = dict(mems)
-        self.planned = {}
-        fast = self._dry_run(segment, by_k) if mems else None
+        fast, planned, groups_ok = self._dry_run(segment, by_k) if mems else (None, {}, None)
         self.dry = False
-        planned = self.planned
 
         def per_warp_checked() -> None:
             """The real run after the warp-by-warp dry run: eight lanes at a time when it saw every planned
@@ -766,7 +762,7 @@ class KernelCodegen:
             if not planned:
                 self.lane_loop(lambda i: self._lanes_body(segment, i), None)
                 return
-            with self.bld.if_else(self.bld.load(self.groups_ok)) as (then, other):
+            with self.bld.if_else(self.bld.load(groups_ok)) as (then, other):
                 with then:
                     lanegroups.run(self, segment, planned, by_k)
                 with other:
@@ -816,13 +812,15 @@ class KernelCodegen:
             self.seg_vals = None
             self.cur_guard = None
 
-    def _dry_run(self, segment: list[tuple[int, Instruction]], mems: dict[int, MemDesc]) -> ir.Value | None:
+    def _dry_run(self, segment: list[tuple[int, Instruction]], mems: dict[int, MemDesc]
+                 ) -> tuple[ir.Value | None, dict[int, int], ir.Value | None]:
         """Warp by warp: a branch-free lane loop computes every access's address (nothing is loaded or
         stored) and reduces it to the warp's min, max, OR and count of taking part lanes; then one check
         per access and warp (alignment from the OR; one allocation holding [min, max + size), found
         through the access's last hit or a binary search), and the warp's counters. A failed check sends
         the whole segment to the reference (which reports a fault, or serves lanes spread over several
-        allocations)."""
+        allocations). Returns (the whole-chunk check's i1 when it was emitted, the leaders lanegroups
+        planned, and the i1 slot saying every warp followed their plan)."""
         bld = self.bld
         local = self.entry_alloca(I64, len(COUNTER_NAMES))
         warphelpers.clear(self, local, len(COUNTER_NAMES))
@@ -845,12 +843,9 @@ class KernelCodegen:
         self.dry = True
         self.dry_mems = mems
         planned = lanegroups.plan(self, segment, mems)
-        if planned and all(planned.values()) and chunkcheck.eligible(self, mems):
-            planned = {}  # (lane-indexed global accesses of a 1-D kernel: the whole-chunk path serves them)
-        self.planned = planned
-        if planned:
-            self.groups_ok = self.entry_alloca(I1)
-            bld.store(ir.Constant(I1, 1), self.groups_ok)
+        groups_ok = self.entry_alloca(I1) if planned else None
+        if groups_ok is not None:
+            bld.store(ir.Constant(I1, 1), groups_ok)
 
         def warp(w: ir.Value) -> None:
             self.dry_warp = w
@@ -870,7 +865,7 @@ class KernelCodegen:
                     if fusion:
                         self._chunk_range(d)
             if planned:
-                lanegroups.check_warp(self, planned, mems, self.groups_ok)
+                lanegroups.check_warp(self, planned, mems, groups_ok)
             for d in mems.values():
                 d.stats.finish(d, local)
             if fusion and store is not None:
@@ -906,7 +901,7 @@ class KernelCodegen:
         if self.peer_local is not None:
             bld.call(warphelpers.add_into(self), [bld.inttoptr(self.ctx(CTX_PEER_BYTES), I64P), self.peer_local,
                                                   ir.Constant(I64, UVA_SLOTS)])
-        return fast
+        return fast, planned, groups_ok
 
     def _chunk_range(self, d: MemDesc) -> None:
         """Widen the chunk-wide byte range [lo, hi) of a leader's group by this warp's accesses."""
@@ -1720,7 +1715,7 @@ class KernelCodegen:
         for pos in self.reads.get(d.name, ()):
             use = self.fn.body[pos]
             if use.opcode not in ("add", "sub", "mul", "fma", "mad") or "f32" not in use.mods or \
-                    set(_flags(use)) & {"rz", "rm", "rp"} or use.guard is not None and use.guard.name == d.name:
+                    set(_flags(use)) & {"rz", "rm", "rp"}:
                 return False
         return True
 

@@ -35,6 +35,7 @@ from typing import Any
 
 from llvmlite import ir  # type: ignore[import-untyped]
 
+from strata.hw.native import chunkcheck
 from strata.hw.ptx.ir import FImm, Imm, Instruction, Reg, Sym, written_registers
 
 GROUP = 8  # lanes per group: the host's vector of 32-bit values (AVX2)
@@ -115,7 +116,9 @@ def _stride(ins: Instruction, known: dict[str, Any], regs: dict[str, str]) -> An
             prod = srcs[1] * a[0].value
         else:
             return None
-        return prod + srcs[2] if op == "mad" and len(srcs) == 3 else prod if op != "mad" else None
+        if op != "mad":
+            return prod
+        return prod + srcs[2] if len(srcs) == 3 else None
     return None
 
 
@@ -140,6 +143,8 @@ def plan(g: Any, segment: list[tuple[int, Instruction]], mems: dict[int, Any]) -
         s = table.get(base.name)
         if s in (0, d.nbytes):
             out[id(d)] = s
+    if out and all(out.values()) and chunkcheck.eligible(g, mems):
+        return {}  # (only lane-indexed global accesses, in a 1-D kernel: the whole-chunk path serves them)
     return out
 
 
